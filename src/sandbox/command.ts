@@ -1,0 +1,77 @@
+/** `topup sandbox`: runs the sandbox in the foreground until SIGINT/SIGTERM. */
+import { type Command, InvalidArgumentError, Option } from 'commander';
+import { startSandbox } from './index.js';
+import { parseRateLimits } from './rate-limit.js';
+
+const number = (name: string, min: number, max: number) => (v: string): number => {
+  const n = Number(v);
+  if (v.trim() === '' || !Number.isFinite(n) || n < min || n > max) throw new InvalidArgumentError(`${name} must be a number in ${min}..${max}`);
+  return n;
+};
+
+function range(v: string): [number, number] {
+  const m = /^\s*(\d+)\s*(?:-\s*(\d+)\s*)?$/.exec(v);
+  const [a, b] = m ? [Number(m[1]), Number(m[2] ?? m[1])] : [NaN, NaN];
+  if (!(a <= b)) throw new InvalidArgumentError('expected MIN-MAX in milliseconds, e.g. 2000-8000');
+  return [a, b];
+}
+
+function limits(v: string) {
+  try { return parseRateLimits(v); } catch (e) { throw new InvalidArgumentError((e as Error).message); }
+}
+
+interface Opts {
+  port: number; host: string; apiKey?: string; balance: number; catalog?: string; state?: string; adminToken?: string;
+  rateLimits?: ReturnType<typeof parseRateLimits>; processingShare?: number; processingMs?: [number, number];
+  failShare?: number; lostResponseShare?: number; seed?: number;
+}
+
+export function registerSandboxCommand(program: Command): void {
+  program
+    .command('sandbox')
+    .description('Run a local imitation of the Reseller API for tests and rehearsals')
+    .option('--port <port>', 'port to listen on (0 = any free port)', number('--port', 0, 65535), 8080)
+    .option('--host <host>', 'address to bind', '127.0.0.1')
+    .addOption(new Option('--api-key <key>', 'API key the sandbox accepts').env('TOPUP_API_KEY'))
+    .option('--balance <usd>', 'starting balance in USD of a new account', number('--balance', 0, 1e9), 1000)
+    .option('--catalog <file>', 'catalog JSON {services, products} exported from a real account')
+    .option('--state <file>', 'SQLite file keeping orders, balances and the ledger across restarts')
+    .option('--admin-token <token>', 'token for the /__sandbox/ admin routes (default: random)')
+    .option('--rate-limits <list>', 'rolling windows, e.g. 40/1s,200/1m', limits)
+    .option('--processing-share <share>', 'share of top-ups that stay processing (0..1)', number('--processing-share', 0, 1))
+    .option('--processing-ms <range>', 'processing time range in ms, e.g. 2000-8000', range)
+    .option('--fail-share <share>', 'share of top-ups that end cancelled and refunded (0..1)', number('--fail-share', 0, 1))
+    .option('--lost-response-share <share>', 'share of submits whose answer is lost after the order is made', number('--lost-response-share', 0, 1))
+    .option('--seed <n>', 'seed of every random decision', number('--seed', -Number.MAX_SAFE_INTEGER, Number.MAX_SAFE_INTEGER))
+    .action(async (opts: Opts, cmd: Command) => {
+      if (!opts.apiKey) cmd.error('error: an API key is needed: --api-key KEY or TOPUP_API_KEY');
+      const fulfilment = {
+        ...(opts.processingShare !== undefined && { processingShare: opts.processingShare }),
+        ...(opts.processingMs !== undefined && { processingMs: opts.processingMs }),
+        ...(opts.failShare !== undefined && { failShare: opts.failShare }),
+        ...(opts.seed !== undefined && { seed: opts.seed }),
+      };
+      const faults = {
+        ...(opts.lostResponseShare !== undefined && { lostResponseShare: opts.lostResponseShare }),
+        ...(opts.seed !== undefined && { seed: opts.seed }),
+      };
+      const sandbox = await startSandbox({
+        host: opts.host, port: opts.port, apiKey: opts.apiKey, balanceUsd: opts.balance, fulfilment, faults,
+        ...(opts.catalog !== undefined && { catalogFile: opts.catalog }),
+        ...(opts.state !== undefined && { stateFile: opts.state }),
+        ...(opts.adminToken !== undefined && { adminToken: opts.adminToken }),
+        ...(opts.rateLimits !== undefined && { rateLimits: opts.rateLimits }),
+      });
+      process.stdout.write(`Sandbox listening on ${sandbox.url} (admin token: ${sandbox.adminToken})\n`);
+      await new Promise<void>((resolve) => {
+        const stop = () => {
+          process.off('SIGINT', stop);
+          process.off('SIGTERM', stop);
+          resolve();
+        };
+        process.on('SIGINT', stop);
+        process.on('SIGTERM', stop);
+      });
+      await sandbox.close();
+    });
+}

@@ -1,0 +1,154 @@
+/** Types shared by the sandbox modules. The behaviour they encode is documented in choices.ts. */
+
+export type AccountState = 'active' | 'api_disabled' | 'disabled_by_admin' | 'not_eligible' | 'banned' | 'restricted';
+export const ACCOUNT_STATES: readonly AccountState[] = [
+  'active', 'api_disabled', 'disabled_by_admin', 'not_eligible', 'banned', 'restricted',
+];
+
+export interface SandboxAccountInit {
+  apiKey: string;
+  balanceUsd?: number;
+  state?: AccountState;
+  ipAllowlist?: string[] | null;
+}
+
+export interface RateWindow { limit: number; windowMs: number }
+
+export type MaintenanceCode = 'MAINTENANCE' | 'API_ORDER_DISABLED' | 'RATE_LIMIT_UNAVAILABLE';
+
+export interface FaultSettings {
+  /** POST /orders: order created, then the socket is destroyed without a reply. */
+  lostResponseShare: number;
+  /** POST /orders: 500 before anything is created. */
+  error5xxBeforeShare: number;
+  /** POST /orders: 500 after the order was created and charged. */
+  error5xxAfterShare: number;
+  /** POST /orders: share of new orders whose answer is held back `slowMs` (the order stays in flight). */
+  slowShare: number;
+  slowMs: number;
+  /** `untilMs` is an absolute time on the sandbox clock (epoch ms); absent = until cleared. */
+  maintenance: null | { code: MaintenanceCode; untilMs?: number };
+  /** Accept connections and never answer any public request (admin routes still answer). */
+  blackhole: boolean;
+  forceRateLimit: null | { remaining: number; retryAfterSec: number; format: 'seconds' | 'http-date' };
+  validateBeforeIdempotency: boolean;
+  seed: number;
+}
+
+export interface FulfilmentSettings {
+  /** Share of top-ups that stay `processing` for a while before completing. */
+  processingShare: number;
+  /** Range of processing times in ms, [min, max]. */
+  processingMs: [number, number];
+  /** Share of top-ups that end cancelled + refunded (after their processing time). */
+  failShare: number;
+  seed: number;
+}
+
+export const DEFAULT_FAULTS: FaultSettings = Object.freeze({
+  lostResponseShare: 0,
+  error5xxBeforeShare: 0,
+  error5xxAfterShare: 0,
+  slowShare: 0,
+  slowMs: 2000,
+  maintenance: null,
+  blackhole: false,
+  forceRateLimit: null,
+  validateBeforeIdempotency: false,
+  seed: 0,
+}) as FaultSettings;
+
+export const DEFAULT_FULFILMENT: FulfilmentSettings = Object.freeze({
+  processingShare: 0.5,
+  processingMs: [2000, 8000],
+  failShare: 0.05,
+  seed: 0,
+}) as FulfilmentSettings;
+
+export const DEFAULT_RATE_LIMITS: readonly RateWindow[] = Object.freeze([
+  { limit: 40, windowMs: 1000 },
+  { limit: 200, windowMs: 60_000 },
+]);
+
+export interface RequiredField { field: string; label: string }
+export interface OptionValue { value: string; label: string }
+
+export interface ServiceLine {
+  productName: string;
+  slug: string;
+  gameName: string;
+  required: RequiredField[];
+  status: string;
+  serverIdOptions?: OptionValue[];
+  regionOptions?: OptionValue[];
+  [extra: string]: unknown;
+}
+
+export interface CatalogProduct {
+  id: string;
+  slug: string;
+  gameName: string;
+  serviceName: string;
+  category: string;
+  price: number;
+  status: string;
+  quantity?: number;
+  inStock?: boolean;
+  quantityMin?: number;
+  quantityMax?: number;
+  [extra: string]: unknown;
+}
+
+export interface Catalog { services: ServiceLine[]; products: CatalogProduct[] }
+
+export type OrderStatus = 'processing' | 'completed' | 'cancelled';
+
+/** An order as stored; amounts in micro-dollars so sums never drift. */
+export interface OrderRecord {
+  orderId: string;
+  account: string; // fingerprint, never the key
+  idemKey: string;
+  trxid: string;
+  pid: string;
+  game: string;
+  packName: string;
+  amountMicros: number;
+  quantity: number | null;
+  userId: string | null;
+  serverId: string | null;
+  moreId: string | null;
+  zoneId: string | null;
+  codes: string[] | null;
+  status: OrderStatus;
+  error: string | null;
+  refunded: boolean;
+  createdAt: number;
+  settleAt: number | null;
+  settleTo: 'completed' | 'cancelled' | null;
+  doneAt: number | null;
+}
+
+export interface LedgerEntry {
+  time: number;
+  account: string;
+  kind: 'charge' | 'refund' | 'topup';
+  orderId: string | null;
+  trxid: string | null;
+  amountUsd: number;
+}
+
+export interface CallLogEntry {
+  t: number;
+  method: string;
+  route: string;
+  status: number;
+  account: string;
+  /** true when the call consumed rate budget (it passed the limiter). */
+  admitted: boolean;
+}
+
+export type Clock = () => number;
+
+export const MICROS = 1_000_000;
+export const toMicros = (usd: number): number => Math.round(usd * MICROS);
+export const toUsd = (micros: number): number => Math.round(micros) / MICROS;

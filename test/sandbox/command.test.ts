@@ -1,0 +1,58 @@
+import { Command } from 'commander';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { registerSandboxCommand } from '../../src/sandbox/command.js';
+
+/** Delivers a signal to our handlers only (the test runner's own handlers are set aside). */
+function signal(name: 'SIGINT' | 'SIGTERM') {
+  const others = process.listeners(name);
+  const ours = others.slice(-1);
+  for (const l of others) process.off(name, l);
+  for (const l of ours) l(name);
+  for (const l of others.slice(0, -1)) process.on(name, l);
+}
+
+async function run(args: string[]) {
+  const lines: string[] = [];
+  const spy = vi.spyOn(process.stdout, 'write').mockImplementation((chunk: any) => { lines.push(String(chunk)); return true; });
+  const program = new Command('topup').exitOverride();
+  registerSandboxCommand(program);
+  const done = program.parseAsync(['node', 'topup', 'sandbox', ...args]);
+  for (let i = 0; i < 100 && lines.length === 0; i++) await new Promise((r) => setTimeout(r, 20));
+  spy.mockRestore();
+  return { lines, done };
+}
+
+afterEach(() => { delete process.env.TOPUP_API_KEY; });
+
+describe('topup sandbox command', () => {
+  it('prints one listening line without the key, serves the API, stops cleanly on SIGINT', async () => {
+    const { lines, done } = await run(['--port', '0', '--api-key', 'cli-secret-key', '--balance', '42', '--admin-token', 'tok',
+      '--rate-limits', '40/1s,200/1m', '--processing-share', '0', '--fail-share', '0', '--seed', '3']);
+    expect(lines).toHaveLength(1);
+    const m = /^Sandbox listening on (http:\/\/127\.0\.0\.1:\d+) \(admin token: tok\)\n$/.exec(lines[0] as string);
+    expect(m).not.toBeNull();
+    expect(lines.join('')).not.toContain('cli-secret-key');
+    const url = m?.[1] as string;
+    const bal = await (await fetch(`${url}/balance`, { headers: { 'x-api-key': 'cli-secret-key' } })).json();
+    expect(bal).toEqual({ success: true, balanceUsd: 42, currency: 'USD' });
+    signal('SIGINT');
+    await done;
+    await expect(fetch(`${url}/balance`)).rejects.toThrow();
+  });
+
+  it('takes the key from TOPUP_API_KEY when --api-key is absent; SIGTERM stops it', async () => {
+    process.env.TOPUP_API_KEY = 'env-secret-key';
+    const { lines, done } = await run(['--port', '0']);
+    const url = /(http:\/\/[^ ]+)/.exec(lines[0] as string)?.[1] as string;
+    expect((await fetch(`${url}/balance`, { headers: { authorization: 'Bearer env-secret-key' } })).status).toBe(200);
+    signal('SIGTERM');
+    await done;
+  });
+
+  it('rejects a bad option value', async () => {
+    const program = new Command('topup').exitOverride().configureOutput({ writeErr: () => {} });
+    registerSandboxCommand(program);
+    await expect(program.parseAsync(['node', 'topup', 'sandbox', '--api-key', 'abcdefgh1', '--fail-share', '2'])).rejects.toThrow(/fail-share/);
+    await expect(program.parseAsync(['node', 'topup', 'sandbox', '--port', '0'])).rejects.toThrow(/API key/);
+  });
+});
