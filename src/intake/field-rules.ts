@@ -1,0 +1,75 @@
+/**
+ * Checks on single cell values. Each returns a reason in plain English, or undefined when the
+ * value is fine. Values arrive trimmed.
+ */
+import type { Option } from '../api/schemas.js';
+
+export const SPREADSHEET_HINT = 'the spreadsheet turned this id into a number; format the column as Text and re-export';
+
+/** `1.23457E+11` or `123456.0`: digits a spreadsheet reformatted. The true id is lost, so never guessed at. */
+export function spreadsheetMangled(value: string): boolean {
+  return /^[+-]?\d+(\.\d+)?e[+-]?\d+$/i.test(value) || /^\d+\.0+$/.test(value);
+}
+
+const MAX_ID_LENGTH = 100;
+
+/** A plain identifier: no spaces or control characters inside, not reformatted by a spreadsheet. */
+export function idProblem(value: string): string | undefined {
+  if (spreadsheetMangled(value)) return `"${value}": ${SPREADSHEET_HINT}`;
+  if (/\s/.test(value)) return `"${value}" contains spaces; an id is written without them`;
+  if (/[\u0000-\u001f\u007f]/.test(value)) return 'contains invisible control characters';
+  if (value.length > MAX_ID_LENGTH) return `is longer than ${MAX_ID_LENGTH} characters`;
+  return undefined;
+}
+
+/** Free Fire lines (`ff…`): 5–20 digits. */
+export function digitsProblem(value: string, min: number, max: number): string | undefined {
+  if (spreadsheetMangled(value)) return `"${value}": ${SPREADSHEET_HINT}`;
+  if (!new RegExp(`^\\d{${min},${max}}$`).test(value)) return `must be ${min}–${max} digits (got "${value}")`;
+  return undefined;
+}
+
+/** Riot's rules: a game name of 3–16 characters, `#`, a tag of 3–5 letters or digits. */
+export function riotIdProblem(value: string): string | undefined {
+  const m = /^(.+)#(.*)$/.exec(value);
+  if (!m) return `must be a Riot ID, name#tag (e.g. Player#EUW); got "${value}"`;
+  const name = (m[1] as string).trim();
+  const tag = m[2] as string;
+  if (name.length < 3 || name.length > 16 || name.includes('#')) return `the name before # must be 3–16 characters (got "${name}")`;
+  if (!/^[\p{L}\p{N}]{3,5}$/u.test(tag)) return `the tag after # must be 3–5 letters or digits (got "${tag}")`;
+  return undefined;
+}
+
+export function zoneIdProblem(value: string): string | undefined {
+  if (spreadsheetMangled(value)) return `"${value}": ${SPREADSHEET_HINT}`;
+  if (!/^\d{1,20}$/.test(value)) return `must be a number, digits only (got "${value}")`;
+  return undefined;
+}
+
+/** Finds the listed option by value or label, case-insensitively; returns the value to send. */
+export function matchOption(value: string, options: readonly Option[]): string | undefined {
+  const lower = value.toLowerCase();
+  return (options.find((o) => o.value === value) ?? options.find((o) => o.value.toLowerCase() === lower || o.label.toLowerCase() === lower))
+    ?.value;
+}
+
+export function optionList(options: readonly Option[]): string {
+  const shown = options.slice(0, 12).map((o) => (o.label && o.label !== o.value ? `${o.value} (${o.label})` : o.value));
+  return shown.join(', ') + (options.length > shown.length ? `, … (${options.length} in all)` : '');
+}
+
+/** A whole number written with digits only; anything else (1.5, -1, ten, 1e2) is refused. */
+export function parseWholeNumber(value: string): number | undefined {
+  return /^\d{1,9}$/.test(value) ? Number(value) : undefined;
+}
+
+/** USD amount: `1.50`, `1,50` (decimal comma) or `$1.50`; no thousands separators. */
+export function parseUsd(value: string): number | undefined {
+  const m = /^\$?\s*(\d{1,9})(?:[.,](\d{1,6}))?$/.exec(value);
+  if (!m) return undefined;
+  return Number(`${m[1]}.${m[2] ?? '0'}`);
+}
+
+export function roundCents(usd: number): number {
+  return Math.round((usd + Number.EPSILON) * 100) / 100;
+}

@@ -1,0 +1,201 @@
+/**
+ * Streams an order file: header first, then one RawRow per record, never the whole file in memory.
+ *
+ * Choices:
+ *  - Delimiter: `,`, `;` or tab, whichever occurs most in the header line outside quotes (ties
+ *    prefer `,`, then `;`). Excel's `sep=;` first line is honoured and skipped.
+ *  - Line endings: LF, CRLF and lone CR, even mixed within one file.
+ *  - Quotes inside an unquoted field (`Ann "AJ" Lee`) are kept as text (csv-parse relax_quotes).
+ *  - A record with fewer cells than the header, or with extra cells that are not empty, gets a
+ *    parseError. Extra *empty* cells (a trailing `;`), or missing cells under blank header names
+ *    at the end, are harmless: the named columns still line up.
+ *  - An unclosed quote swallows the rest of the file into one record: that is one row with a
+ *    parseError at the line where the quote opened.
+ *  - A blank line is a row of one empty cell, not a parseError; validation reports it as "empty row".
+ */
+import { createReadStream } from 'node:fs';
+import { open } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
+import { pipeline } from 'node:stream';
+import { parse, type CsvError, type Info } from 'csv-parse';
+import { InputFileError } from '../errors.js';
+import { mapHeader, type HeaderMap } from './columns.js';
+import { checkEncoding, sniffEncoding, toUtf8, type TextEncoding } from './encoding.js';
+import { LineBreaks } from './line-breaks.js';
+
+export interface RawRow {
+  /** 0-based data row (the header is not counted). */
+  index: number;
+  /** 1-based line in the file where the record starts. */
+  line: number;
+  /** Exactly as parsed: not padded, not trimmed. */
+  cells: string[];
+  /** Set when the record could not be parsed (ragged row, bad quote); cells may then be []. */
+  parseError?: string;
+}
+
+export interface ParsedFileHeader {
+  header: HeaderMap;
+  delimiter: string;
+  encoding: TextEncoding;
+  bom: boolean;
+}
+
+const HEAD_BYTES = 256 * 1024;
+
+export async function openOrderFile(path: string): Promise<{ header: ParsedFileHeader; rows: AsyncIterable<RawRow> }> {
+  const head = await readHead(path);
+  const sniffed = sniffEncoding(head);
+  await checkEncoding(path, sniffed);
+
+  const headText = new TextDecoder(sniffed.encoding === 'utf8' ? 'utf-8' : sniffed.encoding === 'utf16le' ? 'utf-16le' : 'utf-16be').decode(
+    head.subarray(sniffed.bomLength),
+    { stream: true },
+  );
+  const { delimiter, sepLine } = detectDelimiter(headText);
+
+  const lines = new LineBreaks();
+  const parser = parse({
+    delimiter,
+    record_delimiter: ['\r\n', '\n', '\r'],
+    relax_column_count: true,
+    relax_quotes: true,
+    skip_empty_lines: false,
+    skip_records_with_error: true,
+    info: true,
+    // Pushed into the record stream so a skipped record keeps its place among the others.
+    on_skip: (err) => {
+      parser.push({ skipped: err ?? new Error('unreadable record') });
+      return undefined;
+    },
+  });
+  pipeline(createReadStream(path), toUtf8(sniffed, lines), parser, () => {
+    // Errors surface through the parser's async iterator below.
+  });
+
+  const records = readRecords(parser, lines)[Symbol.asyncIterator]();
+  let first = await nextRecord(records);
+  if (sepLine && first) first = await nextRecord(records);
+  if (!first) {
+    parser.destroy();
+    throw new InputFileError('the file has no header row; expected a header naming the columns (pid, userId, …)');
+  }
+  if (first.parseError) {
+    parser.destroy();
+    throw new InputFileError(`the header row (line ${first.line}) cannot be read: ${first.parseError}`);
+  }
+  let header: HeaderMap;
+  try {
+    header = mapHeader(first.cells);
+  } catch (err) {
+    parser.destroy();
+    throw err;
+  }
+
+  const width = header.columns.length;
+  // Cells under blank header names at the end may be missing: the named columns still line up.
+  const minWidth = header.columns.reduce((last, c, i) => (c.trim() === '' ? last : i + 1), 0);
+  async function* rows(): AsyncGenerator<RawRow> {
+    let index = 0;
+    try {
+      for (;;) {
+        const rec = await nextRecord(records);
+        if (!rec) return;
+        const row: RawRow = { index: index++, line: rec.line, cells: rec.cells };
+        const problem = rec.parseError ?? raggedness(rec.cells, minWidth, width);
+        if (problem !== undefined) row.parseError = problem;
+        yield row;
+      }
+    } finally {
+      parser.destroy();
+    }
+  }
+  return { header: { header, delimiter, encoding: sniffed.encoding, bom: sniffed.bom }, rows: rows() };
+}
+
+/** sha256 hex of the file's bytes, streamed. */
+export async function contentHash(path: string): Promise<string> {
+  const hash = createHash('sha256');
+  for await (const chunk of createReadStream(path)) hash.update(chunk as Buffer);
+  return hash.digest('hex');
+}
+
+interface Rec {
+  line: number;
+  cells: string[];
+  parseError?: string;
+}
+
+type ParserOutput = { record: string[]; info: Info } | { skipped: CsvError | Error };
+
+async function* readRecords(parser: AsyncIterable<ParserOutput>, lines: LineBreaks): AsyncGenerator<Rec> {
+  // Byte offset where the next record starts: the end of the one before.
+  let start = 0;
+  for await (const out of parser) {
+    const line = lines.lineAt(start);
+    if ('skipped' in out) {
+      // With relax_quotes and relax_column_count the only error left is a quote still open at
+      // the end of the file, so nothing follows and `start` needs no update.
+      yield { line, cells: [], parseError: describeSkip(out.skipped) };
+    } else {
+      start = out.info.bytes;
+      yield { line, cells: out.record };
+    }
+  }
+}
+
+async function nextRecord(records: AsyncIterator<Rec>): Promise<Rec | undefined> {
+  try {
+    const r = await records.next();
+    return r.done ? undefined : r.value;
+  } catch (err) {
+    if (err instanceof InputFileError) throw err;
+    throw new InputFileError(`the file cannot be read as CSV: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
+  }
+}
+
+function describeSkip(err: CsvError | Error): string {
+  const code = (err as Partial<CsvError>).code;
+  if (code === 'CSV_QUOTE_NOT_CLOSED') return 'a quoted field starts here and is never closed (missing ")';
+  return `this record cannot be read as CSV (${err.message})`;
+}
+
+function raggedness(cells: string[], minWidth: number, width: number): string | undefined {
+  if (cells.every((c) => c.trim() === '')) return undefined;
+  if (cells.length < minWidth) return `row has ${cells.length} cells but the header has ${width} columns`;
+  if (cells.length > width && cells.slice(width).some((c) => c.trim() !== '')) {
+    return `row has ${cells.length} cells but the header has ${width} columns`;
+  }
+  return undefined;
+}
+
+async function readHead(path: string): Promise<Buffer> {
+  const fh = await open(path, 'r');
+  try {
+    const buf = Buffer.alloc(HEAD_BYTES);
+    const { bytesRead } = await fh.read(buf, 0, HEAD_BYTES, 0);
+    return buf.subarray(0, bytesRead);
+  } catch (err) {
+    throw new InputFileError(`the file cannot be read: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
+  } finally {
+    await fh.close();
+  }
+}
+
+const CANDIDATES = [',', ';', '\t'] as const;
+
+/** Counts candidate delimiters in the first record outside quotes. */
+export function detectDelimiter(text: string): { delimiter: string; sepLine: boolean } {
+  const sep = /^sep=([,;\t|])[ \t]*(\r\n|\n|\r|$)/i.exec(text);
+  if (sep) return { delimiter: sep[1] as string, sepLine: true };
+  const counts = new Map<string, number>(CANDIDATES.map((c) => [c, 0]));
+  let quoted = false;
+  for (const ch of text) {
+    if (ch === '"') quoted = !quoted;
+    else if (!quoted && (ch === '\n' || ch === '\r')) break;
+    else if (!quoted && counts.has(ch)) counts.set(ch, (counts.get(ch) as number) + 1);
+  }
+  let best: string = ',';
+  for (const c of CANDIDATES) if ((counts.get(c) as number) > (counts.get(best) as number)) best = c;
+  return { delimiter: best, sepLine: false };
+}

@@ -1,0 +1,133 @@
+import { appendFileSync, mkdirSync, renameSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { isCandidateName, listReadyFiles, watchInbox } from '../../src/intake/watch.js';
+import { tempDir } from './helpers.js';
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+describe('isCandidateName', () => {
+  it.each([
+    ['orders.csv', true],
+    ['ORDERS.CSV', true],
+    ['Orders.Csv', true],
+    ['.orders.csv', false],
+    ['~$orders.csv', false],
+    ['orders.csv.tmp', false],
+    ['orders.csv.part', false],
+    ['orders.tmp', false],
+    ['orders.txt', false],
+    ['.csv', false],
+    ['sub/dir/a.csv', true],
+  ])('%s → %s', (name, ok) => expect(isCandidateName(name)).toBe(ok));
+});
+
+/** An inbox holding every kind of thing that must be left alone, plus one good file. */
+function crowdedInbox(): { inbox: string; outside: string } {
+  const inbox = tempDir();
+  const outside = tempDir();
+  writeFileSync(join(inbox, 'good.csv'), 'pid\n101\n');
+  for (const name of ['.hidden.csv', 'a.csv.tmp', 'b.csv.part', '~$c.csv', 'notes.txt']) writeFileSync(join(inbox, name), 'x');
+  mkdirSync(join(inbox, 'folder.csv'));
+  writeFileSync(join(outside, 'secret.csv'), 'pid\n1\n');
+  symlinkSync(join(outside, 'secret.csv'), join(inbox, 'link.csv'));
+  return { inbox, outside };
+}
+
+describe('listReadyFiles', () => {
+  it('returns only regular candidate files, reporting links and folders', async () => {
+    const { inbox } = crowdedInbox();
+    const ignored: [string, string][] = [];
+    const ready = await listReadyFiles(inbox, { settleMs: 100, onIgnored: (p, why) => ignored.push([p, why]) });
+    expect(ready).toEqual([join(inbox, 'good.csv')]);
+    expect(ignored.sort()).toEqual([
+      [join(inbox, 'folder.csv'), 'a folder, not a file'],
+      [join(inbox, 'link.csv'), 'symbolic link: not followed, left in place'],
+    ]);
+  });
+
+  it('waits for a growing file to hold still', async () => {
+    const inbox = tempDir();
+    const path = join(inbox, 'growing.csv');
+    writeFileSync(path, 'pid\n');
+    let writes = 0;
+    const timer = setInterval(() => {
+      if (++writes <= 6) appendFileSync(path, `10${writes}\n`);
+    }, 40);
+    try {
+      const started = Date.now();
+      const ready = await listReadyFiles(inbox, { settleMs: 300 });
+      expect(ready).toEqual([path]);
+      expect(writes).toBeGreaterThanOrEqual(6); // not returned before the writer stopped
+      expect(Date.now() - started).toBeGreaterThanOrEqual(300);
+    } finally {
+      clearInterval(timer);
+    }
+  });
+
+  it('gives up on a file that never settles within maxWaitMs', async () => {
+    const inbox = tempDir();
+    const path = join(inbox, 'endless.csv');
+    writeFileSync(path, 'pid\n');
+    const timer = setInterval(() => appendFileSync(path, '1\n'), 20);
+    const ignored: string[] = [];
+    try {
+      expect(await listReadyFiles(inbox, { settleMs: 100, maxWaitMs: 400, onIgnored: (_p, why) => ignored.push(why) })).toEqual([]);
+      expect(ignored[0]).toMatch(/still being written/);
+    } finally {
+      clearInterval(timer);
+    }
+  });
+});
+
+describe('watchInbox', () => {
+  it('reports files already present, ignores the rest, and reports links and folders', async () => {
+    const { inbox } = crowdedInbox();
+    const ready: string[] = [];
+    const ignored: string[] = [];
+    const w = watchInbox(inbox, (p) => ready.push(p), { settleMs: 100, onIgnored: (p) => ignored.push(p) });
+    try {
+      await waitFor(() => ready.length >= 1 && ignored.length >= 2);
+      await sleep(300);
+      expect(ready).toEqual([join(inbox, 'good.csv')]);
+      expect(ignored.sort()).toEqual([join(inbox, 'folder.csv'), join(inbox, 'link.csv')]);
+    } finally {
+      await w.close();
+    }
+  });
+
+  it('reports a file written in two parts only once it is complete, and a renamed-in file', async () => {
+    const inbox = tempDir();
+    const seen: { path: string; size: number }[] = [];
+    const w = watchInbox(inbox, (p) => seen.push({ path: p, size: statSync(p).size }), { settleMs: 300 });
+    try {
+      await sleep(200);
+      const path = join(inbox, 'two-part.csv');
+      writeFileSync(path, 'pid,userId\n101,');
+      await sleep(120);
+      expect(seen).toEqual([]);
+      appendFileSync(path, '5123456789\n');
+      await waitFor(() => seen.length >= 1);
+
+      writeFileSync(join(inbox, 'upload.csv.part'), 'pid\n101\n');
+      await sleep(100);
+      renameSync(join(inbox, 'upload.csv.part'), join(inbox, 'upload.csv'));
+      await waitFor(() => seen.length >= 2);
+      await sleep(400);
+      expect(seen).toEqual([
+        { path, size: 'pid,userId\n101,5123456789\n'.length },
+        { path: join(inbox, 'upload.csv'), size: 8 },
+      ]);
+    } finally {
+      await w.close();
+    }
+  });
+});
+
+async function waitFor(cond: () => boolean, timeoutMs = 5000): Promise<void> {
+  const until = Date.now() + timeoutMs;
+  while (!cond()) {
+    if (Date.now() > until) throw new Error('timed out waiting');
+    await sleep(20);
+  }
+}
