@@ -1,0 +1,49 @@
+/**
+ * The live catalog (GET /services + GET /products), fetched through the rate scheduler and
+ * kept for at most `maxAgeMs`. Validation reads it when a batch is loaded; the sender reads
+ * it again before each order that carries a maxPriceUsd, since prices move during a long batch.
+ */
+import type { ResellerClient } from '../api/client.js';
+import { Priority } from '../api/client.js';
+import { buildCatalogIndex, type CatalogIndex } from '../intake/catalog.js';
+
+export interface CatalogSnapshot {
+  index: CatalogIndex;
+  fetchedAt: number;
+}
+
+export class LiveCatalog {
+  readonly #client: ResellerClient;
+  readonly #maxAgeMs: number;
+  #snapshot: CatalogSnapshot | undefined;
+  #inflight: Promise<CatalogSnapshot> | undefined;
+
+  constructor(client: ResellerClient, maxAgeMs: number) {
+    this.#client = client;
+    this.#maxAgeMs = maxAgeMs;
+  }
+
+  /** The cached catalog if fresh enough, else a new one (one fetch at a time). */
+  async get(maxAgeMs = this.#maxAgeMs): Promise<CatalogSnapshot> {
+    const s = this.#snapshot;
+    if (s && Date.now() - s.fetchedAt <= maxAgeMs) return s;
+    this.#inflight ??= this.#fetch().finally(() => {
+      this.#inflight = undefined;
+    });
+    return this.#inflight;
+  }
+
+  /** The last catalog held, however old, without a call. */
+  get cached(): CatalogSnapshot | undefined {
+    return this.#snapshot;
+  }
+
+  async #fetch(): Promise<CatalogSnapshot> {
+    const [services, products] = await Promise.all([
+      this.#client.services({ priority: Priority.lookup }),
+      this.#client.products({ priority: Priority.lookup }),
+    ]);
+    this.#snapshot = { index: buildCatalogIndex(services, products), fetchedAt: Date.now() };
+    return this.#snapshot;
+  }
+}

@@ -1,0 +1,133 @@
+/**
+ * Store stage: parse the claimed file, validate every row against the live catalog, give each
+ * valid row its trxid and exact request body, and store all rows in ONE transaction. A batch is
+ * stored whole or not at all, so a kill here simply loads it again on restart.
+ *
+ * trxids not given in the file are derived from the file's content hash and the row index:
+ * the same file dropped again, even after the database was lost, produces the same trxids,
+ * and the API replays the earlier orders instead of charging again.
+ */
+import { createHash } from 'node:crypto';
+import { join } from 'node:path';
+import { InputFileError, coerceError } from '../errors.js';
+import { openOrderFile } from '../intake/parse.js';
+import { createRowValidator, formatProblems } from '../intake/validate.js';
+import type { Runtime } from '../runtime.js';
+import type { Batch } from '../store/batches.js';
+import type { NewRow } from '../store/rows.js';
+import { writeFileAtomic } from '../outbox/atomic-write.js';
+import { outboxPaths } from '../outbox/paths.js';
+
+export function deriveTrxid(seed: string, idx: number): string {
+  return `tu${createHash('sha256').update(`${seed}:${idx}`).digest('hex').slice(0, 30)}`;
+}
+
+export type LoadOutcome = { loaded: true; rows: number } | { loaded: false; reason: 'file-error' | 'catalog'; message: string };
+
+export async function loadBatch(rt: Runtime, batch: Batch): Promise<LoadOutcome> {
+  const path = join(rt.config.home, batch.jobFile);
+  const duplicate = batch.duplicateOf ? rt.batches.get(batch.duplicateOf) : undefined;
+  let file: Awaited<ReturnType<typeof openOrderFile>>;
+  try {
+    file = await openOrderFile(path);
+  } catch (err) {
+    const e = coerceError(err);
+    if (!(e instanceof InputFileError) && (err as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
+    failFile(rt, batch, e.message);
+    return { loaded: false, reason: 'file-error', message: e.message };
+  }
+
+  let validator: ReturnType<typeof createRowValidator> | undefined;
+  if (!duplicate) {
+    try {
+      const { index } = await rt.catalog.get();
+      validator = createRowValidator(file.header.header, index);
+    } catch (err) {
+      const message = `cannot read the catalog: ${coerceError(err).message}`;
+      rt.batches.setWait(batch.id, 'catalog', message);
+      return { loaded: false, reason: 'catalog', message };
+    }
+  }
+
+  const rows: NewRow[] = [];
+  try {
+    for await (const raw of file.rows) {
+      const base = { idx: raw.index, line: raw.line, cells: raw.cells };
+      if (duplicate) {
+        rows.push({ ...base, request: null, error: duplicateMessage(rt, duplicate, batch) });
+        continue;
+      }
+      if (raw.parseError) {
+        rows.push({ ...base, request: null, error: `line ${raw.line}: ${raw.parseError}` });
+        continue;
+      }
+      const verdict = validator!.validate(raw);
+      if (!verdict.ok) {
+        rows.push({ ...base, request: null, error: formatProblems(verdict.problems) });
+        continue;
+      }
+      const o = verdict.order;
+      const trxid = o.givenTrxid ?? deriveTrxid(batch.contentHash, raw.index);
+      const usedBy = rt.rows.byTrxid(trxid);
+      if (usedBy) {
+        const what = o.givenTrxid ? 'trxid' : 'generated trxid';
+        rows.push({ ...base, request: null, error: `trxid: ${what} ${trxid} was already used by batch ${usedBy.batchId}; a new purchase needs a new trxid` });
+        continue;
+      }
+      rows.push({
+        ...base,
+        request: { ...o.request, trxid },
+        error: null,
+        productId: o.request.pid,
+        slug: o.slug,
+        packName: o.packName,
+        quantity: o.quantity,
+        unitPriceUsd: o.unitPriceUsd,
+        expectedUsd: o.amountUsd,
+        maxPriceUsd: o.maxPriceUsd ?? null,
+      });
+    }
+  } catch (err) {
+    const e = coerceError(err);
+    if (!(e instanceof InputFileError)) throw e;
+    failFile(rt, batch, e.message);
+    return { loaded: false, reason: 'file-error', message: e.message };
+  }
+
+  const now = Date.now();
+  rt.db.transaction(() => {
+    rt.rows.deleteBatchRows(batch.id);
+    rt.rows.insertAll(batch.id, duplicate ? rows.map((r) => ({ ...r, request: null })) : rows, now);
+    if (duplicate) {
+      rt.db.prepare(`UPDATE rows SET state = 'skipped' WHERE batch_id = ?`).run(batch.id);
+      rt.batches.markDuplicate(batch.id, file.header.header.columns);
+    } else {
+      rt.batches.open(batch.id, file.header.header.columns);
+    }
+    rt.batches.setWait(batch.id, null, null);
+  }).immediate();
+  const invalid = rows.filter((r) => r.request === null).length;
+  rt.log.info({ batch: batch.id, rows: rows.length, invalid, duplicateOf: duplicate?.id }, 'batch stored');
+  return { loaded: true, rows: rows.length };
+}
+
+function duplicateMessage(rt: Runtime, earlier: Batch, batch: Batch): string {
+  const when = new Date(earlier.createdAt).toISOString();
+  return (
+    `duplicate of batch ${earlier.id} (${earlier.sourceName}, claimed ${when}): the same file was already processed, so nothing was sent. ` +
+    `To order these rows again on purpose, run: topup submit --again ${join(rt.config.home, batch.jobFile)}`
+  );
+}
+
+function failFile(rt: Runtime, batch: Batch, message: string): void {
+  const now = Date.now();
+  rt.batches.fail(batch.id, message, now);
+  const { errorFile } = outboxPaths(rt, batch);
+  writeFileAtomic(
+    errorFile,
+    `topup-runner could not read ${batch.sourceName} (batch ${batch.id}).\n\n${message}\n\n` +
+      `Nothing was sent. The file is kept in ${join(rt.config.home, batch.jobFile)}.\n` +
+      `Fix it (save it as "CSV UTF-8" with a header row) and drop it into the inbox again.\n`,
+  );
+  rt.log.error({ batch: batch.id, file: batch.sourceName, problem: message }, 'file is not a usable CSV');
+}

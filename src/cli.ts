@@ -1,0 +1,39 @@
+#!/usr/bin/env node
+/**
+ * `topup`: argv → commands/*. Typed errors become one readable line and an exit code here,
+ * the only place that exits; a stack trace is shown only with --verbose.
+ */
+import { Command, CommanderError } from 'commander';
+import { coerceError, ApiError } from './errors.js';
+import { ExitCode, exitCodeFor } from './exit-codes.js';
+import { registerSandboxCommand } from './sandbox/command.js';
+import { registerCommands } from './commands/index.js';
+
+// Everything this program writes (database, results with codes, reports) is for its user only.
+process.umask(0o077);
+
+const program = new Command();
+program
+  .name('topup')
+  .description('Places game top-up orders in bulk through a Reseller API, safely: inbox/ → outbox/.')
+  .option('--home <dir>', 'home folder holding inbox/, jobs/, outbox/ (default: $TOPUP_HOME or the current folder)')
+  .option('--verbose', 'show stack traces of errors')
+  .showHelpAfterError()
+  .exitOverride();
+
+registerCommands(program);
+registerSandboxCommand(program);
+
+try {
+  await program.parseAsync(process.argv);
+} catch (err) {
+  if (err instanceof CommanderError) {
+    process.exitCode = err.exitCode === 0 ? 0 : ExitCode.Usage;
+  } else {
+    const e = coerceError(err);
+    const api = e instanceof ApiError && e.apiCode ? ` [${e.apiCode}]` : '';
+    process.stderr.write(`topup: ${e.message}${api}\n`);
+    if (program.opts<{ verbose?: boolean }>().verbose && e.stack) process.stderr.write(`${e.stack}\n`);
+    process.exitCode = exitCodeFor(e);
+  }
+}

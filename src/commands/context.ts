@@ -1,0 +1,55 @@
+/**
+ * What every command starts from: the validated config (with --home), a logger, and for
+ * commands that talk to the API, the runtime (store, rate gate, client) on the same home as
+ * the daemon. Commands log to stderr so that stdout carries only their output (--json, --csv).
+ */
+import type { Command } from 'commander';
+import { pino } from 'pino';
+import { loadConfig, type Config } from '../config.js';
+import { createLogger, type Logger } from '../log.js';
+import { openRuntime, type Runtime } from '../runtime.js';
+import { resolveApi, type ApiEndpoint } from '../daemon.js';
+
+export function globalOpts(cmd: Command): { home?: string; verbose?: boolean } {
+  return cmd.optsWithGlobals<{ home?: string; verbose?: boolean }>();
+}
+
+export function commandConfig(cmd: Command): Config {
+  const { home } = globalOpts(cmd);
+  return loadConfig(process.env, home ? { TOPUP_HOME: home } : {});
+}
+
+export function commandLogger(config: Config, cmd: Command): Logger {
+  const verbose = globalOpts(cmd).verbose === true;
+  return createLogger({
+    level: verbose ? 'debug' : process.env.TOPUP_LOG_LEVEL ? config.logLevel : 'warn',
+    secrets: [config.apiKey, config.telegram?.botToken ?? ''],
+    base: config.sandbox ? { mode: 'SANDBOX' } : {},
+    destination: pino.destination({ dest: 2, sync: true }),
+  });
+}
+
+export interface CommandContext {
+  config: Config;
+  log: Logger;
+  rt: Runtime;
+  api: ApiEndpoint;
+  close(): Promise<void>;
+}
+
+export async function openCommandContext(cmd: Command): Promise<CommandContext> {
+  const config = commandConfig(cmd);
+  const log = commandLogger(config, cmd);
+  const api = await resolveApi(config, log);
+  const rt = openRuntime(config, log, api.url);
+  return {
+    config,
+    log,
+    rt,
+    api,
+    async close() {
+      await rt.close();
+      await api.sandbox?.close();
+    },
+  };
+}

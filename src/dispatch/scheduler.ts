@@ -1,0 +1,115 @@
+/**
+ * The one gate every API call of every topup process on this home passes through.
+ *
+ * p-queue (concurrency 1) orders the waiting calls by priority: orders before polls before
+ * lookups before reports. The head of the queue is admitted only when EVERY sliding window
+ * has room, judged from the log of call start times kept in the store (table api_calls), so
+ * the record survives restarts and is shared with a CLI command running beside the daemon.
+ *
+ * Sliding, not fixed: a fixed window lets 2×limit through around its edge, which the API
+ * punishes. The margin stretches each window by `marginMs` (clock skew, network jitter between
+ * our send and the server's arrival): a margin in time costs far less throughput than one in
+ * count. A Retry-After from the API holds every call until it has passed.
+ */
+import PQueue from 'p-queue';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { CallGate, CallInfo } from '../api/client.js';
+import type { RateWindow } from '../config.js';
+import type { Db } from '../store/db.js';
+import { MetaStore } from '../store/meta.js';
+
+const HOLD_KEY = 'rate.hold_until';
+
+export interface SchedulerStats {
+  admitted: number;
+  waitedMs: number;
+  byRoute: Record<string, number>;
+}
+
+export class RateScheduler implements CallGate {
+  readonly #db: Db;
+  readonly #meta: MetaStore;
+  readonly #windows: RateWindow[];
+  readonly #marginMs: number;
+  readonly #queue = new PQueue({ concurrency: 1 });
+  readonly #admitTx: { immediate(now: number): number };
+  readonly #longestMs: number;
+  #sinceprune = 0;
+  readonly stats: SchedulerStats = { admitted: 0, waitedMs: 0, byRoute: {} };
+
+  constructor(db: Db, windows: readonly RateWindow[], marginMs: number) {
+    if (windows.length === 0) throw new TypeError('RateScheduler needs at least one window');
+    this.#db = db;
+    this.#meta = new MetaStore(db);
+    this.#windows = [...windows];
+    this.#marginMs = marginMs;
+    this.#longestMs = Math.max(...windows.map((w) => w.windowMs)) + marginMs;
+    const oldestToExpire = db.prepare('SELECT t FROM api_calls WHERE t > ? ORDER BY t LIMIT 1 OFFSET ?');
+    const countSince = db.prepare('SELECT count(*) AS n FROM api_calls WHERE t > ?');
+    const insert = db.prepare('INSERT INTO api_calls (t) VALUES (?)');
+    const prune = db.prepare('DELETE FROM api_calls WHERE t <= ?');
+    // Returns 0 when the call was recorded (admitted), else how long to wait.
+    this.#admitTx = db
+      .transaction((now: number): number => {
+        const hold = Number(this.#meta.get(HOLD_KEY) ?? 0);
+        if (hold > now) return hold - now;
+        let wait = 0;
+        for (const w of this.#windows) {
+          const since = now - (w.windowMs + this.#marginMs);
+          const n = (countSince.get(since) as { n: number }).n;
+          if (n >= w.limit) {
+            // The window has room once the (n - limit + 1)-th oldest call in it has left.
+            const t = (oldestToExpire.get(since, n - w.limit) as { t: number } | undefined)?.t ?? now;
+            wait = Math.max(wait, t + w.windowMs + this.#marginMs - now + 1);
+          }
+        }
+        if (wait > 0) return wait;
+        insert.run(now);
+        if (++this.#sinceprune >= 200) {
+          this.#sinceprune = 0;
+          prune.run(now - this.#longestMs - 1000);
+        }
+        return 0;
+      });
+  }
+
+  /** Waiting calls (not yet admitted). */
+  get waiting(): number {
+    return this.#queue.size + this.#queue.pending;
+  }
+
+  acquire(call: CallInfo, signal?: AbortSignal): Promise<void> {
+    return this.#queue.add(
+      async () => {
+        const started = Date.now();
+        for (;;) {
+          signal?.throwIfAborted();
+          const wait = this.#admitTx.immediate(Date.now());
+          if (wait <= 0) break;
+          await sleep(wait, undefined, signal ? { signal } : undefined);
+        }
+        this.stats.admitted++;
+        this.stats.waitedMs += Date.now() - started;
+        this.stats.byRoute[call.route] = (this.stats.byRoute[call.route] ?? 0) + 1;
+      },
+      { priority: call.priority, ...(signal ? { signal } : {}) },
+    );
+  }
+
+  holdOff(ms: number): void {
+    const until = Date.now() + ms + this.#marginMs;
+    this.#db.transaction(() => {
+      const current = Number(this.#meta.get(HOLD_KEY) ?? 0);
+      if (until > current) this.#meta.set(HOLD_KEY, String(until));
+    }).immediate();
+  }
+
+  /** When the next call could be admitted, ignoring priority: 0 when now. For status displays. */
+  holdRemainingMs(now = Date.now()): number {
+    return Math.max(0, Number(this.#meta.get(HOLD_KEY) ?? 0) - now);
+  }
+
+  async onIdle(): Promise<void> {
+    await this.#queue.onIdle();
+  }
+}

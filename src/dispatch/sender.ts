@@ -1,0 +1,155 @@
+/**
+ * One send of one row: intent → POST /orders → outcome.
+ *
+ * The one sentence for this path: the row is moved to `sending` with its exact stored body in a
+ * synchronous=FULL commit (RowStore.markSending) after the rate gate admits the call and before
+ * the request leaves; if the process dies at any point after that, the restart finds the row in
+ * `sending` and resends the same body with the same trxid, which the API answers with the
+ * existing order (idempotent replay) or creates it once.
+ */
+import { ApiError, TopupError, ErrorCode, coerceError } from '../errors.js';
+import { ORDER_PAUSE_CODES } from '../api/classify.js';
+import { Priority } from '../api/client.js';
+import type { Runtime } from '../runtime.js';
+import type { Row } from '../store/rows.js';
+import type { Pauses } from './pauses.js';
+
+export type SendResult =
+  | 'placed'
+  | 'not-sent'
+  | 'invalid-price'
+  | 'rejected'
+  | 'verify'
+  | 'retry'
+  | 'hold-balance'
+  | 'paused-account'
+  | 'paused-maintenance';
+
+const AMBIGUOUS_BACKOFF_MS = [500, 1_000, 2_000, 4_000, 8_000, 15_000, 30_000];
+
+class NotSent extends TopupError {
+  constructor() {
+    super(ErrorCode.Internal, 'row is no longer ours to send');
+  }
+}
+
+function backoff(attempts: number): number {
+  const base = AMBIGUOUS_BACKOFF_MS[Math.min(Math.max(attempts - 1, 0), AMBIGUOUS_BACKOFF_MS.length - 1)]!;
+  return base + Math.floor(Math.random() * (base / 4));
+}
+
+function isBalanceRejection(err: ApiError): boolean {
+  return /INSUFFICIENT[_ ]BALANCE/i.test(`${err.apiCode ?? ''} ${err.apiError ?? ''}`);
+}
+
+export interface SenderDeps {
+  rt: Runtime;
+  pauses: Pauses;
+  /** Called when a row's batch must wait for balance. */
+  onBalanceShort(batchId: string, detail: string): void;
+  /** Called once when a pause starts (for logs and notifications). */
+  onPause(kind: 'account' | 'maintenance', code: string, detail: string): void;
+}
+
+/** Re-checks maxPriceUsd against a catalog at most catalogMaxAgeMs old. False: the row was invalidated. */
+async function priceStillOk(rt: Runtime, row: Row): Promise<boolean> {
+  if (row.maxPriceUsd === null || row.state !== 'pending' || !row.productId) return true;
+  const { index } = await rt.catalog.get();
+  const price = index.byPid(row.productId)?.product.price;
+  if (price === undefined || price <= row.maxPriceUsd + 1e-9) return true;
+  const error = `maxPriceUsd: the catalog price rose to ${price} USD, above the cap of ${row.maxPriceUsd} USD; not sent`;
+  return !rt.rows.invalidateUnsent(row.batchId, row.idx, error, Date.now());
+}
+
+export async function sendRow(deps: SenderDeps, row: Row, signal?: AbortSignal): Promise<SendResult> {
+  const { rt, pauses } = deps;
+  const request = row.request;
+  if (!request) throw new TopupError(ErrorCode.Internal, `row ${row.idx} of ${row.batchId} has no stored request`);
+  try {
+    if (!(await priceStillOk(rt, row))) return 'invalid-price';
+  } catch (err) {
+    // Without a fresh price the cap cannot be honoured: try the row again later.
+    rt.log.warn({ batch: row.batchId, line: row.line, err: coerceError(err).message }, 'cannot refresh the catalog for a price check');
+    rt.rows.deferPending(row.batchId, Date.now() + 5_000);
+    return 'retry';
+  }
+  // The answer to this attempt may be lost; a row that was already `sending` is in doubt.
+  const uncertainBefore = row.uncertain || row.state === 'sending';
+  try {
+    const order = await rt.client.submitOrder(request, {
+      priority: Priority.submit,
+      ...(signal ? { signal } : {}),
+      beforeSend: () => {
+        if (!rt.rows.markSending(row.batchId, row.idx, rt.owner, Date.now())) throw new NotSent();
+      },
+    });
+    const now = Date.now();
+    rt.rows.recordOrder(row.batchId, row.idx, order, now, now + rt.config.pollIntervalMs);
+    const ended = pauses.clear();
+    if (ended) rt.log.info({ pause: ended.kind, code: ended.code }, 'sending resumed');
+    rt.log.debug({ batch: row.batchId, line: row.line, orderId: order.orderId, status: order.status, replay: order.idempotentReplay }, 'order placed');
+    return 'placed';
+  } catch (err) {
+    if (err instanceof NotSent) return 'not-sent';
+    if (signal?.aborted && !(err instanceof ApiError)) return 'not-sent';
+    return handleFailure(deps, row, err, uncertainBefore);
+  }
+}
+
+function handleFailure(deps: SenderDeps, row: Row, err: unknown, uncertainBefore: boolean): SendResult {
+  const { rt, pauses } = deps;
+  const now = Date.now();
+  if (!(err instanceof ApiError)) {
+    // Not an answer from the API (e.g. the store refused a write): the request may have left.
+    rt.log.error({ batch: row.batchId, line: row.line, err: coerceError(err) }, 'unexpected failure while sending; will resend');
+    rt.rows.retryLater(row.batchId, row.idx, { nextTryAt: now + 5_000, uncertain: true, note: null }, now);
+    return 'retry';
+  }
+  const where = { batch: row.batchId, line: row.line, trxid: row.trxid, code: err.apiCode, status: err.status };
+  switch (err.classification) {
+    case 'rejected':
+    case 'forbidden': {
+      const reason = err.classification === 'forbidden' ? 'FORBIDDEN: this trxid belongs to another account' : err.reason;
+      if (uncertainBefore && err.classification === 'rejected') {
+        // A 400 after an attempt whose answer was lost is not proof that nothing was charged:
+        // the API may validate before it looks at the trxid. Look in the history first, once the
+        // earlier attempt can no longer be in flight.
+        rt.rows.toVerify(row.batchId, row.idx, reason, err.apiCode ?? null, now + rt.config.requestTimeoutMs, now);
+        rt.log.warn(where, 'rejected after an uncertain attempt: checking order history before reporting');
+        return 'verify';
+      }
+      if (isBalanceRejection(err)) {
+        rt.rows.retryLater(row.batchId, row.idx, { nextTryAt: now, uncertain: false, note: 'held: INSUFFICIENT BALANCE' }, now);
+        deps.onBalanceShort(row.batchId, 'the API answered INSUFFICIENT BALANCE');
+        return 'hold-balance';
+      }
+      rt.rows.reject(row.batchId, row.idx, reason, err.apiCode ?? null, now);
+      rt.log.info({ ...where, reason }, 'order rejected');
+      return 'rejected';
+    }
+    case 'account': {
+      rt.rows.retryLater(row.batchId, row.idx, { nextTryAt: now, uncertain: false, note: null }, now);
+      if (pauses.pause('account', err.apiCode ?? `HTTP ${err.status}`, err.reason, now)) deps.onPause('account', err.apiCode ?? '', err.reason);
+      return 'paused-account';
+    }
+    case 'retry-later': {
+      if (err.apiCode && ORDER_PAUSE_CODES.has(err.apiCode)) {
+        rt.rows.retryLater(row.batchId, row.idx, { nextTryAt: now, uncertain: false, note: null }, now);
+        if (pauses.pause('maintenance', err.apiCode, err.reason, now)) deps.onPause('maintenance', err.apiCode, err.reason);
+        return 'paused-maintenance';
+      }
+      // DUPLICATE_IN_FLIGHT: an earlier request with this trxid is still being handled, so the
+      // order may exist. RATE_LIMIT: the gate already holds every call for Retry-After.
+      const inFlight = err.apiCode === 'DUPLICATE_IN_FLIGHT';
+      const wait = inFlight ? backoff(row.attempts + 1) : (err.retryAfterMs ?? 1_000);
+      rt.rows.retryLater(row.batchId, row.idx, { nextTryAt: now + wait, uncertain: inFlight, note: null }, now);
+      return 'retry';
+    }
+    case 'ambiguous':
+    case 'not-found': {
+      rt.rows.retryLater(row.batchId, row.idx, { nextTryAt: now + backoff(row.attempts + 1), uncertain: true, note: null }, now);
+      rt.log.warn({ ...where, why: err.message }, 'no definite answer; will resend the same trxid');
+      return 'retry';
+    }
+  }
+}

@@ -1,0 +1,86 @@
+/**
+ * Start-up self-check, shared by `topup doctor` and the daemon's start: settings, the key (one
+ * cheap authenticated call), the public IP the API sees (for the account's allowlist), the
+ * clock against the API's, disk space and permissions of the home folders, database integrity.
+ */
+import { accessSync, constants, statSync, statfsSync } from 'node:fs';
+import { Priority } from './api/client.js';
+import { ApiError, coerceError } from './errors.js';
+import type { Runtime } from './runtime.js';
+import { integrityCheck } from './store/db.js';
+
+export interface Check {
+  name: string;
+  ok: boolean;
+  /** A failed fatal check means orders cannot go out (the key, the database). */
+  fatal: boolean;
+  detail: string;
+  code?: string;
+}
+
+export interface DoctorReport {
+  ok: boolean;
+  checks: Check[];
+  ip: string | null;
+  balanceUsd: number | null;
+}
+
+const MIN_FREE_BYTES = 200 * 1024 * 1024;
+const MAX_CLOCK_SKEW_MS = 30_000;
+
+export async function runDoctor(rt: Runtime, opts: { quick?: boolean } = {}): Promise<DoctorReport> {
+  const { config } = rt;
+  const checks: Check[] = [];
+  const add = (c: Check): void => void checks.push(c);
+  let ip: string | null = null;
+  let balanceUsd: number | null = null;
+
+  add({ name: 'settings', ok: true, fatal: false, detail: `home ${config.home}; ${config.sandbox ? 'SANDBOX (built-in, no real money)' : `API ${config.apiUrl}`}; limits ${config.rateLimits.map((w) => `${w.limit}/${w.windowMs}ms`).join(', ')}${config.configFile ? `; config file ${config.configFile}` : ''}` });
+
+  try {
+    balanceUsd = (await rt.client.balance({ priority: Priority.lookup })).balanceUsd;
+    add({ name: 'api key', ok: true, fatal: true, detail: `accepted; balance ${balanceUsd} USD` });
+  } catch (err) {
+    const e = coerceError(err);
+    const code = err instanceof ApiError ? err.apiCode : undefined;
+    add({ name: 'api key', ok: false, fatal: true, detail: e.message, ...(code ? { code } : {}) });
+  }
+  try {
+    ip = await rt.client.myIp({ priority: Priority.lookup });
+    add({ name: 'public ip', ok: true, fatal: false, detail: `the API sees this machine as ${ip} (add it to the account's IP allowlist if it uses one)` });
+  } catch (err) {
+    add({ name: 'public ip', ok: false, fatal: false, detail: coerceError(err).message });
+  }
+  const seen = rt.lastServerDate;
+  if (seen) {
+    const skew = seen.local - seen.server;
+    // Date headers have 1 s resolution: only a larger skew means anything.
+    add({ name: 'clock', ok: Math.abs(skew) <= MAX_CLOCK_SKEW_MS, fatal: false, detail: `local clock is ${Math.round(skew / 1000)} s ${skew >= 0 ? 'ahead of' : 'behind'} the API's` });
+  } else {
+    add({ name: 'clock', ok: true, fatal: false, detail: 'the API sent no Date header; not compared' });
+  }
+  try {
+    const fs = statfsSync(config.home);
+    const free = fs.bavail * fs.bsize;
+    add({ name: 'disk space', ok: free >= MIN_FREE_BYTES, fatal: false, detail: `${Math.round(free / 1024 / 1024)} MB free in ${config.home}` });
+  } catch (err) {
+    add({ name: 'disk space', ok: false, fatal: false, detail: coerceError(err).message });
+  }
+  for (const dir of [config.inboxDir, config.jobsDir, config.outboxDir]) {
+    try {
+      accessSync(dir, constants.R_OK | constants.W_OK | constants.X_OK);
+      const mode = statSync(dir).mode & 0o777;
+      const open = (mode & 0o077) !== 0 && dir !== config.inboxDir;
+      add({ name: `folder ${dir}`, ok: !open, fatal: false, detail: open ? `mode ${mode.toString(8)}: others can read it; chmod 700 (it holds codes)` : `writable, mode ${mode.toString(8)}` });
+    } catch (err) {
+      add({ name: `folder ${dir}`, ok: false, fatal: true, detail: coerceError(err).message });
+    }
+  }
+  try {
+    const result = opts.quick ? (rt.db.pragma('quick_check', { simple: true }) as string) : integrityCheck(rt.db);
+    add({ name: 'database', ok: result === 'ok', fatal: result !== 'ok', detail: result === 'ok' ? `${config.dbPath}: integrity ok` : result });
+  } catch (err) {
+    add({ name: 'database', ok: false, fatal: true, detail: coerceError(err).message });
+  }
+  return { ok: checks.every((c) => c.ok || !c.fatal), checks, ip, balanceUsd };
+}

@@ -1,0 +1,106 @@
+/**
+ * Operator notifications: a JSON POST to TOPUP_WEBHOOK_URL and/or a Telegram message, when a
+ * batch finishes, when a batch waits for balance, on the low-balance alert, and when sending
+ * stops for an account problem. A notification never carries a code or the key, and a failing
+ * endpoint is retried a few times in the background: it never holds up or affects orders.
+ */
+import { request } from 'undici';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Config } from '../config.js';
+import type { Logger } from '../log.js';
+import type { Runner } from '../runner.js';
+
+export type NotificationEvent = 'batch-finished' | 'balance-wait' | 'low-balance' | 'low-balance-cleared' | 'account-problem' | 'maintenance';
+
+export interface Notification {
+  event: NotificationEvent;
+  text: string;
+  mode: 'SANDBOX' | 'LIVE';
+  at: string;
+  data: Record<string, unknown>;
+}
+
+const RETRY_DELAYS_MS = [1_000, 5_000, 15_000];
+
+export class Notifier {
+  readonly #config: Config;
+  readonly #log: Logger;
+  readonly #pending = new Set<Promise<void>>();
+  readonly #retryDelays: number[];
+
+  constructor(config: Config, log: Logger, opts: { retryDelaysMs?: number[] } = {}) {
+    this.#config = config;
+    this.#log = log.child({ component: 'notify' });
+    this.#retryDelays = opts.retryDelaysMs ?? RETRY_DELAYS_MS;
+  }
+
+  get enabled(): boolean {
+    return this.#config.webhookUrl !== null || this.#config.telegram !== null;
+  }
+
+  follow(runner: Runner): void {
+    runner.on('batch-finished', (s) =>
+      this.send('batch-finished', `Batch ${s.batchId} (${s.file}) finished: ${s.counts.completed} completed, ${s.counts.cancelled} cancelled, ${s.counts.rejected} rejected, ${s.counts.invalid} invalid, ${s.counts.skipped} skipped${s.counts.review ? `, ${s.counts.review} to review` : ''}; spent ${s.spentUsd} USD.`, {
+        batchId: s.batchId,
+        file: s.file,
+        counts: s.counts,
+        spentUsd: s.spentUsd,
+        refundedUsd: s.refundedUsd,
+        balanceAfterUsd: s.balanceAfterUsd,
+        resultFile: s.resultFile,
+      }),
+    );
+    runner.on('balance-wait', (b, detail) => this.send('balance-wait', `Batch ${b.id} (${b.sourceName}) is waiting for balance: ${detail}. Top up to continue.`, { batchId: b.id, file: b.sourceName, detail }));
+    runner.on('pause', (kind, code, detail) =>
+      this.send(kind === 'account' ? 'account-problem' : 'maintenance', kind === 'account' ? `Sending stopped: account problem ${code} (${detail}).` : `Orders paused by the API: ${code}.`, { code, detail }),
+    );
+  }
+
+  /** Fire and forget: retried in the background, errors only logged. */
+  send(event: NotificationEvent, text: string, data: Record<string, unknown>): void {
+    if (!this.enabled) return;
+    const n: Notification = { event, text, mode: this.#config.sandbox ? 'SANDBOX' : 'LIVE', at: new Date().toISOString(), data };
+    const p = this.#deliver(n).finally(() => this.#pending.delete(p));
+    this.#pending.add(p);
+  }
+
+  /** Waits (bounded) for notifications still being delivered. */
+  async flush(timeoutMs = 5_000): Promise<void> {
+    await Promise.race([Promise.allSettled([...this.#pending]), sleep(timeoutMs)]);
+  }
+
+  async #deliver(n: Notification): Promise<void> {
+    const targets: { name: string; url: string; body: unknown }[] = [];
+    if (this.#config.webhookUrl) targets.push({ name: 'webhook', url: this.#config.webhookUrl, body: n });
+    const tg = this.#config.telegram;
+    if (tg) {
+      const prefix = n.mode === 'SANDBOX' ? '[SANDBOX] ' : '';
+      targets.push({ name: 'telegram', url: `${tg.apiBase}/bot${tg.botToken}/sendMessage`, body: { chat_id: tg.chatId, text: `${prefix}${n.text}` } });
+    }
+    await Promise.all(targets.map((t) => this.#post(t.name, t.url, t.body, n.event)));
+  }
+
+  async #post(name: string, url: string, body: unknown, event: string): Promise<void> {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        const res = await request(url, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify(body),
+          signal: AbortSignal.timeout(10_000),
+        });
+        await res.body.dump();
+        if (res.statusCode < 300) return;
+        throw new Error(`HTTP ${res.statusCode}`);
+      } catch (err) {
+        const delay = this.#retryDelays[attempt];
+        // The URL may hold a bot token: log the target's name, never the URL.
+        if (delay === undefined) {
+          this.#log.warn({ target: name, event, err: (err as Error).message }, 'notification failed; giving up');
+          return;
+        }
+        await sleep(delay);
+      }
+    }
+  }
+}

@@ -1,0 +1,84 @@
+/**
+ * Settles a `verifying` row: one that was refused (400) on a resend after an attempt whose
+ * answer was lost. The refusal proves nothing, because the API may validate a body before it
+ * looks at the trxid, so the earlier attempt may have created an order. GET /history decides:
+ *  - an order carrying our trxid, or exactly one unclaimed order for the same game, pack,
+ *    player and amount → the row was placed: it becomes `processing` with that order;
+ *  - none, and the history read reaches back before our first attempt → nothing was placed:
+ *    the refusal stands (`rejected`), or, for INSUFFICIENT BALANCE, the row waits for balance;
+ *  - anything else (several candidates, or history too short to reach back) → `review`:
+ *    the result says so and the summary lists it, rather than guess either way.
+ */
+import { Priority } from '../api/client.js';
+import type { Order } from '../api/schemas.js';
+import type { Runtime } from '../runtime.js';
+import type { Row } from '../store/rows.js';
+
+export type VerifyOutcome = 'placed' | 'not-placed' | 'held-balance' | 'review';
+
+const LIMIT = 200;
+
+function matches(row: Row, o: Order): boolean {
+  if (o.game !== undefined && row.slug !== null && o.game !== row.slug) return false;
+  if (o.packName !== undefined && row.packName !== null && o.packName !== row.packName) return false;
+  if (o.userId !== undefined && row.request?.userId !== undefined && o.userId !== row.request.userId) return false;
+  if (o.amountUsd !== undefined && row.expectedUsd !== null && Math.abs(o.amountUsd - row.expectedUsd) > 0.005) return false;
+  if (o.pid !== undefined && row.productId !== null && o.pid !== row.productId) return false;
+  return true;
+}
+
+/** True when this page of history certainly reaches back before `since`. */
+function reachesBack(rt: Runtime, orders: readonly Order[], since: number, complete: boolean): boolean {
+  if (complete) return true;
+  const oldest = orders[orders.length - 1];
+  if (!oldest) return true;
+  if (oldest.createdAt !== undefined) {
+    const t = typeof oldest.createdAt === 'number' ? oldest.createdAt : Date.parse(oldest.createdAt);
+    if (!Number.isNaN(t)) return t < since - 60_000;
+  }
+  // Without timestamps: the oldest order is one of ours that we placed before the first attempt.
+  if (oldest.orderId === undefined) return false;
+  const r = rt.db.prepare('SELECT first_sent_at AS t FROM rows WHERE order_id = ?').get(oldest.orderId) as { t: number | null } | undefined;
+  return r?.t != null && r.t < since;
+}
+
+export async function verifyRow(rt: Runtime, row: Row, signal?: AbortSignal): Promise<VerifyOutcome> {
+  const now = Date.now();
+  const h = await rt.client.history({ limit: LIMIT }, { priority: Priority.poll, ...(signal ? { signal } : {}) });
+  const own = h.orders.find((o) => o.trxid !== undefined && o.trxid === row.trxid);
+  const echoesTrxid = h.orders.some((o) => o.trxid !== undefined);
+  const candidates = own ? [own] : echoesTrxid ? [] : h.orders.filter((o) => o.orderId !== undefined && !rt.rows.isOrderIdKnown(o.orderId) && matches(row, o));
+
+  if (candidates.length === 1) {
+    const o = candidates[0]!;
+    rt.rows.recordOrder(
+      row.batchId,
+      row.idx,
+      { orderId: o.orderId!, status: o.status, amountUsd: o.amountUsd, codes: o.codes, refunded: o.refunded, error: o.error },
+      now,
+      now + rt.config.pollIntervalMs,
+    );
+    rt.log.warn({ batch: row.batchId, line: row.line, orderId: o.orderId }, 'found the order of an uncertain attempt in history despite a 400 on the resend');
+    return 'placed';
+  }
+  const complete = h.orders.length < LIMIT;
+  if (candidates.length === 0 && reachesBack(rt, h.orders, row.firstSentAt ?? now, complete)) {
+    if (/INSUFFICIENT[_ ]BALANCE/i.test(`${row.rejectCode ?? ''} ${row.error ?? ''}`)) {
+      rt.rows.clearToPending(row.batchId, row.idx, now, now);
+      return 'held-balance';
+    }
+    rt.rows.reject(row.batchId, row.idx, `${row.error ?? 'rejected'} (order history checked: no order was placed)`, row.rejectCode, now);
+    return 'not-placed';
+  }
+  const why =
+    candidates.length > 1
+      ? `${candidates.length} orders in history match this row`
+      : 'order history does not reach back far enough to tell';
+  rt.rows.markReview(
+    row.batchId,
+    row.idx,
+    `REVIEW: an earlier attempt got no answer and the resend was refused (${row.error ?? 'rejected'}); ${why}, so it is unknown whether this row was charged. Check the order history before ordering it again.`,
+    now,
+  );
+  return 'review';
+}

@@ -1,0 +1,348 @@
+/**
+ * One process's engine: takes batches (claim → store), funds them, sends their rows through the
+ * rate-limited queue, follows placed orders, and writes the outbox once a batch has ended.
+ * The daemon, `topup daemon --once` and `topup submit` all drive batches through a Runner.
+ *
+ * Everything it decides on lives in the store, so a Runner started after a kill simply carries
+ * on: `sending` rows are resent with their stored body, `processing` rows are polled, finished
+ * batches whose files were not written are written.
+ */
+import { EventEmitter } from 'node:events';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Priority } from './api/client.js';
+import { coerceError } from './errors.js';
+import type { Runtime } from './runtime.js';
+import type { Batch } from './store/batches.js';
+import { FINAL_ROW_STATES, type StateCounts } from './store/rows.js';
+import { claimFile, recoverClaims, LEASE_MS } from './claim/claim.js';
+import { loadBatch } from './claim/load.js';
+import { checkFunds } from './dispatch/funds.js';
+import { Pauses, type PauseKind } from './dispatch/pauses.js';
+import { sendRow } from './dispatch/sender.js';
+import { Poller } from './poll/poller.js';
+import { verifyRow } from './poll/verify.js';
+import { finishBatch } from './outbox/finish.js';
+import type { BatchSummary } from './outbox/summary.js';
+
+export interface RunnerEvents {
+  'batch-finished': [summary: BatchSummary, batch: Batch];
+  'balance-wait': [batch: Batch, detail: string];
+  pause: [kind: PauseKind, code: string, detail: string];
+  resume: [kind: PauseKind];
+  progress: [batch: Batch, counts: StateCounts];
+}
+
+export interface RunnerOptions {
+  /** Stop once nothing is left to do (daemon --once, submit). */
+  once?: boolean;
+  /** Drive only this batch (topup submit); otherwise every batch nobody else holds. */
+  onlyBatch?: string;
+  /** How long a graceful stop waits for calls in flight. */
+  stopGraceMs?: number;
+}
+
+const RENEW_EVERY_MS = 5_000;
+const PROGRESS_EVERY_MS = 10_000;
+const CATALOG_RETRY_MS = 10_000;
+
+export class Runner extends EventEmitter<RunnerEvents> {
+  readonly #rt: Runtime;
+  readonly #opts: RunnerOptions;
+  readonly #pauses: Pauses;
+  readonly #poller: Poller;
+  readonly #inflight = new Map<string, Promise<void>>();
+  readonly #claimQueue: string[] = [];
+  readonly #abort = new AbortController();
+  readonly #nextFundsCheck = new Map<string, number>();
+  readonly #nextLoadTry = new Map<string, number>();
+  #polling: Promise<void> | null = null;
+  #stopping = false;
+  #wake: (() => void) | null = null;
+  #lastRenew = 0;
+  #lastProgress = 0;
+  /** Batches that were allowed to send at the last step, and the in-flight cap then. */
+  #sendingIds: string[] = [];
+  #cap = 1;
+
+  constructor(rt: Runtime, opts: RunnerOptions = {}) {
+    super();
+    this.#rt = rt;
+    this.#opts = opts;
+    this.#pauses = new Pauses(rt.meta, Math.min(Math.max(rt.config.pollIntervalMs * 6, 2_000), 60_000));
+    this.#poller = new Poller(rt);
+  }
+
+  get pauses(): Pauses {
+    return this.#pauses;
+  }
+
+  /** A settled file in the inbox (from the watcher). */
+  offerFile(path: string): void {
+    if (!this.#claimQueue.includes(path)) this.#claimQueue.push(path);
+    this.#wakeUp();
+  }
+
+  /** Graceful: no new sends; calls in flight may finish (bounded); leases are released. */
+  stop(): void {
+    this.#stopping = true;
+    this.#wakeUp();
+  }
+
+  async run(): Promise<void> {
+    recoverClaims(this.#rt);
+    try {
+      while (!this.#stopping) {
+        const idle = await this.#step();
+        if (idle && this.#opts.once) break;
+        await this.#sleepUntilNext();
+      }
+    } finally {
+      await this.#drain();
+    }
+  }
+
+  async #drain(): Promise<void> {
+    const grace = this.#opts.stopGraceMs ?? 8_000;
+    const pending = [...this.#inflight.values(), ...(this.#polling ? [this.#polling] : [])];
+    const timer = sleep(grace, 'timeout' as const);
+    const outcome = await Promise.race([Promise.allSettled(pending).then(() => 'done' as const), timer]);
+    if (outcome === 'timeout') this.#abort.abort();
+    await Promise.allSettled(pending);
+    this.#rt.batches.releaseAll(this.#rt.owner);
+  }
+
+  /** One pass over everything. Returns true when there is nothing left to do. */
+  async #step(): Promise<boolean> {
+    const rt = this.#rt;
+    const now = Date.now();
+    if (now - this.#lastRenew >= RENEW_EVERY_MS) {
+      rt.batches.renewAll(rt.owner, now, LEASE_MS);
+      this.#lastRenew = now;
+    }
+    await this.#claimQueued();
+    this.#adopt(now);
+
+    const owned = rt.batches.ownedBy(rt.owner);
+    for (const b of owned) {
+      if (b.state === 'claimed') await this.#load(b);
+      else if (b.state === 'duplicate') await this.#finish(b);
+    }
+    const open = rt.batches.ownedBy(rt.owner).filter((b) => b.state === 'open');
+    for (const b of open) if (b.cancelRequested) rt.rows.skipPending(b.id, Date.now());
+
+    await this.#probeAccount();
+    const sendingBatches = await this.#fund(open);
+    this.#sendingIds = sendingBatches.map((b) => b.id);
+    this.#dispatch(this.#sendingIds);
+    this.#poll(open.map((b) => b.id), sendingBatches.length > 0);
+
+    let unfinished = 0;
+    for (const b of open) {
+      const counts = rt.rows.counts(b.id);
+      const live = counts.pending + counts.sending + counts.processing + counts.verifying;
+      if (live === 0 && ![...this.#inflight.keys()].some((k) => k.startsWith(`${b.id}#`))) await this.#finish(b);
+      else unfinished++;
+      if (Date.now() - this.#lastProgress >= PROGRESS_EVERY_MS) this.#progress(b, counts);
+    }
+    if (Date.now() - this.#lastProgress >= PROGRESS_EVERY_MS) this.#lastProgress = Date.now();
+
+    const stillOwned = rt.batches.ownedBy(rt.owner).length;
+    return (
+      unfinished === 0 &&
+      stillOwned === 0 &&
+      this.#claimQueue.length === 0 &&
+      this.#inflight.size === 0 &&
+      this.#polling === null &&
+      (this.#opts.onlyBatch !== undefined || rt.batches.adoptable(rt.owner, Date.now()).length === 0)
+    );
+  }
+
+  async #claimQueued(): Promise<void> {
+    while (this.#claimQueue.length > 0 && !this.#stopping) {
+      const path = this.#claimQueue.shift()!;
+      try {
+        await claimFile(this.#rt, path);
+      } catch (err) {
+        const e = err as NodeJS.ErrnoException;
+        if (e.code === 'ENOENT') continue; // taken by another process, or removed by the user
+        this.#rt.log.error({ file: path, err: coerceError(err) }, 'could not claim a file');
+      }
+    }
+  }
+
+  #adopt(now: number): void {
+    const rt = this.#rt;
+    if (this.#opts.onlyBatch) {
+      rt.batches.acquire(this.#opts.onlyBatch, rt.owner, now, LEASE_MS);
+      return;
+    }
+    for (const b of rt.batches.adoptable(rt.owner, now)) {
+      if (b.owner !== rt.owner && rt.batches.acquire(b.id, rt.owner, now, LEASE_MS)) {
+        rt.log.info({ batch: b.id, file: b.sourceName, previousOwner: b.owner }, 'took batch');
+      }
+    }
+  }
+
+  async #load(b: Batch): Promise<void> {
+    if ((this.#nextLoadTry.get(b.id) ?? 0) > Date.now() || !this.#pauses.canPoll(Date.now())) return;
+    const outcome = await loadBatch(this.#rt, b);
+    if (!outcome.loaded && outcome.reason === 'catalog') {
+      this.#nextLoadTry.set(b.id, Date.now() + CATALOG_RETRY_MS);
+      this.#rt.log.warn({ batch: b.id, why: outcome.message }, 'batch waits for the catalog');
+    }
+  }
+
+  async #finish(b: Batch): Promise<void> {
+    try {
+      const summary = await finishBatch(this.#rt, this.#rt.batches.get(b.id)!);
+      this.emit('batch-finished', summary, b);
+    } catch (err) {
+      this.#rt.log.error({ batch: b.id, err: coerceError(err) }, 'could not write the results; will try again');
+    }
+  }
+
+  /** Batches allowed to send now: funded, not cancelled. Checks the balance when due. */
+  async #fund(open: readonly Batch[]): Promise<Batch[]> {
+    const rt = this.#rt;
+    const now = Date.now();
+    const withUnsent = open.filter((b) => !b.cancelRequested && rt.rows.counts(b.id).pending > 0);
+    const needCheck = withUnsent.filter((b) => (b.balanceBefore === null || b.waitReason === 'balance') && (this.#nextFundsCheck.get(b.id) ?? 0) <= now);
+    if (needCheck.length > 0 && this.#pauses.canPoll(now)) {
+      try {
+        const verdict = await checkFunds(rt, needCheck);
+        const recheck = Math.min(Math.max(rt.config.pollIntervalMs * 3, 1_000), 60_000);
+        for (const w of verdict.waiting) {
+          this.#nextFundsCheck.set(w.batch.id, Date.now() + recheck);
+          if (w.batch.waitReason !== 'balance') {
+            const detail = `needs ${w.needUsd} USD, balance covers ${w.availableUsd} USD`;
+            rt.log.warn({ batch: w.batch.id, needUsd: w.needUsd, availableUsd: w.availableUsd }, 'batch is waiting for balance');
+            this.emit('balance-wait', w.batch, detail);
+          }
+        }
+        for (const f of verdict.funded) {
+          if (f.waitReason === 'balance') rt.log.info({ batch: f.id, balanceUsd: verdict.balanceUsd }, 'balance covers the batch: sending');
+        }
+      } catch (err) {
+        rt.log.warn({ err: coerceError(err).message }, 'cannot read the balance; will try again');
+        for (const b of needCheck) this.#nextFundsCheck.set(b.id, Date.now() + 5_000);
+      }
+    }
+    const fresh = new Map(open.map((b) => [b.id, rt.batches.get(b.id)!]));
+    return open.filter((b) => {
+      const cur = fresh.get(b.id)!;
+      if (cur.waitReason === 'balance') return false;
+      return cur.balanceBefore !== null || rt.rows.counts(b.id).pending === 0;
+    });
+  }
+
+  #dispatch(batchIds: readonly string[]): void {
+    const rt = this.#rt;
+    const now = Date.now();
+    if (this.#stopping || !this.#pauses.canSend(now)) return;
+    // While paused, one order at a time probes whether the pause is over.
+    const cap = this.#pauses.current ? 1 : rt.config.maxInFlight;
+    this.#cap = cap;
+    if (this.#inflight.size >= cap) return;
+    const candidates = rt.rows.sendable(batchIds, now, cap + this.#inflight.size);
+    for (const row of candidates) {
+      if (this.#inflight.size >= cap) break;
+      const key = `${row.batchId}#${row.idx}`;
+      if (this.#inflight.has(key)) continue;
+      const p = sendRow(
+        {
+          rt,
+          pauses: this.#pauses,
+          onBalanceShort: (batchId, detail) => {
+            rt.batches.setWait(batchId, 'balance', detail);
+            this.#nextFundsCheck.set(batchId, 0);
+          },
+          onPause: (kind, code, detail) => {
+            rt.log.error({ pause: kind, code, detail }, kind === 'account' ? 'sending stopped: account problem' : 'sending paused by the API');
+            this.emit('pause', kind, code, detail);
+          },
+        },
+        row,
+        this.#abort.signal,
+      )
+        .then(() => undefined)
+        .catch((err: unknown) => rt.log.error({ batch: row.batchId, line: row.line, err: coerceError(err) }, 'send failed unexpectedly'))
+        .finally(() => {
+          this.#inflight.delete(key);
+          this.#wakeUp();
+        });
+      this.#inflight.set(key, p);
+    }
+  }
+
+  #poll(batchIds: readonly string[], sendBacklog: boolean): void {
+    const rt = this.#rt;
+    if (this.#polling || this.#stopping || !this.#pauses.canPoll(Date.now())) return;
+    const due = rt.rows.duePolls(batchIds, Date.now(), 2_000);
+    if (due.length === 0) return;
+    this.#polling = (async () => {
+      const verifying = due.filter((r) => r.state === 'verifying');
+      for (const row of verifying) await verifyRow(rt, row, this.#abort.signal);
+      await this.#poller.round(due.filter((r) => r.state === 'processing'), sendBacklog, this.#abort.signal);
+    })()
+      .catch((err: unknown) => {
+        const e = coerceError(err);
+        rt.log.warn({ err: e.message }, 'polling failed; will try again');
+        for (const r of due) if (r.nextPollAt <= Date.now()) rt.rows.schedulePoll(r.batchId, r.idx, Date.now() + rt.config.pollIntervalMs);
+      })
+      .finally(() => {
+        this.#polling = null;
+        this.#wakeUp();
+      });
+  }
+
+  async #probeAccount(): Promise<void> {
+    const p = this.#pauses.current;
+    if (!p || p.kind !== 'account' || Date.now() < p.retryAt) return;
+    try {
+      await this.#rt.client.balance({ priority: Priority.lookup });
+      this.#pauses.clear();
+      this.#rt.log.info({ code: p.code }, 'account problem cleared: sending resumes');
+      this.emit('resume', 'account');
+    } catch (err) {
+      const e = coerceError(err);
+      this.#pauses.pause('account', p.code, e.message, Date.now());
+    }
+  }
+
+  #progress(b: Batch, counts: StateCounts): void {
+    const done = FINAL_ROW_STATES.reduce((n, s) => n + counts[s], 0);
+    this.#rt.log.info({ batch: b.id, file: b.sourceName, counts, done, waiting: b.waitReason }, 'progress');
+    this.emit('progress', b, counts);
+  }
+
+  async #sleepUntilNext(): Promise<void> {
+    if (this.#stopping) return;
+    const rt = this.#rt;
+    const ids = rt.batches.ownedBy(rt.owner).map((b) => b.id);
+    const now = Date.now();
+    const candidates = [now + RENEW_EVERY_MS];
+    // Sends finishing wake us up; a timer is only needed for rows waiting out a back-off.
+    const t1 = this.#inflight.size < this.#cap ? rt.rows.nextTryAt(this.#sendingIds) : undefined;
+    if (t1 !== undefined && this.#pauses.canSend(now)) candidates.push(t1);
+    const t2 = rt.rows.nextPollAt(ids);
+    if (t2 !== undefined && !this.#polling) candidates.push(t2);
+    const pause = this.#pauses.current;
+    if (pause) candidates.push(pause.retryAt);
+    for (const t of this.#nextFundsCheck.values()) if (t > now) candidates.push(t);
+    const wait = Math.max(5, Math.min(...candidates) - now);
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(done, wait);
+      const self = this;
+      function done(): void {
+        clearTimeout(timer);
+        self.#wake = null;
+        resolve();
+      }
+      this.#wake = done;
+    });
+  }
+
+  #wakeUp(): void {
+    this.#wake?.();
+  }
+}

@@ -1,0 +1,82 @@
+/**
+ * The parts one topup process works with, opened once: config, logger, store, rate scheduler,
+ * API client, live catalog. Every command and the daemon start from here, so they share the
+ * same database, the same call budget and the same settings.
+ */
+import { hostname } from 'node:os';
+import { randomBytes } from 'node:crypto';
+import { mkdirSync } from 'node:fs';
+import type { Config } from './config.js';
+import type { Logger } from './log.js';
+import { openDb, type Db } from './store/db.js';
+import { BatchStore } from './store/batches.js';
+import { RowStore } from './store/rows.js';
+import { MetaStore } from './store/meta.js';
+import { RateScheduler } from './dispatch/scheduler.js';
+import { ResellerClient, type RouteName } from './api/client.js';
+import { LiveCatalog } from './catalog/live-catalog.js';
+
+export interface Runtime {
+  config: Config;
+  log: Logger;
+  db: Db;
+  batches: BatchStore;
+  rows: RowStore;
+  meta: MetaStore;
+  scheduler: RateScheduler;
+  client: ResellerClient;
+  catalog: LiveCatalog;
+  /** This process, as written in batch leases: host:pid:random. */
+  owner: string;
+  apiUrl: string;
+  /** Calls made by this process, by route and by answer status, for progress and benchmarks. */
+  callCounts: Record<string, number>;
+  /** The API's clock from its last Date header, against ours, for the doctor's clock check. */
+  lastServerDate: { server: number; local: number } | null;
+  close(): Promise<void>;
+}
+
+export function ensureHomeFolders(config: Config): void {
+  for (const dir of [config.inboxDir, config.jobsDir, config.outboxDir]) mkdirSync(dir, { recursive: true, mode: 0o700 });
+}
+
+export function openRuntime(config: Config, log: Logger, apiUrl: string): Runtime {
+  ensureHomeFolders(config);
+  const db = openDb(config.dbPath);
+  const scheduler = new RateScheduler(db, config.rateLimits, config.rateMarginMs);
+  const callCounts: Record<string, number> = {};
+  const client = new ResellerClient({
+    baseUrl: apiUrl,
+    apiKey: config.apiKey,
+    auth: config.authHeader,
+    timeoutMs: config.requestTimeoutMs,
+    gate: scheduler,
+    onResponse: ({ route, status, serverDate }: { route: RouteName; status: number | undefined; serverDate?: string | undefined }) => {
+      const server = serverDate ? Date.parse(serverDate) : NaN;
+      if (!Number.isNaN(server)) runtime.lastServerDate = { server, local: Date.now() };
+      callCounts[route] = (callCounts[route] ?? 0) + 1;
+      const key = `status:${status ?? 'none'}`;
+      callCounts[key] = (callCounts[key] ?? 0) + 1;
+    },
+  });
+  const runtime: Runtime = {
+    config,
+    log,
+    db,
+    batches: new BatchStore(db),
+    rows: new RowStore(db),
+    meta: new MetaStore(db),
+    scheduler,
+    client,
+    catalog: new LiveCatalog(client, config.catalogMaxAgeMs),
+    owner: `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`,
+    apiUrl,
+    callCounts,
+    lastServerDate: null,
+    async close() {
+      await client.close();
+      db.close();
+    },
+  };
+  return runtime;
+}

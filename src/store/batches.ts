@@ -1,0 +1,231 @@
+/**
+ * Batches: one per claimed file (or `topup submit` / `topup retry`). Every change is a guarded
+ * UPDATE; a batch is driven by one process at a time, the holder of its lease.
+ */
+import type { Db } from './db.js';
+
+export type BatchState = 'claimed' | 'open' | 'done' | 'failed' | 'duplicate';
+export type BatchOrigin = 'inbox' | 'submit' | 'retry';
+export type WaitReason = 'balance' | 'maintenance' | 'account' | 'catalog' | null;
+
+export interface Batch {
+  id: string;
+  seq: number;
+  name: string;
+  sourceName: string;
+  jobFile: string;
+  contentHash: string;
+  origin: BatchOrigin;
+  state: BatchState;
+  waitReason: WaitReason;
+  waitDetail: string | null;
+  duplicateOf: string | null;
+  retryOf: string | null;
+  header: string[] | null;
+  fileError: string | null;
+  cancelRequested: boolean;
+  sandbox: boolean;
+  balanceBefore: number | null;
+  balanceAfter: number | null;
+  resultFile: string | null;
+  owner: string | null;
+  leaseUntil: number;
+  createdAt: number;
+  startedAt: number | null;
+  finishedAt: number | null;
+}
+
+interface BatchRow {
+  id: string;
+  seq: number;
+  name: string;
+  source_name: string;
+  job_file: string;
+  content_hash: string;
+  origin: BatchOrigin;
+  state: BatchState;
+  wait_reason: WaitReason;
+  wait_detail: string | null;
+  duplicate_of: string | null;
+  retry_of: string | null;
+  header_json: string | null;
+  file_error: string | null;
+  cancel_requested: number;
+  sandbox: number;
+  balance_before: number | null;
+  balance_after: number | null;
+  result_file: string | null;
+  owner: string | null;
+  lease_until: number;
+  created_at: number;
+  started_at: number | null;
+  finished_at: number | null;
+}
+
+function toBatch(r: BatchRow): Batch {
+  return {
+    id: r.id,
+    seq: r.seq,
+    name: r.name,
+    sourceName: r.source_name,
+    jobFile: r.job_file,
+    contentHash: r.content_hash,
+    origin: r.origin,
+    state: r.state,
+    waitReason: r.wait_reason,
+    waitDetail: r.wait_detail,
+    duplicateOf: r.duplicate_of,
+    retryOf: r.retry_of,
+    header: r.header_json ? (JSON.parse(r.header_json) as string[]) : null,
+    fileError: r.file_error,
+    cancelRequested: r.cancel_requested === 1,
+    sandbox: r.sandbox === 1,
+    balanceBefore: r.balance_before,
+    balanceAfter: r.balance_after,
+    resultFile: r.result_file,
+    owner: r.owner,
+    leaseUntil: r.lease_until,
+    createdAt: r.created_at,
+    startedAt: r.started_at,
+    finishedAt: r.finished_at,
+  };
+}
+
+export interface NewBatch {
+  id: string;
+  name: string;
+  sourceName: string;
+  jobFile: string;
+  contentHash: string;
+  origin: BatchOrigin;
+  sandbox: boolean;
+  duplicateOf?: string | null;
+  retryOf?: string | null;
+  owner?: string | null;
+  leaseUntil?: number;
+  now: number;
+}
+
+export class BatchStore {
+  readonly #db: Db;
+  constructor(db: Db) {
+    this.#db = db;
+  }
+
+  create(b: NewBatch): Batch {
+    this.#db
+      .prepare(
+        `INSERT INTO batches (id, seq, name, source_name, job_file, content_hash, origin, state, duplicate_of, retry_of,
+           sandbox, owner, lease_until, created_at)
+         VALUES (@id, (SELECT coalesce(max(seq), 0) + 1 FROM batches), @name, @sourceName, @jobFile, @contentHash, @origin,
+           'claimed', @duplicateOf, @retryOf, @sandbox, @owner, @leaseUntil, @now)`,
+      )
+      .run({
+        ...b,
+        duplicateOf: b.duplicateOf ?? null,
+        retryOf: b.retryOf ?? null,
+        sandbox: b.sandbox ? 1 : 0,
+        owner: b.owner ?? null,
+        leaseUntil: b.leaseUntil ?? 0,
+      });
+    return this.get(b.id)!;
+  }
+
+  get(id: string): Batch | undefined {
+    const r = this.#db.prepare('SELECT * FROM batches WHERE id = ?').get(id) as BatchRow | undefined;
+    return r ? toBatch(r) : undefined;
+  }
+
+  list(opts: { states?: BatchState[]; limit?: number } = {}): Batch[] {
+    const where = opts.states ? `WHERE state IN (${opts.states.map(() => '?').join(',')})` : '';
+    const rows = this.#db
+      .prepare(`SELECT * FROM batches ${where} ORDER BY seq DESC LIMIT ?`)
+      .all(...(opts.states ?? []), opts.limit ?? 1_000_000) as BatchRow[];
+    return rows.map(toBatch);
+  }
+
+  /** The earliest batch (not itself a duplicate) that processed a file with these bytes. */
+  findByContent(hash: string): Batch | undefined {
+    const r = this.#db
+      .prepare(`SELECT * FROM batches WHERE content_hash = ? AND state != 'duplicate' AND origin = 'inbox' ORDER BY seq LIMIT 1`)
+      .get(hash) as BatchRow | undefined;
+    return r ? toBatch(r) : undefined;
+  }
+
+  setJobFile(id: string, jobFile: string): void {
+    this.#db.prepare('UPDATE batches SET job_file = ? WHERE id = ?').run(jobFile, id);
+  }
+
+  /** claimed → open, once every row is stored. */
+  open(id: string, header: string[]): void {
+    this.#db.prepare(`UPDATE batches SET state = 'open', header_json = ? WHERE id = ? AND state = 'claimed'`).run(JSON.stringify(header), id);
+  }
+
+  fail(id: string, fileError: string, now: number): void {
+    this.#db
+      .prepare(`UPDATE batches SET state = 'failed', file_error = ?, finished_at = ?, owner = NULL WHERE id = ? AND state = 'claimed'`)
+      .run(fileError, now, id);
+  }
+
+  markDuplicate(id: string, header: string[] | null): void {
+    this.#db.prepare(`UPDATE batches SET state = 'duplicate', header_json = ? WHERE id = ?`).run(header ? JSON.stringify(header) : null, id);
+  }
+
+  setWait(id: string, reason: WaitReason, detail: string | null): void {
+    this.#db.prepare('UPDATE batches SET wait_reason = ?, wait_detail = ? WHERE id = ?').run(reason, detail, id);
+  }
+
+  setBalanceBefore(id: string, usd: number, now: number): void {
+    this.#db
+      .prepare('UPDATE batches SET balance_before = coalesce(balance_before, ?), started_at = coalesce(started_at, ?) WHERE id = ?')
+      .run(usd, now, id);
+  }
+
+  finish(id: string, balanceAfter: number | null, resultFile: string, now: number): void {
+    this.#db
+      .prepare(
+        `UPDATE batches SET state = CASE WHEN state = 'duplicate' THEN 'duplicate' ELSE 'done' END, balance_after = ?, result_file = ?,
+           finished_at = ?, wait_reason = NULL, wait_detail = NULL, owner = NULL, lease_until = 0 WHERE id = ?`,
+      )
+      .run(balanceAfter, resultFile, now, id);
+  }
+
+  requestCancel(id: string): boolean {
+    return this.#db.prepare(`UPDATE batches SET cancel_requested = 1 WHERE id = ? AND state IN ('claimed', 'open')`).run(id).changes === 1;
+  }
+
+  /** Takes or renews the lease on a batch; false when another live process holds it. */
+  acquire(id: string, owner: string, now: number, leaseMs: number): boolean {
+    return (
+      this.#db
+        .prepare(
+          `UPDATE batches SET owner = @owner, lease_until = @until
+           WHERE id = @id AND state IN ('claimed', 'open', 'duplicate') AND (owner IS NULL OR owner = @owner OR lease_until < @now)`,
+        )
+        .run({ id, owner, now, until: now + leaseMs }).changes === 1
+    );
+  }
+
+  renewAll(owner: string, now: number, leaseMs: number): void {
+    this.#db.prepare('UPDATE batches SET lease_until = ? WHERE owner = ?').run(now + leaseMs, owner);
+  }
+
+  releaseAll(owner: string): void {
+    this.#db.prepare('UPDATE batches SET owner = NULL, lease_until = 0 WHERE owner = ?').run(owner);
+  }
+
+  /** Unfinished batches that nobody live holds, oldest first. */
+  adoptable(owner: string, now: number): Batch[] {
+    const rows = this.#db
+      .prepare(
+        `SELECT * FROM batches WHERE state IN ('claimed', 'open', 'duplicate') AND finished_at IS NULL
+           AND (owner IS NULL OR owner = ? OR lease_until < ?) ORDER BY seq`,
+      )
+      .all(owner, now) as BatchRow[];
+    return rows.map(toBatch);
+  }
+
+  ownedBy(owner: string): Batch[] {
+    return (this.#db.prepare(`SELECT * FROM batches WHERE owner = ? ORDER BY seq`).all(owner) as BatchRow[]).map(toBatch);
+  }
+}

@@ -1,0 +1,49 @@
+/**
+ * The durable store: one SQLite file (better-sqlite3, WAL) under jobs/.
+ *
+ * synchronous=FULL: a commit is on disk before `run()` returns, so "the intent to send is
+ * committed before the request leaves" holds across a power cut, not just a process kill.
+ * The file is created mode 0600 (it holds delivered codes); SQLite gives its -wal and -shm
+ * files the same mode as the database file.
+ */
+import Database from 'better-sqlite3';
+import { closeSync, mkdirSync, openSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { MIGRATIONS } from './migrations.js';
+import { ErrorCode, TopupError } from '../errors.js';
+
+export type Db = Database.Database;
+
+export function openDb(path: string): Db {
+  mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+  // Create the file ourselves so that its mode never depends on the caller's umask.
+  closeSync(openSync(path, 'a', 0o600));
+  const db = new Database(path, { timeout: 10_000 });
+  db.pragma('journal_mode = WAL');
+  db.pragma('synchronous = FULL');
+  db.pragma('foreign_keys = ON');
+  db.pragma('busy_timeout = 10000');
+  migrate(db);
+  return db;
+}
+
+function migrate(db: Db): void {
+  db.exec('CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)');
+  const row = db.prepare('SELECT version FROM schema_version').get() as { version: number } | undefined;
+  const current = row?.version ?? 0;
+  if (current > MIGRATIONS.length) {
+    throw new TopupError(ErrorCode.Store, `the database was written by a newer topup-runner (schema ${current}, this build knows ${MIGRATIONS.length})`);
+  }
+  const apply = db.transaction(() => {
+    for (let v = current; v < MIGRATIONS.length; v++) db.exec(MIGRATIONS[v]!);
+    if (row) db.prepare('UPDATE schema_version SET version = ?').run(MIGRATIONS.length);
+    else db.prepare('INSERT INTO schema_version (version) VALUES (?)').run(MIGRATIONS.length);
+  });
+  apply.immediate();
+}
+
+/** `PRAGMA integrity_check`: 'ok' or the first problems SQLite reports. */
+export function integrityCheck(db: Db): string {
+  const rows = db.pragma('integrity_check') as { integrity_check: string }[];
+  return rows.map((r) => r.integrity_check).join('; ');
+}

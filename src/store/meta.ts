@@ -1,0 +1,34 @@
+/**
+ * Small named values kept across restarts: the rate hold-off, the last history export,
+ * the low-balance alert flag, the last run of each scheduled job.
+ */
+import type { Db } from './db.js';
+
+export class MetaStore {
+  readonly #db: Db;
+  constructor(db: Db) {
+    this.#db = db;
+  }
+
+  get(key: string): string | undefined {
+    const r = this.#db.prepare('SELECT value FROM meta WHERE key = ?').get(key) as { value: string } | undefined;
+    return r?.value;
+  }
+
+  getJson<T>(key: string): T | undefined {
+    const v = this.get(key);
+    return v === undefined ? undefined : (JSON.parse(v) as T);
+  }
+
+  set(key: string, value: string): void {
+    this.#db.prepare('INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value').run(key, value);
+  }
+
+  setJson(key: string, value: unknown): void {
+    this.set(key, JSON.stringify(value));
+  }
+
+  delete(key: string): void {
+    this.#db.prepare('DELETE FROM meta WHERE key = ?').run(key);
+  }
+}

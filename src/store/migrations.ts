@@ -1,0 +1,85 @@
+/**
+ * Schema migrations, applied in order; index + 1 is the schema version. Never edit a
+ * migration that has shipped: add a new one.
+ *
+ * A row's life (the state machine that carries the money safety):
+ *   pending ──intent committed──▶ sending ──200──▶ processing ──poll──▶ completed | cancelled
+ *                                   │  ▲ ambiguous / retry-later: stays `sending`, resent with the same body
+ *                                   ├──400──▶ rejected            (never charged)
+ *                                   └──400 after an uncertain attempt──▶ verifying ──history──▶ processing | rejected | review
+ *   invalid (failed validation, never sent) · skipped (cancelled before sending)
+ */
+export const MIGRATIONS: readonly string[] = [
+  `
+  CREATE TABLE batches (
+    id               TEXT PRIMARY KEY,
+    seq              INTEGER NOT NULL UNIQUE,
+    name             TEXT NOT NULL,
+    source_name      TEXT NOT NULL,
+    job_file         TEXT NOT NULL,
+    content_hash     TEXT NOT NULL,
+    origin           TEXT NOT NULL CHECK (origin IN ('inbox', 'submit', 'retry')),
+    state            TEXT NOT NULL CHECK (state IN ('claimed', 'open', 'done', 'failed', 'duplicate')),
+    wait_reason      TEXT,
+    wait_detail      TEXT,
+    duplicate_of     TEXT,
+    retry_of         TEXT,
+    header_json      TEXT,
+    file_error       TEXT,
+    cancel_requested INTEGER NOT NULL DEFAULT 0,
+    sandbox          INTEGER NOT NULL,
+    balance_before   REAL,
+    balance_after    REAL,
+    result_file      TEXT,
+    owner            TEXT,
+    lease_until      INTEGER NOT NULL DEFAULT 0,
+    created_at       INTEGER NOT NULL,
+    started_at       INTEGER,
+    finished_at      INTEGER
+  );
+  CREATE INDEX batches_hash ON batches (content_hash);
+  CREATE INDEX batches_state ON batches (state);
+
+  CREATE TABLE rows (
+    batch_id        TEXT NOT NULL REFERENCES batches (id),
+    idx             INTEGER NOT NULL,
+    line            INTEGER NOT NULL,
+    cells_json      TEXT NOT NULL,
+    state           TEXT NOT NULL CHECK (state IN ('pending', 'sending', 'processing', 'verifying',
+                      'completed', 'cancelled', 'invalid', 'rejected', 'skipped', 'review')),
+    trxid           TEXT,
+    request_json    TEXT,
+    product_id      TEXT,
+    slug            TEXT,
+    pack_name       TEXT,
+    quantity        INTEGER,
+    unit_price_usd  REAL,
+    expected_usd    REAL,
+    max_price_usd   REAL,
+    order_id        TEXT,
+    amount_usd      REAL,
+    codes_json      TEXT,
+    refunded        INTEGER,
+    error           TEXT,
+    reject_code     TEXT,
+    attempts        INTEGER NOT NULL DEFAULT 0,
+    uncertain       INTEGER NOT NULL DEFAULT 0,
+    first_sent_at   INTEGER,
+    last_sent_at    INTEGER,
+    next_try_at     INTEGER NOT NULL DEFAULT 0,
+    next_poll_at    INTEGER NOT NULL DEFAULT 0,
+    polls           INTEGER NOT NULL DEFAULT 0,
+    updated_at      INTEGER NOT NULL,
+    PRIMARY KEY (batch_id, idx)
+  );
+  CREATE UNIQUE INDEX rows_trxid ON rows (trxid) WHERE trxid IS NOT NULL;
+  CREATE UNIQUE INDEX rows_order_id ON rows (order_id) WHERE order_id IS NOT NULL;
+  CREATE INDEX rows_state ON rows (state, batch_id);
+
+  -- Start times of recent API calls, shared by every topup process on this home.
+  CREATE TABLE api_calls (t INTEGER NOT NULL);
+  CREATE INDEX api_calls_t ON api_calls (t);
+
+  CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+  `,
+];

@@ -1,0 +1,419 @@
+/**
+ * Rows and their state machine (see migrations.ts). Each transition is one guarded UPDATE:
+ * it names the states it may leave, and reports whether it happened, so two actors can never
+ * both move a row.
+ */
+import type { Db } from './db.js';
+import type { OrderRequest } from '../api/schemas.js';
+
+export const ROW_STATES = [
+  'pending',
+  'sending',
+  'processing',
+  'verifying',
+  'completed',
+  'cancelled',
+  'invalid',
+  'rejected',
+  'skipped',
+  'review',
+] as const;
+export type RowState = (typeof ROW_STATES)[number];
+export const FINAL_ROW_STATES: readonly RowState[] = ['completed', 'cancelled', 'invalid', 'rejected', 'skipped', 'review'];
+
+export interface NewRow {
+  idx: number;
+  line: number;
+  cells: string[];
+  /** Valid rows: the full request body, trxid included. Invalid rows: null. */
+  request: OrderRequest | null;
+  error: string | null;
+  productId?: string;
+  slug?: string;
+  packName?: string;
+  quantity?: number;
+  unitPriceUsd?: number;
+  expectedUsd?: number;
+  maxPriceUsd?: number | null;
+}
+
+export interface Row {
+  batchId: string;
+  idx: number;
+  line: number;
+  cells: string[];
+  state: RowState;
+  trxid: string | null;
+  request: OrderRequest | null;
+  productId: string | null;
+  slug: string | null;
+  packName: string | null;
+  quantity: number | null;
+  unitPriceUsd: number | null;
+  expectedUsd: number | null;
+  maxPriceUsd: number | null;
+  orderId: string | null;
+  amountUsd: number | null;
+  codes: string[];
+  refunded: boolean | null;
+  error: string | null;
+  rejectCode: string | null;
+  attempts: number;
+  uncertain: boolean;
+  firstSentAt: number | null;
+  lastSentAt: number | null;
+  nextTryAt: number;
+  nextPollAt: number;
+  polls: number;
+}
+
+interface RowRecord {
+  batch_id: string;
+  idx: number;
+  line: number;
+  cells_json: string;
+  state: RowState;
+  trxid: string | null;
+  request_json: string | null;
+  product_id: string | null;
+  slug: string | null;
+  pack_name: string | null;
+  quantity: number | null;
+  unit_price_usd: number | null;
+  expected_usd: number | null;
+  max_price_usd: number | null;
+  order_id: string | null;
+  amount_usd: number | null;
+  codes_json: string | null;
+  refunded: number | null;
+  error: string | null;
+  reject_code: string | null;
+  attempts: number;
+  uncertain: number;
+  first_sent_at: number | null;
+  last_sent_at: number | null;
+  next_try_at: number;
+  next_poll_at: number;
+  polls: number;
+}
+
+function toRow(r: RowRecord): Row {
+  return {
+    batchId: r.batch_id,
+    idx: r.idx,
+    line: r.line,
+    cells: JSON.parse(r.cells_json) as string[],
+    state: r.state,
+    trxid: r.trxid,
+    request: r.request_json ? (JSON.parse(r.request_json) as OrderRequest) : null,
+    productId: r.product_id,
+    slug: r.slug,
+    packName: r.pack_name,
+    quantity: r.quantity,
+    unitPriceUsd: r.unit_price_usd,
+    expectedUsd: r.expected_usd,
+    maxPriceUsd: r.max_price_usd,
+    orderId: r.order_id,
+    amountUsd: r.amount_usd,
+    codes: r.codes_json ? (JSON.parse(r.codes_json) as string[]) : [],
+    refunded: r.refunded === null ? null : r.refunded === 1,
+    error: r.error,
+    rejectCode: r.reject_code,
+    attempts: r.attempts,
+    uncertain: r.uncertain === 1,
+    firstSentAt: r.first_sent_at,
+    lastSentAt: r.last_sent_at,
+    nextTryAt: r.next_try_at,
+    nextPollAt: r.next_poll_at,
+    polls: r.polls,
+  };
+}
+
+/** What the API told us about a placed order. */
+export interface OrderFacts {
+  orderId: string;
+  status: 'processing' | 'completed' | 'cancelled';
+  amountUsd?: number | undefined;
+  codes?: string[] | undefined;
+  refunded?: boolean | undefined;
+  error?: string | undefined;
+}
+
+export type StateCounts = Record<RowState, number>;
+
+export function emptyCounts(): StateCounts {
+  return Object.fromEntries(ROW_STATES.map((s) => [s, 0])) as StateCounts;
+}
+
+export class RowStore {
+  readonly #db: Db;
+  constructor(db: Db) {
+    this.#db = db;
+  }
+
+  /** Stores every row of a batch in one transaction: a batch is stored whole or not at all. */
+  insertAll(batchId: string, rows: Iterable<NewRow>, now: number): number {
+    const stmt = this.#db.prepare(
+      `INSERT INTO rows (batch_id, idx, line, cells_json, state, trxid, request_json, product_id, slug, pack_name, quantity,
+         unit_price_usd, expected_usd, max_price_usd, error, updated_at)
+       VALUES (@batchId, @idx, @line, @cells, @state, @trxid, @request, @productId, @slug, @packName, @quantity,
+         @unitPriceUsd, @expectedUsd, @maxPriceUsd, @error, @now)`,
+    );
+    let n = 0;
+    for (const r of rows) {
+      stmt.run({
+        batchId,
+        idx: r.idx,
+        line: r.line,
+        cells: JSON.stringify(r.cells),
+        state: r.request ? 'pending' : 'invalid',
+        trxid: r.request?.trxid ?? null,
+        request: r.request ? JSON.stringify(r.request) : null,
+        productId: r.productId ?? null,
+        slug: r.slug ?? null,
+        packName: r.packName ?? null,
+        quantity: r.quantity ?? null,
+        unitPriceUsd: r.unitPriceUsd ?? null,
+        expectedUsd: r.expectedUsd ?? null,
+        maxPriceUsd: r.maxPriceUsd ?? null,
+        error: r.error,
+        now,
+      });
+      n++;
+    }
+    return n;
+  }
+
+  deleteBatchRows(batchId: string): void {
+    this.#db.prepare('DELETE FROM rows WHERE batch_id = ?').run(batchId);
+  }
+
+  get(batchId: string, idx: number): Row | undefined {
+    const r = this.#db.prepare('SELECT * FROM rows WHERE batch_id = ? AND idx = ?').get(batchId, idx) as RowRecord | undefined;
+    return r ? toRow(r) : undefined;
+  }
+
+  byTrxid(trxid: string): { batchId: string; idx: number } | undefined {
+    const r = this.#db.prepare('SELECT batch_id, idx FROM rows WHERE trxid = ?').get(trxid) as { batch_id: string; idx: number } | undefined;
+    return r ? { batchId: r.batch_id, idx: r.idx } : undefined;
+  }
+
+  *iterate(batchId: string): Generator<Row> {
+    for (const r of this.#db.prepare('SELECT * FROM rows WHERE batch_id = ? ORDER BY idx').iterate(batchId) as Iterable<RowRecord>) {
+      yield toRow(r);
+    }
+  }
+
+  inStates(batchId: string, states: readonly RowState[]): Row[] {
+    const rows = this.#db
+      .prepare(`SELECT * FROM rows WHERE batch_id = ? AND state IN (${states.map(() => '?').join(',')}) ORDER BY idx`)
+      .all(batchId, ...states) as RowRecord[];
+    return rows.map(toRow);
+  }
+
+  counts(batchId: string): StateCounts {
+    const counts = emptyCounts();
+    for (const r of this.#db.prepare('SELECT state, count(*) AS n FROM rows WHERE batch_id = ? GROUP BY state').all(batchId) as {
+      state: RowState;
+      n: number;
+    }[]) {
+      counts[r.state] = r.n;
+    }
+    return counts;
+  }
+
+  /** USD still to be spent on rows that have not been sent (pending) in a batch. */
+  unsentTotal(batchId: string): number {
+    const r = this.#db.prepare(`SELECT coalesce(sum(expected_usd), 0) AS usd FROM rows WHERE batch_id = ? AND state = 'pending'`).get(batchId) as {
+      usd: number;
+    };
+    return Math.round(r.usd * 100) / 100;
+  }
+
+  /** Rows that may be (re)sent now, oldest batch first. `sending` rows come first: they are owed an answer. */
+  sendable(batchIds: readonly string[], now: number, limit: number): Row[] {
+    if (batchIds.length === 0) return [];
+    const rows = this.#db
+      .prepare(
+        `SELECT r.* FROM rows r JOIN batches b ON b.id = r.batch_id
+         WHERE r.batch_id IN (${batchIds.map(() => '?').join(',')}) AND r.state IN ('pending', 'sending') AND r.next_try_at <= ?
+         ORDER BY (r.state = 'sending') DESC, b.seq, r.idx LIMIT ?`,
+      )
+      .all(...batchIds, now, limit) as RowRecord[];
+    return rows.map(toRow);
+  }
+
+  /** The earliest time any pending/sending row of these batches becomes sendable. */
+  nextTryAt(batchIds: readonly string[]): number | undefined {
+    if (batchIds.length === 0) return undefined;
+    const r = this.#db
+      .prepare(`SELECT min(next_try_at) AS t FROM rows WHERE batch_id IN (${batchIds.map(() => '?').join(',')}) AND state IN ('pending', 'sending')`)
+      .get(...batchIds) as { t: number | null };
+    return r.t ?? undefined;
+  }
+
+  /**
+   * THE INTENT. Moves a row to `sending` (or keeps it there for a resend), committed with
+   * synchronous=FULL before the request leaves. Guarded by the batch lease, so a process that
+   * lost its lease can never send. A resend of a row already `sending` marks it uncertain:
+   * an earlier attempt may have created the order. Cancelled batches send no new rows, but
+   * rows already `sending` are still resent, because only a resend tells whether they were charged.
+   */
+  markSending(batchId: string, idx: number, owner: string, now: number): boolean {
+    return (
+      this.#db
+        .prepare(
+          `UPDATE rows SET
+             uncertain = CASE WHEN state = 'sending' THEN 1 ELSE uncertain END,
+             state = 'sending', attempts = attempts + 1, first_sent_at = coalesce(first_sent_at, @now), last_sent_at = @now,
+             updated_at = @now
+           WHERE batch_id = @batchId AND idx = @idx AND state IN ('pending', 'sending')
+             AND EXISTS (SELECT 1 FROM batches b WHERE b.id = @batchId AND b.owner = @owner AND b.lease_until > @now
+                         AND (b.cancel_requested = 0 OR rows.state = 'sending'))`,
+        )
+        .run({ batchId, idx, owner, now }).changes === 1
+    );
+  }
+
+  /** The API answered with an order: processing, or already final. */
+  recordOrder(batchId: string, idx: number, o: OrderFacts, now: number, nextPollAt: number): boolean {
+    const state: RowState = o.status;
+    return (
+      this.#db
+        .prepare(
+          `UPDATE rows SET state = @state, order_id = @orderId, amount_usd = coalesce(@amountUsd, amount_usd),
+             codes_json = coalesce(@codes, codes_json), refunded = coalesce(@refunded, refunded),
+             error = CASE WHEN @state = 'cancelled' THEN coalesce(@error, error) ELSE NULL END,
+             next_poll_at = @nextPollAt, updated_at = @now
+           WHERE batch_id = @batchId AND idx = @idx AND state IN ('sending', 'pending', 'processing', 'verifying')`,
+        )
+        .run({
+          batchId,
+          idx,
+          state,
+          orderId: o.orderId,
+          amountUsd: o.amountUsd ?? null,
+          codes: o.codes && o.codes.length > 0 ? JSON.stringify(o.codes) : null,
+          refunded: o.refunded === undefined ? null : o.refunded ? 1 : 0,
+          error: o.error ?? null,
+          nextPollAt,
+          now,
+        }).changes === 1
+    );
+  }
+
+  /** A send that got no definite answer: keep the intent, try again at `nextTryAt`. */
+  retryLater(batchId: string, idx: number, opts: { nextTryAt: number; uncertain: boolean; note: string | null }, now: number): void {
+    this.#db
+      .prepare(
+        `UPDATE rows SET state = CASE WHEN uncertain = 1 OR @uncertain = 1 THEN 'sending' ELSE 'pending' END,
+           uncertain = max(uncertain, @uncertain), next_try_at = @nextTryAt, error = @note, updated_at = @now
+         WHERE batch_id = @batchId AND idx = @idx AND state = 'sending'`,
+      )
+      .run({ batchId, idx, nextTryAt: opts.nextTryAt, uncertain: opts.uncertain ? 1 : 0, note: opts.note, now });
+  }
+
+  /** A definite refusal of a row that was never in doubt: nothing was charged. */
+  reject(batchId: string, idx: number, error: string, code: string | null, now: number): boolean {
+    return (
+      this.#db
+        .prepare(
+          `UPDATE rows SET state = 'rejected', error = @error, reject_code = @code, updated_at = @now
+           WHERE batch_id = @batchId AND idx = @idx AND state IN ('pending', 'sending', 'verifying')`,
+        )
+        .run({ batchId, idx, error, code, now }).changes === 1
+    );
+  }
+
+  /** A 400 after an attempt whose answer was lost: not proof of "not charged". Look in history first. */
+  toVerify(batchId: string, idx: number, error: string, code: string | null, verifyAt: number, now: number): void {
+    this.#db
+      .prepare(
+        `UPDATE rows SET state = 'verifying', error = @error, reject_code = @code, next_poll_at = @verifyAt, updated_at = @now
+         WHERE batch_id = @batchId AND idx = @idx AND state = 'sending'`,
+      )
+      .run({ batchId, idx, error, code, verifyAt, now });
+  }
+
+  /** Back to pending without the doubt (history proved nothing was placed), e.g. to wait for balance. */
+  clearToPending(batchId: string, idx: number, nextTryAt: number, now: number): void {
+    this.#db
+      .prepare(
+        `UPDATE rows SET state = 'pending', uncertain = 0, next_try_at = @nextTryAt, updated_at = @now
+         WHERE batch_id = @batchId AND idx = @idx AND state IN ('sending', 'verifying')`,
+      )
+      .run({ batchId, idx, nextTryAt, now });
+  }
+
+  markReview(batchId: string, idx: number, error: string, now: number): void {
+    this.#db
+      .prepare(`UPDATE rows SET state = 'review', error = @error, updated_at = @now WHERE batch_id = @batchId AND idx = @idx AND state = 'verifying'`)
+      .run({ batchId, idx, error, now });
+  }
+
+  /** A row that failed a check just before sending (e.g. the price rose above maxPriceUsd). */
+  invalidateUnsent(batchId: string, idx: number, error: string, now: number): boolean {
+    return (
+      this.#db
+        .prepare(`UPDATE rows SET state = 'invalid', error = @error, updated_at = @now WHERE batch_id = @batchId AND idx = @idx AND state = 'pending'`)
+        .run({ batchId, idx, error, now }).changes === 1
+    );
+  }
+
+  skipPending(batchId: string, now: number): number {
+    return this.#db
+      .prepare(
+        `UPDATE rows SET state = 'skipped', error = 'batch cancelled by the operator before this row was sent', updated_at = ?
+         WHERE batch_id = ? AND state = 'pending'`,
+      )
+      .run(now, batchId).changes;
+  }
+
+  deferPending(batchId: string, until: number): void {
+    this.#db.prepare(`UPDATE rows SET next_try_at = max(next_try_at, ?) WHERE batch_id = ? AND state = 'pending'`).run(until, batchId);
+  }
+
+  /** Processing/verifying rows whose next look is due. */
+  duePolls(batchIds: readonly string[], now: number, limit: number): Row[] {
+    if (batchIds.length === 0) return [];
+    const rows = this.#db
+      .prepare(
+        `SELECT * FROM rows WHERE batch_id IN (${batchIds.map(() => '?').join(',')}) AND state IN ('processing', 'verifying')
+           AND next_poll_at <= ? ORDER BY next_poll_at LIMIT ?`,
+      )
+      .all(...batchIds, now, limit) as RowRecord[];
+    return rows.map(toRow);
+  }
+
+  nextPollAt(batchIds: readonly string[]): number | undefined {
+    if (batchIds.length === 0) return undefined;
+    const r = this.#db
+      .prepare(`SELECT min(next_poll_at) AS t FROM rows WHERE batch_id IN (${batchIds.map(() => '?').join(',')}) AND state IN ('processing', 'verifying')`)
+      .get(...batchIds) as { t: number | null };
+    return r.t ?? undefined;
+  }
+
+  processingByOrderIds(orderIds: readonly string[]): Row[] {
+    if (orderIds.length === 0) return [];
+    const rows = this.#db
+      .prepare(`SELECT * FROM rows WHERE order_id IN (${orderIds.map(() => '?').join(',')}) AND state = 'processing'`)
+      .all(...orderIds) as RowRecord[];
+    return rows.map(toRow);
+  }
+
+  schedulePoll(batchId: string, idx: number, at: number): void {
+    this.#db.prepare('UPDATE rows SET next_poll_at = ?, polls = polls + 1 WHERE batch_id = ? AND idx = ?').run(at, batchId, idx);
+  }
+
+  isOrderIdKnown(orderId: string): boolean {
+    return this.#db.prepare('SELECT 1 FROM rows WHERE order_id = ?').get(orderId) !== undefined;
+  }
+
+  /** All placed orders (for reconciliation), newest first. */
+  placedOrders(sinceMs: number): Row[] {
+    const rows = this.#db
+      .prepare(`SELECT * FROM rows WHERE order_id IS NOT NULL AND coalesce(first_sent_at, 0) >= ? ORDER BY first_sent_at DESC`)
+      .all(sinceMs) as RowRecord[];
+    return rows.map(toRow);
+  }
+}
