@@ -13,6 +13,7 @@ import { Priority } from '../api/client.js';
 import type { Runtime } from '../runtime.js';
 import type { Row } from '../store/rows.js';
 import type { Pauses } from './pauses.js';
+import { crashPoint } from '../crash-points.js';
 
 export type SendResult =
   | 'placed'
@@ -81,8 +82,10 @@ export async function sendRow(deps: SenderDeps, row: Row, signal?: AbortSignal):
       ...(signal ? { signal } : {}),
       beforeSend: () => {
         if (!rt.rows.markSending(row.batchId, row.idx, rt.owner, Date.now())) throw new NotSent();
+        crashPoint('intent-committed');
       },
     });
+    crashPoint('response-received');
     const now = Date.now();
     rt.rows.recordOrder(row.batchId, row.idx, order, now, now + rt.config.pollIntervalMs);
     const ended = pauses.clear();
@@ -91,6 +94,7 @@ export async function sendRow(deps: SenderDeps, row: Row, signal?: AbortSignal):
     return 'placed';
   } catch (err) {
     if (err instanceof NotSent) return 'not-sent';
+    crashPoint('response-received');
     if (signal?.aborted && !(err instanceof ApiError)) return 'not-sent';
     return handleFailure(deps, row, err, uncertainBefore);
   }

@@ -6,6 +6,7 @@
 import { closeSync, fsyncSync, mkdirSync, openSync, renameSync, writeSync, unlinkSync } from 'node:fs';
 import { dirname, basename, join } from 'node:path';
 import { randomBytes } from 'node:crypto';
+import { crashPoint } from '../crash-points.js';
 
 export function writeFileAtomic(path: string, content: string | Iterable<string>, mode = 0o600): void {
   const dir = dirname(path);
@@ -16,7 +17,10 @@ export function writeFileAtomic(path: string, content: string | Iterable<string>
     for (const chunk of typeof content === 'string' ? [content] : content) {
       const buf = Buffer.from(chunk, 'utf8');
       let off = 0;
-      while (off < buf.length) off += writeSync(fd, buf, off, buf.length - off);
+      while (off < buf.length) {
+        off += writeSync(fd, buf, off, Math.min(buf.length - off, Math.max(1, Math.ceil(buf.length / 2))));
+        crashPoint('result-file-half-written');
+      }
     }
     fsyncSync(fd);
   } catch (err) {

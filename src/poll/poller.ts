@@ -13,6 +13,7 @@ import type { Order } from '../api/schemas.js';
 import { ApiError, coerceError } from '../errors.js';
 import type { Runtime } from '../runtime.js';
 import type { Row } from '../store/rows.js';
+import { crashPoint } from '../crash-points.js';
 
 const HISTORY_WINDOW = 200;
 const PAGE_SIZE = 50;
@@ -39,6 +40,7 @@ export class Poller {
       this.#rt.rows.schedulePoll(row.batchId, row.idx, nextPollAt);
       return false;
     }
+    crashPoint('before-final-commit');
     this.#rt.rows.recordOrder(
       row.batchId,
       row.idx,

@@ -1,0 +1,31 @@
+/**
+ * Named instants at which the torture suite kills this process (SIGKILL, no clean-up) to prove
+ * that a crash there loses nothing and charges nothing twice. Inert unless TOPUP_CRASH_AT is
+ * set, as `point:n` (die at the n-th time `point` is reached, counting from 1) or a list of them
+ * separated by commas.
+ */
+export type CrashPoint =
+  /** The `sending` intent is committed; the request has not left. */
+  | 'intent-committed'
+  /** The API answered (the order exists if it was created); nothing of the answer is stored yet. */
+  | 'response-received'
+  /** A poll answer says the order ended; the result is not stored yet. */
+  | 'before-final-commit'
+  /** Half of a result file is written to its temporary file. */
+  | 'result-file-half-written';
+
+const plan = new Map<string, number>();
+for (const part of (process.env.TOPUP_CRASH_AT ?? '').split(',')) {
+  const m = /^\s*([a-z-]+):(\d+)\s*$/.exec(part);
+  if (m) plan.set(m[1]!, Number(m[2]));
+}
+const seen = new Map<string, number>();
+
+export function crashPoint(point: CrashPoint): void {
+  if (plan.size === 0) return;
+  const at = plan.get(point);
+  if (at === undefined) return;
+  const n = (seen.get(point) ?? 0) + 1;
+  seen.set(point, n);
+  if (n === at) process.kill(process.pid, 'SIGKILL');
+}
