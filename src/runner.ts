@@ -104,8 +104,10 @@ export class Runner extends EventEmitter<RunnerEvents> {
   async #drain(): Promise<void> {
     const grace = this.#opts.stopGraceMs ?? 8_000;
     const pending = [...this.#inflight.values(), ...(this.#polling ? [this.#polling] : [])];
-    const timer = sleep(grace, 'timeout' as const);
+    const cancelTimer = new AbortController();
+    const timer = sleep(grace, 'timeout' as const, { signal: cancelTimer.signal }).catch(() => 'done' as const);
     const outcome = await Promise.race([Promise.allSettled(pending).then(() => 'done' as const), timer]);
+    cancelTimer.abort();
     if (outcome === 'timeout') this.#abort.abort();
     await Promise.allSettled(pending);
     this.#rt.batches.releaseAll(this.#rt.owner);

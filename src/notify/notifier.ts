@@ -66,7 +66,10 @@ export class Notifier {
 
   /** Waits (bounded) for notifications still being delivered. */
   async flush(timeoutMs = 5_000): Promise<void> {
-    await Promise.race([Promise.allSettled([...this.#pending]), sleep(timeoutMs)]);
+    if (this.#pending.size === 0) return;
+    const cancelTimer = new AbortController();
+    await Promise.race([Promise.allSettled([...this.#pending]), sleep(timeoutMs, undefined, { signal: cancelTimer.signal }).catch(() => undefined)]);
+    cancelTimer.abort();
   }
 
   async #deliver(n: Notification): Promise<void> {

@@ -1,0 +1,201 @@
+/**
+ * End-to-end harness shared by the daemon, command, security and torture tests:
+ *  - a temp home with inbox/ jobs/ outbox/;
+ *  - the sandbox, in this process (startSandbox) or as a real `topup sandbox` child process
+ *    (when the daemon under test must be killed without taking the sandbox with it);
+ *  - the real CLI (dist/cli.js, built by test/global-setup.ts) as a child process.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, mkdirSync, rmSync, writeFileSync, readFileSync, existsSync, readdirSync, renameSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, dirname } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { parse } from 'csv-parse/sync';
+import { startSandbox, type RunningSandbox, type SandboxOptions } from '../../src/sandbox/index.js';
+
+export const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+export const CLI = join(ROOT, 'dist', 'cli.js');
+/** Test keys are canaries: any test may search outputs for them. */
+export const TEST_KEY = 'canary-KEY-7f3e9a1c5b';
+
+export interface TempHome {
+  dir: string;
+  inbox: string;
+  jobs: string;
+  outbox: string;
+  drop(name: string, content: string): string;
+  remove(): void;
+}
+
+export function tempHome(prefix = 'topup-'): TempHome {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  const home: TempHome = {
+    dir,
+    inbox: join(dir, 'inbox'),
+    jobs: join(dir, 'jobs'),
+    outbox: join(dir, 'outbox'),
+    drop(name, content) {
+      // Written beside the inbox, then renamed in: the daemon never sees half a file.
+      const tmp = join(dir, `.${name}.writing`);
+      writeFileSync(tmp, content);
+      const dest = join(home.inbox, name);
+      renameSync(tmp, dest);
+      return dest;
+    },
+    remove() {
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+  for (const d of [home.inbox, home.jobs, home.outbox]) mkdirSync(d, { recursive: true });
+  return home;
+}
+
+/** Sandbox in this process, test-friendly defaults: no random failures, instant fulfilment. */
+export async function inProcessSandbox(opts: Partial<SandboxOptions> = {}): Promise<RunningSandbox> {
+  return startSandbox({
+    apiKey: TEST_KEY,
+    balanceUsd: 1000,
+    ...opts,
+    fulfilment: { processingShare: 0, failShare: 0, ...opts.fulfilment },
+  });
+}
+
+export interface SandboxProcess {
+  url: string;
+  adminToken: string;
+  child: ChildProcess;
+  admin(method: string, op: string, body?: unknown): Promise<any>;
+  stop(): Promise<void>;
+}
+
+/** `topup sandbox` as its own process, with its state in a file. */
+export async function sandboxProcess(args: string[] = [], env: NodeJS.ProcessEnv = {}): Promise<SandboxProcess> {
+  const adminToken = 'admin-token-for-tests';
+  const child = spawn(process.execPath, [CLI, 'sandbox', '--port', '0', '--api-key', TEST_KEY, '--admin-token', adminToken, ...args], {
+    env: { ...process.env, ...env, TOPUP_API_KEY: '' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  const url = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`sandbox did not start: ${out}`)), 15_000);
+    child.stdout!.on('data', (d: Buffer) => {
+      out += d.toString();
+      const m = /listening on (http:\/\/[^\s]+)/.exec(out);
+      if (m) {
+        clearTimeout(timer);
+        resolve(m[1]!);
+      }
+    });
+    child.on('exit', (code) => reject(new Error(`sandbox exited ${code}: ${out}`)));
+  });
+  child.stderr!.resume();
+  return {
+    url,
+    adminToken,
+    child,
+    async admin(method, op, body) {
+      const res = await fetch(`${url}/__sandbox/${op}`, {
+        method,
+        headers: { 'x-sandbox-admin': adminToken, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
+      const text = await res.text();
+      if (!res.ok) throw new Error(`admin ${op}: ${res.status} ${text}`);
+      return text ? JSON.parse(text) : undefined;
+    },
+    async stop() {
+      if (child.exitCode !== null) return;
+      child.kill('SIGTERM');
+      await new Promise((r) => child.once('exit', r));
+    },
+  };
+}
+
+export interface CliResult {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+}
+
+export function cliEnv(home: TempHome, api: { url: string } | null, extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
+  return {
+    PATH: process.env.PATH,
+    HOME: process.env.HOME,
+    TOPUP_HOME: home.dir,
+    TOPUP_API_KEY: TEST_KEY,
+    ...(api ? { TOPUP_API_URL: api.url } : {}),
+    TOPUP_POLL_INTERVAL_MS: '200',
+    TOPUP_SETTLE_MS: '50',
+    TOPUP_LOG_LEVEL: 'info',
+    TOPUP_BALANCE_REPORT_CRON: 'off',
+    TOPUP_HISTORY_EXPORT_CRON: 'off',
+    TOPUP_RECONCILE_CRON: 'off',
+    TOPUP_LOW_BALANCE_CRON: 'off',
+    ...extra,
+  };
+}
+
+/** Runs the real CLI to its end. */
+export function runCli(args: string[], env: NodeJS.ProcessEnv, opts: { timeoutMs?: number; input?: string } = {}): Promise<CliResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [CLI, ...args], { env, stdio: ['pipe', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    child.stdin.end(opts.input ?? '');
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`topup ${args.join(' ')} timed out\nstdout: ${stdout.slice(-2000)}\nstderr: ${stderr.slice(-2000)}`));
+    }, opts.timeoutMs ?? 60_000);
+    child.on('exit', (code, signal) => {
+      clearTimeout(timer);
+      resolve({ code, signal, stdout, stderr });
+    });
+  });
+}
+
+/** Starts the real CLI and returns the child, for tests that signal or kill it. */
+export function startCli(args: string[], env: NodeJS.ProcessEnv): ChildProcess & { output: () => string } {
+  const child = spawn(process.execPath, [CLI, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] }) as ChildProcess & { output: () => string };
+  let out = '';
+  child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+  child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
+  child.output = () => out;
+  return child;
+}
+
+export async function waitFor<T>(what: string, fn: () => T | undefined | false | Promise<T | undefined | false>, timeoutMs = 30_000, everyMs = 50): Promise<T> {
+  const until = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await fn();
+    if (v) return v;
+    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
+    await sleep(everyMs);
+  }
+}
+
+export type ResultRow = Record<string, string>;
+
+export function readResult(home: TempHome, name: string): ResultRow[] {
+  const text = readFileSync(join(home.outbox, `${name}.result.csv`), 'utf8');
+  return parse(text, { columns: true, skip_empty_lines: false, relax_column_count: true }) as ResultRow[];
+}
+
+export function readSummary(home: TempHome, name: string): any {
+  return JSON.parse(readFileSync(join(home.outbox, `${name}.summary.json`), 'utf8'));
+}
+
+export function outboxHas(home: TempHome, file: string): boolean {
+  return existsSync(join(home.outbox, file));
+}
+
+export function listOutbox(home: TempHome): string[] {
+  return existsSync(home.outbox) ? readdirSync(home.outbox) : [];
+}
+
+export function csv(rows: (string | number)[][]): string {
+  return rows.map((r) => r.map(String).join(',')).join('\n') + '\n';
+}
