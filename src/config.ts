@@ -37,6 +37,8 @@ export interface Config {
   authHeader: 'x-api-key' | 'bearer';
   rateLimits: RateWindow[];
   rateMarginMs: number;
+  /** `sliding` (always, in production) or `fixed` (benchmark comparison only). */
+  rateWindowMode: 'sliding' | 'fixed';
   pollIntervalMs: number;
   requestTimeoutMs: number;
   settleMs: number;
@@ -58,6 +60,7 @@ export const SETTINGS = {
   TOPUP_AUTH_HEADER: 'x-api-key',
   TOPUP_RATE_LIMITS: '40/1s,200/1m',
   TOPUP_RATE_MARGIN_MS: '100',
+  TOPUP_RATE_WINDOW_MODE: 'sliding',
   TOPUP_POLL_INTERVAL_MS: '5000',
   TOPUP_REQUEST_TIMEOUT_MS: '15000',
   TOPUP_SETTLE_MS: '1000',
@@ -141,6 +144,12 @@ function schedule(env: Record<string, string>, name: SettingName): ScheduleSetti
   return { cron: raw };
 }
 
+function windowMode(raw: string): 'sliding' | 'fixed' {
+  const v = raw.trim().toLowerCase();
+  if (v !== 'sliding' && v !== 'fixed') throw new ConfigError('TOPUP_RATE_WINDOW_MODE', `must be "sliding" or "fixed", not "${raw}"`);
+  return v;
+}
+
 function readKeyFile(path: string): string {
   try {
     return readFileSync(path, 'utf8').trim();
@@ -218,6 +227,7 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env, overrid
     authHeader: auth,
     rateLimits: parseRateLimits(env.TOPUP_RATE_LIMITS!),
     rateMarginMs: int(env, 'TOPUP_RATE_MARGIN_MS', 0, 10_000),
+    rateWindowMode: windowMode(env.TOPUP_RATE_WINDOW_MODE!),
     pollIntervalMs: int(env, 'TOPUP_POLL_INTERVAL_MS', 100, 3_600_000),
     requestTimeoutMs: int(env, 'TOPUP_REQUEST_TIMEOUT_MS', 100, 600_000),
     settleMs: int(env, 'TOPUP_SETTLE_MS', 0, 600_000),

@@ -12,7 +12,7 @@ import { openDb, type Db } from './store/db.js';
 import { BatchStore } from './store/batches.js';
 import { RowStore } from './store/rows.js';
 import { MetaStore } from './store/meta.js';
-import { RateScheduler } from './dispatch/scheduler.js';
+import { RateScheduler, FixedWindowGate } from './dispatch/scheduler.js';
 import { ResellerClient, type RouteName } from './api/client.js';
 import { LiveCatalog } from './catalog/live-catalog.js';
 
@@ -50,7 +50,7 @@ export function openRuntime(config: Config, log: Logger, apiUrl: string): Runtim
     apiKey: config.apiKey,
     auth: config.authHeader,
     timeoutMs: config.requestTimeoutMs,
-    gate: scheduler,
+    gate: config.rateWindowMode === 'fixed' ? new FixedWindowGate(config.rateLimits) : scheduler,
     onResponse: ({ route, status, serverDate }: { route: RouteName; status: number | undefined; serverDate?: string | undefined }) => {
       const server = serverDate ? Date.parse(serverDate) : NaN;
       if (!Number.isNaN(server)) runtime.lastServerDate = { server, local: Date.now() };

@@ -113,3 +113,28 @@ export class RateScheduler implements CallGate {
     await this.#queue.onIdle();
   }
 }
+
+/**
+ * p-queue's own fixed windows (interval/intervalCap), one queue per window, chained. Not used in
+ * production: it exists so that the benchmark can show, side by side, what a fixed window costs
+ * (it admits up to twice the limit around a window edge, and the API answers 429). Selected with
+ * TOPUP_RATE_WINDOW_MODE=fixed.
+ */
+export class FixedWindowGate implements CallGate {
+  readonly #queues: PQueue[];
+  #holdUntil = 0;
+
+  constructor(windows: readonly RateWindow[]) {
+    this.#queues = windows.map((w) => new PQueue({ interval: w.windowMs, intervalCap: w.limit }));
+  }
+
+  async acquire(call: CallInfo, signal?: AbortSignal): Promise<void> {
+    const hold = this.#holdUntil - Date.now();
+    if (hold > 0) await sleep(hold, undefined, signal ? { signal } : undefined);
+    for (const q of this.#queues) await q.add(async () => {}, { priority: call.priority, ...(signal ? { signal } : {}) });
+  }
+
+  holdOff(ms: number): void {
+    this.#holdUntil = Math.max(this.#holdUntil, Date.now() + ms);
+  }
+}
