@@ -63,6 +63,8 @@ export class Runner extends EventEmitter<RunnerEvents> {
   /** Batches that were allowed to send at the last step, and the in-flight cap then. */
   #sendingIds: string[] = [];
   #cap = 1;
+  /** Set when a step changed something the next step must act on at once (a batch loaded). */
+  #again = false;
 
   constructor(rt: Runtime, opts: RunnerOptions = {}) {
     super();
@@ -129,6 +131,7 @@ export class Runner extends EventEmitter<RunnerEvents> {
       if (b.state === 'claimed') await this.#load(b);
       else if (b.state === 'duplicate') await this.#finish(b);
     }
+    if (owned.some((b) => b.state === 'claimed')) this.#again = true;
     const open = rt.batches.ownedBy(rt.owner).filter((b) => b.state === 'open');
     for (const b of open) if (b.cancelRequested) rt.rows.skipPending(b.id, Date.now());
 
@@ -319,6 +322,10 @@ export class Runner extends EventEmitter<RunnerEvents> {
 
   async #sleepUntilNext(): Promise<void> {
     if (this.#stopping) return;
+    if (this.#again) {
+      this.#again = false;
+      return;
+    }
     const rt = this.#rt;
     const ids = rt.batches.ownedBy(rt.owner).map((b) => b.id);
     const now = Date.now();
@@ -345,6 +352,7 @@ export class Runner extends EventEmitter<RunnerEvents> {
   }
 
   #wakeUp(): void {
-    this.#wake?.();
+    if (this.#wake) this.#wake();
+    else this.#again = true;
   }
 }

@@ -199,3 +199,41 @@ export function listOutbox(home: TempHome): string[] {
 export function csv(rows: (string | number)[][]): string {
   return rows.map((r) => r.map(String).join(',')).join('\n') + '\n';
 }
+
+export interface DaemonProcess {
+  child: ChildProcess;
+  output(): string;
+  /** SIGTERM and wait; resolves with the exit code. */
+  stop(timeoutMs?: number): Promise<number | null>;
+  kill(): Promise<void>;
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+}
+
+/** A long-running `topup daemon` (not --once). */
+export function startDaemon(env: NodeJS.ProcessEnv, args: string[] = []): DaemonProcess {
+  const child = startCli(['daemon', ...args], env);
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.on('exit', (code, signal) => resolve({ code, signal })),
+  );
+  return {
+    child,
+    output: child.output,
+    exited,
+    async stop(timeoutMs = 15_000) {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+      const { code } = await exited;
+      clearTimeout(timer);
+      return code;
+    },
+    async kill() {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+      await exited;
+    },
+  };
+}
+
+/** Waits until outbox/<name>.result.csv exists. */
+export function waitForResult(home: TempHome, name: string, timeoutMs = 60_000): Promise<true> {
+  return waitFor(`outbox/${name}.result.csv`, () => existsSync(join(home.outbox, `${name}.result.csv`)), timeoutMs, 100);
+}

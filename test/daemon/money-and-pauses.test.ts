@@ -1,0 +1,128 @@
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { afterEach, describe, expect, it } from 'vitest';
+import { cliEnv, csv, inProcessSandbox, readResult, readSummary, startDaemon, tempHome, waitFor, waitForResult, type DaemonProcess, type TempHome } from '../e2e/harness.js';
+import type { RunningSandbox } from '../../src/sandbox/index.js';
+
+let home: TempHome;
+let sb: RunningSandbox;
+let daemon: DaemonProcess | undefined;
+afterEach(async () => {
+  await daemon?.kill();
+  daemon = undefined;
+  await sb?.close();
+  home?.remove();
+});
+
+function batchRow(h: TempHome): { state: string; wait_reason: string | null; wait_detail: string | null } | undefined {
+  let db: Database.Database | undefined;
+  try {
+    db = new Database(join(h.jobs, 'topup.db'), { readonly: true, fileMustExist: true });
+    return db.prepare('SELECT state, wait_reason, wait_detail FROM batches ORDER BY seq DESC LIMIT 1').get() as never;
+  } catch {
+    return undefined; // not created yet
+  } finally {
+    db?.close();
+  }
+}
+
+const rows = (n: number, pid = 'PUBG-325') => csv([['pid', 'userId'], ...Array.from({ length: n }, (_, i) => [pid, `51234${String(10000 + i)}`])]);
+
+describe('§4 money check', () => {
+  it('a batch the balance cannot cover waits (visible in the store), then starts by itself after a top-up', async () => {
+    home = tempHome();
+    sb = await inProcessSandbox({ balanceUsd: 10 });
+    daemon = startDaemon(cliEnv(home, sb));
+    home.drop('big.csv', rows(5)); // 5 × 4.55 = 22.75 USD
+    await waitFor('waiting for balance', () => batchRow(home)?.wait_reason === 'balance');
+    expect(batchRow(home)!.wait_detail).toMatch(/needs 22\.75 USD/);
+    expect(sb.admin.ledger().orders).toHaveLength(0);
+    sb.admin.topup({ amountUsd: 100 });
+    await waitForResult(home, 'big');
+    expect(readResult(home, 'big').map((r) => r.status)).toEqual(Array(5).fill('completed'));
+    const s = readSummary(home, 'big');
+    expect(s.balanceBeforeUsd).toBe(110);
+    expect(s.balanceAfterUsd).toBeCloseTo(110 - 22.75, 2);
+    expect(await daemon.stop()).toBe(0);
+  });
+
+  it('a row refused with INSUFFICIENT BALANCE mid-batch is held, not failed, and goes out after a top-up', async () => {
+    home = tempHome();
+    sb = await inProcessSandbox({ balanceUsd: 100 });
+    daemon = startDaemon(cliEnv(home, sb, { TOPUP_RATE_LIMITS: '2/1s' }));
+    home.drop('mid.csv', rows(8));
+    // Money leaves the account outside our batch while it runs (another tool, a refund reversal…).
+    await waitFor('first orders', () => sb.admin.ledger().orders.length >= 2, 20_000, 20);
+    sb.admin.setBalance({ balanceUsd: 5 });
+    await waitFor('held for balance', () => batchRow(home)?.wait_reason === 'balance', 20_000);
+    sb.admin.topup({ amountUsd: 100 });
+    await waitForResult(home, 'mid');
+    const result = readResult(home, 'mid');
+    expect(result.map((r) => r.status)).toEqual(Array(8).fill('completed'));
+    expect(sb.admin.ledger().orders).toHaveLength(8);
+    expect(await daemon.stop()).toBe(0);
+  });
+});
+
+describe('§7 outcomes follow the classification', () => {
+  it('MAINTENANCE pauses sending (polling goes on) and the batch resumes by itself when the window ends', async () => {
+    home = tempHome();
+    sb = await inProcessSandbox({ fulfilment: { processingShare: 1, processingMs: [300, 600] } });
+    sb.admin.setFaults({ maintenance: { code: 'MAINTENANCE' } });
+    daemon = startDaemon(cliEnv(home, sb));
+    home.drop('maint.csv', rows(3));
+    await waitFor('paused', () => daemon!.output().includes('sending paused by the API'));
+    expect(sb.admin.ledger().orders).toHaveLength(0);
+    sb.admin.setFaults({ maintenance: null });
+    await waitForResult(home, 'maint', 60_000);
+    expect(readResult(home, 'maint').map((r) => r.status)).toEqual(['completed', 'completed', 'completed']);
+    expect(await daemon.stop()).toBe(0);
+  });
+
+  it('an account problem stops all sending, keeps every row, and resumes once the account is restored', async () => {
+    home = tempHome();
+    sb = await inProcessSandbox();
+    daemon = startDaemon(cliEnv(home, sb, { TOPUP_RATE_LIMITS: '2/1s' }));
+    home.drop('acct.csv', rows(6));
+    await waitFor('first order', () => sb.admin.ledger().orders.length >= 1, 20_000, 20);
+    sb.admin.setAccount({ state: 'restricted' });
+    await waitFor('sending stopped', () => daemon!.output().includes('sending stopped: account problem'), 20_000);
+    const placedWhileRestricted = sb.admin.ledger().orders.length;
+    await new Promise((r) => setTimeout(r, 1500));
+    expect(sb.admin.ledger().orders.length).toBe(placedWhileRestricted);
+    sb.admin.setAccount({ state: 'active' });
+    await waitForResult(home, 'acct', 60_000);
+    expect(readResult(home, 'acct').map((r) => r.status)).toEqual(Array(6).fill('completed'));
+    expect(daemon.output()).toContain('ACCOUNT_RESTRICTED');
+    expect(daemon.output()).not.toContain('canary-KEY');
+    expect(await daemon.stop()).toBe(0);
+  });
+
+  it('rejections become `rejected` with the API error; a price above maxPriceUsd at send time becomes `invalid`', async () => {
+    home = tempHome();
+    sb = await inProcessSandbox({ balanceUsd: 0 });
+    daemon = startDaemon(cliEnv(home, sb, { TOPUP_CATALOG_MAX_AGE_MS: '1000' }));
+    home.drop(
+      'mixed.csv',
+      csv([
+        ['pid', 'userId', 'quantity', 'maxPriceUsd'],
+        ['PUBG-60', '5123456789', '', '1.00'],
+        ['KEY-PUBG-660', '', '3', ''],
+        ['PUBG-325', '5123456789', '', ''],
+      ]),
+    );
+    await waitFor('waiting for balance', () => batchRow(home)?.wait_reason === 'balance');
+    // While it waits: the price rises above the cap, and the key pack runs out of stock.
+    sb.admin.setProduct({ id: 'PUBG-60', price: 1.5 });
+    sb.admin.setProduct({ id: 'KEY-PUBG-660', stock: 1 });
+    await new Promise((r) => setTimeout(r, 1200));
+    sb.admin.topup({ amountUsd: 100 });
+    await waitForResult(home, 'mixed');
+    const r = readResult(home, 'mixed');
+    expect(r.map((x) => x.status)).toEqual(['invalid', 'rejected', 'completed']);
+    expect(r[0]!.error).toMatch(/maxPriceUsd.*1\.5/);
+    expect(r[1]!.error).toMatch(/STOCK/i);
+    expect(sb.admin.ledger().orders).toHaveLength(1);
+    expect(await daemon.stop()).toBe(0);
+  });
+});

@@ -1,0 +1,89 @@
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { openDb } from '../../src/store/db.js';
+import { RateScheduler } from '../../src/dispatch/scheduler.js';
+
+const dbPath = () => join(mkdtempSync(join(tmpdir(), 'sched-')), 'topup.db');
+
+/** The worst number of admissions in any window of `windowMs`, from the store's own call log. */
+function worst(times: number[], windowMs: number): number {
+  const t = [...times].sort((a, b) => a - b);
+  let best = 0;
+  let lo = 0;
+  for (let hi = 0; hi < t.length; hi++) {
+    while (t[hi]! - t[lo]! >= windowMs) lo++;
+    best = Math.max(best, hi - lo + 1);
+  }
+  return best;
+}
+
+describe('RateScheduler (sliding windows over a call log in SQLite)', () => {
+  it('never admits more than the limit in any rolling window, for both windows at once', async () => {
+    const db = openDb(dbPath());
+    const s = new RateScheduler(db, [{ limit: 5, windowMs: 200 }, { limit: 12, windowMs: 1000 }], 10);
+    const admitted: number[] = [];
+    await Promise.all(Array.from({ length: 30 }, () => s.acquire({ route: 'submit', method: 'POST', priority: 30 }).then(() => admitted.push(Date.now()))));
+    expect(worst(admitted, 200)).toBeLessThanOrEqual(5);
+    expect(worst(admitted, 1000)).toBeLessThanOrEqual(12);
+    // 30 calls at 12 per second take at least 2 full windows.
+    expect(Math.max(...admitted) - Math.min(...admitted)).toBeGreaterThanOrEqual(2000);
+    db.close();
+  });
+
+  it('shares the record between two schedulers on the same database (two processes on one home)', async () => {
+    const path = dbPath();
+    const a = openDb(path);
+    const b = openDb(path);
+    const sa = new RateScheduler(a, [{ limit: 6, windowMs: 500 }], 10);
+    const sb = new RateScheduler(b, [{ limit: 6, windowMs: 500 }], 10);
+    const admitted: number[] = [];
+    const go = (s: RateScheduler) => s.acquire({ route: 'order', method: 'GET', priority: 20 }).then(() => admitted.push(Date.now()));
+    await Promise.all([...Array.from({ length: 9 }, () => go(sa)), ...Array.from({ length: 9 }, () => go(sb))]);
+    expect(worst(admitted, 500)).toBeLessThanOrEqual(6);
+    a.close();
+    b.close();
+  });
+
+  it('survives a restart: a new scheduler on the same file sees the calls already made', async () => {
+    const path = dbPath();
+    const first = openDb(path);
+    const s1 = new RateScheduler(first, [{ limit: 4, windowMs: 600 }], 10);
+    for (let i = 0; i < 4; i++) await s1.acquire({ route: 'balance', method: 'GET', priority: 10 });
+    const lastOfFirst = Date.now();
+    first.close();
+    const second = openDb(path);
+    const s2 = new RateScheduler(second, [{ limit: 4, windowMs: 600 }], 10);
+    await s2.acquire({ route: 'balance', method: 'GET', priority: 10 });
+    // The fifth call waited for the first of the four to leave the window.
+    expect(Date.now() - lastOfFirst).toBeGreaterThan(400);
+    second.close();
+  });
+
+  it('holds every call until a Retry-After has passed', async () => {
+    const db = openDb(dbPath());
+    const s = new RateScheduler(db, [{ limit: 100, windowMs: 1000 }], 0);
+    s.holdOff(300);
+    const t0 = Date.now();
+    await s.acquire({ route: 'submit', method: 'POST', priority: 30 });
+    expect(Date.now() - t0).toBeGreaterThanOrEqual(290);
+    db.close();
+  });
+
+  it('admits waiting calls by priority: orders before polls before reports', async () => {
+    const db = openDb(dbPath());
+    const s = new RateScheduler(db, [{ limit: 1, windowMs: 100 }], 0);
+    await s.acquire({ route: 'balance', method: 'GET', priority: 10 }); // fills the window
+    const order: string[] = [];
+    const p = [
+      s.acquire({ route: 'history', method: 'GET', priority: 0 }).then(() => order.push('report')),
+      s.acquire({ route: 'order', method: 'GET', priority: 20 }).then(() => order.push('poll')),
+      s.acquire({ route: 'submit', method: 'POST', priority: 30 }).then(() => order.push('submit')),
+    ];
+    await Promise.all(p);
+    // The report was first in and already waits at the head; the rest go strictly by priority.
+    expect(order).toEqual(['report', 'submit', 'poll']);
+    db.close();
+  });
+});
