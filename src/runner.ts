@@ -8,6 +8,7 @@
  * batches whose files were not written are written.
  */
 import { EventEmitter } from 'node:events';
+import { hostname } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Priority } from './api/client.js';
 import { coerceError } from './errors.js';
@@ -23,6 +24,22 @@ import { Poller } from './poll/poller.js';
 import { verifyRow } from './poll/verify.js';
 import { finishBatch } from './outbox/finish.js';
 import type { BatchSummary } from './outbox/summary.js';
+
+/**
+ * Leases are written as host:pid:random. A lease of a process on this host that no longer
+ * exists is taken at once instead of waiting for it to expire (a restart after a crash).
+ */
+function ownerIsDead(owner: string): boolean {
+  const [host, pid] = owner.split(':');
+  if (host !== hostname() || !pid || !/^\d+$/.test(pid)) return false;
+  if (Number(pid) === process.pid) return false;
+  try {
+    process.kill(Number(pid), 0);
+    return false;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'ESRCH';
+  }
+}
 
 export interface RunnerEvents {
   'batch-finished': [summary: BatchSummary, batch: Batch];
@@ -151,15 +168,12 @@ export class Runner extends EventEmitter<RunnerEvents> {
     }
     if (Date.now() - this.#lastProgress >= PROGRESS_EVERY_MS) this.#lastProgress = Date.now();
 
-    const stillOwned = rt.batches.ownedBy(rt.owner).length;
-    return (
-      unfinished === 0 &&
-      stillOwned === 0 &&
-      this.#claimQueue.length === 0 &&
-      this.#inflight.size === 0 &&
-      this.#polling === null &&
-      (this.#opts.onlyBatch !== undefined || rt.batches.adoptable(rt.owner, Date.now()).length === 0)
-    );
+    // Idle only when no batch is left unfinished anywhere: one held by another live process
+    // (topup submit, a daemon) is waited for, since --once promises every row reaches its end.
+    const left = this.#opts.onlyBatch
+      ? rt.batches.get(this.#opts.onlyBatch)?.finishedAt === null
+      : rt.batches.unfinished().length > 0;
+    return unfinished === 0 && !left && this.#claimQueue.length === 0 && this.#inflight.size === 0 && this.#polling === null;
   }
 
   async #claimQueued(): Promise<void> {
@@ -177,14 +191,13 @@ export class Runner extends EventEmitter<RunnerEvents> {
 
   #adopt(now: number): void {
     const rt = this.#rt;
-    if (this.#opts.onlyBatch) {
-      rt.batches.acquire(this.#opts.onlyBatch, rt.owner, now, LEASE_MS);
-      return;
-    }
-    for (const b of rt.batches.adoptable(rt.owner, now)) {
-      if (b.owner !== rt.owner && rt.batches.acquire(b.id, rt.owner, now, LEASE_MS)) {
-        rt.log.info({ batch: b.id, file: b.sourceName, previousOwner: b.owner }, 'took batch');
-      }
+    const candidates = this.#opts.onlyBatch ? [rt.batches.get(this.#opts.onlyBatch)].filter((b) => b !== undefined) : rt.batches.unfinished();
+    for (const b of candidates) {
+      if (b.owner === rt.owner || b.finishedAt !== null) continue;
+      const taken =
+        rt.batches.acquire(b.id, rt.owner, now, LEASE_MS) ||
+        (b.owner !== null && ownerIsDead(b.owner) && rt.batches.takeOver(b.id, rt.owner, b.owner, now, LEASE_MS));
+      if (taken) rt.log.info({ batch: b.id, file: b.sourceName, previousOwner: b.owner }, 'took batch');
     }
   }
 

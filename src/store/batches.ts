@@ -206,23 +206,26 @@ export class BatchStore {
     );
   }
 
+  /** Takes a batch from an owner known to be dead (same host, process gone), lease or not. */
+  takeOver(id: string, owner: string, deadOwner: string, now: number, leaseMs: number): boolean {
+    return (
+      this.#db
+        .prepare(`UPDATE batches SET owner = ?, lease_until = ? WHERE id = ? AND owner = ? AND state IN ('claimed', 'open', 'duplicate')`)
+        .run(owner, now + leaseMs, id, deadOwner).changes === 1
+    );
+  }
+
+  /** Batches not finished yet, whoever holds them. */
+  unfinished(): Batch[] {
+    return (this.#db.prepare(`SELECT * FROM batches WHERE state IN ('claimed', 'open', 'duplicate') AND finished_at IS NULL ORDER BY seq`).all() as BatchRow[]).map(toBatch);
+  }
+
   renewAll(owner: string, now: number, leaseMs: number): void {
     this.#db.prepare('UPDATE batches SET lease_until = ? WHERE owner = ?').run(now + leaseMs, owner);
   }
 
   releaseAll(owner: string): void {
     this.#db.prepare('UPDATE batches SET owner = NULL, lease_until = 0 WHERE owner = ?').run(owner);
-  }
-
-  /** Unfinished batches that nobody live holds, oldest first. */
-  adoptable(owner: string, now: number): Batch[] {
-    const rows = this.#db
-      .prepare(
-        `SELECT * FROM batches WHERE state IN ('claimed', 'open', 'duplicate') AND finished_at IS NULL
-           AND (owner IS NULL OR owner = ? OR lease_until < ?) ORDER BY seq`,
-      )
-      .all(owner, now) as BatchRow[];
-    return rows.map(toBatch);
   }
 
   ownedBy(owner: string): Batch[] {
