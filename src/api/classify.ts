@@ -83,6 +83,9 @@ export function parseRetryAfter(value: string | string[] | undefined, now = Date
   const v = Array.isArray(value) ? value[0] : value;
   if (v === undefined || v.trim() === '') return undefined;
   if (/^\d+(\.\d+)?$/.test(v.trim())) return Math.ceil(Number(v.trim()) * 1000);
+  // All three HTTP-date forms start with a day name. Without this check V8's lenient
+  // Date.parse reads garbage such as "-5" or "1,5" as a date in 2001 → 0 ms ("retry now").
+  if (!/^(Mon|Tue|Wed|Thu|Fri|Sat|Sun)/i.test(v.trim())) return undefined;
   const at = Date.parse(v);
   if (Number.isNaN(at)) return undefined;
   return Math.max(0, at - now);
