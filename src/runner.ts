@@ -300,7 +300,8 @@ export class Runner extends EventEmitter<RunnerEvents> {
     this.#polling = (async () => {
       const verifying = due.filter((r) => r.state === 'verifying');
       for (const row of verifying) await verifyRow(rt, row, this.#abort.signal);
-      await this.#poller.round(due.filter((r) => r.state === 'processing'), sendBacklog, this.#abort.signal);
+      const processing = due.filter((r) => r.state === 'processing');
+      await this.#poller.round(processing, rt.rows.countProcessing(batchIds), sendBacklog, this.#abort.signal);
     })()
       .catch((err: unknown) => {
         const e = coerceError(err);

@@ -43,7 +43,7 @@ export function ensureHomeFolders(config: Config): void {
 export function openRuntime(config: Config, log: Logger, apiUrl: string): Runtime {
   ensureHomeFolders(config);
   const db = openDb(config.dbPath);
-  const scheduler = new RateScheduler(db, config.rateLimits, config.rateMarginMs);
+  const scheduler = new RateScheduler(db, config.rateLimits, config.rateMarginMs, config.requestTimeoutMs);
   const callCounts: Record<string, number> = {};
   const client = new ResellerClient({
     baseUrl: apiUrl,

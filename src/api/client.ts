@@ -39,8 +39,11 @@ export interface CallInfo {
 
 /** What the client asks of the rate scheduler. */
 export interface CallGate {
-  /** Resolves when the call may leave now; the call is counted from that moment. */
-  acquire(call: CallInfo, signal?: AbortSignal): Promise<void>;
+  /**
+   * Resolves when the call may leave now; the call is counted from that moment. May resolve
+   * with a function the client calls once the answer (or the failure) has arrived.
+   */
+  acquire(call: CallInfo, signal?: AbortSignal): Promise<(() => void) | void>;
   /** The API said to wait (429 RATE_LIMIT / Retry-After): no call of this account before `ms` from now. */
   holdOff(ms: number): void;
 }
@@ -177,9 +180,14 @@ export class ResellerClient {
 
   async #send(route: RouteName, method: 'GET' | 'POST', path: string, body: unknown, opts?: CallOptions): Promise<unknown> {
     const priority = opts?.priority ?? (route === 'submit' ? 30 : 10);
-    await this.#gate.acquire({ route, method, priority }, opts?.signal);
-    opts?.beforeSend?.();
+    const answered = await this.#gate.acquire({ route, method, priority }, opts?.signal);
     const started = Date.now();
+    try {
+      opts?.beforeSend?.();
+    } catch (err) {
+      answered?.();
+      throw err;
+    }
     const timeout = AbortSignal.timeout(this.timeoutMs);
     const signal = opts?.signal ? AbortSignal.any([opts.signal, timeout]) : timeout;
     let status: number | undefined;
@@ -197,6 +205,7 @@ export class ResellerClient {
         signal,
       });
       status = res.statusCode;
+      answered?.();
       serverDate = typeof res.headers.date === 'string' ? res.headers.date : undefined;
       let text: string;
       try {
@@ -241,6 +250,7 @@ export class ResellerClient {
       if (err instanceof ApiError || err instanceof ApiResponseShapeError) throw err;
       throw this.#networkError(method, path, err, status);
     } finally {
+      answered?.();
       this.#onResponse?.({ route, status, ms: Date.now() - started, serverDate });
     }
   }

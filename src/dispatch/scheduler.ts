@@ -7,15 +7,20 @@
  * the record survives restarts and is shared with a CLI command running beside the daemon.
  *
  * Sliding, not fixed: a fixed window lets 2×limit through around its edge, which the API
- * punishes. The margin stretches each window by `marginMs` (clock skew, network jitter between
- * our send and the server's arrival): a margin in time costs far less throughput than one in
- * count. A Retry-After from the API holds every call until it has passed.
+ * punishes. We cannot know when a call arrives at the server, only that it is between the
+ * moment we admitted it and the moment its answer came back. So a call counts in every window
+ * over that whole span: from admission until its answer (+ the window). A stall between
+ * admission and the request leaving (GC, a long transaction) then costs throughput, never a 429.
+ * The margin stretches each window by `marginMs` more (clock skew, network jitter): a margin in
+ * time costs far less throughput than one in count. A call whose process died before it was
+ * answered counts until its start + the request timeout. A Retry-After holds every call.
  */
 import PQueue from 'p-queue';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { CallGate, CallInfo } from '../api/client.js';
 import type { RateWindow } from '../config.js';
 import type { Db } from '../store/db.js';
+import type { Statement } from 'better-sqlite3';
 import { MetaStore } from '../store/meta.js';
 
 const HOLD_KEY = 'rate.hold_until';
@@ -32,44 +37,51 @@ export class RateScheduler implements CallGate {
   readonly #windows: RateWindow[];
   readonly #marginMs: number;
   readonly #queue = new PQueue({ concurrency: 1 });
+  /** Returns the new call's row id (> 0) when admitted, else minus the time to wait. */
   readonly #admitTx: { immediate(now: number): number };
+  readonly #markDone: Statement;
   readonly #longestMs: number;
   #sinceprune = 0;
   readonly stats: SchedulerStats = { admitted: 0, waitedMs: 0, byRoute: {} };
 
-  constructor(db: Db, windows: readonly RateWindow[], marginMs: number) {
+  constructor(db: Db, windows: readonly RateWindow[], marginMs: number, requestTimeoutMs = 15_000) {
     if (windows.length === 0) throw new TypeError('RateScheduler needs at least one window');
     this.#db = db;
     this.#meta = new MetaStore(db);
     this.#windows = [...windows];
     this.#marginMs = marginMs;
     this.#longestMs = Math.max(...windows.map((w) => w.windowMs)) + marginMs;
-    const oldestToExpire = db.prepare('SELECT t FROM api_calls WHERE t > ? ORDER BY t LIMIT 1 OFFSET ?');
-    const countSince = db.prepare('SELECT count(*) AS n FROM api_calls WHERE t > ?');
+    // A call's end: its answer, or (in flight / owner died) now, but never past start + timeout.
+    const end = 'coalesce(done, min(@now, t + @timeout))';
+    const inWindow = `t > @since - @timeout AND ${end} > @since`;
+    const oldestToExpire = db.prepare(`SELECT ${end} AS e FROM api_calls WHERE ${inWindow} ORDER BY e LIMIT 1 OFFSET @offset`);
+    const countSince = db.prepare(`SELECT count(*) AS n FROM api_calls WHERE ${inWindow}`);
     const insert = db.prepare('INSERT INTO api_calls (t) VALUES (?)');
     const prune = db.prepare('DELETE FROM api_calls WHERE t <= ?');
+    this.#markDone = db.prepare('UPDATE api_calls SET done = ? WHERE rowid = ?');
+    const timeout = requestTimeoutMs;
     // Returns 0 when the call was recorded (admitted), else how long to wait.
     this.#admitTx = db
       .transaction((now: number): number => {
         const hold = Number(this.#meta.get(HOLD_KEY) ?? 0);
-        if (hold > now) return hold - now;
+        if (hold > now) return -(hold - now);
         let wait = 0;
         for (const w of this.#windows) {
           const since = now - (w.windowMs + this.#marginMs);
-          const n = (countSince.get(since) as { n: number }).n;
+          const n = (countSince.get({ since, now, timeout }) as { n: number }).n;
           if (n >= w.limit) {
-            // The window has room once the (n - limit + 1)-th oldest call in it has left.
-            const t = (oldestToExpire.get(since, n - w.limit) as { t: number } | undefined)?.t ?? now;
-            wait = Math.max(wait, t + w.windowMs + this.#marginMs - now + 1);
+            // The window has room once the (n - limit + 1)-th call to end in it has left.
+            const e = (oldestToExpire.get({ since, now, timeout, offset: n - w.limit }) as { e: number } | undefined)?.e ?? now;
+            wait = Math.max(wait, e + w.windowMs + this.#marginMs - now + 1);
           }
         }
-        if (wait > 0) return wait;
-        insert.run(now);
+        if (wait > 0) return -wait;
+        const id = Number(insert.run(now).lastInsertRowid);
         if (++this.#sinceprune >= 200) {
           this.#sinceprune = 0;
-          prune.run(now - this.#longestMs - 1000);
+          prune.run(now - this.#longestMs - timeout - 1000);
         }
-        return 0;
+        return id;
       });
   }
 
@@ -78,19 +90,30 @@ export class RateScheduler implements CallGate {
     return this.#queue.size + this.#queue.pending;
   }
 
-  acquire(call: CallInfo, signal?: AbortSignal): Promise<void> {
+  acquire(call: CallInfo, signal?: AbortSignal): Promise<() => void> {
     return this.#queue.add(
       async () => {
         const started = Date.now();
+        let id: number;
         for (;;) {
           signal?.throwIfAborted();
-          const wait = this.#admitTx.immediate(Date.now());
-          if (wait <= 0) break;
-          await sleep(wait, undefined, signal ? { signal } : undefined);
+          id = this.#admitTx.immediate(Date.now());
+          if (id > 0) break;
+          await sleep(-id, undefined, signal ? { signal } : undefined);
         }
         this.stats.admitted++;
         this.stats.waitedMs += Date.now() - started;
         this.stats.byRoute[call.route] = (this.stats.byRoute[call.route] ?? 0) + 1;
+        let answered = false;
+        return () => {
+          if (answered) return;
+          answered = true;
+          try {
+            this.#markDone.run(Date.now(), id);
+          } catch {
+            // The store is closing: the call then counts until its start + timeout, the safe side.
+          }
+        };
       },
       { priority: call.priority, ...(signal ? { signal } : {}) },
     );

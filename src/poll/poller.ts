@@ -52,15 +52,19 @@ export class Poller {
     return true;
   }
 
-  /** One round over the due `processing` rows of these batches. */
-  async round(due: readonly Row[], sendBacklog: boolean, signal?: AbortSignal): Promise<PollRound> {
+  /**
+   * One round over the due `processing` rows. `processingTotal` is how many of our orders are
+   * processing at all: a history sweep refreshes every one of them it sees, due or not, so the
+   * polls of orders placed moments apart fall into step instead of costing a call each.
+   */
+  async round(due: readonly Row[], processingTotal: number, sendBacklog: boolean, signal?: AbortSignal): Promise<PollRound> {
     const result: PollRound = { calls: 0, updated: 0 };
     if (due.length === 0) return result;
     const next = Date.now() + this.intervalMs(sendBacklog);
     const byId = new Map(due.map((r) => [r.orderId!, r]));
     const opts = { priority: Priority.poll, ...(signal ? { signal } : {}) };
 
-    if (due.length === 1) {
+    if (due.length === 1 && processingTotal <= 1) {
       await this.#one(due[0]!, next, opts, result);
       return result;
     }
@@ -104,12 +108,12 @@ export class Poller {
     }
   }
 
+  /** Applies a page of history to every processing row of ours it mentions, due or not. */
   #absorb(orders: readonly Order[], byId: Map<string, Row>, next: number, result: PollRound): void {
-    for (const o of orders) {
-      const row = o.orderId === undefined ? undefined : byId.get(o.orderId);
-      if (!row) continue;
-      byId.delete(o.orderId!);
-      if (this.apply(row, o, next)) result.updated++;
+    const byOrder = new Map(orders.filter((o) => o.orderId !== undefined).map((o) => [o.orderId!, o]));
+    for (const row of this.#rt.rows.processingByOrderIds([...byOrder.keys()])) {
+      byId.delete(row.orderId!);
+      if (this.apply(row, byOrder.get(row.orderId!)!, next)) result.updated++;
     }
   }
 

@@ -82,4 +82,8 @@ export const MIGRATIONS: readonly string[] = [
 
   CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
   `,
+  // When each call's answer arrived (NULL while in flight): a call counts in a window until then.
+  `
+  ALTER TABLE api_calls ADD COLUMN done INTEGER;
+  `,
 ];

@@ -393,6 +393,14 @@ export class RowStore {
     return r.t ?? undefined;
   }
 
+  countProcessing(batchIds: readonly string[]): number {
+    if (batchIds.length === 0) return 0;
+    const r = this.#db
+      .prepare(`SELECT count(*) AS n FROM rows WHERE batch_id IN (${batchIds.map(() => '?').join(',')}) AND state = 'processing'`)
+      .get(...batchIds) as { n: number };
+    return r.n;
+  }
+
   processingByOrderIds(orderIds: readonly string[]): Row[] {
     if (orderIds.length === 0) return [];
     const rows = this.#db

@@ -24,7 +24,7 @@ describe('RateScheduler (sliding windows over a call log in SQLite)', () => {
     const db = openDb(dbPath());
     const s = new RateScheduler(db, [{ limit: 5, windowMs: 200 }, { limit: 12, windowMs: 1000 }], 10);
     const admitted: number[] = [];
-    await Promise.all(Array.from({ length: 30 }, () => s.acquire({ route: 'submit', method: 'POST', priority: 30 }).then(() => admitted.push(Date.now()))));
+    await Promise.all(Array.from({ length: 30 }, () => s.acquire({ route: 'submit', method: 'POST', priority: 30 }).then((done) => { done(); admitted.push(Date.now()); })));
     expect(worst(admitted, 200)).toBeLessThanOrEqual(5);
     expect(worst(admitted, 1000)).toBeLessThanOrEqual(12);
     // 30 calls at 12 per second take at least 2 full windows.
@@ -39,7 +39,7 @@ describe('RateScheduler (sliding windows over a call log in SQLite)', () => {
     const sa = new RateScheduler(a, [{ limit: 6, windowMs: 500 }], 10);
     const sb = new RateScheduler(b, [{ limit: 6, windowMs: 500 }], 10);
     const admitted: number[] = [];
-    const go = (s: RateScheduler) => s.acquire({ route: 'order', method: 'GET', priority: 20 }).then(() => admitted.push(Date.now()));
+    const go = (s: RateScheduler) => s.acquire({ route: 'order', method: 'GET', priority: 20 }).then((done) => { done(); admitted.push(Date.now()); });
     await Promise.all([...Array.from({ length: 9 }, () => go(sa)), ...Array.from({ length: 9 }, () => go(sb))]);
     expect(worst(admitted, 500)).toBeLessThanOrEqual(6);
     a.close();
@@ -50,7 +50,7 @@ describe('RateScheduler (sliding windows over a call log in SQLite)', () => {
     const path = dbPath();
     const first = openDb(path);
     const s1 = new RateScheduler(first, [{ limit: 4, windowMs: 600 }], 10);
-    for (let i = 0; i < 4; i++) await s1.acquire({ route: 'balance', method: 'GET', priority: 10 });
+    for (let i = 0; i < 4; i++) (await s1.acquire({ route: 'balance', method: 'GET', priority: 10 }))();
     const lastOfFirst = Date.now();
     first.close();
     const second = openDb(path);
@@ -59,6 +59,31 @@ describe('RateScheduler (sliding windows over a call log in SQLite)', () => {
     // The fifth call waited for the first of the four to leave the window.
     expect(Date.now() - lastOfFirst).toBeGreaterThan(400);
     second.close();
+  });
+
+  it('counts a call until its answer arrives: a slow call keeps its slot (a stall before sending cannot cause a burst)', async () => {
+    const db = openDb(dbPath());
+    const s = new RateScheduler(db, [{ limit: 1, windowMs: 100 }], 0, 5_000);
+    const slow = await s.acquire({ route: 'submit', method: 'POST', priority: 30 });
+    const t0 = Date.now();
+    setTimeout(slow, 300); // answered only now: its slot frees one window later
+    (await s.acquire({ route: 'submit', method: 'POST', priority: 30 }))();
+    expect(Date.now() - t0).toBeGreaterThanOrEqual(390);
+    db.close();
+  });
+
+  it('a call whose process died unanswered counts until its start + the request timeout', async () => {
+    const path = dbPath();
+    const a = openDb(path);
+    const sa = new RateScheduler(a, [{ limit: 1, windowMs: 100 }], 0, 600);
+    await sa.acquire({ route: 'submit', method: 'POST', priority: 30 }); // never answered
+    a.close();
+    const b = openDb(path);
+    const sb = new RateScheduler(b, [{ limit: 1, windowMs: 100 }], 0, 600);
+    const t0 = Date.now();
+    (await sb.acquire({ route: 'submit', method: 'POST', priority: 30 }))();
+    expect(Date.now() - t0).toBeGreaterThanOrEqual(550);
+    b.close();
   });
 
   it('holds every call until a Retry-After has passed', async () => {
@@ -74,12 +99,12 @@ describe('RateScheduler (sliding windows over a call log in SQLite)', () => {
   it('admits waiting calls by priority: orders before polls before reports', async () => {
     const db = openDb(dbPath());
     const s = new RateScheduler(db, [{ limit: 1, windowMs: 100 }], 0);
-    await s.acquire({ route: 'balance', method: 'GET', priority: 10 }); // fills the window
+    (await s.acquire({ route: 'balance', method: 'GET', priority: 10 }))(); // fills the window
     const order: string[] = [];
     const p = [
-      s.acquire({ route: 'history', method: 'GET', priority: 0 }).then(() => order.push('report')),
-      s.acquire({ route: 'order', method: 'GET', priority: 20 }).then(() => order.push('poll')),
-      s.acquire({ route: 'submit', method: 'POST', priority: 30 }).then(() => order.push('submit')),
+      s.acquire({ route: 'history', method: 'GET', priority: 0 }).then((d) => { d(); order.push('report'); }),
+      s.acquire({ route: 'order', method: 'GET', priority: 20 }).then((d) => { d(); order.push('poll'); }),
+      s.acquire({ route: 'submit', method: 'POST', priority: 30 }).then((d) => { d(); order.push('submit'); }),
     ];
     await Promise.all(p);
     // The report was first in and already waits at the head; the rest go strictly by priority.
