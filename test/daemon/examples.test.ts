@@ -1,0 +1,28 @@
+import { copyFileSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { ROOT, cliEnv, inProcessSandbox, readResult, runCli, tempHome, type TempHome } from '../e2e/harness.js';
+import type { RunningSandbox } from '../../src/sandbox/index.js';
+
+let home: TempHome;
+let sb: RunningSandbox;
+afterEach(async () => {
+  await sb?.close();
+  home?.remove();
+});
+
+describe('examples/', () => {
+  it('every example file (one per order shape, and a mixed one) is valid and completes against the sandbox', async () => {
+    home = tempHome();
+    sb = await inProcessSandbox();
+    const files = readdirSync(join(ROOT, 'examples')).filter((f) => f.endsWith('.csv'));
+    expect(files.length).toBeGreaterThanOrEqual(7);
+    for (const f of files) copyFileSync(join(ROOT, 'examples', f), join(home.inbox, f));
+    const r = await runCli(['daemon', '--once'], cliEnv(home, sb));
+    expect(r.code, r.stderr).toBe(0);
+    for (const f of files) {
+      const rows = readResult(home, f.replace(/\.csv$/, ''));
+      for (const row of rows) expect({ file: f, status: row.status, error: row.error }).toEqual({ file: f, status: 'completed', error: '' });
+    }
+  });
+});
