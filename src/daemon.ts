@@ -15,6 +15,7 @@ import { listReadyFiles, watchInbox, type InboxWatcher } from './intake/watch.js
 import { startSandbox, type RunningSandbox } from './sandbox/index.js';
 import { Notifier } from './notify/notifier.js';
 import { runDoctor } from './doctor.js';
+import { startScheduledJobs, type ScheduledJobs } from './reports/schedule.js';
 
 export interface ApiEndpoint {
   url: string;
@@ -52,6 +53,7 @@ export async function runDaemon(config: Config, opts: DaemonOptions, log = rootL
   const api = await resolveApi(config, log);
   let rt: Runtime | undefined;
   let watcher: InboxWatcher | undefined;
+  let jobs: ScheduledJobs | undefined;
   try {
     rt = openRuntime(config, log, api.url);
     const report = await runDoctor(rt, { quick: true });
@@ -83,6 +85,7 @@ export async function runDaemon(config: Config, opts: DaemonOptions, log = rootL
         settleMs: config.settleMs,
         onIgnored: (path, why) => log.info({ file: path, why }, 'ignored a file in the inbox'),
       });
+      jobs = startScheduledJobs(rt, notifier);
     }
     log.info({ home: config.home, api: config.sandbox ? 'SANDBOX' : config.apiUrl, once: opts.once }, 'topup daemon started');
     await runner.run();
@@ -92,6 +95,7 @@ export async function runDaemon(config: Config, opts: DaemonOptions, log = rootL
     log.info('topup daemon stopped');
     return 0;
   } finally {
+    await jobs?.stop();
     await watcher?.close();
     await rt?.close();
     await api.sandbox?.close();

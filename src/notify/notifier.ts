@@ -4,6 +4,7 @@
  * stops for an account problem. A notification never carries a code or the key, and a failing
  * endpoint is retried a few times in the background: it never holds up or affects orders.
  */
+import { basename } from 'node:path';
 import { request } from 'undici';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Config } from '../config.js';
@@ -47,7 +48,7 @@ export class Notifier {
         spentUsd: s.spentUsd,
         refundedUsd: s.refundedUsd,
         balanceAfterUsd: s.balanceAfterUsd,
-        resultFile: s.resultFile,
+        resultFile: basename(s.resultFile),
       }),
     );
     runner.on('balance-wait', (b, detail) => this.send('balance-wait', `Batch ${b.id} (${b.sourceName}) is waiting for balance: ${detail}. Top up to continue.`, { batchId: b.id, file: b.sourceName, detail }));
@@ -59,7 +60,7 @@ export class Notifier {
   /** Fire and forget: retried in the background, errors only logged. */
   send(event: NotificationEvent, text: string, data: Record<string, unknown>): void {
     if (!this.enabled) return;
-    const n: Notification = { event, text, mode: this.#config.sandbox ? 'SANDBOX' : 'LIVE', at: new Date().toISOString(), data };
+    const n: Notification = { event, text, mode: this.#config.sandbox ? 'SANDBOX' : 'LIVE', at: new Date().toISOString(), data: withoutSecrets(data) };
     const p = this.#deliver(n).finally(() => this.#pending.delete(p));
     this.#pending.add(p);
   }
@@ -106,4 +107,14 @@ export class Notifier {
       }
     }
   }
+}
+
+/** A last guard: whatever a caller passes, no `codes` field and no key-like field leaves in a notification. */
+function withoutSecrets(data: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(data)) {
+    if (/^(codes?|api_?key|key|token|bot_?token|authorization)$/i.test(k)) continue;
+    out[k] = v !== null && typeof v === 'object' && !Array.isArray(v) ? withoutSecrets(v as Record<string, unknown>) : v;
+  }
+  return out;
 }

@@ -1,0 +1,33 @@
+/** `topup balance`: the account's balance, and what unfinished batches still have to spend. */
+import type { Command } from 'commander';
+import { Priority } from '../api/client.js';
+import { openCommandContext } from './context.js';
+import { addFormatOptions, formatOf, printList, usd } from './output.js';
+
+export function registerBalance(program: Command): void {
+  addFormatOptions(program.command('balance').description('Show the balance (GET /balance) and the USD that unfinished batches still have to spend')).action(
+    async (opts: { json?: boolean; csv?: boolean }, cmd: Command) => {
+      const format = formatOf(opts);
+      const ctx = await openCommandContext(cmd);
+      try {
+        const b = await ctx.rt.client.balance({ priority: Priority.lookup });
+        const reserved = ctx.rt.batches.list({ states: ['claimed', 'open'] }).reduce((s, x) => s + ctx.rt.rows.unsentTotal(x.id), 0);
+        const row = {
+          balanceUsd: b.balanceUsd,
+          currency: b.currency,
+          reservedUsd: Math.round(reserved * 100) / 100,
+          mode: ctx.config.sandbox ? 'SANDBOX' : 'LIVE',
+          at: new Date().toISOString(),
+        };
+        printList(format, [row], [
+          { title: 'balance', get: (r) => usd(r.balanceUsd), right: true },
+          { title: 'currency', get: (r) => r.currency },
+          { title: 'reservedByUnfinishedBatches', get: (r) => usd(r.reservedUsd), right: true },
+          { title: 'mode', get: (r) => r.mode },
+        ], row);
+      } finally {
+        await ctx.close();
+      }
+    },
+  );
+}

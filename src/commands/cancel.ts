@@ -1,0 +1,76 @@
+/**
+ * `topup cancel BATCH`: rows not yet sent end `skipped`; rows already sent are followed to
+ * their end (they may still be charged); then the result files are written. If a live process
+ * (the daemon, a submit) holds the batch, it does this within a few seconds and we wait for
+ * the result; otherwise this command runs the batch to its end itself.
+ */
+import type { Command } from 'commander';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { NotFoundError, TopupError, ErrorCode } from '../errors.js';
+import { ExitCode } from '../exit-codes.js';
+import { Notifier } from '../notify/notifier.js';
+import { openCommandContext } from './context.js';
+import { heldByLiveProcess, snapshot } from './batch-view.js';
+import { runBatchInForeground } from './foreground.js';
+import { wholeNumber } from './output.js';
+
+export function registerCancel(program: Command): void {
+  program
+    .command('cancel')
+    .description('Stop a batch: unsent rows end "skipped", sent rows are followed to their end, result files are written')
+    .argument('<batch>', 'batch id')
+    .option('--no-wait', 'only record the request when another process runs the batch; do not wait for its result file')
+    .option('--timeout <seconds>', 'how long to wait for the process running the batch to finish it', wholeNumber('--timeout', 1, 86_400), 300)
+    .addHelpText('after', '\nExit code: 0 when the batch is stopped and its results are written (or it had already finished); 6 no such batch; 1 timed out waiting.')
+    .action(async (batchId: string, opts: { wait: boolean; timeout: number }, cmd: Command) => {
+      const ctx = await openCommandContext(cmd);
+      const { rt } = ctx;
+      try {
+        const b = rt.batches.get(batchId);
+        if (!b) throw new NotFoundError(`no batch ${batchId} (see topup status)`);
+        if (b.finishedAt !== null || b.state === 'failed') {
+          process.stdout.write(`batch ${batchId} had already finished (${b.state}); results: ${b.resultFile ?? '(none)'}\n`);
+          return;
+        }
+        if (!rt.batches.requestCancel(batchId)) throw new TopupError(ErrorCode.Internal, `batch ${batchId} cannot be cancelled in state ${b.state}`);
+        const held = rt.batches.get(batchId)!;
+        if (heldByLiveProcess(held)) {
+          process.stderr.write(`batch ${batchId} is run by another process (${held.owner}); it stops the batch within seconds\n`);
+          if (!opts.wait) {
+            process.stdout.write(`cancel requested for batch ${batchId}; see topup status ${batchId}\n`);
+            return;
+          }
+          const until = Date.now() + opts.timeout * 1000;
+          for (;;) {
+            const cur = rt.batches.get(batchId)!;
+            if (cur.finishedAt !== null) break;
+            // The holder died: take over, or we would wait for ever.
+            if (!heldByLiveProcess(cur)) {
+              await runBatchInForeground(rt, batchId, new Notifier(ctx.config, ctx.log), { quiet: true });
+              break;
+            }
+            if (Date.now() > until) {
+              process.stdout.write(`batch ${batchId}: cancel requested, but it has not finished within ${opts.timeout}s (rows still being followed); see topup status ${batchId}\n`);
+              process.exitCode = ExitCode.NotAllCompleted;
+              return;
+            }
+            await sleep(500);
+          }
+        } else {
+          await runBatchInForeground(rt, batchId, new Notifier(ctx.config, ctx.log), { quiet: true });
+        }
+        const done = rt.batches.get(batchId)!;
+        const s = snapshot(rt.db, rt.rows, batchId);
+        if (done.finishedAt === null) {
+          process.stdout.write(`batch ${batchId}: cancel requested, not finished yet; see topup status ${batchId}\n`);
+          process.exitCode = ExitCode.NotAllCompleted;
+          return;
+        }
+        process.stdout.write(
+          `batch ${batchId} cancelled: ${s.counts.skipped} rows skipped (never sent), ${s.counts.completed} completed, ${s.counts.cancelled} cancelled, ${s.counts.rejected} rejected; spent ${s.spentUsd.toFixed(2)} USD\nresults: ${done.resultFile}\n`,
+        );
+      } finally {
+        await ctx.close();
+      }
+    });
+}

@@ -1,0 +1,27 @@
+/**
+ * How an order from the API is shown. Delivered codes are money: they are left out unless the
+ * operator asks with --show-codes, because command output ends up in terminals, logs and chats.
+ */
+import type { Order } from '../api/schemas.js';
+import type { Column } from './output.js';
+import { usd } from './output.js';
+
+export function orderJson(o: Order, showCodes: boolean): Record<string, unknown> {
+  const { codes, ...rest } = o;
+  return showCodes ? { ...rest, codes: codes ?? [] } : { ...rest, codesDelivered: codes?.length ?? 0 };
+}
+
+export function orderColumns(showCodes: boolean): Column<Order>[] {
+  return [
+    { title: 'orderId', get: (o) => o.orderId },
+    { title: 'trxid', get: (o) => o.trxid },
+    { title: 'status', get: (o) => o.status },
+    { title: 'game', get: (o) => o.game },
+    { title: 'pack', get: (o) => o.packName },
+    { title: 'amountUsd', get: (o) => usd(o.amountUsd), right: true },
+    { title: 'userId', get: (o) => o.userId },
+    { title: 'refunded', get: (o) => (o.refunded === undefined ? '' : String(o.refunded)) },
+    { title: 'error', get: (o) => o.error },
+    showCodes ? { title: 'codes', get: (o) => (o.codes ?? []).join(' ') } : { title: 'codes', get: (o) => (o.codes?.length ? `${o.codes.length} (--show-codes)` : '') },
+  ];
+}

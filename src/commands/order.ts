@@ -1,0 +1,37 @@
+/** `topup order ORDER_ID`: one order as the API sees it now, and where it came from locally. */
+import type { Command } from 'commander';
+import { Priority } from '../api/client.js';
+import { NotFoundError, isApiError } from '../errors.js';
+import { openCommandContext } from './context.js';
+import { addFormatOptions, formatOf, printList } from './output.js';
+import { orderColumns, orderJson } from './order-view.js';
+
+export function registerOrder(program: Command): void {
+  addFormatOptions(
+    program
+      .command('order')
+      .description('Show one order (GET /orders/:id) and the batch row that placed it')
+      .argument('<orderId>', 'order id (the orderId column of a result file)')
+      .option('--show-codes', 'print delivered codes (hidden by default)'),
+  ).action(async (orderId: string, opts: { json?: boolean; csv?: boolean; showCodes?: boolean }, cmd: Command) => {
+    const format = formatOf(opts);
+    const ctx = await openCommandContext(cmd);
+    try {
+      let order;
+      try {
+        order = await ctx.rt.client.getOrder(orderId, { priority: Priority.lookup });
+      } catch (err) {
+        if (isApiError(err, 'not-found')) throw new NotFoundError(`no order ${orderId} on this account [ORDER NOT FOUND]`);
+        throw err;
+      }
+      const local = ctx.rt.db.prepare('SELECT batch_id AS batchId, line FROM rows WHERE order_id = ?').get(order.orderId ?? orderId) as
+        | { batchId: string; line: number }
+        | undefined;
+      const show = opts.showCodes === true;
+      printList(format, [order], orderColumns(show), { ...orderJson(order, show), local: local ?? null });
+      if (format === 'table' && local) process.stdout.write(`placed by batch ${local.batchId}, line ${local.line}\n`);
+    } finally {
+      await ctx.close();
+    }
+  });
+}

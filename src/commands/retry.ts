@@ -1,0 +1,43 @@
+/**
+ * `topup retry BATCH`: a new batch of the rows of BATCH that ended rejected or cancelled, with
+ * fresh trxids. By default it is left for the daemon, which starts it within seconds (or
+ * `topup daemon --once` when no daemon runs); `--run` runs it here in the foreground like submit.
+ */
+import type { Command } from 'commander';
+import { createRetryBatch } from '../claim/retry.js';
+import { Notifier } from '../notify/notifier.js';
+import { openCommandContext } from './context.js';
+import { runBatchInForeground } from './foreground.js';
+import { report } from './submit.js';
+
+export function registerRetry(program: Command): void {
+  program
+    .command('retry')
+    .description('Make a new batch of the rows of BATCH that ended rejected or cancelled (fresh trxids) — run it after fixing the cause')
+    .argument('<batch>', 'the finished batch whose failed rows to order again')
+    .option('--run', 'run the new batch now in the foreground (like submit) instead of leaving it to the daemon')
+    .option('--json', 'print {batchId, retryOf, rows, lines} (and with --run the summary) as JSON')
+    .addHelpText('after', '\nThese are NEW purchases: every retried row gets a new trxid and is charged again if it completes.\nExit code: 0 batch created (with --run: every row completed); 1 with --run when some rows did not complete; 2 nothing to retry; 6 no such batch.')
+    .action(async (batchId: string, opts: { run?: boolean; json?: boolean }, cmd: Command) => {
+      const ctx = await openCommandContext(cmd);
+      try {
+        const r = await createRetryBatch(ctx.rt, batchId, { keepLease: opts.run === true });
+        const info = { batchId: r.batch.id, retryOf: batchId, rows: r.rows, lines: r.lines, file: r.batch.jobFile };
+        if (!opts.run) {
+          if (opts.json) process.stdout.write(`${JSON.stringify(info, null, 2)}\n`);
+          else {
+            process.stdout.write(
+              `new batch ${r.batch.id}: ${r.rows} rows of ${batchId} (lines ${r.lines.join(', ')}) with fresh trxids, file ${r.batch.jobFile}\n` +
+                `A running daemon starts it within seconds. Without a daemon: topup daemon --once   Follow it: topup status ${r.batch.id}\n`,
+            );
+          }
+          return;
+        }
+        process.stderr.write(`new batch ${r.batch.id}: ${r.rows} rows of ${batchId}; running it now\n`);
+        const run = await runBatchInForeground(ctx.rt, r.batch.id, new Notifier(ctx.config, ctx.log), { quiet: opts.json === true });
+        process.exitCode = report(ctx.rt, r.batch.id, run.summary, run.interrupted, opts.json === true);
+      } finally {
+        await ctx.close();
+      }
+    });
+}

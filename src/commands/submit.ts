@@ -1,0 +1,67 @@
+/**
+ * `topup submit FILE`: one batch in the foreground, with live progress, through the same engine,
+ * settings and database as the daemon. The batch is claimed with this process's lease, so a
+ * running daemon leaves it alone; the file stays where the user keeps it.
+ */
+import { existsSync, statSync } from 'node:fs';
+import { resolve } from 'node:path';
+import type { Command } from 'commander';
+import { claimFile } from '../claim/claim.js';
+import { InputFileError } from '../errors.js';
+import { ExitCode } from '../exit-codes.js';
+import { Notifier } from '../notify/notifier.js';
+import type { BatchSummary } from '../outbox/summary.js';
+import type { Runtime } from '../runtime.js';
+import { openCommandContext } from './context.js';
+import { runBatchInForeground } from './foreground.js';
+
+export function registerSubmit(program: Command): void {
+  program
+    .command('submit')
+    .description('Run one batch file now, in the foreground, with live progress; writes the same result files as the daemon')
+    .argument('<file>', 'CSV file of orders (it is read where it is, not moved)')
+    .option('--again', 'order a file identical to one processed before (new trxids: these are NEW purchases)')
+    .option('--json', 'print the batch summary as JSON on stdout when done')
+    .option('--quiet', 'no progress output')
+    .addHelpText('after', '\nExit code: 0 when every row completed; 1 when some did not (see the result file); 130 when stopped by Ctrl-C (the daemon carries the batch on).')
+    .action(async (file: string, opts: { again?: boolean; json?: boolean; quiet?: boolean }, cmd: Command) => {
+      const path = resolve(file);
+      if (!existsSync(path) || !statSync(path).isFile()) throw new InputFileError(`${file}: no such file`);
+      const ctx = await openCommandContext(cmd);
+      try {
+        const batch = await claimFile(ctx.rt, path, { origin: 'submit', own: true, move: false, again: opts.again === true });
+        if (!opts.quiet) process.stderr.write(`batch ${batch.id}: ${batch.sourceName}${ctx.config.sandbox ? ' (SANDBOX: no real money)' : ''}\n`);
+        const notifier = new Notifier(ctx.config, ctx.log);
+        const run = await runBatchInForeground(ctx.rt, batch.id, notifier, { quiet: opts.quiet === true });
+        process.exitCode = report(ctx.rt, batch.id, run.summary, run.interrupted, opts.json === true);
+      } finally {
+        await ctx.close();
+      }
+    });
+}
+
+/** Prints the outcome of a foreground batch; returns the exit code. Shared with `retry --run`. */
+export function report(rt: Runtime, batchId: string, summary: BatchSummary | null, interrupted: boolean, json: boolean): number {
+  const b = rt.batches.get(batchId)!;
+  if (json) process.stdout.write(`${JSON.stringify(summary ?? { batchId, state: b.state, fileError: b.fileError }, null, 2)}\n`);
+  const say = (s: string): void => void (json ? process.stderr : process.stdout).write(`${s}\n`);
+  if (b.state === 'failed') {
+    say(`batch ${batchId}: the file could not be read: ${b.fileError}`);
+    return ExitCode.InputFile;
+  }
+  if (!summary) {
+    say(`batch ${batchId} is not finished${interrupted ? ' (stopped)' : ''}; the daemon carries it on. See: topup status ${batchId}`);
+    return interrupted ? ExitCode.Interrupted : ExitCode.NotAllCompleted;
+  }
+  if (summary.duplicateOf) {
+    say(`batch ${batchId}: nothing sent: this file is identical to batch ${summary.duplicateOf}. To order the same rows again on purpose: topup submit --again FILE`);
+  }
+  const c = summary.counts;
+  say(
+    `batch ${batchId}: ${summary.rows} rows: ${c.completed} completed, ${c.cancelled} cancelled, ${c.rejected} rejected, ${c.invalid} invalid, ${c.skipped} skipped` +
+      `${c.review ? `, ${c.review} to review` : ''}; spent ${summary.spentUsd.toFixed(2)} USD` +
+      `${summary.balanceAfterUsd === null ? '' : `; balance now ${summary.balanceAfterUsd.toFixed(2)} USD`}`,
+  );
+  say(`results: ${summary.resultFile}`);
+  return c.completed === summary.rows ? ExitCode.Ok : ExitCode.NotAllCompleted;
+}

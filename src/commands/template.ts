@@ -1,0 +1,69 @@
+/**
+ * `topup template SLUG`: a header and one example row with exactly the columns an order for that
+ * line needs, taken from the live catalog (so a new line or a changed requirement shows at once).
+ * The example row passes `topup validate`; replace its values with real ones.
+ */
+import type { Command } from 'commander';
+import { stringify } from 'csv-stringify/sync';
+import { NotFoundError } from '../errors.js';
+import type { CatalogEntry, RequiredField } from '../intake/catalog.js';
+import { isActive } from '../intake/catalog.js';
+import { openCommandContext } from './context.js';
+
+export function exampleValue(entry: CatalogEntry, field: RequiredField['field']): string {
+  const line = entry.line;
+  switch (field) {
+    case 'userId':
+      if (entry.kind === 'riot-id') return 'PlayerName#EUW1';
+      return '5123456789';
+    case 'zoneId':
+      return '2001';
+    case 'serverId':
+      return line?.serverIdOptions?.[0]?.value ?? '1001';
+    case 'region':
+      return line?.regionOptions?.[0]?.value ?? 'eu';
+    case 'moreId':
+      return '1001';
+  }
+}
+
+export function templateFor(entry: CatalogEntry): { header: string[]; example: string[] } {
+  const header = ['pid', ...entry.required.map((r) => r.field)];
+  const example = [entry.product.id, ...entry.required.map((r) => exampleValue(entry, r.field))];
+  if (entry.kind === 'stock') {
+    header.push('quantity');
+    example.push('1');
+  }
+  return { header, example };
+}
+
+export function registerTemplate(program: Command): void {
+  program
+    .command('template')
+    .description('Print a CSV header and one example row with exactly the columns an order for line SLUG needs')
+    .argument('<slug>', 'line slug (see topup services)')
+    .option('--pid <pid>', 'use this pack in the example row (default: the first pack on sale)')
+    .addHelpText('after', '\nExample: topup template pubg > inbox/pubg-orders.csv   (then edit the rows, check with topup validate)')
+    .action(async (slug: string, opts: { pid?: string }, cmd: Command) => {
+      const ctx = await openCommandContext(cmd);
+      try {
+        const { index } = await ctx.rt.catalog.get(0);
+        const want = slug.trim().toLowerCase();
+        const packs = index.products.filter((p) => p.slug.toLowerCase() === want && isActive(p.status));
+        const product = opts.pid ? packs.find((p) => p.id === opts.pid) : packs[0];
+        if (!product) {
+          const slugs = [...new Set(index.products.filter((p) => isActive(p.status)).map((p) => p.slug))].sort();
+          throw new NotFoundError(
+            opts.pid && packs.length > 0
+              ? `no pack with pid "${opts.pid}" on sale for ${slug} (see topup catalog --slug ${slug})`
+              : `no line "${slug}" with packs on sale; slugs: ${slugs.join(', ')}`,
+          );
+        }
+        const t = templateFor(index.byPid(product.id)!);
+        process.stdout.write(stringify([t.header, t.example]));
+        process.stderr.write(`# ${product.gameName}: example pack "${product.serviceName}" (${product.price} USD); other packs: topup catalog --slug ${product.slug}\n`);
+      } finally {
+        await ctx.close();
+      }
+    });
+}

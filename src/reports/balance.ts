@@ -1,0 +1,19 @@
+/**
+ * Balance report: one timestamped row per run in outbox/reports/balance.csv.
+ * Columns: at (ISO time), balanceUsd, currency, reservedUsd (what unfinished batches still have
+ * to spend), mode (SANDBOX/LIVE).
+ */
+import { join } from 'node:path';
+import { Priority } from '../api/client.js';
+import type { Runtime } from '../runtime.js';
+import { appendCsv, cents } from './csv-append.js';
+
+export const BALANCE_COLUMNS = ['at', 'balanceUsd', 'currency', 'reservedUsd', 'mode'] as const;
+
+export async function runBalanceReport(rt: Runtime, now = Date.now()): Promise<{ balanceUsd: number; file: string }> {
+  const b = await rt.client.balance({ priority: Priority.report });
+  const reserved = cents(rt.batches.list({ states: ['claimed', 'open'] }).reduce((s, x) => s + rt.rows.unsentTotal(x.id), 0));
+  const file = join(rt.config.reportsDir, 'balance.csv');
+  appendCsv(file, BALANCE_COLUMNS, [[new Date(now).toISOString(), b.balanceUsd, b.currency, reserved, rt.config.sandbox ? 'SANDBOX' : 'LIVE']]);
+  return { balanceUsd: b.balanceUsd, file };
+}

@@ -1,0 +1,37 @@
+/**
+ * Report files are appended to, never rewritten: a spreadsheet or a script may be reading
+ * them. Mode 0600 (they name players and amounts), every cell formula-safe, and the header
+ * is written only when the file is new. One write per call, so a kill leaves whole lines.
+ */
+import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, writeSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { stringify } from 'csv-stringify/sync';
+import { safeCell } from '../outbox/cell-safety.js';
+
+export type ReportCell = string | number | boolean | null | undefined;
+
+export function appendCsv(path: string, header: readonly string[], rows: readonly (readonly ReportCell[])[]): void {
+  if (rows.length === 0) return;
+  mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+  const isNew = !existsSync(path);
+  const cells = (r: readonly ReportCell[]): string[] => r.map((c) => safeCell(c === null || c === undefined ? '' : String(c)));
+  const text = stringify([...(isNew ? [header] : []), ...rows].map(cells));
+  const fd = openSync(path, 'a', 0o600);
+  try {
+    writeSync(fd, text);
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** `2026-11` / `2026-11-21` in UTC, for file names. */
+export function monthOf(ms: number): string {
+  return new Date(ms).toISOString().slice(0, 7);
+}
+
+export function dayOf(ms: number): string {
+  return new Date(ms).toISOString().slice(0, 10);
+}
+
+export const cents = (n: number): number => Math.round(n * 100) / 100;

@@ -1,0 +1,72 @@
+/**
+ * History export: orders that are new since the last export, read page by page through
+ * GET /history (newest first) and appended, oldest first, to outbox/reports/history-YYYY-MM.csv
+ * (the month of the export, UTC).
+ *
+ * No duplicates: an order is exported once, when it has ended (a `processing` order waits for
+ * a later run). What was exported is remembered in `meta` and, in case a kill came between the
+ * append and that record, also read back from the month's file. Reading stops at the first
+ * page on which every order was already exported: the previous export's frontier.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { parse } from 'csv-parse/sync';
+import { Priority } from '../api/client.js';
+import type { Order } from '../api/schemas.js';
+import type { Runtime } from '../runtime.js';
+import { appendCsv, monthOf } from './csv-append.js';
+
+export const HISTORY_COLUMNS = ['exportedAt', 'orderId', 'trxid', 'status', 'game', 'packName', 'amountUsd', 'refunded', 'error', 'userId', 'serverId', 'moreId', 'createdAt'] as const;
+const EXPORTED_KEY = 'reports.history.exported';
+const REMEMBER = 20_000;
+const PAGE_SIZE = 50;
+
+export interface HistoryExportResult {
+  file: string;
+  exported: number;
+  pages: number;
+  waiting: number;
+}
+
+function idsInFile(path: string): string[] {
+  if (!existsSync(path)) return [];
+  const rows = parse(readFileSync(path, 'utf8'), { columns: true, skip_empty_lines: true, relax_column_count: true }) as Record<string, string>[];
+  return rows.map((r) => r.orderId ?? '').filter(Boolean);
+}
+
+export async function runHistoryExport(rt: Runtime, opts: { now?: number; maxPages?: number } = {}): Promise<HistoryExportResult> {
+  const now = opts.now ?? Date.now();
+  const file = join(rt.config.reportsDir, `history-${monthOf(now)}.csv`);
+  const remembered = rt.meta.getJson<string[]>(EXPORTED_KEY) ?? [];
+  const seen = new Set([...remembered, ...idsInFile(file)]);
+  const fresh: Order[] = [];
+  const freshIds = new Set<string>();
+  let waiting = 0;
+  let pages = 0;
+  for (let page = 1; page <= (opts.maxPages ?? 100); page++) {
+    const h = await rt.client.history({ page, pageSize: PAGE_SIZE }, { priority: Priority.report });
+    pages++;
+    let unexported = 0;
+    for (const o of h.orders) {
+      if (!o.orderId || seen.has(o.orderId) || freshIds.has(o.orderId)) continue;
+      unexported++;
+      if (o.status === 'processing') {
+        waiting++;
+        continue;
+      }
+      fresh.push(o);
+      freshIds.add(o.orderId);
+    }
+    if (h.orders.length === 0 || h.hasMore === false) break;
+    if (unexported === 0 && seen.size > 0) break;
+  }
+  const at = new Date(now).toISOString();
+  fresh.reverse();
+  appendCsv(
+    file,
+    HISTORY_COLUMNS,
+    fresh.map((o) => [at, o.orderId, o.trxid, o.status, o.game, o.packName, o.amountUsd, o.refunded, o.error, o.userId, o.serverId, o.moreId, o.createdAt]),
+  );
+  if (fresh.length > 0) rt.meta.setJson(EXPORTED_KEY, [...remembered, ...freshIds].slice(-REMEMBER));
+  return { file, exported: fresh.length, pages, waiting };
+}

@@ -1,0 +1,108 @@
+/**
+ * Reconciliation: the local ledger (orders this home placed) against the API's history and
+ * the balance movement. Writes outbox/reports/reconcile-YYYY-MM-DD.csv listing
+ *  - status-differs / amount-differs: an order whose status or amount disagrees;
+ *  - missing-in-history: a local order not found in the history pages read;
+ *  - not-in-ledger: an order in the history (among the pages that cover our window) that
+ *    this home did not place — another tool, the web panel, or a lost record;
+ *  - refund: a cancelled order the API refunded;
+ *  - balance: the balance movement since the last reconciliation against what the ledger
+ *    spent in that time (the rest is top-ups, which happen outside the API, or unknown charges).
+ * A run on the same day rewrites that day's file (atomically): it is a report of the state now.
+ */
+import { join } from 'node:path';
+import { stringify } from 'csv-stringify/sync';
+import { Priority } from '../api/client.js';
+import type { Order } from '../api/schemas.js';
+import { safeCell } from '../outbox/cell-safety.js';
+import { writeFileAtomic } from '../outbox/atomic-write.js';
+import type { Runtime } from '../runtime.js';
+import type { Row } from '../store/rows.js';
+import { cents, dayOf, type ReportCell } from './csv-append.js';
+
+export const RECONCILE_COLUMNS = ['kind', 'orderId', 'trxid', 'batchId', 'line', 'localStatus', 'apiStatus', 'localAmountUsd', 'apiAmountUsd', 'refunded', 'note'] as const;
+const LAST_KEY = 'reports.reconcile.last';
+const DAY = 86_400_000;
+
+export interface ReconcileResult {
+  file: string;
+  checked: number;
+  differences: number;
+  refunds: number;
+}
+
+const charged = (r: Row): number =>
+  r.state === 'completed' || r.state === 'processing' || (r.state === 'cancelled' && r.refunded !== true) ? (r.amountUsd ?? r.expectedUsd ?? 0) : 0;
+
+export async function runReconcile(rt: Runtime, opts: { now?: number; maxPages?: number } = {}): Promise<ReconcileResult> {
+  const now = opts.now ?? Date.now();
+  const last = rt.meta.getJson<{ at: number; balanceUsd: number }>(LAST_KEY);
+  // At least the last day, with an hour of overlap with the previous run, at most a week.
+  const since = Math.max(now - 7 * DAY, Math.min(last?.at ?? now, now - DAY) - 3_600_000);
+  const local = rt.rows.placedOrders(since);
+  const wanted = new Map(local.map((r) => [r.orderId!, r]));
+  const api = new Map<string, Order>();
+  const listed: Order[] = [];
+  let found = 0;
+  let deepest = -1;
+  for (let page = 1; page <= (opts.maxPages ?? 100) && found < wanted.size; page++) {
+    const h = await rt.client.history({ page, pageSize: 50 }, { priority: Priority.report });
+    for (const o of h.orders) {
+      if (!o.orderId || api.has(o.orderId)) continue;
+      api.set(o.orderId, o);
+      listed.push(o);
+      if (wanted.has(o.orderId)) {
+        found++;
+        deepest = listed.length - 1;
+      }
+    }
+    if (h.orders.length === 0 || h.hasMore === false) break;
+  }
+
+  const out: ReportCell[][] = [];
+  let refunds = 0;
+  for (const r of local) {
+    const o = api.get(r.orderId!);
+    const base = [r.orderId, r.trxid, r.batchId, r.line, r.state] as const;
+    const localAmount = r.amountUsd ?? r.expectedUsd;
+    if (!o) {
+      out.push(['missing-in-history', ...base, '', localAmount, '', r.refunded, `not among the ${listed.length} most recent orders of the account`]);
+      continue;
+    }
+    if (o.status !== r.state) {
+      const note = r.state === 'processing' ? 'the ledger has not seen the end yet (the daemon polls it)' : 'the ledger and the API disagree: check this order';
+      out.push(['status-differs', ...base, o.status, localAmount, o.amountUsd, o.refunded, note]);
+    }
+    if (o.amountUsd !== undefined && localAmount !== null && Math.abs(o.amountUsd - localAmount) > 0.005) {
+      out.push(['amount-differs', ...base, o.status, localAmount, o.amountUsd, o.refunded, 'the API charged a different amount than the ledger holds']);
+    }
+    if (o.status === 'cancelled' && o.refunded === true) {
+      refunds++;
+      out.push(['refund', ...base, o.status, localAmount, o.amountUsd, true, o.error ?? '']);
+    }
+  }
+  for (const o of listed.slice(0, deepest + 1)) {
+    if (wanted.has(o.orderId!) || rt.rows.isOrderIdKnown(o.orderId!)) continue;
+    out.push(['not-in-ledger', o.orderId, o.trxid, '', '', '', o.status, '', o.amountUsd, o.refunded, 'placed by something other than this topup home']);
+  }
+
+  const { balanceUsd } = await rt.client.balance({ priority: Priority.report });
+  if (last) {
+    const spent = cents(rt.rows.placedOrders(last.at).reduce((s, r) => s + charged(r), 0));
+    const moved = cents(balanceUsd - last.balanceUsd);
+    const unexplained = cents(moved + spent);
+    const note =
+      Math.abs(unexplained) < 0.01
+        ? 'balance movement matches the ledger'
+        : unexplained > 0
+          ? `${unexplained} USD more than the ledger explains: top-ups or refunds of older orders`
+          : `${-unexplained} USD less than the ledger explains: charges this home did not place`;
+    out.push(['balance', '', '', '', '', `since ${new Date(last.at).toISOString()}`, `now ${balanceUsd}`, -spent, moved, '', note]);
+  }
+  const file = join(rt.config.reportsDir, `reconcile-${dayOf(now)}.csv`);
+  const cells = (r: readonly ReportCell[]): string[] => r.map((c) => safeCell(c === null || c === undefined ? '' : String(c)));
+  writeFileAtomic(file, stringify([RECONCILE_COLUMNS, ...out].map(cells)));
+  rt.meta.setJson(LAST_KEY, { at: now, balanceUsd });
+  const differences = out.filter((r) => r[0] !== 'refund' && r[0] !== 'balance').length;
+  return { file, checked: local.length, differences, refunds };
+}

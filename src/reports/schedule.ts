@@ -1,0 +1,118 @@
+/**
+ * The scheduled jobs of the daemon (node-cron), each switched by its TOPUP_*_CRON setting:
+ * balance report, history export, reconciliation, low-balance check.
+ *
+ * - Jobs run one at a time, in this process, through the same rate scheduler as orders and
+ *   at the lowest priority (Priority.report), so they share the account's call budget and
+ *   give way to orders and polls.
+ * - A missed schedule runs once at start-up: the next due time of each job is kept in `meta`;
+ *   if the daemon was down when it came, the job runs now (once, however many were missed).
+ *   A changed cron expression starts afresh rather than counting as missed.
+ * - A failing job is logged and never stops the daemon or the other jobs.
+ */
+import cron, { type ScheduledTask } from 'node-cron';
+import { coerceError } from '../errors.js';
+import type { Runtime } from '../runtime.js';
+import type { Notifier } from '../notify/notifier.js';
+import { runBalanceReport } from './balance.js';
+import { runHistoryExport } from './history.js';
+import { runReconcile } from './reconcile.js';
+import { runLowBalanceCheck } from './low-balance.js';
+
+export type JobName = 'balance-report' | 'history-export' | 'reconcile' | 'low-balance';
+
+export interface JobDef {
+  name: JobName;
+  cron: string | null;
+  run: () => Promise<unknown>;
+}
+
+export interface ScheduledJobs {
+  /** Jobs that are scheduled (switched on). */
+  readonly names: JobName[];
+  /** Resolves when every job queued so far (start-up catch-up included) has run. */
+  idle(): Promise<void>;
+  /** No new runs; waits (bounded) for the one running. */
+  stop(graceMs?: number): Promise<void>;
+}
+
+interface ScheduleRecord {
+  pattern: string;
+  nextDue: number;
+}
+
+const scheduleKey = (name: JobName): string => `reports.${name}.schedule`;
+export const lastRunKey = (name: JobName): string => `reports.${name}.lastRun`;
+
+export function defaultJobs(rt: Runtime, notifier: Notifier): JobDef[] {
+  const s = rt.config.schedules;
+  return [
+    { name: 'balance-report', cron: s.balanceReport.cron, run: () => runBalanceReport(rt) },
+    { name: 'history-export', cron: s.historyExport.cron, run: () => runHistoryExport(rt) },
+    { name: 'reconcile', cron: s.reconcile.cron, run: () => runReconcile(rt) },
+    { name: 'low-balance', cron: rt.config.lowBalanceUsd === null ? null : s.lowBalance.cron, run: () => runLowBalanceCheck(rt, notifier) },
+  ];
+}
+
+export function startScheduledJobs(rt: Runtime, notifier: Notifier, jobs: JobDef[] = defaultJobs(rt, notifier)): ScheduledJobs {
+  const log = rt.log.child({ component: 'reports' });
+  const cronLog = {
+    info: (m: string) => log.debug(m),
+    warn: (m: string) => log.debug(m),
+    error: (m: string | Error) => log.warn({ err: String(m) }, 'scheduler'),
+    debug: () => {},
+  };
+  const tasks = new Map<JobName, ScheduledTask>();
+  let chain: Promise<void> = Promise.resolve();
+  let stopped = false;
+
+  const remember = (job: JobDef): void => {
+    const next = tasks.get(job.name)?.getNextRun();
+    if (next && job.cron) rt.meta.setJson(scheduleKey(job.name), { pattern: job.cron, nextDue: next.getTime() } satisfies ScheduleRecord);
+  };
+  const runOne = async (job: JobDef, why: string): Promise<void> => {
+    if (stopped) return;
+    const started = Date.now();
+    try {
+      const result = await job.run();
+      rt.meta.setJson(lastRunKey(job.name), { at: started, ok: true });
+      log.info({ job: job.name, why, ms: Date.now() - started, result }, `scheduled job ${job.name} done`);
+    } catch (err) {
+      const e = coerceError(err);
+      rt.meta.setJson(lastRunKey(job.name), { at: started, ok: false, error: e.message });
+      log.warn({ job: job.name, why, err: e.message }, `scheduled job ${job.name} failed; it runs again at its next time`);
+    } finally {
+      if (!stopped) remember(job);
+    }
+  };
+  const enqueue = (job: JobDef, why: string): void => {
+    chain = chain.then(() => runOne(job, why));
+  };
+
+  const now = Date.now();
+  for (const job of jobs) {
+    if (!job.cron) continue;
+    const task = cron.schedule(job.cron, () => enqueue(job, 'schedule'), { name: job.name, noOverlap: true, logger: cronLog });
+    tasks.set(job.name, task);
+    const prev = rt.meta.getJson<ScheduleRecord>(scheduleKey(job.name));
+    if (prev && prev.pattern === job.cron && prev.nextDue <= now) {
+      log.info({ job: job.name, due: new Date(prev.nextDue).toISOString() }, `missed schedule of ${job.name} while stopped: running it now`);
+      enqueue(job, 'missed');
+    } else {
+      remember(job);
+    }
+  }
+  log.info({ jobs: [...tasks.keys()] }, 'scheduled jobs started');
+
+  return {
+    names: [...tasks.keys()],
+    idle: () => chain,
+    async stop(graceMs = 3_000) {
+      stopped = true;
+      await Promise.all([...tasks.values()].map((t) => t.destroy()));
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([chain, new Promise<void>((r) => (timer = setTimeout(r, graceMs)))]);
+      clearTimeout(timer);
+    },
+  };
+}
