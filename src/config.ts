@@ -162,7 +162,12 @@ function readKeyFile(path: string): string {
  * Builds the Config from an environment (process.env by default). Throws ConfigError.
  * `overrides` are applied last (CLI flags such as --home).
  */
-export function loadConfig(environment: NodeJS.ProcessEnv = process.env, overrides: Partial<Record<SettingName | 'TOPUP_HOME', string>> = {}): Config {
+export function loadConfig(
+  environment: NodeJS.ProcessEnv = process.env,
+  overrides: Partial<Record<SettingName | 'TOPUP_HOME', string>> = {},
+  /** False for commands that never call the API (status): they must work without the key. */
+  opts: { requireKey?: boolean } = {},
+): Config {
   const home = resolve(overrides.TOPUP_HOME ?? environment.TOPUP_HOME ?? process.cwd());
   const configFile = join(home, 'topup.conf');
   let fromFile: Record<string, string> = {};
@@ -192,7 +197,7 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env, overrid
   // systemd's LoadCredential= puts the key in $CREDENTIALS_DIRECTORY/topup-api-key.
   const credDir = environment.CREDENTIALS_DIRECTORY;
   if (apiKey === '' && credDir && existsSync(join(credDir, 'topup-api-key'))) apiKey = readKeyFile(join(credDir, 'topup-api-key'));
-  if (apiKey === '' && apiUrl !== null) {
+  if (apiKey === '' && apiUrl !== null && opts.requireKey !== false) {
     throw new ConfigError('TOPUP_API_KEY', 'is required when TOPUP_API_URL is set (or set TOPUP_API_KEY_FILE)');
   }
   if (/\s/.test(apiKey)) throw new ConfigError('TOPUP_API_KEY', 'contains whitespace');

@@ -7,7 +7,7 @@
  * on: `sending` rows are resent with their stored body, `processing` rows are polled, finished
  * batches whose files were not written are written.
  */
-import { EventEmitter } from 'node:events';
+import { EventEmitter, setMaxListeners } from 'node:events';
 import { hostname } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Priority } from './api/client.js';
@@ -89,6 +89,8 @@ export class Runner extends EventEmitter<RunnerEvents> {
     this.#opts = opts;
     this.#pauses = new Pauses(rt.meta, Math.min(Math.max(rt.config.pollIntervalMs * 6, 2_000), 60_000));
     this.#poller = new Poller(rt);
+    // Every call in flight listens on this one signal (for a bounded stop).
+    setMaxListeners(0, this.#abort.signal);
   }
 
   get pauses(): Pauses {

@@ -188,8 +188,14 @@ export class ResellerClient {
       answered?.();
       throw err;
     }
-    const timeout = AbortSignal.timeout(this.timeoutMs);
-    const signal = opts?.signal ? AbortSignal.any([opts.signal, timeout]) : timeout;
+    // One controller per request, ended by the timeout or by the caller's signal. The listener
+    // on a long-lived caller signal is removed when the request ends, so none accumulate.
+    const request$ = new AbortController();
+    const timer = setTimeout(() => request$.abort(new DOMException('request timed out', 'TimeoutError')), this.timeoutMs);
+    const onAbort = (): void => request$.abort(opts?.signal?.reason);
+    if (opts?.signal?.aborted) onAbort();
+    else opts?.signal?.addEventListener('abort', onAbort, { once: true });
+    const signal = request$.signal;
     let status: number | undefined;
     let serverDate: string | undefined;
     try {
@@ -250,6 +256,8 @@ export class ResellerClient {
       if (err instanceof ApiError || err instanceof ApiResponseShapeError) throw err;
       throw this.#networkError(method, path, err, status);
     } finally {
+      clearTimeout(timer);
+      opts?.signal?.removeEventListener('abort', onAbort);
       answered?.();
       this.#onResponse?.({ route, status, ms: Date.now() - started, serverDate });
     }

@@ -14,9 +14,9 @@ export function globalOpts(cmd: Command): { home?: string; verbose?: boolean } {
   return cmd.optsWithGlobals<{ home?: string; verbose?: boolean }>();
 }
 
-export function commandConfig(cmd: Command): Config {
+export function commandConfig(cmd: Command, opts: { requireKey?: boolean } = {}): Config {
   const { home } = globalOpts(cmd);
-  return loadConfig(process.env, home ? { TOPUP_HOME: home } : {});
+  return loadConfig(process.env, home ? { TOPUP_HOME: home } : {}, opts);
 }
 
 export function commandLogger(config: Config, cmd: Command): Logger {

@@ -21,7 +21,7 @@ export function registerStatus(program: Command): void {
       .option('--active', 'only batches that are not finished'),
   ).action((batchId: string | undefined, opts: { limit: number; active?: boolean; json?: boolean; csv?: boolean }, cmd: Command) => {
     const format = formatOf(opts);
-    const store = openStoreOnly(commandConfig(cmd));
+    const store = openStoreOnly(commandConfig(cmd, { requireKey: false }));
     try {
       const pause = Pauses.read(store.meta);
       const now = Date.now();

@@ -144,10 +144,13 @@ export class BatchStore {
     return rows.map(toBatch);
   }
 
-  /** The earliest batch (not itself a duplicate) that processed a file with these bytes. */
+  /**
+   * The earliest batch (not itself a duplicate) that processed a file with these bytes, from the
+   * inbox or `topup submit`. Retry batches and `--again` runs carry salted hashes, so they never match.
+   */
   findByContent(hash: string): Batch | undefined {
     const r = this.#db
-      .prepare(`SELECT * FROM batches WHERE content_hash = ? AND state != 'duplicate' AND origin = 'inbox' ORDER BY seq LIMIT 1`)
+      .prepare(`SELECT * FROM batches WHERE content_hash = ? AND state != 'duplicate' AND origin IN ('inbox', 'submit') ORDER BY seq LIMIT 1`)
       .get(hash) as BatchRow | undefined;
     return r ? toBatch(r) : undefined;
   }

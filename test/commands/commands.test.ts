@@ -85,7 +85,10 @@ describe('template → validate → submit → status', () => {
     const again = await runCli(['submit', file, '--json'], env);
     expect(again.code).toBe(1);
     const dup = json(again.stdout);
-    expect(dup.duplicateOf).toBeNull(); // submit never treats a file as a duplicate of an inbox file
+    // The same bytes again: a duplicate of the first submit, nothing sent, the way out named.
+    expect(dup.duplicateOf).toMatch(/^b\d{6}-[0-9a-f]{6}$/);
+    expect(dup.counts.skipped).toBe(3);
+    expect(readFileSync(dup.resultFile, 'utf8')).toContain('topup submit --again');
     const good = join(home.dir, 'good.csv');
     writeFileSync(good, csv([['pid', 'userId'], ['PUBG-60', '5123456789']]));
     const ok = await runCli(['submit', good, '--json'], env);
