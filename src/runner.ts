@@ -8,7 +8,6 @@
  * batches whose files were not written are written.
  */
 import { EventEmitter, setMaxListeners } from 'node:events';
-import { hostname } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Priority } from './api/client.js';
 import { coerceError } from './errors.js';
@@ -16,6 +15,7 @@ import type { Runtime } from './runtime.js';
 import type { Batch } from './store/batches.js';
 import { FINAL_ROW_STATES, type StateCounts } from './store/rows.js';
 import { claimFile, recoverClaims, LEASE_MS } from './claim/claim.js';
+import { ownerIsDead } from './store/owner.js';
 import { loadBatch } from './claim/load.js';
 import { checkFunds } from './dispatch/funds.js';
 import { Pauses, type PauseKind } from './dispatch/pauses.js';
@@ -24,22 +24,6 @@ import { Poller } from './poll/poller.js';
 import { verifyRow } from './poll/verify.js';
 import { finishBatch } from './outbox/finish.js';
 import type { BatchSummary } from './outbox/summary.js';
-
-/**
- * Leases are written as host:pid:random. A lease of a process on this host that no longer
- * exists is taken at once instead of waiting for it to expire (a restart after a crash).
- */
-function ownerIsDead(owner: string): boolean {
-  const [host, pid] = owner.split(':');
-  if (host !== hostname() || !pid || !/^\d+$/.test(pid)) return false;
-  if (Number(pid) === process.pid) return false;
-  try {
-    process.kill(Number(pid), 0);
-    return false;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'ESRCH';
-  }
-}
 
 export interface RunnerEvents {
   'batch-finished': [summary: BatchSummary, batch: Batch];

@@ -3,8 +3,7 @@
  * API client, live catalog. Every command and the daemon start from here, so they share the
  * same database, the same call budget and the same settings.
  */
-import { hostname } from 'node:os';
-import { randomBytes } from 'node:crypto';
+import { newOwnerId } from './store/owner.js';
 import { mkdirSync } from 'node:fs';
 import type { Config } from './config.js';
 import type { Logger } from './log.js';
@@ -69,7 +68,7 @@ export function openRuntime(config: Config, log: Logger, apiUrl: string): Runtim
     scheduler,
     client,
     catalog: new LiveCatalog(client, config.catalogMaxAgeMs),
-    owner: `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`,
+    owner: newOwnerId(),
     apiUrl,
     callCounts,
     lastServerDate: null,

@@ -1,0 +1,27 @@
+/**
+ * Who drives a batch: a lease in the batches table names its owner as host:pid:random.
+ */
+import { hostname } from 'node:os';
+import { randomBytes } from 'node:crypto';
+
+/** This process, as written in batch leases. */
+export function newOwnerId(): string {
+  return `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
+}
+
+/**
+ * Leases are written as host:pid:random. A lease of a process on this host that no longer
+ * exists is taken at once instead of waiting for it to expire (a restart after a crash).
+ */
+export function ownerIsDead(owner: string): boolean {
+  const [host, pid] = owner.split(':');
+  if (host !== hostname() || !pid || !/^\d+$/.test(pid)) return false;
+  if (Number(pid) === process.pid) return false;
+  try {
+    process.kill(Number(pid), 0);
+    return false;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'ESRCH';
+  }
+}
+
