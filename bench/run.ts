@@ -1,0 +1,249 @@
+/**
+ * `npm run bench`: our daemon, the same daemon on p-queue's fixed windows, and a naive client,
+ * side by side against the rate-limit ceiling; then the intake alone and the idle daemon.
+ *
+ *   npm run bench                      2,000 rows, time compressed ×10 (about 5 minutes)
+ *   npm run bench -- --quick           400 rows (about 2 minutes)
+ *   npm run bench -- --rows N --scale K --seed S --parts ours,fixed,naive,intake,idle
+ *
+ * Time compression (see sandbox-server.mjs): the sandbox keeps the supplier's real limits
+ * (40/1s, 200/1m) and real fulfilment times on a clock that runs K times faster; the client gets
+ * every time setting divided by K (rate windows, margin, poll interval, settle time). All times
+ * and rates below are real-equivalent (sandbox clock) unless marked "measured".
+ */
+import { cpus, loadavg } from 'node:os';
+import { writeFileSync, mkdirSync, statSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { join } from 'node:path';
+import { BENCH_DIR, CLI, DIST, ROOT, cleanup, round } from './lib.js';
+import { batchWorkload } from './workload.js';
+import { runDaemonContender } from './daemon-run.js';
+import { runNaive } from './naive-client.js';
+import { measureIntake } from './intake.js';
+import { measureIdle } from './idle.js';
+import { daemonFigures, naiveFigures, table, type ContenderFigures, type Setting } from './report.js';
+import type { SandboxSpec } from './sandbox.js';
+
+function args(argv: string[]) {
+  const get = (name: string): string | undefined => {
+    const i = argv.indexOf(`--${name}`);
+    return i >= 0 ? argv[i + 1] : undefined;
+  };
+  const quick = argv.includes('--quick');
+  const num = (name: string, def: number): number => {
+    const v = get(name);
+    if (v === undefined) return def;
+    const n = Number(v);
+    if (!Number.isFinite(n) || n <= 0) throw new Error(`--${name} needs a positive number`);
+    return n;
+  };
+  const parts = new Set((get('parts') ?? 'ours,fixed,naive,intake,idle').split(',').map((s) => s.trim()));
+  return {
+    quick,
+    rows: Math.floor(num('rows', quick ? 400 : 2000)),
+    scale: num('scale', 10),
+    seed: Math.floor(num('seed', 20240611)),
+    naiveBudgetSec: num('naive-sec', quick ? 20 : 60),
+    idleWindowSec: num('idle-sec', quick ? 10 : 30),
+    intakeRows: Math.floor(num('intake-rows', 100_000)),
+    keepLogs: get('keep-logs'),
+    marginMs: get('margin-ms') === undefined ? undefined : num('margin-ms', 0),
+    out: get('out') ?? join(BENCH_DIR, 'results', 'latest.json'),
+    parts,
+  };
+}
+
+const PER_SECOND = 40;
+const PER_MINUTE = 200;
+const PROCESSING_MS: [number, number] = [2_000, 75_000];
+
+/** Which code was measured: the commit, whether the work tree differed from it, when dist/ was built. */
+function buildInfo(): { commit: string; dirtySrc: boolean; distBuiltAt: string; dist: string } {
+  const git = (args: string[]): string => {
+    try {
+      return execFileSync('git', args, { cwd: ROOT, encoding: 'utf8' }).trim();
+    } catch {
+      return '';
+    }
+  };
+  return {
+    commit: git(['rev-parse', '--short', 'HEAD']),
+    dirtySrc: git(['status', '--porcelain', '--', 'src']) !== '',
+    distBuiltAt: statSync(CLI).mtime.toISOString(),
+    dist: DIST,
+  };
+}
+
+async function main(): Promise<void> {
+  const a = args(process.argv.slice(2));
+  const K = a.scale;
+  const buildAtStart = buildInfo();
+  const apiKey = 'bench-key-0123456789abcdef';
+  const sandbox: SandboxSpec = {
+    apiKey,
+    rateLimits: [{ limit: PER_SECOND, windowMs: 1_000 }, { limit: PER_MINUTE, windowMs: 60_000 }],
+    fulfilment: { processingShare: 0.6, processingMs: PROCESSING_MS, failShare: 0.05, seed: a.seed },
+    balanceUsd: 10_000_000,
+    scale: K,
+  };
+  const ms = (realMs: number): string => String(Math.max(1, Math.round(realMs / K)));
+  const clientEnv: Record<string, string> = {
+    TOPUP_RATE_LIMITS: `${PER_SECOND}/${ms(1_000)}ms,${PER_MINUTE}/${ms(60_000)}ms`,
+    TOPUP_RATE_MARGIN_MS: String(a.marginMs ?? Math.round(100 / K)),
+    TOPUP_POLL_INTERVAL_MS: ms(5_000),
+    TOPUP_SETTLE_MS: ms(1_000),
+    TOPUP_CATALOG_MAX_AGE_MS: String(Math.max(1_000, Math.round(60_000 / K))),
+    TOPUP_BALANCE_REPORT_CRON: 'off',
+    TOPUP_HISTORY_EXPORT_CRON: 'off',
+    TOPUP_RECONCILE_CRON: 'off',
+    TOPUP_LOW_BALANCE_CRON: 'off',
+  };
+  const setting: Setting = { rows: a.rows, scale: K, perMinute: PER_MINUTE, perSecond: PER_SECOND, longestFulfilmentMs: PROCESSING_MS[1] };
+  const work = batchWorkload(a.rows, a.seed);
+  const lowerBoundSec = ((a.rows / PER_MINUTE) * 60 + PROCESSING_MS[1] / 1000) / K;
+  const timeoutMs = Math.round(lowerBoundSec * 1000 * 5 + 60_000);
+  const log = (s: string): void => void process.stderr.write(`[bench ${new Date().toISOString().slice(11, 19)}] ${s}\n`);
+  log(`${a.rows} rows, time ×${K}, seed ${a.seed}; lower bound ${round(lowerBoundSec, 1)} s measured (${round(lowerBoundSec * K / 60, 2)} real-equivalent min)`);
+  log(`client settings: ${Object.entries(clientEnv).filter(([k]) => !k.endsWith('CRON')).map(([k, v]) => `${k}=${v}`).join(' ')}`);
+
+  const contenders: Record<string, ContenderFigures> = {};
+  const loadBefore = loadavg();
+  if (a.parts.has('ours')) {
+    log('our daemon (sliding windows)…');
+    const raw = await runDaemonContender({
+      label: 'ours (sliding)', mode: 'sliding', csv: work.csv, rows: a.rows, sandbox, env: clientEnv, timeoutMs,
+      ...(a.keepLogs && { keepLogs: `${a.keepLogs}.ours.log` }),
+    });
+    contenders.ours = daemonFigures(raw, setting);
+    if (a.keepLogs) writeFileSync(`${a.keepLogs}.ours.calls.json`, JSON.stringify({ landedAtSb: raw.landedAtSb, resultAtSb: raw.resultAtSb, calls: raw.calls, orders: raw.ledger.orders.map((o) => ({ id: o.orderId, createdAt: o.createdAt, status: o.status, settleAt: o.settleAt })) }));
+    log(`  done in ${contenders.ours.wallMeasuredSec} s`);
+  }
+  if (a.parts.has('fixed')) {
+    log('fixed-window client (our daemon on p-queue interval/intervalCap)…');
+    const raw = await runDaemonContender({
+      label: 'fixed window', mode: 'fixed', csv: work.csv, rows: a.rows, sandbox, env: clientEnv, timeoutMs,
+      ...(a.keepLogs && { keepLogs: `${a.keepLogs}.fixed.log` }),
+    });
+    contenders.fixed = daemonFigures(raw, setting);
+    log(`  done in ${contenders.fixed.wallMeasuredSec} s`);
+  }
+  if (a.parts.has('naive')) {
+    log(`naive client for ${a.naiveBudgetSec} s…`);
+    const raw = await runNaive({ requests: work.requests, sandbox, budgetMs: a.naiveBudgetSec * 1000, pollMs: Math.round(5_000 / K) });
+    contenders.naive = naiveFigures(raw, setting, a.naiveBudgetSec);
+    log(`  ${raw.finished} orders finished`);
+  }
+  let intake;
+  if (a.parts.has('intake')) {
+    log(`intake: ${a.intakeRows} and ${a.intakeRows / 5} rows against 1,000 packs…`);
+    intake = await measureIntake({ rows: [a.intakeRows / 5, a.intakeRows].map(Math.floor), products: 1_000, seed: a.seed, repeats: 3 });
+  }
+  let idle;
+  if (a.parts.has('idle')) {
+    const settle = a.quick ? 5_000 : 10_000;
+    log(`idle daemon: ${settle / 1000} s to settle, then ${a.idleWindowSec} s measured…`);
+    idle = await measureIdle({ sandbox, settleMs: settle, windowMs: a.idleWindowSec * 1000 });
+  }
+
+  // ---- figures, targets, table -------------------------------------------------------------
+  const ours = contenders.ours;
+  const naive = contenders.naive;
+  const big = intake?.find((r) => r.rows === a.intakeRows);
+  const small = intake?.find((r) => r.rows !== a.intakeRows);
+  const speedup = ours && naive ? round(ours.ordersPerMin / naive.ordersPerMin, 1) : undefined;
+  const targets = [
+    { target: 'budget efficiency ≥ 0.93', measured: ours?.budgetEfficiency, met: ours?.budgetEfficiency !== undefined ? ours.budgetEfficiency >= 0.93 : undefined },
+    { target: 'zero 429 RATE_LIMIT (ours)', measured: ours?.rateLimited429, met: ours ? ours.rateLimited429 === 0 : undefined },
+    { target: 'wall time ≤ 1.1 × lower bound', measured: ours?.wallVsLowerBound, met: ours?.wallVsLowerBound !== undefined ? ours.wallVsLowerBound <= 1.1 : undefined },
+    { target: '≥ 5 × the naive client’s orders/min', measured: speedup, met: speedup !== undefined ? speedup >= 5 : undefined },
+    { target: 'intake ≥ 100,000 rows/s', measured: big && round(big.rowsPerSec, 0), met: big ? big.rowsPerSec >= 100_000 : undefined },
+    { target: 'intake peak RSS < 150 MB (100k rows)', measured: big?.peakRssMb, met: big ? big.peakRssMb < 150 : undefined },
+    { target: 'idle: no measurable CPU (< 0.1% of a core)', measured: idle && `${idle.cpuSec} s / ${idle.windowSec} s`, met: idle ? idle.cpuPercentOfOneCore < 0.1 : undefined },
+    { target: 'idle: RSS < 100 MB', measured: idle?.rssMaxInWindowMb, met: idle ? idle.rssMaxInWindowMb < 100 : undefined },
+  ];
+
+  const cols = (['ours', 'fixed', 'naive'] as const).filter((k) => contenders[k]);
+  const c = (f: (x: ContenderFigures) => string | number | undefined) => cols.map((k) => f(contenders[k]!));
+  const mainTable = table(['', ...cols.map((k) => contenders[k]!.label)], [
+    ['rows / orders placed', ...c((x) => `${x.rows} / ${x.ordersPlaced}`)],
+    ['orders finished (completed + cancelled)', ...c((x) => x.finished)],
+    ['orders finished per minute', ...c((x) => x.ordersPerMin)],
+    ['steady new orders per minute (sending)', ...c((x) => x.steadyOrdersPerMin)],
+    [`budget efficiency (÷ ${PER_MINUTE}/min)`, ...c((x) => x.budgetEfficiency)],
+    ['share of admitted calls that were new orders', ...c((x) => x.newOrderShareOfCalls)],
+    ['calls per order: submit', ...c((x) => x.calls.perOrder.submit)],
+    ['calls per order: poll GET /orders/:id', ...c((x) => x.calls.perOrder.poll)],
+    ['calls per order: history', ...c((x) => x.calls.perOrder.history)],
+    ['calls per order: other', ...c((x) => x.calls.perOrder.other)],
+    ['calls per order: all', ...c((x) => x.calls.perOrder.all)],
+    ['429 RATE_LIMIT answers', ...c((x) => x.rateLimited429)],
+    ['wall time, inbox → outbox (min)', ...c((x) => (x.lowerBoundMin !== undefined ? x.wallMin : `(${x.wallMin})`))],
+    ['lower bound (min)', ...c((x) => x.lowerBoundMin)],
+    ['wall ÷ lower bound', ...c((x) => x.wallVsLowerBound)],
+    ['first order after landing (s)', ...c((x) => x.firstOrderAfterSec)],
+    ['orders/min ÷ naive', ...c((x) => (naive ? round(x.ordersPerMin / naive.ordersPerMin, 1) : undefined))],
+    ['daemon peak RSS (MB)', ...c((x) => x.daemon?.peakRssMb)],
+    ['daemon CPU s in the batch (measured)', ...c((x) => x.daemon?.cpuSecInBatch)],
+    ['wall time (measured s)', ...c((x) => x.wallMeasuredSec)],
+  ]);
+  const intakeTable = intake && table(['intake (parse + validate)', 'rows/s', 'peak RSS MB', 'RSS at checkpoints (rows: MB)', 'file MB'],
+    intake.map((r) => [`${r.rows} rows`, Math.round(r.rowsPerSec), r.peakRssMb, r.checkpoints.map((p) => `${p.rows / 1000}k: ${p.rssMb}`).join(', '), r.fileMb]));
+  const idleTable = idle && table(['idle daemon', 'value'], [
+    ['CPU seconds in window', `${idle.cpuSec} s over ${idle.windowSec} s (${idle.cpuPercentOfOneCore}% of a core)`],
+    ['RSS (max in window / at end) MB', `${idle.rssMaxInWindowMb} / ${idle.rssMb}`],
+    ['API calls in window', idle.apiCallsInWindow],
+  ]);
+  const targetTable = table(['target', 'measured', 'met'], targets.map((t) => [t.target, t.measured, t.met === undefined ? 'not run' : t.met ? 'yes' : 'NO']));
+
+  const command = `npm run bench --${process.argv.slice(2).length ? ` ${process.argv.slice(2).join(' ')}` : ''}`.replace(/ --$/, '');
+  const buildAtEnd = buildInfo();
+  // dist/ may be rebuilt by someone else during a run on a shared machine: say so.
+  const build = { ...buildAtStart, ...(buildAtEnd.distBuiltAt !== buildAtStart.distBuiltAt && { distRebuiltDuringRunAt: buildAtEnd.distBuiltAt }) };
+  const result = {
+    generatedAt: new Date().toISOString(),
+    command,
+    build,
+    machine: { cpus: cpus().length, cpuModel: cpus()[0]?.model, node: process.version, loadavgBefore: loadBefore.map((x) => round(x, 2)), loadavgAfter: loadavg().map((x) => round(x, 2)), note: 'shared 2-core machine; other engineers run tests on it' },
+    setting: {
+      rows: a.rows, scale: K, seed: a.seed, mix: work.mix, dist: DIST,
+      apiLimits: `${PER_SECOND}/1s, ${PER_MINUTE}/1m (sandbox clock)`, fulfilment: sandbox.fulfilment, clientEnv,
+      lowerBound: `rows ÷ ${PER_MINUTE}/min + longest fulfilment ${PROCESSING_MS[1] / 1000} s`,
+      units: 'times and rates are real-equivalent (sandbox clock = wall clock × scale) unless named "measured"',
+    },
+    contenders,
+    speedupVsNaive: speedup,
+    intake,
+    intakeMemoryGrowthMb: big && small ? round(big.peakRssMb - small.peakRssMb, 1) : undefined,
+    idle,
+    targets,
+  };
+  mkdirSync(join(a.out, '..'), { recursive: true });
+  writeFileSync(a.out, `${JSON.stringify(result, null, 2)}\n`);
+
+  const out = [
+    '',
+    `topup-runner benchmark — ${command} (commit ${build.commit}${build.dirtySrc ? ' + uncommitted src/' : ''}, dist built ${build.distBuiltAt}${'distRebuiltDuringRunAt' in build ? `, REBUILT during the run at ${build.distRebuiltDuringRunAt}` : ''})`,
+    `${a.rows} rows (${Object.entries(work.mix).map(([k, v]) => `${k} ${v}`).join(', ')}), time compressed ×${K}; API limits ${PER_SECOND}/1s and ${PER_MINUTE}/1m; 60% of top-ups processing ${PROCESSING_MS[0] / 1000}–${PROCESSING_MS[1] / 1000} s, 5% fail with refund.`,
+    'Times and rates are real-equivalent (sandbox clock); "measured" = wall clock of this run.',
+    naive?.note ? `Naive client: ${naive.note}.` : '',
+    '',
+    mainTable,
+    '',
+    intakeTable ?? '',
+    '',
+    idleTable ?? '',
+    '',
+    targetTable,
+    '',
+    `JSON: ${a.out}`,
+    '',
+  ];
+  process.stdout.write(out.join('\n'));
+}
+
+main()
+  .catch((err: unknown) => {
+    process.stderr.write(`bench failed: ${err instanceof Error ? err.stack ?? err.message : String(err)}\n`);
+    process.exitCode = 1;
+  })
+  .finally(() => cleanup());
