@@ -44,24 +44,25 @@ export function sniffEncoding(head: Buffer): Sniffed {
 /** Reads the whole file once and throws InputFileError naming the first line that is not text. */
 export async function checkEncoding(path: string, sniffed: Sniffed): Promise<void> {
   const stream = createReadStream(path, { start: sniffed.bomLength });
-  if (sniffed.encoding === 'utf8') await checkUtf8(stream);
+  if (sniffed.encoding === 'utf8') await checkUtf8(stream, path, sniffed.bomLength);
   else await checkUtf16(stream, sniffed.encoding);
 }
 
-async function checkUtf8(stream: AsyncIterable<Buffer>): Promise<void> {
-  const lines = new LineBreaks();
-  let offset = 0;
+/**
+ * The good path only asks the native UTF-8 check and indexOf(0) of each chunk; line numbers are
+ * worked out only when a bad byte is found, by reading the file again up to it (the rare path).
+ */
+async function checkUtf8(stream: AsyncIterable<Buffer>, path: string, start: number): Promise<void> {
+  let offset = start;
   let carry: Buffer = Buffer.alloc(0);
-  const check = (buf: Buffer): void => {
+  const check = async (buf: Buffer): Promise<void> => {
     const nul = buf.indexOf(0);
     const bad = nul >= 0 ? nul : isUtf8(buf) ? -1 : firstBadSegment(buf);
     if (bad < 0) {
-      lines.observe(buf);
       offset += buf.length;
       return;
     }
-    lines.observe(buf.subarray(0, bad));
-    const line = lines.lineAt(offset + bad);
+    const line = await lineOfOffset(path, start, offset + bad);
     if (nul >= 0) {
       throw new InputFileError(
         `this is not a text CSV file: line ${line} contains NUL bytes (a binary file, or UTF-16 text without a byte-order mark); ${SAVE_AS}`,
@@ -74,10 +75,16 @@ async function checkUtf8(stream: AsyncIterable<Buffer>): Promise<void> {
   for await (const chunk of stream) {
     const buf: Buffer = carry.length > 0 ? Buffer.concat([carry, chunk]) : chunk;
     const cut = lastCharBoundary(buf);
-    check(buf.subarray(0, cut));
+    await check(buf.subarray(0, cut));
     carry = Buffer.from(buf.subarray(cut));
   }
-  if (carry.length > 0) check(carry);
+  if (carry.length > 0) await check(carry);
+}
+
+async function lineOfOffset(path: string, start: number, offset: number): Promise<number> {
+  const lines = new LineBreaks();
+  if (offset > start) for await (const chunk of createReadStream(path, { start, end: offset - 1 })) lines.observe(chunk as Buffer);
+  return lines.lineAt(offset - start);
 }
 
 /** Start of the first line segment (split at CR/LF, which never occur inside a UTF-8 sequence) that is not UTF-8. */
@@ -127,11 +134,8 @@ function countBreaks(text: string): number {
   return text.match(/\r\n|\r|\n/g)?.length ?? 0;
 }
 
-/**
- * Turns the file's bytes into UTF-8 bytes without BOM, the single form the CSV parser sees,
- * and shows every output byte to `lines` so byte offsets map to lines.
- */
-export function toUtf8(sniffed: Sniffed, lines: LineBreaks): Transform {
+/** Turns the file's bytes into UTF-8 bytes without BOM, the single form the CSV parser sees. */
+export function toUtf8(sniffed: Sniffed): Transform {
   const decoder =
     sniffed.encoding === 'utf8'
       ? undefined
@@ -146,18 +150,12 @@ export function toUtf8(sniffed: Sniffed, lines: LineBreaks): Transform {
         skip -= n;
       }
       const out = decoder ? Buffer.from(decoder.decode(bytes, { stream: true }), 'utf8') : bytes;
-      if (out.length > 0) {
-        lines.observe(out);
-        this.push(out);
-      }
+      if (out.length > 0) this.push(out);
       done();
     },
     flush(done) {
       const rest = decoder ? Buffer.from(decoder.decode(), 'utf8') : Buffer.alloc(0);
-      if (rest.length > 0) {
-        lines.observe(rest);
-        this.push(rest);
-      }
+      if (rest.length > 0) this.push(rest);
       done();
     },
   });

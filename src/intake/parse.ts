@@ -17,11 +17,10 @@ import { createReadStream } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { createHash } from 'node:crypto';
 import { pipeline } from 'node:stream';
-import { parse, type CsvError, type Info } from 'csv-parse';
+import { parse, type CsvError } from 'csv-parse';
 import { InputFileError } from '../errors.js';
 import { mapHeader, type HeaderMap } from './columns.js';
 import { checkEncoding, sniffEncoding, toUtf8, type TextEncoding } from './encoding.js';
-import { LineBreaks } from './line-breaks.js';
 
 export interface RawRow {
   /** 0-based data row (the header is not counted). */
@@ -54,7 +53,6 @@ export async function openOrderFile(path: string): Promise<{ header: ParsedFileH
   );
   const { delimiter, sepLine } = detectDelimiter(headText);
 
-  const lines = new LineBreaks();
   const parser = parse({
     delimiter,
     record_delimiter: ['\r\n', '\n', '\r'],
@@ -62,18 +60,17 @@ export async function openOrderFile(path: string): Promise<{ header: ParsedFileH
     relax_quotes: true,
     skip_empty_lines: false,
     skip_records_with_error: true,
-    info: true,
     // Pushed into the record stream so a skipped record keeps its place among the others.
     on_skip: (err) => {
       parser.push({ skipped: err ?? new Error('unreadable record') });
       return undefined;
     },
   });
-  pipeline(createReadStream(path), toUtf8(sniffed, lines), parser, () => {
+  pipeline(createReadStream(path), toUtf8(sniffed), parser, () => {
     // Errors surface through the parser's async iterator below.
   });
 
-  const records = readRecords(parser, lines)[Symbol.asyncIterator]();
+  const records = readRecords(parser)[Symbol.asyncIterator]();
   let first = await nextRecord(records);
   if (sepLine && first) first = await nextRecord(records);
   if (!first) {
@@ -126,22 +123,34 @@ interface Rec {
   parseError?: string;
 }
 
-type ParserOutput = { record: string[]; info: Info } | { skipped: CsvError | Error };
+type ParserOutput = string[] | { skipped: CsvError | Error };
 
-async function* readRecords(parser: AsyncIterable<ParserOutput>, lines: LineBreaks): AsyncGenerator<Rec> {
-  // Byte offset where the next record starts: the end of the one before.
-  let start = 0;
+/**
+ * Line numbers are counted, not asked of csv-parse (its per-record `info` costs more than the
+ * parse itself, and its line count is wrong for a quoted CRLF): a record starts one line after the
+ * one before ends, and ends as many lines later as there are line breaks inside its cells.
+ */
+async function* readRecords(parser: AsyncIterable<ParserOutput>): AsyncGenerator<Rec> {
+  let line = 1;
   for await (const out of parser) {
-    const line = lines.lineAt(start);
-    if ('skipped' in out) {
+    if (!Array.isArray(out)) {
       // With relax_quotes and relax_column_count the only error left is a quote still open at
-      // the end of the file, so nothing follows and `start` needs no update.
+      // the end of the file, so nothing follows it.
       yield { line, cells: [], parseError: describeSkip(out.skipped) };
-    } else {
-      start = out.info.bytes;
-      yield { line, cells: out.record };
+      continue;
     }
+    yield { line, cells: out };
+    line += 1 + breaksIn(out);
   }
+}
+
+function breaksIn(cells: readonly string[]): number {
+  let n = 0;
+  for (const c of cells) {
+    if (c.indexOf('\n') < 0 && c.indexOf('\r') < 0) continue;
+    n += c.match(/\r\n|\r|\n/g)?.length ?? 0;
+  }
+  return n;
 }
 
 async function nextRecord(records: AsyncIterator<Rec>): Promise<Rec | undefined> {
