@@ -16,7 +16,7 @@
 import { createReadStream } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { createHash } from 'node:crypto';
-import { pipeline } from 'node:stream';
+import { pipeline, type Readable } from 'node:stream';
 import { parse, type CsvError } from 'csv-parse';
 import { InputFileError } from '../errors.js';
 import { mapHeader, type HeaderMap } from './columns.js';
@@ -70,9 +70,9 @@ export async function openOrderFile(path: string): Promise<{ header: ParsedFileH
     // Errors surface through the parser's async iterator below.
   });
 
-  const records = readRecords(parser)[Symbol.asyncIterator]();
-  let first = await nextRecord(records);
-  if (sepLine && first) first = await nextRecord(records);
+  const records = new RecordReader(parser);
+  let first = await records.next();
+  if (sepLine && first) first = await records.next();
   if (!first) {
     parser.destroy();
     throw new InputFileError('the file has no header row; expected a header naming the columns (pid, userId, …)');
@@ -96,7 +96,9 @@ export async function openOrderFile(path: string): Promise<{ header: ParsedFileH
     let index = 0;
     try {
       for (;;) {
-        const rec = await nextRecord(records);
+        // Only await when nothing is buffered: one await per chunk, not per row.
+        let rec = records.tryRead();
+        if (rec === null) rec = await records.next();
         if (!rec) return;
         const row: RawRow = { index: index++, line: rec.line, cells: rec.cells };
         const problem = rec.parseError ?? raggedness(rec.cells, minWidth, width);
@@ -126,22 +128,65 @@ interface Rec {
 type ParserOutput = string[] | { skipped: CsvError | Error };
 
 /**
+ * Reads records from the parser with `read()`, so that a buffered record costs no await.
  * Line numbers are counted, not asked of csv-parse (its per-record `info` costs more than the
- * parse itself, and its line count is wrong for a quoted CRLF): a record starts one line after the
- * one before ends, and ends as many lines later as there are line breaks inside its cells.
+ * parse itself, and its line count is wrong for a quoted CRLF): a record starts one line after
+ * the one before ends, and ends as many lines later as there are line breaks inside its cells.
  */
-async function* readRecords(parser: AsyncIterable<ParserOutput>): AsyncGenerator<Rec> {
-  let line = 1;
-  for await (const out of parser) {
+class RecordReader {
+  readonly #parser: Readable;
+  #line = 1;
+  #ended = false;
+  #error: unknown;
+  #wake: (() => void) | null = null;
+
+  constructor(parser: Readable) {
+    this.#parser = parser;
+    const wake = (): void => {
+      const w = this.#wake;
+      this.#wake = null;
+      w?.();
+    };
+    parser.on('readable', wake);
+    parser.on('end', () => {
+      this.#ended = true;
+      wake();
+    });
+    parser.on('error', (err) => {
+      this.#error = err;
+      wake();
+    });
+  }
+
+  /** A record, `undefined` at the end, or `null` when none is buffered yet. */
+  tryRead(): Rec | null | undefined {
+    if (this.#error !== undefined) throw asInputError(this.#error);
+    const out = this.#parser.read() as ParserOutput | null;
+    if (out === null) return this.#ended ? undefined : null;
+    const line = this.#line;
     if (!Array.isArray(out)) {
       // With relax_quotes and relax_column_count the only error left is a quote still open at
       // the end of the file, so nothing follows it.
-      yield { line, cells: [], parseError: describeSkip(out.skipped) };
-      continue;
+      return { line, cells: [], parseError: describeSkip(out.skipped) };
     }
-    yield { line, cells: out };
-    line += 1 + breaksIn(out);
+    this.#line += 1 + breaksIn(out);
+    return { line, cells: out };
   }
+
+  async next(): Promise<Rec | undefined> {
+    for (;;) {
+      const rec = this.tryRead();
+      if (rec !== null) return rec;
+      await new Promise<void>((resolve) => {
+        this.#wake = resolve;
+      });
+    }
+  }
+}
+
+function asInputError(err: unknown): InputFileError {
+  if (err instanceof InputFileError) return err;
+  return new InputFileError(`the file cannot be read as CSV: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
 }
 
 function breaksIn(cells: readonly string[]): number {
@@ -151,16 +196,6 @@ function breaksIn(cells: readonly string[]): number {
     n += c.match(/\r\n|\r|\n/g)?.length ?? 0;
   }
   return n;
-}
-
-async function nextRecord(records: AsyncIterator<Rec>): Promise<Rec | undefined> {
-  try {
-    const r = await records.next();
-    return r.done ? undefined : r.value;
-  } catch (err) {
-    if (err instanceof InputFileError) throw err;
-    throw new InputFileError(`the file cannot be read as CSV: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
-  }
 }
 
 function describeSkip(err: CsvError | Error): string {
