@@ -43,6 +43,7 @@ export interface RunnerOptions {
 }
 
 const RENEW_EVERY_MS = 5_000;
+const IDLE_LOOK_MS = 30_000;
 const PROGRESS_EVERY_MS = 10_000;
 const CATALOG_RETRY_MS = 10_000;
 
@@ -142,7 +143,8 @@ export class Runner extends EventEmitter<RunnerEvents> {
     const sendingBatches = await this.#fund(open);
     this.#sendingIds = sendingBatches.map((b) => b.id);
     this.#dispatch(this.#sendingIds);
-    this.#poll(open.map((b) => b.id), sendingBatches.length > 0);
+    // Polls give way (half as often) only while orders are actually waiting to be sent.
+    this.#poll(open.map((b) => b.id), rt.rows.countUnsent(this.#sendingIds) > 0);
 
     let unfinished = 0;
     for (const b of open) {
@@ -329,7 +331,10 @@ export class Runner extends EventEmitter<RunnerEvents> {
     const rt = this.#rt;
     const ids = rt.batches.ownedBy(rt.owner).map((b) => b.id);
     const now = Date.now();
-    const candidates = [now + RENEW_EVERY_MS];
+    // With nothing to drive, wake rarely: new files wake us through offerFile(), and a batch left
+    // by a process that died is found at the next idle look.
+    const busy = ids.length > 0 || this.#claimQueue.length > 0 || rt.batches.unfinished().length > 0;
+    const candidates = [now + (busy ? RENEW_EVERY_MS : IDLE_LOOK_MS)];
     // Sends finishing wake us up; a timer is only needed for rows waiting out a back-off.
     const t1 = this.#inflight.size < this.#cap ? rt.rows.nextTryAt(this.#sendingIds) : undefined;
     if (t1 !== undefined && this.#pauses.canSend(now)) candidates.push(t1);

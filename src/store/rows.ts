@@ -304,6 +304,14 @@ export class RowStore {
     return r.t ?? undefined;
   }
 
+  countUnsent(batchIds: readonly string[]): number {
+    if (batchIds.length === 0) return 0;
+    const r = this.#db
+      .prepare(`SELECT count(*) AS n FROM rows WHERE batch_id IN (${batchIds.map(() => '?').join(',')}) AND state IN ('pending', 'sending')`)
+      .get(...batchIds) as { n: number };
+    return r.n;
+  }
+
   countProcessing(batchIds: readonly string[]): number {
     if (batchIds.length === 0) return 0;
     const r = this.#db
