@@ -1,0 +1,47 @@
+/**
+ * `npm run torture [-- --quick] [--seed N] [--only NAME[,NAME]]`
+ *
+ * Runs each scenario against the real `topup daemon` and a sandbox child process, prints the
+ * figures table, writes torture/results/latest.json, and exits 1 when any figure misses its
+ * target (printing the seed and the command that replays that scenario exactly).
+ */
+import { join, dirname } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { runScenario, type ScenarioResult } from './lib.js';
+import { table, writeJson } from './report.js';
+import { SCENARIOS } from './scenarios/index.js';
+
+const args = process.argv.slice(2);
+const flag = (name: string): string | undefined => {
+  const i = args.indexOf(name);
+  return i >= 0 ? args[i + 1] : undefined;
+};
+const quick = args.includes('--quick');
+const seed = flag('--seed') !== undefined ? Number(flag('--seed')) : Math.floor(Math.random() * 2 ** 31);
+const only = flag('--only')?.split(',');
+const unknown = only?.filter((n) => !SCENARIOS.some((s) => s.name === n)) ?? [];
+if (!Number.isSafeInteger(seed) || unknown.length > 0) {
+  process.stderr.write(`usage: torture/run.ts [--quick] [--seed N] [--only ${SCENARIOS.map((s) => s.name).join(',')}]\n`);
+  process.exit(2);
+}
+
+const chosen = SCENARIOS.filter((s) => !only || only.includes(s.name));
+process.stderr.write(`torture: ${chosen.length} scenario(s), ${quick ? 'quick' : 'full'}, seed ${seed}\n`);
+const started = Date.now();
+const results: ScenarioResult[] = [];
+for (const s of chosen) {
+  process.stderr.write(`── ${s.name}: ${s.title}\n`);
+  const r = await runScenario(s, { quick, seed });
+  results.push(r);
+  process.stderr.write(`   ${r.ok ? 'ok' : 'FAILED'} in ${r.seconds} s${r.ok ? '' : ` — reproduce with: ${r.reproduce}`}\n`);
+  if (r.error) process.stderr.write(`${r.error}\n`);
+}
+const out = join(dirname(fileURLToPath(import.meta.url)), 'results', 'latest.json');
+writeJson(out, results, { command: `npm run torture --${quick ? ' --quick' : ''} --seed ${seed}`, seed, quick, seconds: Math.round((Date.now() - started) / 1000), node: process.version, date: new Date().toISOString() });
+process.stdout.write(`\n${table(results)}\n\nseed ${seed} · ${Math.round((Date.now() - started) / 1000)} s · ${out}\n`);
+const failed = results.filter((r) => !r.ok);
+if (failed.length > 0) {
+  process.stdout.write(`\nFAILED: ${failed.map((r) => r.name).join(', ')}. Reproduce exactly with:\n${failed.map((r) => `  ${r.reproduce}`).join('\n')}\n`);
+  process.exit(1);
+}
+process.exit(0);
