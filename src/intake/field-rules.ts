@@ -13,9 +13,22 @@ export function spreadsheetMangled(value: string): boolean {
 
 const MAX_ID_LENGTH = 100;
 
-/** A plain identifier: no spaces or control characters inside, not reformatted by a spreadsheet. */
+/** `5,123,456,789` or `5.123.456.789`: digits a spreadsheet grouped in thousands. */
+export function thousandsGrouped(value: string): boolean {
+  return /^\d{1,3}(,\d{3})+$/.test(value) || /^\d{1,3}(\.\d{3}){2,}$/.test(value);
+}
+
+const FORMULA_START = /^[=+\-@]/;
+
+/**
+ * A plain identifier: no spaces or control characters inside, not reformatted by a spreadsheet,
+ * and not a formula. Ids are never a formula: a cell starting with = + - @ is one a spreadsheet
+ * computed or would compute, and sending it would order for a player that does not exist.
+ */
 export function idProblem(value: string): string | undefined {
   if (spreadsheetMangled(value)) return `"${value}": ${SPREADSHEET_HINT}`;
+  if (thousandsGrouped(value)) return `"${value}": the spreadsheet grouped this id's digits; format the column as Text and re-export`;
+  if (FORMULA_START.test(value)) return `"${value}" looks like a spreadsheet formula, not an id`;
   if (/\s/.test(value)) return `"${value}" contains spaces; an id is written without them`;
   if (/[\u0000-\u001f\u007f]/.test(value)) return 'contains invisible control characters';
   if (value.length > MAX_ID_LENGTH) return `is longer than ${MAX_ID_LENGTH} characters`;
@@ -31,6 +44,7 @@ export function digitsProblem(value: string, min: number, max: number): string |
 
 /** Riot's rules: a game name of 3–16 characters, `#`, a tag of 3–5 letters or digits. */
 export function riotIdProblem(value: string): string | undefined {
+  if (FORMULA_START.test(value)) return `"${value}" looks like a spreadsheet formula, not a Riot ID`;
   const m = /^(.+)#(.*)$/.exec(value);
   if (!m) return `must be a Riot ID, name#tag (e.g. Player#EUW); got "${value}"`;
   const name = (m[1] as string).trim();

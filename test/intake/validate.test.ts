@@ -172,8 +172,16 @@ describe('spreadsheet-mangled identifiers are refused with a hint, never guessed
     ['trxid', ['pid', 'trxid', 'userId'], ['101', '4.5E+15', '5123456789']],
     ['pid', ['pid', 'userId'], ['1.01E+2', '5123456789']],
     ['moreId', ['pid', 'userId', 'region', 'moreId'], ['501', 'abc', 'eu', '9001.0']],
+    ['userId', ['pid', 'userId'], ['101', '5,123,456,789']],
+    ['userId', ['pid', 'userId'], ['101', '5.123.456.789']],
   ])('%s', (column, columns, cells) => {
     expect(problemsOf(one(columns, cells))).toEqual([{ column, reason: expect.stringMatching(hint) }]);
+  });
+});
+
+describe('an id is never a formula', () => {
+  it.each(['=HYPERLINK("http://x","y")', '+1+cmd|/C calc!A0', '-2+3', '@SUM(1,1)'])('userId %s is refused', (v) => {
+    expect(problemsOf(one(['pid', 'userId'], ['101', v]))).toEqual([{ column: 'userId', reason: expect.stringMatching(/formula/) }]);
   });
 });
 

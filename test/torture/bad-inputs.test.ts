@@ -24,7 +24,6 @@ let sb: RunningSandbox;
 let daemon: ReturnType<typeof startCli> | undefined;
 let outside: string;
 const generated: Record<string, Expected> = {};
-const knownBugProblems: string[] = [];
 
 /** outbox stem for an inbox file name (the daemon strips .csv in any case). */
 const stem = (name: string) => name.replace(/\.csv$/i, '');
@@ -105,7 +104,6 @@ describe('bad-input corpus through one long-running daemon', () => {
     const missing = explained();
     const problems: string[] = [];
     let rowsWithoutResult = 0;
-    knownBugProblems.length = 0;
     for (const [file, exp] of Object.entries(all)) {
       if (exp.kind === 'ignored') continue;
       const got = explanation(file);
@@ -125,7 +123,7 @@ describe('bad-input corpus through one long-running daemon', () => {
         const final = got.rows!.filter((r) => ['completed', 'cancelled', 'invalid', 'rejected', 'skipped', 'review'].includes(r.status ?? '')).length;
         rowsWithoutResult += Math.max(0, want - final);
         if (JSON.stringify(Object.entries(counts).sort()) !== JSON.stringify(Object.entries(exp.statuses).sort())) {
-          (exp.knownBug ? knownBugProblems : problems).push(`${file}: statuses ${JSON.stringify(counts)}, expected ${JSON.stringify(exp.statuses)}`);
+          problems.push(`${file}: statuses ${JSON.stringify(counts)}, expected ${JSON.stringify(exp.statuses)}`);
         }
         for (const r of got.rows!) if (r.status !== 'completed' && !(r.error ?? '').trim()) problems.push(`${file}: a ${r.status} row without an error text`);
       }
@@ -141,12 +139,6 @@ describe('bad-input corpus through one long-running daemon', () => {
     expect(problems).toEqual([]);
     expect(rowsWithoutResult).toBe(0);
   }, 200_000);
-
-  // Files whose expected outcome the daemon misses because of an open bug (expected.json
-  // `knownBug`): green while the bug is open, red once it is fixed — then drop `knownBug`.
-  it.fails('KNOWN BUG: spreadsheet-mangled and formula player ids are ordered instead of refused', () => {
-    expect(knownBugProblems).toEqual([]);
-  });
 
   it('never follows a symlink out of the home: the target is untouched and still in place', () => {
     const target = join(outside, 'secret.csv');
