@@ -23,6 +23,7 @@ import { sendRow } from './dispatch/sender.js';
 import { Poller } from './poll/poller.js';
 import { verifyRow } from './poll/verify.js';
 import { finishBatch } from './outbox/finish.js';
+import { removeStaleTemps } from './outbox/atomic-write.js';
 import type { BatchSummary } from './outbox/summary.js';
 
 export interface RunnerEvents {
@@ -96,6 +97,7 @@ export class Runner extends EventEmitter<RunnerEvents> {
 
   async run(): Promise<void> {
     recoverClaims(this.#rt);
+    removeStaleTemps(this.#rt.config.outboxDir);
     try {
       while (!this.#stopping) {
         const idle = await this.#step();

@@ -46,6 +46,11 @@ export interface CallGate {
   acquire(call: CallInfo, signal?: AbortSignal): Promise<(() => void) | void>;
   /** The API said to wait (429 RATE_LIMIT / Retry-After): no call of this account before `ms` from now. */
   holdOff(ms: number): void;
+  /**
+   * Resolves once no hold-off is in force. Called again right before a request leaves, since a
+   * Retry-After may have arrived while this call was being prepared after its admission.
+   */
+  untilClear?(signal?: AbortSignal): Promise<void>;
 }
 
 export interface CallOptions {
@@ -183,6 +188,7 @@ export class ResellerClient {
     const answered = await this.#gate.acquire({ route, method, priority }, opts?.signal);
     const started = Date.now();
     try {
+      await this.#gate.untilClear?.(opts?.signal);
       opts?.beforeSend?.();
     } catch (err) {
       answered?.();

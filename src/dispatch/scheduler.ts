@@ -127,6 +127,14 @@ export class RateScheduler implements CallGate {
     }).immediate();
   }
 
+  async untilClear(signal?: AbortSignal): Promise<void> {
+    for (;;) {
+      const wait = this.holdRemainingMs();
+      if (wait <= 0) return;
+      await sleep(wait, undefined, signal ? { signal } : undefined);
+    }
+  }
+
   /** When the next call could be admitted, ignoring priority: 0 when now. For status displays. */
   holdRemainingMs(now = Date.now()): number {
     return Math.max(0, Number(this.#meta.get(HOLD_KEY) ?? 0) - now);

@@ -3,7 +3,7 @@
  * temporary file beside it (mode 0600: result files hold delivered codes), fsync, rename, fsync
  * the folder. A kill at any instant leaves no truncated result.
  */
-import { closeSync, fsyncSync, mkdirSync, openSync, renameSync, writeSync, unlinkSync } from 'node:fs';
+import { closeSync, fsyncSync, mkdirSync, openSync, readdirSync, renameSync, statSync, writeSync, unlinkSync } from 'node:fs';
 import { dirname, basename, join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { crashPoint } from '../crash-points.js';
@@ -36,4 +36,32 @@ export function writeFileAtomic(path: string, content: string | Iterable<string>
   } finally {
     closeSync(dfd);
   }
+}
+
+const TEMP_NAME = /^\..+\.[0-9a-f]{8}\.tmp$/;
+
+/**
+ * Removes temporary files a killed writer left behind (never a finished file: those were
+ * renamed). Only files older than `olderThanMs`, so a writer still at work is left alone.
+ */
+export function removeStaleTemps(dir: string, olderThanMs = 60_000, now = Date.now()): number {
+  let removed = 0;
+  let names: string[];
+  try {
+    names = readdirSync(dir);
+  } catch {
+    return 0;
+  }
+  for (const name of names) {
+    if (!TEMP_NAME.test(name)) continue;
+    const path = join(dir, name);
+    try {
+      if (now - statSync(path).mtimeMs < olderThanMs) continue;
+      unlinkSync(path);
+      removed++;
+    } catch {
+      // Gone already, or not ours to remove: nothing to clean.
+    }
+  }
+  return removed;
 }
