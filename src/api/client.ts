@@ -190,6 +190,12 @@ export class ResellerClient {
     try {
       await this.#gate.untilClear?.(opts?.signal);
       opts?.beforeSend?.();
+      if (this.#gate.untilClear) {
+        // beforeSend may block (a synchronous commit). A 429 that reached the socket meanwhile
+        // is read in the next I/O phase: let it be handled, then look at the hold-off again.
+        await new Promise<void>((resolve) => setImmediate(resolve));
+        await this.#gate.untilClear(opts?.signal);
+      }
     } catch (err) {
       answered?.();
       throw err;

@@ -57,6 +57,12 @@ export class RateScheduler implements CallGate {
     const oldestToExpire = db.prepare(`SELECT ${end} AS e FROM api_calls WHERE ${inWindow} ORDER BY e LIMIT 1 OFFSET @offset`);
     const countSince = db.prepare(`SELECT count(*) AS n FROM api_calls WHERE ${inWindow}`);
     const insert = db.prepare('INSERT INTO api_calls (t) VALUES (?)');
+    const lastStart = db.prepare('SELECT max(t) AS t FROM api_calls');
+    // Calls are spaced by the shortest window's limit (25 ms for 40/1 s): the same throughput
+    // as a burst over any window, but never a crowd of calls between admission and the wire
+    // when the API answers 429 with a Retry-After.
+    const shortest = this.#windows.reduce((a, b) => (a.windowMs <= b.windowMs ? a : b));
+    const spacingMs = Math.floor(shortest.windowMs / shortest.limit);
     const prune = db.prepare('DELETE FROM api_calls WHERE t <= ?');
     this.#markDone = db.prepare('UPDATE api_calls SET done = ? WHERE rowid = ?');
     const timeout = requestTimeoutMs;
@@ -66,6 +72,8 @@ export class RateScheduler implements CallGate {
         const hold = Number(this.#meta.get(HOLD_KEY) ?? 0);
         if (hold > now) return -(hold - now);
         let wait = 0;
+        const last = (lastStart.get() as { t: number | null }).t;
+        if (last !== null && now - last < spacingMs) wait = last + spacingMs - now;
         for (const w of this.#windows) {
           const since = now - (w.windowMs + this.#marginMs);
           const n = (countSince.get({ since, now, timeout }) as { n: number }).n;
