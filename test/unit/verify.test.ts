@@ -1,0 +1,112 @@
+/**
+ * §7 resubmit ambiguity, the branch the sandbox cannot reach: a real API's history need not echo
+ * our trxid, so a row refused after a lost answer is matched by game, pack, player and amount.
+ * The supplier's history is served here by a small HTTP server (the one part that cannot be the
+ * sandbox, which always echoes trxids); the store and the client are the real ones.
+ */
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { loadConfig } from '../../src/config.js';
+import { silentLogger } from '../../src/log.js';
+import { openRuntime, type Runtime } from '../../src/runtime.js';
+import { verifyRow } from '../../src/poll/verify.js';
+
+let server: Server | undefined;
+let rt: Runtime | undefined;
+afterEach(async () => {
+  await rt?.close();
+  rt = undefined;
+  await new Promise<void>((r) => (server ? server.close(() => r()) : r()));
+  server = undefined;
+});
+
+type HistoryOrder = Record<string, unknown>;
+
+async function world(orders: HistoryOrder[]): Promise<Runtime> {
+  server = createServer((req, res) => {
+    res.setHeader('content-type', 'application/json');
+    res.end(JSON.stringify({ success: true, count: orders.length, orders }));
+  });
+  await new Promise<void>((r) => server!.listen(0, '127.0.0.1', r));
+  const url = `http://127.0.0.1:${(server!.address() as AddressInfo).port}`;
+  const home = mkdtempSync(join(tmpdir(), 'verify-'));
+  const config = loadConfig({ TOPUP_HOME: home, TOPUP_API_URL: url, TOPUP_API_KEY: 'verify-test-key-1' });
+  rt = openRuntime(config, silentLogger(), url);
+  const now = Date.now();
+  rt.batches.create({ id: 'b1', name: 'x', sourceName: 'x.csv', jobFile: 'jobs/b1/x.csv', contentHash: 'h', origin: 'inbox', sandbox: false, now });
+  rt.batches.open('b1', ['pid', 'userId']);
+  rt.rows.insertAll(
+    'b1',
+    [
+      {
+        idx: 0,
+        line: 2,
+        cells: ['PUBG-60', '5123456789'],
+        request: { pid: 'PUBG-60', trxid: 'tu-row-0', userId: '5123456789' },
+        error: null,
+        productId: 'PUBG-60',
+        slug: 'pubg',
+        packName: '60 UC',
+        quantity: 1,
+        unitPriceUsd: 0.92,
+        expectedUsd: 0.92,
+      },
+    ],
+    now,
+  );
+  // The row's story: sent, answer lost, resent, refused with a 400.
+  const db = rt.db;
+  db.prepare(`UPDATE rows SET state = 'verifying', uncertain = 1, attempts = 2, first_sent_at = ?, error = 'INVALID PACK', reject_code = 'INVALID_PACK' WHERE batch_id = 'b1'`).run(now - 5_000);
+  return rt;
+}
+
+const order = (over: HistoryOrder = {}): HistoryOrder => ({
+  orderId: 'ORD-9',
+  status: 'completed',
+  game: 'pubg',
+  packName: '60 UC',
+  userId: '5123456789',
+  amountUsd: 0.92,
+  ...over,
+});
+
+describe('verifying a row refused after an uncertain attempt', () => {
+  it('exactly one unclaimed order matching game, pack, player and amount: it was placed', async () => {
+    const r = await world([order({ orderId: 'ORD-other', userId: '999' }), order()]);
+    expect(await verifyRow(r, r.rows.get('b1', 0)!)).toBe('placed');
+    expect(r.rows.get('b1', 0)).toMatchObject({ state: 'completed', orderId: 'ORD-9', amountUsd: 0.92 });
+  });
+
+  it('two orders that both match: the row goes to review, never guessed either way', async () => {
+    const r = await world([order({ orderId: 'ORD-1' }), order({ orderId: 'ORD-2' })]);
+    expect(await verifyRow(r, r.rows.get('b1', 0)!)).toBe('review');
+    const row = r.rows.get('b1', 0)!;
+    expect(row.state).toBe('review');
+    expect(row.error).toMatch(/2 orders in history match/);
+  });
+
+  it('no match and the whole history was read: nothing was placed, the refusal stands', async () => {
+    const r = await world([order({ orderId: 'ORD-x', userId: '111' })]);
+    expect(await verifyRow(r, r.rows.get('b1', 0)!)).toBe('not-placed');
+    const row = r.rows.get('b1', 0)!;
+    expect(row.state).toBe('rejected');
+    expect(row.error).toMatch(/INVALID PACK \(order history checked: no order was placed\)/);
+  });
+
+  it('no match, but history is full and does not reach back to the first attempt: review', async () => {
+    const full = Array.from({ length: 200 }, (_, i) => order({ orderId: `ORD-n${i}`, userId: `8${i}` }));
+    const r = await world(full);
+    expect(await verifyRow(r, r.rows.get('b1', 0)!)).toBe('review');
+    expect(r.rows.get('b1', 0)!.error).toMatch(/does not reach back far enough/);
+  });
+
+  it('a history that echoes trxids decides by trxid alone', async () => {
+    const r = await world([order({ orderId: 'ORD-mine', trxid: 'tu-row-0' }), order({ orderId: 'ORD-lookalike', trxid: 'someone-else' })]);
+    expect(await verifyRow(r, r.rows.get('b1', 0)!)).toBe('placed');
+    expect(r.rows.get('b1', 0)!.orderId).toBe('ORD-mine');
+  });
+});
