@@ -17,7 +17,7 @@ import { FINAL_ROW_STATES, type StateCounts } from './store/rows.js';
 import { claimFile, recoverClaims, LEASE_MS } from './claim/claim.js';
 import { ownerIsDead } from './store/owner.js';
 import { loadBatch } from './claim/load.js';
-import { checkFunds } from './dispatch/funds.js';
+import { FundsGate } from './dispatch/funds.js';
 import { Pauses, type PauseKind } from './dispatch/pauses.js';
 import { sendRow } from './dispatch/sender.js';
 import { Poller } from './poll/poller.js';
@@ -56,7 +56,7 @@ export class Runner extends EventEmitter<RunnerEvents> {
   readonly #inflight = new Map<string, Promise<void>>();
   readonly #claimQueue: string[] = [];
   readonly #abort = new AbortController();
-  readonly #nextFundsCheck = new Map<string, number>();
+  readonly #funds: FundsGate;
   readonly #nextLoadTry = new Map<string, number>();
   #polling: Promise<void> | null = null;
   #stopping = false;
@@ -75,6 +75,8 @@ export class Runner extends EventEmitter<RunnerEvents> {
     this.#opts = opts;
     this.#pauses = new Pauses(rt.meta, Math.min(Math.max(rt.config.pollIntervalMs * 6, 2_000), 60_000));
     this.#poller = new Poller(rt);
+    const recheckMs = Math.min(Math.max(rt.config.pollIntervalMs * 3, 1_000), 60_000);
+    this.#funds = new FundsGate(rt, recheckMs, (batch, detail) => this.emit('balance-wait', batch, detail));
     // Every call in flight listens on this one signal (for a bounded stop).
     setMaxListeners(0, this.#abort.signal);
   }
@@ -132,17 +134,16 @@ export class Runner extends EventEmitter<RunnerEvents> {
     await this.#claimQueued();
     this.#adopt(now);
 
-    const owned = rt.batches.ownedBy(rt.owner);
-    for (const b of owned) {
-      if (b.state === 'claimed') await this.#load(b);
+    for (const b of rt.batches.ownedBy(rt.owner)) {
+      // A batch just stored (or a duplicate just written) changes what the next step does: go again at once.
+      if (b.state === 'claimed' && (await this.#load(b))) this.#again = true;
       else if (b.state === 'duplicate') await this.#finish(b);
     }
-    if (owned.some((b) => b.state === 'claimed')) this.#again = true;
     const open = rt.batches.ownedBy(rt.owner).filter((b) => b.state === 'open');
     for (const b of open) if (b.cancelRequested) rt.rows.skipPending(b.id, Date.now());
 
     await this.#probeAccount();
-    const sendingBatches = await this.#fund(open);
+    const sendingBatches = await this.#funds.sendable(open, this.#pauses.canPoll(Date.now()));
     this.#sendingIds = sendingBatches.map((b) => b.id);
     this.#dispatch(this.#sendingIds);
     // Polls give way (half as often) only while orders are actually waiting to be sent.
@@ -191,13 +192,19 @@ export class Runner extends EventEmitter<RunnerEvents> {
     }
   }
 
-  async #load(b: Batch): Promise<void> {
-    if ((this.#nextLoadTry.get(b.id) ?? 0) > Date.now() || !this.#pauses.canPoll(Date.now())) return;
-    const outcome = await loadBatch(this.#rt, b);
-    if (!outcome.loaded && outcome.reason === 'catalog') {
-      this.#nextLoadTry.set(b.id, Date.now() + CATALOG_RETRY_MS);
+  /** Parses, validates and stores a claimed batch. True when its state changed. */
+  async #load(b: Batch): Promise<boolean> {
+    if ((this.#nextLoadTry.get(b.id) ?? 0) > Date.now() || !this.#pauses.canPoll(Date.now())) return false;
+    try {
+      const outcome = await loadBatch(this.#rt, b);
+      if (outcome.loaded || outcome.reason === 'file-error') return true;
       this.#rt.log.warn({ batch: b.id, why: outcome.message }, 'batch waits for the catalog');
+    } catch (err) {
+      // Not the file's fault (it would be a file error): keep the daemon up and try again.
+      this.#rt.log.error({ batch: b.id, err: coerceError(err) }, 'could not store the batch; will try again');
     }
+    this.#nextLoadTry.set(b.id, Date.now() + CATALOG_RETRY_MS);
+    return false;
   }
 
   async #finish(b: Batch): Promise<void> {
@@ -207,40 +214,6 @@ export class Runner extends EventEmitter<RunnerEvents> {
     } catch (err) {
       this.#rt.log.error({ batch: b.id, err: coerceError(err) }, 'could not write the results; will try again');
     }
-  }
-
-  /** Batches allowed to send now: funded, not cancelled. Checks the balance when due. */
-  async #fund(open: readonly Batch[]): Promise<Batch[]> {
-    const rt = this.#rt;
-    const now = Date.now();
-    const withUnsent = open.filter((b) => !b.cancelRequested && rt.rows.counts(b.id).pending > 0);
-    const needCheck = withUnsent.filter((b) => (b.balanceBefore === null || b.waitReason === 'balance') && (this.#nextFundsCheck.get(b.id) ?? 0) <= now);
-    if (needCheck.length > 0 && this.#pauses.canPoll(now)) {
-      try {
-        const verdict = await checkFunds(rt, needCheck);
-        const recheck = Math.min(Math.max(rt.config.pollIntervalMs * 3, 1_000), 60_000);
-        for (const w of verdict.waiting) {
-          this.#nextFundsCheck.set(w.batch.id, Date.now() + recheck);
-          if (w.batch.waitReason !== 'balance') {
-            const detail = `needs ${w.needUsd} USD, balance covers ${w.availableUsd} USD`;
-            rt.log.warn({ batch: w.batch.id, needUsd: w.needUsd, availableUsd: w.availableUsd }, 'batch is waiting for balance');
-            this.emit('balance-wait', w.batch, detail);
-          }
-        }
-        for (const f of verdict.funded) {
-          if (f.waitReason === 'balance') rt.log.info({ batch: f.id, balanceUsd: verdict.balanceUsd }, 'balance covers the batch: sending');
-        }
-      } catch (err) {
-        rt.log.warn({ err: coerceError(err).message }, 'cannot read the balance; will try again');
-        for (const b of needCheck) this.#nextFundsCheck.set(b.id, Date.now() + 5_000);
-      }
-    }
-    const fresh = new Map(open.map((b) => [b.id, rt.batches.get(b.id)!]));
-    return open.filter((b) => {
-      const cur = fresh.get(b.id)!;
-      if (cur.waitReason === 'balance') return false;
-      return cur.balanceBefore !== null || rt.rows.counts(b.id).pending === 0;
-    });
   }
 
   #dispatch(batchIds: readonly string[]): void {
@@ -260,10 +233,7 @@ export class Runner extends EventEmitter<RunnerEvents> {
         {
           rt,
           pauses: this.#pauses,
-          onBalanceShort: (batchId, detail) => {
-            rt.batches.setWait(batchId, 'balance', detail);
-            this.#nextFundsCheck.set(batchId, 0);
-          },
+          onBalanceShort: (batchId, detail) => this.#funds.short(batchId, detail),
           onPause: (kind, code, detail) => {
             rt.log.error({ pause: kind, code, detail }, kind === 'account' ? 'sending stopped: account problem' : 'sending paused by the API');
             this.emit('pause', kind, code, detail);
@@ -344,7 +314,7 @@ export class Runner extends EventEmitter<RunnerEvents> {
     if (t2 !== undefined && !this.#polling) candidates.push(t2);
     const pause = this.#pauses.current;
     if (pause) candidates.push(pause.retryAt);
-    for (const t of this.#nextFundsCheck.values()) if (t > now) candidates.push(t);
+    for (const t of this.#funds.nextChecks()) if (t > now) candidates.push(t);
     const wait = Math.max(5, Math.min(...candidates) - now);
     await new Promise<void>((resolve) => {
       const timer = setTimeout(done, wait);

@@ -8,6 +8,7 @@
 import { Priority } from '../api/client.js';
 import type { Runtime } from '../runtime.js';
 import type { Batch } from '../store/batches.js';
+import { coerceError } from '../errors.js';
 
 export interface FundsVerdict {
   funded: Batch[];
@@ -38,4 +39,63 @@ export async function checkFunds(rt: Runtime, batches: readonly Batch[]): Promis
     }
   }
   return verdict;
+}
+
+/**
+ * Decides, step by step, which open batches may send: those funded and not waiting for balance.
+ * Checks the balance for a batch before its first order and, while it waits, every `recheckMs`.
+ */
+export class FundsGate {
+  readonly #rt: Runtime;
+  readonly #recheckMs: number;
+  readonly #onWait: (batch: Batch, detail: string) => void;
+  readonly #nextCheck = new Map<string, number>();
+
+  constructor(rt: Runtime, recheckMs: number, onWait: (batch: Batch, detail: string) => void) {
+    this.#rt = rt;
+    this.#recheckMs = recheckMs;
+    this.#onWait = onWait;
+  }
+
+  /** The API refused a row with INSUFFICIENT BALANCE: the batch waits, and is checked again at once. */
+  short(batchId: string, detail: string): void {
+    this.#rt.batches.setWait(batchId, 'balance', detail);
+    this.#nextCheck.set(batchId, 0);
+  }
+
+  /** When a waiting batch is next checked (for the runner's sleep). */
+  nextChecks(): number[] {
+    return [...this.#nextCheck.values()];
+  }
+
+  async sendable(open: readonly Batch[], mayCall: boolean): Promise<Batch[]> {
+    const rt = this.#rt;
+    const now = Date.now();
+    const withUnsent = open.filter((b) => !b.cancelRequested && rt.rows.counts(b.id).pending > 0);
+    const due = withUnsent.filter((b) => (b.balanceBefore === null || b.waitReason === 'balance') && (this.#nextCheck.get(b.id) ?? 0) <= now);
+    if (due.length > 0 && mayCall) {
+      try {
+        const verdict = await checkFunds(rt, due);
+        for (const w of verdict.waiting) {
+          this.#nextCheck.set(w.batch.id, Date.now() + this.#recheckMs);
+          if (w.batch.waitReason !== 'balance') {
+            rt.log.warn({ batch: w.batch.id, needUsd: w.needUsd, availableUsd: w.availableUsd }, 'batch is waiting for balance');
+            this.#onWait(w.batch, `needs ${w.needUsd} USD, balance covers ${w.availableUsd} USD`);
+          }
+        }
+        for (const f of verdict.funded) {
+          this.#nextCheck.delete(f.id);
+          if (f.waitReason === 'balance') rt.log.info({ batch: f.id, balanceUsd: verdict.balanceUsd }, 'balance covers the batch: sending');
+        }
+      } catch (err) {
+        rt.log.warn({ err: coerceError(err).message }, 'cannot read the balance; will try again');
+        for (const b of due) this.#nextCheck.set(b.id, Date.now() + 5_000);
+      }
+    }
+    return open.filter((b) => {
+      const cur = rt.batches.get(b.id)!;
+      if (cur.waitReason === 'balance') return false;
+      return cur.balanceBefore !== null || rt.rows.counts(b.id).pending === 0;
+    });
+  }
 }
