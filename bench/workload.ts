@@ -6,17 +6,9 @@ import { createWriteStream, writeFileSync } from 'node:fs';
 import { once } from 'node:events';
 import type { OrderRequest } from '../src/api/schemas.js';
 
-/** mulberry32: small, fast, good enough for picking test data. */
-export function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { prng as rng } from '../test/e2e/prng.js';
+
+export { rng };
 
 const digits = (r: () => number, n: number): string => {
   let s = String(1 + Math.floor(r() * 9));
