@@ -3,6 +3,7 @@
  * UPDATE; a batch is driven by one process at a time, the holder of its lease.
  */
 import type { Db } from './db.js';
+import type { Statement } from 'better-sqlite3';
 
 export type BatchState = 'claimed' | 'open' | 'done' | 'failed' | 'duplicate';
 export type BatchOrigin = 'inbox' | 'submit' | 'retry';
@@ -108,13 +109,23 @@ export interface NewBatch {
 
 export class BatchStore {
   readonly #db: Db;
+  readonly #stmts = new Map<string, Statement>();
   constructor(db: Db) {
     this.#db = db;
   }
 
+  /** Statements are prepared once per SQL text: the runner asks the same questions every step. */
+  #stmt(sql: string): Statement {
+    let s = this.#stmts.get(sql);
+    if (!s) {
+      s = this.#db.prepare(sql);
+      this.#stmts.set(sql, s);
+    }
+    return s;
+  }
+
   create(b: NewBatch): Batch {
-    this.#db
-      .prepare(
+    this.#stmt(
         `INSERT INTO batches (id, seq, name, source_name, job_file, content_hash, origin, state, duplicate_of, retry_of,
            sandbox, owner, lease_until, created_at)
          VALUES (@id, (SELECT coalesce(max(seq), 0) + 1 FROM batches), @name, @sourceName, @jobFile, @contentHash, @origin,
@@ -132,14 +143,13 @@ export class BatchStore {
   }
 
   get(id: string): Batch | undefined {
-    const r = this.#db.prepare('SELECT * FROM batches WHERE id = ?').get(id) as BatchRow | undefined;
+    const r = this.#stmt('SELECT * FROM batches WHERE id = ?').get(id) as BatchRow | undefined;
     return r ? toBatch(r) : undefined;
   }
 
   list(opts: { states?: BatchState[]; limit?: number } = {}): Batch[] {
     const where = opts.states ? `WHERE state IN (${opts.states.map(() => '?').join(',')})` : '';
-    const rows = this.#db
-      .prepare(`SELECT * FROM batches ${where} ORDER BY seq DESC LIMIT ?`)
+    const rows = this.#stmt(`SELECT * FROM batches ${where} ORDER BY seq DESC LIMIT ?`)
       .all(...(opts.states ?? []), opts.limit ?? 1_000_000) as BatchRow[];
     return rows.map(toBatch);
   }
@@ -149,44 +159,40 @@ export class BatchStore {
    * inbox or `topup submit`. Retry batches and `--again` runs carry salted hashes, so they never match.
    */
   findByContent(hash: string): Batch | undefined {
-    const r = this.#db
-      .prepare(`SELECT * FROM batches WHERE content_hash = ? AND state != 'duplicate' AND origin IN ('inbox', 'submit') ORDER BY seq LIMIT 1`)
+    const r = this.#stmt(`SELECT * FROM batches WHERE content_hash = ? AND state != 'duplicate' AND origin IN ('inbox', 'submit') ORDER BY seq LIMIT 1`)
       .get(hash) as BatchRow | undefined;
     return r ? toBatch(r) : undefined;
   }
 
   setJobFile(id: string, jobFile: string): void {
-    this.#db.prepare('UPDATE batches SET job_file = ? WHERE id = ?').run(jobFile, id);
+    this.#stmt('UPDATE batches SET job_file = ? WHERE id = ?').run(jobFile, id);
   }
 
   /** claimed → open, once every row is stored. */
   open(id: string, header: string[]): void {
-    this.#db.prepare(`UPDATE batches SET state = 'open', header_json = ? WHERE id = ? AND state = 'claimed'`).run(JSON.stringify(header), id);
+    this.#stmt(`UPDATE batches SET state = 'open', header_json = ? WHERE id = ? AND state = 'claimed'`).run(JSON.stringify(header), id);
   }
 
   fail(id: string, fileError: string, now: number): void {
-    this.#db
-      .prepare(`UPDATE batches SET state = 'failed', file_error = ?, finished_at = ?, owner = NULL WHERE id = ? AND state = 'claimed'`)
+    this.#stmt(`UPDATE batches SET state = 'failed', file_error = ?, finished_at = ?, owner = NULL WHERE id = ? AND state = 'claimed'`)
       .run(fileError, now, id);
   }
 
   markDuplicate(id: string, header: string[] | null): void {
-    this.#db.prepare(`UPDATE batches SET state = 'duplicate', header_json = ? WHERE id = ?`).run(header ? JSON.stringify(header) : null, id);
+    this.#stmt(`UPDATE batches SET state = 'duplicate', header_json = ? WHERE id = ?`).run(header ? JSON.stringify(header) : null, id);
   }
 
   setWait(id: string, reason: WaitReason, detail: string | null): void {
-    this.#db.prepare('UPDATE batches SET wait_reason = ?, wait_detail = ? WHERE id = ?').run(reason, detail, id);
+    this.#stmt('UPDATE batches SET wait_reason = ?, wait_detail = ? WHERE id = ?').run(reason, detail, id);
   }
 
   setBalanceBefore(id: string, usd: number, now: number): void {
-    this.#db
-      .prepare('UPDATE batches SET balance_before = coalesce(balance_before, ?), started_at = coalesce(started_at, ?) WHERE id = ?')
+    this.#stmt('UPDATE batches SET balance_before = coalesce(balance_before, ?), started_at = coalesce(started_at, ?) WHERE id = ?')
       .run(usd, now, id);
   }
 
   finish(id: string, balanceAfter: number | null, resultFile: string, now: number): void {
-    this.#db
-      .prepare(
+    this.#stmt(
         `UPDATE batches SET state = CASE WHEN state = 'duplicate' THEN 'duplicate' ELSE 'done' END, balance_after = ?, result_file = ?,
            finished_at = ?, wait_reason = NULL, wait_detail = NULL, owner = NULL, lease_until = 0 WHERE id = ?`,
       )
@@ -194,14 +200,13 @@ export class BatchStore {
   }
 
   requestCancel(id: string): boolean {
-    return this.#db.prepare(`UPDATE batches SET cancel_requested = 1 WHERE id = ? AND state IN ('claimed', 'open')`).run(id).changes === 1;
+    return this.#stmt(`UPDATE batches SET cancel_requested = 1 WHERE id = ? AND state IN ('claimed', 'open')`).run(id).changes === 1;
   }
 
   /** Takes or renews the lease on a batch; false when another live process holds it. */
   acquire(id: string, owner: string, now: number, leaseMs: number): boolean {
     return (
-      this.#db
-        .prepare(
+      this.#stmt(
           `UPDATE batches SET owner = @owner, lease_until = @until
            WHERE id = @id AND state IN ('claimed', 'open', 'duplicate') AND (owner IS NULL OR owner = @owner OR lease_until < @now)`,
         )
@@ -212,26 +217,25 @@ export class BatchStore {
   /** Takes a batch from an owner known to be dead (same host, process gone), lease or not. */
   takeOver(id: string, owner: string, deadOwner: string, now: number, leaseMs: number): boolean {
     return (
-      this.#db
-        .prepare(`UPDATE batches SET owner = ?, lease_until = ? WHERE id = ? AND owner = ? AND state IN ('claimed', 'open', 'duplicate')`)
+      this.#stmt(`UPDATE batches SET owner = ?, lease_until = ? WHERE id = ? AND owner = ? AND state IN ('claimed', 'open', 'duplicate')`)
         .run(owner, now + leaseMs, id, deadOwner).changes === 1
     );
   }
 
   /** Batches not finished yet, whoever holds them. */
   unfinished(): Batch[] {
-    return (this.#db.prepare(`SELECT * FROM batches WHERE state IN ('claimed', 'open', 'duplicate') AND finished_at IS NULL ORDER BY seq`).all() as BatchRow[]).map(toBatch);
+    return (this.#stmt(`SELECT * FROM batches WHERE state IN ('claimed', 'open', 'duplicate') AND finished_at IS NULL ORDER BY seq`).all() as BatchRow[]).map(toBatch);
   }
 
   renewAll(owner: string, now: number, leaseMs: number): void {
-    this.#db.prepare('UPDATE batches SET lease_until = ? WHERE owner = ?').run(now + leaseMs, owner);
+    this.#stmt('UPDATE batches SET lease_until = ? WHERE owner = ?').run(now + leaseMs, owner);
   }
 
   releaseAll(owner: string): void {
-    this.#db.prepare('UPDATE batches SET owner = NULL, lease_until = 0 WHERE owner = ?').run(owner);
+    this.#stmt('UPDATE batches SET owner = NULL, lease_until = 0 WHERE owner = ?').run(owner);
   }
 
   ownedBy(owner: string): Batch[] {
-    return (this.#db.prepare(`SELECT * FROM batches WHERE owner = ? ORDER BY seq`).all(owner) as BatchRow[]).map(toBatch);
+    return (this.#stmt(`SELECT * FROM batches WHERE owner = ? ORDER BY seq`).all(owner) as BatchRow[]).map(toBatch);
   }
 }

@@ -3,15 +3,27 @@
  * the low-balance alert flag, the last run of each scheduled job.
  */
 import type { Db } from './db.js';
+import type { Statement } from 'better-sqlite3';
 
 export class MetaStore {
   readonly #db: Db;
+  readonly #stmts = new Map<string, Statement>();
   constructor(db: Db) {
     this.#db = db;
   }
 
+  /** Statements are prepared once per SQL text: the runner asks the same questions every step. */
+  #stmt(sql: string): Statement {
+    let s = this.#stmts.get(sql);
+    if (!s) {
+      s = this.#db.prepare(sql);
+      this.#stmts.set(sql, s);
+    }
+    return s;
+  }
+
   get(key: string): string | undefined {
-    const r = this.#db.prepare('SELECT value FROM meta WHERE key = ?').get(key) as { value: string } | undefined;
+    const r = this.#stmt('SELECT value FROM meta WHERE key = ?').get(key) as { value: string } | undefined;
     return r?.value;
   }
 
@@ -21,7 +33,7 @@ export class MetaStore {
   }
 
   set(key: string, value: string): void {
-    this.#db.prepare('INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value').run(key, value);
+    this.#stmt('INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value').run(key, value);
   }
 
   setJson(key: string, value: unknown): void {
@@ -29,6 +41,6 @@ export class MetaStore {
   }
 
   delete(key: string): void {
-    this.#db.prepare('DELETE FROM meta WHERE key = ?').run(key);
+    this.#stmt('DELETE FROM meta WHERE key = ?').run(key);
   }
 }

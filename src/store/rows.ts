@@ -4,6 +4,7 @@
  * both move a row.
  */
 import type { Db } from './db.js';
+import type { Statement } from 'better-sqlite3';
 import type { OrderRequest } from '../api/schemas.js';
 import { toRow, type Row, type RowRecord } from './row-record.js';
 
@@ -58,13 +59,24 @@ export function emptyCounts(): StateCounts {
 
 export class RowStore {
   readonly #db: Db;
+  readonly #stmts = new Map<string, Statement>();
   constructor(db: Db) {
     this.#db = db;
   }
 
+  /** Statements are prepared once per SQL text: the runner asks the same questions every step. */
+  #stmt(sql: string): Statement {
+    let s = this.#stmts.get(sql);
+    if (!s) {
+      s = this.#db.prepare(sql);
+      this.#stmts.set(sql, s);
+    }
+    return s;
+  }
+
   /** Stores every row of a batch in one transaction: a batch is stored whole or not at all. */
   insertAll(batchId: string, rows: Iterable<NewRow>, now: number): number {
-    const stmt = this.#db.prepare(
+    const stmt = this.#stmt(
       `INSERT INTO rows (batch_id, idx, line, cells_json, state, trxid, request_json, product_id, slug, pack_name, quantity,
          unit_price_usd, expected_usd, max_price_usd, error, updated_at)
        VALUES (@batchId, @idx, @line, @cells, @state, @trxid, @request, @productId, @slug, @packName, @quantity,
@@ -96,35 +108,34 @@ export class RowStore {
   }
 
   deleteBatchRows(batchId: string): void {
-    this.#db.prepare('DELETE FROM rows WHERE batch_id = ?').run(batchId);
+    this.#stmt('DELETE FROM rows WHERE batch_id = ?').run(batchId);
   }
 
   get(batchId: string, idx: number): Row | undefined {
-    const r = this.#db.prepare('SELECT * FROM rows WHERE batch_id = ? AND idx = ?').get(batchId, idx) as RowRecord | undefined;
+    const r = this.#stmt('SELECT * FROM rows WHERE batch_id = ? AND idx = ?').get(batchId, idx) as RowRecord | undefined;
     return r ? toRow(r) : undefined;
   }
 
   byTrxid(trxid: string): { batchId: string; idx: number } | undefined {
-    const r = this.#db.prepare('SELECT batch_id, idx FROM rows WHERE trxid = ?').get(trxid) as { batch_id: string; idx: number } | undefined;
+    const r = this.#stmt('SELECT batch_id, idx FROM rows WHERE trxid = ?').get(trxid) as { batch_id: string; idx: number } | undefined;
     return r ? { batchId: r.batch_id, idx: r.idx } : undefined;
   }
 
   *iterate(batchId: string): Generator<Row> {
-    for (const r of this.#db.prepare('SELECT * FROM rows WHERE batch_id = ? ORDER BY idx').iterate(batchId) as Iterable<RowRecord>) {
+    for (const r of this.#stmt('SELECT * FROM rows WHERE batch_id = ? ORDER BY idx').iterate(batchId) as Iterable<RowRecord>) {
       yield toRow(r);
     }
   }
 
   inStates(batchId: string, states: readonly RowState[]): Row[] {
-    const rows = this.#db
-      .prepare(`SELECT * FROM rows WHERE batch_id = ? AND state IN (${states.map(() => '?').join(',')}) ORDER BY idx`)
+    const rows = this.#stmt(`SELECT * FROM rows WHERE batch_id = ? AND state IN (${states.map(() => '?').join(',')}) ORDER BY idx`)
       .all(batchId, ...states) as RowRecord[];
     return rows.map(toRow);
   }
 
   counts(batchId: string): StateCounts {
     const counts = emptyCounts();
-    for (const r of this.#db.prepare('SELECT state, count(*) AS n FROM rows WHERE batch_id = ? GROUP BY state').all(batchId) as {
+    for (const r of this.#stmt('SELECT state, count(*) AS n FROM rows WHERE batch_id = ? GROUP BY state').all(batchId) as {
       state: RowState;
       n: number;
     }[]) {
@@ -135,7 +146,7 @@ export class RowStore {
 
   /** USD still to be spent on rows that have not been sent (pending) in a batch. */
   unsentTotal(batchId: string): number {
-    const r = this.#db.prepare(`SELECT coalesce(sum(expected_usd), 0) AS usd FROM rows WHERE batch_id = ? AND state = 'pending'`).get(batchId) as {
+    const r = this.#stmt(`SELECT coalesce(sum(expected_usd), 0) AS usd FROM rows WHERE batch_id = ? AND state = 'pending'`).get(batchId) as {
       usd: number;
     };
     return Math.round(r.usd * 100) / 100;
@@ -144,8 +155,7 @@ export class RowStore {
   /** Rows that may be (re)sent now, oldest batch first. `sending` rows come first: they are owed an answer. */
   sendable(batchIds: readonly string[], now: number, limit: number): Row[] {
     if (batchIds.length === 0) return [];
-    const rows = this.#db
-      .prepare(
+    const rows = this.#stmt(
         `SELECT r.* FROM rows r JOIN batches b ON b.id = r.batch_id
          WHERE r.batch_id IN (${batchIds.map(() => '?').join(',')}) AND r.state IN ('pending', 'sending') AND r.next_try_at <= ?
          ORDER BY (r.state = 'sending') DESC, b.seq, r.idx LIMIT ?`,
@@ -157,8 +167,7 @@ export class RowStore {
   /** The earliest time any pending/sending row of these batches becomes sendable. */
   nextTryAt(batchIds: readonly string[]): number | undefined {
     if (batchIds.length === 0) return undefined;
-    const r = this.#db
-      .prepare(`SELECT min(next_try_at) AS t FROM rows WHERE batch_id IN (${batchIds.map(() => '?').join(',')}) AND state IN ('pending', 'sending')`)
+    const r = this.#stmt(`SELECT min(next_try_at) AS t FROM rows WHERE batch_id IN (${batchIds.map(() => '?').join(',')}) AND state IN ('pending', 'sending')`)
       .get(...batchIds) as { t: number | null };
     return r.t ?? undefined;
   }
@@ -172,8 +181,7 @@ export class RowStore {
    */
   markSending(batchId: string, idx: number, owner: string, now: number): boolean {
     return (
-      this.#db
-        .prepare(
+      this.#stmt(
           `UPDATE rows SET
              uncertain = CASE WHEN state = 'sending' THEN 1 ELSE uncertain END,
              state = 'sending', attempts = attempts + 1, first_sent_at = coalesce(first_sent_at, @now), last_sent_at = @now,
@@ -190,8 +198,7 @@ export class RowStore {
   recordOrder(batchId: string, idx: number, o: OrderFacts, now: number, nextPollAt: number): boolean {
     const state: RowState = o.status;
     return (
-      this.#db
-        .prepare(
+      this.#stmt(
           `UPDATE rows SET state = @state, order_id = @orderId, amount_usd = coalesce(@amountUsd, amount_usd),
              codes_json = coalesce(@codes, codes_json), refunded = coalesce(@refunded, refunded),
              error = CASE WHEN @state = 'cancelled' THEN coalesce(@error, error) ELSE NULL END,
@@ -215,8 +222,7 @@ export class RowStore {
 
   /** A send that got no definite answer: keep the intent, try again at `nextTryAt`. */
   retryLater(batchId: string, idx: number, opts: { nextTryAt: number; uncertain: boolean; note: string | null }, now: number): void {
-    this.#db
-      .prepare(
+    this.#stmt(
         `UPDATE rows SET state = CASE WHEN uncertain = 1 OR @uncertain = 1 THEN 'sending' ELSE 'pending' END,
            uncertain = max(uncertain, @uncertain), next_try_at = @nextTryAt, error = @note, updated_at = @now
          WHERE batch_id = @batchId AND idx = @idx AND state = 'sending'`,
@@ -227,8 +233,7 @@ export class RowStore {
   /** A definite refusal of a row that was never in doubt: nothing was charged. */
   reject(batchId: string, idx: number, error: string, code: string | null, now: number): boolean {
     return (
-      this.#db
-        .prepare(
+      this.#stmt(
           `UPDATE rows SET state = 'rejected', error = @error, reject_code = @code, updated_at = @now
            WHERE batch_id = @batchId AND idx = @idx AND state IN ('pending', 'sending', 'verifying')`,
         )
@@ -238,8 +243,7 @@ export class RowStore {
 
   /** A 400 after an attempt whose answer was lost: not proof of "not charged". Look in history first. */
   toVerify(batchId: string, idx: number, error: string, code: string | null, verifyAt: number, now: number): void {
-    this.#db
-      .prepare(
+    this.#stmt(
         `UPDATE rows SET state = 'verifying', error = @error, reject_code = @code, next_poll_at = @verifyAt, updated_at = @now
          WHERE batch_id = @batchId AND idx = @idx AND state = 'sending'`,
       )
@@ -248,8 +252,7 @@ export class RowStore {
 
   /** Back to pending without the doubt (history proved nothing was placed), e.g. to wait for balance. */
   clearToPending(batchId: string, idx: number, nextTryAt: number, now: number): void {
-    this.#db
-      .prepare(
+    this.#stmt(
         `UPDATE rows SET state = 'pending', uncertain = 0, next_try_at = @nextTryAt, updated_at = @now
          WHERE batch_id = @batchId AND idx = @idx AND state IN ('sending', 'verifying')`,
       )
@@ -257,23 +260,20 @@ export class RowStore {
   }
 
   markReview(batchId: string, idx: number, error: string, now: number): void {
-    this.#db
-      .prepare(`UPDATE rows SET state = 'review', error = @error, updated_at = @now WHERE batch_id = @batchId AND idx = @idx AND state = 'verifying'`)
+    this.#stmt(`UPDATE rows SET state = 'review', error = @error, updated_at = @now WHERE batch_id = @batchId AND idx = @idx AND state = 'verifying'`)
       .run({ batchId, idx, error, now });
   }
 
   /** A row that failed a check just before sending (e.g. the price rose above maxPriceUsd). */
   invalidateUnsent(batchId: string, idx: number, error: string, now: number): boolean {
     return (
-      this.#db
-        .prepare(`UPDATE rows SET state = 'invalid', error = @error, updated_at = @now WHERE batch_id = @batchId AND idx = @idx AND state = 'pending'`)
+      this.#stmt(`UPDATE rows SET state = 'invalid', error = @error, updated_at = @now WHERE batch_id = @batchId AND idx = @idx AND state = 'pending'`)
         .run({ batchId, idx, error, now }).changes === 1
     );
   }
 
   skipPending(batchId: string, now: number): number {
-    return this.#db
-      .prepare(
+    return this.#stmt(
         `UPDATE rows SET state = 'skipped', error = 'batch cancelled by the operator before this row was sent', updated_at = ?
          WHERE batch_id = ? AND state = 'pending'`,
       )
@@ -281,14 +281,13 @@ export class RowStore {
   }
 
   deferPending(batchId: string, until: number): void {
-    this.#db.prepare(`UPDATE rows SET next_try_at = max(next_try_at, ?) WHERE batch_id = ? AND state = 'pending'`).run(until, batchId);
+    this.#stmt(`UPDATE rows SET next_try_at = max(next_try_at, ?) WHERE batch_id = ? AND state = 'pending'`).run(until, batchId);
   }
 
   /** Processing/verifying rows whose next look is due. */
   duePolls(batchIds: readonly string[], now: number, limit: number): Row[] {
     if (batchIds.length === 0) return [];
-    const rows = this.#db
-      .prepare(
+    const rows = this.#stmt(
         `SELECT * FROM rows WHERE batch_id IN (${batchIds.map(() => '?').join(',')}) AND state IN ('processing', 'verifying')
            AND next_poll_at <= ? ORDER BY next_poll_at LIMIT ?`,
       )
@@ -298,48 +297,43 @@ export class RowStore {
 
   nextPollAt(batchIds: readonly string[]): number | undefined {
     if (batchIds.length === 0) return undefined;
-    const r = this.#db
-      .prepare(`SELECT min(next_poll_at) AS t FROM rows WHERE batch_id IN (${batchIds.map(() => '?').join(',')}) AND state IN ('processing', 'verifying')`)
+    const r = this.#stmt(`SELECT min(next_poll_at) AS t FROM rows WHERE batch_id IN (${batchIds.map(() => '?').join(',')}) AND state IN ('processing', 'verifying')`)
       .get(...batchIds) as { t: number | null };
     return r.t ?? undefined;
   }
 
   countUnsent(batchIds: readonly string[]): number {
     if (batchIds.length === 0) return 0;
-    const r = this.#db
-      .prepare(`SELECT count(*) AS n FROM rows WHERE batch_id IN (${batchIds.map(() => '?').join(',')}) AND state IN ('pending', 'sending')`)
+    const r = this.#stmt(`SELECT count(*) AS n FROM rows WHERE batch_id IN (${batchIds.map(() => '?').join(',')}) AND state IN ('pending', 'sending')`)
       .get(...batchIds) as { n: number };
     return r.n;
   }
 
   countProcessing(batchIds: readonly string[]): number {
     if (batchIds.length === 0) return 0;
-    const r = this.#db
-      .prepare(`SELECT count(*) AS n FROM rows WHERE batch_id IN (${batchIds.map(() => '?').join(',')}) AND state = 'processing'`)
+    const r = this.#stmt(`SELECT count(*) AS n FROM rows WHERE batch_id IN (${batchIds.map(() => '?').join(',')}) AND state = 'processing'`)
       .get(...batchIds) as { n: number };
     return r.n;
   }
 
   processingByOrderIds(orderIds: readonly string[]): Row[] {
     if (orderIds.length === 0) return [];
-    const rows = this.#db
-      .prepare(`SELECT * FROM rows WHERE order_id IN (${orderIds.map(() => '?').join(',')}) AND state = 'processing'`)
+    const rows = this.#stmt(`SELECT * FROM rows WHERE order_id IN (${orderIds.map(() => '?').join(',')}) AND state = 'processing'`)
       .all(...orderIds) as RowRecord[];
     return rows.map(toRow);
   }
 
   schedulePoll(batchId: string, idx: number, at: number): void {
-    this.#db.prepare('UPDATE rows SET next_poll_at = ?, polls = polls + 1 WHERE batch_id = ? AND idx = ?').run(at, batchId, idx);
+    this.#stmt('UPDATE rows SET next_poll_at = ?, polls = polls + 1 WHERE batch_id = ? AND idx = ?').run(at, batchId, idx);
   }
 
   isOrderIdKnown(orderId: string): boolean {
-    return this.#db.prepare('SELECT 1 FROM rows WHERE order_id = ?').get(orderId) !== undefined;
+    return this.#stmt('SELECT 1 FROM rows WHERE order_id = ?').get(orderId) !== undefined;
   }
 
   /** All placed orders (for reconciliation), newest first. */
   placedOrders(sinceMs: number): Row[] {
-    const rows = this.#db
-      .prepare(`SELECT * FROM rows WHERE order_id IS NOT NULL AND coalesce(first_sent_at, 0) >= ? ORDER BY first_sent_at DESC`)
+    const rows = this.#stmt(`SELECT * FROM rows WHERE order_id IS NOT NULL AND coalesce(first_sent_at, 0) >= ? ORDER BY first_sent_at DESC`)
       .all(sinceMs) as RowRecord[];
     return rows.map(toRow);
   }
