@@ -45,6 +45,8 @@ export interface ClaimOptions {
   move?: boolean;
   /** Allow a file identical to an earlier one (operator asked to order the same rows again). */
   again?: boolean;
+  /** The batch this one retries (topup retry), recorded in the same commit as the claim. */
+  retryOf?: string;
 }
 
 export async function claimFile(rt: Runtime, path: string, opts: ClaimOptions = {}): Promise<Batch> {
@@ -68,6 +70,7 @@ export async function claimFile(rt: Runtime, path: string, opts: ClaimOptions = 
       origin: opts.origin ?? 'inbox',
       sandbox: rt.config.sandbox,
       duplicateOf: earlier?.id ?? null,
+      retryOf: opts.retryOf ?? null,
       owner: opts.own ? rt.owner : null,
       leaseUntil: opts.own ? now + LEASE_MS : 0,
       now,

@@ -109,10 +109,19 @@ describe('cancel and retry', () => {
     sb.admin.setFulfilment({ failShare: 1 });
     const again = await runCli(['submit', '--again', file, '--json'], env);
     expect(JSON.parse(again.stdout).counts.invalid).toBe(3); // its given trxids were already used
-    const queued = await runCli(['retry', old.batchId, '--json'], env);
+    // A batch is retried once: a second retry could only buy the same rows again.
+    const twice = await runCli(['retry', old.batchId, '--json'], env);
+    expect(twice.code).toBe(2);
+    expect(twice.stderr).toContain(`already retried as batch ${s.batchId}`);
+
+    const file2 = join(home.dir, 'fails2.csv');
+    writeFileSync(file2, csv([['pid', 'userId'], ['PUBG-60', '5123456780'], ['PUBG-325', '5123456781']]));
+    const second = JSON.parse((await runCli(['submit', file2, '--json'], env)).stdout);
+    expect(second.counts).toMatchObject({ cancelled: 2 });
+    const queued = await runCli(['retry', second.batchId, '--json'], env);
     expect(queued.code, queued.stderr).toBe(0);
     const q = JSON.parse(queued.stdout);
-    expect(q).toMatchObject({ retryOf: old.batchId, rows: 2 });
+    expect(q).toMatchObject({ retryOf: second.batchId, rows: 2 });
     const before = trxids().length;
     const c = await runCli(['cancel', q.batchId], env);
     expect(c.code, c.stderr).toBe(0);
