@@ -103,6 +103,13 @@ export async function sendRow(deps: SenderDeps, row: Row, signal?: AbortSignal):
 function handleFailure(deps: SenderDeps, row: Row, err: unknown, uncertainBefore: boolean): SendResult {
   const { rt, pauses } = deps;
   const now = Date.now();
+  if ((err as { code?: string }).code === 'SQLITE_CONSTRAINT_UNIQUE') {
+    // The API answered with an order another row of ours already holds: resending cannot settle
+    // that, and guessing could misreport a charge. An operator decides.
+    rt.rows.markReview(row.batchId, row.idx, 'REVIEW: the API answered this row with an order that another row already holds; check the order history before ordering it again', now, true);
+    rt.log.error({ batch: row.batchId, line: row.line, trxid: row.trxid }, 'the API answered with an order already held by another row: marked for review');
+    return 'verify';
+  }
   if (!(err instanceof ApiError)) {
     // Not an answer from the API (e.g. the store refused a write): the request may have left.
     rt.log.error({ batch: row.batchId, line: row.line, err: coerceError(err) }, 'unexpected failure while sending; will resend');

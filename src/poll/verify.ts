@@ -18,13 +18,28 @@ export type VerifyOutcome = 'placed' | 'not-placed' | 'held-balance' | 'review';
 
 const LIMIT = 200;
 
+/**
+ * Could `o` be this row's order? Game, pack and player must agree where both sides name them.
+ * The amount is not compared: the price may have moved since the file was loaded, and a missed
+ * match here would report a charged row as not charged.
+ */
 function matches(row: Row, o: Order): boolean {
   if (o.game !== undefined && row.slug !== null && o.game !== row.slug) return false;
   if (o.packName !== undefined && row.packName !== null && o.packName !== row.packName) return false;
   if (o.userId !== undefined && row.request?.userId !== undefined && o.userId !== row.request.userId) return false;
-  if (o.amountUsd !== undefined && row.expectedUsd !== null && Math.abs(o.amountUsd - row.expectedUsd) > 0.005) return false;
   if (o.pid !== undefined && row.productId !== null && o.pid !== row.productId) return false;
   return true;
+}
+
+/** Another row of ours for the same purchase that is itself still in doubt could own the same order. */
+function hasTwinInDoubt(rt: Runtime, row: Row): boolean {
+  const twin = rt.db
+    .prepare(
+      `SELECT 1 FROM rows WHERE state IN ('sending', 'verifying') AND uncertain = 1 AND slug IS ? AND pack_name IS ?
+         AND json_extract(request_json, '$.userId') IS ? AND NOT (batch_id = ? AND idx = ?)`,
+    )
+    .get(row.slug, row.packName, row.request?.userId ?? null, row.batchId, row.idx);
+  return twin !== undefined;
 }
 
 /** True when this page of history certainly reaches back before `since`. */
@@ -49,6 +64,15 @@ export async function verifyRow(rt: Runtime, row: Row, signal?: AbortSignal): Pr
   const echoesTrxid = h.orders.some((o) => o.trxid !== undefined);
   const candidates = own ? [own] : echoesTrxid ? [] : h.orders.filter((o) => o.orderId !== undefined && !rt.rows.isOrderIdKnown(o.orderId) && matches(row, o));
 
+  if (candidates.length === 1 && !own && hasTwinInDoubt(rt, row)) {
+    rt.rows.markReview(
+      row.batchId,
+      row.idx,
+      `REVIEW: an earlier attempt got no answer and the resend was refused (${row.error ?? 'rejected'}); one order in history matches, but another row for the same purchase is also in doubt, so it is unknown which of them was charged. Check the order history before ordering it again.`,
+      now,
+    );
+    return 'review';
+  }
   if (candidates.length === 1) {
     const o = candidates[0]!;
     rt.rows.recordOrder(

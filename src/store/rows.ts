@@ -259,8 +259,10 @@ export class RowStore {
       .run({ batchId, idx, nextTryAt, now });
   }
 
-  markReview(batchId: string, idx: number, error: string, now: number): void {
-    this.#stmt(`UPDATE rows SET state = 'review', error = @error, updated_at = @now WHERE batch_id = @batchId AND idx = @idx AND state = 'verifying'`)
+  /** Undecidable: a `verifying` row (or, with `anyOpenState`, any row not yet final) ends `review`. */
+  markReview(batchId: string, idx: number, error: string, now: number, anyOpenState = false): void {
+    const from = anyOpenState ? `state IN ('pending', 'sending', 'processing', 'verifying')` : `state = 'verifying'`;
+    this.#stmt(`UPDATE rows SET state = 'review', error = @error, updated_at = @now WHERE batch_id = @batchId AND idx = @idx AND ${from}`)
       .run({ batchId, idx, error, now });
   }
 
