@@ -100,6 +100,16 @@ export class Runner extends EventEmitter<RunnerEvents> {
   async run(): Promise<void> {
     recoverClaims(this.#rt);
     removeStaleTemps(this.#rt.config.outboxDir);
+    // Leases are renewed on their own clock: a step waiting on the API (a long Retry-After, a full
+    // window) must not let another process take batches this one is still driving.
+    const renew = setInterval(() => {
+      try {
+        this.#rt.batches.renewAll(this.#rt.owner, Date.now(), LEASE_MS);
+      } catch (err) {
+        this.#rt.log.warn({ err: coerceError(err).message }, 'could not renew batch leases');
+      }
+    }, RENEW_EVERY_MS);
+    renew.unref();
     try {
       while (!this.#stopping) {
         const idle = await this.#step();
@@ -107,6 +117,7 @@ export class Runner extends EventEmitter<RunnerEvents> {
         await this.#sleepUntilNext();
       }
     } finally {
+      clearInterval(renew);
       await this.#drain();
     }
   }
@@ -140,7 +151,11 @@ export class Runner extends EventEmitter<RunnerEvents> {
       else if (b.state === 'duplicate') await this.#finish(b);
     }
     const open = rt.batches.ownedBy(rt.owner).filter((b) => b.state === 'open');
-    for (const b of open) if (b.cancelRequested) rt.rows.skipPending(b.id, Date.now());
+    for (const b of open) {
+      if (!b.cancelRequested) continue;
+      rt.rows.skipPending(b.id, Date.now());
+      if (b.waitReason === 'balance') rt.batches.setWait(b.id, null, null); // nothing left to fund
+    }
 
     await this.#probeAccount();
     const sendingBatches = await this.#funds.sendable(open, this.#pauses.canPoll(Date.now()));
@@ -188,7 +203,10 @@ export class Runner extends EventEmitter<RunnerEvents> {
       const taken =
         rt.batches.acquire(b.id, rt.owner, now, LEASE_MS) ||
         (b.owner !== null && ownerIsDead(b.owner) && rt.batches.takeOver(b.id, rt.owner, b.owner, now, LEASE_MS));
-      if (taken) rt.log.info({ batch: b.id, file: b.sourceName, previousOwner: b.owner }, 'took batch');
+      if (!taken) continue;
+      // Requests of the previous owner died with it: resend its rows in doubt at once.
+      if (b.owner !== null) rt.rows.resendNow(b.id);
+      rt.log.info({ batch: b.id, file: b.sourceName, previousOwner: b.owner }, 'took batch');
     }
   }
 
@@ -311,9 +329,9 @@ export class Runner extends EventEmitter<RunnerEvents> {
     const t1 = this.#inflight.size < this.#cap ? rt.rows.nextTryAt(this.#sendingIds) : undefined;
     if (t1 !== undefined && this.#pauses.canSend(now)) candidates.push(t1);
     const t2 = rt.rows.nextPollAt(ids);
-    if (t2 !== undefined && !this.#polling) candidates.push(t2);
+    if (t2 !== undefined && !this.#polling && this.#pauses.canPoll(now)) candidates.push(t2);
     const pause = this.#pauses.current;
-    if (pause) candidates.push(pause.retryAt);
+    if (pause && pause.retryAt > now) candidates.push(pause.retryAt);
     for (const t of this.#funds.nextChecks()) if (t > now) candidates.push(t);
     const wait = Math.max(5, Math.min(...candidates) - now);
     await new Promise<void>((resolve) => {

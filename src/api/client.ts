@@ -249,10 +249,11 @@ export class ResellerClient {
       }
       const failure = classifyFailure(status, readable ? json : undefined, { method, path });
       const retryAfterMs = parseRetryAfter(res.headers['retry-after']);
-      if (failure.apiCode === 'RATE_LIMIT' || status === 429) {
-        // Even without Retry-After, a 429 RATE_LIMIT means our view of the window is off:
-        // hold everything for one second rather than hammer.
-        if (failure.apiCode === 'RATE_LIMIT') this.#gate.holdOff(retryAfterMs ?? 1000);
+      // Any 429 but DUPLICATE_IN_FLIGHT (which is about one trxid) means our view of the account's
+      // budget is off: hold every call for Retry-After, or one second without it. A 503
+      // RATE_LIMIT_UNAVAILABLE that names a Retry-After is honoured the same way.
+      if ((status === 429 && failure.apiCode !== 'DUPLICATE_IN_FLIGHT') || (failure.apiCode === 'RATE_LIMIT_UNAVAILABLE' && retryAfterMs !== undefined)) {
+        this.#gate.holdOff(retryAfterMs ?? 1000);
       }
       throw new ApiError({
         classification: failure.classification,

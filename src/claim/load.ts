@@ -119,9 +119,8 @@ function duplicateMessage(rt: Runtime, earlier: Batch, batch: Batch): string {
   );
 }
 
+/** The explanation is written before the batch is marked failed: a kill between leaves a retry, not silence. */
 function failFile(rt: Runtime, batch: Batch, message: string): void {
-  const now = Date.now();
-  rt.batches.fail(batch.id, message, now);
   const { errorFile } = outboxPaths(rt, batch);
   writeFileAtomic(
     errorFile,
@@ -129,5 +128,6 @@ function failFile(rt: Runtime, batch: Batch, message: string): void {
       `Nothing was sent. The file is kept in ${join(rt.config.home, batch.jobFile)}.\n` +
       `Fix it (save it as "CSV UTF-8" with a header row) and drop it into the inbox again.\n`,
   );
+  rt.batches.fail(batch.id, message, Date.now());
   rt.log.error({ batch: batch.id, file: batch.sourceName, problem: message }, 'file is not a usable CSV');
 }

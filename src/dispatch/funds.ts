@@ -94,7 +94,8 @@ export class FundsGate {
     }
     return open.filter((b) => {
       const cur = rt.batches.get(b.id)!;
-      if (cur.waitReason === 'balance') return false;
+      // Waiting for balance holds back new orders only; resends of rows already in doubt go out.
+      if (cur.waitReason === 'balance') return rt.rows.counts(b.id).pending === 0;
       return cur.balanceBefore !== null || rt.rows.counts(b.id).pending === 0;
     });
   }

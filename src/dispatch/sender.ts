@@ -81,7 +81,9 @@ export async function sendRow(deps: SenderDeps, row: Row, signal?: AbortSignal):
       priority: Priority.submit,
       ...(signal ? { signal } : {}),
       beforeSend: () => {
-        if (!rt.rows.markSending(row.batchId, row.idx, rt.owner, Date.now())) throw new NotSent();
+        // next_try_at = the timeout: an in-flight row is not due again while its request is open.
+        const now = Date.now();
+        if (!rt.rows.markSending(row.batchId, row.idx, rt.owner, now, now + rt.config.requestTimeoutMs)) throw new NotSent();
         crashPoint('intent-committed');
       },
     });
@@ -120,6 +122,8 @@ function handleFailure(deps: SenderDeps, row: Row, err: unknown, uncertainBefore
   switch (err.classification) {
     case 'rejected':
     case 'forbidden': {
+      // The API judged the order: whatever paused orders for everyone is over.
+      if (pauses.current?.kind === 'maintenance') pauses.clear();
       const reason = err.classification === 'forbidden' ? 'FORBIDDEN: this trxid belongs to another account' : err.reason;
       if (uncertainBefore && err.classification === 'rejected') {
         // A 400 after an attempt whose answer was lost is not proof that nothing was charged:

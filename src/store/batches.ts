@@ -159,7 +159,7 @@ export class BatchStore {
    * inbox or `topup submit`. Retry batches and `--again` runs carry salted hashes, so they never match.
    */
   findByContent(hash: string): Batch | undefined {
-    const r = this.#stmt(`SELECT * FROM batches WHERE content_hash = ? AND state != 'duplicate' AND origin IN ('inbox', 'submit') ORDER BY seq LIMIT 1`)
+    const r = this.#stmt(`SELECT * FROM batches WHERE content_hash = ? AND state NOT IN ('duplicate', 'failed') AND origin IN ('inbox', 'submit') ORDER BY seq LIMIT 1`)
       .get(hash) as BatchRow | undefined;
     return r ? toBatch(r) : undefined;
   }

@@ -29,12 +29,15 @@ export function openDb(path: string): Db {
 
 function migrate(db: Db): void {
   db.exec('CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)');
-  const row = db.prepare('SELECT version FROM schema_version').get() as { version: number } | undefined;
-  const current = row?.version ?? 0;
-  if (current > MIGRATIONS.length) {
-    throw new TopupError(ErrorCode.Store, `the database was written by a newer topup-runner (schema ${current}, this build knows ${MIGRATIONS.length})`);
-  }
+  // The version is read inside the write transaction: two processes starting at once after an
+  // upgrade must not both apply the same migration.
   const apply = db.transaction(() => {
+    const row = db.prepare('SELECT version FROM schema_version').get() as { version: number } | undefined;
+    const current = row?.version ?? 0;
+    if (current > MIGRATIONS.length) {
+      throw new TopupError(ErrorCode.Store, `the database was written by a newer topup-runner (schema ${current}, this build knows ${MIGRATIONS.length})`);
+    }
+    if (current === MIGRATIONS.length) return;
     for (let v = current; v < MIGRATIONS.length; v++) db.exec(MIGRATIONS[v]!);
     if (row) db.prepare('UPDATE schema_version SET version = ?').run(MIGRATIONS.length);
     else db.prepare('INSERT INTO schema_version (version) VALUES (?)').run(MIGRATIONS.length);

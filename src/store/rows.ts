@@ -179,18 +179,18 @@ export class RowStore {
    * an earlier attempt may have created the order. Cancelled batches send no new rows, but
    * rows already `sending` are still resent, because only a resend tells whether they were charged.
    */
-  markSending(batchId: string, idx: number, owner: string, now: number): boolean {
+  markSending(batchId: string, idx: number, owner: string, now: number, busyUntil: number): boolean {
     return (
       this.#stmt(
           `UPDATE rows SET
              uncertain = CASE WHEN state = 'sending' THEN 1 ELSE uncertain END,
              state = 'sending', attempts = attempts + 1, first_sent_at = coalesce(first_sent_at, @now), last_sent_at = @now,
-             updated_at = @now
+             next_try_at = @busyUntil, updated_at = @now
            WHERE batch_id = @batchId AND idx = @idx AND state IN ('pending', 'sending')
              AND EXISTS (SELECT 1 FROM batches b WHERE b.id = @batchId AND b.owner = @owner AND b.lease_until > @now
                          AND (b.cancel_requested = 0 OR rows.state = 'sending'))`,
         )
-        .run({ batchId, idx, owner, now }).changes === 1
+        .run({ batchId, idx, owner, now, busyUntil }).changes === 1
     );
   }
 
@@ -280,6 +280,11 @@ export class RowStore {
          WHERE batch_id = ? AND state = 'pending'`,
       )
       .run(now, batchId).changes;
+  }
+
+  /** A batch taken from a dead process: its `sending` rows are owed a resend now, not at its timeout. */
+  resendNow(batchId: string): void {
+    this.#stmt(`UPDATE rows SET next_try_at = 0 WHERE batch_id = ? AND state = 'sending'`).run(batchId);
   }
 
   deferPending(batchId: string, until: number): void {
