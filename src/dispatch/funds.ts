@@ -18,13 +18,21 @@ export interface FundsVerdict {
 
 const cents = (n: number): number => Math.round(n * 100) / 100;
 
-export async function checkFunds(rt: Runtime, batches: readonly Batch[]): Promise<FundsVerdict> {
+/**
+ * `batches`: every open batch with rows still to send, oldest first. Only those in `judge` get a
+ * verdict written; the others are already sending, and their unsent total is set aside first.
+ */
+export async function checkFunds(rt: Runtime, batches: readonly Batch[], judge: ReadonlySet<string>): Promise<FundsVerdict> {
   const { balanceUsd } = await rt.client.balance({ priority: Priority.lookup });
   const now = Date.now();
   let available = balanceUsd;
   const verdict: FundsVerdict = { funded: [], waiting: [], balanceUsd };
   for (const b of [...batches].sort((a, c) => a.seq - c.seq)) {
     const need = rt.rows.unsentTotal(b.id);
+    if (!judge.has(b.id)) {
+      available -= need;
+      continue;
+    }
     if (need <= available + 1e-9) {
       available -= need;
       rt.batches.setBalanceBefore(b.id, balanceUsd, now);
@@ -57,10 +65,16 @@ export class FundsGate {
     this.#onWait = onWait;
   }
 
-  /** The API refused a row with INSUFFICIENT BALANCE: the batch waits, and is checked again at once. */
+  /**
+   * The API refused a row with INSUFFICIENT BALANCE: the batch waits. It is checked again only
+   * after `recheckMs`: our total said the money was there (a price rose, money left the account),
+   * so an immediate check would pass and send the same refused orders again.
+   */
   short(batchId: string, detail: string): void {
+    const before = this.#rt.batches.get(batchId);
     this.#rt.batches.setWait(batchId, 'balance', detail);
-    this.#nextCheck.set(batchId, 0);
+    this.#nextCheck.set(batchId, Date.now() + this.#recheckMs);
+    if (before && before.waitReason !== 'balance') this.#onWait(before, detail);
   }
 
   /** When a waiting batch is next checked (for the runner's sleep). */
@@ -75,7 +89,7 @@ export class FundsGate {
     const due = withUnsent.filter((b) => (b.balanceBefore === null || b.waitReason === 'balance') && (this.#nextCheck.get(b.id) ?? 0) <= now);
     if (due.length > 0 && mayCall) {
       try {
-        const verdict = await checkFunds(rt, due);
+        const verdict = await checkFunds(rt, withUnsent, new Set(due.map((b) => b.id)));
         for (const w of verdict.waiting) {
           this.#nextCheck.set(w.batch.id, Date.now() + this.#recheckMs);
           if (w.batch.waitReason !== 'balance') {

@@ -64,6 +64,25 @@ describe('§4 money check', () => {
   });
 });
 
+describe('§4 money check across batches', () => {
+  it('two batches never start on the same money: the later one waits while the earlier one still has to spend', async () => {
+    home = tempHome();
+    sb = await inProcessSandbox({ balanceUsd: 12 });
+    daemon = startDaemon(cliEnv(home, sb, { TOPUP_RATE_LIMITS: '2/1s' }));
+    home.drop('a.csv', rows(2)); // 9.10 USD
+    await waitFor('a started', () => sb.admin.ledger().orders.length >= 1, 20_000, 20);
+    home.drop('b.csv', rows(1, 'PUBG-325').replace('5123410000', '5123419999')); // 4.55 USD
+    await waitForResult(home, 'a');
+    await waitFor('b waiting for balance', () => batchRow(home)?.wait_reason === 'balance', 20_000);
+    // No order was ever refused for money: the wait happened here, not at the API.
+    expect(sb.admin.calls().filter((c) => c.status === 400)).toEqual([]);
+    sb.admin.topup({ amountUsd: 10 });
+    await waitForResult(home, 'b');
+    expect(readResult(home, 'b').map((r) => r.status)).toEqual(['completed']);
+    expect(await daemon.stop()).toBe(0);
+  });
+});
+
 describe('§7 outcomes follow the classification', () => {
   it('MAINTENANCE pauses sending (polling goes on) and the batch resumes by itself when the window ends', async () => {
     home = tempHome();
