@@ -205,7 +205,9 @@ function describeSkip(err: CsvError | Error): string {
 }
 
 function raggedness(cells: string[], minWidth: number, width: number): string | undefined {
-  if (cells.every((c) => c.trim() === '')) return undefined;
+  // The common case first: a row as wide as the header is never ragged.
+  if (cells.length === width) return undefined;
+  if (allBlank(cells)) return undefined;
   if (cells.length < minWidth) return `row has ${cells.length} cells but the header has ${width} columns`;
   if (cells.length > width && cells.slice(width).some((c) => c.trim() !== '')) {
     return `row has ${cells.length} cells but the header has ${width} columns`;
@@ -243,3 +245,10 @@ export function detectDelimiter(text: string): { delimiter: string; sepLine: boo
   for (const c of CANDIDATES) if ((counts.get(c) as number) > (counts.get(best) as number)) best = c;
   return { delimiter: best, sepLine: false };
 }
+
+/** True when no cell holds anything but whitespace (checked without allocating trimmed copies). */
+export function allBlank(cells: readonly string[]): boolean {
+  for (const c of cells) if (c.length > 0 && NON_BLANK.test(c)) return false;
+  return true;
+}
+const NON_BLANK = /\S/;

@@ -27,7 +27,7 @@ import {
   SPREADSHEET_HINT,
   zoneIdProblem,
 } from './field-rules.js';
-import type { RawRow } from './parse.js';
+import { allBlank, type RawRow } from './parse.js';
 
 export interface RowProblem {
   /** The user's column name, or the field name when the column is absent; "row" for the whole row. */
@@ -69,7 +69,7 @@ export function createRowValidator(header: HeaderMap, catalog: CatalogIndex): Ro
   return {
     validate(row: RawRow): RowVerdict {
       if (row.parseError !== undefined) return { ok: false, problems: [{ column: 'row', reason: row.parseError }] };
-      if (row.cells.every((c) => c.trim() === '')) {
+      if (allBlank(row.cells)) {
         return { ok: false, problems: [{ column: 'row', reason: 'empty row (every cell is blank)' }] };
       }
 
@@ -103,11 +103,11 @@ export function createRowValidator(header: HeaderMap, catalog: CatalogIndex): Ro
       }
 
       const { product, line } = entry;
-      const game = `${product.gameName} (${product.slug})`;
-      if (!isActive(product.status)) add(columnOfPack(header), `"${product.serviceName}" of ${game} is not on sale (status "${product.status}")`);
-      if (line && DISABLED_LINE.test(line.status.trim())) add(columnOfPack(header), `${game} is not taking orders now (status "${line.status}")`);
-      if (!line && entry.kind !== 'stock') add(columnOfPack(header), `${game} is not available now: the supplier does not list this game`);
-      for (const f of entry.unsupported) problems.push({ column: f, reason: `${game} requires "${f}", which this tool cannot send` });
+      const game = (): string => `${product.gameName} (${product.slug})`;
+      if (!isActive(product.status)) add(columnOfPack(header), `"${product.serviceName}" of ${game()} is not on sale (status "${product.status}")`);
+      if (line && DISABLED_LINE.test(line.status.trim())) add(columnOfPack(header), `${game()} is not taking orders now (status "${line.status}")`);
+      if (!line && entry.kind !== 'stock') add(columnOfPack(header), `${game()} is not available now: the supplier does not list this game`);
+      for (const f of entry.unsupported) problems.push({ column: f, reason: `${game()} requires "${f}", which this tool cannot send` });
 
       const request: OrderRequest = { pid: product.id, trxid };
       for (const req of entry.required) {
@@ -190,10 +190,10 @@ function findPack(cell: (f: OrderField) => string, add: Add, catalog: CatalogInd
 /** Checks one field the line needs; returns the value to send (an option's value where options are listed). */
 function requiredValue(req: RequiredField, entry: CatalogEntry, value: string, header: HeaderMap, add: Add): string | undefined {
   const { field, label } = req;
-  const game = `${entry.product.gameName} (${entry.product.slug})`;
+  const game = (): string => `${entry.product.gameName} (${entry.product.slug})`;
   if (value === '') {
     const where = header.fields[field] === undefined ? `the file has no ${field} column, and ` : '';
-    add(field, `missing: ${where}${game} needs ${label || field}`);
+    add(field, `missing: ${where}${game()} needs ${label || field}`);
     return undefined;
   }
   const fail = (reason: string | undefined): string | undefined => {
@@ -214,14 +214,14 @@ function requiredValue(req: RequiredField, entry: CatalogEntry, value: string, h
       if (!options || options.length === 0) return fail(idProblem(value));
       const chosen = matchOption(value, options);
       if (chosen !== undefined) return chosen;
-      return fail(spreadsheetMangled(value) ? `"${value}": ${SPREADSHEET_HINT}` : `"${value}" is not a server of ${game}; choose one of: ${optionList(options)}`);
+      return fail(spreadsheetMangled(value) ? `"${value}": ${SPREADSHEET_HINT}` : `"${value}" is not a server of ${game()}; choose one of: ${optionList(options)}`);
     }
     case 'region': {
       const options = line?.regionOptions;
       if (!options || options.length === 0) return fail(/[\u0000-\u001f]/.test(value) ? 'contains invisible control characters' : undefined);
       const chosen = resolveRegion(value, options);
       if (chosen !== undefined) return chosen;
-      return fail(`"${value}" is not a region of ${game}; choose one of: ${optionList(options)}`);
+      return fail(`"${value}" is not a region of ${game()}; choose one of: ${optionList(options)}`);
     }
     case 'moreId':
       return fail(idProblem(value));
