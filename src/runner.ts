@@ -15,7 +15,7 @@ import type { Runtime } from './runtime.js';
 import type { Batch } from './store/batches.js';
 import { FINAL_ROW_STATES, type StateCounts } from './store/rows.js';
 import { claimFile, recoverClaims, LEASE_MS } from './claim/claim.js';
-import { ownerIsDead } from './store/owner.js';
+import { keepLeases, ownerIsDead } from './store/owner.js';
 import { loadBatch } from './claim/load.js';
 import { FundsGate } from './dispatch/funds.js';
 import { Pauses, type PauseKind } from './dispatch/pauses.js';
@@ -102,14 +102,7 @@ export class Runner extends EventEmitter<RunnerEvents> {
     removeStaleTemps(this.#rt.config.outboxDir);
     // Leases are renewed on their own clock: a step waiting on the API (a long Retry-After, a full
     // window) must not let another process take batches this one is still driving.
-    const renew = setInterval(() => {
-      try {
-        this.#rt.batches.renewAll(this.#rt.owner, Date.now(), LEASE_MS);
-      } catch (err) {
-        this.#rt.log.warn({ err: coerceError(err).message }, 'could not renew batch leases');
-      }
-    }, RENEW_EVERY_MS);
-    renew.unref();
+    const stopRenewing = keepLeases(this.#rt, LEASE_MS, RENEW_EVERY_MS);
     try {
       while (!this.#stopping) {
         const idle = await this.#step();
@@ -117,7 +110,7 @@ export class Runner extends EventEmitter<RunnerEvents> {
         await this.#sleepUntilNext();
       }
     } finally {
-      clearInterval(renew);
+      stopRenewing();
       await this.#drain();
     }
   }

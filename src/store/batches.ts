@@ -2,7 +2,7 @@
  * Batches: one per claimed file (or `topup submit` / `topup retry`). Every change is a guarded
  * UPDATE; a batch is driven by one process at a time, the holder of its lease.
  */
-import type { Db } from './db.js';
+import { statementCache, type Db } from './db.js';
 import type { Statement } from 'better-sqlite3';
 
 export type BatchState = 'claimed' | 'open' | 'done' | 'failed' | 'duplicate';
@@ -109,19 +109,10 @@ export interface NewBatch {
 
 export class BatchStore {
   readonly #db: Db;
-  readonly #stmts = new Map<string, Statement>();
+  readonly #stmt: (sql: string) => Statement;
   constructor(db: Db) {
     this.#db = db;
-  }
-
-  /** Statements are prepared once per SQL text: the runner asks the same questions every step. */
-  #stmt(sql: string): Statement {
-    let s = this.#stmts.get(sql);
-    if (!s) {
-      s = this.#db.prepare(sql);
-      this.#stmts.set(sql, s);
-    }
-    return s;
+    this.#stmt = statementCache(db);
   }
 
   create(b: NewBatch): Batch {

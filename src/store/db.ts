@@ -45,6 +45,19 @@ function migrate(db: Db): void {
   apply.immediate();
 }
 
+/** Statements prepared once per SQL text: the runner asks the stores the same questions every step. */
+export function statementCache(db: Db): (sql: string) => Database.Statement {
+  const cache = new Map<string, Database.Statement>();
+  return (sql) => {
+    let stmt = cache.get(sql);
+    if (!stmt) {
+      stmt = db.prepare(sql);
+      cache.set(sql, stmt);
+    }
+    return stmt;
+  };
+}
+
 /** `PRAGMA integrity_check`: 'ok' or the first problems SQLite reports. */
 export function integrityCheck(db: Db): string {
   const rows = db.pragma('integrity_check') as { integrity_check: string }[];

@@ -2,24 +2,15 @@
  * Small named values kept across restarts: the rate hold-off, the last history export,
  * the low-balance alert flag, the last run of each scheduled job.
  */
-import type { Db } from './db.js';
+import { statementCache, type Db } from './db.js';
 import type { Statement } from 'better-sqlite3';
 
 export class MetaStore {
   readonly #db: Db;
-  readonly #stmts = new Map<string, Statement>();
+  readonly #stmt: (sql: string) => Statement;
   constructor(db: Db) {
     this.#db = db;
-  }
-
-  /** Statements are prepared once per SQL text: the runner asks the same questions every step. */
-  #stmt(sql: string): Statement {
-    let s = this.#stmts.get(sql);
-    if (!s) {
-      s = this.#db.prepare(sql);
-      this.#stmts.set(sql, s);
-    }
-    return s;
+    this.#stmt = statementCache(db);
   }
 
   get(key: string): string | undefined {

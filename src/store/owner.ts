@@ -3,6 +3,8 @@
  */
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
+import type { BatchStore } from './batches.js';
+import type { Logger } from '../log.js';
 
 /** This process, as written in batch leases. */
 export function newOwnerId(): string {
@@ -25,3 +27,16 @@ export function ownerIsDead(owner: string): boolean {
   }
 }
 
+
+/** Renews every lease this process holds every `everyMs`, until the returned function is called. */
+export function keepLeases(rt: { batches: BatchStore; owner: string; log: Logger }, leaseMs: number, everyMs: number): () => void {
+  const timer = setInterval(() => {
+    try {
+      rt.batches.renewAll(rt.owner, Date.now(), leaseMs);
+    } catch (err) {
+      rt.log.warn({ err: (err as Error).message }, 'could not renew batch leases');
+    }
+  }, everyMs);
+  timer.unref();
+  return () => clearInterval(timer);
+}

@@ -3,7 +3,7 @@
  * it names the states it may leave, and reports whether it happened, so two actors can never
  * both move a row.
  */
-import type { Db } from './db.js';
+import { statementCache, type Db } from './db.js';
 import type { Statement } from 'better-sqlite3';
 import type { OrderRequest } from '../api/schemas.js';
 import { toRow, type Row, type RowRecord } from './row-record.js';
@@ -59,19 +59,10 @@ export function emptyCounts(): StateCounts {
 
 export class RowStore {
   readonly #db: Db;
-  readonly #stmts = new Map<string, Statement>();
+  readonly #stmt: (sql: string) => Statement;
   constructor(db: Db) {
     this.#db = db;
-  }
-
-  /** Statements are prepared once per SQL text: the runner asks the same questions every step. */
-  #stmt(sql: string): Statement {
-    let s = this.#stmts.get(sql);
-    if (!s) {
-      s = this.#db.prepare(sql);
-      this.#stmts.set(sql, s);
-    }
-    return s;
+    this.#stmt = statementCache(db);
   }
 
   /** Stores every row of a batch in one transaction: a batch is stored whole or not at all. */
