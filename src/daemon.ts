@@ -45,6 +45,29 @@ export function rootLogger(config: Config): Logger {
   });
 }
 
+const SWEEP_EVERY_MS = 15_000;
+
+/**
+ * A file-system watcher can miss an event (a burst of files, a file added while it starts up),
+ * and a missed file would wait in the inbox until the next restart. So the inbox is also listed
+ * every 15 s; a file offered twice is claimed once (the second claim finds it gone).
+ */
+function sweepInbox(dir: string, settleMs: number, offer: (path: string) => void, log: Logger): () => void {
+  let running = false;
+  const timer = setInterval(() => {
+    if (running) return;
+    running = true;
+    listReadyFiles(dir, { settleMs })
+      .then((files) => files.forEach(offer))
+      .catch((err: unknown) => log.warn({ err: (err as Error).message }, 'could not list the inbox'))
+      .finally(() => {
+        running = false;
+      });
+  }, SWEEP_EVERY_MS);
+  timer.unref();
+  return () => clearInterval(timer);
+}
+
 export interface DaemonOptions {
   once: boolean;
 }
@@ -53,6 +76,7 @@ export async function runDaemon(config: Config, opts: DaemonOptions, log = rootL
   const api = await resolveApi(config, log);
   let rt: Runtime | undefined;
   let watcher: InboxWatcher | undefined;
+  let sweep: (() => void) | undefined;
   let jobs: ScheduledJobs | undefined;
   try {
     rt = openRuntime(config, log, api.url);
@@ -86,6 +110,7 @@ export async function runDaemon(config: Config, opts: DaemonOptions, log = rootL
         onIgnored: (path, why) => log.info({ file: path, why }, 'ignored a file in the inbox'),
       });
       jobs = startScheduledJobs(rt, notifier);
+      sweep = sweepInbox(config.inboxDir, config.settleMs, (path) => runner.offerFile(path), log);
     }
     log.info({ home: config.home, api: config.sandbox ? 'SANDBOX' : config.apiUrl, once: opts.once }, 'topup daemon started');
     await runner.run();
@@ -95,6 +120,7 @@ export async function runDaemon(config: Config, opts: DaemonOptions, log = rootL
     log.info('topup daemon stopped');
     return 0;
   } finally {
+    sweep?.();
     await jobs?.stop();
     await watcher?.close();
     await rt?.close();

@@ -53,6 +53,15 @@ export interface OrderFacts {
 
 export type StateCounts = Record<RowState, number>;
 
+/** Rows owed a send, and rows whose order is followed by polling. */
+const UNSENT: readonly RowState[] = ['pending', 'sending'];
+const FOLLOWED: readonly RowState[] = ['processing', 'verifying'];
+
+/** `?,?,?` for an IN list of this length. */
+function placeholders(values: readonly unknown[]): string {
+  return values.map(() => '?').join(',');
+}
+
 export function emptyCounts(): StateCounts {
   return Object.fromEntries(ROW_STATES.map((s) => [s, 0])) as StateCounts;
 }
@@ -119,7 +128,7 @@ export class RowStore {
   }
 
   inStates(batchId: string, states: readonly RowState[]): Row[] {
-    const rows = this.#stmt(`SELECT * FROM rows WHERE batch_id = ? AND state IN (${states.map(() => '?').join(',')}) ORDER BY idx`)
+    const rows = this.#stmt(`SELECT * FROM rows WHERE batch_id = ? AND state IN (${placeholders(states)}) ORDER BY idx`)
       .all(batchId, ...states) as RowRecord[];
     return rows.map(toRow);
   }
@@ -148,7 +157,7 @@ export class RowStore {
     if (batchIds.length === 0) return [];
     const rows = this.#stmt(
         `SELECT r.* FROM rows r JOIN batches b ON b.id = r.batch_id
-         WHERE r.batch_id IN (${batchIds.map(() => '?').join(',')}) AND r.state IN ('pending', 'sending') AND r.next_try_at <= ?
+         WHERE r.batch_id IN (${placeholders(batchIds)}) AND r.state IN ('pending', 'sending') AND r.next_try_at <= ?
          ORDER BY (r.state = 'sending') DESC, b.seq, r.idx LIMIT ?`,
       )
       .all(...batchIds, now, limit) as RowRecord[];
@@ -157,10 +166,14 @@ export class RowStore {
 
   /** The earliest time any pending/sending row of these batches becomes sendable. */
   nextTryAt(batchIds: readonly string[]): number | undefined {
-    if (batchIds.length === 0) return undefined;
-    const r = this.#stmt(`SELECT min(next_try_at) AS t FROM rows WHERE batch_id IN (${batchIds.map(() => '?').join(',')}) AND state IN ('pending', 'sending')`)
-      .get(...batchIds) as { t: number | null };
-    return r.t ?? undefined;
+    return this.#aggregate('min(next_try_at)', batchIds, UNSENT) ?? undefined;
+  }
+
+  /** One aggregate over the rows of these batches in these states; null when there are none. */
+  #aggregate(expr: string, batchIds: readonly string[], states: readonly RowState[]): number | null {
+    if (batchIds.length === 0) return null;
+    const sql = `SELECT ${expr} AS v FROM rows WHERE batch_id IN (${placeholders(batchIds)}) AND state IN (${placeholders(states)})`;
+    return (this.#stmt(sql).get(...batchIds, ...states) as { v: number | null }).v;
   }
 
   /**
@@ -286,7 +299,7 @@ export class RowStore {
   duePolls(batchIds: readonly string[], now: number, limit: number): Row[] {
     if (batchIds.length === 0) return [];
     const rows = this.#stmt(
-        `SELECT * FROM rows WHERE batch_id IN (${batchIds.map(() => '?').join(',')}) AND state IN ('processing', 'verifying')
+        `SELECT * FROM rows WHERE batch_id IN (${placeholders(batchIds)}) AND state IN ('processing', 'verifying')
            AND next_poll_at <= ? ORDER BY next_poll_at LIMIT ?`,
       )
       .all(...batchIds, now, limit) as RowRecord[];
@@ -294,29 +307,20 @@ export class RowStore {
   }
 
   nextPollAt(batchIds: readonly string[]): number | undefined {
-    if (batchIds.length === 0) return undefined;
-    const r = this.#stmt(`SELECT min(next_poll_at) AS t FROM rows WHERE batch_id IN (${batchIds.map(() => '?').join(',')}) AND state IN ('processing', 'verifying')`)
-      .get(...batchIds) as { t: number | null };
-    return r.t ?? undefined;
+    return this.#aggregate('min(next_poll_at)', batchIds, FOLLOWED) ?? undefined;
   }
 
   countUnsent(batchIds: readonly string[]): number {
-    if (batchIds.length === 0) return 0;
-    const r = this.#stmt(`SELECT count(*) AS n FROM rows WHERE batch_id IN (${batchIds.map(() => '?').join(',')}) AND state IN ('pending', 'sending')`)
-      .get(...batchIds) as { n: number };
-    return r.n;
+    return this.#aggregate('count(*)', batchIds, UNSENT) ?? 0;
   }
 
   countProcessing(batchIds: readonly string[]): number {
-    if (batchIds.length === 0) return 0;
-    const r = this.#stmt(`SELECT count(*) AS n FROM rows WHERE batch_id IN (${batchIds.map(() => '?').join(',')}) AND state = 'processing'`)
-      .get(...batchIds) as { n: number };
-    return r.n;
+    return this.#aggregate('count(*)', batchIds, ['processing']) ?? 0;
   }
 
   processingByOrderIds(orderIds: readonly string[]): Row[] {
     if (orderIds.length === 0) return [];
-    const rows = this.#stmt(`SELECT * FROM rows WHERE order_id IN (${orderIds.map(() => '?').join(',')}) AND state = 'processing'`)
+    const rows = this.#stmt(`SELECT * FROM rows WHERE order_id IN (${placeholders(orderIds)}) AND state = 'processing'`)
       .all(...orderIds) as RowRecord[];
     return rows.map(toRow);
   }
