@@ -21,11 +21,23 @@ export function thousandsGrouped(value: string): boolean {
 const FORMULA_START = /^[=+\-@]/;
 
 /**
+ * Ids that pass every check below at a glance: all digits (no `e`, `.` or `,` a spreadsheet
+ * could have added), or a letter or `_` followed by word characters and `-`. Almost every id
+ * in a real file is one of these, so the full checks only run for the rest (intake speed).
+ */
+const PLAIN_ID = /^(?:\d{1,100}|[A-Za-z_][\w-]{0,99})$/;
+
+/**
  * A plain identifier: no spaces or control characters inside, not reformatted by a spreadsheet,
  * and not a formula. Ids are never a formula: a cell starting with = + - @ is one a spreadsheet
  * computed or would compute, and sending it would order for a player that does not exist.
  */
 export function idProblem(value: string): string | undefined {
+  return PLAIN_ID.test(value) ? undefined : idProblemInFull(value);
+}
+
+/** Every check of idProblem, without the fast path (exported so a test can hold the two equal). */
+export function idProblemInFull(value: string): string | undefined {
   if (spreadsheetMangled(value)) return `"${value}": ${SPREADSHEET_HINT}`;
   if (thousandsGrouped(value)) return `"${value}": the spreadsheet grouped this id's digits; format the column as Text and re-export`;
   if (FORMULA_START.test(value)) return `"${value}" looks like a spreadsheet formula, not an id`;
@@ -35,15 +47,28 @@ export function idProblem(value: string): string | undefined {
   return undefined;
 }
 
+const DIGIT_RUNS = new Map<number, RegExp>();
+
 /** Free Fire lines (`ff…`): 5–20 digits. */
 export function digitsProblem(value: string, min: number, max: number): string | undefined {
+  const key = min * 1000 + max;
+  let digits = DIGIT_RUNS.get(key);
+  if (digits === undefined) DIGIT_RUNS.set(key, (digits = new RegExp(`^\\d{${min},${max}}$`)));
+  if (digits.test(value)) return undefined;
   if (spreadsheetMangled(value)) return `"${value}": ${SPREADSHEET_HINT}`;
-  if (!new RegExp(`^\\d{${min},${max}}$`).test(value)) return `must be ${min}–${max} digits (got "${value}")`;
-  return undefined;
+  return `must be ${min}–${max} digits (got "${value}")`;
 }
+
+/** A name of 3–16 ASCII word characters or inner spaces, `#`, a tag of 3–5 ASCII letters or digits: passes every rule below. */
+const PLAIN_RIOT_ID = /^[A-Za-z0-9_][A-Za-z0-9_ ]{1,14}[A-Za-z0-9_]#[A-Za-z0-9]{3,5}$/;
 
 /** Riot's rules: a game name of 3–16 characters, `#`, a tag of 3–5 letters or digits. */
 export function riotIdProblem(value: string): string | undefined {
+  return PLAIN_RIOT_ID.test(value) ? undefined : riotIdProblemInFull(value);
+}
+
+/** Every check of riotIdProblem, without the fast path (exported so a test can hold the two equal). */
+export function riotIdProblemInFull(value: string): string | undefined {
   if (FORMULA_START.test(value)) return `"${value}" looks like a spreadsheet formula, not a Riot ID`;
   const m = /^(.+)#(.*)$/.exec(value);
   if (!m) return `must be a Riot ID, name#tag (e.g. Player#EUW); got "${value}"`;
@@ -54,10 +79,12 @@ export function riotIdProblem(value: string): string | undefined {
   return undefined;
 }
 
+const ZONE_ID = /^\d{1,20}$/;
+
 export function zoneIdProblem(value: string): string | undefined {
+  if (ZONE_ID.test(value)) return undefined;
   if (spreadsheetMangled(value)) return `"${value}": ${SPREADSHEET_HINT}`;
-  if (!/^\d{1,20}$/.test(value)) return `must be a number, digits only (got "${value}")`;
-  return undefined;
+  return `must be a number, digits only (got "${value}")`;
 }
 
 /** Finds the listed option by value or label, case-insensitively; returns the value to send. */
