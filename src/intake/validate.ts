@@ -62,71 +62,104 @@ export function formatProblems(problems: RowProblem[]): string {
 
 const MAX_PER_ORDER = 500;
 const DISABLED_LINE = /disabled|inactive|maintenance|closed|unavailable|suspended|^off$/i;
+const ALL_FIELDS: readonly OrderField[] = [
+  'pid', 'slug', 'pack', 'trxid', 'userId', 'zoneId', 'serverId', 'region', 'moreId', 'quantity', 'maxPriceUsd',
+];
+/** Body key order after pid and trxid, so the stored body reads the same for every row. */
+const BODY_ORDER: readonly RequiredField['field'][] = ['userId', 'zoneId', 'serverId', 'region', 'moreId'];
+
+/** What a row learns from its pack alone; worked out once per pack, not once per row. */
+interface PackFacts {
+  /** Problems every row ordering this pack has (not on sale, line closed, fields we cannot send). */
+  problems: readonly RowProblem[];
+  /** "Game (slug)", for messages. */
+  game: string;
+  /** True when `required` already lists fields in BODY_ORDER, so the body can be built in one go. */
+  inBodyOrder: boolean;
+}
+
+/** The header, resolved once per file: where each field is and what the user calls its column. */
+interface FileShape {
+  header: HeaderMap;
+  at: Partial<Record<OrderField, number>>;
+  names: Readonly<Record<OrderField, string>>;
+  /** Problems about which pack is meant go on pid when the file has it, else on pack. */
+  packColumn: OrderField;
+}
+
+type Problems = RowProblem[];
+
+function cellOf(cells: readonly string[], i: number | undefined): string {
+  return i === undefined ? '' : (cells[i] ?? '').trim();
+}
 
 export function createRowValidator(header: HeaderMap, catalog: CatalogIndex): RowValidator {
   const trxidLines = new Map<string, number>();
+  const names = {} as Record<OrderField, string>;
+  for (const f of ALL_FIELDS) names[f] = columnName(header, f);
+  const shape: FileShape = { header, at: header.fields, names, packColumn: header.fields.pid !== undefined ? 'pid' : 'pack' };
+  const facts = new Map<CatalogEntry, PackFacts>();
+  const factsOf = (entry: CatalogEntry): PackFacts => {
+    let f = facts.get(entry);
+    if (f === undefined) facts.set(entry, (f = packFacts(entry, shape)));
+    return f;
+  };
+  const at = shape.at;
 
   return {
     validate(row: RawRow): RowVerdict {
       if (row.parseError !== undefined) return { ok: false, problems: [{ column: 'row', reason: row.parseError }] };
-      if (allBlank(row.cells)) {
+      const cells = row.cells;
+      if (allBlank(cells)) {
         return { ok: false, problems: [{ column: 'row', reason: 'empty row (every cell is blank)' }] };
       }
+      const problems: Problems = [];
 
-      const problems: RowProblem[] = [];
-      const cell = (field: OrderField): string => {
-        const i = header.fields[field];
-        return i === undefined ? '' : (row.cells[i] ?? '').trim();
-      };
-      const add = (field: OrderField, reason: string): void => {
-        problems.push({ column: columnName(header, field), reason });
-      };
-
-      const trxid = cell('trxid');
+      const trxid = cellOf(cells, at.trxid);
       if (trxid !== '') {
         const bad = idProblem(trxid);
-        const firstLine = trxidLines.get(trxid.toLowerCase());
-        if (bad) add('trxid', bad);
-        else if (firstLine !== undefined) add('trxid', `"${trxid}" is already used on line ${firstLine} of this file; each order needs its own trxid`);
-        if (firstLine === undefined) trxidLines.set(trxid.toLowerCase(), row.line);
+        const folded = trxid.toLowerCase();
+        const firstLine = trxidLines.get(folded);
+        if (bad) add(problems, shape, 'trxid', bad);
+        else if (firstLine !== undefined) {
+          add(problems, shape, 'trxid', `"${trxid}" is already used on line ${firstLine} of this file; each order needs its own trxid`);
+        }
+        if (firstLine === undefined) trxidLines.set(folded, row.line);
       }
 
-      const maxPriceText = cell('maxPriceUsd');
+      const maxPriceText = cellOf(cells, at.maxPriceUsd);
       const maxPriceUsd = maxPriceText === '' ? undefined : parseUsd(maxPriceText);
-      if (maxPriceText !== '' && maxPriceUsd === undefined) add('maxPriceUsd', `must be a price in USD like 1.50 (got "${maxPriceText}")`);
+      if (maxPriceText !== '' && maxPriceUsd === undefined) add(problems, shape, 'maxPriceUsd', `must be a price in USD like 1.50 (got "${maxPriceText}")`);
 
-      const entry = findPack(cell, add, catalog);
+      const entry = findPack(cells, shape, problems, catalog);
       if (!entry) {
-        const q = cell('quantity');
-        if (q !== '' && parseWholeNumber(q) === undefined) add('quantity', `must be a whole number (got "${q}")`);
+        const q = cellOf(cells, at.quantity);
+        if (q !== '' && parseWholeNumber(q) === undefined) add(problems, shape, 'quantity', `must be a whole number (got "${q}")`);
         return { ok: false, problems };
       }
 
-      const { product, line } = entry;
-      const game = (): string => `${product.gameName} (${product.slug})`;
-      if (!isActive(product.status)) add(columnOfPack(header), `"${product.serviceName}" of ${game()} is not on sale (status "${product.status}")`);
-      if (line && DISABLED_LINE.test(line.status.trim())) add(columnOfPack(header), `${game()} is not taking orders now (status "${line.status}")`);
-      if (!line && entry.kind !== 'stock') add(columnOfPack(header), `${game()} is not available now: the supplier does not list this game`);
-      for (const f of entry.unsupported) problems.push({ column: f, reason: `${game()} requires "${f}", which this tool cannot send` });
+      const { product } = entry;
+      const pack = factsOf(entry);
+      for (const p of pack.problems) problems.push(p);
 
       const request: OrderRequest = { pid: product.id, trxid };
       for (const req of entry.required) {
-        const value = requiredValue(req, entry, cell(req.field), header, add);
+        const value = requiredValue(req, entry, pack, cellOf(cells, at[req.field]), shape, problems);
         if (value !== undefined) request[req.field] = value;
       }
 
-      const quantity = checkQuantity(entry, cell('quantity'), add);
+      const quantity = checkQuantity(entry, cellOf(cells, at.quantity), shape, problems);
       if (entry.kind === 'stock' && quantity !== undefined) request.quantity = quantity;
 
       if (maxPriceUsd !== undefined && product.price > maxPriceUsd + 1e-9) {
-        add('maxPriceUsd', `the pack now costs ${product.price} USD, above your maximum of ${maxPriceUsd} USD`);
+        add(problems, shape, 'maxPriceUsd', `the pack now costs ${product.price} USD, above your maximum of ${maxPriceUsd} USD`);
       }
 
       if (problems.length > 0 || quantity === undefined) return { ok: false, problems };
       return {
         ok: true,
         order: {
-          request: ordered(request),
+          request: pack.inBodyOrder ? request : ordered(request),
           givenTrxid: trxid === '' ? undefined : trxid,
           slug: product.slug,
           packName: product.serviceName,
@@ -141,124 +174,142 @@ export function createRowValidator(header: HeaderMap, catalog: CatalogIndex): Ro
   };
 }
 
-type Add = (field: OrderField, reason: string) => void;
-
-/** Problems about which pack is meant go on pid when the file has it, else on pack. */
-function columnOfPack(header: HeaderMap): OrderField {
-  return header.fields.pid !== undefined ? 'pid' : 'pack';
+function add(problems: Problems, shape: FileShape, field: OrderField, reason: string): void {
+  problems.push({ column: shape.names[field], reason });
 }
 
-function findPack(cell: (f: OrderField) => string, add: Add, catalog: CatalogIndex): CatalogEntry | undefined {
-  const pid = cell('pid');
-  const slug = cell('slug');
-  const pack = cell('pack');
+function packFacts(entry: CatalogEntry, shape: FileShape): PackFacts {
+  const { product, line } = entry;
+  const game = `${product.gameName} (${product.slug})`;
+  const problems: RowProblem[] = [];
+  const column = shape.names[shape.packColumn];
+  if (!isActive(product.status)) problems.push({ column, reason: `"${product.serviceName}" of ${game} is not on sale (status "${product.status}")` });
+  if (line && DISABLED_LINE.test(line.status.trim())) problems.push({ column, reason: `${game} is not taking orders now (status "${line.status}")` });
+  if (!line && entry.kind !== 'stock') problems.push({ column, reason: `${game} is not available now: the supplier does not list this game` });
+  for (const f of entry.unsupported) problems.push({ column: f, reason: `${game} requires "${f}", which this tool cannot send` });
+  const positions = entry.required.map((r) => BODY_ORDER.indexOf(r.field));
+  const inBodyOrder = positions.every((p, i) => i === 0 || p > (positions[i - 1] as number));
+  return { problems: Object.freeze(problems.map((p) => Object.freeze(p))), game, inBodyOrder };
+}
+
+function findPack(cells: readonly string[], shape: FileShape, problems: Problems, catalog: CatalogIndex): CatalogEntry | undefined {
+  const pid = cellOf(cells, shape.at.pid);
   if (pid !== '') {
     const entry = catalog.byPid(pid);
     if (!entry) {
-      add('pid', spreadsheetMangled(pid) ? `"${pid}": ${SPREADSHEET_HINT}` : `no pack with pid "${pid}" in the catalog`);
+      add(problems, shape, 'pid', spreadsheetMangled(pid) ? `"${pid}": ${SPREADSHEET_HINT}` : `no pack with pid "${pid}" in the catalog`);
       return undefined;
     }
+    const slug = cellOf(cells, shape.at.slug);
+    const pack = cellOf(cells, shape.at.pack);
     const fold = (s: string) => s.toLowerCase().replace(/\s+/g, ' ');
-    if (slug !== '' && fold(slug) !== fold(entry.product.slug)) add('slug', `"${slug}" does not match pid ${pid}, which is ${entry.product.slug}`);
+    if (slug !== '' && fold(slug) !== fold(entry.product.slug)) add(problems, shape, 'slug', `"${slug}" does not match pid ${pid}, which is ${entry.product.slug}`);
     if (pack !== '' && fold(pack) !== fold(entry.product.serviceName)) {
-      add('pack', `"${pack}" does not match pid ${pid}, which is "${entry.product.serviceName}"`);
+      add(problems, shape, 'pack', `"${pack}" does not match pid ${pid}, which is "${entry.product.serviceName}"`);
     }
     return entry;
   }
+  const slug = cellOf(cells, shape.at.slug);
+  const pack = cellOf(cells, shape.at.pack);
   if (slug === '' && pack === '') {
-    add('pid', 'missing: give a pid, or a slug and a pack');
+    add(problems, shape, 'pid', 'missing: give a pid, or a slug and a pack');
     return undefined;
   }
-  if (slug === '') return void add('slug', 'missing: a pack name needs its game slug (or give a pid)');
-  if (pack === '') return void add('pack', `missing: give the pack name for ${slug} (or a pid)`);
+  if (slug === '') return void add(problems, shape, 'slug', 'missing: a pack name needs its game slug (or give a pid)');
+  if (pack === '') return void add(problems, shape, 'pack', `missing: give the pack name for ${slug} (or a pid)`);
 
   const found = catalog.bySlugPack(slug, pack);
   if (found) return found;
   const candidates = catalog.slugPackCandidates(slug, pack);
   const active = candidates.filter((e) => isActive(e.product.status));
   if (active.length > 1) {
-    add('pack', `"${pack}" names ${active.length} packs of ${slug} (pids ${active.map((e) => e.product.id).join(', ')}); use the pid column`);
+    add(problems, shape, 'pack', `"${pack}" names ${active.length} packs of ${slug} (pids ${active.map((e) => e.product.id).join(', ')}); use the pid column`);
     return undefined;
   }
   if (candidates[0]) return candidates[0];
   const slugKnown = catalog.line(slug) !== undefined || catalog.products.some((p) => p.slug.toLowerCase() === slug.toLowerCase());
-  if (!slugKnown) add('slug', `no game with slug "${slug}" in the catalog`);
-  else add('pack', `no pack named "${pack}" for ${slug} in the catalog`);
+  if (!slugKnown) add(problems, shape, 'slug', `no game with slug "${slug}" in the catalog`);
+  else add(problems, shape, 'pack', `no pack named "${pack}" for ${slug} in the catalog`);
   return undefined;
 }
 
 /** Checks one field the line needs; returns the value to send (an option's value where options are listed). */
-function requiredValue(req: RequiredField, entry: CatalogEntry, value: string, header: HeaderMap, add: Add): string | undefined {
+function requiredValue(
+  req: RequiredField,
+  entry: CatalogEntry,
+  pack: PackFacts,
+  value: string,
+  shape: FileShape,
+  problems: Problems,
+): string | undefined {
   const { field, label } = req;
-  const game = (): string => `${entry.product.gameName} (${entry.product.slug})`;
   if (value === '') {
-    const where = header.fields[field] === undefined ? `the file has no ${field} column, and ` : '';
-    add(field, `missing: ${where}${game()} needs ${label || field}`);
+    const where = shape.at[field] === undefined ? `the file has no ${field} column, and ` : '';
+    add(problems, shape, field, `missing: ${where}${pack.game} needs ${label || field}`);
     return undefined;
   }
-  const fail = (reason: string | undefined): string | undefined => {
-    if (reason === undefined) return value;
-    add(field, reason);
-    return undefined;
-  };
+  const reason = fieldProblem(field, entry, pack, value);
+  if (typeof reason === 'object') return reason.send;
+  if (reason === undefined) return value;
+  add(problems, shape, field, reason);
+  return undefined;
+}
+
+/** A reason the value is refused, undefined when it is sent as written, or the listed option's value to send instead. */
+function fieldProblem(field: RequiredField['field'], entry: CatalogEntry, pack: PackFacts, value: string): string | undefined | { send: string } {
   const line = entry.line;
   switch (field) {
     case 'userId':
-      if (entry.kind === 'riot-id') return fail(riotIdProblem(value));
-      if (/^ff/i.test(entry.product.slug)) return fail(digitsProblem(value, 5, 20));
-      return fail(idProblem(value));
+      if (entry.kind === 'riot-id') return riotIdProblem(value);
+      if (/^ff/i.test(entry.product.slug)) return digitsProblem(value, 5, 20);
+      return idProblem(value);
     case 'zoneId':
-      return fail(zoneIdProblem(value));
+      return zoneIdProblem(value);
     case 'serverId': {
       const options = line?.serverIdOptions;
-      if (!options || options.length === 0) return fail(idProblem(value));
+      if (!options || options.length === 0) return idProblem(value);
       const chosen = matchOption(value, options);
-      if (chosen !== undefined) return chosen;
-      return fail(spreadsheetMangled(value) ? `"${value}": ${SPREADSHEET_HINT}` : `"${value}" is not a server of ${game()}; choose one of: ${optionList(options)}`);
+      if (chosen !== undefined) return { send: chosen };
+      return spreadsheetMangled(value) ? `"${value}": ${SPREADSHEET_HINT}` : `"${value}" is not a server of ${pack.game}; choose one of: ${optionList(options)}`;
     }
     case 'region': {
       const options = line?.regionOptions;
-      if (!options || options.length === 0) return fail(/[\u0000-\u001f]/.test(value) ? 'contains invisible control characters' : undefined);
+      if (!options || options.length === 0) return /[\u0000-\u001f]/.test(value) ? 'contains invisible control characters' : undefined;
       const chosen = resolveRegion(value, options);
-      if (chosen !== undefined) return chosen;
-      return fail(`"${value}" is not a region of ${game()}; choose one of: ${optionList(options)}`);
+      if (chosen !== undefined) return { send: chosen };
+      return `"${value}" is not a region of ${pack.game}; choose one of: ${optionList(options)}`;
     }
     case 'moreId':
-      return fail(idProblem(value));
+      return idProblem(value);
   }
 }
 
 /** The quantity to order, or undefined when it is unusable (a problem is then added). */
-function checkQuantity(entry: CatalogEntry, text: string, add: Add): number | undefined {
+function checkQuantity(entry: CatalogEntry, text: string, shape: FileShape, problems: Problems): number | undefined {
   const { product } = entry;
+  const fail = (reason: string): undefined => void add(problems, shape, 'quantity', reason);
   if (entry.kind !== 'stock') {
     if (text === '') return 1;
-    add('quantity', 'only game keys and gift cards take a quantity; leave it blank for top-ups');
-    return undefined;
+    return fail('only game keys and gift cards take a quantity; leave it blank for top-ups');
   }
   const n = text === '' ? 1 : parseWholeNumber(text);
   if (n === undefined) {
-    add('quantity', `must be a whole number of at least 1 (got "${text}")`);
-    return undefined;
+    return fail(`must be a whole number of at least 1 (got "${text}")`);
   }
   const stock = product.quantity;
   if (product.inStock === false || stock === 0) {
-    add('quantity', `"${product.serviceName}" is out of stock`);
-    return undefined;
+    return fail(`"${product.serviceName}" is out of stock`);
   }
   const min = Math.max(1, product.quantityMin ?? 1);
   const max = Math.min(product.quantityMax ?? MAX_PER_ORDER, MAX_PER_ORDER);
   if (n > MAX_PER_ORDER) {
-    add('quantity', `${n} is more than ${MAX_PER_ORDER}, the most one order may take`);
-    return undefined;
+    return fail(`${n} is more than ${MAX_PER_ORDER}, the most one order may take`);
   }
   if (stock !== undefined && n > stock) {
-    add('quantity', `only ${stock} in stock, ${n} requested`);
-    return undefined;
+    return fail(`only ${stock} in stock, ${n} requested`);
   }
   if (n < min || n > max) {
-    add('quantity', min === max ? `must be ${min} for this pack (got ${n})` : `must be between ${min} and ${max} for this pack (got ${n})`);
-    return undefined;
+    return fail(min === max ? `must be ${min} for this pack (got ${n})` : `must be between ${min} and ${max} for this pack (got ${n})`);
   }
   return n;
 }
@@ -266,7 +317,7 @@ function checkQuantity(entry: CatalogEntry, text: string, add: Add): number | un
 /** Canonical key order, so the stored body reads the same for every row. */
 function ordered(r: OrderRequest): OrderRequest {
   const out: OrderRequest = { pid: r.pid, trxid: r.trxid };
-  for (const k of ['userId', 'zoneId', 'serverId', 'region', 'moreId'] as const) if (r[k] !== undefined) out[k] = r[k];
+  for (const k of BODY_ORDER) if (r[k] !== undefined) out[k] = r[k];
   if (r.quantity !== undefined) out.quantity = r.quantity;
   return out;
 }

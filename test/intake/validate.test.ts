@@ -1,4 +1,6 @@
 import { describe, expect, it } from 'vitest';
+import { ProductSchema, ServiceLineSchema } from '../../src/api/schemas.js';
+import { buildCatalogIndex } from '../../src/intake/catalog.js';
 import { mapHeader } from '../../src/intake/columns.js';
 import { createRowValidator, formatProblems, type RowVerdict } from '../../src/intake/validate.js';
 import { loadCatalog, readAll, writeTemp } from './helpers.js';
@@ -252,5 +254,35 @@ describe('rows with several problems, empty rows, parse errors', () => {
     expect(rows[0]?.cells).toEqual(['  spaced  ', '101', '5123456789', '=1+1']);
     const v = createRowValidator(header.header, catalog).validate(rows[0]!);
     expect(orderOf(v).request).toEqual({ pid: '101', trxid: '', userId: '5123456789' });
+  });
+});
+
+describe('the stored body', () => {
+  it('has one key order (pid, trxid, userId, zoneId, serverId, region, moreId, quantity) whatever order the line lists its fields in', () => {
+    const line = (slug: string, required: string[]) =>
+      ServiceLineSchema.parse({ productName: slug, slug, gameName: slug, status: 'active', required: required.map((field) => ({ field, label: field })) });
+    const pack = (id: string, slug: string) =>
+      ProductSchema.parse({ id, slug, gameName: slug, serviceName: `${slug} pack`, category: 'topup', price: 1, status: 'active' });
+    const index = buildCatalogIndex(
+      [line('backwards', ['moreId', 'zoneId', 'userId']), line('forwards', ['userId', 'zoneId', 'moreId'])],
+      [pack('1', 'backwards'), pack('2', 'forwards')],
+    );
+    const v = createRowValidator(mapHeader(['moreId', 'pid', 'zoneId', 'trxid', 'userId']), index);
+    for (const [i, pid] of ['1', '2'].entries()) {
+      const verdict = v.validate({ index: i, line: i + 2, cells: ['m9', pid, '77', `T${i}`, '5123456789'] });
+      expect(Object.keys(orderOf(verdict).request)).toEqual(['pid', 'trxid', 'userId', 'zoneId', 'moreId']);
+    }
+  });
+
+  it('a pack\'s own problems come after the row\'s trxid problem and before its field problems, on every row', () => {
+    const index = buildCatalogIndex(
+      [ServiceLineSchema.parse({ productName: 'x', slug: 'shut', gameName: 'Shut', status: 'maintenance', required: [{ field: 'userId', label: 'Player ID' }] })],
+      [ProductSchema.parse({ id: '9', slug: 'shut', gameName: 'Shut', serviceName: 'Big', category: 'topup', price: 1, status: 'inactive' })],
+    );
+    const v = createRowValidator(mapHeader(['trxid', 'pid', 'userId']), index);
+    for (let i = 0; i < 3; i++) {
+      const verdict = v.validate({ index: i, line: i + 2, cells: ['=bad', '9', ''] });
+      expect(problemsOf(verdict).map((p) => p.column)).toEqual(['trxid', 'pid', 'pid', 'userId']);
+    }
   });
 });
