@@ -51,41 +51,43 @@ export async function loadBatch(rt: Runtime, batch: Batch): Promise<LoadOutcome>
 
   const rows: NewRow[] = [];
   try {
-    for await (const raw of file.rows) {
-      const base = { idx: raw.index, line: raw.line, cells: raw.cells };
-      if (duplicate) {
-        rows.push({ ...base, request: null, error: duplicateMessage(rt, duplicate, batch) });
-        continue;
+    for await (const run of file.batches) {
+      for (const raw of run) {
+        const base = { idx: raw.index, line: raw.line, cells: raw.cells };
+        if (duplicate) {
+          rows.push({ ...base, request: null, error: duplicateMessage(rt, duplicate, batch) });
+          continue;
+        }
+        if (raw.parseError) {
+          rows.push({ ...base, request: null, error: `line ${raw.line}: ${raw.parseError}` });
+          continue;
+        }
+        const verdict = validator!.validate(raw);
+        if (!verdict.ok) {
+          rows.push({ ...base, request: null, error: formatProblems(verdict.problems) });
+          continue;
+        }
+        const o = verdict.order;
+        const trxid = o.givenTrxid ?? deriveTrxid(batch.contentHash, raw.index);
+        const usedBy = rt.rows.byTrxid(trxid);
+        if (usedBy) {
+          const what = o.givenTrxid ? 'trxid' : 'generated trxid';
+          rows.push({ ...base, request: null, error: `trxid: ${what} ${trxid} was already used by batch ${usedBy.batchId}; a new purchase needs a new trxid` });
+          continue;
+        }
+        rows.push({
+          ...base,
+          request: { ...o.request, trxid },
+          error: null,
+          productId: o.request.pid,
+          slug: o.slug,
+          packName: o.packName,
+          quantity: o.quantity,
+          unitPriceUsd: o.unitPriceUsd,
+          expectedUsd: o.amountUsd,
+          maxPriceUsd: o.maxPriceUsd ?? null,
+        });
       }
-      if (raw.parseError) {
-        rows.push({ ...base, request: null, error: `line ${raw.line}: ${raw.parseError}` });
-        continue;
-      }
-      const verdict = validator!.validate(raw);
-      if (!verdict.ok) {
-        rows.push({ ...base, request: null, error: formatProblems(verdict.problems) });
-        continue;
-      }
-      const o = verdict.order;
-      const trxid = o.givenTrxid ?? deriveTrxid(batch.contentHash, raw.index);
-      const usedBy = rt.rows.byTrxid(trxid);
-      if (usedBy) {
-        const what = o.givenTrxid ? 'trxid' : 'generated trxid';
-        rows.push({ ...base, request: null, error: `trxid: ${what} ${trxid} was already used by batch ${usedBy.batchId}; a new purchase needs a new trxid` });
-        continue;
-      }
-      rows.push({
-        ...base,
-        request: { ...o.request, trxid },
-        error: null,
-        productId: o.request.pid,
-        slug: o.slug,
-        packName: o.packName,
-        quantity: o.quantity,
-        unitPriceUsd: o.unitPriceUsd,
-        expectedUsd: o.amountUsd,
-        maxPriceUsd: o.maxPriceUsd ?? null,
-      });
     }
   } catch (err) {
     const e = coerceError(err);

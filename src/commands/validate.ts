@@ -43,21 +43,23 @@ export async function quoteFile(rt: Runtime, path: string, again: boolean): Prom
   let rows = 0;
   let valid = 0;
   let total = 0;
-  for await (const raw of file.rows) {
-    rows++;
-    const v = validator.validate(raw);
-    if (!v.ok) {
-      for (const p of v.problems) problems.push({ line: raw.line, column: p.column, problem: p.reason });
-      continue;
+  for await (const run of file.batches) {
+    for (const raw of run) {
+      rows++;
+      const v = validator.validate(raw);
+      if (!v.ok) {
+        for (const p of v.problems) problems.push({ line: raw.line, column: p.column, problem: p.reason });
+        continue;
+      }
+      const given = v.order.givenTrxid;
+      const usedBy = given ? rt.rows.byTrxid(given) : undefined;
+      if (usedBy) {
+        problems.push({ line: raw.line, column: 'trxid', problem: `trxid ${given} was already used by batch ${usedBy.batchId}; a new purchase needs a new trxid` });
+        continue;
+      }
+      valid++;
+      total += v.order.amountUsd;
     }
-    const given = v.order.givenTrxid;
-    const usedBy = given ? rt.rows.byTrxid(given) : undefined;
-    if (usedBy) {
-      problems.push({ line: raw.line, column: 'trxid', problem: `trxid ${given} was already used by batch ${usedBy.batchId}; a new purchase needs a new trxid` });
-      continue;
-    }
-    valid++;
-    total += v.order.amountUsd;
   }
   const { balanceUsd } = await rt.client.balance({ priority: Priority.lookup });
   const reserved = cents(rt.batches.list({ states: ['claimed', 'open'] }).reduce((s, b) => s + rt.rows.unsentTotal(b.id), 0));

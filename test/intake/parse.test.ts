@@ -4,7 +4,7 @@ import { once } from 'node:events';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { InputFileError } from '../../src/errors.js';
-import { contentHash, detectDelimiter, openOrderFile } from '../../src/intake/parse.js';
+import { contentHash, detectDelimiter, openOrderFile, type RawRow } from '../../src/intake/parse.js';
 import { readAll, tempDir, writeTemp } from './helpers.js';
 
 const cellsOf = (rows: { cells: string[] }[]) => rows.map((r) => r.cells);
@@ -225,6 +225,44 @@ describe('openOrderFile: headers', () => {
     }
     expect(count).toBe(100_000);
     expect(last).toBe(100_001);
+  });
+});
+
+describe('openOrderFile: runs of rows', () => {
+  it('hands out rows in runs across many chunks: the same rows, indices and lines as one at a time', async () => {
+    // Multi-line cells, ragged rows and blank lines scattered over ~30 chunks, then an unclosed quote at the end.
+    let text = 'pid,userId,note\n';
+    let line = 2;
+    const expected: { line: number; bad: boolean }[] = [];
+    for (let i = 0; i < 40_000; i++) {
+      if (i % 97 === 0) {
+        text += `101,${1_000_000 + i},"two\nmore\r\nlines"\n`;
+        expected.push({ line, bad: false });
+        line += 3;
+      } else if (i % 89 === 0) {
+        text += `102,${1_000_000 + i}\n`;
+        expected.push({ line: line++, bad: true });
+      } else if (i % 101 === 0) {
+        text += '\n';
+        expected.push({ line: line++, bad: false });
+      } else {
+        text += `103,${1_000_000 + i},n${i}\n`;
+        expected.push({ line: line++, bad: false });
+      }
+    }
+    text += '104,"never closed\n105,1,x\n';
+    expected.push({ line, bad: true });
+    const path = writeTemp(text);
+
+    const file = await openOrderFile(path);
+    const runs: RawRow[][] = [];
+    for await (const run of file.batches) runs.push(run);
+    expect(runs.length).toBeGreaterThan(10);
+    const flat = runs.flat();
+    expect(flat.map((r) => r.index)).toEqual(expected.map((_, i) => i));
+    expect(flat.map((r) => ({ line: r.line, bad: r.parseError !== undefined }))).toEqual(expected);
+    expect(flat.at(-1)?.parseError).toMatch(/never closed/);
+    expect((await readAll(path)).rows).toEqual(flat);
   });
 });
 
