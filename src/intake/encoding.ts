@@ -41,21 +41,29 @@ export function sniffEncoding(head: Buffer): Sniffed {
   return { encoding: 'utf8', bom: false, bomLength: 0 };
 }
 
+/** What the whole-file check learned on the way, for the parser. */
+export interface TextFacts {
+  /** A carriage return occurs somewhere (CRLF or lone CR line breaks, inside cells or not). */
+  hasCarriageReturn: boolean;
+}
+
 /** Reads the whole file once and throws InputFileError naming the first line that is not text. */
-export async function checkEncoding(path: string, sniffed: Sniffed): Promise<void> {
+export async function checkEncoding(path: string, sniffed: Sniffed): Promise<TextFacts> {
   const stream = createReadStream(path, { start: sniffed.bomLength });
-  if (sniffed.encoding === 'utf8') await checkUtf8(stream, path, sniffed.bomLength);
-  else await checkUtf16(stream, sniffed.encoding);
+  if (sniffed.encoding === 'utf8') return checkUtf8(stream, path, sniffed.bomLength);
+  return checkUtf16(stream, sniffed.encoding);
 }
 
 /**
  * The good path only asks the native UTF-8 check and indexOf(0) of each chunk; line numbers are
  * worked out only when a bad byte is found, by reading the file again up to it (the rare path).
  */
-async function checkUtf8(stream: AsyncIterable<Buffer>, path: string, start: number): Promise<void> {
+async function checkUtf8(stream: AsyncIterable<Buffer>, path: string, start: number): Promise<TextFacts> {
   let offset = start;
   let carry: Buffer = Buffer.alloc(0);
+  let hasCarriageReturn = false;
   const check = async (buf: Buffer): Promise<void> => {
+    if (!hasCarriageReturn) hasCarriageReturn = buf.indexOf(0x0d) >= 0;
     const nul = buf.indexOf(0);
     const bad = nul >= 0 ? nul : isUtf8(buf) ? -1 : firstBadSegment(buf);
     if (bad < 0) {
@@ -79,6 +87,7 @@ async function checkUtf8(stream: AsyncIterable<Buffer>, path: string, start: num
     carry = Buffer.from(buf.subarray(cut));
   }
   if (carry.length > 0) await check(carry);
+  return { hasCarriageReturn };
 }
 
 async function lineOfOffset(path: string, start: number, offset: number): Promise<number> {
@@ -109,18 +118,21 @@ function lastCharBoundary(buf: Buffer): number {
   return i + need > buf.length ? i : buf.length;
 }
 
-async function checkUtf16(stream: AsyncIterable<Buffer>, encoding: 'utf16le' | 'utf16be'): Promise<void> {
+async function checkUtf16(stream: AsyncIterable<Buffer>, encoding: 'utf16le' | 'utf16be'): Promise<TextFacts> {
   const decoder = new TextDecoder(encoding === 'utf16le' ? 'utf-16le' : 'utf-16be', { fatal: true, ignoreBOM: true });
   let line = 1;
+  let hasCarriageReturn = false;
   try {
     for await (const chunk of stream) {
       const text = decoder.decode(chunk, { stream: true });
+      if (!hasCarriageReturn) hasCarriageReturn = text.includes('\r');
       const nul = text.indexOf('\u0000');
       if (nul >= 0) line += countBreaks(text.slice(0, nul));
       if (nul >= 0) throw new InputFileError(`this is not a text CSV file: line ${line} contains NUL characters; ${SAVE_AS}`);
       line += countBreaks(text);
     }
     decoder.decode();
+    return { hasCarriageReturn };
   } catch (err) {
     if (err instanceof InputFileError) throw err;
     throw new InputFileError(`line ${line} is not valid ${encoding === 'utf16le' ? 'UTF-16 LE' : 'UTF-16 BE'} text; ${SAVE_AS}`, {

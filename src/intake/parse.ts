@@ -4,7 +4,9 @@
  * Choices:
  *  - Delimiter: `,`, `;` or tab, whichever occurs most in the header line outside quotes (ties
  *    prefer `,`, then `;`). Excel's `sep=;` first line is honoured and skipped.
- *  - Line endings: LF, CRLF and lone CR, even mixed within one file.
+ *  - Line endings: LF, CRLF and lone CR, even mixed within one file. A file with no CR at all
+ *    (known from the whole-file encoding check) is parsed with LF as the only record delimiter:
+ *    the same records, without csv-parse trying three delimiters at every byte.
  *  - Quotes inside an unquoted field (`Ann "AJ" Lee`) are kept as text (csv-parse relax_quotes).
  *  - A record with fewer cells than the header, or with extra cells that are not empty, gets a
  *    parseError. Extra *empty* cells (a trailing `;`), or missing cells under blank header names
@@ -56,7 +58,7 @@ export interface OrderFile {
 export async function openOrderFile(path: string): Promise<OrderFile> {
   const head = await readHead(path);
   const sniffed = sniffEncoding(head);
-  await checkEncoding(path, sniffed);
+  const text = await checkEncoding(path, sniffed);
 
   const headText = new TextDecoder(sniffed.encoding === 'utf8' ? 'utf-8' : sniffed.encoding === 'utf16le' ? 'utf-16le' : 'utf-16be').decode(
     head.subarray(sniffed.bomLength),
@@ -66,7 +68,7 @@ export async function openOrderFile(path: string): Promise<OrderFile> {
 
   const parser = new ChunkedParser({
     delimiter,
-    record_delimiter: ['\r\n', '\n', '\r'],
+    record_delimiter: text.hasCarriageReturn ? ['\r\n', '\n', '\r'] : ['\n'],
     relax_column_count: true,
     relax_quotes: true,
     skip_empty_lines: false,
@@ -77,9 +79,11 @@ export async function openOrderFile(path: string): Promise<OrderFile> {
       return undefined;
     },
   });
-  pipeline(createReadStream(path), toUtf8(sniffed), parser, () => {
-    // Errors surface through the parser's async iterator below.
-  });
+  // Errors surface through the record reader below. UTF-8 goes to the parser as it is (past
+  // any BOM); only UTF-16 needs a decoding stage.
+  const surfaced = (): void => {};
+  if (sniffed.encoding === 'utf8') pipeline(createReadStream(path, { start: sniffed.bomLength }), parser, surfaced);
+  else pipeline(createReadStream(path), toUtf8(sniffed), parser, surfaced);
 
   const records = new RecordReader(parser);
   let first = await records.next();

@@ -134,6 +134,18 @@ describe('openOrderFile: delimiters and line endings', () => {
     ]);
   });
 
+  it('breaks lines at a lone CR or a CRLF found far past the first chunks (the whole file decides the delimiters)', async () => {
+    const lf = '101,1\n'.repeat(60_000); // 360 kB: past the 256 kB head as well
+    for (const ending of ['\r', '\r\n']) {
+      const { rows } = await readAll(writeTemp(`pid,userId\n${lf}102,2${ending}103,3\n`));
+      expect(rows).toHaveLength(60_002);
+      expect(rows.slice(-2).map((r) => [r.line, r.cells])).toEqual([
+        [60_002, ['102', '2']],
+        [60_003, ['103', '3']],
+      ]);
+    }
+  });
+
   it('keeps quoted delimiters, doubled quotes and stray quotes in unquoted fields', async () => {
     const { rows } = await readAll(writeTemp('pid,userId,note\n101,1234567,"say ""hi"", then go"\n102,7654321,Ann "AJ" Lee\n'));
     expect(rows[0]?.cells[2]).toBe('say "hi", then go');
