@@ -56,6 +56,8 @@ function args(argv: string[]) {
 const PER_SECOND = 40;
 const PER_MINUTE = 200;
 const PROCESSING_MS: [number, number] = [2_000, 75_000];
+/** Fresh processes per intake file: the median of five is what the target is judged on. */
+const INTAKE_TRIES = 5;
 
 /** Which code was measured: the commit, whether the work tree differed from it, when dist/ was built. */
 function buildInfo(): { commit: string; dirtySrc: boolean; distBuiltAt: string; dist: string } {
@@ -135,8 +137,8 @@ async function main(): Promise<void> {
   }
   let intake;
   if (a.parts.has('intake')) {
-    log(`intake: ${a.intakeRows} and ${a.intakeRows / 5} rows against 1,000 packs…`);
-    intake = await measureIntake({ rows: [a.intakeRows / 5, a.intakeRows].map(Math.floor), products: 1_000, seed: a.seed, repeats: 3 });
+    log(`intake: ${a.intakeRows} and ${a.intakeRows / 5} rows against 1,000 packs, ${INTAKE_TRIES} tries each…`);
+    intake = await measureIntake({ rows: [a.intakeRows / 5, a.intakeRows].map(Math.floor), products: 1_000, seed: a.seed, repeats: INTAKE_TRIES });
   }
   let idle;
   if (a.parts.has('idle')) {
@@ -156,7 +158,7 @@ async function main(): Promise<void> {
     { target: 'zero 429 RATE_LIMIT (ours)', measured: ours?.rateLimited429, met: ours ? ours.rateLimited429 === 0 : undefined },
     { target: 'wall time ≤ 1.1 × lower bound', measured: ours?.wallVsLowerBound, met: ours?.wallVsLowerBound !== undefined ? ours.wallVsLowerBound <= 1.1 : undefined },
     { target: '≥ 5 × the naive client’s orders/min', measured: speedup, met: speedup !== undefined ? speedup >= 5 : undefined },
-    { target: 'intake ≥ 100,000 rows/s', measured: big && round(big.rowsPerSec, 0), met: big ? big.rowsPerSec >= 100_000 : undefined },
+    { target: `intake ≥ 100,000 rows/s (median of ${INTAKE_TRIES})`, measured: big?.medianRowsPerSec, met: big ? big.medianRowsPerSec >= 100_000 : undefined },
     { target: 'intake peak RSS < 150 MB (100k rows)', measured: big?.peakRssMb, met: big ? big.peakRssMb < 150 : undefined },
     { target: 'idle: no measurable CPU (< 0.1% of a core)', measured: idle && `${idle.cpuSec} s / ${idle.windowSec} s`, met: idle ? idle.cpuPercentOfOneCore < 0.1 : undefined },
     { target: 'idle: RSS < 100 MB', measured: idle?.rssMaxInWindowMb, met: idle ? idle.rssMaxInWindowMb < 100 : undefined },
@@ -186,8 +188,8 @@ async function main(): Promise<void> {
     ['daemon CPU s in the batch (measured)', ...c((x) => x.daemon?.cpuSecInBatch)],
     ['wall time (measured s)', ...c((x) => x.wallMeasuredSec)],
   ]);
-  const intakeTable = intake && table(['intake (parse + validate)', 'rows/s', 'peak RSS MB', 'RSS at checkpoints (rows: MB)', 'file MB'],
-    intake.map((r) => [`${r.rows} rows`, Math.round(r.rowsPerSec), r.peakRssMb, r.checkpoints.map((p) => `${p.rows / 1000}k: ${p.rssMb}`).join(', '), r.fileMb]));
+  const intakeTable = intake && table(['intake (parse + validate)', 'rows/s median', 'best', 'every try', 'peak RSS MB', 'RSS at checkpoints (rows: MB)', 'file MB'],
+    intake.map((r) => [`${r.rows} rows`, r.medianRowsPerSec, Math.round(r.rowsPerSec), r.triesRowsPerSec.join(' '), r.peakRssMb, r.checkpoints.map((p) => `${p.rows / 1000}k: ${p.rssMb}`).join(', '), r.fileMb]));
   const idleTable = idle && table(['idle daemon', 'value'], [
     ['CPU seconds in window', `${idle.cpuSec} s over ${idle.windowSec} s (${idle.cpuPercentOfOneCore}% of a core)`],
     ['RSS (max in window / at end) MB', `${idle.rssMaxInWindowMb} / ${idle.rssMb}`],
