@@ -41,6 +41,11 @@ export interface Config {
   rateWindowMode: 'sliding' | 'fixed';
   pollIntervalMs: number;
   requestTimeoutMs: number;
+  /**
+   * A row with no definite answer this long after its first send (resent with the same trxid
+   * without a definite answer, or placed with an order id the API stopped knowing) ends `review`.
+   */
+  reviewAfterMs: number;
   settleMs: number;
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   maxInFlight: number;
@@ -63,6 +68,7 @@ export const SETTINGS = {
   TOPUP_RATE_WINDOW_MODE: 'sliding',
   TOPUP_POLL_INTERVAL_MS: '5000',
   TOPUP_REQUEST_TIMEOUT_MS: '15000',
+  TOPUP_REVIEW_AFTER_MS: '86400000',
   TOPUP_SETTLE_MS: '1000',
   TOPUP_LOG_LEVEL: 'info',
   TOPUP_MAX_IN_FLIGHT: '32',
@@ -235,6 +241,7 @@ export function loadConfig(
     rateWindowMode: windowMode(env.TOPUP_RATE_WINDOW_MODE!),
     pollIntervalMs: int(env, 'TOPUP_POLL_INTERVAL_MS', 100, 3_600_000),
     requestTimeoutMs: int(env, 'TOPUP_REQUEST_TIMEOUT_MS', 100, 600_000),
+    reviewAfterMs: int(env, 'TOPUP_REVIEW_AFTER_MS', 1_000, 30 * 86_400_000),
     settleMs: int(env, 'TOPUP_SETTLE_MS', 0, 600_000),
     logLevel: level as Config['logLevel'],
     maxInFlight: int(env, 'TOPUP_MAX_IN_FLIGHT', 1, 1000),

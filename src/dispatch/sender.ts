@@ -102,6 +102,26 @@ export async function sendRow(deps: SenderDeps, row: Row, signal?: AbortSignal):
   }
 }
 
+/**
+ * A row in doubt since its first send more than reviewAfterMs ago stops being resent and ends
+ * `review`: resending the same trxid is safe but has not settled it, and a batch must end.
+ * No request is open for it here (this attempt has failed), so nothing more can be charged.
+ */
+function reviewIfStuck(rt: Runtime, row: Row, now: number, last: string): boolean {
+  if (row.firstSentAt === null || now - row.firstSentAt < rt.config.reviewAfterMs) return false;
+  const since = new Date(row.firstSentAt).toISOString();
+  rt.rows.markReview(
+    row.batchId,
+    row.idx,
+    `REVIEW: no definite answer for trxid ${row.trxid} since ${since} (${row.attempts + 1} attempts, last: ${last}); ` +
+      'check the order history for this trxid before ordering it again',
+    now,
+    true,
+  );
+  rt.log.error({ batch: row.batchId, line: row.line, trxid: row.trxid, since, attempts: row.attempts + 1, last }, 'no definite answer in time: marked for review');
+  return true;
+}
+
 function handleFailure(deps: SenderDeps, row: Row, err: unknown, uncertainBefore: boolean): SendResult {
   const { rt, pauses } = deps;
   const now = Date.now();
@@ -115,6 +135,7 @@ function handleFailure(deps: SenderDeps, row: Row, err: unknown, uncertainBefore
   if (!(err instanceof ApiError)) {
     // Not an answer from the API (e.g. the store refused a write): the request may have left.
     rt.log.error({ batch: row.batchId, line: row.line, err: coerceError(err) }, 'unexpected failure while sending; will resend');
+    if (reviewIfStuck(rt, row, now, coerceError(err).message)) return 'verify';
     rt.rows.retryLater(row.batchId, row.idx, { nextTryAt: now + 5_000, uncertain: true, note: null }, now);
     return 'retry';
   }
@@ -156,12 +177,14 @@ function handleFailure(deps: SenderDeps, row: Row, err: unknown, uncertainBefore
       // DUPLICATE_IN_FLIGHT: an earlier request with this trxid is still being handled, so the
       // order may exist. RATE_LIMIT: the gate already holds every call for Retry-After.
       const inFlight = err.apiCode === 'DUPLICATE_IN_FLIGHT';
+      if (inFlight && reviewIfStuck(rt, row, now, err.reason)) return 'verify';
       const wait = inFlight ? backoff(row.attempts + 1) : (err.retryAfterMs ?? 1_000);
       rt.rows.retryLater(row.batchId, row.idx, { nextTryAt: now + wait, uncertain: inFlight, note: null }, now);
       return 'retry';
     }
     case 'ambiguous':
     case 'not-found': {
+      if (reviewIfStuck(rt, row, now, err.message)) return 'verify';
       rt.rows.retryLater(row.batchId, row.idx, { nextTryAt: now + backoff(row.attempts + 1), uncertain: true, note: null }, now);
       rt.log.warn({ ...where, why: err.message }, 'no definite answer; will resend the same trxid');
       return 'retry';

@@ -98,7 +98,22 @@ export class Poller {
       result.calls++;
       if (err instanceof ApiError && err.classification === 'not-found') {
         // The service created this order (it gave us the id); a 404 is a transient mismatch
-        // or a sign the account changed. Keep looking, slowly, and say so.
+        // or a sign the account changed. Keep looking, slowly, and say so; past reviewAfterMs
+        // since the order was placed, an operator decides.
+        const now = Date.now();
+        if (row.firstSentAt !== null && now - row.firstSentAt >= this.#rt.config.reviewAfterMs) {
+          const since = new Date(row.firstSentAt).toISOString();
+          this.#rt.rows.markReview(
+            row.batchId,
+            row.idx,
+            `REVIEW: the API gave order ${row.orderId} for this row (placed ${since}) but no longer finds it; ask the supplier about this order before ordering it again`,
+            now,
+            true,
+          );
+          this.#rt.log.error({ batch: row.batchId, line: row.line, orderId: row.orderId, since }, 'order still not found: marked for review');
+          result.updated++;
+          return;
+        }
         this.#rt.log.warn({ batch: row.batchId, line: row.line, orderId: row.orderId }, 'order not found while polling; will look again');
         this.#rt.rows.schedulePoll(row.batchId, row.idx, next + 30_000);
         return;

@@ -145,3 +145,30 @@ describe('§7 outcomes follow the classification', () => {
     expect(await daemon.stop()).toBe(0);
   });
 });
+
+describe('rows that never settle end as review (TOPUP_REVIEW_AFTER_MS)', () => {
+  it('a row answered 500 on every send is resent with its trxid, then ends review; the batch finishes and nothing more is sent', async () => {
+    home = tempHome();
+    sb = await inProcessSandbox({ faults: { error5xxBeforeShare: 1 } });
+    daemon = startDaemon(cliEnv(home, sb, { TOPUP_REVIEW_AFTER_MS: '2000' }));
+    home.drop('stuck.csv', rows(2));
+    await waitForResult(home, 'stuck', 30_000);
+    const result = readResult(home, 'stuck');
+    expect(result.map((r) => r.status)).toEqual(['review', 'review']);
+    for (const r of result) expect(r.error).toMatch(/^REVIEW: no definite answer for trxid \S+ since .* \(\d+ attempts, last: .*\); check the order history/);
+    expect(readSummary(home, 'stuck').review).toHaveLength(2);
+    const submits = () => sb.admin.calls().filter((c) => c.route === 'POST /orders').length;
+    const sent = submits();
+    // Every row went out more than once (each send is one attempt on the row's one stored body).
+    const db = new Database(join(home.jobs, 'topup.db'), { readonly: true, fileMustExist: true });
+    const stored = db.prepare('SELECT attempts, trxid FROM rows ORDER BY idx').all() as { attempts: number; trxid: string }[];
+    db.close();
+    expect(stored.every((r) => r.attempts >= 2)).toBe(true);
+    expect(sent).toBe(stored.reduce((n, r) => n + r.attempts, 0));
+    expect(result.map((r) => r.trxid)).toEqual(stored.map((r) => r.trxid));
+    await new Promise((r) => setTimeout(r, 1_500));
+    expect(submits()).toBe(sent);
+    expect(sb.admin.ledger().orders).toHaveLength(0);
+    expect(await daemon.stop()).toBe(0);
+  });
+});
