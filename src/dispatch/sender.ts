@@ -11,7 +11,7 @@ import { ApiError, TopupError, ErrorCode, coerceError } from '../errors.js';
 import { ORDER_PAUSE_CODES } from '../api/classify.js';
 import { Priority } from '../api/client.js';
 import type { Runtime } from '../runtime.js';
-import type { Row } from '../store/rows.js';
+import { NO_ANSWER_CODE, type Row } from '../store/rows.js';
 import type { Pauses } from './pauses.js';
 import { crashPoint } from '../crash-points.js';
 
@@ -103,22 +103,18 @@ export async function sendRow(deps: SenderDeps, row: Row, signal?: AbortSignal):
 }
 
 /**
- * A row in doubt since its first send more than reviewAfterMs ago stops being resent and ends
- * `review`: resending the same trxid is safe but has not settled it, and a batch must end.
- * No request is open for it here (this attempt has failed), so nothing more can be charged.
+ * A row with no definite answer for longer than reviewAfterMs stops being resent: resending the
+ * same trxid is safe but has not settled it, and a batch must end. It goes to `verifying`, due
+ * once requestTimeoutMs has passed (so no request of ours for it can still be open), where
+ * history either shows its order (placed) or leaves it for an operator (`review`).
  */
-function reviewIfStuck(rt: Runtime, row: Row, now: number, last: string): boolean {
-  if (row.firstSentAt === null || now - row.firstSentAt < rt.config.reviewAfterMs) return false;
-  const since = new Date(row.firstSentAt).toISOString();
-  rt.rows.markReview(
-    row.batchId,
-    row.idx,
-    `REVIEW: no definite answer for trxid ${row.trxid} since ${since} (${row.attempts + 1} attempts, last: ${last}); ` +
-      'check the order history for this trxid before ordering it again',
-    now,
-    true,
-  );
-  rt.log.error({ batch: row.batchId, line: row.line, trxid: row.trxid, since, attempts: row.attempts + 1, last }, 'no definite answer in time: marked for review');
+function stopResending(rt: Runtime, row: Row, now: number, last: string): boolean {
+  const fresh = rt.rows.get(row.batchId, row.idx);
+  if (!fresh || fresh.state !== 'sending' || fresh.doubtSince === null || now - fresh.doubtSince < rt.config.reviewAfterMs) return false;
+  const since = new Date(fresh.doubtSince).toISOString();
+  const why = `no definite answer since ${since} (${fresh.attempts} attempts, last: ${last})`;
+  rt.rows.toVerify(row.batchId, row.idx, why, NO_ANSWER_CODE, now + rt.config.requestTimeoutMs, now);
+  rt.log.error({ batch: row.batchId, line: row.line, trxid: row.trxid, since, attempts: fresh.attempts, last }, 'no definite answer in time: no more resends, checking order history');
   return true;
 }
 
@@ -128,14 +124,13 @@ function handleFailure(deps: SenderDeps, row: Row, err: unknown, uncertainBefore
   if ((err as { code?: string }).code === 'SQLITE_CONSTRAINT_UNIQUE') {
     // The API answered with an order another row of ours already holds: resending cannot settle
     // that, and guessing could misreport a charge. An operator decides.
-    rt.rows.markReview(row.batchId, row.idx, 'REVIEW: the API answered this row with an order that another row already holds; check the order history before ordering it again', now, true);
+    rt.rows.markReview(row.batchId, row.idx, 'REVIEW: the API answered this row with an order that another row already holds; check the order history before ordering it again', now, 'sending');
     rt.log.error({ batch: row.batchId, line: row.line, trxid: row.trxid }, 'the API answered with an order already held by another row: marked for review');
     return 'verify';
   }
   if (!(err instanceof ApiError)) {
     // Not an answer from the API (e.g. the store refused a write): the request may have left.
     rt.log.error({ batch: row.batchId, line: row.line, err: coerceError(err) }, 'unexpected failure while sending; will resend');
-    if (reviewIfStuck(rt, row, now, coerceError(err).message)) return 'verify';
     rt.rows.retryLater(row.batchId, row.idx, { nextTryAt: now + 5_000, uncertain: true, note: null }, now);
     return 'retry';
   }
@@ -177,15 +172,14 @@ function handleFailure(deps: SenderDeps, row: Row, err: unknown, uncertainBefore
       // DUPLICATE_IN_FLIGHT: an earlier request with this trxid is still being handled, so the
       // order may exist. RATE_LIMIT: the gate already holds every call for Retry-After.
       const inFlight = err.apiCode === 'DUPLICATE_IN_FLIGHT';
-      if (inFlight && reviewIfStuck(rt, row, now, err.reason)) return 'verify';
       const wait = inFlight ? backoff(row.attempts + 1) : (err.retryAfterMs ?? 1_000);
       rt.rows.retryLater(row.batchId, row.idx, { nextTryAt: now + wait, uncertain: inFlight, note: null }, now);
       return 'retry';
     }
     case 'ambiguous':
     case 'not-found': {
-      if (reviewIfStuck(rt, row, now, err.message)) return 'verify';
       rt.rows.retryLater(row.batchId, row.idx, { nextTryAt: now + backoff(row.attempts + 1), uncertain: true, note: null }, now);
+      if (stopResending(rt, row, now, err.message)) return 'verify';
       rt.log.warn({ ...where, why: err.message }, 'no definite answer; will resend the same trxid');
       return 'retry';
     }

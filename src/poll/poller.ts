@@ -37,7 +37,7 @@ export class Poller {
   apply(row: Row, order: Order, nextPollAt: number): boolean {
     const now = Date.now();
     if (order.status === 'processing') {
-      this.#rt.rows.schedulePoll(row.batchId, row.idx, nextPollAt);
+      this.#rt.rows.schedulePoll(row.batchId, row.idx, nextPollAt, true);
       return false;
     }
     crashPoint('before-final-commit');
@@ -98,24 +98,18 @@ export class Poller {
       result.calls++;
       if (err instanceof ApiError && err.classification === 'not-found') {
         // The service created this order (it gave us the id); a 404 is a transient mismatch
-        // or a sign the account changed. Keep looking, slowly, and say so; past reviewAfterMs
-        // since the order was placed, an operator decides.
+        // or a sign the account changed. Keep looking, slowly, and say so; once it has not been
+        // found for TOPUP_REVIEW_AFTER_MS, an operator decides.
         const now = Date.now();
-        if (row.firstSentAt !== null && now - row.firstSentAt >= this.#rt.config.reviewAfterMs) {
-          const since = new Date(row.firstSentAt).toISOString();
-          this.#rt.rows.markReview(
-            row.batchId,
-            row.idx,
-            `REVIEW: the API gave order ${row.orderId} for this row (placed ${since}) but no longer finds it; ask the supplier about this order before ordering it again`,
-            now,
-            true,
-          );
-          this.#rt.log.error({ batch: row.batchId, line: row.line, orderId: row.orderId, since }, 'order still not found: marked for review');
-          result.updated++;
+        const since = this.#rt.rows.notFoundOnPoll(row.batchId, row.idx, next + 30_000, now);
+        if (now - since >= this.#rt.config.reviewAfterMs) {
+          const when = new Date(since).toISOString();
+          const error = `REVIEW: the API gave order ${row.orderId} for this row but has not found it since ${when}; ask the supplier about this order before ordering it again`;
+          if (this.#rt.rows.markReview(row.batchId, row.idx, error, now, 'processing')) result.updated++;
+          this.#rt.log.error({ batch: row.batchId, line: row.line, orderId: row.orderId, since: when }, 'order still not found: marked for review');
           return;
         }
         this.#rt.log.warn({ batch: row.batchId, line: row.line, orderId: row.orderId }, 'order not found while polling; will look again');
-        this.#rt.rows.schedulePoll(row.batchId, row.idx, next + 30_000);
         return;
       }
       this.#rt.rows.schedulePoll(row.batchId, row.idx, next);

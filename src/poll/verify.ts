@@ -1,18 +1,20 @@
 /**
  * Settles a `verifying` row: one that was refused (400) on a resend after an attempt whose
- * answer was lost. The refusal proves nothing, because the API may validate a body before it
- * looks at the trxid, so the earlier attempt may have created an order. GET /history decides:
+ * answer was lost, or one that no send answered definitely within TOPUP_REVIEW_AFTER_MS
+ * (reject code NO_ANSWER_CODE). The refusal proves nothing, because the API may validate a body
+ * before it looks at the trxid, so the earlier attempt may have created an order. GET /history decides:
  *  - an order carrying our trxid, or exactly one unclaimed order for the same game, pack,
  *    player and amount → the row was placed: it becomes `processing` with that order;
  *  - none, and the history read reaches back before our first attempt → nothing was placed:
- *    the refusal stands (`rejected`), or, for INSUFFICIENT BALANCE, the row waits for balance;
+ *    the refusal stands (`rejected`), or, for INSUFFICIENT BALANCE, the row waits for balance.
+ *    A row that was never refused has no refusal to stand on: `review` (most likely not charged);
  *  - anything else (several candidates, or history too short to reach back) → `review`:
  *    the result says so and the summary lists it, rather than guess either way.
  */
 import { Priority } from '../api/client.js';
 import type { Order } from '../api/schemas.js';
 import type { Runtime } from '../runtime.js';
-import type { Row } from '../store/rows.js';
+import { NO_ANSWER_CODE, type Row } from '../store/rows.js';
 
 export type VerifyOutcome = 'placed' | 'not-placed' | 'held-balance' | 'review';
 
@@ -59,6 +61,10 @@ function reachesBack(rt: Runtime, orders: readonly Order[], since: number, compl
 
 export async function verifyRow(rt: Runtime, row: Row, signal?: AbortSignal): Promise<VerifyOutcome> {
   const now = Date.now();
+  const unanswered = row.rejectCode === NO_ANSWER_CODE;
+  const story = unanswered
+    ? `no attempt got a definite answer: ${row.error ?? 'no answer'}`
+    : `an earlier attempt got no answer and the resend was refused (${row.error ?? 'rejected'})`;
   const h = await rt.client.history({ limit: LIMIT }, { priority: Priority.poll, ...(signal ? { signal } : {}) });
   const own = h.orders.find((o) => o.trxid !== undefined && o.trxid === row.trxid);
   const echoesTrxid = h.orders.some((o) => o.trxid !== undefined);
@@ -68,7 +74,7 @@ export async function verifyRow(rt: Runtime, row: Row, signal?: AbortSignal): Pr
     rt.rows.markReview(
       row.batchId,
       row.idx,
-      `REVIEW: an earlier attempt got no answer and the resend was refused (${row.error ?? 'rejected'}); one order in history matches, but another row for the same purchase is also in doubt, so it is unknown which of them was charged. Check the order history before ordering it again.`,
+      `REVIEW: ${story}; one order in history matches, but another row for the same purchase is also in doubt, so it is unknown which of them was charged. Check the order history before ordering it again.`,
       now,
     );
     return 'review';
@@ -82,11 +88,20 @@ export async function verifyRow(rt: Runtime, row: Row, signal?: AbortSignal): Pr
       now,
       now + rt.config.pollIntervalMs,
     );
-    rt.log.warn({ batch: row.batchId, line: row.line, orderId: o.orderId }, 'found the order of an uncertain attempt in history despite a 400 on the resend');
+    rt.log.warn({ batch: row.batchId, line: row.line, orderId: o.orderId }, unanswered ? 'found the order of an unanswered row in history' : 'found the order of an uncertain attempt in history despite a 400 on the resend');
     return 'placed';
   }
   const complete = h.orders.length < LIMIT;
   if (candidates.length === 0 && reachesBack(rt, h.orders, row.firstSentAt ?? now, complete)) {
+    if (unanswered) {
+      rt.rows.markReview(
+        row.batchId,
+        row.idx,
+        `REVIEW: ${story}; order history shows no order for it, so it was most likely not charged, but without an answer that cannot be proven. Check the order history for trxid ${row.trxid} before ordering it again.`,
+        now,
+      );
+      return 'review';
+    }
     if (/INSUFFICIENT[_ ]BALANCE/i.test(`${row.rejectCode ?? ''} ${row.error ?? ''}`)) {
       rt.rows.clearToPending(row.batchId, row.idx, now, now);
       return 'held-balance';
@@ -101,7 +116,7 @@ export async function verifyRow(rt: Runtime, row: Row, signal?: AbortSignal): Pr
   rt.rows.markReview(
     row.batchId,
     row.idx,
-    `REVIEW: an earlier attempt got no answer and the resend was refused (${row.error ?? 'rejected'}); ${why}, so it is unknown whether this row was charged. Check the order history before ordering it again.`,
+    `REVIEW: ${story}; ${why}, so it is unknown whether this row was charged. Check the order history before ordering it again.`,
     now,
   );
   return 'review';

@@ -6,7 +6,9 @@
  *   pending ──intent committed──▶ sending ──200──▶ processing ──poll──▶ completed | cancelled
  *                                   │  ▲ ambiguous / retry-later: stays `sending`, resent with the same body
  *                                   ├──400──▶ rejected            (never charged)
- *                                   └──400 after an uncertain attempt──▶ verifying ──history──▶ processing | rejected | review
+ *                                   ├──400 after an uncertain attempt──▶ verifying ──history──▶ processing | rejected | review
+ *                                   └──in doubt past TOPUP_REVIEW_AFTER_MS──▶ verifying ──history──▶ processing | review
+ *   processing ──404 on every poll past TOPUP_REVIEW_AFTER_MS──▶ review
  *   invalid (failed validation, never sent) · skipped (cancelled before sending)
  */
 export const MIGRATIONS: readonly string[] = [
@@ -85,5 +87,10 @@ export const MIGRATIONS: readonly string[] = [
   // When each call's answer arrived (NULL while in flight): a call counts in a window until then.
   `
   ALTER TABLE api_calls ADD COLUMN done INTEGER;
+  `,
+  // Since when a row has had no definite answer (the first send whose answer was lost, or the
+  // first poll that did not find its order); NULL when nothing is in doubt.
+  `
+  ALTER TABLE rows ADD COLUMN doubt_since INTEGER;
   `,
 ];

@@ -30,6 +30,8 @@ export interface Row {
   uncertain: boolean;
   firstSentAt: number | null;
   lastSentAt: number | null;
+  /** Since when the row has had no definite answer (see migrations), or null. */
+  doubtSince: number | null;
   nextTryAt: number;
   nextPollAt: number;
   polls: number;
@@ -60,6 +62,7 @@ export interface RowRecord {
   uncertain: number;
   first_sent_at: number | null;
   last_sent_at: number | null;
+  doubt_since: number | null;
   next_try_at: number;
   next_poll_at: number;
   polls: number;
@@ -91,6 +94,7 @@ export function toRow(r: RowRecord): Row {
     uncertain: r.uncertain === 1,
     firstSentAt: r.first_sent_at,
     lastSentAt: r.last_sent_at,
+    doubtSince: r.doubt_since,
     nextTryAt: r.next_try_at,
     nextPollAt: r.next_poll_at,
     polls: r.polls,

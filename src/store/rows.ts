@@ -66,6 +66,12 @@ export function emptyCounts(): StateCounts {
   return Object.fromEntries(ROW_STATES.map((s) => [s, 0])) as StateCounts;
 }
 
+/**
+ * reject_code of a `verifying` row that was never refused: no send got a definite answer within
+ * TOPUP_REVIEW_AFTER_MS. History can show it was placed; nothing can show it was not.
+ */
+export const NO_ANSWER_CODE = 'TOPUP_NO_DEFINITE_ANSWER';
+
 export class RowStore {
   readonly #db: Db;
   readonly #stmt: (sql: string) => Statement;
@@ -188,6 +194,7 @@ export class RowStore {
       this.#stmt(
           `UPDATE rows SET
              uncertain = CASE WHEN state = 'sending' THEN 1 ELSE uncertain END,
+             doubt_since = CASE WHEN state = 'sending' THEN coalesce(doubt_since, last_sent_at, @now) ELSE doubt_since END,
              state = 'sending', attempts = attempts + 1, first_sent_at = coalesce(first_sent_at, @now), last_sent_at = @now,
              next_try_at = @busyUntil, updated_at = @now
            WHERE batch_id = @batchId AND idx = @idx AND state IN ('pending', 'sending')
@@ -206,7 +213,7 @@ export class RowStore {
           `UPDATE rows SET state = @state, order_id = @orderId, amount_usd = coalesce(@amountUsd, amount_usd),
              codes_json = coalesce(@codes, codes_json), refunded = coalesce(@refunded, refunded),
              error = CASE WHEN @state = 'cancelled' THEN coalesce(@error, error) ELSE NULL END,
-             next_poll_at = @nextPollAt, updated_at = @now
+             doubt_since = NULL, next_poll_at = @nextPollAt, updated_at = @now
            WHERE batch_id = @batchId AND idx = @idx AND state IN ('sending', 'pending', 'processing', 'verifying')`,
         )
         .run({
@@ -228,6 +235,7 @@ export class RowStore {
   retryLater(batchId: string, idx: number, opts: { nextTryAt: number; uncertain: boolean; note: string | null }, now: number): void {
     this.#stmt(
         `UPDATE rows SET state = CASE WHEN uncertain = 1 OR @uncertain = 1 THEN 'sending' ELSE 'pending' END,
+           doubt_since = CASE WHEN uncertain = 1 OR @uncertain = 1 THEN coalesce(doubt_since, last_sent_at, @now) ELSE doubt_since END,
            uncertain = max(uncertain, @uncertain), next_try_at = @nextTryAt, error = @note, updated_at = @now
          WHERE batch_id = @batchId AND idx = @idx AND state = 'sending'`,
       )
@@ -245,7 +253,10 @@ export class RowStore {
     );
   }
 
-  /** A 400 after an attempt whose answer was lost: not proof of "not charged". Look in history first. */
+  /**
+   * A 400 after an attempt whose answer was lost: not proof of "not charged". Look in history
+   * first. Also a row in doubt for longer than TOPUP_REVIEW_AFTER_MS, with `code` NO_ANSWER_CODE.
+   */
   toVerify(batchId: string, idx: number, error: string, code: string | null, verifyAt: number, now: number): void {
     this.#stmt(
         `UPDATE rows SET state = 'verifying', error = @error, reject_code = @code, next_poll_at = @verifyAt, updated_at = @now
@@ -257,17 +268,18 @@ export class RowStore {
   /** Back to pending without the doubt (history proved nothing was placed), e.g. to wait for balance. */
   clearToPending(batchId: string, idx: number, nextTryAt: number, now: number): void {
     this.#stmt(
-        `UPDATE rows SET state = 'pending', uncertain = 0, next_try_at = @nextTryAt, updated_at = @now
+        `UPDATE rows SET state = 'pending', uncertain = 0, doubt_since = NULL, next_try_at = @nextTryAt, updated_at = @now
          WHERE batch_id = @batchId AND idx = @idx AND state IN ('sending', 'verifying')`,
       )
       .run({ batchId, idx, nextTryAt, now });
   }
 
-  /** Undecidable: a `verifying` row (or, with `anyOpenState`, any row not yet final) ends `review`. */
-  markReview(batchId: string, idx: number, error: string, now: number, anyOpenState = false): void {
-    const from = anyOpenState ? `state IN ('pending', 'sending', 'processing', 'verifying')` : `state = 'verifying'`;
-    this.#stmt(`UPDATE rows SET state = 'review', error = @error, updated_at = @now WHERE batch_id = @batchId AND idx = @idx AND ${from}`)
-      .run({ batchId, idx, error, now });
+  /** Undecidable: the row ends `review`, if it is still in the state the caller decided from. */
+  markReview(batchId: string, idx: number, error: string, now: number, from: 'verifying' | 'sending' | 'processing' = 'verifying'): boolean {
+    return (
+      this.#stmt(`UPDATE rows SET state = 'review', error = @error, updated_at = @now WHERE batch_id = @batchId AND idx = @idx AND state = @from`)
+        .run({ batchId, idx, error, now, from }).changes === 1
+    );
   }
 
   /** A row that failed a check just before sending (e.g. the price rose above maxPriceUsd). */
@@ -325,8 +337,20 @@ export class RowStore {
     return rows.map(toRow);
   }
 
-  schedulePoll(batchId: string, idx: number, at: number): void {
-    this.#stmt('UPDATE rows SET next_poll_at = ?, polls = polls + 1 WHERE batch_id = ? AND idx = ?').run(at, batchId, idx);
+  /** The next look at a followed row; `seen`: the API just showed its order, so nothing about it is in doubt. */
+  schedulePoll(batchId: string, idx: number, at: number, seen = false): void {
+    this.#stmt(
+      `UPDATE rows SET next_poll_at = ?, polls = polls + 1, doubt_since = CASE WHEN ? THEN NULL ELSE doubt_since END WHERE batch_id = ? AND idx = ?`,
+    ).run(at, seen ? 1 : 0, batchId, idx);
+  }
+
+  /** A poll that did not find the row's order: looked at again at `at`. Returns since when it has not been found. */
+  notFoundOnPoll(batchId: string, idx: number, at: number, now: number): number {
+    const r = this.#stmt(
+      `UPDATE rows SET next_poll_at = ?, polls = polls + 1, doubt_since = coalesce(doubt_since, ?) WHERE batch_id = ? AND idx = ?
+       RETURNING doubt_since AS since`,
+    ).get(at, now, batchId, idx) as { since: number } | undefined;
+    return r?.since ?? now;
   }
 
   isOrderIdKnown(orderId: string): boolean {

@@ -146,18 +146,22 @@ describe('§7 outcomes follow the classification', () => {
   });
 });
 
-describe('rows that never settle end as review (TOPUP_REVIEW_AFTER_MS)', () => {
-  it('a row answered 500 on every send is resent with its trxid, then ends review; the batch finishes and nothing more is sent', async () => {
+describe('rows that never settle (TOPUP_REVIEW_AFTER_MS)', () => {
+  const settings = { TOPUP_REVIEW_AFTER_MS: '2000', TOPUP_REQUEST_TIMEOUT_MS: '1500' };
+  const submits = () => sb.admin.calls().filter((c) => c.route === 'POST /orders').length;
+
+  it('a row answered 500 on every send is resent with its trxid, then checked in history and ends review; nothing more is sent', async () => {
     home = tempHome();
     sb = await inProcessSandbox({ faults: { error5xxBeforeShare: 1 } });
-    daemon = startDaemon(cliEnv(home, sb, { TOPUP_REVIEW_AFTER_MS: '2000' }));
+    daemon = startDaemon(cliEnv(home, sb, settings));
     home.drop('stuck.csv', rows(2));
     await waitForResult(home, 'stuck', 30_000);
     const result = readResult(home, 'stuck');
     expect(result.map((r) => r.status)).toEqual(['review', 'review']);
-    for (const r of result) expect(r.error).toMatch(/^REVIEW: no definite answer for trxid \S+ since .* \(\d+ attempts, last: .*\); check the order history/);
+    for (const r of result) {
+      expect(r.error).toMatch(/^REVIEW: no attempt got a definite answer: no definite answer since .* \(\d+ attempts, last: .*\); order history shows no order for it/);
+    }
     expect(readSummary(home, 'stuck').review).toHaveLength(2);
-    const submits = () => sb.admin.calls().filter((c) => c.route === 'POST /orders').length;
     const sent = submits();
     // Every row went out more than once (each send is one attempt on the row's one stored body).
     const db = new Database(join(home.jobs, 'topup.db'), { readonly: true, fileMustExist: true });
@@ -169,6 +173,27 @@ describe('rows that never settle end as review (TOPUP_REVIEW_AFTER_MS)', () => {
     await new Promise((r) => setTimeout(r, 1_500));
     expect(submits()).toBe(sent);
     expect(sb.admin.ledger().orders).toHaveLength(0);
+    expect(await daemon.stop()).toBe(0);
+  });
+
+  it('a row whose first send created the order but whose every answer was lost is found in history, not left for review', async () => {
+    home = tempHome();
+    // The first send creates the order and its answer is held 6 s (the client gives up at 1.5 s);
+    // resends meanwhile hear DUPLICATE_IN_FLIGHT, and every send after that is answered 500.
+    sb = await inProcessSandbox({ faults: { slowShare: 1, slowMs: 6_000 } });
+    daemon = startDaemon(cliEnv(home, sb, settings));
+    home.drop('lost.csv', rows(1));
+    await waitFor('the order created', () => sb.admin.ledger().orders.length === 1, 20_000, 20);
+    sb.admin.setFaults({ slowShare: 0, error5xxBeforeShare: 1 });
+    await waitForResult(home, 'lost', 40_000);
+    const [row] = readResult(home, 'lost');
+    const [order] = sb.admin.ledger().orders;
+    expect(row).toMatchObject({ status: 'completed', orderId: order!.orderId });
+    expect(sb.admin.ledger().orders).toHaveLength(1);
+    expect(submits()).toBeGreaterThanOrEqual(2);
+    // It was settled by the history check, not by a resend that finally got through.
+    expect(daemon.output()).toContain('no definite answer in time: no more resends, checking order history');
+    expect(daemon.output()).toContain('found the order of an unanswered row in history');
     expect(await daemon.stop()).toBe(0);
   });
 });
