@@ -43,6 +43,7 @@ export async function loadBatch(rt: Runtime, batch: Batch): Promise<LoadOutcome>
       const { index } = await rt.catalog.get();
       validator = createRowValidator(file.header.header, index);
     } catch (err) {
+      file.close();
       const message = `cannot read the catalog: ${coerceError(err).message}`;
       rt.batches.setWait(batch.id, 'catalog', message);
       return { loaded: false, reason: 'catalog', message };

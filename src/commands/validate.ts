@@ -37,7 +37,10 @@ export async function quoteFile(rt: Runtime, path: string, again: boolean): Prom
   const hash = await contentHash(path);
   const earlier = again ? undefined : rt.batches.findByContent(hash);
   const file = await openOrderFile(path);
-  const { index } = await rt.catalog.get();
+  const { index } = await rt.catalog.get().catch((err: unknown) => {
+    file.close();
+    throw err;
+  });
   const validator = createRowValidator(file.header.header, index);
   const problems: Quote['problems'] = [];
   let rows = 0;

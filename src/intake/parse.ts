@@ -53,6 +53,8 @@ export interface OrderFile {
   batches: AsyncIterable<RawRow[]>;
   /** The same rows one at a time, for callers that do not care about the cost of an await per row. */
   rows: AsyncIterable<RawRow>;
+  /** Stops reading and releases the file; for callers that give up before reading the rows. */
+  close(): void;
 }
 
 export async function openOrderFile(path: string): Promise<OrderFile> {
@@ -128,7 +130,7 @@ export async function openOrderFile(path: string): Promise<OrderFile> {
   async function* rows(): AsyncGenerator<RawRow> {
     for await (const batch of batches()) yield* batch;
   }
-  return { header: { header, delimiter, encoding: sniffed.encoding, bom: sniffed.bom }, batches: batches(), rows: rows() };
+  return { header: { header, delimiter, encoding: sniffed.encoding, bom: sniffed.bom }, batches: batches(), rows: rows(), close: () => void parser.destroy() };
 }
 
 /** sha256 hex of the file's bytes, streamed. */

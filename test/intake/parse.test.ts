@@ -1,4 +1,4 @@
-import { createWriteStream, writeFileSync } from 'node:fs';
+import { createWriteStream, readdirSync, readlinkSync, writeFileSync } from 'node:fs';
 import { createHash } from 'node:crypto';
 import { once } from 'node:events';
 import { join } from 'node:path';
@@ -275,6 +275,26 @@ describe('openOrderFile: runs of rows', () => {
     expect(flat.map((r) => ({ line: r.line, bad: r.parseError !== undefined }))).toEqual(expected);
     expect(flat.at(-1)?.parseError).toMatch(/never closed/);
     expect((await readAll(path)).rows).toEqual(flat);
+  });
+});
+
+describe('openOrderFile: close', () => {
+  const fdsOn = (path: string): number =>
+    readdirSync('/proc/self/fd').filter((fd) => {
+      try {
+        return readlinkSync(`/proc/self/fd/${fd}`) === path;
+      } catch {
+        return false; // closed meanwhile
+      }
+    }).length;
+
+  it.runIf(process.platform === 'linux')('releases the file when the caller gives up before reading the rows (e.g. the catalog is unreachable)', async () => {
+    const path = writeTemp(`pid,userId\n${'101,5123456789\n'.repeat(50_000)}`);
+    const file = await openOrderFile(path);
+    expect(fdsOn(path)).toBe(1);
+    file.close();
+    await new Promise((r) => setTimeout(r, 50));
+    expect(fdsOn(path)).toBe(0);
   });
 });
 
