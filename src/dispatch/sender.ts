@@ -102,19 +102,28 @@ export async function sendRow(deps: SenderDeps, row: Row, signal?: AbortSignal):
   }
 }
 
+/** Sends without a definite answer a row must have had, besides the time, before resending stops (with the back-off, at least 8 s of trying). */
+const MIN_UNANSWERED_SENDS = 5;
+/** How many request timeouts the history check waits after the last send: the supplier may finish a request after we gave up on it. */
+const HISTORY_CHECK_DELAY_TIMEOUTS = 4;
+
 /**
- * A row with no definite answer for longer than reviewAfterMs stops being resent: resending the
- * same trxid is safe but has not settled it, and a batch must end. It goes to `verifying`, due
- * once requestTimeoutMs has passed (so no request of ours for it can still be open), where
- * history either shows its order (placed) or leaves it for an operator (`review`).
+ * A row with no definite answer for longer than reviewAfterMs, over at least
+ * MIN_UNANSWERED_SENDS sends (so a row whose resends were held back, e.g. while the batch waited
+ * for balance, is not given up on its next one), stops being resent: resending the same trxid
+ * is safe but has not settled it, and a batch must end. It goes to `verifying`, due
+ * HISTORY_CHECK_DELAY_TIMEOUTS request timeouts later, where history either shows its order
+ * (placed) or leaves it for an operator (`review`). Only transport failures, 5xx and 404s get
+ * here: DUPLICATE_IN_FLIGHT says the API is still working on it, so it is always resent.
  */
 function stopResending(rt: Runtime, row: Row, now: number, last: string): boolean {
   const fresh = rt.rows.get(row.batchId, row.idx);
-  if (!fresh || fresh.state !== 'sending' || fresh.doubtSince === null || now - fresh.doubtSince < rt.config.reviewAfterMs) return false;
+  if (!fresh || fresh.state !== 'sending' || fresh.doubtSince === null) return false;
+  if (now - fresh.doubtSince < rt.config.reviewAfterMs || fresh.doubtTries < MIN_UNANSWERED_SENDS) return false;
   const since = new Date(fresh.doubtSince).toISOString();
-  const why = `no definite answer since ${since} (${fresh.attempts} attempts, last: ${last})`;
-  rt.rows.toVerify(row.batchId, row.idx, why, NO_ANSWER_CODE, now + rt.config.requestTimeoutMs, now);
-  rt.log.error({ batch: row.batchId, line: row.line, trxid: row.trxid, since, attempts: fresh.attempts, last }, 'no definite answer in time: no more resends, checking order history');
+  const why = `no definite answer since ${since} (${fresh.doubtTries} sends unanswered, last: ${last})`;
+  rt.rows.toVerify(row.batchId, row.idx, why, NO_ANSWER_CODE, now + HISTORY_CHECK_DELAY_TIMEOUTS * rt.config.requestTimeoutMs, now);
+  rt.log.error({ batch: row.batchId, line: row.line, trxid: row.trxid, since, unanswered: fresh.doubtTries, last }, 'no definite answer in time: no more resends, checking order history');
   return true;
 }
 

@@ -7,7 +7,8 @@
  *    player and amount → the row was placed: it becomes `processing` with that order;
  *  - none, and the history read reaches back before our first attempt → nothing was placed:
  *    the refusal stands (`rejected`), or, for INSUFFICIENT BALANCE, the row waits for balance.
- *    A row that was never refused has no refusal to stand on: `review` (most likely not charged);
+ *    A row that was never refused (NO_ANSWER_CODE) is settled by an order with its own trxid
+ *    only; anything else leaves it `review`, since an empty history proves nothing without a refusal;
  *  - anything else (several candidates, or history too short to reach back) → `review`:
  *    the result says so and the summary lists it, rather than guess either way.
  */
@@ -68,7 +69,13 @@ export async function verifyRow(rt: Runtime, row: Row, signal?: AbortSignal): Pr
   const h = await rt.client.history({ limit: LIMIT }, { priority: Priority.poll, ...(signal ? { signal } : {}) });
   const own = h.orders.find((o) => o.trxid !== undefined && o.trxid === row.trxid);
   const echoesTrxid = h.orders.some((o) => o.trxid !== undefined);
-  const candidates = own ? [own] : echoesTrxid ? [] : h.orders.filter((o) => o.orderId !== undefined && !rt.rows.isOrderIdKnown(o.orderId) && matches(row, o));
+  // A row that was never refused is settled by its own trxid only: after a day in doubt, an
+  // order that merely looks like it (same player and pack) may be someone's manual top-up.
+  const candidates = own
+    ? [own]
+    : echoesTrxid || unanswered
+      ? []
+      : h.orders.filter((o) => o.orderId !== undefined && !rt.rows.isOrderIdKnown(o.orderId) && matches(row, o));
 
   if (candidates.length === 1 && !own && hasTwinInDoubt(rt, row)) {
     rt.rows.markReview(
@@ -92,16 +99,20 @@ export async function verifyRow(rt: Runtime, row: Row, signal?: AbortSignal): Pr
     return 'placed';
   }
   const complete = h.orders.length < LIMIT;
+  if (unanswered) {
+    // Without a refusal, an empty history proves nothing: the supplier may still create the order.
+    const seen = echoesTrxid || h.orders.length === 0
+      ? `order history showed no order with this trxid at ${new Date(now).toISOString()}, but an order can still appear`
+      : 'order history does not show trxids, so this row\'s order cannot be told from others';
+    rt.rows.markReview(
+      row.batchId,
+      row.idx,
+      `REVIEW: ${story}; ${seen}. Check the order history for trxid ${row.trxid} (and again later) before ordering it again.`,
+      now,
+    );
+    return 'review';
+  }
   if (candidates.length === 0 && reachesBack(rt, h.orders, row.firstSentAt ?? now, complete)) {
-    if (unanswered) {
-      rt.rows.markReview(
-        row.batchId,
-        row.idx,
-        `REVIEW: ${story}; order history shows no order for it, so it was most likely not charged, but without an answer that cannot be proven. Check the order history for trxid ${row.trxid} before ordering it again.`,
-        now,
-      );
-      return 'review';
-    }
     if (/INSUFFICIENT[_ ]BALANCE/i.test(`${row.rejectCode ?? ''} ${row.error ?? ''}`)) {
       rt.rows.clearToPending(row.batchId, row.idx, now, now);
       return 'held-balance';

@@ -89,8 +89,10 @@ export const MIGRATIONS: readonly string[] = [
   ALTER TABLE api_calls ADD COLUMN done INTEGER;
   `,
   // Since when a row has had no definite answer (the first send whose answer was lost, or the
-  // first poll that did not find its order); NULL when nothing is in doubt.
+  // first poll that did not find its order), NULL when nothing is in doubt; and how many sends
+  // since then got no definite answer (time alone is not enough: resends may have been held back).
   `
   ALTER TABLE rows ADD COLUMN doubt_since INTEGER;
+  ALTER TABLE rows ADD COLUMN doubt_tries INTEGER NOT NULL DEFAULT 0;
   `,
 ];

@@ -32,6 +32,8 @@ export interface Row {
   lastSentAt: number | null;
   /** Since when the row has had no definite answer (see migrations), or null. */
   doubtSince: number | null;
+  /** Sends since doubtSince that got no definite answer. */
+  doubtTries: number;
   nextTryAt: number;
   nextPollAt: number;
   polls: number;
@@ -63,6 +65,7 @@ export interface RowRecord {
   first_sent_at: number | null;
   last_sent_at: number | null;
   doubt_since: number | null;
+  doubt_tries: number;
   next_try_at: number;
   next_poll_at: number;
   polls: number;
@@ -95,6 +98,7 @@ export function toRow(r: RowRecord): Row {
     firstSentAt: r.first_sent_at,
     lastSentAt: r.last_sent_at,
     doubtSince: r.doubt_since,
+    doubtTries: r.doubt_tries,
     nextTryAt: r.next_try_at,
     nextPollAt: r.next_poll_at,
     polls: r.polls,

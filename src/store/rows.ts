@@ -213,7 +213,7 @@ export class RowStore {
           `UPDATE rows SET state = @state, order_id = @orderId, amount_usd = coalesce(@amountUsd, amount_usd),
              codes_json = coalesce(@codes, codes_json), refunded = coalesce(@refunded, refunded),
              error = CASE WHEN @state = 'cancelled' THEN coalesce(@error, error) ELSE NULL END,
-             doubt_since = NULL, next_poll_at = @nextPollAt, updated_at = @now
+             doubt_since = NULL, doubt_tries = 0, next_poll_at = @nextPollAt, updated_at = @now
            WHERE batch_id = @batchId AND idx = @idx AND state IN ('sending', 'pending', 'processing', 'verifying')`,
         )
         .run({
@@ -236,6 +236,7 @@ export class RowStore {
     this.#stmt(
         `UPDATE rows SET state = CASE WHEN uncertain = 1 OR @uncertain = 1 THEN 'sending' ELSE 'pending' END,
            doubt_since = CASE WHEN uncertain = 1 OR @uncertain = 1 THEN coalesce(doubt_since, last_sent_at, @now) ELSE doubt_since END,
+           doubt_tries = doubt_tries + CASE WHEN @uncertain = 1 THEN 1 ELSE 0 END,
            uncertain = max(uncertain, @uncertain), next_try_at = @nextTryAt, error = @note, updated_at = @now
          WHERE batch_id = @batchId AND idx = @idx AND state = 'sending'`,
       )
@@ -268,7 +269,7 @@ export class RowStore {
   /** Back to pending without the doubt (history proved nothing was placed), e.g. to wait for balance. */
   clearToPending(batchId: string, idx: number, nextTryAt: number, now: number): void {
     this.#stmt(
-        `UPDATE rows SET state = 'pending', uncertain = 0, doubt_since = NULL, next_try_at = @nextTryAt, updated_at = @now
+        `UPDATE rows SET state = 'pending', uncertain = 0, doubt_since = NULL, doubt_tries = 0, next_try_at = @nextTryAt, updated_at = @now
          WHERE batch_id = @batchId AND idx = @idx AND state IN ('sending', 'verifying')`,
       )
       .run({ batchId, idx, nextTryAt, now });

@@ -14,6 +14,7 @@ import { loadConfig } from '../../src/config.js';
 import { silentLogger } from '../../src/log.js';
 import { openRuntime, type Runtime } from '../../src/runtime.js';
 import { verifyRow } from '../../src/poll/verify.js';
+import { NO_ANSWER_CODE } from '../../src/store/rows.js';
 
 let server: Server | undefined;
 let rt: Runtime | undefined;
@@ -122,5 +123,31 @@ describe('verifying a row refused after an uncertain attempt', () => {
     const r = await world([order({ orderId: 'ORD-mine', trxid: 'tu-row-0' }), order({ orderId: 'ORD-lookalike', trxid: 'someone-else' })]);
     expect(await verifyRow(r, r.rows.get('b1', 0)!)).toBe('placed');
     expect(r.rows.get('b1', 0)!.orderId).toBe('ORD-mine');
+  });
+});
+
+describe('verifying a row no send answered within TOPUP_REVIEW_AFTER_MS (never refused)', () => {
+  const unanswered = (r: Runtime): void =>
+    void r.db.prepare(`UPDATE rows SET reject_code = ?, error = 'no definite answer since …' WHERE batch_id = 'b1'`).run(NO_ANSWER_CODE);
+
+  it('an order with its own trxid settles it', async () => {
+    const r = await world([order({ orderId: 'ORD-own', trxid: 'tu-row-0' })]);
+    unanswered(r);
+    expect(await verifyRow(r, r.rows.get('b1', 0)!)).toBe('placed');
+    expect(r.rows.get('b1', 0)).toMatchObject({ orderId: 'ORD-own' });
+  });
+
+  it('one order that only looks like it (history without trxids) is not taken as its own: review', async () => {
+    const r = await world([order()]);
+    unanswered(r);
+    expect(await verifyRow(r, r.rows.get('b1', 0)!)).toBe('review');
+    expect(r.rows.get('b1', 0)!.error).toMatch(/order history does not show trxids/);
+  });
+
+  it('an empty history is not taken as "not charged": review, saying an order can still appear', async () => {
+    const r = await world([order({ orderId: 'ORD-x', trxid: 'someone-else' })]);
+    unanswered(r);
+    expect(await verifyRow(r, r.rows.get('b1', 0)!)).toBe('review');
+    expect(r.rows.get('b1', 0)!.error).toMatch(/showed no order with this trxid at .*, but an order can still appear/);
   });
 });
