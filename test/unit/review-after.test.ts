@@ -3,69 +3,33 @@
  * row's doubt, not its age: it starts at the first send whose answer was lost, or at the first
  * poll that did not find its order, and an answer that settles anything stops it.
  *
- * The supplier is a small HTTP server here (the sandbox never forgets an order); the store,
- * the client and the poller are the real ones.
+ * The supplier is a small HTTP server here (the sandbox never forgets an order; see
+ * fake-supplier.ts); the store, the client and the poller are the real ones.
  */
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../src/config.js';
-import { silentLogger } from '../../src/log.js';
-import { openRuntime, type Runtime } from '../../src/runtime.js';
+import { describe, expect, it } from 'vitest';
+import type { Runtime } from '../../src/runtime.js';
 import { Poller } from '../../src/poll/poller.js';
+import { pubgRow, supplierWorld } from './fake-supplier.js';
 
 const DAY = 86_400_000;
-let server: Server | undefined;
-let rt: Runtime | undefined;
-let home: string | undefined;
-afterEach(async () => {
-  await rt?.close();
-  rt = undefined;
-  await new Promise<void>((r) => (server ? server.close(() => r()) : r()));
-  server = undefined;
-  if (home) rmSync(home, { recursive: true, force: true });
-  home = undefined;
-});
 
 /** A runtime against a supplier whose history lists `shown` as processing and 404s every GET /orders/:id. */
 async function world(shown: Set<string>): Promise<{ rt: Runtime; lookups: string[] }> {
   const lookups: string[] = [];
-  server = createServer((req, res) => {
-    res.setHeader('content-type', 'application/json');
-    lookups.push(`${req.method} ${req.url}`);
-    if (req.url?.startsWith('/orders/')) {
-      res.statusCode = 404;
-      res.end(JSON.stringify({ success: false, error: 'ORDER NOT FOUND' }));
-      return;
-    }
-    const orders = [...shown].map((orderId) => ({ orderId, status: 'processing' }));
-    res.end(JSON.stringify({ success: true, count: orders.length, orders }));
-  });
-  await new Promise<void>((r) => server!.listen(0, '127.0.0.1', r));
-  const url = `http://127.0.0.1:${(server!.address() as AddressInfo).port}`;
-  home = mkdtempSync(join(tmpdir(), 'review-after-'));
-  const config = loadConfig({ TOPUP_HOME: home, TOPUP_API_URL: url, TOPUP_API_KEY: 'review-after-key-1', TOPUP_REVIEW_AFTER_MS: '60000' });
-  rt = openRuntime(config, silentLogger(), url);
-  const now = Date.now();
-  rt.batches.create({ id: 'b1', name: 'x', sourceName: 'x.csv', jobFile: 'jobs/b1/x.csv', contentHash: 'h', origin: 'inbox', sandbox: false, owner: rt.owner, leaseUntil: now + DAY, now });
-  rt.batches.open('b1', ['pid', 'userId']);
-  const row = (idx: number) => ({
-    idx,
-    line: idx + 2,
-    cells: ['PUBG-60', `512345678${idx}`],
-    request: { pid: 'PUBG-60', trxid: `tu-row-${idx}`, userId: `512345678${idx}` },
-    error: null,
-    productId: 'PUBG-60',
-    slug: 'pubg',
-    packName: '60 UC',
-    quantity: 1,
-    unitPriceUsd: 0.92,
-    expectedUsd: 0.92,
-  });
-  rt.rows.insertAll('b1', [row(0), row(1)], now);
+  const rt = await supplierWorld(
+    (req, res) => {
+      lookups.push(`${req.method} ${req.url}`);
+      if (req.url?.startsWith('/orders/')) {
+        res.statusCode = 404;
+        res.end(JSON.stringify({ success: false, error: 'ORDER NOT FOUND' }));
+        return;
+      }
+      const orders = [...shown].map((orderId) => ({ orderId, status: 'processing' }));
+      res.end(JSON.stringify({ success: true, count: orders.length, orders }));
+    },
+    [pubgRow(0), pubgRow(1)],
+    { TOPUP_REVIEW_AFTER_MS: '60000' },
+  );
   return { rt, lookups };
 }
 

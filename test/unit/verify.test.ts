@@ -4,61 +4,17 @@
  * The supplier's history is served here by a small HTTP server (the one part that cannot be the
  * sandbox, which always echoes trxids); the store and the client are the real ones.
  */
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../src/config.js';
-import { silentLogger } from '../../src/log.js';
-import { openRuntime, type Runtime } from '../../src/runtime.js';
+import { describe, expect, it } from 'vitest';
+import type { Runtime } from '../../src/runtime.js';
 import { verifyRow } from '../../src/poll/verify.js';
 import { NO_ANSWER_CODE } from '../../src/store/rows.js';
-
-let server: Server | undefined;
-let rt: Runtime | undefined;
-afterEach(async () => {
-  await rt?.close();
-  rt = undefined;
-  await new Promise<void>((r) => (server ? server.close(() => r()) : r()));
-  server = undefined;
-});
+import { pubgRow, supplierWorld } from './fake-supplier.js';
 
 type HistoryOrder = Record<string, unknown>;
 
 async function world(orders: HistoryOrder[]): Promise<Runtime> {
-  server = createServer((req, res) => {
-    res.setHeader('content-type', 'application/json');
-    res.end(JSON.stringify({ success: true, count: orders.length, orders }));
-  });
-  await new Promise<void>((r) => server!.listen(0, '127.0.0.1', r));
-  const url = `http://127.0.0.1:${(server!.address() as AddressInfo).port}`;
-  const home = mkdtempSync(join(tmpdir(), 'verify-'));
-  const config = loadConfig({ TOPUP_HOME: home, TOPUP_API_URL: url, TOPUP_API_KEY: 'verify-test-key-1' });
-  rt = openRuntime(config, silentLogger(), url);
+  const rt = await supplierWorld((_req, res) => res.end(JSON.stringify({ success: true, count: orders.length, orders })), [pubgRow(0)]);
   const now = Date.now();
-  rt.batches.create({ id: 'b1', name: 'x', sourceName: 'x.csv', jobFile: 'jobs/b1/x.csv', contentHash: 'h', origin: 'inbox', sandbox: false, now });
-  rt.batches.open('b1', ['pid', 'userId']);
-  rt.rows.insertAll(
-    'b1',
-    [
-      {
-        idx: 0,
-        line: 2,
-        cells: ['PUBG-60', '5123456789'],
-        request: { pid: 'PUBG-60', trxid: 'tu-row-0', userId: '5123456789' },
-        error: null,
-        productId: 'PUBG-60',
-        slug: 'pubg',
-        packName: '60 UC',
-        quantity: 1,
-        unitPriceUsd: 0.92,
-        expectedUsd: 0.92,
-      },
-    ],
-    now,
-  );
   // The row's story: sent, answer lost, resent, refused with a 400.
   const db = rt.db;
   db.prepare(`UPDATE rows SET state = 'verifying', uncertain = 1, attempts = 2, first_sent_at = ?, error = 'INVALID PACK', reject_code = 'INVALID_PACK' WHERE batch_id = 'b1'`).run(now - 5_000);
