@@ -6,7 +6,10 @@
  * No duplicates: an order is exported once, when it has ended (a `processing` order waits for
  * a later run). What was exported is remembered in `meta` and, in case a kill came between the
  * append and that record, also read back from the month's file. Reading stops at the first
- * page on which every order was already exported: the previous export's frontier.
+ * page on which every order was already exported (the previous export's frontier), but not
+ * before every order that was still processing last time has been seen again: newer orders
+ * that were exported meanwhile can sit between it and the top of the history. One that is not
+ * found within maxPages is given up (it is logged).
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -18,6 +21,7 @@ import { appendCsv, monthOf } from './csv-append.js';
 
 export const HISTORY_COLUMNS = ['exportedAt', 'orderId', 'trxid', 'status', 'game', 'packName', 'amountUsd', 'refunded', 'error', 'userId', 'serverId', 'moreId', 'createdAt'] as const;
 const EXPORTED_KEY = 'reports.history.exported';
+const WAITING_KEY = 'reports.history.waiting';
 const REMEMBER = 20_000;
 const PAGE_SIZE = 50;
 
@@ -39,9 +43,10 @@ export async function runHistoryExport(rt: Runtime, opts: { now?: number; maxPag
   const file = join(rt.config.reportsDir, `history-${monthOf(now)}.csv`);
   const remembered = rt.meta.getJson<string[]>(EXPORTED_KEY) ?? [];
   const seen = new Set([...remembered, ...idsInFile(file)]);
+  const lookingFor = new Set(rt.meta.getJson<string[]>(WAITING_KEY) ?? []);
   const fresh: Order[] = [];
   const freshIds = new Set<string>();
-  let waiting = 0;
+  const stillProcessing: string[] = [];
   let pages = 0;
   for (let page = 1; page <= (opts.maxPages ?? 100); page++) {
     const h = await rt.client.history({ page, pageSize: PAGE_SIZE }, { priority: Priority.report });
@@ -49,17 +54,19 @@ export async function runHistoryExport(rt: Runtime, opts: { now?: number; maxPag
     let unexported = 0;
     for (const o of h.orders) {
       if (!o.orderId || seen.has(o.orderId) || freshIds.has(o.orderId)) continue;
+      lookingFor.delete(o.orderId);
       unexported++;
       if (o.status === 'processing') {
-        waiting++;
+        stillProcessing.push(o.orderId);
         continue;
       }
       fresh.push(o);
       freshIds.add(o.orderId);
     }
     if (h.orders.length === 0 || h.hasMore === false) break;
-    if (unexported === 0 && seen.size > 0) break;
+    if (unexported === 0 && seen.size > 0 && lookingFor.size === 0) break;
   }
+  if (lookingFor.size > 0) rt.log.warn({ orders: [...lookingFor], pages }, 'history export: orders that were processing last time were not found again; not exported');
   const at = new Date(now).toISOString();
   fresh.reverse();
   appendCsv(
@@ -67,6 +74,10 @@ export async function runHistoryExport(rt: Runtime, opts: { now?: number; maxPag
     HISTORY_COLUMNS,
     fresh.map((o) => [at, o.orderId, o.trxid, o.status, o.game, o.packName, o.amountUsd, o.refunded, o.error, o.userId, o.serverId, o.moreId, o.createdAt]),
   );
-  if (fresh.length > 0) rt.meta.setJson(EXPORTED_KEY, [...remembered, ...freshIds].slice(-REMEMBER));
-  return { file, exported: fresh.length, pages, waiting };
+  // Both records in one transaction: a kill between them cannot lose a waiting order.
+  rt.db.transaction(() => {
+    if (fresh.length > 0) rt.meta.setJson(EXPORTED_KEY, [...remembered, ...freshIds].slice(-REMEMBER));
+    rt.meta.setJson(WAITING_KEY, stillProcessing);
+  })();
+  return { file, exported: fresh.length, pages, waiting: stillProcessing.length };
 }
