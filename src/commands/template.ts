@@ -8,6 +8,7 @@ import { stringify } from 'csv-stringify/sync';
 import { NotFoundError } from '../errors.js';
 import type { CatalogEntry, RequiredField } from '../intake/catalog.js';
 import { isActive } from '../intake/catalog.js';
+import { safeCell } from '../outbox/cell-safety.js';
 import { openCommandContext } from './context.js';
 
 export function exampleValue(entry: CatalogEntry, field: RequiredField['field']): string {
@@ -60,7 +61,8 @@ export function registerTemplate(program: Command): void {
           );
         }
         const t = templateFor(index.byPid(product.id)!);
-        process.stdout.write(stringify([t.header, t.example]));
+        // The values come from the supplier's catalog: guarded like every other CSV cell we write.
+        process.stdout.write(stringify([t.header.map(safeCell), t.example.map(safeCell)]));
         process.stderr.write(`# ${product.gameName}: example pack "${product.serviceName}" (${product.price} USD); other packs: topup catalog --slug ${product.slug}\n`);
       } finally {
         await ctx.close();
