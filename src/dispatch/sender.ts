@@ -21,6 +21,7 @@ export type SendResult =
   | 'invalid-price'
   | 'rejected'
   | 'verify'
+  | 'review'
   | 'retry'
   | 'hold-balance'
   | 'paused-account'
@@ -89,7 +90,22 @@ export async function sendRow(deps: SenderDeps, row: Row, signal?: AbortSignal):
     });
     crashPoint('response-received');
     const now = Date.now();
-    rt.rows.recordOrder(row.batchId, row.idx, order, now, now + rt.config.pollIntervalMs);
+    try {
+      rt.rows.recordOrder(row.batchId, row.idx, order, now, now + rt.config.pollIntervalMs);
+    } catch (err) {
+      if ((err as { code?: string }).code !== 'SQLITE_CONSTRAINT_UNIQUE') throw err;
+      // The API answered with an order another row of ours already holds: resending cannot settle
+      // that, and guessing could misreport a charge. An operator decides, with the order named.
+      rt.rows.markReview(
+        row.batchId,
+        row.idx,
+        `REVIEW: the API answered this row with order ${order.orderId} (${order.status}), which another row already holds; check the order history before ordering it again`,
+        now,
+        'sending',
+      );
+      rt.log.error({ batch: row.batchId, line: row.line, trxid: row.trxid, orderId: order.orderId }, 'the API answered with an order already held by another row: marked for review');
+      return 'review';
+    }
     const ended = pauses.clear();
     if (ended) rt.log.info({ pause: ended.kind, code: ended.code }, 'sending resumed');
     rt.log.debug({ batch: row.batchId, line: row.line, orderId: order.orderId, status: order.status, replay: order.idempotentReplay }, 'order placed');
@@ -116,27 +132,19 @@ const HISTORY_CHECK_DELAY_TIMEOUTS = 4;
  * (placed) or leaves it for an operator (`review`). Only transport failures, 5xx and 404s get
  * here: DUPLICATE_IN_FLIGHT says the API is still working on it, so it is always resent.
  */
-function stopResending(rt: Runtime, row: Row, now: number, last: string): boolean {
-  const fresh = rt.rows.get(row.batchId, row.idx);
-  if (!fresh || fresh.state !== 'sending' || fresh.doubtSince === null) return false;
-  if (now - fresh.doubtSince < rt.config.reviewAfterMs || fresh.doubtTries < MIN_UNANSWERED_SENDS) return false;
-  const since = new Date(fresh.doubtSince).toISOString();
-  const why = `no definite answer since ${since} (${fresh.doubtTries} sends unanswered, last: ${last})`;
+function stopResending(rt: Runtime, row: Row, now: number, doubt: ReturnType<Runtime['rows']['retryLater']>, last: string): boolean {
+  if (doubt?.state !== 'sending' || doubt.doubtSince === null) return false;
+  if (now - doubt.doubtSince < rt.config.reviewAfterMs || doubt.doubtTries < MIN_UNANSWERED_SENDS) return false;
+  const since = new Date(doubt.doubtSince).toISOString();
+  const why = `no definite answer since ${since} (${doubt.doubtTries} sends unanswered, last: ${last})`;
   rt.rows.toVerify(row.batchId, row.idx, why, NO_ANSWER_CODE, now + HISTORY_CHECK_DELAY_TIMEOUTS * rt.config.requestTimeoutMs, now);
-  rt.log.error({ batch: row.batchId, line: row.line, trxid: row.trxid, since, unanswered: fresh.doubtTries, last }, 'no definite answer in time: no more resends, checking order history');
+  rt.log.error({ batch: row.batchId, line: row.line, trxid: row.trxid, since, unanswered: doubt.doubtTries, last }, 'no definite answer in time: no more resends, checking order history');
   return true;
 }
 
 function handleFailure(deps: SenderDeps, row: Row, err: unknown, uncertainBefore: boolean): SendResult {
   const { rt, pauses } = deps;
   const now = Date.now();
-  if ((err as { code?: string }).code === 'SQLITE_CONSTRAINT_UNIQUE') {
-    // The API answered with an order another row of ours already holds: resending cannot settle
-    // that, and guessing could misreport a charge. An operator decides.
-    rt.rows.markReview(row.batchId, row.idx, 'REVIEW: the API answered this row with an order that another row already holds; check the order history before ordering it again', now, 'sending');
-    rt.log.error({ batch: row.batchId, line: row.line, trxid: row.trxid }, 'the API answered with an order already held by another row: marked for review');
-    return 'verify';
-  }
   if (!(err instanceof ApiError)) {
     // Not an answer from the API (e.g. the store refused a write): the request may have left.
     rt.log.error({ batch: row.batchId, line: row.line, err: coerceError(err) }, 'unexpected failure while sending; will resend');
@@ -187,8 +195,8 @@ function handleFailure(deps: SenderDeps, row: Row, err: unknown, uncertainBefore
     }
     case 'ambiguous':
     case 'not-found': {
-      rt.rows.retryLater(row.batchId, row.idx, { nextTryAt: now + backoff(row.attempts + 1), uncertain: true, note: null }, now);
-      if (stopResending(rt, row, now, err.message)) return 'verify';
+      const doubt = rt.rows.retryLater(row.batchId, row.idx, { nextTryAt: now + backoff(row.attempts + 1), uncertain: true, unanswered: true, note: null }, now);
+      if (stopResending(rt, row, now, doubt, err.message)) return 'verify';
       rt.log.warn({ ...where, why: err.message }, 'no definite answer; will resend the same trxid');
       return 'retry';
     }

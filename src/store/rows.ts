@@ -231,16 +231,29 @@ export class RowStore {
     );
   }
 
-  /** A send that got no definite answer: keep the intent, try again at `nextTryAt`. */
-  retryLater(batchId: string, idx: number, opts: { nextTryAt: number; uncertain: boolean; note: string | null }, now: number): void {
-    this.#stmt(
+  /**
+   * A send that got no definite answer: keep the intent, try again at `nextTryAt`. `uncertain`:
+   * the order may exist (the row stays `sending`). `unanswered`: this send counts towards
+   * TOPUP_REVIEW_AFTER_MS (a timeout, reset or 5xx; not DUPLICATE_IN_FLIGHT, where the API is
+   * still working on it). Returns the row's doubt afterwards.
+   */
+  retryLater(
+    batchId: string,
+    idx: number,
+    opts: { nextTryAt: number; uncertain: boolean; unanswered?: boolean; note: string | null },
+    now: number,
+  ): { doubtSince: number | null; doubtTries: number; state: RowState } | undefined {
+    return this.#stmt(
         `UPDATE rows SET state = CASE WHEN uncertain = 1 OR @uncertain = 1 THEN 'sending' ELSE 'pending' END,
            doubt_since = CASE WHEN uncertain = 1 OR @uncertain = 1 THEN coalesce(doubt_since, last_sent_at, @now) ELSE doubt_since END,
-           doubt_tries = doubt_tries + CASE WHEN @uncertain = 1 THEN 1 ELSE 0 END,
+           doubt_tries = doubt_tries + @unanswered,
            uncertain = max(uncertain, @uncertain), next_try_at = @nextTryAt, error = @note, updated_at = @now
-         WHERE batch_id = @batchId AND idx = @idx AND state = 'sending'`,
+         WHERE batch_id = @batchId AND idx = @idx AND state = 'sending'
+         RETURNING doubt_since AS doubtSince, doubt_tries AS doubtTries, state`,
       )
-      .run({ batchId, idx, nextTryAt: opts.nextTryAt, uncertain: opts.uncertain ? 1 : 0, note: opts.note, now });
+      .get({ batchId, idx, nextTryAt: opts.nextTryAt, uncertain: opts.uncertain ? 1 : 0, unanswered: opts.unanswered ? 1 : 0, note: opts.note, now }) as
+      | { doubtSince: number | null; doubtTries: number; state: RowState }
+      | undefined;
   }
 
   /** A definite refusal of a row that was never in doubt: nothing was charged. */

@@ -46,11 +46,11 @@ describe('the doubt clock in the store', () => {
     // Sent again now, and this answer is lost.
     expect(rt.rows.markSending('b1', 0, rt.owner, now, now + 15_000)).toBe(true);
     expect(rt.rows.get('b1', 0)!.doubtSince).toBeNull();
-    rt.rows.retryLater('b1', 0, { nextTryAt: now + 500, uncertain: true, note: null }, now);
+    rt.rows.retryLater('b1', 0, { nextTryAt: now + 500, uncertain: true, unanswered: true, note: null }, now);
     expect(rt.rows.get('b1', 0)).toMatchObject({ doubtSince: now, doubtTries: 1 });
     // Resends keep the start of the doubt and count the unanswered sends; an order in hand ends it.
     expect(rt.rows.markSending('b1', 0, rt.owner, now + 1_000, now + 16_000)).toBe(true);
-    rt.rows.retryLater('b1', 0, { nextTryAt: now + 2_000, uncertain: true, note: null }, now + 1_050);
+    rt.rows.retryLater('b1', 0, { nextTryAt: now + 2_000, uncertain: true, unanswered: true, note: null }, now + 1_050);
     expect(rt.rows.get('b1', 0)).toMatchObject({ doubtSince: now, doubtTries: 2 });
     expect(rt.rows.markSending('b1', 0, rt.owner, now + 3_000, now + 18_000)).toBe(true);
     rt.rows.recordOrder('b1', 0, { orderId: 'ORD-1', status: 'processing' }, now + 3_100, now + 5_000);
