@@ -33,7 +33,7 @@ export function batchName(sourceName: string): string {
  */
 function chooseResultFile(rt: Runtime, name: string, batchId: string): string {
   const plain = join(rt.config.outboxDir, `${name}.result.csv`);
-  const taken = rt.db.prepare('SELECT 1 FROM batches WHERE result_file = ?').get(plain) !== undefined;
+  const taken = rt.batches.resultFileTaken(plain);
   return taken || existsSync(plain) ? join(rt.config.outboxDir, `${name}.${batchId}.result.csv`) : plain;
 }
 
@@ -75,7 +75,7 @@ export async function claimFile(rt: Runtime, path: string, opts: ClaimOptions = 
       leaseUntil: opts.own ? now + LEASE_MS : 0,
       now,
     });
-    rt.db.prepare('UPDATE batches SET result_file = ? WHERE id = ?').run(chooseResultFile(rt, name, id), id);
+    rt.batches.setResultFile(id, chooseResultFile(rt, name, id));
     return b;
   }).immediate();
 
@@ -85,7 +85,7 @@ export async function claimFile(rt: Runtime, path: string, opts: ClaimOptions = 
       renameSync(path, jobFile);
     } catch (err) {
       // Another process claimed it between our hash and our move: this claim never happened.
-      rt.db.prepare(`DELETE FROM batches WHERE id = ? AND state = 'claimed'`).run(id);
+      rt.batches.forgetClaim(id);
       throw err;
     }
   }

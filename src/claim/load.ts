@@ -102,7 +102,7 @@ export async function loadBatch(rt: Runtime, batch: Batch): Promise<LoadOutcome>
     rt.rows.deleteBatchRows(batch.id);
     rt.rows.insertAll(batch.id, duplicate ? rows.map((r) => ({ ...r, request: null })) : rows, now);
     if (duplicate) {
-      rt.db.prepare(`UPDATE rows SET state = 'skipped' WHERE batch_id = ?`).run(batch.id);
+      rt.rows.skipAll(batch.id);
       rt.batches.markDuplicate(batch.id, file.header.header.columns);
     } else {
       rt.batches.open(batch.id, file.header.header.columns);

@@ -40,8 +40,8 @@ export async function createRetryBatch(rt: Runtime, batchId: string, opts: { kee
   if (!old.header) throw new UsageError(`batch ${batchId} has no rows to retry (its file could not be read)`);
   const rows = rt.rows.inStates(old.id, RETRY_STATES);
   if (rows.length === 0) throw new UsageError(`batch ${batchId} has no rejected or cancelled rows to retry`);
-  const earlier = rt.db.prepare('SELECT id FROM batches WHERE retry_of = ?').get(old.id) as { id: string } | undefined;
-  if (earlier) throw new UsageError(`batch ${batchId} was already retried as batch ${earlier.id}; to retry what failed again, run: topup retry ${earlier.id}`);
+  const earlier = rt.batches.retriedAs(old.id);
+  if (earlier) throw new UsageError(`batch ${batchId} was already retried as batch ${earlier}; to retry what failed again, run: topup retry ${earlier}`);
 
   const header = [...old.header];
   let trxCol = mapHeader(header).fields.trxid;

@@ -2,10 +2,10 @@
  * A batch as the operator sees it: how far it is, what it cost so far, who runs it and why it
  * waits. Read from the store only, so `status` works while the API is down.
  */
-import type { Db } from '../store/db.js';
 import type { Batch } from '../store/batches.js';
 import type { RowStore, StateCounts } from '../store/rows.js';
 import type { PauseState } from '../dispatch/pauses.js';
+import { roundCents } from '../money.js';
 
 export interface BatchProgressSnapshot {
   rows: number;
@@ -17,19 +17,11 @@ export interface BatchProgressSnapshot {
   spentUsd: number;
 }
 
-export function snapshot(db: Db, rows: RowStore, batchId: string): BatchProgressSnapshot {
+export function snapshot(rows: RowStore, batchId: string): BatchProgressSnapshot {
   const counts = rows.counts(batchId);
-  const r = db
-    .prepare(
-      `SELECT count(*) AS n,
-         coalesce(sum(first_sent_at IS NOT NULL), 0) AS sent,
-         coalesce(sum(CASE WHEN state = 'completed' OR (state = 'cancelled' AND coalesce(refunded, 0) = 0)
-                      THEN coalesce(amount_usd, expected_usd, 0) ELSE 0 END), 0) AS spent
-       FROM rows WHERE batch_id = ?`,
-    )
-    .get(batchId) as { n: number; sent: number; spent: number };
+  const p = rows.progress(batchId);
   const done = counts.completed + counts.cancelled + counts.rejected + counts.invalid + counts.skipped + counts.review;
-  return { rows: r.n, counts, sent: r.sent, done, spentUsd: Math.round(r.spent * 100) / 100 };
+  return { rows: p.rows, counts, sent: p.sent, done, spentUsd: roundCents(p.spentUsd) };
 }
 
 export type RunState = 'running' | 'waiting' | 'queued' | 'done' | 'failed' | 'duplicate';

@@ -60,7 +60,7 @@ export function registerCancel(program: Command): void {
           await runBatchInForeground(rt, batchId, new Notifier(ctx.config, ctx.log), { quiet: true });
         }
         const done = rt.batches.get(batchId)!;
-        const s = snapshot(rt.db, rt.rows, batchId);
+        const s = snapshot(rt.rows, batchId);
         if (done.finishedAt === null) {
           process.stdout.write(`batch ${batchId}: cancel requested, not finished yet; see topup status ${batchId}\n`);
           process.exitCode = ExitCode.NotAllCompleted;

@@ -42,7 +42,7 @@ export async function runBatchInForeground(rt: Runtime, batchId: string, notifie
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
   const timer = setInterval(() => {
-    if (rt.batches.get(batchId)?.state !== 'claimed') view.update(snapshot(rt.db, rt.rows, batchId));
+    if (rt.batches.get(batchId)?.state !== 'claimed') view.update(snapshot(rt.rows, batchId));
   }, 250);
   try {
     await runner.run();
@@ -52,7 +52,7 @@ export async function runBatchInForeground(rt: Runtime, batchId: string, notifie
     process.off('SIGTERM', onSignal);
   }
   const b = rt.batches.get(batchId);
-  view.stop(b && b.state !== 'claimed' ? snapshot(rt.db, rt.rows, batchId) : null);
+  view.stop(b && b.state !== 'claimed' ? snapshot(rt.rows, batchId) : null);
   await notifier.flush();
   return { summary, interrupted: signals > 0 };
 }

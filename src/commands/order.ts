@@ -24,9 +24,7 @@ export function registerOrder(program: Command): void {
         if (isApiError(err, 'not-found')) throw new NotFoundError(`no order ${orderId} on this account [ORDER NOT FOUND]`);
         throw err;
       }
-      const local = ctx.rt.db.prepare('SELECT batch_id AS batchId, line FROM rows WHERE order_id = ?').get(order.orderId ?? orderId) as
-        | { batchId: string; line: number }
-        | undefined;
+      const local = ctx.rt.rows.placedBy(order.orderId ?? orderId);
       const show = opts.showCodes === true;
       printList(format, [order], orderColumns(show), { ...orderJson(order, show), local: local ?? null });
       if (format === 'table' && local) process.stdout.write(`placed by batch ${local.batchId}, line ${local.line}\n`);

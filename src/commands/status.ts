@@ -28,7 +28,7 @@ export function registerStatus(program: Command): void {
       if (batchId) {
         const b = store.batches.get(batchId);
         if (!b) throw new NotFoundError(`no batch ${batchId} (see topup status for the list)`);
-        const s = snapshot(store.db, store.rows, b.id);
+        const s = snapshot(store.rows, b.id);
         const rows = [...store.rows.iterate(b.id)];
         const info = {
           id: b.id, file: b.sourceName, origin: b.origin, state: runState(b, pause, now), why: waitingWhy(b, pause, now),
@@ -60,7 +60,7 @@ export function registerStatus(program: Command): void {
       const batches = store.batches.list(opts.active ? { states: ['claimed', 'open', 'duplicate'], limit: opts.limit } : { limit: opts.limit });
       const list = batches
         .filter((b) => !opts.active || b.finishedAt === null)
-        .map((b) => ({ b, s: snapshot(store.db, store.rows, b.id) }))
+        .map((b) => ({ b, s: snapshot(store.rows, b.id) }))
         .map(({ b, s }) => ({
           id: b.id, file: b.sourceName, origin: b.origin, state: runState(b, pause, now), rows: s.rows, done: s.done, sent: s.sent,
           completed: s.counts.completed, cancelled: s.counts.cancelled, rejected: s.counts.rejected, invalid: s.counts.invalid,

@@ -132,10 +132,9 @@ export class Poller {
    * row not found on its page is read with GET /orders/:id in the same round.
    */
   #pagesFor(rows: readonly Row[]): Set<number> {
-    const depthOf = this.#rt.db.prepare('SELECT count(*) AS n FROM rows WHERE order_id IS NOT NULL AND first_sent_at > ?');
     const pages = new Set<number>();
     for (const r of rows) {
-      const depth = (depthOf.get(r.firstSentAt ?? 0) as { n: number }).n;
+      const depth = this.#rt.rows.placedAfter(r.firstSentAt ?? 0);
       pages.add(Math.floor(depth / PAGE_SIZE) + 1);
     }
     return pages;

@@ -34,17 +34,6 @@ function matches(row: Row, o: Order): boolean {
   return true;
 }
 
-/** Another row of ours for the same purchase that is itself still in doubt could own the same order. */
-function hasTwinInDoubt(rt: Runtime, row: Row): boolean {
-  const twin = rt.db
-    .prepare(
-      `SELECT 1 FROM rows WHERE state IN ('sending', 'verifying') AND uncertain = 1 AND slug IS ? AND pack_name IS ?
-         AND json_extract(request_json, '$.userId') IS ? AND NOT (batch_id = ? AND idx = ?)`,
-    )
-    .get(row.slug, row.packName, row.request?.userId ?? null, row.batchId, row.idx);
-  return twin !== undefined;
-}
-
 /** True when this page of history certainly reaches back before `since`. */
 function reachesBack(rt: Runtime, orders: readonly Order[], since: number, complete: boolean): boolean {
   if (complete) return true;
@@ -56,8 +45,8 @@ function reachesBack(rt: Runtime, orders: readonly Order[], since: number, compl
   }
   // Without timestamps: the oldest order is one of ours that we placed before the first attempt.
   if (oldest.orderId === undefined) return false;
-  const r = rt.db.prepare('SELECT first_sent_at AS t FROM rows WHERE order_id = ?').get(oldest.orderId) as { t: number | null } | undefined;
-  return r?.t != null && r.t < since;
+  const t = rt.rows.firstSentAtOf(oldest.orderId);
+  return t !== null && t < since;
 }
 
 export async function verifyRow(rt: Runtime, row: Row, signal?: AbortSignal): Promise<VerifyOutcome> {
@@ -77,7 +66,7 @@ export async function verifyRow(rt: Runtime, row: Row, signal?: AbortSignal): Pr
       ? []
       : h.orders.filter((o) => o.orderId !== undefined && !rt.rows.isOrderIdKnown(o.orderId) && matches(row, o));
 
-  if (candidates.length === 1 && !own && hasTwinInDoubt(rt, row)) {
+  if (candidates.length === 1 && !own && rt.rows.hasTwinInDoubt(row)) {
     rt.rows.markReview(
       row.batchId,
       row.idx,

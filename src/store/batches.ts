@@ -2,7 +2,7 @@
  * Batches: one per claimed file (or `topup submit` / `topup retry`). Every change is a guarded
  * UPDATE; a batch is driven by one process at a time, the holder of its lease.
  */
-import { statementCache, type Db } from './db.js';
+import { placeholders, statementCache, type Db } from './db.js';
 import type { Statement } from 'better-sqlite3';
 
 export type BatchState = 'claimed' | 'open' | 'done' | 'failed' | 'duplicate';
@@ -108,10 +108,8 @@ export interface NewBatch {
 }
 
 export class BatchStore {
-  readonly #db: Db;
   readonly #stmt: (sql: string) => Statement;
   constructor(db: Db) {
-    this.#db = db;
     this.#stmt = statementCache(db);
   }
 
@@ -139,7 +137,7 @@ export class BatchStore {
   }
 
   list(opts: { states?: BatchState[]; limit?: number } = {}): Batch[] {
-    const where = opts.states ? `WHERE state IN (${opts.states.map(() => '?').join(',')})` : '';
+    const where = opts.states ? `WHERE state IN (${placeholders(opts.states)})` : '';
     const rows = this.#stmt(`SELECT * FROM batches ${where} ORDER BY seq DESC LIMIT ?`)
       .all(...(opts.states ?? []), opts.limit ?? 1_000_000) as BatchRow[];
     return rows.map(toBatch);
@@ -155,8 +153,23 @@ export class BatchStore {
     return r ? toBatch(r) : undefined;
   }
 
-  setJobFile(id: string, jobFile: string): void {
-    this.#stmt('UPDATE batches SET job_file = ? WHERE id = ?').run(jobFile, id);
+  /** Whether a batch already writes (or wrote) its result to this path. */
+  resultFileTaken(path: string): boolean {
+    return this.#stmt('SELECT 1 FROM batches WHERE result_file = ?').get(path) !== undefined;
+  }
+
+  setResultFile(id: string, path: string): void {
+    this.#stmt('UPDATE batches SET result_file = ? WHERE id = ?').run(path, id);
+  }
+
+  /** Undoes a claim whose file move failed (another process took the file first). */
+  forgetClaim(id: string): void {
+    this.#stmt(`DELETE FROM batches WHERE id = ? AND state = 'claimed'`).run(id);
+  }
+
+  /** The batch that retried this one, if any. A retry whose claim failed does not count. */
+  retriedAs(id: string): string | undefined {
+    return (this.#stmt(`SELECT id FROM batches WHERE retry_of = ? AND state != 'failed'`).get(id) as { id: string } | undefined)?.id;
   }
 
   /** claimed → open, once every row is stored. */

@@ -63,3 +63,8 @@ export function integrityCheck(db: Db): string {
   const rows = db.pragma('integrity_check') as { integrity_check: string }[];
   return rows.map((r) => r.integrity_check).join('; ');
 }
+
+/** `?,?,?` for an IN list of this length. */
+export function placeholders(values: readonly unknown[]): string {
+  return values.map(() => '?').join(',');
+}

@@ -6,10 +6,8 @@ import { statementCache, type Db } from './db.js';
 import type { Statement } from 'better-sqlite3';
 
 export class MetaStore {
-  readonly #db: Db;
   readonly #stmt: (sql: string) => Statement;
   constructor(db: Db) {
-    this.#db = db;
     this.#stmt = statementCache(db);
   }
 

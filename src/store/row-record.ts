@@ -1,9 +1,62 @@
 /**
- * A row as the program sees it (Row) and as SQLite stores it (RowRecord), and the one mapping
- * between them.
+ * A row as the program sees it (Row) and as SQLite stores it (RowRecord), the one mapping
+ * between them, and the vocabulary of its states (the state machine itself is in rows.ts).
  */
 import type { OrderRequest } from '../api/schemas.js';
-import type { RowState } from './rows.js';
+
+export const ROW_STATES = [
+  'pending',
+  'sending',
+  'processing',
+  'verifying',
+  'completed',
+  'cancelled',
+  'invalid',
+  'rejected',
+  'skipped',
+  'review',
+] as const;
+export type RowState = (typeof ROW_STATES)[number];
+export const FINAL_ROW_STATES: readonly RowState[] = ['completed', 'cancelled', 'invalid', 'rejected', 'skipped', 'review'];
+
+export interface NewRow {
+  idx: number;
+  line: number;
+  cells: string[];
+  /** Valid rows: the full request body, trxid included. Invalid rows: null. */
+  request: OrderRequest | null;
+  error: string | null;
+  productId?: string;
+  slug?: string;
+  packName?: string;
+  quantity?: number;
+  unitPriceUsd?: number;
+  expectedUsd?: number;
+  maxPriceUsd?: number | null;
+}
+
+/** What the API told us about a placed order. */
+export interface OrderFacts {
+  orderId: string;
+  status: 'processing' | 'completed' | 'cancelled';
+  amountUsd?: number | undefined;
+  codes?: string[] | undefined;
+  refunded?: boolean | undefined;
+  error?: string | undefined;
+}
+
+export type StateCounts = Record<RowState, number>;
+
+export function emptyCounts(): StateCounts {
+  return Object.fromEntries(ROW_STATES.map((s) => [s, 0])) as StateCounts;
+}
+
+/**
+ * reject_code of a `verifying` row that was never refused: no send got a definite answer within
+ * TOPUP_REVIEW_AFTER_MS. History can show it was placed; nothing can show it was not.
+ */
+export const NO_ANSWER_CODE = 'TOPUP_NO_DEFINITE_ANSWER';
+
 
 export interface Row {
   batchId: string;
