@@ -42,8 +42,9 @@ export interface Config {
   pollIntervalMs: number;
   requestTimeoutMs: number;
   /**
-   * A row with no definite answer this long after its first send (resent with the same trxid
-   * without a definite answer, or placed with an order id the API stopped knowing) ends `review`.
+   * How long a row may go without a definite answer, counted from the first send whose answer
+   * was lost (or the first poll that missed its order): past it, resending stops and order
+   * history decides (`processing` or `review`). See dispatch/sender.ts and poll/poller.ts.
    */
   reviewAfterMs: number;
   settleMs: number;

@@ -3,6 +3,7 @@ import type { Command } from 'commander';
 import { Priority } from '../api/client.js';
 import { openCommandContext } from './context.js';
 import { addFormatOptions, formatOf, printList, usd } from './output.js';
+import { roundCents } from '../money.js';
 
 export function registerBalance(program: Command): void {
   addFormatOptions(program.command('balance').description('Show the balance (GET /balance) and the USD that unfinished batches still have to spend')).action(
@@ -15,7 +16,7 @@ export function registerBalance(program: Command): void {
         const row = {
           balanceUsd: b.balanceUsd,
           currency: b.currency,
-          reservedUsd: Math.round(reserved * 100) / 100,
+          reservedUsd: roundCents(reserved),
           mode: ctx.config.sandbox ? 'SANDBOX' : 'LIVE',
           at: new Date().toISOString(),
         };

@@ -6,6 +6,7 @@ import type { Command } from 'commander';
 import { stringify } from 'csv-stringify/sync';
 import { safeCell } from '../outbox/cell-safety.js';
 import { UsageError } from '../errors.js';
+import { roundCents } from '../money.js';
 
 export type Cell = string | number | boolean | null | undefined;
 export interface Column<T> {
@@ -48,7 +49,7 @@ export function printList<T>(format: Format, rows: readonly T[], columns: readon
 }
 
 export function usd(n: number | null | undefined): string {
-  return n === null || n === undefined ? '' : (Math.round(n * 100) / 100).toFixed(2);
+  return n === null || n === undefined ? '' : roundCents(n).toFixed(2);
 }
 
 export function when(ms: number | null | undefined): string {

@@ -14,6 +14,7 @@ import { createRowValidator } from '../intake/validate.js';
 import type { Runtime } from '../runtime.js';
 import { openCommandContext } from './context.js';
 import { renderTable, usd } from './output.js';
+import { roundCents as cents } from '../money.js';
 
 export interface Quote {
   file: string;
@@ -31,7 +32,6 @@ export interface Quote {
   ok: boolean;
 }
 
-const cents = (n: number): number => Math.round(n * 100) / 100;
 
 export async function quoteFile(rt: Runtime, path: string, again: boolean): Promise<Quote> {
   const hash = await contentHash(path);

@@ -9,6 +9,7 @@ import { Priority } from '../api/client.js';
 import type { Runtime } from '../runtime.js';
 import type { Batch } from '../store/batches.js';
 import { coerceError } from '../errors.js';
+import { roundCents as cents } from '../money.js';
 
 export interface FundsVerdict {
   funded: Batch[];
@@ -16,7 +17,6 @@ export interface FundsVerdict {
   balanceUsd: number;
 }
 
-const cents = (n: number): number => Math.round(n * 100) / 100;
 
 /**
  * `batches`: every open batch with rows still to send, oldest first. Only those in `judge` get a

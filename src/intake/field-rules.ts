@@ -47,16 +47,13 @@ export function idProblemInFull(value: string): string | undefined {
   return undefined;
 }
 
-const DIGIT_RUNS = new Map<number, RegExp>();
+const FREE_FIRE_ID = /^\d{5,20}$/;
 
 /** Free Fire lines (`ff…`): 5–20 digits. */
-export function digitsProblem(value: string, min: number, max: number): string | undefined {
-  const key = min * 1000 + max;
-  let digits = DIGIT_RUNS.get(key);
-  if (digits === undefined) DIGIT_RUNS.set(key, (digits = new RegExp(`^\\d{${min},${max}}$`)));
-  if (digits.test(value)) return undefined;
+export function freeFireIdProblem(value: string): string | undefined {
+  if (FREE_FIRE_ID.test(value)) return undefined;
   if (spreadsheetMangled(value)) return `"${value}": ${SPREADSHEET_HINT}`;
-  return `must be ${min}–${max} digits (got "${value}")`;
+  return `must be 5–20 digits (got "${value}")`;
 }
 
 /** A name of 3–16 ASCII word characters or inner spaces, `#`, a tag of 3–5 ASCII letters or digits: passes every rule below. */
@@ -111,6 +108,4 @@ export function parseUsd(value: string): number | undefined {
   return Number(`${m[1]}.${m[2] ?? '0'}`);
 }
 
-export function roundCents(usd: number): number {
-  return Math.round((usd + Number.EPSILON) * 100) / 100;
-}
+

@@ -15,19 +15,19 @@ import type { OrderRequest } from '../api/schemas.js';
 import { columnName, type HeaderMap, type OrderField } from './columns.js';
 import { isActive, type CatalogEntry, type CatalogIndex, type LineKind, type RequiredField } from './catalog.js';
 import {
-  digitsProblem,
+  freeFireIdProblem,
   idProblem,
   matchOption,
   optionList,
   parseUsd,
   parseWholeNumber,
   riotIdProblem,
-  roundCents,
   spreadsheetMangled,
   SPREADSHEET_HINT,
   zoneIdProblem,
 } from './field-rules.js';
 import { allBlank, type RawRow } from './parse.js';
+import { roundCents } from '../money.js';
 
 export interface RowProblem {
   /** The user's column name, or the field name when the column is absent; "row" for the whole row. */
@@ -80,7 +80,7 @@ interface PackFacts {
 
 /** The header, resolved once per file: where each field is and what the user calls its column. */
 interface FileShape {
-  header: HeaderMap;
+  /** Field → column index (the header's own map). */
   at: Partial<Record<OrderField, number>>;
   names: Readonly<Record<OrderField, string>>;
   /** Problems about which pack is meant go on pid when the file has it, else on pack. */
@@ -97,7 +97,7 @@ export function createRowValidator(header: HeaderMap, catalog: CatalogIndex): Ro
   const trxidLines = new Map<string, number>();
   const names = {} as Record<OrderField, string>;
   for (const f of ALL_FIELDS) names[f] = columnName(header, f);
-  const shape: FileShape = { header, at: header.fields, names, packColumn: header.fields.pid !== undefined ? 'pid' : 'pack' };
+  const shape: FileShape = { at: header.fields, names, packColumn: header.fields.pid !== undefined ? 'pid' : 'pack' };
   const facts = new Map<CatalogEntry, PackFacts>();
   const factsOf = (entry: CatalogEntry): PackFacts => {
     let f = facts.get(entry);
@@ -261,7 +261,7 @@ function fieldProblem(field: RequiredField['field'], entry: CatalogEntry, pack: 
   switch (field) {
     case 'userId':
       if (entry.kind === 'riot-id') return riotIdProblem(value);
-      if (/^ff/i.test(entry.product.slug)) return digitsProblem(value, 5, 20);
+      if (/^ff/i.test(entry.product.slug)) return freeFireIdProblem(value);
       return idProblem(value);
     case 'zoneId':
       return zoneIdProblem(value);

@@ -8,6 +8,7 @@ import { stringify } from 'csv-stringify/sync';
 import type { Row } from '../store/rows.js';
 import { safeCell } from './cell-safety.js';
 import { writeFileAtomic } from './atomic-write.js';
+import { roundCents } from '../money.js';
 
 export const RESULT_COLUMNS = ['trxid', 'orderId', 'status', 'amountUsd', 'codes', 'refunded', 'error'] as const;
 
@@ -27,7 +28,7 @@ export function resultStatus(row: Row): string {
 }
 
 function money(n: number | null): string {
-  return n === null ? '' : String(Math.round(n * 100) / 100);
+  return n === null ? '' : String(roundCents(n));
 }
 
 export function resultCells(row: Row, width: number): string[] {

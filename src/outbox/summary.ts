@@ -5,6 +5,7 @@
 import type { Batch } from '../store/batches.js';
 import { emptyCounts, type Row, type StateCounts } from '../store/rows.js';
 import { writeFileAtomic } from './atomic-write.js';
+import { roundCents as cents } from '../money.js';
 
 export interface BatchSummary {
   batchId: string;
@@ -24,7 +25,6 @@ export interface BatchSummary {
   finishedAt: string;
 }
 
-const cents = (n: number): number => Math.round(n * 100) / 100;
 
 export function summarize(batch: Batch, rows: Iterable<Row>, resultFile: string, balanceAfter: number | null, now: number): BatchSummary {
   const counts = emptyCounts();

@@ -6,7 +6,8 @@
 import { join } from 'node:path';
 import { Priority } from '../api/client.js';
 import type { Runtime } from '../runtime.js';
-import { appendCsv, cents } from './csv-append.js';
+import { appendCsv } from './csv-append.js';
+import { roundCents as cents } from '../money.js';
 
 export const BALANCE_COLUMNS = ['at', 'balanceUsd', 'currency', 'reservedUsd', 'mode'] as const;
 

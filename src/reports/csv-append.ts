@@ -34,4 +34,3 @@ export function dayOf(ms: number): string {
   return new Date(ms).toISOString().slice(0, 10);
 }
 
-export const cents = (n: number): number => Math.round(n * 100) / 100;

@@ -18,7 +18,8 @@ import { safeCell } from '../outbox/cell-safety.js';
 import { writeFileAtomic } from '../outbox/atomic-write.js';
 import type { Runtime } from '../runtime.js';
 import type { Row } from '../store/rows.js';
-import { cents, dayOf, type ReportCell } from './csv-append.js';
+import { dayOf, type ReportCell } from './csv-append.js';
+import { roundCents as cents } from '../money.js';
 
 export const RECONCILE_COLUMNS = ['kind', 'orderId', 'trxid', 'batchId', 'line', 'localStatus', 'apiStatus', 'localAmountUsd', 'apiAmountUsd', 'refunded', 'note'] as const;
 const LAST_KEY = 'reports.reconcile.last';
