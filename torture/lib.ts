@@ -391,10 +391,12 @@ export async function callsOf(sb: SandboxProcess): Promise<CallEntry[]> {
 }
 
 /** The daemon's own store, read-only: attempts per row and states. */
-export function storeRows(w: World): { state: string; trxid: string | null; attempts: number; error: string | null; request_json: string | null }[] {
+export function storeRows(
+  w: World,
+): { state: string; trxid: string | null; attempts: number; error: string | null; request_json: string | null; last_sent_at: number | null }[] {
   const db = new Database(join(w.home.jobs, 'topup.db'), { readonly: true, fileMustExist: true });
   try {
-    return db.prepare('SELECT state, trxid, attempts, error, request_json FROM rows ORDER BY batch_id, idx').all() as never;
+    return db.prepare('SELECT state, trxid, attempts, error, request_json, last_sent_at FROM rows ORDER BY batch_id, idx').all() as never;
   } finally {
     db.close();
   }

@@ -7,13 +7,14 @@
  * through `topup validate` when that command exists.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, statSync, symlinkSync, writeFileSync, openSync, writeSync, closeSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, lstatSync, readdirSync, readFileSync, renameSync, rmSync, statSync, symlinkSync, writeFileSync, openSync, writeSync, closeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { parse } from 'csv-parse/sync';
 import { cliEnv, inProcessSandbox, ROOT, runCli, startCli, tempHome, waitFor, type TempHome } from '../e2e/harness.js';
 import type { RunningSandbox } from '../../src/sandbox/index.js';
+import Database from 'better-sqlite3';
 
 const CORPUS = join(ROOT, 'test', 'fixtures', 'bad-inputs');
 type Expected = ({ kind: 'error-file'; match?: string } | { kind: 'result'; statuses: Record<string, number> } | { kind: 'ignored' }) & { knownBug?: string };
@@ -144,9 +145,15 @@ describe('bad-input corpus through one long-running daemon', () => {
     const target = join(outside, 'secret.csv');
     expect(readFileSync(target, 'utf8')).toBe('pid,userId\nPUBG-60,5123456789\n');
     expect(existsSync(join(home.outbox, 'link-outside.result.csv'))).toBe(false);
-    expect(sb.admin.ledger().orders.filter((o) => o.userId === '5123456789' && !o.trxid).length).toBe(0);
-    // The symlink is left where it was, reported in the log.
-    expect(daemon!.output()).toMatch(/link-outside\.csv/);
+    // Never claimed: the link is still in the inbox, no job folder holds it, no batch names it.
+    expect(lstatSync(join(home.inbox, 'link-outside.csv')).isSymbolicLink()).toBe(true);
+    expect(readdirSync(home.jobs).filter((d) => d.startsWith('b')).some((d) => existsSync(join(home.jobs, d, 'link-outside.csv')))).toBe(false);
+    const db = new Database(join(home.jobs, 'topup.db'), { readonly: true, fileMustExist: true });
+    const claimed = db.prepare(`SELECT count(*) AS n FROM batches WHERE source_name = 'link-outside.csv'`).get() as { n: number };
+    db.close();
+    expect(claimed.n).toBe(0);
+    // Reported in the log as a symbolic link that is not followed.
+    expect(daemon!.output()).toMatch(/link-outside\.csv.*symbolic link|symbolic link.*link-outside\.csv/);
   });
 
   it('leaves a folder named x.csv alone (and does not read inside it)', () => {
@@ -157,15 +164,10 @@ describe('bad-input corpus through one long-running daemon', () => {
 });
 
 describe('bad-input corpus through `topup validate`', () => {
-  it('gives every file a verdict without crashing', async (t) => {
+  it('gives every file a verdict without crashing', async () => {
     // validate runs against the built-in sandbox of its own fresh home.
     const vhome = tempHome('topup-validate-');
     const venv = cliEnv(vhome, null);
-    const help = await runCli(['validate', '--help'], venv, { timeoutMs: 20_000 }).catch(() => ({ code: 1 }));
-    if (help.code !== 0) {
-      t.skip('`topup validate` does not exist yet (src/commands/validate.ts is being written); skipped');
-      return;
-    }
     const failures: string[] = [];
     for (const [file, exp] of Object.entries(expected)) {
       const r = await runCli(['validate', join(CORPUS, file)], venv, { timeoutMs: 30_000 });

@@ -57,6 +57,8 @@ export async function killLoop(ctx: ScenarioCtx, o: KillLoopOptions): Promise<{ 
   let targetedKills = 0;
   let intentMissing = 0;
   for (const [k, point] of o.targeted.entries()) {
+    // The kill's own intent: a row committed as `sending` during this run, not one left from before.
+    const runStart = Date.now();
     w.home.drop(`targeted-${k}.csv`, makeBatch(ctx.rand, { rows: 20, failing: 0.1, keys: 0.1 }).replace(/row-/g, `t${k}-`));
     const d = startDaemon(w, ctx, { once: true, env: { TOPUP_CRASH_AT: point } });
     const r = await Promise.race([d.exited, sleep(30_000).then(() => null)]);
@@ -65,7 +67,14 @@ export async function killLoop(ctx: ScenarioCtx, o: KillLoopOptions): Promise<{ 
     else ctx.log(`crash point ${point} was not reached (exit ${JSON.stringify(r)})`);
     if (r?.signal === 'SIGKILL' && point.startsWith('intent-committed')) {
       // The intent must be on disk: a `sending` row with its exact body and trxid.
-      const sending = storeRows(w).filter((x) => x.state === 'sending' && x.request_json !== null && x.trxid !== null && (JSON.parse(x.request_json) as { trxid?: string }).trxid === x.trxid);
+      const sending = storeRows(w).filter(
+        (x) =>
+          x.state === 'sending' &&
+          x.trxid !== null &&
+          (x.last_sent_at ?? 0) >= runStart &&
+          x.request_json !== null &&
+          (JSON.parse(x.request_json) as { trxid?: string }).trxid === x.trxid,
+      );
       if (sending.length === 0) intentMissing++;
     }
     kills++;
