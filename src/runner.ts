@@ -208,7 +208,7 @@ export class Runner extends EventEmitter<RunnerEvents> {
     if ((this.#nextLoadTry.get(b.id) ?? 0) > Date.now() || !this.#pauses.canPoll(Date.now())) return false;
     try {
       const outcome = await loadBatch(this.#rt, b);
-      if (outcome.loaded || outcome.reason === 'file-error') return true;
+      if (outcome.loaded || outcome.reason !== 'catalog') return true;
       this.#rt.log.warn({ batch: b.id, why: outcome.message }, 'batch waits for the catalog');
     } catch (err) {
       // Not the file's fault (it would be a file error): keep the daemon up and try again.

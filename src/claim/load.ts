@@ -22,7 +22,9 @@ export function deriveTrxid(seed: string, idx: number): string {
   return `tu${createHash('sha256').update(`${seed}:${idx}`).digest('hex').slice(0, 30)}`;
 }
 
-export type LoadOutcome = { loaded: true; rows: number } | { loaded: false; reason: 'file-error' | 'catalog'; message: string };
+export type LoadOutcome =
+  | { loaded: true; rows: number }
+  | { loaded: false; reason: 'file-error' | 'catalog' | 'not-ours'; message: string };
 
 export async function loadBatch(rt: Runtime, batch: Batch): Promise<LoadOutcome> {
   const path = join(rt.config.home, batch.jobFile);
@@ -98,7 +100,11 @@ export async function loadBatch(rt: Runtime, batch: Batch): Promise<LoadOutcome>
   }
 
   const now = Date.now();
-  rt.db.transaction(() => {
+  // Only while the batch is still `claimed` and ours: a process that stalled here past its lease
+  // must not replace rows another process has taken over and may already be sending.
+  const stored = rt.db.transaction(() => {
+    const cur = rt.batches.get(batch.id);
+    if (!cur || cur.state !== 'claimed' || cur.owner !== rt.owner || cur.leaseUntil <= Date.now()) return false;
     rt.rows.deleteBatchRows(batch.id);
     rt.rows.insertAll(batch.id, duplicate ? rows.map((r) => ({ ...r, request: null })) : rows, now);
     if (duplicate) {
@@ -108,7 +114,12 @@ export async function loadBatch(rt: Runtime, batch: Batch): Promise<LoadOutcome>
       rt.batches.open(batch.id, file.header.header.columns);
     }
     rt.batches.setWait(batch.id, null, null);
+    return true;
   }).immediate();
+  if (!stored) {
+    rt.log.warn({ batch: batch.id }, 'batch is no longer ours to store (taken over or already stored); left alone');
+    return { loaded: false, reason: 'not-ours', message: 'the batch is no longer ours to store' };
+  }
   const invalid = rows.filter((r) => r.request === null).length;
   rt.log.info({ batch: batch.id, rows: rows.length, invalid, duplicateOf: duplicate?.id }, 'batch stored');
   return { loaded: true, rows: rows.length };
