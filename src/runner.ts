@@ -25,6 +25,7 @@ import { verifyRow } from './poll/verify.js';
 import { finishBatch } from './outbox/finish.js';
 import { removeStaleTemps } from './outbox/atomic-write.js';
 import type { BatchSummary } from './outbox/summary.js';
+import type { SendScope } from './store/row-reads.js';
 
 export interface RunnerEvents {
   'batch-finished': [summary: BatchSummary, batch: Batch];
@@ -64,7 +65,7 @@ export class Runner extends EventEmitter<RunnerEvents> {
   #lastRenew = 0;
   #lastProgress = 0;
   /** Batches that were allowed to send at the last step, and the in-flight cap then. */
-  #sendingIds: string[] = [];
+  #scope: SendScope = { newOrders: [], resendsOnly: [] };
   #cap = 1;
   /** Set when a step changed something the next step must act on at once (a batch loaded). */
   #again = false;
@@ -151,11 +152,10 @@ export class Runner extends EventEmitter<RunnerEvents> {
     }
 
     await this.#probeAccount();
-    const sendingBatches = await this.#funds.sendable(open, this.#pauses.canPoll(Date.now()));
-    this.#sendingIds = sendingBatches.map((b) => b.id);
-    this.#dispatch(this.#sendingIds);
+    this.#scope = await this.#funds.sendable(open, this.#pauses.canPoll(Date.now()));
+    this.#dispatch(this.#scope);
     // Polls give way (half as often) only while orders are actually waiting to be sent.
-    this.#poll(open.map((b) => b.id), rt.rows.countUnsent(this.#sendingIds) > 0);
+    this.#poll(open.map((b) => b.id), rt.rows.countUnsent(this.#scope.newOrders) > 0);
 
     let unfinished = 0;
     for (const b of open) {
@@ -227,7 +227,7 @@ export class Runner extends EventEmitter<RunnerEvents> {
     }
   }
 
-  #dispatch(batchIds: readonly string[]): void {
+  #dispatch(scope: SendScope): void {
     const rt = this.#rt;
     const now = Date.now();
     if (this.#stopping || !this.#pauses.canSend(now)) return;
@@ -235,7 +235,7 @@ export class Runner extends EventEmitter<RunnerEvents> {
     const cap = this.#pauses.current ? 1 : rt.config.maxInFlight;
     this.#cap = cap;
     if (this.#inflight.size >= cap) return;
-    const candidates = rt.rows.sendable(batchIds, now, cap + this.#inflight.size);
+    const candidates = rt.rows.sendable(scope, now, cap + this.#inflight.size);
     for (const row of candidates) {
       if (this.#inflight.size >= cap) break;
       const key = `${row.batchId}#${row.idx}`;
@@ -319,7 +319,7 @@ export class Runner extends EventEmitter<RunnerEvents> {
     const busy = ids.length > 0 || this.#claimQueue.length > 0 || rt.batches.unfinished().length > 0;
     const candidates = [now + (busy ? RENEW_EVERY_MS : IDLE_LOOK_MS)];
     // Sends finishing wake us up; a timer is only needed for rows waiting out a back-off.
-    const t1 = this.#inflight.size < this.#cap ? rt.rows.nextTryAt(this.#sendingIds) : undefined;
+    const t1 = this.#inflight.size < this.#cap ? rt.rows.nextTryAt(this.#scope) : undefined;
     if (t1 !== undefined && this.#pauses.canSend(now)) candidates.push(t1);
     const t2 = rt.rows.nextPollAt(ids);
     if (t2 !== undefined && !this.#polling && this.#pauses.canPoll(now)) candidates.push(t2);

@@ -7,6 +7,7 @@
  */
 import { Priority } from '../api/client.js';
 import type { Runtime } from '../runtime.js';
+import type { SendScope } from '../store/row-reads.js';
 import type { Batch } from '../store/batches.js';
 import { coerceError } from '../errors.js';
 import { roundCents as cents } from '../money.js';
@@ -82,7 +83,7 @@ export class FundsGate {
     return [...this.#nextCheck.values()];
   }
 
-  async sendable(open: readonly Batch[], mayCall: boolean): Promise<Batch[]> {
+  async sendable(open: readonly Batch[], mayCall: boolean): Promise<SendScope> {
     const rt = this.#rt;
     const now = Date.now();
     const withUnsent = open.filter((b) => !b.cancelRequested && rt.rows.counts(b.id).pending > 0);
@@ -106,11 +107,15 @@ export class FundsGate {
         for (const b of due) this.#nextCheck.set(b.id, Date.now() + 5_000);
       }
     }
-    return open.filter((b) => {
+    // A batch not (or no longer) covered by the balance holds back its new orders only: rows
+    // already in doubt are resent, since only a resend tells whether they were charged.
+    const newOrders: string[] = [];
+    const resendsOnly: string[] = [];
+    for (const b of open) {
       const cur = rt.batches.get(b.id)!;
-      // Waiting for balance holds back new orders only; resends of rows already in doubt go out.
-      if (cur.waitReason === 'balance') return rt.rows.counts(b.id).pending === 0;
-      return cur.balanceBefore !== null || rt.rows.counts(b.id).pending === 0;
-    });
+      const funded = cur.waitReason !== 'balance' && cur.balanceBefore !== null;
+      (funded || rt.rows.counts(b.id).pending === 0 ? newOrders : resendsOnly).push(b.id);
+    }
+    return { newOrders, resendsOnly };
   }
 }

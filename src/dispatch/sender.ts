@@ -125,8 +125,8 @@ const HISTORY_CHECK_DELAY_TIMEOUTS = 4;
 
 /**
  * A row with no definite answer for longer than reviewAfterMs, over at least
- * MIN_UNANSWERED_SENDS sends (so a row whose resends were held back, e.g. while the batch waited
- * for balance, is not given up on its next one), stops being resent: resending the same trxid
+ * MIN_UNANSWERED_SENDS sends (so a row whose resends were held back, e.g. during an account
+ * pause or while no daemon ran, is not given up on its next one), stops being resent: resending the same trxid
  * is safe but has not settled it, and a batch must end. It goes to `verifying`, due
  * HISTORY_CHECK_DELAY_TIMEOUTS request timeouts later, where history either shows its order
  * (placed) or leaves it for an operator (`review`). Only transport failures, 5xx and 404s get

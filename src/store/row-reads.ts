@@ -12,6 +12,12 @@ import { roundCents } from '../money.js';
 const UNSENT: readonly RowState[] = ['pending', 'sending'];
 const FOLLOWED: readonly RowState[] = ['processing', 'verifying'];
 
+/** Which batches may send what: new orders and resends, or resends of rows in doubt only. */
+export interface SendScope {
+  newOrders: readonly string[];
+  resendsOnly: readonly string[];
+}
+
 export class RowReads {
   protected readonly stmt: (sql: string) => Statement;
   constructor(db: Db) {
@@ -59,21 +65,31 @@ export class RowReads {
     return roundCents(r.usd);
   }
 
-  /** Rows that may be (re)sent now, oldest batch first. `sending` rows come first: they are owed an answer. */
-  sendable(batchIds: readonly string[], now: number, limit: number): Row[] {
-    if (batchIds.length === 0) return [];
+  /**
+   * Rows that may be (re)sent now, oldest batch first. `sending` rows come first: they are owed
+   * an answer. Batches in `scope.newOrders` send pending rows too; batches in
+   * `scope.resendsOnly` (waiting for balance, say) only resend rows already in doubt.
+   */
+  sendable(scope: SendScope, now: number, limit: number): Row[] {
+    const { newOrders, resendsOnly } = scope;
+    if (newOrders.length + resendsOnly.length === 0) return [];
     const rows = this.stmt(
         `SELECT r.* FROM rows r JOIN batches b ON b.id = r.batch_id
-         WHERE r.batch_id IN (${placeholders(batchIds)}) AND r.state IN ('pending', 'sending') AND r.next_try_at <= ?
+         WHERE ((r.batch_id IN (${placeholders(newOrders)}) AND r.state IN ('pending', 'sending'))
+             OR (r.batch_id IN (${placeholders(resendsOnly)}) AND r.state = 'sending'))
+           AND r.next_try_at <= ?
          ORDER BY (r.state = 'sending') DESC, b.seq, r.idx LIMIT ?`,
       )
-      .all(...batchIds, now, limit) as RowRecord[];
+      .all(...newOrders, ...resendsOnly, now, limit) as RowRecord[];
     return rows.map(toRow);
   }
 
-  /** The earliest time any pending/sending row of these batches becomes sendable. */
-  nextTryAt(batchIds: readonly string[]): number | undefined {
-    return this.#aggregate('min(next_try_at)', batchIds, UNSENT) ?? undefined;
+  /** The earliest time any row `sendable` could return becomes due. */
+  nextTryAt(scope: SendScope): number | undefined {
+    const a = this.#aggregate('min(next_try_at)', scope.newOrders, UNSENT);
+    const b = this.#aggregate('min(next_try_at)', scope.resendsOnly, ['sending']);
+    const due = [a, b].filter((x): x is number => x !== null);
+    return due.length > 0 ? Math.min(...due) : undefined;
   }
 
   /** One aggregate over the rows of these batches in these states; null when there are none. */

@@ -146,6 +146,30 @@ describe('§7 outcomes follow the classification', () => {
   });
 });
 
+describe('a batch waiting for balance', () => {
+  it('still resends its rows in doubt (only a resend tells whether they were charged), and sends no new ones', async () => {
+    home = tempHome();
+    sb = await inProcessSandbox({ balanceUsd: 0.5 });
+    daemon = startDaemon(cliEnv(home, sb));
+    home.drop('short.csv', rows(2));
+    await waitFor('waiting for balance', () => batchRow(home)?.wait_reason === 'balance');
+    // As if an earlier process sent row 0 and died before the answer: it is in doubt.
+    const db = new Database(join(home.jobs, 'topup.db'), { fileMustExist: true });
+    db.prepare(`UPDATE rows SET state = 'sending', uncertain = 1, attempts = 1, first_sent_at = ?, last_sent_at = ?, next_try_at = 0 WHERE idx = 0`)
+      .run(Date.now(), Date.now());
+    db.close();
+    const submits = () => sb.admin.calls().filter((c) => c.route === 'POST /orders').length;
+    await waitFor('the row in doubt resent', () => submits() >= 1, 30_000);
+    expect(batchRow(home)!.wait_reason).toBe('balance');
+    const ro = new Database(join(home.jobs, 'topup.db'), { readonly: true, fileMustExist: true });
+    const pendingRow = ro.prepare('SELECT state, attempts FROM rows WHERE idx = 1').get() as { state: string; attempts: number };
+    ro.close();
+    expect(pendingRow).toEqual({ state: 'pending', attempts: 0 });
+    expect(sb.admin.ledger().orders).toHaveLength(0);
+    expect(await daemon.stop()).toBe(0);
+  });
+});
+
 describe('rows that never settle (TOPUP_REVIEW_AFTER_MS)', () => {
   // Resending stops after 2 s and at least 5 unanswered sends (about 8 s with the back-off);
   // history is checked 4 request timeouts (4 s) after that.
