@@ -46,13 +46,8 @@ const HEAD_BYTES = 256 * 1024;
 
 export interface OrderFile {
   header: ParsedFileHeader;
-  /**
-   * The rows, a buffered run at a time (one run per chunk of the file, in order). Read either
-   * this or `rows`, not both: they share one reader.
-   */
+  /** The rows, a buffered run at a time (one run per chunk of the file, in order). */
   batches: AsyncIterable<RawRow[]>;
-  /** The same rows one at a time, for callers that do not care about the cost of an await per row. */
-  rows: AsyncIterable<RawRow>;
   /** Stops reading and releases the file; for callers that give up before reading the rows. */
   close(): void;
 }
@@ -127,10 +122,7 @@ export async function openOrderFile(path: string): Promise<OrderFile> {
       parser.destroy();
     }
   }
-  async function* rows(): AsyncGenerator<RawRow> {
-    for await (const batch of batches()) yield* batch;
-  }
-  return { header: { header, delimiter, encoding: sniffed.encoding, bom: sniffed.bom }, batches: batches(), rows: rows(), close: () => void parser.destroy() };
+  return { header: { header, delimiter, encoding: sniffed.encoding, bom: sniffed.bom }, batches: batches(), close: () => void parser.destroy() };
 }
 
 /** sha256 hex of the file's bytes, streamed. */

@@ -26,9 +26,9 @@ export function writeTemp(content: string | Buffer, name = 'orders.csv'): string
 }
 
 export async function readAll(path: string): Promise<{ header: Awaited<ReturnType<typeof openOrderFile>>['header']; rows: RawRow[] }> {
-  const { header, rows } = await openOrderFile(path);
+  const { header, batches } = await openOrderFile(path);
   const out: RawRow[] = [];
-  for await (const r of rows) out.push(r);
+  for await (const run of batches) out.push(...run);
   return { header, rows: out };
 }
 
