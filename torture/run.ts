@@ -5,6 +5,7 @@
  * figures table, writes torture/results/latest.json, and exits 1 when any figure misses its
  * target (printing the seed and the command that replays that scenario exactly).
  */
+import { execFileSync } from 'node:child_process';
 import { join, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { runScenario, type ScenarioResult } from './lib.js';
@@ -37,8 +38,17 @@ for (const s of chosen) {
   if (r.error) process.stderr.write(`${r.error}\n`);
 }
 const out = join(dirname(fileURLToPath(import.meta.url)), 'results', 'latest.json');
-writeJson(out, results, { command: `npm run torture --${quick ? ' --quick' : ''} --seed ${seed}`, seed, quick, seconds: Math.round((Date.now() - started) / 1000), node: process.version, date: new Date().toISOString() });
-process.stdout.write(`\n${table(results)}\n\nseed ${seed} · ${Math.round((Date.now() - started) / 1000)} s · ${out}\n`);
+// Which code was judged: the commit, and whether src/ differed from it.
+const git = (args: string[]): string => {
+  try {
+    return execFileSync('git', args, { cwd: join(dirname(fileURLToPath(import.meta.url)), '..'), encoding: 'utf8' }).trim();
+  } catch {
+    return '';
+  }
+};
+const build = { commit: git(['rev-parse', '--short', 'HEAD']), dirtySrc: git(['status', '--porcelain', '--', 'src']) !== '' };
+writeJson(out, results, { command: `npm run torture --${quick ? ' --quick' : ''} --seed ${seed}`, build, seed, quick, seconds: Math.round((Date.now() - started) / 1000), node: process.version, date: new Date().toISOString() });
+process.stdout.write(`\n${table(results)}\n\ncommit ${build.commit}${build.dirtySrc ? ' + uncommitted src/' : ''} · seed ${seed} · ${Math.round((Date.now() - started) / 1000)} s · ${out}\n`);
 const failed = results.filter((r) => !r.ok);
 if (failed.length > 0) {
   process.stdout.write(`\nFAILED: ${failed.map((r) => r.name).join(', ')}. Reproduce exactly with:\n${failed.map((r) => `  ${r.reproduce}`).join('\n')}\n`);
