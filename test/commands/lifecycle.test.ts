@@ -3,18 +3,16 @@
  * cancel of a batch run by another process and of one nobody runs, retry of failed rows with
  * fresh trxids, and the daemon's graceful stop on SIGTERM.
  */
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { cliEnv, csv, inProcessSandbox, readResult, runCli, startCli, tempHome, waitFor, type TempHome } from '../e2e/harness.js';
+import { releaseAfterEach } from '../e2e/release.js';
 import type { RunningSandbox } from '../../src/sandbox/index.js';
 
 let home: TempHome;
 let sb: RunningSandbox;
-afterEach(async () => {
-  await sb?.close();
-  home?.remove();
-});
+releaseAfterEach();
 
 const rowsOf = (n: number, pid = 'PUBG-60'): string[][] => [['pid', 'userId'], ...Array.from({ length: n }, () => [pid, '5123456789'])];
 const trxids = (): string[] => sb.admin.ledger().orders.map((o) => o.idemKey);

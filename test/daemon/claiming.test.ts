@@ -1,22 +1,18 @@
 import { existsSync, readdirSync, writeFileSync, appendFileSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   cliEnv, csv, inProcessSandbox, listOutbox, readResult, runCli, startDaemon, tempHome, waitFor, waitForResult,
   type DaemonProcess, type TempHome,
 } from '../e2e/harness.js';
+import { releaseAfterEach } from '../e2e/release.js';
 import type { RunningSandbox } from '../../src/sandbox/index.js';
 
 let home: TempHome;
 let sb: RunningSandbox;
 let daemon: DaemonProcess | undefined;
-afterEach(async () => {
-  await daemon?.kill();
-  daemon = undefined;
-  await sb?.close();
-  home?.remove();
-});
+releaseAfterEach();
 
 const ORDERS = csv([['pid', 'userId'], ['PUBG-60', '5123456789'], ['PUBG-325', '5123456790']]);
 

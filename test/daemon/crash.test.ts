@@ -7,18 +7,16 @@
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import Database from 'better-sqlite3';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { cliEnv, csv, inProcessSandbox, runCli, startDaemon, tempHome, type TempHome } from '../e2e/harness.js';
+import { releaseAfterEach } from '../e2e/release.js';
 import { judge, type Ledger } from '../../torture/lib.js';
 import { prng } from '../e2e/prng.js';
 import type { RunningSandbox } from '../../src/sandbox/index.js';
 
 let home: TempHome;
 let sb: RunningSandbox;
-afterEach(async () => {
-  await sb?.close();
-  home?.remove();
-});
+releaseAfterEach();
 
 function mixed(n: number): string {
   const pids = ['PUBG-60', 'FFMENA-100', 'KEY-PUBG-60', 'PUBG-325', 'STEAM-5'];

@@ -1,15 +1,13 @@
 import { copyFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { ROOT, cliEnv, inProcessSandbox, readResult, runCli, tempHome, type TempHome } from '../e2e/harness.js';
+import { releaseAfterEach } from '../e2e/release.js';
 import type { RunningSandbox } from '../../src/sandbox/index.js';
 
 let home: TempHome;
 let sb: RunningSandbox;
-afterEach(async () => {
-  await sb?.close();
-  home?.remove();
-});
+releaseAfterEach();
 
 describe('examples/', () => {
   it('every example file (one per order shape, and a mixed one) is valid and completes against the sandbox', async () => {

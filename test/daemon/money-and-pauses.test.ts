@@ -1,18 +1,14 @@
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { cliEnv, csv, inProcessSandbox, readResult, readSummary, startDaemon, tempHome, waitFor, waitForResult, type DaemonProcess, type TempHome } from '../e2e/harness.js';
+import { releaseAfterEach } from '../e2e/release.js';
 import type { RunningSandbox } from '../../src/sandbox/index.js';
 
 let home: TempHome;
 let sb: RunningSandbox;
 let daemon: DaemonProcess | undefined;
-afterEach(async () => {
-  await daemon?.kill();
-  daemon = undefined;
-  await sb?.close();
-  home?.remove();
-});
+releaseAfterEach();
 
 function batchRow(h: TempHome): { state: string; wait_reason: string | null; wait_detail: string | null } | undefined {
   let db: Database.Database | undefined;

@@ -1,16 +1,14 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { cliEnv, csv, inProcessSandbox, readResult, runCli, startDaemon, tempHome, type TempHome } from '../e2e/harness.js';
+import { releaseAfterEach } from '../e2e/release.js';
 import { join } from 'node:path';
 import { judge, type Ledger } from '../../torture/lib.js';
 import type { RunningSandbox } from '../../src/sandbox/index.js';
 
 let home: TempHome;
 let sb: RunningSandbox;
-afterEach(async () => {
-  await sb?.close();
-  home?.remove();
-});
+releaseAfterEach();
 
 const batch = (n: number) => csv([['pid', 'userId'], ...Array.from({ length: n }, (_, i) => ['PUBG-60', `7${String(1_000_000 + i)}`])]);
 

@@ -1,13 +1,11 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { cliEnv, csv, inProcessSandbox, readResult, readSummary, runCli, tempHome, type TempHome } from '../e2e/harness.js';
+import { releaseAfterEach } from '../e2e/release.js';
 import type { RunningSandbox } from '../../src/sandbox/index.js';
 
 let home: TempHome;
 let sb: RunningSandbox;
-afterEach(async () => {
-  await sb?.close();
-  home?.remove();
-});
+releaseAfterEach();
 
 describe('topup daemon --once', () => {
   it('takes a file from the inbox, places every valid row, and writes one result row per input row', async () => {

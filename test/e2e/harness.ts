@@ -48,17 +48,33 @@ export function tempHome(prefix = 'topup-'): TempHome {
     },
   };
   for (const d of [home.inbox, home.jobs, home.outbox]) mkdirSync(d, { recursive: true });
+  opened.homes.push(home);
   return home;
+}
+
+/**
+ * Everything the helpers below started, so one call releases it all: daemons killed, sandboxes
+ * closed, homes removed. Test files register it with `releaseAfterEach()` (test/e2e/release.ts);
+ * a failing test then cannot leave a daemon running.
+ */
+const opened: { homes: TempHome[]; sandboxes: { close(): Promise<void> }[]; daemons: DaemonProcess[] } = { homes: [], sandboxes: [], daemons: [] };
+
+export async function releaseAll(): Promise<void> {
+  for (const d of opened.daemons.splice(0)) await d.kill();
+  for (const sb of opened.sandboxes.splice(0)) await sb.close();
+  for (const h of opened.homes.splice(0)) h.remove();
 }
 
 /** Sandbox in this process, test-friendly defaults: no random failures, instant fulfilment. */
 export async function inProcessSandbox(opts: Partial<SandboxOptions> = {}): Promise<RunningSandbox> {
-  return startSandbox({
+  const sb = await startSandbox({
     apiKey: TEST_KEY,
     balanceUsd: 1000,
     ...opts,
     fulfilment: { processingShare: 0, failShare: 0, ...opts.fulfilment },
   });
+  opened.sandboxes.push(sb);
+  return sb;
 }
 
 export interface SandboxProcess {
@@ -215,7 +231,7 @@ export function startDaemon(env: NodeJS.ProcessEnv, args: string[] = []): Daemon
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
     child.on('exit', (code, signal) => resolve({ code, signal })),
   );
-  return {
+  const daemon: DaemonProcess = {
     child,
     output: child.output,
     exited,
@@ -231,6 +247,8 @@ export function startDaemon(env: NodeJS.ProcessEnv, args: string[] = []): Daemon
       await exited;
     },
   };
+  opened.daemons.push(daemon);
+  return daemon;
 }
 
 /** Waits until outbox/<name>.result.csv exists. */
