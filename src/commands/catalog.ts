@@ -1,6 +1,7 @@
 /** `topup catalog [--slug S]`: the live packs, with pid, price and stock. */
 import type { Command } from 'commander';
 import { NotFoundError } from '../errors.js';
+import { isActive } from '../intake/catalog.js';
 import { openCommandContext } from './context.js';
 import { addFormatOptions, formatOf, printList, usd } from './output.js';
 
@@ -17,7 +18,7 @@ export function registerCatalog(program: Command): void {
     try {
       const { index } = await ctx.rt.catalog.get(0);
       const slug = opts.slug?.trim().toLowerCase();
-      const products = index.products.filter((p) => (!slug || p.slug.toLowerCase() === slug) && (opts.all || p.status.trim().toLowerCase() === 'active'));
+      const products = index.products.filter((p) => (!slug || p.slug.toLowerCase() === slug) && (opts.all || isActive(p.status)));
       if (slug && products.length === 0) throw new NotFoundError(`no packs for slug "${opts.slug}" (see topup services for the slugs)`);
       printList(format, products, [
         { title: 'pid', get: (p) => p.id },
