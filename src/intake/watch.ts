@@ -35,6 +35,25 @@ function notRegular(stats: Stats): string | undefined {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/** Waits until the file's size and mtime have not changed for `settleMs`; false if it disappears. */
+async function holdsStill(path: string, settleMs: number): Promise<boolean> {
+  const step = Math.max(20, Math.min(100, Math.floor(settleMs / 4)));
+  let last = '';
+  let since = Date.now();
+  for (;;) {
+    const stats = await lstat(path).catch(() => undefined);
+    if (!stats) return false;
+    const fingerprint = `${stats.size}:${stats.mtimeMs}`;
+    if (fingerprint !== last) {
+      last = fingerprint;
+      since = Date.now();
+    } else if (Date.now() - since >= settleMs) {
+      return true;
+    }
+    await sleep(step);
+  }
+}
+
 /**
  * For `--once`: candidates that are regular files and hold still for `settleMs` (default 1000).
  * A file still growing is watched for up to `maxWaitMs` (default 60 s) before being left for
@@ -99,15 +118,22 @@ export function watchInbox(
     ignored: (path: string) => resolve(path) !== root && !isCandidateName(path),
   });
 
-  const check = async (path: string): Promise<void> => {
+  // chokidar applies awaitWriteFinish only once its first scan is over ('ready'): a file found
+  // by that scan is reported at once, even while it is still being written. Those are checked
+  // here for the same stability before they are offered.
+  let scanned = false;
+  watcher.on('ready', () => {
+    scanned = true;
+  });
+  const check = async (path: string, duringScan: boolean): Promise<void> => {
     if (!isCandidateName(path)) return;
     const stats = await lstat(path).catch(() => undefined);
     if (!stats) return;
     const why = notRegular(stats);
     if (why !== undefined) opts.onIgnored?.(path, why);
-    else onReady(path);
+    else if (!duringScan || (await holdsStill(path, settleMs))) onReady(path);
   };
-  watcher.on('add', (path) => void check(path));
+  watcher.on('add', (path) => void check(path, !scanned));
   watcher.on('addDir', (path) => {
     if (resolve(path) !== root && isCandidateName(path)) opts.onIgnored?.(path, 'a folder, not a file');
   });

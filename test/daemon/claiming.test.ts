@@ -35,8 +35,9 @@ describe('§1 claiming', () => {
   it('takes a file only once it is fully written (a file growing in place is not cut in half)', async () => {
     home = tempHome();
     sb = await inProcessSandbox();
-    // Appends come every 250 ms; the settle time is 8× that, so a stalled test process on a busy
-    // machine does not make the file look finished (700 ms once failed a loaded CI run).
+    // Appends come every 250 ms, well inside the settle time. (This test used to fail now and then:
+    // a file written while chokidar's first scan was still running was reported at once, half
+    // written; watch.ts now checks such files itself. See test/intake/watch.test.ts.)
     daemon = startDaemon(cliEnv(home, sb, { TOPUP_SETTLE_MS: '2000' }));
     await waitFor('daemon start', () => daemon!.output().includes('topup daemon started'));
     const path = join(home.inbox, 'growing.csv');

@@ -96,6 +96,26 @@ describe('watchInbox', () => {
     }
   });
 
+  it('a file still being written while the watcher starts is reported only once it holds still (chokidar does not wait before its first scan ends)', async () => {
+    const inbox = tempDir();
+    const path = join(inbox, 'early.csv');
+    writeFileSync(path, 'pid,userId\n');
+    let writes = 0;
+    const timer = setInterval(() => {
+      if (++writes <= 8) appendFileSync(path, `101,51234567${writes}\n`);
+    }, 60);
+    const seen: { path: string; size: number }[] = [];
+    const w = watchInbox(inbox, (p) => seen.push({ path: p, size: statSync(p).size }), { settleMs: 300 });
+    try {
+      await waitFor(() => seen.length >= 1);
+      expect(writes).toBeGreaterThanOrEqual(8);
+      expect(seen).toEqual([{ path, size: statSync(path).size }]);
+    } finally {
+      clearInterval(timer);
+      await w.close();
+    }
+  });
+
   it('reports a file written in two parts only once it is complete, and a renamed-in file', async () => {
     const inbox = tempDir();
     const seen: { path: string; size: number }[] = [];
