@@ -47,6 +47,12 @@ export interface Config {
    * history decides (`processing` or `review`). See dispatch/sender.ts and poll/poller.ts.
    */
   reviewAfterMs: number;
+  /** How long review rows are rechecked against the API for their order (see poll/review-recheck.ts). */
+  reviewRecheckMs: number;
+  /** Longest Retry-After honoured at once; past it calls look again (api/client.ts). */
+  retryAfterMaxMs: number;
+  /** Address family of API connections: 4 (default: allowlists are IPv4-only), 6, or auto. */
+  ipFamily: 4 | 6 | 'auto';
   settleMs: number;
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   maxInFlight: number;
@@ -70,6 +76,9 @@ export const SETTINGS = {
   TOPUP_POLL_INTERVAL_MS: '5000',
   TOPUP_REQUEST_TIMEOUT_MS: '15000',
   TOPUP_REVIEW_AFTER_MS: '86400000',
+  TOPUP_REVIEW_RECHECK_DAYS: '7',
+  TOPUP_RETRY_AFTER_MAX_MS: '300000',
+  TOPUP_IP_FAMILY: '4',
   TOPUP_SETTLE_MS: '1000',
   TOPUP_LOG_LEVEL: 'info',
   TOPUP_MAX_IN_FLIGHT: '32',
@@ -149,6 +158,15 @@ function schedule(env: Record<string, string>, name: SettingName): ScheduleSetti
   if (raw === '' || /^(off|false|no|0|disabled)$/i.test(raw)) return { cron: null };
   if (!validateCron(raw)) throw new ConfigError(name, `"${raw}" is not a cron expression (or "off")`);
   return { cron: raw };
+}
+
+/** `4`, `6` or `auto`: the address family API connections use. */
+function ipFamily(raw: string): 4 | 6 | 'auto' {
+  const v = raw.trim().toLowerCase().replace(/^ipv/, '');
+  if (v === '4') return 4;
+  if (v === '6') return 6;
+  if (v === 'auto') return 'auto';
+  throw new ConfigError('TOPUP_IP_FAMILY', `must be 4, 6 or auto, not "${raw}" (4 is right for accounts with an IP allowlist)`);
 }
 
 function windowMode(raw: string): 'sliding' | 'fixed' {
@@ -243,6 +261,9 @@ export function loadConfig(
     pollIntervalMs: int(env, 'TOPUP_POLL_INTERVAL_MS', 100, 3_600_000),
     requestTimeoutMs: int(env, 'TOPUP_REQUEST_TIMEOUT_MS', 100, 600_000),
     reviewAfterMs: int(env, 'TOPUP_REVIEW_AFTER_MS', 1_000, 30 * 86_400_000),
+    reviewRecheckMs: int(env, 'TOPUP_REVIEW_RECHECK_DAYS', 0, 365) * 86_400_000,
+    retryAfterMaxMs: int(env, 'TOPUP_RETRY_AFTER_MAX_MS', 1_000, 86_400_000),
+    ipFamily: ipFamily(env.TOPUP_IP_FAMILY!),
     settleMs: int(env, 'TOPUP_SETTLE_MS', 0, 600_000),
     logLevel: level as Config['logLevel'],
     maxInFlight: int(env, 'TOPUP_MAX_IN_FLIGHT', 1, 1000),

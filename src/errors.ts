@@ -58,15 +58,41 @@ export class InputFileError extends TopupError {
 }
 
 /**
- * What the rest of the program does with a failed API call. Exactly one per failure.
- *  - rejected:    the API refused the order and created nothing.
- *  - account:     the key or the account cannot send now; stop sending everywhere.
- *  - forbidden:   the trxid belongs to another account.
- *  - retry-later: send the very same request again later (honour retryAfterMs).
- *  - ambiguous:   the order may or may not exist; only resending the same trxid can tell.
- *  - not-found:   GET /orders/:id answered ORDER NOT FOUND.
+ * What the rest of the program does with a failed API call. Exactly one per failure; the table
+ * that picks it is api/classify.ts, the only place that reads the API's codes and texts.
+ *  - rejected:             the API refused the order and created nothing.
+ *  - insufficient-balance: refused for balance; nothing created; the batch waits for a top-up.
+ *  - duplicate-trxid:      refused because the trxid was already used: an order with it may
+ *                          exist, so history decides; never read as "nothing charged".
+ *  - account:              the key, the account or the URL cannot work now; stop everywhere.
+ *  - forbidden:            the trxid belongs to another account.
+ *  - paused:               orders are paused for everyone (maintenance); polls go on.
+ *  - retry-later:          send the very same request again later (honour retryAfterMs).
+ *  - ambiguous:            the order may or may not exist; only resending the same trxid can tell.
+ *  - not-found:            GET /orders/:id (or /history) answered that it does not exist.
  */
-export type Classification = 'rejected' | 'account' | 'forbidden' | 'retry-later' | 'ambiguous' | 'not-found';
+export type Classification =
+  | 'rejected'
+  | 'insufficient-balance'
+  | 'duplicate-trxid'
+  | 'account'
+  | 'forbidden'
+  | 'paused'
+  | 'retry-later'
+  | 'ambiguous'
+  | 'not-found';
+
+/**
+ * A copy of what the API answered, kept for operators (`topup order`, review rows): the HTTP
+ * status and the body (parsed JSON, or the start of a text/HTML body), with the API key removed.
+ * Never used for decisions.
+ */
+export interface ApiAnswer {
+  route: string;
+  status: number | undefined;
+  at: number;
+  body: unknown;
+}
 
 export interface ApiErrorInit {
   classification: Classification;
@@ -76,8 +102,11 @@ export interface ApiErrorInit {
   apiCode?: string | undefined;
   apiError?: string | undefined;
   retryAfterMs?: number | undefined;
+  /** POST /orders: may an order exist after this answer? Default: only for `ambiguous`. */
+  mayExist?: boolean;
   /** The parsed body, when there was one. Never holds the request, so never the key. */
   body?: unknown;
+  answer?: ApiAnswer | undefined;
   cause?: unknown;
   detail?: string;
 }
@@ -90,7 +119,10 @@ export class ApiError extends TopupError {
   readonly apiCode: string | undefined;
   readonly apiError: string | undefined;
   readonly retryAfterMs: number | undefined;
+  /** POST /orders: true when this answer leaves the order in doubt (it may have been created). */
+  readonly mayExist: boolean;
   readonly body: unknown;
+  readonly answer: ApiAnswer | undefined;
 
   constructor(init: ApiErrorInit) {
     const what = init.apiCode ?? init.apiError ?? init.detail ?? 'request failed';
@@ -106,7 +138,9 @@ export class ApiError extends TopupError {
     this.apiCode = init.apiCode;
     this.apiError = init.apiError;
     this.retryAfterMs = init.retryAfterMs;
+    this.mayExist = init.mayExist ?? init.classification === 'ambiguous';
     this.body = init.body;
+    this.answer = init.answer;
   }
 
   /** The API's own words, for result files and operators: code first, then error text. */
@@ -116,15 +150,17 @@ export class ApiError extends TopupError {
   }
 }
 
-/** A 200 whose body does not have the shape the spec promises. */
+/** A 200 whose body cannot be read as what the route returns (after every tolerance in api/schemas.ts). */
 export class ApiResponseShapeError extends TopupError {
   readonly path: string;
   readonly issues: string;
-  constructor(path: string, issues: string) {
-    super(ErrorCode.ApiResponseShape, `${path}: response does not match the API specification: ${issues}`);
+  readonly answer: ApiAnswer | undefined;
+  constructor(path: string, issues: string, answer?: ApiAnswer) {
+    super(ErrorCode.ApiResponseShape, `${path}: answer cannot be read: ${issues}`);
     this.name = 'ApiResponseShapeError';
     this.path = path;
     this.issues = issues;
+    this.answer = answer;
   }
 }
 

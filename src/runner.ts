@@ -10,7 +10,7 @@
 import { EventEmitter, setMaxListeners } from 'node:events';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Priority } from './api/client.js';
-import { coerceError } from './errors.js';
+import { ApiError, coerceError } from './errors.js';
 import type { Runtime } from './runtime.js';
 import type { Batch } from './store/batches.js';
 import { FINAL_ROW_STATES, type StateCounts } from './store/rows.js';
@@ -20,8 +20,8 @@ import { loadBatch } from './claim/load.js';
 import { FundsGate } from './dispatch/funds.js';
 import { Pauses, type PauseKind } from './dispatch/pauses.js';
 import { sendRow } from './dispatch/sender.js';
-import { Poller } from './poll/poller.js';
-import { verifyRow } from './poll/verify.js';
+import { isAccountProblem, Poller } from './poll/poller.js';
+import { verifyFailed, verifyRow } from './poll/verify.js';
 import { finishBatch } from './outbox/finish.js';
 import { removeStaleTemps } from './outbox/atomic-write.js';
 import type { BatchSummary } from './outbox/summary.js';
@@ -77,7 +77,7 @@ export class Runner extends EventEmitter<RunnerEvents> {
     this.#pauses = new Pauses(rt.meta, Math.min(Math.max(rt.config.pollIntervalMs * 6, 2_000), 60_000));
     this.#poller = new Poller(rt);
     const recheckMs = Math.min(Math.max(rt.config.pollIntervalMs * 3, 1_000), 60_000);
-    this.#funds = new FundsGate(rt, recheckMs, (batch, detail) => this.emit('balance-wait', batch, detail));
+    this.#funds = new FundsGate(rt, recheckMs, (batch, detail) => this.emit('balance-wait', batch, detail), (err) => this.#accountProblem(err));
     // Every call in flight listens on this one signal (for a bounded stop).
     setMaxListeners(0, this.#abort.signal);
   }
@@ -269,20 +269,41 @@ export class Runner extends EventEmitter<RunnerEvents> {
     const due = rt.rows.duePolls(batchIds, Date.now(), 2_000);
     if (due.length === 0) return;
     this.#polling = (async () => {
+      // One row's history check failing never holds back the polls of every processing row.
       const verifying = due.filter((r) => r.state === 'verifying');
-      for (const row of verifying) await verifyRow(rt, row, this.#abort.signal);
+      for (const row of verifying) {
+        try {
+          await verifyRow(rt, row, this.#abort.signal);
+        } catch (err) {
+          if (isAccountProblem(err) || this.#abort.signal.aborted) throw err;
+          verifyFailed(rt, row, err);
+        }
+      }
       const processing = due.filter((r) => r.state === 'processing');
       await this.#poller.round(processing, rt.rows.countProcessing(batchIds), sendBacklog, this.#abort.signal);
     })()
       .catch((err: unknown) => {
         const e = coerceError(err);
-        rt.log.warn({ err: e.message }, 'polling failed; will try again');
-        for (const r of due) if (r.nextPollAt <= Date.now()) rt.rows.schedulePoll(r.batchId, r.idx, Date.now() + rt.config.pollIntervalMs);
+        if (isAccountProblem(err)) this.#accountProblem(err as ApiError);
+        else rt.log.warn({ err: e.message }, 'polling failed; will try again');
+        for (const r of rt.rows.duePolls(batchIds, Date.now(), 2_000)) rt.rows.schedulePoll(r.batchId, r.idx, Date.now() + rt.config.pollIntervalMs);
       })
       .finally(() => {
         this.#polling = null;
         this.#wakeUp();
       });
+  }
+
+  /**
+   * A 401/403 on any route (a poll, the balance, the catalog) means the account cannot work now:
+   * stop sending everywhere, as a refused order does, and probe until it works again.
+   */
+  #accountProblem(err: ApiError): void {
+    const code = err.apiCode ?? `HTTP ${err.status ?? 'error'}`;
+    if (this.#pauses.pause('account', code, err.reason, Date.now())) {
+      this.#rt.log.error({ pause: 'account', code, detail: err.reason }, 'sending stopped: account problem');
+      this.emit('pause', 'account', code, err.reason);
+    }
   }
 
   async #probeAccount(): Promise<void> {

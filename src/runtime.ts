@@ -39,6 +39,20 @@ export function ensureHomeFolders(config: Config): void {
   for (const dir of [config.inboxDir, config.jobsDir, config.outboxDir]) mkdirSync(dir, { recursive: true, mode: 0o700 });
 }
 
+/**
+ * An answer the client read around (a catalog row without a price skipped, a long Retry-After
+ * cut short) is logged once per process and problem, not on every poll: a supplier's history
+ * with one odd order would otherwise repeat the same line every few seconds.
+ */
+const PROBLEMS_KEPT = 1_000;
+const seenProblems = new Set<string>();
+function problemOnce(log: Logger, route: string, problem: string): void {
+  const key = `${route}:${problem}`;
+  if (seenProblems.has(key) || seenProblems.size >= PROBLEMS_KEPT) return;
+  seenProblems.add(key);
+  log.warn({ route, problem }, 'an answer from the API was read around a problem (logged once)');
+}
+
 export function openRuntime(config: Config, log: Logger, apiUrl: string): Runtime {
   ensureHomeFolders(config);
   const db = openDb(config.dbPath);
@@ -49,6 +63,9 @@ export function openRuntime(config: Config, log: Logger, apiUrl: string): Runtim
     apiKey: config.apiKey,
     auth: config.authHeader,
     timeoutMs: config.requestTimeoutMs,
+    retryAfterMaxMs: config.retryAfterMaxMs,
+    ipFamily: config.ipFamily,
+    onProblem: (route, problem) => problemOnce(log, route, problem),
     gate: config.rateWindowMode === 'fixed' ? new FixedWindowGate(config.rateLimits) : scheduler,
     onResponse: ({ route, status, serverDate }: { route: RouteName; status: number | undefined; serverDate?: string | undefined }) => {
       const server = serverDate ? Date.parse(serverDate) : NaN;

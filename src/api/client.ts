@@ -2,25 +2,30 @@
  * Typed client of the Reseller API: one method per endpoint, on undici with keep-alive.
  *
  * Every request passes through a CallGate first (the process-wide rate scheduler), so no
- * caller can spend the account's call budget behind the scheduler's back. Every failure is
- * an ApiError with one classification; a 200 with the wrong shape is an ApiResponseShapeError.
+ * caller can spend the account's call budget behind the scheduler's back. Answers are read
+ * tolerantly (schemas.ts, read.ts): what a real deployment sends becomes this program's types,
+ * and nothing past src/api sees a raw answer except the redacted audit copy (ApiAnswer).
+ * Every failure is an ApiError with one classification (classify.ts); a 200 that cannot be read
+ * as what the route returns is an ApiResponseShapeError.
  * The API key lives only in #headers and is never put in an error, a log line or a cause.
  */
 import { Agent, request, errors as undiciErrors } from 'undici';
-import type { z } from 'zod';
-import { ApiError, ApiResponseShapeError } from '../errors.js';
-import { classifyFailure, parseRetryAfter } from './classify.js';
+import { ApiError, ApiResponseShapeError, type ApiAnswer } from '../errors.js';
+import { classifyFailure, normaliseCode, parseRetryAfter } from './classify.js';
+import { parseJsonExact } from './json.js';
+import { isObject, readBoolean } from './read.js';
 import {
-  BalanceResponseSchema,
-  HistoryResponseSchema,
-  MyIpResponseSchema,
-  OrderSchema,
-  ProductsResponseSchema,
-  ServicesResponseSchema,
+  readBalance,
+  readHistory,
+  readList,
+  readMyIp,
+  readOrder,
+  readProduct,
+  readServiceLine,
   type Balance,
   type History,
-  type OrderRequest,
   type Order,
+  type OrderRequest,
   type PlacedOrder,
   type Product,
   type ServiceLine,
@@ -63,6 +68,9 @@ export interface CallOptions {
   beforeSend?: () => void;
 }
 
+/** `4`: IPv4 only (account allowlists are IPv4-only, spec §5); `6`: IPv6 only; `auto`: the system's choice. */
+export type IpFamily = 4 | 6 | 'auto';
+
 export interface ClientOptions {
   baseUrl: string;
   apiKey: string;
@@ -71,58 +79,106 @@ export interface ClientOptions {
   /** Upper bound for one request, from leaving to the last byte of the answer. */
   timeoutMs?: number;
   gate?: CallGate;
+  /** Longest Retry-After honoured at once; a longer one holds calls this long, then they look again. */
+  retryAfterMaxMs?: number;
+  /** Default 4: dual-stack hosts otherwise reach the API over IPv6 and get IP_NOT_ALLOWED. */
+  ipFamily?: IpFamily;
   /** Told about every response (status, route), for metrics. Never sees headers. */
   onResponse?: (info: { route: RouteName; status: number | undefined; ms: number; serverDate?: string | undefined }) => void;
+  /** Told about every element of a list that could not be read and was skipped, and similar oddities. */
+  onProblem?: (route: RouteName, problem: string) => void;
   connections?: number;
 }
 
 export type HistoryQuery = { limit?: number } | { page: number; pageSize?: number };
 
+/** An order answer with what came with it: the HTTP status (an order can ride on a 400) and the audit copy. */
+export type SubmitAnswer = PlacedOrder & { httpStatus: number; answer: ApiAnswer };
+export type OrderAnswer = Order & { answer: ApiAnswer };
+
 const openGate: CallGate = { acquire: async () => {}, holdOff: () => {} };
+
+/**
+ * Largest answer read. Orders, balance and the like are a few hundred bytes, a history page of
+ * 200 orders some 100 KB; catalogs of real accounts reach megabytes. A larger answer is not a
+ * bigger version of what we expect (a proxy streaming a file, a loop): stop reading it.
+ */
+const BODY_CAP: Record<RouteName, number> = {
+  services: 32 << 20, products: 32 << 20, history: 8 << 20, 'my-ip': 1 << 20, balance: 1 << 20, submit: 1 << 20, order: 1 << 20,
+};
+/** The audit copy keeps the start of a body that is not JSON (an HTML error page). */
+const TEXT_KEPT = 2_000;
+
+interface Exchange {
+  status: number;
+  /** Parsed JSON, when the body was JSON. */
+  json: unknown;
+  readable: boolean;
+  answer: ApiAnswer;
+  retryAfterMs: number | undefined;
+}
 
 export class ResellerClient {
   readonly baseUrl: string;
   readonly timeoutMs: number;
+  readonly ipFamily: IpFamily;
+  /** The only copy of the key: in the request headers, nowhere else. */
   readonly #headers: Record<string, string>;
+  /** Removes the key from text an answer might echo (a proxy page listing request headers). */
+  readonly #redact: (text: string) => string;
   readonly #agent: Agent;
   readonly #gate: CallGate;
+  readonly #retryAfterMaxMs: number;
   readonly #onResponse: ClientOptions['onResponse'];
+  readonly #onProblem: ClientOptions['onProblem'];
 
   constructor(opts: ClientOptions) {
     this.baseUrl = opts.baseUrl.replace(/\/+$/, '');
     this.timeoutMs = opts.timeoutMs ?? 15_000;
+    this.ipFamily = opts.ipFamily ?? 4;
     this.#headers =
       (opts.auth ?? 'x-api-key') === 'bearer'
         ? { authorization: `Bearer ${opts.apiKey}` }
         : { 'x-api-key': opts.apiKey };
-    this.#agent = new Agent({ keepAliveTimeout: 30_000, connections: opts.connections ?? 64, pipelining: 1 });
+    const key = opts.apiKey;
+    this.#redact = (text) => (key.length >= 4 ? text.split(key).join('[REDACTED]') : text);
+    // undici hands `connect` options to net.connect: `family` picks the address family of the
+    // DNS lookup, `autoSelectFamily` races both (Happy Eyeballs).
+    const connect = this.ipFamily === 'auto' ? { autoSelectFamily: true } : { family: this.ipFamily };
+    this.#agent = new Agent({ keepAliveTimeout: 30_000, connections: opts.connections ?? 64, pipelining: 1, connect });
     this.#gate = opts.gate ?? openGate;
+    this.#retryAfterMaxMs = opts.retryAfterMaxMs ?? 300_000;
     this.#onResponse = opts.onResponse;
+    this.#onProblem = opts.onProblem;
   }
 
   async services(opts?: CallOptions): Promise<ServiceLine[]> {
-    return (await this.#get('services', '/services', ServicesResponseSchema, opts)).services;
+    return this.#list('services', '/services', 'services', readServiceLine, opts);
   }
 
   async products(opts?: CallOptions): Promise<Product[]> {
-    return (await this.#get('products', '/products', ProductsResponseSchema, opts)).products;
+    return this.#list('products', '/products', 'products', readProduct, opts);
   }
 
   /** The `/catalog` alias of `/products` (spec 4.2). */
   async catalog(opts?: CallOptions): Promise<Product[]> {
-    return (await this.#get('products', '/catalog', ProductsResponseSchema, opts)).products;
+    return this.#list('products', '/catalog', 'products', readProduct, opts);
   }
 
   async myIp(opts?: CallOptions): Promise<string> {
-    return (await this.#get('my-ip', '/my-ip', MyIpResponseSchema, opts)).ip;
+    return this.#read('my-ip', '/my-ip', readMyIp, opts);
   }
 
   async balance(opts?: CallOptions): Promise<Balance> {
-    return this.#get('balance', '/balance', BalanceResponseSchema, opts);
+    return this.#read('balance', '/balance', readBalance, opts);
   }
 
-  async getOrder(orderId: string, opts?: CallOptions): Promise<Order> {
-    return this.#get('order', `/orders/${encodeURIComponent(orderId)}`, OrderSchema, opts);
+  async getOrder(orderId: string, opts?: CallOptions): Promise<OrderAnswer> {
+    const path = `/orders/${encodeURIComponent(orderId)}`;
+    const x = await this.#exchange('order', 'GET', path, undefined, opts);
+    const order = readOrder(x.json);
+    if (!order || order.success === false) this.#fail(x, 'GET', path, 'no order in the answer');
+    return { ...order, answer: x.answer };
   }
 
   async history(query: HistoryQuery = {}, opts?: CallOptions): Promise<History> {
@@ -133,57 +189,73 @@ export class ResellerClient {
     } else if (query.limit !== undefined) {
       params.set('limit', String(query.limit));
     }
-    const qs = params.size > 0 ? `?${params}` : '';
-    return this.#get('history', `/history${qs}`, HistoryResponseSchema, opts);
+    const path = `/history${params.size > 0 ? `?${params}` : ''}`;
+    return this.#read('history', path, (body) => readHistory(body, (p) => this.#onProblem?.('history', p)), opts);
   }
 
   /**
-   * POST /orders. Resolves with the order on 200 (created, finished, or an idempotent replay).
-   * A 200 that cannot be read, or has no orderId, is ambiguous: only a resend of the same
-   * trxid can tell whether the order exists.
+   * POST /orders. Resolves with the order whenever the answer carries one: an order id, not
+   * marked `orderCreated: false`, whatever the HTTP status (a 400 with `orderCreated: true` and
+   * an orderId was charged). Rejects with an ApiError otherwise. A 2xx without a readable order
+   * is ambiguous: only a resend of the same trxid can tell whether the order exists.
    */
-  async submitOrder(body: OrderRequest, opts?: CallOptions): Promise<PlacedOrder> {
+  async submitOrder(body: OrderRequest, opts?: CallOptions): Promise<SubmitAnswer> {
     const path = '/orders';
-    const raw = await this.#send('submit', 'POST', path, body, opts);
-    const parsed = OrderSchema.safeParse(raw);
-    if (!parsed.success || parsed.data.orderId === undefined) {
-      throw new ApiError({
-        classification: 'ambiguous',
-        method: 'POST',
-        path,
-        status: 200,
-        detail: 'a 200 answer without a readable order',
-        body: raw,
-      });
+    const x = await this.#exchange('submit', 'POST', path, body, opts);
+    const order = x.readable ? readOrder(x.json) : undefined;
+    if (order?.orderId !== undefined && order.orderCreated !== false) {
+      return { ...order, orderId: order.orderId, httpStatus: x.status, answer: x.answer };
     }
-    if (parsed.data.orderCreated === false) {
-      throw new ApiError({
-        classification: 'rejected',
-        method: 'POST',
-        path,
-        status: 200,
-        apiError: parsed.data.error,
-        body: raw,
-      });
+    const said = order?.success === false || order?.orderCreated === false || (x.status >= 300 && x.status < 600);
+    if (x.status >= 200 && x.status < 300 && !said) {
+      throw new ApiError({ classification: 'ambiguous', method: 'POST', path, status: x.status, detail: 'a 2xx answer without a readable order', body: x.json, answer: x.answer });
     }
-    return parsed.data as PlacedOrder;
+    this.#fail(x, 'POST', path);
   }
 
   async close(): Promise<void> {
     await this.#agent.close();
   }
 
-  async #get<S extends z.ZodType>(route: RouteName, path: string, schema: S, opts?: CallOptions): Promise<z.output<S>> {
-    const raw = await this.#send(route, 'GET', path, undefined, opts);
-    const parsed = schema.safeParse(raw);
-    if (!parsed.success) {
-      const issues = parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ');
-      throw new ApiResponseShapeError(path.split('?')[0] ?? path, issues);
-    }
-    return parsed.data;
+  async #read<T>(route: RouteName, path: string, reader: (body: unknown) => T | undefined, opts?: CallOptions): Promise<T> {
+    const x = await this.#exchange(route, 'GET', path, undefined, opts);
+    const value = x.readable && !saysItFailed(x) ? reader(x.json) : undefined;
+    if (value === undefined) this.#fail(x, 'GET', path);
+    return value;
   }
 
-  async #send(route: RouteName, method: 'GET' | 'POST', path: string, body: unknown, opts?: CallOptions): Promise<unknown> {
+  async #list<T>(route: RouteName, path: string, field: string, readOne: (v: unknown, skip: (p: string) => void) => T | undefined, opts?: CallOptions): Promise<T[]> {
+    return this.#read(route, path, (body) => readList(body, field, readOne, (p) => this.#onProblem?.(route, p)), opts);
+  }
+
+  /**
+   * A 2xx that did not give what the route returns: if its body says it failed (success:false),
+   * it is classified like any refusal; otherwise it is a shape error. Non-2xx: classified.
+   */
+  #fail(x: Exchange, method: 'GET' | 'POST', path: string, what = 'not the expected answer'): never {
+    const ok2xx = x.status >= 200 && x.status < 300;
+    const saysFailed = saysItFailed(x);
+    if (ok2xx && !saysFailed && method === 'GET') {
+      throw new ApiResponseShapeError(path.split('?')[0] ?? path, x.readable ? what : 'the body is not JSON', x.answer);
+    }
+    const failure = classifyFailure(x.status, x.readable ? x.json : undefined, { method, path }, x.readable);
+    throw new ApiError({
+      classification: failure.classification,
+      method,
+      path,
+      status: x.status,
+      apiCode: failure.apiCode,
+      apiError: failure.apiError,
+      mayExist: failure.mayExist,
+      retryAfterMs: x.retryAfterMs,
+      body: x.readable ? x.json : undefined,
+      answer: x.answer,
+      ...(x.status >= 300 && x.status < 400 ? { detail: `redirected (${x.status}) to ${String((x.answer.body as { location?: string })?.location ?? 'elsewhere')}: set TOPUP_API_URL to the API's own address` } : {}),
+    });
+  }
+
+  /** Admission, the request, the whole (capped) body, the hold-off a 429 asks for. */
+  async #exchange(route: RouteName, method: 'GET' | 'POST', path: string, body: unknown, opts?: CallOptions): Promise<Exchange> {
     const priority = opts?.priority ?? (route === 'submit' ? 30 : 10);
     const answered = await this.#gate.acquire({ route, method, priority }, opts?.signal);
     const started = Date.now();
@@ -207,7 +279,6 @@ export class ResellerClient {
     const onAbort = (): void => request$.abort(opts?.signal?.reason);
     if (opts?.signal?.aborted) onAbort();
     else opts?.signal?.addEventListener('abort', onAbort, { once: true });
-    const signal = request$.signal;
     let status: number | undefined;
     let serverDate: string | undefined;
     try {
@@ -220,51 +291,25 @@ export class ResellerClient {
           ...(body === undefined ? {} : { 'content-type': 'application/json' }),
         },
         body: body === undefined ? undefined : JSON.stringify(body),
-        signal,
+        signal: request$.signal,
       });
       status = res.statusCode;
       answered?.();
       serverDate = typeof res.headers.date === 'string' ? res.headers.date : undefined;
       let text: string;
       try {
-        text = await res.body.text();
+        text = await readCapped(res.body, BODY_CAP[route]);
       } catch (err) {
         throw this.#networkError(method, path, err, status);
       }
-      let json: unknown;
-      let readable = true;
-      try {
-        json = text === '' ? undefined : JSON.parse(text);
-      } catch {
-        readable = false;
+      const x = this.#answerOf(route, method, path, status, text);
+      if (status >= 300 && status < 400) {
+        const location = res.headers.location;
+        x.answer.body = { location: typeof location === 'string' ? this.#redact(location) : undefined, body: x.answer.body };
       }
-      if (status >= 200 && status < 300) {
-        if (!readable || json === undefined) {
-          if (route === 'submit') {
-            throw new ApiError({ classification: 'ambiguous', method, path, status, detail: 'unreadable 200 body' });
-          }
-          throw new ApiResponseShapeError(path, 'body is not JSON');
-        }
-        return json;
-      }
-      const failure = classifyFailure(status, readable ? json : undefined, { method, path });
-      const retryAfterMs = parseRetryAfter(res.headers['retry-after']);
-      // Any 429 but DUPLICATE_IN_FLIGHT (which is about one trxid) means our view of the account's
-      // budget is off: hold every call for Retry-After, or one second without it. A 503
-      // RATE_LIMIT_UNAVAILABLE that names a Retry-After is honoured the same way.
-      if ((status === 429 && failure.apiCode !== 'DUPLICATE_IN_FLIGHT') || (failure.apiCode === 'RATE_LIMIT_UNAVAILABLE' && retryAfterMs !== undefined)) {
-        this.#gate.holdOff(retryAfterMs ?? 1000);
-      }
-      throw new ApiError({
-        classification: failure.classification,
-        method,
-        path,
-        status,
-        apiCode: failure.apiCode,
-        apiError: failure.apiError,
-        retryAfterMs,
-        body: failure.body ?? (readable ? json : undefined),
-      });
+      x.retryAfterMs = parseRetryAfter(res.headers['retry-after']);
+      if (status === 429 || status === 503) this.#holdFor(x, route, method, path);
+      return x;
     } catch (err) {
       if (err instanceof ApiError || err instanceof ApiResponseShapeError) throw err;
       throw this.#networkError(method, path, err, status);
@@ -277,6 +322,41 @@ export class ResellerClient {
   }
 
   /**
+   * Any 429 but DUPLICATE_IN_FLIGHT (which is about one trxid) means our view of the account's
+   * budget is off: hold every call for Retry-After, or one second without it. A 503
+   * RATE_LIMIT_UNAVAILABLE that names a Retry-After is honoured the same way. A Retry-After
+   * longer than TOPUP_RETRY_AFTER_MAX_MS holds calls that long: then they look again (and a
+   * new 429 holds them again), so one odd header cannot freeze the daemon for a day.
+   */
+  #holdFor(x: Exchange, route: RouteName, method: string, path: string): void {
+    const retryAfterMs = x.retryAfterMs;
+    const failure = classifyFailure(x.status, x.readable ? x.json : undefined, { method, path }, x.readable);
+    const rateLimited = x.status === 429 && normaliseCode(failure.apiCode) !== 'DUPLICATE_IN_FLIGHT';
+    const unavailable = x.status === 503 && failure.classification === 'retry-later' && retryAfterMs !== undefined;
+    if (!rateLimited && !unavailable) return;
+    const wanted = retryAfterMs ?? 1000;
+    if (wanted > this.#retryAfterMaxMs) {
+      this.#onProblem?.(route, `Retry-After of ${Math.round(wanted / 1000)} s is longer than TOPUP_RETRY_AFTER_MAX_MS; holding ${Math.round(this.#retryAfterMaxMs / 1000)} s, then trying again`);
+    }
+    this.#gate.holdOff(Math.min(wanted, this.#retryAfterMaxMs));
+  }
+
+  #answerOf(route: RouteName, method: string, path: string, status: number, text: string): Exchange {
+    let json: unknown;
+    let readable = text.trim() !== '';
+    if (readable) {
+      try {
+        json = parseJsonExact(text);
+      } catch {
+        readable = false;
+      }
+    }
+    const kept = readable ? json : text.length > TEXT_KEPT ? `${text.slice(0, TEXT_KEPT)}…` : text;
+    const body = typeof kept === 'string' ? this.#redact(kept) : redactDeep(kept, this.#redact);
+    return { status, json, readable, answer: { route: `${method} ${path.split('?')[0]}`, status, at: Date.now(), body }, retryAfterMs: undefined };
+  }
+
+  /**
    * Network failures, timeouts and aborts are ambiguous. The undici error is reduced to its
    * code and message (no request options, so never a header) before it is kept as the cause.
    */
@@ -286,14 +366,50 @@ export class ResellerClient {
       e?.name === 'TimeoutError' ||
       err instanceof undiciErrors.HeadersTimeoutError ||
       err instanceof undiciErrors.BodyTimeoutError;
-    const detail = timedOut ? `no answer within ${this.timeoutMs} ms` : `${e?.code ?? e?.name ?? 'network error'}: ${e?.message ?? ''}`.trim();
+    const tooBig = e?.code === 'TOPUP_BODY_TOO_LARGE';
+    const detail = timedOut
+      ? `no answer within ${this.timeoutMs} ms`
+      : tooBig
+        ? (e.message ?? 'answer too large')
+        : `${e?.code ?? e?.name ?? 'network error'}: ${e?.message ?? ''}`.trim();
     return new ApiError({
       classification: 'ambiguous',
       method,
       path,
       status,
-      detail,
-      cause: { code: e?.code ?? e?.name, message: e?.message },
+      detail: this.#redact(detail),
+      cause: { code: e?.code ?? e?.name, message: e?.message === undefined ? undefined : this.#redact(e.message) },
     });
   }
+}
+
+/** A readable body that says `success: false` (in any spelling), whatever the HTTP status. */
+function saysItFailed(x: Exchange): boolean {
+  return x.readable && isObject(x.json) && readBoolean(x.json.success) === false;
+}
+
+/** Reads a body up to `cap` bytes; a longer one is cut off and reported as an error. */
+async function readCapped(body: AsyncIterable<Buffer> & { destroy(err?: Error): unknown }, cap: number): Promise<string> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of body) {
+    size += chunk.length;
+    if (size > cap) {
+      const err = Object.assign(new Error(`answer larger than ${cap} bytes; not read`), { code: 'TOPUP_BODY_TOO_LARGE' });
+      body.destroy(err);
+      throw err;
+    }
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+/** The parsed body with the key removed from every string in it (an answer could echo it). */
+function redactDeep(v: unknown, redact: (s: string) => string): unknown {
+  if (typeof v === 'string') return redact(v);
+  if (Array.isArray(v)) return v.map((x) => redactDeep(x, redact));
+  if (typeof v === 'object' && v !== null) {
+    return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, redactDeep(x, redact)]));
+  }
+  return v;
 }

@@ -1,120 +1,276 @@
 /**
- * Shapes of the Reseller API's responses (spec section 2), as zod schemas.
- * Unknown extra fields are tolerated (the spec says shapes may grow): objects are
- * parsed loosely and the extra fields are dropped from the typed value.
+ * The API's resources (spec section 2) as this program's own types, and the readers that make
+ * them from whatever a deployment sends (see read.ts for single values).
+ *
+ * Rules, in this one place:
+ *  - A list (services, products, history) is read element by element: an element that cannot be
+ *    read is skipped and reported through `skip`, never the whole list. One manual top-up with
+ *    an odd status in the account's history must not blind the poller to every other order.
+ *  - Fields go by the spec's name first, then by the names real deployments use (`id` for
+ *    `orderId`, `userID`, `qty` …).
+ *  - Unknown fields are kept: every Order carries the object it was read from (`raw`), for the
+ *    redacted audit copy kept per row.
+ *  - What the program cannot work without is required (a product's id and price, a balance); a
+ *    missing optional field is absent, never a failure.
  */
-import { z } from 'zod';
+import { absent, isObject, pick, readBoolean, readCodes, readInteger, readNumber, readStatus, readText, unwrap, type OrderStatus } from './read.js';
+
+export type { OrderStatus } from './read.js';
+
+/** A problem with one element of a list, or with a whole answer. */
+export type Skip = (what: string) => void;
+
+// ───────────────────────────── catalog ─────────────────────────────
 
 /**
- * Spec 2.1: "Element structure of serverIdOptions and regionOptions: not shown."
- * Our choice, in this one place: an option is either a bare string/number, or an object
- * carrying its value in one of `value`, `id`, `code`, `serverId`, `region` and an optional
- * display text in `label` / `name` / `text`. Every form is normalised to { value, label }.
+ * Spec 2.1: "Element structure of serverIdOptions and regionOptions: not shown." An option is a
+ * bare string/number, or an object carrying its value in one of `value`, `id`, `code`,
+ * `serverId`, `region` and an optional display text in `label` / `name` / `text`.
  */
-export const OptionSchema = z
-  .union([
-    z.string(),
-    z.number(),
-    z.looseObject({
-      value: z.union([z.string(), z.number()]).optional(),
-      id: z.union([z.string(), z.number()]).optional(),
-      code: z.union([z.string(), z.number()]).optional(),
-      serverId: z.union([z.string(), z.number()]).optional(),
-      region: z.union([z.string(), z.number()]).optional(),
-      label: z.string().optional(),
-      name: z.string().optional(),
-      text: z.string().optional(),
-    }),
-  ])
-  .transform((o, ctx) => {
-    if (typeof o === 'string' || typeof o === 'number') return { value: String(o), label: String(o) };
-    const value = o.value ?? o.id ?? o.code ?? o.serverId ?? o.region;
-    if (value === undefined) {
-      ctx.addIssue({ code: 'custom', message: 'option has no value/id/code field' });
-      return z.NEVER;
-    }
-    return { value: String(value), label: o.label ?? o.name ?? o.text ?? String(value) };
+export interface Option {
+  value: string;
+  label: string;
+}
+
+export interface RequiredField {
+  field: string;
+  label: string;
+}
+
+export interface ServiceLine {
+  productName: string;
+  slug: string;
+  gameName: string;
+  required: RequiredField[];
+  status: string;
+  serverIdOptions?: Option[];
+  regionOptions?: Option[];
+}
+
+export interface Product {
+  id: string;
+  slug: string;
+  gameName: string;
+  serviceName: string;
+  category: string;
+  price: number;
+  status: string;
+  quantity?: number;
+  inStock?: boolean;
+  quantityMin?: number;
+  quantityMax?: number;
+}
+
+export function readOption(v: unknown): Option | undefined {
+  const plain = readText(v);
+  if (plain !== undefined) return { value: plain, label: plain };
+  if (!isObject(v)) return undefined;
+  const value = readText(pick(v, 'value', 'id', 'code', 'serverId', 'region'));
+  if (value === undefined) return undefined;
+  return { value, label: readText(pick(v, 'label', 'name', 'text')) ?? value };
+}
+
+function readOptions(v: unknown, where: string, skip: Skip): Option[] | undefined {
+  if (absent(v)) return undefined;
+  if (!Array.isArray(v)) return void skip(`${where}: not a list`);
+  const out: Option[] = [];
+  v.forEach((o, i) => {
+    const opt = readOption(o);
+    if (opt) out.push(opt);
+    else skip(`${where}[${i}]: option has no value/id/code field`);
   });
-export type Option = z.output<typeof OptionSchema>;
+  return out;
+}
 
-export const RequiredFieldSchema = z.looseObject({
-  field: z.string(),
-  label: z.string().optional().default(''),
-});
+export function readServiceLine(v: unknown, skip: Skip): ServiceLine | undefined {
+  if (!isObject(v)) return void skip('not an object');
+  const slug = readText(v.slug);
+  if (slug === undefined) return void skip('no slug');
+  const required: RequiredField[] = [];
+  if (Array.isArray(v.required)) {
+    for (const r of v.required) {
+      const field = isObject(r) ? readText(pick(r, 'field', 'name', 'key')) : readText(r);
+      if (field === undefined) continue;
+      required.push({ field, label: (isObject(r) ? readText(pick(r, 'label', 'title')) : undefined) ?? '' });
+    }
+  }
+  const line: ServiceLine = {
+    productName: readText(v.productName) ?? readText(v.gameName) ?? slug,
+    slug,
+    gameName: readText(v.gameName) ?? readText(v.productName) ?? slug,
+    required,
+    // Spec: "Unavailable games are not listed", so a listed line without a status is open.
+    status: readText(v.status) ?? 'active',
+  };
+  const servers = readOptions(v.serverIdOptions, `${slug}.serverIdOptions`, skip);
+  const regions = readOptions(v.regionOptions, `${slug}.regionOptions`, skip);
+  if (servers) line.serverIdOptions = servers;
+  if (regions) line.regionOptions = regions;
+  return line;
+}
 
-export const ServiceLineSchema = z.looseObject({
-  productName: z.string(),
-  slug: z.string(),
-  gameName: z.string(),
-  required: z.array(RequiredFieldSchema).default([]),
-  status: z.string(),
-  serverIdOptions: z.array(OptionSchema).optional(),
-  regionOptions: z.array(OptionSchema).optional(),
-});
-export type ServiceLine = z.output<typeof ServiceLineSchema>;
+export function readProduct(v: unknown, skip: Skip): Product | undefined {
+  if (!isObject(v)) return void skip('not an object');
+  const id = readText(pick(v, 'id', 'pid', 'productId'));
+  if (id === undefined) return void skip('no id');
+  const slug = readText(v.slug);
+  if (slug === undefined) return void skip(`${id}: no slug`);
+  const price = readNumber(v.price);
+  if (price === undefined || price < 0) return void skip(`${id}: price ${JSON.stringify(v.price)} is not a number`);
+  const p: Product = {
+    id,
+    slug,
+    gameName: readText(v.gameName) ?? slug,
+    serviceName: readText(pick(v, 'serviceName', 'name', 'packName')) ?? id,
+    category: readText(v.category) ?? '',
+    price,
+    // Spec: "One row per active pack"; a row without a status is listed, so on sale.
+    status: readText(v.status) ?? 'active',
+  };
+  const quantity = readInteger(v.quantity);
+  const inStock = readBoolean(v.inStock);
+  const quantityMin = readInteger(v.quantityMin);
+  const quantityMax = readInteger(v.quantityMax);
+  if (quantity !== undefined) p.quantity = quantity;
+  if (inStock !== undefined) p.inStock = inStock;
+  if (quantityMin !== undefined) p.quantityMin = quantityMin;
+  if (quantityMax !== undefined) p.quantityMax = quantityMax;
+  return p;
+}
 
-export const ProductSchema = z.looseObject({
-  id: z.union([z.string(), z.number()]).transform(String),
-  slug: z.string(),
-  gameName: z.string(),
-  serviceName: z.string(),
-  category: z.string(),
-  price: z.number(),
-  status: z.string(),
-  quantity: z.number().int().optional(),
-  inStock: z.boolean().optional(),
-  quantityMin: z.number().int().optional(),
-  quantityMax: z.number().int().optional(),
-});
-export type Product = z.output<typeof ProductSchema>;
+// ───────────────────────────── orders ─────────────────────────────
 
-export const OrderStatusSchema = z.enum(['processing', 'completed', 'cancelled']);
-export type OrderStatus = z.output<typeof OrderStatusSchema>;
+export interface Order {
+  /** Exact, also when the supplier sends a 19-digit number. */
+  orderId?: string;
+  status: OrderStatus;
+  /** The supplier's status word; `statusKnown` false when it is none we know (read as processing). */
+  statusWord?: string;
+  statusKnown: boolean;
+  orderCreated?: boolean;
+  success?: boolean;
+  game?: string;
+  packName?: string;
+  amountUsd?: number;
+  durationSec?: number;
+  userId?: string;
+  zoneId?: string;
+  serverId?: string;
+  moreId?: string;
+  quantity?: number;
+  codes?: string[];
+  error?: string;
+  refunded?: boolean;
+  idempotentReplay?: boolean;
+  trxid?: string;
+  pid?: string;
+  createdAt?: string | number;
+  /** The object this was read from, unknown fields included (for the audit copy, never for decisions). */
+  raw: Record<string, unknown>;
+}
 
-export const OrderSchema = z.looseObject({
-  orderCreated: z.boolean().optional(),
-  orderId: z.union([z.string(), z.number()]).transform(String).optional(),
-  status: OrderStatusSchema,
-  game: z.string().optional(),
-  packName: z.string().optional(),
-  amountUsd: z.number().optional(),
-  durationSec: z.number().optional(),
-  userId: z.string().optional(),
-  serverId: z.string().optional(),
-  moreId: z.string().optional(),
-  codes: z.array(z.string()).optional(),
-  error: z.string().optional(),
-  refunded: z.boolean().optional(),
-  idempotentReplay: z.boolean().optional(),
-  // Not in the spec's field table, but sensible for a service to echo; kept when present
-  // because history reconciliation matches on them.
-  trxid: z.string().optional(),
-  pid: z.union([z.string(), z.number()]).transform(String).optional(),
-  createdAt: z.union([z.string(), z.number()]).optional(),
-});
-export type Order = z.output<typeof OrderSchema>;
-
-/** A placed order always has an id: the client refuses a 200 submit without one. */
+/** A placed order always has an id: an answer without one never counts as placed. */
 export type PlacedOrder = Order & { orderId: string };
 
-export const ServicesResponseSchema = z.looseObject({ success: z.literal(true), services: z.array(ServiceLineSchema) });
-export const ProductsResponseSchema = z.looseObject({ success: z.literal(true), products: z.array(ProductSchema) });
-export const MyIpResponseSchema = z.looseObject({ success: z.literal(true), ip: z.string() });
-export const BalanceResponseSchema = z.looseObject({
-  success: z.literal(true),
-  balanceUsd: z.number(),
-  currency: z.string(),
-});
-export type Balance = z.output<typeof BalanceResponseSchema>;
+/** The fields that mark an object as an order (a body, or an element of history). */
+const ORDER_MARKS = ['orderId', 'order_id', 'id', 'status', 'orderCreated', 'orderStatus'] as const;
 
-export const HistoryResponseSchema = z.looseObject({
-  success: z.literal(true),
-  count: z.number().int(),
-  orders: z.array(OrderSchema),
-  total: z.number().int().optional(),
-  hasMore: z.boolean().optional(),
-});
-export type History = z.output<typeof HistoryResponseSchema>;
+function set<K extends keyof Order>(o: Order, key: K, value: Order[K] | undefined): void {
+  if (value !== undefined) o[key] = value;
+}
+
+/** Reads one order. Undefined only when `v` is not an object with any mark of an order. */
+export function readOrder(v: unknown): Order | undefined {
+  const body = unwrap(v, ORDER_MARKS);
+  if (!isObject(body) || !ORDER_MARKS.some((k) => !absent(body[k]))) return undefined;
+  const st = readStatus(pick(body, 'status', 'orderStatus', 'state'));
+  const o: Order = { status: st.status, statusKnown: st.known, raw: body };
+  set(o, 'statusWord', st.word);
+  set(o, 'orderId', readText(pick(body, 'orderId', 'order_id', 'orderID', 'id')));
+  set(o, 'orderCreated', readBoolean(body.orderCreated));
+  set(o, 'success', readBoolean(body.success));
+  set(o, 'game', readText(pick(body, 'game', 'slug')));
+  set(o, 'packName', readText(pick(body, 'packName', 'pack', 'serviceName')));
+  set(o, 'amountUsd', readNumber(pick(body, 'amountUsd', 'amount_usd')));
+  set(o, 'durationSec', readNumber(body.durationSec));
+  set(o, 'userId', readText(pick(body, 'userId', 'userID', 'user_id')));
+  set(o, 'zoneId', readText(pick(body, 'zoneId', 'zone_id')));
+  set(o, 'serverId', readText(pick(body, 'serverId', 'server_id')));
+  set(o, 'moreId', readText(body.moreId));
+  set(o, 'quantity', readInteger(pick(body, 'quantity', 'qty')));
+  set(o, 'codes', readCodes(pick(body, 'codes', 'code', 'vouchers', 'keys')));
+  set(o, 'error', readText(pick(body, 'error', 'errorMessage', 'reason')) ?? (st.status === 'cancelled' ? readText(body.message) : undefined));
+  set(o, 'refunded', readBoolean(body.refunded) ?? (st.saysRefunded ? true : undefined));
+  set(o, 'idempotentReplay', readBoolean(body.idempotentReplay));
+  set(o, 'trxid', readText(pick(body, 'trxid', 'trxId', 'idtrx', 'idTrx')));
+  set(o, 'pid', readText(pick(body, 'pid', 'PID', 'productId')));
+  const created = body.createdAt;
+  if (typeof created === 'string' || typeof created === 'number') o.createdAt = created;
+  return o;
+}
+
+// ───────────────────────────── account ─────────────────────────────
+
+export interface Balance {
+  balanceUsd: number;
+  currency: string;
+}
+
+export interface History {
+  count: number;
+  orders: Order[];
+  total?: number;
+  hasMore?: boolean;
+}
+
+/** Reads a list field element by element; a body without the list is unreadable (undefined). */
+export function readList<T>(body: unknown, field: string, readOne: (v: unknown, skip: Skip) => T | undefined, skip: Skip): T[] | undefined {
+  const b = unwrap(body, [field]);
+  const list = isObject(b) ? b[field] : Array.isArray(b) ? b : undefined;
+  if (!Array.isArray(list)) return undefined;
+  const out: T[] = [];
+  list.forEach((e, i) => {
+    const value = readOne(e, (what) => skip(`${field}[${i}]: ${what}`));
+    if (value !== undefined) out.push(value);
+  });
+  return out;
+}
+
+export function readHistory(body: unknown, skip: Skip): History | undefined {
+  const orders = readList(body, 'orders', (v, s) => {
+    const o = readOrder(v);
+    if (!o) s('not an order');
+    else if (o.orderId === undefined) s('order without an id');
+    else return o;
+    return undefined;
+  }, skip);
+  if (!orders) return undefined;
+  const b = unwrap(body, ['orders']) as Record<string, unknown>;
+  const h: History = { count: readInteger(b.count) ?? orders.length, orders };
+  const total = readInteger(b.total);
+  const hasMore = readBoolean(b.hasMore);
+  if (total !== undefined) h.total = total;
+  if (hasMore !== undefined) h.hasMore = hasMore;
+  return h;
+}
+
+/**
+ * Spec 2.4 says `{balanceUsd: number, currency: "USD"}`. A string amount or no currency is read
+ * as USD; a currency that is not USD is refused (undefined): every sum here is in USD.
+ */
+export function readBalance(body: unknown): Balance | undefined {
+  const b = unwrap(body, ['balanceUsd', 'balance']);
+  if (!isObject(b)) return undefined;
+  const balanceUsd = readNumber(pick(b, 'balanceUsd', 'balance_usd', 'balance'));
+  const currency = readText(b.currency)?.trim().toUpperCase() ?? 'USD';
+  if (balanceUsd === undefined || currency !== 'USD') return undefined;
+  return { balanceUsd, currency };
+}
+
+export function readMyIp(body: unknown): string | undefined {
+  const b = unwrap(body, ['ip']);
+  return isObject(b) ? readText(pick(b, 'ip', 'yourIp', 'address'))?.trim() : undefined;
+}
 
 /** Body of POST /orders (spec 4.5). Field names are the canonical ones, never the aliases. */
 export interface OrderRequest {
@@ -129,12 +285,43 @@ export interface OrderRequest {
 }
 
 /** Failure bodies (spec section 7): `{ success:false, code?, error }` or the submit-rejection shape. */
-export const FailureBodySchema = z.looseObject({
-  success: z.boolean().optional(),
-  code: z.string().optional(),
-  error: z.string().optional(),
-  orderCreated: z.boolean().optional(),
-  status: z.string().optional(),
-  game: z.string().optional(),
-});
-export type FailureBody = z.output<typeof FailureBodySchema>;
+export interface FailureBody {
+  success?: boolean;
+  code?: string;
+  error?: string;
+  orderCreated?: boolean;
+  status?: string;
+}
+
+export function readFailureBody(v: unknown): FailureBody | undefined {
+  const b = unwrap(v, ['code', 'error', 'message', 'success']);
+  if (!isObject(b)) return undefined;
+  const f: FailureBody = {};
+  const success = readBoolean(b.success);
+  const code = readText(pick(b, 'code', 'errorCode', 'error_code'));
+  const error = readText(pick(b, 'error', 'message', 'msg', 'errorMessage'));
+  const orderCreated = readBoolean(b.orderCreated);
+  const status = readText(b.status);
+  if (success !== undefined) f.success = success;
+  if (code !== undefined) f.code = code;
+  if (error !== undefined) f.error = error;
+  if (orderCreated !== undefined) f.orderCreated = orderCreated;
+  if (status !== undefined) f.status = status;
+  return f;
+}
+
+/** readProduct for values that must be a product (catalog files, tests): throws on what it cannot read. */
+export function parseProduct(v: unknown): Product {
+  let problem = 'not a product';
+  const p = readProduct(v, (what) => void (problem = what));
+  if (!p) throw new TypeError(`product: ${problem}`);
+  return p;
+}
+
+/** readServiceLine that throws on what it cannot read. */
+export function parseServiceLine(v: unknown): ServiceLine {
+  let problem = 'not a service line';
+  const s = readServiceLine(v, (what) => void (problem = what));
+  if (!s) throw new TypeError(`service line: ${problem}`);
+  return s;
+}

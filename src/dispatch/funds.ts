@@ -9,7 +9,7 @@ import { Priority } from '../api/client.js';
 import type { Runtime } from '../runtime.js';
 import type { SendScope } from '../store/row-reads.js';
 import type { Batch } from '../store/batches.js';
-import { coerceError } from '../errors.js';
+import { ApiError, coerceError } from '../errors.js';
 import { roundCents as cents } from '../money.js';
 
 export interface FundsVerdict {
@@ -58,12 +58,15 @@ export class FundsGate {
   readonly #rt: Runtime;
   readonly #recheckMs: number;
   readonly #onWait: (batch: Batch, detail: string) => void;
+  /** A 401/403 reading the balance: the account cannot work, which pauses everything (not just funding). */
+  readonly #onAccountProblem: (err: ApiError) => void;
   readonly #nextCheck = new Map<string, number>();
 
-  constructor(rt: Runtime, recheckMs: number, onWait: (batch: Batch, detail: string) => void) {
+  constructor(rt: Runtime, recheckMs: number, onWait: (batch: Batch, detail: string) => void, onAccountProblem: (err: ApiError) => void = () => {}) {
     this.#rt = rt;
     this.#recheckMs = recheckMs;
     this.#onWait = onWait;
+    this.#onAccountProblem = onAccountProblem;
   }
 
   /**
@@ -103,7 +106,8 @@ export class FundsGate {
           if (f.waitReason === 'balance') rt.log.info({ batch: f.id, balanceUsd: verdict.balanceUsd }, 'balance covers the batch: sending');
         }
       } catch (err) {
-        rt.log.warn({ err: coerceError(err).message }, 'cannot read the balance; will try again');
+        if (err instanceof ApiError && err.classification === 'account') this.#onAccountProblem(err);
+        else rt.log.warn({ err: coerceError(err).message }, 'cannot read the balance; will try again');
         for (const b of due) this.#nextCheck.set(b.id, Date.now() + 5_000);
       }
     }

@@ -8,10 +8,11 @@
  * existing order (idempotent replay) or creates it once.
  */
 import { ApiError, TopupError, ErrorCode, coerceError } from '../errors.js';
-import { ORDER_PAUSE_CODES } from '../api/classify.js';
-import { Priority } from '../api/client.js';
+import { Priority, type SubmitAnswer } from '../api/client.js';
+import { auditCopy } from '../api/audit.js';
 import type { Runtime } from '../runtime.js';
-import { NO_ANSWER_CODE, type Row } from '../store/rows.js';
+import { NO_ANSWER_CODE, TRXID_USED_CODE, type Row } from '../store/rows.js';
+import { describeMismatches, factsFor, mismatches } from '../order-match.js';
 import type { Pauses } from './pauses.js';
 import { crashPoint } from '../crash-points.js';
 
@@ -40,10 +41,6 @@ function backoff(attempts: number): number {
   return base + Math.floor(Math.random() * (base / 4));
 }
 
-function isBalanceRejection(err: ApiError): boolean {
-  return /INSUFFICIENT[_ ]BALANCE/i.test(`${err.apiCode ?? ''} ${err.apiError ?? ''}`);
-}
-
 export interface SenderDeps {
   rt: Runtime;
   pauses: Pauses;
@@ -64,7 +61,7 @@ async function priceStillOk(rt: Runtime, row: Row): Promise<boolean> {
 }
 
 export async function sendRow(deps: SenderDeps, row: Row, signal?: AbortSignal): Promise<SendResult> {
-  const { rt, pauses } = deps;
+  const { rt } = deps;
   const request = row.request;
   if (!request) throw new TopupError(ErrorCode.Internal, `row ${row.idx} of ${row.batchId} has no stored request`);
   try {
@@ -77,8 +74,9 @@ export async function sendRow(deps: SenderDeps, row: Row, signal?: AbortSignal):
   }
   // The answer to this attempt may be lost; a row that was already `sending` is in doubt.
   const uncertainBefore = row.uncertain || row.state === 'sending';
+  let placed: SubmitAnswer;
   try {
-    const order = await rt.client.submitOrder(request, {
+    placed = await rt.client.submitOrder(request, {
       priority: Priority.submit,
       ...(signal ? { signal } : {}),
       beforeSend: () => {
@@ -88,34 +86,77 @@ export async function sendRow(deps: SenderDeps, row: Row, signal?: AbortSignal):
         crashPoint('intent-committed');
       },
     });
-    crashPoint('response-received');
-    const now = Date.now();
-    try {
-      rt.rows.recordOrder(row.batchId, row.idx, order, now, now + rt.config.pollIntervalMs);
-    } catch (err) {
-      if ((err as { code?: string }).code !== 'SQLITE_CONSTRAINT_UNIQUE') throw err;
-      // The API answered with an order another row of ours already holds: resending cannot settle
-      // that, and guessing could misreport a charge. An operator decides, with the order named.
-      rt.rows.markReview(
-        row.batchId,
-        row.idx,
-        `REVIEW: the API answered this row with order ${order.orderId} (${order.status}), which another row already holds; check the order history before ordering it again`,
-        now,
-        'sending',
-      );
-      rt.log.error({ batch: row.batchId, line: row.line, trxid: row.trxid, orderId: order.orderId }, 'the API answered with an order already held by another row: marked for review');
-      return 'review';
-    }
-    const ended = pauses.clear();
-    if (ended) rt.log.info({ pause: ended.kind, code: ended.code }, 'sending resumed');
-    rt.log.debug({ batch: row.batchId, line: row.line, orderId: order.orderId, status: order.status, replay: order.idempotentReplay }, 'order placed');
-    return 'placed';
   } catch (err) {
     if (err instanceof NotSent) return 'not-sent';
     crashPoint('response-received');
     if (signal?.aborted && !(err instanceof ApiError)) return 'not-sent';
     return handleFailure(deps, row, err, uncertainBefore);
   }
+  crashPoint('response-received');
+  return handlePlaced(deps, row, placed, uncertainBefore);
+}
+
+/** The catalog's names for the row's game, for comparing an answer's `game` (no call: the cached catalog). */
+export function gameNamesOf(rt: Runtime, row: Row): string[] {
+  const entry = row.productId === null ? undefined : rt.catalog.cached?.index.byPid(row.productId);
+  return entry ? [entry.product.gameName, ...(entry.line ? [entry.line.gameName, entry.line.productName] : [])] : [];
+}
+
+/**
+ * The answer carried an order. It settles the row only if it is the row's purchase (see
+ * order-match.ts): an order made for another purchase under the same trxid goes to review with
+ * both sides shown, and is never recorded as this row's.
+ */
+function handlePlaced(deps: SenderDeps, row: Row, placed: SubmitAnswer, uncertainBefore: boolean): SendResult {
+  const { rt, pauses } = deps;
+  const now = Date.now();
+  const answer = auditCopy(placed.answer);
+  const where = { batch: row.batchId, line: row.line, trxid: row.trxid, orderId: placed.orderId, http: placed.httpStatus };
+  const wrong = mismatches(row, placed, gameNamesOf(rt, row));
+  if (wrong.length > 0) {
+    rt.rows.markReview(
+      row.batchId,
+      row.idx,
+      `REVIEW: the API answered with order ${placed.orderId} (${placed.statusWord ?? placed.status}), which is not this row's purchase ` +
+        `(${describeMismatches(wrong)}). The trxid ${row.trxid} was probably used before for another purchase, so nothing may have been ` +
+        `bought for this row. Check that order before ordering this row again (topup review)`,
+      now,
+      'sending',
+      { answer },
+    );
+    rt.log.error({ ...where, mismatch: wrong }, 'the API answered with an order that is not this row\'s purchase: marked for review');
+    return 'review';
+  }
+  if (placed.httpStatus < 200 || placed.httpStatus >= 300) rt.log.warn(where, 'an order came with an HTTP error status: recorded as placed');
+  const note = placed.idempotentReplay && !uncertainBefore
+    ? `the API answered the first send of this trxid with an existing order (${placed.orderId}, a replay): it matches this row, so no new purchase was made`
+    : null;
+  const { facts, awaitingCodes } = factsFor(row, placed);
+  try {
+    rt.rows.recordOrder(row.batchId, row.idx, facts, now, now + rt.config.pollIntervalMs, {
+      answer,
+      note: note ?? (awaitingCodes ? 'the API reported this key/card order completed without codes; reading it again for them' : null),
+    });
+  } catch (err) {
+    if ((err as { code?: string }).code !== 'SQLITE_CONSTRAINT_UNIQUE') throw err;
+    // The API answered with an order another row of ours already holds: resending cannot settle
+    // that, and guessing could misreport a charge. An operator decides, with the order named.
+    rt.rows.markReview(
+      row.batchId,
+      row.idx,
+      `REVIEW: the API answered this row with order ${placed.orderId} (${placed.status}), which another row already holds; check the order history before ordering it again`,
+      now,
+      'sending',
+      { answer },
+    );
+    rt.log.error(where, 'the API answered with an order already held by another row: marked for review');
+    return 'review';
+  }
+  if (note) rt.log.warn(where, 'first send of this trxid answered with an existing order (replay); it matches the row');
+  const ended = pauses.clear();
+  if (ended) rt.log.info({ pause: ended.kind, code: ended.code }, 'sending resumed');
+  rt.log.debug({ ...where, status: placed.status, replay: placed.idempotentReplay }, 'order placed');
+  return 'placed';
 }
 
 /** Sends without a definite answer a row must have had, besides the time, before resending stops (with the back-off, at least 8 s of trying). */
@@ -151,51 +192,70 @@ function handleFailure(deps: SenderDeps, row: Row, err: unknown, uncertainBefore
     rt.rows.retryLater(row.batchId, row.idx, { nextTryAt: now + 5_000, uncertain: true, note: null }, now);
     return 'retry';
   }
+  const answer = auditCopy(err.answer);
   const where = { batch: row.batchId, line: row.line, trxid: row.trxid, code: err.apiCode, status: err.status };
+  const later = (nextTryAt: number, extra: { unanswered?: boolean; note?: string | null } = {}) =>
+    rt.rows.retryLater(row.batchId, row.idx, { nextTryAt, uncertain: err.mayExist, note: extra.note ?? null, answer, ...(extra.unanswered ? { unanswered: true } : {}) }, now);
   switch (err.classification) {
     case 'rejected':
-    case 'forbidden': {
+    case 'forbidden':
+    case 'duplicate-trxid':
+    case 'insufficient-balance': {
       // The API judged the order: whatever paused orders for everyone is over.
       if (pauses.current?.kind === 'maintenance') pauses.clear();
       const reason = err.classification === 'forbidden' ? 'FORBIDDEN: this trxid belongs to another account' : err.reason;
-      if (uncertainBefore && err.classification === 'rejected') {
-        // A 400 after an attempt whose answer was lost is not proof that nothing was charged:
-        // the API may validate before it looks at the trxid. Look in the history first, once the
-        // earlier attempt can no longer be in flight.
-        rt.rows.toVerify(row.batchId, row.idx, reason, err.apiCode ?? null, now + rt.config.requestTimeoutMs, now);
-        rt.log.warn(where, 'rejected after an uncertain attempt: checking order history before reporting');
+      if (err.classification === 'duplicate-trxid') {
+        // "This trxid was already used": an order with it exists somewhere. Only history can tell
+        // whether it is this row's; it is never read as "nothing charged".
+        rt.rows.toVerify(row.batchId, row.idx, reason, TRXID_USED_CODE, now + rt.config.requestTimeoutMs, now, answer);
+        rt.log.warn(where, 'the API says this trxid was already used: checking order history before reporting');
         return 'verify';
       }
-      if (isBalanceRejection(err)) {
-        rt.rows.retryLater(row.batchId, row.idx, { nextTryAt: now, uncertain: false, note: 'held: INSUFFICIENT BALANCE' }, now);
+      if (uncertainBefore) {
+        // A refusal after an attempt whose answer was lost is not proof that nothing was charged:
+        // the API may validate before it looks at the trxid (a 400), or the earlier attempt may
+        // have tied the trxid to an order (a 403). Look in the history first, once the earlier
+        // attempt can no longer be in flight.
+        rt.rows.toVerify(row.batchId, row.idx, reason, err.apiCode ?? err.classification.toUpperCase(), now + rt.config.requestTimeoutMs, now, answer);
+        rt.log.warn(where, 'refused after an uncertain attempt: checking order history before reporting');
+        return 'verify';
+      }
+      if (err.classification === 'insufficient-balance') {
+        later(now, { note: 'held: INSUFFICIENT BALANCE' });
         deps.onBalanceShort(row.batchId, 'the API answered INSUFFICIENT BALANCE');
         return 'hold-balance';
       }
-      rt.rows.reject(row.batchId, row.idx, reason, err.apiCode ?? null, now);
+      rt.rows.reject(row.batchId, row.idx, reason, err.apiCode ?? null, now, answer);
       rt.log.info({ ...where, reason }, 'order rejected');
       return 'rejected';
     }
     case 'account': {
-      rt.rows.retryLater(row.batchId, row.idx, { nextTryAt: now, uncertain: false, note: null }, now);
-      if (pauses.pause('account', err.apiCode ?? `HTTP ${err.status}`, err.reason, now)) deps.onPause('account', err.apiCode ?? '', err.reason);
+      later(now);
+      if (pauses.pause('account', err.apiCode ?? `HTTP ${err.status ?? 'error'}`, err.reason, now)) deps.onPause('account', err.apiCode ?? '', err.reason);
       return 'paused-account';
     }
+    case 'paused': {
+      later(now);
+      const code = err.apiCode ?? `HTTP ${err.status ?? 503}`;
+      if (pauses.pause('maintenance', code, err.reason, now)) deps.onPause('maintenance', code, err.reason);
+      return 'paused-maintenance';
+    }
     case 'retry-later': {
-      if (err.apiCode && ORDER_PAUSE_CODES.has(err.apiCode)) {
-        rt.rows.retryLater(row.batchId, row.idx, { nextTryAt: now, uncertain: false, note: null }, now);
-        if (pauses.pause('maintenance', err.apiCode, err.reason, now)) deps.onPause('maintenance', err.apiCode, err.reason);
-        return 'paused-maintenance';
-      }
       // DUPLICATE_IN_FLIGHT: an earlier request with this trxid is still being handled, so the
-      // order may exist. RATE_LIMIT: the gate already holds every call for Retry-After.
-      const inFlight = err.apiCode === 'DUPLICATE_IN_FLIGHT';
-      const wait = inFlight ? backoff(row.attempts + 1) : (err.retryAfterMs ?? 1_000);
-      rt.rows.retryLater(row.batchId, row.idx, { nextTryAt: now + wait, uncertain: inFlight, note: null }, now);
+      // order may exist. RATE_LIMIT: the gate already holds every call for Retry-After (capped).
+      const inFlight = err.mayExist;
+      const wait = inFlight ? backoff(row.attempts + 1) : Math.min(err.retryAfterMs ?? 1_000, rt.config.retryAfterMaxMs);
+      later(now + wait);
       return 'retry';
     }
     case 'ambiguous':
     case 'not-found': {
-      const doubt = rt.rows.retryLater(row.batchId, row.idx, { nextTryAt: now + backoff(row.attempts + 1), uncertain: true, unanswered: true, note: null }, now);
+      const doubt = rt.rows.retryLater(
+        row.batchId,
+        row.idx,
+        { nextTryAt: now + backoff(row.attempts + 1), uncertain: true, unanswered: true, note: null, answer },
+        now,
+      );
       if (stopResending(rt, row, now, doubt, err.message)) return 'verify';
       rt.log.warn({ ...where, why: err.message }, 'no definite answer; will resend the same trxid');
       return 'retry';

@@ -8,15 +8,25 @@
  *    advises 3–10 s), and half as often while orders are waiting to be sent, since every poll
  *    spends budget an order could use.
  */
-import { Priority } from '../api/client.js';
+import { Priority, type OrderAnswer } from '../api/client.js';
+import { auditCopy } from '../api/audit.js';
 import type { Order } from '../api/schemas.js';
-import { ApiError, coerceError } from '../errors.js';
+import { ApiError, coerceError, type ApiAnswer } from '../errors.js';
 import type { Runtime } from '../runtime.js';
 import type { Row } from '../store/rows.js';
 import { crashPoint } from '../crash-points.js';
+import { describeMismatches, factsFor, MAX_CODE_READS, mismatches } from '../order-match.js';
+import { gameNamesOf } from '../dispatch/sender.js';
 
 const HISTORY_WINDOW = 200;
 const PAGE_SIZE = 50;
+/** Orders read with GET /orders/:id in one round when history cannot serve them (the rest wait a round). */
+const ONE_BY_ONE_PER_ROUND = 100;
+
+/** 401/403: every route fails until the account works again; the runner pauses, rows are not blamed. */
+export function isAccountProblem(err: unknown): boolean {
+  return err instanceof ApiError && err.classification === 'account';
+}
 
 export interface PollRound {
   calls: number;
@@ -33,22 +43,46 @@ export class Poller {
     return sendBacklog ? this.#rt.config.pollIntervalMs * 2 : this.#rt.config.pollIntervalMs;
   }
 
-  /** Applies what the API says about one of our orders. True when the row reached an end. */
-  apply(row: Row, order: Order, nextPollAt: number): boolean {
+  /**
+   * Applies what the API says about one of our orders. True when the row reached an end.
+   *  - An answer about another purchase (order-match.ts) never settles the row: review.
+   *  - A status word we do not know is not an end: the row stays processing on its doubt clock
+   *    and ends review after TOPUP_REVIEW_AFTER_MS of nothing but unknown words.
+   *  - A completed key/card order without codes is read again, MAX_CODE_READS times, then ends
+   *    completed with a "codes missing" note (listed in the summary), never a silent empty cell.
+   */
+  apply(row: Row, order: Order, nextPollAt: number, answer: ApiAnswer): boolean {
+    const rt = this.#rt;
     const now = Date.now();
+    const copy = auditCopy(answer);
+    const wrong = mismatches(row, order, gameNamesOf(rt, row));
+    if (wrong.length > 0) {
+      const error = `REVIEW: the API describes order ${row.orderId} as another purchase (${describeMismatches(wrong)}); check this order with the supplier before ordering the row again`;
+      rt.log.error({ batch: row.batchId, line: row.line, orderId: row.orderId, mismatch: wrong }, 'a poll answer does not match the row: marked for review');
+      return rt.rows.markReview(row.batchId, row.idx, error, now, 'processing', { answer: copy });
+    }
+    if (!order.statusKnown) {
+      const since = rt.rows.notFoundOnPoll(row.batchId, row.idx, nextPollAt, now, copy);
+      if (now - since < rt.config.reviewAfterMs) return false;
+      const error = `REVIEW: the API has reported order ${row.orderId} with the status "${order.statusWord ?? '(none)'}", which is not one this tool knows, since ${new Date(since).toISOString()}; ask the supplier what it means before ordering the row again`;
+      return rt.rows.markReview(row.batchId, row.idx, error, now, 'processing', { answer: copy });
+    }
     if (order.status === 'processing') {
-      this.#rt.rows.schedulePoll(row.batchId, row.idx, nextPollAt, true);
+      rt.rows.schedulePoll(row.batchId, row.idx, nextPollAt, true, copy);
       return false;
     }
+    const { facts, awaitingCodes } = factsFor(row, { ...order, orderId: row.orderId! });
+    let note: string | null = null;
+    if (awaitingCodes) {
+      const reads = rt.rows.awaitCodes(row.batchId, row.idx, nextPollAt, copy);
+      if (reads < MAX_CODE_READS) return false;
+      facts.status = 'completed';
+      note = `CODES MISSING: the API reported order ${row.orderId} completed but gave no codes in ${reads} reads; ask the supplier for them`;
+      rt.log.error({ batch: row.batchId, line: row.line, orderId: row.orderId }, 'completed key/card order without codes: listed as codes missing');
+    }
     crashPoint('before-final-commit');
-    this.#rt.rows.recordOrder(
-      row.batchId,
-      row.idx,
-      { orderId: row.orderId!, status: order.status, amountUsd: order.amountUsd, codes: order.codes, refunded: order.refunded, error: order.error },
-      now,
-      0,
-    );
-    this.#rt.log.debug({ batch: row.batchId, line: row.line, orderId: row.orderId, status: order.status }, 'order finished');
+    rt.rows.recordOrder(row.batchId, row.idx, facts, now, 0, { answer: copy, note });
+    rt.log.debug({ batch: row.batchId, line: row.line, orderId: row.orderId, status: facts.status }, 'order finished');
     return true;
   }
 
@@ -68,61 +102,87 @@ export class Poller {
       await this.#one(due[0]!, next, opts, result);
       return result;
     }
-    // Newest 200 first: most processing orders are recent.
-    const newest = await this.#rt.client.history({ limit: HISTORY_WINDOW }, opts);
-    result.calls++;
-    this.#absorb(newest.orders, byId, next, result);
-    if (byId.size === 0) return result;
+    // Newest 200 first: most processing orders are recent. History is a saving, not a need: if
+    // it cannot be read, the due orders are read one by one (a bounded number per round).
+    try {
+      const newest = await this.#rt.client.history({ limit: HISTORY_WINDOW }, opts);
+      result.calls++;
+      this.#absorb(newest.orders, byId, next, result);
+      if (byId.size === 0) return result;
 
-    // What is left is deeper than the newest 200 (or gone from history).
-    const pages = this.#pagesFor([...byId.values()]);
-    if (pages.size < byId.size) {
-      for (const page of [...pages].sort((a, b) => a - b)) {
-        if (byId.size === 0) break;
-        const h = await this.#rt.client.history({ page, pageSize: PAGE_SIZE }, opts);
-        result.calls++;
-        this.#absorb(h.orders, byId, next, result);
-        if (h.hasMore === false) break;
+      // What is left is deeper than the newest 200 (or gone from history).
+      const pages = this.#pagesFor([...byId.values()]);
+      if (pages.size < byId.size) {
+        for (const page of [...pages].sort((a, b) => a - b)) {
+          if (byId.size === 0) break;
+          const h = await this.#rt.client.history({ page, pageSize: PAGE_SIZE }, opts);
+          result.calls++;
+          this.#absorb(h.orders, byId, next, result);
+          if (h.hasMore === false) break;
+        }
       }
+    } catch (err) {
+      if (isAccountProblem(err)) throw err;
+      result.calls++;
+      this.#rt.log.warn({ err: coerceError(err).message, orders: byId.size }, 'order history cannot be read; polling orders one by one');
     }
-    for (const row of [...byId.values()]) await this.#one(row, next, opts, result);
+    let read = 0;
+    for (const row of [...byId.values()]) {
+      if (read++ >= ONE_BY_ONE_PER_ROUND) {
+        this.#rt.rows.schedulePoll(row.batchId, row.idx, next);
+        continue;
+      }
+      await this.#one(row, next, opts, result);
+    }
     return result;
   }
 
   async #one(row: Row, next: number, opts: { priority: number; signal?: AbortSignal }, result: PollRound): Promise<void> {
+    let order: OrderAnswer;
     try {
-      const order = await this.#rt.client.getOrder(row.orderId!, opts);
+      order = await this.#rt.client.getOrder(row.orderId!, opts);
       result.calls++;
-      if (this.apply(row, order, next)) result.updated++;
     } catch (err) {
       result.calls++;
-      if (err instanceof ApiError && err.classification === 'not-found') {
-        // The service created this order (it gave us the id); a 404 is a transient mismatch
-        // or a sign the account changed. Keep looking, slowly, and say so; once it has not been
-        // found for TOPUP_REVIEW_AFTER_MS, an operator decides.
-        const now = Date.now();
-        const since = this.#rt.rows.notFoundOnPoll(row.batchId, row.idx, next + 30_000, now);
-        if (now - since >= this.#rt.config.reviewAfterMs) {
-          const when = new Date(since).toISOString();
-          const error = `REVIEW: the API gave order ${row.orderId} for this row but has not found it since ${when}; ask the supplier about this order before ordering it again`;
-          if (this.#rt.rows.markReview(row.batchId, row.idx, error, now, 'processing')) result.updated++;
-          this.#rt.log.error({ batch: row.batchId, line: row.line, orderId: row.orderId, since: when }, 'order still not found: marked for review');
-          return;
-        }
-        this.#rt.log.warn({ batch: row.batchId, line: row.line, orderId: row.orderId }, 'order not found while polling; will look again');
-        return;
-      }
-      this.#rt.rows.schedulePoll(row.batchId, row.idx, next);
-      throw coerceError(err);
+      if (isAccountProblem(err) || (opts.signal?.aborted ?? false)) throw err;
+      this.#unreadable(row, err, next);
+      if (this.#rt.rows.get(row.batchId, row.idx)?.state === 'review') result.updated++;
+      return;
     }
+    if (this.apply(row, order, next, order.answer)) result.updated++;
+  }
+
+  /**
+   * The API gave this row's order id but a poll did not show the order: a 404, or an answer that
+   * cannot be read (an HTML page, success:false, an unknown shape). Keep looking, slowly, and say
+   * so; once nothing readable has come for TOPUP_REVIEW_AFTER_MS (the row's doubt clock), an
+   * operator decides.
+   */
+  #unreadable(row: Row, err: unknown, next: number): void {
+    const rt = this.#rt;
+    const now = Date.now();
+    const notFound = err instanceof ApiError && err.classification === 'not-found';
+    const answer = auditCopy((err as { answer?: ApiAnswer }).answer);
+    const since = rt.rows.notFoundOnPoll(row.batchId, row.idx, next + (notFound ? 30_000 : 0), now, answer);
+    const what = notFound ? 'has not found it' : `has not answered readably about it (${coerceError(err).message})`;
+    if (now - since >= rt.config.reviewAfterMs) {
+      const when = new Date(since).toISOString();
+      const error = `REVIEW: the API gave order ${row.orderId} for this row but ${what} since ${when}; ask the supplier about this order before ordering it again`;
+      rt.rows.markReview(row.batchId, row.idx, error, now, 'processing', { answer });
+      rt.log.error({ batch: row.batchId, line: row.line, orderId: row.orderId, since: when }, 'order still not readable: marked for review');
+      return;
+    }
+    rt.log.warn({ batch: row.batchId, line: row.line, orderId: row.orderId, why: coerceError(err).message }, 'order not readable while polling; will look again');
   }
 
   /** Applies a page of history to every processing row of ours it mentions, due or not. */
   #absorb(orders: readonly Order[], byId: Map<string, Row>, next: number, result: PollRound): void {
     const byOrder = new Map(orders.filter((o) => o.orderId !== undefined).map((o) => [o.orderId!, o]));
+    const at = Date.now();
     for (const row of this.#rt.rows.processingByOrderIds([...byOrder.keys()])) {
       byId.delete(row.orderId!);
-      if (this.apply(row, byOrder.get(row.orderId!)!, next)) result.updated++;
+      const o = byOrder.get(row.orderId!)!;
+      if (this.apply(row, o, next, { route: 'GET /history', status: 200, at, body: o.raw })) result.updated++;
     }
   }
 

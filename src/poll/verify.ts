@@ -1,37 +1,46 @@
 /**
- * Settles a `verifying` row: one that was refused (400) on a resend after an attempt whose
- * answer was lost, or one that no send answered definitely within TOPUP_REVIEW_AFTER_MS
- * (reject code NO_ANSWER_CODE). The refusal proves nothing, because the API may validate a body
- * before it looks at the trxid, so the earlier attempt may have created an order. GET /history decides:
- *  - an order carrying our trxid, or exactly one unclaimed order for the same game, pack,
- *    player and amount → the row was placed: it becomes `processing` with that order;
- *  - none, and the history read reaches back before our first attempt → nothing was placed:
- *    the refusal stands (`rejected`), or, for INSUFFICIENT BALANCE, the row waits for balance.
- *    A row that was never refused (NO_ANSWER_CODE) is settled by an order with its own trxid
- *    only; anything else leaves it `review`, since an empty history proves nothing without a refusal;
- *  - anything else (several candidates, or history too short to reach back) → `review`:
- *    the result says so and the summary lists it, rather than guess either way.
+ * Settles a `verifying` row, one whose outcome a refusal cannot prove:
+ *  - refused (400, 403 …) on a resend after an attempt whose answer was lost: the API may
+ *    validate a body before it looks at the trxid, so the earlier attempt may have made an order;
+ *  - refused because "the trxid was already used" (reject code TRXID_USED_CODE): an order with
+ *    this trxid exists somewhere;
+ *  - never answered definitely within TOPUP_REVIEW_AFTER_MS (reject code NO_ANSWER_CODE).
+ * GET /history decides:
+ *  - an order carrying our trxid → placed, if it is this row's purchase (order-match.ts);
+ *    an order with our trxid for another purchase → review, both sides shown;
+ *  - for a plain refusal only, when history does not echo trxids: exactly one unclaimed order for
+ *    the same pack and player → placed, unless another row for the same purchase is in flight or
+ *    in doubt (it could be that row's order) → review;
+ *  - nothing, and the history reaches back before our first attempt → nothing was placed: the
+ *    refusal stands (`rejected`), or, for INSUFFICIENT BALANCE, the row waits for balance.
+ *    The two other kinds are never settled by absence (an order can still appear, or exists
+ *    beyond what history shows) → review;
+ *  - anything else (several candidates, history too short) → review: the result says so and the
+ *    summary lists it, rather than guess either way.
  */
 import { Priority } from '../api/client.js';
+import { auditCopy } from '../api/audit.js';
+import { isBalanceRefusal } from '../api/classify.js';
 import type { Order } from '../api/schemas.js';
+import { ApiError, coerceError } from '../errors.js';
 import type { Runtime } from '../runtime.js';
-import { NO_ANSWER_CODE, type Row } from '../store/rows.js';
+import { NO_ANSWER_CODE, TRXID_USED_CODE, type Row } from '../store/rows.js';
+import { describeMismatches, factsFor, mismatches } from '../order-match.js';
+import { gameNamesOf } from '../dispatch/sender.js';
 
 export type VerifyOutcome = 'placed' | 'not-placed' | 'held-balance' | 'review';
 
 const LIMIT = 200;
 
 /**
- * Could `o` be this row's order? Game, pack and player must agree where both sides name them.
- * The amount is not compared: the price may have moved since the file was loaded, and a missed
- * match here would report a charged row as not charged.
+ * Could `o` be this row's order, with no trxid to tell? Nothing it names may differ from the row,
+ * and it must name the purchase at all: the player for a top-up, the pack for a key or card.
  */
-function matches(row: Row, o: Order): boolean {
-  if (o.game !== undefined && row.slug !== null && o.game !== row.slug) return false;
-  if (o.packName !== undefined && row.packName !== null && o.packName !== row.packName) return false;
-  if (o.userId !== undefined && row.request?.userId !== undefined && o.userId !== row.request.userId) return false;
-  if (o.pid !== undefined && row.productId !== null && o.pid !== row.productId) return false;
-  return true;
+function looksLike(rt: Runtime, row: Row, o: Order): boolean {
+  if (mismatches(row, o, gameNamesOf(rt, row)).length > 0) return false;
+  const player = row.request?.userId !== undefined && o.userId !== undefined;
+  const pack = o.pid !== undefined || o.packName !== undefined;
+  return row.request?.userId !== undefined ? player && pack : pack;
 }
 
 /** True when this page of history certainly reaches back before `since`. */
@@ -49,75 +58,92 @@ function reachesBack(rt: Runtime, orders: readonly Order[], since: number, compl
   return t !== null && t < since;
 }
 
+function storyOf(row: Row): string {
+  if (row.rejectCode === NO_ANSWER_CODE) return `no attempt got a definite answer: ${row.error ?? 'no answer'}`;
+  if (row.rejectCode === TRXID_USED_CODE) return `the API refused the trxid as already used (${row.error ?? 'refused'})`;
+  return `an earlier attempt got no answer and the resend was refused (${row.error ?? 'rejected'})`;
+}
+
 export async function verifyRow(rt: Runtime, row: Row, signal?: AbortSignal): Promise<VerifyOutcome> {
   const now = Date.now();
-  const unanswered = row.rejectCode === NO_ANSWER_CODE;
-  const story = unanswered
-    ? `no attempt got a definite answer: ${row.error ?? 'no answer'}`
-    : `an earlier attempt got no answer and the resend was refused (${row.error ?? 'rejected'})`;
+  // Settled only by an order with the row's own trxid: absence proves nothing for these.
+  const ownOnly = row.rejectCode === NO_ANSWER_CODE || row.rejectCode === TRXID_USED_CODE;
+  const story = storyOf(row);
+  const review = (why: string, answer: string | null = null): VerifyOutcome => {
+    rt.rows.markReview(row.batchId, row.idx, `REVIEW: ${story}; ${why}`, now, 'verifying', { answer });
+    return 'review';
+  };
   const h = await rt.client.history({ limit: LIMIT }, { priority: Priority.poll, ...(signal ? { signal } : {}) });
-  const own = h.orders.find((o) => o.trxid !== undefined && o.trxid === row.trxid);
+  const trxid = row.trxid?.toLowerCase();
+  const own = h.orders.find((o) => o.trxid !== undefined && o.trxid.trim().toLowerCase() === trxid);
   const echoesTrxid = h.orders.some((o) => o.trxid !== undefined);
-  // A row that was never refused is settled by its own trxid only: after a day in doubt, an
-  // order that merely looks like it (same player and pack) may be someone's manual top-up.
-  const candidates = own
-    ? [own]
-    : echoesTrxid || unanswered
-      ? []
-      : h.orders.filter((o) => o.orderId !== undefined && !rt.rows.isOrderIdKnown(o.orderId) && matches(row, o));
 
-  if (candidates.length === 1 && !own && rt.rows.hasTwinInDoubt(row)) {
-    rt.rows.markReview(
-      row.batchId,
-      row.idx,
-      `REVIEW: ${story}; one order in history matches, but another row for the same purchase is also in doubt, so it is unknown which of them was charged. Check the order history before ordering it again.`,
-      now,
-    );
-    return 'review';
+  if (own) {
+    const copy = auditCopy({ route: 'GET /history', status: 200, at: now, body: own.raw });
+    const wrong = mismatches(row, own, gameNamesOf(rt, row));
+    if (wrong.length > 0) {
+      return review(
+        `order ${own.orderId} in history carries this trxid but is another purchase (${describeMismatches(wrong)}), so nothing may have been bought for this row. Check it before ordering this row again.`,
+        copy,
+      );
+    }
+    return record(rt, row, own as Order & { orderId: string }, now, copy);
   }
-  if (candidates.length === 1) {
-    const o = candidates[0]!;
-    rt.rows.recordOrder(
-      row.batchId,
-      row.idx,
-      { orderId: o.orderId!, status: o.status, amountUsd: o.amountUsd, codes: o.codes, refunded: o.refunded, error: o.error },
-      now,
-      now + rt.config.pollIntervalMs,
-    );
-    rt.log.warn({ batch: row.batchId, line: row.line, orderId: o.orderId }, unanswered ? 'found the order of an unanswered row in history' : 'found the order of an uncertain attempt in history despite a 400 on the resend');
-    return 'placed';
+  const candidates = echoesTrxid || ownOnly
+    ? []
+    : h.orders.filter((o) => o.orderId !== undefined && !rt.rows.isOrderIdKnown(o.orderId) && looksLike(rt, row, o));
+
+  if (candidates.length === 1 && rt.rows.hasTwinInFlight(row)) {
+    return review('one order in history matches, but another row for the same purchase is in flight or in doubt, so it is unknown which of them was charged. Check the order history before ordering it again.');
   }
+  if (candidates.length === 1) return record(rt, row, candidates[0] as Order & { orderId: string }, now, auditCopy({ route: 'GET /history', status: 200, at: now, body: candidates[0]!.raw }));
+
   const complete = h.orders.length < LIMIT;
-  if (unanswered) {
-    // Without a refusal, an empty history proves nothing: the supplier may still create the order.
+  if (ownOnly) {
     const seen = echoesTrxid || h.orders.length === 0
-      ? `order history showed no order with this trxid at ${new Date(now).toISOString()}, but an order can still appear`
-      : 'order history does not show trxids, so this row\'s order cannot be told from others';
-    rt.rows.markReview(
-      row.batchId,
-      row.idx,
-      `REVIEW: ${story}; ${seen}. Check the order history for trxid ${row.trxid} (and again later) before ordering it again.`,
-      now,
-    );
-    return 'review';
+      ? `order history showed no order with this trxid at ${new Date(now).toISOString()}, but an order can still appear (or be older than history shows)`
+      : "order history does not show trxids, so this row's order cannot be told from others";
+    return review(`${seen}. Check the order history for trxid ${row.trxid} (and again later) before ordering it again.`);
   }
   if (candidates.length === 0 && reachesBack(rt, h.orders, row.firstSentAt ?? now, complete)) {
-    if (/INSUFFICIENT[_ ]BALANCE/i.test(`${row.rejectCode ?? ''} ${row.error ?? ''}`)) {
+    if (isBalanceRefusal(row.rejectCode) || isBalanceRefusal(row.error)) {
       rt.rows.clearToPending(row.batchId, row.idx, now, now);
       return 'held-balance';
     }
     rt.rows.reject(row.batchId, row.idx, `${row.error ?? 'rejected'} (order history checked: no order was placed)`, row.rejectCode, now);
     return 'not-placed';
   }
-  const why =
-    candidates.length > 1
-      ? `${candidates.length} orders in history match this row`
-      : 'order history does not reach back far enough to tell';
-  rt.rows.markReview(
-    row.batchId,
-    row.idx,
-    `REVIEW: ${story}; ${why}, so it is unknown whether this row was charged. Check the order history before ordering it again.`,
-    now,
+  const why = candidates.length > 1 ? `${candidates.length} orders in history match this row` : 'order history does not reach back far enough to tell';
+  return review(`${why}, so it is unknown whether this row was charged. Check the order history before ordering it again.`);
+}
+
+function record(rt: Runtime, row: Row, o: Order & { orderId: string }, now: number, answer: string | null): VerifyOutcome {
+  const { facts } = factsFor(row, o);
+  rt.rows.recordOrder(row.batchId, row.idx, facts, now, now + rt.config.pollIntervalMs, { answer });
+  rt.log.warn(
+    { batch: row.batchId, line: row.line, orderId: o.orderId },
+    row.rejectCode === NO_ANSWER_CODE ? 'found the order of an unanswered row in history' : 'found the order of a refused row in history',
   );
-  return 'review';
+  return 'placed';
+}
+
+/**
+ * History could not be read for this row. It is looked at again later; a deployment without
+ * history (404/501) can never settle it, and a history that keeps failing cannot either: on the
+ * row's doubt clock, past TOPUP_REVIEW_AFTER_MS, an operator decides. Account problems are the
+ * caller's (they pause everything).
+ */
+export function verifyFailed(rt: Runtime, row: Row, err: unknown): void {
+  const now = Date.now();
+  const e = coerceError(err);
+  const answer = auditCopy((err as { answer?: ApiError['answer'] }).answer);
+  const since = rt.rows.notFoundOnPoll(row.batchId, row.idx, now + Math.max(rt.config.pollIntervalMs, 5_000), now, answer);
+  const noHistory = err instanceof ApiError && err.classification === 'not-found';
+  if (noHistory || now - since >= rt.config.reviewAfterMs) {
+    const why = noHistory ? 'this API has no order history to check' : `order history could not be read since ${new Date(since).toISOString()} (${e.message})`;
+    rt.rows.markReview(row.batchId, row.idx, `REVIEW: ${storyOf(row)}; ${why}, so it is unknown whether this row was charged. Check with the supplier before ordering it again.`, now, 'verifying', { answer });
+    rt.log.error({ batch: row.batchId, line: row.line, trxid: row.trxid, err: e.message }, 'cannot check order history: marked for review');
+    return;
+  }
+  rt.log.warn({ batch: row.batchId, line: row.line, err: e.message }, 'cannot check order history for a row; will try again');
 }

@@ -95,4 +95,20 @@ export const MIGRATIONS: readonly string[] = [
   ALTER TABLE rows ADD COLUMN doubt_since INTEGER;
   ALTER TABLE rows ADD COLUMN doubt_tries INTEGER NOT NULL DEFAULT 0;
   `,
+  // Real suppliers (issue 11): the last answer about a row (redacted, capped: for operators, never
+  // for decisions), a note that is not an error (a replayed trxid, codes still missing), how many
+  // times a completed key order was re-read for its codes, when a row entered review, and an
+  // operator's (or the recheck's) resolution of it. A finished batch whose results change again
+  // (a review row resolved) writes a new result version.
+  `
+  ALTER TABLE rows ADD COLUMN last_answer TEXT;
+  ALTER TABLE rows ADD COLUMN note TEXT;
+  ALTER TABLE rows ADD COLUMN code_reads INTEGER NOT NULL DEFAULT 0;
+  ALTER TABLE rows ADD COLUMN review_since INTEGER;
+  ALTER TABLE rows ADD COLUMN resolution TEXT;
+  ALTER TABLE rows ADD COLUMN resolved_by TEXT;
+  ALTER TABLE rows ADD COLUMN resolved_at INTEGER;
+  CREATE INDEX rows_review ON rows (state, next_poll_at) WHERE state = 'review';
+  ALTER TABLE batches ADD COLUMN result_version INTEGER NOT NULL DEFAULT 1;
+  `,
 ];

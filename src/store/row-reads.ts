@@ -167,11 +167,15 @@ export class RowReads {
     return (this.stmt('SELECT count(*) AS n FROM rows WHERE order_id IS NOT NULL AND first_sent_at > ?').get(firstSentAt) as { n: number }).n;
   }
 
-  /** Another row of ours for the same purchase (game, pack, player) that is itself still in doubt. */
-  hasTwinInDoubt(row: Row): boolean {
+  /**
+   * Another row of ours for the same purchase (game, pack, player) that is in flight or in doubt:
+   * `sending` (its first send may be on the wire right now, or its answer was lost) or
+   * `verifying`. Its order could be the one a history check is about to claim.
+   */
+  hasTwinInFlight(row: Row): boolean {
     return (
       this.stmt(
-        `SELECT 1 FROM rows WHERE state IN ('sending', 'verifying') AND uncertain = 1 AND slug IS ? AND pack_name IS ?
+        `SELECT 1 FROM rows WHERE state IN ('sending', 'verifying') AND slug IS ? AND pack_name IS ?
            AND json_extract(request_json, '$.userId') IS ? AND NOT (batch_id = ? AND idx = ?)`,
       ).get(row.slug, row.packName, row.request?.userId ?? null, row.batchId, row.idx) !== undefined
     );

@@ -57,6 +57,16 @@ export function emptyCounts(): StateCounts {
  */
 export const NO_ANSWER_CODE = 'TOPUP_NO_DEFINITE_ANSWER';
 
+/**
+ * reject_code of a `verifying` row whose resend was refused because its trxid "was already
+ * used": an order with this trxid exists somewhere, so only history can settle it, never
+ * "nothing was charged".
+ */
+export const TRXID_USED_CODE = 'TOPUP_TRXID_ALREADY_USED';
+
+/** An operator's (or the recheck's) decision on a review row. */
+export type Resolution = 'charged' | 'not-charged' | 'found';
+
 
 export interface Row {
   batchId: string;
@@ -90,6 +100,19 @@ export interface Row {
   nextTryAt: number;
   nextPollAt: number;
   polls: number;
+  /** The last answer about this row, redacted and capped (JSON of an ApiAnswer), for operators. */
+  lastAnswer: string | null;
+  /** Information that is not an error: a replayed trxid, codes still missing. */
+  note: string | null;
+  /** How often a completed key/card order without codes was read again for them. */
+  codeReads: number;
+  /** When the row entered `review` (the recheck window counts from here). */
+  reviewSince: number | null;
+  resolution: Resolution | null;
+  resolvedBy: string | null;
+  resolvedAt: number | null;
+  /** updated_at: for a final row, when it ended. */
+  updatedAt: number;
 }
 
 export interface RowRecord {
@@ -122,6 +145,14 @@ export interface RowRecord {
   next_try_at: number;
   next_poll_at: number;
   polls: number;
+  last_answer: string | null;
+  note: string | null;
+  code_reads: number;
+  review_since: number | null;
+  resolution: Resolution | null;
+  resolved_by: string | null;
+  resolved_at: number | null;
+  updated_at: number;
 }
 
 export function toRow(r: RowRecord): Row {
@@ -155,6 +186,14 @@ export function toRow(r: RowRecord): Row {
     nextTryAt: r.next_try_at,
     nextPollAt: r.next_poll_at,
     polls: r.polls,
+    lastAnswer: r.last_answer,
+    note: r.note,
+    codeReads: r.code_reads,
+    reviewSince: r.review_since,
+    resolution: r.resolution,
+    resolvedBy: r.resolved_by,
+    resolvedAt: r.resolved_at,
+    updatedAt: r.updated_at,
   };
 }
 

@@ -4,10 +4,10 @@
  * both move a row. The reads are in row-reads.ts.
  */
 import { RowReads } from './row-reads.js';
-import type { NewRow, OrderFacts, RowState } from './row-record.js';
+import type { NewRow, OrderFacts, Resolution, RowState } from './row-record.js';
 
-export type { NewRow, OrderFacts, Row, RowState, StateCounts } from './row-record.js';
-export { emptyCounts, FINAL_ROW_STATES, NO_ANSWER_CODE, ROW_STATES } from './row-record.js';
+export type { NewRow, OrderFacts, Resolution, Row, RowState, StateCounts } from './row-record.js';
+export { emptyCounts, FINAL_ROW_STATES, NO_ANSWER_CODE, ROW_STATES, TRXID_USED_CODE } from './row-record.js';
 
 export class RowStore extends RowReads {
 
@@ -71,14 +71,18 @@ export class RowStore extends RowReads {
     );
   }
 
-  /** The API answered with an order: processing, or already final. */
-  recordOrder(batchId: string, idx: number, o: OrderFacts, now: number, nextPollAt: number): boolean {
+  /**
+   * The API answered with an order: processing, or already final. `answer` is the audit copy of
+   * that answer; `note` a remark that is not an error (a replayed trxid, codes still missing).
+   */
+  recordOrder(batchId: string, idx: number, o: OrderFacts, now: number, nextPollAt: number, extra: { answer?: string | null; note?: string | null } = {}): boolean {
     const state: RowState = o.status;
     return (
       this.stmt(
           `UPDATE rows SET state = @state, order_id = @orderId, amount_usd = coalesce(@amountUsd, amount_usd),
              codes_json = coalesce(@codes, codes_json), refunded = coalesce(@refunded, refunded),
              error = CASE WHEN @state = 'cancelled' THEN coalesce(@error, error) ELSE NULL END,
+             last_answer = coalesce(@answer, last_answer), note = coalesce(@note, note),
              doubt_since = NULL, doubt_tries = 0, next_poll_at = @nextPollAt, updated_at = @now
            WHERE batch_id = @batchId AND idx = @idx AND state IN ('sending', 'pending', 'processing', 'verifying')`,
         )
@@ -91,10 +95,29 @@ export class RowStore extends RowReads {
           codes: o.codes && o.codes.length > 0 ? JSON.stringify(o.codes) : null,
           refunded: o.refunded === undefined ? null : o.refunded ? 1 : 0,
           error: o.error ?? null,
+          answer: extra.answer ?? null,
+          note: extra.note ?? null,
           nextPollAt,
           now,
         }).changes === 1
     );
+  }
+
+  /** Keeps the audit copy of the latest answer about a row (no state change). */
+  noteAnswer(batchId: string, idx: number, answer: string | null): void {
+    if (answer !== null) this.stmt('UPDATE rows SET last_answer = ? WHERE batch_id = ? AND idx = ?').run(answer, batchId, idx);
+  }
+
+  /**
+   * A key/card order reported completed without codes: read it again at `at` (it stays
+   * `processing`). Returns how many times it has now been re-read for its codes.
+   */
+  awaitCodes(batchId: string, idx: number, at: number, answer: string | null): number {
+    const r = this.stmt(
+      `UPDATE rows SET code_reads = code_reads + 1, next_poll_at = ?, polls = polls + 1, last_answer = coalesce(?, last_answer)
+       WHERE batch_id = ? AND idx = ? AND state = 'processing' RETURNING code_reads AS n`,
+    ).get(at, answer, batchId, idx) as { n: number } | undefined;
+    return r?.n ?? 0;
   }
 
   /**
@@ -106,30 +129,33 @@ export class RowStore extends RowReads {
   retryLater(
     batchId: string,
     idx: number,
-    opts: { nextTryAt: number; uncertain: boolean; unanswered?: boolean; note: string | null },
+    opts: { nextTryAt: number; uncertain: boolean; unanswered?: boolean; note: string | null; answer?: string | null },
     now: number,
   ): { doubtSince: number | null; doubtTries: number; state: RowState } | undefined {
     return this.stmt(
         `UPDATE rows SET state = CASE WHEN uncertain = 1 OR @uncertain = 1 THEN 'sending' ELSE 'pending' END,
            doubt_since = CASE WHEN uncertain = 1 OR @uncertain = 1 THEN coalesce(doubt_since, last_sent_at, @now) ELSE doubt_since END,
-           doubt_tries = doubt_tries + @unanswered,
+           doubt_tries = doubt_tries + @unanswered, last_answer = coalesce(@answer, last_answer),
            uncertain = max(uncertain, @uncertain), next_try_at = @nextTryAt, error = @note, updated_at = @now
          WHERE batch_id = @batchId AND idx = @idx AND state = 'sending'
          RETURNING doubt_since AS doubtSince, doubt_tries AS doubtTries, state`,
       )
-      .get({ batchId, idx, nextTryAt: opts.nextTryAt, uncertain: opts.uncertain ? 1 : 0, unanswered: opts.unanswered ? 1 : 0, note: opts.note, now }) as
+      .get({
+        batchId, idx, nextTryAt: opts.nextTryAt, uncertain: opts.uncertain ? 1 : 0, unanswered: opts.unanswered ? 1 : 0,
+        note: opts.note, answer: opts.answer ?? null, now,
+      }) as
       | { doubtSince: number | null; doubtTries: number; state: RowState }
       | undefined;
   }
 
   /** A definite refusal of a row that was never in doubt: nothing was charged. */
-  reject(batchId: string, idx: number, error: string, code: string | null, now: number): boolean {
+  reject(batchId: string, idx: number, error: string, code: string | null, now: number, answer: string | null = null): boolean {
     return (
       this.stmt(
-          `UPDATE rows SET state = 'rejected', error = @error, reject_code = @code, updated_at = @now
+          `UPDATE rows SET state = 'rejected', error = @error, reject_code = @code, last_answer = coalesce(@answer, last_answer), updated_at = @now
            WHERE batch_id = @batchId AND idx = @idx AND state IN ('pending', 'sending', 'verifying')`,
         )
-        .run({ batchId, idx, error, code, now }).changes === 1
+        .run({ batchId, idx, error, code, answer, now }).changes === 1
     );
   }
 
@@ -137,12 +163,13 @@ export class RowStore extends RowReads {
    * A 400 after an attempt whose answer was lost: not proof of "not charged". Look in history
    * first. Also a row in doubt for longer than TOPUP_REVIEW_AFTER_MS, with `code` NO_ANSWER_CODE.
    */
-  toVerify(batchId: string, idx: number, error: string, code: string | null, verifyAt: number, now: number): void {
+  toVerify(batchId: string, idx: number, error: string, code: string | null, verifyAt: number, now: number, answer: string | null = null): void {
     this.stmt(
-        `UPDATE rows SET state = 'verifying', error = @error, reject_code = @code, next_poll_at = @verifyAt, updated_at = @now
+        `UPDATE rows SET state = 'verifying', error = @error, reject_code = @code, next_poll_at = @verifyAt,
+           last_answer = coalesce(@answer, last_answer), updated_at = @now
          WHERE batch_id = @batchId AND idx = @idx AND state = 'sending'`,
       )
-      .run({ batchId, idx, error, code, verifyAt, now });
+      .run({ batchId, idx, error, code, verifyAt, answer, now });
   }
 
   /** Back to pending without the doubt (history proved nothing was placed), e.g. to wait for balance. */
@@ -154,12 +181,68 @@ export class RowStore extends RowReads {
       .run({ batchId, idx, nextTryAt, now });
   }
 
-  /** Undecidable: the row ends `review`, if it is still in the state the caller decided from. */
-  markReview(batchId: string, idx: number, error: string, now: number, from: 'verifying' | 'sending' | 'processing' = 'verifying'): boolean {
+  /**
+   * Undecidable: the row ends `review`, if it is still in the state the caller decided from.
+   * It is rechecked against the API from `recheckAt` (see poll/review-recheck.ts).
+   */
+  markReview(
+    batchId: string,
+    idx: number,
+    error: string,
+    now: number,
+    from: 'verifying' | 'sending' | 'processing' = 'verifying',
+    extra: { answer?: string | null; recheckAt?: number } = {},
+  ): boolean {
     return (
-      this.stmt(`UPDATE rows SET state = 'review', error = @error, updated_at = @now WHERE batch_id = @batchId AND idx = @idx AND state = @from`)
-        .run({ batchId, idx, error, now, from }).changes === 1
+      this.stmt(
+        `UPDATE rows SET state = 'review', error = @error, review_since = @now, next_poll_at = @recheckAt,
+           last_answer = coalesce(@answer, last_answer), updated_at = @now
+         WHERE batch_id = @batchId AND idx = @idx AND state = @from`,
+      ).run({ batchId, idx, error, now, from, answer: extra.answer ?? null, recheckAt: extra.recheckAt ?? now }).changes === 1
     );
+  }
+
+  /**
+   * A review row settled: its order was found (`found`, by the recheck) or an operator decided
+   * (`charged` with an order, `not-charged`). Only from `review`, and only once.
+   */
+  settleReview(
+    batchId: string,
+    idx: number,
+    to: { state: 'processing' | 'completed' | 'cancelled' | 'rejected'; order?: OrderFacts; error: string | null; note: string | null },
+    resolution: { kind: Resolution; by: string; at: number },
+    answer: string | null,
+  ): boolean {
+    const o = to.order;
+    return (
+      this.stmt(
+        `UPDATE rows SET state = @state, order_id = coalesce(@orderId, order_id), amount_usd = coalesce(@amountUsd, amount_usd),
+           codes_json = coalesce(@codes, codes_json), refunded = coalesce(@refunded, refunded), error = @error, note = coalesce(@note, note),
+           resolution = @kind, resolved_by = @by, resolved_at = @at, last_answer = coalesce(@answer, last_answer),
+           doubt_since = NULL, next_poll_at = @at, updated_at = @at
+         WHERE batch_id = @batchId AND idx = @idx AND state = 'review' AND resolution IS NULL`,
+      ).run({
+        batchId,
+        idx,
+        state: to.state,
+        orderId: o?.orderId ?? null,
+        amountUsd: o?.amountUsd ?? null,
+        codes: o?.codes && o.codes.length > 0 ? JSON.stringify(o.codes) : null,
+        refunded: o?.refunded === undefined ? null : o.refunded ? 1 : 0,
+        error: to.error,
+        note: to.note,
+        kind: resolution.kind,
+        by: resolution.by,
+        at: resolution.at,
+        answer,
+      }).changes === 1
+    );
+  }
+
+  /** The next recheck of a review row. */
+  scheduleReviewCheck(batchId: string, idx: number, at: number, answer: string | null): void {
+    this.stmt(`UPDATE rows SET next_poll_at = ?, last_answer = coalesce(?, last_answer) WHERE batch_id = ? AND idx = ? AND state = 'review'`)
+      .run(at, answer, batchId, idx);
   }
 
   /** A row that failed a check just before sending (e.g. the price rose above maxPriceUsd). */
@@ -188,18 +271,19 @@ export class RowStore extends RowReads {
   }
 
   /** The next look at a followed row; `seen`: the API just showed its order, so nothing about it is in doubt. */
-  schedulePoll(batchId: string, idx: number, at: number, seen = false): void {
+  schedulePoll(batchId: string, idx: number, at: number, seen = false, answer: string | null = null): void {
     this.stmt(
-      `UPDATE rows SET next_poll_at = ?, polls = polls + 1, doubt_since = CASE WHEN ? THEN NULL ELSE doubt_since END WHERE batch_id = ? AND idx = ?`,
-    ).run(at, seen ? 1 : 0, batchId, idx);
+      `UPDATE rows SET next_poll_at = ?, polls = polls + 1, doubt_since = CASE WHEN ? THEN NULL ELSE doubt_since END,
+         last_answer = coalesce(?, last_answer) WHERE batch_id = ? AND idx = ?`,
+    ).run(at, seen ? 1 : 0, answer, batchId, idx);
   }
 
   /** A poll that did not find the row's order: looked at again at `at`. Returns since when it has not been found. */
-  notFoundOnPoll(batchId: string, idx: number, at: number, now: number): number {
+  notFoundOnPoll(batchId: string, idx: number, at: number, now: number, answer: string | null = null): number {
     const r = this.stmt(
-      `UPDATE rows SET next_poll_at = ?, polls = polls + 1, doubt_since = coalesce(doubt_since, ?) WHERE batch_id = ? AND idx = ?
-       RETURNING doubt_since AS since`,
-    ).get(at, now, batchId, idx) as { since: number } | undefined;
+      `UPDATE rows SET next_poll_at = ?, polls = polls + 1, doubt_since = coalesce(doubt_since, ?), last_answer = coalesce(?, last_answer)
+       WHERE batch_id = ? AND idx = ? RETURNING doubt_since AS since`,
+    ).get(at, now, answer, batchId, idx) as { since: number } | undefined;
     return r?.since ?? now;
   }
 

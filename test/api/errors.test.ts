@@ -40,10 +40,11 @@ describe('§7 / §4.5 rejected at submit (nothing created, nothing charged)', ()
     expect(o.codes).toHaveLength(500);
   });
 
-  it('§7 / §3: 400 INSUFFICIENT BALANCE as { orderCreated:false, status:cancelled, game, error } → rejected; the trxid stays free', async () => {
+  it('§7 / §3: 400 INSUFFICIENT BALANCE as { orderCreated:false, status:cancelled, game, error } → insufficient-balance (nothing created); the trxid stays free', async () => {
     const { sb, api } = await setup({ balanceUsd: 0.5 });
     const body = pubg();
-    const e = await apiFailure(api.submitOrder(body), 'rejected');
+    const e = await apiFailure(api.submitOrder(body), 'insufficient-balance');
+    expect(e.mayExist).toBe(false);
     expect(e).toMatchObject({ status: 400, apiError: 'INSUFFICIENT BALANCE', apiCode: 'INSUFFICIENT_BALANCE' });
     expect(e.body).toMatchObject({ orderCreated: false, status: 'cancelled', game: 'pubg', error: 'INSUFFICIENT BALANCE' });
     expect(money(sb)).toMatchObject({ orders: 0, charges: 0 });
@@ -181,9 +182,10 @@ describe('§7 / §8 retry-later', () => {
   });
 
   for (const code of ['MAINTENANCE', 'API_ORDER_DISABLED'] as const) {
-    it(`§4.5 / §7: 503 ${code} on POST /orders → retry-later; GET routes still work`, async () => {
+    it(`§4.5 / §7: 503 ${code} on POST /orders → paused (nothing created); GET routes still work`, async () => {
       const { sb, api } = await setup({ faults: { maintenance: { code } } });
-      const e = await apiFailure(api.submitOrder(pubg()), 'retry-later');
+      const e = await apiFailure(api.submitOrder(pubg()), 'paused');
+      expect(e.mayExist).toBe(false);
       expect(e).toMatchObject({ status: 503, apiCode: code, apiError: code });
       expect((await api.balance()).currency).toBe('USD');
       expect(money(sb).orders).toBe(0);
@@ -294,14 +296,15 @@ describe('§7 501 NOT IMPLEMENTED', () => {
 
 describe('§7 classifyFailure: one classification per failure (table rows not reachable through the sandbox)', () => {
   const c = (status: number, body: unknown, path = '/orders', method = 'POST') => classifyFailure(status, body, { method, path }).classification;
-  it('§7: 429 RATE_LIMIT and 503 codes → retry-later; 503 with another code and other 5xx → ambiguous', () => {
+  it('§7: 429 RATE_LIMIT → retry-later; 503 with another code → paused; other 5xx → ambiguous', () => {
     expect(c(429, { success: false, code: 'RATE_LIMIT', error: 'TOO MANY REQUESTS' })).toBe('retry-later');
-    expect(c(503, { success: false, code: 'SOMETHING_ELSE', error: 'x' })).toBe('ambiguous');
+    // A 503 with any code but the rate-limit ones means "unavailable": orders pause, polls go on.
+    expect(c(503, { success: false, code: 'SOMETHING_ELSE', error: 'x' })).toBe('paused');
     expect(c(502, { success: false, error: 'BAD GATEWAY' })).toBe('ambiguous');
   });
-  it('§7: a failure body that is not JSON (proxy page) → ambiguous', () => {
+  it('§7: a failure body that is not JSON (proxy page) → ambiguous; a 401/403 is an account problem whatever its body', () => {
     expect(c(400, undefined)).toBe('ambiguous');
-    expect(c(403, 'Forbidden')).toBe('ambiguous');
+    expect(c(403, 'Forbidden')).toBe('account');
   });
   it('§7: QUANTITY_EXCEEDS_MAX as a code and as error text read the same', () => {
     expect(classifyFailure(400, { success: false, code: 'QUANTITY_EXCEEDS_MAX', error: 'QUANTITY EXCEEDS MAX' }, { method: 'POST', path: '/orders' }))

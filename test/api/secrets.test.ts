@@ -20,7 +20,7 @@ const cases: Case[] = [
     make: async (auth) => { const { api } = await setup({}, { auth }); return failure(api.submitOrder({ ...pubg(), pid: 'NOPE' })); },
   },
   {
-    name: 'rejected (400 INSUFFICIENT BALANCE, cancelled shape)', classification: 'rejected',
+    name: 'insufficient-balance (400 INSUFFICIENT BALANCE, cancelled shape)', classification: 'insufficient-balance',
     make: async (auth) => { const { api } = await setup({ balanceUsd: 0 }, { auth }); return failure(api.submitOrder(pubg())); },
   },
   {
@@ -48,7 +48,7 @@ const cases: Case[] = [
     },
   },
   {
-    name: 'retry-later (503 MAINTENANCE)', classification: 'retry-later',
+    name: 'paused (503 MAINTENANCE)', classification: 'paused',
     make: async (auth) => { const { api } = await setup({ faults: { maintenance: { code: 'MAINTENANCE' } } }, { auth }); return failure(api.submitOrder(pubg())); },
   },
   {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ProductSchema, ServiceLineSchema } from '../../src/api/schemas.js';
+import { parseProduct, parseServiceLine } from '../../src/api/schemas.js';
 import { buildCatalogIndex } from '../../src/intake/catalog.js';
 import { loadCatalog } from './helpers.js';
 
@@ -36,9 +36,9 @@ describe('buildCatalogIndex', () => {
 
   it('recognises key/card shapes by category spelling or by stock fields, and riot lines by slug', () => {
     const line = (slug: string, required: { field: string; label: string }[] = []) =>
-      ServiceLineSchema.parse({ productName: slug, slug, gameName: slug, status: 'active', required });
+      parseServiceLine({ productName: slug, slug, gameName: slug, status: 'active', required });
     const product = (id: string, slug: string, extra: Record<string, unknown>) =>
-      ProductSchema.parse({ id, slug, gameName: slug, serviceName: id, category: 'topup', price: 1, status: 'active', ...extra });
+      parseProduct({ id, slug, gameName: slug, serviceName: id, category: 'topup', price: 1, status: 'active', ...extra });
     const idx = buildCatalogIndex(
       [line('lol', [{ field: 'userId', label: 'Summoner' }]), line('codes'), line('pubg', [{ field: 'userID', label: 'Player ID' }])],
       [
@@ -56,8 +56,8 @@ describe('buildCatalogIndex', () => {
 
   it('reports required fields it cannot send', () => {
     const idx = buildCatalogIndex(
-      [ServiceLineSchema.parse({ productName: 'x', slug: 'x', gameName: 'X', status: 'active', required: [{ field: 'email', label: 'E-mail' }] })],
-      [ProductSchema.parse({ id: 1, slug: 'x', gameName: 'X', serviceName: 'p', category: 'topup', price: 1, status: 'active' })],
+      [parseServiceLine({ productName: 'x', slug: 'x', gameName: 'X', status: 'active', required: [{ field: 'email', label: 'E-mail' }] })],
+      [parseProduct({ id: 1, slug: 'x', gameName: 'X', serviceName: 'p', category: 'topup', price: 1, status: 'active' })],
     );
     expect(idx.byPid('1')?.unsupported).toEqual(['email']);
   });

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach } from 'vitest';
-import { ProductSchema, ServiceLineSchema } from '../../src/api/schemas.js';
+import { parseProduct, parseServiceLine } from '../../src/api/schemas.js';
 import { buildCatalogIndex, type CatalogIndex } from '../../src/intake/catalog.js';
 import { openOrderFile, type RawRow } from '../../src/intake/parse.js';
 
@@ -37,5 +37,5 @@ export function loadCatalog(): CatalogIndex {
     services: unknown[];
     products: unknown[];
   };
-  return buildCatalogIndex(raw.services.map((s) => ServiceLineSchema.parse(s)), raw.products.map((p) => ProductSchema.parse(p)));
+  return buildCatalogIndex(raw.services.map((s) => parseServiceLine(s)), raw.products.map((p) => parseProduct(p)));
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ProductSchema, ServiceLineSchema } from '../../src/api/schemas.js';
+import { parseProduct, parseServiceLine } from '../../src/api/schemas.js';
 import { buildCatalogIndex } from '../../src/intake/catalog.js';
 import { mapHeader } from '../../src/intake/columns.js';
 import { createRowValidator, formatProblems, type RowVerdict } from '../../src/intake/validate.js';
@@ -260,9 +260,9 @@ describe('rows with several problems, empty rows, parse errors', () => {
 describe('the stored body', () => {
   it('has one key order (pid, trxid, userId, zoneId, serverId, region, moreId, quantity) whatever order the line lists its fields in', () => {
     const line = (slug: string, required: string[]) =>
-      ServiceLineSchema.parse({ productName: slug, slug, gameName: slug, status: 'active', required: required.map((field) => ({ field, label: field })) });
+      parseServiceLine({ productName: slug, slug, gameName: slug, status: 'active', required: required.map((field) => ({ field, label: field })) });
     const pack = (id: string, slug: string) =>
-      ProductSchema.parse({ id, slug, gameName: slug, serviceName: `${slug} pack`, category: 'topup', price: 1, status: 'active' });
+      parseProduct({ id, slug, gameName: slug, serviceName: `${slug} pack`, category: 'topup', price: 1, status: 'active' });
     const index = buildCatalogIndex(
       [line('backwards', ['moreId', 'zoneId', 'userId']), line('forwards', ['userId', 'zoneId', 'moreId'])],
       [pack('1', 'backwards'), pack('2', 'forwards')],
@@ -276,8 +276,8 @@ describe('the stored body', () => {
 
   it('a pack\'s own problems come after the row\'s trxid problem and before its field problems, on every row', () => {
     const index = buildCatalogIndex(
-      [ServiceLineSchema.parse({ productName: 'x', slug: 'shut', gameName: 'Shut', status: 'maintenance', required: [{ field: 'userId', label: 'Player ID' }] })],
-      [ProductSchema.parse({ id: '9', slug: 'shut', gameName: 'Shut', serviceName: 'Big', category: 'topup', price: 1, status: 'inactive' })],
+      [parseServiceLine({ productName: 'x', slug: 'shut', gameName: 'Shut', status: 'maintenance', required: [{ field: 'userId', label: 'Player ID' }] })],
+      [parseProduct({ id: '9', slug: 'shut', gameName: 'Shut', serviceName: 'Big', category: 'topup', price: 1, status: 'inactive' })],
     );
     const v = createRowValidator(mapHeader(['trxid', 'pid', 'userId']), index);
     for (let i = 0; i < 3; i++) {
