@@ -47,7 +47,8 @@ export async function runDoctor(rt: Runtime, opts: { quick?: boolean } = {}): Pr
   }
   try {
     ip = await rt.client.myIp({ priority: Priority.lookup });
-    add({ name: 'public ip', ok: true, fatal: false, detail: `the API sees this machine as ${ip} (add it to the account's IP allowlist if it uses one)` });
+    const family = config.ipFamily === 'auto' ? 'the system\'s choice of IPv4/IPv6 (TOPUP_IP_FAMILY=auto)' : `IPv${config.ipFamily} (TOPUP_IP_FAMILY=${config.ipFamily})`;
+    add({ name: 'public ip', ok: true, fatal: false, detail: `calls go out over ${family}; the API sees this machine as ${ip} (add it to the account's IP allowlist if it uses one)` });
   } catch (err) {
     add({ name: 'public ip', ok: false, fatal: false, detail: coerceError(err).message });
   }

@@ -22,6 +22,7 @@ import { Pauses, type PauseKind } from './dispatch/pauses.js';
 import { sendRow } from './dispatch/sender.js';
 import { isAccountProblem, Poller } from './poll/poller.js';
 import { verifyFailed, verifyRow } from './poll/verify.js';
+import { ReviewRecheck } from './poll/review-recheck.js';
 import { finishBatch } from './outbox/finish.js';
 import { removeStaleTemps } from './outbox/atomic-write.js';
 import type { BatchSummary } from './outbox/summary.js';
@@ -60,6 +61,9 @@ export class Runner extends EventEmitter<RunnerEvents> {
   readonly #funds: FundsGate;
   readonly #nextLoadTry = new Map<string, number>();
   #polling: Promise<void> | null = null;
+  /** The review recheck in progress, if any (its own promise: it never holds up polls or sends). */
+  #rechecking: Promise<void> | null = null;
+  readonly #recheck: ReviewRecheck;
   #stopping = false;
   #wake: (() => void) | null = null;
   #lastRenew = 0;
@@ -76,6 +80,7 @@ export class Runner extends EventEmitter<RunnerEvents> {
     this.#opts = opts;
     this.#pauses = new Pauses(rt.meta, Math.min(Math.max(rt.config.pollIntervalMs * 6, 2_000), 60_000));
     this.#poller = new Poller(rt);
+    this.#recheck = new ReviewRecheck(rt);
     const recheckMs = Math.min(Math.max(rt.config.pollIntervalMs * 3, 1_000), 60_000);
     this.#funds = new FundsGate(rt, recheckMs, (batch, detail) => this.emit('balance-wait', batch, detail), (err) => this.#accountProblem(err));
     // Every call in flight listens on this one signal (for a bounded stop).
@@ -118,7 +123,7 @@ export class Runner extends EventEmitter<RunnerEvents> {
 
   async #drain(): Promise<void> {
     const grace = this.#opts.stopGraceMs ?? 8_000;
-    const pending = [...this.#inflight.values(), ...(this.#polling ? [this.#polling] : [])];
+    const pending = [...this.#inflight.values(), ...(this.#polling ? [this.#polling] : []), ...(this.#rechecking ? [this.#rechecking] : [])];
     const cancelTimer = new AbortController();
     const timer = sleep(grace, 'timeout' as const, { signal: cancelTimer.signal }).catch(() => 'done' as const);
     const outcome = await Promise.race([Promise.allSettled(pending).then(() => 'done' as const), timer]);
@@ -156,6 +161,7 @@ export class Runner extends EventEmitter<RunnerEvents> {
     this.#dispatch(this.#scope);
     // Polls give way (half as often) only while orders are actually waiting to be sent.
     this.#poll(open.map((b) => b.id), rt.rows.countUnsent(this.#scope.newOrders) > 0);
+    if (!this.#opts.onlyBatch) this.#recheckReviews();
 
     let unfinished = 0;
     for (const b of open) {
@@ -306,6 +312,23 @@ export class Runner extends EventEmitter<RunnerEvents> {
     }
   }
 
+  #recheckReviews(): void {
+    const now = Date.now();
+    const due = this.#recheck.nextDueAt(now);
+    if (this.#rechecking || this.#stopping || due === undefined || due > now || !this.#pauses.canPoll(now)) return;
+    this.#rechecking = this.#recheck
+      .tick(now, this.#abort.signal)
+      .then(() => undefined)
+      .catch((err: unknown) => {
+        if (isAccountProblem(err)) this.#accountProblem(err as ApiError);
+        else this.#rt.log.warn({ err: coerceError(err).message }, 'review recheck failed; will try again');
+      })
+      .finally(() => {
+        this.#rechecking = null;
+        this.#wakeUp();
+      });
+  }
+
   async #probeAccount(): Promise<void> {
     const p = this.#pauses.current;
     if (!p || p.kind !== 'account' || Date.now() < p.retryAt) return;
@@ -344,6 +367,8 @@ export class Runner extends EventEmitter<RunnerEvents> {
     if (t1 !== undefined && this.#pauses.canSend(now)) candidates.push(t1);
     const t2 = rt.rows.nextPollAt(ids);
     if (t2 !== undefined && !this.#polling && this.#pauses.canPoll(now)) candidates.push(t2);
+    const t3 = this.#opts.onlyBatch ? undefined : this.#recheck.nextDueAt(now);
+    if (t3 !== undefined && !this.#rechecking) candidates.push(t3);
     const pause = this.#pauses.current;
     if (pause && pause.retryAt > now) candidates.push(pause.retryAt);
     for (const t of this.#funds.nextChecks()) if (t > now) candidates.push(t);

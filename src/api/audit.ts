@@ -3,6 +3,9 @@
  * in the summary): what the supplier last said about it, exactly as it came, so a person can
  * judge a case the program would not guess at. The client has already removed the API key.
  * Capped, because an HTML error page or a huge list must not bloat the database.
+ * Delivered codes are hidden in it (fields named codes, code, pin, voucher, key, serial …): the
+ * copy is shown in terminals and listed in summaries, and an answer about someone else's order
+ * (a replayed trxid) must not hand over that customer's codes.
  */
 import type { ApiAnswer } from '../errors.js';
 
@@ -12,9 +15,10 @@ export const AUDIT_CAP = 4_000;
 export function auditCopy(answer: ApiAnswer | undefined): string | null {
   if (!answer) return null;
   const at = new Date(answer.at).toISOString();
-  const full = JSON.stringify({ route: answer.route, status: answer.status ?? null, at, body: answer.body ?? null });
+  const body = hideCodes(answer.body ?? null);
+  const full = JSON.stringify({ route: answer.route, status: answer.status ?? null, at, body });
   if (full.length <= AUDIT_CAP) return full;
-  const bodyText = typeof answer.body === 'string' ? answer.body : JSON.stringify(answer.body);
+  const bodyText = typeof body === 'string' ? body : JSON.stringify(body);
   const room = Math.max(0, AUDIT_CAP - 200);
   return JSON.stringify({ route: answer.route, status: answer.status ?? null, at, body: `${bodyText.slice(0, room)}…`, truncated: true });
 }
@@ -30,4 +34,19 @@ export function describeAudit(copy: string | null, max = 300): string {
   } catch {
     return copy.slice(0, max);
   }
+}
+
+const SECRET_FIELD = /^(codes?|pins?|vouchers?|keys?|serials?|secrets?|passwords?|license(_?keys?)?|redeem(_?codes?)?)$/i;
+
+/** The body with the values of code-like fields replaced by how many there were. */
+export function hideCodes(v: unknown): unknown {
+  if (Array.isArray(v)) return v.map(hideCodes);
+  if (typeof v !== 'object' || v === null) return v;
+  return Object.fromEntries(
+    Object.entries(v).map(([k, x]) => {
+      if (!SECRET_FIELD.test(k) || x === null || x === undefined || x === '') return [k, hideCodes(x)];
+      const n = Array.isArray(x) ? x.length : 1;
+      return [k, `[${n} hidden]`];
+    }),
+  );
 }

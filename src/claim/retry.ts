@@ -1,11 +1,19 @@
 /**
  * `topup retry`: a new batch made of the rows of an earlier batch that ended `rejected` or
- * `cancelled`, written as a CSV in jobs/ and claimed like any file.
+ * `cancelled` and can be bought again without paying twice, written as a CSV in jobs/ and claimed
+ * like any file.
  *
+ * - Never retried, because an order for them may exist or was paid: rows in `review`, rejected
+ *   rows that hold an order id or were refused because their trxid "was already used", and
+ *   cancelled rows that were NOT refunded (the order was paid; buying again pays twice).
+ * - Cancelled because of the player id (INVALID PLAYER …): left out unless asked
+ *   (`includePlayerIdFailures`), since the same id fails again.
  * - Every row gets a fresh trxid derived from the earlier batch's id and the row's index, written
  *   into the trxid column: the API sees new purchases, never a replay of the old ones, and a
  *   second retry of the same batch could only produce the same trxids, which the store refuses.
  *   A batch is retried once; to retry the rows that fail again, retry the retry batch.
+ * - A column `retryOfLine` names each row's line in the original file (kept through a retry of
+ *   a retry), so the retry's result can be matched to the first file.
  * - Cells are written as they were read, not made "formula-safe": this file is read back by
  *   topup, and a quote added to a cell would change the player id that is sent.
  * - The claim takes this process's lease until the file is in place, so no daemon can start
@@ -17,31 +25,66 @@ import { join } from 'node:path';
 import { stringify } from 'csv-stringify/sync';
 import { NotFoundError, UsageError } from '../errors.js';
 import { mapHeader } from '../intake/columns.js';
+import { isPlayerIdFailure } from '../api/classify.js';
 import type { Runtime } from '../runtime.js';
 import type { Batch } from '../store/batches.js';
-import type { RowState } from '../store/rows.js';
+import { TRXID_USED_CODE, type Row, type RowState } from '../store/rows.js';
 import { claimFile } from './claim.js';
 import { deriveTrxid } from './load.js';
 
 export const RETRY_STATES: readonly RowState[] = ['rejected', 'cancelled'];
+const ORIGIN_COLUMN = 'retryOfLine';
 
 export interface RetryBatch {
   batch: Batch;
   rows: number;
   /** Input lines of the earlier batch that were taken. */
   lines: number[];
+  /** Lines left out, and why. */
+  left: { line: number; why: string }[];
+}
+
+export interface RetryOptions {
+  /** The caller runs the batch itself at once, so no daemon may take it first. */
+  keepLease?: boolean;
+  /** Also retry rows cancelled because of the player id (the operator fixed the ids?). */
+  includePlayerIdFailures?: boolean;
+}
+
+/** Why a finished row must not be bought again, or undefined when it may. */
+export function notRetryable(row: Row, includePlayerIdFailures: boolean): string | undefined {
+  if (row.state === 'review') return 'in review: whether it was charged is unknown (resolve it first: topup review)';
+  if (row.state === 'rejected' && (row.orderId !== null || row.rejectCode === TRXID_USED_CODE)) {
+    return 'an order for it may exist (the API named an order or said its trxid was already used)';
+  }
+  if (row.state === 'cancelled' && row.refunded !== true) {
+    return 'cancelled WITHOUT a refund: that order was paid, so buying it again would pay twice (ask the supplier for the refund first)';
+  }
+  if (row.state === 'cancelled' && !includePlayerIdFailures && isPlayerIdFailure(row.error)) {
+    return `failed for the player id (${row.error}): the same id fails again; fix it in a new file, or retry with --include-player-failures`;
+  }
+  return RETRY_STATES.includes(row.state) ? undefined : `ended ${row.state}`;
 }
 
 /** `keepLease`: the caller runs the batch itself at once, so no daemon may take it first. */
-export async function createRetryBatch(rt: Runtime, batchId: string, opts: { keepLease?: boolean } = {}): Promise<RetryBatch> {
+export async function createRetryBatch(rt: Runtime, batchId: string, opts: RetryOptions = {}): Promise<RetryBatch> {
   const old = rt.batches.get(batchId);
   if (!old) throw new NotFoundError(`no batch ${batchId} (see topup status)`);
   if (old.finishedAt === null) throw new UsageError(`batch ${batchId} has not finished yet; retry it once it has (or cancel it first)`);
   if (!old.header) throw new UsageError(`batch ${batchId} has no rows to retry (its file could not be read)`);
-  const rows = rt.rows.inStates(old.id, RETRY_STATES);
-  if (rows.length === 0) throw new UsageError(`batch ${batchId} has no rejected or cancelled rows to retry`);
   const earlier = rt.batches.retriedAs(old.id);
   if (earlier) throw new UsageError(`batch ${batchId} was already retried as batch ${earlier}; to retry what failed again, run: topup retry ${earlier}`);
+  const left: RetryBatch['left'] = [];
+  const rows: Row[] = [];
+  for (const r of rt.rows.inStates(old.id, [...RETRY_STATES, 'review'])) {
+    const why = notRetryable(r, opts.includePlayerIdFailures === true);
+    if (why === undefined) rows.push(r);
+    else left.push({ line: r.line, why });
+  }
+  if (rows.length === 0) {
+    const detail = left.length > 0 ? `; left out: ${left.map((l) => `line ${l.line}: ${l.why}`).join('; ')}` : '';
+    throw new UsageError(`batch ${batchId} has no rows that can be bought again safely${detail}`);
+  }
 
   const header = [...old.header];
   let trxCol = mapHeader(header).fields.trxid;
@@ -49,11 +92,17 @@ export async function createRetryBatch(rt: Runtime, batchId: string, opts: { kee
     header.push('trxid');
     trxCol = header.length - 1;
   }
+  let originCol = header.findIndex((h) => h.trim() === ORIGIN_COLUMN);
+  if (originCol < 0) {
+    header.push(ORIGIN_COLUMN);
+    originCol = header.length - 1;
+  }
   const width = old.header.length;
   const body = rows.map((r) => {
     const cells = r.cells.slice(0, width);
     while (cells.length < header.length) cells.push('');
     cells[trxCol] = deriveTrxid(`retry:${old.id}`, r.idx);
+    if ((cells[originCol] ?? '').trim() === '') cells[originCol] = String(r.line);
     return cells;
   });
   const name = `${old.name.replace(/\.retry-b[0-9a-f-]+$/i, '')}.retry-${old.id}.csv`;
@@ -69,5 +118,5 @@ export async function createRetryBatch(rt: Runtime, batchId: string, opts: { kee
     rmSync(stage, { recursive: true, force: true });
   }
   if (!opts.keepLease) rt.batches.releaseAll(rt.owner);
-  return { batch: rt.batches.get(claimed.id)!, rows: rows.length, lines: rows.map((r) => r.line) };
+  return { batch: rt.batches.get(claimed.id)!, rows: rows.length, lines: rows.map((r) => r.line), left };
 }

@@ -12,6 +12,7 @@ import { registerOrder } from './order.js';
 import { registerHistory } from './history.js';
 import { registerTemplate } from './template.js';
 import { registerDoctor } from './doctor.js';
+import { registerReview } from './review.js';
 
 export function registerCommands(program: Command): void {
   registerDaemon(program);
@@ -20,6 +21,7 @@ export function registerCommands(program: Command): void {
   registerStatus(program);
   registerCancel(program);
   registerRetry(program);
+  registerReview(program);
   registerTemplate(program);
   registerCatalog(program);
   registerServices(program);

@@ -7,7 +7,9 @@ import type { Column } from './output.js';
 import { usd } from './output.js';
 
 export function orderJson(o: Order, showCodes: boolean): Record<string, unknown> {
-  const { codes, ...rest } = o;
+  // `raw` (the answer as sent) and `answer` (its audit copy) may hold the codes too: never printed here.
+  const { codes, raw: _raw, ...rest } = o;
+  delete (rest as { answer?: unknown }).answer;
   return showCodes ? { ...rest, codes: codes ?? [] } : { ...rest, codesDelivered: codes?.length ?? 0 };
 }
 

@@ -1,6 +1,7 @@
 /** `topup order ORDER_ID`: one order as the API sees it now, and where it came from locally. */
 import type { Command } from 'commander';
 import { Priority } from '../api/client.js';
+import { describeAudit } from '../api/audit.js';
 import { NotFoundError, isApiError } from '../errors.js';
 import { openCommandContext } from './context.js';
 import { addFormatOptions, formatOf, printList } from './output.js';
@@ -24,10 +25,15 @@ export function registerOrder(program: Command): void {
         if (isApiError(err, 'not-found')) throw new NotFoundError(`no order ${orderId} on this account [ORDER NOT FOUND]`);
         throw err;
       }
-      const local = ctx.rt.rows.placedBy(order.orderId ?? orderId);
+      const placed = ctx.rt.rows.placedBy(order.orderId ?? orderId);
+      const row = placed ? ctx.rt.rows.byLine(placed.batchId, placed.line) : undefined;
       const show = opts.showCodes === true;
-      printList(format, [order], orderColumns(show), { ...orderJson(order, show), local: local ?? null });
-      if (format === 'table' && local) process.stdout.write(`placed by batch ${local.batchId}, line ${local.line}\n`);
+      const local = row ? { batchId: row.batchId, line: row.line, state: row.state, note: row.note, lastAnswer: row.lastAnswer ? (JSON.parse(row.lastAnswer) as unknown) : null } : null;
+      printList(format, [order], orderColumns(show), { ...orderJson(order, show), local });
+      if (format === 'table' && row) {
+        process.stdout.write(`placed by batch ${row.batchId}, line ${row.line} (${row.state})${row.note ? `; ${row.note}` : ''}\n`);
+        if (row.lastAnswer) process.stdout.write(`last answer kept for that row: ${describeAudit(row.lastAnswer, 400)}\n`);
+      }
     } finally {
       await ctx.close();
     }

@@ -13,7 +13,10 @@ export interface OutboxPaths {
 }
 
 export function outboxPaths(rt: Runtime, batch: Batch): OutboxPaths {
-  const resultFile = batch.resultFile ?? join(rt.config.outboxDir, `${batch.name}.result.csv`);
-  const stem = resultFile.replace(/\.result\.csv$/, '');
-  return { resultFile, summaryFile: `${stem}.summary.json`, errorFile: `${stem}.error.txt` };
+  const first = batch.resultFile ?? join(rt.config.outboxDir, `${batch.name}.result.csv`);
+  // A later version (a reopened batch) sits beside the first as <name>.v2.result.csv: the files
+  // already handed out are never overwritten. result_file holds the newest version's path.
+  const base = first.replace(/(\.v\d+)?\.result\.csv$/, '');
+  const stem = batch.resultVersion > 1 ? `${base}.v${batch.resultVersion}` : base;
+  return { resultFile: `${stem}.result.csv`, summaryFile: `${stem}.summary.json`, errorFile: `${stem}.error.txt` };
 }

@@ -43,7 +43,8 @@ export function resultCells(row: Row, width: number): string[] {
     placed ? money(row.amountUsd ?? row.expectedUsd) : '',
     row.state === 'completed' ? row.codes.join(' ') : '',
     row.state === 'cancelled' ? String(row.refunded === true) : '',
-    row.state === 'completed' ? '' : (row.error ?? ''),
+    // A completed key/card order without codes says so here, never a silent empty codes cell.
+    row.state === 'completed' ? (row.note?.startsWith('CODES MISSING') ? row.note : '') : (row.error ?? ''),
   ];
 }
 

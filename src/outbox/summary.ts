@@ -5,6 +5,7 @@
 import type { Batch } from '../store/batches.js';
 import { emptyCounts, type Row, type StateCounts } from '../store/rows.js';
 import { writeFileAtomic } from './atomic-write.js';
+import { describeAudit } from '../api/audit.js';
 import { roundCents as cents } from '../money.js';
 
 export interface BatchSummary {
@@ -19,7 +20,13 @@ export interface BatchSummary {
   balanceBeforeUsd: number | null;
   balanceAfterUsd: number | null;
   resultFile: string;
-  review: { line: number; trxid: string | null; reason: string | null }[];
+  /** 1 for the first result; a batch reopened after a review row was resolved writes version 2, 3 … */
+  version: number;
+  review: { line: number; trxid: string | null; reason: string | null; lastAnswer: string | null }[];
+  /** Completed key/card orders the API never gave codes for (after every re-read): ask the supplier. */
+  codesMissing: { line: number; orderId: string | null }[];
+  /** Review rows settled later: by the recheck (`found`) or by an operator. */
+  resolved: { line: number; trxid: string | null; resolution: string; by: string | null; at: string | null; status: string; orderId: string | null }[];
   createdAt: string;
   startedAt: string | null;
   finishedAt: string;
@@ -32,6 +39,8 @@ export function summarize(batch: Batch, rows: Iterable<Row>, resultFile: string,
   let refunded = 0;
   let n = 0;
   const review: BatchSummary['review'] = [];
+  const codesMissing: BatchSummary['codesMissing'] = [];
+  const resolved: BatchSummary['resolved'] = [];
   for (const row of rows) {
     n++;
     counts[row.state]++;
@@ -41,7 +50,14 @@ export function summarize(batch: Batch, rows: Iterable<Row>, resultFile: string,
       if (row.refunded) refunded += amount;
       else spent += amount;
     }
-    if (row.state === 'review') review.push({ line: row.line, trxid: row.trxid, reason: row.error });
+    if (row.state === 'review') review.push({ line: row.line, trxid: row.trxid, reason: row.error, lastAnswer: describeAudit(row.lastAnswer) || null });
+    if (row.state === 'completed' && row.note?.startsWith('CODES MISSING')) codesMissing.push({ line: row.line, orderId: row.orderId });
+    if (row.resolution !== null) {
+      resolved.push({
+        line: row.line, trxid: row.trxid, resolution: row.resolution, by: row.resolvedBy,
+        at: row.resolvedAt === null ? null : new Date(row.resolvedAt).toISOString(), status: row.state, orderId: row.orderId,
+      });
+    }
   }
   return {
     batchId: batch.id,
@@ -62,7 +78,10 @@ export function summarize(batch: Batch, rows: Iterable<Row>, resultFile: string,
     balanceBeforeUsd: batch.balanceBefore,
     balanceAfterUsd: balanceAfter,
     resultFile,
+    version: batch.resultVersion,
     review,
+    codesMissing,
+    resolved,
     createdAt: new Date(batch.createdAt).toISOString(),
     startedAt: batch.startedAt === null ? null : new Date(batch.startedAt).toISOString(),
     finishedAt: new Date(now).toISOString(),

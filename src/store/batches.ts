@@ -34,6 +34,8 @@ export interface Batch {
   createdAt: number;
   startedAt: number | null;
   finishedAt: number | null;
+  /** 1 for the first result; each reopening (a review row resolved later) writes the next version. */
+  resultVersion: number;
 }
 
 interface BatchRow {
@@ -61,6 +63,7 @@ interface BatchRow {
   created_at: number;
   started_at: number | null;
   finished_at: number | null;
+  result_version: number;
 }
 
 function toBatch(r: BatchRow): Batch {
@@ -89,6 +92,7 @@ function toBatch(r: BatchRow): Batch {
     createdAt: r.created_at,
     startedAt: r.started_at,
     finishedAt: r.finished_at,
+    resultVersion: r.result_version,
   };
 }
 
@@ -201,6 +205,19 @@ export class BatchStore {
            finished_at = ?, wait_reason = NULL, wait_detail = NULL, owner = NULL, lease_until = 0 WHERE id = ?`,
       )
       .run(balanceAfter, resultFile, now, id);
+  }
+
+  /**
+   * A finished batch whose rows changed after it ended (a review row settled by the recheck or an
+   * operator): it is driven again, and its results are written as the next version, never over
+   * the files already handed out. Only a batch that ended normally (`done`) is reopened.
+   */
+  reopen(id: string): boolean {
+    return (
+      this.#stmt(
+        `UPDATE batches SET state = 'open', finished_at = NULL, result_version = result_version + 1 WHERE id = ? AND state = 'done'`,
+      ).run(id).changes === 1
+    );
   }
 
   requestCancel(id: string): boolean {

@@ -167,6 +167,40 @@ export class RowReads {
     return (this.stmt('SELECT count(*) AS n FROM rows WHERE order_id IS NOT NULL AND first_sent_at > ?').get(firstSentAt) as { n: number }).n;
   }
 
+  /** Review rows not resolved, that entered review after `since`, whose recheck is due. */
+  dueReviews(since: number, now: number, limit: number): Row[] {
+    return (this.stmt(
+      `SELECT * FROM rows WHERE state = 'review' AND next_poll_at <= ? AND resolution IS NULL AND coalesce(review_since, updated_at) >= ?
+       ORDER BY next_poll_at LIMIT ?`,
+    ).all(now, since, limit) as RowRecord[]).map(toRow);
+  }
+
+  /** When the next review recheck is due (rows that entered review after `since`). */
+  nextReviewCheckAt(since: number): number | undefined {
+    const r = this.stmt(
+      `SELECT min(next_poll_at) AS t FROM rows WHERE state = 'review' AND resolution IS NULL AND coalesce(review_since, updated_at) >= ?`,
+    ).get(since) as { t: number | null };
+    return r.t ?? undefined;
+  }
+
+  /** Review rows (unresolved, or every row that was ever resolved too), newest first. */
+  reviewRows(opts: { resolved?: boolean; limit?: number } = {}): Row[] {
+    const where = opts.resolved ? `state = 'review' OR resolution IS NOT NULL` : `state = 'review'`;
+    return (this.stmt(`SELECT * FROM rows WHERE ${where} ORDER BY coalesce(review_since, updated_at) DESC LIMIT ?`)
+      .all(opts.limit ?? 1_000_000) as RowRecord[]).map(toRow);
+  }
+
+  /** Rows resolved (by an operator or the recheck) since `since`, for reconciliation. */
+  resolvedSince(since: number): Row[] {
+    return (this.stmt(`SELECT * FROM rows WHERE resolution IS NOT NULL AND resolved_at >= ? ORDER BY resolved_at`).all(since) as RowRecord[]).map(toRow);
+  }
+
+  /** The row at a batch's input line. */
+  byLine(batchId: string, line: number): Row | undefined {
+    const r = this.stmt('SELECT * FROM rows WHERE batch_id = ? AND line = ?').get(batchId, line) as RowRecord | undefined;
+    return r ? toRow(r) : undefined;
+  }
+
   /**
    * Another row of ours for the same purchase (game, pack, player) that is in flight or in doubt:
    * `sending` (its first send may be on the wire right now, or its answer was lost) or

@@ -9,6 +9,9 @@ import type { NewRow, OrderFacts, Resolution, RowState } from './row-record.js';
 export type { NewRow, OrderFacts, Resolution, Row, RowState, StateCounts } from './row-record.js';
 export { emptyCounts, FINAL_ROW_STATES, NO_ANSWER_CODE, ROW_STATES, TRXID_USED_CODE } from './row-record.js';
 
+/** A row just sent to review is first looked at again after this (poll/review-recheck.ts takes over). */
+const FIRST_RECHECK_MS = 15 * 60_000;
+
 export class RowStore extends RowReads {
 
   /** Stores every row of a batch in one transaction: a batch is stored whole or not at all. */
@@ -198,7 +201,7 @@ export class RowStore extends RowReads {
         `UPDATE rows SET state = 'review', error = @error, review_since = @now, next_poll_at = @recheckAt,
            last_answer = coalesce(@answer, last_answer), updated_at = @now
          WHERE batch_id = @batchId AND idx = @idx AND state = @from`,
-      ).run({ batchId, idx, error, now, from, answer: extra.answer ?? null, recheckAt: extra.recheckAt ?? now }).changes === 1
+      ).run({ batchId, idx, error, now, from, answer: extra.answer ?? null, recheckAt: extra.recheckAt ?? now + FIRST_RECHECK_MS }).changes === 1
     );
   }
 

@@ -1,0 +1,92 @@
+/**
+ * `topup review`: the rows whose outcome the program would not guess (see README "Real
+ * suppliers"), with the last answer the API gave about each; `topup review resolve` records an
+ * operator's decision on one (poll/review-resolve.ts).
+ */
+import { userInfo } from 'node:os';
+import type { Command } from 'commander';
+import { describeAudit } from '../api/audit.js';
+import { UsageError } from '../errors.js';
+import { resolveReview } from '../poll/review-resolve.js';
+import type { Row } from '../store/rows.js';
+import { openCommandContext } from './context.js';
+import { addFormatOptions, formatOf, printList, when } from './output.js';
+
+function operator(): string {
+  try {
+    return userInfo().username;
+  } catch {
+    return 'operator';
+  }
+}
+
+/** `b261121-1e4309:17` → batch and input line. */
+function target(text: string): { batchId: string; line: number } {
+  const m = /^(.+):(\d+)$/.exec(text.trim());
+  if (!m) throw new UsageError(`"${text}" is not BATCH:LINE (example: b261121-1e4309:17; topup review lists them)`);
+  return { batchId: m[1]!, line: Number(m[2]) };
+}
+
+export function registerReview(program: Command): void {
+  const review = addFormatOptions(
+    program
+      .command('review')
+      .description('List the rows in review (outcome unknown: check before ordering again), with the last answer seen')
+      .option('--all', 'also list rows already resolved (by an operator or found by the recheck)'),
+  ).action(async (opts: { json?: boolean; csv?: boolean; all?: boolean }, cmd: Command) => {
+    const format = formatOf(opts);
+    const ctx = await openCommandContext(cmd);
+    try {
+      const rows = ctx.rt.rows.reviewRows({ resolved: opts.all === true });
+      printList<Row>(format, rows, [
+        { title: 'row', get: (r) => `${r.batchId}:${r.line}` },
+        { title: 'trxid', get: (r) => r.trxid },
+        { title: 'orderId', get: (r) => r.orderId },
+        { title: 'since', get: (r) => when(r.reviewSince ?? r.updatedAt) },
+        { title: 'state', get: (r) => (r.resolution ? `${r.state} (${r.resolution} by ${r.resolvedBy ?? '?'})` : r.state) },
+        { title: 'why', get: (r) => r.error },
+        { title: 'last answer', get: (r) => describeAudit(r.lastAnswer, format === 'table' ? 160 : 4_000) },
+      ], rows.map((r) => ({
+        batchId: r.batchId, line: r.line, trxid: r.trxid, orderId: r.orderId, state: r.state, since: r.reviewSince, why: r.error,
+        resolution: r.resolution, resolvedBy: r.resolvedBy, resolvedAt: r.resolvedAt, lastAnswer: r.lastAnswer ? JSON.parse(r.lastAnswer) as unknown : null,
+      })));
+      if (format === 'table' && rows.length > 0 && !opts.all) {
+        process.stderr.write('\nDecide one: topup review resolve BATCH:LINE --charged ORDER_ID   or   --not-charged\n');
+      }
+    } finally {
+      await ctx.close();
+    }
+  });
+
+  review
+    .command('resolve')
+    .description('Record what happened to a review row: charged (with its order id) or not charged')
+    .argument('<row>', 'BATCH:LINE, as topup review lists it')
+    .option('--charged <orderId>', 'the row was bought: this is its order (checked against the API)')
+    .option('--not-charged', 'nothing was bought for this row (topup retry may then buy it again)')
+    .option('--by <name>', 'who decides (default: your user name)')
+    .option('--force', 'record --charged even when the API cannot confirm the order')
+    .addHelpText('after', '\nThe result file is written again as a new version (<name>.v2.result.csv …); the old one is kept.')
+    .action(async (rowText: string, opts: { charged?: string; notCharged?: boolean; by?: string; force?: boolean }, cmd: Command) => {
+      const { batchId, line } = target(rowText);
+      const ctx = await openCommandContext(cmd);
+      try {
+        const r = await resolveReview(ctx.rt, {
+          batchId,
+          line,
+          ...(opts.charged !== undefined ? { chargedOrderId: opts.charged } : {}),
+          notCharged: opts.notCharged === true,
+          by: opts.by ?? operator(),
+          force: opts.force === true,
+        });
+        process.stdout.write(`line ${line} of batch ${batchId}: now ${r.row.state}${r.row.orderId ? ` (order ${r.row.orderId})` : ''}\n`);
+        process.stdout.write(
+          r.summary
+            ? `results written again as version ${r.summary.version}: ${r.summary.resultFile}\n`
+            : `the daemon follows order ${r.row.orderId} to its end and then writes the results again as a new version\n`,
+        );
+      } finally {
+        await ctx.close();
+      }
+    });
+}

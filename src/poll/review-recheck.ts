@@ -1,0 +1,109 @@
+/**
+ * Review rows are not final answers, only undecided ones. For TOPUP_REVIEW_RECHECK_DAYS after a
+ * row entered review (default 7), it is looked for again now and then: a row with an order id by
+ * GET /orders/:id, a row without one by its own trxid in GET /history (one call serves every such
+ * row). When its order appears, and it is the row's purchase (order-match.ts), the row settles
+ * (`resolution = found`): final rows at once, a processing order followed by the poller. Its batch
+ * is reopened so its results are written again as the next version (never over the first).
+ *
+ * Cadence: every 15 minutes in the first day, then every 2 hours; reports-level priority, so it
+ * never takes budget from orders or polls. Nothing is sent: only reads.
+ */
+import { Priority } from '../api/client.js';
+import { auditCopy } from '../api/audit.js';
+import type { History, Order } from '../api/schemas.js';
+import { ApiError, coerceError } from '../errors.js';
+import type { Runtime } from '../runtime.js';
+import type { Row } from '../store/rows.js';
+import { factsFor, mismatches } from '../order-match.js';
+import { gameNamesOf } from '../dispatch/sender.js';
+
+const EARLY_MS = 15 * 60_000;
+const LATER_MS = 2 * 3_600_000;
+const DAY_MS = 86_400_000;
+const PER_TICK = 20;
+
+export function nextRecheck(row: Row, now: number): number {
+  const since = row.reviewSince ?? row.updatedAt;
+  return now + (now - since < DAY_MS ? EARLY_MS : LATER_MS);
+}
+
+export class ReviewRecheck {
+  readonly #rt: Runtime;
+  constructor(rt: Runtime) {
+    this.#rt = rt;
+  }
+
+  #windowStart(now: number): number {
+    return now - this.#rt.config.reviewRecheckMs;
+  }
+
+  nextDueAt(now = Date.now()): number | undefined {
+    if (this.#rt.config.reviewRecheckMs === 0) return undefined;
+    return this.#rt.rows.nextReviewCheckAt(this.#windowStart(now));
+  }
+
+  /** One round over the due review rows. Returns how many settled. */
+  async tick(now = Date.now(), signal?: AbortSignal): Promise<number> {
+    const rt = this.#rt;
+    if (rt.config.reviewRecheckMs === 0) return 0;
+    const due = rt.rows.dueReviews(this.#windowStart(now), now, PER_TICK);
+    if (due.length === 0) return 0;
+    const opts = { priority: Priority.report, ...(signal ? { signal } : {}) };
+    let history: History | undefined;
+    let settled = 0;
+    for (const row of due) {
+      try {
+        let order: Order | undefined;
+        let copy: string | null = null;
+        if (row.orderId !== null) {
+          try {
+            const o = await rt.client.getOrder(row.orderId, opts);
+            order = o;
+            copy = auditCopy(o.answer);
+          } catch (err) {
+            if (!(err instanceof ApiError && err.classification === 'not-found')) throw err;
+          }
+        } else if (row.trxid !== null) {
+          history ??= await rt.client.history({ limit: 200 }, opts);
+          const trxid = row.trxid.toLowerCase();
+          order = history.orders.find((o) => o.trxid?.trim().toLowerCase() === trxid);
+          if (order) copy = auditCopy({ route: 'GET /history', status: 200, at: Date.now(), body: order.raw });
+        }
+        if (order && this.#settle(row, order, copy)) settled++;
+        else rt.rows.scheduleReviewCheck(row.batchId, row.idx, nextRecheck(row, Date.now()), copy);
+      } catch (err) {
+        if (signal?.aborted) throw err;
+        if (err instanceof ApiError && err.classification === 'account') throw err;
+        rt.rows.scheduleReviewCheck(row.batchId, row.idx, nextRecheck(row, Date.now()), null);
+        rt.log.debug({ batch: row.batchId, line: row.line, err: coerceError(err).message }, 'review recheck could not read the API');
+      }
+    }
+    return settled;
+  }
+
+  /** The order was found: settle the row if it is this row's purchase and its status is known. */
+  #settle(row: Row, order: Order, copy: string | null): boolean {
+    const rt = this.#rt;
+    if (order.orderId === undefined || !order.statusKnown) return false;
+    if (mismatches(row, order, gameNamesOf(rt, row)).length > 0) return false;
+    if (row.orderId === null && rt.rows.isOrderIdKnown(order.orderId)) return false;
+    const now = Date.now();
+    const { facts, awaitingCodes } = factsFor(row, order as Order & { orderId: string });
+    const note = `found by the review recheck on ${new Date(now).toISOString()}: order ${order.orderId} (${order.statusWord ?? order.status})`;
+    const ok = rt.rows.settleReview(
+      row.batchId,
+      row.idx,
+      { state: facts.status, order: facts, error: facts.status === 'cancelled' ? (facts.error ?? row.error) : null, note: awaitingCodes ? `${note}; codes not delivered yet` : note },
+      { kind: 'found', by: 'topup review recheck', at: now },
+      copy,
+    );
+    if (!ok) return false;
+    const reopened = rt.batches.reopen(row.batchId);
+    rt.log.warn(
+      { batch: row.batchId, line: row.line, orderId: order.orderId, status: facts.status, newResultVersion: reopened },
+      'a review row\'s order appeared: settled; the batch results are written again as a new version',
+    );
+    return true;
+  }
+}
