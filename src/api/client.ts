@@ -9,6 +9,7 @@
  * as what the route returns is an ApiResponseShapeError.
  * The API key lives only in #headers and is never put in an error, a log line or a cause.
  */
+import type { LookupFunction } from 'node:net';
 import { Agent, request, errors as undiciErrors } from 'undici';
 import { ApiError, ApiResponseShapeError, type ApiAnswer } from '../errors.js';
 import { classifyFailure, normaliseCode, parseRetryAfter } from './classify.js';
@@ -83,6 +84,8 @@ export interface ClientOptions {
   retryAfterMaxMs?: number;
   /** Default 4: dual-stack hosts otherwise reach the API over IPv6 and get IP_NOT_ALLOWED. */
   ipFamily?: IpFamily;
+  /** Name resolution (default: the system's, dns.lookup); tests give a host name both families. */
+  lookup?: LookupFunction;
   /** Told about every response (status, route), for metrics. Never sees headers. */
   onResponse?: (info: { route: RouteName; status: number | undefined; ms: number; serverDate?: string | undefined }) => void;
   /** Told about every element of a list that could not be read and was skipped, and similar oddities. */
@@ -144,7 +147,10 @@ export class ResellerClient {
     this.#redact = (text) => (key.length >= 4 ? text.split(key).join('[REDACTED]') : text);
     // undici hands `connect` options to net.connect: `family` picks the address family of the
     // DNS lookup, `autoSelectFamily` races both (Happy Eyeballs).
-    const connect = this.ipFamily === 'auto' ? { autoSelectFamily: true } : { family: this.ipFamily };
+    const connect = {
+      ...(this.ipFamily === 'auto' ? { autoSelectFamily: true } : { family: this.ipFamily }),
+      ...(opts.lookup ? { lookup: opts.lookup } : {}),
+    };
     this.#agent = new Agent({ keepAliveTimeout: 30_000, connections: opts.connections ?? 64, pipelining: 1, connect });
     this.#gate = opts.gate ?? openGate;
     this.#retryAfterMaxMs = opts.retryAfterMaxMs ?? 300_000;
