@@ -13,7 +13,7 @@ import { Priority } from './api/client.js';
 import { ApiError, coerceError } from './errors.js';
 import type { Runtime } from './runtime.js';
 import type { Batch } from './store/batches.js';
-import { FINAL_ROW_STATES, type StateCounts } from './store/rows.js';
+import { FINAL_ROW_STATES, LIVE_STATES, type StateCounts } from './store/rows.js';
 import { claimFile, recoverClaims, LEASE_MS } from './claim/claim.js';
 import { keepLeases, ownerIsDead } from './store/owner.js';
 import { loadBatch } from './claim/load.js';
@@ -152,7 +152,7 @@ export class Runner extends EventEmitter<RunnerEvents> {
     const open = rt.batches.ownedBy(rt.owner).filter((b) => b.state === 'open');
     for (const b of open) {
       if (!b.cancelRequested) continue;
-      rt.rows.skipPending(b.id, Date.now());
+      rt.rows.cancelPending(b.id, Date.now());
       if (b.waitReason === 'balance') rt.batches.setWait(b.id, null, null); // nothing left to fund
     }
 
@@ -166,7 +166,7 @@ export class Runner extends EventEmitter<RunnerEvents> {
     let unfinished = 0;
     for (const b of open) {
       const counts = rt.rows.counts(b.id);
-      const live = counts.pending + counts.sending + counts.processing + counts.verifying;
+      const live = LIVE_STATES.reduce((n, st) => n + counts[st], 0);
       if (live === 0 && ![...this.#inflight.keys()].some((k) => k.startsWith(`${b.id}#`))) await this.#finish(b);
       else unfinished++;
       if (Date.now() - this.#lastProgress >= PROGRESS_EVERY_MS) this.#progress(b, counts);
@@ -204,7 +204,7 @@ export class Runner extends EventEmitter<RunnerEvents> {
         (b.owner !== null && ownerIsDead(b.owner) && rt.batches.takeOver(b.id, rt.owner, b.owner, now, LEASE_MS));
       if (!taken) continue;
       // Requests of the previous owner died with it: resend its rows in doubt at once.
-      if (b.owner !== null) rt.rows.resendNow(b.id);
+      if (b.owner !== null) rt.rows.takenOver(b.id, now);
       rt.log.info({ batch: b.id, file: b.sourceName, previousOwner: b.owner }, 'took batch');
     }
   }
@@ -276,7 +276,7 @@ export class Runner extends EventEmitter<RunnerEvents> {
     if (due.length === 0) return;
     this.#polling = (async () => {
       // One row's history check failing never holds back the polls of every processing row.
-      const verifying = due.filter((r) => r.state === 'verifying');
+      const verifying = due.filter((r) => r.state === 'verifying' || r.state === 'searching');
       for (const row of verifying) {
         try {
           await verifyRow(rt, row, this.#abort.signal);
@@ -285,7 +285,7 @@ export class Runner extends EventEmitter<RunnerEvents> {
           verifyFailed(rt, row, err);
         }
       }
-      const processing = due.filter((r) => r.state === 'processing');
+      const processing = due.filter((r) => r.state === 'processing' || r.state === 'unseen');
       await this.#poller.round(processing, rt.rows.countProcessing(batchIds), sendBacklog, this.#abort.signal);
     })()
       .catch((err: unknown) => {

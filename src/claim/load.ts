@@ -58,7 +58,7 @@ export async function loadBatch(rt: Runtime, batch: Batch): Promise<LoadOutcome>
       for (const raw of run) {
         const base = { idx: raw.index, line: raw.line, cells: raw.cells };
         if (duplicate) {
-          rows.push({ ...base, request: null, error: duplicateMessage(rt, duplicate, batch) });
+          rows.push({ ...base, request: null, skipped: true, error: duplicateMessage(rt, duplicate, batch) });
           continue;
         }
         if (raw.parseError) {
@@ -106,9 +106,8 @@ export async function loadBatch(rt: Runtime, batch: Batch): Promise<LoadOutcome>
     const cur = rt.batches.get(batch.id);
     if (!cur || cur.state !== 'claimed' || cur.owner !== rt.owner || cur.leaseUntil <= Date.now()) return false;
     rt.rows.deleteBatchRows(batch.id);
-    rt.rows.insertAll(batch.id, duplicate ? rows.map((r) => ({ ...r, request: null })) : rows, now);
+    rt.rows.insertAll(batch.id, rows, now);
     if (duplicate) {
-      rt.rows.skipAll(batch.id);
       rt.batches.markDuplicate(batch.id, file.header.header.columns);
     } else {
       rt.batches.open(batch.id, file.header.header.columns);

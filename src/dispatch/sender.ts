@@ -11,7 +11,7 @@ import { ApiError, TopupError, ErrorCode, coerceError } from '../errors.js';
 import { Priority, type SubmitAnswer } from '../api/client.js';
 import { auditCopy } from '../api/audit.js';
 import type { Runtime } from '../runtime.js';
-import { NO_ANSWER_CODE, TRXID_USED_CODE, type Row } from '../store/rows.js';
+import type { Actor, Doubt, Row } from '../store/rows.js';
 import { describeMismatches, factsFor, mismatches } from '../order-match.js';
 import type { Pauses } from './pauses.js';
 import { crashPoint } from '../crash-points.js';
@@ -57,7 +57,7 @@ async function priceStillOk(rt: Runtime, row: Row): Promise<boolean> {
   const price = index.byPid(row.productId)?.product.price;
   if (price === undefined || price <= row.maxPriceUsd + 1e-9) return true;
   const error = `maxPriceUsd: the catalog price rose to ${price} USD, above the cap of ${row.maxPriceUsd} USD; not sent`;
-  return !rt.rows.invalidateUnsent(row.batchId, row.idx, error, Date.now());
+  return !rt.rows.priceRose(row.batchId, row.idx, Date.now(), error);
 }
 
 export async function sendRow(deps: SenderDeps, row: Row, signal?: AbortSignal): Promise<SendResult> {
@@ -72,8 +72,6 @@ export async function sendRow(deps: SenderDeps, row: Row, signal?: AbortSignal):
     rt.rows.deferPending(row.batchId, Date.now() + 5_000);
     return 'retry';
   }
-  // The answer to this attempt may be lost; a row that was already `sending` is in doubt.
-  const uncertainBefore = row.uncertain || row.state === 'sending';
   let placed: SubmitAnswer;
   try {
     placed = await rt.client.submitOrder(request, {
@@ -82,7 +80,7 @@ export async function sendRow(deps: SenderDeps, row: Row, signal?: AbortSignal):
       beforeSend: () => {
         // next_try_at = the timeout: an in-flight row is not due again while its request is open.
         const now = Date.now();
-        if (!rt.rows.markSending(row.batchId, row.idx, rt.owner, now, now + rt.config.requestTimeoutMs)) throw new NotSent();
+        if (!rt.rows.markSending(row.batchId, row.idx, { owner: rt.owner, now }, now + rt.config.requestTimeoutMs)) throw new NotSent();
         crashPoint('intent-committed');
       },
     });
@@ -90,10 +88,10 @@ export async function sendRow(deps: SenderDeps, row: Row, signal?: AbortSignal):
     if (err instanceof NotSent) return 'not-sent';
     crashPoint('response-received');
     if (signal?.aborted && !(err instanceof ApiError)) return 'not-sent';
-    return handleFailure(deps, row, err, uncertainBefore);
+    return handleFailure(deps, row, err);
   }
   crashPoint('response-received');
-  return handlePlaced(deps, row, placed, uncertainBefore);
+  return handlePlaced(deps, row, placed);
 }
 
 /** The catalog's names for the row's game, for comparing an answer's `game` (no call: the cached catalog). */
@@ -107,33 +105,34 @@ export function gameNamesOf(rt: Runtime, row: Row): string[] {
  * order-match.ts): an order made for another purchase under the same trxid goes to review with
  * both sides shown, and is never recorded as this row's.
  */
-function handlePlaced(deps: SenderDeps, row: Row, placed: SubmitAnswer, uncertainBefore: boolean): SendResult {
+function handlePlaced(deps: SenderDeps, row: Row, placed: SubmitAnswer): SendResult {
   const { rt, pauses } = deps;
   const now = Date.now();
   const answer = auditCopy(placed.answer);
   const where = { batch: row.batchId, line: row.line, trxid: row.trxid, orderId: placed.orderId, http: placed.httpStatus };
   const wrong = mismatches(row, placed, gameNamesOf(rt, row));
   if (wrong.length > 0) {
-    rt.rows.markReview(
+    rt.rows.toReview(
+      'mismatch',
       row.batchId,
       row.idx,
+      now,
       `REVIEW: the API answered with order ${placed.orderId} (${placed.statusWord ?? placed.status}), which is not this row's purchase ` +
         `(${describeMismatches(wrong)}). The trxid ${row.trxid} was probably used before for another purchase, so nothing may have been ` +
         `bought for this row. Check that order before ordering this row again (topup review)`,
-      now,
-      'sending',
       { answer },
     );
     rt.log.error({ ...where, mismatch: wrong }, 'the API answered with an order that is not this row\'s purchase: marked for review');
     return 'review';
   }
   if (placed.httpStatus < 200 || placed.httpStatus >= 300) rt.log.warn(where, 'an order came with an HTTP error status: recorded as placed');
-  const note = placed.idempotentReplay && !uncertainBefore
+  // `row` is as it was read before this send: pending means this was the trxid's first send.
+  const note = placed.idempotentReplay && row.state === 'pending'
     ? `the API answered the first send of this trxid with an existing order (${placed.orderId}, a replay): it matches this row, so no new purchase was made`
     : null;
   const { facts, awaitingCodes } = factsFor(row, placed);
   try {
-    rt.rows.recordOrder(row.batchId, row.idx, facts, now, now + rt.config.pollIntervalMs, {
+    rt.rows.placed(row.batchId, row.idx, facts, now, now + rt.config.pollIntervalMs, {
       answer,
       note: note ?? (awaitingCodes ? 'the API reported this key/card order completed without codes; reading it again for them' : null),
     });
@@ -141,12 +140,12 @@ function handlePlaced(deps: SenderDeps, row: Row, placed: SubmitAnswer, uncertai
     if ((err as { code?: string }).code !== 'SQLITE_CONSTRAINT_UNIQUE') throw err;
     // The API answered with an order another row of ours already holds: resending cannot settle
     // that, and guessing could misreport a charge. An operator decides, with the order named.
-    rt.rows.markReview(
+    rt.rows.toReview(
+      'mismatch',
       row.batchId,
       row.idx,
-      `REVIEW: the API answered this row with order ${placed.orderId} (${placed.status}), which another row already holds; check the order history before ordering it again`,
       now,
-      'sending',
+      `REVIEW: the API answered this row with order ${placed.orderId} (${placed.status}), which another row already holds; check the order history before ordering it again`,
       { answer },
     );
     rt.log.error(where, 'the API answered with an order already held by another row: marked for review');
@@ -167,35 +166,44 @@ const HISTORY_CHECK_DELAY_TIMEOUTS = 4;
 /**
  * A row with no definite answer for longer than reviewAfterMs, over at least
  * MIN_UNANSWERED_SENDS sends (so a row whose resends were held back, e.g. during an account
- * pause or while no daemon ran, is not given up on its next one), stops being resent: resending the same trxid
- * is safe but has not settled it, and a batch must end. It goes to `verifying`, due
- * HISTORY_CHECK_DELAY_TIMEOUTS request timeouts later, where history either shows its order
- * (placed) or leaves it for an operator (`review`). Only transport failures, 5xx and 404s get
- * here: DUPLICATE_IN_FLIGHT says the API is still working on it, so it is always resent.
+ * pause or while no daemon ran, is not given up on its next one), stops being resent: resending
+ * the same trxid is safe but has not settled it, and a batch must end. It goes to `searching`,
+ * due HISTORY_CHECK_DELAY_TIMEOUTS request timeouts later, where history either shows its order
+ * (placed) or leaves it for an operator (`review`). Only transport failures, 5xx, unreadable
+ * answers and 404s count: DUPLICATE_IN_FLIGHT says the API is still working on it.
  */
-function stopResending(rt: Runtime, row: Row, now: number, doubt: ReturnType<Runtime['rows']['retryLater']>, last: string): boolean {
-  if (doubt?.state !== 'sending' || doubt.doubtSince === null) return false;
-  if (now - doubt.doubtSince < rt.config.reviewAfterMs || doubt.doubtTries < MIN_UNANSWERED_SENDS) return false;
+function stopResending(rt: Runtime, row: Row, a: Actor, doubt: Doubt | undefined, last: string): boolean {
+  if (doubt?.state !== 'resending' || doubt.doubtSince === null) return false;
+  if (a.now - doubt.doubtSince < rt.config.reviewAfterMs || doubt.doubtTries < MIN_UNANSWERED_SENDS) return false;
   const since = new Date(doubt.doubtSince).toISOString();
   const why = `no definite answer since ${since} (${doubt.doubtTries} sends unanswered, last: ${last})`;
-  rt.rows.toVerify(row.batchId, row.idx, why, NO_ANSWER_CODE, now + HISTORY_CHECK_DELAY_TIMEOUTS * rt.config.requestTimeoutMs, now);
+  if (!rt.rows.giveUp(row.batchId, row.idx, a, why, a.now + HISTORY_CHECK_DELAY_TIMEOUTS * rt.config.requestTimeoutMs)) return false;
   rt.log.error({ batch: row.batchId, line: row.line, trxid: row.trxid, since, unanswered: doubt.doubtTries, last }, 'no definite answer in time: no more resends, checking order history');
   return true;
 }
 
-function handleFailure(deps: SenderDeps, row: Row, err: unknown, uncertainBefore: boolean): SendResult {
+/**
+ * What a failed send does to the row. The store picks the edge from the row's state: a refusal of
+ * a first send is final (`rejected`), of a row in doubt a history check (`verifying`). Answers are
+ * applied only while this process holds the batch's lease (see rows.ts).
+ */
+function handleFailure(deps: SenderDeps, row: Row, err: unknown): SendResult {
   const { rt, pauses } = deps;
-  const now = Date.now();
+  const a: Actor = { owner: rt.owner, now: Date.now() };
+  const now = a.now;
   if (!(err instanceof ApiError)) {
     // Not an answer from the API (e.g. the store refused a write): the request may have left.
     rt.log.error({ batch: row.batchId, line: row.line, err: coerceError(err) }, 'unexpected failure while sending; will resend');
-    rt.rows.retryLater(row.batchId, row.idx, { nextTryAt: now + 5_000, uncertain: true, note: null }, now);
+    rt.rows.noAnswer(row.batchId, row.idx, a, { nextTryAt: now + 5_000, counted: false, answer: null });
     return 'retry';
   }
   const answer = auditCopy(err.answer);
   const where = { batch: row.batchId, line: row.line, trxid: row.trxid, code: err.apiCode, status: err.status };
-  const later = (nextTryAt: number, extra: { unanswered?: boolean; note?: string | null } = {}) =>
-    rt.rows.retryLater(row.batchId, row.idx, { nextTryAt, uncertain: err.mayExist, note: extra.note ?? null, answer, ...(extra.unanswered ? { unanswered: true } : {}) }, now);
+  // Turned away without an order (or, when the answer cannot prove that, left in doubt).
+  const later = (nextTryAt: number, note: string | null = null): void => {
+    if (err.mayExist) rt.rows.noAnswer(row.batchId, row.idx, a, { nextTryAt, counted: true, answer });
+    else rt.rows.notCreated(row.batchId, row.idx, a, { nextTryAt, note, answer });
+  };
   switch (err.classification) {
     case 'rejected':
     case 'forbidden':
@@ -204,28 +212,27 @@ function handleFailure(deps: SenderDeps, row: Row, err: unknown, uncertainBefore
       // The API judged the order: whatever paused orders for everyone is over.
       if (pauses.current?.kind === 'maintenance') pauses.clear();
       const reason = err.classification === 'forbidden' ? 'FORBIDDEN: this trxid belongs to another account' : err.reason;
+      const verifyAt = now + rt.config.requestTimeoutMs;
       if (err.classification === 'duplicate-trxid') {
         // "This trxid was already used": an order with it exists somewhere. Only history can tell
         // whether it is this row's; it is never read as "nothing charged".
-        rt.rows.toVerify(row.batchId, row.idx, reason, TRXID_USED_CODE, now + rt.config.requestTimeoutMs, now, answer);
+        rt.rows.trxidUsed(row.batchId, row.idx, a, { error: reason, verifyAt, answer });
         rt.log.warn(where, 'the API says this trxid was already used: checking order history before reporting');
         return 'verify';
       }
-      if (uncertainBefore) {
-        // A refusal after an attempt whose answer was lost is not proof that nothing was charged:
-        // the API may validate before it looks at the trxid (a 400), or the earlier attempt may
-        // have tied the trxid to an order (a 403). Look in the history first, once the earlier
-        // attempt can no longer be in flight.
-        rt.rows.toVerify(row.batchId, row.idx, reason, err.apiCode ?? err.classification.toUpperCase(), now + rt.config.requestTimeoutMs, now, answer);
-        rt.log.warn(where, 'refused after an uncertain attempt: checking order history before reporting');
-        return 'verify';
-      }
-      if (err.classification === 'insufficient-balance') {
-        later(now, { note: 'held: INSUFFICIENT BALANCE' });
+      if (err.classification === 'insufficient-balance' && rt.rows.balanceShort(row.batchId, row.idx, a, answer)) {
         deps.onBalanceShort(row.batchId, 'the API answered INSUFFICIENT BALANCE');
         return 'hold-balance';
       }
-      rt.rows.reject(row.batchId, row.idx, reason, err.apiCode ?? null, now, answer);
+      // A refusal of a first send: nothing was created. Of a row in doubt: not proof that nothing
+      // was charged (the API may validate before it looks at the trxid, a 400; or the earlier
+      // attempt tied the trxid to an order, a 403): history decides, once the earlier attempt can
+      // no longer be in flight.
+      const to = rt.rows.refused(row.batchId, row.idx, a, { error: reason, code: err.apiCode ?? null, verifyAt, answer });
+      if (to === 'verifying') {
+        rt.log.warn(where, 'refused after an uncertain attempt: checking order history before reporting');
+        return 'verify';
+      }
       rt.log.info({ ...where, reason }, 'order rejected');
       return 'rejected';
     }
@@ -241,22 +248,20 @@ function handleFailure(deps: SenderDeps, row: Row, err: unknown, uncertainBefore
       return 'paused-maintenance';
     }
     case 'retry-later': {
-      // DUPLICATE_IN_FLIGHT: an earlier request with this trxid is still being handled, so the
-      // order may exist. RATE_LIMIT: the gate already holds every call for Retry-After (capped).
-      const inFlight = err.mayExist;
-      const wait = inFlight ? backoff(row.attempts + 1) : Math.min(err.retryAfterMs ?? 1_000, rt.config.retryAfterMaxMs);
-      later(now + wait);
+      // DUPLICATE_IN_FLIGHT (mayExist): an earlier request with this trxid is still being
+      // handled, so the order may exist: back off, not counted. RATE_LIMIT: the gate already holds
+      // every call for Retry-After (capped); the row waits as long.
+      if (err.mayExist) {
+        rt.rows.noAnswer(row.batchId, row.idx, a, { nextTryAt: now + backoff(row.attempts + 1), counted: false, answer });
+        return 'retry';
+      }
+      later(now + Math.min(err.retryAfterMs ?? 1_000, rt.config.retryAfterMaxMs));
       return 'retry';
     }
     case 'ambiguous':
     case 'not-found': {
-      const doubt = rt.rows.retryLater(
-        row.batchId,
-        row.idx,
-        { nextTryAt: now + backoff(row.attempts + 1), uncertain: true, unanswered: true, note: null, answer },
-        now,
-      );
-      if (stopResending(rt, row, now, doubt, err.message)) return 'verify';
+      const doubt = rt.rows.noAnswer(row.batchId, row.idx, a, { nextTryAt: now + backoff(row.attempts + 1), counted: true, answer });
+      if (stopResending(rt, row, a, doubt, err.message)) return 'verify';
       rt.log.warn({ ...where, why: err.message }, 'no definite answer; will resend the same trxid');
       return 'retry';
     }

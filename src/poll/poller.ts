@@ -59,29 +59,29 @@ export class Poller {
     if (wrong.length > 0) {
       const error = `REVIEW: the API describes order ${row.orderId} as another purchase (${describeMismatches(wrong)}); check this order with the supplier before ordering the row again`;
       rt.log.error({ batch: row.batchId, line: row.line, orderId: row.orderId, mismatch: wrong }, 'a poll answer does not match the row: marked for review');
-      return rt.rows.markReview(row.batchId, row.idx, error, now, 'processing', { answer: copy });
+      return rt.rows.toReview('mismatch', row.batchId, row.idx, now, error, { answer: copy });
     }
     if (!order.statusKnown) {
-      const since = rt.rows.notFoundOnPoll(row.batchId, row.idx, nextPollAt, now, copy);
+      const since = rt.rows.notSeen(row.batchId, row.idx, now, nextPollAt, copy);
       if (now - since < rt.config.reviewAfterMs) return false;
       const error = `REVIEW: the API has reported order ${row.orderId} with the status "${order.statusWord ?? '(none)'}", which is not one this tool knows, since ${new Date(since).toISOString()}; ask the supplier what it means before ordering the row again`;
-      return rt.rows.markReview(row.batchId, row.idx, error, now, 'processing', { answer: copy });
+      return rt.rows.toReview('lost', row.batchId, row.idx, now, error, { answer: copy });
     }
     if (order.status === 'processing') {
-      rt.rows.schedulePoll(row.batchId, row.idx, nextPollAt, true, copy);
+      rt.rows.seen(row.batchId, row.idx, now, nextPollAt, copy);
       return false;
     }
     const { facts, awaitingCodes } = factsFor(row, { ...order, orderId: row.orderId! });
     let note: string | null = null;
     if (awaitingCodes) {
-      const reads = rt.rows.awaitCodes(row.batchId, row.idx, nextPollAt, copy);
+      const reads = rt.rows.codesAwaited(row.batchId, row.idx, now, nextPollAt, copy);
       if (reads < MAX_CODE_READS) return false;
       facts.status = 'completed';
       note = `CODES MISSING: the API reported order ${row.orderId} completed but gave no codes in ${reads} reads; ask the supplier for them`;
       rt.log.error({ batch: row.batchId, line: row.line, orderId: row.orderId }, 'completed key/card order without codes: listed as codes missing');
     }
     crashPoint('before-final-commit');
-    rt.rows.recordOrder(row.batchId, row.idx, facts, now, 0, { answer: copy, note });
+    rt.rows.finished(row.batchId, row.idx, { ...facts, status: facts.status as 'completed' | 'cancelled' }, now, { answer: copy, note });
     rt.log.debug({ batch: row.batchId, line: row.line, orderId: row.orderId, status: facts.status }, 'order finished');
     return true;
   }
@@ -163,12 +163,12 @@ export class Poller {
     const now = Date.now();
     const notFound = err instanceof ApiError && err.classification === 'not-found';
     const answer = auditCopy((err as { answer?: ApiAnswer }).answer);
-    const since = rt.rows.notFoundOnPoll(row.batchId, row.idx, next + (notFound ? 30_000 : 0), now, answer);
+    const since = rt.rows.notSeen(row.batchId, row.idx, now, next + (notFound ? 30_000 : 0), answer);
     const what = notFound ? 'has not found it' : `has not answered readably about it (${coerceError(err).message})`;
     if (now - since >= rt.config.reviewAfterMs) {
       const when = new Date(since).toISOString();
       const error = `REVIEW: the API gave order ${row.orderId} for this row but ${what} since ${when}; ask the supplier about this order before ordering it again`;
-      rt.rows.markReview(row.batchId, row.idx, error, now, 'processing', { answer });
+      rt.rows.toReview('lost', row.batchId, row.idx, now, error, { answer });
       rt.log.error({ batch: row.batchId, line: row.line, orderId: row.orderId, since: when }, 'order still not readable: marked for review');
       return;
     }

@@ -18,7 +18,7 @@ import { ApiError, NotFoundError, UsageError, coerceError } from '../errors.js';
 import { finishBatch } from '../outbox/finish.js';
 import type { BatchSummary } from '../outbox/summary.js';
 import type { Runtime } from '../runtime.js';
-import type { OrderFacts, Row } from '../store/rows.js';
+import { LIVE_STATES, type OrderFacts, type Row } from '../store/rows.js';
 import { describeMismatches, factsFor, mismatches } from '../order-match.js';
 import { gameNamesOf } from '../dispatch/sender.js';
 import { LEASE_MS } from '../claim/claim.js';
@@ -107,7 +107,7 @@ async function chargedFacts(rt: Runtime, row: Row, orderId: string, force: boole
 /** Writes the batch's next result version now, if nothing is left to follow and no process holds it. */
 async function finishIfIdle(rt: Runtime, batchId: string): Promise<BatchSummary | null> {
   const counts = rt.rows.counts(batchId);
-  if (counts.pending + counts.sending + counts.processing + counts.verifying > 0) return null;
+  if (LIVE_STATES.some((st) => counts[st] > 0)) return null;
   if (!rt.batches.acquire(batchId, rt.owner, Date.now(), LEASE_MS)) return null;
   try {
     const batch = rt.batches.get(batchId)!;

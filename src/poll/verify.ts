@@ -1,10 +1,10 @@
 /**
- * Settles a `verifying` row, one whose outcome a refusal cannot prove:
- *  - refused (400, 403 …) on a resend after an attempt whose answer was lost: the API may
- *    validate a body before it looks at the trxid, so the earlier attempt may have made an order;
- *  - refused because "the trxid was already used" (reject code TRXID_USED_CODE): an order with
- *    this trxid exists somewhere;
- *  - never answered definitely within TOPUP_REVIEW_AFTER_MS (reject code NO_ANSWER_CODE).
+ * Settles a row whose outcome a refusal cannot prove:
+ *  - `verifying`: refused (400, 403 …) on a resend after an attempt whose answer was lost: the API
+ *    may validate a body before it looks at the trxid, so the earlier attempt may have made an order;
+ *  - `searching`: refused because "the trxid was already used" (reject code TRXID_USED_CODE), so
+ *    an order with this trxid exists somewhere; or never answered definitely within
+ *    TOPUP_REVIEW_AFTER_MS.
  * GET /history decides:
  *  - an order carrying our trxid → placed, if it is this row's purchase (order-match.ts);
  *    an order with our trxid for another purchase → review, both sides shown;
@@ -24,7 +24,7 @@ import { isBalanceRefusal } from '../api/classify.js';
 import type { Order } from '../api/schemas.js';
 import { ApiError, coerceError } from '../errors.js';
 import type { Runtime } from '../runtime.js';
-import { NO_ANSWER_CODE, TRXID_USED_CODE, type Row } from '../store/rows.js';
+import { TRXID_USED_CODE, type Row } from '../store/rows.js';
 import { describeMismatches, factsFor, mismatches } from '../order-match.js';
 import { gameNamesOf } from '../dispatch/sender.js';
 
@@ -59,18 +59,18 @@ function reachesBack(rt: Runtime, orders: readonly Order[], since: number, compl
 }
 
 function storyOf(row: Row): string {
-  if (row.rejectCode === NO_ANSWER_CODE) return `no attempt got a definite answer: ${row.error ?? 'no answer'}`;
-  if (row.rejectCode === TRXID_USED_CODE) return `the API refused the trxid as already used (${row.error ?? 'refused'})`;
+  if (row.state === 'searching' && row.rejectCode === TRXID_USED_CODE) return `the API refused the trxid as already used (${row.error ?? 'refused'})`;
+  if (row.state === 'searching') return `no attempt got a definite answer: ${row.error ?? 'no answer'}`;
   return `an earlier attempt got no answer and the resend was refused (${row.error ?? 'rejected'})`;
 }
 
 export async function verifyRow(rt: Runtime, row: Row, signal?: AbortSignal): Promise<VerifyOutcome> {
   const now = Date.now();
   // Settled only by an order with the row's own trxid: absence proves nothing for these.
-  const ownOnly = row.rejectCode === NO_ANSWER_CODE || row.rejectCode === TRXID_USED_CODE;
+  const ownOnly = row.state === 'searching';
   const story = storyOf(row);
   const review = (why: string, answer: string | null = null): VerifyOutcome => {
-    rt.rows.markReview(row.batchId, row.idx, `REVIEW: ${story}; ${why}`, now, 'verifying', { answer });
+    rt.rows.toReview('undecidable', row.batchId, row.idx, now, `REVIEW: ${story}; ${why}`, { answer });
     return 'review';
   };
   const h = await rt.client.history({ limit: LIMIT }, { priority: Priority.poll, ...(signal ? { signal } : {}) });
@@ -107,10 +107,10 @@ export async function verifyRow(rt: Runtime, row: Row, signal?: AbortSignal): Pr
   }
   if (candidates.length === 0 && reachesBack(rt, h.orders, row.firstSentAt ?? now, complete)) {
     if (isBalanceRefusal(row.rejectCode) || isBalanceRefusal(row.error)) {
-      rt.rows.clearToPending(row.batchId, row.idx, now, now);
+      rt.rows.verifiedBalance(row.batchId, row.idx, now);
       return 'held-balance';
     }
-    rt.rows.reject(row.batchId, row.idx, `${row.error ?? 'rejected'} (order history checked: no order was placed)`, row.rejectCode, now);
+    rt.rows.verifiedNone(row.batchId, row.idx, now, `${row.error ?? 'rejected'} (order history checked: no order was placed)`);
     return 'not-placed';
   }
   const why = candidates.length > 1 ? `${candidates.length} orders in history match this row` : 'order history does not reach back far enough to tell';
@@ -119,10 +119,10 @@ export async function verifyRow(rt: Runtime, row: Row, signal?: AbortSignal): Pr
 
 function record(rt: Runtime, row: Row, o: Order & { orderId: string }, now: number, answer: string | null): VerifyOutcome {
   const { facts } = factsFor(row, o);
-  rt.rows.recordOrder(row.batchId, row.idx, facts, now, now + rt.config.pollIntervalMs, { answer });
+  rt.rows.placed(row.batchId, row.idx, facts, now, now + rt.config.pollIntervalMs, { answer });
   rt.log.warn(
     { batch: row.batchId, line: row.line, orderId: o.orderId },
-    row.rejectCode === NO_ANSWER_CODE ? 'found the order of an unanswered row in history' : 'found the order of a refused row in history',
+    row.state === 'searching' ? 'found the order of an unanswered row in history' : 'found the order of a refused row in history',
   );
   return 'placed';
 }
@@ -137,11 +137,11 @@ export function verifyFailed(rt: Runtime, row: Row, err: unknown): void {
   const now = Date.now();
   const e = coerceError(err);
   const answer = auditCopy((err as { answer?: ApiError['answer'] }).answer);
-  const since = rt.rows.notFoundOnPoll(row.batchId, row.idx, now + Math.max(rt.config.pollIntervalMs, 5_000), now, answer);
+  const since = rt.rows.checkLater(row.batchId, row.idx, now, now + Math.max(rt.config.pollIntervalMs, 5_000), answer);
   const noHistory = err instanceof ApiError && err.classification === 'not-found';
   if (noHistory || now - since >= rt.config.reviewAfterMs) {
     const why = noHistory ? 'this API has no order history to check' : `order history could not be read since ${new Date(since).toISOString()} (${e.message})`;
-    rt.rows.markReview(row.batchId, row.idx, `REVIEW: ${storyOf(row)}; ${why}, so it is unknown whether this row was charged. Check with the supplier before ordering it again.`, now, 'verifying', { answer });
+    rt.rows.toReview('undecidable', row.batchId, row.idx, now, `REVIEW: ${storyOf(row)}; ${why}, so it is unknown whether this row was charged. Check with the supplier before ordering it again.`, { answer });
     rt.log.error({ batch: row.batchId, line: row.line, trxid: row.trxid, err: e.message }, 'cannot check order history: marked for review');
     return;
   }

@@ -19,7 +19,7 @@ export function spendingRate(rt: Runtime, now: number): number {
   const since = now - RATE_WINDOW_MS;
   let spent = 0;
   for (const r of rt.rows.placedOrders(since)) {
-    if (r.state === 'completed' || (r.state === 'cancelled' && r.refunded !== true) || r.state === 'processing') spent += r.amountUsd ?? r.expectedUsd ?? 0;
+    if (r.state === 'completed' || (r.state === 'cancelled' && r.refunded !== true) || (r.state === 'processing' || r.state === 'unseen')) spent += r.amountUsd ?? r.expectedUsd ?? 0;
   }
   return spent / 24;
 }

@@ -33,7 +33,7 @@ export interface ReconcileResult {
 }
 
 const charged = (r: Row): number =>
-  r.state === 'completed' || r.state === 'processing' || (r.state === 'cancelled' && r.refunded !== true) ? (r.amountUsd ?? r.expectedUsd ?? 0) : 0;
+  r.state === 'completed' || (r.state === 'processing' || r.state === 'unseen') || (r.state === 'cancelled' && r.refunded !== true) ? (r.amountUsd ?? r.expectedUsd ?? 0) : 0;
 
 export async function runReconcile(rt: Runtime, opts: { now?: number; maxPages?: number } = {}): Promise<ReconcileResult> {
   const now = opts.now ?? Date.now();
@@ -71,7 +71,7 @@ export async function runReconcile(rt: Runtime, opts: { now?: number; maxPages?:
       continue;
     }
     if (o.status !== r.state) {
-      const note = r.state === 'processing' ? 'the ledger has not seen the end yet (the daemon polls it)' : 'the ledger and the API disagree: check this order';
+      const note = (r.state === 'processing' || r.state === 'unseen') ? 'the ledger has not seen the end yet (the daemon polls it)' : 'the ledger and the API disagree: check this order';
       out.push(['status-differs', ...base, o.status, localAmount, o.amountUsd, o.refunded, note]);
     }
     if (o.amountUsd !== undefined && localAmount !== null && Math.abs(o.amountUsd - localAmount) > 0.005) {

@@ -5,7 +5,9 @@
 import { placeholders, statementCache, type Db } from './db.js';
 import type { Statement } from 'better-sqlite3';
 
-export type BatchState = 'claimed' | 'open' | 'done' | 'failed' | 'duplicate';
+import { BATCH_EDGES, type BatchEvent, type BatchState } from './batch-states.js';
+
+export type { BatchState } from './batch-states.js';
 export type BatchOrigin = 'inbox' | 'submit' | 'retry';
 export type WaitReason = 'balance' | 'maintenance' | 'account' | 'catalog' | null;
 
@@ -117,6 +119,14 @@ export class BatchStore {
     this.#stmt = statementCache(db);
   }
 
+  /** One state change: the new state by a CASE over the event's edges (batch-states.ts), guarded by the states they leave. */
+  #move(event: BatchEvent, sets: string, params: Record<string, unknown>): boolean {
+    const edges = BATCH_EDGES.filter((e) => e.event === event);
+    const next = `CASE state ${edges.map((e) => `WHEN '${e.from}' THEN '${e.to}'`).join(' ')} END`;
+    const from = edges.map((e) => `'${e.from}'`).join(', ');
+    return this.#stmt(`UPDATE batches SET state = ${next}${sets ? `, ${sets}` : ''} WHERE id = @id AND state IN (${from})`).run(params).changes === 1;
+  }
+
   create(b: NewBatch): Batch {
     this.#stmt(
         `INSERT INTO batches (id, seq, name, source_name, job_file, content_hash, origin, state, duplicate_of, retry_of,
@@ -177,17 +187,16 @@ export class BatchStore {
   }
 
   /** claimed → open, once every row is stored. */
-  open(id: string, header: string[]): void {
-    this.#stmt(`UPDATE batches SET state = 'open', header_json = ? WHERE id = ? AND state = 'claimed'`).run(JSON.stringify(header), id);
+  open(id: string, header: string[]): boolean {
+    return this.#move('stored', 'header_json = @header', { id, header: JSON.stringify(header) });
   }
 
-  fail(id: string, fileError: string, now: number): void {
-    this.#stmt(`UPDATE batches SET state = 'failed', file_error = ?, finished_at = ?, owner = NULL WHERE id = ? AND state = 'claimed'`)
-      .run(fileError, now, id);
+  fail(id: string, fileError: string, now: number): boolean {
+    return this.#move('file-failed', 'file_error = @fileError, finished_at = @now, owner = NULL', { id, fileError, now });
   }
 
-  markDuplicate(id: string, header: string[] | null): void {
-    this.#stmt(`UPDATE batches SET state = 'duplicate', header_json = ? WHERE id = ?`).run(header ? JSON.stringify(header) : null, id);
+  markDuplicate(id: string, header: string[] | null): boolean {
+    return this.#move('duplicate-stored', 'header_json = @header', { id, header: header ? JSON.stringify(header) : null });
   }
 
   setWait(id: string, reason: WaitReason, detail: string | null): void {
@@ -199,12 +208,12 @@ export class BatchStore {
       .run(usd, now, id);
   }
 
-  finish(id: string, balanceAfter: number | null, resultFile: string, now: number): void {
-    this.#stmt(
-        `UPDATE batches SET state = CASE WHEN state = 'duplicate' THEN 'duplicate' ELSE 'done' END, balance_after = ?, result_file = ?,
-           finished_at = ?, wait_reason = NULL, wait_detail = NULL, owner = NULL, lease_until = 0 WHERE id = ?`,
-      )
-      .run(balanceAfter, resultFile, now, id);
+  finish(id: string, balanceAfter: number | null, resultFile: string, now: number): boolean {
+    return this.#move(
+      'finished',
+      'balance_after = @balanceAfter, result_file = @resultFile, finished_at = @now, wait_reason = NULL, wait_detail = NULL, owner = NULL, lease_until = 0',
+      { id, balanceAfter, resultFile, now },
+    );
   }
 
   /**
@@ -213,11 +222,7 @@ export class BatchStore {
    * the files already handed out. Only a batch that ended normally (`done`) is reopened.
    */
   reopen(id: string): boolean {
-    return (
-      this.#stmt(
-        `UPDATE batches SET state = 'open', finished_at = NULL, result_version = result_version + 1 WHERE id = ? AND state = 'done'`,
-      ).run(id).changes === 1
-    );
+    return this.#move('reopened', 'finished_at = NULL, result_version = result_version + 1', { id });
   }
 
   requestCancel(id: string): boolean {

@@ -1,15 +1,7 @@
 /**
  * Schema migrations, applied in order; index + 1 is the schema version. Never edit a
- * migration that has shipped: add a new one.
- *
- * A row's life (the state machine that carries the money safety):
- *   pending ──intent committed──▶ sending ──200──▶ processing ──poll──▶ completed | cancelled
- *                                   │  ▲ ambiguous / retry-later: stays `sending`, resent with the same body
- *                                   ├──400──▶ rejected            (never charged)
- *                                   ├──400 after an uncertain attempt──▶ verifying ──history──▶ processing | rejected | review
- *                                   └──in doubt past TOPUP_REVIEW_AFTER_MS──▶ verifying ──history──▶ processing | review
- *   processing ──404 on every poll past TOPUP_REVIEW_AFTER_MS──▶ review
- *   invalid (failed validation, never sent) · skipped (cancelled before sending)
+ * migration that has shipped: add a new one. The row states and their edges are declared in
+ * row-states.ts (the CHECK below lists the same states; a test holds them equal).
  */
 export const MIGRATIONS: readonly string[] = [
   `
@@ -95,19 +87,73 @@ export const MIGRATIONS: readonly string[] = [
   ALTER TABLE rows ADD COLUMN doubt_since INTEGER;
   ALTER TABLE rows ADD COLUMN doubt_tries INTEGER NOT NULL DEFAULT 0;
   `,
-  // Real suppliers (issue 11): the last answer about a row (redacted, capped: for operators, never
-  // for decisions), a note that is not an error (a replayed trxid, codes still missing), how many
-  // times a completed key order was re-read for its codes, when a row entered review, and an
-  // operator's (or the recheck's) resolution of it. A finished batch whose results change again
-  // (a review row resolved) writes a new result version.
+  // The row state machine made explicit (store/row-states.ts): facts that were flags beside a state
+  // become states (sending + uncertain → resending; verifying without a refusal → searching;
+  // processing in doubt → unseen), and `uncertain` goes. SQLite cannot change a CHECK, so the table
+  // is rebuilt. New columns: the last answer about a row (redacted, capped: for operators, never
+  // for decisions), a note that is not an error (a replayed trxid, codes missing), how often a
+  // completed key order was re-read for its codes, when a row entered review, and an operator's
+  // (or the recheck's) resolution of it. A finished batch whose results change again (a review
+  // row resolved) writes a new result version.
   `
-  ALTER TABLE rows ADD COLUMN last_answer TEXT;
-  ALTER TABLE rows ADD COLUMN note TEXT;
-  ALTER TABLE rows ADD COLUMN code_reads INTEGER NOT NULL DEFAULT 0;
-  ALTER TABLE rows ADD COLUMN review_since INTEGER;
-  ALTER TABLE rows ADD COLUMN resolution TEXT;
-  ALTER TABLE rows ADD COLUMN resolved_by TEXT;
-  ALTER TABLE rows ADD COLUMN resolved_at INTEGER;
+  CREATE TABLE rows_v4 (
+    batch_id        TEXT NOT NULL REFERENCES batches (id),
+    idx             INTEGER NOT NULL,
+    line            INTEGER NOT NULL,
+    cells_json      TEXT NOT NULL,
+    state           TEXT NOT NULL CHECK (state IN ('pending', 'sending', 'resending', 'verifying', 'searching', 'processing',
+                      'unseen', 'completed', 'cancelled', 'invalid', 'rejected', 'skipped', 'review')),
+    trxid           TEXT,
+    request_json    TEXT,
+    product_id      TEXT,
+    slug            TEXT,
+    pack_name       TEXT,
+    quantity        INTEGER,
+    unit_price_usd  REAL,
+    expected_usd    REAL,
+    max_price_usd   REAL,
+    order_id        TEXT,
+    amount_usd      REAL,
+    codes_json      TEXT,
+    refunded        INTEGER,
+    error           TEXT,
+    reject_code     TEXT,
+    attempts        INTEGER NOT NULL DEFAULT 0,
+    first_sent_at   INTEGER,
+    last_sent_at    INTEGER,
+    next_try_at     INTEGER NOT NULL DEFAULT 0,
+    next_poll_at    INTEGER NOT NULL DEFAULT 0,
+    polls           INTEGER NOT NULL DEFAULT 0,
+    updated_at      INTEGER NOT NULL,
+    doubt_since     INTEGER,
+    doubt_tries     INTEGER NOT NULL DEFAULT 0,
+    last_answer     TEXT,
+    note            TEXT,
+    code_reads      INTEGER NOT NULL DEFAULT 0,
+    review_since    INTEGER,
+    resolution      TEXT CHECK (resolution IN ('charged', 'not-charged', 'found')),
+    resolved_by     TEXT,
+    resolved_at     INTEGER,
+    PRIMARY KEY (batch_id, idx)
+  );
+  INSERT INTO rows_v4 (batch_id, idx, line, cells_json, state, trxid, request_json, product_id, slug, pack_name, quantity,
+      unit_price_usd, expected_usd, max_price_usd, order_id, amount_usd, codes_json, refunded, error, reject_code, attempts,
+      first_sent_at, last_sent_at, next_try_at, next_poll_at, polls, updated_at, doubt_since, doubt_tries)
+    SELECT batch_id, idx, line, cells_json,
+      CASE WHEN state = 'sending' AND uncertain = 1 THEN 'resending'
+           WHEN state = 'verifying' AND reject_code = 'TOPUP_NO_DEFINITE_ANSWER' THEN 'searching'
+           WHEN state = 'processing' AND doubt_since IS NOT NULL THEN 'unseen'
+           ELSE state END,
+      trxid, request_json, product_id, slug, pack_name, quantity, unit_price_usd, expected_usd, max_price_usd, order_id,
+      amount_usd, codes_json, refunded, error,
+      CASE WHEN reject_code = 'TOPUP_NO_DEFINITE_ANSWER' THEN NULL ELSE reject_code END,
+      attempts, first_sent_at, last_sent_at, next_try_at, next_poll_at, polls, updated_at, doubt_since, doubt_tries
+    FROM rows;
+  DROP TABLE rows;
+  ALTER TABLE rows_v4 RENAME TO rows;
+  CREATE UNIQUE INDEX rows_trxid ON rows (trxid) WHERE trxid IS NOT NULL;
+  CREATE UNIQUE INDEX rows_order_id ON rows (order_id) WHERE order_id IS NOT NULL;
+  CREATE INDEX rows_state ON rows (state, batch_id);
   CREATE INDEX rows_review ON rows (state, next_poll_at) WHERE state = 'review';
   ALTER TABLE batches ADD COLUMN result_version INTEGER NOT NULL DEFAULT 1;
   `,

@@ -5,12 +5,13 @@
  */
 import type { Statement } from 'better-sqlite3';
 import { placeholders, statementCache, type Db } from './db.js';
-import { emptyCounts, toRow, type Row, type RowRecord, type RowState, type StateCounts } from './row-record.js';
+import { emptyCounts, toRow, type Row, type RowRecord, type StateCounts } from './row-record.js';
+import { FOLLOWED_STATES, type RowState } from './row-states.js';
 import { roundCents } from '../money.js';
 
-/** Rows owed a send, and rows whose order is followed by polling. */
-const UNSENT: readonly RowState[] = ['pending', 'sending'];
-const FOLLOWED: readonly RowState[] = ['processing', 'verifying'];
+/** Rows that may be sent now (`sending` rows have a request on its way), and placed orders followed by polls. */
+const SENDABLE: readonly RowState[] = ['pending', 'resending'];
+const PLACED: readonly RowState[] = ['processing', 'unseen'];
 
 /** Which batches may send what: new orders and resends, or resends of rows in doubt only. */
 export interface SendScope {
@@ -66,7 +67,7 @@ export class RowReads {
   }
 
   /**
-   * Rows that may be (re)sent now, oldest batch first. `sending` rows come first: they are owed
+   * Rows that may be (re)sent now, oldest batch first. `resending` rows come first: they are owed
    * an answer. Batches in `scope.newOrders` send pending rows too; batches in
    * `scope.resendsOnly` (waiting for balance, say) only resend rows already in doubt.
    */
@@ -75,10 +76,10 @@ export class RowReads {
     if (newOrders.length + resendsOnly.length === 0) return [];
     const rows = this.stmt(
         `SELECT r.* FROM rows r JOIN batches b ON b.id = r.batch_id
-         WHERE ((r.batch_id IN (${placeholders(newOrders)}) AND r.state IN ('pending', 'sending'))
-             OR (r.batch_id IN (${placeholders(resendsOnly)}) AND r.state = 'sending'))
+         WHERE ((r.batch_id IN (${placeholders(newOrders)}) AND r.state IN ('pending', 'resending'))
+             OR (r.batch_id IN (${placeholders(resendsOnly)}) AND r.state = 'resending'))
            AND r.next_try_at <= ?
-         ORDER BY (r.state = 'sending') DESC, b.seq, r.idx LIMIT ?`,
+         ORDER BY (r.state = 'resending') DESC, b.seq, r.idx LIMIT ?`,
       )
       .all(...newOrders, ...resendsOnly, now, limit) as RowRecord[];
     return rows.map(toRow);
@@ -86,8 +87,8 @@ export class RowReads {
 
   /** The earliest time any row `sendable` could return becomes due. */
   nextTryAt(scope: SendScope): number | undefined {
-    const a = this.#aggregate('min(next_try_at)', scope.newOrders, UNSENT);
-    const b = this.#aggregate('min(next_try_at)', scope.resendsOnly, ['sending']);
+    const a = this.#aggregate('min(next_try_at)', scope.newOrders, SENDABLE);
+    const b = this.#aggregate('min(next_try_at)', scope.resendsOnly, ['resending']);
     const due = [a, b].filter((x): x is number => x !== null);
     return due.length > 0 ? Math.min(...due) : undefined;
   }
@@ -99,32 +100,35 @@ export class RowReads {
     return (this.stmt(sql).get(...batchIds, ...states) as { v: number | null }).v;
   }
 
-  /** Processing/verifying rows whose next look is due. */
+  /** Followed rows (placed orders, history checks) whose next look is due. */
   duePolls(batchIds: readonly string[], now: number, limit: number): Row[] {
     if (batchIds.length === 0) return [];
     const rows = this.stmt(
-        `SELECT * FROM rows WHERE batch_id IN (${placeholders(batchIds)}) AND state IN ('processing', 'verifying')
+        `SELECT * FROM rows WHERE batch_id IN (${placeholders(batchIds)}) AND state IN (${placeholders(FOLLOWED_STATES)})
            AND next_poll_at <= ? ORDER BY next_poll_at LIMIT ?`,
       )
-      .all(...batchIds, now, limit) as RowRecord[];
+      .all(...batchIds, ...FOLLOWED_STATES, now, limit) as RowRecord[];
     return rows.map(toRow);
   }
 
   nextPollAt(batchIds: readonly string[]): number | undefined {
-    return this.#aggregate('min(next_poll_at)', batchIds, FOLLOWED) ?? undefined;
+    return this.#aggregate('min(next_poll_at)', batchIds, FOLLOWED_STATES) ?? undefined;
   }
 
+  /** Rows waiting to be sent or resent (not those with a request on its way). */
   countUnsent(batchIds: readonly string[]): number {
-    return this.#aggregate('count(*)', batchIds, UNSENT) ?? 0;
+    return this.#aggregate('count(*)', batchIds, SENDABLE) ?? 0;
   }
 
+  /** Placed orders being followed. */
   countProcessing(batchIds: readonly string[]): number {
-    return this.#aggregate('count(*)', batchIds, ['processing']) ?? 0;
+    return this.#aggregate('count(*)', batchIds, PLACED) ?? 0;
   }
 
+  /** Our placed, followed rows holding these order ids. */
   processingByOrderIds(orderIds: readonly string[]): Row[] {
     if (orderIds.length === 0) return [];
-    const rows = this.stmt(`SELECT * FROM rows WHERE order_id IN (${placeholders(orderIds)}) AND state = 'processing'`)
+    const rows = this.stmt(`SELECT * FROM rows WHERE order_id IN (${placeholders(orderIds)}) AND state IN ('processing', 'unseen')`)
       .all(...orderIds) as RowRecord[];
     return rows.map(toRow);
   }
@@ -203,13 +207,13 @@ export class RowReads {
 
   /**
    * Another row of ours for the same purchase (game, pack, player) that is in flight or in doubt:
-   * `sending` (its first send may be on the wire right now, or its answer was lost) or
-   * `verifying`. Its order could be the one a history check is about to claim.
+   * `sending` (its first send may be on the wire right now), `resending`, `verifying` or
+   * `searching`. Its order could be the one a history check is about to claim.
    */
   hasTwinInFlight(row: Row): boolean {
     return (
       this.stmt(
-        `SELECT 1 FROM rows WHERE state IN ('sending', 'verifying') AND slug IS ? AND pack_name IS ?
+        `SELECT 1 FROM rows WHERE state IN ('sending', 'resending', 'verifying', 'searching') AND slug IS ? AND pack_name IS ?
            AND json_extract(request_json, '$.userId') IS ? AND NOT (batch_id = ? AND idx = ?)`,
       ).get(row.slug, row.packName, row.request?.userId ?? null, row.batchId, row.idx) !== undefined
     );

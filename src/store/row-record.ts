@@ -4,20 +4,9 @@
  */
 import type { OrderRequest } from '../api/schemas.js';
 
-export const ROW_STATES = [
-  'pending',
-  'sending',
-  'processing',
-  'verifying',
-  'completed',
-  'cancelled',
-  'invalid',
-  'rejected',
-  'skipped',
-  'review',
-] as const;
-export type RowState = (typeof ROW_STATES)[number];
-export const FINAL_ROW_STATES: readonly RowState[] = ['completed', 'cancelled', 'invalid', 'rejected', 'skipped', 'review'];
+import { ROW_STATES, type RowState } from './row-states.js';
+
+export type { RowState } from './row-states.js';
 
 export interface NewRow {
   idx: number;
@@ -26,6 +15,8 @@ export interface NewRow {
   /** Valid rows: the full request body, trxid included. Invalid rows: null. */
   request: OrderRequest | null;
   error: string | null;
+  /** Stored as `skipped` (a duplicate file, a repeated row): never sent, its error says why. */
+  skipped?: boolean;
   productId?: string;
   slug?: string;
   packName?: string;
@@ -50,19 +41,6 @@ export type StateCounts = Record<RowState, number>;
 export function emptyCounts(): StateCounts {
   return Object.fromEntries(ROW_STATES.map((s) => [s, 0])) as StateCounts;
 }
-
-/**
- * reject_code of a `verifying` row that was never refused: no send got a definite answer within
- * TOPUP_REVIEW_AFTER_MS. History can show it was placed; nothing can show it was not.
- */
-export const NO_ANSWER_CODE = 'TOPUP_NO_DEFINITE_ANSWER';
-
-/**
- * reject_code of a `verifying` row whose resend was refused because its trxid "was already
- * used": an order with this trxid exists somewhere, so only history can settle it, never
- * "nothing was charged".
- */
-export const TRXID_USED_CODE = 'TOPUP_TRXID_ALREADY_USED';
 
 /** An operator's (or the recheck's) decision on a review row. */
 export type Resolution = 'charged' | 'not-charged' | 'found';
@@ -90,10 +68,9 @@ export interface Row {
   error: string | null;
   rejectCode: string | null;
   attempts: number;
-  uncertain: boolean;
   firstSentAt: number | null;
   lastSentAt: number | null;
-  /** Since when the row has had no definite answer (see migrations), or null. */
+  /** Start of the doubt clock of a `resending` or `unseen` row (or of failed history checks), else null. */
   doubtSince: number | null;
   /** Sends since doubtSince that got no definite answer. */
   doubtTries: number;
@@ -137,7 +114,6 @@ export interface RowRecord {
   error: string | null;
   reject_code: string | null;
   attempts: number;
-  uncertain: number;
   first_sent_at: number | null;
   last_sent_at: number | null;
   doubt_since: number | null;
@@ -178,7 +154,6 @@ export function toRow(r: RowRecord): Row {
     error: r.error,
     rejectCode: r.reject_code,
     attempts: r.attempts,
-    uncertain: r.uncertain === 1,
     firstSentAt: r.first_sent_at,
     lastSentAt: r.last_sent_at,
     doubtSince: r.doubt_since,

@@ -1,19 +1,46 @@
 /**
- * Rows and their state machine (see migrations.ts). Each transition is one guarded UPDATE:
- * it names the states it may leave, and reports whether it happened, so two actors can never
- * both move a row. The reads are in row-reads.ts.
+ * Rows: the store decides from named events. A caller says what happened (`placed`, `refused`,
+ * `noAnswer` …); the method is ONE guarded UPDATE whose SET of the new state and WHERE on the old
+ * one are built from the edges of that event in row-states.ts, so no transition exists that the
+ * table does not declare. Every method reports whether the row moved, so two actors can never
+ * both move a row.
+ *
+ * Outcomes of a send or a poll are written only by the holder of the batch's lease: a process
+ * whose lease lapsed mid-request (a stall, a suspended VM) and was taken over must not write its
+ * late answer over the new owner's. The one exception is `placed`: an order in hand proves a
+ * charge, and the new owner, resending the same trxid, can only be answered with the same order.
+ * The reads are in row-reads.ts.
  */
 import { RowReads } from './row-reads.js';
-import type { NewRow, OrderFacts, Resolution, RowState } from './row-record.js';
+import type { NewRow, OrderFacts, Resolution } from './row-record.js';
+import { ROW_EDGES, type RowEvent, type RowState } from './row-states.js';
 
-export type { NewRow, OrderFacts, Resolution, Row, RowState, StateCounts } from './row-record.js';
-export { emptyCounts, FINAL_ROW_STATES, NO_ANSWER_CODE, ROW_STATES, TRXID_USED_CODE } from './row-record.js';
+export type { NewRow, OrderFacts, Resolution, Row, StateCounts } from './row-record.js';
+export { emptyCounts } from './row-record.js';
+export { FINAL_ROW_STATES, LIVE_STATES, ROW_STATES, type RowState } from './row-states.js';
 
 /** A row just sent to review is first looked at again after this (poll/review-recheck.ts takes over). */
 const FIRST_RECHECK_MS = 15 * 60_000;
 
-export class RowStore extends RowReads {
+/** Who writes, and when: outcomes of sends and polls are applied only while `owner` holds the lease. */
+export interface Actor {
+  owner: string;
+  now: number;
+}
 
+/** reject_code of a `searching` row that was refused because its trxid was already used (not a give-up). */
+export const TRXID_USED_CODE = 'TOPUP_TRXID_ALREADY_USED';
+
+const LEASED = `EXISTS (SELECT 1 FROM batches b WHERE b.id = rows.batch_id AND b.owner = @owner AND b.lease_until > @now)`;
+const q = (s: string): string => `'${s}'`;
+
+export interface Doubt {
+  doubtSince: number | null;
+  doubtTries: number;
+  state: RowState;
+}
+
+export class RowStore extends RowReads {
   /** Stores every row of a batch in one transaction: a batch is stored whole or not at all. */
   insertAll(batchId: string, rows: Iterable<NewRow>, now: number): number {
     const stmt = this.stmt(
@@ -29,7 +56,7 @@ export class RowStore extends RowReads {
         idx: r.idx,
         line: r.line,
         cells: JSON.stringify(r.cells),
-        state: r.request ? 'pending' : 'invalid',
+        state: r.skipped ? 'skipped' : r.request ? 'pending' : 'invalid',
         trxid: r.request?.trxid ?? null,
         request: r.request ? JSON.stringify(r.request) : null,
         productId: r.productId ?? null,
@@ -52,157 +79,208 @@ export class RowStore extends RowReads {
   }
 
   /**
-   * THE INTENT. Moves a row to `sending` (or keeps it there for a resend), committed with
-   * synchronous=FULL before the request leaves. Guarded by the batch lease, so a process that
-   * lost its lease can never send. A resend of a row already `sending` marks it uncertain:
-   * an earlier attempt may have created the order. Cancelled batches send no new rows, but
-   * rows already `sending` are still resent, because only a resend tells whether they were charged.
+   * The UPDATE of one event: `state` set by a CASE over the event's edges (into `to` only, when
+   * given: `placed` may end in three states), guarded by the states those edges leave.
    */
-  markSending(batchId: string, idx: number, owner: string, now: number, busyUntil: number): boolean {
+  #sql(event: RowEvent, to: RowState | undefined, sets: string, opts: { guard?: string; returning?: string; whole?: boolean } = {}): string {
+    const edges = ROW_EDGES.filter((e) => e.event === event && (to === undefined || e.to === to));
+    if (edges.length === 0) throw new Error(`no edge for event ${event} into ${to}`);
+    const from = [...new Set(edges.map((e) => e.from))];
+    if (from.length !== edges.length) throw new Error(`event ${event} leaves one state for two: name the state it goes to`);
+    const next = `CASE state ${edges.map((e) => `WHEN ${q(e.from)} THEN ${q(e.to)}`).join(' ')} END`;
+    const where = opts.whole ? 'batch_id = @batchId' : 'batch_id = @batchId AND idx = @idx';
     return (
-      this.stmt(
-          `UPDATE rows SET
-             uncertain = CASE WHEN state = 'sending' THEN 1 ELSE uncertain END,
-             doubt_since = CASE WHEN state = 'sending' THEN coalesce(doubt_since, last_sent_at, @now) ELSE doubt_since END,
-             state = 'sending', attempts = attempts + 1, first_sent_at = coalesce(first_sent_at, @now), last_sent_at = @now,
-             next_try_at = @busyUntil, updated_at = @now
-           WHERE batch_id = @batchId AND idx = @idx AND state IN ('pending', 'sending')
-             AND EXISTS (SELECT 1 FROM batches b WHERE b.id = @batchId AND b.owner = @owner AND b.lease_until > @now
-                         AND (b.cancel_requested = 0 OR rows.state = 'sending'))`,
-        )
-        .run({ batchId, idx, owner, now, busyUntil }).changes === 1
+      `UPDATE rows SET state = ${next}${sets ? `, ${sets}` : ''}, updated_at = @now ` +
+      `WHERE ${where} AND state IN (${from.map(q).join(', ')})${opts.guard ? ` AND ${opts.guard}` : ''}` +
+      (opts.returning ? ` RETURNING ${opts.returning}` : '')
+    );
+  }
+
+  #run(sql: string, params: Record<string, unknown>): boolean {
+    return this.stmt(sql).run(params).changes === 1;
+  }
+
+  // ───────────────────────────── sending ─────────────────────────────
+
+  /**
+   * THE INTENT (`send`): pending → sending, or a resend of a row in doubt. Committed with
+   * synchronous=FULL before the request leaves, and guarded by the batch lease, so a process that
+   * lost its lease can never send. Cancelled batches send no new rows, but rows in doubt are still
+   * resent, because only a resend tells whether they were charged.
+   */
+  markSending(batchId: string, idx: number, a: Actor, busyUntil: number): boolean {
+    return this.#run(
+      this.#sql('send', undefined, `attempts = attempts + 1, first_sent_at = coalesce(first_sent_at, @now), last_sent_at = @now, next_try_at = @busyUntil`, {
+        guard: `EXISTS (SELECT 1 FROM batches b WHERE b.id = @batchId AND b.owner = @owner AND b.lease_until > @now
+           AND (b.cancel_requested = 0 OR rows.state = 'resending'))`,
+      }),
+      { batchId, idx, owner: a.owner, now: a.now, busyUntil },
+    );
+  }
+
+  /** An answer carried the row's order (already compared with the row): processing, or already ended. */
+  placed(batchId: string, idx: number, o: OrderFacts, now: number, nextPollAt: number, extra: { answer?: string | null; note?: string | null } = {}): boolean {
+    return this.#run(
+      this.#sql(
+        'placed',
+        o.status,
+        `order_id = @orderId, amount_usd = coalesce(@amountUsd, amount_usd), codes_json = coalesce(@codes, codes_json),
+         refunded = coalesce(@refunded, refunded), error = CASE WHEN @status = 'cancelled' THEN coalesce(@error, error) ELSE NULL END,
+         last_answer = coalesce(@answer, last_answer), note = coalesce(@note, note), doubt_since = NULL, doubt_tries = 0, next_poll_at = @nextPollAt`,
+      ),
+      { batchId, idx, now, nextPollAt, ...orderParams(o), answer: extra.answer ?? null, note: extra.note ?? null },
     );
   }
 
   /**
-   * The API answered with an order: processing, or already final. `answer` is the audit copy of
-   * that answer; `note` a remark that is not an error (a replayed trxid, codes still missing).
+   * Refused with a definite answer. From `sending`: nothing was created → rejected. From
+   * `resending`: an earlier answer was lost, so the refusal proves nothing → verifying, looked at
+   * from `verifyAt` (once the earlier attempt can no longer be in flight).
    */
-  recordOrder(batchId: string, idx: number, o: OrderFacts, now: number, nextPollAt: number, extra: { answer?: string | null; note?: string | null } = {}): boolean {
-    const state: RowState = o.status;
-    return (
-      this.stmt(
-          `UPDATE rows SET state = @state, order_id = @orderId, amount_usd = coalesce(@amountUsd, amount_usd),
-             codes_json = coalesce(@codes, codes_json), refunded = coalesce(@refunded, refunded),
-             error = CASE WHEN @state = 'cancelled' THEN coalesce(@error, error) ELSE NULL END,
-             last_answer = coalesce(@answer, last_answer), note = coalesce(@note, note),
-             doubt_since = NULL, doubt_tries = 0, next_poll_at = @nextPollAt, updated_at = @now
-           WHERE batch_id = @batchId AND idx = @idx AND state IN ('sending', 'pending', 'processing', 'verifying')`,
-        )
-        .run({
-          batchId,
-          idx,
-          state,
-          orderId: o.orderId,
-          amountUsd: o.amountUsd ?? null,
-          codes: o.codes && o.codes.length > 0 ? JSON.stringify(o.codes) : null,
-          refunded: o.refunded === undefined ? null : o.refunded ? 1 : 0,
-          error: o.error ?? null,
-          answer: extra.answer ?? null,
-          note: extra.note ?? null,
-          nextPollAt,
-          now,
-        }).changes === 1
+  refused(batchId: string, idx: number, a: Actor, r: { error: string; code: string | null; verifyAt: number; answer: string | null }): RowState | undefined {
+    const row = this.stmt(
+      this.#sql('refused', undefined, `error = @error, reject_code = @code, next_poll_at = @verifyAt, last_answer = coalesce(@answer, last_answer)`, {
+        guard: LEASED,
+        returning: 'state',
+      }),
+    ).get({ batchId, idx, owner: a.owner, now: a.now, ...r }) as { state: RowState } | undefined;
+    return row?.state;
+  }
+
+  /** Refused because the trxid "was already used": an order with it exists somewhere → searching. */
+  trxidUsed(batchId: string, idx: number, a: Actor, r: { error: string; verifyAt: number; answer: string | null }): boolean {
+    return this.#run(
+      this.#sql('trxid-used', 'searching', `error = @error, reject_code = ${q(TRXID_USED_CODE)}, next_poll_at = @verifyAt, last_answer = coalesce(@answer, last_answer)`, {
+        guard: LEASED,
+      }),
+      { batchId, idx, owner: a.owner, now: a.now, ...r },
     );
   }
 
-  /** Keeps the audit copy of the latest answer about a row (no state change). */
-  noteAnswer(batchId: string, idx: number, answer: string | null): void {
-    if (answer !== null) this.stmt('UPDATE rows SET last_answer = ? WHERE batch_id = ? AND idx = ?').run(answer, batchId, idx);
+  /**
+   * No definite answer (timeout, reset, 5xx, unreadable): the order may exist → resending at
+   * `nextTryAt`. `counted`: this send counts towards TOPUP_REVIEW_AFTER_MS (false for
+   * DUPLICATE_IN_FLIGHT, where the API is still working on it: event `busy`). Returns the doubt.
+   */
+  noAnswer(batchId: string, idx: number, a: Actor, r: { nextTryAt: number; counted: boolean; answer: string | null }): Doubt | undefined {
+    return this.stmt(
+      this.#sql(
+        r.counted ? 'no-answer' : 'busy',
+        'resending',
+        `doubt_since = coalesce(doubt_since, last_sent_at, @now), doubt_tries = doubt_tries + @counted, next_try_at = @nextTryAt,
+         error = NULL, last_answer = coalesce(@answer, last_answer)`,
+        { guard: LEASED, returning: 'doubt_since AS doubtSince, doubt_tries AS doubtTries, state' },
+      ),
+    ).get({ batchId, idx, owner: a.owner, now: a.now, nextTryAt: r.nextTryAt, counted: r.counted ? 1 : 0, answer: r.answer }) as Doubt | undefined;
   }
 
   /**
-   * A key/card order reported completed without codes: read it again at `at` (it stays
-   * `processing`). Returns how many times it has now been re-read for its codes.
+   * Turned away before any order was made (rate limit, maintenance, account pause): a first send
+   * goes back to pending; a row already in doubt stays resending. `note` says why it waits.
    */
-  awaitCodes(batchId: string, idx: number, at: number, answer: string | null): number {
+  notCreated(batchId: string, idx: number, a: Actor, r: { nextTryAt: number; note: string | null; answer: string | null }): boolean {
+    return this.#run(
+      this.#sql('not-created', undefined, `next_try_at = @nextTryAt, error = @note, last_answer = coalesce(@answer, last_answer)`, { guard: LEASED }),
+      { batchId, idx, owner: a.owner, now: a.now, ...r },
+    );
+  }
+
+  /** INSUFFICIENT BALANCE on a first send: back to pending, held until the balance covers it. */
+  balanceShort(batchId: string, idx: number, a: Actor, answer: string | null): boolean {
+    return this.#run(
+      this.#sql('balance-short', 'pending', `next_try_at = @now, error = 'held: INSUFFICIENT BALANCE', last_answer = coalesce(@answer, last_answer)`, { guard: LEASED }),
+      { batchId, idx, owner: a.owner, now: a.now, answer },
+    );
+  }
+
+  /** In doubt past TOPUP_REVIEW_AFTER_MS over enough sends: no more resends; history decides from `verifyAt`. */
+  giveUp(batchId: string, idx: number, a: Actor, why: string, verifyAt: number): boolean {
+    return this.#run(this.#sql('give-up', 'searching', `error = @why, reject_code = NULL, next_poll_at = @verifyAt`, { guard: LEASED }), {
+      batchId, idx, owner: a.owner, now: a.now, why, verifyAt,
+    });
+  }
+
+  /**
+   * A batch taken from a process that died: its requests died with it, so its `sending` rows are
+   * in doubt and owed a resend now, and its rows already in doubt are due now, not at its timeout.
+   */
+  takenOver(batchId: string, now: number): void {
+    this.stmt(this.#sql('taken-over', 'resending', `doubt_since = coalesce(doubt_since, last_sent_at, @now), next_try_at = 0`, { whole: true })).run({ batchId, now });
+    this.stmt(`UPDATE rows SET next_try_at = 0 WHERE batch_id = ? AND state = 'resending'`).run(batchId);
+  }
+
+  // ───────────────────────────── history checks ─────────────────────────────
+
+  /** History shows no such order and reaches back far enough: the refusal stands (nothing charged). */
+  verifiedNone(batchId: string, idx: number, now: number, error: string): boolean {
+    return this.#run(this.#sql('verified-none', 'rejected', `error = @error`), { batchId, idx, now, error });
+  }
+
+  /** As verifiedNone, for a refusal for balance: back to pending, waiting for a top-up. */
+  verifiedBalance(batchId: string, idx: number, now: number): boolean {
+    return this.#run(this.#sql('verified-balance', 'pending', `doubt_since = NULL, doubt_tries = 0, next_try_at = @now, error = NULL`), { batchId, idx, now });
+  }
+
+  /** A history check cannot settle it, or an answer names another purchase: an operator decides. */
+  toReview(event: 'undecidable' | 'mismatch' | 'lost', batchId: string, idx: number, now: number, error: string, extra: { answer?: string | null; recheckAt?: number } = {}): boolean {
+    return this.#run(this.#sql(event, 'review', `error = @error, review_since = @now, next_poll_at = @recheckAt, last_answer = coalesce(@answer, last_answer)`), {
+      batchId, idx, now, error, answer: extra.answer ?? null, recheckAt: extra.recheckAt ?? now + FIRST_RECHECK_MS,
+    });
+  }
+
+  // ───────────────────────────── following an order ─────────────────────────────
+
+  /** The order is still processing: looked at again at `at`; whatever doubted it is over. */
+  seen(batchId: string, idx: number, now: number, at: number, answer: string | null): boolean {
+    return this.#run(this.#sql('seen', 'processing', `next_poll_at = @at, polls = polls + 1, doubt_since = NULL, last_answer = coalesce(@answer, last_answer)`), {
+      batchId, idx, now, at, answer,
+    });
+  }
+
+  /** The order ended (completed or cancelled). */
+  finished(batchId: string, idx: number, o: OrderFacts & { status: 'completed' | 'cancelled' }, now: number, extra: { answer?: string | null; note?: string | null } = {}): boolean {
+    return this.#run(
+      this.#sql(
+        'finished',
+        o.status,
+        `amount_usd = coalesce(@amountUsd, amount_usd), codes_json = coalesce(@codes, codes_json), refunded = coalesce(@refunded, refunded),
+         error = CASE WHEN @status = 'cancelled' THEN coalesce(@error, error) ELSE NULL END, doubt_since = NULL,
+         last_answer = coalesce(@answer, last_answer), note = coalesce(@note, note), next_poll_at = 0`,
+      ),
+      { batchId, idx, now, ...orderParams(o), answer: extra.answer ?? null, note: extra.note ?? null },
+    );
+  }
+
+  /** A key/card order completed without codes: read again at `at`. Returns how many times it has been. */
+  codesAwaited(batchId: string, idx: number, now: number, at: number, answer: string | null): number {
     const r = this.stmt(
-      `UPDATE rows SET code_reads = code_reads + 1, next_poll_at = ?, polls = polls + 1, last_answer = coalesce(?, last_answer)
-       WHERE batch_id = ? AND idx = ? AND state = 'processing' RETURNING code_reads AS n`,
-    ).get(at, answer, batchId, idx) as { n: number } | undefined;
+      this.#sql('codes-awaited', 'processing', `code_reads = code_reads + 1, next_poll_at = @at, polls = polls + 1, doubt_since = NULL, last_answer = coalesce(@answer, last_answer)`, {
+        returning: 'code_reads AS n',
+      }),
+    ).get({ batchId, idx, now, at, answer }) as { n: number } | undefined;
     return r?.n ?? 0;
   }
 
-  /**
-   * A send that got no definite answer: keep the intent, try again at `nextTryAt`. `uncertain`:
-   * the order may exist (the row stays `sending`). `unanswered`: this send counts towards
-   * TOPUP_REVIEW_AFTER_MS (a timeout, reset or 5xx; not DUPLICATE_IN_FLIGHT, where the API is
-   * still working on it). Returns the row's doubt afterwards.
-   */
-  retryLater(
-    batchId: string,
-    idx: number,
-    opts: { nextTryAt: number; uncertain: boolean; unanswered?: boolean; note: string | null; answer?: string | null },
-    now: number,
-  ): { doubtSince: number | null; doubtTries: number; state: RowState } | undefined {
-    return this.stmt(
-        `UPDATE rows SET state = CASE WHEN uncertain = 1 OR @uncertain = 1 THEN 'sending' ELSE 'pending' END,
-           doubt_since = CASE WHEN uncertain = 1 OR @uncertain = 1 THEN coalesce(doubt_since, last_sent_at, @now) ELSE doubt_since END,
-           doubt_tries = doubt_tries + @unanswered, last_answer = coalesce(@answer, last_answer),
-           uncertain = max(uncertain, @uncertain), next_try_at = @nextTryAt, error = @note, updated_at = @now
-         WHERE batch_id = @batchId AND idx = @idx AND state = 'sending'
-         RETURNING doubt_since AS doubtSince, doubt_tries AS doubtTries, state`,
-      )
-      .get({
-        batchId, idx, nextTryAt: opts.nextTryAt, uncertain: opts.uncertain ? 1 : 0, unanswered: opts.unanswered ? 1 : 0,
-        note: opts.note, answer: opts.answer ?? null, now,
-      }) as
-      | { doubtSince: number | null; doubtTries: number; state: RowState }
-      | undefined;
+  /** A poll did not show the order readably: looked at again at `at`; returns since when (its doubt clock). */
+  notSeen(batchId: string, idx: number, now: number, at: number, answer: string | null): number {
+    const r = this.stmt(
+      this.#sql('not-seen', 'unseen', `next_poll_at = @at, polls = polls + 1, doubt_since = coalesce(doubt_since, @now), last_answer = coalesce(@answer, last_answer)`, {
+        returning: 'doubt_since AS since',
+      }),
+    ).get({ batchId, idx, now, at, answer }) as { since: number } | undefined;
+    return r?.since ?? now;
   }
 
-  /** A definite refusal of a row that was never in doubt: nothing was charged. */
-  reject(batchId: string, idx: number, error: string, code: string | null, now: number, answer: string | null = null): boolean {
-    return (
-      this.stmt(
-          `UPDATE rows SET state = 'rejected', error = @error, reject_code = @code, last_answer = coalesce(@answer, last_answer), updated_at = @now
-           WHERE batch_id = @batchId AND idx = @idx AND state IN ('pending', 'sending', 'verifying')`,
-        )
-        .run({ batchId, idx, error, code, answer, now }).changes === 1
-    );
+  // ───────────────────────────── before sending, operators ─────────────────────────────
+
+  /** A row that failed a check just before sending (the price rose above maxPriceUsd). */
+  priceRose(batchId: string, idx: number, now: number, error: string): boolean {
+    return this.#run(this.#sql('price-rose', 'invalid', `error = @error`), { batchId, idx, now, error });
   }
 
-  /**
-   * A 400 after an attempt whose answer was lost: not proof of "not charged". Look in history
-   * first. Also a row in doubt for longer than TOPUP_REVIEW_AFTER_MS, with `code` NO_ANSWER_CODE.
-   */
-  toVerify(batchId: string, idx: number, error: string, code: string | null, verifyAt: number, now: number, answer: string | null = null): void {
-    this.stmt(
-        `UPDATE rows SET state = 'verifying', error = @error, reject_code = @code, next_poll_at = @verifyAt,
-           last_answer = coalesce(@answer, last_answer), updated_at = @now
-         WHERE batch_id = @batchId AND idx = @idx AND state = 'sending'`,
-      )
-      .run({ batchId, idx, error, code, verifyAt, answer, now });
-  }
-
-  /** Back to pending without the doubt (history proved nothing was placed), e.g. to wait for balance. */
-  clearToPending(batchId: string, idx: number, nextTryAt: number, now: number): void {
-    this.stmt(
-        `UPDATE rows SET state = 'pending', uncertain = 0, doubt_since = NULL, doubt_tries = 0, next_try_at = @nextTryAt, updated_at = @now
-         WHERE batch_id = @batchId AND idx = @idx AND state IN ('sending', 'verifying')`,
-      )
-      .run({ batchId, idx, nextTryAt, now });
-  }
-
-  /**
-   * Undecidable: the row ends `review`, if it is still in the state the caller decided from.
-   * It is rechecked against the API from `recheckAt` (see poll/review-recheck.ts).
-   */
-  markReview(
-    batchId: string,
-    idx: number,
-    error: string,
-    now: number,
-    from: 'verifying' | 'sending' | 'processing' = 'verifying',
-    extra: { answer?: string | null; recheckAt?: number } = {},
-  ): boolean {
-    return (
-      this.stmt(
-        `UPDATE rows SET state = 'review', error = @error, review_since = @now, next_poll_at = @recheckAt,
-           last_answer = coalesce(@answer, last_answer), updated_at = @now
-         WHERE batch_id = @batchId AND idx = @idx AND state = @from`,
-      ).run({ batchId, idx, error, now, from, answer: extra.answer ?? null, recheckAt: extra.recheckAt ?? now + FIRST_RECHECK_MS }).changes === 1
-    );
+  /** The batch was cancelled: every row not yet sent is skipped. */
+  cancelPending(batchId: string, now: number): number {
+    return this.stmt(this.#sql('cancel', 'skipped', `error = 'batch cancelled by the operator before this row was sent'`, { whole: true })).run({ batchId, now }).changes;
   }
 
   /**
@@ -216,30 +294,43 @@ export class RowStore extends RowReads {
     resolution: { kind: Resolution; by: string; at: number },
     answer: string | null,
   ): boolean {
+    const event: RowEvent = resolution.kind === 'found' ? 'found' : resolution.kind === 'charged' ? 'resolved-charged' : 'resolved-not-charged';
     const o = to.order;
-    return (
-      this.stmt(
-        `UPDATE rows SET state = @state, order_id = coalesce(@orderId, order_id), amount_usd = coalesce(@amountUsd, amount_usd),
-           codes_json = coalesce(@codes, codes_json), refunded = coalesce(@refunded, refunded), error = @error, note = coalesce(@note, note),
-           resolution = @kind, resolved_by = @by, resolved_at = @at, last_answer = coalesce(@answer, last_answer),
-           doubt_since = NULL, next_poll_at = @at, updated_at = @at
-         WHERE batch_id = @batchId AND idx = @idx AND state = 'review' AND resolution IS NULL`,
-      ).run({
-        batchId,
-        idx,
-        state: to.state,
-        orderId: o?.orderId ?? null,
-        amountUsd: o?.amountUsd ?? null,
-        codes: o?.codes && o.codes.length > 0 ? JSON.stringify(o.codes) : null,
-        refunded: o?.refunded === undefined ? null : o.refunded ? 1 : 0,
-        error: to.error,
-        note: to.note,
-        kind: resolution.kind,
-        by: resolution.by,
-        at: resolution.at,
-        answer,
-      }).changes === 1
+    return this.#run(
+      this.#sql(
+        event,
+        to.state,
+        `order_id = coalesce(@orderId, order_id), amount_usd = coalesce(@amountUsd, amount_usd), codes_json = coalesce(@codes, codes_json),
+         refunded = coalesce(@refunded, refunded), error = @error, note = coalesce(@note, note), resolution = @kind, resolved_by = @by,
+         resolved_at = @now, last_answer = coalesce(@answer, last_answer), doubt_since = NULL, next_poll_at = @now`,
+        { guard: 'resolution IS NULL' },
+      ),
+      {
+        batchId, idx, now: resolution.at, kind: resolution.kind, by: resolution.by, error: to.error, note: to.note, answer,
+        ...(o ? orderParams(o) : { orderId: null, amountUsd: null, codes: null, refunded: null }),
+      },
     );
+  }
+
+  // ───────────────────────────── no state change ─────────────────────────────
+
+  /** Keeps the audit copy of the latest answer about a row. */
+  noteAnswer(batchId: string, idx: number, answer: string | null): void {
+    if (answer !== null) this.stmt('UPDATE rows SET last_answer = ? WHERE batch_id = ? AND idx = ?').run(answer, batchId, idx);
+  }
+
+  /** A history check that could not run: looked at again at `at`; returns since when checks have failed. */
+  checkLater(batchId: string, idx: number, now: number, at: number, answer: string | null): number {
+    const r = this.stmt(
+      `UPDATE rows SET next_poll_at = ?, doubt_since = coalesce(doubt_since, ?), last_answer = coalesce(?, last_answer)
+       WHERE batch_id = ? AND idx = ? AND state IN ('verifying', 'searching') RETURNING doubt_since AS since`,
+    ).get(at, now, answer, batchId, idx) as { since: number } | undefined;
+    return r?.since ?? now;
+  }
+
+  /** The next look at a followed row, after a round that could not look (no state change). */
+  schedulePoll(batchId: string, idx: number, at: number): void {
+    this.stmt(`UPDATE rows SET next_poll_at = ? WHERE batch_id = ? AND idx = ?`).run(at, batchId, idx);
   }
 
   /** The next recheck of a review row. */
@@ -248,50 +339,18 @@ export class RowStore extends RowReads {
       .run(at, answer, batchId, idx);
   }
 
-  /** A row that failed a check just before sending (e.g. the price rose above maxPriceUsd). */
-  invalidateUnsent(batchId: string, idx: number, error: string, now: number): boolean {
-    return (
-      this.stmt(`UPDATE rows SET state = 'invalid', error = @error, updated_at = @now WHERE batch_id = @batchId AND idx = @idx AND state = 'pending'`)
-        .run({ batchId, idx, error, now }).changes === 1
-    );
-  }
-
-  skipPending(batchId: string, now: number): number {
-    return this.stmt(
-        `UPDATE rows SET state = 'skipped', error = 'batch cancelled by the operator before this row was sent', updated_at = ?
-         WHERE batch_id = ? AND state = 'pending'`,
-      )
-      .run(now, batchId).changes;
-  }
-
-  /** A batch taken from a dead process: its `sending` rows are owed a resend now, not at its timeout. */
-  resendNow(batchId: string): void {
-    this.stmt(`UPDATE rows SET next_try_at = 0 WHERE batch_id = ? AND state = 'sending'`).run(batchId);
-  }
-
   deferPending(batchId: string, until: number): void {
     this.stmt(`UPDATE rows SET next_try_at = max(next_try_at, ?) WHERE batch_id = ? AND state = 'pending'`).run(until, batchId);
   }
+}
 
-  /** The next look at a followed row; `seen`: the API just showed its order, so nothing about it is in doubt. */
-  schedulePoll(batchId: string, idx: number, at: number, seen = false, answer: string | null = null): void {
-    this.stmt(
-      `UPDATE rows SET next_poll_at = ?, polls = polls + 1, doubt_since = CASE WHEN ? THEN NULL ELSE doubt_since END,
-         last_answer = coalesce(?, last_answer) WHERE batch_id = ? AND idx = ?`,
-    ).run(at, seen ? 1 : 0, answer, batchId, idx);
-  }
-
-  /** A poll that did not find the row's order: looked at again at `at`. Returns since when it has not been found. */
-  notFoundOnPoll(batchId: string, idx: number, at: number, now: number, answer: string | null = null): number {
-    const r = this.stmt(
-      `UPDATE rows SET next_poll_at = ?, polls = polls + 1, doubt_since = coalesce(doubt_since, ?), last_answer = coalesce(?, last_answer)
-       WHERE batch_id = ? AND idx = ? RETURNING doubt_since AS since`,
-    ).get(at, now, answer, batchId, idx) as { since: number } | undefined;
-    return r?.since ?? now;
-  }
-
-  /** Every row of a batch that duplicates an earlier file: nothing of it is sent. */
-  skipAll(batchId: string): void {
-    this.stmt(`UPDATE rows SET state = 'skipped' WHERE batch_id = ?`).run(batchId);
-  }
+function orderParams(o: OrderFacts): Record<string, unknown> {
+  return {
+    status: o.status,
+    orderId: o.orderId,
+    amountUsd: o.amountUsd ?? null,
+    codes: o.codes && o.codes.length > 0 ? JSON.stringify(o.codes) : null,
+    refunded: o.refunded === undefined ? null : o.refunded ? 1 : 0,
+    error: o.error ?? null,
+  };
 }

@@ -151,7 +151,7 @@ describe('a batch waiting for balance', () => {
     await waitFor('waiting for balance', () => batchRow(home)?.wait_reason === 'balance');
     // As if an earlier process sent row 0 and died before the answer: it is in doubt.
     const db = new Database(join(home.jobs, 'topup.db'), { fileMustExist: true });
-    db.prepare(`UPDATE rows SET state = 'sending', uncertain = 1, attempts = 1, first_sent_at = ?, last_sent_at = ?, next_try_at = 0 WHERE idx = 0`)
+    db.prepare(`UPDATE rows SET state = 'resending', attempts = 1, first_sent_at = ?, last_sent_at = ?, next_try_at = 0 WHERE idx = 0`)
       .run(Date.now(), Date.now());
     db.close();
     const submits = () => sb.admin.calls().filter((c) => c.route === 'POST /orders').length;

@@ -118,7 +118,7 @@ describe('tolerant reading: what real deployments send is read, never stalls a r
     w.set(() => ({ body: { orderId: 'ORD-H', status: 'On Hold' } }));
     const poller = new Poller(w.rt);
     await poller.round(w.rt.rows.duePolls(['b1'], Date.now(), 10), 1, false);
-    expect(w.rt.rows.get('b1', 0)).toMatchObject({ state: 'processing' });
+    expect(w.rt.rows.get('b1', 0)).toMatchObject({ state: 'unseen' });
     expect(w.rt.rows.get('b1', 0)!.doubtSince).not.toBeNull();
     w.rt.db.prepare(`UPDATE rows SET doubt_since = ?, next_poll_at = 0`).run(Date.now() - 61_000);
     await poller.round(w.rt.rows.duePolls(['b1'], Date.now(), 10), 1, false);
@@ -212,7 +212,7 @@ describe('never mistaken on money', () => {
     const w = await world([pubgRow(0)]);
     w.set(() => ({ status: 400, body: { success: false, error: 'Trxid already used' } }));
     expect(await sendRow(deps(w.rt), w.rt.rows.get('b1', 0)!)).toBe('verify');
-    expect(w.rt.rows.get('b1', 0)!.state).toBe('verifying');
+    expect(w.rt.rows.get('b1', 0)!.state).toBe('searching');
     // History holds no order with that trxid: still not "nothing charged".
     w.set(() => ({ body: { success: true, count: 0, orders: [] } }));
     expect(await verifyRow(w.rt, w.rt.rows.get('b1', 0)!)).toBe('review');
@@ -259,8 +259,8 @@ describe('never mistaken on money', () => {
   it('the history check never takes an order that a twin row still on its first send could own (before: claimed it)', async () => {
     const w = await world([pubgRow(0), { ...pubgRow(1), request: { pid: 'PUBG-60', trxid: 'tu-row-1', userId: '5123456789' } }]);
     // Row 0: refused after a lost answer. Row 1: the same purchase, on its first send right now.
-    w.rt.db.prepare(`UPDATE rows SET state = 'verifying', uncertain = 1, attempts = 2, first_sent_at = ?, error = 'INVALID PACK', reject_code = 'INVALID_PACK' WHERE idx = 0`).run(Date.now() - 5_000);
-    w.rt.db.prepare(`UPDATE rows SET state = 'sending', uncertain = 0, attempts = 1, first_sent_at = ? WHERE idx = 1`).run(Date.now());
+    w.rt.db.prepare(`UPDATE rows SET state = 'verifying', attempts = 2, first_sent_at = ?, error = 'INVALID PACK', reject_code = 'INVALID_PACK' WHERE idx = 0`).run(Date.now() - 5_000);
+    w.rt.db.prepare(`UPDATE rows SET state = 'sending', attempts = 1, first_sent_at = ? WHERE idx = 1`).run(Date.now());
     w.set(() => ({ body: { success: true, count: 1, orders: [{ orderId: 'ORD-T', status: 'processing', game: 'pubg', packName: '60 UC', userId: '5123456789' }] } }));
     expect(await verifyRow(w.rt, w.rt.rows.get('b1', 0)!)).toBe('review');
     expect(w.rt.rows.get('b1', 0)!.orderId).toBeNull();
@@ -270,7 +270,7 @@ describe('never mistaken on money', () => {
     const w = await world([pubgRow(0)]);
     w.set(() => ({ status: 502, body: '<!DOCTYPE html><title>502 Bad Gateway</title><h1>cloudflare</h1>', headers: { 'content-type': 'text/html' } }));
     expect(await sendRow(deps(w.rt), w.rt.rows.get('b1', 0)!)).toBe('retry');
-    expect(w.rt.rows.get('b1', 0)).toMatchObject({ state: 'sending', uncertain: true });
+    expect(w.rt.rows.get('b1', 0)).toMatchObject({ state: 'resending' });
     expect(w.rt.rows.get('b1', 0)!.lastAnswer).toContain('502 Bad Gateway');
   });
 

@@ -40,29 +40,32 @@ describe('the doubt clock in the store', () => {
   it('starts at the send whose answer was lost, not at the first send of a row that waited (e.g. for balance) in between', async () => {
     const { rt } = await world(new Set());
     const now = Date.now();
+    const at = (t: number) => ({ owner: rt.owner, now: t });
     // Sent two days ago and refused for balance (a definite answer): back to pending, no doubt.
     rt.db.prepare(`UPDATE rows SET state = 'pending', attempts = 1, first_sent_at = ?, last_sent_at = ? WHERE idx = 0`).run(now - 2 * DAY, now - 2 * DAY);
     expect(rt.rows.get('b1', 0)!.doubtSince).toBeNull();
     // Sent again now, and this answer is lost.
-    expect(rt.rows.markSending('b1', 0, rt.owner, now, now + 15_000)).toBe(true);
+    expect(rt.rows.markSending('b1', 0, at(now), now + 15_000)).toBe(true);
     expect(rt.rows.get('b1', 0)!.doubtSince).toBeNull();
-    rt.rows.retryLater('b1', 0, { nextTryAt: now + 500, uncertain: true, unanswered: true, note: null }, now);
-    expect(rt.rows.get('b1', 0)).toMatchObject({ doubtSince: now, doubtTries: 1 });
+    rt.rows.noAnswer('b1', 0, at(now), { nextTryAt: now + 500, counted: true, answer: null });
+    expect(rt.rows.get('b1', 0)).toMatchObject({ state: 'resending', doubtSince: now, doubtTries: 1 });
     // Resends keep the start of the doubt and count the unanswered sends; an order in hand ends it.
-    expect(rt.rows.markSending('b1', 0, rt.owner, now + 1_000, now + 16_000)).toBe(true);
-    rt.rows.retryLater('b1', 0, { nextTryAt: now + 2_000, uncertain: true, unanswered: true, note: null }, now + 1_050);
+    expect(rt.rows.markSending('b1', 0, at(now + 1_000), now + 16_000)).toBe(true);
+    rt.rows.noAnswer('b1', 0, at(now + 1_050), { nextTryAt: now + 2_000, counted: true, answer: null });
     expect(rt.rows.get('b1', 0)).toMatchObject({ doubtSince: now, doubtTries: 2 });
-    expect(rt.rows.markSending('b1', 0, rt.owner, now + 3_000, now + 18_000)).toBe(true);
-    rt.rows.recordOrder('b1', 0, { orderId: 'ORD-1', status: 'processing' }, now + 3_100, now + 5_000);
-    expect(rt.rows.get('b1', 0)).toMatchObject({ doubtSince: null, doubtTries: 0 });
+    expect(rt.rows.markSending('b1', 0, at(now + 3_000), now + 18_000)).toBe(true);
+    rt.rows.placed('b1', 0, { orderId: 'ORD-1', status: 'processing' }, now + 3_100, now + 5_000);
+    expect(rt.rows.get('b1', 0)).toMatchObject({ state: 'processing', doubtSince: null, doubtTries: 0 });
   });
 
-  it('a resend after a crash (the row was left `sending`) dates the doubt from the lost attempt', async () => {
+  it('a row a dead process left `sending` is taken over in doubt, dated from the lost attempt', async () => {
     const { rt } = await world(new Set());
     const now = Date.now();
     rt.db.prepare(`UPDATE rows SET state = 'sending', attempts = 1, first_sent_at = ?, last_sent_at = ? WHERE idx = 0`).run(now - 9_000, now - 9_000);
-    expect(rt.rows.markSending('b1', 0, rt.owner, now, now + 15_000)).toBe(true);
-    expect(rt.rows.get('b1', 0)).toMatchObject({ uncertain: true, doubtSince: now - 9_000 });
+    rt.rows.takenOver('b1', now);
+    expect(rt.rows.get('b1', 0)).toMatchObject({ state: 'resending', doubtSince: now - 9_000, nextTryAt: 0 });
+    expect(rt.rows.markSending('b1', 0, { owner: rt.owner, now }, now + 15_000)).toBe(true);
+    expect(rt.rows.get('b1', 0)).toMatchObject({ state: 'resending', attempts: 2 });
   });
 });
 
@@ -77,7 +80,7 @@ describe('an order the API no longer finds', () => {
     expect(lookups).toEqual(expect.arrayContaining(['GET /orders/ORD-old', 'GET /orders/ORD-new']));
     for (const idx of [0, 1]) {
       const r = rt.rows.get('b1', idx)!;
-      expect(r.state).toBe('processing');
+      expect(r.state).toBe('unseen');
       expect(r.doubtSince).toBeGreaterThanOrEqual(now);
       expect(r.nextPollAt).toBeGreaterThan(Date.now() + 30_000); // not before the poll interval plus 30 s
     }
@@ -89,7 +92,7 @@ describe('an order the API no longer finds', () => {
     const old = rt.rows.get('b1', 0)!;
     expect(old.state).toBe('review');
     expect(old.error).toMatch(/^REVIEW: the API gave order ORD-old for this row but has not found it since .*; ask the supplier/);
-    expect(rt.rows.get('b1', 1)!.state).toBe('processing');
+    expect(rt.rows.get('b1', 1)!.state).toBe('unseen');
   });
 
   it('an order that shows up again (here in history) stops the clock', async () => {

@@ -7,7 +7,6 @@
 import { describe, expect, it } from 'vitest';
 import type { Runtime } from '../../src/runtime.js';
 import { verifyRow } from '../../src/poll/verify.js';
-import { NO_ANSWER_CODE } from '../../src/store/rows.js';
 import { pubgRow, supplierWorld } from './fake-supplier.js';
 
 type HistoryOrder = Record<string, unknown>;
@@ -17,7 +16,7 @@ async function world(orders: HistoryOrder[]): Promise<Runtime> {
   const now = Date.now();
   // The row's story: sent, answer lost, resent, refused with a 400.
   const db = rt.db;
-  db.prepare(`UPDATE rows SET state = 'verifying', uncertain = 1, attempts = 2, first_sent_at = ?, error = 'INVALID PACK', reject_code = 'INVALID_PACK' WHERE batch_id = 'b1'`).run(now - 5_000);
+  db.prepare(`UPDATE rows SET state = 'verifying', attempts = 2, first_sent_at = ?, error = 'INVALID PACK', reject_code = 'INVALID_PACK' WHERE batch_id = 'b1'`).run(now - 5_000);
   return rt;
 }
 
@@ -70,7 +69,7 @@ describe('verifying a row refused after an uncertain attempt', () => {
   it('one matching order but another row for the same purchase is also in doubt: review, not a guess', async () => {
     const r = await world([order()]);
     r.rows.insertAll('b1', [{ idx: 1, line: 3, cells: ['PUBG-60', '5123456789'], request: { pid: 'PUBG-60', trxid: 'tu-row-1', userId: '5123456789' }, error: null, productId: 'PUBG-60', slug: 'pubg', packName: '60 UC', quantity: 1, unitPriceUsd: 0.92, expectedUsd: 0.92 }], Date.now());
-    r.db.prepare(`UPDATE rows SET state = 'sending', uncertain = 1 WHERE batch_id = 'b1' AND idx = 1`).run();
+    r.db.prepare(`UPDATE rows SET state = 'resending' WHERE batch_id = 'b1' AND idx = 1`).run();
     expect(await verifyRow(r, r.rows.get('b1', 0)!)).toBe('review');
     expect(r.rows.get('b1', 0)!.error).toMatch(/another row for the same purchase is in flight or in doubt/);
   });
@@ -84,7 +83,7 @@ describe('verifying a row refused after an uncertain attempt', () => {
 
 describe('verifying a row no send answered within TOPUP_REVIEW_AFTER_MS (never refused)', () => {
   const unanswered = (r: Runtime): void =>
-    void r.db.prepare(`UPDATE rows SET reject_code = ?, error = 'no definite answer since …' WHERE batch_id = 'b1'`).run(NO_ANSWER_CODE);
+    void r.db.prepare(`UPDATE rows SET state = 'searching', reject_code = NULL, error = 'no definite answer since …' WHERE batch_id = 'b1'`).run();
 
   it('an order with its own trxid settles it', async () => {
     const r = await world([order({ orderId: 'ORD-own', trxid: 'tu-row-0' })]);

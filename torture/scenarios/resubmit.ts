@@ -23,7 +23,7 @@ export const resubmit: Scenario = {
     const r = await Promise.race([d.exited, sleep(60_000).then(() => null)]);
     if (r?.signal !== 'SIGKILL') throw new Error(`expected the crash at response-received:${n}, got ${JSON.stringify(r)}`);
     expireDeadLeases(w, d.child.pid);
-    const inDoubt = storeRows(w).filter((x) => x.state === 'sending').map((x) => x.trxid);
+    const inDoubt = storeRows(w).filter((x) => x.state === 'sending' || x.state === 'resending').map((x) => x.trxid);
     const before = await ledgerOf(w.sb);
     const chargedInDoubt = inDoubt.filter((t) => before.orders.some((o) => o.trxid === t)).length;
     await w.sb.admin('POST', 'product', { id: 'PUBG-60', status: 'inactive' });

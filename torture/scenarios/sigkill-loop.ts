@@ -66,10 +66,10 @@ export async function killLoop(ctx: ScenarioCtx, o: KillLoopOptions): Promise<{ 
     if (r?.signal === 'SIGKILL') targetedKills++;
     else ctx.log(`crash point ${point} was not reached (exit ${JSON.stringify(r)})`);
     if (r?.signal === 'SIGKILL' && point.startsWith('intent-committed')) {
-      // The intent must be on disk: a `sending` row with its exact body and trxid.
+      // The intent must be on disk: a `sending` (or `resending`) row with its exact body and trxid.
       const sending = storeRows(w).filter(
         (x) =>
-          x.state === 'sending' &&
+          (x.state === 'sending' || x.state === 'resending') &&
           x.trxid !== null &&
           (x.last_sent_at ?? 0) >= runStart &&
           x.request_json !== null &&

@@ -1,0 +1,160 @@
+/**
+ * The state machines of rows and batches are told once, in src/store/row-states.ts and
+ * batch-states.ts. This file holds the store to them:
+ *  - every (state, event) pair is tried on a real row in a real SQLite store: a pair the table
+ *    declares moves the row to the declared state, every other pair leaves it where it was. So the
+ *    store takes no edge outside the table, and the table has no edge the store lacks;
+ *  - send and poll outcomes are refused for a process that does not hold the batch's lease;
+ *  - nothing else in src/ writes a state; the schema's CHECK lists exactly the declared states;
+ *  - the README's diagram is the one generated from the tables (npm run diagram).
+ */
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { ROW_EDGES, ROW_EVENTS, ROW_STATES, type RowEvent, type RowState } from '../../src/store/row-states.js';
+import { BATCH_EDGES, BATCH_EVENTS, BATCH_STATES, type BatchEvent, type BatchState } from '../../src/store/batch-states.js';
+import type { Runtime } from '../../src/runtime.js';
+import { renderStateMachines, BEGIN, END } from '../../scripts/state-machine-doc.js';
+import { pubgRow, supplierWorld } from './fake-supplier.js';
+
+const ROOT = join(import.meta.dirname, '..', '..');
+
+/** Calls the store method of `event`, aiming at `to` where the event can end in several states. */
+function drive(rt: Runtime, event: RowEvent, to: RowState, owner = rt.owner): void {
+  const now = Date.now();
+  const a = { owner, now };
+  const order = { orderId: `O-${event}-${to}`, status: to as 'processing' | 'completed' | 'cancelled' };
+  switch (event) {
+    case 'send': return void rt.rows.markSending('b1', 0, a, now + 1_000);
+    case 'placed': return void rt.rows.placed('b1', 0, order, now, now);
+    case 'refused': return void rt.rows.refused('b1', 0, a, { error: 'NO', code: 'NO', verifyAt: now, answer: null });
+    case 'trxid-used': return void rt.rows.trxidUsed('b1', 0, a, { error: 'USED', verifyAt: now, answer: null });
+    case 'no-answer': return void rt.rows.noAnswer('b1', 0, a, { nextTryAt: now, counted: true, answer: null });
+    case 'busy': return void rt.rows.noAnswer('b1', 0, a, { nextTryAt: now, counted: false, answer: null });
+    case 'not-created': return void rt.rows.notCreated('b1', 0, a, { nextTryAt: now, note: null, answer: null });
+    case 'balance-short': return void rt.rows.balanceShort('b1', 0, a, null);
+    case 'give-up': return void rt.rows.giveUp('b1', 0, a, 'why', now);
+    case 'taken-over': return void rt.rows.takenOver('b1', now);
+    case 'verified-none': return void rt.rows.verifiedNone('b1', 0, now, 'none');
+    case 'verified-balance': return void rt.rows.verifiedBalance('b1', 0, now);
+    case 'undecidable':
+    case 'mismatch':
+    case 'lost': return void rt.rows.toReview(event, 'b1', 0, now, 'REVIEW');
+    case 'seen': return void rt.rows.seen('b1', 0, now, now, null);
+    case 'finished': return void rt.rows.finished('b1', 0, { ...order, status: to as 'completed' | 'cancelled' }, now);
+    case 'codes-awaited': return void rt.rows.codesAwaited('b1', 0, now, now, null);
+    case 'not-seen': return void rt.rows.notSeen('b1', 0, now, now, null);
+    case 'price-rose': return void rt.rows.priceRose('b1', 0, now, 'price');
+    case 'cancel': return void rt.rows.cancelPending('b1', now);
+    case 'found':
+    case 'resolved-charged':
+    case 'resolved-not-charged': {
+      const kind = event === 'found' ? 'found' : event === 'resolved-charged' ? 'charged' : 'not-charged';
+      return void rt.rows.settleReview('b1', 0, { state: to as 'rejected', order, error: null, note: null }, { kind, by: 't', at: now }, null);
+    }
+  }
+}
+
+/** Events whose caller names the state they go to (`placed` into processing, completed or cancelled). */
+const chosen = (event: RowEvent): boolean => {
+  const edges = ROW_EDGES.filter((e) => e.event === event);
+  return edges.some((x) => edges.some((y) => y.from === x.from && y.to !== x.to));
+};
+/** The targets to try: each chosen one, or (for events whose edge the row's state picks) any one. */
+const targetsOf = (event: RowEvent): RowState[] =>
+  chosen(event) ? [...new Set(ROW_EDGES.filter((e) => e.event === event).map((e) => e.to))] : [ROW_EDGES.find((e) => e.event === event)!.to];
+
+describe('the row state machine', () => {
+  it('every event has a store method, every declared edge moves, every other pair is refused', async () => {
+    const rt = await supplierWorld(() => {}, [pubgRow(0)]);
+    let tried = 0;
+    for (const event of ROW_EVENTS) {
+      for (const to of targetsOf(event)) {
+        for (const from of ROW_STATES) {
+          rt.db.prepare(`UPDATE rows SET state = ?, order_id = NULL, resolution = NULL WHERE batch_id = 'b1' AND idx = 0`).run(from);
+          drive(rt, event, to);
+          const after = rt.rows.get('b1', 0)!.state;
+          const declared = ROW_EDGES.find((e) => e.from === from && e.event === event && (e.to === to || !chosen(event)));
+          expect(after, `${from} --${event}--> ${to}`).toBe(declared ? declared.to : from);
+          tried++;
+        }
+      }
+    }
+    expect(tried).toBeGreaterThanOrEqual(ROW_EVENTS.length * ROW_STATES.length);
+  });
+
+  it('send and poll outcomes are not applied by a process whose lease lapsed; an order in hand always is', async () => {
+    const rt = await supplierWorld(() => {}, [pubgRow(0)]);
+    const leased: RowEvent[] = ['send', 'refused', 'trxid-used', 'no-answer', 'busy', 'not-created', 'balance-short', 'give-up'];
+    for (const event of leased) {
+      const edge = ROW_EDGES.find((e) => e.event === event)!;
+      rt.db.prepare(`UPDATE rows SET state = ? WHERE batch_id = 'b1'`).run(edge.from);
+      drive(rt, event, edge.to, 'someone-else:1:abc');
+      expect(rt.rows.get('b1', 0)!.state, `${event} by a stranger`).toBe(edge.from);
+    }
+    rt.db.prepare(`UPDATE rows SET state = 'resending' WHERE batch_id = 'b1'`).run();
+    drive(rt, 'placed', 'completed', 'someone-else:1:abc');
+    expect(rt.rows.get('b1', 0)!.state).toBe('completed');
+  });
+
+  it('the schema CHECK lists exactly the declared states', async () => {
+    const rt = await supplierWorld(() => {}, []);
+    const sql = (rt.db.prepare(`SELECT sql FROM sqlite_master WHERE name = 'rows'`).get() as { sql: string }).sql;
+    const listed = /state\s+TEXT NOT NULL CHECK \(state IN \(([^)]*)\)\)/.exec(sql)![1]!.match(/'([^']+)'/g)!.map((s) => s.slice(1, -1));
+    expect(listed.sort()).toEqual([...ROW_STATES].sort());
+    const bsql = (rt.db.prepare(`SELECT sql FROM sqlite_master WHERE name = 'batches'`).get() as { sql: string }).sql;
+    const blisted = /state\s+TEXT NOT NULL CHECK \(state IN \(([^)]*)\)\)/.exec(bsql)![1]!.match(/'([^']+)'/g)!.map((s) => s.slice(1, -1));
+    expect(blisted.sort()).toEqual([...BATCH_STATES].sort());
+  });
+
+  it('no code in src/ writes a row or batch state except the one guarded UPDATE of each store', () => {
+    const files: string[] = [];
+    const walk = (d: string): void => {
+      for (const n of readdirSync(d)) {
+        const p = join(d, n);
+        if (statSync(p).isDirectory()) walk(p);
+        else if (p.endsWith('.ts') && !p.includes(`${join('src', 'sandbox')}`)) files.push(p);
+      }
+    };
+    walk(join(ROOT, 'src'));
+    // A state assignment in a SET clause (before any WHERE), in any file.
+    const setsState = /UPDATE (rows|batches) SET (?:(?!WHERE)[^`])*?\bstate\s*=/g;
+    const writers = files.flatMap((f) => (readFileSync(f, 'utf8').match(setsState) ?? []).map((m) => `${f.slice(ROOT.length + 1)}: ${m.slice(0, 30)}`));
+    expect(writers).toEqual(['src/store/batches.ts: UPDATE batches SET state =', 'src/store/rows.ts: UPDATE rows SET state =']);
+  });
+});
+
+describe('the batch state machine', () => {
+  function driveBatch(rt: Runtime, event: BatchEvent): void {
+    const now = Date.now();
+    switch (event) {
+      case 'stored': return void rt.batches.open('b1', ['pid']);
+      case 'file-failed': return void rt.batches.fail('b1', 'bad', now);
+      case 'duplicate-stored': return void rt.batches.markDuplicate('b1', ['pid']);
+      case 'finished': return void rt.batches.finish('b1', null, '/tmp/x.result.csv', now);
+      case 'reopened': return void rt.batches.reopen('b1');
+    }
+  }
+
+  it('every declared edge moves, every other pair is refused', async () => {
+    const rt = await supplierWorld(() => {}, []);
+    for (const event of BATCH_EVENTS) {
+      for (const from of BATCH_STATES) {
+        rt.db.prepare(`UPDATE batches SET state = ? WHERE id = 'b1'`).run(from);
+        driveBatch(rt, event);
+        const declared = BATCH_EDGES.find((e) => e.from === from && e.event === event);
+        expect(rt.batches.get('b1')!.state as BatchState, `${from} --${event}-->`).toBe(declared ? declared.to : from);
+      }
+    }
+  });
+});
+
+describe('the README tells the same state machines', () => {
+  it('its generated section is what the tables render (run npm run diagram after changing a table)', () => {
+    const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
+    const a = readme.indexOf(BEGIN);
+    const b = readme.indexOf(END);
+    expect(a, 'README.md has the state-machine markers').toBeGreaterThanOrEqual(0);
+    expect(readme.slice(a, b + END.length)).toBe(renderStateMachines());
+  });
+});
