@@ -2,6 +2,9 @@
  * The common integration, as a baseline: one row at a time — submit, then, if the order is
  * `processing`, GET /orders/:id every 5 s (the middle of the spec's 3–10 s advice) until it ends.
  * A 429 is waited out (Retry-After) and the same call repeated. Plain fetch, nothing shared.
+ * Against real-world answers it does what public client code for this API does: status words
+ * lowercased and folded over their aliases, the order id taken from the JSON text as written
+ * (JSON.parse would round a 19-digit id), a 429 without Retry-After waited out for 1 s.
  *
  * It is far too slow to run a whole batch, so it runs for a fixed time budget and its orders per
  * minute are taken from the orders it finished in that time.
@@ -25,18 +28,29 @@ export interface NaiveRaw {
   calls: CallLogEntry[];
 }
 
+const STATUS: Record<string, 'processing' | 'completed' | 'cancelled'> = {
+  completed: 'completed', success: 'completed', done: 'completed',
+  processing: 'processing', pending: 'processing', waiting: 'processing',
+  cancelled: 'cancelled', canceled: 'cancelled', failed: 'cancelled', refunded: 'cancelled',
+};
+/** Unknown words (a manual review…) count as still processing. */
+const statusOf = (json: any): string | undefined => (json?.status === undefined ? undefined : STATUS[String(json.status).toLowerCase()] ?? 'processing');
+
 export async function runNaive(opts: { requests: OrderRequest[]; sandbox: SandboxSpec; budgetMs: number; pollMs: number }): Promise<NaiveRaw> {
   const sandbox = await startBenchSandbox(opts.sandbox);
   const headers = { 'x-api-key': opts.sandbox.apiKey, 'content-type': 'application/json' };
-  const call = async (method: string, path: string, body?: unknown): Promise<{ status: number; json: any }> => {
+  const call = async (method: string, path: string, body?: unknown): Promise<{ status: number; json: any; id: string | undefined }> => {
     for (;;) {
       const res = await fetch(`${sandbox.url}${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
-      const json = await res.json().catch(() => ({}));
+      const text = await res.text();
+      let json: any = {};
+      try { json = JSON.parse(text); } catch { /* an HTML error page */ }
       if (res.status === 429) {
         await sleep(Math.ceil(Number(res.headers.get('retry-after') ?? 1) * 1000));
         continue;
       }
-      return { status: res.status, json };
+      const id = /"orderId"\s*:\s*"?([^",}\s]+)/.exec(text)?.[1];
+      return { status: res.status, json, id };
     }
   };
   const startedAt = Date.now();
@@ -48,20 +62,20 @@ export async function runNaive(opts: { requests: OrderRequest[]; sandbox: Sandbo
   try {
     for (const req of opts.requests) {
       if (Date.now() >= deadline) break;
-      let { status, json } = await call('POST', '/orders', req);
-      if (status !== 200) {
+      let { status, json, id } = await call('POST', '/orders', req);
+      if (status !== 200 || id === undefined) {
         rejected++;
         continue;
       }
-      const id = String(json.orderId);
-      while (json.status === 'processing' && Date.now() < deadline) {
+      while (statusOf(json) === 'processing' && Date.now() < deadline) {
         await sleep(opts.pollMs);
         ({ json } = await call('GET', `/orders/${encodeURIComponent(id)}`));
       }
-      if (json.status === 'completed' || json.status === 'cancelled') {
+      const end = statusOf(json);
+      if (end === 'completed' || end === 'cancelled') {
         finished++;
         lastFinishAt = Date.now();
-        if (json.status === 'completed') completed++;
+        if (end === 'completed') completed++;
         else cancelled++;
       }
     }

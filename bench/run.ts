@@ -5,6 +5,7 @@
  *   npm run bench                      2,000 rows, time compressed ×10 (about 5 minutes)
  *   npm run bench -- --quick           400 rows (about 2 minutes)
  *   npm run bench -- --rows N --scale K --seed S --parts ours,fixed,naive,intake,idle
+ *   npm run bench -- --answers real-world   the sandbox answers like a real deployment
  *
  * Time compression (see sandbox-server.mjs): the sandbox keeps the supplier's real limits
  * (40/1s, 200/1m) and real fulfilment times on a clock that runs K times faster; the client gets
@@ -38,7 +39,10 @@ function args(argv: string[]) {
     return n;
   };
   const parts = new Set((get('parts') ?? 'ours,fixed,naive,intake,idle').split(',').map((s) => s.trim()));
+  const answers = get('answers') ?? 'spec';
+  if (answers !== 'spec' && answers !== 'real-world') throw new Error('--answers must be spec or real-world');
   return {
+    answers: answers as 'spec' | 'real-world',
     quick,
     rows: Math.floor(num('rows', quick ? 400 : 2000)),
     scale: num('scale', 10),
@@ -87,6 +91,7 @@ async function main(): Promise<void> {
     fulfilment: { processingShare: 0.6, processingMs: PROCESSING_MS, failShare: 0.05, seed: a.seed },
     balanceUsd: 10_000_000,
     scale: K,
+    answers: a.answers,
   };
   const ms = (realMs: number): string => String(Math.max(1, Math.round(realMs / K)));
   const clientEnv: Record<string, string> = {
@@ -207,7 +212,7 @@ async function main(): Promise<void> {
     build,
     machine: { cpus: cpus().length, cpuModel: cpus()[0]?.model, node: process.version, loadavgBefore: loadBefore.map((x) => round(x, 2)), loadavgAfter: loadavg().map((x) => round(x, 2)), note: 'shared 2-core machine; other engineers run tests on it' },
     setting: {
-      rows: a.rows, scale: K, seed: a.seed, mix: work.mix, dist: DIST,
+      rows: a.rows, scale: K, seed: a.seed, answers: a.answers, mix: work.mix, dist: DIST,
       apiLimits: `${PER_SECOND}/1s, ${PER_MINUTE}/1m (sandbox clock)`, fulfilment: sandbox.fulfilment, clientEnv,
       lowerBound: `rows ÷ ${PER_MINUTE}/min + longest fulfilment ${PROCESSING_MS[1] / 1000} s`,
       units: 'times and rates are real-equivalent (sandbox clock = wall clock × scale) unless named "measured"',
@@ -225,7 +230,7 @@ async function main(): Promise<void> {
   const out = [
     '',
     `topup-runner benchmark — ${command} (commit ${build.commit}${build.dirtySrc ? ' + uncommitted src/' : ''}, dist built ${build.distBuiltAt}${'distRebuiltDuringRunAt' in build ? `, REBUILT during the run at ${build.distRebuiltDuringRunAt}` : ''})`,
-    `${a.rows} rows (${Object.entries(work.mix).map(([k, v]) => `${k} ${v}`).join(', ')}), time compressed ×${K}; API limits ${PER_SECOND}/1s and ${PER_MINUTE}/1m; 60% of top-ups processing ${PROCESSING_MS[0] / 1000}–${PROCESSING_MS[1] / 1000} s, 5% fail with refund.`,
+    `${a.rows} rows (${Object.entries(work.mix).map(([k, v]) => `${k} ${v}`).join(', ')}), time compressed ×${K}; API limits ${PER_SECOND}/1s and ${PER_MINUTE}/1m; 60% of top-ups processing ${PROCESSING_MS[0] / 1000}–${PROCESSING_MS[1] / 1000} s, 5% fail${a.answers === 'spec' ? ' with refund' : ' (half of them at submit, half without refund)'}; ${a.answers} answers.`,
     'Times and rates are real-equivalent (sandbox clock); "measured" = wall clock of this run.',
     naive?.note ? `Naive client: ${naive.note}.` : '',
     '',

@@ -41,6 +41,7 @@ const sandbox = await startSandbox({
   adminToken: opts.adminToken,
   rateLimits: opts.rateLimits,
   fulfilment: opts.fulfilment,
+  answers: opts.answers ?? 'spec',
   now,
 });
 process.stdout.write(`listening on ${sandbox.url}\n`);

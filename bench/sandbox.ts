@@ -11,6 +11,8 @@ export interface SandboxSpec {
   fulfilment: { processingShare: number; processingMs: [number, number]; failShare: number; seed: number };
   balanceUsd: number;
   scale: number;
+  /** 'real-world': the sandbox answers like a real deployment (src/sandbox/real-world.ts). */
+  answers?: 'spec' | 'real-world';
 }
 
 export interface BenchSandbox {

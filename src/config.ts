@@ -58,6 +58,8 @@ export interface Config {
   maxInFlight: number;
   catalogMaxAgeMs: number;
   sandboxBalanceUsd: number;
+  /** How the in-process sandbox answers: the spec's exact types, or as real deployments do. */
+  sandboxAnswers: 'spec' | 'real-world';
   lowBalanceUsd: number | null;
   schedules: { balanceReport: ScheduleSetting; historyExport: ScheduleSetting; reconcile: ScheduleSetting; lowBalance: ScheduleSetting };
   webhookUrl: string | null;
@@ -84,6 +86,7 @@ export const SETTINGS = {
   TOPUP_MAX_IN_FLIGHT: '32',
   TOPUP_CATALOG_MAX_AGE_MS: '60000',
   TOPUP_SANDBOX_BALANCE_USD: '1000',
+  TOPUP_SANDBOX_ANSWERS: 'spec',
   TOPUP_LOW_BALANCE_USD: '',
   TOPUP_BALANCE_REPORT_CRON: '0 * * * *',
   TOPUP_HISTORY_EXPORT_CRON: '30 0 * * *',
@@ -172,6 +175,12 @@ function ipFamily(raw: string): 4 | 6 | 'auto' {
 function windowMode(raw: string): 'sliding' | 'fixed' {
   const v = raw.trim().toLowerCase();
   if (v !== 'sliding' && v !== 'fixed') throw new ConfigError('TOPUP_RATE_WINDOW_MODE', `must be "sliding" or "fixed", not "${raw}"`);
+  return v;
+}
+
+function sandboxAnswers(raw: string): 'spec' | 'real-world' {
+  const v = raw.trim().toLowerCase();
+  if (v !== 'spec' && v !== 'real-world') throw new ConfigError('TOPUP_SANDBOX_ANSWERS', `must be "spec" or "real-world", not "${raw}"`);
   return v;
 }
 
@@ -269,6 +278,7 @@ export function loadConfig(
     maxInFlight: int(env, 'TOPUP_MAX_IN_FLIGHT', 1, 1000),
     catalogMaxAgeMs: int(env, 'TOPUP_CATALOG_MAX_AGE_MS', 1000, 86_400_000),
     sandboxBalanceUsd: money(env, 'TOPUP_SANDBOX_BALANCE_USD') ?? 1000,
+    sandboxAnswers: sandboxAnswers(env.TOPUP_SANDBOX_ANSWERS!),
     lowBalanceUsd: money(env, 'TOPUP_LOW_BALANCE_USD'),
     schedules: {
       balanceReport: schedule(env, 'TOPUP_BALANCE_REPORT_CRON'),

@@ -29,11 +29,12 @@ export async function resolveApi(config: Config, log: Logger): Promise<ApiEndpoi
   const sandbox = await startSandbox({
     apiKey: config.apiKey,
     balanceUsd: config.sandboxBalanceUsd,
+    answers: config.sandboxAnswers,
     stateFile: join(config.jobsDir, 'sandbox.db'),
     port: 0,
     logger: log.child({ component: 'sandbox' }),
   });
-  log.warn({ url: sandbox.url }, 'SANDBOX: no TOPUP_API_URL set, so orders go to the built-in sandbox; no real money is spent');
+  log.warn({ url: sandbox.url, answers: config.sandboxAnswers }, 'SANDBOX: no TOPUP_API_URL set, so orders go to the built-in sandbox; no real money is spent');
   return { url: sandbox.url, sandbox };
 }
 

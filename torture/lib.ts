@@ -37,9 +37,13 @@ export const atMost = (name: string, value: number, max: number, unit = ''): Fig
 export const atLeast = (name: string, value: number, min: number, unit = ''): Figure => ({ name, value, target: `≥ ${min}${unit}`, ok: value >= min });
 export const info = (name: string, value: number | string): Figure => ({ name, value, target: '—', ok: true, info: true });
 
+/** How the sandbox answers: the spec's exact types, or as real deployments do (`--answers`). */
+export type AnswerStyle = 'spec' | 'real-world';
+
 export interface ScenarioCtx {
   quick: boolean;
   seed: number;
+  answers: AnswerStyle;
   rand: () => number;
   log: (msg: string) => void;
   /** Registers a clean-up (child processes, temp homes); run even when the scenario throws. */
@@ -57,6 +61,7 @@ export interface ScenarioResult {
   title: string;
   seed: number;
   quick: boolean;
+  answers: AnswerStyle;
   ok: boolean;
   seconds: number;
   figures: Figure[];
@@ -64,11 +69,12 @@ export interface ScenarioResult {
   reproduce: string;
 }
 
-export async function runScenario(s: Scenario, opts: { quick: boolean; seed: number; log?: (m: string) => void }): Promise<ScenarioResult> {
+export async function runScenario(s: Scenario, opts: { quick: boolean; seed: number; answers?: AnswerStyle; log?: (m: string) => void }): Promise<ScenarioResult> {
+  const answers = opts.answers ?? 'spec';
   const cleanups: (() => unknown)[] = [];
   const log = opts.log ?? ((m: string) => process.stderr.write(`[${s.name}] ${m}\n`));
   const started = Date.now();
-  const ctx: ScenarioCtx = { quick: opts.quick, seed: opts.seed, rand: prng(opts.seed), log, defer: (fn) => cleanups.push(fn) };
+  const ctx: ScenarioCtx = { quick: opts.quick, seed: opts.seed, answers, rand: prng(opts.seed), log, defer: (fn) => cleanups.push(fn) };
   let figures: Figure[] = [];
   let error: string | undefined;
   try {
@@ -90,11 +96,12 @@ export async function runScenario(s: Scenario, opts: { quick: boolean; seed: num
     title: s.title,
     seed: opts.seed,
     quick: opts.quick,
+    answers,
     ok,
     seconds: Math.round((Date.now() - started) / 100) / 10,
     figures,
     ...(error ? { error } : {}),
-    reproduce: `npm run torture -- --only ${s.name} --seed ${opts.seed}${opts.quick ? ' --quick' : ''}`,
+    reproduce: `npm run torture -- --only ${s.name} --seed ${opts.seed}${opts.quick ? ' --quick' : ''}${answers === 'spec' ? '' : ` --answers ${answers}`}`,
   };
 }
 
@@ -127,7 +134,7 @@ export async function world(ctx: ScenarioCtx, opts: WorldOptions = {}): Promise<
   const stateFile = join(home.dir, 'sandbox-state.db');
   const sb = await sandboxProcess([
     '--state', stateFile, '--balance', '100000', '--seed', String(ctx.seed),
-    '--rate-limits', opts.limits ?? FAST_LIMITS, ...(opts.sandboxArgs ?? []),
+    '--rate-limits', opts.limits ?? FAST_LIMITS, '--answers', ctx.answers, ...(opts.sandboxArgs ?? []),
   ]);
   ctx.defer(() => sb.stop());
   const w: World = {
@@ -238,6 +245,10 @@ export function makeBatch(rand: () => number, mix: BatchMix): string {
 
 export interface LedgerOrder {
   orderId: string;
+  /** The id the real-world answer style shows (digits, may exceed 2^53); the result may carry either. */
+  publicId?: string;
+  /** 'manual': placed outside the API (real-world style), so no result row reports it. */
+  source?: 'api' | 'manual';
   trxid: string;
   status: 'processing' | 'completed' | 'cancelled';
   amountUsd: number;
@@ -278,6 +289,8 @@ export interface Verdict {
   mismatchExamples: string[];
   /** Result rows reported as not charged (rejected/invalid/skipped) whose trxid has a charge in the ledger. */
   wronglyNotCharged: number;
+  /** Result files whose summary's spentUsd differs from the ledger's net charge for their placed rows. */
+  spendMismatches: number;
   /** Rows in `review` (undecided, listed in the summary). */
   review: number;
   /** Placed rows (completed/cancelled) whose orderId matches the ledger's order, as a share. */
@@ -299,13 +312,19 @@ export function judge(inputs: { path: string | null; inputRows: number }[] | str
 
 function judgeAll(inputs: { path: string | null; inputRows: number }[], ledger: Ledger): Verdict {
   const byTrx = new Map<string, LedgerOrder[]>();
-  for (const o of ledger.orders) byTrx.set(o.trxid, [...(byTrx.get(o.trxid) ?? []), o]);
+  for (const o of ledger.orders) if (o.source !== 'manual') byTrx.set(o.trxid, [...(byTrx.get(o.trxid) ?? []), o]);
   const charges = new Map<string, number>();
   const refunds = new Map<string, number>();
+  // Money per trxid and refunds per order, from the ledger's entries: a cancel is NOT always
+  // refunded (real-world answers), so neither a status nor a flag stands in for the money.
+  const netUsd = new Map<string, number>();
+  const refundedOrders = new Set<string>();
   for (const e of ledger.entries) {
+    if (e.kind === 'refund' && e.orderId) refundedOrders.add(e.orderId);
     if (!e.trxid) continue;
     if (e.kind === 'charge') charges.set(e.trxid, (charges.get(e.trxid) ?? 0) + 1);
     if (e.kind === 'refund') refunds.set(e.trxid, (refunds.get(e.trxid) ?? 0) + 1);
+    if (e.kind === 'charge' || e.kind === 'refund') netUsd.set(e.trxid, (netUsd.get(e.trxid) ?? 0) - e.amountUsd);
   }
   // Two charges for one purchase that were not both refunded.
   let doubleCharges = 0;
@@ -314,6 +333,7 @@ function judgeAll(inputs: { path: string | null; inputRows: number }[], ledger: 
   const statuses: Record<string, number> = {};
   let mismatches = 0;
   let wronglyNotCharged = 0;
+  let spendMismatches = 0;
   let review = 0;
   let placed = 0;
   let matched = 0;
@@ -328,6 +348,7 @@ function judgeAll(inputs: { path: string | null; inputRows: number }[], ledger: 
     const rows = input.path && existsSync(input.path) ? readResultFile(input.path) : [];
     resultRows += rows.length;
     let finals = 0;
+    let ledgerSpend = 0;
     for (const r of rows) {
       const status = r.status ?? '';
       if (FINAL.has(status)) finals++;
@@ -335,33 +356,41 @@ function judgeAll(inputs: { path: string | null; inputRows: number }[], ledger: 
       const trxid = unguard(r.trxid);
       const orders = byTrx.get(trxid) ?? [];
       const orderId = unguard(r.orderId);
-      if (orderId) reported.add(orderId);
+      const o = orderId ? orders.find((x) => x.orderId === orderId || x.publicId === orderId) : undefined;
+      if (orderId) reported.add(o?.orderId ?? orderId);
       if (status === 'review') {
         review++;
         reviewTrx.add(trxid);
       }
       if (status === 'completed' || status === 'cancelled') {
         placed++;
-        const o = orders.find((x) => x.orderId === orderId);
+        ledgerSpend += netUsd.get(trxid) ?? 0;
         const amountOk = o !== undefined && Math.abs(Number(r.amountUsd) - o.amountUsd) < 0.005;
         const statusOk = o !== undefined && o.status === status;
-        const refundOk = o === undefined || status !== 'cancelled' || String(o.refunded === true) === r.refunded;
+        // The result may say "refunded" only when the ledger holds the refund, and must say it then.
+        const refundOk = o === undefined || status !== 'cancelled' || String(refundedOrders.has(o.orderId)) === r.refunded;
         if (o && amountOk && statusOk && refundOk && orders.length === 1) matched++;
         else {
           mismatches++;
-          if (examples.length < 8) examples.push(`trxid ${trxid}: result ${status} ${orderId} ${r.amountUsd} vs ledger ${orders.map((x) => `${x.orderId} ${x.status} ${x.amountUsd}`).join(', ') || 'no order'}`);
+          if (examples.length < 8) examples.push(`trxid ${trxid}: result ${status} ${orderId} ${r.amountUsd} refunded=${r.refunded} vs ledger ${orders.map((x) => `${x.orderId}/${x.publicId ?? '-'} ${x.status} ${x.amountUsd} refunded=${refundedOrders.has(x.orderId)}`).join(', ') || 'no order'}`);
         }
       } else if (status === 'invalid' || status === 'rejected' || status === 'skipped') {
-        if (trxid && orders.some((o) => o.status !== 'cancelled' || !o.refunded)) {
+        if (trxid && orders.some((x) => x.status !== 'cancelled' || !refundedOrders.has(x.orderId))) {
           wronglyNotCharged++;
           if (examples.length < 8) examples.push(`trxid ${trxid}: reported ${status} (${r.error}) but the ledger has ${orders.map((x) => `${x.orderId} ${x.status}`).join(', ')}`);
         }
       }
     }
     rowsWithoutResult += Math.max(0, input.inputRows - finals);
+    const summary = input.path ? readSummaryOf(input.path) : undefined;
+    if (summary && Math.abs(summary.spentUsd - ledgerSpend) >= 0.005) {
+      spendMismatches++;
+      if (examples.length < 8) examples.push(`${input.path}: summary spent ${summary.spentUsd} USD, the ledger charged ${Math.round(ledgerSpend * 100) / 100} USD net for its placed rows`);
+    }
   }
   let chargesWithoutResult = 0;
   for (const o of ledger.orders) {
+    if (o.source === 'manual') continue; // placed outside the API: no row of ours can report it
     if (reported.has(o.orderId) || reviewTrx.has(o.trxid)) continue; // review rows say "may be charged: check"
     chargesWithoutResult++;
     if (examples.length < 8) examples.push(`ledger order ${o.orderId} (trxid ${o.trxid}, ${o.status}) is in no result row`);
@@ -375,10 +404,18 @@ function judgeAll(inputs: { path: string | null; inputRows: number }[], ledger: 
     mismatches,
     mismatchExamples: examples,
     wronglyNotCharged,
+    spendMismatches,
     review,
     matchedShare: placed === 0 ? 1 : matched / placed,
     statuses,
   };
+}
+
+/** `<name>.summary.json` beside `<name>.result.csv`, when it exists. */
+function readSummaryOf(resultPath: string): { spentUsd: number } | undefined {
+  const path = resultPath.replace(/\.result\.csv$/, '.summary.json');
+  if (path === resultPath || !existsSync(path)) return undefined;
+  return JSON.parse(readFileSync(path, 'utf8')) as { spentUsd: number };
 }
 
 export async function ledgerOf(sb: SandboxProcess): Promise<Ledger> {
@@ -437,6 +474,7 @@ export function ledgerFigures(v: Verdict): Figure[] {
     eq0('rows without a final result', v.rowsWithoutResult),
     eq0('charges with no result row', v.chargesWithoutResult),
     eq0('result rows disagreeing with the ledger', v.mismatches),
+    eq0('summaries whose spend differs from the ledger', v.spendMismatches),
   ];
 }
 

@@ -3,12 +3,15 @@
  * faults, move money and stock. The same operations serve `RunningSandbox.admin` in-process and
  * the `/__sandbox/*` HTTP routes. Accounts are named by key fingerprint, never by key.
  */
+import type { Answers, AnswersPatch, AnswersView } from './answers.js';
 import { API_KEY_FORMAT } from './auth.js';
 import type { Faults } from './faults.js';
 import { validateFulfilment } from './fulfilment.js';
 import type { LiveCatalog } from './live-catalog.js';
+import { publicIdOf } from './order-ids.js';
 import { publicOrder } from './orders.js';
 import type { RateLimiter, RateStats } from './rate-limit.js';
+import { placeManualOrders } from './real-world.js';
 import type { AccountRow, SandboxState } from './state.js';
 import { fingerprint } from './state.js';
 import type {
@@ -16,8 +19,14 @@ import type {
 } from './types.js';
 import { ACCOUNT_STATES, toMicros, toUsd } from './types.js';
 
+/**
+ * An order in the admin ledger: the spec-shaped order (the truth, in every answer style) plus
+ * `publicId`, the id the real-world style shows (digits; may exceed 2^53), and `source`
+ * ('manual': placed outside the API, no trxid; see real-world.ts).
+ */
 export interface AdminOrder extends Record<string, unknown> {
   account: string; idemKey: string; quantity: number | null; zoneId: string | null; settleAt: string | null;
+  publicId: string; source: 'api' | 'manual';
 }
 
 export interface AdminLedger {
@@ -44,6 +53,9 @@ export interface SandboxAdmin {
   setProduct(req: { id: string; price?: number; status?: string; stock?: number }): CatalogProduct;
   setRateLimits(limits: RateWindow[]): RateWindow[];
   resetCalls(): void;
+  answers(): AnswersView;
+  /** Switches the answer style and/or its settings; switching to real-world places the manual orders. */
+  setAnswers(patch: AnswersPatch): AnswersView;
 }
 
 export class AdminError extends Error {
@@ -56,6 +68,7 @@ export interface AdminDeps {
   faults: Faults;
   limiter: RateLimiter;
   fulfilment: { current: FulfilmentSettings };
+  answers: Answers;
   now: Clock;
   settle: () => void;
 }
@@ -81,7 +94,7 @@ export function createAdmin(d: AdminDeps): SandboxAdmin {
       return {
         orders: d.state.allOrders().map((o) => ({
           ...publicOrder(o, now), account: o.account, idemKey: o.idemKey, quantity: o.quantity, zoneId: o.zoneId,
-          settleAt: o.settleAt === null ? null : new Date(o.settleAt).toISOString(),
+          settleAt: o.settleAt === null ? null : new Date(o.settleAt).toISOString(), publicId: publicIdOf(o.orderId), source: o.source,
         })),
         entries: d.state.ledger(),
         balances: Object.fromEntries(d.state.accounts().map((a) => [a.fp, toUsd(a.balanceMicros)])),
@@ -122,6 +135,7 @@ export function createAdmin(d: AdminDeps): SandboxAdmin {
         fp = account(req?.apiKey).fp;
       }
       d.state.updateAccount(fp, { state: req.state, ipAllowlist: req.ipAllowlist });
+      if (d.answers.realWorld) placeManualOrders(d.state, d.catalog, d.now());
       return view(d.state.account(fp) as AccountRow);
     },
     setProduct(req) {
@@ -139,6 +153,12 @@ export function createAdmin(d: AdminDeps): SandboxAdmin {
       return d.limiter.limits;
     },
     resetCalls: () => d.limiter.reset(),
+    answers: () => d.answers.view(),
+    setAnswers(patch) {
+      const v = wrap(() => d.answers.update(patch ?? {}));
+      if (d.answers.realWorld) placeManualOrders(d.state, d.catalog, d.now());
+      return v;
+    },
   };
 }
 
@@ -165,6 +185,8 @@ export function adminRoute(admin: SandboxAdmin, method: string, op: string, body
     'POST product': () => ({ product: admin.setProduct(b) }),
     'POST rate-limits': () => ({ rateLimits: admin.setRateLimits(b) }),
     'POST reset-calls': () => { admin.resetCalls(); return {}; },
+    'GET answers': () => ({ answers: admin.answers() }),
+    'POST answers': () => ({ answers: admin.setAnswers(b) }),
   };
   const fn = routes[`${method} ${op}`];
   if (!fn) return { status: 404, body: { success: false, error: 'NO SUCH ADMIN ROUTE' } };

@@ -77,12 +77,14 @@
  *    uniform(seed, trxid, 'fail') < failShare; failing orders always pass through processing.
  *    Otherwise processing when uniform(seed, trxid, 'processing') < processingShare, else
  *    completed at once. Processing time = min + uniform(seed, trxid, 'duration') × (max − min).
- *    Failed orders end cancelled, error INVALID PLAYER, refunded true, money back in the ledger.
+ *    Failed orders end cancelled, error INVALID PLAYER, refunded true, money back in the ledger
+ *    (the real-world style adds failures at submit and cancels without refund: see below).
  *  - Status moves lazily: every public request and admin read first settles due orders. The end
  *    time is the decided settleAt, so durationSec does not depend on when someone polled.
  *  - durationSec: whole seconds since placement (processing) or from placement to the end.
- *  - Order bodies omit empty fields; they add trxid, pid and createdAt (ISO). `codes` only on a
- *    completed key/card order; `error` and `refunded` only on cancelled ones; zoneId is not echoed.
+ *  - Order bodies (spec style) omit empty fields; they add trxid, pid and createdAt (ISO). `codes`
+ *    only on a completed key/card order; `error` and `refunded` only on cancelled ones; zoneId is
+ *    not echoed.
  *
  * GET /history (server.ts, spec §4.7)
  *  - Newest first (createdAt, then creation order). limit: non-integer/absent → 30, clamped to
@@ -106,5 +108,68 @@
  *    keeps the newest 500 000 calls.
  *  - Admin answers add `success: true`; GET /__sandbox/calls answers `{ success, calls: [...] }`.
  *  - SandboxOptions.now (extra, optional) replaces the clock for tests.
+ *
+ * Answer styles (answers.ts, real-world.ts, order-ids.ts; issue 11 "Real suppliers")
+ *  - `spec` (default) answers in the spec's exact types, as everything above describes.
+ *    `real-world` answers the way real deployments of this API do. Chosen by
+ *    startSandbox({ answers }), `topup sandbox --answers`, TOPUP_SANDBOX_ANSWERS for the daemon's
+ *    in-process sandbox, and switched at run time by POST /__sandbox/answers
+ *    {"style":"real-world", …settings} (GET shows the style and settings; unknown keys → 400).
+ *  - Presentation is one pass at the end (Answers.render → real-world.ts) over the spec-shaped
+ *    answer: the ledger, balances, validation and every rule are the same code in both styles.
+ *    Admin answers are never restyled: the admin ledger is the truth in both styles.
+ *  - Every variation is a draw of uniform(seed, …): per order (so one order is always written the
+ *    same way) or per call number (balance currency, proxy pages, success flags).
+ *    realWorld.seed defaults to the fulfilment seed; `--seed` sets both.
+ *  - Numbers: price, amountUsd, balanceUsd as strings with at least two decimals, exact to the
+ *    micro-dollar ("0.92", "91.00"); count, total, page, pageSize, durationSec as integer strings;
+ *    stock figures of key/card packs as numbers or strings (per pack).
+ *  - Empty fields are `null`, never omitted: an order always carries orderCreated, orderId, id,
+ *    status, game, packName, amountUsd, durationSec (null in history), userId (null on keys),
+ *    serverId, moreId, codes, error, refunded, idempotentReplay. Failure bodies carry
+ *    `code: null` when they have no code; a rejection at submit carries `orderId: null`.
+ *    Exception, on purpose: a cancel WITHOUT refund writes `refunded: false` or leaves the
+ *    field out (half each), because real deployments do both.
+ *  - Status words: per order one of Completed/Success/Done, Processing/Pending/Waiting,
+ *    Cancelled/Canceled/Failed, plus Refunded for a cancel that was refunded — only words public
+ *    clients of this API map. A rejection at submit uses a cancelled word.
+ *  - Booleans (orderCreated, success, refunded, idempotentReplay, hasMore, inStock): half native,
+ *    a quarter "true"/"false", a quarter 1/0.
+ *  - Ids: orderId is a JSON number and `id` carries the same number. Half the orders (drawn from
+ *    the order's sequence alone, so ids survive restarts and setting changes) get a 19-digit
+ *    snowflake above 2^53 written as raw digits; it is odd, so JSON.parse always rounds it to
+ *    another number. GET /orders/:id accepts the spec id (ORD…) and the order's own public id in
+ *    either style; a rounded snowflake is 404 ORDER NOT FOUND. The admin ledger lists `publicId`.
+ *  - userId that is a safe integer without a leading zero is echoed as a JSON number; any other
+ *    (leading zero, Riot name#tag, 16+ digits) stays a string.
+ *  - Orders carry no trxid, pid or createdAt (the spec's order shape has none; ours were extras).
+ *  - Codes, per order: an array of strings, one comma-separated string, or [{code, pin}] (pin: 4
+ *    seeded digits). lateCodesShare (0.3) of key/card orders say completed with codes null or []
+ *    until lateCodesMs ([1000, 4000] ms, drawn per order) after completion; the submit answer of
+ *    such an order has no codes. Charge and codes exist from the start: only the answer lags.
+ *  - Catalog: top-up packs carry quantity, inStock, quantityMin, quantityMax as null; lines
+ *    without options carry serverIdOptions and regionOptions as null.
+ *  - /balance: balanceUsd a string; `currency` left out on half the calls.
+ *  - 429 RATE_LIMIT from the limiter carries no Retry-After. A 429 forced by
+ *    faults.forceRateLimit keeps the header it asked for (that fault exists to test it).
+ *  - HTML 502 (htmlShare, default 0.025; 0 disables): after the rate limiter admitted the call
+ *    (it consumes budget) and the body was read, a drawn share of public calls is answered by a
+ *    proxy's 502 page (text/html, Cloudflare- or nginx-style). For POST /orders half of those
+ *    come AFTER the submit ran: an order it made stands, charged in the ledger, and only its
+ *    answer is lost. The call log records status 502.
+ *  - Fates (decided at placement, from the fulfilment seed and the trxid; the style in force at
+ *    placement decides): of the failing top-ups, instantFailShare (0.5) fail at submit — 200,
+ *    orderCreated true, a cancelled status word, error INVALID PLAYER — and the rest after
+ *    processing as in the spec style; independently unrefundedShare (0.5) of them are cancelled
+ *    WITHOUT refund: no refund entry, the charge stays, refunded false. A refunded failure at
+ *    submit writes its charge and its refund in one transaction at the same time.
+ *  - Manual order: when the style is switched on (at start, by the admin route, or when the admin
+ *    creates an account while it is on), each account gets one order placed "on the website":
+ *    the first listed top-up pack, charged in the ledger (entry without trxid), no trxid, status
+ *    'processing' inside for ever, shown in real-world answers as "Manual Review" or "On Hold" (per
+ *    account). Once per account (also across restarts on a state file); an account whose balance
+ *    cannot pay for it gets none. The admin ledger marks it `source: 'manual'`.
+ *  - State files written before these choices get the new order columns (refund_on_cancel,
+ *    source) with their defaults on open.
  */
 export {};

@@ -1,6 +1,6 @@
 /** `topup sandbox`: runs the sandbox in the foreground until SIGINT/SIGTERM. */
 import { type Command, InvalidArgumentError, Option } from 'commander';
-import { startSandbox } from './index.js';
+import { ANSWER_STYLES, type AnswerStyle, startSandbox } from './index.js';
 import { parseRateLimits } from './rate-limit.js';
 
 const number = (name: string, min: number, max: number) => (v: string): number => {
@@ -23,7 +23,7 @@ function limits(v: string) {
 interface Opts {
   port: number; host: string; apiKey?: string; balance: number; catalog?: string; state?: string; adminToken?: string;
   rateLimits?: ReturnType<typeof parseRateLimits>; processingShare?: number; processingMs?: [number, number];
-  failShare?: number; lostResponseShare?: number; seed?: number;
+  failShare?: number; lostResponseShare?: number; seed?: number; answers: AnswerStyle; htmlShare?: number;
 }
 
 export function registerSandboxCommand(program: Command): void {
@@ -42,6 +42,9 @@ export function registerSandboxCommand(program: Command): void {
     .option('--processing-ms <range>', 'processing time range in ms, e.g. 2000-8000', range)
     .option('--fail-share <share>', 'share of top-ups that end cancelled and refunded (0..1)', number('--fail-share', 0, 1))
     .option('--lost-response-share <share>', 'share of submits whose answer is lost after the order is made', number('--lost-response-share', 0, 1))
+    .addOption(new Option('--answers <style>', 'how answers are written: the spec\'s exact types, or as real deployments write them')
+      .choices(ANSWER_STYLES).default('spec'))
+    .option('--html-share <share>', 'real-world answers: share of calls answered by a proxy\'s HTML 502 page (0..1, default 0.025)', number('--html-share', 0, 1))
     .option('--seed <n>', 'seed of every random decision', number('--seed', -Number.MAX_SAFE_INTEGER, Number.MAX_SAFE_INTEGER))
     .action(async (opts: Opts, cmd: Command) => {
       if (!opts.apiKey) cmd.error('error: an API key is needed: --api-key KEY or TOPUP_API_KEY');
@@ -55,14 +58,19 @@ export function registerSandboxCommand(program: Command): void {
         ...(opts.lostResponseShare !== undefined && { lostResponseShare: opts.lostResponseShare }),
         ...(opts.seed !== undefined && { seed: opts.seed }),
       };
+      const realWorld = {
+        ...(opts.htmlShare !== undefined && { htmlShare: opts.htmlShare }),
+        ...(opts.seed !== undefined && { seed: opts.seed }),
+      };
       const sandbox = await startSandbox({
         host: opts.host, port: opts.port, apiKey: opts.apiKey, balanceUsd: opts.balance, fulfilment, faults,
+        answers: opts.answers, realWorld,
         ...(opts.catalog !== undefined && { catalogFile: opts.catalog }),
         ...(opts.state !== undefined && { stateFile: opts.state }),
         ...(opts.adminToken !== undefined && { adminToken: opts.adminToken }),
         ...(opts.rateLimits !== undefined && { rateLimits: opts.rateLimits }),
       });
-      process.stdout.write(`Sandbox listening on ${sandbox.url} (admin token: ${sandbox.adminToken})\n`);
+      process.stdout.write(`Sandbox listening on ${sandbox.url} (admin token: ${sandbox.adminToken})${opts.answers === 'spec' ? '' : `, ${opts.answers} answers`}\n`);
       await new Promise<void>((resolve) => {
         const stop = () => {
           process.off('SIGINT', stop);

@@ -16,15 +16,22 @@ export function isMagicFailure(userId: string | null): boolean {
   return userId !== null && (/fail/i.test(userId) || userId === '99999');
 }
 
-export type Fate = Pick<OrderRecord, 'status' | 'settleAt' | 'settleTo' | 'doneAt'>;
+export type Fate = Pick<OrderRecord, 'status' | 'settleAt' | 'settleTo' | 'doneAt' | 'refundOnCancel' | 'error'>;
 
-export function decideTopUp(s: FulfilmentSettings, trxid: string, userId: string | null, now: number): Fate {
+/** The real-world fates (choices.ts): null in the spec style, where every cancel is refunded after processing. */
+export interface RealWorldFates { instantFailShare: number; unrefundedShare: number }
+
+export function decideTopUp(s: FulfilmentSettings, trxid: string, userId: string | null, now: number, rw: RealWorldFates | null = null): Fate {
   const fails = isMagicFailure(userId) || uniform(s.seed, trxid, 'fail') < s.failShare;
+  const refundOnCancel = !(fails && rw !== null && uniform(s.seed, trxid, 'unrefunded') < rw.unrefundedShare);
+  if (fails && rw !== null && uniform(s.seed, trxid, 'instant-fail') < rw.instantFailShare) {
+    return { status: 'cancelled', settleAt: null, settleTo: null, doneAt: now, refundOnCancel, error: 'INVALID PLAYER' };
+  }
   const waits = fails || uniform(s.seed, trxid, 'processing') < s.processingShare;
-  if (!waits) return { status: 'completed', settleAt: null, settleTo: null, doneAt: now };
+  if (!waits) return { status: 'completed', settleAt: null, settleTo: null, doneAt: now, refundOnCancel, error: null };
   const [min, max] = s.processingMs;
   const ms = Math.round(min + uniform(s.seed, trxid, 'duration') * Math.max(0, max - min));
-  return { status: 'processing', settleAt: now + ms, settleTo: fails ? 'cancelled' : 'completed', doneAt: null };
+  return { status: 'processing', settleAt: now + ms, settleTo: fails ? 'cancelled' : 'completed', doneAt: null, refundOnCancel, error: null };
 }
 
 const ALPHABET = 'ABCDEFGHJKLMNPQRSTUVWXYZ23456789';

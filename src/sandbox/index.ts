@@ -7,19 +7,23 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type pino from 'pino';
 import { createAdmin, type SandboxAdmin } from './admin.js';
+import { Answers } from './answers.js';
 import { API_KEY_FORMAT } from './auth.js';
 import { defaultCatalog, loadCatalogFile } from './catalog.js';
 import { Faults } from './faults.js';
 import { validateFulfilment } from './fulfilment.js';
 import { LiveCatalog } from './live-catalog.js';
 import { RateLimiter } from './rate-limit.js';
+import { placeManualOrders } from './real-world.js';
 import { createHandler } from './server.js';
 import { SandboxState } from './state.js';
 import type { SubmitContext } from './submit.js';
-import type { AccountState, FaultSettings, FulfilmentSettings, RateWindow, SandboxAccountInit } from './types.js';
+import type { AccountState, AnswerStyle, FaultSettings, FulfilmentSettings, RateWindow, RealWorldSettings, SandboxAccountInit } from './types.js';
 import { DEFAULT_FULFILMENT, DEFAULT_RATE_LIMITS, toMicros } from './types.js';
 
-export type { AccountState, FaultSettings, FulfilmentSettings, RateWindow, SandboxAccountInit } from './types.js';
+export type { AccountState, AnswerStyle, FaultSettings, FulfilmentSettings, RateWindow, RealWorldSettings, SandboxAccountInit } from './types.js';
+export type { AnswersPatch, AnswersView } from './answers.js';
+export { ANSWER_STYLES } from './types.js';
 export type { SandboxAdmin, AdminLedger, AdminOrder, AdminAccountView } from './admin.js';
 export type { RateStats } from './rate-limit.js';
 export type { CallLogEntry, LedgerEntry } from './types.js';
@@ -38,6 +42,10 @@ export interface SandboxOptions {
   adminToken?: string;
   faults?: Partial<FaultSettings>;
   fulfilment?: Partial<FulfilmentSettings>;
+  /** 'spec' (default): the spec's exact types; 'real-world': as real deployments answer (real-world.ts). */
+  answers?: AnswerStyle;
+  /** Knobs of the real-world style; `seed` defaults to the fulfilment seed. */
+  realWorld?: Partial<RealWorldSettings>;
   logger?: pino.Logger;
   /** Sandbox clock in epoch ms (tests move time by hand); default Date.now. */
   now?: () => number;
@@ -73,18 +81,21 @@ export async function startSandbox(opts: SandboxOptions): Promise<RunningSandbox
     const faults = new Faults(opts.faults);
     const limiter = new RateLimiter(opts.rateLimits ?? DEFAULT_RATE_LIMITS);
     const fulfilment = { current: validateFulfilment({ ...DEFAULT_FULFILMENT, ...opts.fulfilment }) };
+    const answers = new Answers(opts.answers ?? 'spec', { seed: fulfilment.current.seed, ...opts.realWorld });
+    if (answers.realWorld) placeManualOrders(state, catalog, now());
     const timers = new Set<NodeJS.Timeout>();
     const settle = () => state.settleDue(now());
     const submit: SubmitContext = {
       state, catalog, faults, now, settle, inFlight: new Map(), fulfilment: () => fulfilment.current,
+      realWorldFates: () => answers.fates(),
       delay: (ms) => new Promise((resolve) => {
         const t = setTimeout(() => { timers.delete(t); resolve(); }, ms);
         timers.add(t);
       }),
     };
-    const admin = createAdmin({ state, catalog, faults, limiter, fulfilment, now, settle });
+    const admin = createAdmin({ state, catalog, faults, limiter, fulfilment, answers, now, settle });
     const adminToken = opts.adminToken ?? randomBytes(18).toString('base64url');
-    const handler = createHandler({ state, catalog, faults, limiter, admin, adminToken, now, submit, logger: opts.logger });
+    const handler = createHandler({ state, catalog, faults, limiter, admin, adminToken, now, submit, answers, logger: opts.logger });
     const server = createServer((req, res) => {
       handler(req, res).catch((err: unknown) => {
         opts.logger?.error({ err }, 'sandbox handler failed');

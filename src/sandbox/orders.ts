@@ -139,7 +139,10 @@ function resolveOption(given: string, options: readonly { value: string; label: 
 export const rejection = (game: string, error: string): Failure & { body: never } =>
   ({ status: 400, body: { orderCreated: false, status: 'cancelled', game, error } as never });
 
-/** The order as the API shows it: empty fields omitted, plus trxid, pid and createdAt. */
+/**
+ * The order as the spec style shows it: empty fields omitted, plus trxid, pid and createdAt (a
+ * manual order has no trxid). The real-world style starts from this too (real-world.ts).
+ */
 export function publicOrder(o: OrderRecord, now: number, replay = false): Record<string, unknown> {
   const end = o.status === 'processing' ? now : (o.doneAt ?? now);
   const out: Record<string, unknown> = {
@@ -152,7 +155,7 @@ export function publicOrder(o: OrderRecord, now: number, replay = false): Record
   if (o.codes && o.status === 'completed') out.codes = o.codes;
   if (o.status === 'cancelled') { out.error = o.error ?? 'CANCELLED'; out.refunded = o.refunded; }
   if (replay) out.idempotentReplay = true;
-  out.trxid = o.trxid;
+  if (o.source !== 'manual') out.trxid = o.trxid;
   out.pid = o.pid;
   out.createdAt = new Date(o.createdAt).toISOString();
   return out;

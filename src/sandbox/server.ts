@@ -1,15 +1,18 @@
 /**
  * HTTP routing of the sandbox. Public request pipeline (choices.ts has the reasons):
  * admin routes aside → blackhole → settle due orders → key → account state / IP → rate limit
- * → body JSON → route. Unknown routes answer 501 only after all of that, so an
- * unauthenticated probe learns nothing about which paths exist.
+ * → body JSON → (real-world style: a proxy's HTML 502) → route. Unknown routes answer 501 only
+ * after all of that, so an unauthenticated probe learns nothing about which paths exist. Every
+ * public answer is written by Answers.render, in the answer style in force.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
 import { adminRoute, type SandboxAdmin } from './admin.js';
+import type { Answers, ProxyFault, Rendered } from './answers.js';
 import { checkAccount, clientIp, identify, isFailure } from './auth.js';
 import type { Faults } from './faults.js';
 import type { LiveCatalog } from './live-catalog.js';
+import { resolveOrderId } from './order-ids.js';
 import { publicOrder } from './orders.js';
 import type { RateLimiter } from './rate-limit.js';
 import type { AccountRow, SandboxState } from './state.js';
@@ -26,17 +29,23 @@ export interface ServerDeps {
   adminToken: string;
   now: Clock;
   submit: SubmitContext;
+  answers: Answers;
   logger?: Logger | undefined;
 }
 
+type Answer = (status: number, body: unknown, headers?: Record<string, string>, forcedRetryAfter?: boolean) => void;
+
 const MAX_BODY = 1 << 20;
 
-function send(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+function write(res: ServerResponse, r: Rendered): void {
   if (res.writableEnded || res.destroyed) return;
-  const text = JSON.stringify(body);
-  res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(text), ...headers });
-  res.end(text);
+  res.writeHead(r.status, { ...r.headers, 'content-length': Buffer.byteLength(r.text) });
+  res.end(r.text);
 }
+
+/** Admin answers: always plain JSON, whatever the answer style. */
+const send = (res: ServerResponse, status: number, body: unknown): void =>
+  write(res, { status, headers: { 'content-type': 'application/json; charset=utf-8' }, text: JSON.stringify(body) });
 
 async function readText(req: IncomingMessage): Promise<string | null> {
   let size = 0;
@@ -62,17 +71,27 @@ export function createHandler(d: ServerDeps): (req: IncomingMessage, res: Server
     if (d.faults.settings.blackhole) return; // never answered; close() destroys the socket
 
     d.submit.settle();
-    const who = identify(req, d.state);
-    if (isFailure(who)) return send(res, who.status, who.body);
     const route = routeName(method, url.pathname);
+    const call = d.answers.nextCall();
+    const render = (status: number, body: unknown, headers: Record<string, string> = {}, forcedRetryAfter = false) =>
+      d.answers.render(route, status, body, headers, { state: d.state, now: d.now(), call, forcedRetryAfter });
+    const who = identify(req, d.state);
+    if (isFailure(who)) return write(res, render(who.status, who.body));
     const now = d.now();
     const entry: CallLogEntry = { t: now, method, route, status: 0, account: who.fp, admitted: false };
     d.limiter.record(entry);
     d.limiter.noteArrival(now, method, route, who.fp);
-    const answer = (status: number, body: unknown, headers?: Record<string, string>) => {
+    const log = (status: number) => {
       entry.status = status;
       d.logger?.debug({ method, route, status, account: who.fp }, 'sandbox call');
-      send(res, status, body, headers);
+    };
+    const answer: Answer = (status, body, headers, forcedRetryAfter) => {
+      log(status);
+      write(res, render(status, body, headers, forcedRetryAfter));
+    };
+    const proxyPage = () => {
+      log(502);
+      write(res, d.answers.proxyPage(call));
     };
 
     const denied = checkAccount(who, clientIp(req));
@@ -85,7 +104,7 @@ export function createHandler(d: ServerDeps): (req: IncomingMessage, res: Server
       d.limiter.noteForced(now, forced.retryAfterSec);
       const retryAfter = forced.format === 'http-date'
         ? new Date(now + forced.retryAfterSec * 1000).toUTCString() : String(forced.retryAfterSec);
-      return answer(429, { success: false, code: 'RATE_LIMIT', error: 'TOO MANY REQUESTS' }, { 'retry-after': retryAfter });
+      return answer(429, { success: false, code: 'RATE_LIMIT', error: 'TOO MANY REQUESTS' }, { 'retry-after': retryAfter }, true);
     }
     const admission = d.limiter.admit(who.fp, now);
     if (!admission.ok) {
@@ -100,12 +119,15 @@ export function createHandler(d: ServerDeps): (req: IncomingMessage, res: Server
       if (!parsed) return answer(401, { success: false, error: 'INVALID JSON' });
       body = parsed.value;
     }
-    await route_(d, who, route, url, body, answer, res);
+    // A proxy in front of the API fails the call: before it reaches the API, or after (POST /orders).
+    const proxy = d.answers.proxyFault(route, call);
+    if (proxy === 'before') return proxyPage();
+    await route_(d, who, route, url, body, answer, res, proxy, proxyPage);
   };
 }
 
 async function route_(d: ServerDeps, who: AccountRow, route: string, url: URL, body: unknown,
-  answer: (status: number, body: unknown) => void, res: ServerResponse): Promise<void> {
+  answer: Answer, res: ServerResponse, proxy: ProxyFault, proxyPage: () => void): Promise<void> {
   const now = d.now();
   switch (route) {
     case 'GET /services': return answer(200, { success: true, services: d.catalog.services() });
@@ -115,8 +137,8 @@ async function route_(d: ServerDeps, who: AccountRow, route: string, url: URL, b
     case 'GET /balance': return answer(200, { success: true, balanceUsd: toUsd(who.balanceMicros), currency: 'USD' });
     case 'GET /history': return answer(200, history(d.state, who.fp, url.searchParams, now));
     case 'GET /orders/:orderId': {
-      const id = decodeURIComponent(url.pathname.slice('/orders/'.length));
-      const o = d.state.order(id);
+      const id = resolveOrderId(decodeURIComponent(url.pathname.slice('/orders/'.length)));
+      const o = id === undefined ? undefined : d.state.order(id);
       if (!o || o.account !== who.fp) return answer(404, { success: false, error: 'ORDER NOT FOUND' });
       return answer(200, publicOrder(o, now));
     }
@@ -126,6 +148,8 @@ async function route_(d: ServerDeps, who: AccountRow, route: string, url: URL, b
         res.socket?.destroy();
         return;
       }
+      // The order (if one was made) stands; only its answer is lost behind the proxy.
+      if (proxy === 'after') return proxyPage();
       return answer(out.status, out.body);
     }
     default: return answer(501, { success: false, error: 'NOT IMPLEMENTED' });

@@ -20,7 +20,8 @@ CREATE TABLE IF NOT EXISTS orders (
   pack_name TEXT NOT NULL, amount_micros INTEGER NOT NULL, quantity INTEGER, user_id TEXT,
   server_id TEXT, more_id TEXT, zone_id TEXT, codes TEXT, status TEXT NOT NULL, error TEXT,
   refunded INTEGER NOT NULL DEFAULT 0, created_at INTEGER NOT NULL, settle_at INTEGER,
-  settle_to TEXT, done_at INTEGER);
+  settle_to TEXT, done_at INTEGER, refund_on_cancel INTEGER NOT NULL DEFAULT 1,
+  source TEXT NOT NULL DEFAULT 'api');
 CREATE INDEX IF NOT EXISTS orders_account ON orders(account, created_at DESC, seq DESC);
 CREATE INDEX IF NOT EXISTS orders_due ON orders(status, settle_at);
 CREATE TABLE IF NOT EXISTS ledger (
@@ -29,6 +30,12 @@ CREATE TABLE IF NOT EXISTS ledger (
 CREATE TABLE IF NOT EXISTS stock (id TEXT PRIMARY KEY, qty INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS product_overrides (id TEXT PRIMARY KEY, price REAL, status TEXT);
 `;
+
+/** Columns added after the first state files were written; an older file gets them with their defaults. */
+const ADDED_COLUMNS: [name: string, ddl: string][] = [
+  ['refund_on_cancel', 'refund_on_cancel INTEGER NOT NULL DEFAULT 1'],
+  ['source', "source TEXT NOT NULL DEFAULT 'api'"],
+];
 
 export const keyHash = (apiKey: string): string => createHash('sha256').update(apiKey).digest('hex');
 /** The only way an account is named in logs, admin views and the database. */
@@ -46,6 +53,7 @@ function toOrder(r: Row): OrderRecord {
     status: r.status as OrderRecord['status'], error: r.error as string | null, refunded: r.refunded === 1,
     createdAt: r.created_at as number, settleAt: r.settle_at as number | null,
     settleTo: r.settle_to as OrderRecord['settleTo'], doneAt: r.done_at as number | null,
+    refundOnCancel: r.refund_on_cancel !== 0, source: r.source === 'manual' ? 'manual' : 'api',
   };
 }
 
@@ -64,6 +72,8 @@ export class SandboxState {
     this.db.pragma('journal_mode = WAL');
     this.db.pragma('busy_timeout = 2000');
     this.db.exec(SCHEMA);
+    const have = new Set((this.db.prepare('PRAGMA table_info(orders)').all() as { name: string }[]).map((c) => c.name));
+    for (const [name, ddl] of ADDED_COLUMNS) if (!have.has(name)) this.db.exec(`ALTER TABLE orders ADD COLUMN ${ddl}`);
   }
 
   close(): void { this.db.close(); }
@@ -145,21 +155,40 @@ export class SandboxState {
 
   /**
    * Charges, takes stock and creates the order in one transaction; the `orderId` comes from the
-   * row's sequence so it is unique across restarts.
+   * row's sequence so it is unique across restarts. An order created already cancelled (a
+   * real-world failure at submit) gets its refund, if it has one, in the same transaction.
    */
   createOrder(o: Omit<OrderRecord, 'orderId'>, stockTaken: number): OrderRecord {
     return this.db.transaction(() => {
+      const refunded = o.status === 'cancelled' && o.refundOnCancel;
       const info = this.db.prepare(`INSERT INTO orders (order_id, account, idem_key, trxid, pid, game, pack_name,
         amount_micros, quantity, user_id, server_id, more_id, zone_id, codes, status, error, refunded, created_at,
-        settle_at, settle_to, done_at) VALUES ('pending-' || hex(randomblob(8)), @account, @idemKey, @trxid, @pid, @game,
-        @packName, @amountMicros, @quantity, @userId, @serverId, @moreId, @zoneId, @codes, @status, @error, 0,
-        @createdAt, @settleAt, @settleTo, @doneAt)`).run({ ...o, codes: o.codes ? JSON.stringify(o.codes) : null });
+        settle_at, settle_to, done_at, refund_on_cancel, source) VALUES ('pending-' || hex(randomblob(8)), @account,
+        @idemKey, @trxid, @pid, @game, @packName, @amountMicros, @quantity, @userId, @serverId, @moreId, @zoneId, @codes,
+        @status, @error, @refunded, @createdAt, @settleAt, @settleTo, @doneAt, @refundOnCancel, @source)`)
+        .run({ ...o, codes: o.codes ? JSON.stringify(o.codes) : null, refunded: refunded ? 1 : 0, refundOnCancel: o.refundOnCancel ? 1 : 0 });
       const orderId = `ORD${String(1_000_000 + Number(info.lastInsertRowid))}`;
+      // A manual order was not placed through the API: it has no trxid, and neither has its charge.
+      const trxid = o.source === 'manual' ? null : o.trxid;
       this.db.prepare('UPDATE orders SET order_id = ? WHERE seq = ?').run(orderId, info.lastInsertRowid);
       this.db.prepare('UPDATE accounts SET balance_micros = balance_micros - ? WHERE fp = ?').run(o.amountMicros, o.account);
-      this.ledgerAdd(o.createdAt, o.account, 'charge', orderId, o.trxid, -o.amountMicros);
+      this.ledgerAdd(o.createdAt, o.account, 'charge', orderId, trxid, -o.amountMicros);
+      if (refunded) {
+        this.db.prepare('UPDATE accounts SET balance_micros = balance_micros + ? WHERE fp = ?').run(o.amountMicros, o.account);
+        this.ledgerAdd(o.createdAt, o.account, 'refund', orderId, trxid, o.amountMicros);
+      }
       if (stockTaken > 0) this.db.prepare('UPDATE stock SET qty = qty - ? WHERE id = ?').run(stockTaken, o.pid);
-      return { ...o, orderId };
+      return { ...o, orderId, refunded };
+    })();
+  }
+
+  /** Creates the account's manual order unless it has one or cannot pay for it (real-world.ts). */
+  createManualOrder(o: Omit<OrderRecord, 'orderId'>): OrderRecord | undefined {
+    return this.db.transaction(() => {
+      if (this.orderByIdemKey(o.idemKey)) return undefined;
+      const a = this.account(o.account);
+      if (!a || a.balanceMicros < o.amountMicros) return undefined;
+      return this.createOrder(o, 0);
     })();
   }
 
@@ -196,9 +225,13 @@ export class SandboxState {
     this.db.transaction(() => {
       for (const r of due.map(toOrder)) {
         if (r.settleTo === 'cancelled') {
-          this.db.prepare("UPDATE orders SET status = 'cancelled', error = 'INVALID PLAYER', refunded = 1, done_at = settle_at WHERE order_id = ?").run(r.orderId);
-          this.db.prepare('UPDATE accounts SET balance_micros = balance_micros + ? WHERE fp = ?').run(r.amountMicros, r.account);
-          this.ledgerAdd(r.settleAt ?? now, r.account, 'refund', r.orderId, r.trxid, r.amountMicros);
+          this.db.prepare("UPDATE orders SET status = 'cancelled', error = 'INVALID PLAYER', refunded = ?, done_at = settle_at WHERE order_id = ?")
+            .run(r.refundOnCancel ? 1 : 0, r.orderId);
+          // An unrefunded cancel keeps the charge: no refund entry, the balance stays down.
+          if (r.refundOnCancel) {
+            this.db.prepare('UPDATE accounts SET balance_micros = balance_micros + ? WHERE fp = ?').run(r.amountMicros, r.account);
+            this.ledgerAdd(r.settleAt ?? now, r.account, 'refund', r.orderId, r.trxid, r.amountMicros);
+          }
         } else {
           this.db.prepare("UPDATE orders SET status = 'completed', done_at = settle_at WHERE order_id = ?").run(r.orderId);
         }

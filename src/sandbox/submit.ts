@@ -7,7 +7,7 @@ import type { AccountRow, SandboxState } from './state.js';
 import type { Failure } from './auth.js';
 import { isFailure } from './auth.js';
 import type { Faults } from './faults.js';
-import { decideTopUp, makeCodes } from './fulfilment.js';
+import { decideTopUp, makeCodes, type RealWorldFates } from './fulfilment.js';
 import { isKeyOrCard, isStockBased, type LiveCatalog } from './live-catalog.js';
 import { idempotencyKeyOf, type Plan, publicOrder, readBody, rejection, validate } from './orders.js';
 import type { Clock, FulfilmentSettings, OrderRecord } from './types.js';
@@ -22,6 +22,8 @@ export interface SubmitContext {
   inFlight: Map<string, string>;
   delay: (ms: number) => Promise<void>;
   settle: () => void;
+  /** The real-world fates while that style is on, else null. */
+  realWorldFates: () => RealWorldFates | null;
 }
 
 export type SubmitOutcome = { status: number; body: unknown } | { drop: true };
@@ -95,13 +97,13 @@ function create(ctx: SubmitContext, account: AccountRow, plan: Plan, idemKey: st
   const f = ctx.fulfilment();
   const keyOrCard = isKeyOrCard(product);
   const fate = keyOrCard
-    ? { status: 'completed' as const, settleAt: null, settleTo: null, doneAt: now }
-    : decideTopUp(f, body.trxid, plan.userId, now);
+    ? { status: 'completed' as const, settleAt: null, settleTo: null, doneAt: now, refundOnCancel: true, error: null }
+    : decideTopUp(f, body.trxid, plan.userId, now, ctx.realWorldFates());
   return ctx.state.createOrder({
     account: account.fp, idemKey, trxid: body.trxid, pid: product.id, game: product.slug,
     packName: product.serviceName, amountMicros: plan.amountMicros, quantity: keyOrCard ? quantity : null,
     userId: plan.userId, serverId: plan.serverId, moreId: plan.moreId, zoneId: plan.zoneId,
     codes: keyOrCard ? makeCodes(product.slug, f.seed, body.trxid, quantity) : null,
-    error: null, refunded: false, createdAt: now, ...fate,
+    refunded: false, createdAt: now, source: 'api', ...fate,
   }, isStockBased(product) ? quantity : 0);
 }

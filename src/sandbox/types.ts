@@ -65,6 +65,36 @@ export const DEFAULT_FULFILMENT: FulfilmentSettings = Object.freeze({
   seed: 0,
 }) as FulfilmentSettings;
 
+/**
+ * How answers are written (choices.ts, "Answer styles"): `spec` is the spec's exact types;
+ * `real-world` writes them the way real deployments of this API do (real-world.ts).
+ */
+export type AnswerStyle = 'spec' | 'real-world';
+export const ANSWER_STYLES: readonly AnswerStyle[] = ['spec', 'real-world'];
+
+/** Knobs of the real-world style; every draw is uniform(seed, …) (fulfilment.ts). */
+export interface RealWorldSettings {
+  /** Share of public calls answered by a proxy's HTML 502 page; for POST /orders half come after the order was made. 0 disables. */
+  htmlShare: number;
+  /** Share of failing top-ups that fail at submit (200, orderCreated, cancelled) instead of after processing. */
+  instantFailShare: number;
+  /** Share of failing top-ups cancelled WITHOUT a refund: the charge stays in the ledger. */
+  unrefundedShare: number;
+  /** Share of key/card orders that report completed without codes until `lateCodesMs` after placement. */
+  lateCodesShare: number;
+  lateCodesMs: [number, number];
+  seed: number;
+}
+
+export const DEFAULT_REAL_WORLD: RealWorldSettings = Object.freeze({
+  htmlShare: 0.025,
+  instantFailShare: 0.5,
+  unrefundedShare: 0.5,
+  lateCodesShare: 0.3,
+  lateCodesMs: [1000, 4000],
+  seed: 0,
+}) as RealWorldSettings;
+
 export const DEFAULT_RATE_LIMITS: readonly RateWindow[] = Object.freeze([
   { limit: 40, windowMs: 1000 },
   { limit: 200, windowMs: 60_000 },
@@ -122,6 +152,10 @@ export interface OrderRecord {
   status: OrderStatus;
   error: string | null;
   refunded: boolean;
+  /** Whether a cancel gives the money back; decided at placement (real-world: not always). */
+  refundOnCancel: boolean;
+  /** 'manual': placed outside the API (real-world.ts), never settles, has no trxid. */
+  source: 'api' | 'manual';
   createdAt: number;
   settleAt: number | null;
   settleTo: 'completed' | 'cancelled' | null;

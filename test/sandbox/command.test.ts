@@ -49,10 +49,24 @@ describe('topup sandbox command', () => {
     await done;
   });
 
+  it('--answers real-world answers like a real deployment and says so; --html-share sets the 502 share', async () => {
+    const { lines, done } = await run(['--port', '0', '--api-key', 'cli-secret-key', '--admin-token', 'tok', '--answers', 'real-world', '--html-share', '0', '--seed', '4']);
+    expect(lines[0]).toMatch(/^Sandbox listening on http:\/\/127\.0\.0\.1:\d+ \(admin token: tok\), real-world answers\n$/);
+    const url = /(http:\/\/[^ ]+)/.exec(lines[0] as string)?.[1] as string;
+    const bal = (await (await fetch(`${url}/balance`, { headers: { 'x-api-key': 'cli-secret-key' } })).json()) as any;
+    expect(typeof bal.balanceUsd).toBe('string');
+    const answers = (await (await fetch(`${url}/__sandbox/answers`, { headers: { 'x-sandbox-admin': 'tok' } })).json()) as any;
+    expect(answers.answers).toMatchObject({ style: 'real-world', htmlShare: 0, seed: 4 });
+    signal('SIGINT');
+    await done;
+  });
+
   it('rejects a bad option value', async () => {
     const program = new Command('topup').exitOverride().configureOutput({ writeErr: () => {} });
     registerSandboxCommand(program);
     await expect(program.parseAsync(['node', 'topup', 'sandbox', '--api-key', 'abcdefgh1', '--fail-share', '2'])).rejects.toThrow(/fail-share/);
     await expect(program.parseAsync(['node', 'topup', 'sandbox', '--port', '0'])).rejects.toThrow(/API key/);
+    await expect(program.parseAsync(['node', 'topup', 'sandbox', '--api-key', 'abcdefgh1', '--answers', 'realistic'])).rejects.toThrow(/answers/);
+    await expect(program.parseAsync(['node', 'topup', 'sandbox', '--api-key', 'abcdefgh1', '--html-share', '1.5'])).rejects.toThrow(/html-share/);
   });
 });

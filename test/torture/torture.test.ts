@@ -2,27 +2,29 @@
  * The short torture run inside `npm test`: the --quick scenarios that fit in about two minutes
  * (power-cut runs in `npm run torture -- --quick`). Every figure must be at its
  * target. A failure names the seed and the command that replays the scenario exactly; set
- * TORTURE_SEED to pin the seed here.
+ * TORTURE_SEED to pin the seed here, and TORTURE_ANSWERS=real-world to run the scenarios against
+ * a sandbox that answers like a real deployment.
  */
 import { describe, expect, it } from 'vitest';
 import { runScenario, type ScenarioResult } from '../../torture/lib.js';
 import { SCENARIOS } from '../../torture/scenarios/index.js';
 
 const SEED = process.env.TORTURE_SEED ? Number(process.env.TORTURE_SEED) : Math.floor(Math.random() * 2 ** 31);
+const ANSWERS = process.env.TORTURE_ANSWERS === 'real-world' ? 'real-world' : 'spec';
 const IN_NPM_TEST = ['sigkill', 'lost-responses', 'duplicate-in-flight', 'rate', 'retry-after', 'conditions', 'resubmit', 'same-csv', 'swallow'];
 
 const cache = new Map<string, Promise<ScenarioResult>>();
 const run = (name: string) => {
   if (!cache.has(name)) {
     const s = SCENARIOS.find((x) => x.name === name)!;
-    cache.set(name, runScenario(s, { quick: true, seed: SEED, log: () => {} }));
+    cache.set(name, runScenario(s, { quick: true, seed: SEED, answers: ANSWERS, log: () => {} }));
   }
   return cache.get(name)!;
 };
 
 const describeLine = (r: ScenarioResult) => `seed ${r.seed}; reproduce: ${r.reproduce}`;
 
-describe(`torture --quick (seed ${SEED})`, () => {
+describe(`torture --quick (seed ${SEED}, ${ANSWERS} answers)`, () => {
   for (const name of IN_NPM_TEST) {
     it(`${name}: every figure at its target`, async () => {
       const r = await run(name);
