@@ -15,13 +15,19 @@ import { ApiError, coerceError, type ApiAnswer } from '../errors.js';
 import type { Runtime } from '../runtime.js';
 import type { Row } from '../store/rows.js';
 import { crashPoint } from '../crash-points.js';
-import { describeMismatches, factsFor, MAX_CODE_READS, mismatches } from '../order-match.js';
+import { describeMismatches, factsFor, MAX_CODE_READS, mismatches, needsCodes } from '../order-match.js';
 import { gameNamesOf } from '../dispatch/sender.js';
 
 const HISTORY_WINDOW = 200;
 const PAGE_SIZE = 50;
 /** Orders read with GET /orders/:id in one round when history cannot serve them (the rest wait a round). */
 const ONE_BY_ONE_PER_ROUND = 100;
+/**
+ * Gaps between reads of a completed key/card order that came without codes (at least the poll
+ * interval each): suppliers deliver codes late, sometimes minutes late. About 4 minutes in all
+ * before it is given up as "codes missing".
+ */
+const CODE_READ_GAPS_MS = [5_000, 15_000, 30_000, 60_000, 120_000];
 
 /** 401/403: every route fails until the account works again; the runner pauses, rows are not blamed. */
 export function isAccountProblem(err: unknown): boolean {
@@ -74,7 +80,7 @@ export class Poller {
     const { facts, awaitingCodes } = factsFor(row, { ...order, orderId: row.orderId! });
     let note: string | null = null;
     if (awaitingCodes) {
-      const reads = rt.rows.codesAwaited(row.batchId, row.idx, now, nextPollAt, copy);
+      const reads = rt.rows.codesAwaited(row.batchId, row.idx, now, Math.max(nextPollAt, now + (CODE_READ_GAPS_MS[row.codeReads] ?? 0)), copy);
       if (reads < MAX_CODE_READS) return false;
       facts.status = 'completed';
       note = `CODES MISSING: the API reported order ${row.orderId} completed but gave no codes in ${reads} reads; ask the supplier for them`;
@@ -180,8 +186,11 @@ export class Poller {
     const byOrder = new Map(orders.filter((o) => o.orderId !== undefined).map((o) => [o.orderId!, o]));
     const at = Date.now();
     for (const row of this.#rt.rows.processingByOrderIds([...byOrder.keys()])) {
-      byId.delete(row.orderId!);
       const o = byOrder.get(row.orderId!)!;
+      // History lists often leave codes out: a key order it shows completed without codes is read
+      // with GET /orders/:id (if due now), and only that read counts towards "codes missing".
+      if (o.status === 'completed' && needsCodes(row) && (o.codes?.length ?? 0) === 0) continue;
+      byId.delete(row.orderId!);
       if (this.apply(row, o, next, { route: 'GET /history', status: 200, at, body: o.raw })) result.updated++;
     }
   }
