@@ -56,7 +56,7 @@ function problemOnce(log: Logger, route: string, problem: string): void {
 export function openRuntime(config: Config, log: Logger, apiUrl: string): Runtime {
   ensureHomeFolders(config);
   const db = openDb(config.dbPath);
-  const scheduler = new RateScheduler(db, config.rateLimits, config.rateMarginMs, config.requestTimeoutMs);
+  const scheduler = new RateScheduler(db, config.rateLimits, config.rateMarginMs, config.requestTimeoutMs, { maxHoldMs: config.retryAfterMaxMs });
   const callCounts: Record<string, number> = {};
   const client = new ResellerClient({
     baseUrl: apiUrl,

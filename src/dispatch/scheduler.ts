@@ -14,6 +14,12 @@
  * The margin stretches each window by `marginMs` more (clock skew, network jitter): a margin in
  * time costs far less throughput than one in count. A call whose process died before it was
  * answered counts until its start + the request timeout. A Retry-After holds every call.
+ *
+ * All these times are on the monotonic clock every process on this machine shares (clock.ts), so
+ * a step of the wall clock (NTP, a resumed VM) neither freezes the gate, when call times would lie
+ * in the future, nor lets a burst through, when they would all look old. A stored time further
+ * ahead than any wait could be (written before a reboot, or by a version that stored wall time)
+ * is stale and dropped; no wait is ever longer than the longest window plus the request timeout.
  */
 import PQueue from 'p-queue';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -22,8 +28,10 @@ import type { RateWindow } from '../config.js';
 import type { Db } from '../store/db.js';
 import type { Statement } from 'better-sqlite3';
 import { MetaStore } from '../store/meta.js';
+import { systemClock, type Clock } from '../clock.js';
 
-const HOLD_KEY = 'rate.hold_until';
+/** Monotonic ms until which every call is held (a Retry-After). */
+const HOLD_KEY = 'rate.hold_until_mono';
 
 export interface SchedulerStats {
   admitted: number;
@@ -44,9 +52,17 @@ export class RateScheduler implements CallGate {
   #sinceprune = 0;
   readonly stats: SchedulerStats = { admitted: 0, waitedMs: 0, byRoute: {} };
 
-  constructor(db: Db, windows: readonly RateWindow[], marginMs: number, requestTimeoutMs = 15_000) {
+  /** Monotonic time (clock.ts): shared by every process on this machine, immune to wall-clock steps. */
+  readonly #now: () => number;
+  /** Longest a Retry-After may hold calls; a stored hold further ahead is stale. */
+  readonly #maxHoldMs: number;
+
+  constructor(db: Db, windows: readonly RateWindow[], marginMs: number, requestTimeoutMs = 15_000, opts: { clock?: Clock; maxHoldMs?: number } = {}) {
     if (windows.length === 0) throw new TypeError('RateScheduler needs at least one window');
     this.#db = db;
+    const clock = opts.clock ?? systemClock;
+    this.#now = () => clock.mono();
+    this.#maxHoldMs = (opts.maxHoldMs ?? 300_000) + marginMs;
     this.#meta = new MetaStore(db);
     this.#windows = [...windows];
     this.#marginMs = marginMs;
@@ -66,11 +82,17 @@ export class RateScheduler implements CallGate {
     const prune = db.prepare('DELETE FROM api_calls WHERE t <= ?');
     this.#markDone = db.prepare('UPDATE api_calls SET done = ? WHERE rowid = ?');
     const timeout = requestTimeoutMs;
+    // Nothing a window needs can lie ahead of now: such times were written before a reboot (the
+    // monotonic clock restarted) or by a version that stored wall time. They would freeze the gate.
+    const longestWait = this.#longestMs + timeout;
+    const start = this.#now();
+    db.prepare('DELETE FROM api_calls WHERE t > ?').run(start + 1_000);
+    if (Number(this.#meta.get(HOLD_KEY) ?? 0) > start + this.#maxHoldMs) this.#meta.delete(HOLD_KEY);
     // Returns 0 when the call was recorded (admitted), else how long to wait.
     this.#admitTx = db
       .transaction((now: number): number => {
         const hold = Number(this.#meta.get(HOLD_KEY) ?? 0);
-        if (hold > now) return -(hold - now);
+        if (hold > now) return -Math.min(hold - now, this.#maxHoldMs);
         let wait = 0;
         const last = (lastStart.get() as { t: number | null }).t;
         if (last !== null && now - last < spacingMs) wait = last + spacingMs - now;
@@ -83,7 +105,7 @@ export class RateScheduler implements CallGate {
             wait = Math.max(wait, e + w.windowMs + this.#marginMs - now + 1);
           }
         }
-        if (wait > 0) return -wait;
+        if (wait > 0) return -Math.min(wait, longestWait);
         const id = Number(insert.run(now).lastInsertRowid);
         if (++this.#sinceprune >= 200) {
           this.#sinceprune = 0;
@@ -101,23 +123,23 @@ export class RateScheduler implements CallGate {
   acquire(call: CallInfo, signal?: AbortSignal): Promise<() => void> {
     return this.#queue.add(
       async () => {
-        const started = Date.now();
+        const started = this.#now();
         let id: number;
         for (;;) {
           signal?.throwIfAborted();
-          id = this.#admitTx.immediate(Date.now());
+          id = this.#admitTx.immediate(this.#now());
           if (id > 0) break;
           await sleep(-id, undefined, signal ? { signal } : undefined);
         }
         this.stats.admitted++;
-        this.stats.waitedMs += Date.now() - started;
+        this.stats.waitedMs += this.#now() - started;
         this.stats.byRoute[call.route] = (this.stats.byRoute[call.route] ?? 0) + 1;
         let answered = false;
         return () => {
           if (answered) return;
           answered = true;
           try {
-            this.#markDone.run(Date.now(), id);
+            this.#markDone.run(this.#now(), id);
           } catch {
             // The store is closing: the call then counts until its start + timeout, the safe side.
           }
@@ -128,7 +150,7 @@ export class RateScheduler implements CallGate {
   }
 
   holdOff(ms: number): void {
-    const until = Date.now() + ms + this.#marginMs;
+    const until = this.#now() + Math.min(ms + this.#marginMs, this.#maxHoldMs);
     this.#db.transaction(() => {
       const current = Number(this.#meta.get(HOLD_KEY) ?? 0);
       if (until > current) this.#meta.set(HOLD_KEY, String(until));
@@ -144,8 +166,13 @@ export class RateScheduler implements CallGate {
   }
 
   /** When the next call could be admitted, ignoring priority: 0 when now. For status displays. */
-  holdRemainingMs(now = Date.now()): number {
-    return Math.max(0, Number(this.#meta.get(HOLD_KEY) ?? 0) - now);
+  holdRemainingMs(now = this.#now()): number {
+    return Math.min(this.#maxHoldMs, Math.max(0, Number(this.#meta.get(HOLD_KEY) ?? 0) - now));
+  }
+
+  /** Calls started in the last `ms` (for status displays and metrics). */
+  callsWithin(ms: number): number {
+    return (this.#db.prepare('SELECT count(*) AS n FROM api_calls WHERE t > ?').get(this.#now() - ms) as { n: number }).n;
   }
 
   async onIdle(): Promise<void> {

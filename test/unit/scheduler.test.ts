@@ -7,7 +7,10 @@ import { RateScheduler } from '../../src/dispatch/scheduler.js';
 
 const dbPath = () => join(mkdtempSync(join(tmpdir(), 'sched-')), 'topup.db');
 
-/** The worst number of admissions in any window of `windowMs`, from the store's own call log. */
+/** Admission times as the gate recorded them (its own call log), not as a test callback saw them later. */
+const logged = (db: ReturnType<typeof openDb>): number[] => (db.prepare('SELECT t FROM api_calls ORDER BY t').all() as { t: number }[]).map((r) => r.t);
+
+/** The worst number of admissions in any window of `windowMs`. */
 function worst(times: number[], windowMs: number): number {
   const t = [...times].sort((a, b) => a - b);
   let best = 0;
@@ -23,8 +26,9 @@ describe('RateScheduler (sliding windows over a call log in SQLite)', () => {
   it('never admits more than the limit in any rolling window, for both windows at once', async () => {
     const db = openDb(dbPath());
     const s = new RateScheduler(db, [{ limit: 5, windowMs: 200 }, { limit: 12, windowMs: 1000 }], 10);
-    const admitted: number[] = [];
-    await Promise.all(Array.from({ length: 30 }, () => s.acquire({ route: 'submit', method: 'POST', priority: 30 }).then((done) => { done(); admitted.push(Date.now()); })));
+    await Promise.all(Array.from({ length: 30 }, () => s.acquire({ route: 'submit', method: 'POST', priority: 30 }).then((done) => done())));
+    const admitted = logged(db);
+    expect(admitted).toHaveLength(30);
     expect(worst(admitted, 200)).toBeLessThanOrEqual(5);
     expect(worst(admitted, 1000)).toBeLessThanOrEqual(12);
     // 30 calls at 12 per second take at least 2 full windows.
@@ -38,9 +42,10 @@ describe('RateScheduler (sliding windows over a call log in SQLite)', () => {
     const b = openDb(path);
     const sa = new RateScheduler(a, [{ limit: 6, windowMs: 500 }], 10);
     const sb = new RateScheduler(b, [{ limit: 6, windowMs: 500 }], 10);
-    const admitted: number[] = [];
-    const go = (s: RateScheduler) => s.acquire({ route: 'order', method: 'GET', priority: 20 }).then((done) => { done(); admitted.push(Date.now()); });
+    const go = (s: RateScheduler) => s.acquire({ route: 'order', method: 'GET', priority: 20 }).then((done) => done());
     await Promise.all([...Array.from({ length: 9 }, () => go(sa)), ...Array.from({ length: 9 }, () => go(sb))]);
+    const admitted = logged(a);
+    expect(admitted).toHaveLength(18);
     expect(worst(admitted, 500)).toBeLessThanOrEqual(6);
     a.close();
     b.close();
@@ -120,6 +125,44 @@ describe('RateScheduler (sliding windows over a call log in SQLite)', () => {
     await Promise.all(p);
     // The report was first in and already waits at the head; the rest go strictly by priority.
     expect(order).toEqual(['report', 'submit', 'poll']);
+    db.close();
+  });
+});
+
+describe('RateScheduler and a clock that steps', () => {
+  /** Wall time steps when told to; monotonic time runs on with the real one. */
+  const steppingClock = () => {
+    let wallOffset = 0;
+    return { now: () => Date.now() + wallOffset, mono: () => Number(process.hrtime.bigint() / 1_000_000n), step: (ms: number) => void (wallOffset += ms) };
+  };
+
+  it('a wall clock stepped back by hours neither freezes calls nor lets a burst through: windows run on the monotonic clock', async () => {
+    const db = openDb(dbPath());
+    const clock = steppingClock();
+    const s = new RateScheduler(db, [{ limit: 3, windowMs: 300 }], 0, 1_000, { clock });
+    for (let i = 0; i < 3; i++) (await s.acquire({ route: 'balance', method: 'GET', priority: 10 }))();
+    clock.step(-3 * 3_600_000);
+    const t0 = Date.now();
+    (await s.acquire({ route: 'balance', method: 'GET', priority: 10 }))();
+    // The fourth call waited for the window (not 3 h, not 0).
+    expect(Date.now() - t0).toBeLessThan(1_000);
+    expect(worst(logged(db), 300)).toBeLessThanOrEqual(3);
+    clock.step(+6 * 3_600_000);
+    for (let i = 0; i < 3; i++) (await s.acquire({ route: 'balance', method: 'GET', priority: 10 }))();
+    expect(worst(logged(db), 300)).toBeLessThanOrEqual(3);
+    db.close();
+  });
+
+  it('call times and a hold left from before a reboot (or stored as wall time by an older version) are dropped, not waited for', async () => {
+    const path = dbPath();
+    const db = openDb(path);
+    db.prepare('INSERT INTO api_calls (t) VALUES (?)').run(Date.now()); // a wall-clock time: far ahead of any monotonic one
+    db.prepare(`INSERT INTO meta (key, value) VALUES ('rate.hold_until_mono', ?)`).run(String(Number(process.hrtime.bigint() / 1_000_000n) + 86_400_000));
+    const s = new RateScheduler(db, [{ limit: 1, windowMs: 1_000 }], 0, 1_000, { maxHoldMs: 5_000 });
+    const t0 = Date.now();
+    (await s.acquire({ route: 'balance', method: 'GET', priority: 10 }))();
+    expect(Date.now() - t0).toBeLessThan(500);
+    expect(s.holdRemainingMs()).toBe(0);
     db.close();
   });
 });
