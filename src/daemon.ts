@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import type { Config } from './config.js';
 import { createLogger, type Logger } from './log.js';
 import { openRuntime, ensureHomeFolders, type Runtime } from './runtime.js';
-import { Runner } from './runner.js';
+import { Runner } from './engine/runner.js';
 import { listReadyFiles, watchInbox, type InboxWatcher } from './intake/watch.js';
 import { startSandbox, type RunningSandbox } from './sandbox/index.js';
 import { Notifier } from './notify/notifier.js';

@@ -32,8 +32,12 @@ export interface Runtime {
   callCounts: Record<string, number>;
   /** The API's clock from its last Date header, against ours, for the doctor's clock check. */
   lastServerDate: { server: number; local: number } | null;
+  /** Listens to every API call of this process as it ends (route, status, duration): the runner's `call` events. */
+  onCall(listener: CallListener): () => void;
   close(): Promise<void>;
 }
+
+export type CallListener = (call: { route: RouteName; status: number | undefined; ms: number }) => void;
 
 export function ensureHomeFolders(config: Config): void {
   for (const dir of [config.inboxDir, config.jobsDir, config.outboxDir]) mkdirSync(dir, { recursive: true, mode: 0o700 });
@@ -58,6 +62,7 @@ export function openRuntime(config: Config, log: Logger, apiUrl: string): Runtim
   const db = openDb(config.dbPath);
   const scheduler = new RateScheduler(db, config.rateLimits, config.rateMarginMs, config.requestTimeoutMs, { maxHoldMs: config.retryAfterMaxMs });
   const callCounts: Record<string, number> = {};
+  const callListeners = new Set<CallListener>();
   const client = new ResellerClient({
     baseUrl: apiUrl,
     apiKey: config.apiKey,
@@ -67,7 +72,8 @@ export function openRuntime(config: Config, log: Logger, apiUrl: string): Runtim
     ipFamily: config.ipFamily,
     onProblem: (route, problem) => problemOnce(log, route, problem),
     gate: config.rateWindowMode === 'fixed' ? new FixedWindowGate(config.rateLimits) : scheduler,
-    onResponse: ({ route, status, serverDate }: { route: RouteName; status: number | undefined; serverDate?: string | undefined }) => {
+    onResponse: ({ route, status, ms, serverDate }: { route: RouteName; status: number | undefined; ms: number; serverDate?: string | undefined }) => {
+      for (const l of callListeners) l({ route, status, ms });
       const server = serverDate ? Date.parse(serverDate) : NaN;
       if (!Number.isNaN(server)) runtime.lastServerDate = { server, local: Date.now() };
       callCounts[route] = (callCounts[route] ?? 0) + 1;
@@ -89,6 +95,10 @@ export function openRuntime(config: Config, log: Logger, apiUrl: string): Runtim
     apiUrl,
     callCounts,
     lastServerDate: null,
+    onCall(listener) {
+      callListeners.add(listener);
+      return () => void callListeners.delete(listener);
+    },
     async close() {
       await client.close();
       db.close();

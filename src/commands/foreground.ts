@@ -6,7 +6,7 @@
  * daemon (or a later command) carries the batch on from the store. A second signal exits at once,
  * which is as safe as a crash.
  */
-import { Runner } from '../runner.js';
+import { Runner } from '../engine/runner.js';
 import type { Runtime } from '../runtime.js';
 import type { BatchSummary } from '../outbox/summary.js';
 import type { Notifier } from '../notify/notifier.js';

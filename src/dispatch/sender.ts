@@ -238,13 +238,13 @@ function handleFailure(deps: SenderDeps, row: Row, err: unknown): SendResult {
     }
     case 'account': {
       later(now);
-      if (pauses.pause('account', err.apiCode ?? `HTTP ${err.status ?? 'error'}`, err.reason, now)) deps.onPause('account', err.apiCode ?? '', err.reason);
+      if (pauses.pause('account', err.apiCode ?? `HTTP ${err.status ?? 'error'}`, err.reason)) deps.onPause('account', err.apiCode ?? '', err.reason);
       return 'paused-account';
     }
     case 'paused': {
       later(now);
       const code = err.apiCode ?? `HTTP ${err.status ?? 503}`;
-      if (pauses.pause('maintenance', code, err.reason, now)) deps.onPause('maintenance', code, err.reason);
+      if (pauses.pause('maintenance', code, err.reason)) deps.onPause('maintenance', code, err.reason);
       return 'paused-maintenance';
     }
     case 'retry-later': {

@@ -9,7 +9,7 @@ import { request } from 'undici';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Config } from '../config.js';
 import type { Logger } from '../log.js';
-import type { Runner } from '../runner.js';
+import type { Runner } from '../engine/runner.js';
 
 export type NotificationEvent = 'batch-finished' | 'balance-wait' | 'low-balance' | 'low-balance-cleared' | 'account-problem' | 'maintenance';
 

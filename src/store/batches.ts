@@ -253,6 +253,11 @@ export class BatchStore {
     return (this.#stmt(`SELECT * FROM batches WHERE state IN ('claimed', 'open', 'duplicate') AND finished_at IS NULL ORDER BY seq`).all() as BatchRow[]).map(toBatch);
   }
 
+  /** After the wall clock stepped back: a lease further ahead than one lease length was written on the old clock. */
+  clampLeases(now: number, leaseMs: number): number {
+    return this.#stmt('UPDATE batches SET lease_until = ? WHERE lease_until > ?').run(now + leaseMs, now + leaseMs).changes;
+  }
+
   renewAll(owner: string, now: number, leaseMs: number): void {
     this.#stmt('UPDATE batches SET lease_until = ? WHERE owner = ?').run(now + leaseMs, owner);
   }

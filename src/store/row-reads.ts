@@ -58,6 +58,11 @@ export class RowReads {
     return counts;
   }
 
+  /** Does the batch have rows not sent yet? */
+  hasPending(batchId: string): boolean {
+    return this.stmt(`SELECT 1 FROM rows WHERE batch_id = ? AND state = 'pending' LIMIT 1`).get(batchId) !== undefined;
+  }
+
   /** USD still to be spent on rows that have not been sent (pending) in a batch. */
   unsentTotal(batchId: string): number {
     const r = this.stmt(`SELECT coalesce(sum(expected_usd), 0) AS usd FROM rows WHERE batch_id = ? AND state = 'pending'`).get(batchId) as {

@@ -40,7 +40,22 @@ export interface Doubt {
   state: RowState;
 }
 
+/** Told about every row that moved (after the commit): the runner turns these into typed events. */
+export type RowMoveListener = (batchId: string, idx: number, event: RowEvent, to: RowState) => void;
+
 export class RowStore extends RowReads {
+  /** Listeners of row moves (the runner's events); none by default (commands, reports). */
+  readonly #listeners = new Set<RowMoveListener>();
+
+  onMove(listener: RowMoveListener): () => void {
+    this.#listeners.add(listener);
+    return () => void this.#listeners.delete(listener);
+  }
+
+  #moved(batchId: string, idx: number, event: RowEvent, to: RowState): void {
+    for (const l of this.#listeners) l(batchId, idx, event, to);
+  }
+
   /** Stores every row of a batch in one transaction: a batch is stored whole or not at all. */
   insertAll(batchId: string, rows: Iterable<NewRow>, now: number): number {
     const stmt = this.stmt(
@@ -92,12 +107,19 @@ export class RowStore extends RowReads {
     return (
       `UPDATE rows SET state = ${next}${sets ? `, ${sets}` : ''}, updated_at = @now ` +
       `WHERE ${where} AND state IN (${from.map(q).join(', ')})${opts.guard ? ` AND ${opts.guard}` : ''}` +
-      (opts.returning ? ` RETURNING ${opts.returning}` : '')
+      ` RETURNING idx AS _idx, state AS _state${opts.returning ? `, ${opts.returning}` : ''}`
     );
   }
 
-  #run(sql: string, params: Record<string, unknown>): boolean {
-    return this.stmt(sql).run(params).changes === 1;
+  /** Runs one move; reports each moved row to the listeners. Returns the moved rows (RETURNING). */
+  #go<T extends object = object>(event: RowEvent, sql: string, params: Record<string, unknown>): (T & { _idx: number; _state: RowState })[] {
+    const moved = this.stmt(sql).all(params) as (T & { _idx: number; _state: RowState })[];
+    if (this.#listeners.size > 0) for (const m of moved) this.#moved(params.batchId as string, m._idx, event, m._state);
+    return moved;
+  }
+
+  #run(event: RowEvent, sql: string, params: Record<string, unknown>): boolean {
+    return this.#go(event, sql, params).length === 1;
   }
 
   // ───────────────────────────── sending ─────────────────────────────
@@ -109,8 +131,7 @@ export class RowStore extends RowReads {
    * resent, because only a resend tells whether they were charged.
    */
   markSending(batchId: string, idx: number, a: Actor, busyUntil: number): boolean {
-    return this.#run(
-      this.#sql('send', undefined, `attempts = attempts + 1, first_sent_at = coalesce(first_sent_at, @now), last_sent_at = @now, next_try_at = @busyUntil`, {
+    return this.#run('send', this.#sql('send', undefined, `attempts = attempts + 1, first_sent_at = coalesce(first_sent_at, @now), last_sent_at = @now, next_try_at = @busyUntil`, {
         guard: `EXISTS (SELECT 1 FROM batches b WHERE b.id = @batchId AND b.owner = @owner AND b.lease_until > @now
            AND (b.cancel_requested = 0 OR rows.state = 'resending'))`,
       }),
@@ -121,6 +142,7 @@ export class RowStore extends RowReads {
   /** An answer carried the row's order (already compared with the row): processing, or already ended. */
   placed(batchId: string, idx: number, o: OrderFacts, now: number, nextPollAt: number, extra: { answer?: string | null; note?: string | null } = {}): boolean {
     return this.#run(
+      'placed',
       this.#sql(
         'placed',
         o.status,
@@ -138,19 +160,17 @@ export class RowStore extends RowReads {
    * from `verifyAt` (once the earlier attempt can no longer be in flight).
    */
   refused(batchId: string, idx: number, a: Actor, r: { error: string; code: string | null; verifyAt: number; answer: string | null }): RowState | undefined {
-    const row = this.stmt(
-      this.#sql('refused', undefined, `error = @error, reject_code = @code, next_poll_at = @verifyAt, last_answer = coalesce(@answer, last_answer)`, {
-        guard: LEASED,
-        returning: 'state',
-      }),
-    ).get({ batchId, idx, owner: a.owner, now: a.now, ...r }) as { state: RowState } | undefined;
-    return row?.state;
+    const [row] = this.#go(
+      'refused',
+      this.#sql('refused', undefined, `error = @error, reject_code = @code, next_poll_at = @verifyAt, last_answer = coalesce(@answer, last_answer)`, { guard: LEASED }),
+      { batchId, idx, owner: a.owner, now: a.now, ...r },
+    );
+    return row?._state;
   }
 
   /** Refused because the trxid "was already used": an order with it exists somewhere → searching. */
   trxidUsed(batchId: string, idx: number, a: Actor, r: { error: string; verifyAt: number; answer: string | null }): boolean {
-    return this.#run(
-      this.#sql('trxid-used', 'searching', `error = @error, reject_code = ${q(TRXID_USED_CODE)}, next_poll_at = @verifyAt, last_answer = coalesce(@answer, last_answer)`, {
+    return this.#run('trxid-used', this.#sql('trxid-used', 'searching', `error = @error, reject_code = ${q(TRXID_USED_CODE)}, next_poll_at = @verifyAt, last_answer = coalesce(@answer, last_answer)`, {
         guard: LEASED,
       }),
       { batchId, idx, owner: a.owner, now: a.now, ...r },
@@ -163,15 +183,19 @@ export class RowStore extends RowReads {
    * DUPLICATE_IN_FLIGHT, where the API is still working on it: event `busy`). Returns the doubt.
    */
   noAnswer(batchId: string, idx: number, a: Actor, r: { nextTryAt: number; counted: boolean; answer: string | null }): Doubt | undefined {
-    return this.stmt(
+    const event: RowEvent = r.counted ? 'no-answer' : 'busy';
+    const [row] = this.#go<Doubt>(
+      event,
       this.#sql(
-        r.counted ? 'no-answer' : 'busy',
+        event,
         'resending',
         `doubt_since = coalesce(doubt_since, last_sent_at, @now), doubt_tries = doubt_tries + @counted, next_try_at = @nextTryAt,
          error = NULL, last_answer = coalesce(@answer, last_answer)`,
         { guard: LEASED, returning: 'doubt_since AS doubtSince, doubt_tries AS doubtTries, state' },
       ),
-    ).get({ batchId, idx, owner: a.owner, now: a.now, nextTryAt: r.nextTryAt, counted: r.counted ? 1 : 0, answer: r.answer }) as Doubt | undefined;
+      { batchId, idx, owner: a.owner, now: a.now, nextTryAt: r.nextTryAt, counted: r.counted ? 1 : 0, answer: r.answer },
+    );
+    return row;
   }
 
   /**
@@ -179,23 +203,21 @@ export class RowStore extends RowReads {
    * goes back to pending; a row already in doubt stays resending. `note` says why it waits.
    */
   notCreated(batchId: string, idx: number, a: Actor, r: { nextTryAt: number; note: string | null; answer: string | null }): boolean {
-    return this.#run(
-      this.#sql('not-created', undefined, `next_try_at = @nextTryAt, error = @note, last_answer = coalesce(@answer, last_answer)`, { guard: LEASED }),
+    return this.#run('not-created', this.#sql('not-created', undefined, `next_try_at = @nextTryAt, error = @note, last_answer = coalesce(@answer, last_answer)`, { guard: LEASED }),
       { batchId, idx, owner: a.owner, now: a.now, ...r },
     );
   }
 
   /** INSUFFICIENT BALANCE on a first send: back to pending, held until the balance covers it. */
   balanceShort(batchId: string, idx: number, a: Actor, answer: string | null): boolean {
-    return this.#run(
-      this.#sql('balance-short', 'pending', `next_try_at = @now, error = 'held: INSUFFICIENT BALANCE', last_answer = coalesce(@answer, last_answer)`, { guard: LEASED }),
+    return this.#run('balance-short', this.#sql('balance-short', 'pending', `next_try_at = @now, error = 'held: INSUFFICIENT BALANCE', last_answer = coalesce(@answer, last_answer)`, { guard: LEASED }),
       { batchId, idx, owner: a.owner, now: a.now, answer },
     );
   }
 
   /** In doubt past TOPUP_REVIEW_AFTER_MS over enough sends: no more resends; history decides from `verifyAt`. */
   giveUp(batchId: string, idx: number, a: Actor, why: string, verifyAt: number): boolean {
-    return this.#run(this.#sql('give-up', 'searching', `error = @why, reject_code = NULL, next_poll_at = @verifyAt`, { guard: LEASED }), {
+    return this.#run('give-up', this.#sql('give-up', 'searching', `error = @why, reject_code = NULL, next_poll_at = @verifyAt`, { guard: LEASED }), {
       batchId, idx, owner: a.owner, now: a.now, why, verifyAt,
     });
   }
@@ -205,7 +227,7 @@ export class RowStore extends RowReads {
    * in doubt and owed a resend now, and its rows already in doubt are due now, not at its timeout.
    */
   takenOver(batchId: string, now: number): void {
-    this.stmt(this.#sql('taken-over', 'resending', `doubt_since = coalesce(doubt_since, last_sent_at, @now), next_try_at = 0`, { whole: true })).run({ batchId, now });
+    this.#go('taken-over', this.#sql('taken-over', 'resending', `doubt_since = coalesce(doubt_since, last_sent_at, @now), next_try_at = 0`, { whole: true }), { batchId, now });
     this.stmt(`UPDATE rows SET next_try_at = 0 WHERE batch_id = ? AND state = 'resending'`).run(batchId);
   }
 
@@ -213,17 +235,17 @@ export class RowStore extends RowReads {
 
   /** History shows no such order and reaches back far enough: the refusal stands (nothing charged). */
   verifiedNone(batchId: string, idx: number, now: number, error: string): boolean {
-    return this.#run(this.#sql('verified-none', 'rejected', `error = @error`), { batchId, idx, now, error });
+    return this.#run('verified-none', this.#sql('verified-none', 'rejected', `error = @error`), { batchId, idx, now, error });
   }
 
   /** As verifiedNone, for a refusal for balance: back to pending, waiting for a top-up. */
   verifiedBalance(batchId: string, idx: number, now: number): boolean {
-    return this.#run(this.#sql('verified-balance', 'pending', `doubt_since = NULL, doubt_tries = 0, next_try_at = @now, error = NULL`), { batchId, idx, now });
+    return this.#run('verified-balance', this.#sql('verified-balance', 'pending', `doubt_since = NULL, doubt_tries = 0, next_try_at = @now, error = NULL`), { batchId, idx, now });
   }
 
   /** A history check cannot settle it, or an answer names another purchase: an operator decides. */
   toReview(event: 'undecidable' | 'mismatch' | 'lost', batchId: string, idx: number, now: number, error: string, extra: { answer?: string | null; recheckAt?: number } = {}): boolean {
-    return this.#run(this.#sql(event, 'review', `error = @error, review_since = @now, next_poll_at = @recheckAt, last_answer = coalesce(@answer, last_answer)`), {
+    return this.#run(event, this.#sql(event, 'review', `error = @error, review_since = @now, next_poll_at = @recheckAt, last_answer = coalesce(@answer, last_answer)`), {
       batchId, idx, now, error, answer: extra.answer ?? null, recheckAt: extra.recheckAt ?? now + FIRST_RECHECK_MS,
     });
   }
@@ -232,7 +254,7 @@ export class RowStore extends RowReads {
 
   /** The order is still processing: looked at again at `at`; whatever doubted it is over. */
   seen(batchId: string, idx: number, now: number, at: number, answer: string | null): boolean {
-    return this.#run(this.#sql('seen', 'processing', `next_poll_at = @at, polls = polls + 1, doubt_since = NULL, last_answer = coalesce(@answer, last_answer)`), {
+    return this.#run('seen', this.#sql('seen', 'processing', `next_poll_at = @at, polls = polls + 1, doubt_since = NULL, last_answer = coalesce(@answer, last_answer)`), {
       batchId, idx, now, at, answer,
     });
   }
@@ -240,6 +262,7 @@ export class RowStore extends RowReads {
   /** The order ended (completed or cancelled). */
   finished(batchId: string, idx: number, o: OrderFacts & { status: 'completed' | 'cancelled' }, now: number, extra: { answer?: string | null; note?: string | null } = {}): boolean {
     return this.#run(
+      'finished',
       this.#sql(
         'finished',
         o.status,
@@ -253,21 +276,25 @@ export class RowStore extends RowReads {
 
   /** A key/card order completed without codes: read again at `at`. Returns how many times it has been. */
   codesAwaited(batchId: string, idx: number, now: number, at: number, answer: string | null): number {
-    const r = this.stmt(
+    const [r] = this.#go<{ n: number }>(
+      'codes-awaited',
       this.#sql('codes-awaited', 'processing', `code_reads = code_reads + 1, next_poll_at = @at, polls = polls + 1, doubt_since = NULL, last_answer = coalesce(@answer, last_answer)`, {
         returning: 'code_reads AS n',
       }),
-    ).get({ batchId, idx, now, at, answer }) as { n: number } | undefined;
+      { batchId, idx, now, at, answer },
+    );
     return r?.n ?? 0;
   }
 
   /** A poll did not show the order readably: looked at again at `at`; returns since when (its doubt clock). */
   notSeen(batchId: string, idx: number, now: number, at: number, answer: string | null): number {
-    const r = this.stmt(
+    const [r] = this.#go<{ since: number }>(
+      'not-seen',
       this.#sql('not-seen', 'unseen', `next_poll_at = @at, polls = polls + 1, doubt_since = coalesce(doubt_since, @now), last_answer = coalesce(@answer, last_answer)`, {
         returning: 'doubt_since AS since',
       }),
-    ).get({ batchId, idx, now, at, answer }) as { since: number } | undefined;
+      { batchId, idx, now, at, answer },
+    );
     return r?.since ?? now;
   }
 
@@ -275,12 +302,12 @@ export class RowStore extends RowReads {
 
   /** A row that failed a check just before sending (the price rose above maxPriceUsd). */
   priceRose(batchId: string, idx: number, now: number, error: string): boolean {
-    return this.#run(this.#sql('price-rose', 'invalid', `error = @error`), { batchId, idx, now, error });
+    return this.#run('price-rose', this.#sql('price-rose', 'invalid', `error = @error`), { batchId, idx, now, error });
   }
 
   /** The batch was cancelled: every row not yet sent is skipped. */
   cancelPending(batchId: string, now: number): number {
-    return this.stmt(this.#sql('cancel', 'skipped', `error = 'batch cancelled by the operator before this row was sent'`, { whole: true })).run({ batchId, now }).changes;
+    return this.#go('cancel', this.#sql('cancel', 'skipped', `error = 'batch cancelled by the operator before this row was sent'`, { whole: true }), { batchId, now }).length;
   }
 
   /**
@@ -297,6 +324,7 @@ export class RowStore extends RowReads {
     const event: RowEvent = resolution.kind === 'found' ? 'found' : resolution.kind === 'charged' ? 'resolved-charged' : 'resolved-not-charged';
     const o = to.order;
     return this.#run(
+      event,
       this.#sql(
         event,
         to.state,
@@ -337,6 +365,16 @@ export class RowStore extends RowReads {
   scheduleReviewCheck(batchId: string, idx: number, at: number, answer: string | null): void {
     this.stmt(`UPDATE rows SET next_poll_at = ?, last_answer = coalesce(?, last_answer) WHERE batch_id = ? AND idx = ? AND state = 'review'`)
       .run(at, answer, batchId, idx);
+  }
+
+  /**
+   * After the wall clock stepped back: due times further ahead than `horizon` were written on the
+   * old clock; they become `now`. Returns how many rows were touched.
+   */
+  clampFutureTimes(now: number, horizon: number): number {
+    const a = this.stmt('UPDATE rows SET next_try_at = ? WHERE next_try_at > ?').run(now, horizon).changes;
+    const b = this.stmt('UPDATE rows SET next_poll_at = ? WHERE next_poll_at > ?').run(now, horizon).changes;
+    return a + b;
   }
 
   deferPending(batchId: string, until: number): void {

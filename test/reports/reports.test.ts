@@ -14,7 +14,7 @@ import { loadConfig } from '../../src/config.js';
 import { silentLogger } from '../../src/log.js';
 import { openRuntime, type Runtime } from '../../src/runtime.js';
 import { claimFile } from '../../src/claim/claim.js';
-import { Runner } from '../../src/runner.js';
+import { Runner } from '../../src/engine/runner.js';
 import { Notifier } from '../../src/notify/notifier.js';
 import { runBalanceReport } from '../../src/reports/balance.js';
 import { runHistoryExport } from '../../src/reports/history.js';

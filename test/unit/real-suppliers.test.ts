@@ -175,7 +175,7 @@ describe('tolerant reading: what real deployments send is read, never stalls a r
   it('"balanceUsd": "12.50" without a currency funds batches (before: funding and the account probe stopped)', async () => {
     const w = await world([pubgRow(0)]);
     w.set(() => ({ body: { success: true, balanceUsd: '12.50' } }));
-    const verdict = await checkFunds(w.rt, [w.rt.batches.get('b1')!], new Set(['b1']));
+    const verdict = await checkFunds(w.rt, new Set(['b1']));
     expect(verdict).toMatchObject({ balanceUsd: 12.5 });
     expect(verdict.funded.map((b) => b.id)).toEqual(['b1']);
   });

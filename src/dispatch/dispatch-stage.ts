@@ -1,0 +1,90 @@
+/**
+ * Dispatch: rows the funding stage allows are sent (sender.ts), at most TOPUP_MAX_IN_FLIGHT at
+ * once (the rate gate is the real limit), one at a time as a probe while orders are paused. Sends
+ * run in the background; each one that ends wakes the runner.
+ */
+import { coerceError } from '../errors.js';
+import type { EngineContext, Stage } from '../engine/stage.js';
+import type { Row } from '../store/rows.js';
+import type { FundingStage } from './funding-stage.js';
+import { sendRow } from './sender.js';
+
+export class DispatchStage implements Stage {
+  readonly name = 'dispatch';
+  readonly #e: EngineContext;
+  readonly #funding: FundingStage;
+  /** Sends in flight, by batch then row index: a batch is not finished while one of its sends is open. */
+  readonly #inflight = new Map<string, Map<number, Promise<void>>>();
+  #count = 0;
+  /** The in-flight cap at the last tick (1 while paused). */
+  #cap = 1;
+
+  constructor(e: EngineContext, funding: FundingStage) {
+    this.#e = e;
+    this.#funding = funding;
+  }
+
+  /** Sends in flight, all batches. */
+  get inFlight(): number {
+    return this.#count;
+  }
+
+  inFlightFor(batchId: string): number {
+    return this.#inflight.get(batchId)?.size ?? 0;
+  }
+
+  running(): Promise<void>[] {
+    return [...this.#inflight.values()].flatMap((m) => [...m.values()]);
+  }
+
+  tick(now: number): void {
+    const { rt, pauses } = this.#e;
+    if (this.#e.stopping() || !pauses.canSend()) return;
+    // While paused, one order at a time probes whether the pause is over.
+    const cap = pauses.current ? 1 : rt.config.maxInFlight;
+    this.#cap = cap;
+    if (this.#count >= cap) return;
+    for (const row of rt.rows.sendable(this.#funding.scope, now, cap + this.#count)) {
+      if (this.#count >= cap) break;
+      if (this.#inflight.get(row.batchId)?.has(row.idx)) continue;
+      this.#start(row);
+    }
+  }
+
+  nextDueAt(): number | undefined {
+    // Sends finishing wake the runner; a timer is needed only for rows waiting out a back-off.
+    if (this.#count >= this.#cap) return undefined;
+    const probe = this.#e.pauses.untilProbe();
+    if (probe !== undefined) return this.#e.clock.now() + probe;
+    return this.#e.rt.rows.nextTryAt(this.#funding.scope);
+  }
+
+  #start(row: Row): void {
+    const { rt, emit } = this.#e;
+    let rows = this.#inflight.get(row.batchId);
+    if (!rows) this.#inflight.set(row.batchId, (rows = new Map()));
+    const p = sendRow(
+      {
+        rt,
+        pauses: this.#e.pauses,
+        onBalanceShort: (batchId, detail) => this.#funding.short(batchId, detail),
+        onPause: (kind, code, detail) => {
+          rt.log.error({ pause: kind, code, detail }, kind === 'account' ? 'sending stopped: account problem' : 'sending paused by the API');
+          emit('pause', kind, code, detail);
+        },
+      },
+      row,
+      this.#e.signal,
+    )
+      .then(() => undefined)
+      .catch((err: unknown) => rt.log.error({ batch: row.batchId, line: row.line, err: coerceError(err) }, 'send failed unexpectedly'))
+      .finally(() => {
+        rows!.delete(row.idx);
+        if (rows!.size === 0) this.#inflight.delete(row.batchId);
+        this.#count--;
+        this.#e.wake();
+      });
+    rows.set(row.idx, p);
+    this.#count++;
+  }
+}

@@ -1,0 +1,267 @@
+/**
+ * One process's engine. The daemon, `topup daemon --once` and `topup submit` all drive batches
+ * through a Runner: a loop over the stages of the flow,
+ *
+ *   leases → intake (claim, store) → funding → dispatch → polling → finishing
+ *
+ * each doing what is due and saying when it next has work (stage.ts); the runner sleeps until the
+ * earliest of those, or until a background job (a send, a poll round) wakes it. Everything the
+ * stages decide on lives in the store, so a Runner started after a kill simply carries on.
+ *
+ * Typed events (events.ts) report what happened; snapshot() tells the live state, for the
+ * console, /metrics and progress views. A stop is bounded: no new work, calls in flight may
+ * finish for `stopGraceMs`, then they are aborted; the leases are released.
+ */
+import { EventEmitter, setMaxListeners } from 'node:events';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { ApiError } from '../errors.js';
+import type { Runtime } from '../runtime.js';
+import { systemClock, type Clock } from '../clock.js';
+import { recoverClaims, LEASE_MS } from '../claim/claim.js';
+import { keepLeases } from '../store/owner.js';
+import { Pauses, type PauseState } from '../dispatch/pauses.js';
+import { removeStaleTemps } from '../outbox/atomic-write.js';
+import type { RateWindow } from '../config.js';
+import type { BatchState, WaitReason } from '../store/batches.js';
+import type { StateCounts } from '../store/rows.js';
+import type { RunnerEventMap, RunnerEventName } from './events.js';
+import type { EngineContext, Stage, StepBatches } from './stage.js';
+import { LeaseStage } from './leases.js';
+import { IntakeStage } from '../claim/intake-stage.js';
+import { FundingStage } from '../dispatch/funding-stage.js';
+import { DispatchStage } from '../dispatch/dispatch-stage.js';
+import { PollingStage } from '../poll/polling-stage.js';
+import { FinishingStage } from '../outbox/finishing-stage.js';
+
+export type { RunnerEventMap } from './events.js';
+
+export interface RunnerOptions {
+  /** Stop once nothing is left to do (daemon --once, submit). */
+  once?: boolean;
+  /** Drive only this batch (topup submit); otherwise every batch nobody else holds. */
+  onlyBatch?: string;
+  /** How long a graceful stop waits for calls in flight. */
+  stopGraceMs?: number;
+  clock?: Clock;
+}
+
+/** The live state of a runner, for the console, /metrics and progress views. */
+export interface RunnerSnapshot {
+  at: number;
+  owner: string;
+  stopping: boolean;
+  pause: PauseState | null;
+  rate: { lastSecond: number; lastMinute: number; limits: readonly RateWindow[]; holdMs: number; waitingCalls: number };
+  inFlight: number;
+  balance: { usd: number; at: number } | null;
+  queuedFiles: number;
+  batches: {
+    id: string;
+    file: string;
+    state: BatchState;
+    waitReason: WaitReason;
+    waitDetail: string | null;
+    cancelRequested: boolean;
+    counts: StateCounts;
+    inFlight: number;
+  }[];
+}
+
+const RENEW_EVERY_MS = 5_000;
+/** Longest sleep while batches run (so a batch another process left is found soon) and while idle. */
+const BUSY_SLEEP_MS = 5_000;
+const IDLE_SLEEP_MS = 30_000;
+
+export class Runner extends EventEmitter<RunnerEventMap> {
+  readonly #rt: Runtime;
+  readonly #opts: RunnerOptions;
+  readonly #clock: Clock;
+  readonly #pauses: Pauses;
+  /** Every call in flight listens on this one signal (for a bounded stop). */
+  readonly #abort = new AbortController();
+  readonly #leases: LeaseStage;
+  readonly #intake: IntakeStage;
+  readonly #funding: FundingStage;
+  readonly #dispatch: DispatchStage;
+  readonly #polling: PollingStage;
+  readonly #finishing: FinishingStage;
+  /** In the order they run each step. */
+  readonly #stages: readonly Stage[];
+  /** What to undo on the way out (listeners on the shared store and client), last first. */
+  readonly #releasers: (() => void)[] = [];
+  #stopping = false;
+  #wake: (() => void) | null = null;
+  /** Set when something woke the runner while it was not asleep: the next sleep is skipped. */
+  #again = false;
+
+  constructor(rt: Runtime, opts: RunnerOptions = {}) {
+    super();
+    this.#rt = rt;
+    this.#opts = opts;
+    this.#clock = opts.clock ?? systemClock;
+    this.#pauses = new Pauses(rt.meta, Math.min(Math.max(rt.config.pollIntervalMs * 6, 2_000), 60_000), this.#clock);
+    setMaxListeners(0, this.#abort.signal);
+    const e: EngineContext = {
+      rt,
+      clock: this.#clock,
+      pauses: this.#pauses,
+      emit: (name, ...args) => void this.emit(name, ...(args as never)),
+      signal: this.#abort.signal,
+      stopping: () => this.#stopping,
+      wake: () => this.#wakeUp(),
+      onlyBatch: opts.onlyBatch,
+      accountProblem: (err) => this.#accountProblem(err),
+    };
+    this.#leases = new LeaseStage(e);
+    this.#intake = new IntakeStage(e);
+    this.#funding = new FundingStage(e);
+    this.#dispatch = new DispatchStage(e, this.#funding);
+    this.#polling = new PollingStage(e, () => rt.rows.countUnsent(this.#funding.scope.newOrders) > 0);
+    this.#finishing = new FinishingStage(e, (id) => this.#dispatch.inFlightFor(id));
+    this.#stages = [this.#leases, this.#intake, this.#funding, this.#dispatch, this.#polling, this.#finishing];
+    this.#releasers.push(
+      rt.rows.onMove((batchId, idx, event, to) => this.emit('row-moved', { batchId, idx, event, to })),
+      rt.onCall((call) => this.emit('call', call)),
+    );
+  }
+
+  get pauses(): Pauses {
+    return this.#pauses;
+  }
+
+  /** A settled file in the inbox (from the watcher or the sweep). */
+  offerFile(path: string): void {
+    this.#intake.offer(path);
+    this.#wakeUp();
+  }
+
+  /** Graceful: no new sends; calls in flight may finish (bounded); leases are released. */
+  stop(): void {
+    this.#stopping = true;
+    this.#wakeUp();
+  }
+
+  async run(): Promise<void> {
+    recoverClaims(this.#rt);
+    removeStaleTemps(this.#rt.config.outboxDir);
+    // Leases are renewed on their own clock, the one place they are: a step waiting on the API
+    // (a long Retry-After, a full window) must not let another process take batches this one drives.
+    this.#releasers.push(keepLeases(this.#rt, LEASE_MS, RENEW_EVERY_MS));
+    try {
+      while (!this.#stopping) {
+        const batches = await this.#step();
+        if (this.#opts.once && this.#idle()) break;
+        await this.#sleepUntilNext(batches);
+      }
+    } finally {
+      await this.#drain();
+      for (const release of this.#releasers.splice(0).reverse()) release();
+    }
+  }
+
+  snapshot(): RunnerSnapshot {
+    const rt = this.#rt;
+    const mine = rt.batches.ownedBy(rt.owner);
+    return {
+      at: this.#clock.now(),
+      owner: rt.owner,
+      stopping: this.#stopping,
+      pause: this.#pauses.current,
+      rate: {
+        lastSecond: rt.scheduler.callsWithin(1_000),
+        lastMinute: rt.scheduler.callsWithin(60_000),
+        limits: rt.config.rateLimits,
+        holdMs: rt.scheduler.holdRemainingMs(),
+        waitingCalls: rt.scheduler.waiting,
+      },
+      inFlight: this.#dispatch.inFlight,
+      balance: this.#funding.lastBalance,
+      queuedFiles: this.#intake.queued,
+      batches: mine.map((b) => ({
+        id: b.id, file: b.sourceName, state: b.state, waitReason: b.waitReason, waitDetail: b.waitDetail, cancelRequested: b.cancelRequested,
+        counts: rt.rows.counts(b.id), inFlight: this.#dispatch.inFlightFor(b.id),
+      })),
+    };
+  }
+
+  /** One pass over every stage. */
+  async #step(): Promise<StepBatches> {
+    let batches = this.#batches();
+    for (const stage of this.#stages) {
+      await stage.tick(this.#clock.now(), batches);
+      // Leases and intake change which batches are ours and open: read them again for the rest.
+      if (stage === this.#leases || stage === this.#intake) batches = this.#batches();
+    }
+    return batches;
+  }
+
+  #batches(): StepBatches {
+    const owned = this.#rt.batches.ownedBy(this.#rt.owner);
+    return { owned, open: owned.filter((b) => b.state === 'open') };
+  }
+
+  /**
+   * Nothing left to do: no batch left unfinished anywhere (one held by another live process is
+   * waited for, since --once promises every row reaches its end), nothing queued or in flight.
+   */
+  #idle(): boolean {
+    const rt = this.#rt;
+    const left = this.#opts.onlyBatch ? rt.batches.get(this.#opts.onlyBatch)?.finishedAt === null : rt.batches.unfinished().length > 0;
+    return this.#finishing.unfinished === 0 && !left && this.#intake.queued === 0 && this.#dispatch.inFlight === 0 && !this.#polling.busy;
+  }
+
+  async #drain(): Promise<void> {
+    const grace = this.#opts.stopGraceMs ?? 8_000;
+    const pending = this.#stages.flatMap((s) => s.running?.() ?? []);
+    const cancelTimer = new AbortController();
+    const timer = sleep(grace, 'timeout' as const, { signal: cancelTimer.signal }).catch(() => 'done' as const);
+    const outcome = await Promise.race([Promise.allSettled(pending).then(() => 'done' as const), timer]);
+    cancelTimer.abort();
+    if (outcome === 'timeout') this.#abort.abort();
+    await Promise.allSettled(pending);
+    this.#rt.batches.releaseAll(this.#rt.owner);
+  }
+
+  /**
+   * A 401/403 on any route (a poll, the balance, the catalog) means the account cannot work now:
+   * sending stops everywhere, as a refused order does, until a probe succeeds.
+   */
+  #accountProblem(err: ApiError): void {
+    const code = err.apiCode ?? `HTTP ${err.status ?? 'error'}`;
+    if (this.#pauses.pause('account', code, err.reason)) {
+      this.#rt.log.error({ pause: 'account', code, detail: err.reason }, 'sending stopped: account problem');
+      this.emit('pause', 'account', code, err.reason);
+    }
+  }
+
+  async #sleepUntilNext(batches: StepBatches): Promise<void> {
+    if (this.#stopping) return;
+    if (this.#again) {
+      this.#again = false;
+      return;
+    }
+    const now = this.#clock.now();
+    const busy = batches.owned.length > 0 || this.#intake.queued > 0;
+    let until = now + (busy ? BUSY_SLEEP_MS : IDLE_SLEEP_MS);
+    for (const stage of this.#stages) {
+      const due = stage.nextDueAt(now, batches);
+      if (due !== undefined) until = Math.min(until, due);
+    }
+    const wait = Math.max(5, until - now);
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(done, wait);
+      const self = this;
+      function done(): void {
+        clearTimeout(timer);
+        self.#wake = null;
+        resolve();
+      }
+      this.#wake = done;
+    });
+  }
+
+  #wakeUp(): void {
+    if (this.#wake) this.#wake();
+    else this.#again = true;
+  }
+}

@@ -1,0 +1,44 @@
+/**
+ * The runner's parts. Each stage of the flow (intake → funding → dispatch → polling → finishing,
+ * plus leases) does what is due when ticked and says when it next has something to do; the runner
+ * only sleeps until the earliest of those, or until a background job (a send, a poll round) wakes
+ * it. The context is what the stages share, handed to each once.
+ */
+import type { ApiError } from '../errors.js';
+import type { Clock } from '../clock.js';
+import type { Pauses } from '../dispatch/pauses.js';
+import type { Runtime } from '../runtime.js';
+import type { Batch } from '../store/batches.js';
+import type { RunnerEventMap, RunnerEventName } from './events.js';
+
+export interface EngineContext {
+  rt: Runtime;
+  clock: Clock;
+  pauses: Pauses;
+  emit<K extends RunnerEventName>(name: K, ...args: RunnerEventMap[K]): void;
+  /** Aborted on a hard stop (the grace period ran out): every call in flight listens to it. */
+  signal: AbortSignal;
+  stopping(): boolean;
+  /** A background job ended or found work: step again at once. */
+  wake(): void;
+  /** Only this batch (topup submit), else every batch nobody else holds. */
+  onlyBatch: string | undefined;
+  /** A 401/403 on any route: pause sending everywhere (every process on the home). */
+  accountProblem(err: ApiError): void;
+}
+
+/** The batches this process holds, read once per step. */
+export interface StepBatches {
+  owned: readonly Batch[];
+  /** The owned batches in `open` (rows stored, being funded, sent, followed). */
+  open: readonly Batch[];
+}
+
+export interface Stage {
+  readonly name: string;
+  tick(now: number, batches: StepBatches): Promise<void> | void;
+  /** Wall time (ms) when this stage next has something to do, or undefined (only an event can give it work). */
+  nextDueAt(now: number, batches: StepBatches): number | undefined;
+  /** Work it started that is still running (for a bounded stop). */
+  running?(): Promise<unknown>[];
+}

@@ -1,0 +1,63 @@
+/**
+ * Finishing: a batch whose every row reached an end, with no send of it still in flight, gets its
+ * result and summary written (finish.ts) and is marked done; a duplicate file's batch likewise.
+ * Progress (counts per state) is reported every PROGRESS_EVERY_MS while batches run.
+ */
+import { coerceError } from '../errors.js';
+import type { EngineContext, Stage, StepBatches } from '../engine/stage.js';
+import type { Batch } from '../store/batches.js';
+import { LIVE_STATES, type StateCounts } from '../store/rows.js';
+import { finishBatch } from './finish.js';
+
+const PROGRESS_EVERY_MS = 10_000;
+
+export class FinishingStage implements Stage {
+  readonly name = 'finishing';
+  readonly #e: EngineContext;
+  readonly #inFlightFor: (batchId: string) => number;
+  #lastProgress = 0;
+  /** Open batches still running after the last tick. */
+  unfinished = 0;
+
+  constructor(e: EngineContext, inFlightFor: (batchId: string) => number) {
+    this.#e = e;
+    this.#inFlightFor = inFlightFor;
+  }
+
+  async tick(now: number, b: StepBatches): Promise<void> {
+    for (const batch of b.owned) if (batch.state === 'duplicate') await this.#finish(batch);
+    const progress = now - this.#lastProgress >= PROGRESS_EVERY_MS;
+    let unfinished = 0;
+    for (const batch of b.open) {
+      const counts = this.#e.rt.rows.counts(batch.id);
+      const live = LIVE_STATES.reduce((n, st) => n + counts[st], 0);
+      if (live === 0 && this.#inFlightFor(batch.id) === 0) await this.#finish(batch);
+      else unfinished++;
+      if (progress) this.#progress(batch, counts);
+    }
+    if (progress) this.#lastProgress = now;
+    this.unfinished = unfinished;
+  }
+
+  nextDueAt(_now: number, b: StepBatches): number | undefined {
+    return b.open.length > 0 ? this.#lastProgress + PROGRESS_EVERY_MS : undefined;
+  }
+
+  async #finish(b: Batch): Promise<void> {
+    const { rt, emit } = this.#e;
+    try {
+      const summary = await finishBatch(rt, rt.batches.get(b.id)!);
+      const after = rt.batches.get(b.id)!;
+      emit('batch-finished', summary, after);
+      emit('batch-changed', after);
+    } catch (err) {
+      rt.log.error({ batch: b.id, err: coerceError(err) }, 'could not write the results; will try again');
+    }
+  }
+
+  #progress(b: Batch, counts: StateCounts): void {
+    const done = LIVE_STATES.reduce((n, st) => n - counts[st], Object.values(counts).reduce((a, c) => a + c, 0));
+    this.#e.rt.log.info({ batch: b.id, file: b.sourceName, counts, done, waiting: b.waitReason }, 'progress');
+    this.#e.emit('progress', b, counts);
+  }
+}
