@@ -150,7 +150,7 @@ describe('answer corpus: shape of the corpus', () => {
       expect(submit.length, `POST /orders ${status} HTML`).toBeGreaterThan(0);
       for (const v of submit) expect(v.expect.error, v.name).toMatchObject({ classification: 'ambiguous', mayExist: true });
     }
-    for (const status of [502, 504, 522, 523, 524]) {
+    for (const status of [502, 504, 520, 521, 522, 523, 524]) {
       expect(corpus.some((v) => v.request.method === 'GET' && v.response.status === status && html(v)), `GET ${status} HTML`).toBe(true);
     }
   });
