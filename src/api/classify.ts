@@ -211,13 +211,19 @@ export interface FailureBody {
 export function readFailureBody(v: unknown): FailureBody | undefined {
   const b = unwrap(v, ['code', 'error', 'message', 'success', 'errors']);
   if (!isObject(b)) return undefined;
+  // What the unwrapped body lacks, the envelope around it may say (`{status:false, message, data}`).
+  const outer = isObject(v) && v !== b ? v : {};
   const f: FailureBody = {};
   const nested = isObject(b.error) ? b.error : undefined;
   const success = readSuccess(b);
-  const code = readText(pick(b, 'code', 'errorCode', 'error_code')) ?? (nested && readText(pick(nested, 'code', 'type')));
-  // An HTTP-ish number in `code` (200, 400) is the envelope's, not an API code.
-  const apiCode = code !== undefined && /^\d{3}$/.test(code.trim()) ? undefined : code;
-  const error = readText(pick(b, 'error', 'message', 'msg', 'errorMessage')) ?? (nested && readText(pick(nested, 'message', 'msg', 'detail')));
+  const ownCode = (o: Record<string, unknown>): string | undefined => {
+    const c = readText(pick(o, 'code', 'errorCode', 'error_code'));
+    // An HTTP-ish number in `code` (200, 400) is the envelope's, not an API code.
+    return c !== undefined && /^\d{3}$/.test(c.trim()) ? undefined : c;
+  };
+  const ownText = (o: Record<string, unknown>): string | undefined => readText(pick(o, 'error', 'message', 'msg', 'errorMessage'));
+  const apiCode = ownCode(b) ?? (nested && readText(pick(nested, 'code', 'type'))) ?? ownCode(outer);
+  const error = ownText(b) ?? (nested && readText(pick(nested, 'message', 'msg', 'detail'))) ?? ownText(outer);
   const details = bagTexts(b.errors).join('; ');
   const orderCreated = readBoolean(b.orderCreated);
   const status = readText(b.status);

@@ -158,9 +158,10 @@ export function unwrap(body: unknown, fields: readonly string[]): unknown {
   if (!isObject(body)) return body;
   if (fields.some((f) => f in body && !ENVELOPE_FIELDS.has(f))) return body;
   const data = body.data ?? body.result ?? body.response;
-  if (!isObject(data) && !Array.isArray(data)) return body;
-  if (isObject(data) && fields.some((f) => f in data)) return { ...data, success: readSuccess(body) ?? data.success };
-  if (Array.isArray(data)) return { success: readSuccess(body), [fields[0]!]: data };
+  if (isObject(data) && fields.some((f) => !absent(data[f]))) return { ...data, success: readSuccess(body) ?? data.success };
+  // `{data: [...]}` is the list itself only for a reader of one list (orders, products, services):
+  // beside a failure's message, `data: []` is just an empty payload.
+  if (Array.isArray(data) && fields.length === 1) return { success: readSuccess(body), [fields[0]!]: data };
   return body;
 }
 
