@@ -125,7 +125,9 @@ export class ApiError extends TopupError {
   readonly answer: ApiAnswer | undefined;
 
   constructor(init: ApiErrorInit) {
-    const what = init.apiCode ?? init.apiError ?? init.detail ?? 'request failed';
+    // The detail is ours (a redirect's Location, "answer larger than …"): kept beside the API's words.
+    const said = init.apiCode ?? init.apiError;
+    const what = said !== undefined && init.detail !== undefined ? `${said}; ${init.detail}` : (said ?? init.detail ?? 'request failed');
     const status = init.status === undefined ? 'no response' : `HTTP ${init.status}`;
     super(ErrorCode.Api, `${init.method} ${init.path}: ${status} ${what} (${init.classification})`, {
       cause: init.cause,

@@ -20,10 +20,21 @@
  *  - A refusal (400, 409, 422, or a 2xx saying success:false / orderCreated:false) whose text says
  *    the trxid was already used → duplicate-trxid: the order may exist, history decides.
  *  - A refusal for balance → insufficient-balance (the batch waits for a top-up).
+ *  - A POST /orders failure body that itself says an order exists (orderCreated: true, or a status
+ *    of processing/completed) but carries no order id → ambiguous, mayExist: a refusal cannot
+ *    say that, and without the id only a resend of the same trxid can find the order.
+ *  - A POST /orders refusal whose text says the order is still being processed (a supplier's own
+ *    DUPLICATE_IN_FLIGHT) → ambiguous, mayExist: the same trxid is sent again later.
+ *  - GET /orders/:id: a text saying the order was not found ("Order not found.") → not-found.
  *  - Every other 4xx/5xx → ambiguous.
+ *
+ * Codes are compared in one normal form (normaliseCode); texts are searched as words (wordsOf:
+ * punctuation too becomes `_`), so "trxid: already used" and "Duplicate entry 'X' for key
+ * 'orders.trxid'" are found. The text patterns only ever lean towards "the order may exist"
+ * (duplicate-trxid) or "held for balance", never towards "nothing was charged".
  */
 import type { Classification } from '../errors.js';
-import { readFailureBody, type FailureBody } from './schemas.js';
+import { absent, isObject, pick, readBoolean, readStatus, readSuccess, readText, unwrap } from './read.js';
 
 /** `Too many requests` → TOO_MANY_REQUESTS: the one form codes and texts are compared in. */
 export function normaliseCode(text: string | undefined): string | undefined {
@@ -40,10 +51,34 @@ const PAUSE_CODES = new Set(['MAINTENANCE', 'API_ORDER_DISABLED']);
 const DUPLICATE_IN_FLIGHT = 'DUPLICATE_IN_FLIGHT';
 const RATE_CODES = new Set(['RATE_LIMIT', 'TOO_MANY_REQUESTS', 'RATE_LIMIT_UNAVAILABLE']);
 
-const TRXID_USED = /(^|_)(TRX_?ID|ID_?TRX|TRANSACTION(_ID)?|REFERENCE(_ID)?|REF_?ID|ORDER_?ID)(_|$).*(ALREADY|EXISTS?|USED|TAKEN|DUPLICATED?|SUDAH)|(^|_)DUPLICATE_(TRX|TRANSACTION|REFERENCE|ORDER)/;
-const BALANCE_SHORT = /INSUFFICIENT_(BALANCE|FUNDS|SALDO)|NOT_ENOUGH_(BALANCE|FUNDS)|BALANCE_(IS_)?(NOT_ENOUGH|INSUFFICIENT|TOO_LOW)|SALDO_TIDAK_CUKUP/;
+/** Words that name our trxid in a refusal text; any word saying "used" may follow at any distance. */
+const TRXID_WORD = '(TRX_?ID|ID_?TRX|TRANSACTION_ID|REFERENCE(_ID)?|REF_?ID|ORDER_?ID)';
+const USED_WORD = '(ALREADY|EXISTS?|USED|TAKEN|DUPLICATED?|UNIQUE|SUDAH|TELAH|DIGUNAKAN|TERPAKAI)';
+const TRXID_USED = new RegExp(
+  `(^|_)${TRXID_WORD}_(.*_)?${USED_WORD}(_|$)` +
+    // "Order already exists", "Transaksi sudah ada": the verb must follow at once, so "Daily order
+    // limit already reached" or "Order already cancelled" stay plain refusals.
+    '|(^|_)(ORDER|TRANSACTION|TRANSAKSI|PESANAN)_((IS|HAS|WAS|BEEN|ALREADY)_)*(EXISTS?|PLACED|CREATED|SUBMITTED|USED|TAKEN|DUPLICATED?|SUDAH_ADA|TELAH_ADA)(_|$)' +
+    // "Duplicate trxid", "Reused trxid", a unique index on the column ("Duplicate entry 'X' for key 'orders.trxid'").
+    `|(^|_)(DUPLICATE(_ENTRY)?|REUSED|EXISTING|ALREADY_USED)_(.*_)?(TRX_?ID|ID_?TRX|REF_?ID|REFERENCE|TRANSACTION|ORDER)(_|$)|^DUPLICATE(_REQUEST|_ORDER)?$`,
+);
+const BALANCE_SHORT = new RegExp(
+  '(^|_)(INSUFFICIENT_((ACCOUNT|WALLET|DEPOSIT|API|USD)_)?(BALANCE|FUNDS|SALDO|CREDITS?|DEPOSIT)' +
+    '|NOT_ENOUGH_((ACCOUNT|WALLET)_)?(BALANCE|FUNDS|CREDITS?|MONEY)' +
+    '|BALANCE_((IS|TOO)_)?(NOT_ENOUGH|INSUFFICIENT|NOT_SUFFICIENT|TOO_LOW|LOW)' +
+    '|LOW_BALANCE|SALDO_(ANDA_)?(TIDAK_(CUKUP|MENCUKUPI)|KURANG))(_|$)',
+);
 const PLAYER_ID_FAILURE = /INVALID_(PLAYER|USER|UID|USER_?ID|PLAYER_?ID|GAME_?ID|ACCOUNT_?ID)|(PLAYER|USER|UID|ACCOUNT)_(ID_)?NOT_FOUND|WRONG_(PLAYER|USER|UID)/;
 const MAINTENANCE_TEXT = /MAINTENANCE|UNDER_MAINTENANCE/;
+/** A supplier's own DUPLICATE_IN_FLIGHT: "Order is being processed", "Transaksi sedang diproses". */
+const IN_FLIGHT_TEXT = /(^|_)(IN_FLIGHT|(IS_|ARE_)?(BEING|STILL|CURRENTLY)_(BEING_)?(PROCESSED|PROCESSING|IN_PROGRESS)|ORDER_(IS_)?IN_PROGRESS|IN_PROCESS|(SEDANG|MASIH)_(DI)?PROSES)(_|$)/;
+/** "Order not found." about the order itself; never "USER NOT FOUND" (a cancelled order's reason). */
+const NOT_FOUND_TEXT = /(^|_)(ORDER|INVOICE|TRANSACTION|TRANSAKSI|PESANAN|DATA|RECORD)(_ID)?_(IS_)?(NOT_FOUND|NOT_EXISTS?|DOES_NOT_EXIST|TIDAK_DITEMUKAN)(_|$)|(^|_)(NO_SUCH_ORDER|UNKNOWN_ORDER(_?ID)?)(_|$)|^NOT_FOUND$/;
+
+/** A text as words for searching: `Trxid: already used.` → `TRXID_ALREADY_USED`. */
+export function wordsOf(text: string | undefined): string {
+  return (text ?? '').toUpperCase().replace(/[^A-Z0-9]+/g, '_').replace(/^_+|_+$/g, '');
+}
 
 export interface ClassifiedFailure {
   classification: Classification;
@@ -76,13 +111,15 @@ export function classifyFailure(status: number, rawBody: unknown, route: RouteIn
   const submit = route.method === 'POST';
   const apiCode = body ? codeOf(body) : undefined;
   const code = normaliseCode(apiCode);
-  const text = normaliseCode(`${body?.code ?? ''} ${body?.error ?? ''}`) ?? '';
+  const text = wordsOf(`${body?.code ?? ''} ${body?.error ?? ''} ${body?.details ?? ''}`);
+  // The body itself says an order exists: whatever else it says, it may have been charged.
+  const claimsOrder = submit && body !== undefined && (body.orderCreated === true || saysOrderLives(body.status));
   const result = (classification: Classification, mayExist = false): ClassifiedFailure => ({
     classification,
     // Without a body we can read, nothing proves the request was turned away before an order was made.
-    mayExist: submit && (mayExist || !body),
+    mayExist: submit && (mayExist || !body || claimsOrder),
     apiCode,
-    apiError: body?.error,
+    apiError: body?.details ? `${body.error ?? ''} (${body.details})`.trim() : body?.error,
     body,
   });
 
@@ -99,17 +136,27 @@ export function classifyFailure(status: number, rawBody: unknown, route: RouteIn
     if (route.method === 'GET' && (route.path.startsWith('/orders/') || route.path.startsWith('/history'))) return result('not-found');
     return result('account', true);
   }
-  if (code === 'ORDER_NOT_FOUND' && route.method === 'GET') return result('not-found');
+  if (route.method === 'GET' && (code === 'ORDER_NOT_FOUND' || (route.path.startsWith('/orders/') && NOT_FOUND_TEXT.test(text)))) return result('not-found');
 
   // A refusal: the API judged the request.
   const refusal = status === 400 || status === 409 || status === 422 || (status >= 200 && status < 300 && body !== undefined);
   if (refusal && body) {
+    if (claimsOrder) return result('ambiguous', true);
+    // Ambiguous, not retry-later: a text is a guess, and ambiguous resends run on the row's doubt
+    // clock (then the history check), while retry-later would resend a misread refusal forever.
+    if (submit && IN_FLIGHT_TEXT.test(text)) return result('ambiguous', true);
     if (TRXID_USED.test(text)) return result('duplicate-trxid', true);
     if (BALANCE_SHORT.test(text)) return result('insufficient-balance');
     if (status === 409) return result('ambiguous', true);
     return result(submit || status === 400 ? 'rejected' : 'ambiguous');
   }
   return result('ambiguous', true);
+}
+
+/** A status word in a failure body that only an existing order can have (processing, completed). */
+function saysOrderLives(status: string | undefined): boolean {
+  const st = readStatus(status);
+  return st.known && st.status !== 'cancelled';
 }
 
 /** An account-wide code (401/403 family), for status displays. */
@@ -125,7 +172,7 @@ export function isPlayerIdFailure(error: string | null | undefined): boolean {
 
 /** A stored refusal (reject code or text) that was about balance. */
 export function isBalanceRefusal(codeOrText: string | null | undefined): boolean {
-  return BALANCE_SHORT.test(normaliseCode(codeOrText ?? '') ?? '');
+  return BALANCE_SHORT.test(wordsOf(codeOrText ?? ''));
 }
 
 /**
@@ -142,4 +189,62 @@ export function parseRetryAfter(value: string | string[] | undefined, now = Date
   const at = Date.parse(v);
   if (Number.isNaN(at)) return undefined;
   return Math.max(0, at - now);
+}
+
+/** Failure bodies (spec section 7): `{ success:false, code?, error }` or the submit-rejection shape. */
+export interface FailureBody {
+  success?: boolean;
+  code?: string;
+  error?: string;
+  /** Texts from a validation bag (`errors: {trxid: ["The trxid has already been taken."]}`), joined. */
+  details?: string;
+  orderCreated?: boolean;
+  status?: string;
+}
+
+/**
+ * Reads a failure body in the shapes seen: the spec's; `error` as an object `{code, message}`
+ * (JSON:API/Stripe style); a validation bag `errors` as `{field: [texts]}` (Laravel), a list of
+ * texts or a list of `{code, message}`. The bag matters: Laravel's `message` is only "The given
+ * data was invalid." while `errors.trxid` says the trxid was already taken.
+ */
+export function readFailureBody(v: unknown): FailureBody | undefined {
+  const b = unwrap(v, ['code', 'error', 'message', 'success', 'errors']);
+  if (!isObject(b)) return undefined;
+  // What the unwrapped body lacks, the envelope around it may say (`{status:false, message, data}`).
+  const outer = isObject(v) && v !== b ? v : {};
+  const f: FailureBody = {};
+  const nested = isObject(b.error) ? b.error : undefined;
+  const success = readSuccess(b);
+  const ownCode = (o: Record<string, unknown>): string | undefined => {
+    const c = readText(pick(o, 'code', 'errorCode', 'error_code'));
+    // An HTTP-ish number in `code` (200, 400) is the envelope's, not an API code.
+    return c !== undefined && /^\d{3}$/.test(c.trim()) ? undefined : c;
+  };
+  const ownText = (o: Record<string, unknown>): string | undefined => readText(pick(o, 'error', 'message', 'msg', 'errorMessage'));
+  const apiCode = ownCode(b) ?? (nested && readText(pick(nested, 'code', 'type'))) ?? ownCode(outer);
+  const error = ownText(b) ?? (nested && readText(pick(nested, 'message', 'msg', 'detail'))) ?? ownText(outer);
+  const details = bagTexts(b.errors).join('; ');
+  const orderCreated = readBoolean(b.orderCreated);
+  const status = readText(b.status);
+  if (success !== undefined) f.success = success;
+  if (apiCode !== undefined) f.code = apiCode;
+  if (error !== undefined) f.error = error;
+  if (details !== '') f.details = details;
+  if (orderCreated !== undefined) f.orderCreated = orderCreated;
+  if (status !== undefined) f.status = status;
+  return f;
+}
+
+/** Every text in a validation bag, at most a few levels deep. */
+function bagTexts(v: unknown, depth = 0): string[] {
+  if (depth > 3 || absent(v)) return [];
+  const text = readText(v);
+  if (text !== undefined) return [text];
+  if (Array.isArray(v)) return v.flatMap((x) => bagTexts(x, depth + 1));
+  if (isObject(v)) {
+    if ('code' in v || 'message' in v) return [readText(v.code), readText(v.message)].filter((x): x is string => x !== undefined);
+    return Object.values(v).flatMap((x) => bagTexts(x, depth + 1));
+  }
+  return [];
 }

@@ -13,8 +13,7 @@ import type { LookupFunction } from 'node:net';
 import { Agent, request, errors as undiciErrors } from 'undici';
 import { ApiError, ApiResponseShapeError, type ApiAnswer } from '../errors.js';
 import { classifyFailure, normaliseCode, parseRetryAfter } from './classify.js';
-import { parseJsonExact } from './json.js';
-import { isObject, readBoolean } from './read.js';
+import { ok, readAnswer, readCapped, saysItFailed, type Exchange } from './wire.js';
 import {
   readBalance,
   readHistory,
@@ -109,18 +108,6 @@ const openGate: CallGate = { acquire: async () => {}, holdOff: () => {} };
 const BODY_CAP: Record<RouteName, number> = {
   services: 32 << 20, products: 32 << 20, history: 8 << 20, 'my-ip': 1 << 20, balance: 1 << 20, submit: 1 << 20, order: 1 << 20,
 };
-/** The audit copy keeps the start of a body that is not JSON (an HTML error page). */
-const TEXT_KEPT = 2_000;
-
-interface Exchange {
-  status: number;
-  /** Parsed JSON, when the body was JSON. */
-  json: unknown;
-  readable: boolean;
-  answer: ApiAnswer;
-  retryAfterMs: number | undefined;
-}
-
 export class ResellerClient {
   readonly baseUrl: string;
   readonly timeoutMs: number;
@@ -179,11 +166,23 @@ export class ResellerClient {
     return this.#read('balance', '/balance', readBalance, opts);
   }
 
+  /**
+   * GET /orders/:id. Only a 2xx describes the order: a 404 or 500 body with `status: "failed"` is
+   * a failure, never a cancelled order. A 2xx about another order id (a cache or proxy mixing
+   * answers) says nothing about this one; one without any id whose text says the order was not
+   * found ("Order not found") is not-found, not an order in the state its status word names.
+   */
   async getOrder(orderId: string, opts?: CallOptions): Promise<OrderAnswer> {
     const path = `/orders/${encodeURIComponent(orderId)}`;
     const x = await this.#exchange('order', 'GET', path, undefined, opts);
-    const order = readOrder(x.json);
+    const order = ok(x) && x.readable ? readOrder(x.json) : undefined;
     if (!order || order.success === false) this.#fail(x, 'GET', path, 'no order in the answer');
+    if (order.orderId !== undefined && order.orderId.trim().toLowerCase() !== orderId.trim().toLowerCase()) {
+      throw new ApiResponseShapeError('/orders/:id', `asked for order ${orderId}, the answer is about order ${order.orderId}`, x.answer);
+    }
+    if (order.orderId === undefined && classifyFailure(x.status, x.json, { method: 'GET', path }).classification === 'not-found') {
+      this.#classified(x, 'GET', path);
+    }
     return { ...order, answer: x.answer };
   }
 
@@ -212,7 +211,7 @@ export class ResellerClient {
     if (order?.orderId !== undefined && order.orderCreated !== false) {
       return { ...order, orderId: order.orderId, httpStatus: x.status, answer: x.answer };
     }
-    const said = order?.success === false || order?.orderCreated === false || (x.status >= 300 && x.status < 600);
+    const said = saysItFailed(x) || order?.success === false || order?.orderCreated === false || !ok(x);
     if (x.status >= 200 && x.status < 300 && !said) {
       throw new ApiError({ classification: 'ambiguous', method: 'POST', path, status: x.status, detail: 'a 2xx answer without a readable order', body: x.json, answer: x.answer });
     }
@@ -223,9 +222,10 @@ export class ResellerClient {
     await this.#agent.close();
   }
 
+  /** Only a 2xx is read: a 500 carrying `balanceUsd: 0` or `data: []` is a failure, not a value. */
   async #read<T>(route: RouteName, path: string, reader: (body: unknown) => T | undefined, opts?: CallOptions): Promise<T> {
     const x = await this.#exchange(route, 'GET', path, undefined, opts);
-    const value = x.readable && !saysItFailed(x) ? reader(x.json) : undefined;
+    const value = ok(x) && x.readable && !saysItFailed(x) ? reader(x.json) : undefined;
     if (value === undefined) this.#fail(x, 'GET', path);
     return value;
   }
@@ -239,11 +239,14 @@ export class ResellerClient {
    * it is classified like any refusal; otherwise it is a shape error. Non-2xx: classified.
    */
   #fail(x: Exchange, method: 'GET' | 'POST', path: string, what = 'not the expected answer'): never {
-    const ok2xx = x.status >= 200 && x.status < 300;
-    const saysFailed = saysItFailed(x);
-    if (ok2xx && !saysFailed && method === 'GET') {
+    if (ok(x) && !saysItFailed(x) && method === 'GET') {
       throw new ApiResponseShapeError(path.split('?')[0] ?? path, x.readable ? what : 'the body is not JSON', x.answer);
     }
+    this.#classified(x, method, path);
+  }
+
+  /** The ApiError classify.ts makes of this answer. */
+  #classified(x: Exchange, method: 'GET' | 'POST', path: string): never {
     const failure = classifyFailure(x.status, x.readable ? x.json : undefined, { method, path }, x.readable);
     throw new ApiError({
       classification: failure.classification,
@@ -308,7 +311,7 @@ export class ResellerClient {
       } catch (err) {
         throw this.#networkError(method, path, err, status);
       }
-      const x = this.#answerOf(route, method, path, status, text);
+      const x = readAnswer(`${method} ${path.split('?')[0]}`, status, text, this.#redact);
       if (status >= 300 && status < 400) {
         const location = res.headers.location;
         x.answer.body = { location: typeof location === 'string' ? this.#redact(location) : undefined, body: x.answer.body };
@@ -347,21 +350,6 @@ export class ResellerClient {
     this.#gate.holdOff(Math.min(wanted, this.#retryAfterMaxMs));
   }
 
-  #answerOf(route: RouteName, method: string, path: string, status: number, text: string): Exchange {
-    let json: unknown;
-    let readable = text.trim() !== '';
-    if (readable) {
-      try {
-        json = parseJsonExact(text);
-      } catch {
-        readable = false;
-      }
-    }
-    const kept = readable ? json : text.length > TEXT_KEPT ? `${text.slice(0, TEXT_KEPT)}…` : text;
-    const body = typeof kept === 'string' ? this.#redact(kept) : redactDeep(kept, this.#redact);
-    return { status, json, readable, answer: { route: `${method} ${path.split('?')[0]}`, status, at: Date.now(), body }, retryAfterMs: undefined };
-  }
-
   /**
    * Network failures, timeouts and aborts are ambiguous. The undici error is reduced to its
    * code and message (no request options, so never a header) before it is kept as the cause.
@@ -387,35 +375,4 @@ export class ResellerClient {
       cause: { code: e?.code ?? e?.name, message: e?.message === undefined ? undefined : this.#redact(e.message) },
     });
   }
-}
-
-/** A readable body that says `success: false` (in any spelling), whatever the HTTP status. */
-function saysItFailed(x: Exchange): boolean {
-  return x.readable && isObject(x.json) && readBoolean(x.json.success) === false;
-}
-
-/** Reads a body up to `cap` bytes; a longer one is cut off and reported as an error. */
-async function readCapped(body: AsyncIterable<Buffer> & { destroy(err?: Error): unknown }, cap: number): Promise<string> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of body) {
-    size += chunk.length;
-    if (size > cap) {
-      const err = Object.assign(new Error(`answer larger than ${cap} bytes; not read`), { code: 'TOPUP_BODY_TOO_LARGE' });
-      body.destroy(err);
-      throw err;
-    }
-    chunks.push(chunk);
-  }
-  return Buffer.concat(chunks).toString('utf8');
-}
-
-/** The parsed body with the key removed from every string in it (an answer could echo it). */
-function redactDeep(v: unknown, redact: (s: string) => string): unknown {
-  if (typeof v === 'string') return redact(v);
-  if (Array.isArray(v)) return v.map((x) => redactDeep(x, redact));
-  if (typeof v === 'object' && v !== null) {
-    return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, redactDeep(x, redact)]));
-  }
-  return v;
 }

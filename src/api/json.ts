@@ -7,7 +7,10 @@
  * a string is wrapped in quotes: it reaches the readers as the exact digits. 15 digits always fit
  * a double exactly; amounts and counts never need more. Fractions and exponents are left alone.
  *
- * A UTF-8 BOM before the body (seen from some PHP stacks) is dropped.
+ * A UTF-8 BOM before the body (seen from some PHP stacks) is dropped. So are PHP notices printed
+ * before the JSON by a server with display_errors on ("<br />\n<b>Deprecated</b>: … on line
+ * <b>41</b><br />"): the JSON after them is the real answer. Only looked for when the body does
+ * not parse, so the common case pays nothing.
  */
 
 const SAFE_DIGITS = 15;
@@ -15,7 +18,27 @@ const SAFE_DIGITS = 15;
 /** Parses `text` as JSON with big integers kept exact as strings. Throws SyntaxError like JSON.parse. */
 export function parseJsonExact(text: string): unknown {
   const body = text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
+  try {
+    return parseExact(body);
+  } catch (err) {
+    const rest = afterPhpNotices(body);
+    if (rest === undefined) throw err;
+    return parseExact(rest);
+  }
+}
+
+function parseExact(body: string): unknown {
   return JSON.parse(needsQuoting(body) ? quoteBigIntegers(body) : body);
+}
+
+/** One PHP notice line, HTML or plain: `<b>Warning</b>:  … in <b>/x.php</b> on line <b>12</b><br />`. */
+const PHP_NOTICE = /^\s*(?:<br\s*\/?>\s*)*(?:<b>)?(?:PHP )?(?:Warning|Notice|Deprecated|Strict Standards)(?:<\/b>)?:[^\n]*?\bon line\s*(?:<b>)?\d+(?:<\/b>)?(?:\s*<br\s*\/?>)?/i;
+
+/** The text after the PHP notices it starts with, or undefined when it starts with none. */
+function afterPhpNotices(text: string): string | undefined {
+  let rest = text;
+  for (let m = PHP_NOTICE.exec(rest); m; m = PHP_NOTICE.exec(rest)) rest = rest.slice(m[0].length);
+  return rest === text ? undefined : rest;
 }
 
 /** Quick test: is there any run of 16+ digits at all? Almost no answer has one. */

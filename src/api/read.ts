@@ -18,7 +18,9 @@ export function absent(v: unknown): boolean {
 /**
  * A number: a finite JSON number, or a string holding one ("12.50", " 3 ", "-1"). A decimal comma
  * ("4,55") is read only in the one form that cannot be a thousands separator (1–2 digits after
- * it); "1,234" could be either, so it is unreadable rather than guessed.
+ * it); "1,234" could be either, so it is unreadable rather than guessed. Thousands separators
+ * are read only where a decimal point follows them ("1,234.56", PHP's number_format): that form
+ * cannot mean anything else.
  */
 export function readNumber(v: unknown): number | undefined {
   if (typeof v === 'number') return Number.isFinite(v) ? v : undefined;
@@ -26,6 +28,7 @@ export function readNumber(v: unknown): number | undefined {
   const s = v.trim().replace(/^\$/, '');
   if (/^[+-]?\d+(\.\d+)?$/.test(s) || /^[+-]?\.\d+$/.test(s)) return Number(s);
   if (/^[+-]?\d+,\d{1,2}$/.test(s)) return Number(s.replace(',', '.'));
+  if (/^[+-]?\d{1,3}(,\d{3})+\.\d+$/.test(s)) return Number(s.replaceAll(',', ''));
   return undefined;
 }
 
@@ -45,6 +48,14 @@ export function readBoolean(v: unknown): boolean | undefined {
   if (typeof v !== 'string') return undefined;
   const s = v.trim().toLowerCase();
   return TRUE_WORDS.has(s) ? true : FALSE_WORDS.has(s) ? false : undefined;
+}
+
+/**
+ * The request's own success flag: `success`, or a boolean `status` (`{status: false, message}`
+ * and `{status: true, data}` envelopes). A status that is a word is the order's, never this.
+ */
+export function readSuccess(o: Record<string, unknown>): boolean | undefined {
+  return readBoolean(o.success) ?? (typeof o.status === 'boolean' ? o.status : undefined);
 }
 
 /**
@@ -105,7 +116,9 @@ export function readCodes(v: unknown): string[] | undefined {
     if (typeof x === 'string' || typeof x === 'number') {
       const text = readText(x)?.trim();
       if (text === undefined || text === '') return;
-      if (inArray) out.push(text);
+      const encoded = inArray ? undefined : encodedList(text);
+      if (encoded) for (const e of encoded) add(e, true);
+      else if (inArray) out.push(text);
       else for (const part of text.split(/[\s,;]+/)) if (part !== '') out.push(part);
     } else if (Array.isArray(x)) {
       for (const e of x) add(e, true);
@@ -120,17 +133,35 @@ export function readCodes(v: unknown): string[] | undefined {
   return out.length > 0 ? out : undefined;
 }
 
+/** `'["A","B"]'`: an array encoded twice (json_encode of a value that was already JSON). */
+function encodedList(text: string): unknown[] | undefined {
+  if (!text.startsWith('[') || !text.endsWith(']')) return undefined;
+  try {
+    const v: unknown = JSON.parse(text);
+    return Array.isArray(v) ? v : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Fields an envelope carries about the request itself (`{status: "success", code: 200, message, data}`). */
+const ENVELOPE_FIELDS = new Set(['status', 'success', 'code', 'message']);
+
 /**
  * Some deployments wrap every body: `{success: true, data: {...}}` or `{data: [...]}`. When the
  * expected field is not at the top level but `data` holds it, `data` is the body. `fields` are
- * the names whose presence marks the real body.
+ * the names whose presence marks the real body. A field an envelope also has (a top-level
+ * `status: "success"`) does not mark the top level as the body when `data` holds the real one:
+ * read as the order's status, "success" would be a completed order.
  */
 export function unwrap(body: unknown, fields: readonly string[]): unknown {
   if (!isObject(body)) return body;
-  if (fields.some((f) => f in body)) return body;
+  if (fields.some((f) => f in body && !ENVELOPE_FIELDS.has(f))) return body;
   const data = body.data ?? body.result ?? body.response;
-  if (isObject(data) && fields.some((f) => f in data)) return { ...data, success: body.success ?? data.success };
-  if (Array.isArray(data)) return { success: body.success, [fields[0]!]: data };
+  if (isObject(data) && fields.some((f) => !absent(data[f]))) return { ...data, success: readSuccess(body) ?? data.success };
+  // `{data: [...]}` is the list itself only for a reader of one list (orders, products, services):
+  // beside a failure's message, `data: []` is just an empty payload.
+  if (Array.isArray(data) && fields.length === 1) return { success: readSuccess(body), [fields[0]!]: data };
   return body;
 }
 

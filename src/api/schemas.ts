@@ -13,7 +13,7 @@
  *  - What the program cannot work without is required (a product's id and price, a balance); a
  *    missing optional field is absent, never a failure.
  */
-import { absent, isObject, pick, readBoolean, readCodes, readInteger, readNumber, readStatus, readText, unwrap, type OrderStatus } from './read.js';
+import { absent, isObject, pick, readBoolean, readCodes, readInteger, readNumber, readStatus, readSuccess, readText, unwrap, type OrderStatus } from './read.js';
 
 export type { OrderStatus } from './read.js';
 
@@ -183,12 +183,13 @@ function set<K extends keyof Order>(o: Order, key: K, value: Order[K] | undefine
 export function readOrder(v: unknown): Order | undefined {
   const body = unwrap(v, ORDER_MARKS);
   if (!isObject(body) || !ORDER_MARKS.some((k) => !absent(body[k]))) return undefined;
-  const st = readStatus(pick(body, 'status', 'orderStatus', 'state'));
+  // `orderStatus` first: beside it, `status` is an envelope's ("success"), not the order's.
+  const st = readStatus(pick(body, 'orderStatus', 'order_status', 'status', 'state'));
   const o: Order = { status: st.status, statusKnown: st.known, raw: body };
   set(o, 'statusWord', st.word);
   set(o, 'orderId', readText(pick(body, 'orderId', 'order_id', 'orderID', 'id')));
   set(o, 'orderCreated', readBoolean(body.orderCreated));
-  set(o, 'success', readBoolean(body.success));
+  set(o, 'success', readSuccess(body));
   set(o, 'game', readText(pick(body, 'game', 'slug')));
   set(o, 'packName', readText(pick(body, 'packName', 'pack', 'serviceName')));
   set(o, 'amountUsd', readNumber(pick(body, 'amountUsd', 'amount_usd')));
@@ -204,9 +205,20 @@ export function readOrder(v: unknown): Order | undefined {
   set(o, 'idempotentReplay', readBoolean(body.idempotentReplay));
   set(o, 'trxid', readText(pick(body, 'trxid', 'trxId', 'idtrx', 'idTrx')));
   set(o, 'pid', readText(pick(body, 'pid', 'PID', 'productId')));
-  const created = body.createdAt;
-  if (typeof created === 'string' || typeof created === 'number') o.createdAt = created;
+  set(o, 'createdAt', readTimestamp(pick(body, 'createdAt', 'created_at')));
   return o;
+}
+
+/**
+ * When an order was made: epoch milliseconds, or the supplier's date text as sent (ISO or not).
+ * Epoch SECONDS (PHP's time(), 10 digits) are common: read as milliseconds they would date the
+ * order in January 1970, and the history check would think its page reaches back to then. A
+ * number below 1e11 is seconds (1e11 ms is March 1973, 1e11 s the year 5138).
+ */
+function readTimestamp(v: unknown): string | number | undefined {
+  const n = typeof v === 'number' || (typeof v === 'string' && /^\s*\d+(\.\d+)?\s*$/.test(v)) ? readNumber(v) : undefined;
+  if (n !== undefined) return n < 1e11 ? Math.round(n * 1000) : n;
+  return readText(v);
 }
 
 // ───────────────────────────── account ─────────────────────────────
@@ -282,32 +294,6 @@ export interface OrderRequest {
   region?: string;
   moreId?: string;
   quantity?: number;
-}
-
-/** Failure bodies (spec section 7): `{ success:false, code?, error }` or the submit-rejection shape. */
-export interface FailureBody {
-  success?: boolean;
-  code?: string;
-  error?: string;
-  orderCreated?: boolean;
-  status?: string;
-}
-
-export function readFailureBody(v: unknown): FailureBody | undefined {
-  const b = unwrap(v, ['code', 'error', 'message', 'success']);
-  if (!isObject(b)) return undefined;
-  const f: FailureBody = {};
-  const success = readBoolean(b.success);
-  const code = readText(pick(b, 'code', 'errorCode', 'error_code'));
-  const error = readText(pick(b, 'error', 'message', 'msg', 'errorMessage'));
-  const orderCreated = readBoolean(b.orderCreated);
-  const status = readText(b.status);
-  if (success !== undefined) f.success = success;
-  if (code !== undefined) f.code = code;
-  if (error !== undefined) f.error = error;
-  if (orderCreated !== undefined) f.orderCreated = orderCreated;
-  if (status !== undefined) f.status = status;
-  return f;
 }
 
 /** readProduct for values that must be a product (catalog files, tests): throws on what it cannot read. */
