@@ -48,6 +48,8 @@ export interface Config {
    */
   reviewAfterMs: number;
   settleMs: number;
+  /** How often a running batch's partial result is rewritten at most (outbox/partial.ts). */
+  partialResultMs: number;
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   maxInFlight: number;
   catalogMaxAgeMs: number;
@@ -71,6 +73,7 @@ export const SETTINGS = {
   TOPUP_REQUEST_TIMEOUT_MS: '15000',
   TOPUP_REVIEW_AFTER_MS: '86400000',
   TOPUP_SETTLE_MS: '1000',
+  TOPUP_PARTIAL_RESULT_MS: '30000',
   TOPUP_LOG_LEVEL: 'info',
   TOPUP_MAX_IN_FLIGHT: '32',
   TOPUP_CATALOG_MAX_AGE_MS: '60000',
@@ -244,6 +247,7 @@ export function loadConfig(
     requestTimeoutMs: int(env, 'TOPUP_REQUEST_TIMEOUT_MS', 100, 600_000),
     reviewAfterMs: int(env, 'TOPUP_REVIEW_AFTER_MS', 1_000, 30 * 86_400_000),
     settleMs: int(env, 'TOPUP_SETTLE_MS', 0, 600_000),
+    partialResultMs: int(env, 'TOPUP_PARTIAL_RESULT_MS', 100, 86_400_000),
     logLevel: level as Config['logLevel'],
     maxInFlight: int(env, 'TOPUP_MAX_IN_FLIGHT', 1, 1000),
     catalogMaxAgeMs: int(env, 'TOPUP_CATALOG_MAX_AGE_MS', 1000, 86_400_000),

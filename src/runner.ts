@@ -23,6 +23,7 @@ import { sendRow } from './dispatch/sender.js';
 import { Poller } from './poll/poller.js';
 import { verifyRow } from './poll/verify.js';
 import { finishBatch } from './outbox/finish.js';
+import { PartialResults } from './outbox/partial.js';
 import { removeStaleTemps } from './outbox/atomic-write.js';
 import type { BatchSummary } from './outbox/summary.js';
 import type { SendScope } from './store/row-reads.js';
@@ -59,6 +60,7 @@ export class Runner extends EventEmitter<RunnerEvents> {
   readonly #abort = new AbortController();
   readonly #funds: FundsGate;
   readonly #nextLoadTry = new Map<string, number>();
+  readonly #partials = new PartialResults();
   #polling: Promise<void> | null = null;
   #stopping = false;
   #wake: (() => void) | null = null;
@@ -162,7 +164,10 @@ export class Runner extends EventEmitter<RunnerEvents> {
       const counts = rt.rows.counts(b.id);
       const live = counts.pending + counts.sending + counts.processing + counts.verifying;
       if (live === 0 && ![...this.#inflight.keys()].some((k) => k.startsWith(`${b.id}#`))) await this.#finish(b);
-      else unfinished++;
+      else {
+        unfinished++;
+        await this.#partials.update(rt, b, counts); // throttled inside: mostly returns at once
+      }
       if (Date.now() - this.#lastProgress >= PROGRESS_EVERY_MS) this.#progress(b, counts);
     }
     if (Date.now() - this.#lastProgress >= PROGRESS_EVERY_MS) this.#lastProgress = Date.now();

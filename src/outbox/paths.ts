@@ -1,6 +1,8 @@
 /**
- * Where a batch's files go: outbox/<name>.result.csv (chosen at claim time, see claim.ts),
- * and beside it <name>.summary.json and, for a file that could not be read, <name>.error.txt.
+ * Where a batch's files go: outbox/<name>.result.csv (chosen at claim time, see claim.ts), and
+ * beside it <name>.summary.json, <name>.result.xlsx for a workbook input, the partial results
+ * <name>.partial.result.csv / .partial.result.xlsx while the batch runs, and, for a file that
+ * could not be read, <name>.error.txt.
  */
 import { join } from 'node:path';
 import type { Runtime } from '../runtime.js';
@@ -8,6 +10,9 @@ import type { Batch } from '../store/batches.js';
 
 export interface OutboxPaths {
   resultFile: string;
+  resultXlsx: string;
+  partialFile: string;
+  partialXlsx: string;
   summaryFile: string;
   errorFile: string;
 }
@@ -15,5 +20,12 @@ export interface OutboxPaths {
 export function outboxPaths(rt: Runtime, batch: Batch): OutboxPaths {
   const resultFile = batch.resultFile ?? join(rt.config.outboxDir, `${batch.name}.result.csv`);
   const stem = resultFile.replace(/\.result\.csv$/, '');
-  return { resultFile, summaryFile: `${stem}.summary.json`, errorFile: `${stem}.error.txt` };
+  return {
+    resultFile,
+    resultXlsx: `${stem}.result.xlsx`,
+    partialFile: `${stem}.partial.result.csv`,
+    partialXlsx: `${stem}.partial.result.xlsx`,
+    summaryFile: `${stem}.summary.json`,
+    errorFile: `${stem}.error.txt`,
+  };
 }

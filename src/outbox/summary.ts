@@ -1,11 +1,13 @@
 /**
  * outbox/<name>.summary.json: the count per status, USD spent and refunded, the balance
- * before and after, and the rows an operator must look at (`review`).
+ * before and after, and the rows an operator must look at (`review`). spentUsd and refundedUsd
+ * add up the same per-row cents as the result's netUsd column (results.ts rowMoney), so the
+ * column's sum is spentUsd exactly.
  */
 import type { Batch } from '../store/batches.js';
 import { emptyCounts, type Row, type StateCounts } from '../store/rows.js';
 import { writeFileAtomic } from './atomic-write.js';
-import { roundCents as cents } from '../money.js';
+import { rowMoney } from './results.js';
 
 export interface BatchSummary {
   batchId: string;
@@ -19,6 +21,8 @@ export interface BatchSummary {
   balanceBeforeUsd: number | null;
   balanceAfterUsd: number | null;
   resultFile: string;
+  /** The workbook result, written for an .xlsx input; null otherwise. */
+  resultXlsxFile: string | null;
   review: { line: number; trxid: string | null; reason: string | null }[];
   createdAt: string;
   startedAt: string | null;
@@ -26,21 +30,24 @@ export interface BatchSummary {
 }
 
 
-export function summarize(batch: Batch, rows: Iterable<Row>, resultFile: string, balanceAfter: number | null, now: number): BatchSummary {
+export function summarize(
+  batch: Batch,
+  rows: Iterable<Row>,
+  files: { csv: string; xlsx: string | null },
+  balanceAfter: number | null,
+  now: number,
+): BatchSummary {
   const counts = emptyCounts();
-  let spent = 0;
-  let refunded = 0;
+  let spentCents = 0;
+  let refundedCents = 0;
   let n = 0;
   const review: BatchSummary['review'] = [];
   for (const row of rows) {
     n++;
     counts[row.state]++;
-    const amount = row.amountUsd ?? row.expectedUsd ?? 0;
-    if (row.state === 'completed') spent += amount;
-    if (row.state === 'cancelled') {
-      if (row.refunded) refunded += amount;
-      else spent += amount;
-    }
+    const money = rowMoney(row);
+    spentCents += money.netCents ?? 0;
+    refundedCents += money.refundedCents;
     if (row.state === 'review') review.push({ line: row.line, trxid: row.trxid, reason: row.error });
   }
   return {
@@ -57,11 +64,12 @@ export function summarize(batch: Batch, rows: Iterable<Row>, resultFile: string,
       skipped: counts.skipped,
       review: counts.review,
     },
-    spentUsd: cents(spent),
-    refundedUsd: cents(refunded),
+    spentUsd: spentCents / 100,
+    refundedUsd: refundedCents / 100,
     balanceBeforeUsd: batch.balanceBefore,
     balanceAfterUsd: balanceAfter,
-    resultFile,
+    resultFile: files.csv,
+    resultXlsxFile: files.xlsx,
     review,
     createdAt: new Date(batch.createdAt).toISOString(),
     startedAt: batch.startedAt === null ? null : new Date(batch.startedAt).toISOString(),

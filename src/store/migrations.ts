@@ -95,4 +95,9 @@ export const MIGRATIONS: readonly string[] = [
   ALTER TABLE rows ADD COLUMN doubt_since INTEGER;
   ALTER TABLE rows ADD COLUMN doubt_tries INTEGER NOT NULL DEFAULT 0;
   `,
+  // The input file's dialect (JSON: delimiter, BOM, whether it was a workbook), so the result is
+  // written the way the reseller's spreadsheet reads it. NULL (stored earlier): comma, no BOM.
+  `
+  ALTER TABLE batches ADD COLUMN dialect_json TEXT;
+  `,
 ];

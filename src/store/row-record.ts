@@ -90,6 +90,11 @@ export interface Row {
   nextTryAt: number;
   nextPollAt: number;
   polls: number;
+  /**
+   * When the row last changed. No transition leaves a final state, so for a final row this is
+   * when it ended (the result file's finishedAt).
+   */
+  updatedAt: number;
 }
 
 export interface RowRecord {
@@ -122,6 +127,7 @@ export interface RowRecord {
   next_try_at: number;
   next_poll_at: number;
   polls: number;
+  updated_at: number;
 }
 
 export function toRow(r: RowRecord): Row {
@@ -155,6 +161,7 @@ export function toRow(r: RowRecord): Row {
     nextTryAt: r.next_try_at,
     nextPollAt: r.next_poll_at,
     polls: r.polls,
+    updatedAt: r.updated_at,
   };
 }
 

@@ -1,0 +1,107 @@
+/**
+ * The workbook result for a workbook input: outbox/<name>.result.xlsx beside the CSV result,
+ * text cells (ids keep their zeros and digits, `=1+1` is text, no `'` anywhere), money as
+ * numbers, mode 0600, written through a temporary file. The batch is put in the store directly:
+ * reading .xlsx input is another module's work; only the file name decides the dialect here.
+ * Where LibreOffice is installed, Calc reads the workbook back and must show every text exactly.
+ */
+import { execFileSync, spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import ExcelJS from 'exceljs';
+import { parse } from 'csv-parse/sync';
+import { afterEach, expect, it } from 'vitest';
+import { loadConfig } from '../../src/config.js';
+import { silentLogger } from '../../src/log.js';
+import { inputDialect } from '../../src/outbox/dialect.js';
+import { finishBatch } from '../../src/outbox/finish.js';
+import { outboxPaths } from '../../src/outbox/paths.js';
+import { openRuntime, type Runtime } from '../../src/runtime.js';
+import type { NewRow } from '../../src/store/rows.js';
+import { inProcessSandbox, parseResult, releaseAll, tempHome, TEST_KEY } from '../e2e/harness.js';
+
+let rt: Runtime | undefined;
+const dirs: string[] = [];
+afterEach(async () => {
+  await rt?.close();
+  rt = undefined;
+  await releaseAll();
+  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+});
+
+const HEADER = ['pid', 'userId', 'name', 'note', 'phone'];
+const TEXTS = [
+  ['PUBG-60', '0051234567', 'Иван Петров', '=1+1', '+62 812-555-0101'],
+  ['PUBG-60', '5123456789012345678', 'محمد', '@SUM(1,1)', '-5'],
+  ['PUBG-60', '0000000001', 'Ann "AJ" Lee', '_x0041_ stays', '1.23457E+11'],
+];
+
+function row(idx: number, cells: string[]): NewRow {
+  return {
+    idx, line: idx + 2, cells, request: { pid: 'PUBG-60', trxid: `tu-x-${idx}`, userId: cells[1]! }, error: null,
+    productId: 'PUBG-60', slug: 'pubg', packName: '60 UC', quantity: 1, unitPriceUsd: 0.92, expectedUsd: 0.92,
+  };
+}
+
+it('an .xlsx batch gets a workbook result of text cells (no quote), money as numbers, mode 0600, and a comma + BOM CSV', async () => {
+  const home = tempHome('topup-xlsx-');
+  const sb = await inProcessSandbox();
+  rt = openRuntime(loadConfig({ TOPUP_HOME: home.dir, TOPUP_API_KEY: TEST_KEY, TOPUP_API_URL: sb.url }), silentLogger(), sb.url);
+  const now = Date.now();
+  rt.batches.create({ id: 'bx1', name: 'orders', sourceName: 'Orders.XLSX', jobFile: 'jobs/bx1/Orders.XLSX', contentHash: 'h', origin: 'inbox', sandbox: false, owner: rt.owner, leaseUntil: now + 600_000, now });
+  rt.rows.insertAll('bx1', TEXTS.map((c, i) => row(i, c)), now);
+  rt.batches.open('bx1', HEADER);
+  rt.batches.setDialect('bx1', inputDialect(rt, rt.batches.get('bx1')!, {}));
+  expect(rt.batches.get('bx1')!.dialect).toEqual({ delimiter: ',', bom: true, xlsx: true });
+  TEXTS.forEach((_, i) => {
+    rt!.rows.markSending('bx1', i, rt!.owner, now, now);
+    rt!.rows.recordOrder('bx1', i, i === 1 ? { orderId: `O${i}`, status: 'cancelled', amountUsd: 0.92, refunded: true, error: '=HYPERLINK("x")' } : { orderId: `O${i}`, status: 'completed', amountUsd: 0.92, codes: ['-CODE-1'] }, now, now);
+  });
+  const summary = await finishBatch(rt, rt.batches.get('bx1')!);
+  const paths = outboxPaths(rt, rt.batches.get('bx1')!);
+  expect(summary.resultXlsxFile).toBe(paths.resultXlsx);
+  expect(statSync(paths.resultXlsx).mode & 0o777).toBe(0o600);
+  expect(readdirSync(home.outbox).filter((f) => f.endsWith('.tmp'))).toEqual([]);
+
+  // The CSV result: comma, BOM, and the quote where a CSV needs one.
+  const csvText = readFileSync(paths.resultFile, 'utf8');
+  expect(csvText.charCodeAt(0)).toBe(0xfeff);
+  expect(parseResult(csvText).map((r) => r.note)).toEqual(["'=1+1", "'@SUM(1,1)", '_x0041_ stays']);
+
+  const book = new ExcelJS.Workbook();
+  await book.xlsx.readFile(paths.resultXlsx);
+  const sheet = book.worksheets[0]!;
+  const values = (r: number) => {
+    const out: (string | number | null)[] = [];
+    sheet.getRow(r).eachCell({ includeEmpty: true }, (cell) => {
+      out.push(cell.type === ExcelJS.ValueType.Number ? (cell.value as number) : cell.type === ExcelJS.ValueType.Null ? null : cell.text);
+    });
+    return out;
+  };
+  expect(values(1)).toEqual([...HEADER, 'trxid', 'orderId', 'status', 'packName', 'amountUsd', 'refunded', 'netUsd', 'codes', 'finishedAt', 'error']);
+  for (let i = 0; i < TEXTS.length; i++) expect(values(i + 2).slice(0, HEADER.length)).toEqual(TEXTS[i]);
+  // Text cells are typed text, formulas none; money is a number.
+  for (let r = 1; r <= 4; r++) {
+    sheet.getRow(r).eachCell((cell, col) => {
+      const money = r > 1 && (col === 10 || col === 12);
+      expect(cell.type, `${r}:${col}`).toBe(money ? ExcelJS.ValueType.Number : ExcelJS.ValueType.RichText);
+    });
+  }
+  expect(values(3).slice(HEADER.length)).toEqual(['tu-x-1', 'O1', 'cancelled', '60 UC', 0.92, 'true', 0, null, expect.stringMatching(/Z$/), '=HYPERLINK("x")']);
+  expect(values(2)[12]).toBe('-CODE-1');
+
+  // A real spreadsheet reads it the same way: Calc's CSV export of the workbook shows every text as written.
+  const soffice = ['soffice', 'libreoffice'].find((b) => spawnSync('which', [b]).status === 0);
+  if (!soffice) {
+    console.log('LibreOffice is not installed here; the Calc read-back of the workbook is skipped');
+    return;
+  }
+  const dir = mkdtempSync(join(tmpdir(), 'topup-xlsx-lo-'));
+  dirs.push(dir);
+  execFileSync(soffice, ['--headless', '--convert-to', 'csv:Text - txt - csv (StarCalc):44,34,76,1,,0,false,true,false,false', '--outdir', dir, paths.resultXlsx], { timeout: 120_000, env: { ...process.env, HOME: dir } });
+  const back = parse(readFileSync(join(dir, 'orders.result.csv'), 'utf8'), { relax_column_count: true }) as string[][];
+  expect(back.slice(1).map((r) => r.slice(0, HEADER.length))).toEqual(TEXTS);
+  expect(back[2]![HEADER.length + 9]).toBe('=HYPERLINK("x")');
+  expect(existsSync(paths.partialFile)).toBe(false);
+}, 120_000);
