@@ -29,12 +29,26 @@ export function writeFileAtomic(path: string, content: string | Iterable<string>
     throw err;
   }
   closeSync(fd);
-  renameSync(tmp, path);
+  renameInto(tmp, path);
   const dfd = openSync(dir, 'r');
   try {
     fsyncSync(dfd);
   } finally {
     closeSync(dfd);
+  }
+}
+
+/** Renames the finished temporary file over `path`; when that fails, the temporary file (it may hold codes) goes. */
+export function renameInto(tmp: string, path: string): void {
+  try {
+    renameSync(tmp, path);
+  } catch (err) {
+    try {
+      unlinkSync(tmp);
+    } catch {
+      // Already gone: nothing left behind.
+    }
+    throw err;
   }
 }
 

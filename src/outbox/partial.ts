@@ -54,6 +54,12 @@ export function removePartials(rt: Runtime, batch: Batch): void {
 
 export class PartialResults {
   readonly #last = new Map<string, LastWrite>();
+  /** Measures how long a write takes (a test gives a clock of its own). */
+  readonly #clock: () => number;
+
+  constructor(clock: () => number = Date.now) {
+    this.#clock = clock;
+  }
 
   /** Called by the runner for every unfinished batch it drives, at every step; cheap when nothing is due. */
   async update(rt: Runtime, batch: Batch, counts: StateCounts, now = Date.now()): Promise<void> {
@@ -70,7 +76,7 @@ export class PartialResults {
     if (now - since < Math.max(rt.config.partialResultMs, COST_FACTOR * (last?.tookMs ?? 0))) return;
     const targets = partialTargets(rt, batch);
     if (!targets) return;
-    const started = Date.now();
+    const started = this.#clock();
     let written = done;
     try {
       await writeBatchResults(rt, batch, targets, true);
@@ -79,6 +85,6 @@ export class PartialResults {
       written = last?.done ?? 0;
       rt.log.warn({ batch: batch.id, err: coerceError(err).message }, 'could not write the partial result; will try again');
     }
-    this.#last.set(batch.id, { done: written, at: now, tookMs: Date.now() - started });
+    this.#last.set(batch.id, { done: written, at: now, tookMs: this.#clock() - started });
   }
 }

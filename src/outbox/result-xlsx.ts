@@ -14,13 +14,14 @@
  *   0600) beside the result, then fsynced and renamed, as atomic-write.ts does: a reader sees the
  *   old file or the whole new one, and a 100,000-row result never sits in memory as a workbook.
  */
-import { closeSync, createWriteStream, fsyncSync, mkdirSync, openSync, renameSync, unlinkSync } from 'node:fs';
+import { closeSync, createWriteStream, fsyncSync, mkdirSync, openSync, unlinkSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
 import { setImmediate as nextTurn, setTimeout as sleep } from 'node:timers/promises';
 import ExcelJS from 'exceljs';
 import type { ResultCell, ResultLayout } from './results.js';
+import { renameInto } from './atomic-write.js';
 
 const EXCEL_CELL_MAX = 32_767;
 
@@ -80,7 +81,7 @@ export async function writeResultXlsx(path: string, layout: ResultLayout, pages:
     throw err;
   }
   closeSync(fd);
-  renameSync(tmp, path);
+  renameInto(tmp, path);
   const dfd = openSync(dir, 'r');
   try {
     fsyncSync(dfd);
