@@ -13,9 +13,9 @@
  *     trims cells would otherwise meet the trigger).
  *
  * Inert `+`/`-` cells are left exactly as they are, because no spreadsheet can read a function, a
- * cell reference, a program call or a sum into them (they have no letters and no operator between
- * their digit groups):
- *  - a signed number: `-5`, `+5`, `-12.50`, `-1,5`, `-1 234,56`;
+ * cell reference, a program call or a sum into them (no letters, nothing to compute):
+ *  - a signed number, digit groups joined by `.` `,` or a space: `-5`, `+5`, `-12.50`, `-1,5`,
+ *    `-1 234,56`;
  *  - a phone number: `+`, then only digits, spaces and `-` `.` `/` `(` `)`, where at least two digit
  *    groups stand side by side with only spaces or a parenthesis between them (`62 812`, `1 (555)`):
  *    `+62 812-555-0101`, `+1 (555) 123-4567`, `+44 20 7946 0958`. Two numbers side by side are no

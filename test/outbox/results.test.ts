@@ -63,6 +63,9 @@ describe('the result header', () => {
       'pid', 'userId', 'Status', 'error', 'order_id', 'packName', 'Mode',
       'trxid', 'result_orderId', 'result_status', 'result_packName', 'amountUsd', 'refunded', 'netUsd', 'codes', 'finishedAt', 'result_error', 'result_mode',
     ]);
+    expect(resultLayout(['pid', 'userId', 'status', 'error', 'orderId'], false).header.join(',')).toBe(
+      'pid,userId,status,error,orderId,trxid,result_orderId,result_status,packName,amountUsd,refunded,netUsd,codes,finishedAt,result_error',
+    );
     // The prefixed name is taken too: the prefix is applied again.
     expect(resultLayout(['pid', 'status', 'Result Status'], false).header.slice(3)).toEqual([
       'trxid', 'orderId', 'result_result_status', 'packName', 'amountUsd', 'refunded', 'netUsd', 'codes', 'finishedAt', 'error',
@@ -146,6 +149,9 @@ describe('dialect', () => {
   it('tab stays tab; a UTF-16 input with a BOM gets a UTF-8 result with a BOM; a plain comma file stays plain', async () => {
     const tab = await stored('pid\tuserId\nPUBG-60\t5123456789\n');
     expect(tab.rt.batches.get(tab.batch.id)!.dialect).toEqual({ delimiter: '\t', bom: false, xlsx: false });
+    answered(tab.rt, tab.batch.id, 0, { status: 'completed', amountUsd: 0.92 });
+    await finishBatch(tab.rt, tab.rt.batches.get(tab.batch.id)!);
+    expect(resultText(tab.rt, tab.batch).split('\n')[0]!.split('\t').slice(0, 4)).toEqual(['pid', 'userId', 'trxid', 'orderId']);
     await rt!.close();
     rt = undefined;
     const utf16 = await stored(Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from('pid,userId\r\nPUBG-60,5123456789\r\n', 'utf16le')]));
