@@ -17,6 +17,7 @@ import { silentLogger } from '../../src/log.js';
 import { inputDialect } from '../../src/outbox/dialect.js';
 import { finishBatch } from '../../src/outbox/finish.js';
 import { outboxPaths } from '../../src/outbox/paths.js';
+import { PartialResults } from '../../src/outbox/partial.js';
 import { openRuntime, type Runtime } from '../../src/runtime.js';
 import type { NewRow } from '../../src/store/rows.js';
 import { inProcessSandbox, parseResult, releaseAll, tempHome, TEST_KEY } from '../e2e/harness.js';
@@ -54,12 +55,24 @@ it('an .xlsx batch gets a workbook result of text cells (no quote), money as num
   rt.batches.open('bx1', HEADER);
   rt.batches.setDialect('bx1', inputDialect(rt, rt.batches.get('bx1')!, {}));
   expect(rt.batches.get('bx1')!.dialect).toEqual({ delimiter: ',', bom: true, xlsx: true });
-  TEXTS.forEach((_, i) => {
+  const answer = (i: number) => {
     rt!.rows.markSending('bx1', i, rt!.owner, now, now);
     rt!.rows.recordOrder('bx1', i, i === 1 ? { orderId: `O${i}`, status: 'cancelled', amountUsd: 0.92, refunded: true, error: '=HYPERLINK("x")' } : { orderId: `O${i}`, status: 'completed', amountUsd: 0.92, codes: ['-CODE-1'] }, now, now);
-  });
-  const summary = await finishBatch(rt, rt.batches.get('bx1')!);
+  };
+  // While it runs: a partial workbook beside the partial CSV, same columns, unfinished rows pending.
   const paths = outboxPaths(rt, rt.batches.get('bx1')!);
+  answer(0);
+  await new PartialResults().update(rt, rt.batches.get('bx1')!, rt.rows.counts('bx1'), now + rt.config.partialResultMs);
+  expect(statSync(paths.partialXlsx).mode & 0o777).toBe(0o600);
+  const partial = new ExcelJS.Workbook();
+  await partial.xlsx.readFile(paths.partialXlsx);
+  expect([2, 3, 4].map((r) => partial.worksheets[0]!.getRow(r).getCell(HEADER.length + 3).text)).toEqual(['completed', 'pending', 'pending']);
+  expect(existsSync(paths.partialFile)).toBe(true);
+  answer(1);
+  answer(2);
+  const summary = await finishBatch(rt, rt.batches.get('bx1')!);
+  expect(existsSync(paths.partialXlsx)).toBe(false);
+  expect(existsSync(paths.partialFile)).toBe(false);
   expect(summary.resultXlsxFile).toBe(paths.resultXlsx);
   expect(statSync(paths.resultXlsx).mode & 0o777).toBe(0o600);
   expect(readdirSync(home.outbox).filter((f) => f.endsWith('.tmp'))).toEqual([]);
@@ -103,5 +116,4 @@ it('an .xlsx batch gets a workbook result of text cells (no quote), money as num
   const back = parse(readFileSync(join(dir, 'orders.result.csv'), 'utf8'), { relax_column_count: true }) as string[][];
   expect(back.slice(1).map((r) => r.slice(0, HEADER.length))).toEqual(TEXTS);
   expect(back[2]![HEADER.length + 9]).toBe('=HYPERLINK("x")');
-  expect(existsSync(paths.partialFile)).toBe(false);
 }, 120_000);
