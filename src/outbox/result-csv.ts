@@ -9,7 +9,7 @@ import { stringify } from 'csv-stringify/sync';
 import type { InputDialect } from '../store/batches.js';
 import { DEFAULT_DIALECT } from '../store/batches.js';
 import type { Row } from '../store/rows.js';
-import { writeFileAtomic } from './atomic-write.js';
+import { writeFileAtomic, writeFileAtomicPaced } from './atomic-write.js';
 import { safeCell } from './cell-safety.js';
 import { csvMoney, resultCells, resultLayout, type ResultCell, type ResultLayout } from './results.js';
 
@@ -21,8 +21,9 @@ function* csvChunks(layout: ResultLayout, dialect: InputDialect, pages: Iterable
   }
 }
 
-export function writeResultCsv(path: string, layout: ResultLayout, dialect: InputDialect, pages: Iterable<ResultCell[][]>): void {
-  writeFileAtomic(path, csvChunks(layout, dialect, pages));
+/** Written a page at a time, letting the daemon's other work run in between. */
+export function writeResultCsv(path: string, layout: ResultLayout, dialect: InputDialect, pages: Iterable<ResultCell[][]>): Promise<void> {
+  return writeFileAtomicPaced(path, csvChunks(layout, dialect, pages));
 }
 
 export interface ResultFileInput {
@@ -34,7 +35,7 @@ export interface ResultFileInput {
   partial?: boolean;
 }
 
-/** The same file from rows in hand (tests, tools), a thousand rows per chunk. */
+/** The same file from rows in hand (tests, tools), a thousand rows per chunk, in one go. */
 export function writeResultFile(input: ResultFileInput): void {
   const layout = resultLayout(input.header, input.sandbox);
   function* pages(): Generator<ResultCell[][]> {
@@ -48,5 +49,5 @@ export function writeResultFile(input: ResultFileInput): void {
     }
     if (page.length > 0) yield page;
   }
-  writeResultCsv(input.path, layout, input.dialect ?? DEFAULT_DIALECT, pages());
+  writeFileAtomic(input.path, csvChunks(layout, input.dialect ?? DEFAULT_DIALECT, pages()));
 }

@@ -14,14 +14,12 @@
  *   0600) beside the result, then fsynced and renamed, as atomic-write.ts does: a reader sees the
  *   old file or the whole new one, and a 100,000-row result never sits in memory as a workbook.
  */
-import { closeSync, createWriteStream, fsyncSync, mkdirSync, openSync, unlinkSync } from 'node:fs';
-import { basename, dirname, join } from 'node:path';
-import { randomBytes } from 'node:crypto';
+import { createWriteStream, rmSync } from 'node:fs';
 import { once } from 'node:events';
 import { setImmediate as nextTurn, setTimeout as sleep } from 'node:timers/promises';
 import ExcelJS from 'exceljs';
 import type { ResultCell, ResultLayout } from './results.js';
-import { renameInto } from './atomic-write.js';
+import { commitTemp, openTemp } from './atomic-write.js';
 
 const EXCEL_CELL_MAX = 32_767;
 
@@ -55,12 +53,13 @@ async function zipCaughtUp(sheet: ExcelJS.Worksheet): Promise<void> {
 }
 
 export async function writeResultXlsx(path: string, layout: ResultLayout, pages: Iterable<ResultCell[][]>): Promise<void> {
-  const dir = dirname(path);
-  mkdirSync(dir, { recursive: true, mode: 0o700 });
-  const tmp = join(dir, `.${basename(path)}.${randomBytes(4).toString('hex')}.tmp`);
-  const fd = openSync(tmp, 'wx', 0o600);
+  const { fd, tmp } = openTemp(path);
+  const stream = createWriteStream(tmp, { fd, autoClose: false });
+  // A write error (disk full) must fail this write, not the process: exceljs listens for errors
+  // only once it finalises, and would wait for 'finish' forever after an earlier one.
+  const failed = new Promise<never>((_, reject) => stream.on('error', reject));
+  failed.catch(() => undefined);
   try {
-    const stream = createWriteStream(tmp, { fd, autoClose: false });
     const book = new ExcelJS.stream.xlsx.WorkbookWriter({ stream, useStyles: false, useSharedStrings: false });
     const sheet = book.addWorksheet('result', { views: [{ state: 'frozen', ySplit: 1 }] });
     sheet.columns = layout.header.map((name) => ({ width: Math.min(Math.max(name.length + 2, 10), 40) }));
@@ -70,22 +69,15 @@ export async function writeResultXlsx(path: string, layout: ResultLayout, pages:
         sheet.addRow(cells.map((c) => (typeof c === 'number' ? c : textCell(c)))).commit();
       }
       // Sends and polls run between pages, and the zip takes what the page wrote.
-      await zipCaughtUp(sheet);
+      await Promise.race([zipCaughtUp(sheet), failed]);
     }
     sheet.commit();
-    await book.commit();
-    fsyncSync(fd);
+    await Promise.race([book.commit(), failed]);
   } catch (err) {
-    closeSync(fd);
-    unlinkSync(tmp);
+    // destroy() closes the descriptor even with autoClose off: wait for it, then drop the file.
+    await new Promise<void>((resolve) => stream.destroy().once('close', () => resolve()));
+    rmSync(tmp, { force: true });
     throw err;
   }
-  closeSync(fd);
-  renameInto(tmp, path);
-  const dfd = openSync(dir, 'r');
-  try {
-    fsyncSync(dfd);
-  } finally {
-    closeSync(dfd);
-  }
+  commitTemp(fd, tmp, path);
 }

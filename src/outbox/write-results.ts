@@ -10,6 +10,6 @@ import { writeResultXlsx } from './result-xlsx.js';
 
 export async function writeBatchResults(rt: Runtime, batch: Batch, to: { csv: string; xlsx: string | null }, partial: boolean): Promise<void> {
   const layout = batchLayout(batch);
-  writeResultCsv(to.csv, layout, batch.dialect, resultPages(rt, batch.id, layout, partial));
+  await writeResultCsv(to.csv, layout, batch.dialect, resultPages(rt, batch.id, layout, partial));
   if (to.xlsx !== null) await writeResultXlsx(to.xlsx, layout, resultPages(rt, batch.id, layout, partial));
 }

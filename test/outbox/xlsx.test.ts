@@ -6,7 +6,7 @@
  * Where LibreOffice is installed, Calc reads the workbook back and must show every text exactly.
  */
 import { execFileSync, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import ExcelJS from 'exceljs';
@@ -18,9 +18,12 @@ import { inputDialect } from '../../src/outbox/dialect.js';
 import { finishBatch } from '../../src/outbox/finish.js';
 import { outboxPaths } from '../../src/outbox/paths.js';
 import { PartialResults } from '../../src/outbox/partial.js';
+import { writeResultCsv } from '../../src/outbox/result-csv.js';
+import { writeResultXlsx } from '../../src/outbox/result-xlsx.js';
+import { resultLayout, type ResultCell } from '../../src/outbox/results.js';
 import { openRuntime, type Runtime } from '../../src/runtime.js';
 import type { NewRow } from '../../src/store/rows.js';
-import { inProcessSandbox, parseResult, releaseAll, tempHome, TEST_KEY } from '../e2e/harness.js';
+import { inProcessSandbox, parseResult, releaseAll, ROOT, tempHome, TEST_KEY } from '../e2e/harness.js';
 
 let rt: Runtime | undefined;
 const dirs: string[] = [];
@@ -117,3 +120,44 @@ it('an .xlsx batch gets a workbook result of text cells (no quote), money as num
   expect(back.slice(1).map((r) => r.slice(0, HEADER.length))).toEqual(TEXTS);
   expect(back[2]![HEADER.length + 9]).toBe('=HYPERLINK("x")');
 }, 120_000);
+
+it('a workbook or CSV write that fails half-way leaves the previous file whole and no temporary file', async () => {
+  const home = tempHome('topup-xlsx-fail-');
+  const layout = resultLayout(['pid', 'userId'], false);
+  function* pages(): Generator<ResultCell[][]> {
+    yield Array.from({ length: 1000 }, (_, i) => ['PUBG-60', String(i), 't', 'o', 'completed', '60 UC', 0.92, '', 0.92, '', '', '']);
+    throw new Error('the store went away');
+  }
+  for (const [path, write] of [
+    [join(home.outbox, 'x.result.xlsx'), writeResultXlsx],
+    [join(home.outbox, 'x.result.csv'), (p: string, l: typeof layout, pg: Iterable<ResultCell[][]>) => writeResultCsv(p, l, { delimiter: ',', bom: false, xlsx: false }, pg)],
+  ] as const) {
+    writeFileSync(path, 'the previous result');
+    await expect(write(path, layout, pages())).rejects.toThrow('the store went away');
+    expect(readFileSync(path, 'utf8')).toBe('the previous result');
+  }
+  expect(readdirSync(home.outbox).sort()).toEqual(['x.result.csv', 'x.result.xlsx']);
+});
+
+it('a disk that fills up mid-write fails the write, not the process, and leaves no temporary file', (t) => {
+  if (spawnSync('which', ['prlimit']).status !== 0) {
+    t.skip('prlimit (util-linux) is not installed here');
+    return;
+  }
+  const home = tempHome('topup-efbig-');
+  // The real writers, in a child whose files may not grow past 30 kB (a full disk, as far as a write can tell).
+  const script = `
+    const { writeResultXlsx } = await import(${JSON.stringify(join(ROOT, 'dist/outbox/result-xlsx.js'))});
+    const { writeResultCsv } = await import(${JSON.stringify(join(ROOT, 'dist/outbox/result-csv.js'))});
+    const { resultLayout } = await import(${JSON.stringify(join(ROOT, 'dist/outbox/results.js'))});
+    const layout = resultLayout(['pid', 'userId'], false);
+    function* pages() { for (let p = 0; p < 20; p++) yield Array.from({ length: 1000 }, (_, i) => ['PUBG-60', String(p * 7919 + i * 104729), 't', 'o', 'completed', '60 UC', 0.92, '', 0.92, '', '', '']); }
+    for (const [name, write] of [['x.result.xlsx', writeResultXlsx], ['x.result.csv', (p, l, pg) => writeResultCsv(p, l, { delimiter: ',', bom: false, xlsx: false }, pg)]]) {
+      try { await write(${JSON.stringify(home.outbox)} + '/' + name, layout, pages()); console.log(name, 'written'); }
+      catch (e) { console.log(name, 'failed', e.code); }
+    }`;
+  const r = spawnSync('prlimit', ['--fsize=30000', process.execPath, '--input-type=module', '-e', script], { encoding: 'utf8', timeout: 60_000 });
+  expect(r.status, r.stderr).toBe(0);
+  expect(r.stdout.trim().split('\n')).toEqual(['x.result.xlsx failed EFBIG', 'x.result.csv failed EFBIG']);
+  expect(readdirSync(home.outbox)).toEqual([]);
+}, 60_000);
