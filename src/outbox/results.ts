@@ -20,7 +20,10 @@
  *   Summing netUsd gives the summary's spentUsd to the cent (both come from rowMoney below).
  *   Both are blank for rows that placed no order, and for `review` rows, whose charge is unknown
  *   (the summary lists them).
- * - finishedAt: when the row reached its status, UTC (`2025-03-01T10:04:05Z`).
+ * - finishedAt: when the row reached its status, UTC to the second (`2025-03-01T10:04:05Z`): the
+ *   row's last change in the store, since no transition leaves a final state. For `completed`
+ *   that is when an answer or a poll first showed the order completed, so it trails the
+ *   supplier's own completion by at most a poll interval.
  * - Partial results (partial.ts) show rows not finished yet as `pending` (not sent yet) or
  *   `in progress` (sent, outcome not known yet), with only trxid, orderId and packName filled.
  */
