@@ -54,6 +54,8 @@ export interface Config {
   /** Address family of API connections: 4 (default: allowlists are IPv4-only), 6, or auto. */
   ipFamily: 4 | 6 | 'auto';
   settleMs: number;
+  /** How often a running batch's partial result is rewritten at most (outbox/partial.ts). */
+  partialResultMs: number;
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   maxInFlight: number;
   catalogMaxAgeMs: number;
@@ -82,6 +84,7 @@ export const SETTINGS = {
   TOPUP_RETRY_AFTER_MAX_MS: '300000',
   TOPUP_IP_FAMILY: '4',
   TOPUP_SETTLE_MS: '1000',
+  TOPUP_PARTIAL_RESULT_MS: '30000',
   TOPUP_LOG_LEVEL: 'info',
   TOPUP_MAX_IN_FLIGHT: '32',
   TOPUP_CATALOG_MAX_AGE_MS: '60000',
@@ -274,6 +277,7 @@ export function loadConfig(
     retryAfterMaxMs: int(env, 'TOPUP_RETRY_AFTER_MAX_MS', 1_000, 86_400_000),
     ipFamily: ipFamily(env.TOPUP_IP_FAMILY!),
     settleMs: int(env, 'TOPUP_SETTLE_MS', 0, 600_000),
+    partialResultMs: int(env, 'TOPUP_PARTIAL_RESULT_MS', 100, 86_400_000),
     logLevel: level as Config['logLevel'],
     maxInFlight: int(env, 'TOPUP_MAX_IN_FLIGHT', 1, 1000),
     catalogMaxAgeMs: int(env, 'TOPUP_CATALOG_MAX_AGE_MS', 1000, 86_400_000),

@@ -104,7 +104,7 @@ export function readStatus(v: unknown): StatusReading {
 /**
  * Delivered codes in every shape seen: an array of strings, one string holding one code or
  * several separated by commas, semicolons, spaces or line breaks, or objects `{code, pin}`
- * (also `serial`, `key`, `voucher`). An object with a PIN becomes "CODE (PIN 1234)": both are
+ * (also `serial`, `key`, `voucher`). An object with a PIN becomes "CODE/PIN:1234" (no space: a result cell lists codes separated by spaces): both are
  * needed to redeem it and the result has one cell per row. Blank entries are dropped.
  */
 export function readCodes(v: unknown): string[] | undefined {
@@ -126,7 +126,7 @@ export function readCodes(v: unknown): string[] | undefined {
       const o = x as Record<string, unknown>;
       const code = readText(o.code ?? o.serial ?? o.key ?? o.voucher ?? o.value);
       const pin = readText(o.pin ?? o.password ?? o.secret);
-      if (code !== undefined) out.push(pin !== undefined ? `${code.trim()} (PIN ${pin.trim()})` : code.trim());
+      if (code !== undefined) out.push(pin !== undefined ? `${code.trim()}/PIN:${pin.trim()}` : code.trim());
     }
   };
   add(v, false);

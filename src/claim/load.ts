@@ -17,6 +17,7 @@ import type { Batch } from '../store/batches.js';
 import type { NewRow } from '../store/rows.js';
 import { writeFileAtomic } from '../outbox/atomic-write.js';
 import { outboxPaths } from '../outbox/paths.js';
+import { inputDialect } from '../outbox/dialect.js';
 
 export function deriveTrxid(seed: string, idx: number): string {
   return `tu${createHash('sha256').update(`${seed}:${idx}`).digest('hex').slice(0, 30)}`;
@@ -107,6 +108,7 @@ export async function loadBatch(rt: Runtime, batch: Batch): Promise<LoadOutcome>
     if (!cur || cur.state !== 'claimed' || cur.owner !== rt.owner || cur.leaseUntil <= Date.now()) return false;
     rt.rows.deleteBatchRows(batch.id);
     rt.rows.insertAll(batch.id, rows, now);
+    rt.batches.setDialect(batch.id, inputDialect(rt, batch, file.header));
     if (duplicate) {
       rt.batches.markDuplicate(batch.id, file.header.header.columns);
     } else {

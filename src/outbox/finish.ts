@@ -1,13 +1,15 @@
 /**
- * Writes a batch's result and summary once every row has reached an end, then marks the batch
- * done. Both files are written atomically before the batch is marked, so a kill in between
- * only means they are written again, identically, after the restart.
+ * Writes a batch's result (CSV, and the workbook for an .xlsx input) and summary once every row
+ * has reached an end, removes its partial result, then marks the batch done. Every file is
+ * written atomically before the batch is marked, so a kill in between only means they are
+ * written again, identically, after the restart.
  */
 import { Priority } from '../api/client.js';
 import { coerceError } from '../errors.js';
 import type { Runtime } from '../runtime.js';
 import type { Batch } from '../store/batches.js';
-import { writeResultFile } from './results.js';
+import { writeBatchResults } from './write-results.js';
+import { removePartials } from './partial.js';
 import { summarize, writeSummaryFile, type BatchSummary } from './summary.js';
 import { outboxPaths } from './paths.js';
 
@@ -22,8 +24,10 @@ export async function finishBatch(rt: Runtime, batch: Batch): Promise<BatchSumma
   }
   const now = Date.now();
   const paths = outboxPaths(rt, batch);
-  writeResultFile({ path: paths.resultFile, header: batch.header ?? [], rows: rt.rows.iterate(batch.id), sandbox: batch.sandbox });
-  const summary = summarize(batch, rt.rows.iterate(batch.id), paths.resultFile, balanceAfter, now);
+  const xlsx = batch.dialect.xlsx ? paths.resultXlsx : null;
+  await writeBatchResults(rt, batch, { csv: paths.resultFile, xlsx }, false);
+  removePartials(rt, batch);
+  const summary = summarize(batch, rt.rows.iterate(batch.id), { csv: paths.resultFile, xlsx }, balanceAfter, now);
   writeSummaryFile(paths.summaryFile, summary);
   rt.batches.finish(batch.id, balanceAfter, paths.resultFile, now);
   rt.log.info(

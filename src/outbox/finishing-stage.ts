@@ -1,13 +1,15 @@
 /**
  * Finishing: a batch whose every row reached an end, with no send of it still in flight, gets its
  * result and summary written (finish.ts) and is marked done; a duplicate file's batch likewise.
- * Progress (counts per state) is reported every PROGRESS_EVERY_MS while batches run.
+ * Progress (counts per state) is reported every PROGRESS_EVERY_MS while batches run, and the
+ * partial result (partial.ts, throttled inside) is rewritten while a batch runs.
  */
 import { coerceError } from '../errors.js';
 import type { EngineContext, Stage, StepBatches } from '../engine/stage.js';
 import type { Batch } from '../store/batches.js';
 import { LIVE_STATES, type StateCounts } from '../store/rows.js';
 import { finishBatch } from './finish.js';
+import { PartialResults } from './partial.js';
 
 const PROGRESS_EVERY_MS = 10_000;
 
@@ -16,12 +18,14 @@ export class FinishingStage implements Stage {
   readonly #e: EngineContext;
   readonly #inFlightFor: (batchId: string) => number;
   #lastProgress = 0;
+  readonly #partials: PartialResults;
   /** Open batches still running after the last tick. */
   unfinished = 0;
 
   constructor(e: EngineContext, inFlightFor: (batchId: string) => number) {
     this.#e = e;
     this.#inFlightFor = inFlightFor;
+    this.#partials = new PartialResults(() => e.clock.now());
   }
 
   async tick(now: number, b: StepBatches): Promise<void> {
@@ -32,7 +36,10 @@ export class FinishingStage implements Stage {
       const counts = this.#e.rt.rows.counts(batch.id);
       const live = LIVE_STATES.reduce((n, st) => n + counts[st], 0);
       if (live === 0 && this.#inFlightFor(batch.id) === 0) await this.#finish(batch);
-      else unfinished++;
+      else {
+        unfinished++;
+        await this.#partials.update(this.#e.rt, batch, counts, now);
+      }
       if (progress) this.#progress(batch, counts);
     }
     if (progress) this.#lastProgress = now;

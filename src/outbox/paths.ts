@@ -1,6 +1,8 @@
 /**
- * Where a batch's files go: outbox/<name>.result.csv (chosen at claim time, see claim.ts),
- * and beside it <name>.summary.json and, for a file that could not be read, <name>.error.txt.
+ * Where a batch's files go: outbox/<name>.result.csv (chosen at claim time, see claim.ts), and
+ * beside it <name>.summary.json, <name>.result.xlsx for a workbook input, the partial results
+ * <name>.partial.result.csv / .partial.result.xlsx while the batch runs, and, for a file that
+ * could not be read, <name>.error.txt.
  */
 import { join } from 'node:path';
 import type { Runtime } from '../runtime.js';
@@ -8,6 +10,9 @@ import type { Batch } from '../store/batches.js';
 
 export interface OutboxPaths {
   resultFile: string;
+  resultXlsx: string;
+  partialFile: string;
+  partialXlsx: string;
   summaryFile: string;
   errorFile: string;
 }
@@ -18,5 +23,12 @@ export function outboxPaths(rt: Runtime, batch: Batch): OutboxPaths {
   // already handed out are never overwritten. result_file holds the newest version's path.
   const base = first.replace(/(\.v\d+)?\.result\.csv$/, '');
   const stem = batch.resultVersion > 1 ? `${base}.v${batch.resultVersion}` : base;
-  return { resultFile: `${stem}.result.csv`, summaryFile: `${stem}.summary.json`, errorFile: `${stem}.error.txt` };
+  return {
+    resultFile: `${stem}.result.csv`,
+    resultXlsx: `${stem}.result.xlsx`,
+    partialFile: `${base}.partial.result.csv`,
+    partialXlsx: `${base}.partial.result.xlsx`,
+    summaryFile: `${stem}.summary.json`,
+    errorFile: `${stem}.error.txt`,
+  };
 }

@@ -1,77 +1,155 @@
 /**
- * outbox/<name>.result.csv: the input's columns in their order, then
- * trxid, orderId, status, amountUsd, codes, refunded, error — one row per input row, in the
- * same order. Runs against the built-in sandbox add a last column `mode` = SANDBOX, so a
- * rehearsal's file can never be mistaken for a real one.
+ * What a result holds, one row per input row in input order: the input's own columns, then
+ * the result columns, in this order —
+ *
+ *   trxid, orderId, status, packName, amountUsd, refunded, netUsd, codes, finishedAt, error
+ *
+ * and `mode` = SANDBOX last in runs against the built-in sandbox, so a rehearsal's file is never
+ * mistaken for a real one.
+ *
+ * - The header appears once. When the input has a trxid column (any spelling the intake accepts:
+ *   `trxid`, `trxId`, `idtrx`, …) that column is filled in place with the row's trxid and no
+ *   second `trxid` column is added.
+ * - A result column whose name the input already uses (compared as the intake compares header
+ *   names: ignoring case, spaces, `_` and `-`) is named with the prefix `result_` instead, e.g.
+ *   `result_status`; again, should the input use that name too.
+ * - amountUsd: the order's price as the supplier charged it when the order was placed (our own
+ *   price check's figure if the supplier's answer had none), on every placed order (completed or
+ *   cancelled), refunded or not. netUsd: what the row cost in the end, charged minus refunded:
+ *   amountUsd for a completed order and for a cancelled one not refunded, 0 for a refunded one.
+ *   Summing netUsd gives the summary's spentUsd to the cent (both come from rowMoney below).
+ *   Both are blank for rows that placed no order, and for `review` rows, whose charge is unknown
+ *   (the summary lists them).
+ * - finishedAt: when the row reached its status, UTC to the second (`2025-03-01T10:04:05Z`): the
+ *   row's last change in the store, since no transition leaves a final state. For `completed`
+ *   that is when an answer or a poll first showed the order completed, so it trails the
+ *   supplier's own completion by at most a poll interval.
+ * - Partial results (partial.ts) show rows not finished yet as `pending` (not sent yet) or
+ *   `in progress` (sent, outcome not known yet), with only trxid, orderId and packName filled.
  */
-import { stringify } from 'csv-stringify/sync';
+import { canonicalField } from '../intake/columns.js';
+import type { Runtime } from '../runtime.js';
+import type { Batch, InputDialect } from '../store/batches.js';
 import type { Row } from '../store/rows.js';
-import { safeCell } from './cell-safety.js';
-import { writeFileAtomic } from './atomic-write.js';
 import { roundCents } from '../money.js';
 
-export const RESULT_COLUMNS = ['trxid', 'orderId', 'status', 'amountUsd', 'codes', 'refunded', 'error'] as const;
+export const RESULT_COLUMNS = ['trxid', 'orderId', 'status', 'packName', 'amountUsd', 'refunded', 'netUsd', 'codes', 'finishedAt', 'error'] as const;
+export type ResultColumn = (typeof RESULT_COLUMNS)[number] | 'mode';
+export const CLASH_PREFIX = 'result_';
 
-/** The status a row shows in its result file. `pending`/`sending`/… never reach a result. */
-export function resultStatus(row: Row): string {
-  switch (row.state) {
-    case 'completed':
-    case 'cancelled':
-    case 'rejected':
-    case 'invalid':
-    case 'skipped':
-    case 'review':
-      return row.state;
-    default:
-      throw new Error(`row ${row.idx} of ${row.batchId} is not final (${row.state})`);
-  }
+/** The column set of one batch's result. */
+export interface ResultLayout {
+  /** The input's columns; every row is cut or padded to this width. */
+  width: number;
+  /** The input column that receives the row's trxid, if the input has one. */
+  trxidCol: number | null;
+  /** Our columns in order, as computed by resultCells (trxid left out when filled in place). */
+  ours: ResultColumn[];
+  /** The whole header row, names as written. */
+  header: string[];
 }
 
-function money(n: number | null): string {
-  return n === null ? '' : String(roundCents(n));
+const normalise = (name: string): string => name.trim().toLowerCase().replace(/[\s_-]+/g, '');
+
+export function resultLayout(inputHeader: readonly string[], sandbox: boolean): ResultLayout {
+  const trxidCol = inputHeader.findIndex((c) => canonicalField(c) === 'trxid');
+  const ours: ResultColumn[] = [...RESULT_COLUMNS, ...(sandbox ? (['mode'] as const) : [])].filter((c) => c !== 'trxid' || trxidCol < 0);
+  const taken = new Set(inputHeader.filter((c) => c.trim() !== '').map(normalise));
+  const names = ours.map((col) => {
+    let name: string = col;
+    while (taken.has(normalise(name))) name = `${CLASH_PREFIX}${name}`;
+    taken.add(normalise(name));
+    return name;
+  });
+  return { width: inputHeader.length, trxidCol: trxidCol < 0 ? null : trxidCol, ours, header: [...inputHeader, ...names] };
 }
 
-export function resultCells(row: Row, width: number): string[] {
-  const input = row.cells.slice(0, width);
-  while (input.length < width) input.push('');
-  const placed = row.state === 'completed' || row.state === 'cancelled';
-  return [
-    ...input,
-    row.trxid ?? '',
-    row.orderId ?? '',
-    resultStatus(row),
-    placed ? money(row.amountUsd ?? row.expectedUsd) : '',
-    row.state === 'completed' ? row.codes.join(' ') : '',
-    row.state === 'cancelled' ? String(row.refunded === true) : '',
-    // A completed key/card order without codes says so here, never a silent empty codes cell.
-    row.state === 'completed' ? (row.note?.startsWith('CODES MISSING') ? row.note : '') : (row.error ?? ''),
-  ];
+export function batchLayout(batch: Batch): ResultLayout {
+  return resultLayout(batch.header ?? [], batch.sandbox);
 }
 
-export interface ResultFileInput {
-  path: string;
-  header: readonly string[];
-  rows: Iterable<Row>;
-  sandbox: boolean;
+/** Money cells are numbers (the writers format them); every other cell is text. */
+export type ResultCell = string | number;
+
+const FINAL = new Set(['completed', 'cancelled', 'rejected', 'invalid', 'skipped', 'review']);
+
+/** The status a row shows. Rows not final appear only in partial results. */
+export function resultStatus(row: Row, partial = false): string {
+  if (FINAL.has(row.state)) return row.state;
+  if (!partial) throw new Error(`row ${row.idx} of ${row.batchId} is not final (${row.state})`);
+  return row.state === 'pending' ? 'pending' : 'in progress';
 }
 
-function* csvChunks(input: ResultFileInput): Generator<string> {
-  const width = input.header.length;
-  const head = [...input.header, ...RESULT_COLUMNS, ...(input.sandbox ? ['mode'] : [])];
-  yield stringify([head.map(safeCell)]);
-  let chunk: string[][] = [];
-  for (const row of input.rows) {
-    const cells = resultCells(row, width);
-    if (input.sandbox) cells.push('SANDBOX');
-    chunk.push(cells.map(safeCell));
-    if (chunk.length >= 1000) {
-      yield stringify(chunk);
-      chunk = [];
+/**
+ * A row's money in cents: the price of its order (placed orders only) and what it cost in the
+ * end. The one definition both the result's columns and the summary's totals use.
+ */
+export function rowMoney(row: Row): { amountCents: number | null; netCents: number | null; refundedCents: number } {
+  if (row.state !== 'completed' && row.state !== 'cancelled') return { amountCents: null, netCents: null, refundedCents: 0 };
+  const price = row.amountUsd ?? row.expectedUsd;
+  const amountCents = price === null ? null : Math.round(roundCents(price) * 100);
+  // Only a refund the supplier reported counts: "refunded" missing is read as charged.
+  const refunded = row.state === 'cancelled' && row.refunded === true;
+  return { amountCents, netCents: refunded ? 0 : (amountCents ?? 0), refundedCents: refunded ? (amountCents ?? 0) : 0 };
+}
+
+function isoSecond(ms: number): string {
+  return new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
+}
+
+export function resultCells(row: Row, layout: ResultLayout, partial = false): ResultCell[] {
+  const cells = row.cells.slice(0, layout.width);
+  while (cells.length < layout.width) cells.push('');
+  if (layout.trxidCol !== null && row.trxid !== null) cells[layout.trxidCol] = row.trxid;
+  const final = FINAL.has(row.state);
+  const money = rowMoney(row);
+  const value = (col: ResultColumn): ResultCell => {
+    switch (col) {
+      case 'trxid':
+        return row.trxid ?? '';
+      case 'orderId':
+        return row.orderId ?? '';
+      case 'status':
+        return resultStatus(row, partial);
+      case 'packName':
+        return row.packName ?? '';
+      case 'amountUsd':
+        return money.amountCents === null ? '' : money.amountCents / 100;
+      case 'refunded':
+        return row.state === 'cancelled' ? String(row.refunded === true) : '';
+      case 'netUsd':
+        return money.netCents === null ? '' : money.netCents / 100;
+      case 'codes':
+        return row.state === 'completed' ? row.codes.join(' ') : '';
+      case 'finishedAt':
+        return final ? isoSecond(row.updatedAt) : '';
+      case 'error':
+        // A completed key/card order without codes says so here, never a silent empty codes cell.
+        if (row.state === 'completed') return row.note?.startsWith('CODES MISSING') ? row.note : '';
+        return final ? (row.error ?? '') : '';
+      case 'mode':
+        return 'SANDBOX';
     }
-  }
-  if (chunk.length > 0) yield stringify(chunk);
+  };
+  return [...cells, ...layout.ours.map(value)];
 }
 
-export function writeResultFile(input: ResultFileInput): void {
-  writeFileAtomic(input.path, csvChunks(input));
+/**
+ * A batch's rows as result cells, a page at a time: no SQLite statement stays open between pages,
+ * so an async writer may yield between them while sends and polls use the database.
+ */
+export function* resultPages(rt: Runtime, batchId: string, layout: ResultLayout, partial = false, pageSize = 1000): Generator<ResultCell[][]> {
+  let from = 0;
+  for (;;) {
+    const rows = rt.rows.page(batchId, from, pageSize);
+    if (rows.length === 0) return;
+    yield rows.map((r) => resultCells(r, layout, partial));
+    from = rows[rows.length - 1]!.idx + 1;
+  }
+}
+
+/** How a money cell is written in a CSV: two decimals; a decimal comma where `;` separates cells. */
+export function csvMoney(usd: number, dialect: InputDialect): string {
+  const text = usd.toFixed(2);
+  return dialect.delimiter === ';' ? text.replace('.', ',') : text;
 }

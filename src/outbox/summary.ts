@@ -1,12 +1,14 @@
 /**
  * outbox/<name>.summary.json: the count per status, USD spent and refunded, the balance
- * before and after, and the rows an operator must look at (`review`).
+ * before and after, and the rows an operator must look at (`review`). spentUsd and refundedUsd
+ * add up the same per-row cents as the result's netUsd column (results.ts rowMoney), so the
+ * column's sum is spentUsd exactly.
  */
 import type { Batch } from '../store/batches.js';
 import { emptyCounts, type Row, type StateCounts } from '../store/rows.js';
 import { writeFileAtomic } from './atomic-write.js';
 import { describeAudit } from '../api/audit.js';
-import { roundCents as cents } from '../money.js';
+import { rowMoney } from './results.js';
 
 export interface BatchSummary {
   batchId: string;
@@ -20,6 +22,8 @@ export interface BatchSummary {
   balanceBeforeUsd: number | null;
   balanceAfterUsd: number | null;
   resultFile: string;
+  /** The workbook result, written for an .xlsx input; null otherwise. */
+  resultXlsxFile: string | null;
   /** 1 for the first result; a batch reopened after a review row was resolved writes version 2, 3 … */
   version: number;
   review: { line: number; trxid: string | null; reason: string | null; lastAnswer: string | null }[];
@@ -33,10 +37,16 @@ export interface BatchSummary {
 }
 
 
-export function summarize(batch: Batch, rows: Iterable<Row>, resultFile: string, balanceAfter: number | null, now: number): BatchSummary {
+export function summarize(
+  batch: Batch,
+  rows: Iterable<Row>,
+  files: { csv: string; xlsx: string | null },
+  balanceAfter: number | null,
+  now: number,
+): BatchSummary {
   const counts = emptyCounts();
-  let spent = 0;
-  let refunded = 0;
+  let spentCents = 0;
+  let refundedCents = 0;
   let n = 0;
   const review: BatchSummary['review'] = [];
   const codesMissing: BatchSummary['codesMissing'] = [];
@@ -44,12 +54,9 @@ export function summarize(batch: Batch, rows: Iterable<Row>, resultFile: string,
   for (const row of rows) {
     n++;
     counts[row.state]++;
-    const amount = row.amountUsd ?? row.expectedUsd ?? 0;
-    if (row.state === 'completed') spent += amount;
-    if (row.state === 'cancelled') {
-      if (row.refunded) refunded += amount;
-      else spent += amount;
-    }
+    const money = rowMoney(row);
+    spentCents += money.netCents ?? 0;
+    refundedCents += money.refundedCents;
     if (row.state === 'review') review.push({ line: row.line, trxid: row.trxid, reason: row.error, lastAnswer: describeAudit(row.lastAnswer) || null });
     if (row.state === 'completed' && row.note?.startsWith('CODES MISSING')) codesMissing.push({ line: row.line, orderId: row.orderId });
     if (row.resolution !== null) {
@@ -73,11 +80,12 @@ export function summarize(batch: Batch, rows: Iterable<Row>, resultFile: string,
       skipped: counts.skipped,
       review: counts.review,
     },
-    spentUsd: cents(spent),
-    refundedUsd: cents(refunded),
+    spentUsd: spentCents / 100,
+    refundedUsd: refundedCents / 100,
     balanceBeforeUsd: batch.balanceBefore,
     balanceAfterUsd: balanceAfter,
-    resultFile,
+    resultFile: files.csv,
+    resultXlsxFile: files.xlsx,
     version: batch.resultVersion,
     review,
     codesMissing,

@@ -11,6 +11,17 @@ export type { BatchState } from './batch-states.js';
 export type BatchOrigin = 'inbox' | 'submit' | 'retry';
 export type WaitReason = 'balance' | 'maintenance' | 'account' | 'catalog' | null;
 
+/** How the input file was written, so its result is written the same way (outbox/dialect.ts). */
+export interface InputDialect {
+  delimiter: ',' | ';' | '\t';
+  bom: boolean;
+  /** The input was an .xlsx workbook: a workbook result is written too. */
+  xlsx: boolean;
+}
+
+/** Batches stored before the dialect was recorded were written comma-separated, without a BOM. */
+export const DEFAULT_DIALECT: InputDialect = Object.freeze({ delimiter: ',', bom: false, xlsx: false });
+
 export interface Batch {
   id: string;
   seq: number;
@@ -25,6 +36,7 @@ export interface Batch {
   duplicateOf: string | null;
   retryOf: string | null;
   header: string[] | null;
+  dialect: InputDialect;
   fileError: string | null;
   cancelRequested: boolean;
   sandbox: boolean;
@@ -54,6 +66,7 @@ interface BatchRow {
   duplicate_of: string | null;
   retry_of: string | null;
   header_json: string | null;
+  dialect_json: string | null;
   file_error: string | null;
   cancel_requested: number;
   sandbox: number;
@@ -83,6 +96,7 @@ function toBatch(r: BatchRow): Batch {
     duplicateOf: r.duplicate_of,
     retryOf: r.retry_of,
     header: r.header_json ? (JSON.parse(r.header_json) as string[]) : null,
+    dialect: r.dialect_json ? (JSON.parse(r.dialect_json) as InputDialect) : DEFAULT_DIALECT,
     fileError: r.file_error,
     cancelRequested: r.cancel_requested === 1,
     sandbox: r.sandbox === 1,
@@ -193,6 +207,10 @@ export class BatchStore {
 
   fail(id: string, fileError: string, now: number): boolean {
     return this.#move('file-failed', 'file_error = @fileError, finished_at = @now, owner = NULL', { id, fileError, now });
+  }
+
+  setDialect(id: string, dialect: InputDialect): void {
+    this.#stmt('UPDATE batches SET dialect_json = ? WHERE id = ?').run(JSON.stringify(dialect), id);
   }
 
   markDuplicate(id: string, header: string[] | null): boolean {

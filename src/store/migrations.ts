@@ -157,4 +157,9 @@ export const MIGRATIONS: readonly string[] = [
   CREATE INDEX rows_review ON rows (state, next_poll_at) WHERE state = 'review';
   ALTER TABLE batches ADD COLUMN result_version INTEGER NOT NULL DEFAULT 1;
   `,
+  // The input file's dialect (JSON: delimiter, BOM, whether it was a workbook), so the result is
+  // written the way the reseller's spreadsheet reads it. NULL (stored earlier): comma, no BOM.
+  `
+  ALTER TABLE batches ADD COLUMN dialect_json TEXT;
+  `,
 ];

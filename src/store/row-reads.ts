@@ -31,6 +31,14 @@ export class RowReads {
     }
   }
 
+  /**
+   * Up to `limit` rows from index `fromIdx` on, in order. For readers that yield between pages
+   * (the result writers): an open iterate() would keep the connection busy across the yield.
+   */
+  page(batchId: string, fromIdx: number, limit: number): Row[] {
+    return (this.stmt('SELECT * FROM rows WHERE batch_id = ? AND idx >= ? ORDER BY idx LIMIT ?').all(batchId, fromIdx, limit) as RowRecord[]).map(toRow);
+  }
+
   get(batchId: string, idx: number): Row | undefined {
     const r = this.stmt('SELECT * FROM rows WHERE batch_id = ? AND idx = ?').get(batchId, idx) as RowRecord | undefined;
     return r ? toRow(r) : undefined;

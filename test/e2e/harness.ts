@@ -13,6 +13,7 @@ import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { parse } from 'csv-parse/sync';
 import { startSandbox, type RunningSandbox, type SandboxOptions } from '../../src/sandbox/index.js';
+import { detectDelimiter } from '../../src/intake/parse.js';
 
 export const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 export const CLI = join(ROOT, 'dist', 'cli.js');
@@ -195,9 +196,15 @@ export async function waitFor<T>(what: string, fn: () => T | undefined | false |
 
 export type ResultRow = Record<string, string>;
 
+/** A result file's text as rows by column name, in whichever dialect it was written (outbox/dialect.ts). */
+export function parseResult(text: string): ResultRow[] {
+  const body = text.replace(/^\uFEFF/, '');
+  const { delimiter } = detectDelimiter(body);
+  return parse(body, { columns: true, delimiter, skip_empty_lines: false, relax_column_count: true }) as ResultRow[];
+}
+
 export function readResult(home: TempHome, name: string): ResultRow[] {
-  const text = readFileSync(join(home.outbox, `${name}.result.csv`), 'utf8');
-  return parse(text, { columns: true, skip_empty_lines: false, relax_column_count: true }) as ResultRow[];
+  return parseResult(readFileSync(join(home.outbox, `${name}.result.csv`), 'utf8'));
 }
 
 export function readSummary(home: TempHome, name: string): any {

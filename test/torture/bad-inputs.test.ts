@@ -11,8 +11,7 @@ import { copyFileSync, existsSync, mkdirSync, mkdtempSync, lstatSync, readdirSyn
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { parse } from 'csv-parse/sync';
-import { cliEnv, inProcessSandbox, ROOT, runCli, startCli, tempHome, waitFor, type TempHome } from '../e2e/harness.js';
+import { cliEnv, inProcessSandbox, parseResult, ROOT, runCli, startCli, tempHome, waitFor, type TempHome } from '../e2e/harness.js';
 import type { RunningSandbox } from '../../src/sandbox/index.js';
 import Database from 'better-sqlite3';
 
@@ -33,7 +32,7 @@ function explanation(name: string): { kind: 'result' | 'error-file'; rows?: Reco
   const s = stem(name);
   const files = readdirSync(home.outbox);
   const result = files.find((f) => f === `${s}.result.csv` || (f.startsWith(`${s}.b`) && f.endsWith('.result.csv') && f.length === `${s}.`.length + 14 + '.result.csv'.length));
-  if (result) return { kind: 'result', rows: parse(readFileSync(join(home.outbox, result), 'utf8'), { columns: true, relax_column_count: true, bom: true }) };
+  if (result) return { kind: 'result', rows: parseResult(readFileSync(join(home.outbox, result), 'utf8')) };
   const err = files.find((f) => f === `${s}.error.txt`);
   if (err) return { kind: 'error-file', text: readFileSync(join(home.outbox, err), 'utf8') };
   return undefined;

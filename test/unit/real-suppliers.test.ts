@@ -140,7 +140,7 @@ describe('tolerant reading: what real deployments send is read, never stalls a r
     await sendRow(d, w.rt.rows.get('b1', 0)!);
     await sendRow(d, w.rt.rows.get('b1', 1)!);
     expect(w.rt.rows.get('b1', 0)!.codes).toEqual(['AAAA-1111', 'BBBB-2222']);
-    expect(w.rt.rows.get('b1', 1)!.codes).toEqual(['CCCC-3333 (PIN 1234)', 'DDDD-4444']);
+    expect(w.rt.rows.get('b1', 1)!.codes).toEqual(['CCCC-3333/PIN:1234', 'DDDD-4444']);
   });
 
   it('a completed key order without codes is read again, then completed as CODES MISSING (before: final with an empty cell)', async () => {

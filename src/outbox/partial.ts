@@ -1,0 +1,90 @@
+/**
+ * Partial results: while a batch runs, outbox/<name>.partial.result.csv (and .partial.result.xlsx
+ * for a workbook input) holds every input row in order, the finished ones with their result and
+ * the others as `pending` or `in progress` (results.ts), in the same columns and dialect as the
+ * final result. Staff can hand out finished orders without waiting for the whole batch.
+ *
+ * - Rewritten atomically (a reader never sees half a file), mode 0600, once rows have finished
+ *   and TOPUP_PARTIAL_RESULT_MS (default 30 s) has passed since the batch started sending, then
+ *   at most every TOPUP_PARTIAL_RESULT_MS and only when more rows have finished since the last
+ *   write. Never more often than ten times the time the last write took, so a very large batch
+ *   spends at most a tenth of its time on its partial files.
+ * - Removed when the final result is written (finish.ts); a batch that finishes before its first
+ *   partial write never has one.
+ * - Never written over another batch's final result: should a file once named `<name>.partial.csv`
+ *   already own that name, this batch writes no partial files.
+ * - A failed write (disk full) is logged and tried again at the next interval; it never stops
+ *   the batch.
+ */
+import { unlinkSync } from 'node:fs';
+import { coerceError } from '../errors.js';
+import type { Runtime } from '../runtime.js';
+import type { Batch } from '../store/batches.js';
+import { FINAL_ROW_STATES, ROW_STATES, type StateCounts } from '../store/rows.js';
+import { writeBatchResults } from './write-results.js';
+import { outboxPaths } from './paths.js';
+
+/** A write may take at most this share of the time between writes. */
+const COST_FACTOR = 10;
+
+interface LastWrite {
+  done: number;
+  at: number;
+  tookMs: number;
+}
+
+/** The partial files this batch may use, or null when another batch's result owns the name. */
+export function partialTargets(rt: Runtime, batch: Batch): { csv: string; xlsx: string | null } | null {
+  const p = outboxPaths(rt, batch);
+  if (rt.batches.resultFileTaken(p.partialFile)) return null;
+  return { csv: p.partialFile, xlsx: batch.dialect.xlsx ? p.partialXlsx : null };
+}
+
+export function removePartials(rt: Runtime, batch: Batch): void {
+  const targets = partialTargets(rt, batch);
+  if (!targets) return;
+  for (const path of [targets.csv, outboxPaths(rt, batch).partialXlsx]) {
+    try {
+      unlinkSync(path);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+    }
+  }
+}
+
+export class PartialResults {
+  readonly #last = new Map<string, LastWrite>();
+  /** Measures how long a write takes (a test gives a clock of its own). */
+  readonly #clock: () => number;
+
+  constructor(clock: () => number = Date.now) {
+    this.#clock = clock;
+  }
+
+  /** Called by the runner for every unfinished batch it drives, at every step; cheap when nothing is due. */
+  async update(rt: Runtime, batch: Batch, counts: StateCounts, now = Date.now()): Promise<void> {
+    const done = FINAL_ROW_STATES.reduce((n, s) => n + counts[s], 0);
+    const total = ROW_STATES.reduce((n, s) => n + counts[s], 0);
+    if (batch.state !== 'open' || done === 0 || done === total) {
+      // Nothing to show yet, or about to finish: the final result replaces the partial one.
+      if (done === total) this.#last.delete(batch.id);
+      return;
+    }
+    const last = this.#last.get(batch.id);
+    if (last && last.done === done) return;
+    const since = last?.at ?? batch.startedAt ?? batch.createdAt;
+    if (now - since < Math.max(rt.config.partialResultMs, COST_FACTOR * (last?.tookMs ?? 0))) return;
+    const targets = partialTargets(rt, batch);
+    if (!targets) return;
+    const started = this.#clock();
+    let written = done;
+    try {
+      await writeBatchResults(rt, batch, targets, true);
+      rt.log.debug({ batch: batch.id, done, of: total, file: targets.csv }, 'partial result written');
+    } catch (err) {
+      written = last?.done ?? 0;
+      rt.log.warn({ batch: batch.id, err: coerceError(err).message }, 'could not write the partial result; will try again');
+    }
+    this.#last.set(batch.id, { done: written, at: now, tookMs: this.#clock() - started });
+  }
+}
