@@ -8,8 +8,8 @@
  *    told to get its `.xlsx` name back (encoding.ts) rather than read as something it is not named.
  *  - `.tsv` and `.txt` are read as delimited text like `.csv` (the delimiter is sniffed: a tab
  *    is one of the candidates); a `.txt` that is not a table is refused for lacking the header.
- *  - `.xlsm` (a macro workbook) is refused rather than read: the same format, but a file whose
- *    cells macros may rewrite is not one to spend money from; saving it as .xlsx is one click.
+ *  - Only `.xlsx` workbooks are read; `.xlsm`/`.xlsb`/`.xls`/`.ods`/`.numbers` are refused with
+ *    the menu path that saves the same sheet as .xlsx or CSV.
  */
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
@@ -41,7 +41,7 @@ const READERS: Readonly<Record<string, { format: FileFormat; open: (path: string
   '.csv': { format: 'csv', open: openCsv },
   '.tsv': { format: 'csv', open: openCsv },
   '.txt': { format: 'csv', open: openCsv },
-  '.xlsx': { format: 'xlsx', open: openXlsx },
+  '.xlsx': { format: 'xlsx', open: (path) => openXlsx(path) },
 };
 
 /** The format a file name will be read as, or the reason it will not be read. */

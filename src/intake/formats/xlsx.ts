@@ -14,7 +14,8 @@
  *  - A non-blank cell right of the header's last column makes the row invalid, as an extra cell
  *    in a CSV does: the columns may have shifted.
  *  - Cells become text (xlsx-cells.ts); typed cells an id cannot be (dates, formulas, long or
- *    fractional numbers, errors, booleans) carry a note the validator refuses in order columns.
+ *    fractional numbers, numbers stored with an exponent, errors, booleans) carry a note the
+ *    validator refuses in order columns.
  *  - At most MAX_XLSX_ROWS rows; more is a file error asking to split the file.
  *  - Known limit of exceljs 4.4.0: an inline (not shared) string with several formatted runs keeps
  *    only its last run. Excel itself writes shared strings, whose runs are all kept.
@@ -24,7 +25,7 @@ import { InputFileError } from '../../errors.js';
 import { allBlank } from './csv.js';
 import { cellText, columnLetter } from './xlsx-cells.js';
 import type { CellNote, OpenedTable, RawRow } from './types.js';
-import { guardWorkbookZip } from './zip-guard.js';
+import { guardWorkbookZip, type WorkbookFacts } from './zip-guard.js';
 
 /** The most data rows read from one sheet. */
 export const MAX_XLSX_ROWS = 250_000;
@@ -54,13 +55,33 @@ export function chooseSheet(sheets: readonly SheetInfo[]): string | undefined {
   return (named ?? sheets.find((s) => s.state === undefined || s.state === 'visible') ?? sheets[0])?.name;
 }
 
-export async function openXlsx(path: string): Promise<OpenedTable> {
+/**
+ * exceljs 4.4.0's streaming reader now and then loses a small part it read (seen under load: the
+ * workbook's sheet list comes back undefined, about once in 300 reads of a valid file). The
+ * archive has passed zip-guard.ts by then, so an exceljs failure before the header is read is
+ * tried again, twice, before the file is called damaged.
+ */
+const TRIES = 3;
+
+export async function openXlsx(path: string, opts: { maxRows?: number } = {}): Promise<OpenedTable> {
+  let facts: WorkbookFacts;
   try {
-    await guardWorkbookZip(path);
+    facts = await guardWorkbookZip(path);
   } catch (err) {
     if (err instanceof InputFileError) throw err;
     throw unreadable(err);
   }
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await openSheet(path, facts, opts.maxRows ?? MAX_XLSX_ROWS);
+    } catch (err) {
+      // Our own refusals carry no cause; exceljs's failures are wrapped with theirs.
+      if (!(err instanceof InputFileError) || err.cause === undefined || attempt >= TRIES) throw err;
+    }
+  }
+}
+
+async function openSheet(path: string, facts: WorkbookFacts, maxRows: number): Promise<OpenedTable> {
   const reader = new ExcelJS.stream.xlsx.WorkbookReader(path, {
     sharedStrings: 'cache',
     // Styles are needed to tell a date from a number; hyperlinks and other parts are not read.
@@ -70,6 +91,8 @@ export async function openXlsx(path: string): Promise<OpenedTable> {
     entries: 'ignore',
   });
   let sheetName = '';
+  /** Cells of the sheet read whose number was stored as `1.2E+5` or `123.0` (zip-guard.ts). */
+  let writtenNumbers: ReadonlySet<string> = new Set();
   let closed = false;
   const stopReading = (): void => {
     closed = true;
@@ -89,6 +112,7 @@ export async function openXlsx(path: string): Promise<OpenedTable> {
       }
       found = true;
       sheetName = sheet.name;
+      writtenNumbers = facts.writtenNumbers.get(sheetPart(reader, sheet.name) ?? '') ?? new Set();
       for await (const row of sheet) {
         if (closed) return;
         yield row;
@@ -110,7 +134,7 @@ export async function openXlsx(path: string): Promise<OpenedTable> {
 
   let header: SheetRow | undefined;
   for (let r = await next(); r !== undefined; r = await next()) {
-    if (!allBlank(r.values.map((v) => cellText(v).text))) {
+    if (!allBlank(Array.from(r.values, (v) => cellText(v).text))) {
       header = r;
       break;
     }
@@ -119,7 +143,7 @@ export async function openXlsx(path: string): Promise<OpenedTable> {
     stopReading();
     throw new InputFileError(`the sheet "${sheetName || 'first'}" is empty; expected a header row naming the columns (pid, userId, …) and order rows below it`);
   }
-  const headerCells = header.values.map((v) => cellText(v).text);
+  const headerCells = Array.from(header.values, (v) => cellText(v).text);
   let width = 0;
   for (let c = 1; c < headerCells.length; c++) if ((headerCells[c] ?? '').trim() !== '') width = c;
   const columns = Array.from({ length: width }, (_, i) => headerCells[i + 1] ?? '');
@@ -129,15 +153,15 @@ export async function openXlsx(path: string): Promise<OpenedTable> {
     let nextLine = header!.number + 1;
     let run: RawRow[] = [];
     const push = (row: RawRow): void => {
-      if (index >= MAX_XLSX_ROWS) {
-        throw new InputFileError(`the sheet "${sheetName}" has more than ${MAX_XLSX_ROWS.toLocaleString('en-US')} order rows; split the orders into smaller files`);
+      if (index >= maxRows) {
+        throw new InputFileError(`the sheet "${sheetName}" has more than ${maxRows.toLocaleString('en-US')} order rows; split the orders into smaller files`);
       }
       index++;
       run.push(row);
     };
     try {
       for (let r = await next(); r !== undefined; r = await next()) {
-        const row = toRow(r, width, index);
+        const row = toRow(r, width, index, writtenNumbers);
         if (row === undefined) continue; // blank: emitted only if an order row follows
         for (; nextLine < r.number; nextLine++) push({ index, line: nextLine, cells: [] });
         row.index = index;
@@ -157,8 +181,17 @@ export async function openXlsx(path: string): Promise<OpenedTable> {
   return { columns, meta: { format: 'xlsx', sheet: sheetName }, batches: batches(), close: stopReading };
 }
 
+/** `xl/worksheets/sheet1.xml` for a sheet name, from the workbook's relationships as exceljs read them. */
+function sheetPart(reader: unknown, name: string): string | undefined {
+  const r = reader as { model?: { sheets?: { name: string; rId?: string }[] }; workbookRels?: { Id: string; Target: string }[] };
+  const rId = r.model?.sheets?.find((s) => s.name === name)?.rId;
+  const target = r.workbookRels?.find((rel) => rel.Id === rId)?.Target;
+  if (!target) return undefined;
+  return target.startsWith('/') ? target.slice(1) : `xl/${target}`;
+}
+
 /** A sheet row as a RawRow, or undefined when every cell is blank. */
-function toRow(r: SheetRow, width: number, index: number): RawRow | undefined {
+function toRow(r: SheetRow, width: number, index: number, writtenNumbers: ReadonlySet<string>): RawRow | undefined {
   const cells: string[] = new Array<string>(width).fill('');
   let notes: Map<number, CellNote> | undefined;
   let beyond: string | undefined;
@@ -167,7 +200,10 @@ function toRow(r: SheetRow, width: number, index: number): RawRow | undefined {
   for (let c = 1; c < values.length; c++) {
     const v = values[c];
     if (v === undefined || v === null) continue;
-    const { text, note } = cellText(v);
+    const cell = cellText(v);
+    const { text } = cell;
+    // A whole number the file stored as `1.2E+5` or `123.0`: not what anyone typed as an id.
+    const note = cell.note ?? (typeof v === 'number' && writtenNumbers.size > 0 && writtenNumbers.has(`${columnLetter(c)}${r.number}`) ? 'inexact-number' : undefined);
     const filled = text.trim() !== '' || note !== undefined;
     if (filled) blank = false;
     if (c > width) {

@@ -9,10 +9,17 @@
  *     declared sizes against the limits, no ZIP64, no encrypted entries, only stored/deflate.
  *  3. Declared sizes are claims, so the entries are then inflated here the way exceljs's
  *     unzipper will walk them (local headers in order from the start of the file), counting
- *     bytes and stopping at the limit: what exceljs inflates afterwards is exactly what was counted.
+ *     bytes and stopping as soon as they pass what the directory declared: what exceljs inflates
+ *     afterwards is exactly what was counted. (Deflate packs at most ~1000:1, so inflating up to
+ *     the limit costs well under a second; a bomb of a few KB is refused by step 2 alone.)
+ *  4. While the sheets inflate, number cells whose stored text is not plain digits (`1.23457E+11`,
+ *     `123456.0`) are noted: exceljs hands over only the parsed number, and such a cell in an id
+ *     column is refused even when the number it parses to is whole.
  */
 import { createReadStream } from 'node:fs';
+import { StringDecoder } from 'node:string_decoder';
 import { open, type FileHandle } from 'node:fs/promises';
+import { PassThrough } from 'node:stream';
 import { createInflateRaw } from 'node:zlib';
 import { InputFileError } from '../../errors.js';
 
@@ -39,28 +46,46 @@ function damaged(detail: string): never {
   return fail(`the workbook cannot be read: it is damaged or not a real .xlsx file (${detail}); ${RESAVE}`);
 }
 
-function bomb(): never {
+function bomb(limit: number): never {
   return fail(
-    `the workbook would unpack to more than ${MAX_XLSX_UNCOMPRESSED_BYTES / 1024 / 1024} MB, far more than any order sheet; ` +
+    `the workbook would unpack to more than ${Math.round(limit / 1024 / 1024)} MB, far more than any order sheet; ` +
       'it was not unpacked (a file built to exhaust memory looks like this). If it is a genuine order file, save the order sheet alone as .xlsx or "CSV UTF-8", or split it',
   );
 }
 
+function lying(): never {
+  return fail(
+    'the workbook unpacks to more than its own ZIP directory declares, so it was not read (damaged, or built to exhaust memory); ' + RESAVE,
+  );
+}
+
+export interface ZipLimits {
+  bytes: number;
+  uncompressed: number;
+}
+
+const LIMITS: ZipLimits = { bytes: MAX_XLSX_BYTES, uncompressed: MAX_XLSX_UNCOMPRESSED_BYTES };
+
+/** What the guard learned on the way: sheet part → references of number cells not stored as plain digits. */
+export interface WorkbookFacts {
+  writtenNumbers: Map<string, Set<string>>;
+}
+
 /** Throws InputFileError unless the file is a ZIP whose entries exceljs may inflate safely. */
-export async function guardWorkbookZip(path: string): Promise<void> {
+export async function guardWorkbookZip(path: string, limits: ZipLimits = LIMITS): Promise<WorkbookFacts> {
   const fh = await open(path, 'r');
   try {
     const { size } = await fh.stat();
-    if (size > MAX_XLSX_BYTES) {
-      fail(`the workbook is ${(size / 1024 / 1024).toFixed(1)} MB, more than the ${MAX_XLSX_BYTES / 1024 / 1024} MB topup reads; split the orders into smaller files`);
+    if (size > limits.bytes) {
+      fail(`the workbook is ${(size / 1024 / 1024).toFixed(1)} MB, more than the ${Math.round(limits.bytes / 1024 / 1024)} MB topup reads; split the orders into smaller files`);
     }
     const head = await readAt(fh, 0, 8);
     if (head.equals(CFB)) await refuseCompoundFile(path);
     if (head.length < 4 || head.readUInt32LE(0) !== LOCAL) {
       fail('this file has an .xlsx name but is not an Excel workbook (an .xlsx is a ZIP archive, and this is not one). If it is CSV text, name it .csv; otherwise ' + RESAVE);
     }
-    const declared = await readCentralDirectory(fh, size);
-    await inflateLikeUnzipper(fh, path, declared.centralStart);
+    const declared = await readCentralDirectory(fh, size, limits);
+    return await inflateLikeUnzipper(fh, path, declared);
   } finally {
     await fh.close();
   }
@@ -91,10 +116,12 @@ async function refuseCompoundFile(path: string): Promise<never> {
 
 interface Directory {
   centralStart: number;
+  /** What all entries together declare they inflate to. */
+  declared: number;
 }
 
 /** Reads the end record and every central entry: counts and declared sizes, nothing inflated. */
-async function readCentralDirectory(fh: FileHandle, size: number): Promise<Directory> {
+async function readCentralDirectory(fh: FileHandle, size: number, limits: ZipLimits): Promise<Directory> {
   const tailLength = Math.min(size, 22 + 0xffff);
   const tail = await readAt(fh, size - tailLength, tailLength);
   let end = -1;
@@ -125,10 +152,10 @@ async function readCentralDirectory(fh: FileHandle, size: number): Promise<Direc
     if (method !== 0 && method !== 8) damaged(`a part is compressed with method ${method}, which .xlsx files do not use`);
     if (uncompressed === 0xffffffff) fail(`the workbook uses ZIP64, which only files far larger than an order sheet need; ${RESAVE}`);
     total += uncompressed;
-    if (total > MAX_XLSX_UNCOMPRESSED_BYTES) bomb();
+    if (total > limits.uncompressed) bomb(limits.uncompressed);
     at += 46 + cd.readUInt16LE(at + 28) + cd.readUInt16LE(at + 30) + cd.readUInt16LE(at + 32);
   }
-  return { centralStart: cdStart };
+  return { centralStart: cdStart, declared: total };
 }
 
 /**
@@ -136,9 +163,11 @@ async function readCentralDirectory(fh: FileHandle, size: number): Promise<Direc
  * size from the local header, or the data up to the next data-descriptor signature) and inflates
  * each one, counting; stops at the central directory.
  */
-async function inflateLikeUnzipper(fh: FileHandle, path: string, centralStart: number): Promise<void> {
+async function inflateLikeUnzipper(fh: FileHandle, path: string, dir: Directory): Promise<WorkbookFacts> {
+  const centralStart = dir.centralStart;
+  const writtenNumbers = new Map<string, Set<string>>();
   let offset = 0;
-  let budget = MAX_XLSX_UNCOMPRESSED_BYTES;
+  let budget = dir.declared;
   for (let n = 0; ; n++) {
     if (n > MAX_XLSX_ENTRIES) fail(`the workbook holds too many parts; ${RESAVE}`);
     const sigBuf = await readAt(fh, offset, 4);
@@ -154,6 +183,7 @@ async function inflateLikeUnzipper(fh: FileHandle, path: string, centralStart: n
     if (flags & 0x1) fail('the workbook\'s parts are encrypted, so it cannot be read; remove the password in Excel, save it, and drop it in again');
     if (method !== 0 && method !== 8) damaged(`a part is compressed with method ${method}, which .xlsx files do not use`);
     if (compressed === 0xffffffff) fail(`the workbook uses ZIP64, which only files far larger than an order sheet need; ${RESAVE}`);
+    const name = (await readAt(fh, offset + 30, h.readUInt16LE(26))).toString('utf8');
     const start = offset + 30 + h.readUInt16LE(26) + h.readUInt16LE(28);
     let end: number;
     if (!(flags & 0x8) || compressed > 0) {
@@ -164,8 +194,39 @@ async function inflateLikeUnzipper(fh: FileHandle, path: string, centralStart: n
       offset = end + 16;
     }
     if (end > centralStart) damaged('a ZIP entry runs into the directory');
-    budget -= method === 0 ? end - start : await inflatedSize(path, start, end, budget);
-    if (budget < 0) bomb();
+    const scan = SHEET_PART.test(name) ? new NumberScan() : undefined;
+    budget -= await inflatedSize(path, start, end, budget, method === 8, scan);
+    if (budget < 0) lying();
+    if (scan && scan.refs.size > 0) writtenNumbers.set(name, scan.refs);
+  }
+  return { writtenNumbers };
+}
+
+const SHEET_PART = /^xl\/worksheets\/[^/]+\.xml$/;
+const CELL = /<c\b([^>]*?)(?:\/>|>([\s\S]*?)<\/c>)/g;
+
+/** Finds number cells (no type, or `t="n"`, no formula) whose `<v>` text is not plain digits. */
+class NumberScan {
+  readonly refs = new Set<string>();
+  readonly #decoder = new StringDecoder('utf8');
+  #carry = '';
+
+  feed(chunk: Buffer): void {
+    const text = this.#carry + this.#decoder.write(chunk);
+    const cut = text.lastIndexOf('</c>');
+    const upto = cut < 0 ? 0 : cut + 4;
+    CELL.lastIndex = 0;
+    for (let m = CELL.exec(text); m !== null && m.index < upto; m = CELL.exec(text)) {
+      const inner = m[2];
+      if (inner === undefined || inner.includes('<f')) continue;
+      const type = /\bt="([^"]*)"/.exec(m[1] as string)?.[1];
+      if (type !== undefined && type !== 'n') continue;
+      const v = /<v>([^<]*)<\/v>/.exec(inner)?.[1];
+      const ref = /\br="([A-Za-z]+\d+)"/.exec(m[1] as string)?.[1];
+      if (v !== undefined && ref !== undefined && !/^\s*-?\d+\s*$/.test(v)) this.refs.add(ref.toUpperCase());
+    }
+    // An unfinished cell waits for the next chunk; a run without any cell end is not kept forever.
+    this.#carry = text.slice(upto).slice(-1024 * 1024);
   }
 }
 
@@ -180,12 +241,13 @@ async function findDescriptor(fh: FileHandle, from: number, limit: number): Prom
   return damaged('a ZIP entry has no end marker');
 }
 
-/** Bytes the deflated range inflates to; stops (returning more than `budget`) once past it. */
-function inflatedSize(path: string, start: number, end: number, budget: number): Promise<number> {
+/** Bytes the range inflates to (stored: its length); stops (returning more than `budget`) once past it. */
+function inflatedSize(path: string, start: number, end: number, budget: number, deflated: boolean, scan?: NumberScan): Promise<number> {
   if (end <= start) return Promise.resolve(0);
+  if (!deflated && !scan) return Promise.resolve(end - start);
   return new Promise((resolve, reject) => {
     const input = createReadStream(path, { start, end: end - 1 });
-    const inflate = createInflateRaw();
+    const inflate = deflated ? createInflateRaw() : new PassThrough();
     let count = 0;
     let done = false;
     const finish = (err: Error | null, n: number): void => {
@@ -199,6 +261,7 @@ function inflatedSize(path: string, start: number, end: number, budget: number):
     inflate.on('data', (chunk: Buffer) => {
       count += chunk.length;
       if (count > budget) finish(null, count);
+      else scan?.feed(chunk);
     });
     inflate.on('end', () => finish(null, count));
     inflate.on('error', (err) => finish(err, count));
