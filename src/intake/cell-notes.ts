@@ -15,7 +15,7 @@ export function noteProblem(note: CellNote, field: OrderField, text: string): st
   switch (note) {
     case 'inexact-number':
       if (!ID_FIELDS.has(field)) return undefined;
-      return `${shown} is a number cell that is not a whole number of at most 15 digits (a spreadsheet keeps only 15 digits of a number); ${SPREADSHEET_HINT}`;
+      return `${shown}: ${SPREADSHEET_HINT} (a number cell keeps at most 15 digits, and an id has no decimals or exponent)`;
     case 'formula':
       return `the cell is a formula (its saved result is ${shown}), not a typed value; copy the column and paste it back as values, then save`;
     case 'date':

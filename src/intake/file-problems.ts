@@ -76,7 +76,7 @@ export class FileProblems {
       guess === undefined
         ? `add a column named "${t.field}" (or "${t.label}") and fill it in`
         : `rename column "${this.#header.columns[guess]?.trim()}" to "${t.field}"`;
-    return `the file has no ${t.label} column (${t.field}), which ${t.game} needs for ${rows}; ${fix}. Nothing in this file was ordered`;
+    return `the file has no ${t.label} column (${t.field}), which ${t.game} needs for ${rows}; ${fix}`;
   }
 
   #ambiguity(t: Tally): string {
@@ -85,6 +85,6 @@ export class FileProblems {
       cols.length > 1
         ? `columns ${cols.join(' and ')} could each be the ${t.label} (${t.field}) of ${t.game}`
         : `column ${cols[0]} could be more than one field of ${t.game}, among them the ${t.label} (${t.field})`;
-    return `${what}; rename the column that holds it to "${t.field}" so there is no doubt. Nothing in this file was ordered`;
+    return `${what}; rename the column that holds it to "${t.field}" so there is no doubt`;
   }
 }

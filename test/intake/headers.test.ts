@@ -169,7 +169,7 @@ describe('workbook cells that are not what they show', () => {
   it.each<[CellNote, RegExp]>([
     ['formula', /formula \(its saved result is "5123456789"\)/],
     ['date', /is a date/],
-    ['inexact-number', /at most 15 digits/],
+    ['inexact-number', /format the column as Text.*at most 15 digits/],
     ['error', /error/],
     ['boolean', /yes\/no/],
   ])('%s in the userId column is refused', (note, reason) => {
