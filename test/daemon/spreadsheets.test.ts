@@ -29,7 +29,7 @@ describe('files as resellers make them', () => {
     expect(rows.map((r) => r.status)).toEqual(['completed', 'completed', 'completed', 'completed', 'invalid', 'invalid']);
     expect(rows[2]).toMatchObject({ pid: 'ML-86', status: 'completed' });
     expect(rows[4]!.error).toMatch(/formula/);
-    const ml = sb.admin.ledger().orders.find((o: { pid: string }) => o.pid === 'ML-86');
+    const ml = sb.admin.ledger().orders.find((o) => o.pid === 'ML-86');
     expect(ml).toMatchObject({ userId: '777888999', zoneId: '2005' });
 
     expect(readFileSync(join(home.outbox, 'april.ods.error.txt'), 'utf8')).toMatch(/OpenDocument spreadsheet.*Save As/);
@@ -44,7 +44,7 @@ describe('files as resellers make them', () => {
     const r = await runCli(['daemon', '--once'], cliEnv(home, sb));
     expect(r.code, r.stderr).toBe(0);
     expect(readResult(home, 'players').map((x) => x.status)).toEqual(['completed', 'completed', 'completed']);
-    expect(sb.admin.ledger().orders.map((o: { pid: string; userId?: string }) => [o.pid, o.userId ?? null])).toEqual([
+    expect(sb.admin.ledger().orders.map((o) => [o.pid, o.userId ?? null])).toEqual([
       ['PUBG-60', '5123456789'],
       ['STEAM-5', null],
       ['PUBG-325', '5123456790'],
