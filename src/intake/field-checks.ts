@@ -50,15 +50,16 @@ export function fieldProblem(field: RequiredField['field'], entry: CatalogEntry,
 /** `777888999 2005` on an ML line: most likely id and zone, but it could be grouped digits, so it is refused with the way to write it. */
 function mlUserIdProblem(value: string): string | undefined {
   const bad = idProblem(value);
+  if (bad === undefined) return undefined;
   const m = /^(\d+)\s+(\d+)$/.exec(value);
-  if (bad === undefined || !m || numberFormatDamage(value)) return bad;
+  if (!m || numberFormatDamage(value)) return bad;
   return `"${value}": write the zone in the zoneId column, or together with the id as ${m[1]} (${m[2]})`;
 }
 
-/** The quantity to order, or undefined when it is unusable (the reason then goes to `fail`). */
-export function checkQuantity(entry: CatalogEntry, text: string, fail: (reason: string) => void): number | undefined {
+/** The quantity to order, or undefined when it is unusable (the reason is then added under `column`). */
+export function checkQuantity(entry: CatalogEntry, text: string, problems: { column: string; reason: string }[], column: string): number | undefined {
   const { product } = entry;
-  const refuse = (reason: string): undefined => void fail(reason);
+  const refuse = (reason: string): undefined => void problems.push({ column, reason });
   if (entry.kind !== 'stock') {
     if (text === '') return 1;
     return refuse('only game keys and gift cards take a quantity; leave it blank for top-ups');

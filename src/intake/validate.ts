@@ -177,7 +177,7 @@ export function createRowValidator(header: HeaderMap, catalog: CatalogIndex): Ro
         if (value !== undefined) request[req.field] = value;
       }
 
-      const quantity = checkQuantity(entry, cellOf(cells, at.quantity), (reason) => add(problems, shape, 'quantity', reason));
+      const quantity = checkQuantity(entry, cellOf(cells, at.quantity), problems, shape.names.quantity);
       if (entry.kind === 'stock' && quantity !== undefined) request.quantity = quantity;
 
       if (maxPriceUsd !== undefined && product.price > maxPriceUsd + 1e-9) {

@@ -17,7 +17,6 @@ import { extname } from 'node:path';
 import { InputFileError } from '../../errors.js';
 import { mapHeader } from '../columns.js';
 import { openCsv } from './csv.js';
-import { openXlsx } from './xlsx.js';
 import type { FileFormat, OpenedTable, OrderFile } from './types.js';
 
 export type { CellNote, FileFormat, OrderFile, ParsedFileHeader, RawRow } from './types.js';
@@ -41,7 +40,8 @@ const READERS: Readonly<Record<string, { format: FileFormat; open: (path: string
   '.csv': { format: 'csv', open: openCsv },
   '.tsv': { format: 'csv', open: openCsv },
   '.txt': { format: 'csv', open: openCsv },
-  '.xlsx': { format: 'xlsx', open: (path) => openXlsx(path) },
+  // Loaded on the first workbook: a CSV-only run never pays for the ZIP and exceljs code.
+  '.xlsx': { format: 'xlsx', open: async (path) => (await import('./xlsx.js')).openXlsx(path) },
 };
 
 /** The format a file name will be read as, or the reason it will not be read. */

@@ -20,7 +20,7 @@
  *  - Known limit of exceljs 4.4.0: an inline (not shared) string with several formatted runs keeps
  *    only its last run. Excel itself writes shared strings, whose runs are all kept.
  */
-import ExcelJS from 'exceljs';
+import type ExcelJSModule from 'exceljs';
 import { InputFileError } from '../../errors.js';
 import { allBlank } from './csv.js';
 import { cellText, columnLetter } from './xlsx-cells.js';
@@ -81,7 +81,11 @@ export async function openXlsx(path: string, opts: { maxRows?: number } = {}): P
   }
 }
 
+/** exceljs is loaded on the first workbook only: it costs ~20 MB, which a CSV-only daemon never pays. */
+let excel: Promise<typeof ExcelJSModule> | undefined;
+
 async function openSheet(path: string, facts: WorkbookFacts, maxRows: number): Promise<OpenedTable> {
+  const ExcelJS = await (excel ??= import('exceljs').then((m) => m.default));
   const reader = new ExcelJS.stream.xlsx.WorkbookReader(path, {
     sharedStrings: 'cache',
     // Styles are needed to tell a date from a number; hyperlinks and other parts are not read.
