@@ -16,7 +16,7 @@
  * field, or one column naming two fields of a line, is ambiguous: a file-level problem.
  */
 import { canonicalField, normaliseName, type HeaderMap, type OrderField } from './columns.js';
-import type { CatalogEntry, RequiredField } from './catalog.js';
+import type { RequiredField } from './catalog.js';
 
 export type LineField = RequiredField['field'];
 
@@ -53,15 +53,26 @@ export interface LineColumns {
   ambiguous: Partial<Record<LineField, number[]>>;
 }
 
-/** Resolves the columns for one pack's required fields (the same for every pack of a line). */
-export function resolveLineColumns(header: HeaderMap, entry: CatalogEntry): LineColumns {
-  const names = header.columns.map((c) => (c.trim() === '' ? '' : normaliseName(c)));
-  const direct = header.columns.map((c) => (c.trim() === '' ? undefined : canonicalField(c)));
+/** The header cells normalised once per file: names for label matching, and the field each names directly. */
+export interface HeaderNames {
+  names: readonly string[];
+  direct: readonly (OrderField | undefined)[];
+}
+
+export function headerNames(header: HeaderMap): HeaderNames {
+  return {
+    names: header.columns.map((c) => (c.trim() === '' ? '' : normaliseName(c))),
+    direct: header.columns.map((c) => (c.trim() === '' ? undefined : canonicalField(c))),
+  };
+}
+
+/** Resolves the columns for one pack's required fields (the same for every pack of a line and shape). */
+export function resolveLineColumns({ names, direct }: HeaderNames, required: readonly RequiredField[]): LineColumns {
   const at: Partial<Record<LineField, number>> = {};
   const ambiguous: Partial<Record<LineField, number[]>> = {};
   const taken = new Set<number>();
   const open: RequiredField[] = [];
-  for (const req of entry.required) {
+  for (const req of required) {
     const i = direct.indexOf(req.field);
     if (i >= 0) {
       at[req.field] = i;

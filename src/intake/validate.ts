@@ -16,27 +16,20 @@
  *    zoneId cell is blank; when both are given they must agree.
  *  - Workbook cells that are not what they show (cell-notes.ts) are refused in order columns.
  */
-import { resolveRegion } from '../api/regions.js';
 import type { OrderRequest } from '../api/schemas.js';
 import { columnName, type HeaderMap, type OrderField } from './columns.js';
 import { isActive, type CatalogEntry, type CatalogIndex, type LineKind, type RequiredField } from './catalog.js';
+import { BODY_ORDER, packFacts, type PackContext, type PackFacts, type RowProblem } from './pack-facts.js';
 import { idProblem, numberFormatDamage, parseUsd, parseWholeNumber, splitMlId } from './field-rules.js';
 import { checkQuantity, fieldProblem, ordered } from './field-checks.js';
 import { noteProblem } from './cell-notes.js';
-import { FileProblems, fileProblemKey, type FileProblem } from './file-problems.js';
-import { resolveLineColumns, type LineColumns, type LineField } from './line-columns.js';
+import { FileProblems, type FileProblem } from './file-problems.js';
+import { headerNames } from './line-columns.js';
 import { allBlank, type RawRow } from './formats/index.js';
 import { roundCents } from '../money.js';
 
 export type { FileProblem } from './file-problems.js';
-
-export interface RowProblem {
-  /** The user's column name, or the field name when the column is absent; "row" for the whole row. */
-  column: string;
-  reason: string;
-  /** Set when the problem comes from the file's columns: the key of the FileProblem that explains it. */
-  fileProblem?: string;
-}
+export type { RowProblem } from './pack-facts.js';
 
 export interface ValidOrder {
   /** Exactly the POST /orders body; `trxid` is '' when the file gave none. */
@@ -68,42 +61,16 @@ export function formatProblems(problems: RowProblem[]): string {
   return problems.map((p) => `${p.column}: ${p.reason}`).join('; ');
 }
 
-const DISABLED_LINE = /disabled|inactive|maintenance|closed|unavailable|suspended|^off$/i;
 const FIXED_FIELDS: readonly OrderField[] = ['pid', 'slug', 'pack', 'trxid', 'quantity', 'maxPriceUsd'];
 const ALL_FIELDS: readonly OrderField[] = [
   'pid', 'slug', 'pack', 'trxid', 'userId', 'zoneId', 'serverId', 'region', 'moreId', 'quantity', 'maxPriceUsd',
 ];
-/** Body key order after pid and trxid, so the stored body reads the same for every row. */
-const BODY_ORDER: readonly LineField[] = ['userId', 'zoneId', 'serverId', 'region', 'moreId'];
 
-/** What a row learns from its pack alone; worked out once per pack, not once per row. */
-interface PackFacts {
-  /** Problems every row ordering this pack has (not on sale, line closed, fields we cannot send). */
-  problems: readonly RowProblem[];
-  /** "Game (slug)", for messages. */
-  game: string;
-  /** True when `required` already lists fields in BODY_ORDER, so the body can be built in one go. */
-  inBodyOrder: boolean;
-  /** Where this line's fields are in the file, and what the user calls those columns. */
-  columns: LineColumns;
-  names: Readonly<Record<LineField, string>>;
-  /** Per field: the FileProblems key and what a FileProblem needs to know about the line. */
-  keys: Readonly<Record<LineField, string>>;
-  facts: (field: LineField) => Parameters<FileProblems['lacking']>[1];
-  /** ML lines: a userId may carry the zone (`777888999 (2005)`). */
-  splitsZone: boolean;
-}
 
 /** The header, resolved once per file: where each field is and what the user calls its column. */
-interface FileShape {
+interface FileShape extends PackContext {
   /** Field → column index (the header's own map). */
   at: Partial<Record<OrderField, number>>;
-  names: Readonly<Record<OrderField, string>>;
-  /** Problems about which pack is meant go on pid when the file has it, else on pack. */
-  packColumn: OrderField;
-  header: HeaderMap;
-  /** Column index → the fixed field (pid, trxid, quantity …) it holds, for the workbook cell checks. */
-  fixedByCol: ReadonlyMap<number, OrderField>;
 }
 
 type Problems = RowProblem[];
@@ -118,7 +85,15 @@ export function createRowValidator(header: HeaderMap, catalog: CatalogIndex): Ro
   for (const f of ALL_FIELDS) names[f] = columnName(header, f);
   const fixedByCol = new Map<number, OrderField>();
   for (const f of FIXED_FIELDS) if (header.fields[f] !== undefined) fixedByCol.set(header.fields[f], f);
-  const shape: FileShape = { at: header.fields, names, packColumn: header.fields.pid !== undefined ? 'pid' : 'pack', header, fixedByCol };
+  const shape: FileShape = {
+    at: header.fields,
+    names,
+    packColumn: header.fields.pid !== undefined ? 'pid' : 'pack',
+    header,
+    fixedByCol,
+    headerNames: headerNames(header),
+    linePlans: new Map(),
+  };
   const fileProblems = new FileProblems(header);
   const facts = new Map<CatalogEntry, PackFacts>();
   const factsOf = (entry: CatalogEntry): PackFacts => {
@@ -167,13 +142,15 @@ export function createRowValidator(header: HeaderMap, catalog: CatalogIndex): Ro
       for (const p of pack.problems) problems.push(p);
 
       const request: OrderRequest = { pid: product.id, trxid };
-      const lineAt = pack.columns.at;
-      const split = pack.splitsZone ? splitMlId(cellOf(cells, lineAt.userId)) : undefined;
-      for (const req of entry.required) {
-        let text = cellOf(cells, lineAt[req.field]);
+      const split = pack.splitsZone ? splitMlId(cellOf(cells, pack.columns.at.userId)) : undefined;
+      const required = entry.required;
+      for (let k = 0; k < required.length; k++) {
+        const req = required[k] as RequiredField;
+        const col = pack.cols[k];
+        let text = cellOf(cells, col);
         if (split !== undefined && req.field === 'userId') text = split.userId;
         else if (split !== undefined && req.field === 'zoneId') text = zoneFromSplit(text, split.zoneId, pack, row.line, fileProblems, problems);
-        const value = requiredValue(req, entry, pack, text, row.line, fileProblems, problems);
+        const value = requiredValue(req, col, entry, pack, text, row.line, fileProblems, problems);
         if (value !== undefined) request[req.field] = value;
       }
 
@@ -230,35 +207,8 @@ function zoneFromSplit(cell: string, zone: string, pack: PackFacts, line: number
   return cell;
 }
 
-function packFacts(entry: CatalogEntry, shape: FileShape): PackFacts {
-  const { product, line } = entry;
-  const game = `${product.gameName} (${product.slug})`;
-  const problems: RowProblem[] = [];
-  const column = shape.names[shape.packColumn];
-  if (!isActive(product.status)) problems.push({ column, reason: `"${product.serviceName}" of ${game} is not on sale (status "${product.status}")` });
-  if (line && DISABLED_LINE.test(line.status.trim())) problems.push({ column, reason: `${game} is not taking orders now (status "${line.status}")` });
-  if (!line && entry.kind !== 'stock') problems.push({ column, reason: `${game} is not available now: the supplier does not list this game` });
-  for (const f of entry.unsupported) problems.push({ column: f, reason: `${game} requires "${f}", which this tool cannot send` });
-  const positions = entry.required.map((r) => BODY_ORDER.indexOf(r.field));
-  const inBodyOrder = positions.every((p, i) => i === 0 || p > (positions[i - 1] as number));
 
-  const columns = resolveLineColumns(shape.header, entry);
-  const names = {} as Record<LineField, string>;
-  const keys = {} as Record<LineField, string>;
-  const labels = new Map(entry.required.map((r) => [r.field, r.label || r.field]));
-  for (const f of BODY_ORDER) {
-    const i = columns.at[f];
-    names[f] = i === undefined ? f : shape.header.columns[i]?.trim() || f;
-    keys[f] = fileProblemKey(product.slug, f);
-  }
-  const used = new Set<number>([...shape.fixedByCol.keys(), ...columns.byCol.keys()]);
-  const facts = (field: LineField) => {
-    const ambiguous = columns.ambiguous[field];
-    return { field, label: labels.get(field) ?? field, game, used, ...(ambiguous ? { ambiguous } : {}) };
-  };
-  const splitsZone = entry.kind === 'ml' && labels.has('zoneId');
-  return { problems: Object.freeze(problems.map((p) => Object.freeze(p))), game, inBodyOrder, columns, names, keys, facts, splitsZone };
-}
+
 
 function findPack(cells: readonly string[], shape: FileShape, problems: Problems, catalog: CatalogIndex): CatalogEntry | undefined {
   const pid = cellOf(cells, shape.at.pid);
@@ -304,6 +254,7 @@ function findPack(cells: readonly string[], shape: FileShape, problems: Problems
 /** Checks one field the line needs; returns the value to send (an option's value where options are listed). */
 function requiredValue(
   req: RequiredField,
+  col: number | undefined,
   entry: CatalogEntry,
   pack: PackFacts,
   value: string,
@@ -313,7 +264,7 @@ function requiredValue(
 ): string | undefined {
   const { field, label } = req;
   if (value === '') {
-    if (pack.columns.at[field] !== undefined) {
+    if (col !== undefined) {
       problems.push({ column: pack.names[field], reason: `missing: ${pack.game} needs ${label || field}` });
       return undefined;
     }
