@@ -50,7 +50,7 @@ export function report(rt: Runtime, batchId: string, summary: BatchSummary | nul
   if (json) process.stdout.write(`${JSON.stringify(summary ?? { batchId, state: b.state, fileError: b.fileError }, null, 2)}\n`);
   const say = (s: string): void => void (json ? process.stderr : process.stdout).write(`${s}\n`);
   if (b.state === 'failed') {
-    say(`batch ${batchId}: the file could not be read: ${b.fileError}`);
+    say(`batch ${batchId}: nothing was ordered: ${b.fileError}`);
     return ExitCode.InputFile;
   }
   if (!summary) {

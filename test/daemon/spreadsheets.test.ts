@@ -83,6 +83,11 @@ describe('files as resellers make them', () => {
     expect(o.code).toBe(7);
     expect(o.stderr).toMatch(/OpenDocument spreadsheet/);
     expect(listOutbox(home).filter((f) => f.startsWith('libreoffice'))).toEqual([]);
+    const before = sb.admin.ledger().orders.length;
+    const m = await runCli(['submit', join(CORPUS, 'missing-column.csv'), '--quiet'], cliEnv(home, sb));
+    expect(m.code).toBe(7);
+    expect(m.stdout).toMatch(/nothing was ordered: the file has no Player ID column/);
+    expect(sb.admin.ledger().orders).toHaveLength(before);
   });
 });
 
