@@ -10,7 +10,7 @@ import { fileURLToPath } from 'node:url';
 const [csvPath, catalogPath] = process.argv.slice(2);
 const dist = process.env.BENCH_DIST ?? join(dirname(fileURLToPath(import.meta.url)), '..', 'dist');
 const load = (p) => import(join(dist, p));
-const { openOrderFile } = await load('intake/parse.js');
+const { openOrderFile } = await load('intake/formats/index.js');
 const { createRowValidator } = await load('intake/validate.js');
 const { buildCatalogIndex } = await load('intake/catalog.js');
 const { ServiceLineSchema, ProductSchema } = await load('api/schemas.js');

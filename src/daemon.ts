@@ -25,7 +25,7 @@ export interface ApiEndpoint {
 /** The API to talk to: TOPUP_API_URL, or a sandbox started in this process (state kept in jobs/). */
 export async function resolveApi(config: Config, log: Logger): Promise<ApiEndpoint> {
   if (config.apiUrl) return { url: config.apiUrl, sandbox: null };
-  ensureHomeFolders(config);
+  ensureHomeFolders(config, log);
   const sandbox = await startSandbox({
     apiKey: config.apiKey,
     balanceUsd: config.sandboxBalanceUsd,

@@ -4,7 +4,7 @@
  * same database, the same call budget and the same settings.
  */
 import { newOwnerId } from './store/owner.js';
-import { mkdirSync } from 'node:fs';
+import { chmodSync, mkdirSync, statSync } from 'node:fs';
 import type { Config } from './config.js';
 import type { Logger } from './log.js';
 import { openDb, type Db } from './store/db.js';
@@ -39,8 +39,23 @@ export interface Runtime {
 
 export type CallListener = (call: { route: RouteName; status: number | undefined; ms: number }) => void;
 
-export function ensureHomeFolders(config: Config): void {
-  for (const dir of [config.inboxDir, config.jobsDir, config.outboxDir]) mkdirSync(dir, { recursive: true, mode: 0o700 });
+/**
+ * inbox/, jobs/ and outbox/ exist and are 0700: jobs/ and outbox/ hold the codes keys and cards
+ * come with, and inbox/ the players' ids. A folder the user owns that others can read (a fresh
+ * clone's folders are 0755, git's default) is tightened, and said once in the log; on the next
+ * start there is nothing left to say. A folder someone else owns is left alone (topup doctor
+ * warns about it).
+ */
+export function ensureHomeFolders(config: Config, log?: Logger): void {
+  const uid = typeof process.getuid === 'function' ? process.getuid() : undefined;
+  for (const dir of [config.inboxDir, config.jobsDir, config.outboxDir]) {
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    const st = statSync(dir);
+    const mode = st.mode & 0o777;
+    if ((mode & 0o077) === 0 || (uid !== undefined && st.uid !== uid)) continue;
+    chmodSync(dir, 0o700);
+    log?.warn({ folder: dir, was: mode.toString(8), now: '700' }, `tightened ${dir} from mode ${mode.toString(8)} to 700: only you can read it (it holds order files and codes)`);
+  }
 }
 
 /**
@@ -58,7 +73,7 @@ function problemOnce(log: Logger, route: string, problem: string): void {
 }
 
 export function openRuntime(config: Config, log: Logger, apiUrl: string): Runtime {
-  ensureHomeFolders(config);
+  ensureHomeFolders(config, log);
   const db = openDb(config.dbPath);
   const scheduler = new RateScheduler(db, config.rateLimits, config.rateMarginMs, config.requestTimeoutMs, { maxHoldMs: config.retryAfterMaxMs });
   const callCounts: Record<string, number> = {};

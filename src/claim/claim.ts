@@ -10,7 +10,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { existsSync, lstatSync, mkdirSync, renameSync } from 'node:fs';
 import { basename, join, relative } from 'node:path';
-import { contentHash } from '../intake/parse.js';
+import { contentHash } from '../intake/formats/index.js';
 import type { Runtime } from '../runtime.js';
 import type { Batch, BatchOrigin } from '../store/batches.js';
 
@@ -22,9 +22,13 @@ export function newBatchId(hash: string, now: number): string {
   return `b${day}-${salt.slice(0, 6)}`;
 }
 
-/** The name results are written under: the file name without its .csv extension. */
+/**
+ * The name results are written under: the file name without its .csv or .xlsx extension (any
+ * case). Other extensions stay (`orders.ods` → `orders.ods.error.txt`), so the explanation
+ * names the very file it is about.
+ */
 export function batchName(sourceName: string): string {
-  return sourceName.replace(/\.csv$/i, '');
+  return sourceName.replace(/\.(csv|xlsx)$/i, '');
 }
 
 /**

@@ -1,7 +1,9 @@
 /**
- * Store stage: parse the claimed file, validate every row against the live catalog, give each
- * valid row its trxid and exact request body, and store all rows in ONE transaction. A batch is
- * stored whole or not at all, so a kill here simply loads it again on restart.
+ * Store stage: read the claimed file (CSV or .xlsx, intake/formats), validate every row against
+ * the live catalog, give each valid row its trxid and exact request body, and store all rows in
+ * ONE transaction. A batch is stored whole or not at all, so a kill here simply loads it again on
+ * restart. A file with a file-level problem (a column its orders need is missing) is refused
+ * whole after its rows were read: nothing is stored, so nothing can be sent.
  *
  * trxids not given in the file are derived from the file's content hash and the row index:
  * the same file dropped again, even after the database was lost, produces the same trxids,
@@ -10,7 +12,7 @@
 import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import { InputFileError, coerceError } from '../errors.js';
-import { openOrderFile } from '../intake/parse.js';
+import { openOrderFile } from '../intake/formats/index.js';
 import { createRowValidator, formatProblems } from '../intake/validate.js';
 import type { Runtime } from '../runtime.js';
 import type { Batch } from '../store/batches.js';
@@ -100,6 +102,13 @@ export async function loadBatch(rt: Runtime, batch: Batch): Promise<LoadOutcome>
     return { loaded: false, reason: 'file-error', message: e.message };
   }
 
+  const fileProblems = validator?.fileProblems() ?? [];
+  if (fileProblems.length > 0) {
+    const message = fileProblems.map((p) => p.message).join('\n');
+    failFile(rt, batch, message, 'refused');
+    return { loaded: false, reason: 'file-error', message };
+  }
+
   const now = Date.now();
   // Only while the batch is still `claimed` and ours: a process that stalled here past its lease
   // must not replace rows another process has taken over and may already be sending.
@@ -134,15 +143,23 @@ function duplicateMessage(rt: Runtime, earlier: Batch, batch: Batch): string {
   );
 }
 
-/** The explanation is written before the batch is marked failed: a kill between leaves a retry, not silence. */
-function failFile(rt: Runtime, batch: Batch, message: string): void {
+/**
+ * The explanation is written before the batch is marked failed: a kill between leaves a retry, not silence.
+ * `unreadable`: the file could not be read as an order table; `refused`: it was read, but its
+ * columns do not fit its orders, so none of them was ordered.
+ */
+function failFile(rt: Runtime, batch: Batch, message: string, why: 'unreadable' | 'refused' = 'unreadable'): void {
   const { errorFile } = outboxPaths(rt, batch);
+  const opening =
+    why === 'refused'
+      ? `topup-runner read ${batch.sourceName} (batch ${batch.id}) but refused the whole file: no row was ordered.`
+      : `topup-runner could not read ${batch.sourceName} (batch ${batch.id}).`;
   writeFileAtomic(
     errorFile,
-    `topup-runner could not read ${batch.sourceName} (batch ${batch.id}).\n\n${message}\n\n` +
-      `Nothing was sent. The file is kept in ${join(rt.config.home, batch.jobFile)}.\n` +
-      `Fix it (save it as "CSV UTF-8" with a header row) and drop it into the inbox again.\n`,
+    `${opening}\n\n${message}\n\n` +
+      `Nothing was sent and nothing was charged. The file is kept in ${join(rt.config.home, batch.jobFile)}.\n` +
+      `Fix it (a .csv saved as "CSV UTF-8", or an .xlsx workbook, with a header row) and drop it into the inbox again.\n`,
   );
   rt.batches.fail(batch.id, message, Date.now());
-  rt.log.error({ batch: batch.id, file: batch.sourceName, problem: message }, 'file is not a usable CSV');
+  rt.log.error({ batch: batch.id, file: batch.sourceName, problem: message }, why === 'refused' ? 'file refused: its columns do not fit its orders' : 'file is not a usable order file');
 }

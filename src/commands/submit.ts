@@ -9,6 +9,7 @@ import type { Command } from 'commander';
 import { claimFile } from '../claim/claim.js';
 import { InputFileError } from '../errors.js';
 import { ExitCode } from '../exit-codes.js';
+import { formatOfName } from '../intake/formats/index.js';
 import { Notifier } from '../notify/notifier.js';
 import type { BatchSummary } from '../outbox/summary.js';
 import type { Runtime } from '../runtime.js';
@@ -19,7 +20,7 @@ export function registerSubmit(program: Command): void {
   program
     .command('submit')
     .description('Run one batch file now, in the foreground, with live progress; writes the same result files as the daemon')
-    .argument('<file>', 'CSV file of orders (it is read where it is, not moved)')
+    .argument('<file>', 'order file, .csv (or .tsv/.txt) or .xlsx (it is read where it is, not moved)')
     .option('--again', 'order a file identical to one processed before (new trxids: these are NEW purchases)')
     .option('--json', 'print the batch summary as JSON on stdout when done')
     .option('--quiet', 'no progress output')
@@ -27,6 +28,9 @@ export function registerSubmit(program: Command): void {
     .action(async (file: string, opts: { again?: boolean; json?: boolean; quiet?: boolean }, cmd: Command) => {
       const path = resolve(file);
       if (!existsSync(path) || !statSync(path).isFile()) throw new InputFileError(`${file}: no such file`);
+      // A kind of file topup never reads is refused before it becomes a batch.
+      const format = formatOfName(path);
+      if ('refused' in format) throw new InputFileError(`${file}: ${format.refused}`);
       const ctx = await openCommandContext(cmd);
       try {
         const batch = await claimFile(ctx.rt, path, { origin: 'submit', own: true, move: false, again: opts.again === true });
@@ -46,7 +50,7 @@ export function report(rt: Runtime, batchId: string, summary: BatchSummary | nul
   if (json) process.stdout.write(`${JSON.stringify(summary ?? { batchId, state: b.state, fileError: b.fileError }, null, 2)}\n`);
   const say = (s: string): void => void (json ? process.stderr : process.stdout).write(`${s}\n`);
   if (b.state === 'failed') {
-    say(`batch ${batchId}: the file could not be read: ${b.fileError}`);
+    say(`batch ${batchId}: nothing was ordered: ${b.fileError}`);
     return ExitCode.InputFile;
   }
   if (!summary) {

@@ -4,7 +4,10 @@
  * A header cell is matched after trimming, lower-casing and dropping `_`, `-` and spaces, so
  * `userId`, `USERID`, ` user_id `, `user id` and `User-ID` all name the same field. The API's
  * own aliases (spec 4.5: `PID`, `trxId`, `idtrx`, `idTrx`, `userID`) reduce to these forms too.
- * Every other column is carried through untouched, by position.
+ *
+ * This is the part of the header decided without the catalog. The catalog's labels (`Player ID`,
+ * `Zone ID`, `Server` …) and common names for the fields a game line needs are matched per line
+ * by line-columns.ts. Every other column is carried through untouched, by position.
  */
 import { InputFileError } from '../errors.js';
 
@@ -45,7 +48,7 @@ const NAMES: Readonly<Record<string, OrderField>> = Object.freeze({
   maxpriceusd: 'maxPriceUsd',
 });
 
-function normaliseName(name: string): string {
+export function normaliseName(name: string): string {
   return name.trim().toLowerCase().replace(/[\s_-]+/g, '');
 }
 

@@ -33,10 +33,12 @@ export function sniffEncoding(head: Buffer): Sniffed {
   if (head[0] === 0xff && head[1] === 0xfe) return { encoding: 'utf16le', bom: true, bomLength: 2 };
   if (head[0] === 0xfe && head[1] === 0xff) return { encoding: 'utf16be', bom: true, bomLength: 2 };
   if (head.subarray(0, 4).equals(Buffer.from([0x50, 0x4b, 0x03, 0x04]))) {
-    throw new InputFileError(`this is an Excel workbook (.xlsx) or a ZIP archive, not a CSV file; ${SAVE_AS}`);
+    throw new InputFileError(
+      'this is an Excel workbook (.xlsx) or a ZIP archive with a CSV name; if it is a workbook, rename it to end in .xlsx and drop it in again (topup reads .xlsx), or save it from your spreadsheet as "CSV UTF-8 (comma delimited)"',
+    );
   }
   if (head.subarray(0, 4).equals(Buffer.from([0xd0, 0xcf, 0x11, 0xe0]))) {
-    throw new InputFileError(`this is an old Excel workbook (.xls), not a CSV file; ${SAVE_AS}`);
+    throw new InputFileError('this is an old Excel workbook (.xls) with a CSV name; open it in Excel and save it as .xlsx or as "CSV UTF-8 (comma delimited)", then drop that file in');
   }
   return { encoding: 'utf8', bom: false, bomLength: 0 };
 }

@@ -6,16 +6,42 @@ import type { Option } from '../api/schemas.js';
 
 export const SPREADSHEET_HINT = 'the spreadsheet turned this id into a number; format the column as Text and re-export';
 
-/** `1.23457E+11` or `123456.0`: digits a spreadsheet reformatted. The true id is lost, so never guessed at. */
+/**
+ * Digits a spreadsheet turned into a number and wrote back in a number format, in any locale.
+ * The true id is lost (or at least not certain), so it is never guessed at:
+ *  - scientific notation with a decimal point or comma: `1.23457E+11`, `1,23457E+11`, `5E+9`;
+ *  - a whole number with zero decimals after a point or comma: `123456.0`, `123456789,0`, `2001,00`.
+ * A non-zero fraction (`123.5`) is not a number format's doing, so it is left to the other rules.
+ */
 export function spreadsheetMangled(value: string): boolean {
-  return /^[+-]?\d+(\.\d+)?e[+-]?\d+$/i.test(value) || /^\d+\.0+$/.test(value);
+  return /^[+-]?\d+([.,]\d+)?e[+-]?\d+$/i.test(value) || /^\d+[.,]0+$/.test(value);
 }
 
 const MAX_ID_LENGTH = 100;
 
-/** `5,123,456,789` or `5.123.456.789`: digits a spreadsheet grouped in thousands. */
+/** Thousands separators spreadsheets write: comma, point, apostrophe (Swiss), space, no-break and thin spaces. */
+const GROUP = "[,.'\u2019 \u00a0\u202f\u2009]";
+const GROUPED = new RegExp(`^\\d{1,3}(?:(${GROUP})\\d{3})(?:\\1\\d{3})*(?:[.,]0+)?$`);
+/** Indian grouping (en-IN): `5,12,34,56,789`, the last group of three, the others of two. */
+const LAKH = /^\d{1,2}(?:,\d{2})+,\d{3}(?:\.0+)?$/;
+
+/**
+ * `5,123,456,789`, `5.123.456.789`, `5 123 456 789` (also with no-break or thin spaces),
+ * `5'123'456'789`, `5,12,34,56,789`, and any of these with zero decimals (`1.234.567,00`):
+ * digits a spreadsheet grouped. One group with a point (`1.234`) is left alone: it may be a
+ * decimal, and the other rules judge it.
+ */
 export function thousandsGrouped(value: string): boolean {
-  return /^\d{1,3}(,\d{3})+$/.test(value) || /^\d{1,3}(\.\d{3}){2,}$/.test(value);
+  const m = GROUPED.exec(value);
+  if (m) return m[1] !== '.' || value.split('.').length > 2 || /,0+$/.test(value);
+  return LAKH.test(value);
+}
+
+/** The reason for an id a spreadsheet's number format changed, or undefined. */
+export function numberFormatDamage(value: string): string | undefined {
+  if (spreadsheetMangled(value)) return `"${value}": ${SPREADSHEET_HINT}`;
+  if (thousandsGrouped(value)) return `"${value}": the spreadsheet grouped this id's digits; format the column as Text and re-export`;
+  return undefined;
 }
 
 const FORMULA_START = /^[=+\-@]/;
@@ -38,9 +64,10 @@ export function idProblem(value: string): string | undefined {
 
 /** Every check of idProblem, without the fast path (exported so a test can hold the two equal). */
 export function idProblemInFull(value: string): string | undefined {
-  if (spreadsheetMangled(value)) return `"${value}": ${SPREADSHEET_HINT}`;
-  if (thousandsGrouped(value)) return `"${value}": the spreadsheet grouped this id's digits; format the column as Text and re-export`;
+  const damage = numberFormatDamage(value);
+  if (damage) return damage;
   if (FORMULA_START.test(value)) return `"${value}" looks like a spreadsheet formula, not an id`;
+  if (/^['\u2019]/.test(value)) return `"${value}" starts with an apostrophe (a spreadsheet's mark for text); remove it`;
   if (/\s/.test(value)) return `"${value}" contains spaces; an id is written without them`;
   if (/[\u0000-\u001f\u007f]/.test(value)) return 'contains invisible control characters';
   if (value.length > MAX_ID_LENGTH) return `is longer than ${MAX_ID_LENGTH} characters`;
@@ -52,7 +79,8 @@ const FREE_FIRE_ID = /^\d{5,20}$/;
 /** Free Fire lines (`ff…`): 5–20 digits. */
 export function freeFireIdProblem(value: string): string | undefined {
   if (FREE_FIRE_ID.test(value)) return undefined;
-  if (spreadsheetMangled(value)) return `"${value}": ${SPREADSHEET_HINT}`;
+  const damage = numberFormatDamage(value);
+  if (damage) return damage;
   return `must be 5–20 digits (got "${value}")`;
 }
 
@@ -80,8 +108,22 @@ const ZONE_ID = /^\d{1,20}$/;
 
 export function zoneIdProblem(value: string): string | undefined {
   if (ZONE_ID.test(value)) return undefined;
-  if (spreadsheetMangled(value)) return `"${value}": ${SPREADSHEET_HINT}`;
+  const damage = numberFormatDamage(value);
+  if (damage) return damage;
   return `must be a number, digits only (got "${value}")`;
+}
+
+/**
+ * Mobile Legends players write their id and zone together as `777888999 (2005)`; also without
+ * the space, with square or full-width brackets. Only bracketed forms: `777888999 2005` could as
+ * well be grouped digits, so it stays refused.
+ */
+const ML_COMBINED = /^(\d{1,20})\s*[(\[\uff08]\s*(\d{1,10})\s*[)\]\uff09]$/;
+
+/** The id and zone of a combined ML id, or undefined when the value is not one. */
+export function splitMlId(value: string): { userId: string; zoneId: string } | undefined {
+  const m = ML_COMBINED.exec(value);
+  return m ? { userId: m[1] as string, zoneId: m[2] as string } : undefined;
 }
 
 /** Finds the listed option by value or label, case-insensitively; returns the value to send. */

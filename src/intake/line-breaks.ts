@@ -2,7 +2,7 @@
  * Counts physical line breaks (`\n`, `\r\n` once, lone `\r`) in a byte stream seen chunk by
  * chunk, so a byte offset can be turned into the 1-based line an editor shows.
  *
- * csv-parse's own `info.lines` counts a quoted CRLF as two lines, so parse.ts maps the byte
+ * csv-parse's own `info.lines` counts a quoted CRLF as two lines, so the CSV reader (formats/csv.ts) maps the byte
  * offset where each record starts (csv-parse's `info.bytes` of the record before) through this.
  * Only breaks not yet passed are kept, so memory follows the stream's buffering, not the file.
  */

@@ -9,31 +9,27 @@
  *  - trxids are compared case-insensitively for the duplicate check (the API might not tell
  *    `A1` from `a1`, and a replay would silently skip the second row). The first one wins.
  *  - pid plus slug/pack in one row must agree; pid decides which pack.
+ *  - Which column feeds each field a game line needs is worked out once per line
+ *    (line-columns.ts: API names, the catalog's labels, common names); a field no column
+ *    provides is a file problem (file-problems.ts), reported once, not on every row.
+ *  - ML lines: a userId written `777888999 (2005)` is split into userId and zoneId when the
+ *    zoneId cell is blank; when both are given they must agree.
+ *  - Workbook cells that are not what they show (cell-notes.ts) are refused in order columns.
  */
-import { resolveRegion } from '../api/regions.js';
 import type { OrderRequest } from '../api/schemas.js';
 import { columnName, type HeaderMap, type OrderField } from './columns.js';
 import { isActive, type CatalogEntry, type CatalogIndex, type LineKind, type RequiredField } from './catalog.js';
-import {
-  freeFireIdProblem,
-  idProblem,
-  matchOption,
-  optionList,
-  parseUsd,
-  parseWholeNumber,
-  riotIdProblem,
-  spreadsheetMangled,
-  SPREADSHEET_HINT,
-  zoneIdProblem,
-} from './field-rules.js';
-import { allBlank, type RawRow } from './parse.js';
+import { BODY_ORDER, packFacts, type PackContext, type PackFacts, type RowProblem } from './pack-facts.js';
+import { idProblem, numberFormatDamage, parseUsd, parseWholeNumber, splitMlId } from './field-rules.js';
+import { checkQuantity, fieldProblem, ordered } from './field-checks.js';
+import { noteProblem } from './cell-notes.js';
+import { FileProblems, type FileProblem } from './file-problems.js';
+import { headerNames } from './line-columns.js';
+import { allBlank, type RawRow } from './formats/index.js';
 import { roundCents } from '../money.js';
 
-export interface RowProblem {
-  /** The user's column name, or the field name when the column is absent; "row" for the whole row. */
-  column: string;
-  reason: string;
-}
+export type { FileProblem } from './file-problems.js';
+export type { RowProblem } from './pack-facts.js';
 
 export interface ValidOrder {
   /** Exactly the POST /orders body; `trxid` is '' when the file gave none. */
@@ -51,40 +47,30 @@ export interface ValidOrder {
 
 export type RowVerdict = { ok: true; order: ValidOrder } | { ok: false; problems: RowProblem[] };
 
-/** Stateful: remembers the trxids of this file for the duplicate check. */
+/** Stateful: remembers the trxids of this file for the duplicate check, and the file's problems. */
 export interface RowValidator {
   validate(row: RawRow): RowVerdict;
+  /**
+   * Problems with the file itself, known once every row has been validated: when there is one,
+   * nothing in the file may be ordered, and the row problems carrying its key are its echoes.
+   */
+  fileProblems(): FileProblem[];
 }
 
 export function formatProblems(problems: RowProblem[]): string {
   return problems.map((p) => `${p.column}: ${p.reason}`).join('; ');
 }
 
-const MAX_PER_ORDER = 500;
-const DISABLED_LINE = /disabled|inactive|maintenance|closed|unavailable|suspended|^off$/i;
+const FIXED_FIELDS: readonly OrderField[] = ['pid', 'slug', 'pack', 'trxid', 'quantity', 'maxPriceUsd'];
 const ALL_FIELDS: readonly OrderField[] = [
   'pid', 'slug', 'pack', 'trxid', 'userId', 'zoneId', 'serverId', 'region', 'moreId', 'quantity', 'maxPriceUsd',
 ];
-/** Body key order after pid and trxid, so the stored body reads the same for every row. */
-const BODY_ORDER: readonly RequiredField['field'][] = ['userId', 'zoneId', 'serverId', 'region', 'moreId'];
 
-/** What a row learns from its pack alone; worked out once per pack, not once per row. */
-interface PackFacts {
-  /** Problems every row ordering this pack has (not on sale, line closed, fields we cannot send). */
-  problems: readonly RowProblem[];
-  /** "Game (slug)", for messages. */
-  game: string;
-  /** True when `required` already lists fields in BODY_ORDER, so the body can be built in one go. */
-  inBodyOrder: boolean;
-}
 
 /** The header, resolved once per file: where each field is and what the user calls its column. */
-interface FileShape {
+interface FileShape extends PackContext {
   /** Field → column index (the header's own map). */
   at: Partial<Record<OrderField, number>>;
-  names: Readonly<Record<OrderField, string>>;
-  /** Problems about which pack is meant go on pid when the file has it, else on pack. */
-  packColumn: OrderField;
 }
 
 type Problems = RowProblem[];
@@ -97,7 +83,18 @@ export function createRowValidator(header: HeaderMap, catalog: CatalogIndex): Ro
   const trxidLines = new Map<string, number>();
   const names = {} as Record<OrderField, string>;
   for (const f of ALL_FIELDS) names[f] = columnName(header, f);
-  const shape: FileShape = { at: header.fields, names, packColumn: header.fields.pid !== undefined ? 'pid' : 'pack' };
+  const fixedByCol = new Map<number, OrderField>();
+  for (const f of FIXED_FIELDS) if (header.fields[f] !== undefined) fixedByCol.set(header.fields[f], f);
+  const shape: FileShape = {
+    at: header.fields,
+    names,
+    packColumn: header.fields.pid !== undefined ? 'pid' : 'pack',
+    header,
+    fixedByCol,
+    headerNames: headerNames(header),
+    linePlans: new Map(),
+  };
+  const fileProblems = new FileProblems(header);
   const facts = new Map<CatalogEntry, PackFacts>();
   const factsOf = (entry: CatalogEntry): PackFacts => {
     let f = facts.get(entry);
@@ -107,6 +104,7 @@ export function createRowValidator(header: HeaderMap, catalog: CatalogIndex): Ro
   const at = shape.at;
 
   return {
+    fileProblems: () => fileProblems.problems(),
     validate(row: RawRow): RowVerdict {
       if (row.parseError !== undefined) return { ok: false, problems: [{ column: 'row', reason: row.parseError }] };
       const cells = row.cells;
@@ -135,6 +133,7 @@ export function createRowValidator(header: HeaderMap, catalog: CatalogIndex): Ro
       if (!entry) {
         const q = cellOf(cells, at.quantity);
         if (q !== '' && parseWholeNumber(q) === undefined) add(problems, shape, 'quantity', `must be a whole number (got "${q}")`);
+        if (row.notes !== undefined) notedCells(row, shape, undefined, problems);
         return { ok: false, problems };
       }
 
@@ -143,23 +142,31 @@ export function createRowValidator(header: HeaderMap, catalog: CatalogIndex): Ro
       for (const p of pack.problems) problems.push(p);
 
       const request: OrderRequest = { pid: product.id, trxid };
-      for (const req of entry.required) {
-        const value = requiredValue(req, entry, pack, cellOf(cells, at[req.field]), shape, problems);
+      const split = pack.splitsZone ? splitMlId(cellOf(cells, pack.columns.at.userId)) : undefined;
+      const required = entry.required;
+      for (let k = 0; k < required.length; k++) {
+        const req = required[k] as RequiredField;
+        const col = pack.cols[k];
+        let text = cellOf(cells, col);
+        if (split !== undefined && req.field === 'userId') text = split.userId;
+        else if (split !== undefined && req.field === 'zoneId') text = zoneFromSplit(text, split.zoneId, pack, row.line, fileProblems, problems);
+        const value = requiredValue(req, col, entry, pack, text, row.line, fileProblems, problems);
         if (value !== undefined) request[req.field] = value;
       }
 
-      const quantity = checkQuantity(entry, cellOf(cells, at.quantity), shape, problems);
+      const quantity = checkQuantity(entry, cellOf(cells, at.quantity), problems, shape.names.quantity);
       if (entry.kind === 'stock' && quantity !== undefined) request.quantity = quantity;
 
       if (maxPriceUsd !== undefined && product.price > maxPriceUsd + 1e-9) {
         add(problems, shape, 'maxPriceUsd', `the pack now costs ${product.price} USD, above your maximum of ${maxPriceUsd} USD`);
       }
+      if (row.notes !== undefined) notedCells(row, shape, pack, problems);
 
       if (problems.length > 0 || quantity === undefined) return { ok: false, problems };
       return {
         ok: true,
         order: {
-          request: pack.inBodyOrder ? request : ordered(request),
+          request: pack.inBodyOrder ? request : ordered(request, BODY_ORDER),
           givenTrxid: trxid === '' ? undefined : trxid,
           slug: product.slug,
           packName: product.serviceName,
@@ -178,26 +185,37 @@ function add(problems: Problems, shape: FileShape, field: OrderField, reason: st
   problems.push({ column: shape.names[field], reason });
 }
 
-function packFacts(entry: CatalogEntry, shape: FileShape): PackFacts {
-  const { product, line } = entry;
-  const game = `${product.gameName} (${product.slug})`;
-  const problems: RowProblem[] = [];
-  const column = shape.names[shape.packColumn];
-  if (!isActive(product.status)) problems.push({ column, reason: `"${product.serviceName}" of ${game} is not on sale (status "${product.status}")` });
-  if (line && DISABLED_LINE.test(line.status.trim())) problems.push({ column, reason: `${game} is not taking orders now (status "${line.status}")` });
-  if (!line && entry.kind !== 'stock') problems.push({ column, reason: `${game} is not available now: the supplier does not list this game` });
-  for (const f of entry.unsupported) problems.push({ column: f, reason: `${game} requires "${f}", which this tool cannot send` });
-  const positions = entry.required.map((r) => BODY_ORDER.indexOf(r.field));
-  const inBodyOrder = positions.every((p, i) => i === 0 || p > (positions[i - 1] as number));
-  return { problems: Object.freeze(problems.map((p) => Object.freeze(p))), game, inBodyOrder };
+/** Workbook cells that are not what they show, in the columns this row orders from. */
+function notedCells(row: RawRow, shape: FileShape, pack: PackFacts | undefined, problems: Problems): void {
+  for (const [col, note] of row.notes ?? []) {
+    const field = shape.fixedByCol.get(col) ?? pack?.columns.byCol.get(col);
+    if (field === undefined) continue;
+    const reason = noteProblem(note, field, row.cells[col] ?? '');
+    if (reason !== undefined) problems.push({ column: shape.header.columns[col]?.trim() || field, reason });
+  }
 }
+
+/** The zone to use on an ML row whose userId carried one: the zoneId cell's when it agrees or is blank. */
+function zoneFromSplit(cell: string, zone: string, pack: PackFacts, line: number, files: FileProblems, problems: Problems): string {
+  if (cell === '') {
+    if (pack.columns.at.zoneId === undefined) files.supplied(pack.keys.zoneId, pack.facts('zoneId'), line);
+    return zone;
+  }
+  if (cell !== zone) {
+    problems.push({ column: pack.names.zoneId, reason: `"${cell}" disagrees with the zone ${zone} written with the id in ${pack.names.userId}; give the zone once` });
+  }
+  return cell;
+}
+
+
+
 
 function findPack(cells: readonly string[], shape: FileShape, problems: Problems, catalog: CatalogIndex): CatalogEntry | undefined {
   const pid = cellOf(cells, shape.at.pid);
   if (pid !== '') {
     const entry = catalog.byPid(pid);
     if (!entry) {
-      add(problems, shape, 'pid', spreadsheetMangled(pid) ? `"${pid}": ${SPREADSHEET_HINT}` : `no pack with pid "${pid}" in the catalog`);
+      add(problems, shape, 'pid', numberFormatDamage(pid) ?? `no pack with pid "${pid}" in the catalog`);
       return undefined;
     }
     const slug = cellOf(cells, shape.at.slug);
@@ -236,88 +254,32 @@ function findPack(cells: readonly string[], shape: FileShape, problems: Problems
 /** Checks one field the line needs; returns the value to send (an option's value where options are listed). */
 function requiredValue(
   req: RequiredField,
+  col: number | undefined,
   entry: CatalogEntry,
   pack: PackFacts,
   value: string,
-  shape: FileShape,
+  line: number,
+  files: FileProblems,
   problems: Problems,
 ): string | undefined {
   const { field, label } = req;
   if (value === '') {
-    const where = shape.at[field] === undefined ? `the file has no ${field} column, and ` : '';
-    add(problems, shape, field, `missing: ${where}${pack.game} needs ${label || field}`);
+    if (col !== undefined) {
+      problems.push({ column: pack.names[field], reason: `missing: ${pack.game} needs ${label || field}` });
+      return undefined;
+    }
+    const key = pack.keys[field];
+    const facts = pack.facts(field);
+    files.lacking(key, facts, line);
+    const reason = facts.ambiguous
+      ? `more than one column could be ${label || field}; see the file's problem`
+      : `missing: the file has no ${field} column, and ${pack.game} needs ${label || field}`;
+    problems.push({ column: pack.names[field], reason, fileProblem: key });
     return undefined;
   }
-  const reason = fieldProblem(field, entry, pack, value);
+  const reason = fieldProblem(field, entry, pack.game, value);
   if (typeof reason === 'object') return reason.send;
   if (reason === undefined) return value;
-  add(problems, shape, field, reason);
+  problems.push({ column: pack.names[field], reason });
   return undefined;
-}
-
-/** A reason the value is refused, undefined when it is sent as written, or the listed option's value to send instead. */
-function fieldProblem(field: RequiredField['field'], entry: CatalogEntry, pack: PackFacts, value: string): string | undefined | { send: string } {
-  const line = entry.line;
-  switch (field) {
-    case 'userId':
-      if (entry.kind === 'riot-id') return riotIdProblem(value);
-      if (/^ff/i.test(entry.product.slug)) return freeFireIdProblem(value);
-      return idProblem(value);
-    case 'zoneId':
-      return zoneIdProblem(value);
-    case 'serverId': {
-      const options = line?.serverIdOptions;
-      if (!options || options.length === 0) return idProblem(value);
-      const chosen = matchOption(value, options);
-      if (chosen !== undefined) return { send: chosen };
-      return spreadsheetMangled(value) ? `"${value}": ${SPREADSHEET_HINT}` : `"${value}" is not a server of ${pack.game}; choose one of: ${optionList(options)}`;
-    }
-    case 'region': {
-      const options = line?.regionOptions;
-      if (!options || options.length === 0) return /[\u0000-\u001f]/.test(value) ? 'contains invisible control characters' : undefined;
-      const chosen = resolveRegion(value, options);
-      if (chosen !== undefined) return { send: chosen };
-      return `"${value}" is not a region of ${pack.game}; choose one of: ${optionList(options)}`;
-    }
-    case 'moreId':
-      return idProblem(value);
-  }
-}
-
-/** The quantity to order, or undefined when it is unusable (a problem is then added). */
-function checkQuantity(entry: CatalogEntry, text: string, shape: FileShape, problems: Problems): number | undefined {
-  const { product } = entry;
-  const fail = (reason: string): undefined => void add(problems, shape, 'quantity', reason);
-  if (entry.kind !== 'stock') {
-    if (text === '') return 1;
-    return fail('only game keys and gift cards take a quantity; leave it blank for top-ups');
-  }
-  const n = text === '' ? 1 : parseWholeNumber(text);
-  if (n === undefined) {
-    return fail(`must be a whole number of at least 1 (got "${text}")`);
-  }
-  const stock = product.quantity;
-  if (product.inStock === false || stock === 0) {
-    return fail(`"${product.serviceName}" is out of stock`);
-  }
-  const min = Math.max(1, product.quantityMin ?? 1);
-  const max = Math.min(product.quantityMax ?? MAX_PER_ORDER, MAX_PER_ORDER);
-  if (n > MAX_PER_ORDER) {
-    return fail(`${n} is more than ${MAX_PER_ORDER}, the most one order may take`);
-  }
-  if (stock !== undefined && n > stock) {
-    return fail(`only ${stock} in stock, ${n} requested`);
-  }
-  if (n < min || n > max) {
-    return fail(min === max ? `must be ${min} for this pack (got ${n})` : `must be between ${min} and ${max} for this pack (got ${n})`);
-  }
-  return n;
-}
-
-/** Canonical key order, so the stored body reads the same for every row. */
-function ordered(r: OrderRequest): OrderRequest {
-  const out: OrderRequest = { pid: r.pid, trxid: r.trxid };
-  for (const k of BODY_ORDER) if (r[k] !== undefined) out[k] = r[k];
-  if (r.quantity !== undefined) out.quantity = r.quantity;
-  return out;
 }

@@ -4,7 +4,7 @@
  * A file is ready when its size and mtime have not changed for `settleMs` (a file renamed into
  * the inbox is complete at once and passes the same check). Only regular files directly in the
  * inbox count: symlinks are never followed (one could point anywhere; it is reported and left
- * alone), folders are skipped even when named `x.csv`.
+ * alone), folders are skipped (and reported).
  */
 import { lstat, readdir } from 'node:fs/promises';
 import { basename, join, resolve } from 'node:path';
@@ -17,12 +17,21 @@ export interface InboxWatcher {
 
 export type OnIgnored = (path: string, why: string) => void;
 
-/** `*.csv` in any case; not a dotfile, not a temporary or Office lock file (`*.tmp`, `*.part`, `~$*`). */
+/** Files still being written by a copy or a browser download: they get their real name when done. */
+const IN_PROGRESS = ['.tmp', '.part', '.partial', '.crdownload', '.download'];
+/** Files the desktop writes into any folder it shows (Windows Explorer on a shared folder). */
+const DESKTOP_NOISE = new Set(['thumbs.db', 'desktop.ini']);
+
+/**
+ * Every file is a candidate, whatever its extension: one topup cannot read (.xls, .ods, .pdf, …)
+ * is claimed and answered with an .error.txt saying what to do, instead of waiting in the inbox
+ * unnoticed. Not candidates (ignored silently): dotfiles, Office lock files (`~$*`), files
+ * still being written (IN_PROGRESS) and desktop noise (DESKTOP_NOISE).
+ */
 export function isCandidateName(name: string): boolean {
   const lower = basename(name).toLowerCase();
-  if (lower.startsWith('.') || lower.startsWith('~$')) return false;
-  if (lower.endsWith('.tmp') || lower.endsWith('.part')) return false;
-  return lower.endsWith('.csv') && lower.length > '.csv'.length;
+  if (lower === '' || lower.startsWith('.') || lower.startsWith('~$') || DESKTOP_NOISE.has(lower)) return false;
+  return !IN_PROGRESS.some((ext) => lower.endsWith(ext));
 }
 
 /** Why a candidate path is not a file we read, or undefined when it is a regular file. */

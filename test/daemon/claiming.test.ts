@@ -17,15 +17,17 @@ releaseAfterEach();
 const ORDERS = csv([['pid', 'userId'], ['PUBG-60', '5123456789'], ['PUBG-325', '5123456790']]);
 
 describe('§1 claiming', () => {
-  it('claims *.csv in any case, moves it to jobs/<batch>/, and ignores dotfiles and temporary files', async () => {
+  it('claims *.csv in any case, moves it to jobs/<batch>/, and ignores dotfiles, lock files and files still being written', async () => {
     home = tempHome();
     sb = await inProcessSandbox();
     writeFileSync(join(home.inbox, 'UPPER.CSV'), ORDERS);
-    for (const name of ['.hidden.csv', 'draft.csv.tmp', 'upload.csv.part', '~$lock.csv', 'notes.txt']) writeFileSync(join(home.inbox, name), ORDERS);
+    // (A .txt is read as delimited text now, and any other file is answered with an .error.txt:
+    // test/daemon/spreadsheets.test.ts.)
+    for (const name of ['.hidden.csv', 'draft.csv.tmp', 'upload.csv.part', '~$lock.csv', 'orders.xlsx.crdownload']) writeFileSync(join(home.inbox, name), ORDERS);
     const r = await runCli(['daemon', '--once'], cliEnv(home, sb));
     expect(r.code, r.stderr).toBe(0);
     expect(readResult(home, 'UPPER').map((x) => x.status)).toEqual(['completed', 'completed']);
-    expect(readdirSync(home.inbox).sort()).toEqual(['.hidden.csv', 'draft.csv.tmp', 'notes.txt', 'upload.csv.part', '~$lock.csv']);
+    expect(readdirSync(home.inbox).sort()).toEqual(['.hidden.csv', 'draft.csv.tmp', 'orders.xlsx.crdownload', 'upload.csv.part', '~$lock.csv']);
     const batches = readdirSync(home.jobs).filter((d) => d.startsWith('b'));
     expect(batches).toHaveLength(1);
     expect(readdirSync(join(home.jobs, batches[0]!))).toEqual(['UPPER.CSV']);

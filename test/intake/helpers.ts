@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { afterEach } from 'vitest';
 import { parseProduct, parseServiceLine } from '../../src/api/schemas.js';
 import { buildCatalogIndex, type CatalogIndex } from '../../src/intake/catalog.js';
-import { openOrderFile, type RawRow } from '../../src/intake/parse.js';
+import { openOrderFile, type RawRow } from '../../src/intake/formats/index.js';
 
 const dirs: string[] = [];
 afterEach(() => {

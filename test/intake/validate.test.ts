@@ -124,7 +124,7 @@ describe('catalog rules', () => {
       { column: 'zoneId', reason: 'missing: Mobile Legends (mobilelegends) needs Zone ID' },
     ]);
     expect(problemsOf(one(['pid', 'userId'], ['301', '12345678']))).toEqual([
-      { column: 'zoneId', reason: 'missing: the file has no zoneId column, and Mobile Legends (mobilelegends) needs Zone ID' },
+      { column: 'zoneId', reason: 'missing: the file has no zoneId column, and Mobile Legends (mobilelegends) needs Zone ID', fileProblem: expect.any(String) },
     ]);
     const p = problemsOf(one(['pid'], ['501']));
     expect(p.map((x) => x.column)).toEqual(['userId', 'region', 'moreId']);
@@ -158,8 +158,8 @@ describe('catalog rules', () => {
   });
 
   it('an id with inner spaces is refused', () => {
-    expect(problemsOf(one(['pid', 'userId'], ['101', '12 345']))).toEqual([
-      { column: 'userId', reason: '"12 345" contains spaces; an id is written without them' },
+    expect(problemsOf(one(['pid', 'userId'], ['101', '12 3456']))).toEqual([
+      { column: 'userId', reason: '"12 3456" contains spaces; an id is written without them' },
     ]);
   });
 });

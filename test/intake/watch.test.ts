@@ -16,7 +16,17 @@ describe('isCandidateName', () => {
     ['orders.csv.tmp', false],
     ['orders.csv.part', false],
     ['orders.tmp', false],
-    ['orders.txt', false],
+    ['orders.txt', true],
+    ['orders.xlsx', true],
+    ['orders.ods', true],
+    ['orders.xls', true],
+    ['orders', true],
+    ['orders.xlsx.crdownload', false],
+    ['orders.xlsx.download', false],
+    ['orders.xlsx.partial', false],
+    ['Thumbs.db', false],
+    ['desktop.ini', false],
+    ['~$orders.xlsx', false],
     ['.csv', false],
     ['sub/dir/a.csv', true],
   ])('%s → %s', (name, ok) => expect(isCandidateName(name)).toBe(ok));
@@ -27,7 +37,7 @@ function crowdedInbox(): { inbox: string; outside: string } {
   const inbox = tempDir();
   const outside = tempDir();
   writeFileSync(join(inbox, 'good.csv'), 'pid\n101\n');
-  for (const name of ['.hidden.csv', 'a.csv.tmp', 'b.csv.part', '~$c.csv', 'notes.txt']) writeFileSync(join(inbox, name), 'x');
+  for (const name of ['.hidden.csv', 'a.csv.tmp', 'b.csv.part', '~$c.csv', '~$d.xlsx', 'e.xlsx.crdownload', 'Thumbs.db']) writeFileSync(join(inbox, name), 'x');
   mkdirSync(join(inbox, 'folder.csv'));
   writeFileSync(join(outside, 'secret.csv'), 'pid\n1\n');
   symlinkSync(join(outside, 'secret.csv'), join(inbox, 'link.csv'));
@@ -44,6 +54,14 @@ describe('listReadyFiles', () => {
       [join(inbox, 'folder.csv'), 'a folder, not a file'],
       [join(inbox, 'link.csv'), 'symbolic link: not followed, left in place'],
     ]);
+  });
+
+  it('offers every other kind of file too (claimed and answered with an .error.txt), not only .csv', async () => {
+    const inbox = tempDir();
+    const names = ['a.xlsx', 'b.ods', 'c.xls', 'd.numbers', 'e.pdf', 'f', 'g.TXT'];
+    for (const n of [...names, '.h.ods', '~$i.xlsx', 'j.xlsx.crdownload', 'desktop.ini']) writeFileSync(join(inbox, n), 'x');
+    const ready = await listReadyFiles(inbox, { settleMs: 50 });
+    expect(ready).toEqual(names.map((n) => join(inbox, n)).sort());
   });
 
   it('waits for a growing file to hold still', async () => {

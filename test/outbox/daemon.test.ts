@@ -10,7 +10,7 @@
 import { readFileSync, statSync, existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { detectDelimiter } from '../../src/intake/parse.js';
+import { detectDelimiter } from '../../src/intake/formats/csv.js';
 import { cliEnv, csv, inProcessSandbox, parseResult, readResult, readSummary, runCli, startDaemon, tempHome, waitFor } from '../e2e/harness.js';
 import { releaseAfterEach } from '../e2e/release.js';
 

@@ -25,8 +25,8 @@ let daemon: ReturnType<typeof startCli> | undefined;
 let outside: string;
 const generated: Record<string, Expected> = {};
 
-/** outbox stem for an inbox file name (the daemon strips .csv in any case). */
-const stem = (name: string) => name.replace(/\.csv$/i, '');
+/** outbox stem for an inbox file name (the daemon strips .csv and .xlsx, in any case). */
+const stem = (name: string) => name.replace(/\.(csv|xlsx)$/i, '');
 
 function explanation(name: string): { kind: 'result' | 'error-file'; rows?: Record<string, string>[]; text?: string } | undefined {
   const s = stem(name);

@@ -4,7 +4,8 @@ import { once } from 'node:events';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { InputFileError } from '../../src/errors.js';
-import { contentHash, detectDelimiter, openOrderFile, type RawRow } from '../../src/intake/parse.js';
+import { detectDelimiter } from '../../src/intake/formats/csv.js';
+import { contentHash, openOrderFile, type RawRow } from '../../src/intake/formats/index.js';
 import { readAll, tempDir, writeTemp } from './helpers.js';
 
 const cellsOf = (rows: { cells: string[] }[]) => rows.map((r) => r.cells);

@@ -1,5 +1,6 @@
 /**
- * Streams an order file: header first, then one RawRow per record, never the whole file in memory.
+ * Reads a CSV order file (also .tsv / .txt, which are the same delimited text): header first,
+ * then one RawRow per record, never the whole file in memory.
  *
  * Choices:
  *  - Delimiter: `,`, `;` or tab, whichever occurs most in the header line outside quotes (ties
@@ -17,42 +18,16 @@
  */
 import { createReadStream } from 'node:fs';
 import { open } from 'node:fs/promises';
-import { createHash } from 'node:crypto';
 import { pipeline, type Readable, type TransformCallback } from 'node:stream';
 import { Parser, type CsvError, type Options } from 'csv-parse';
-import { InputFileError } from '../errors.js';
-import { mapHeader, type HeaderMap } from './columns.js';
-import { checkEncoding, sniffEncoding, toUtf8, type TextEncoding } from './encoding.js';
-
-export interface RawRow {
-  /** 0-based data row (the header is not counted). */
-  index: number;
-  /** 1-based line in the file where the record starts. */
-  line: number;
-  /** Exactly as parsed: not padded, not trimmed. */
-  cells: string[];
-  /** Set when the record could not be parsed (ragged row, bad quote); cells may then be []. */
-  parseError?: string;
-}
-
-export interface ParsedFileHeader {
-  header: HeaderMap;
-  delimiter: string;
-  encoding: TextEncoding;
-  bom: boolean;
-}
+import { InputFileError } from '../../errors.js';
+import { checkEncoding, sniffEncoding, toUtf8 } from '../encoding.js';
+import type { OpenedTable, RawRow } from './types.js';
 
 const HEAD_BYTES = 256 * 1024;
 
-export interface OrderFile {
-  header: ParsedFileHeader;
-  /** The rows, a buffered run at a time (one run per chunk of the file, in order). */
-  batches: AsyncIterable<RawRow[]>;
-  /** Stops reading and releases the file; for callers that give up before reading the rows. */
-  close(): void;
-}
-
-export async function openOrderFile(path: string): Promise<OrderFile> {
+/** The header row and a stream of runs of rows (one run per chunk of the file). */
+export async function openCsv(path: string): Promise<OpenedTable> {
   const head = await readHead(path);
   const sniffed = sniffEncoding(head);
   const text = await checkEncoding(path, sniffed);
@@ -93,17 +68,10 @@ export async function openOrderFile(path: string): Promise<OrderFile> {
     parser.destroy();
     throw new InputFileError(`the header row (line ${first.line}) cannot be read: ${first.parseError}`);
   }
-  let header: HeaderMap;
-  try {
-    header = mapHeader(first.cells);
-  } catch (err) {
-    parser.destroy();
-    throw err;
-  }
-
-  const width = header.columns.length;
+  const columns = first.cells;
+  const width = columns.length;
   // Cells under blank header names at the end may be missing: the named columns still line up.
-  const minWidth = header.columns.reduce((last, c, i) => (c.trim() === '' ? last : i + 1), 0);
+  const minWidth = columns.reduce((last, c, i) => (c.trim() === '' ? last : i + 1), 0);
   let index = 0;
   const toRow = (rec: Rec): RawRow => {
     const row: RawRow = { index: index++, line: rec.line, cells: rec.cells };
@@ -122,14 +90,12 @@ export async function openOrderFile(path: string): Promise<OrderFile> {
       parser.destroy();
     }
   }
-  return { header: { header, delimiter, encoding: sniffed.encoding, bom: sniffed.bom }, batches: batches(), close: () => void parser.destroy() };
-}
-
-/** sha256 hex of the file's bytes, streamed. */
-export async function contentHash(path: string): Promise<string> {
-  const hash = createHash('sha256');
-  for await (const chunk of createReadStream(path)) hash.update(chunk as Buffer);
-  return hash.digest('hex');
+  return {
+    columns,
+    meta: { format: 'csv', delimiter, encoding: sniffed.encoding, bom: sniffed.bom },
+    batches: batches(),
+    close: () => void parser.destroy(),
+  };
 }
 
 interface Rec {

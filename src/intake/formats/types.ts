@@ -1,0 +1,61 @@
+/**
+ * What every order-file format hands the row pipeline: a header (the column names as written)
+ * and rows of text cells, whatever the file was. Formats differ only in how they get there.
+ */
+import type { HeaderMap } from '../columns.js';
+import type { TextEncoding } from '../encoding.js';
+
+export type FileFormat = 'csv' | 'xlsx';
+
+/**
+ * What a workbook cell was, when its text alone would hide it (CSV cells are text and never
+ * carry one). The validator refuses these in the columns where they cannot be what was meant:
+ *  - `inexact-number`: a number that is not a whole number of at most 15 digits (a spreadsheet
+ *    keeps 15 significant digits, so a longer one has already lost its last digits);
+ *  - `date`, `boolean`, `error` (`#N/A`): never an id, a quantity or a price;
+ *  - `formula`: the text is the result cached at the last save, not what anyone typed.
+ */
+export type CellNote = 'inexact-number' | 'date' | 'boolean' | 'error' | 'formula';
+
+export interface RawRow {
+  /** 0-based data row (the header is not counted). */
+  index: number;
+  /** 1-based line in the file where the record starts (for a workbook: the sheet's row number). */
+  line: number;
+  /** Exactly as read: not padded, not trimmed. */
+  cells: string[];
+  /** Set when the record could not be read (ragged row, bad quote); cells may then be []. */
+  parseError?: string;
+  /** Column index → what the cell was, for workbook cells that were not plain text or whole numbers. */
+  notes?: ReadonlyMap<number, CellNote>;
+}
+
+export interface ParsedFileHeader {
+  header: HeaderMap;
+  format: FileFormat;
+  /** CSV only: the delimiter, the text encoding and whether the file began with a byte-order mark. */
+  delimiter?: string;
+  encoding?: TextEncoding;
+  bom?: boolean;
+  /** Workbooks only: the name of the sheet that was read. */
+  sheet?: string;
+}
+
+export interface OrderFile {
+  header: ParsedFileHeader;
+  /** The rows, a buffered run at a time (in file order). */
+  batches: AsyncIterable<RawRow[]>;
+  /** Stops reading and releases the file; for callers that give up before reading the rows. */
+  close(): void;
+}
+
+/**
+ * What a format reader returns before the header is mapped to order fields (the same mapping
+ * for every format, done once in formats/index.ts).
+ */
+export interface OpenedTable {
+  columns: string[];
+  meta: Omit<ParsedFileHeader, 'header'>;
+  batches: AsyncIterable<RawRow[]>;
+  close(): void;
+}

@@ -1,0 +1,225 @@
+/**
+ * Reads an .xlsx order file with exceljs's streaming WorkbookReader, after zip-guard.ts has
+ * checked the archive, into the same header + rows the CSV reader gives.
+ *
+ * Choices:
+ *  - The sheet named `orders` (any case, surrounding spaces ignored) if there is one, else the
+ *    first visible sheet in tab order (a hidden first sheet is usually a lookup table).
+ *  - The header is the first row with anything in it; rows above it that are blank are skipped.
+ *    The header's width is its last non-blank cell.
+ *  - `line` is the sheet's row number, so a problem names the row the reseller sees in Excel.
+ *  - Blank rows between order rows become rows of their own (validation calls them "empty row"),
+ *    as blank lines in a CSV do, so every row up to the last order has a result; blank rows after
+ *    the last order (Excel keeps formatted empty rows) are ignored.
+ *  - A non-blank cell right of the header's last column makes the row invalid, as an extra cell
+ *    in a CSV does: the columns may have shifted.
+ *  - Cells become text (xlsx-cells.ts); typed cells an id cannot be (dates, formulas, long or
+ *    fractional numbers, numbers stored with an exponent, errors, booleans) carry a note the
+ *    validator refuses in order columns.
+ *  - At most MAX_XLSX_ROWS rows; more is a file error asking to split the file.
+ *  - Known limit of exceljs 4.4.0: an inline (not shared) string with several formatted runs keeps
+ *    only its last run. Excel itself writes shared strings, whose runs are all kept.
+ */
+import type ExcelJSModule from 'exceljs';
+import { InputFileError } from '../../errors.js';
+import { allBlank } from './csv.js';
+import { cellText, columnLetter } from './xlsx-cells.js';
+import type { CellNote, OpenedTable, RawRow } from './types.js';
+import { guardWorkbookZip, type WorkbookFacts } from './zip-guard.js';
+
+/** The most data rows read from one sheet. */
+export const MAX_XLSX_ROWS = 250_000;
+const RUN = 1000;
+
+interface SheetRow {
+  number: number;
+  values: unknown[];
+}
+
+interface SheetInfo {
+  name: string;
+  state?: string;
+}
+
+const RESAVE = 'open it in Excel (or LibreOffice), save it again as .xlsx, and drop the new file in; or save it as "CSV UTF-8"';
+
+function unreadable(err: unknown): InputFileError {
+  if (err instanceof InputFileError) return err;
+  const detail = err instanceof Error ? err.message : String(err);
+  return new InputFileError(`the workbook cannot be read: it is damaged or not a real .xlsx file (${detail.slice(0, 200)}); ${RESAVE}`, { cause: err });
+}
+
+/** The sheet to read: `orders` (any case), else the first visible one, else the first. */
+export function chooseSheet(sheets: readonly SheetInfo[]): string | undefined {
+  const named = sheets.find((s) => s.name.trim().toLowerCase() === 'orders');
+  return (named ?? sheets.find((s) => s.state === undefined || s.state === 'visible') ?? sheets[0])?.name;
+}
+
+/**
+ * exceljs 4.4.0's streaming reader now and then loses a small part it read (seen under load: the
+ * workbook's sheet list comes back undefined, about once in 300 reads of a valid file). The
+ * archive has passed zip-guard.ts by then, so an exceljs failure before the header is read is
+ * tried again, twice, before the file is called damaged.
+ */
+const TRIES = 3;
+
+export async function openXlsx(path: string, opts: { maxRows?: number } = {}): Promise<OpenedTable> {
+  let facts: WorkbookFacts;
+  try {
+    facts = await guardWorkbookZip(path);
+  } catch (err) {
+    if (err instanceof InputFileError) throw err;
+    throw unreadable(err);
+  }
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await openSheet(path, facts, opts.maxRows ?? MAX_XLSX_ROWS);
+    } catch (err) {
+      // Our own refusals carry no cause; exceljs's failures are wrapped with theirs.
+      if (!(err instanceof InputFileError) || err.cause === undefined || attempt >= TRIES) throw err;
+    }
+  }
+}
+
+/** exceljs is loaded on the first workbook only: it costs ~20 MB, which a CSV-only daemon never pays. */
+let excel: Promise<typeof ExcelJSModule> | undefined;
+
+async function openSheet(path: string, facts: WorkbookFacts, maxRows: number): Promise<OpenedTable> {
+  const ExcelJS = await (excel ??= import('exceljs').then((m) => m.default));
+  const reader = new ExcelJS.stream.xlsx.WorkbookReader(path, {
+    sharedStrings: 'cache',
+    // Styles are needed to tell a date from a number; hyperlinks and other parts are not read.
+    styles: 'cache',
+    hyperlinks: 'ignore',
+    worksheets: 'emit',
+    entries: 'ignore',
+  });
+  let sheetName = '';
+  /** Cells of the sheet read whose number was stored as `1.2E+5` or `123.0` (zip-guard.ts). */
+  let writtenNumbers: ReadonlySet<string> = new Set();
+  let closed = false;
+  const stopReading = (): void => {
+    closed = true;
+    (reader as unknown as { stream?: { destroy?: () => void } }).stream?.destroy?.();
+  };
+
+  async function* sheetRows(): AsyncGenerator<SheetRow> {
+    let wanted: string | undefined;
+    let found = false;
+    for await (const ws of reader) {
+      const sheet = ws as unknown as { name: string; iterator?: { destroy?: () => void } } & AsyncIterable<SheetRow>;
+      if (!found && wanted === undefined) wanted = chooseSheet((reader as unknown as { model?: { sheets?: SheetInfo[] } }).model?.sheets ?? []) ?? sheet.name;
+      if (found || sheet.name !== wanted) {
+        // Not read: release the part's stream (a temp file when exceljs had to park it).
+        sheet.iterator?.destroy?.();
+        continue;
+      }
+      found = true;
+      sheetName = sheet.name;
+      writtenNumbers = facts.writtenNumbers.get(sheetPart(reader, sheet.name) ?? '') ?? new Set();
+      for await (const row of sheet) {
+        if (closed) return;
+        yield row;
+      }
+    }
+    if (!found) throw new InputFileError(`the workbook has no sheet to read${wanted ? ` (looked for "${wanted}")` : ''}; ${RESAVE}`);
+  }
+
+  const rows = sheetRows();
+  const next = async (): Promise<SheetRow | undefined> => {
+    try {
+      const r = await rows.next();
+      return r.done ? undefined : r.value;
+    } catch (err) {
+      stopReading();
+      throw unreadable(err);
+    }
+  };
+
+  let header: SheetRow | undefined;
+  for (let r = await next(); r !== undefined; r = await next()) {
+    if (!allBlank(Array.from(r.values, (v) => cellText(v).text))) {
+      header = r;
+      break;
+    }
+  }
+  if (!header) {
+    stopReading();
+    throw new InputFileError(`the sheet "${sheetName || 'first'}" is empty; expected a header row naming the columns (pid, userId, …) and order rows below it`);
+  }
+  const headerCells = Array.from(header.values, (v) => cellText(v).text);
+  let width = 0;
+  for (let c = 1; c < headerCells.length; c++) if ((headerCells[c] ?? '').trim() !== '') width = c;
+  const columns = Array.from({ length: width }, (_, i) => headerCells[i + 1] ?? '');
+
+  async function* batches(): AsyncGenerator<RawRow[]> {
+    let index = 0;
+    let nextLine = header!.number + 1;
+    let run: RawRow[] = [];
+    const push = (row: RawRow): void => {
+      if (index >= maxRows) {
+        throw new InputFileError(`the sheet "${sheetName}" has more than ${maxRows.toLocaleString('en-US')} order rows; split the orders into smaller files`);
+      }
+      index++;
+      run.push(row);
+    };
+    try {
+      for (let r = await next(); r !== undefined; r = await next()) {
+        const row = toRow(r, width, index, writtenNumbers);
+        if (row === undefined) continue; // blank: emitted only if an order row follows
+        for (; nextLine < r.number; nextLine++) push({ index, line: nextLine, cells: [] });
+        row.index = index;
+        push(row);
+        nextLine = r.number + 1;
+        if (run.length >= RUN) {
+          yield run;
+          run = [];
+        }
+      }
+      if (run.length > 0) yield run;
+    } finally {
+      stopReading();
+    }
+  }
+
+  return { columns, meta: { format: 'xlsx', sheet: sheetName }, batches: batches(), close: stopReading };
+}
+
+/** `xl/worksheets/sheet1.xml` for a sheet name, from the workbook's relationships as exceljs read them. */
+function sheetPart(reader: unknown, name: string): string | undefined {
+  const r = reader as { model?: { sheets?: { name: string; rId?: string }[] }; workbookRels?: { Id: string; Target: string }[] };
+  const rId = r.model?.sheets?.find((s) => s.name === name)?.rId;
+  const target = r.workbookRels?.find((rel) => rel.Id === rId)?.Target;
+  if (!target) return undefined;
+  return target.startsWith('/') ? target.slice(1) : `xl/${target}`;
+}
+
+/** A sheet row as a RawRow, or undefined when every cell is blank. */
+function toRow(r: SheetRow, width: number, index: number, writtenNumbers: ReadonlySet<string>): RawRow | undefined {
+  const cells: string[] = new Array<string>(width).fill('');
+  let notes: Map<number, CellNote> | undefined;
+  let beyond: string | undefined;
+  let blank = true;
+  const values = r.values;
+  for (let c = 1; c < values.length; c++) {
+    const v = values[c];
+    if (v === undefined || v === null) continue;
+    const cell = cellText(v);
+    const { text } = cell;
+    // A whole number the file stored as `1.2E+5` or `123.0`: not what anyone typed as an id.
+    const note = cell.note ?? (typeof v === 'number' && writtenNumbers.size > 0 && writtenNumbers.has(`${columnLetter(c)}${r.number}`) ? 'inexact-number' : undefined);
+    const filled = text.trim() !== '' || note !== undefined;
+    if (filled) blank = false;
+    if (c > width) {
+      if (filled && beyond === undefined) beyond = `cell ${columnLetter(c)}${r.number} holds "${text.slice(0, 40)}", but its column has no header; give the column a header or clear the cell`;
+      continue;
+    }
+    cells[c - 1] = text;
+    if (note !== undefined) (notes ??= new Map()).set(c - 1, note);
+  }
+  if (blank) return undefined;
+  const row: RawRow = { index, line: r.number, cells };
+  if (notes) row.notes = notes;
+  if (beyond) row.parseError = beyond;
+  return row;
+}
