@@ -1,7 +1,7 @@
 // Writes examples/orders.xlsx, the workbook example: run `node examples/make-xlsx.mjs`.
 // It shows what a reseller's own sheet may look like: the catalog's labels as headers
 // ("Player ID", "Zone ID", "Server"), ids kept as Text, a Mobile Legends id written with its
-// zone as "123456789 (2001)", and a second sheet that is not read (only the one named
+// zone as "323456789 (2001)", and a second sheet that is not read (only the one named
 // "orders", in any case, or else the first sheet is).
 import ExcelJS from 'exceljs';
 import { fileURLToPath } from 'node:url';
@@ -21,11 +21,11 @@ orders.columns = [
   { header: 'customer', width: 24 },
 ];
 orders.addRows([
-  ['PUBG-60', '5123456789', '', '', '', 'Ali'],
-  ['ML-86', '123456789 (2001)', '', '', '', 'Budi: id and zone in one cell'],
-  ['ML-172', '223456789', '8012', '', '', 'Citra'],
-  ['WW-60', '800123456', '', 'Europe', '', 'Dana'],
-  ['STEAM-5', '', '', '', 1, 'shop order 1004'],
+  ['PUBG-60', '5123456801', '', '', '', 'Ali'],
+  ['ML-86', '323456789 (2001)', '', '', '', 'Budi: id and zone in one cell'],
+  ['ML-172', '423456789', '8012', '', '', 'Citra'],
+  ['WW-60', '800123468', '', 'Europe', '', 'Dana'],
+  ['STEAM-5', '', '', '', 2, 'shop order 1004'],
 ]);
 orders.getRow(1).font = { bold: true };
 

@@ -49,6 +49,8 @@ export interface Config {
   reviewAfterMs: number;
   /** How long review rows are rechecked against the API for their order (see poll/review-recheck.ts). */
   reviewRecheckMs: number;
+  /** A row repeating a purchase placed this recently is not bought again (claim/repeats.ts). */
+  repeatWindowMs: number;
   /** Longest Retry-After honoured at once; past it calls look again (api/client.ts). */
   retryAfterMaxMs: number;
   /** Address family of API connections: 4 (default: allowlists are IPv4-only), 6, or auto. */
@@ -82,6 +84,7 @@ export const SETTINGS = {
   TOPUP_REVIEW_AFTER_MS: '86400000',
   TOPUP_REVIEW_RECHECK_DAYS: '7',
   TOPUP_RETRY_AFTER_MAX_MS: '300000',
+  TOPUP_REPEAT_WINDOW: '24h',
   TOPUP_IP_FAMILY: '4',
   TOPUP_SETTLE_MS: '1000',
   TOPUP_PARTIAL_RESULT_MS: '30000',
@@ -164,6 +167,12 @@ function schedule(env: Record<string, string>, name: SettingName): ScheduleSetti
   if (raw === '' || /^(off|false|no|0|disabled)$/i.test(raw)) return { cron: null };
   if (!validateCron(raw)) throw new ConfigError(name, `"${raw}" is not a cron expression (or "off")`);
   return { cron: raw };
+}
+
+/** A duration like 24h or 90m, or 0/off to turn the repeat check off. */
+function repeatWindow(raw: string): number {
+  if (/^\s*(0|off|no|false)\s*$/i.test(raw)) return 0;
+  return parseDuration(raw, 'TOPUP_REPEAT_WINDOW');
 }
 
 /** `4`, `6` or `auto`: the address family API connections use. */
@@ -275,6 +284,7 @@ export function loadConfig(
     reviewAfterMs: int(env, 'TOPUP_REVIEW_AFTER_MS', 1_000, 30 * 86_400_000),
     reviewRecheckMs: int(env, 'TOPUP_REVIEW_RECHECK_DAYS', 0, 365) * 86_400_000,
     retryAfterMaxMs: int(env, 'TOPUP_RETRY_AFTER_MAX_MS', 1_000, 86_400_000),
+    repeatWindowMs: repeatWindow(env.TOPUP_REPEAT_WINDOW!),
     ipFamily: ipFamily(env.TOPUP_IP_FAMILY!),
     settleMs: int(env, 'TOPUP_SETTLE_MS', 0, 600_000),
     partialResultMs: int(env, 'TOPUP_PARTIAL_RESULT_MS', 100, 86_400_000),

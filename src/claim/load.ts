@@ -18,6 +18,7 @@ import type { Runtime } from '../runtime.js';
 import type { Batch } from '../store/batches.js';
 import type { NewRow } from '../store/rows.js';
 import { writeFileAtomic } from '../outbox/atomic-write.js';
+import { findRepeat, orderedAgain, purchaseFingerprint, repeatMessage, REPEAT_CODE } from './repeats.js';
 import { outboxPaths } from '../outbox/paths.js';
 import { inputDialect } from '../outbox/dialect.js';
 
@@ -56,6 +57,9 @@ export async function loadBatch(rt: Runtime, batch: Batch): Promise<LoadOutcome>
   }
 
   const rows: NewRow[] = [];
+  // Repeats of earlier purchases are judged against the batches before this one (claim/repeats.ts).
+  const checkRepeats = rt.config.repeatWindowMs > 0 && !orderedAgain(batch);
+  const claimedAt = batch.createdAt;
   try {
     for await (const run of file.batches) {
       for (const raw of run) {
@@ -74,6 +78,12 @@ export async function loadBatch(rt: Runtime, batch: Batch): Promise<LoadOutcome>
           continue;
         }
         const o = verdict.order;
+        const fingerprint = purchaseFingerprint(o.request);
+        const earlier = checkRepeats && !o.givenTrxid ? findRepeat(rt, fingerprint, claimedAt, batch) : undefined;
+        if (earlier) {
+          rows.push({ ...base, request: null, skipped: true, rejectCode: REPEAT_CODE, error: repeatMessage(earlier, batch.id) });
+          continue;
+        }
         const trxid = o.givenTrxid ?? deriveTrxid(batch.contentHash, raw.index);
         const usedBy = rt.rows.byTrxid(trxid);
         if (usedBy) {
@@ -92,6 +102,7 @@ export async function loadBatch(rt: Runtime, batch: Batch): Promise<LoadOutcome>
           unitPriceUsd: o.unitPriceUsd,
           expectedUsd: o.amountUsd,
           maxPriceUsd: o.maxPriceUsd ?? null,
+          fingerprint,
         });
       }
     }

@@ -30,6 +30,7 @@ import type { Runtime } from '../runtime.js';
 import type { Batch } from '../store/batches.js';
 import { TRXID_USED_CODE, type Row, type RowState } from '../store/rows.js';
 import { claimFile } from './claim.js';
+import { REPEAT_CODE } from './repeats.js';
 import { deriveTrxid } from './load.js';
 
 export const RETRY_STATES: readonly RowState[] = ['rejected', 'cancelled'];
@@ -49,6 +50,11 @@ export interface RetryOptions {
   keepLease?: boolean;
   /** Also retry rows cancelled because of the player id (the operator fixed the ids?). */
   includePlayerIdFailures?: boolean;
+  /**
+   * Instead: buy the rows skipped because they repeated an earlier purchase (claim/repeats.ts),
+   * on purpose. Their new trxids are derived like any retry's, so doing it twice buys nothing twice.
+   */
+  repeats?: boolean;
 }
 
 /** Why a finished row must not be bought again, or undefined when it may. */
@@ -72,11 +78,15 @@ export async function createRetryBatch(rt: Runtime, batchId: string, opts: Retry
   if (!old) throw new NotFoundError(`no batch ${batchId} (see topup status)`);
   if (old.finishedAt === null) throw new UsageError(`batch ${batchId} has not finished yet; retry it once it has (or cancel it first)`);
   if (!old.header) throw new UsageError(`batch ${batchId} has no rows to retry (its file could not be read)`);
-  const earlier = rt.batches.retriedAs(old.id);
+  const earlier = opts.repeats ? undefined : rt.batches.retriedAs(old.id);
   if (earlier) throw new UsageError(`batch ${batchId} was already retried as batch ${earlier}; to retry what failed again, run: topup retry ${earlier}`);
   const left: RetryBatch['left'] = [];
   const rows: Row[] = [];
-  for (const r of rt.rows.inStates(old.id, [...RETRY_STATES, 'review'])) {
+  if (opts.repeats) {
+    rows.push(...rt.rows.inStates(old.id, ['skipped']).filter((r) => r.rejectCode === REPEAT_CODE));
+    if (rows.length === 0) throw new UsageError(`batch ${batchId} has no rows skipped as repeats of earlier purchases`);
+  }
+  for (const r of opts.repeats ? [] : rt.rows.inStates(old.id, [...RETRY_STATES, 'review'])) {
     const why = notRetryable(r, opts.includePlayerIdFailures === true);
     if (why === undefined) rows.push(r);
     else left.push({ line: r.line, why });

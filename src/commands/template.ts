@@ -28,6 +28,11 @@ export function exampleValue(entry: CatalogEntry, field: RequiredField['field'])
   }
 }
 
+/**
+ * The columns the line needs, then `trxid`: the reseller's own order number. With it, every
+ * purchase has its own id: a file dropped twice, edited, or retried can never buy a row twice,
+ * and the supplier's history shows the reseller's numbers. Left blank, one is derived from the file.
+ */
 export function templateFor(entry: CatalogEntry): { header: string[]; example: string[] } {
   const header = ['pid', ...entry.required.map((r) => r.field)];
   const example = [entry.product.id, ...entry.required.map((r) => exampleValue(entry, r.field))];
@@ -35,6 +40,8 @@ export function templateFor(entry: CatalogEntry): { header: string[]; example: s
     header.push('quantity');
     example.push('1');
   }
+  header.push('trxid');
+  example.push('SHOP-1001');
   return { header, example };
 }
 
@@ -64,6 +71,7 @@ export function registerTemplate(program: Command): void {
         // The values come from the supplier's catalog: guarded like every other CSV cell we write.
         process.stdout.write(stringify([t.header.map(safeCell), t.example.map(safeCell)]));
         process.stderr.write(`# ${product.gameName}: example pack "${product.serviceName}" (${product.price} USD); other packs: topup catalog --slug ${product.slug}\n`);
+        process.stderr.write('# trxid: put your own order number here, a new one for every purchase (or leave it blank); a used trxid is never bought again\n');
       } finally {
         await ctx.close();
       }

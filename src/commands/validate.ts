@@ -14,6 +14,7 @@ import { InputFileError } from '../errors.js';
 import { ExitCode } from '../exit-codes.js';
 import { contentHash, openOrderFile } from '../intake/formats/index.js';
 import { createRowValidator } from '../intake/validate.js';
+import { findRepeat, purchaseFingerprint, repeatMessage } from '../claim/repeats.js';
 import type { Runtime } from '../runtime.js';
 import { openCommandContext } from './context.js';
 import { renderTable, usd } from './output.js';
@@ -51,6 +52,9 @@ export async function quoteFile(rt: Runtime, path: string, again: boolean): Prom
   });
   const validator = createRowValidator(file.header.header, index);
   const problems: (Quote['problems'][number] & { fileProblem?: string })[] = [];
+  // Rows repeating a purchase an earlier batch placed recently would be skipped (claim/repeats.ts).
+  const checkRepeats = !again && rt.config.repeatWindowMs > 0;
+  const now = Date.now();
   let rows = 0;
   let valid = 0;
   let total = 0;
@@ -66,6 +70,11 @@ export async function quoteFile(rt: Runtime, path: string, again: boolean): Prom
       const usedBy = given ? rt.rows.byTrxid(given) : undefined;
       if (usedBy) {
         problems.push({ line: raw.line, column: 'trxid', problem: `trxid ${given} was already used by batch ${usedBy.batchId}; a new purchase needs a new trxid` });
+        continue;
+      }
+      const repeat = checkRepeats && !given ? findRepeat(rt, purchaseFingerprint(v.order.request), now) : undefined;
+      if (repeat) {
+        problems.push({ line: raw.line, column: 'row', problem: repeatMessage(repeat) });
         continue;
       }
       valid++;

@@ -162,4 +162,10 @@ export const MIGRATIONS: readonly string[] = [
   `
   ALTER TABLE batches ADD COLUMN dialect_json TEXT;
   `,
+  // Edited re-drops (claim/repeats.ts): each valid row's purchase fingerprint (pack, player fields,
+  // quantity), so a later file repeating it within TOPUP_REPEAT_WINDOW is found by an index.
+  `
+  ALTER TABLE rows ADD COLUMN fingerprint TEXT;
+  CREATE INDEX rows_fingerprint ON rows (fingerprint) WHERE fingerprint IS NOT NULL;
+  `,
 ];

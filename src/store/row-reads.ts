@@ -212,6 +212,22 @@ export class RowReads {
     return (this.stmt(`SELECT * FROM rows WHERE resolution IS NOT NULL AND resolved_at >= ? ORDER BY resolved_at`).all(since) as RowRecord[]).map(toRow);
   }
 
+  /**
+   * The newest purchase with this fingerprint placed by a batch before `seq` created since
+   * `since`: a row an order exists or may exist for (claim/repeats.ts says which).
+   */
+  earlierPurchase(fingerprint: string, batchId: string, seq: number, since: number):
+    { batchId: string; file: string; line: number; orderId: string | null; state: string; at: number } | undefined {
+    return this.stmt(
+      `SELECT r.batch_id AS batchId, b.source_name AS file, r.line, r.order_id AS orderId, r.state, coalesce(r.first_sent_at, b.created_at) AS at
+       FROM rows r JOIN batches b ON b.id = r.batch_id
+       WHERE r.fingerprint = ? AND r.batch_id != ? AND b.seq < ? AND b.created_at >= ?
+         AND (r.state IN ('pending', 'sending', 'resending', 'verifying', 'searching', 'processing', 'unseen', 'completed', 'review')
+              OR (r.state = 'cancelled' AND coalesce(r.refunded, 0) = 0))
+       ORDER BY b.seq DESC LIMIT 1`,
+    ).get(fingerprint, batchId, seq, since) as { batchId: string; file: string; line: number; orderId: string | null; state: string; at: number } | undefined;
+  }
+
   /** The row at a batch's input line. */
   byLine(batchId: string, line: number): Row | undefined {
     const r = this.stmt('SELECT * FROM rows WHERE batch_id = ? AND line = ?').get(batchId, line) as RowRecord | undefined;

@@ -24,6 +24,10 @@ export interface NewRow {
   unitPriceUsd?: number;
   expectedUsd?: number;
   maxPriceUsd?: number | null;
+  /** The purchase's fingerprint (claim/repeats.ts), for valid rows. */
+  fingerprint?: string | null;
+  /** reject_code to store (a row skipped as a repeat says so for topup retry --repeats). */
+  rejectCode?: string | null;
 }
 
 /** What the API told us about a placed order. */

@@ -60,9 +60,9 @@ export class RowStore extends RowReads {
   insertAll(batchId: string, rows: Iterable<NewRow>, now: number): number {
     const stmt = this.stmt(
       `INSERT INTO rows (batch_id, idx, line, cells_json, state, trxid, request_json, product_id, slug, pack_name, quantity,
-         unit_price_usd, expected_usd, max_price_usd, error, updated_at)
+         unit_price_usd, expected_usd, max_price_usd, error, reject_code, fingerprint, updated_at)
        VALUES (@batchId, @idx, @line, @cells, @state, @trxid, @request, @productId, @slug, @packName, @quantity,
-         @unitPriceUsd, @expectedUsd, @maxPriceUsd, @error, @now)`,
+         @unitPriceUsd, @expectedUsd, @maxPriceUsd, @error, @rejectCode, @fingerprint, @now)`,
     );
     let n = 0;
     for (const r of rows) {
@@ -82,6 +82,8 @@ export class RowStore extends RowReads {
         expectedUsd: r.expectedUsd ?? null,
         maxPriceUsd: r.maxPriceUsd ?? null,
         error: r.error,
+        rejectCode: r.rejectCode ?? null,
+        fingerprint: r.fingerprint ?? null,
         now,
       });
       n++;

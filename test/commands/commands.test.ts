@@ -28,11 +28,11 @@ describe('template → validate → submit → status', () => {
     const t = await runCli(['template', 'mobilelegends'], env);
     expect(t.code, t.stderr).toBe(0);
     const lines = t.stdout.trim().split('\n');
-    expect(lines[0]).toBe('pid,userId,zoneId');
+    expect(lines[0]).toBe('pid,userId,zoneId,trxid');
     expect(lines).toHaveLength(2);
     const [t2, t3, bad] = await Promise.all([runCli(['template', 'oncehuman'], env), runCli(['template', 'steamgiftcard'], env), runCli(['template', 'nosuchgame'], env)]);
-    expect(t2.stdout.split('\n')[0]).toBe('pid,userId,region,moreId');
-    expect(t3.stdout.split('\n')[0]).toBe('pid,quantity');
+    expect(t2.stdout.split('\n')[0]).toBe('pid,userId,region,moreId,trxid');
+    expect(t3.stdout.split('\n')[0]).toBe('pid,quantity,trxid');
 
     const file = join(home.dir, 'ml.csv');
     writeFileSync(file, t.stdout);
@@ -90,7 +90,8 @@ describe('template → validate → submit → status', () => {
     expect(dup.counts.skipped).toBe(3);
     expect(readFileSync(dup.resultFile, 'utf8')).toContain('topup submit --again');
     const good = join(home.dir, 'good.csv');
-    writeFileSync(good, csv([['pid', 'userId'], ['PUBG-60', '5123456789']]));
+    // Another player: the same purchase for 5123456789 was just bought, and would be skipped as a repeat.
+    writeFileSync(good, csv([['pid', 'userId'], ['PUBG-60', '5123456001']]));
     const ok = await runCli(['submit', good, '--json'], env);
     expect(ok.code, ok.stderr).toBe(0);
     const s = json(ok.stdout);

@@ -42,7 +42,9 @@ beforeAll(async () => {
   home = tempHome('topup-bad-');
   outside = mkdtempSync(join(tmpdir(), 'topup-outside-'));
   sb = await inProcessSandbox({ balanceUsd: 100_000 });
-  daemon = startCli(['daemon'], cliEnv(home, sb, { TOPUP_SETTLE_MS: '700', TOPUP_RATE_LIMITS: '400/1s,2000/1m', TOPUP_LOG_LEVEL: 'info' }));
+  // Each corpus file is judged on its own: many reuse the same player ids, and the repeat check
+  // (test/daemon/re-drops.test.ts) would skip a row a file before it already bought.
+  daemon = startCli(['daemon'], cliEnv(home, sb, { TOPUP_SETTLE_MS: '700', TOPUP_RATE_LIMITS: '400/1s,2000/1m', TOPUP_LOG_LEVEL: 'info', TOPUP_REPEAT_WINDOW: 'off' }));
   await waitFor('the daemon to start', () => /topup daemon started/.test(daemon!.output()), 20_000);
 
   // Staged beside the inbox, then renamed in, so only the deliberately slow file is "being written".
