@@ -1,7 +1,7 @@
-import { copyFileSync, readdirSync } from 'node:fs';
+import { copyFileSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ROOT, cliEnv, inProcessSandbox, readResult, runCli, tempHome, type TempHome } from '../e2e/harness.js';
+import { ROOT, cliEnv, inProcessSandbox, readResult, readSummary, runCli, tempHome, type TempHome } from '../e2e/harness.js';
 import { releaseAfterEach } from '../e2e/release.js';
 import type { RunningSandbox } from '../../src/sandbox/index.js';
 
@@ -23,5 +23,24 @@ describe('examples/', () => {
       const rows = readResult(home, f.replace(/\.(csv|xlsx)$/, ''));
       for (const row of rows) expect({ file: f, status: row.status, error: row.error }).toEqual({ file: f, status: 'completed', error: '' });
     }
+  });
+
+  it("the README's example summary is examples/mixed.csv's: its rows, and no invalid row", async () => {
+    const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
+    const block = /`outbox\/<name>\.summary\.json` sits beside it \(this is `examples\/mixed\.csv` against the sandbox\):\n\n```json\n([\s\S]*?)\n```/.exec(readme);
+    expect(block, 'the README shows the summary of examples/mixed.csv').not.toBeNull();
+    const shown = JSON.parse(block![1]!) as { file: string; rows: number; counts: Record<string, number>; spentUsd: number; refundedUsd: number };
+    home = tempHome();
+    sb = await inProcessSandbox();
+    copyFileSync(join(ROOT, 'examples', 'mixed.csv'), join(home.inbox, 'mixed.csv'));
+    expect((await runCli(['daemon', '--once'], cliEnv(home, sb))).code).toBe(0);
+    const real = readSummary(home, 'mixed') as typeof shown;
+    expect(shown.file).toBe('mixed.csv');
+    expect(shown.rows).toBe(real.rows);
+    expect(Object.values(shown.counts).reduce((a, b) => a + b, 0)).toBe(real.rows);
+    expect(shown.counts.invalid).toBe(real.counts.invalid);
+    // Completed or cancelled depends on the sandbox's fail share; every row placed in both.
+    expect(shown.counts.completed + shown.counts.cancelled).toBe(real.counts.completed + real.counts.cancelled);
+    expect(Object.keys(shown).sort()).toEqual(Object.keys(real).sort());
   });
 });
