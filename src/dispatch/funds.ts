@@ -48,6 +48,14 @@ function holdsMoney(b: Batch): boolean {
   return true;
 }
 
+/** A waiting batch's detail with more batches named as having gone ahead of it. */
+function withWentAhead(detail: string, ids: readonly string[]): string {
+  const m = /; went ahead meanwhile: (.*)$/.exec(detail);
+  const before = m ? m[1]!.split(', ') : [];
+  const all = [...new Set([...before, ...ids])];
+  return `${m ? detail.slice(0, m.index) : detail}; went ahead meanwhile: ${all.join(', ')}`;
+}
+
 export function waitDetail(w: Waiting): string {
   const ahead = w.wentAhead.length > 0 ? `; went ahead meanwhile: ${w.wentAhead.join(', ')}` : '';
   return `waiting for balance: needs ${w.needUsd} USD for its unsent rows, ${w.availableUsd} USD available; top up at least ${w.topUpUsd} USD${ahead}`;
@@ -81,6 +89,12 @@ export function judgeFunds(rt: Runtime, balanceUsd: number, judge: ReadonlySet<s
       }
     }
     for (const w of verdict.waiting) rt.batches.setWait(w.batch.id, 'balance', waitDetail(w));
+    // Batches waiting since an earlier check (not judged now) learn which later batches went ahead.
+    for (const w of all) {
+      if (judge.has(w.id) || w.waitReason !== 'balance' || w.waitDetail === null) continue;
+      const ahead = verdict.funded.filter((f) => f.seq > w.seq).map((f) => f.id);
+      if (ahead.length > 0) rt.batches.setWait(w.id, 'balance', withWentAhead(w.waitDetail, ahead));
+    }
     return verdict;
   }).immediate();
 }
