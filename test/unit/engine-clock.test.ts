@@ -1,0 +1,121 @@
+/**
+ * Issue 12, time that cannot stall the engine, without processes: a clock whose wall time steps
+ * while its monotonic time runs on (or is moved by hand), and the real store in a temp home.
+ *  - pauses live in the store: what one process learns, another obeys; their back-off runs on the
+ *    monotonic clock, so a wall-clock step neither ends nor freezes them;
+ *  - a wall-clock step back is noticed, stored due times and leases ahead of any possible wait
+ *    are brought back to now, and the step is an event.
+ */
+import { describe, expect, it } from 'vitest';
+import type { Clock } from '../../src/clock.js';
+import { Pauses } from '../../src/dispatch/pauses.js';
+import { LeaseStage } from '../../src/engine/leases.js';
+import type { EngineContext } from '../../src/engine/stage.js';
+import { MetaStore } from '../../src/store/meta.js';
+import { pubgRow, supplierWorld } from './fake-supplier.js';
+
+class FakeClock implements Clock {
+  wall = Date.now();
+  monoMs = 1_000_000;
+  now = (): number => this.wall;
+  mono = (): number => this.monoMs;
+  /** Both clocks advance, as real time passes. */
+  pass(ms: number): void {
+    this.wall += ms;
+    this.monoMs += ms;
+  }
+  /** Only the wall clock moves: NTP, a resumed VM, an operator. */
+  step(ms: number): void {
+    this.wall += ms;
+  }
+}
+
+describe('pauses', () => {
+  it('one process pauses, another obeys; the back-off is on the monotonic clock, so a wall step changes nothing', async () => {
+    const rt = await supplierWorld(() => {}, []);
+    const clock = new FakeClock();
+    const daemon = new Pauses(rt.meta, 30_000, clock);
+    const submit = new Pauses(new MetaStore(rt.db), 30_000, clock);
+    expect(daemon.pause('maintenance', 'MAINTENANCE', 'window')).toBe(true);
+    expect(submit.canSend()).toBe(false);
+    expect(submit.canPoll()).toBe(true);
+    expect(submit.untilProbe()).toBe(1_000);
+    clock.step(-3 * 3_600_000);
+    expect(submit.untilProbe()).toBe(1_000);
+    clock.step(+6 * 3_600_000);
+    expect(submit.canSend()).toBe(false);
+    clock.pass(1_000);
+    expect(submit.canSend()).toBe(true); // the probe may go
+    // The probe failed again: the back-off grows (1 s → 2 s), seen by both.
+    expect(submit.pause('maintenance', 'MAINTENANCE', 'still')).toBe(false);
+    expect(daemon.untilProbe()).toBe(2_000);
+    expect(daemon.clear()?.code).toBe('MAINTENANCE');
+    expect(submit.current).toBeNull();
+  });
+
+  it('an account pause stops polls too, until its probe time', async () => {
+    const rt = await supplierWorld(() => {}, []);
+    const clock = new FakeClock();
+    const p = new Pauses(rt.meta, 30_000, clock);
+    p.pause('account', 'IP_NOT_ALLOWED', 'not allowed');
+    expect(p.canPoll()).toBe(false);
+    clock.pass(29_999);
+    expect(p.canPoll()).toBe(false);
+    clock.pass(1);
+    expect(p.canPoll()).toBe(true);
+  });
+
+  it('a pause stored before a reboot (its monotonic time far ahead) is probed now, not waited out', async () => {
+    const rt = await supplierWorld(() => {}, []);
+    const clock = new FakeClock();
+    new Pauses(rt.meta, 30_000, clock).pause('account', 'X', 'y');
+    clock.monoMs = 10; // the machine restarted: the monotonic clock begins again
+    expect(new Pauses(rt.meta, 30_000, clock).untilProbe()).toBe(0);
+  });
+});
+
+describe('a wall clock stepped back', () => {
+  function stage(rt: Awaited<ReturnType<typeof supplierWorld>>, clock: FakeClock, steps: number[]): LeaseStage {
+    const e = {
+      rt, clock, pauses: new Pauses(rt.meta, 30_000, clock), signal: new AbortController().signal, onlyBatch: undefined,
+      emit: (name: string, ...args: unknown[]) => { if (name === 'clock-step') steps.push(args[0] as number); },
+      stopping: () => false, wake: () => {}, accountProblem: () => {},
+    } as unknown as EngineContext;
+    return new LeaseStage(e);
+  }
+
+  it('brings stored due times and leases that lie ahead of any possible wait back to now, and says so', async () => {
+    const rt = await supplierWorld(() => {}, [pubgRow(0), pubgRow(1)]);
+    const clock = new FakeClock();
+    const steps: number[] = [];
+    const leases = stage(rt, clock, steps);
+    // Written on the old clock: a resend due in 1 s, a poll due in 5 s, a lease of 15 s.
+    const before = clock.now();
+    rt.db.prepare(`UPDATE rows SET state = 'resending', next_try_at = ? WHERE idx = 0`).run(before + 1_000);
+    rt.db.prepare(`UPDATE rows SET state = 'processing', order_id = 'O1', next_poll_at = ? WHERE idx = 1`).run(before + 5_000);
+    rt.db.prepare(`UPDATE batches SET lease_until = ?`).run(before + 15_000);
+    leases.tick(clock.now());
+    expect(steps).toEqual([]);
+    clock.step(-4 * 3_600_000); // four hours back
+    const now = clock.now();
+    leases.tick(now);
+    expect(steps).toEqual([-4 * 3_600_000]);
+    expect(rt.rows.get('b1', 0)!.nextTryAt).toBe(now);
+    expect(rt.rows.get('b1', 1)!.nextPollAt).toBe(now);
+    expect(rt.rows.sendable({ newOrders: ['b1'], resendsOnly: [] }, now, 10).map((r) => r.idx)).toEqual([0]);
+    expect(rt.batches.get('b1')!.leaseUntil).toBeLessThanOrEqual(now + 15_000);
+  });
+
+  it('a step forward is reported and leaves stored times alone (they fall due; the rate gate paces the calls)', async () => {
+    const rt = await supplierWorld(() => {}, [pubgRow(0)]);
+    const clock = new FakeClock();
+    const steps: number[] = [];
+    const leases = stage(rt, clock, steps);
+    rt.db.prepare(`UPDATE rows SET next_try_at = ?`).run(clock.now() + 60_000);
+    leases.tick(clock.now());
+    clock.step(3_600_000);
+    leases.tick(clock.now());
+    expect(steps).toEqual([3_600_000]);
+    expect(rt.rows.get('b1', 0)!.nextTryAt).toBeLessThan(clock.now());
+  });
+});
