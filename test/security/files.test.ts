@@ -48,8 +48,7 @@ describe('files on disk', () => {
       }
     });
     const leftovers = walk(home.outbox).filter((f) => f.endsWith('.tmp'));
-    // The restart (after the dead process's lease) writes everything.
-    await new Promise((r) => setTimeout(r, 16_000));
+    // The restart takes the dead process's batch over at once (same host, pid gone) and writes everything.
     const fin = await runCli(['daemon', '--once'], env, { timeoutMs: 60_000 });
     expect(fin.code, fin.stdout.slice(-2000)).toBe(0);
     const result = parse(readFileSync(join(home.outbox, 'perm.result.csv'), 'utf8'), { columns: true, relax_column_count: true }) as unknown[];
