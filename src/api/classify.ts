@@ -88,6 +88,12 @@ export interface ClassifiedFailure {
   apiCode: string | undefined;
   apiError: string | undefined;
   body: FailureBody | undefined;
+  /**
+   * Does this answer say the account's call budget is spent, so every call must wait
+   * (Retry-After, or 1 s without one)? Any 429 but DUPLICATE_IN_FLIGHT (which is about one trxid),
+   * and a 503 RATE_LIMIT_UNAVAILABLE (only when it names a Retry-After: the client decides).
+   */
+  holdCalls: 'always' | 'with-retry-after' | false;
 }
 
 /** The API's code as sent, falling back to an error text that reads as a code (spec 7 lists both). */
@@ -121,6 +127,7 @@ export function classifyFailure(status: number, rawBody: unknown, route: RouteIn
     apiCode,
     apiError: body?.details ? `${body.error ?? ''} (${body.details})`.trim() : body?.error,
     body,
+    holdCalls: status === 429 && code !== DUPLICATE_IN_FLIGHT ? 'always' : status === 503 && code === 'RATE_LIMIT_UNAVAILABLE' ? 'with-retry-after' : false,
   });
 
   if (status >= 300 && status < 400) return result('account', true);

@@ -12,7 +12,7 @@
 import type { LookupFunction } from 'node:net';
 import { Agent, request, errors as undiciErrors } from 'undici';
 import { ApiError, ApiResponseShapeError, type ApiAnswer } from '../errors.js';
-import { classifyFailure, normaliseCode, parseRetryAfter } from './classify.js';
+import { classifyFailure, parseRetryAfter } from './classify.js';
 import { ok, readAnswer, readCapped, saysItFailed, type Exchange } from './wire.js';
 import {
   readBalance,
@@ -340,9 +340,7 @@ export class ResellerClient {
   #holdFor(x: Exchange, route: RouteName, method: string, path: string): void {
     const retryAfterMs = x.retryAfterMs;
     const failure = classifyFailure(x.status, x.readable ? x.json : undefined, { method, path }, x.readable);
-    const rateLimited = x.status === 429 && normaliseCode(failure.apiCode) !== 'DUPLICATE_IN_FLIGHT';
-    const unavailable = x.status === 503 && failure.classification === 'retry-later' && retryAfterMs !== undefined;
-    if (!rateLimited && !unavailable) return;
+    if (failure.holdCalls === false || (failure.holdCalls === 'with-retry-after' && retryAfterMs === undefined)) return;
     const wanted = retryAfterMs ?? 1000;
     if (wanted > this.#retryAfterMaxMs) {
       this.#onProblem?.(route, `Retry-After of ${Math.round(wanted / 1000)} s is longer than TOPUP_RETRY_AFTER_MAX_MS; holding ${Math.round(this.#retryAfterMaxMs / 1000)} s, then trying again`);
