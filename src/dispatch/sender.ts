@@ -116,7 +116,7 @@ function handlePlaced(deps: SenderDeps, row: Row, placed: SubmitAnswer): SendRes
       'mismatch',
       row.batchId,
       row.idx,
-      now,
+      { owner: rt.owner, now },
       `REVIEW: the API answered with order ${placed.orderId} (${placed.statusWord ?? placed.status}), which is not this row's purchase ` +
         `(${describeMismatches(wrong)}). The trxid ${row.trxid} was probably used before for another purchase, so nothing may have been ` +
         `bought for this row. Check that order before ordering this row again (topup review)`,
@@ -144,7 +144,7 @@ function handlePlaced(deps: SenderDeps, row: Row, placed: SubmitAnswer): SendRes
       'mismatch',
       row.batchId,
       row.idx,
-      now,
+      { owner: rt.owner, now },
       `REVIEW: the API answered this row with order ${placed.orderId} (${placed.status}), which another row already holds; check the order history before ordering it again`,
       { answer },
     );

@@ -65,13 +65,13 @@ export class Poller {
     if (wrong.length > 0) {
       const error = `REVIEW: the API describes order ${row.orderId} as another purchase (${describeMismatches(wrong)}); check this order with the supplier before ordering the row again`;
       rt.log.error({ batch: row.batchId, line: row.line, orderId: row.orderId, mismatch: wrong }, 'a poll answer does not match the row: marked for review');
-      return rt.rows.toReview('mismatch', row.batchId, row.idx, now, error, { answer: copy });
+      return rt.rows.toReview('mismatch', row.batchId, row.idx, { owner: rt.owner, now }, error, { answer: copy });
     }
     if (!order.statusKnown) {
-      const since = rt.rows.notSeen(row.batchId, row.idx, now, nextPollAt, copy);
-      if (now - since < rt.config.reviewAfterMs) return false;
+      const since = rt.rows.notSeen(row.batchId, row.idx, { owner: rt.owner, now }, nextPollAt, copy);
+      if (since === undefined || now - since < rt.config.reviewAfterMs) return false;
       const error = `REVIEW: the API has reported order ${row.orderId} with the status "${order.statusWord ?? '(none)'}", which is not one this tool knows, since ${new Date(since).toISOString()}; ask the supplier what it means before ordering the row again`;
-      return rt.rows.toReview('lost', row.batchId, row.idx, now, error, { answer: copy });
+      return rt.rows.toReview('lost', row.batchId, row.idx, { owner: rt.owner, now }, error, { answer: copy });
     }
     if (order.status === 'processing') {
       rt.rows.seen(row.batchId, row.idx, now, nextPollAt, copy);
@@ -169,12 +169,13 @@ export class Poller {
     const now = Date.now();
     const notFound = err instanceof ApiError && err.classification === 'not-found';
     const answer = auditCopy((err as { answer?: ApiAnswer }).answer);
-    const since = rt.rows.notSeen(row.batchId, row.idx, now, next + (notFound ? 30_000 : 0), answer);
+    const since = rt.rows.notSeen(row.batchId, row.idx, { owner: rt.owner, now }, next + (notFound ? 30_000 : 0), answer);
+    if (since === undefined) return; // moved on meanwhile, or no longer ours
     const what = notFound ? 'has not found it' : `has not answered readably about it (${coerceError(err).message})`;
     if (now - since >= rt.config.reviewAfterMs) {
       const when = new Date(since).toISOString();
       const error = `REVIEW: the API gave order ${row.orderId} for this row but ${what} since ${when}; ask the supplier about this order before ordering it again`;
-      rt.rows.toReview('lost', row.batchId, row.idx, now, error, { answer });
+      rt.rows.toReview('lost', row.batchId, row.idx, { owner: rt.owner, now }, error, { answer });
       rt.log.error({ batch: row.batchId, line: row.line, orderId: row.orderId, since: when }, 'order still not readable: marked for review');
       return;
     }

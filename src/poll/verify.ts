@@ -70,7 +70,7 @@ export async function verifyRow(rt: Runtime, row: Row, signal?: AbortSignal): Pr
   const ownOnly = row.state === 'searching';
   const story = storyOf(row);
   const review = (why: string, answer: string | null = null): VerifyOutcome => {
-    rt.rows.toReview('undecidable', row.batchId, row.idx, now, `REVIEW: ${story}; ${why}`, { answer });
+    rt.rows.toReview('undecidable', row.batchId, row.idx, { owner: rt.owner, now }, `REVIEW: ${story}; ${why}`, { answer });
     return 'review';
   };
   const h = await rt.client.history({ limit: LIMIT }, { priority: Priority.poll, ...(signal ? { signal } : {}) });
@@ -107,10 +107,13 @@ export async function verifyRow(rt: Runtime, row: Row, signal?: AbortSignal): Pr
   }
   if (candidates.length === 0 && reachesBack(rt, h.orders, row.firstSentAt ?? now, complete)) {
     if (isBalanceRefusal(row.rejectCode) || isBalanceRefusal(row.error)) {
-      rt.rows.verifiedBalance(row.batchId, row.idx, now);
+      rt.rows.verifiedBalance(row.batchId, row.idx, { owner: rt.owner, now });
       return 'held-balance';
     }
-    rt.rows.verifiedNone(row.batchId, row.idx, now, `${row.error ?? 'rejected'} (order history checked: no order was placed)`);
+    if (!rt.rows.verifiedNone(row.batchId, row.idx, { owner: rt.owner, now }, `${row.error ?? 'rejected'} (order history checked: no order was placed)`)) {
+      rt.log.warn({ batch: row.batchId, line: row.line }, 'history check not applied: the row moved on or the batch is no longer ours');
+      return 'review';
+    }
     return 'not-placed';
   }
   const why = candidates.length > 1 ? `${candidates.length} orders in history match this row` : 'order history does not reach back far enough to tell';
@@ -141,7 +144,7 @@ export function verifyFailed(rt: Runtime, row: Row, err: unknown): void {
   const noHistory = err instanceof ApiError && err.classification === 'not-found';
   if (noHistory || now - since >= rt.config.reviewAfterMs) {
     const why = noHistory ? 'this API has no order history to check' : `order history could not be read since ${new Date(since).toISOString()} (${e.message})`;
-    rt.rows.toReview('undecidable', row.batchId, row.idx, now, `REVIEW: ${storyOf(row)}; ${why}, so it is unknown whether this row was charged. Check with the supplier before ordering it again.`, { answer });
+    rt.rows.toReview('undecidable', row.batchId, row.idx, { owner: rt.owner, now }, `REVIEW: ${storyOf(row)}; ${why}, so it is unknown whether this row was charged. Check with the supplier before ordering it again.`, { answer });
     rt.log.error({ batch: row.batchId, line: row.line, trxid: row.trxid, err: e.message }, 'cannot check order history: marked for review');
     return;
   }

@@ -235,21 +235,34 @@ export class RowStore extends RowReads {
 
   // ───────────────────────────── history checks ─────────────────────────────
 
-  /** History shows no such order and reaches back far enough: the refusal stands (nothing charged). */
-  verifiedNone(batchId: string, idx: number, now: number, error: string): boolean {
-    return this.#run('verified-none', this.#sql('verified-none', 'rejected', `error = @error`), { batchId, idx, now, error });
+  /**
+   * History shows no such order and reaches back far enough: the refusal stands (nothing charged).
+   * Lease-guarded like every "not charged" and "unknown": a process that lost the batch must not
+   * write it over the new owner's outcome.
+   */
+  verifiedNone(batchId: string, idx: number, a: Actor, error: string): boolean {
+    return this.#run('verified-none', this.#sql('verified-none', 'rejected', `error = @error`, { guard: LEASED }), { batchId, idx, owner: a.owner, now: a.now, error });
   }
 
   /** As verifiedNone, for a refusal for balance: back to pending, waiting for a top-up. */
-  verifiedBalance(batchId: string, idx: number, now: number): boolean {
-    return this.#run('verified-balance', this.#sql('verified-balance', 'pending', `doubt_since = NULL, doubt_tries = 0, next_try_at = @now, error = NULL`), { batchId, idx, now });
+  verifiedBalance(batchId: string, idx: number, a: Actor): boolean {
+    return this.#run(
+      'verified-balance',
+      this.#sql('verified-balance', 'pending', `doubt_since = NULL, doubt_tries = 0, next_try_at = @now, error = NULL`, { guard: LEASED }),
+      { batchId, idx, owner: a.owner, now: a.now },
+    );
   }
 
-  /** A history check cannot settle it, or an answer names another purchase: an operator decides. */
-  toReview(event: 'undecidable' | 'mismatch' | 'lost', batchId: string, idx: number, now: number, error: string, extra: { answer?: string | null; recheckAt?: number } = {}): boolean {
-    return this.#run(event, this.#sql(event, 'review', `error = @error, review_since = @now, next_poll_at = @recheckAt, last_answer = coalesce(@answer, last_answer)`), {
-      batchId, idx, now, error, answer: extra.answer ?? null, recheckAt: extra.recheckAt ?? now + FIRST_RECHECK_MS,
-    });
+  /**
+   * A history check cannot settle it, an answer names another purchase, or an order was not seen
+   * for too long: an operator decides. Only by the lease holder (an Actor).
+   */
+  toReview(event: 'undecidable' | 'mismatch' | 'lost', batchId: string, idx: number, a: Actor, error: string, extra: { answer?: string | null; recheckAt?: number } = {}): boolean {
+    return this.#run(
+      event,
+      this.#sql(event, 'review', `error = @error, review_since = @now, next_poll_at = @recheckAt, last_answer = coalesce(@answer, last_answer)`, { guard: LEASED }),
+      { batchId, idx, owner: a.owner, now: a.now, error, answer: extra.answer ?? null, recheckAt: extra.recheckAt ?? a.now + FIRST_RECHECK_MS },
+    );
   }
 
   // ───────────────────────────── following an order ─────────────────────────────
@@ -288,16 +301,20 @@ export class RowStore extends RowReads {
     return r?.n ?? 0;
   }
 
-  /** A poll did not show the order readably: looked at again at `at`; returns since when (its doubt clock). */
-  notSeen(batchId: string, idx: number, now: number, at: number, answer: string | null): number {
+  /**
+   * A poll did not show the order readably: looked at again at `at`; returns since when (its doubt
+   * clock), or undefined when not applied (the row moved on, or the batch is no longer ours).
+   */
+  notSeen(batchId: string, idx: number, a: Actor, at: number, answer: string | null): number | undefined {
     const [r] = this.#go<{ since: number }>(
       'not-seen',
       this.#sql('not-seen', 'unseen', `next_poll_at = @at, polls = polls + 1, doubt_since = coalesce(doubt_since, @now), last_answer = coalesce(@answer, last_answer)`, {
+        guard: LEASED,
         returning: 'doubt_since AS since',
       }),
-      { batchId, idx, now, at, answer },
+      { batchId, idx, owner: a.owner, now: a.now, at, answer },
     );
-    return r?.since ?? now;
+    return r?.since;
   }
 
   // ───────────────────────────── before sending, operators ─────────────────────────────

@@ -103,7 +103,7 @@ describe('money, pack and time', () => {
     answered(rt, batch.id, 3, { status: 'cancelled', amountUsd: 2, error: 'SOMETHING' }, t0);
     answered(rt, batch.id, 4, { status: 'completed', amountUsd: 0.1 }, t0);
     rt.rows.markSending(batch.id, 5, { owner: rt.owner, now: t0 }, t0);
-    rt.rows.toReview('mismatch', batch.id, 5, t0, 'no definite answer');
+    rt.rows.toReview('mismatch', batch.id, 5, { owner: rt.owner, now: t0 }, 'no definite answer');
     rt.rows.markSending(batch.id, 6, { owner: rt.owner, now: t0 }, t0);
     rt.rows.refused(batch.id, 6, { owner: rt.owner, now: t0 }, { error: 'INSUFFICIENT BALANCE', code: 'X', verifyAt: t0, answer: null });
     const summary = await finishBatch(rt, rt.batches.get(batch.id)!);

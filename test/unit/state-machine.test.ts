@@ -35,15 +35,15 @@ function drive(rt: Runtime, event: RowEvent, to: RowState, owner = rt.owner): vo
     case 'balance-short': return void rt.rows.balanceShort('b1', 0, a, null);
     case 'give-up': return void rt.rows.giveUp('b1', 0, a, 'why', now);
     case 'taken-over': return void rt.rows.takenOver('b1', now);
-    case 'verified-none': return void rt.rows.verifiedNone('b1', 0, now, 'none');
-    case 'verified-balance': return void rt.rows.verifiedBalance('b1', 0, now);
+    case 'verified-none': return void rt.rows.verifiedNone('b1', 0, a, 'none');
+    case 'verified-balance': return void rt.rows.verifiedBalance('b1', 0, a);
     case 'undecidable':
     case 'mismatch':
-    case 'lost': return void rt.rows.toReview(event, 'b1', 0, now, 'REVIEW');
+    case 'lost': return void rt.rows.toReview(event, 'b1', 0, a, 'REVIEW');
     case 'seen': return void rt.rows.seen('b1', 0, now, now, null);
     case 'finished': return void rt.rows.finished('b1', 0, { ...order, status: to as 'completed' | 'cancelled' }, now);
     case 'codes-awaited': return void rt.rows.codesAwaited('b1', 0, now, now, null);
-    case 'not-seen': return void rt.rows.notSeen('b1', 0, now, now, null);
+    case 'not-seen': return void rt.rows.notSeen('b1', 0, a, now, null);
     case 'price-rose': return void rt.rows.priceRose('b1', 0, now, 'price');
     case 'cancel': return void rt.rows.cancelPending('b1', now);
     case 'found':
@@ -83,9 +83,12 @@ describe('the row state machine', () => {
     expect(tried).toBeGreaterThanOrEqual(ROW_EVENTS.length * ROW_STATES.length);
   });
 
-  it('send and poll outcomes are not applied by a process whose lease lapsed; an order in hand always is', async () => {
+  it('outcomes (refusals, doubt, not charged, unknown) are not applied by a process whose lease lapsed; an order in hand always is', async () => {
     const rt = await supplierWorld(() => {}, [pubgRow(0)]);
-    const leased: RowEvent[] = ['send', 'refused', 'trxid-used', 'no-answer', 'busy', 'not-created', 'balance-short', 'give-up'];
+    const leased: RowEvent[] = [
+      'send', 'refused', 'trxid-used', 'no-answer', 'busy', 'not-created', 'balance-short', 'give-up',
+      'verified-none', 'verified-balance', 'undecidable', 'mismatch', 'lost', 'not-seen',
+    ];
     for (const event of leased) {
       const edge = ROW_EDGES.find((e) => e.event === event)!;
       rt.db.prepare(`UPDATE rows SET state = ? WHERE batch_id = 'b1'`).run(edge.from);
