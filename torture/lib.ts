@@ -293,6 +293,10 @@ export interface Verdict {
   spendMismatches: number;
   /** Rows in `review` (undecided, listed in the summary). */
   review: number;
+  /** Review rows whose purchase the ledger shows completed (the answers could have settled them). */
+  reviewButCompleted: number;
+  /** Completed key/card rows whose codes cell lacks a code the ledger delivered for its order. */
+  keyRowsMissingCodes: number;
   /** Placed rows (completed/cancelled) whose orderId matches the ledger's order, as a share. */
   matchedShare: number;
   statuses: Record<string, number>;
@@ -335,6 +339,8 @@ function judgeAll(inputs: { path: string | null; inputRows: number }[], ledger: 
   let wronglyNotCharged = 0;
   let spendMismatches = 0;
   let review = 0;
+  let reviewButCompleted = 0;
+  let keyRowsMissingCodes = 0;
   let placed = 0;
   let matched = 0;
   let rowsWithoutResult = 0;
@@ -361,6 +367,17 @@ function judgeAll(inputs: { path: string | null; inputRows: number }[], ledger: 
       if (status === 'review') {
         review++;
         reviewTrx.add(trxid);
+        if (orders.some((x) => x.status === 'completed')) {
+          reviewButCompleted++;
+          if (examples.length < 8) examples.push(`trxid ${trxid}: in review (${r.error}) but the ledger has it completed`);
+        }
+      }
+      if (status === 'completed' && o?.codes && o.codes.length > 0) {
+        const cell = new Set(unguard(r.codes).split(' ').filter(Boolean).map((c) => c.replace(/\/PIN:.*$/, '')));
+        if (o.codes.some((c) => !cell.has(c))) {
+          keyRowsMissingCodes++;
+          if (examples.length < 8) examples.push(`trxid ${trxid}: codes "${r.codes}" but the ledger delivered ${o.codes.join(' ')}`);
+        }
       }
       if (status === 'completed' || status === 'cancelled') {
         placed++;
@@ -406,6 +423,8 @@ function judgeAll(inputs: { path: string | null; inputRows: number }[], ledger: 
     wronglyNotCharged,
     spendMismatches,
     review,
+    reviewButCompleted,
+    keyRowsMissingCodes,
     matchedShare: placed === 0 ? 1 : matched / placed,
     statuses,
   };
@@ -475,6 +494,8 @@ export function ledgerFigures(v: Verdict): Figure[] {
     eq0('charges with no result row', v.chargesWithoutResult),
     eq0('result rows disagreeing with the ledger', v.mismatches),
     eq0('summaries whose spend differs from the ledger', v.spendMismatches),
+    eq0('completed key/card rows missing a delivered code', v.keyRowsMissingCodes),
+    eq0('review rows the ledger shows completed', v.reviewButCompleted),
   ];
 }
 

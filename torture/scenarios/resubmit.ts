@@ -40,6 +40,7 @@ export const resubmit: Scenario = {
       eq0('rows without a final result', v.rowsWithoutResult),
       eq0('charges with no result row', v.chargesWithoutResult),
       eq0('result rows disagreeing with the ledger', v.mismatches),
+      eq0('review rows the ledger shows completed', v.reviewButCompleted),
       info('rows in review (listed in the summary)', v.review),
       info('statuses', Object.entries(v.statuses).map(([k, c]) => `${k} ${c}`).join(', ')),
     ];

@@ -92,7 +92,7 @@ export async function killLoop(ctx: ScenarioCtx, o: KillLoopOptions): Promise<{ 
   const submits = calls.filter((c) => c.route === 'POST /orders').length;
   const extraPerKill = kills === 0 ? 0 : Math.round(((submits - sent) / kills) * 100) / 100;
   ctx.log(`kills ${kills} (targeted ${targetedKills}/${o.targeted.length}), rows ${v.inputRows}, submits ${submits}, sent rows ${sent}${finishedEarly ? '; the first batch finished before the last kill, so more files were dropped' : ''}`);
-  const totals = { doubleCharges: v.doubleCharges, rowsWithoutResult: v.rowsWithoutResult, chargesWithoutResult: v.chargesWithoutResult, mismatches: v.mismatches, spendMismatches: v.spendMismatches, review: v.review, rows: v.inputRows };
+  const totals = { doubleCharges: v.doubleCharges, rowsWithoutResult: v.rowsWithoutResult, chargesWithoutResult: v.chargesWithoutResult, mismatches: v.mismatches, spendMismatches: v.spendMismatches, review: v.review, reviewButCompleted: v.reviewButCompleted, keyRowsMissingCodes: v.keyRowsMissingCodes, rows: v.inputRows };
   return {
     kills,
     integrityFailures,
@@ -104,6 +104,8 @@ export async function killLoop(ctx: ScenarioCtx, o: KillLoopOptions): Promise<{ 
       eq0('charges with no result row', totals.chargesWithoutResult),
       eq0('result rows disagreeing with the ledger', totals.mismatches),
       eq0('summaries whose spend differs from the ledger', totals.spendMismatches),
+      eq0('completed key/card rows missing a delivered code', totals.keyRowsMissingCodes),
+      eq0('review rows the ledger shows completed', totals.reviewButCompleted),
       eq0('targeted crash points not reached', o.targeted.length - targetedKills),
       eq0('integrity_check failures after a kill', integrityFailures),
       atMost('extra submit calls per kill', extraPerKill, 32, ' (max in flight)'),
