@@ -25,6 +25,26 @@ describe('examples/', () => {
     }
   });
 
+  it('the quick start against a sandbox that answers like a real deployment: every example completes, with its codes', async () => {
+    home = tempHome();
+    // Real-world answers: strings for numbers, nulls, other status words, 19-digit ids, HTML 502
+    // pages (some after the order was charged), late codes (docs/sandbox-real-world.md).
+    sb = await inProcessSandbox({ answers: 'real-world', fulfilment: { processingShare: 0.5, processingMs: [200, 800] } });
+    const files = readdirSync(join(ROOT, 'examples')).filter((f) => /\.(csv|xlsx)$/.test(f));
+    for (const f of files) copyFileSync(join(ROOT, 'examples', f), join(home.inbox, f));
+    const r = await runCli(['daemon', '--once'], cliEnv(home, sb, { TOPUP_POLL_INTERVAL_MS: '300' }), { timeoutMs: 120_000 });
+    expect(r.code, r.stderr.slice(-2000)).toBe(0);
+    const ledger = sb.admin.ledger();
+    for (const f of files) {
+      for (const row of readResult(home, f.replace(/\.(csv|xlsx)$/, ''))) {
+        expect({ file: f, status: row.status, error: row.error }).toEqual({ file: f, status: 'completed', error: '' });
+        const order = ledger.orders.find((o) => o.trxid === row.trxid)!;
+        expect(order.status).toBe('completed');
+        for (const code of order.codes ?? []) expect(row.codes).toContain(code);
+      }
+    }
+  }, 150_000);
+
   it("the README's example summary is examples/mixed.csv's: its rows, and no invalid row", async () => {
     const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
     const block = /`outbox\/<name>\.summary\.json` sits beside it \(this is `examples\/mixed\.csv` against the sandbox\):\n\n```json\n([\s\S]*?)\n```/.exec(readme);
