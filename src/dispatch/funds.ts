@@ -174,7 +174,8 @@ export class FundsGate {
       } catch (err) {
         if (err instanceof ApiError && err.classification === 'account') this.#onAccountProblem(err);
         else rt.log.warn({ err: coerceError(err).message }, 'cannot read the balance; will try again');
-        for (const b of due) this.#nextCheck.set(b.id, this.#clock.mono() + 5_000);
+        // A failed read (a proxy page, a timeout) is tried again at the usual cadence, not later.
+        for (const b of due) this.#nextCheck.set(b.id, this.#clock.mono() + this.#recheckMs);
       }
     }
     for (const id of this.#nextCheck.keys()) if (!open.some((b) => b.id === id)) this.#nextCheck.delete(id);
