@@ -4,10 +4,10 @@
  * against the balance this client reads (dispatch/funds.ts).
  *
  * Today a home has one account (`default`), opened by runtime.ts. Several per daemon is the next
- * step past one account's 200 calls/min: then each account gets its own unit from here, and what
- * the store shares between processes (the call log, the pause, the money set aside) is keyed by
- * the account's id. What is still keyed by the home and not by the account is listed in
- * docs/notes/cli.md ("one account as a unit").
+ * step past one account's 200 calls/min: then each account gets its own unit from here. What the
+ * store shares between processes is still keyed by the home, not by the account, and must be keyed
+ * by `id` then: the call log (api_calls), the Retry-After hold and the pause (meta keys), and the
+ * money set aside for unfinished batches (funds.ts; batches need to name their account).
  */
 import type { Config } from './config.js';
 import type { Logger } from './log.js';
