@@ -110,7 +110,9 @@ describe('a deleted database', () => {
     deleteDatabase(home);
 
     const doc = await runCli(['doctor', '--json'], env);
-    const check = JSON.parse(doc.stdout).checks.find((c: any) => c.name === 'batch folders');
+    const checks = JSON.parse(doc.stdout).checks;
+    expect(checks.find((c: any) => c.name === 'database size')).toMatchObject({ ok: true, detail: expect.stringMatching(/^database \d+\.\d MB, write-ahead log/) });
+    const check = checks.find((c: any) => c.name === 'batch folders');
     expect(check).toMatchObject({ ok: false, fatal: false });
     expect(check.detail).toMatch(/3 batch folder\(s\) in jobs\/ the database does not know .*; 1 of them finished/);
     expect(check.detail).toMatch(/--again batch whose trxids came from the lost database record/);
