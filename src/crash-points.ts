@@ -5,6 +5,10 @@
  * separated by commas.
  */
 export type CrashPoint =
+  /** A claim's batch record is committed; its file is not in jobs/<batch>/ yet. */
+  | 'claim-committed'
+  /** A file is claimed (record committed, file in jobs/<batch>/); its rows are not read yet. */
+  | 'claimed'
   /** The `sending` intent is committed; the request has not left. */
   | 'intent-committed'
   /** The API answered (the order exists if it was created); nothing of the answer is stored yet. */

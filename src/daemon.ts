@@ -2,41 +2,27 @@
  * `topup daemon`: wiring. Config → (built-in sandbox when no API URL) → runtime → runner, with
  * the inbox watcher feeding it, signals stopping it, and the scheduled jobs beside it.
  *
+ * Every part is registered, as it starts, with what releases it (shutdown.ts); the stop releases
+ * them last-first, on a normal end, a signal, or a failed start alike.
+ *
  * Stop: the first SIGTERM/SIGINT stops taking new work, lets calls in flight finish (bounded),
  * releases the batch leases and exits 0. A second signal exits at once; that is as safe as a
  * crash, which the store is built for.
  */
-import { join } from 'node:path';
 import type { Config } from './config.js';
 import { createLogger, type Logger } from './log.js';
-import { openRuntime, ensureHomeFolders, type Runtime } from './runtime.js';
+import { openRuntime, type Runtime } from './runtime.js';
+import { resolveApi } from './api-endpoint.js';
 import { Runner } from './engine/runner.js';
-import { listReadyFiles, watchInbox, type InboxWatcher } from './intake/watch.js';
-import { startSandbox, type RunningSandbox } from './sandbox/index.js';
+import { listReadyFiles, watchInbox } from './intake/watch.js';
 import { Notifier } from './notify/notifier.js';
 import { runDoctor } from './doctor.js';
-import { startScheduledJobs, type ScheduledJobs } from './reports/schedule.js';
-
-export interface ApiEndpoint {
-  url: string;
-  sandbox: RunningSandbox | null;
-}
-
-/** The API to talk to: TOPUP_API_URL, or a sandbox started in this process (state kept in jobs/). */
-export async function resolveApi(config: Config, log: Logger): Promise<ApiEndpoint> {
-  if (config.apiUrl) return { url: config.apiUrl, sandbox: null };
-  ensureHomeFolders(config, log);
-  const sandbox = await startSandbox({
-    apiKey: config.apiKey,
-    balanceUsd: config.sandboxBalanceUsd,
-    answers: config.sandboxAnswers,
-    stateFile: join(config.jobsDir, 'sandbox.db'),
-    port: 0,
-    logger: log.child({ component: 'sandbox' }),
-  });
-  log.warn({ url: sandbox.url, answers: config.sandboxAnswers }, 'SANDBOX: no TOPUP_API_URL set, so orders go to the built-in sandbox; no real money is spent');
-  return { url: sandbox.url, sandbox };
-}
+import { startScheduledJobs } from './reports/schedule.js';
+import { Releasers, onStopSignals } from './shutdown.js';
+import { adoptOrphans } from './claim/orphans.js';
+import { announceDaemon } from './presence.js';
+import { logProgress } from './progress-log.js';
+import { startUpkeep } from './store/upkeep.js';
 
 export function rootLogger(config: Config): Logger {
   return createLogger({
@@ -69,62 +55,70 @@ function sweepInbox(dir: string, settleMs: number, offer: (path: string) => void
   return () => clearInterval(timer);
 }
 
+/** The quick self-check at start, each check one log line. */
+async function selfCheck(rt: Runtime, log: Logger): Promise<void> {
+  const report = await runDoctor(rt, { quick: true });
+  for (const c of report.checks) {
+    const level = c.ok ? 'info' : c.fatal ? 'error' : 'warn';
+    log[level]({ check: c.name, ok: c.ok }, `doctor: ${c.name}: ${c.detail}`);
+  }
+}
+
 export interface DaemonOptions {
   once: boolean;
 }
 
 export async function runDaemon(config: Config, opts: DaemonOptions, log = rootLogger(config)): Promise<number> {
-  const api = await resolveApi(config, log);
-  let rt: Runtime | undefined;
-  let watcher: InboxWatcher | undefined;
-  let sweep: (() => void) | undefined;
-  let jobs: ScheduledJobs | undefined;
+  const parts = new Releasers();
   try {
-    rt = openRuntime(config, log, api.url);
-    const report = await runDoctor(rt, { quick: true });
-    for (const c of report.checks) {
-      const level = c.ok ? 'info' : c.fatal ? 'error' : 'warn';
-      log[level]({ check: c.name, ok: c.ok }, `doctor: ${c.name}: ${c.detail}`);
-    }
+    const api = await resolveApi(config, log);
+    parts.add('sandbox', () => api.sandbox?.close());
+    const rt = openRuntime(config, log, api.url);
+    parts.add('store and account', () => rt.close());
+    // Batches the database lost are claimed again before anything else looks at jobs/. Never a
+    // reason not to start: what cannot be looked at is said, and the daemon runs on.
+    await adoptOrphans(rt).catch((err: unknown) => log.error({ err: (err as Error).message }, 'could not look for batch folders the database does not know'));
+    await selfCheck(rt, log);
+
     const runner = new Runner(rt, { once: opts.once });
     const notifier = new Notifier(config, log);
     notifier.follow(runner);
-
-    let signals = 0;
-    const onSignal = (sig: NodeJS.Signals): void => {
-      signals++;
-      if (signals > 1) {
-        log.warn({ signal: sig }, 'second signal: exiting now (state is safe on disk)');
-        process.exit(130);
-      }
-      log.info({ signal: sig }, 'stopping: no new work, waiting for calls in flight');
-      runner.stop();
+    parts.add('notifications', () => notifier.flush());
+    const signals = onStopSignals(
+      (signal) => {
+        log.info({ signal }, 'stopping: no new work, waiting for calls in flight');
+        runner.stop();
+      },
+      (signal) => log.warn({ signal }, 'second signal: exiting now (state is safe on disk)'),
+    );
+    parts.add('signal handler', () => signals.off());
+    parts.add('presence', announceDaemon(rt.meta, rt.owner, { once: opts.once }));
+    parts.add('progress log', logProgress(runner, rt.rows, log, { text: process.stdout.isTTY === true }));
+    const idle = (): boolean => {
+      const s = runner.snapshot();
+      return s.batches.length === 0 && s.inFlight === 0 && s.queuedFiles === 0;
     };
-    process.on('SIGTERM', onSignal);
-    process.on('SIGINT', onSignal);
+    const upkeep = startUpkeep(rt.db, log, idle, () => rt.scheduler.prune());
+    parts.add('upkeep', () => upkeep.stop());
 
     if (opts.once) {
       for (const f of await listReadyFiles(config.inboxDir, { settleMs: config.settleMs })) runner.offerFile(f);
     } else {
-      watcher = watchInbox(config.inboxDir, (path) => runner.offerFile(path), {
+      const watcher = watchInbox(config.inboxDir, (path) => runner.offerFile(path), {
         settleMs: config.settleMs,
         onIgnored: (path, why) => log.info({ file: path, why }, 'ignored a file in the inbox'),
       });
-      jobs = startScheduledJobs(rt, notifier);
-      sweep = sweepInbox(config.inboxDir, config.settleMs, (path) => runner.offerFile(path), log);
+      parts.add('inbox watcher', () => watcher.close());
+      const jobs = startScheduledJobs(rt, notifier);
+      parts.add('scheduled jobs', () => jobs.stop());
+      parts.add('inbox sweep', sweepInbox(config.inboxDir, config.settleMs, (path) => runner.offerFile(path), log));
     }
     log.info({ home: config.home, api: config.sandbox ? 'SANDBOX' : config.apiUrl, once: opts.once }, 'topup daemon started');
     await runner.run();
-    process.off('SIGTERM', onSignal);
-    process.off('SIGINT', onSignal);
-    await notifier.flush();
+    await parts.releaseAll(log);
     log.info('topup daemon stopped');
     return 0;
   } finally {
-    sweep?.();
-    await jobs?.stop();
-    await watcher?.close();
-    await rt?.close();
-    await api.sandbox?.close();
+    await parts.releaseAll(log);
   }
 }

@@ -1,13 +1,16 @@
 /**
  * Start-up self-check, shared by `topup doctor` and the daemon's start: settings, the key (one
  * cheap authenticated call), the public IP the API sees (for the account's allowlist), the
- * clock against the API's, disk space and permissions of the home folders, database integrity.
+ * clock against the API's, disk space and permissions of the home folders, database integrity
+ * and size, and (in full) batch folders in jobs/ that the database does not know.
  */
 import { accessSync, constants, statSync, statfsSync } from 'node:fs';
 import { Priority } from './api/client.js';
 import { ApiError, coerceError } from './errors.js';
 import type { Runtime } from './runtime.js';
 import { integrityCheck } from './store/db.js';
+import { databaseSize, describeSize } from './store/upkeep.js';
+import { findOrphans } from './claim/orphans.js';
 
 export interface Check {
   name: string;
@@ -82,6 +85,33 @@ export async function runDoctor(rt: Runtime, opts: { quick?: boolean } = {}): Pr
     add({ name: 'database', ok: result === 'ok', fatal: result !== 'ok', detail: result === 'ok' ? `${config.dbPath}: integrity ok` : result });
   } catch (err) {
     add({ name: 'database', ok: false, fatal: true, detail: coerceError(err).message });
+  }
+  try {
+    const size = describeSize(databaseSize(rt.db, config.dbPath));
+    add({ name: 'database size', ok: size.ok, fatal: false, detail: size.detail });
+  } catch (err) {
+    add({ name: 'database size', ok: false, fatal: false, detail: coerceError(err).message });
+  }
+  // At the daemon's start the folders were just claimed again or logged one by one (claim/orphans.ts).
+  if (!opts.quick) {
+    try {
+      const orphans = await findOrphans(rt);
+      const open = orphans.filter((o) => o.verdict !== 'finished' && o.verdict !== 'empty');
+      add({
+        name: 'batch folders',
+        ok: open.length === 0,
+        fatal: false,
+        detail:
+          orphans.length === 0
+            ? 'every batch folder in jobs/ is known to the database'
+            : `${orphans.length} batch folder(s) in jobs/ the database does not know (was it deleted or restored?)` +
+              `${orphans.length > open.length ? `; ${orphans.length - open.length} of them finished or empty (nothing to do)` : ''}` +
+              `${open.slice(0, 5).map((o) => `; ${o.id}: ${o.verdict === 'claimed again' ? `${o.file} is claimed again when the daemon starts` : o.detail}`).join('')}` +
+              `${open.length > 5 ? `; and ${open.length - 5} more (the daemon's log names each at its start)` : ''}`,
+      });
+    } catch (err) {
+      add({ name: 'batch folders', ok: false, fatal: false, detail: coerceError(err).message });
+    }
   }
   return { ok: checks.every((c) => c.ok || !c.fatal), checks, ip, balanceUsd };
 }

@@ -1,7 +1,7 @@
 /**
- * The parts one topup process works with, opened once: config, logger, store, rate scheduler,
- * API client, live catalog. Every command and the daemon start from here, so they share the
- * same database, the same call budget and the same settings.
+ * The parts one topup process works with, opened once: config, logger, store, and the supplier
+ * account (account.ts: API client, rate gate, catalog, pauses). Every command and the daemon start
+ * from here, so they share the same database, the same call budget and the same settings.
  */
 import { newOwnerId } from './store/owner.js';
 import { chmodSync, mkdirSync, statSync } from 'node:fs';
@@ -11,9 +11,13 @@ import { openDb, type Db } from './store/db.js';
 import { BatchStore } from './store/batches.js';
 import { RowStore } from './store/rows.js';
 import { MetaStore } from './store/meta.js';
-import { RateScheduler, FixedWindowGate } from './dispatch/scheduler.js';
-import { ResellerClient, type RouteName } from './api/client.js';
-import { LiveCatalog } from './catalog/live-catalog.js';
+import { checkpoint } from './store/upkeep.js';
+import type { RateScheduler } from './dispatch/scheduler.js';
+import type { ResellerClient } from './api/client.js';
+import type { LiveCatalog } from './catalog/live-catalog.js';
+import { openAccount, type Account, type CallListener } from './account.js';
+
+export type { CallListener } from './account.js';
 
 export interface Runtime {
   config: Config;
@@ -22,22 +26,21 @@ export interface Runtime {
   batches: BatchStore;
   rows: RowStore;
   meta: MetaStore;
+  /** The one supplier account of this home. */
+  account: Account;
+  /** The account's parts, by their old names (account.client …), for the stages that use them. */
   scheduler: RateScheduler;
   client: ResellerClient;
   catalog: LiveCatalog;
+  apiUrl: string;
+  callCounts: Record<string, number>;
+  readonly lastServerDate: { server: number; local: number } | null;
+  onCall(listener: CallListener): () => void;
   /** This process, as written in batch leases: host:pid:random. */
   owner: string;
-  apiUrl: string;
-  /** Calls made by this process, by route and by answer status, for progress and benchmarks. */
-  callCounts: Record<string, number>;
-  /** The API's clock from its last Date header, against ours, for the doctor's clock check. */
-  lastServerDate: { server: number; local: number } | null;
-  /** Listens to every API call of this process as it ends (route, status, duration): the runner's `call` events. */
-  onCall(listener: CallListener): () => void;
+  /** Releases the account (its client's connections), then checkpoints and closes the store. */
   close(): Promise<void>;
 }
-
-export type CallListener = (call: { route: RouteName; status: number | undefined; ms: number }) => void;
 
 /**
  * inbox/, jobs/ and outbox/ exist and are 0700: jobs/ and outbox/ hold the codes keys and cards
@@ -58,66 +61,33 @@ export function ensureHomeFolders(config: Config, log?: Logger): void {
   }
 }
 
-/**
- * An answer the client read around (a catalog row without a price skipped, a long Retry-After
- * cut short) is logged once per process and problem, not on every poll: a supplier's history
- * with one odd order would otherwise repeat the same line every few seconds.
- */
-const PROBLEMS_KEPT = 1_000;
-const seenProblems = new Set<string>();
-function problemOnce(log: Logger, route: string, problem: string): void {
-  const key = `${route}:${problem}`;
-  if (seenProblems.has(key) || seenProblems.size >= PROBLEMS_KEPT) return;
-  seenProblems.add(key);
-  log.warn({ route, problem }, 'an answer from the API was read around a problem (logged once)');
-}
-
 export function openRuntime(config: Config, log: Logger, apiUrl: string): Runtime {
   ensureHomeFolders(config, log);
   const db = openDb(config.dbPath);
-  const scheduler = new RateScheduler(db, config.rateLimits, config.rateMarginMs, config.requestTimeoutMs, { maxHoldMs: config.retryAfterMaxMs });
-  const callCounts: Record<string, number> = {};
-  const callListeners = new Set<CallListener>();
-  const client = new ResellerClient({
-    baseUrl: apiUrl,
-    apiKey: config.apiKey,
-    auth: config.authHeader,
-    timeoutMs: config.requestTimeoutMs,
-    retryAfterMaxMs: config.retryAfterMaxMs,
-    ipFamily: config.ipFamily,
-    onProblem: (route, problem) => problemOnce(log, route, problem),
-    gate: config.rateWindowMode === 'fixed' ? new FixedWindowGate(config.rateLimits) : scheduler,
-    onResponse: ({ route, status, ms, serverDate }: { route: RouteName; status: number | undefined; ms: number; serverDate?: string | undefined }) => {
-      for (const l of callListeners) l({ route, status, ms });
-      const server = serverDate ? Date.parse(serverDate) : NaN;
-      if (!Number.isNaN(server)) runtime.lastServerDate = { server, local: Date.now() };
-      callCounts[route] = (callCounts[route] ?? 0) + 1;
-      const key = `status:${status ?? 'none'}`;
-      callCounts[key] = (callCounts[key] ?? 0) + 1;
-    },
-  });
-  const runtime: Runtime = {
+  const account = openAccount(config, db, log, apiUrl);
+  return {
     config,
     log,
     db,
     batches: new BatchStore(db),
     rows: new RowStore(db),
     meta: new MetaStore(db),
-    scheduler,
-    client,
-    catalog: new LiveCatalog(client, config.catalogMaxAgeMs),
-    owner: newOwnerId(),
+    account,
+    scheduler: account.scheduler,
+    client: account.client,
+    catalog: account.catalog,
     apiUrl,
-    callCounts,
-    lastServerDate: null,
-    onCall(listener) {
-      callListeners.add(listener);
-      return () => void callListeners.delete(listener);
+    callCounts: account.callCounts,
+    get lastServerDate() {
+      return account.lastServerDate;
     },
+    onCall: (listener) => account.onCall(listener),
+    owner: newOwnerId(),
     async close() {
-      await client.close();
+      await account.close();
+      // The WAL is folded into the database at every stop, so a home at rest is one file.
+      checkpoint(db, log, 'shutdown');
       db.close();
     },
   };
-  return runtime;
 }

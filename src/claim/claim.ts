@@ -1,18 +1,30 @@
 /**
  * Claiming: a settled file in inbox/ becomes a batch. The batch record is committed first,
- * then the file is renamed into jobs/<batch>/, so a kill between the two leaves a `claimed`
- * batch whose file is still in the inbox: `recoverClaims` finishes the move on restart.
+ * then the file is put in jobs/<batch>/, so a kill between the two leaves a `claimed` batch
+ * whose file is not in place yet: `recoverClaims` finishes the move on restart.
+ *
+ * The bytes a batch orders from are the bytes that were hashed (the hash decides duplicates and
+ * seeds the generated trxids):
+ *  - an inbox file is moved (renamed) into jobs/<batch>/, hashed where it was;
+ *  - a `topup submit` file is copied into jobs/<batch>/ and hashed while it is copied; the user's
+ *    file stays where it is and may be edited or deleted at once without changing the batch;
+ *  - loading checks the hash again after reading (load.ts) and refuses a file that changed.
+ * Beside the file, jobs/<batch>/.claim.json says where it came from, for a database that lost
+ * the batch (orphans.ts).
  *
  * A file whose bytes match a batch already taken from the inbox is a duplicate: it is moved
  * like any other (the inbox shows only what waits), nothing is sent, and every row's result
  * names the earlier batch.
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { existsSync, lstatSync, mkdirSync, renameSync } from 'node:fs';
+import { closeSync, createReadStream, existsSync, fsyncSync, lstatSync, mkdirSync, openSync, renameSync, rmSync, writeFileSync, writeSync } from 'node:fs';
 import { basename, join, relative } from 'node:path';
 import { contentHash } from '../intake/formats/index.js';
 import type { Runtime } from '../runtime.js';
 import type { Batch, BatchOrigin } from '../store/batches.js';
+import { crashPoint } from '../crash-points.js';
+import { ownerIsDead } from '../store/owner.js';
+import { failBatch } from './load.js';
 
 /** `b261121-3fa9c1`: the day, then 6 hex digits that differ for every claim. */
 export function newBatchId(hash: string, now: number): string {
@@ -20,6 +32,25 @@ export function newBatchId(hash: string, now: number): string {
   const day = `${d.getUTCFullYear() % 100}`.padStart(2, '0') + `${d.getUTCMonth() + 1}`.padStart(2, '0') + `${d.getUTCDate()}`.padStart(2, '0');
   const salt = createHash('sha256').update(`${hash}:${now}:${randomBytes(8).toString('hex')}`).digest('hex');
   return `b${day}-${salt.slice(0, 6)}`;
+}
+
+/** A batch folder's name in jobs/. */
+export const BATCH_ID = /^b\d{6}-[0-9a-f]{6}$/;
+
+/** Where a batch folder says its file came from (jobs/<batch>/.claim.json). A dot name: never an order file's. */
+export const CLAIM_MARKER = '.claim.json';
+export interface ClaimMarker {
+  batch: string;
+  origin: BatchOrigin;
+  file: string;
+  /** As stored: the file's sha256, salted (`…:again:<batch>`) for `--again` and retry batches. */
+  contentHash: string;
+  createdAt: number;
+}
+
+/** The file's own hash: the stored hash without the salt of an `--again` or retry batch. */
+export function fileHash(storedHash: string): string {
+  return storedHash.split(':')[0]!;
 }
 
 /**
@@ -45,7 +76,7 @@ export interface ClaimOptions {
   origin?: BatchOrigin;
   /** Take the lease at once (topup submit runs its own batch). */
   own?: boolean;
-  /** Move the file into jobs/ (inbox) or copy nothing and point at it (submit keeps the user's file). */
+  /** Move the file into jobs/ (inbox, retry), or copy it there and leave the user's file (submit). */
   move?: boolean;
   /** Allow a file identical to an earlier one (operator asked to order the same rows again). */
   again?: boolean;
@@ -53,64 +84,140 @@ export interface ClaimOptions {
   retryOf?: string;
 }
 
+/** Copies `src` to a new file `dest` (0600) and returns the sha256 of exactly the bytes written. */
+async function copyAndHash(src: string, dest: string): Promise<string> {
+  const hash = createHash('sha256');
+  const fd = openSync(dest, 'wx', 0o600);
+  try {
+    for await (const chunk of createReadStream(src)) {
+      const buf = chunk as Buffer;
+      hash.update(buf);
+      for (let off = 0; off < buf.length; ) off += writeSync(fd, buf, off);
+    }
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+  return hash.digest('hex');
+}
+
+/** The batch record, committed in one transaction with its result file's name. */
+function recordClaim(rt: Runtime, c: { id: string; sourceName: string; jobFile: string; storedHash: string; hash: string; origin: BatchOrigin; again: boolean; retryOf?: string | undefined; own: boolean; now: number }): { batch: Batch; duplicateOf: string | undefined } {
+  return rt.db.transaction(() => {
+    const earlier = c.again ? undefined : rt.batches.findByContent(c.hash);
+    const name = batchName(c.sourceName);
+    const b = rt.batches.create({
+      id: c.id,
+      name,
+      sourceName: c.sourceName,
+      jobFile: relative(rt.config.home, c.jobFile),
+      contentHash: c.storedHash,
+      origin: c.origin,
+      sandbox: rt.config.sandbox,
+      duplicateOf: earlier?.id ?? null,
+      retryOf: c.retryOf ?? null,
+      owner: c.own ? rt.owner : null,
+      leaseUntil: c.own ? c.now + LEASE_MS : 0,
+      now: c.now,
+    });
+    rt.batches.setResultFile(c.id, chooseResultFile(rt, name, c.id));
+    return { batch: b, duplicateOf: earlier?.id };
+  }).immediate();
+}
+
+function writeMarker(jobDir: string, m: ClaimMarker): void {
+  writeFileSync(join(jobDir, CLAIM_MARKER), `${JSON.stringify(m)}\n`, { mode: 0o600 });
+}
+
 export async function claimFile(rt: Runtime, path: string, opts: ClaimOptions = {}): Promise<Batch> {
   const now = Date.now();
   const sourceName = basename(path);
-  const hash = await contentHash(path);
-  const id = newBatchId(hash, now);
-  const earlier = opts.again ? undefined : rt.batches.findByContent(hash);
-  const name = batchName(sourceName);
-  const jobDir = join(rt.config.jobsDir, id);
   const move = opts.move ?? true;
-  const jobFile = move ? join(jobDir, sourceName) : path;
-
-  const batch = rt.db.transaction(() => {
-    const b = rt.batches.create({
-      id,
-      name,
-      sourceName,
-      jobFile: relative(rt.config.home, jobFile),
-      contentHash: opts.again ? `${hash}:again:${id}` : hash,
-      origin: opts.origin ?? 'inbox',
-      sandbox: rt.config.sandbox,
-      duplicateOf: earlier?.id ?? null,
-      retryOf: opts.retryOf ?? null,
-      owner: opts.own ? rt.owner : null,
-      leaseUntil: opts.own ? now + LEASE_MS : 0,
-      now,
-    });
-    rt.batches.setResultFile(id, chooseResultFile(rt, name, id));
-    return b;
-  }).immediate();
-
-  if (move) {
-    mkdirSync(jobDir, { recursive: true, mode: 0o700 });
+  const origin = opts.origin ?? 'inbox';
+  // A submitted file is copied before anything else, into a folder of its own beside the batch
+  // folders: what is hashed is what was copied, and nothing the user does to their file later
+  // reaches the batch.
+  const staging = move ? undefined : join(rt.config.jobsDir, `.submit-${randomBytes(4).toString('hex')}`);
+  if (staging) mkdirSync(staging, { mode: 0o700 });
+  let id: string;
+  let duplicateOf: string | undefined;
+  try {
+    const source = staging ? join(staging, sourceName) : path;
+    const hash = staging ? await copyAndHash(path, source) : await contentHash(path);
+    id = newBatchId(hash, now);
+    const jobDir = join(rt.config.jobsDir, id);
+    const jobFile = join(jobDir, sourceName);
+    const storedHash = opts.again ? `${hash}:again:${id}` : hash;
+    ({ duplicateOf } = recordClaim(rt, { id, sourceName, jobFile, storedHash, hash, origin, again: opts.again === true, retryOf: opts.retryOf, own: opts.own === true, now }));
+    crashPoint('claim-committed');
     try {
-      renameSync(path, jobFile);
+      mkdirSync(jobDir, { recursive: true, mode: 0o700 });
+      writeMarker(jobDir, { batch: id, origin, file: sourceName, contentHash: storedHash, createdAt: now });
+      renameSync(source, jobFile);
     } catch (err) {
-      // Another process claimed it between our hash and our move: this claim never happened.
-      rt.batches.forgetClaim(id);
-      throw err;
+      // Another process took the inbox file between our hash and our move. Unless that process was
+      // finishing this very claim (recoverClaims at its start), this claim never happened.
+      if (!existsSync(jobFile)) {
+        rt.batches.forgetClaim(id);
+        rmSync(jobDir, { recursive: true, force: true });
+        throw err;
+      }
     }
+  } finally {
+    if (staging) rmSync(staging, { recursive: true, force: true });
   }
-  rt.log.info({ batch: id, file: sourceName, duplicateOf: earlier?.id }, earlier ? 'claimed a duplicate file' : 'claimed file');
-  return rt.batches.get(batch.id)!;
+  rt.log.info({ batch: id, file: sourceName, duplicateOf }, duplicateOf ? 'claimed a duplicate file' : 'claimed file');
+  crashPoint('claimed');
+  return rt.batches.get(id)!;
+}
+
+/**
+ * A batch folder whose record the database lost (orphans.ts), claimed again under its own id:
+ * the same folder, the same file, and trxids from the same bytes as before.
+ */
+export function adoptClaim(rt: Runtime, o: { id: string; jobFile: string; sourceName: string; hash: string; createdAt: number }): Batch {
+  recordClaim(rt, { id: o.id, sourceName: o.sourceName, jobFile: o.jobFile, storedHash: o.hash, hash: o.hash, origin: 'inbox', again: false, own: false, now: Date.now() });
+  writeMarker(join(rt.config.jobsDir, o.id), { batch: o.id, origin: 'inbox', file: o.sourceName, contentHash: o.hash, createdAt: o.createdAt });
+  return rt.batches.get(o.id)!;
 }
 
 export const LEASE_MS = 15_000;
 
-/** Finishes moves cut short by a kill: a `claimed` batch whose file is still in the inbox. */
-export function recoverClaims(rt: Runtime): void {
+/**
+ * Finishes moves cut short by a kill: a `claimed` batch whose file is not in its folder yet.
+ * Only an inbox batch's file can still be where it was, and only a file with the claimed bytes
+ * is that file: a different file the user dropped under the same name since is left in the inbox
+ * to be claimed as its own batch. (A submitted file was copied before its claim was committed;
+ * a file of the same name in the inbox is never it.) A batch whose file is gone is failed with
+ * an explanation in the outbox; nothing of it was sent.
+ */
+export async function recoverClaims(rt: Runtime): Promise<void> {
   for (const b of rt.batches.list({ states: ['claimed'] })) {
     const jobFile = join(rt.config.home, b.jobFile);
-    if (existsSync(jobFile)) continue;
+    // A batch its live claimer holds may be between its commit and its move right now.
+    if (existsSync(jobFile) || (b.owner !== null && b.leaseUntil > Date.now() && !ownerIsDead(b.owner))) continue;
     const inInbox = join(rt.config.inboxDir, b.sourceName);
-    if (existsSync(inInbox) && lstatSync(inInbox).isFile()) {
-      mkdirSync(join(rt.config.jobsDir, b.id), { recursive: true, mode: 0o700 });
-      renameSync(inInbox, jobFile);
-      rt.log.warn({ batch: b.id }, 'finished moving a file claimed before a restart');
-    } else {
-      rt.batches.fail(b.id, `the claimed file ${b.sourceName} disappeared before it was read`, Date.now());
+    const there = b.origin === 'inbox' && existsSync(inInbox) && lstatSync(inInbox).isFile();
+    if (there && (await contentHash(inInbox)) === fileHash(b.contentHash)) {
+      const jobDir = join(rt.config.jobsDir, b.id);
+      mkdirSync(jobDir, { recursive: true, mode: 0o700 });
+      writeMarker(jobDir, { batch: b.id, origin: b.origin, file: b.sourceName, contentHash: b.contentHash, createdAt: b.createdAt });
+      try {
+        renameSync(inInbox, jobFile);
+        rt.log.warn({ batch: b.id }, 'finished moving a file claimed before a restart');
+        continue;
+      } catch (err) {
+        if (existsSync(jobFile)) continue; // its own process finished the move meanwhile
+        if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+      }
     }
+    failBatch(
+      rt,
+      b,
+      there
+        ? `the claimed file ${b.sourceName} was replaced in the inbox by a different file of the same name before it was moved; nothing of the claimed file was ordered (the new file is taken as a batch of its own)`
+        : `the claimed file ${b.sourceName} disappeared before it was read; nothing of it was ordered`,
+      'gone',
+    );
   }
 }

@@ -8,11 +8,16 @@
  * trxids not given in the file are derived from the file's content hash and the row index:
  * the same file dropped again, even after the database was lost, produces the same trxids,
  * and the API replays the earlier orders instead of charging again.
+ *
+ * That holds only for the bytes that were hashed at claim. So once the rows are read, the file is
+ * hashed again, and a file whose bytes changed since its claim (something wrote into jobs/, or a
+ * batch claimed before submitted files were copied) is refused whole: nothing is stored, nothing
+ * is ordered, the explanation says to drop it in again (it then gets trxids of its own bytes).
  */
 import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import { InputFileError, coerceError } from '../errors.js';
-import { openOrderFile } from '../intake/formats/index.js';
+import { contentHash, openOrderFile } from '../intake/formats/index.js';
 import { createRowValidator, formatProblems } from '../intake/validate.js';
 import type { Runtime } from '../runtime.js';
 import type { Batch } from '../store/batches.js';
@@ -39,7 +44,7 @@ export async function loadBatch(rt: Runtime, batch: Batch): Promise<LoadOutcome>
   } catch (err) {
     const e = coerceError(err);
     if (!(e instanceof InputFileError) && (err as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
-    failFile(rt, batch, e.message);
+    failBatch(rt, batch, e.message);
     return { loaded: false, reason: 'file-error', message: e.message };
   }
 
@@ -109,14 +114,21 @@ export async function loadBatch(rt: Runtime, batch: Batch): Promise<LoadOutcome>
   } catch (err) {
     const e = coerceError(err);
     if (!(e instanceof InputFileError)) throw e;
-    failFile(rt, batch, e.message);
+    failBatch(rt, batch, e.message);
     return { loaded: false, reason: 'file-error', message: e.message };
+  }
+
+  const claimed = batch.contentHash.split(':')[0]!;
+  if ((await contentHash(path)) !== claimed) {
+    const message = `${batch.sourceName} changed after it was claimed: its bytes are not the ones checked for duplicates and used for its trxids, so none of its rows was ordered. Drop the file in again (or submit it again) to order it as it is now.`;
+    failBatch(rt, batch, message, 'changed');
+    return { loaded: false, reason: 'file-error', message };
   }
 
   const fileProblems = validator?.fileProblems() ?? [];
   if (fileProblems.length > 0) {
     const message = fileProblems.map((p) => p.message).join('\n');
-    failFile(rt, batch, message, 'refused');
+    failBatch(rt, batch, message, 'refused');
     return { loaded: false, reason: 'file-error', message };
   }
 
@@ -157,20 +169,26 @@ function duplicateMessage(rt: Runtime, earlier: Batch, batch: Batch): string {
 /**
  * The explanation is written before the batch is marked failed: a kill between leaves a retry, not silence.
  * `unreadable`: the file could not be read as an order table; `refused`: it was read, but its
- * columns do not fit its orders, so none of them was ordered.
+ * columns do not fit its orders, so none of them was ordered; `changed`: its bytes are not the
+ * ones claimed; `gone`: the claimed file was not there to read (claim.ts recoverClaims).
  */
-function failFile(rt: Runtime, batch: Batch, message: string, why: 'unreadable' | 'refused' = 'unreadable'): void {
+export type FailKind = 'unreadable' | 'refused' | 'changed' | 'gone';
+
+export function failBatch(rt: Runtime, batch: Batch, message: string, why: FailKind = 'unreadable'): void {
   const { errorFile } = outboxPaths(rt, batch);
-  const opening =
-    why === 'refused'
-      ? `topup-runner read ${batch.sourceName} (batch ${batch.id}) but refused the whole file: no row was ordered.`
-      : `topup-runner could not read ${batch.sourceName} (batch ${batch.id}).`;
-  writeFileAtomic(
-    errorFile,
-    `${opening}\n\n${message}\n\n` +
-      `Nothing was sent and nothing was charged. The file is kept in ${join(rt.config.home, batch.jobFile)}.\n` +
-      `Fix it (a .csv saved as "CSV UTF-8", or an .xlsx workbook, with a header row) and drop it into the inbox again.\n`,
-  );
+  const opening = {
+    refused: `topup-runner read ${batch.sourceName} (batch ${batch.id}) but refused the whole file: no row was ordered.`,
+    unreadable: `topup-runner could not read ${batch.sourceName} (batch ${batch.id}).`,
+    changed: `topup-runner refused ${batch.sourceName} (batch ${batch.id}): the file changed after it was claimed.`,
+    gone: `topup-runner claimed ${batch.sourceName} (batch ${batch.id}), but the file was not there to read.`,
+  }[why];
+  const kept = why === 'gone' ? '' : ` The file is kept in ${join(rt.config.home, batch.jobFile)}.`;
+  const fix =
+    why === 'gone' || why === 'changed'
+      ? 'To order it, drop the file into the inbox again (or run topup submit FILE).\n'
+      : 'Fix it (a .csv saved as "CSV UTF-8", or an .xlsx workbook, with a header row) and drop it into the inbox again.\n';
+  writeFileAtomic(errorFile, `${opening}\n\n${message}\n\nNothing was sent and nothing was charged.${kept}\n${fix}`);
   rt.batches.fail(batch.id, message, Date.now());
-  rt.log.error({ batch: batch.id, file: batch.sourceName, problem: message }, why === 'refused' ? 'file refused: its columns do not fit its orders' : 'file is not a usable order file');
+  const said = { refused: 'file refused: its columns do not fit its orders', unreadable: 'file is not a usable order file', changed: 'file refused: it changed after it was claimed', gone: 'claimed file is gone; nothing of it was ordered' }[why];
+  rt.log.error({ batch: batch.id, file: batch.sourceName, problem: message }, said);
 }

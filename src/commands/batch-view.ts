@@ -24,6 +24,58 @@ export function snapshot(rows: RowStore, batchId: string): BatchProgressSnapshot
   return { rows: p.rows, counts, sent: p.sent, done, spentUsd: roundCents(p.spentUsd) };
 }
 
+/** `45s`, `3m20s`, `1h05m`; `?` when unknown. */
+export function durationText(ms: number | null): string {
+  if (ms === null || !Number.isFinite(ms)) return '?';
+  const sec = Math.max(0, Math.round(ms / 1000));
+  if (sec >= 3600) return `${Math.floor(sec / 3600)}h${String(Math.round((sec % 3600) / 60)).padStart(2, '0')}m`;
+  return sec >= 60 ? `${Math.floor(sec / 60)}m${String(sec % 60).padStart(2, '0')}s` : `${sec}s`;
+}
+
+/**
+ * Time left for a batch, from its pace since a starting point: `elapsedMs` to end `doneSince`
+ * rows, `left` rows to go. 0 when nothing is left; null until the pace is known.
+ */
+export function etaMs(elapsedMs: number, doneSince: number, left: number): number | null {
+  if (left <= 0) return 0;
+  if (doneSince <= 0 || elapsedMs <= 0) return null;
+  return (elapsedMs / doneSince) * left;
+}
+
+/**
+ * Paces of batches followed from outside the store (the daemon's progress log, the submit bar):
+ * each batch's pace counts from when it was first seen here, so rows ended before (by another
+ * process, or instantly as invalid) do not make it look faster than it is.
+ */
+export class EtaBook {
+  readonly #first = new Map<string, { at: number; done: number }>();
+
+  eta(batchId: string, s: Pick<BatchProgressSnapshot, 'rows' | 'done'>, now = Date.now()): number | null {
+    let first = this.#first.get(batchId);
+    if (!first) {
+      first = { at: now, done: s.done };
+      this.#first.set(batchId, first);
+    }
+    return etaMs(now - first.at, s.done - first.done, s.rows - s.done);
+  }
+
+  forget(batchId: string): void {
+    this.#first.delete(batchId);
+  }
+}
+
+/**
+ * Time left for a batch as `topup status` sees it, from the store alone: the pace of the rows
+ * that went through the API since the batch started sending. Null for a batch nobody is running
+ * or that waits (it moves at no pace then).
+ */
+export function storedEtaMs(b: Batch, s: BatchProgressSnapshot, pause: PauseState | null, now = Date.now()): number | null {
+  if (b.finishedAt !== null || b.state === 'failed') return null;
+  if (b.startedAt === null || b.waitReason || pause || !heldByLiveProcess(b, now)) return null;
+  const viaApi = s.counts.completed + s.counts.cancelled + s.counts.rejected + s.counts.review;
+  return etaMs(now - b.startedAt, viaApi, s.rows - s.done);
+}
+
 export type RunState = 'running' | 'waiting' | 'queued' | 'done' | 'failed' | 'duplicate';
 
 /** Whether a live process holds the batch (its lease has not expired). */

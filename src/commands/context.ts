@@ -1,14 +1,15 @@
 /**
  * What every command starts from: the validated config (with --home), a logger, and for
  * commands that talk to the API, the runtime (store, rate gate, client) on the same home as
- * the daemon. Commands log to stderr so that stdout carries only their output (--json, --csv).
+ * the daemon. Commands log to stderr so that stdout carries only their output (--json, --csv):
+ * as sentences on a terminal ("warning: SANDBOX: …"), as JSON lines otherwise (for scripts).
  */
 import type { Command } from 'commander';
 import { pino } from 'pino';
 import { loadConfig, type Config } from '../config.js';
-import { createLogger, type Logger } from '../log.js';
+import { createLogger, textDestination, type Logger } from '../log.js';
 import { openRuntime, type Runtime } from '../runtime.js';
-import { resolveApi, type ApiEndpoint } from '../daemon.js';
+import { resolveApi, type ApiEndpoint } from '../api-endpoint.js';
 
 export function globalOpts(cmd: Command): { home?: string; verbose?: boolean } {
   return cmd.optsWithGlobals<{ home?: string; verbose?: boolean }>();
@@ -25,7 +26,7 @@ export function commandLogger(config: Config, cmd: Command): Logger {
     level: verbose ? 'debug' : process.env.TOPUP_LOG_LEVEL ? config.logLevel : 'warn',
     secrets: [config.apiKey, config.telegram?.botToken ?? ''],
     base: config.sandbox ? { mode: 'SANDBOX' } : {},
-    destination: pino.destination({ dest: 2, sync: true }),
+    destination: process.stderr.isTTY === true ? textDestination(process.stderr, { time: false }) : pino.destination({ dest: 2, sync: true }),
   });
 }
 

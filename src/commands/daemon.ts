@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { runDaemon, rootLogger } from '../daemon.js';
+import { runDaemon } from '../daemon.js';
 import { commandConfig } from './context.js';
 
 export function registerDaemon(program: Command): void {
@@ -9,6 +9,6 @@ export function registerDaemon(program: Command): void {
     .option('--once', 'take the files already in the inbox and every unfinished batch, finish them all, then exit 0')
     .action(async (opts: { once?: boolean }, cmd: Command) => {
       const config = commandConfig(cmd);
-      process.exitCode = await runDaemon(config, { once: opts.once === true }, rootLogger(config));
+      process.exitCode = await runDaemon(config, { once: opts.once === true });
     });
 }

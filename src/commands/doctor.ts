@@ -8,7 +8,7 @@ import { renderTable } from './output.js';
 export function registerDoctor(program: Command): void {
   program
     .command('doctor')
-    .description('Self-check: settings, the API key, the public IP for the allowlist, clock, disk, folder permissions, database integrity')
+    .description('Self-check: settings, the API key, the public IP for the allowlist, clock, disk, folder permissions, database integrity and size, batch folders the database does not know')
     .option('--json', 'print the report as JSON')
     .addHelpText('after', '\nExit code: 0 when nothing fatal failed (warnings are shown); 1 when orders cannot go out.')
     .action(async (opts: { json?: boolean }, cmd: Command) => {

@@ -2,9 +2,9 @@
  * Drives one batch to its end in this process (submit, retry --run, cancel): a Runner limited
  * to that batch, its events shown to the operator, notifications sent as the daemon would.
  *
- * Ctrl-C / SIGTERM stops gracefully: calls in flight finish, the lease is released, and the
- * daemon (or a later command) carries the batch on from the store. A second signal exits at once,
- * which is as safe as a crash.
+ * Ctrl-C / SIGTERM stops gracefully (the signal handler the daemon uses too, shutdown.ts): calls
+ * in flight finish, the lease is released, and a running daemon (or a later command) carries the
+ * batch on from the store. A second signal exits at once, which is as safe as a crash.
  */
 import { Runner } from '../engine/runner.js';
 import type { Runtime } from '../runtime.js';
@@ -12,6 +12,7 @@ import type { BatchSummary } from '../outbox/summary.js';
 import type { Notifier } from '../notify/notifier.js';
 import { snapshot } from './batch-view.js';
 import { createProgressView } from './progress.js';
+import { onStopSignals } from '../shutdown.js';
 
 export interface ForegroundResult {
   summary: BatchSummary | null;
@@ -32,15 +33,13 @@ export async function runBatchInForeground(rt: Runtime, batchId: string, notifie
   );
   runner.on('resume', () => view.note('sending resumed'));
 
-  let signals = 0;
-  const onSignal = (): void => {
-    signals++;
-    if (signals > 1) process.exit(130);
-    view.note('stopping: letting calls in flight finish (press Ctrl-C again to quit at once)');
-    runner.stop();
-  };
-  process.on('SIGINT', onSignal);
-  process.on('SIGTERM', onSignal);
+  const signals = onStopSignals(
+    () => {
+      view.note('stopping: letting calls in flight finish (press Ctrl-C again to quit at once)');
+      runner.stop();
+    },
+    () => view.note('quitting at once: the batch is safe on disk and is carried on from there'),
+  );
   const timer = setInterval(() => {
     if (rt.batches.get(batchId)?.state !== 'claimed') view.update(snapshot(rt.rows, batchId));
   }, 250);
@@ -48,13 +47,12 @@ export async function runBatchInForeground(rt: Runtime, batchId: string, notifie
     await runner.run();
   } finally {
     clearInterval(timer);
-    process.off('SIGINT', onSignal);
-    process.off('SIGTERM', onSignal);
+    signals.off();
   }
   const b = rt.batches.get(batchId);
   view.stop(b && b.state !== 'claimed' ? snapshot(rt.rows, batchId) : null);
   await notifier.flush();
-  return { summary, interrupted: signals > 0 };
+  return { summary, interrupted: signals.count > 0 };
 }
 
 const devNull = { write: () => true } as unknown as NodeJS.WritableStream;

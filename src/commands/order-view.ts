@@ -4,7 +4,14 @@
  */
 import type { Order } from '../api/schemas.js';
 import type { Column } from './output.js';
-import { usd } from './output.js';
+import { usd, when } from './output.js';
+
+/** The order's creation time as the API gave it, shown like every time topup prints (UTC); text it cannot read is shown as sent. */
+export function orderTime(t: string | number | undefined): string {
+  if (t === undefined) return '';
+  const ms = typeof t === 'number' ? t : Date.parse(t);
+  return Number.isNaN(ms) ? String(t) : when(ms);
+}
 
 export function orderJson(o: Order, showCodes: boolean): Record<string, unknown> {
   // `raw` (the answer as sent) and `answer` (its audit copy) may hold the codes too: never printed here.
@@ -15,6 +22,7 @@ export function orderJson(o: Order, showCodes: boolean): Record<string, unknown>
 
 export function orderColumns(showCodes: boolean): Column<Order>[] {
   return [
+    { title: 'created UTC', get: (o) => orderTime(o.createdAt) },
     { title: 'orderId', get: (o) => o.orderId },
     { title: 'trxid', get: (o) => o.trxid },
     { title: 'status', get: (o) => o.status },

@@ -4,7 +4,7 @@ import { Priority } from '../api/client.js';
 import { describeAudit } from '../api/audit.js';
 import { NotFoundError, isApiError } from '../errors.js';
 import { openCommandContext } from './context.js';
-import { addFormatOptions, formatOf, printList } from './output.js';
+import { addFormatOptions, formatOf, printList, when } from './output.js';
 import { orderColumns, orderJson } from './order-view.js';
 
 export function registerOrder(program: Command): void {
@@ -31,7 +31,8 @@ export function registerOrder(program: Command): void {
       const local = row ? { batchId: row.batchId, line: row.line, state: row.state, note: row.note, lastAnswer: row.lastAnswer ? (JSON.parse(row.lastAnswer) as unknown) : null } : null;
       printList(format, [order], orderColumns(show), { ...orderJson(order, show), local });
       if (format === 'table' && row) {
-        process.stdout.write(`placed by batch ${row.batchId}, line ${row.line} (${row.state})${row.note ? `; ${row.note}` : ''}\n`);
+        const times = [row.firstSentAt !== null && `sent ${when(row.firstSentAt)} UTC`, row.updatedAt && `last changed ${when(row.updatedAt)} UTC`].filter(Boolean).join(', ');
+        process.stdout.write(`placed by batch ${row.batchId}, line ${row.line} (${row.state}${times ? `; ${times}` : ''})${row.note ? `; ${row.note}` : ''}\n`);
         if (row.lastAnswer) process.stdout.write(`last answer kept for that row: ${describeAudit(row.lastAnswer, 400)}\n`);
       }
     } finally {

@@ -9,6 +9,7 @@ import { Notifier } from '../notify/notifier.js';
 import { openCommandContext } from './context.js';
 import { runBatchInForeground } from './foreground.js';
 import { report } from './submit.js';
+import { runningDaemon } from '../presence.js';
 
 export function registerRetry(program: Command): void {
   program
@@ -31,7 +32,7 @@ export function registerRetry(program: Command): void {
           else {
             process.stdout.write(
               `new batch ${r.batch.id}: ${r.rows} rows of ${batchId} (lines ${r.lines.join(', ')}) with fresh trxids, file ${r.batch.jobFile}\n` +
-                `A running daemon starts it within seconds. Without a daemon: topup daemon --once   Follow it: topup status ${r.batch.id}\n`,
+                `${runningDaemon(ctx.rt.meta) ? 'The daemon running on this home starts it within seconds.' : 'No daemon is running on this home: start one (topup daemon), or run it now with topup daemon --once.'}   Follow it: topup status ${r.batch.id}\n`,
             );
           }
           return;

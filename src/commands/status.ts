@@ -8,7 +8,7 @@ import { Pauses } from '../dispatch/pauses.js';
 import type { Row } from '../store/rows.js';
 import { commandConfig } from './context.js';
 import { openStoreOnly } from './store-only.js';
-import { heldByLiveProcess, runState, snapshot, waitingWhy } from './batch-view.js';
+import { durationText, heldByLiveProcess, runState, snapshot, storedEtaMs, waitingWhy } from './batch-view.js';
 import { addFormatOptions, formatOf, printList, usd, when, wholeNumber } from './output.js';
 
 export function registerStatus(program: Command): void {
@@ -30,8 +30,9 @@ export function registerStatus(program: Command): void {
         if (!b) throw new NotFoundError(`no batch ${batchId} (see topup status for the list)`);
         const s = snapshot(store.rows, b.id);
         const rows = [...store.rows.iterate(b.id)];
+        const eta = storedEtaMs(b, s, pause, now);
         const info = {
-          id: b.id, file: b.sourceName, origin: b.origin, state: runState(b, pause, now), why: waitingWhy(b, pause, now),
+          id: b.id, file: b.sourceName, origin: b.origin, state: runState(b, pause, now), why: waitingWhy(b, pause, now), etaSec: eta === null ? null : Math.round(eta / 1000),
           retryOf: b.retryOf, duplicateOf: b.duplicateOf, cancelRequested: b.cancelRequested, heldByLiveProcess: heldByLiveProcess(b, now),
           ...s, resultFile: b.finishedAt ? b.resultFile : null, createdAt: when(b.createdAt), finishedAt: when(b.finishedAt),
         };
@@ -41,8 +42,8 @@ export function registerStatus(program: Command): void {
         }
         if (format === 'table') {
           process.stdout.write(
-            `batch ${b.id} (${b.sourceName}, ${b.origin}${b.retryOf ? `, retry of ${b.retryOf}` : ''}): ${info.state}; ${s.done}/${s.rows} done; ` +
-              `${s.counts.completed} completed, ${s.counts.cancelled} cancelled, ${s.counts.rejected} rejected, ${s.counts.invalid} invalid, ${s.counts.skipped} skipped; spent ${usd(s.spentUsd)} USD\n` +
+            `batch ${b.id} (${b.sourceName}, ${b.origin}${b.retryOf ? `, retry of ${b.retryOf}` : ''}): ${info.state}; ${s.done}/${s.rows} done; sent ${s.sent}; ` +
+              `${s.counts.completed} completed, ${s.counts.cancelled} cancelled, ${s.counts.rejected} rejected, ${s.counts.invalid} invalid, ${s.counts.skipped} skipped; spent ${usd(s.spentUsd)} USD${eta === null ? '' : `; ETA ${durationText(eta)}`}\n` +
               `${info.why ? `why: ${info.why}\n` : ''}${info.resultFile ? `results: ${info.resultFile}\n` : ''}\n`,
           );
         }
@@ -61,8 +62,10 @@ export function registerStatus(program: Command): void {
       const list = batches
         .filter((b) => !opts.active || b.finishedAt === null)
         .map((b) => ({ b, s: snapshot(store.rows, b.id) }))
-        .map(({ b, s }) => ({
+        .map(({ b, s }) => ({ b, s, eta: storedEtaMs(b, s, pause, now) }))
+        .map(({ b, s, eta }) => ({
           id: b.id, file: b.sourceName, origin: b.origin, state: runState(b, pause, now), rows: s.rows, done: s.done, sent: s.sent,
+          etaSec: eta === null ? null : Math.round(eta / 1000),
           completed: s.counts.completed, cancelled: s.counts.cancelled, rejected: s.counts.rejected, invalid: s.counts.invalid,
           skipped: s.counts.skipped, review: s.counts.review, spentUsd: s.spentUsd, why: waitingWhy(b, pause, now),
           createdAt: when(b.createdAt), resultFile: b.finishedAt ? b.resultFile : null,
@@ -77,12 +80,14 @@ export function registerStatus(program: Command): void {
         { title: 'file', get: (r) => r.file },
         { title: 'state', get: (r) => r.state },
         { title: 'done', get: (r) => `${r.done}/${r.rows}`, right: true },
+        { title: 'sent', get: (r) => r.sent, right: true },
         { title: 'ok', get: (r) => r.completed, right: true },
         { title: 'cancelled', get: (r) => r.cancelled, right: true },
         { title: 'rejected', get: (r) => r.rejected, right: true },
         { title: 'invalid', get: (r) => r.invalid, right: true },
         { title: 'usd', get: (r) => usd(r.spentUsd), right: true },
-        { title: 'created', get: (r) => r.createdAt },
+        { title: 'eta', get: (r) => (r.etaSec === null ? '' : durationText(r.etaSec * 1000)), right: true },
+        { title: 'created UTC', get: (r) => r.createdAt },
         { title: 'why', get: (r) => r.why },
       ], { pause, batches: list });
     } finally {

@@ -1,9 +1,11 @@
 /**
  * `topup submit FILE`: one batch in the foreground, with live progress, through the same engine,
  * settings and database as the daemon. The batch is claimed with this process's lease, so a
- * running daemon leaves it alone; the file stays where the user keeps it.
+ * running daemon leaves it alone. The file is copied into jobs/<batch>/ as it is claimed (the
+ * batch reads the bytes it hashed: claim.ts); the user's file stays where they keep it.
  */
 import { existsSync, statSync } from 'node:fs';
+import { hostname } from 'node:os';
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import { claimFile } from '../claim/claim.js';
@@ -15,16 +17,17 @@ import type { BatchSummary } from '../outbox/summary.js';
 import type { Runtime } from '../runtime.js';
 import { openCommandContext } from './context.js';
 import { runBatchInForeground } from './foreground.js';
+import { runningDaemon } from '../presence.js';
 
 export function registerSubmit(program: Command): void {
   program
     .command('submit')
     .description('Run one batch file now, in the foreground, with live progress; writes the same result files as the daemon')
-    .argument('<file>', 'order file, .csv (or .tsv/.txt) or .xlsx (it is read where it is, not moved)')
+    .argument('<file>', 'order file, .csv (or .tsv/.txt) or .xlsx (copied into jobs/ when claimed; your file is not moved or changed)')
     .option('--again', 'order a file identical to one processed before (new trxids: these are NEW purchases)')
     .option('--json', 'print the batch summary as JSON on stdout when done')
     .option('--quiet', 'no progress output')
-    .addHelpText('after', '\nExit code: 0 when every row completed; 1 when some did not (see the result file); 130 when stopped by Ctrl-C (the daemon carries the batch on).')
+    .addHelpText('after', '\nExit code: 0 when every row completed; 1 when some did not (see the result file); 130 when stopped by Ctrl-C (a running daemon carries the batch on; without one it waits for topup daemon).')
     .action(async (file: string, opts: { again?: boolean; json?: boolean; quiet?: boolean }, cmd: Command) => {
       const path = resolve(file);
       if (!existsSync(path) || !statSync(path).isFile()) throw new InputFileError(`${file}: no such file`);
@@ -44,6 +47,13 @@ export function registerSubmit(program: Command): void {
     });
 }
 
+/** Who finishes a batch this process stopped driving: only a daemon that runs now is named. */
+export function whoCarriesOn(rt: Runtime): string {
+  const d = runningDaemon(rt.meta);
+  if (d) return `the daemon running on this home (pid ${d.pid}${d.host === hostname() ? '' : ` on ${d.host}`}) carries it on.`;
+  return 'no daemon is running on this home, so it waits where it stopped (rows already sent are followed when it runs again): start the daemon (topup daemon), or finish it now with topup daemon --once.';
+}
+
 /** Prints the outcome of a foreground batch; returns the exit code. Shared with `retry --run`. */
 export function report(rt: Runtime, batchId: string, summary: BatchSummary | null, interrupted: boolean, json: boolean): number {
   const b = rt.batches.get(batchId)!;
@@ -54,7 +64,7 @@ export function report(rt: Runtime, batchId: string, summary: BatchSummary | nul
     return ExitCode.InputFile;
   }
   if (!summary) {
-    say(`batch ${batchId} is not finished${interrupted ? ' (stopped)' : ''}; the daemon carries it on. See: topup status ${batchId}`);
+    say(`batch ${batchId} is not finished${interrupted ? ' (stopped)' : ''}; ${whoCarriesOn(rt)} See: topup status ${batchId}`);
     return interrupted ? ExitCode.Interrupted : ExitCode.NotAllCompleted;
   }
   if (summary.duplicateOf) {

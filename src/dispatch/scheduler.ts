@@ -20,6 +20,11 @@
  * in the future, nor lets a burst through, when they would all look old. A stored time further
  * ahead than any wait could be (written before a reboot, or by a version that stored wall time)
  * is stale and dropped; no wait is ever longer than the longest window plus the request timeout.
+ *
+ * The log keeps only what a window can still need: calls older than the longest window plus the
+ * request timeout are pruned at every start (so a process that makes a handful of calls, a
+ * `topup balance` from cron, prunes too), every 200 calls, and by the daemon's idle upkeep
+ * (store/upkeep.ts).
  */
 import PQueue from 'p-queue';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -48,7 +53,9 @@ export class RateScheduler implements CallGate {
   /** Returns the new call's row id (> 0) when admitted, else minus the time to wait. */
   readonly #admitTx: { immediate(now: number): number };
   readonly #markDone: Statement;
+  readonly #prune: Statement;
   readonly #longestMs: number;
+  readonly #timeoutMs: number;
   #sinceprune = 0;
   readonly stats: SchedulerStats = { admitted: 0, waitedMs: 0, byRoute: {} };
 
@@ -79,15 +86,17 @@ export class RateScheduler implements CallGate {
     // when the API answers 429 with a Retry-After.
     const shortest = this.#windows.reduce((a, b) => (a.windowMs <= b.windowMs ? a : b));
     const spacingMs = Math.floor(shortest.windowMs / shortest.limit);
-    const prune = db.prepare('DELETE FROM api_calls WHERE t <= ?');
+    this.#prune = db.prepare('DELETE FROM api_calls WHERE t <= ?');
     this.#markDone = db.prepare('UPDATE api_calls SET done = ? WHERE rowid = ?');
     const timeout = requestTimeoutMs;
+    this.#timeoutMs = timeout;
     // Nothing a window needs can lie ahead of now: such times were written before a reboot (the
     // monotonic clock restarted) or by a version that stored wall time. They would freeze the gate.
     const longestWait = this.#longestMs + timeout;
     const start = this.#now();
     db.prepare('DELETE FROM api_calls WHERE t > ?').run(start + 1_000);
     if (Number(this.#meta.get(HOLD_KEY) ?? 0) > start + this.#maxHoldMs) this.#meta.delete(HOLD_KEY);
+    this.prune(start);
     // Returns 0 when the call was recorded (admitted), else how long to wait.
     this.#admitTx = db
       .transaction((now: number): number => {
@@ -109,10 +118,15 @@ export class RateScheduler implements CallGate {
         const id = Number(insert.run(now).lastInsertRowid);
         if (++this.#sinceprune >= 200) {
           this.#sinceprune = 0;
-          prune.run(now - this.#longestMs - timeout - 1000);
+          this.prune(now);
         }
         return id;
       });
+  }
+
+  /** Drops calls no window can need any more; returns how many. */
+  prune(now = this.#now()): number {
+    return this.#prune.run(now - this.#longestMs - this.#timeoutMs - 1000).changes;
   }
 
   /** Waiting calls (not yet admitted). */

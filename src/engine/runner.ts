@@ -99,7 +99,7 @@ export class Runner extends EventEmitter<RunnerEventMap> {
     this.#rt = rt;
     this.#opts = opts;
     this.#clock = opts.clock ?? systemClock;
-    this.#pauses = new Pauses(rt.meta, Math.min(Math.max(rt.config.pollIntervalMs * 6, 2_000), 60_000), this.#clock);
+    this.#pauses = rt.account.pauses(this.#clock);
     setMaxListeners(0, this.#abort.signal);
     const e: EngineContext = {
       rt,
@@ -142,7 +142,7 @@ export class Runner extends EventEmitter<RunnerEventMap> {
   }
 
   async run(): Promise<void> {
-    recoverClaims(this.#rt);
+    await recoverClaims(this.#rt);
     removeStaleTemps(this.#rt.config.outboxDir);
     // Leases are renewed on their own clock, the one place they are: a step waiting on the API
     // (a long Retry-After, a full window) must not let another process take batches this one drives.

@@ -1,8 +1,9 @@
 /**
  * Finishing: a batch whose every row reached an end, with no send of it still in flight, gets its
  * result and summary written (finish.ts) and is marked done; a duplicate file's batch likewise.
- * Progress (counts per state) is reported every PROGRESS_EVERY_MS while batches run, and the
- * partial result (partial.ts, throttled inside) is rewritten while a batch runs.
+ * Progress (counts per state) is reported every PROGRESS_EVERY_MS while batches run, as the
+ * `progress` event (the daemon logs it: progress-log.ts), and the partial result (partial.ts,
+ * throttled inside) is rewritten while a batch runs.
  */
 import { coerceError } from '../errors.js';
 import type { EngineContext, Stage, StepBatches } from '../engine/stage.js';
@@ -63,8 +64,6 @@ export class FinishingStage implements Stage {
   }
 
   #progress(b: Batch, counts: StateCounts): void {
-    const done = LIVE_STATES.reduce((n, st) => n - counts[st], Object.values(counts).reduce((a, c) => a + c, 0));
-    this.#e.rt.log.info({ batch: b.id, file: b.sourceName, counts, done, waiting: b.waitReason }, 'progress');
     this.#e.emit('progress', b, counts);
   }
 }

@@ -5,6 +5,10 @@
  * committed before the request leaves" holds across a power cut, not just a process kill.
  * The file is created mode 0600 (it holds delivered codes); SQLite gives its -wal and -shm
  * files the same mode as the database file.
+ *
+ * journal_size_limit: after a checkpoint SQLite reuses the write-ahead log from its start but keeps
+ * the file as large as it ever grew; this cuts it back to JOURNAL_SIZE_LIMIT. A burst (a 100,000-row
+ * batch stored in one transaction) may grow it, the next checkpoint shrinks it (store/upkeep.ts).
  */
 import Database from 'better-sqlite3';
 import { closeSync, mkdirSync, openSync } from 'node:fs';
@@ -13,6 +17,9 @@ import { MIGRATIONS } from './migrations.js';
 import { ErrorCode, TopupError } from '../errors.js';
 
 export type Db = Database.Database;
+
+/** Bytes the write-ahead log is cut back to after a checkpoint. */
+export const JOURNAL_SIZE_LIMIT = 64 * 1024 * 1024;
 
 export function openDb(path: string): Db {
   mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
@@ -23,6 +30,7 @@ export function openDb(path: string): Db {
   db.pragma('synchronous = FULL');
   db.pragma('foreign_keys = ON');
   db.pragma('busy_timeout = 10000');
+  db.pragma(`journal_size_limit = ${JOURNAL_SIZE_LIMIT}`);
   migrate(db);
   return db;
 }

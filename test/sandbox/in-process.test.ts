@@ -1,13 +1,13 @@
 /**
  * TOPUP_SANDBOX_ANSWERS: the answer style of the sandbox that `topup daemon` starts in-process
- * when no TOPUP_API_URL is set (src/daemon.ts resolveApi).
+ * when no TOPUP_API_URL is set (src/api-endpoint.ts resolveApi).
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
-import { resolveApi } from '../../src/daemon.js';
+import { resolveApi } from '../../src/api-endpoint.js';
 import { ConfigError } from '../../src/errors.js';
 import { createLogger } from '../../src/log.js';
 

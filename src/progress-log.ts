@@ -1,0 +1,48 @@
+/**
+ * The daemon's progress in its log, from the runner's `progress` event (every 10 s per running
+ * batch): on a terminal ONE sentence per batch (done/rows, sent, the counts, USD, ETA); otherwise
+ * one JSON line with the same facts as fields, for log tools.
+ *
+ * A batch that has not moved since its last line (waiting for balance, paused by the API) is not
+ * repeated on every tick: once QUIET_REPEAT_MS has passed it is said again, so a log that stops
+ * showing a batch means it ended, not that it is stuck.
+ */
+import type { Runner } from './engine/runner.js';
+import type { Logger } from './log.js';
+import type { RowStore, StateCounts } from './store/rows.js';
+import type { Batch } from './store/batches.js';
+import { EtaBook, durationText, storedEtaMs, type BatchProgressSnapshot } from './commands/batch-view.js';
+import { describe } from './commands/progress.js';
+import { roundCents } from './money.js';
+
+const QUIET_REPEAT_MS = 5 * 60_000;
+
+/** Follows `runner`'s progress events until the returned function is called (a releaser). */
+export function logProgress(runner: Runner, rows: RowStore, log: Logger, opts: { text: boolean }): () => void {
+  const etas = new EtaBook();
+  const said = new Map<string, { line: string; at: number }>();
+  const onProgress = (b: Batch, counts: StateCounts): void => {
+    const p = rows.progress(b.id);
+    const done = counts.completed + counts.cancelled + counts.rejected + counts.invalid + counts.skipped + counts.review;
+    const s: BatchProgressSnapshot = { rows: p.rows, counts, sent: p.sent, done, spentUsd: roundCents(p.spentUsd) };
+    const now = Date.now();
+    // Until this process has seen the batch move, the pace since it started sending.
+    const eta = etas.eta(b.id, s, now) ?? storedEtaMs(b, s, null, now);
+    const line = `progress ${b.id} (${b.sourceName}): ${done}/${s.rows} done; ${describe(s)}${b.waitReason ? `; waiting: ${b.waitReason}` : ''}`;
+    const last = said.get(b.id);
+    if (last && last.line === line && now - last.at < QUIET_REPEAT_MS) return;
+    said.set(b.id, { line, at: now });
+    if (opts.text) log.info(`${line}; ETA ${durationText(eta)}`);
+    else log.info({ batch: b.id, file: b.sourceName, rows: s.rows, done, sent: s.sent, counts, spentUsd: s.spentUsd, etaSec: eta === null ? null : Math.round(eta / 1000), waiting: b.waitReason }, 'progress');
+  };
+  const onFinished = (summary: { batchId: string }): void => {
+    etas.forget(summary.batchId);
+    said.delete(summary.batchId);
+  };
+  runner.on('progress', onProgress);
+  runner.on('batch-finished', onFinished);
+  return () => {
+    runner.off('progress', onProgress);
+    runner.off('batch-finished', onFinished);
+  };
+}

@@ -1,0 +1,115 @@
+/**
+ * Keeping the one SQLite file small and quick over months of use:
+ *  - the write-ahead log is checkpointed (folded into the database) when this process is idle and
+ *    at every stop, and cut back to JOURNAL_SIZE_LIMIT (db.ts) after a checkpoint;
+ *  - the call log (api_calls) is pruned of calls older than the longest rate window
+ *    (dispatch/scheduler.ts prunes at every start and every 200 calls; the idle upkeep prunes too,
+ *    so a daemon that makes few calls does not keep them for ever);
+ *  - the sizes are reported by `topup doctor`.
+ *
+ * Choices:
+ *  - Idle: PASSIVE, which never waits for anyone: another process (a `topup submit` beside the
+ *    daemon) may be reading or writing, and must not be held up by housekeeping. What it cannot
+ *    fold in now it folds in next time.
+ *  - At a stop: TRUNCATE (the log file is emptied), waiting at most STOP_BUSY_MS for a reader of
+ *    another process; a stop is never held for the store's usual 10 s busy timeout.
+ */
+import { statSync } from 'node:fs';
+import type { Logger } from '../log.js';
+import { JOURNAL_SIZE_LIMIT, type Db } from './db.js';
+
+const STOP_BUSY_MS = 1_000;
+const BUSY_TIMEOUT_MS = 10_000;
+
+export interface CheckpointResult {
+  /** The checkpoint could not finish (another connection was using the log). */
+  busy: boolean;
+  /** Frames in the log, and how many of them are in the database now. */
+  logFrames: number;
+  checkpointed: number;
+}
+
+export function checkpoint(db: Db, log: Logger | undefined, when: 'idle' | 'shutdown'): CheckpointResult | null {
+  if (!db.open) return null;
+  try {
+    if (when === 'shutdown') db.pragma(`busy_timeout = ${STOP_BUSY_MS}`);
+    const [r] = db.pragma(`wal_checkpoint(${when === 'shutdown' ? 'TRUNCATE' : 'PASSIVE'})`) as { busy: number; log: number; checkpointed: number }[];
+    const result = { busy: r?.busy === 1, logFrames: r?.log ?? 0, checkpointed: r?.checkpointed ?? 0 };
+    log?.debug({ when, ...result }, 'database checkpoint');
+    return result;
+  } catch (err) {
+    // Never a reason to fail: the log is folded in by SQLite itself as it grows.
+    log?.debug({ when, err: (err as Error).message }, 'database checkpoint skipped');
+    return null;
+  } finally {
+    if (when === 'shutdown' && db.open) db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
+  }
+}
+
+export interface DatabaseSize {
+  /** Bytes of the database file, its write-ahead log and its shared-memory index. */
+  fileBytes: number;
+  walBytes: number;
+  shmBytes: number;
+  /** Share of the database's pages that are free (left by deleted rows; reused before the file grows). */
+  freeShare: number;
+  /** Rows of the call log (api_calls): a few thousand at most when pruning works. */
+  callLogRows: number;
+}
+
+const sizeOf = (path: string): number => {
+  try {
+    return statSync(path).size;
+  } catch {
+    return 0;
+  }
+};
+
+export function databaseSize(db: Db, dbPath: string): DatabaseSize {
+  const pages = Number(db.pragma('page_count', { simple: true }));
+  const free = Number(db.pragma('freelist_count', { simple: true }));
+  const calls = (db.prepare('SELECT count(*) AS n FROM api_calls').get() as { n: number }).n;
+  return {
+    fileBytes: sizeOf(dbPath),
+    walBytes: sizeOf(`${dbPath}-wal`),
+    shmBytes: sizeOf(`${dbPath}-shm`),
+    freeShare: pages > 0 ? free / pages : 0,
+    callLogRows: calls,
+  };
+}
+
+const mb = (bytes: number): string => `${(bytes / 1024 / 1024).toFixed(1)} MB`;
+
+/** For `topup doctor`: the sizes, and whether the log is larger than a checkpoint leaves it. */
+export function describeSize(s: DatabaseSize): { ok: boolean; detail: string } {
+  const overgrown = s.walBytes > JOURNAL_SIZE_LIMIT;
+  const detail =
+    `database ${mb(s.fileBytes)}, write-ahead log ${mb(s.walBytes)}, ${Math.round(s.freeShare * 100)}% free pages; call log ${s.callLogRows} rows` +
+    (overgrown
+      ? `; the write-ahead log is over ${mb(JOURNAL_SIZE_LIMIT)}: a process keeps a read open so it cannot be folded in (a stuck topup process? stop it; the daemon folds it in when idle and at its stop)`
+      : '');
+  return { ok: !overgrown, detail };
+}
+
+export interface Upkeep {
+  stop(): void;
+}
+
+/**
+ * Every `everyMs`, when `idle()` says this process has nothing to do: prune the call log and
+ * checkpoint (PASSIVE). Its timer never keeps the process alive.
+ */
+export function startUpkeep(db: Db, log: Logger, idle: () => boolean, pruneCalls: () => number, everyMs = 5 * 60_000): Upkeep {
+  const timer = setInterval(() => {
+    try {
+      if (!db.open || !idle()) return;
+      const pruned = pruneCalls();
+      const r = checkpoint(db, log, 'idle');
+      log.debug({ prunedCalls: pruned, checkpoint: r }, 'idle upkeep');
+    } catch (err) {
+      log.debug({ err: (err as Error).message }, 'idle upkeep skipped');
+    }
+  }, everyMs);
+  timer.unref();
+  return { stop: () => clearInterval(timer) };
+}
