@@ -40,7 +40,7 @@ describe('examples/', () => {
         expect({ file: f, status: row.status, error: row.error }).toEqual({ file: f, status: 'completed', error: '' });
         const order = ledger.orders.find((o) => o.trxid === row.trxid)!;
         expect(order.status).toBe('completed');
-        for (const code of order.codes ?? []) expect(row.codes).toContain(code);
+        for (const code of (order.codes ?? []) as string[]) expect(row.codes).toContain(code);
       }
     }
   }, 150_000);
