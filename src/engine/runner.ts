@@ -135,6 +135,11 @@ export class Runner extends EventEmitter<RunnerEventMap> {
     this.#wakeUp();
   }
 
+  /** Something changed in the store outside the loop (a cancel or a retry from the console): look now. */
+  wake(): void {
+    this.#wakeUp();
+  }
+
   /** Graceful: no new sends; calls in flight may finish (bounded); leases are released. */
   stop(): void {
     this.#stopping = true;
