@@ -16,6 +16,7 @@ import { startSandbox, type RunningSandbox } from './sandbox/index.js';
 import { Notifier } from './notify/notifier.js';
 import { runDoctor } from './doctor.js';
 import { startScheduledJobs, type ScheduledJobs } from './reports/schedule.js';
+import { startConsole, type RunningConsole } from './console/server.js';
 
 export interface ApiEndpoint {
   url: string;
@@ -41,7 +42,7 @@ export async function resolveApi(config: Config, log: Logger): Promise<ApiEndpoi
 export function rootLogger(config: Config): Logger {
   return createLogger({
     level: config.logLevel,
-    secrets: [config.apiKey, config.telegram?.botToken ?? ''],
+    secrets: [config.apiKey, config.telegram?.botToken ?? '', config.console?.token ?? ''],
     base: config.sandbox ? { mode: 'SANDBOX' } : {},
   });
 }
@@ -79,6 +80,7 @@ export async function runDaemon(config: Config, opts: DaemonOptions, log = rootL
   let watcher: InboxWatcher | undefined;
   let sweep: (() => void) | undefined;
   let jobs: ScheduledJobs | undefined;
+  let web: RunningConsole | null = null;
   try {
     rt = openRuntime(config, log, api.url);
     const report = await runDoctor(rt, { quick: true });
@@ -112,8 +114,10 @@ export async function runDaemon(config: Config, opts: DaemonOptions, log = rootL
       });
       jobs = startScheduledJobs(rt, notifier);
       sweep = sweepInbox(config.inboxDir, config.settleMs, (path) => runner.offerFile(path), log);
+      // The console (and /metrics): beside the runner, never for --once (it would vanish when the batches end).
+      if (config.console) web = await startConsole({ rt, runner, jobs, notifier, settings: config.console });
     }
-    log.info({ home: config.home, api: config.sandbox ? 'SANDBOX' : config.apiUrl, once: opts.once }, 'topup daemon started');
+    log.info({ home: config.home, api: config.sandbox ? 'SANDBOX' : config.apiUrl, once: opts.once, console: web?.url }, 'topup daemon started');
     await runner.run();
     process.off('SIGTERM', onSignal);
     process.off('SIGINT', onSignal);
@@ -121,6 +125,7 @@ export async function runDaemon(config: Config, opts: DaemonOptions, log = rootL
     log.info('topup daemon stopped');
     return 0;
   } finally {
+    await web?.close();
     sweep?.();
     await jobs?.stop();
     await watcher?.close();
