@@ -8,7 +8,7 @@
 import type { Statement } from 'better-sqlite3';
 import { placeholders, statementCache, type Db } from './db.js';
 import { toRow, type Row, type RowRecord } from './row-record.js';
-import { LIVE_STATES, ROW_STATES, type RowState } from './row-states.js';
+import { LIVE_STATES, type RowState } from './row-states.js';
 import type { Batch, BatchState, BatchStore, WaitReason } from './batches.js';
 
 /** `active`: not finished yet (claimed, open, or a duplicate being written). */
@@ -89,13 +89,6 @@ export class Listing {
     return (this.#stmt(`SELECT count(*) AS n FROM (SELECT 1 FROM rows WHERE ${sql} LIMIT ?)`).get(...params, cap) as { n: number }).n;
   }
 
-  /** Every row of the home by state (answered from the rows_state index). */
-  rowsByState(): Record<RowState, number> {
-    const out = Object.fromEntries(ROW_STATES.map((s) => [s, 0])) as Record<RowState, number>;
-    for (const r of this.#stmt('SELECT state, count(*) AS n FROM rows GROUP BY state').all() as { state: RowState; n: number }[]) out[r.state] = r.n;
-    return out;
-  }
-
   /** Rows in one state, whole home (from the rows_state index). */
   countInState(state: RowState): number {
     return (this.#stmt('SELECT count(*) AS n FROM rows WHERE state = ?').get(state) as { n: number }).n;
@@ -127,19 +120,6 @@ export class Listing {
          AND EXISTS (SELECT 1 FROM rows r WHERE r.state IN (${placeholders(LIVE_STATES)}) AND r.batch_id = b.id)`,
     ).get(...LIVE_STATES) as { t: number | null };
     return r.t;
-  }
-
-  /**
-   * USD spent (completed, or cancelled without a refund) on rows that ended since `since`, from
-   * the batches that ran since then only (their rows are found by the primary key).
-   */
-  spentSince(since: number): number {
-    const r = this.#stmt(
-      `SELECT coalesce(sum(coalesce(r.amount_usd, r.expected_usd, 0)), 0) AS usd FROM rows r
-       WHERE r.batch_id IN (SELECT id FROM batches WHERE finished_at IS NULL OR finished_at >= @since)
-         AND r.updated_at >= @since AND (r.state = 'completed' OR (r.state = 'cancelled' AND coalesce(r.refunded, 0) = 0))`,
-    ).get({ since }) as { usd: number };
-    return r.usd;
   }
 
   /** The batch claimed from a file with these bytes at or after `since` (an upload submitted from the console). */

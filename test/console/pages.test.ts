@@ -155,3 +155,28 @@ describe('console pages', () => {
     expect(auditOf(t).find((a) => a.action === 'retry')).toMatchObject({ outcome: 'ok', batchId: id, detail: `new batch ${retryId}: 1 rows (lines 2)` });
   });
 });
+
+describe('console actions and the daemon\'s leases', () => {
+  it('a retry from the console never releases the batches the daemon is driving (their outcomes need its lease)', async () => {
+    const t = await startConsoleDaemon({}, { fulfilment: { processingShare: 0, processingMs: [300, 300] } });
+    const c = new Client(t.url);
+    const failed = await submitFile(c, 'fails.csv', new Blob([csv([['pid', 'userId'], ['PUBG-60', '99999']])]));
+    await finished(c, failed);
+    // A batch whose orders stay processing: the daemon holds its lease while it follows them.
+    t.sb.admin.setFulfilment({ processingShare: 1, processingMs: [60_000, 60_000] });
+    t.home.drop('long.csv', csv([['pid', 'userId'], ['PUBG-325', '5123456789']]));
+    const long = await waitFor('the long batch placed', () => db(t, (d) => d.prepare(`SELECT b.id, b.owner FROM batches b JOIN rows r ON r.batch_id = b.id WHERE b.source_name = 'long.csv' AND r.state = 'processing'`).get() as { id: string; owner: string | null } | undefined), 30_000, 100);
+    expect(long.owner).not.toBeNull();
+    const took = (id: string): number => t.daemon.output().split('\n').filter((l) => l.includes('"msg":"took batch"') && l.includes(`"batch":"${id}"`)).length;
+    const before = took(long.id);
+    const r = await c.post(`/batches/${failed}/retry`, { players: '1' });
+    expect(r.status).toBe(303);
+    const retryId = decodeURIComponent(r.headers.get('location')!.replace('/batches/', ''));
+    await waitFor('the retry batch taken by the daemon', () => took(retryId) > 0, 15_000, 100);
+    const owner = db(t, (d) => (d.prepare('SELECT owner FROM batches WHERE id = ?').get(long.id) as { owner: string | null }).owner);
+    expect(owner).toBe(long.owner);
+    // Only the retry batch (left unowned by the console on purpose) was taken; the long one was never let go.
+    await new Promise((res) => setTimeout(res, 1_000));
+    expect(took(long.id)).toBe(before);
+  });
+});
