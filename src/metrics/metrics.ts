@@ -12,6 +12,7 @@
  * The catalogue with each metric's meaning is in docs/notes/console.md.
  */
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { RouteName } from '../api/client.js';
 import type { Runner } from '../engine/runner.js';
 import type { Notifier } from '../notify/notifier.js';
 import type { Runtime } from '../runtime.js';
@@ -20,6 +21,8 @@ import { FINAL_ROW_STATES, type RowState } from '../store/rows.js';
 import { rowMoney } from '../outbox/results.js';
 import { storeGauges, type BalanceSource } from './store-gauges.js';
 import { SlowReads } from './slow-reads.js';
+
+const ROUTES: readonly RouteName[] = ['services', 'products', 'my-ip', 'balance', 'submit', 'order', 'history'];
 
 export interface MetricsDeps {
   rt: Runtime;
@@ -70,8 +73,11 @@ export class Metrics {
     });
     const pauses = new Counter({ name: 'topup_pauses_total', help: 'Times sending was paused (account problem, maintenance)', labelNames: ['kind'], registers: r });
     const notifyFailed = new Counter({ name: 'topup_notification_failures_total', help: 'Notifications given up on after their retries, by target (webhook, telegram)', labelNames: ['target'], registers: r });
+    // Zero from the start, so alerts on increase() see a series before the first event.
     for (const s of FINAL_ROW_STATES) finished.inc({ outcome: s }, 0);
     for (const k of ['account', 'maintenance']) pauses.inc({ kind: k }, 0);
+    for (const route of ROUTES) limited.inc({ route }, 0);
+    for (const target of ['webhook', 'telegram']) notifyFailed.inc({ target }, 0);
 
     const onMoved = (m: { batchId: string; idx: number; to: RowState }): void => {
       if (!FINAL_ROW_STATES.includes(m.to)) return;
