@@ -98,8 +98,9 @@ export class Sessions {
     }
   }
 
-  issue(c: Context, s: { authed: boolean; name: string }): Session {
-    const session: Session = { sid: randomBytes(16).toString('base64url'), authed: s.authed, name: s.name, exp: Date.now() + SESSION_MS, via: 'cookie' };
+  /** A new session; `sid` keeps the current one (and with it the form token of pages already open). */
+  issue(c: Context, s: { authed: boolean; name: string; sid?: string }): Session {
+    const session: Session = { sid: s.sid ?? randomBytes(16).toString('base64url'), authed: s.authed, name: s.name, exp: Date.now() + SESSION_MS, via: 'cookie' };
     const body = Buffer.from(JSON.stringify({ sid: session.sid, authed: session.authed, name: session.name, exp: session.exp })).toString('base64url');
     // Secure only where the browser reached us over https (a TLS proxy in front): a Secure
     // cookie over plain http on 127.0.0.1 would never be sent back.

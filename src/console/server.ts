@@ -38,7 +38,7 @@ export async function startConsole(deps: ConsoleDeps): Promise<RunningConsole | 
   const { rt, runner, notifier, settings } = deps;
   const log = rt.log.child({ component: 'console' });
   const listing = new Listing(rt.db, rt.batches);
-  const balance = new BalanceWatch(rt, () => runner.snapshot().balance);
+  const balance = new BalanceWatch(rt, () => runner.snapshot({ batches: false }).balance);
   const secrets = [rt.config.apiKey, rt.config.telegram?.botToken ?? '', settings.token ?? ''];
   const recent = new RecentErrors((text) => scrub(text, secrets));
   const figures = new FiguresCache(rt);
@@ -102,6 +102,7 @@ export async function startConsole(deps: ConsoleDeps): Promise<RunningConsole | 
       live.close();
       figures.close();
       spend.close();
+      svc.uploads.close();
       balance.stop();
       await metrics.close();
       await new Promise<void>((resolve) => {

@@ -9,11 +9,12 @@
  * - Into the inbox under a hidden temporary name (`.name.<random>.part`, which the watcher
  *   ignores), then linked to its real name, which fails rather than replaces a file of that
  *   name already waiting there (then `name (2).csv`): the daemon only ever sees the whole file.
- * - Kept aside for an hour at most, and at most MAX_KEPT uploads; the folder is emptied at start
- *   (what was left belongs to a console that is gone).
+ * - Kept aside for an hour at most, and at most MAX_KEPT uploads, in a folder of this console's
+ *   own (another daemon on the same home has its own); folders older than that are removed at
+ *   start (their console is gone), this console's own when it stops.
  */
 import { randomBytes } from 'node:crypto';
-import { copyFileSync, existsSync, linkSync, mkdirSync, renameSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, linkSync, mkdirSync, readdirSync, renameSync, rmSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
 import { extname, join } from 'node:path';
 import { UsageError } from '../errors.js';
 import { contentHash } from '../intake/formats/index.js';
@@ -60,10 +61,21 @@ export class Uploads {
   readonly #items = new Map<string, Upload>();
 
   constructor(jobsDir: string, inboxDir: string) {
-    this.#dir = join(jobsDir, '.console-uploads');
+    const parent = join(jobsDir, '.console-uploads');
+    mkdirSync(parent, { recursive: true, mode: 0o700 });
+    for (const name of readdirSync(parent)) {
+      const st = statSync(join(parent, name), { throwIfNoEntry: false });
+      if (st && Date.now() - st.mtimeMs > KEEP_MS) rmSync(join(parent, name), { recursive: true, force: true });
+    }
+    this.#dir = join(parent, randomBytes(6).toString('hex'));
+    mkdirSync(this.#dir, { mode: 0o700 });
     this.#inbox = inboxDir;
+  }
+
+  /** Drops every upload not submitted (the console is stopping). */
+  close(): void {
+    this.#items.clear();
     rmSync(this.#dir, { recursive: true, force: true });
-    mkdirSync(this.#dir, { recursive: true, mode: 0o700 });
   }
 
   get(id: string): Upload | undefined {

@@ -109,7 +109,7 @@ export function storeGauges(registry: Registry, deps: Omit<MetricsDeps, 'notifie
   new Gauge({
     name: 'topup_orders_in_flight', help: 'Order requests of this process on their way', registers: r,
     collect() {
-      this.set(runner.snapshot().inFlight);
+      this.set(runner.snapshot({ batches: false }).inFlight);
     },
   });
   new Gauge({

@@ -156,6 +156,36 @@ describe('console pages', () => {
   });
 });
 
+describe('console pages: a running batch, a workbook', () => {
+  it('a running batch: its partial result downloads; Cancel says the rows already sent may still be charged', async () => {
+    // 99999 always fails, after the processing time: that row stays on its way for a minute.
+    const t = await startConsoleDaemon({ TOPUP_PARTIAL_RESULT_MS: '200' }, { fulfilment: { processingShare: 0, processingMs: [60_000, 60_000] } });
+    const c = new Client(t.url);
+    const id = await submitFile(c, 'running.csv', new Blob([csv([['pid', 'userId'], ['PUBG-60', '5123456789'], ['PUBG-60', '99999'], ['PUBG-325', '5123456790']])]));
+    await waitFor('the partial result', async () => (await c.get(`/batches/${id}`)).text.includes('Partial result so far (CSV)'), 30_000, 200);
+    const partial = await c.get(`/batches/${id}/files/partial`);
+    expect(partial.status).toBe(200);
+    expect(parseResult(partial.text).map((r) => r.status)).toEqual(['completed', 'in progress', 'completed']);
+    const confirm = await c.get(`/batches/${id}/cancel`);
+    expect(confirm.text).toMatch(/<strong>0<\/strong> rows not sent yet \(0\.00 USD\) will be <strong>skipped<\/strong>/);
+    expect(confirm.text).toMatch(/<strong>1<\/strong> rows already sent \(up to 0\.92 USD\) <strong>may still be charged<\/strong>/);
+    expect((await c.post(`/batches/${id}/cancel`, {})).status).toBe(303);
+    expect((await c.get(`/batches/${id}`)).text).toContain('(cancelling)');
+    expect(auditOf(t).filter((a) => a.action === 'download').map((a) => a.detail)).toEqual(['partial: running.partial.result.csv']);
+  });
+
+  it('an .xlsx upload is checked and submitted like a CSV, and its result comes back as a workbook too', async () => {
+    const t = await startConsoleDaemon();
+    const c = new Client(t.url);
+    const id = await submitFile(c, 'orders.xlsx', new Blob([readFileSync(new URL('../../examples/orders.xlsx', import.meta.url))]), [/Quote for orders\.xlsx/, /Submit \d+ rows for/]);
+    const page = await finished(c, id);
+    expect(page).toContain('Result (Excel)');
+    const x = await c.get(`/batches/${id}/files/result-xlsx`);
+    expect(x.status).toBe(200);
+    expect(x.headers.get('content-type')).toBe('application/vnd.openxmlformats-officedocument.spreadsheetml.sheet');
+  });
+});
+
 describe('console actions and the daemon\'s leases', () => {
   it('a retry from the console never releases the batches the daemon is driving (their outcomes need its lease)', async () => {
     const t = await startConsoleDaemon({}, { fulfilment: { processingShare: 0, processingMs: [300, 300] } });

@@ -121,6 +121,10 @@ describe('console security', () => {
     const wrong = await c.post('/login', { token: 'not-the-token-at-all', name: 'eve', next: '/batches' });
     expect(wrong.status).toBe(401);
     expect((await c.get('/')).status).toBe(303);
+    // After login only a path of this console, never another site.
+    const away = await c.post('/login', { token, name: 'ana', next: '//evil.example/' });
+    expect(away.headers.get('location')).toBe('/');
+    await c.get('/login'); // a new session: its page carries the new form token
     const right = await c.post('/login', { token, name: 'ana', next: '/batches' });
     expect(right.status).toBe(303);
     expect(right.headers.get('location')).toBe('/batches');
@@ -129,7 +133,7 @@ describe('console security', () => {
     expect(page.text).toContain('Acting as <strong>ana (console)</strong>');
     expect(page.text).not.toContain(token);
     expect(t.daemon.output()).not.toContain(token);
-    expect(audit(t.home).map((a) => `${a.action}:${a.outcome}`)).toEqual(['login:refused', 'login:ok']);
+    expect(audit(t.home).map((a) => `${a.action}:${a.outcome}`)).toEqual(['login:refused', 'login:ok', 'login:ok']);
   });
 
   it('refuses an upload above TOPUP_CONSOLE_UPLOAD_MB and keeps nothing of it', async () => {
@@ -143,7 +147,8 @@ describe('console security', () => {
     expect(r.status).toBe(413);
     expect(r.text).toMatch(/larger than the 1 MB the console accepts/);
     expect(readdirSync(t.home.inbox)).toEqual([]);
-    expect(readdirSync(join(t.home.jobs, '.console-uploads'))).toEqual([]);
+    const kept = readdirSync(join(t.home.jobs, '.console-uploads'), { recursive: true, withFileTypes: true }).filter((e) => e.isFile());
+    expect(kept).toEqual([]);
   });
 
   it('makes uploaded file names safe: no path, no hidden name, only the formats topup reads', async () => {

@@ -40,7 +40,10 @@ export function registerLogin(app: Hono<ConsoleEnv>, svc: Services): void {
       record(c, svc, 'login', 'refused', { detail: `wrong token${name ? ` (name given: ${name})` : ''}` });
       return c.html(form(pageCtx(c, svc), svc, next, name, 'Wrong token.'), 401);
     }
-    c.set('session', svc.sessions.issue(c, { authed: true, name }));
+    // A login with the token starts a new session (one planted before cannot be taken over);
+    // only naming yourself keeps it, so the forms of other open pages stay valid.
+    const keep = svc.sessions.tokenRequired ? undefined : c.get('session').sid;
+    c.set('session', svc.sessions.issue(c, { authed: true, name, ...(keep ? { sid: keep } : {}) }));
     record(c, svc, 'login', 'ok', { detail: svc.sessions.tokenRequired ? 'with the token' : 'name set' });
     return c.redirect(next, 303);
   });

@@ -62,7 +62,7 @@ function money(svc: Services, now: number): Html {
 }
 
 function sending(svc: Services, now: number): Html {
-  const p = svc.runner.snapshot();
+  const p = svc.runner.snapshot({ batches: false });
   const hold = svc.rt.scheduler.holdRemainingMs();
   const held: Html[] = [];
   if (p.pause) held.push(html`<li>${p.pause.kind === 'account' ? 'Account problem' : 'Maintenance'}: <strong>${p.pause.code}</strong> ${p.pause.detail ? `(${p.pause.detail})` : ''} since ${timeTag(p.pause.since, now)}</li>`);
@@ -79,7 +79,7 @@ ${tableWrap('Rate budget', html`<table><caption>Rate budget in use (calls of eve
 }
 
 function batches(svc: Services, now: number): Html {
-  const pause = svc.runner.snapshot().pause;
+  const pause = svc.runner.snapshot({ batches: false }).pause;
   const list = svc.rt.batches.unfinished().slice(0, 20);
   if (list.length === 0) return html`<section aria-labelledby="active"><h2 id="active">Active batches</h2><p>None. <a href="/upload">Upload a file</a> or drop one into the inbox.</p></section>`;
   const rows = list.map((b) => {
