@@ -1,6 +1,6 @@
 /**
  * HTML built on the server with one tagged template: every interpolated value is escaped unless
- * it is itself Html (made by this tag or by `raw` on text we wrote). Values only ever go into
+ * it is itself Html (made by this tag). Values only ever go into
  * element text or double-quoted attributes, never into scripts, styles or unquoted attributes,
  * so escaping & < > " ' is enough. Synchronous and typed; no JSX compiler, no bundler.
  */
@@ -30,11 +30,6 @@ export function html(strings: TemplateStringsArray, ...values: Value[]): Html {
   let out = strings[0]!;
   for (let i = 0; i < values.length; i++) out += put(values[i]) + strings[i + 1]!;
   return new Html(out);
-}
-
-/** Text we wrote ourselves (never anything a file, a player or the API supplied). */
-export function raw(text: string): Html {
-  return new Html(text);
 }
 
 /** A query string from parameters, skipping empty ones. */
