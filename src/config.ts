@@ -11,6 +11,7 @@ import { resolve, join } from 'node:path';
 import { parseEnv } from 'node:util';
 import { validate as validateCron } from 'node-cron';
 import { ConfigError } from './errors.js';
+import { CONSOLE_DEFAULTS, consoleSettings, type ConsoleSettings } from './console/settings.js';
 
 export interface RateWindow {
   limit: number;
@@ -68,6 +69,8 @@ export interface Config {
   schedules: { balanceReport: ScheduleSetting; historyExport: ScheduleSetting; reconcile: ScheduleSetting; lowBalance: ScheduleSetting };
   webhookUrl: string | null;
   telegram: { botToken: string; chatId: string; apiBase: string } | null;
+  /** The web console and /metrics (console/settings.ts); null with TOPUP_CONSOLE=off. */
+  console: ConsoleSettings | null;
 }
 
 /** Every setting this program reads, with its default. The README's settings table mirrors this. */
@@ -102,6 +105,7 @@ export const SETTINGS = {
   TOPUP_TELEGRAM_BOT_TOKEN: '',
   TOPUP_TELEGRAM_CHAT_ID: '',
   TOPUP_TELEGRAM_API_BASE: 'https://api.telegram.org',
+  ...CONSOLE_DEFAULTS,
 } as const satisfies Record<string, string>;
 export type SettingName = keyof typeof SETTINGS;
 
@@ -302,6 +306,7 @@ export function loadConfig(
     },
     webhookUrl,
     telegram: botToken ? { botToken, chatId, apiBase: url(env, 'TOPUP_TELEGRAM_API_BASE')! } : null,
+    console: consoleSettings(env, home, credDir),
   };
   return Object.freeze(config);
 }

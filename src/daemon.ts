@@ -23,11 +23,13 @@ import { adoptOrphans } from './claim/orphans.js';
 import { announceDaemon } from './presence.js';
 import { logProgress } from './progress-log.js';
 import { startUpkeep } from './store/upkeep.js';
+import type { ScheduledJobs } from './reports/schedule.js';
+import { startConsole } from './console/server.js';
 
 export function rootLogger(config: Config): Logger {
   return createLogger({
     level: config.logLevel,
-    secrets: [config.apiKey, config.telegram?.botToken ?? ''],
+    secrets: [config.apiKey, config.telegram?.botToken ?? '', config.console?.token ?? ''],
     base: config.sandbox ? { mode: 'SANDBOX' } : {},
   });
 }
@@ -101,6 +103,7 @@ export async function runDaemon(config: Config, opts: DaemonOptions, log = rootL
     const upkeep = startUpkeep(rt.db, log, idle, () => rt.scheduler.prune());
     parts.add('upkeep', () => upkeep.stop());
 
+    let consoleUrl: string | undefined;
     if (opts.once) {
       for (const f of await listReadyFiles(config.inboxDir, { settleMs: config.settleMs })) runner.offerFile(f);
     } else {
@@ -112,8 +115,16 @@ export async function runDaemon(config: Config, opts: DaemonOptions, log = rootL
       const jobs = startScheduledJobs(rt, notifier);
       parts.add('scheduled jobs', () => jobs.stop());
       parts.add('inbox sweep', sweepInbox(config.inboxDir, config.settleMs, (path) => runner.offerFile(path), log));
+      // The console (and /metrics): beside the runner, never for --once (it would vanish when the batches end).
+      if (config.console) {
+        const web = await startConsole({ rt, runner, jobs: jobs as ScheduledJobs, notifier, settings: config.console });
+        if (web) {
+          parts.add('console', () => web.close());
+          consoleUrl = web.url;
+        }
+      }
     }
-    log.info({ home: config.home, api: config.sandbox ? 'SANDBOX' : config.apiUrl, once: opts.once }, 'topup daemon started');
+    log.info({ home: config.home, api: config.sandbox ? 'SANDBOX' : config.apiUrl, once: opts.once, console: consoleUrl }, 'topup daemon started');
     await runner.run();
     await parts.releaseAll(log);
     log.info('topup daemon stopped');

@@ -32,6 +32,7 @@ import { TRXID_USED_CODE, type Row, type RowState } from '../store/rows.js';
 import { claimFile } from './claim.js';
 import { REPEAT_CODE } from './repeats.js';
 import { deriveTrxid } from './load.js';
+import { roundCents } from '../money.js';
 
 export const RETRY_STATES: readonly RowState[] = ['rejected', 'cancelled'];
 const ORIGIN_COLUMN = 'retryOfLine';
@@ -72,8 +73,17 @@ export function notRetryable(row: Row, includePlayerIdFailures: boolean): string
   return RETRY_STATES.includes(row.state) ? undefined : `ended ${row.state}`;
 }
 
-/** `keepLease`: the caller runs the batch itself at once, so no daemon may take it first. */
-export async function createRetryBatch(rt: Runtime, batchId: string, opts: RetryOptions = {}): Promise<RetryBatch> {
+export interface RetryPlan {
+  old: Batch & { header: string[] };
+  /** The rows that would be bought again, each under a new trxid. */
+  rows: Row[];
+  left: RetryBatch['left'];
+  /** What those rows cost when they were first priced (the catalog's price may have moved since). */
+  usd: number;
+}
+
+/** Which rows a retry of this batch would buy again, and which it leaves out and why; creates nothing. */
+export function retryPlan(rt: Runtime, batchId: string, opts: RetryOptions = {}): RetryPlan {
   const old = rt.batches.get(batchId);
   if (!old) throw new NotFoundError(`no batch ${batchId} (see topup status)`);
   if (old.finishedAt === null) throw new UsageError(`batch ${batchId} has not finished yet; retry it once it has (or cancel it first)`);
@@ -95,6 +105,12 @@ export async function createRetryBatch(rt: Runtime, batchId: string, opts: Retry
     const detail = left.length > 0 ? `; left out: ${left.map((l) => `line ${l.line}: ${l.why}`).join('; ')}` : '';
     throw new UsageError(`batch ${batchId} has no rows that can be bought again safely${detail}`);
   }
+  return { old: { ...old, header: old.header }, rows, left, usd: roundCents(rows.reduce((s, r) => s + (r.expectedUsd ?? 0), 0)) };
+}
+
+/** `keepLease`: the caller runs the batch itself at once, so no daemon may take it first. */
+export async function createRetryBatch(rt: Runtime, batchId: string, opts: RetryOptions = {}): Promise<RetryBatch> {
+  const { old, rows, left } = retryPlan(rt, batchId, opts);
 
   const header = [...old.header];
   let trxCol = mapHeader(header).fields.trxid;

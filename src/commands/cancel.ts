@@ -6,10 +6,10 @@
  */
 import type { Command } from 'commander';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { NotFoundError, TopupError, ErrorCode } from '../errors.js';
 import { ExitCode } from '../exit-codes.js';
 import { Notifier } from '../notify/notifier.js';
 import { openCommandContext } from './context.js';
+import { requestCancel } from '../dispatch/cancel.js';
 import { heldByLiveProcess, snapshot } from './batch-view.js';
 import { runBatchInForeground } from './foreground.js';
 import { wholeNumber } from './output.js';
@@ -26,15 +26,13 @@ export function registerCancel(program: Command): void {
       const ctx = await openCommandContext(cmd);
       const { rt } = ctx;
       try {
-        const b = rt.batches.get(batchId);
-        if (!b) throw new NotFoundError(`no batch ${batchId} (see topup status)`);
-        if (b.finishedAt !== null || b.state === 'failed') {
-          process.stdout.write(`batch ${batchId} had already finished (${b.state}); results: ${b.resultFile ?? '(none)'}\n`);
+        const asked = requestCancel(rt, batchId);
+        if (asked.kind === 'already-finished') {
+          process.stdout.write(`batch ${batchId} had already finished (${asked.batch.state}); results: ${asked.batch.resultFile ?? '(none)'}\n`);
           return;
         }
-        if (!rt.batches.requestCancel(batchId)) throw new TopupError(ErrorCode.Internal, `batch ${batchId} cannot be cancelled in state ${b.state}`);
-        const held = rt.batches.get(batchId)!;
-        if (heldByLiveProcess(held)) {
+        const held = asked.batch;
+        if (asked.heldByLive) {
           process.stderr.write(`batch ${batchId} is run by another process (${held.owner}); it stops the batch within seconds\n`);
           if (!opts.wait) {
             process.stdout.write(`cancel requested for batch ${batchId}; see topup status ${batchId}\n`);

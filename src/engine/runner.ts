@@ -135,6 +135,11 @@ export class Runner extends EventEmitter<RunnerEventMap> {
     this.#wakeUp();
   }
 
+  /** Something changed in the store outside the loop (a cancel or a retry from the console): look now. */
+  wake(): void {
+    this.#wakeUp();
+  }
+
   /** Graceful: no new sends; calls in flight may finish (bounded); leases are released. */
   stop(): void {
     this.#stopping = true;
@@ -159,9 +164,13 @@ export class Runner extends EventEmitter<RunnerEventMap> {
     }
   }
 
-  snapshot(): RunnerSnapshot {
+  /**
+   * `batches: false` leaves out the batches and their counts, which read every row of each (tens
+   * of ms for a 100,000-row batch): for a view that wants only the runner's own figures.
+   */
+  snapshot(opts: { batches?: boolean } = {}): RunnerSnapshot {
     const rt = this.#rt;
-    const mine = rt.batches.ownedBy(rt.owner);
+    const mine = opts.batches === false ? [] : rt.batches.ownedBy(rt.owner);
     return {
       at: this.#clock.now(),
       owner: rt.owner,

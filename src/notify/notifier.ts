@@ -28,6 +28,8 @@ export class Notifier {
   readonly #log: Logger;
   readonly #pending = new Set<Promise<void>>();
   readonly #retryDelays: number[];
+  /** Told of every notification given up on (for /metrics and the console's recent errors). */
+  readonly #onFailure = new Set<(target: string, event: string, error: string) => void>();
 
   constructor(config: Config, log: Logger, opts: { retryDelaysMs?: number[] } = {}) {
     this.#config = config;
@@ -37,6 +39,11 @@ export class Notifier {
 
   get enabled(): boolean {
     return this.#config.webhookUrl !== null || this.#config.telegram !== null;
+  }
+
+  onFailure(listener: (target: string, event: string, error: string) => void): () => void {
+    this.#onFailure.add(listener);
+    return () => void this.#onFailure.delete(listener);
   }
 
   follow(runner: Runner): void {
@@ -101,6 +108,7 @@ export class Notifier {
         // The URL may hold a bot token: log the target's name, never the URL.
         if (delay === undefined) {
           this.#log.warn({ target: name, event, err: (err as Error).message }, 'notification failed; giving up');
+          for (const l of this.#onFailure) l(name, event, (err as Error).message);
           return;
         }
         await sleep(delay);

@@ -32,6 +32,11 @@ export interface ScheduledJobs {
   readonly names: JobName[];
   /** Resolves when every job queued so far (start-up catch-up included) has run. */
   idle(): Promise<void>;
+  /**
+   * Queues a job to run now (the console's "run now"), after any job already running, whether or
+   * not it is scheduled; false when it cannot run here (low-balance without TOPUP_LOW_BALANCE_USD).
+   */
+  runNow(name: JobName, why: string): boolean;
   /** No new runs; waits (bounded) for the one running. */
   stop(graceMs?: number): Promise<void>;
 }
@@ -41,8 +46,11 @@ interface ScheduleRecord {
   nextDue: number;
 }
 
-const scheduleKey = (name: JobName): string => `reports.${name}.schedule`;
+export const scheduleKey = (name: JobName): string => `reports.${name}.schedule`;
 export const lastRunKey = (name: JobName): string => `reports.${name}.lastRun`;
+/** Wall ms of the job's last run that succeeded (the last run itself may have failed since). */
+export const lastSuccessKey = (name: JobName): string => `reports.${name}.lastSuccess`;
+export const JOB_NAMES: readonly JobName[] = ['balance-report', 'history-export', 'reconcile', 'low-balance'];
 
 export function defaultJobs(rt: Runtime, notifier: Notifier): JobDef[] {
   const s = rt.config.schedules;
@@ -76,6 +84,7 @@ export function startScheduledJobs(rt: Runtime, notifier: Notifier, jobs: JobDef
     try {
       const result = await job.run();
       rt.meta.setJson(lastRunKey(job.name), { at: started, ok: true });
+      rt.meta.setJson(lastSuccessKey(job.name), started);
       log.info({ job: job.name, why, ms: Date.now() - started, result }, `scheduled job ${job.name} done`);
     } catch (err) {
       const e = coerceError(err);
@@ -107,6 +116,12 @@ export function startScheduledJobs(rt: Runtime, notifier: Notifier, jobs: JobDef
   return {
     names: [...tasks.keys()],
     idle: () => chain,
+    runNow(name, why) {
+      const job = jobs.find((j) => j.name === name);
+      if (!job || stopped || (name === 'low-balance' && rt.config.lowBalanceUsd === null)) return false;
+      enqueue(job, why);
+      return true;
+    },
     async stop(graceMs = 3_000) {
       stopped = true;
       await Promise.all([...tasks.values()].map((t) => t.destroy()));

@@ -33,6 +33,8 @@ export interface Batch {
   state: BatchState;
   waitReason: WaitReason;
   waitDetail: string | null;
+  /** Since when (wall ms) the batch has waited for waitReason; null while it is not waiting. */
+  waitSince: number | null;
   duplicateOf: string | null;
   retryOf: string | null;
   header: string[] | null;
@@ -63,6 +65,7 @@ interface BatchRow {
   state: BatchState;
   wait_reason: WaitReason;
   wait_detail: string | null;
+  wait_since: number | null;
   duplicate_of: string | null;
   retry_of: string | null;
   header_json: string | null;
@@ -93,6 +96,7 @@ function toBatch(r: BatchRow): Batch {
     state: r.state,
     waitReason: r.wait_reason,
     waitDetail: r.wait_detail,
+    waitSince: r.wait_since ?? null,
     duplicateOf: r.duplicate_of,
     retryOf: r.retry_of,
     header: r.header_json ? (JSON.parse(r.header_json) as string[]) : null,
@@ -217,8 +221,12 @@ export class BatchStore {
     return this.#move('duplicate-stored', 'header_json = @header', { id, header: header ? JSON.stringify(header) : null });
   }
 
-  setWait(id: string, reason: WaitReason, detail: string | null): void {
-    this.#stmt('UPDATE batches SET wait_reason = ?, wait_detail = ? WHERE id = ?').run(reason, detail, id);
+  /** The wait keeps its start while its reason stays the same (only the detail changes). */
+  setWait(id: string, reason: WaitReason, detail: string | null, now = Date.now()): void {
+    this.#stmt(
+      `UPDATE batches SET wait_since = CASE WHEN @reason IS NULL THEN NULL WHEN wait_reason IS @reason THEN coalesce(wait_since, @now) ELSE @now END,
+         wait_reason = @reason, wait_detail = @detail WHERE id = @id`,
+    ).run({ id, reason, detail, now });
   }
 
   setBalanceBefore(id: string, usd: number, now: number): void {
@@ -229,7 +237,7 @@ export class BatchStore {
   finish(id: string, balanceAfter: number | null, resultFile: string, now: number): boolean {
     return this.#move(
       'finished',
-      'balance_after = @balanceAfter, result_file = @resultFile, finished_at = @now, wait_reason = NULL, wait_detail = NULL, owner = NULL, lease_until = 0',
+      'balance_after = @balanceAfter, result_file = @resultFile, finished_at = @now, wait_reason = NULL, wait_detail = NULL, wait_since = NULL, owner = NULL, lease_until = 0',
       { id, balanceAfter, resultFile, now },
     );
   }

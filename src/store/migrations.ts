@@ -168,4 +168,22 @@ export const MIGRATIONS: readonly string[] = [
   ALTER TABLE rows ADD COLUMN fingerprint TEXT;
   CREATE INDEX rows_fingerprint ON rows (fingerprint) WHERE fingerprint IS NOT NULL;
   `,
+  // The console (src/console): every reveal of codes and every action taken there, with who and
+  // from where (store/audit.ts); and since when a batch has waited for its current reason, for
+  // the console and the /metrics alert on batches that wait too long (NULL while not waiting).
+  `
+  CREATE TABLE audit (
+    id       INTEGER PRIMARY KEY AUTOINCREMENT,
+    at       INTEGER NOT NULL,
+    actor    TEXT NOT NULL,
+    address  TEXT,
+    action   TEXT NOT NULL,
+    batch_id TEXT,
+    line     INTEGER,
+    detail   TEXT,
+    outcome  TEXT NOT NULL CHECK (outcome IN ('ok', 'refused', 'failed'))
+  );
+  CREATE INDEX audit_at ON audit (at);
+  ALTER TABLE batches ADD COLUMN wait_since INTEGER;
+  `,
 ];

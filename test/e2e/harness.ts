@@ -150,6 +150,8 @@ export function cliEnv(home: TempHome, api: { url: string } | null, extra: NodeJ
     TOPUP_HISTORY_EXPORT_CRON: 'off',
     TOPUP_RECONCILE_CRON: 'off',
     TOPUP_LOW_BALANCE_CRON: 'off',
+    // Tests run daemons side by side: none takes the console's default port unless a test asks.
+    TOPUP_CONSOLE: 'off',
     ...extra,
   };
 }

@@ -1,0 +1,91 @@
+/**
+ * A batch's figures (rows by state, sent, spent) for every page and the live feed, kept so that
+ * showing them does not read a 100,000-row batch again and again (one count takes ~70 ms there,
+ * and it runs on the daemon's own thread):
+ *  - a finished batch's figures cannot change until it is reopened (a review row resolved), so
+ *    they are read once per (finishedAt, result version);
+ *  - a running batch's are read again when its rows moved (the runner's events) but at most every
+ *    max(1 s, 20 × what the last read took), and every 5 s anyway, since another process on the
+ *    home (a `topup submit`) moves rows without telling this one.
+ * What is cheap and changes with time (the run state, why it waits) is worked out fresh each time.
+ */
+import type { Runner } from '../engine/runner.js';
+import type { Runtime } from '../runtime.js';
+import type { Batch } from '../store/batches.js';
+import type { PauseState } from '../dispatch/pauses.js';
+import { runState, snapshot, waitingWhy, type BatchProgressSnapshot } from '../commands/batch-view.js';
+import type { BatchLive } from './live.js';
+
+const MIN_AGE_MS = 1_000;
+const MAX_AGE_MS = 5_000;
+const KEPT = 2_000;
+
+interface Entry {
+  key: string;
+  at: number;
+  costMs: number;
+  s: BatchProgressSnapshot;
+}
+
+export type Figures = Omit<BatchLive, 'etaSec'>;
+
+export class FiguresCache {
+  readonly #rt: Runtime;
+  readonly #entries = new Map<string, Entry>();
+  readonly #dirty = new Set<string>();
+  #off: (() => void) | null = null;
+
+  constructor(rt: Runtime) {
+    this.#rt = rt;
+  }
+
+  follow(runner: Runner): void {
+    const moved = (m: { batchId: string }): void => void this.#dirty.add(m.batchId);
+    runner.on('row-moved', moved);
+    this.#off = () => runner.off('row-moved', moved);
+  }
+
+  close(): void {
+    this.#off?.();
+    this.#entries.clear();
+  }
+
+  #snapshot(b: Batch, now: number): BatchProgressSnapshot {
+    const finished = b.finishedAt !== null || b.state === 'failed';
+    const key = finished ? `${b.state}:${b.finishedAt}:${b.resultVersion}` : 'running';
+    const e = this.#entries.get(b.id);
+    if (e && e.key === key) {
+      const age = now - e.at;
+      const fresh = finished || (this.#dirty.has(b.id) ? age < Math.max(MIN_AGE_MS, 20 * e.costMs) : age < MAX_AGE_MS);
+      if (fresh) return e.s;
+    }
+    const started = performance.now();
+    const s = snapshot(this.#rt.rows, b.id);
+    this.#dirty.delete(b.id);
+    this.#entries.delete(b.id);
+    this.#entries.set(b.id, { key, at: now, costMs: performance.now() - started, s });
+    if (this.#entries.size > KEPT) this.#entries.delete(this.#entries.keys().next().value!);
+    return s;
+  }
+
+  get(b: Batch, pause: PauseState | null, now = Date.now()): Figures {
+    const s = this.#snapshot(b, now);
+    const c = s.counts;
+    return {
+      id: b.id,
+      file: b.sourceName,
+      state: runState(b, pause, now),
+      why: waitingWhy(b, pause, now),
+      rows: s.rows,
+      sent: s.sent,
+      done: s.done,
+      counts: {
+        pending: c.pending, inFlight: c.sending + c.resending, followed: c.verifying + c.searching + c.processing + c.unseen,
+        completed: c.completed, cancelled: c.cancelled, rejected: c.rejected, invalid: c.invalid, skipped: c.skipped, review: c.review,
+      },
+      spentUsd: s.spentUsd,
+      finished: b.finishedAt !== null || b.state === 'failed',
+      cancelRequested: b.cancelRequested,
+    };
+  }
+}

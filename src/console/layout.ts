@@ -1,0 +1,96 @@
+/**
+ * The page around every page: head (our own stylesheet and script only, no inline code, so the
+ * Content-Security-Policy can forbid everything else), the navigation, the banners that matter
+ * everywhere (SANDBOX, orders paused, read-only), and who is acting.
+ */
+import type { PauseState } from '../dispatch/pauses.js';
+import { html, type Html } from './html.js';
+
+export interface PageCtx {
+  path: string;
+  sandbox: boolean;
+  readOnly: boolean;
+  tokenRequired: boolean;
+  actor: string;
+  csrf: string;
+  reviewRows: number;
+  pause: PauseState | null;
+  now: number;
+}
+
+const NAV: { href: string; label: string }[] = [
+  { href: '/', label: 'Overview' },
+  { href: '/upload', label: 'Upload' },
+  { href: '/batches', label: 'Batches' },
+  { href: '/review', label: 'Review' },
+  { href: '/reports', label: 'Reports' },
+  { href: '/audit', label: 'Audit' },
+];
+
+function current(path: string, href: string): boolean {
+  return href === '/' ? path === '/' : path === href || path.startsWith(`${href}/`);
+}
+
+/** The hidden form token every POST form carries. */
+export function csrfField(ctx: PageCtx): Html {
+  return html`<input type="hidden" name="_csrf" value="${ctx.csrf}">`;
+}
+
+/** A POST form that is only a button, disabled (with the reason) in read-only mode. */
+export function actionButton(ctx: PageCtx, action: string, label: string, opts: { danger?: boolean; fields?: Record<string, string> } = {}): Html {
+  if (ctx.readOnly) return html`<button type="button" disabled title="read-only console (TOPUP_CONSOLE_READ_ONLY=1)">${label}</button>`;
+  const fields = Object.entries(opts.fields ?? {}).map(([k, v]) => html`<input type="hidden" name="${k}" value="${v}">`);
+  return html`<form method="post" action="${action}" class="inline">${csrfField(ctx)}${fields}<button type="submit" class="${opts.danger ? 'danger' : ''}">${label}</button></form>`;
+}
+
+/** Every page follows the live feed (the Review count in the menu, and the figures a page shows). */
+export function page(ctx: PageCtx, title: string, body: Html): string {
+  const p = ctx.pause;
+  return html`<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>${title} · topup console</title>
+<link rel="icon" href="/favicon.svg" type="image/svg+xml">
+<link rel="stylesheet" href="/assets/console.css">
+<script src="/assets/console.js" defer></script>
+</head>
+<body data-live="1">
+<a class="skip" href="#main">Skip to content</a>
+<header class="top">
+  <div class="bar">
+    <a class="brand" href="/">topup console</a>
+    <span class="mode ${ctx.sandbox ? 'sandbox' : 'live'}">${ctx.sandbox ? 'SANDBOX: no real money' : 'LIVE'}</span>
+  </div>
+  <nav aria-label="Main">
+    <ul>
+      ${NAV.map((n) => html`<li><a href="${n.href}"${current(ctx.path, n.href) ? html` aria-current="page"` : ''}>${n.label}${n.href === '/review' ? html` <span class="count" data-review-count>${ctx.reviewRows}</span>` : ''}</a></li>`)}
+    </ul>
+  </nav>
+</header>
+${p ? html`<p class="banner warn" role="status">${p.kind === 'account' ? `Sending stopped: account problem ${p.code} (${p.detail}). Retried by itself; check the key and the account.` : `Orders paused by the API (${p.code}): retried by itself.`}</p>` : ''}
+${ctx.readOnly ? html`<p class="banner info">Read-only console: nothing can be changed here (TOPUP_CONSOLE_READ_ONLY=1).</p>` : ''}
+<main id="main">
+<h1>${title}</h1>
+${body}
+</main>
+<footer>
+  <span>Acting as <strong>${ctx.actor}</strong></span>
+  <a href="/login">${ctx.tokenRequired ? 'Session' : 'Set your name'}</a>
+  ${ctx.tokenRequired && !ctx.readOnly ? html`<form method="post" action="/logout" class="inline">${csrfField(ctx)}<button type="submit" class="link">Log out</button></form>` : ''}
+  <a href="/metrics">Metrics</a>
+</footer>
+</body>
+</html>`.text;
+}
+
+/** A short page for an error or a refusal, with the way back. */
+export function messagePage(ctx: PageCtx, title: string, message: string, back = '/'): string {
+  return page(ctx, title, html`<p class="message" role="alert">${message}</p><p><a href="${back}">Back</a></p>`);
+}
+
+/** A page of a table too wide for a phone scrolls sideways inside this, not the whole page. */
+export function tableWrap(label: string, table: Html): Html {
+  return html`<div class="table" role="region" aria-label="${label} (table)" tabindex="0">${table}</div>`;
+}

@@ -1,0 +1,182 @@
+/**
+ * Live progress for the pages (server-sent events on /events): one payload for every open page,
+ * computed at most once per interval however many pages are open, and only while one is.
+ *
+ * The runner's events (a row moved, a batch changed) mark the figures stale; a page is sent new
+ * figures at most every MIN_INTERVAL_MS, and less often when computing them takes long (a 100,000
+ * row batch): never more than a twentieth of the time goes to it. Every HEARTBEAT_MS the figures
+ * are read again anyway, since another process on the home (a `topup submit`) moves rows without
+ * telling this one. Each payload is whole (not a difference), so a page that missed one (a slow
+ * phone) just takes the next.
+ */
+import type { Runner } from '../engine/runner.js';
+import type { Runtime } from '../runtime.js';
+import type { Batch } from '../store/batches.js';
+import type { Listing } from '../store/listing.js';
+import { Pauses, type PauseState } from '../dispatch/pauses.js';
+import type { RunState } from '../commands/batch-view.js';
+import type { FiguresCache } from './figures.js';
+
+export interface BatchLive {
+  id: string;
+  file: string;
+  state: RunState;
+  why: string;
+  rows: number;
+  sent: number;
+  done: number;
+  /** pending · in flight (sending, resending) · followed (verifying … unseen) · and the ends. */
+  counts: Record<'pending' | 'inFlight' | 'followed' | 'completed' | 'cancelled' | 'rejected' | 'invalid' | 'skipped' | 'review', number>;
+  spentUsd: number;
+  /** Seconds left at the pace of the last two minutes; null when unknown (not moving, or just started). */
+  etaSec: number | null;
+  finished: boolean;
+  cancelRequested: boolean;
+}
+
+export interface LivePayload {
+  at: number;
+  pause: PauseState | null;
+  reviewRows: number;
+  batches: BatchLive[];
+}
+
+const MIN_INTERVAL_MS = 1_000;
+const HEARTBEAT_MS = 5_000;
+/** Finished batches stay in the feed this long, so a page sees the end of what it follows. */
+const KEEP_FINISHED_MS = 10 * 60_000;
+const PACE_WINDOW_MS = 120_000;
+const MAX_CLIENTS = 32;
+
+type Send = (p: LivePayload) => Promise<void>;
+
+export class LiveFeed {
+  readonly #rt: Runtime;
+  readonly #listing: Listing;
+  readonly #figures: FiguresCache;
+  readonly #clients = new Map<number, { send: Send; busy: boolean }>();
+  readonly #pace = new Map<string, { t: number; done: number }[]>();
+  #nextId = 0;
+  #dirty = true;
+  #last: LivePayload | null = null;
+  #lastAt = 0;
+  #costMs = 0;
+  #timer: NodeJS.Timeout | null = null;
+  #off: (() => void) | null = null;
+
+  constructor(rt: Runtime, listing: Listing, figures: FiguresCache) {
+    this.#rt = rt;
+    this.#listing = listing;
+    this.#figures = figures;
+  }
+
+  follow(runner: Runner): void {
+    const stale = (): void => {
+      this.#dirty = true;
+    };
+    runner.on('row-moved', stale);
+    runner.on('batch-changed', stale);
+    runner.on('pause', stale);
+    runner.on('resume', stale);
+    this.#off = () => {
+      runner.off('row-moved', stale);
+      runner.off('batch-changed', stale);
+      runner.off('pause', stale);
+      runner.off('resume', stale);
+    };
+  }
+
+  get clients(): number {
+    return this.#clients.size;
+  }
+
+  /** Adds a page; null when too many are open (each holds a connection). */
+  subscribe(send: Send): (() => void) | null {
+    if (this.#clients.size >= MAX_CLIENTS) return null;
+    const id = this.#nextId++;
+    const client = { send, busy: false };
+    this.#clients.set(id, client);
+    if (this.#last) this.#deliver(client, this.#last);
+    this.#dirty = true;
+    this.#schedule(0);
+    return () => {
+      this.#clients.delete(id);
+      if (this.#clients.size === 0 && this.#timer) {
+        clearTimeout(this.#timer);
+        this.#timer = null;
+      }
+    };
+  }
+
+  close(): void {
+    this.#off?.();
+    if (this.#timer) clearTimeout(this.#timer);
+    this.#timer = null;
+    this.#clients.clear();
+  }
+
+  #schedule(delay: number): void {
+    if (this.#timer || this.#clients.size === 0) return;
+    this.#timer = setTimeout(() => {
+      this.#timer = null;
+      this.#tick();
+    }, delay);
+    this.#timer.unref();
+  }
+
+  #tick(): void {
+    if (this.#clients.size === 0) return;
+    const now = Date.now();
+    const interval = Math.max(MIN_INTERVAL_MS, 20 * this.#costMs);
+    if (this.#dirty || now - this.#lastAt >= HEARTBEAT_MS) {
+      const started = performance.now();
+      try {
+        this.#last = this.compute(now);
+        this.#dirty = false;
+        this.#lastAt = now;
+        for (const c of this.#clients.values()) this.#deliver(c, this.#last);
+      } catch (err) {
+        this.#rt.log.warn({ err: (err as Error).message }, 'console: could not read live progress');
+      }
+      this.#costMs = performance.now() - started;
+    }
+    this.#schedule(interval);
+  }
+
+  #deliver(client: { send: Send; busy: boolean }, payload: LivePayload): void {
+    // A page still receiving the previous payload skips this one: the next is whole anyway.
+    if (client.busy) return;
+    client.busy = true;
+    client.send(payload).catch(() => undefined).finally(() => {
+      client.busy = false;
+    });
+  }
+
+  /** The figures of unfinished batches and of those finished in the last minutes. */
+  compute(now = Date.now()): LivePayload {
+    const pause = Pauses.read(this.#rt.meta);
+    const unfinished = this.#rt.batches.unfinished();
+    const finished = this.#listing.finishedSince(now - KEEP_FINISHED_MS, 20).filter((b) => !unfinished.some((u) => u.id === b.id));
+    const batches = [...unfinished, ...finished].map((b) => this.#batch(b, pause, now));
+    for (const id of this.#pace.keys()) if (!unfinished.some((b) => b.id === id)) this.#pace.delete(id);
+    return { at: now, pause, reviewRows: this.#listing.countInState('review'), batches };
+  }
+
+  #batch(b: Batch, pause: PauseState | null, now: number): BatchLive {
+    const f = this.#figures.get(b, pause, now);
+    return { ...f, etaSec: f.finished ? 0 : this.#eta(b.id, f.rows, f.done, now) };
+  }
+
+  #eta(id: string, rows: number, done: number, now: number): number | null {
+    const samples = this.#pace.get(id) ?? [];
+    samples.push({ t: now, done });
+    while (samples.length > 2 && samples[0]!.t < now - PACE_WINDOW_MS) samples.shift();
+    this.#pace.set(id, samples);
+    const first = samples[0]!;
+    const span = now - first.t;
+    const moved = done - first.done;
+    if (span < 5_000 || moved <= 0) return null;
+    return Math.round(((rows - done) * span) / moved / 1000);
+  }
+}
+

@@ -1,0 +1,80 @@
+/**
+ * Cancel and Retry, each a page that says exactly what will happen, then a POST through the same
+ * functions the CLI uses (dispatch/cancel.ts requestCancel, claim/retry.ts createRetryBatch).
+ * The daemon's runner is woken so the change is acted on at once rather than at its next look.
+ */
+import type { Hono } from 'hono';
+import { cancelPreview, requestCancel } from '../../dispatch/cancel.js';
+import { createRetryBatch, retryPlan } from '../../claim/retry.js';
+import { coerceError } from '../../errors.js';
+import type { ConsoleEnv } from '../auth.js';
+import { html, usd } from '../html.js';
+import { csrfField, messagePage, page } from '../layout.js';
+import { pageCtx, record, type Services } from '../services.js';
+
+export function registerBatchActions(app: Hono<ConsoleEnv>, svc: Services): void {
+  app.get('/batches/:id/cancel', (c) => {
+    const ctx = pageCtx(c, svc);
+    const p = cancelPreview(svc.rt, c.req.param('id'));
+    const id = encodeURIComponent(p.batch.id);
+    if (p.finished) return c.html(messagePage(ctx, 'Cancel', `Batch ${p.batch.id} has already finished (${p.batch.state}): there is nothing to cancel.`, `/batches/${id}`));
+    const body = html`<p>Cancel batch <strong>${p.batch.id}</strong> (${p.batch.sourceName})?</p>
+<ul class="consequences">
+  <li><strong>${p.skip.rows}</strong> rows not sent yet (${usd(p.skip.usd)}) will be <strong>skipped</strong>: nothing is bought for them.</li>
+  <li><strong>${p.mayCharge.rows}</strong> rows already sent (up to ${usd(p.mayCharge.usd)}) <strong>may still be charged</strong>: they are followed to their end, and the result file shows what happened to each.</li>
+  <li>Rows already finished stay as they are. The result files are written once the sent rows have ended.</li>
+</ul>
+${ctx.readOnly ? html`<p>Read-only console: cancelling is switched off.</p>` : html`<form method="post" action="/batches/${id}/cancel">${csrfField(ctx)}
+<button type="submit" class="danger">Cancel the batch: skip ${p.skip.rows} unsent rows</button> <a href="/batches/${id}">Keep it running</a></form>`}`;
+    return c.html(page(ctx, 'Cancel a batch', body));
+  });
+
+  app.post('/batches/:id/cancel', (c) => {
+    const id = c.req.param('id');
+    const before = cancelPreview(svc.rt, id);
+    const out = requestCancel(svc.actionRt, id);
+    if (out.kind === 'already-finished') {
+      record(c, svc, 'cancel', 'refused', { batchId: id, detail: 'already finished' });
+    } else {
+      record(c, svc, 'cancel', 'ok', { batchId: id, detail: `${before.skip.rows} unsent rows (${before.skip.usd} USD) to skip; ${before.mayCharge.rows} sent rows followed to their end` });
+      svc.runner.wake();
+    }
+    return c.redirect(`/batches/${encodeURIComponent(id)}`, 303);
+  });
+
+  app.get('/batches/:id/retry', (c) => {
+    const ctx = pageCtx(c, svc);
+    const include = c.req.query('players') === '1';
+    const id = c.req.param('id');
+    let plan;
+    try {
+      plan = retryPlan(svc.rt, id, { includePlayerIdFailures: include });
+    } catch (err) {
+      return c.html(messagePage(ctx, 'Retry', coerceError(err).message, `/batches/${encodeURIComponent(id)}`), 400);
+    }
+    const eid = encodeURIComponent(plan.old.id);
+    const body = html`<p>Retry batch <strong>${plan.old.id}</strong> (${plan.old.sourceName}): a new batch of <strong>${plan.rows.length}</strong> rows, lines ${plan.rows.slice(0, 30).map((r) => r.line).join(', ')}${plan.rows.length > 30 ? ' …' : ''}.</p>
+<p class="message" role="alert">These are <strong>new purchases</strong>: every row gets a new trxid and is charged again if it completes, about <strong>${usd(plan.usd)}</strong> at the prices of the first attempt.</p>
+${plan.left.length > 0 ? html`<h2>Left out (${plan.left.length})</h2><ul>${plan.left.slice(0, 50).map((l) => html`<li>line ${l.line}: ${l.why}</li>`)}</ul>` : ''}
+<p>${include ? html`Rows that failed for the player id are included. <a href="/batches/${eid}/retry">Leave them out</a>` : html`Rows that failed for the player id are left out (the same id fails again). <a href="/batches/${eid}/retry?players=1">Include them (after fixing the ids)</a>`}</p>
+${ctx.readOnly ? html`<p>Read-only console: retrying is switched off.</p>` : html`<form method="post" action="/batches/${eid}/retry">${csrfField(ctx)}
+${include ? html`<input type="hidden" name="players" value="1">` : ''}
+<button type="submit" class="primary">Buy these ${plan.rows.length} rows again for about ${usd(plan.usd)}</button> <a href="/batches/${eid}">Do not retry</a></form>`}`;
+    return c.html(page(ctx, 'Retry failed rows', body));
+  });
+
+  app.post('/batches/:id/retry', async (c) => {
+    const id = c.req.param('id');
+    const form = await c.req.parseBody();
+    try {
+      const r = await createRetryBatch(svc.actionRt, id, { includePlayerIdFailures: form.players === '1' });
+      record(c, svc, 'retry', 'ok', { batchId: id, detail: `new batch ${r.batch.id}: ${r.rows} rows (lines ${r.lines.slice(0, 50).join(', ')})` });
+      svc.runner.wake();
+      return c.redirect(`/batches/${encodeURIComponent(r.batch.id)}`, 303);
+    } catch (err) {
+      const e = coerceError(err);
+      record(c, svc, 'retry', 'failed', { batchId: id, detail: e.message });
+      return c.html(messagePage(pageCtx(c, svc), 'Retry', e.message, `/batches/${encodeURIComponent(id)}`), 400);
+    }
+  });
+}

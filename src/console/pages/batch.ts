@@ -1,0 +1,178 @@
+/**
+ * One batch: its figures (live), its files, Cancel and Retry (each behind a page that says what
+ * it will do, then through the same functions as `topup cancel` and `topup retry`), and its rows
+ * by state, searchable by trxid, order id, player id or any of the file's own cells, 50 at a time.
+ *
+ * Codes are never in a page unless the operator reveals one row's (POST, recorded in the audit
+ * table). A download of a result file, which holds every code of the batch, is recorded too.
+ */
+import type { Hono } from 'hono';
+import { createReadStream, existsSync, statSync } from 'node:fs';
+import { basename } from 'node:path';
+import { Readable } from 'node:stream';
+import { Pauses } from '../../dispatch/pauses.js';
+import { NotFoundError } from '../../errors.js';
+import { outboxPaths } from '../../outbox/paths.js';
+import { ROW_STATES, type RowState, type Row } from '../../store/rows.js';
+import type { Batch } from '../../store/batches.js';
+import type { ConsoleEnv } from '../auth.js';
+import { html, query, timeTag, usd, type Html } from '../html.js';
+import { actionButton, page, tableWrap, type PageCtx } from '../layout.js';
+import { pageCtx, record, type Ctx, type Services } from '../services.js';
+import { figureCells, FIGURE_HEADERS } from './batches.js';
+import { registerBatchActions } from './batch-actions.js';
+
+const PAGE = 50;
+const FILTERS: Record<string, readonly RowState[]> = {
+  unsent: ['pending'],
+  'in flight': ['sending', 'resending'],
+  followed: ['verifying', 'searching', 'processing', 'unseen'],
+  ...Object.fromEntries(ROW_STATES.map((s) => [s, [s]])),
+};
+
+export type FileKind = 'result' | 'result-xlsx' | 'summary' | 'partial' | 'partial-xlsx' | 'error';
+const TYPES: Record<FileKind, string> = {
+  result: 'text/csv; charset=utf-8',
+  'result-xlsx': 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet',
+  summary: 'application/json; charset=utf-8',
+  partial: 'text/csv; charset=utf-8',
+  'partial-xlsx': 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet',
+  error: 'text/plain; charset=utf-8',
+};
+
+export function batchOr404(svc: Services, id: string): Batch {
+  const b = svc.rt.batches.get(id);
+  if (!b) throw new NotFoundError(`no batch ${id}`);
+  return b;
+}
+
+function files(svc: Services, b: Batch): { kind: FileKind; label: string; path: string }[] {
+  const p = outboxPaths(svc.rt, b);
+  const finished = b.finishedAt !== null;
+  const all: { kind: FileKind; label: string; path: string; when: boolean }[] = [
+    { kind: 'result', label: 'Result (CSV)', path: p.resultFile, when: finished },
+    { kind: 'result-xlsx', label: 'Result (Excel)', path: p.resultXlsx, when: finished },
+    { kind: 'summary', label: 'Summary (JSON)', path: p.summaryFile, when: finished },
+    { kind: 'partial', label: 'Partial result so far (CSV)', path: p.partialFile, when: !finished },
+    { kind: 'partial-xlsx', label: 'Partial result so far (Excel)', path: p.partialXlsx, when: !finished },
+    { kind: 'error', label: 'Why the file was refused', path: p.errorFile, when: true },
+  ];
+  return all.filter((f) => f.when && existsSync(f.path));
+}
+
+function player(r: Row): string {
+  return r.request?.userId ?? '';
+}
+
+/** The file's own cells that are not shown in a column of their own. */
+function cellsOf(b: Batch, r: Row): Html {
+  const header = b.header ?? [];
+  const pairs = r.cells.map((v, i) => [header[i] ?? `column ${i + 1}`, v] as const).filter(([, v]) => v.trim() !== '');
+  return html`${pairs.map(([k, v]) => html`<span class="cell"><span class="muted">${k}:</span> ${v}</span> `)}`;
+}
+
+function rowLine(ctx: PageCtx, b: Batch, r: Row): Html {
+  const codes = r.codes.length > 0
+    ? html`${r.codes.length} hidden ${actionButton(ctx, `/batches/${encodeURIComponent(b.id)}/rows/${r.idx}/reveal`, 'Reveal')}`
+    : html`<span class="muted">—</span>`;
+  return html`<tr><td class="num">${r.line}</td><td><span class="badge s-${r.state}">${r.state}</span></td><td class="mono">${r.trxid ?? ''}</td>
+<td class="mono">${r.orderId ?? ''}</td><td>${player(r)}</td><td>${r.packName ?? ''}</td><td class="num">${usd(r.amountUsd ?? r.expectedUsd)}</td>
+<td>${codes}</td><td>${r.error ?? ''}${r.note ? html`<br><span class="muted">${r.note}</span>` : ''}</td><td class="cells">${cellsOf(b, r)}</td></tr>`;
+}
+
+function rowsSection(c: Ctx, svc: Services, ctx: PageCtx, b: Batch): Html {
+  const filter = c.req.query('rows') ?? '';
+  const states = FILTERS[filter];
+  const q = (c.req.query('q') ?? '').trim().slice(0, 200);
+  const after = Number(c.req.query('after'));
+  const { rows, more } = svc.listing.rows(b.id, { states, q, afterIdx: Number.isInteger(after) ? after : undefined, limit: PAGE });
+  // A search reads the whole batch once already: it is not counted a second time.
+  const continued = Number.isInteger(after);
+  const total = q ? (more || continued ? null : rows.length) : svc.listing.countRows(b.id, { states, q });
+  const id = encodeURIComponent(b.id);
+  const last = rows.at(-1);
+  return html`<section aria-labelledby="rows-h"><h2 id="rows-h">Rows</h2>
+<form method="get" action="/batches/${id}" class="filters" role="search">
+  <label>State <select name="rows"><option value="">all</option>${Object.keys(FILTERS).map((k) => html`<option value="${k}"${k === filter ? html` selected` : ''}>${k}</option>`)}</select></label>
+  <label>Search <input type="search" name="q" value="${q}" placeholder="trxid, order id, player id or any cell"></label>
+  <button type="submit">Show</button>
+</form>
+<p class="muted">${total === null ? `More than ${PAGE} rows match` : `${total >= 100_000 ? 'more than 100,000' : total} rows match`}${continued ? ' (continued)' : ''}.</p>
+${rows.length === 0 ? '' : tableWrap('Rows', html`<table class="rows"><thead><tr><th scope="col">Line</th><th scope="col">State</th><th scope="col">trxid</th><th scope="col">Order</th><th scope="col">Player</th><th scope="col">Pack</th><th scope="col">USD</th><th scope="col">Codes</th><th scope="col">Error / note</th><th scope="col">Cells</th></tr></thead>
+<tbody>${rows.map((r) => rowLine(ctx, b, r))}</tbody></table>`)}
+${more && last ? html`<p><a href="/batches/${id}${query({ rows: filter, q, after: last.idx })}">Next ${PAGE} rows</a></p>` : ''}
+</section>`;
+}
+
+export function registerBatch(app: Hono<ConsoleEnv>, svc: Services): void {
+  app.get('/batches/:id', (c) => {
+    const ctx = pageCtx(c, svc);
+    const b = batchOr404(svc, c.req.param('id'));
+    const f = svc.figures.get(b, Pauses.read(svc.rt.meta), ctx.now);
+    const id = encodeURIComponent(b.id);
+    const list = files(svc, b);
+    const body = html`<section aria-labelledby="fig" data-batch="${b.id}" data-follow="${f.finished ? '' : b.id}">
+<h2 id="fig">${b.sourceName}</h2>
+${tableWrap('Progress', html`<table><thead><tr>${FIGURE_HEADERS}</tr></thead><tbody><tr>${figureCells(f, null)}</tr></tbody></table>`)}
+<dl class="facts">
+  <div><dt>Why it waits</dt><dd data-f="why">${f.why || '—'}</dd></div>
+  <div><dt>By status</dt><dd>${f.counts.pending} not sent · ${f.counts.inFlight} on their way · ${f.counts.followed} being followed · ${f.counts.completed} completed · ${f.counts.cancelled} cancelled · ${f.counts.rejected} rejected · ${f.counts.invalid} invalid · ${f.counts.skipped} skipped · ${f.counts.review} review</dd></div>
+  <div><dt>Origin</dt><dd>${b.origin}${b.retryOf ? html`, retry of <a href="/batches/${encodeURIComponent(b.retryOf)}">${b.retryOf}</a>` : ''}${b.duplicateOf ? html`, duplicate of <a href="/batches/${encodeURIComponent(b.duplicateOf)}">${b.duplicateOf}</a>` : ''}</dd></div>
+  <div><dt>Created</dt><dd>${timeTag(b.createdAt, ctx.now)}</dd></div>
+  ${b.startedAt ? html`<div><dt>Started</dt><dd>${timeTag(b.startedAt, ctx.now)}</dd></div>` : ''}
+  ${b.finishedAt ? html`<div><dt>Finished</dt><dd>${timeTag(b.finishedAt, ctx.now)}</dd></div>` : ''}
+  ${b.balanceBefore !== null ? html`<div><dt>Balance before / after</dt><dd>${usd(b.balanceBefore)} / ${usd(b.balanceAfter)}</dd></div>` : ''}
+  ${b.fileError ? html`<div><dt>File error</dt><dd>${b.fileError}</dd></div>` : ''}
+</dl>
+<h3>Files</h3>
+${list.length === 0 ? html`<p class="muted">No files yet${f.finished ? '' : ': a partial result appears once rows have finished'}.</p>`
+  : html`<ul class="files">${list.map((x) => html`<li><a href="/batches/${id}/files/${x.kind}" download>${x.label}</a> <span class="muted">${basename(x.path)}</span></li>`)}</ul>`}
+<h3>Actions</h3>
+<p class="actions">
+${f.finished ? '' : html`<a class="button danger" href="/batches/${id}/cancel">Cancel…</a>`}
+${b.finishedAt !== null && (f.counts.rejected + f.counts.cancelled > 0) ? html`<a class="button" href="/batches/${id}/retry">Retry failed rows…</a>` : ''}
+${f.finished && f.counts.rejected + f.counts.cancelled === 0 ? html`<span class="muted">Nothing to cancel or retry.</span>` : ''}
+</p>
+</section>
+${rowsSection(c, svc, ctx, b)}`;
+    return c.html(page(ctx, `Batch ${b.id}`, body));
+  });
+
+  app.get('/batches/:id/files/:kind', (c) => {
+    const b = batchOr404(svc, c.req.param('id'));
+    const kind = c.req.param('kind') as FileKind;
+    const file = files(svc, b).find((x) => x.kind === kind);
+    if (!file) throw new NotFoundError(`batch ${b.id} has no ${kind} file (yet)`);
+    record(c, svc, 'download', 'ok', { batchId: b.id, detail: `${kind}: ${basename(file.path)}` });
+    return sendFile(c, file.path, TYPES[kind]);
+  });
+
+  app.post('/batches/:id/rows/:idx/reveal', (c) => {
+    const ctx = pageCtx(c, svc);
+    const b = batchOr404(svc, c.req.param('id'));
+    const row = svc.rt.rows.get(b.id, Number(c.req.param('idx')));
+    if (!row) throw new NotFoundError(`batch ${b.id} has no such row`);
+    record(c, svc, 'reveal', 'ok', { batchId: b.id, line: row.line, detail: `${row.codes.length} codes of order ${row.orderId ?? '?'}` });
+    const body = html`<p>Line ${row.line} of batch <a href="/batches/${encodeURIComponent(b.id)}">${b.id}</a>, order <span class="mono">${row.orderId ?? ''}</span>, ${row.packName ?? ''}. This reveal is recorded in the audit log.</p>
+<ul class="codes">${row.codes.map((code) => html`<li><code>${code}</code></li>`)}</ul>
+<p><a href="/batches/${encodeURIComponent(b.id)}">Back to the batch (hides the codes)</a></p>`;
+    return c.html(page(ctx, `Codes of line ${row.line}`, body));
+  });
+
+  registerBatchActions(app, svc);
+}
+
+/** A file from the outbox as a download (streamed: a 100,000-row result is tens of MB). */
+export function sendFile(c: Ctx, path: string, type: string): Response {
+  const size = statSync(path).size;
+  const name = basename(path).replace(/[^\w.() -]/g, '_');
+  return new Response(Readable.toWeb(createReadStream(path)) as ReadableStream, {
+    headers: {
+      'content-type': type,
+      'content-length': String(size),
+      'content-disposition': `attachment; filename="${name}"; filename*=UTF-8''${encodeURIComponent(basename(path))}`,
+      'cache-control': 'no-store',
+      'x-content-type-options': 'nosniff',
+    },
+  });
+}

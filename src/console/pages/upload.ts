@@ -1,0 +1,127 @@
+/**
+ * Upload → check → Submit. The check is `topup validate`'s own quote (row problems, total,
+ * balance after); Submit moves the very bytes that were checked into the inbox (uploads.ts) and
+ * then follows the daemon claiming them to the new batch's page. Nothing here places an order:
+ * the daemon does, from the inbox, as for any dropped file.
+ */
+import type { Hono } from 'hono';
+import { quoteFile, type Quote } from '../../commands/validate.js';
+import { coerceError, InputFileError } from '../../errors.js';
+import type { ConsoleEnv } from '../auth.js';
+import { html, usd, type Html } from '../html.js';
+import { csrfField, messagePage, page, tableWrap, type PageCtx } from '../layout.js';
+import { pageCtx, record, type Services } from '../services.js';
+import { UPLOAD_EXTENSIONS, type Upload } from '../uploads.js';
+
+const SHOWN_PROBLEMS = 200;
+/** How long the "waiting for the daemon" page waits before saying something is wrong. */
+const CLAIM_PATIENCE_MS = 60_000;
+
+function form(ctx: PageCtx, svc: Services, error?: string): Html {
+  const mb = Math.round(svc.settings.uploadMaxBytes / 1024 / 1024);
+  if (ctx.readOnly) return html`<p>Uploading is switched off in this read-only console.</p>`;
+  return html`${error ? html`<p class="message" role="alert">${error}</p>` : ''}
+<form method="post" action="/upload" enctype="multipart/form-data" class="upload">
+  ${csrfField(ctx)}
+  <label for="file" class="drop">
+    <span class="drop-title">Drop an order file here, or choose one</span>
+    <span class="muted">${UPLOAD_EXTENSIONS.join(', ')} · up to ${mb} MB · checked like <code>topup validate</code>; nothing is ordered until you press Submit</span>
+    <input id="file" name="file" type="file" required accept="${UPLOAD_EXTENSIONS.join(',')}" data-max="${svc.settings.uploadMaxBytes}">
+  </label>
+  <p class="file-note" data-file-note aria-live="polite"></p>
+  <button type="submit">Check file</button>
+</form>`;
+}
+
+function quoteView(ctx: PageCtx, svc: Services, u: Upload, q: Quote): Html {
+  const blocked =
+    q.fileProblems.length > 0 ? 'The file would be refused whole: nothing in it would be ordered. Fix it and upload it again.'
+      : q.duplicateOf ? `This file is identical to batch ${q.duplicateOf}: submitting it would order nothing. To order the same rows again, change the file (or use topup submit --again).`
+        : q.validRows === 0 ? 'No row of this file can be sent.' : null;
+  const problems = q.problems.slice(0, SHOWN_PROBLEMS).map((p) => html`<tr><td class="num">${p.line}</td><td>${p.column}</td><td>${p.problem}</td></tr>`);
+  return html`<section aria-labelledby="quote"><h2 id="quote">Quote for ${u.name}</h2>
+<dl class="facts">
+  <div><dt>Rows</dt><dd>${q.rows} (${q.validRows} to send, ${q.invalidRows} with problems)</dd></div>
+  <div><dt>Total</dt><dd><strong data-quote-total>${usd(q.totalUsd)}</strong></dd></div>
+  <div><dt>Balance${svc.rt.config.sandbox ? ' (sandbox)' : ''}</dt><dd>${usd(q.balanceUsd)}</dd></div>
+  ${q.reservedUsd > 0 ? html`<div><dt>Reserved by unfinished batches</dt><dd>${usd(q.reservedUsd)}</dd></div>` : ''}
+  <div><dt>Balance after</dt><dd><strong data-quote-after>${usd(q.balanceAfterUsd)}</strong></dd></div>
+</dl>
+${q.affordable ? '' : html`<p class="message" role="alert">Not affordable: top up at least ${usd(-q.balanceAfterUsd)}. Submitted anyway, the batch waits for the top-up and then starts by itself.</p>`}
+${q.fileProblems.length > 0 ? html`<h3>File problems</h3><ul class="errors">${q.fileProblems.map((p) => html`<li>${p}</li>`)}</ul>` : ''}
+${q.problems.length > 0 ? html`<h3>Row problems (${q.problems.length})</h3>
+<p class="muted">Rows with problems are not sent; every other row is. Each row gets one line in the result file.${q.problems.length > SHOWN_PROBLEMS ? ` The first ${SHOWN_PROBLEMS} are shown.` : ''}</p>
+${tableWrap('Row problems', html`<table><thead><tr><th scope="col">Line</th><th scope="col">Column</th><th scope="col">Problem</th></tr></thead><tbody>${problems}</tbody></table>`)}` : html`<p class="ok">Every row is valid.</p>`}
+${blocked ? html`<p class="message" role="alert">${blocked}</p>`
+  : ctx.readOnly ? ''
+    : html`<form method="post" action="/upload/${u.id}/submit" class="submit-form">${csrfField(ctx)}
+<p>Submit moves the file into the inbox; the daemon orders its ${q.validRows} valid rows (${usd(q.totalUsd)}).</p>
+<button type="submit" class="primary">Submit ${q.validRows} rows for ${usd(q.totalUsd)}</button></form>`}
+<p><a href="/upload">Upload another file</a></p>
+</section>`;
+}
+
+export function registerUpload(app: Hono<ConsoleEnv>, svc: Services): void {
+  app.get('/upload', (c) => {
+    const ctx = pageCtx(c, svc);
+    return c.html(page(ctx, 'Upload', form(ctx, svc)));
+  });
+
+  app.post('/upload', async (c) => {
+    const ctx = pageCtx(c, svc);
+    const body = await c.req.parseBody();
+    const file = body.file;
+    if (!(file instanceof File) || file.size === 0) return c.html(page(ctx, 'Upload', form(ctx, svc, 'Choose a file first (it was missing or empty).')), 400);
+    let u: Upload;
+    try {
+      u = await svc.uploads.keep(file.name, new Uint8Array(await file.arrayBuffer()));
+    } catch (err) {
+      record(c, svc, 'upload', 'refused', { detail: `${file.name.slice(0, 200)}: ${coerceError(err).message}` });
+      return c.html(page(ctx, 'Upload', form(ctx, svc, coerceError(err).message)), 400);
+    }
+    try {
+      u.quote = await quoteFile(svc.actionRt, u.path, false);
+    } catch (err) {
+      const e = coerceError(err);
+      u.error = e instanceof InputFileError ? `The file cannot be read: ${e.message}` : `The file could not be checked: ${e.message}`;
+    }
+    record(c, svc, 'upload', u.error ? 'failed' : 'ok', { detail: `${u.name} (${u.size} bytes)${u.quote ? `: ${u.quote.validRows}/${u.quote.rows} rows valid, ${u.quote.totalUsd} USD` : `: ${u.error}`}` });
+    return c.redirect(`/upload/${u.id}`, 303);
+  });
+
+  app.get('/upload/:id', (c) => {
+    const ctx = pageCtx(c, svc);
+    const u = svc.uploads.get(c.req.param('id'));
+    if (!u) return c.html(messagePage(ctx, 'Upload', 'This upload is no longer kept (uploads are kept for an hour, or the daemon restarted): upload the file again.', '/upload'), 404);
+    if (u.submitted) {
+      const batch = svc.listing.batchFromFile(u.hash, u.submitted.at - 1_000);
+      if (batch) return c.redirect(`/batches/${encodeURIComponent(batch.id)}`, 303);
+      const late = Date.now() - u.submitted.at > CLAIM_PATIENCE_MS;
+      c.header('refresh', late ? '5' : '1');
+      return c.html(page(ctx, 'Submitted', html`<p role="status">${u.submitted.name} is in the inbox; waiting for the daemon to take it…</p>
+${late ? html`<p class="message">It has not been taken for a minute. Is the daemon stopping, or paused? See the <a href="/">overview</a>.</p>` : ''}`));
+    }
+    if (!u.quote) return c.html(page(ctx, 'Upload', html`<p class="message" role="alert">${u.error ?? 'The file could not be checked.'}</p>${form(ctx, svc)}`));
+    return c.html(page(ctx, 'Check', quoteView(ctx, svc, u, u.quote)));
+  });
+
+  app.post('/upload/:id/submit', (c) => {
+    const u = svc.uploads.get(c.req.param('id'));
+    if (!u || !u.quote) {
+      record(c, svc, 'submit', 'refused', { detail: 'upload no longer kept' });
+      return c.html(messagePage(pageCtx(c, svc), 'Submit', 'This upload is no longer kept: upload the file again.', '/upload'), 404);
+    }
+    const q = u.quote;
+    if (q.fileProblems.length > 0 || q.duplicateOf || q.validRows === 0) {
+      record(c, svc, 'submit', 'refused', { detail: `${u.name}: nothing in it can be ordered` });
+      return c.html(messagePage(pageCtx(c, svc), 'Submit', 'Nothing in this file can be ordered (see its check).', `/upload/${u.id}`), 400);
+    }
+    const already = u.submitted !== null;
+    svc.uploads.submit(u.id);
+    if (!already) {
+      svc.runner.offerFile(u.submitted!.path);
+      record(c, svc, 'submit', 'ok', { detail: `${u.submitted!.name} into the inbox: ${q.validRows} rows, ${q.totalUsd} USD` });
+    }
+    return c.redirect(`/upload/${u.id}`, 303);
+  });
+}

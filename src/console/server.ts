@@ -1,0 +1,115 @@
+/**
+ * Starts the console (and /metrics) beside the daemon's runner, on TOPUP_CONSOLE.
+ *
+ * An address that cannot be taken (another daemon, or another program, on the port) does not
+ * stop the daemon: orders matter more than the page that shows them. It is logged as an error
+ * naming the setting, and the daemon runs on without a console.
+ */
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { hostname } from 'node:os';
+import { createAdaptorServer } from '@hono/node-server';
+import { scrub } from '../log.js';
+import { newOwnerId } from '../store/owner.js';
+import { Listing } from '../store/listing.js';
+import { AuditStore } from '../store/audit.js';
+import { Metrics } from '../metrics/metrics.js';
+import { BalanceWatch } from './balance-watch.js';
+import { RecentErrors } from './recent.js';
+import { LiveFeed } from './live.js';
+import { FiguresCache } from './figures.js';
+import { SpendWindow } from './spend.js';
+import { Uploads } from './uploads.js';
+import { Sessions } from './auth.js';
+import { createConsoleApp } from './app.js';
+import type { ConsoleDeps, Services } from './services.js';
+
+export interface RunningConsole {
+  url: string;
+  close(): Promise<void>;
+}
+
+function urlOf(host: string, port: number): string {
+  const shown = host === '0.0.0.0' || host === '::' ? hostname() : host;
+  return `http://${shown.includes(':') ? `[${shown}]` : shown}:${port}/`;
+}
+
+export async function startConsole(deps: ConsoleDeps): Promise<RunningConsole | null> {
+  const { rt, runner, notifier, settings } = deps;
+  const log = rt.log.child({ component: 'console' });
+  const listing = new Listing(rt.db, rt.batches);
+  const balance = new BalanceWatch(rt, () => runner.snapshot({ batches: false }).balance);
+  const secrets = [rt.config.apiKey, rt.config.telegram?.botToken ?? '', settings.token ?? ''];
+  const recent = new RecentErrors((text) => scrub(text, secrets));
+  const figures = new FiguresCache(rt);
+  const spend = new SpendWindow(rt);
+  const live = new LiveFeed(rt, listing, figures);
+  const svc: Services = {
+    ...deps,
+    actionRt: { ...rt, owner: newOwnerId() },
+    listing,
+    audit: new AuditStore(rt.db),
+    balance,
+    recent,
+    live,
+    figures,
+    spend,
+    uploads: new Uploads(rt.config.jobsDir, rt.config.inboxDir),
+    sessions: new Sessions(rt.meta, settings),
+  };
+  const metrics = new Metrics({ rt, runner, notifier, listing, balance: () => balance.latest() });
+  const app = createConsoleApp(svc, metrics);
+  const server = createAdaptorServer({ fetch: app.fetch, overrideGlobalObjects: false }) as Server;
+  const listening = await new Promise<AddressInfo | Error>((resolve) => {
+    server.once('error', resolve);
+    server.listen(settings.port, settings.host, () => resolve(server.address() as AddressInfo));
+  });
+  if (listening instanceof Error) {
+    const code = (listening as NodeJS.ErrnoException).code;
+    log.error(
+      { setting: 'TOPUP_CONSOLE', address: `${settings.host}:${settings.port}`, err: listening.message },
+      code === 'EADDRINUSE'
+        ? `console: ${settings.host}:${settings.port} is already in use (another topup daemon?); running without the console. Set TOPUP_CONSOLE to another address, or off`
+        : `console: cannot listen on ${settings.host}:${settings.port} (${code ?? listening.message}); running without the console`,
+    );
+    await metrics.close();
+    return null;
+  }
+  server.on('error', (err) => log.warn({ err: err.message }, 'console: server error'));
+  // Bounded: a slow client cannot hold a connection for ever (SSE streams ping every 15 s).
+  server.headersTimeout = 20_000;
+  server.requestTimeout = 120_000;
+  const stopRecent = recent.follow(runner, notifier);
+  figures.follow(runner);
+  spend.follow(runner);
+  live.follow(runner);
+  metrics.follow();
+  balance.start();
+  const onFinished = (summary: { balanceAfterUsd: number | null }): void => {
+    if (summary.balanceAfterUsd !== null) balance.record(summary.balanceAfterUsd);
+  };
+  runner.on('batch-finished', onFinished);
+  const url = urlOf(settings.host, listening.port);
+  log.info(
+    { console: url, readOnly: settings.readOnly, token: settings.token !== null },
+    `console: open ${url} in a browser${settings.token ? ' (log in with TOPUP_CONSOLE_TOKEN)' : ''}; metrics at ${url}metrics`,
+  );
+  return {
+    url,
+    async close() {
+      runner.off('batch-finished', onFinished);
+      stopRecent();
+      live.close();
+      figures.close();
+      spend.close();
+      svc.uploads.close();
+      balance.stop();
+      await metrics.close();
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        // Live pages (server-sent events) keep their connections open: end them, or close waits for ever.
+        server.closeAllConnections();
+      });
+    },
+  };
+}

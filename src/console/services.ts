@@ -1,0 +1,83 @@
+/**
+ * What the console's pages work with: the daemon's runtime and runner (read: snapshot(), events,
+ * the store), and the console's own parts. Built once in app.ts.
+ */
+import type { Context } from 'hono';
+import type { Runtime } from '../runtime.js';
+import type { Runner } from '../engine/runner.js';
+import type { ScheduledJobs } from '../reports/schedule.js';
+import type { Notifier } from '../notify/notifier.js';
+import type { Listing } from '../store/listing.js';
+import type { AuditOutcome, AuditStore } from '../store/audit.js';
+import { Pauses } from '../dispatch/pauses.js';
+import type { ConsoleSettings } from './settings.js';
+import type { BalanceWatch } from './balance-watch.js';
+import type { RecentErrors } from './recent.js';
+import type { LiveFeed } from './live.js';
+import type { FiguresCache } from './figures.js';
+import type { SpendWindow } from './spend.js';
+import type { Uploads } from './uploads.js';
+import type { ConsoleEnv, Sessions } from './auth.js';
+import type { PageCtx } from './layout.js';
+
+export interface ConsoleDeps {
+  rt: Runtime;
+  runner: Runner;
+  /** The scheduled jobs (null: not started in this process). */
+  jobs: ScheduledJobs | null;
+  notifier: Notifier;
+  settings: ConsoleSettings;
+}
+
+export interface Services extends ConsoleDeps {
+  /**
+   * The runtime console actions run with: the daemon's, under an owner id of its own. The
+   * shared operations take a batch's lease to write its results or claim a retry's file and then
+   * release every lease of their owner (releaseAll); under the daemon's own owner id that would
+   * release every batch the daemon is driving, and its outcomes of calls in flight would be
+   * refused (rows.ts writes outcomes only under a held lease).
+   */
+  actionRt: Runtime;
+  listing: Listing;
+  audit: AuditStore;
+  balance: BalanceWatch;
+  recent: RecentErrors;
+  live: LiveFeed;
+  figures: FiguresCache;
+  spend: SpendWindow;
+  uploads: Uploads;
+  sessions: Sessions;
+}
+
+export type Ctx = Context<ConsoleEnv>;
+
+/** Who is acting, as written in the audit table and in review resolutions. */
+export function actorOf(c: Ctx, svc: Services): string {
+  const s = c.get('session');
+  const who = s.name || (s.via === 'bearer' ? 'token' : svc.sessions.tokenRequired ? 'operator' : 'local');
+  return `${who} (console)`;
+}
+
+export function pageCtx(c: Ctx, svc: Services): PageCtx {
+  return {
+    path: c.req.path,
+    sandbox: svc.rt.config.sandbox,
+    readOnly: svc.settings.readOnly,
+    tokenRequired: svc.sessions.tokenRequired,
+    actor: actorOf(c, svc),
+    csrf: c.get('csrfToken'),
+    reviewRows: svc.listing.countInState('review'),
+    pause: Pauses.read(svc.rt.meta),
+    now: Date.now(),
+  };
+}
+
+export function record(
+  c: Ctx,
+  svc: Services,
+  action: string,
+  outcome: AuditOutcome,
+  fields: { batchId?: string | null; line?: number | null; detail?: string | null } = {},
+): void {
+  svc.audit.record({ at: Date.now(), actor: actorOf(c, svc), address: c.get('address'), action, outcome, ...fields });
+}

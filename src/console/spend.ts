@@ -1,0 +1,52 @@
+/**
+ * This daemon's spending over the last hour, for the overview's runway: from the runner's events
+ * (a row that ended completed, or cancelled without a refund), so showing it reads nothing but
+ * the rows that just ended. A rate over less than MIN_SPAN_MS of history would make one batch
+ * finishing in a minute look like a torrent, so the span counted is at least that long.
+ */
+import type { Runner } from '../engine/runner.js';
+import type { Runtime } from '../runtime.js';
+import { rowMoney } from '../outbox/results.js';
+import type { RowState } from '../store/rows.js';
+
+const WINDOW_MS = 3_600_000;
+const MIN_SPAN_MS = 10 * 60_000;
+
+export class SpendWindow {
+  readonly #rt: Runtime;
+  readonly #since: number;
+  readonly #spent: { at: number; cents: number }[] = [];
+  #off: (() => void) | null = null;
+
+  constructor(rt: Runtime, since = Date.now()) {
+    this.#rt = rt;
+    this.#since = since;
+  }
+
+  follow(runner: Runner): void {
+    const moved = (m: { batchId: string; idx: number; to: RowState }): void => {
+      if (m.to !== 'completed' && m.to !== 'cancelled') return;
+      const row = this.#rt.rows.get(m.batchId, m.idx);
+      const cents = row ? rowMoney(row).netCents ?? 0 : 0;
+      if (cents > 0) this.add(cents);
+    };
+    runner.on('row-moved', moved);
+    this.#off = () => runner.off('row-moved', moved);
+  }
+
+  close(): void {
+    this.#off?.();
+  }
+
+  add(cents: number, at = Date.now()): void {
+    this.#spent.push({ at, cents });
+  }
+
+  /** USD an hour at the pace of the last hour (or since start), or 0. */
+  perHour(now = Date.now()): number {
+    while (this.#spent.length > 0 && this.#spent[0]!.at < now - WINDOW_MS) this.#spent.shift();
+    const cents = this.#spent.reduce((s, e) => s + e.cents, 0);
+    const span = Math.max(MIN_SPAN_MS, Math.min(WINDOW_MS, now - this.#since));
+    return (cents / 100) * (WINDOW_MS / span);
+  }
+}

@@ -1,0 +1,114 @@
+/**
+ * /metrics in the Prometheus text format (prom-client), every name prefixed `topup_`. Labels
+ * come from small fixed sets (row state, route, window, job …), never a batch, a file, a player
+ * or an order: a label per batch would grow without end and leak what players buy.
+ *
+ * Two kinds of figures:
+ *  - read from the store at scrape time (rows by state, batches, waits, the rate windows, pauses,
+ *    jobs), so what another process on the home does (a `topup submit`) counts at once;
+ *  - counted from this daemon's runner and notifier events (rows finished, USD spent and
+ *    refunded, API calls, 429s, durations, notification failures): counters since this process
+ *    started, as Prometheus expects counters to be (rate() copes with restarts).
+ * The catalogue with each metric's meaning is in docs/notes/console.md.
+ */
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { RouteName } from '../api/client.js';
+import type { Runner } from '../engine/runner.js';
+import type { Notifier } from '../notify/notifier.js';
+import type { Runtime } from '../runtime.js';
+import type { Listing } from '../store/listing.js';
+import { FINAL_ROW_STATES, type RowState } from '../store/rows.js';
+import { rowMoney } from '../outbox/results.js';
+import { storeGauges, type BalanceSource } from './store-gauges.js';
+import { SlowReads } from './slow-reads.js';
+
+const ROUTES: readonly RouteName[] = ['services', 'products', 'my-ip', 'balance', 'submit', 'order', 'history'];
+
+export interface MetricsDeps {
+  rt: Runtime;
+  runner: Runner;
+  notifier: Notifier;
+  listing: Listing;
+  balance: BalanceSource;
+}
+
+/** `2xx` … `5xx`, or `no_answer` when none came (timeout, connection lost). */
+export function outcomeClass(status: number | undefined): string {
+  return status === undefined ? 'no_answer' : `${Math.floor(status / 100)}xx`;
+}
+
+export class Metrics {
+  readonly registry = new Registry();
+  readonly #deps: MetricsDeps;
+  readonly #releasers: (() => void)[] = [];
+  readonly #slow: SlowReads;
+
+  constructor(deps: MetricsDeps) {
+    this.#deps = deps;
+    this.#slow = new SlowReads(deps.rt.db, deps.rt.config.dbPath);
+    collectDefaultMetrics({ register: this.registry, prefix: 'topup_' });
+    storeGauges(this.registry, deps, this.#slow);
+  }
+
+  get contentType(): string {
+    return this.registry.contentType;
+  }
+
+  render(): Promise<string> {
+    return this.registry.metrics();
+  }
+
+  /** Starts counting the runner's and the notifier's events. */
+  follow(): void {
+    const { rt, runner, notifier } = this.#deps;
+    const r = [this.registry];
+    const finished = new Counter({ name: 'topup_rows_finished_total', help: 'Rows that reached an end in this process, by outcome (completed, cancelled, rejected, invalid, skipped, review)', labelNames: ['outcome'], registers: r });
+    const spent = new Counter({ name: 'topup_spent_usd_total', help: 'USD charged for rows that ended in this process (completed, or cancelled without a refund)', registers: r });
+    const refunded = new Counter({ name: 'topup_refunded_usd_total', help: 'USD refunded on orders that ended cancelled in this process', registers: r });
+    const calls = new Counter({ name: 'topup_api_calls_total', help: 'API calls of this process by route and outcome class (2xx, 3xx, 4xx, 5xx, no_answer)', labelNames: ['route', 'outcome'], registers: r });
+    const limited = new Counter({ name: 'topup_api_rate_limited_total', help: 'API calls answered 429 (rate limited), by route', labelNames: ['route'], registers: r });
+    const took = new Histogram({
+      name: 'topup_api_request_duration_seconds', help: 'How long API calls took, from leaving to the end of the answer, by route', labelNames: ['route'],
+      buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30], registers: r,
+    });
+    const pauses = new Counter({ name: 'topup_pauses_total', help: 'Times sending was paused (account problem, maintenance)', labelNames: ['kind'], registers: r });
+    const notifyFailed = new Counter({ name: 'topup_notification_failures_total', help: 'Notifications given up on after their retries, by target (webhook, telegram)', labelNames: ['target'], registers: r });
+    // Zero from the start, so alerts on increase() see a series before the first event.
+    for (const s of FINAL_ROW_STATES) finished.inc({ outcome: s }, 0);
+    for (const k of ['account', 'maintenance']) pauses.inc({ kind: k }, 0);
+    for (const route of ROUTES) limited.inc({ route }, 0);
+    for (const target of ['webhook', 'telegram']) notifyFailed.inc({ target }, 0);
+
+    const onMoved = (m: { batchId: string; idx: number; to: RowState }): void => {
+      if (!FINAL_ROW_STATES.includes(m.to)) return;
+      finished.inc({ outcome: m.to });
+      if (m.to !== 'completed' && m.to !== 'cancelled') return;
+      const row = rt.rows.get(m.batchId, m.idx);
+      if (!row) return;
+      const money = rowMoney(row);
+      if (money.netCents) spent.inc(money.netCents / 100);
+      if (money.refundedCents) refunded.inc(money.refundedCents / 100);
+    };
+    const onCall = (c: { route: string; status: number | undefined; ms: number }): void => {
+      calls.inc({ route: c.route, outcome: outcomeClass(c.status) });
+      if (c.status === 429) limited.inc({ route: c.route });
+      took.observe({ route: c.route }, c.ms / 1000);
+    };
+    const onPause = (kind: string): void => void pauses.inc({ kind });
+    runner.on('row-moved', onMoved);
+    runner.on('call', onCall);
+    runner.on('pause', onPause);
+    this.#releasers.push(
+      () => runner.off('row-moved', onMoved),
+      () => runner.off('call', onCall),
+      () => runner.off('pause', onPause),
+      notifier.onFailure((target) => notifyFailed.inc({ target })),
+    );
+  }
+
+  async close(): Promise<void> {
+    for (const release of this.#releasers.splice(0)) release();
+    this.registry.clear();
+    await this.#slow.close();
+  }
+}

@@ -1,0 +1,149 @@
+/**
+ * The gauges read at scrape time: from the store (shared by every process on the home) and from
+ * the runner's snapshot (this process). Each is one indexed query or an aggregate over the
+ * unfinished batches, so a scrape every 15 s costs the daemon next to nothing.
+ */
+import { Gauge, type Registry } from 'prom-client';
+import { Pauses } from '../dispatch/pauses.js';
+import { JOB_NAMES, lastRunKey, lastSuccessKey } from '../reports/schedule.js';
+import { BATCH_STATES } from '../store/batch-states.js';
+import { ROW_STATES } from '../store/rows.js';
+import { roundCents } from '../money.js';
+import type { MetricsDeps } from './metrics.js';
+import type { SlowReads } from './slow-reads.js';
+
+export type BalanceSource = () => { usd: number; at: number } | null;
+
+const WAIT_REASONS = ['balance', 'catalog', 'maintenance', 'account'] as const;
+
+/** `1000` → `1s`, `60000` → `1m`: the window as TOPUP_RATE_LIMITS writes it. */
+export function windowLabel(ms: number): string {
+  if (ms % 3_600_000 === 0) return `${ms / 3_600_000}h`;
+  if (ms % 60_000 === 0) return `${ms / 60_000}m`;
+  if (ms % 1000 === 0) return `${ms / 1000}s`;
+  return `${ms}ms`;
+}
+
+export function storeGauges(registry: Registry, deps: Omit<MetricsDeps, 'notifier'>, slow: SlowReads): void {
+  const { rt, runner, listing, balance } = deps;
+  const r = [registry];
+  const seconds = (ms: number): number => Math.max(0, ms) / 1000;
+
+  new Gauge({
+    name: 'topup_rows', help: 'Rows in the store by state (every batch, every process on this home)', labelNames: ['state'], registers: r,
+    async collect() {
+      const counts = new Map((await slow.query<{ state: string; n: number }>('rowsByState')).map((r) => [r.state, r.n]));
+      for (const s of ROW_STATES) this.set({ state: s }, counts.get(s) ?? 0);
+    },
+  });
+  new Gauge({
+    name: 'topup_batches', help: 'Batches by state and the reason they wait (none when not waiting)', labelNames: ['state', 'wait_reason'], registers: r,
+    collect() {
+      this.reset();
+      for (const s of BATCH_STATES) this.set({ state: s, wait_reason: 'none' }, 0);
+      for (const b of listing.batchesByState()) this.inc({ state: b.state, wait_reason: b.wait ?? 'none' }, b.n);
+    },
+  });
+  new Gauge({
+    name: 'topup_batch_wait_longest_seconds', help: 'How long the unfinished batch that has waited longest for this reason has waited (0: none waits)', labelNames: ['reason'], registers: r,
+    collect() {
+      const since = listing.longestWaits();
+      const now = Date.now();
+      for (const w of WAIT_REASONS) this.set({ reason: w }, since[w] === undefined ? 0 : seconds(now - since[w]));
+    },
+  });
+  new Gauge({
+    name: 'topup_oldest_pending_row_age_seconds', help: 'Age of the oldest row not yet at an end (pending, on its way or followed), counted from when its batch was claimed; 0 when none', registers: r,
+    collect() {
+      const since = listing.oldestLiveRowSince();
+      this.set(since === null ? 0 : seconds(Date.now() - since));
+    },
+  });
+  new Gauge({
+    name: 'topup_reserved_usd', help: 'USD the unfinished batches still have to spend on rows not sent yet', registers: r,
+    collect() {
+      this.set(roundCents(rt.batches.list({ states: ['claimed', 'open'] }).reduce((s, b) => s + rt.rows.unsentTotal(b.id), 0)));
+    },
+  });
+  const mode = rt.config.sandbox ? 'SANDBOX' : 'LIVE';
+  new Gauge({
+    name: 'topup_balance_usd', help: 'The account balance at its last reading (absent until the first)', labelNames: ['mode'], registers: r,
+    collect() {
+      this.reset();
+      const b = balance();
+      if (b) this.set({ mode }, b.usd);
+    },
+  });
+  new Gauge({
+    name: 'topup_balance_age_seconds', help: 'Seconds since the balance was last read (absent until the first reading)', labelNames: ['mode'], registers: r,
+    collect() {
+      this.reset();
+      const b = balance();
+      if (b) this.set({ mode }, seconds(Date.now() - b.at));
+    },
+  });
+  new Gauge({
+    name: 'topup_rate_window_calls', help: 'API calls started within each rate window (every process on this home)', labelNames: ['window'], registers: r,
+    collect() {
+      for (const w of rt.config.rateLimits) this.set({ window: windowLabel(w.windowMs) }, rt.scheduler.callsWithin(w.windowMs));
+    },
+  });
+  new Gauge({
+    name: 'topup_rate_window_limit', help: 'Calls allowed per rate window (TOPUP_RATE_LIMITS)', labelNames: ['window'], registers: r,
+    collect() {
+      for (const w of rt.config.rateLimits) this.set({ window: windowLabel(w.windowMs) }, w.limit);
+    },
+  });
+  new Gauge({
+    name: 'topup_rate_hold_seconds', help: 'Seconds left of a Retry-After hold (0: none)', registers: r,
+    collect() {
+      this.set(seconds(rt.scheduler.holdRemainingMs()));
+    },
+  });
+  new Gauge({
+    name: 'topup_calls_waiting', help: 'Calls of this process waiting for the rate budget', registers: r,
+    collect() {
+      this.set(rt.scheduler.waiting);
+    },
+  });
+  new Gauge({
+    name: 'topup_orders_in_flight', help: 'Order requests of this process on their way', registers: r,
+    collect() {
+      this.set(runner.snapshot({ batches: false }).inFlight);
+    },
+  });
+  new Gauge({
+    name: 'topup_paused', help: 'Sending paused for this reason (1) or not (0): account problem, maintenance', labelNames: ['kind'], registers: r,
+    collect() {
+      const p = Pauses.read(rt.meta);
+      for (const k of ['account', 'maintenance'] as const) this.set({ kind: k }, p?.kind === k ? 1 : 0);
+    },
+  });
+  new Gauge({
+    name: 'topup_pause_seconds', help: 'How long the current pause has lasted (0: none)', labelNames: ['kind'], registers: r,
+    collect() {
+      const p = Pauses.read(rt.meta);
+      for (const k of ['account', 'maintenance'] as const) this.set({ kind: k }, p?.kind === k ? seconds(Date.now() - p.since) : 0);
+    },
+  });
+  new Gauge({
+    name: 'topup_job_last_success_timestamp_seconds', help: 'When each scheduled job last ran successfully (Unix seconds; absent: never)', labelNames: ['job'], registers: r,
+    collect() {
+      this.reset();
+      for (const j of JOB_NAMES) {
+        const at = rt.meta.getJson<number>(lastSuccessKey(j)) ?? (rt.meta.getJson<{ at: number; ok: boolean }>(lastRunKey(j))?.ok ? rt.meta.getJson<{ at: number }>(lastRunKey(j))!.at : undefined);
+        if (at !== undefined) this.set({ job: j }, at / 1000);
+      }
+    },
+  });
+  new Gauge({
+    name: 'topup_job_last_run_ok', help: 'Whether each scheduled job\'s last run succeeded (1) or failed (0); absent: never ran', labelNames: ['job'], registers: r,
+    collect() {
+      this.reset();
+      for (const j of JOB_NAMES) {
+        const last = rt.meta.getJson<{ ok: boolean }>(lastRunKey(j));
+        if (last) this.set({ job: j }, last.ok ? 1 : 0);
+      }
+    },
+  });
+}
