@@ -21,6 +21,8 @@ export async function startConsoleDaemon(extra: NodeJS.ProcessEnv = {}, sandbox:
   const env = cliEnv(home, sb, { TOPUP_CONSOLE: '127.0.0.1:0', ...extra });
   const daemon = startDaemon(env);
   const url = await waitFor('the console address in the log', () => /console: open (http:\/\/[^\s]+\/) in a browser/.exec(daemon.output())?.[1], 30_000, 50);
+  // The console starts just before the daemon says it started: the runner is running from then on.
+  await waitFor('the daemon started', () => daemon.output().includes('topup daemon started'), 30_000, 20);
   return { url: url.replace(/\/$/, ''), home, sb, daemon, env };
 }
 

@@ -55,7 +55,8 @@ describe('/metrics', () => {
     // A submit in another process, held before sending (balance too low): its rows count at once.
     t.sb.admin.setBalance({ balanceUsd: 0 });
     const file = join(t.home.dir, 'more.csv');
-    writeFileSync(file, csv([['pid', 'userId'], ['PUBG-60', '5123456789']]));
+    // Another player: a repeat of a purchase bought minutes ago would be skipped (claim/repeats.ts).
+    writeFileSync(file, csv([['pid', 'userId'], ['PUBG-60', '5123450001']]));
     const child = runCli(['submit', file], { ...t.env }, { timeoutMs: 60_000 });
     const pending = await waitFor('the other process\'s row in the gauge', async () => {
       const s = samples(await (await fetch(`${t.url}/metrics`)).text());
