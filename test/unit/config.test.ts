@@ -87,3 +87,12 @@ describe('config', () => {
     expect(loadConfig({ TOPUP_HOME: h, TOPUP_API_URL: 'http://127.0.0.1:9', CREDENTIALS_DIRECTORY: cred }).apiKey).toBe('cred-key-123456');
   });
 });
+
+describe('the README names every setting', () => {
+  it('each name in SETTINGS appears in README.md (the settings table, or the section of its feature)', async () => {
+    const { SETTINGS } = await import('../../src/config.js');
+    const { readFileSync } = await import('node:fs');
+    const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+    expect(Object.keys(SETTINGS).filter((name) => !readme.includes(`\`${name}\``))).toEqual([]);
+  });
+});
