@@ -13,13 +13,14 @@ const load = (p) => import(join(dist, p));
 const { openOrderFile } = await load('intake/formats/index.js');
 const { createRowValidator } = await load('intake/validate.js');
 const { buildCatalogIndex } = await load('intake/catalog.js');
-const { ServiceLineSchema, ProductSchema } = await load('api/schemas.js');
+const { readServiceLine, readProduct } = await load('api/schemas.js');
 
 const mb = (n) => Math.round((n / 1048576) * 10) / 10;
 const vmHwm = () => Number(/^VmHWM:\s+(\d+) kB/m.exec(readFileSync('/proc/self/status', 'utf8'))?.[1] ?? NaN) / 1024;
 
 const raw = JSON.parse(readFileSync(catalogPath, 'utf8'));
-const index = buildCatalogIndex(raw.services.map((s) => ServiceLineSchema.parse(s)), raw.products.map((p) => ProductSchema.parse(p)));
+const skip = () => {};
+const index = buildCatalogIndex(raw.services.map((s) => readServiceLine(s, skip)).filter(Boolean), raw.products.map((p) => readProduct(p, skip)).filter(Boolean));
 globalThis.gc?.();
 const before = { rssMb: mb(process.memoryUsage().rss), heapMb: mb(process.memoryUsage().heapUsed) };
 

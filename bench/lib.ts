@@ -88,8 +88,12 @@ const TICKS_PER_SEC = 100; // USER_HZ; 100 on every Linux this runs on (getconf 
 export interface ProcSample {
   /** user + system CPU seconds so far */
   cpuSec: number;
+  /** the system (kernel) part of cpuSec */
+  sysSec: number;
   rssMb: number;
   peakRssMb: number;
+  /** Bytes the process caused to be written to storage so far (/proc/<pid>/io write_bytes), MB. */
+  writtenMb: number;
 }
 
 export function procSample(pid: number): ProcSample | undefined {
@@ -101,7 +105,13 @@ export function procSample(pid: number): ProcSample | undefined {
     const stime = Number(rest[12]);
     const status = readFileSync(`/proc/${pid}/status`, 'utf8');
     const kb = (name: string): number => Number(new RegExp(`^${name}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? NaN);
-    return { cpuSec: (utime + stime) / TICKS_PER_SEC, rssMb: kb('VmRSS') / 1024, peakRssMb: kb('VmHWM') / 1024 };
+    let writtenMb = NaN;
+    try {
+      writtenMb = Number(/^write_bytes:\s+(\d+)/m.exec(readFileSync(`/proc/${pid}/io`, 'utf8'))?.[1] ?? NaN) / 1_048_576;
+    } catch {
+      /* not readable here */
+    }
+    return { cpuSec: (utime + stime) / TICKS_PER_SEC, sysSec: stime / TICKS_PER_SEC, rssMb: kb('VmRSS') / 1024, peakRssMb: kb('VmHWM') / 1024, writtenMb };
   } catch {
     return undefined;
   }

@@ -6,6 +6,11 @@
  *   npm run bench -- --quick           400 rows (about 2 minutes)
  *   npm run bench -- --rows N --scale K --seed S --parts ours,fixed,naive,intake,idle
  *   npm run bench -- --answers real-world   the sandbox answers like a real deployment
+ *   npm run bench -- --parts scale     cost per order as the batch grows (scale.ts): 2,000 and
+ *                                      20,000 rows at 400 calls/s, wall time; --rows N adds N rows
+ *                                      (e.g. 100000); --sizes A,B,C lists them; --baseline-dist
+ *                                      DIR runs an older build alternately with this one;
+ *                                      --repeat R, --limit-sec S, --cpu-prof DIR, --margin-ms M
  *
  * Time compression (see sandbox-server.mjs): the sandbox keeps the supplier's real limits
  * (40/1s, 200/1m) and real fulfilment times on a clock that runs K times faster; the client gets
@@ -23,6 +28,7 @@ import { runNaive } from './naive-client.js';
 import { measureIntake } from './intake.js';
 import { measureIdle } from './idle.js';
 import { daemonFigures, naiveFigures, table, type ContenderFigures, type Setting } from './report.js';
+import { runScale, scaleReport, scaleTables, SCALE_PER_SECOND, type ScaleReport, type ScaleRun } from './scale.js';
 import type { SandboxSpec } from './sandbox.js';
 
 function args(argv: string[]) {
@@ -39,12 +45,21 @@ function args(argv: string[]) {
     return n;
   };
   const parts = new Set((get('parts') ?? 'ours,fixed,naive,intake,idle').split(',').map((s) => s.trim()));
+  const onlyScale = parts.size === 1 && parts.has('scale');
+  const sizes = get('sizes')?.split(',').map((x) => Math.floor(Number(x)));
+  if (sizes?.some((x) => !(x > 0))) throw new Error('--sizes needs positive row counts, e.g. 2000,20000');
   const answers = get('answers') ?? 'spec';
   if (answers !== 'spec' && answers !== 'real-world') throw new Error('--answers must be spec or real-world');
   return {
     answers: answers as 'spec' | 'real-world',
     quick,
     rows: Math.floor(num('rows', quick ? 400 : 2000)),
+    // Scale part: the first size is the reference the others' cost per order is compared with.
+    scaleSizes: sizes ?? [...new Set([2_000, 20_000, ...(get('rows') !== undefined ? [Math.floor(num('rows', 0))] : [])])],
+    baselineDist: get('baseline-dist'),
+    repeat: Math.floor(num('repeat', 1)),
+    limitSec: get('limit-sec') === undefined ? undefined : num('limit-sec', 1),
+    cpuProf: get('cpu-prof'),
     scale: num('scale', 10),
     seed: Math.floor(num('seed', 20240611)),
     naiveBudgetSec: num('naive-sec', quick ? 20 : 60),
@@ -52,7 +67,9 @@ function args(argv: string[]) {
     intakeRows: Math.floor(num('intake-rows', 100_000)),
     keepLogs: get('keep-logs'),
     marginMs: get('margin-ms') === undefined ? undefined : num('margin-ms', 0),
-    out: get('out') ?? join(BENCH_DIR, 'results', 'latest.json'),
+    // A scale-only run keeps its own file, so the rate-budget figures in latest.json stay.
+    out: get('out') ?? join(BENCH_DIR, 'results', onlyScale ? 'scale-latest.json' : 'latest.json'),
+    onlyScale,
     parts,
   };
 }
@@ -110,8 +127,10 @@ async function main(): Promise<void> {
   const lowerBoundSec = ((a.rows / PER_MINUTE) * 60 + PROCESSING_MS[1] / 1000) / K;
   const timeoutMs = Math.round(lowerBoundSec * 1000 * 5 + 60_000);
   const log = (s: string): void => void process.stderr.write(`[bench ${new Date().toISOString().slice(11, 19)}] ${s}\n`);
-  log(`${a.rows} rows, time ×${K}, seed ${a.seed}; lower bound ${round(lowerBoundSec, 1)} s measured (${round(lowerBoundSec * K / 60, 2)} real-equivalent min)`);
-  log(`client settings: ${Object.entries(clientEnv).filter(([k]) => !k.endsWith('CRON')).map(([k, v]) => `${k}=${v}`).join(' ')}`);
+  if (!a.onlyScale) {
+    log(`${a.rows} rows, time ×${K}, seed ${a.seed}; lower bound ${round(lowerBoundSec, 1)} s measured (${round(lowerBoundSec * K / 60, 2)} real-equivalent min)`);
+    log(`client settings: ${Object.entries(clientEnv).filter(([k]) => !k.endsWith('CRON')).map(([k, v]) => `${k}=${v}`).join(' ')}`);
+  }
 
   const contenders: Record<string, ContenderFigures> = {};
   const loadBefore = loadavg();
@@ -150,6 +169,35 @@ async function main(): Promise<void> {
     const settle = a.quick ? 5_000 : 10_000;
     log(`idle daemon: ${settle / 1000} s to settle, then ${a.idleWindowSec} s measured…`);
     idle = await measureIdle({ sandbox, settleMs: settle, windowMs: a.idleWindowSec * 1000 });
+  }
+
+  let scale: (ScaleReport & { marginMs: number; sizes: number[]; builds: { label: string; cli: string; dist: string }[] }) | undefined;
+  if (a.parts.has('scale')) {
+    // The gate counts a call from admission to its answer + the window + the margin, so its own
+    // ceiling is 400 × 1000 / (1000 + margin + latency). 20 ms (2% of the window) keeps the
+    // margin from being what is measured; --margin-ms 100 gives the production default.
+    const marginMs = a.marginMs ?? 20;
+    const builds = [...(a.baselineDist ? [{ label: 'baseline', cli: join(a.baselineDist, 'cli.js') }] : []), { label: 'this build', cli: CLI }];
+    const runs: ScaleRun[] = [];
+    log(`scale: ${a.scaleSizes.join(', ')} rows × ${builds.map((b) => b.label).join(' / ')} × ${a.repeat}, API ${SCALE_PER_SECOND}/1s, margin ${marginMs} ms`);
+    for (let rep = 0; rep < a.repeat; rep++) {
+      for (const rows of a.scaleSizes) {
+        // Alternate which build goes first, so a load swing does not favour one of them.
+        const order = rep % 2 === 0 ? builds : [...builds].reverse();
+        for (const b of order) {
+          const limitMs = (a.limitSec ?? rows / (SCALE_PER_SECOND * 0.3) + 60) * 1000;
+          log(`  ${b.label}: ${rows} rows (limit ${Math.round(limitMs / 1000)} s), load ${loadavg().map((x) => round(x, 2)).join(' ')}…`);
+          const run = await runScale({
+            label: b.label, cli: b.cli, rows, seed: a.seed, marginMs, limitMs,
+            ...(a.cpuProf && { cpuProfDir: join(a.cpuProf, `${b.label.replace(/\W+/g, '-')}-${rows}`) }),
+            ...(a.keepLogs && { keepLogs: `${a.keepLogs}.scale-${b.label.replace(/\W+/g, '-')}-${rows}.log` }),
+          });
+          runs.push(run);
+          log(`    ${run.finished ? 'done' : 'NOT FINISHED'} in ${run.wallSec} s: ${run.orders} orders, ${run.ordersPerSec}/s, ${run.cpuSecPer1k} CPU s per 1k, peak RSS ${run.peakRssMb} MB; fsync ${run.fsyncMs} ms, load ${run.loadavg.after[0]}`);
+        }
+      }
+    }
+    scale = { marginMs, sizes: a.scaleSizes, builds: builds.map((b) => ({ ...b, dist: join(b.cli, '..') })), ...scaleReport(runs, a.scaleSizes[0]!) };
   }
 
   // ---- figures, targets, table -------------------------------------------------------------
@@ -222,6 +270,7 @@ async function main(): Promise<void> {
     intake,
     intakeMemoryGrowthMb: big && small ? round(big.peakRssMb - small.peakRssMb, 1) : undefined,
     idle,
+    scale,
     targets,
   };
   mkdirSync(join(a.out, '..'), { recursive: true });
@@ -230,17 +279,19 @@ async function main(): Promise<void> {
   const out = [
     '',
     `topup-runner benchmark — ${command} (commit ${build.commit}${build.dirtySrc ? ' + uncommitted src/' : ''}, dist built ${build.distBuiltAt}${'distRebuiltDuringRunAt' in build ? `, REBUILT during the run at ${build.distRebuiltDuringRunAt}` : ''})`,
-    `${a.rows} rows (${Object.entries(work.mix).map(([k, v]) => `${k} ${v}`).join(', ')}), time compressed ×${K}; API limits ${PER_SECOND}/1s and ${PER_MINUTE}/1m; 60% of top-ups processing ${PROCESSING_MS[0] / 1000}–${PROCESSING_MS[1] / 1000} s, 5% fail${a.answers === 'spec' ? ' with refund' : ' (half of them at submit, half without refund)'}; ${a.answers} answers.`,
-    'Times and rates are real-equivalent (sandbox clock); "measured" = wall clock of this run.',
+    a.onlyScale ? '' : `${a.rows} rows (${Object.entries(work.mix).map(([k, v]) => `${k} ${v}`).join(', ')}), time compressed ×${K}; API limits ${PER_SECOND}/1s and ${PER_MINUTE}/1m; 60% of top-ups processing ${PROCESSING_MS[0] / 1000}–${PROCESSING_MS[1] / 1000} s, 5% fail${a.answers === 'spec' ? ' with refund' : ' (half of them at submit, half without refund)'}; ${a.answers} answers.`,
+    a.onlyScale ? '' : 'Times and rates are real-equivalent (sandbox clock); "measured" = wall clock of this run.',
     naive?.note ? `Naive client: ${naive.note}.` : '',
     '',
-    mainTable,
+    cols.length ? mainTable : '',
     '',
     intakeTable ?? '',
     '',
     idleTable ?? '',
     '',
-    targetTable,
+    a.onlyScale ? '' : targetTable,
+    '',
+    scale ? `Scale: the real daemon, API ${SCALE_PER_SECOND}/1s (+ a minute window that does not bind), margin ${scale.marginMs} ms, wall time; load average = 1-minute figure of this 2-core machine.\n\n${scaleTables(scale)}` : '',
     '',
     `JSON: ${a.out}`,
     '',

@@ -24,6 +24,8 @@ export interface BenchSandbox {
   calls(): Promise<CallLogEntry[]>;
   ledger(): Promise<AdminLedger>;
   rateStats(): Promise<RateStats>;
+  /** POST /__sandbox/<op> (e.g. 'product' with { id, stock }). */
+  admin(op: string, body: unknown): Promise<unknown>;
   /** Wall-clock ms → sandbox (real-equivalent) ms. */
   toSandbox(wallMs: number): number;
   stop(): Promise<void>;
@@ -54,6 +56,11 @@ export async function startBenchSandbox(spec: SandboxSpec): Promise<BenchSandbox
     calls: async () => (await admin<{ calls: CallLogEntry[] }>('calls')).calls,
     ledger: () => admin<AdminLedger>('ledger'),
     rateStats: () => admin<RateStats>('rate-stats'),
+    admin: async (op, body) => {
+      const res = await fetch(`${url}/__sandbox/${op}`, { method: 'POST', headers: { 'x-sandbox-admin': ADMIN, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+      if (!res.ok) throw new Error(`sandbox admin ${op}: ${res.status} ${await res.text()}`);
+      return res.json();
+    },
     toSandbox: (w) => t0 + (w - t0) * spec.scale,
     stop: () => stopChild(child),
   };
