@@ -44,11 +44,9 @@ export class DispatchStage implements Stage {
     const cap = pauses.current ? 1 : rt.config.maxInFlight;
     this.#cap = cap;
     if (this.#count >= cap) return;
-    for (const row of rt.rows.sendable(this.#funding.scope, now, cap + this.#count)) {
-      if (this.#count >= cap) break;
-      if (this.#inflight.get(row.batchId)?.has(row.idx)) continue;
-      this.#start(row);
-    }
+    // Rows whose send started may still be pending (waiting for the rate gate): skipped by the read.
+    const busy = { count: this.#count, has: (batchId: string, idx: number) => this.#inflight.get(batchId)?.has(idx) === true };
+    for (const row of rt.rows.sendable(this.#funding.scope, now, cap - this.#count, busy)) this.#start(row);
   }
 
   nextDueAt(): number | undefined {

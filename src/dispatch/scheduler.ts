@@ -25,12 +25,20 @@
  * request timeout are pruned at every start (so a process that makes a handful of calls, a
  * `topup balance` from cron, prunes too), every 200 calls, and by the daemon's idle upkeep
  * (store/upkeep.ts).
+ *
+ * Counting a window costs as many steps as it holds calls (24,000 for a 400/s tier's minute), so a
+ * window is counted only when it might be full: after a count of n, each call this gate admits
+ * adds one, and a call never comes back into a window it has left (it counts until the earlier of
+ * its answer and its start + the timeout, plus the window), so n + admitted since is a bound.
+ * While it is under the limit there is room. The bound holds while no other connection wrote
+ * (PRAGMA data_version; while another process writes, every admission counts again). Nothing is
+ * admitted that a full count would refuse. One gate per connection.
  */
 import PQueue from 'p-queue';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { CallGate, CallInfo } from '../api/client.js';
 import type { RateWindow } from '../config.js';
-import type { Db } from '../store/db.js';
+import { unsynced, type Db } from '../store/db.js';
 import type { Statement } from 'better-sqlite3';
 import { MetaStore } from '../store/meta.js';
 import { systemClock, type Clock } from '../clock.js';
@@ -57,6 +65,10 @@ export class RateScheduler implements CallGate {
   readonly #longestMs: number;
   readonly #timeoutMs: number;
   #sinceprune = 0;
+  /** Per window: at least as many calls as it holds now (see the header); Infinity: count it. */
+  readonly #bounds: number[];
+  /** PRAGMA data_version when the bounds were made: another connection's write voids them. */
+  #boundsVersion = -1;
   readonly stats: SchedulerStats = { admitted: 0, waitedMs: 0, byRoute: {} };
 
   /** Monotonic time (clock.ts): shared by every process on this machine, immune to wall-clock steps. */
@@ -87,6 +99,8 @@ export class RateScheduler implements CallGate {
     const shortest = this.#windows.reduce((a, b) => (a.windowMs <= b.windowMs ? a : b));
     const spacingMs = Math.floor(shortest.windowMs / shortest.limit);
     this.#prune = db.prepare('DELETE FROM api_calls WHERE t <= ?');
+    const dataVersion = db.prepare('PRAGMA data_version').pluck();
+    this.#bounds = this.#windows.map(() => Number.POSITIVE_INFINITY);
     this.#markDone = db.prepare('UPDATE api_calls SET done = ? WHERE rowid = ?');
     const timeout = requestTimeoutMs;
     this.#timeoutMs = timeout;
@@ -105,9 +119,16 @@ export class RateScheduler implements CallGate {
         let wait = 0;
         const last = (lastStart.get() as { t: number | null }).t;
         if (last !== null && now - last < spacingMs) wait = last + spacingMs - now;
-        for (const w of this.#windows) {
+        const version = dataVersion.get() as number;
+        if (version !== this.#boundsVersion) {
+          this.#bounds.fill(Number.POSITIVE_INFINITY);
+          this.#boundsVersion = version;
+        }
+        for (const [i, w] of this.#windows.entries()) {
+          if (this.#bounds[i]! < w.limit) continue; // certainly room: no count needed
           const since = now - (w.windowMs + this.#marginMs);
           const n = (countSince.get({ since, now, timeout }) as { n: number }).n;
+          this.#bounds[i] = n;
           if (n >= w.limit) {
             // The window has room once the (n - limit + 1)-th call to end in it has left.
             const e = (oldestToExpire.get({ since, now, timeout, offset: n - w.limit }) as { e: number } | undefined)?.e ?? now;
@@ -116,6 +137,7 @@ export class RateScheduler implements CallGate {
         }
         if (wait > 0) return -Math.min(wait, longestWait);
         const id = Number(insert.run(now).lastInsertRowid);
+        this.#grow();
         if (++this.#sinceprune >= 200) {
           this.#sinceprune = 0;
           this.prune(now);
@@ -127,6 +149,11 @@ export class RateScheduler implements CallGate {
   /** Drops calls no window can need any more; returns how many. */
   prune(now = this.#now()): number {
     return this.#prune.run(now - this.#longestMs - this.#timeoutMs - 1000).changes;
+  }
+
+  /** One more call may be in every window. */
+  #grow(): void {
+    for (let i = 0; i < this.#bounds.length; i++) this.#bounds[i]!++;
   }
 
   /** Waiting calls (not yet admitted). */
@@ -141,7 +168,10 @@ export class RateScheduler implements CallGate {
         let id: number;
         for (;;) {
           signal?.throwIfAborted();
-          id = this.#admitTx.immediate(this.#now());
+          const at = this.#now();
+          // The call log is not fsynced: see unsynced(). A submit's intent, committed with a full
+          // sync before its request leaves, puts this admission on disk with it.
+          id = unsynced(this.#db, () => this.#admitTx.immediate(at));
           if (id > 0) break;
           await sleep(-id, undefined, signal ? { signal } : undefined);
         }
@@ -153,7 +183,7 @@ export class RateScheduler implements CallGate {
           if (answered) return;
           answered = true;
           try {
-            this.#markDone.run(this.#now(), id);
+            unsynced(this.#db, () => this.#markDone.run(this.#now(), id));
           } catch {
             // The store is closing: the call then counts until its start + timeout, the safe side.
           }

@@ -66,6 +66,27 @@ export function statementCache(db: Db): (sql: string) => Database.Statement {
   };
 }
 
+/**
+ * Runs `fn` (synchronous writes only: nothing else can run on the connection meanwhile) with
+ * synchronous=NORMAL, then restores FULL. Its commits reach the OS at once, so they survive the
+ * process dying and every other process sees them; only a power cut or an OS crash can lose them,
+ * and only until the next FULL commit, which fsyncs the whole write-ahead log, theirs included.
+ * For writes whose loss in a power cut costs nothing: the rate gate's call log (its times are on
+ * the monotonic clock, which restarts at boot: after a power cut they are dropped as stale anyway).
+ * Never for the intent to send, which must be on disk before the request leaves.
+ */
+export function unsynced<T>(db: Db, fn: () => T): T {
+  // Inside a transaction the level cannot change (SQLite refuses): the enclosing commit decides.
+  if (db.inTransaction) return fn();
+  // exec, not a cached statement: SQLite applies this pragma when it compiles it.
+  db.exec('PRAGMA synchronous = NORMAL');
+  try {
+    return fn();
+  } finally {
+    db.exec('PRAGMA synchronous = FULL');
+  }
+}
+
 /** `PRAGMA integrity_check`: 'ok' or the first problems SQLite reports. */
 export function integrityCheck(db: Db): string {
   const rows = db.pragma('integrity_check') as { integrity_check: string }[];

@@ -186,4 +186,56 @@ export const MIGRATIONS: readonly string[] = [
   CREATE INDEX audit_at ON audit (at);
   ALTER TABLE batches ADD COLUMN wait_since INTEGER;
   `,
+  // Flat cost per order (issue 12): the questions the runner asks every step are answered from a
+  // counter or an index, never a scan of the batch.
+  //  - batch_counts: rows per (batch, state) and the sum of their expected_usd in micro-USD
+  //    (integers: a sum kept up by adding and subtracting never drifts), kept by triggers on every
+  //    INSERT, DELETE and change of state, whoever writes (RowStore's guarded UPDATEs; tests and
+  //    repairs that write rows directly). The triggers never write rows.state. A migration that
+  //    rebuilds the rows table must create these triggers again (DROP TABLE drops them).
+  //  - rows_send / rows_poll: a batch's rows in one state in due order, so "what may be sent now",
+  //    "which polls are due" and "when is the next one due" are seeks that stop at LIMIT. Partial:
+  //    only rows that may be sent (pending, resending) or are followed (processing, unseen,
+  //    verifying, searching) are in them, so an order that ends at once is never in rows_poll and
+  //    leaves rows_send when it is sent. Queries name the same IN list (row-reads.ts) to use them.
+  //  - rows_in_flight replaces rows_state (state, batch_id), whose two entries moved at every
+  //    change of state: only the twin check looks rows up by state across batches, and only for
+  //    rows in flight or in doubt. Fewer index pages per change = fewer bytes in the log per order.
+  //  - rows_placed: placed orders by send time, for the poller's history-depth estimate.
+  //  - batches_owner: each step reads the batches this process holds; the batches table grows
+  //    with every file ever processed.
+  `
+  CREATE TABLE batch_counts (
+    batch_id   TEXT NOT NULL,
+    state      TEXT NOT NULL,
+    n          INTEGER NOT NULL,
+    usd_micros INTEGER NOT NULL,
+    PRIMARY KEY (batch_id, state)
+  ) WITHOUT ROWID;
+  INSERT INTO batch_counts (batch_id, state, n, usd_micros)
+    SELECT batch_id, state, count(*), sum(CAST(round(coalesce(expected_usd, 0) * 1000000) AS INTEGER)) FROM rows GROUP BY batch_id, state;
+  CREATE TRIGGER rows_count_insert AFTER INSERT ON rows BEGIN
+    INSERT INTO batch_counts (batch_id, state, n, usd_micros)
+      VALUES (NEW.batch_id, NEW.state, 1, CAST(round(coalesce(NEW.expected_usd, 0) * 1000000) AS INTEGER))
+      ON CONFLICT (batch_id, state) DO UPDATE SET n = n + 1, usd_micros = usd_micros + excluded.usd_micros;
+  END;
+  CREATE TRIGGER rows_count_delete AFTER DELETE ON rows BEGIN
+    UPDATE batch_counts SET n = n - 1, usd_micros = usd_micros - CAST(round(coalesce(OLD.expected_usd, 0) * 1000000) AS INTEGER)
+      WHERE batch_id = OLD.batch_id AND state = OLD.state;
+  END;
+  CREATE TRIGGER rows_count_update AFTER UPDATE OF state, batch_id, expected_usd ON rows
+    WHEN OLD.state IS NOT NEW.state OR OLD.batch_id IS NOT NEW.batch_id OR OLD.expected_usd IS NOT NEW.expected_usd BEGIN
+    UPDATE batch_counts SET n = n - 1, usd_micros = usd_micros - CAST(round(coalesce(OLD.expected_usd, 0) * 1000000) AS INTEGER)
+      WHERE batch_id = OLD.batch_id AND state = OLD.state;
+    INSERT INTO batch_counts (batch_id, state, n, usd_micros)
+      VALUES (NEW.batch_id, NEW.state, 1, CAST(round(coalesce(NEW.expected_usd, 0) * 1000000) AS INTEGER))
+      ON CONFLICT (batch_id, state) DO UPDATE SET n = n + 1, usd_micros = usd_micros + excluded.usd_micros;
+  END;
+  CREATE INDEX rows_send ON rows (batch_id, state, next_try_at, idx) WHERE state IN ('pending', 'resending');
+  CREATE INDEX rows_poll ON rows (batch_id, state, next_poll_at) WHERE state IN ('processing', 'unseen', 'verifying', 'searching');
+  CREATE INDEX rows_in_flight ON rows (slug, pack_name) WHERE state IN ('sending', 'resending', 'verifying', 'searching');
+  DROP INDEX rows_state;
+  CREATE INDEX rows_placed ON rows (first_sent_at) WHERE order_id IS NOT NULL;
+  CREATE INDEX batches_owner ON batches (owner);
+  `,
 ];

@@ -12,6 +12,21 @@ import { roundCents } from '../money.js';
 /** Rows that may be sent now (`sending` rows have a request on its way), and placed orders followed by polls. */
 const SENDABLE: readonly RowState[] = ['pending', 'resending'];
 const PLACED: readonly RowState[] = ['processing', 'unseen'];
+/**
+ * The WHERE terms of the partial indexes of migration 6, word for word: SQLite uses a partial
+ * index only when the query repeats its condition (test/unit/flat-cost.test.ts checks the plans).
+ * The state (and a LIMIT) is written into the SQL, not bound: with `state = ?` or `LIMIT ?` SQLite
+ * prepares the statement again at every run, to plan for the value (3× the cost, measured).
+ */
+const IN_SEND_INDEX = `state IN (${SENDABLE.map((s) => `'${s}'`).join(', ')})`;
+const IN_POLL_INDEX = `state IN (${FOLLOWED_STATES.map((s) => `'${s}'`).join(', ')})`;
+
+/** Rows a caller already holds (sends started, not yet marked `sending`): skipped by sendable(). */
+export interface Busy {
+  count: number;
+  has(batchId: string, idx: number): boolean;
+}
+const NOT_BUSY: Busy = { count: 0, has: () => false };
 
 /** Which batches may send what: new orders and resends, or resends of rows in doubt only. */
 export interface SendScope {
@@ -21,7 +36,9 @@ export interface SendScope {
 
 export class RowReads {
   protected readonly stmt: (sql: string) => Statement;
+  protected readonly db: Db;
   constructor(db: Db) {
+    this.db = db;
     this.stmt = statementCache(db);
   }
 
@@ -55,87 +72,119 @@ export class RowReads {
     return rows.map(toRow);
   }
 
+  /** Rows per state: the counters the triggers keep (migration 6), not a scan of the batch. */
   counts(batchId: string): StateCounts {
     const counts = emptyCounts();
-    for (const r of this.stmt('SELECT state, count(*) AS n FROM rows WHERE batch_id = ? GROUP BY state').all(batchId) as {
-      state: RowState;
-      n: number;
-    }[]) {
+    for (const r of this.stmt('SELECT state, n FROM batch_counts WHERE batch_id = ?').all(batchId) as { state: RowState; n: number }[]) {
       counts[r.state] = r.n;
     }
     return counts;
   }
 
+  /** Rows of these batches in these states, from the counters. */
+  #count(batchIds: readonly string[], states: readonly RowState[]): number {
+    let n = 0;
+    for (const id of batchIds) for (const st of states) n += (this.stmt('SELECT n FROM batch_counts WHERE batch_id = ? AND state = ?').get(id, st) as { n: number } | undefined)?.n ?? 0;
+    return n;
+  }
+
   /** Does the batch have rows not sent yet? */
   hasPending(batchId: string): boolean {
-    return this.stmt(`SELECT 1 FROM rows WHERE batch_id = ? AND state = 'pending' LIMIT 1`).get(batchId) !== undefined;
+    return this.#count([batchId], ['pending']) > 0;
   }
 
   /** USD still to be spent on rows that have not been sent (pending) in a batch. */
   unsentTotal(batchId: string): number {
-    const r = this.stmt(`SELECT coalesce(sum(expected_usd), 0) AS usd FROM rows WHERE batch_id = ? AND state = 'pending'`).get(batchId) as {
-      usd: number;
-    };
-    return roundCents(r.usd);
+    const r = this.stmt(`SELECT usd_micros FROM batch_counts WHERE batch_id = ? AND state = 'pending'`).get(batchId) as { usd_micros: number } | undefined;
+    return roundCents((r?.usd_micros ?? 0) / 1_000_000);
   }
 
   /**
    * Rows that may be (re)sent now, oldest batch first. `resending` rows come first: they are owed
    * an answer. Batches in `scope.newOrders` send pending rows too; batches in
    * `scope.resendsOnly` (waiting for balance, say) only resend rows already in doubt.
+   *
+   * Within a batch and state, rows go in the order they became due (next_try_at, then file order):
+   * a fresh batch in file order; a row held back (a 429, a balance wait) when its wait ends, after
+   * the rows that were due before it. Each (batch, state) is one seek on rows_send that stops at
+   * `limit`, so the cost does not depend on how many rows wait.
    */
-  sendable(scope: SendScope, now: number, limit: number): Row[] {
+  sendable(scope: SendScope, now: number, limit: number, busy: Busy = NOT_BUSY): Row[] {
     const { newOrders, resendsOnly } = scope;
-    if (newOrders.length + resendsOnly.length === 0) return [];
-    const rows = this.stmt(
-        `SELECT r.* FROM rows r JOIN batches b ON b.id = r.batch_id
-         WHERE ((r.batch_id IN (${placeholders(newOrders)}) AND r.state IN ('pending', 'resending'))
-             OR (r.batch_id IN (${placeholders(resendsOnly)}) AND r.state = 'resending'))
-           AND r.next_try_at <= ?
-         ORDER BY (r.state = 'resending') DESC, b.seq, r.idx LIMIT ?`,
-      )
-      .all(...newOrders, ...resendsOnly, now, limit) as RowRecord[];
-    return rows.map(toRow);
+    if (newOrders.length + resendsOnly.length === 0 || limit <= 0) return [];
+    const ids = this.#bySeq([...newOrders, ...resendsOnly]);
+    const out: Row[] = [];
+    const take = (batchId: string, state: RowState): void => {
+      if (out.length >= limit) return;
+      // Positions from the index alone (covering), read lazily past the rows already on their way;
+      // the whole row is read only for those returned. (No bound LIMIT: see IN_SEND_INDEX.)
+      const idxs = this.stmt(`SELECT idx FROM rows WHERE batch_id = ? AND state = '${state}' AND ${IN_SEND_INDEX} AND next_try_at <= ? ORDER BY next_try_at, idx`)
+        .pluck()
+        .iterate(batchId, now) as IterableIterator<number>;
+      for (const idx of idxs) {
+        if (out.length >= limit) break; // ends the iteration (and resets the statement)
+        if (busy.has(batchId, idx)) continue;
+        const row = this.get(batchId, idx);
+        if (row) out.push(row);
+      }
+    };
+    for (const id of ids) take(id, 'resending');
+    for (const id of ids) if (newOrders.includes(id)) take(id, 'pending');
+    return out;
+  }
+
+  /** These batch ids, oldest batch first. */
+  #bySeq(batchIds: readonly string[]): string[] {
+    if (batchIds.length <= 1) return [...batchIds];
+    return (this.stmt(`SELECT id FROM batches WHERE id IN (${placeholders(batchIds)}) ORDER BY seq`).all(...batchIds) as { id: string }[]).map((r) => r.id);
   }
 
   /** The earliest time any row `sendable` could return becomes due. */
   nextTryAt(scope: SendScope): number | undefined {
-    const a = this.#aggregate('min(next_try_at)', scope.newOrders, SENDABLE);
-    const b = this.#aggregate('min(next_try_at)', scope.resendsOnly, ['resending']);
-    const due = [a, b].filter((x): x is number => x !== null);
+    const a = this.#earliest('next_try_at', scope.newOrders, SENDABLE);
+    const b = this.#earliest('next_try_at', scope.resendsOnly, ['resending']);
+    const due = [a, b].filter((x): x is number => x !== undefined);
     return due.length > 0 ? Math.min(...due) : undefined;
   }
 
-  /** One aggregate over the rows of these batches in these states; null when there are none. */
-  #aggregate(expr: string, batchIds: readonly string[], states: readonly RowState[]): number | null {
-    if (batchIds.length === 0) return null;
-    const sql = `SELECT ${expr} AS v FROM rows WHERE batch_id IN (${placeholders(batchIds)}) AND state IN (${placeholders(states)})`;
-    return (this.stmt(sql).get(...batchIds, ...states) as { v: number | null }).v;
+  /** The smallest `column` over the rows of these batches in these states: one seek per (batch, state). */
+  #earliest(column: 'next_try_at' | 'next_poll_at', batchIds: readonly string[], states: readonly RowState[]): number | undefined {
+    const inIndex = column === 'next_try_at' ? IN_SEND_INDEX : IN_POLL_INDEX;
+    let min: number | undefined;
+    for (const id of batchIds) {
+      for (const st of states) {
+        const r = this.stmt(`SELECT ${column} AS v FROM rows WHERE batch_id = ? AND state = '${st}' AND ${inIndex} ORDER BY ${column} LIMIT 1`).get(id) as { v: number } | undefined;
+        if (r && (min === undefined || r.v < min)) min = r.v;
+      }
+    }
+    return min;
   }
 
-  /** Followed rows (placed orders, history checks) whose next look is due. */
+  /** Followed rows (placed orders, history checks) whose next look is due, earliest first. */
   duePolls(batchIds: readonly string[], now: number, limit: number): Row[] {
-    if (batchIds.length === 0) return [];
-    const rows = this.stmt(
-        `SELECT * FROM rows WHERE batch_id IN (${placeholders(batchIds)}) AND state IN (${placeholders(FOLLOWED_STATES)})
-           AND next_poll_at <= ? ORDER BY next_poll_at LIMIT ?`,
-      )
-      .all(...batchIds, ...FOLLOWED_STATES, now, limit) as RowRecord[];
-    return rows.map(toRow);
+    if (!Number.isSafeInteger(limit) || limit <= 0) return [];
+    const rows: RowRecord[] = [];
+    for (const id of batchIds) {
+      for (const st of FOLLOWED_STATES) {
+        rows.push(...(this.stmt(`SELECT * FROM rows WHERE batch_id = ? AND state = '${st}' AND ${IN_POLL_INDEX} AND next_poll_at <= ? ORDER BY next_poll_at LIMIT ${limit}`)
+          .all(id, now) as RowRecord[]));
+      }
+    }
+    return rows.sort((a, b) => a.next_poll_at - b.next_poll_at).slice(0, limit).map(toRow);
   }
 
   nextPollAt(batchIds: readonly string[]): number | undefined {
-    return this.#aggregate('min(next_poll_at)', batchIds, FOLLOWED_STATES) ?? undefined;
+    return this.#earliest('next_poll_at', batchIds, FOLLOWED_STATES);
   }
 
   /** Rows waiting to be sent or resent (not those with a request on its way). */
   countUnsent(batchIds: readonly string[]): number {
-    return this.#aggregate('count(*)', batchIds, SENDABLE) ?? 0;
+    return this.#count(batchIds, SENDABLE);
   }
 
   /** Placed orders being followed. */
   countProcessing(batchIds: readonly string[]): number {
-    return this.#aggregate('count(*)', batchIds, PLACED) ?? 0;
+    return this.#count(batchIds, PLACED);
   }
 
   /** Our placed, followed rows holding these order ids. */
@@ -179,9 +228,25 @@ export class RowReads {
     return r?.t ?? null;
   }
 
-  /** How many orders we placed after this instant (how deep an order sent then sits in history, at least). */
-  placedAfter(firstSentAt: number): number {
-    return (this.stmt('SELECT count(*) AS n FROM rows WHERE order_id IS NOT NULL AND first_sent_at > ?').get(firstSentAt) as { n: number }).n;
+  /**
+   * For each instant, how many orders we placed after it (how deep an order sent then sits in
+   * history, at least). One walk down rows_placed from the newest order, as deep as the oldest
+   * instant asked about: the poller asks for every row of a round at once.
+   */
+  placedAfter(instants: readonly number[]): number[] {
+    if (instants.length === 0) return [];
+    const asked = instants.map((t, i) => ({ t, i })).sort((a, b) => b.t - a.t);
+    const out = new Array<number>(instants.length).fill(0);
+    const oldest = asked[asked.length - 1]!.t;
+    let k = 0;
+    let n = 0;
+    for (const r of this.stmt(`SELECT first_sent_at AS t FROM rows WHERE order_id IS NOT NULL AND first_sent_at > ? ORDER BY first_sent_at DESC`)
+      .iterate(oldest) as Iterable<{ t: number }>) {
+      while (k < asked.length && r.t <= asked[k]!.t) out[asked[k++]!.i] = n;
+      n++;
+    }
+    while (k < asked.length) out[asked[k++]!.i] = n;
+    return out;
   }
 
   /** Review rows not resolved, that entered review after `since`, whose recheck is due. */
@@ -237,7 +302,7 @@ export class RowReads {
   /**
    * Another row of ours for the same purchase (game, pack, player) that is in flight or in doubt:
    * `sending` (its first send may be on the wire right now), `resending`, `verifying` or
-   * `searching`. Its order could be the one a history check is about to claim.
+   * `searching`. Its order could be the one a history check is about to claim. (rows_in_flight: the same IN list.)
    */
   hasTwinInFlight(row: Row): boolean {
     return (

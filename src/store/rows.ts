@@ -12,6 +12,7 @@
  * The reads are in row-reads.ts.
  */
 import { RowReads } from './row-reads.js';
+import { unsynced } from './db.js';
 import type { NewRow, OrderFacts, Resolution } from './row-record.js';
 import { ROW_EDGES, type RowEvent, type RowState } from './row-states.js';
 
@@ -39,6 +40,20 @@ export interface Doubt {
   doubtTries: number;
   state: RowState;
 }
+
+/**
+ * The answers of sends and polls, written with synchronous=NORMAL (db.ts unsynced()): one fsync per
+ * order, the intent's, instead of two. Measured at 400 calls/s (docs/notes/scale.md): the second
+ * fsync cost as much main-thread time as everything else an order needs. What this changes: a
+ * power cut (not a crash of the process, which loses nothing) can lose such an answer until the
+ * next full sync, the next intent a few milliseconds later. The row is then found where the
+ * intent left it (`sending`, or `processing` for a poll) and resent with the same trxid, or
+ * polled again: the path a kill between the request and its answer's commit already takes. The
+ * intent itself, operators' decisions and everything rarer stay fully synced.
+ */
+const UNSYNCED_EVENTS: ReadonlySet<RowEvent> = new Set<RowEvent>([
+  'placed', 'refused', 'trxid-used', 'no-answer', 'busy', 'not-created', 'balance-short', 'seen', 'finished', 'codes-awaited', 'not-seen',
+]);
 
 /** Told about every row that moved (after the commit): the runner turns these into typed events. */
 export type RowMoveListener = (batchId: string, idx: number, event: RowEvent, to: RowState) => void;
@@ -115,7 +130,8 @@ export class RowStore extends RowReads {
 
   /** Runs one move; reports each moved row to the listeners. Returns the moved rows (RETURNING). */
   #go<T extends object = object>(event: RowEvent, sql: string, params: Record<string, unknown>): (T & { _idx: number; _state: RowState })[] {
-    const moved = this.stmt(sql).all(params) as (T & { _idx: number; _state: RowState })[];
+    const write = (): (T & { _idx: number; _state: RowState })[] => this.stmt(sql).all(params) as (T & { _idx: number; _state: RowState })[];
+    const moved = UNSYNCED_EVENTS.has(event) ? unsynced(this.db, write) : write();
     if (this.#listeners.size > 0) for (const m of moved) this.#moved(params.batchId as string, m._idx, event, m._state);
     return moved;
   }

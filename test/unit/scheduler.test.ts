@@ -166,3 +166,91 @@ describe('RateScheduler and a clock that steps', () => {
     db.close();
   });
 });
+
+describe('RateScheduler: a long window is counted only when it could be full', () => {
+  /** A monotonic clock the test moves; the wall clock is the real one. */
+  const handClock = () => {
+    let t = 1_000_000;
+    return { now: () => Date.now(), mono: () => t, set: (ms: number) => void (t = 1_000_000 + ms) };
+  };
+  const call = { route: 'order', method: 'GET', priority: 20 } as const;
+  /** Admitted at once, or refused (the gate would wait: the test's clock does not move while it does). */
+  const admitted = async (s: RateScheduler): Promise<(() => void) | false> => {
+    try {
+      return await s.acquire(call, AbortSignal.timeout(150));
+    } catch {
+      return false;
+    }
+  };
+  /** Counts the runs of the window count (the statement whose cost grows with the window). */
+  const counting = (db: ReturnType<typeof openDb>): { n: number } => {
+    const c = { n: 0 };
+    const prepare = db.prepare.bind(db);
+    (db as { prepare: unknown }).prepare = (sql: string) => {
+      const stmt = prepare(sql);
+      if (!/SELECT count\(\*\) AS n FROM api_calls/.test(sql)) return stmt;
+      const get = stmt.get.bind(stmt);
+      (stmt as { get: unknown }).get = (...a: unknown[]) => (c.n++, get(...(a as [])));
+      return stmt;
+    };
+    return c;
+  };
+
+  it('400 calls under a limit of 24,000 a minute: the minute is counted once, not at each call', async () => {
+    const db = openDb(dbPath());
+    const runs = counting(db);
+    const clock = handClock();
+    const s = new RateScheduler(db, [{ limit: 24_000, windowMs: 60_000 }], 0, 15_000, { clock });
+    for (let i = 0; i < 400; i++) {
+      clock.set(i * 3);
+      (await s.acquire(call))();
+    }
+    expect(logged(db)).toHaveLength(400);
+    expect(runs.n).toBe(1);
+    db.close();
+  });
+
+  it('calls another process made meanwhile are counted again (no call over the limit)', async () => {
+    const path = dbPath();
+    const a = openDb(path);
+    const b = openDb(path);
+    const clock = handClock();
+    // The second window sets the spacing (1 ms), so only the minute can refuse.
+    const w = [{ limit: 5, windowMs: 60_000 }, { limit: 1_000, windowMs: 1_000 }];
+    const sa = new RateScheduler(a, w, 0, 100_000, { clock });
+    const sb = new RateScheduler(b, w, 0, 100_000, { clock });
+    for (const [at, s] of [[0, sa], [12_000, sa], [24_000, sb], [36_000, sb], [48_000, sb]] as const) {
+      clock.set(at);
+      const done = await admitted(s);
+      expect(done).not.toBe(false);
+      (done as () => void)();
+    }
+    // Five calls in the last minute, three of them by the other process: the sixth waits.
+    clock.set(59_000);
+    expect(await admitted(sa)).toBe(false);
+    clock.set(60_001);
+    expect(await admitted(sa)).not.toBe(false);
+    a.close();
+    b.close();
+  });
+
+  it('once the count says full, it counts again at each try, and admits as soon as a call has left the window', async () => {
+    const db = openDb(dbPath());
+    const clock = handClock();
+    const s = new RateScheduler(db, [{ limit: 3, windowMs: 1_000 }], 0, 100_000, { clock });
+    const open: (() => void)[] = [];
+    for (const at of [0, 400, 800]) {
+      clock.set(at);
+      open.push(await s.acquire(call));
+    }
+    clock.set(1_000);
+    for (const done of open) done(); // all three answered at 1,000: they count until 2,000
+    clock.set(1_500);
+    expect(await admitted(s)).toBe(false);
+    clock.set(1_900);
+    expect(await admitted(s)).toBe(false);
+    clock.set(2_001); // they have left the window
+    expect(await admitted(s)).not.toBe(false);
+    db.close();
+  });
+});
