@@ -17,11 +17,14 @@
 import { createWriteStream, rmSync } from 'node:fs';
 import { once } from 'node:events';
 import { setImmediate as nextTurn, setTimeout as sleep } from 'node:timers/promises';
-import ExcelJS from 'exceljs';
+import type ExcelJS from 'exceljs';
 import type { ResultCell, ResultLayout } from './results.js';
 import { commitTemp, openTemp } from './atomic-write.js';
 
 const EXCEL_CELL_MAX = 32_767;
+
+/** Loaded at the first workbook written: exceljs adds about 28 MB to every daemon's memory (measured), and most homes never write one. */
+let excel: Promise<typeof ExcelJS> | undefined;
 
 /** A literal `_x0041_` would be read back as `A` (OOXML's escape for characters): escape it. */
 function textCell(value: string): ExcelJS.CellRichTextValue | null {
@@ -53,6 +56,7 @@ async function zipCaughtUp(sheet: ExcelJS.Worksheet): Promise<void> {
 }
 
 export async function writeResultXlsx(path: string, layout: ResultLayout, pages: Iterable<ResultCell[][]>): Promise<void> {
+  const { stream: { xlsx } } = await (excel ??= import('exceljs').then((m) => m.default));
   const { fd, tmp } = openTemp(path);
   const stream = createWriteStream(tmp, { fd, autoClose: false });
   // A write error (disk full) must fail this write, not the process: exceljs listens for errors
@@ -60,7 +64,7 @@ export async function writeResultXlsx(path: string, layout: ResultLayout, pages:
   const failed = new Promise<never>((_, reject) => stream.on('error', reject));
   failed.catch(() => undefined);
   try {
-    const book = new ExcelJS.stream.xlsx.WorkbookWriter({ stream, useStyles: false, useSharedStrings: false });
+    const book = new xlsx.WorkbookWriter({ stream, useStyles: false, useSharedStrings: false });
     const sheet = book.addWorksheet('result', { views: [{ state: 'frozen', ySplit: 1 }] });
     sheet.columns = layout.header.map((name) => ({ width: Math.min(Math.max(name.length + 2, 10), 40) }));
     sheet.addRow(layout.header.map(textCell)).commit();
