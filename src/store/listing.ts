@@ -89,9 +89,9 @@ export class Listing {
     return (this.#stmt(`SELECT count(*) AS n FROM (SELECT 1 FROM rows WHERE ${sql} LIMIT ?)`).get(...params, cap) as { n: number }).n;
   }
 
-  /** Rows in one state, whole home (from the rows_state index). */
+  /** Rows in one state, whole home (from batch_counts, the counters the triggers keep: one entry per batch). */
   countInState(state: RowState): number {
-    return (this.#stmt('SELECT count(*) AS n FROM rows WHERE state = ?').get(state) as { n: number }).n;
+    return (this.#stmt('SELECT coalesce(sum(n), 0) AS n FROM batch_counts WHERE state = ?').get(state) as { n: number }).n;
   }
 
   /** Batches by state and wait reason (a finished batch has none). */
@@ -117,7 +117,7 @@ export class Listing {
   oldestLiveRowSince(): number | null {
     const r = this.#stmt(
       `SELECT min(b.created_at) AS t FROM batches b WHERE b.finished_at IS NULL
-         AND EXISTS (SELECT 1 FROM rows r WHERE r.state IN (${placeholders(LIVE_STATES)}) AND r.batch_id = b.id)`,
+         AND EXISTS (SELECT 1 FROM batch_counts c WHERE c.batch_id = b.id AND c.state IN (${placeholders(LIVE_STATES)}) AND c.n > 0)`,
     ).get(...LIVE_STATES) as { t: number | null };
     return r.t;
   }

@@ -13,7 +13,7 @@ import { roundCents } from '../money.js';
 const SENDABLE: readonly RowState[] = ['pending', 'resending'];
 const PLACED: readonly RowState[] = ['processing', 'unseen'];
 /**
- * The WHERE terms of the partial indexes of migration 6, word for word: SQLite uses a partial
+ * The WHERE terms of the partial indexes rows_send and rows_poll (migrations.ts), word for word: SQLite uses a partial
  * index only when the query repeats its condition (test/unit/flat-cost.test.ts checks the plans).
  * The state (and a LIMIT) is written into the SQL, not bound: with `state = ?` or `LIMIT ?` SQLite
  * prepares the statement again at every run, to plan for the value (3× the cost, measured).
@@ -72,7 +72,7 @@ export class RowReads {
     return rows.map(toRow);
   }
 
-  /** Rows per state: the counters the triggers keep (migration 6), not a scan of the batch. */
+  /** Rows per state: the counters the triggers keep (batch_counts, migrations.ts), not a scan of the batch. */
   counts(batchId: string): StateCounts {
     const counts = emptyCounts();
     for (const r of this.stmt('SELECT state, n FROM batch_counts WHERE batch_id = ?').all(batchId) as { state: RowState; n: number }[]) {

@@ -126,7 +126,7 @@ describe('flat cost per order: each step question is a seek or a counter', () =>
     rows.markSending('b1', 0, a, now + 1_000);
     rows.placed('b1', 0, { orderId: 'NEW-1', status: 'processing' }, now, now);
     rows.seen('b1', 0, now, now + 1, null);
-    rows.notSeen('b1', 0, now, now + 2, null);
+    rows.notSeen('b1', 0, a, now + 2, null);
     rows.finished('b1', 0, { orderId: 'NEW-1', status: 'completed' }, now);
     rows.processingByOrderIds(['O-b1-5', 'O-b2-5']);
     rows.placedAfter([now - 5_000, now - 1_000]);
@@ -158,7 +158,7 @@ describe('flat cost per order: each step question is a seek or a counter', () =>
         case 4: rows.finished(id, idx, { orderId: 'x', status: pick(['completed', 'cancelled'] as const) }, now); break;
         case 5: db.prepare('UPDATE rows SET state = ? WHERE batch_id = ? AND idx = ?').run(pick(ROW_STATES), id, idx); break;
         case 6: db.prepare('UPDATE rows SET expected_usd = ? WHERE batch_id = ? AND idx = ?').run(Math.round(r() * 1e4) / 100, id, idx); break;
-        case 7: rows.toReview('undecidable', id, idx, now, 'REVIEW'); break;
+        case 7: rows.toReview('undecidable', id, idx, a, 'REVIEW'); break;
         case 8: if (r() < 0.05) { rows.deleteBatchRows(id); rows.insertAll(id, Array.from({ length: 300 }, (_, i) => row(`${id}-${step}`, i, 1.23)), now); } break;
       }
       if (step % 100 === 0) expect(kept()).toEqual(truth());
@@ -176,8 +176,10 @@ describe('flat cost per order: each step question is a seek or a counter', () =>
     const old = new Database(path);
     old.pragma('journal_mode = WAL');
     old.exec('CREATE TABLE schema_version (version INTEGER NOT NULL)');
-    for (const m of MIGRATIONS.slice(0, 5)) old.exec(m);
-    old.prepare('INSERT INTO schema_version (version) VALUES (5)').run();
+    // Every migration before the one that brings the counters.
+    const before = MIGRATIONS.findIndex((m) => m.includes('CREATE TABLE batch_counts'));
+    for (const m of MIGRATIONS.slice(0, before)) old.exec(m);
+    old.prepare('INSERT INTO schema_version (version) VALUES (?)').run(before);
     old.prepare(`INSERT INTO batches (id, seq, name, source_name, job_file, content_hash, origin, state, sandbox, created_at) VALUES ('old', 1, 'o', 'o.csv', 'j', 'h', 'inbox', 'open', 0, 0)`).run();
     const ins = old.prepare(`INSERT INTO rows (batch_id, idx, line, cells_json, state, expected_usd, updated_at) VALUES ('old', ?, ?, '[]', ?, ?, 0)`);
     for (let i = 0; i < 50; i++) ins.run(i, i + 2, ['pending', 'processing', 'completed'][i % 3], 0.1 * i);
