@@ -43,7 +43,7 @@ export interface Doubt {
 
 /**
  * The answers of sends and polls, written with synchronous=NORMAL (db.ts unsynced()): one fsync per
- * order, the intent's, instead of two. Measured at 400 calls/s (docs/notes/scale.md): the second
+ * order, the intent's, instead of two. Measured at 400 calls/s (npm run bench -- --parts scale, docs/bench.md): the second
  * fsync cost as much main-thread time as everything else an order needs. What this changes: a
  * power cut (not a crash of the process, which loses nothing) can lose such an answer until the
  * next full sync, the next intent a few milliseconds later. The row is then found where the
