@@ -152,6 +152,8 @@ export async function runScale(spec: ScaleSpec): Promise<ScaleRun> {
     TOPUP_HISTORY_EXPORT_CRON: 'off',
     TOPUP_RECONCILE_CRON: 'off',
     TOPUP_LOW_BALANCE_CRON: 'off',
+    // BENCH_DAEMON_ENV: extra K=V settings for the daemon, for experiments (e.g. TOPUP_CONSOLE=off).
+    ...Object.fromEntries((process.env.BENCH_DAEMON_ENV ?? '').split(' ').filter(Boolean).map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)])),
   };
   // BENCH_NODE_ARGS: extra node flags for the daemon, for experiments (e.g. --trace-gc).
   const nodeArgs = [...(spec.cpuProfDir ? ['--cpu-prof', '--cpu-prof-dir', spec.cpuProfDir] : []), ...(process.env.BENCH_NODE_ARGS?.split(' ').filter(Boolean) ?? [])];

@@ -9,6 +9,8 @@ export type CrashPoint =
   | 'claim-committed'
   /** A file is claimed (record committed, file in jobs/<batch>/); its rows are not read yet. */
   | 'claimed'
+  /** A chunk of a big file's rows is committed; the batch is still `claimed` (not opened). */
+  | 'rows-chunk-stored'
   /** The `sending` intent is committed; the request has not left. */
   | 'intent-committed'
   /** The API answered (the order exists if it was created); nothing of the answer is stored yet. */

@@ -1,9 +1,13 @@
 /**
  * Store stage: read the claimed file (CSV or .xlsx, intake/formats), validate every row against
- * the live catalog, give each valid row its trxid and exact request body, and store all rows in
- * ONE transaction. A batch is stored whole or not at all, so a kill here simply loads it again on
- * restart. A file with a file-level problem (a column its orders need is missing) is refused
- * whole after its rows were read: nothing is stored, so nothing can be sent.
+ * the live catalog, give each valid row its trxid and exact request body, and store the rows.
+ * A batch is opened whole or not at all: rows are written in chunks of STORE_CHUNK while the
+ * batch is still `claimed` (memory stays flat whatever the file's size: holding 100,000 rows until
+ * one transaction took 300 MB), and only the transaction that opens it makes any of them
+ * sendable: nothing reads the rows of a `claimed` batch to send or to judge a repeat. A kill
+ * mid-way leaves rows of a claimed batch, which the next load deletes before it writes its own.
+ * A file with a file-level problem (a column its orders need is missing) is refused whole after
+ * its rows were read: its rows are deleted with the refusal, so nothing can be sent.
  *
  * trxids not given in the file are derived from the file's content hash and the row index:
  * the same file dropped again, even after the database was lost, produces the same trxids,
@@ -26,10 +30,14 @@ import { writeFileAtomic } from '../outbox/atomic-write.js';
 import { findRepeat, orderedAgain, purchaseFingerprint, repeatMessage, REPEAT_CODE } from './repeats.js';
 import { outboxPaths } from '../outbox/paths.js';
 import { inputDialect } from '../outbox/dialect.js';
+import { crashPoint } from '../crash-points.js';
 
 export function deriveTrxid(seed: string, idx: number): string {
   return `tu${createHash('sha256').update(`${seed}:${idx}`).digest('hex').slice(0, 30)}`;
 }
+
+/** Rows written per transaction while the batch is claimed: memory per chunk, one commit per chunk. */
+const STORE_CHUNK = 2_000;
 
 export type LoadOutcome =
   | { loaded: true; rows: number }
@@ -61,12 +69,42 @@ export async function loadBatch(rt: Runtime, batch: Batch): Promise<LoadOutcome>
     }
   }
 
-  const rows: NewRow[] = [];
+  // Each chunk is written only while the batch is still `claimed` and ours: a process that stalled
+  // past its lease must not write rows into a batch another process has taken over.
+  const ours = (): boolean => {
+    const cur = rt.batches.get(batch.id);
+    return cur !== undefined && cur.state === 'claimed' && cur.owner === rt.owner && cur.leaseUntil > Date.now();
+  };
+  const now = Date.now();
+  let rows: NewRow[] = [];
+  let total = 0;
+  let invalid = 0;
+  const flush = (): boolean => {
+    const written = rt.db.transaction(() => {
+      if (!ours()) return false;
+      rt.rows.insertAll(batch.id, rows, now);
+      return true;
+    }).immediate();
+    total += rows.length;
+    invalid += rows.filter((r) => r.request === null).length;
+    rows = [];
+    if (written) crashPoint('rows-chunk-stored');
+    return written;
+  };
+  // Rows an earlier load of this batch wrote before it was killed.
+  if (!rt.db.transaction(() => ours() && (rt.rows.deleteBatchRows(batch.id), true)).immediate()) {
+    file.close();
+    return notOurs(rt, batch);
+  }
   // Repeats of earlier purchases are judged against the batches before this one (claim/repeats.ts).
   const checkRepeats = rt.config.repeatWindowMs > 0 && !orderedAgain(batch);
   const claimedAt = batch.createdAt;
   try {
     for await (const run of file.batches) {
+      if (rows.length >= STORE_CHUNK && !flush()) {
+        file.close();
+        return notOurs(rt, batch);
+      }
       for (const raw of run) {
         const base = { idx: raw.index, line: raw.line, cells: raw.cells };
         if (duplicate) {
@@ -132,14 +170,12 @@ export async function loadBatch(rt: Runtime, batch: Batch): Promise<LoadOutcome>
     return { loaded: false, reason: 'file-error', message };
   }
 
-  const now = Date.now();
-  // Only while the batch is still `claimed` and ours: a process that stalled here past its lease
-  // must not replace rows another process has taken over and may already be sending.
+  // The last chunk and the opening in one transaction, still only while the batch is ours.
+  const last = rows;
+  rows = [];
   const stored = rt.db.transaction(() => {
-    const cur = rt.batches.get(batch.id);
-    if (!cur || cur.state !== 'claimed' || cur.owner !== rt.owner || cur.leaseUntil <= Date.now()) return false;
-    rt.rows.deleteBatchRows(batch.id);
-    rt.rows.insertAll(batch.id, rows, now);
+    if (!ours()) return false;
+    rt.rows.insertAll(batch.id, last, now);
     rt.batches.setDialect(batch.id, inputDialect(rt, batch, file.header));
     if (duplicate) {
       rt.batches.markDuplicate(batch.id, file.header.header.columns);
@@ -149,13 +185,16 @@ export async function loadBatch(rt: Runtime, batch: Batch): Promise<LoadOutcome>
     rt.batches.setWait(batch.id, null, null);
     return true;
   }).immediate();
-  if (!stored) {
-    rt.log.warn({ batch: batch.id }, 'batch is no longer ours to store (taken over or already stored); left alone');
-    return { loaded: false, reason: 'not-ours', message: 'the batch is no longer ours to store' };
-  }
-  const invalid = rows.filter((r) => r.request === null).length;
-  rt.log.info({ batch: batch.id, rows: rows.length, invalid, duplicateOf: duplicate?.id }, 'batch stored');
-  return { loaded: true, rows: rows.length };
+  if (!stored) return notOurs(rt, batch);
+  total += last.length;
+  invalid += last.filter((r) => r.request === null).length;
+  rt.log.info({ batch: batch.id, rows: total, invalid, duplicateOf: duplicate?.id }, 'batch stored');
+  return { loaded: true, rows: total };
+}
+
+function notOurs(rt: Runtime, batch: Batch): LoadOutcome {
+  rt.log.warn({ batch: batch.id }, 'batch is no longer ours to store (taken over or already stored); left alone');
+  return { loaded: false, reason: 'not-ours', message: 'the batch is no longer ours to store' };
 }
 
 function duplicateMessage(rt: Runtime, earlier: Batch, batch: Batch): string {
@@ -188,7 +227,12 @@ export function failBatch(rt: Runtime, batch: Batch, message: string, why: FailK
       ? 'To order it, drop the file into the inbox again (or run topup submit FILE).\n'
       : 'Fix it (a .csv saved as "CSV UTF-8", or an .xlsx workbook, with a header row) and drop it into the inbox again.\n';
   writeFileAtomic(errorFile, `${opening}\n\n${message}\n\nNothing was sent and nothing was charged.${kept}\n${fix}`);
-  rt.batches.fail(batch.id, message, Date.now());
+  // Rows already written in chunks (load above) go with the refusal: a failed batch has none.
+  // Only while it is still `claimed`: the rows of an opened batch are never deleted here.
+  rt.db.transaction(() => {
+    if (rt.batches.get(batch.id)?.state === 'claimed') rt.rows.deleteBatchRows(batch.id);
+    rt.batches.fail(batch.id, message, Date.now());
+  }).immediate();
   const said = { refused: 'file refused: its columns do not fit its orders', unreadable: 'file is not a usable order file', changed: 'file refused: it changed after it was claimed', gone: 'claimed file is gone; nothing of it was ordered' }[why];
   rt.log.error({ batch: batch.id, file: batch.sourceName, problem: message }, said);
 }

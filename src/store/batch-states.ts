@@ -4,7 +4,8 @@
  * every edge and refuses every other pair; the README's diagram is generated from it.
  *
  *   claimed    the batch record is committed and its file is (being) moved into jobs/<batch>/
- *   open       every row is stored; rows are funded, sent and followed
+ *   open       every row is stored; rows are funded, sent and followed (a claimed batch's rows,
+ *              written in chunks, are never sent)
  *   done       every row reached an end and the results are written (a later version may follow)
  *   failed     the file could not be read: outbox/<name>.error.txt says why; nothing was sent
  *   duplicate  the file's bytes match an earlier batch: every row skipped, results name it
@@ -27,7 +28,7 @@ export interface BatchEdge {
 
 export const BATCH_EDGES: readonly BatchEdge[] = Object.freeze(
   [
-    { from: 'claimed', event: 'stored', to: 'open', why: 'every row stored in one transaction' },
+    { from: 'claimed', event: 'stored', to: 'open', why: 'every row stored (in chunks while claimed); opened in one transaction' },
     { from: 'claimed', event: 'file-failed', to: 'failed', why: 'the file cannot be read; .error.txt written first' },
     { from: 'claimed', event: 'duplicate-stored', to: 'duplicate', why: 'the same bytes as an earlier batch: rows stored as skipped' },
     { from: 'open', event: 'finished', to: 'done', why: 'every row ended; results written' },

@@ -42,6 +42,33 @@ function rowStates(h: TempHome): Record<string, number> {
 }
 
 describe('§9 crash safety (SIGKILL)', () => {
+  it('a kill between two stored chunks of a big file sends nothing, and the next start stores it whole once', async () => {
+    home = tempHome();
+    // A generous account tier (400/s) so 4,500 orders take seconds, not two minutes.
+    sb = await inProcessSandbox({ fulfilment: { processingShare: 0, processingMs: [0, 0], failShare: 0 }, rateLimits: [{ limit: 400, windowMs: 1_000 }], balanceUsd: 10_000 });
+    const n = 4_500; // three chunks of claim/load.ts's 2,000
+    home.drop('big.csv', csv([['pid', 'userId'], ...Array.from({ length: n }, (_, i) => ['PUBG-60', `5${String(100000 + i)}`])]));
+    const env = cliEnv(home, sb, { TOPUP_RATE_LIMITS: '400/1s,24000/60s', TOPUP_RATE_MARGIN_MS: '20' });
+    const killed = await runCli(['daemon', '--once'], { ...env, TOPUP_CRASH_AT: 'rows-chunk-stored:1' });
+    expect(killed.signal).toBe('SIGKILL');
+    // One chunk is on disk, in a batch that is still `claimed`: nothing of it may be sent.
+    // (A chunk ends at the first parser run past 2,000 rows: how many is the parser's business.)
+    const left = rowStates(home);
+    expect(Object.keys(left)).toEqual(['pending']);
+    expect(left.pending).toBeGreaterThanOrEqual(2_000);
+    expect(left.pending).toBeLessThan(n);
+    const db = new Database(join(home.jobs, 'topup.db'), { readonly: true });
+    expect((db.prepare('SELECT state FROM batches').pluck().all())).toEqual(['claimed']);
+    db.close();
+    expect(sb.admin.ledger().orders).toHaveLength(0);
+
+    const again = await runCli(['daemon', '--once'], env);
+    expect(again.code, again.stderr).toBe(0);
+    const v = judge(join(home.outbox, 'big.result.csv'), n, sb.admin.ledger() as unknown as Ledger);
+    expect(v).toMatchObject({ resultRows: n, doubleCharges: 0, rowsWithoutResult: 0, chargesWithoutResult: 0, mismatches: 0, wronglyNotCharged: 0 });
+    expect(sb.admin.ledger().orders).toHaveLength(n);
+  });
+
   it.each(['intent-committed:3', 'response-received:4', 'before-final-commit:2'])(
     'a kill at %s loses nothing and charges nothing twice',
     async (point) => {

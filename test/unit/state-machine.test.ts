@@ -100,6 +100,41 @@ describe('the row state machine', () => {
     expect(rt.rows.get('b1', 0)!.state).toBe('completed');
   });
 
+  it('the intent to send needs both: this process owns the batch AND its lease has not lapsed', async () => {
+    const rt = await supplierWorld(() => {}, [pubgRow(0)]);
+    const now = Date.now();
+    const lease = (owner: string, until: number): void => void rt.db.prepare(`UPDATE batches SET owner = ?, lease_until = ? WHERE id = 'b1'`).run(owner, until);
+    const attempt = (): boolean => {
+      rt.db.prepare(`UPDATE rows SET state = 'pending' WHERE batch_id = 'b1'`).run();
+      return rt.rows.markSending('b1', 0, { owner: rt.owner, now }, now + 1_000);
+    };
+    lease(rt.owner, now - 1); // ours, but lapsed: another process may take it over any moment
+    expect(attempt()).toBe(false);
+    lease('someone-else:1:abc', now + 60_000); // another process holds it
+    expect(attempt()).toBe(false);
+    lease('someone-else:1:abc', now - 1); // nobody holds it: take it over first
+    expect(attempt()).toBe(false);
+    lease(rt.owner, now + 60_000);
+    expect(attempt()).toBe(true);
+  });
+
+  it('a cancelled batch sends no new row, still resends a row in doubt, and cancel skips only rows never sent', async () => {
+    const rt = await supplierWorld(() => {}, [pubgRow(0), pubgRow(1), pubgRow(2), pubgRow(3)]);
+    const now = Date.now();
+    const set = (idx: number, state: RowState): void => void rt.db.prepare(`UPDATE rows SET state = ? WHERE batch_id = 'b1' AND idx = ?`).run(state, idx);
+    set(1, 'sending'); // its request may be on the wire: it may be charged
+    set(2, 'resending'); // its answer was lost: only a resend tells
+    set(3, 'verifying');
+    rt.db.prepare(`UPDATE batches SET cancel_requested = 1 WHERE id = 'b1'`).run();
+    expect(rt.rows.cancelPending('b1', now)).toBe(1);
+    expect([0, 1, 2, 3].map((i) => rt.rows.get('b1', i)!.state)).toEqual(['skipped', 'sending', 'resending', 'verifying']);
+    set(0, 'pending');
+    expect(rt.rows.markSending('b1', 0, { owner: rt.owner, now }, now + 1_000)).toBe(false);
+    const before = rt.rows.get('b1', 2)!.attempts;
+    expect(rt.rows.markSending('b1', 2, { owner: rt.owner, now }, now + 1_000)).toBe(true);
+    expect(rt.rows.get('b1', 2)!).toMatchObject({ state: 'resending', attempts: before + 1 }); // a resend stays in doubt until answered
+  });
+
   it('the schema CHECK lists exactly the declared states', async () => {
     const rt = await supplierWorld(() => {}, []);
     const sql = (rt.db.prepare(`SELECT sql FROM sqlite_master WHERE name = 'rows'`).get() as { sql: string }).sql;
