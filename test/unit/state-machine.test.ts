@@ -135,6 +135,34 @@ describe('the row state machine', () => {
     expect(rt.rows.get('b1', 2)!).toMatchObject({ state: 'resending', attempts: before + 1 }); // a resend stays in doubt until answered
   });
 
+  it('each move writes what it records: the intent its attempt and times, a refusal its text and code, a hold its time', async () => {
+    // Found by npm run mutate: emptying these SET clauses left every state right and went unseen.
+    const rt = await supplierWorld(() => {}, [pubgRow(0)]);
+    const now = Date.now();
+    const a = { owner: rt.owner, now };
+    const row = (): ReturnType<typeof rt.rows.get> & object => rt.rows.get('b1', 0)!;
+    const stored = row();
+    expect(stored).toMatchObject({ state: 'pending', productId: 'PUBG-60', attempts: 0, firstSentAt: null });
+    expect(stored.request).toMatchObject({ trxid: 'tu-row-0' });
+
+    expect(rt.rows.markSending('b1', 0, a, now + 15_000)).toBe(true);
+    expect(row()).toMatchObject({ state: 'sending', attempts: 1, firstSentAt: now, lastSentAt: now, nextTryAt: now + 15_000 });
+    expect(rt.rows.refused('b1', 0, { owner: rt.owner, now: now + 5 }, { error: 'INVALID PLAYER', code: 'INVALID_PLAYER', verifyAt: now + 9_000, answer: '{"a":1}' })).toBe('rejected');
+    expect(row()).toMatchObject({ state: 'rejected', error: 'INVALID PLAYER', rejectCode: 'INVALID_PLAYER', lastAnswer: '{"a":1}' });
+
+    rt.db.prepare(`UPDATE rows SET state = 'sending' WHERE batch_id = 'b1'`).run();
+    expect(rt.rows.trxidUsed('b1', 0, a, { error: 'trxid already used', verifyAt: now + 9_000, answer: null })).toBe(true);
+    expect(row()).toMatchObject({ state: 'searching', error: 'trxid already used', rejectCode: 'TOPUP_TRXID_ALREADY_USED', nextPollAt: now + 9_000, lastAnswer: '{"a":1}' });
+
+    rt.db.prepare(`UPDATE rows SET state = 'sending' WHERE batch_id = 'b1'`).run();
+    expect(rt.rows.balanceShort('b1', 0, { owner: rt.owner, now: now + 7 }, null)).toBe(true);
+    expect(row()).toMatchObject({ state: 'pending', error: 'held: INSUFFICIENT BALANCE', nextTryAt: now + 7 });
+
+    rt.db.prepare(`UPDATE batches SET cancel_requested = 1 WHERE id = 'b1'`).run();
+    expect(rt.rows.cancelPending('b1', now)).toBe(1);
+    expect(row()).toMatchObject({ state: 'skipped', error: 'batch cancelled by the operator before this row was sent' });
+  });
+
   it('the schema CHECK lists exactly the declared states', async () => {
     const rt = await supplierWorld(() => {}, []);
     const sql = (rt.db.prepare(`SELECT sql FROM sqlite_master WHERE name = 'rows'`).get() as { sql: string }).sql;
