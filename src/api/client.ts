@@ -13,6 +13,7 @@ import type { LookupFunction } from 'node:net';
 import { Agent, request, errors as undiciErrors } from 'undici';
 import { ApiError, ApiResponseShapeError, type ApiAnswer } from '../errors.js';
 import { classifyFailure, parseRetryAfter } from './classify.js';
+import { openGate, type CallGate, type CallOptions, type RouteName } from './gate.js';
 import { ok, readAnswer, readCapped, saysItFailed, type Exchange } from './wire.js';
 import {
   readBalance,
@@ -31,42 +32,8 @@ import {
   type ServiceLine,
 } from './schemas.js';
 
-export type RouteName = 'services' | 'products' | 'my-ip' | 'balance' | 'submit' | 'order' | 'history';
-
-/** Lower runs later. Orders first; reports give way to everything. */
-export const Priority = { submit: 30, poll: 20, lookup: 10, report: 0 } as const;
-
-export interface CallInfo {
-  route: RouteName;
-  method: 'GET' | 'POST';
-  priority: number;
-}
-
-/** What the client asks of the rate scheduler. */
-export interface CallGate {
-  /**
-   * Resolves when the call may leave now; the call is counted from that moment. May resolve
-   * with a function the client calls once the answer (or the failure) has arrived.
-   */
-  acquire(call: CallInfo, signal?: AbortSignal): Promise<(() => void) | void>;
-  /** The API said to wait (429 RATE_LIMIT / Retry-After): no call of this account before `ms` from now. */
-  holdOff(ms: number): void;
-  /**
-   * Resolves once no hold-off is in force. Called again right before a request leaves, since a
-   * Retry-After may have arrived while this call was being prepared after its admission.
-   */
-  untilClear?(signal?: AbortSignal): Promise<void>;
-}
-
-export interface CallOptions {
-  priority?: number;
-  signal?: AbortSignal;
-  /**
-   * Runs after the gate admits the call and right before the request leaves. If it throws,
-   * nothing is sent and the error is passed on. The sender commits its intent here.
-   */
-  beforeSend?: () => void;
-}
+// The contract with the rate scheduler (gate.ts), re-exported: most callers import it from here.
+export { Priority, type CallGate, type CallInfo, type CallOptions, type RouteName } from './gate.js';
 
 /** `4`: IPv4 only (account allowlists are IPv4-only, spec §5); `6`: IPv6 only; `auto`: the system's choice. */
 export type IpFamily = 4 | 6 | 'auto';
@@ -97,8 +64,6 @@ export type HistoryQuery = { limit?: number } | { page: number; pageSize?: numbe
 /** An order answer with what came with it: the HTTP status (an order can ride on a 400) and the audit copy. */
 export type SubmitAnswer = PlacedOrder & { httpStatus: number; answer: ApiAnswer };
 export type OrderAnswer = Order & { answer: ApiAnswer };
-
-const openGate: CallGate = { acquire: async () => {}, holdOff: () => {} };
 
 /**
  * Largest answer read. Orders, balance and the like are a few hundred bytes, a history page of

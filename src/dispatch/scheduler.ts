@@ -36,7 +36,7 @@
  */
 import PQueue from 'p-queue';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { CallGate, CallInfo } from '../api/client.js';
+import type { CallGate, CallInfo } from '../api/gate.js';
 import type { RateWindow } from '../config.js';
 import { unsynced, type Db } from '../store/db.js';
 import type { Statement } from 'better-sqlite3';

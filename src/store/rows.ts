@@ -9,11 +9,11 @@
  * whose lease lapsed mid-request (a stall, a suspended VM) and was taken over must not write its
  * late answer over the new owner's. The one exception is `placed`: an order in hand proves a
  * charge, and the new owner, resending the same trxid, can only be answered with the same order.
- * The reads are in row-reads.ts.
+ * The reads are in row-reads.ts; inserts and writes that move no row are in row-writes.ts.
  */
-import { RowReads } from './row-reads.js';
+import { RowWrites } from './row-writes.js';
 import { unsynced } from './db.js';
-import type { NewRow, OrderFacts, Resolution } from './row-record.js';
+import type { OrderFacts, Resolution } from './row-record.js';
 import { ROW_EDGES, type RowEvent, type RowState } from './row-states.js';
 
 export type { NewRow, OrderFacts, Resolution, Row, StateCounts } from './row-record.js';
@@ -58,7 +58,7 @@ const UNSYNCED_EVENTS: ReadonlySet<RowEvent> = new Set<RowEvent>([
 /** Told about every row that moved (after the commit): the runner turns these into typed events. */
 export type RowMoveListener = (batchId: string, idx: number, event: RowEvent, to: RowState) => void;
 
-export class RowStore extends RowReads {
+export class RowStore extends RowWrites {
   /** Listeners of row moves (the runner's events); none by default (commands, reports). */
   readonly #listeners = new Set<RowMoveListener>();
 
@@ -69,45 +69,6 @@ export class RowStore extends RowReads {
 
   #moved(batchId: string, idx: number, event: RowEvent, to: RowState): void {
     for (const l of this.#listeners) l(batchId, idx, event, to);
-  }
-
-  /** Stores every row of a batch in one transaction: a batch is stored whole or not at all. */
-  insertAll(batchId: string, rows: Iterable<NewRow>, now: number): number {
-    const stmt = this.stmt(
-      `INSERT INTO rows (batch_id, idx, line, cells_json, state, trxid, request_json, product_id, slug, pack_name, quantity,
-         unit_price_usd, expected_usd, max_price_usd, error, reject_code, fingerprint, updated_at)
-       VALUES (@batchId, @idx, @line, @cells, @state, @trxid, @request, @productId, @slug, @packName, @quantity,
-         @unitPriceUsd, @expectedUsd, @maxPriceUsd, @error, @rejectCode, @fingerprint, @now)`,
-    );
-    let n = 0;
-    for (const r of rows) {
-      stmt.run({
-        batchId,
-        idx: r.idx,
-        line: r.line,
-        cells: JSON.stringify(r.cells),
-        state: r.skipped ? 'skipped' : r.request ? 'pending' : 'invalid',
-        trxid: r.request?.trxid ?? null,
-        request: r.request ? JSON.stringify(r.request) : null,
-        productId: r.productId ?? null,
-        slug: r.slug ?? null,
-        packName: r.packName ?? null,
-        quantity: r.quantity ?? null,
-        unitPriceUsd: r.unitPriceUsd ?? null,
-        expectedUsd: r.expectedUsd ?? null,
-        maxPriceUsd: r.maxPriceUsd ?? null,
-        error: r.error,
-        rejectCode: r.rejectCode ?? null,
-        fingerprint: r.fingerprint ?? null,
-        now,
-      });
-      n++;
-    }
-    return n;
-  }
-
-  deleteBatchRows(batchId: string): void {
-    this.stmt('DELETE FROM rows WHERE batch_id = ?').run(batchId);
   }
 
   /**
@@ -373,47 +334,6 @@ export class RowStore extends RowReads {
         ...(o ? orderParams(o) : { orderId: null, amountUsd: null, codes: null, refunded: null }),
       },
     );
-  }
-
-  // ───────────────────────────── no state change ─────────────────────────────
-
-  /** Keeps the audit copy of the latest answer about a row. */
-  noteAnswer(batchId: string, idx: number, answer: string | null): void {
-    if (answer !== null) this.stmt('UPDATE rows SET last_answer = ? WHERE batch_id = ? AND idx = ?').run(answer, batchId, idx);
-  }
-
-  /** A history check that could not run: looked at again at `at`; returns since when checks have failed. */
-  checkLater(batchId: string, idx: number, now: number, at: number, answer: string | null): number {
-    const r = this.stmt(
-      `UPDATE rows SET next_poll_at = ?, doubt_since = coalesce(doubt_since, ?), last_answer = coalesce(?, last_answer)
-       WHERE batch_id = ? AND idx = ? AND state IN ('verifying', 'searching') RETURNING doubt_since AS since`,
-    ).get(at, now, answer, batchId, idx) as { since: number } | undefined;
-    return r?.since ?? now;
-  }
-
-  /** The next look at a followed row, after a round that could not look (no state change). */
-  schedulePoll(batchId: string, idx: number, at: number): void {
-    this.stmt(`UPDATE rows SET next_poll_at = ? WHERE batch_id = ? AND idx = ?`).run(at, batchId, idx);
-  }
-
-  /** The next recheck of a review row. */
-  scheduleReviewCheck(batchId: string, idx: number, at: number, answer: string | null): void {
-    this.stmt(`UPDATE rows SET next_poll_at = ?, last_answer = coalesce(?, last_answer) WHERE batch_id = ? AND idx = ? AND state = 'review'`)
-      .run(at, answer, batchId, idx);
-  }
-
-  /**
-   * After the wall clock stepped back: due times further ahead than `horizon` were written on the
-   * old clock; they become `now`. Returns how many rows were touched.
-   */
-  clampFutureTimes(now: number, horizon: number): number {
-    const a = this.stmt('UPDATE rows SET next_try_at = ? WHERE next_try_at > ?').run(now, horizon).changes;
-    const b = this.stmt('UPDATE rows SET next_poll_at = ? WHERE next_poll_at > ?').run(now, horizon).changes;
-    return a + b;
-  }
-
-  deferPending(batchId: string, until: number): void {
-    this.stmt(`UPDATE rows SET next_try_at = max(next_try_at, ?) WHERE batch_id = ? AND state = 'pending'`).run(until, batchId);
   }
 }
 

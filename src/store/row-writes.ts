@@ -1,0 +1,88 @@
+/**
+ * Writes to rows that move no row from one state to another: storing a batch's rows, deleting the
+ * rows of a batch that is loaded again, and the due times and audit copies the stages keep.
+ * Every state change is in rows.ts, built from the table in row-states.ts.
+ */
+import { RowReads } from './row-reads.js';
+import type { NewRow } from './row-record.js';
+
+export class RowWrites extends RowReads {
+  /** Stores rows of a claimed batch (claim/load.ts calls it per chunk, inside its transaction): new rows start `pending`, `invalid` or `skipped`. */
+  insertAll(batchId: string, rows: Iterable<NewRow>, now: number): number {
+    const stmt = this.stmt(
+      `INSERT INTO rows (batch_id, idx, line, cells_json, state, trxid, request_json, product_id, slug, pack_name, quantity,
+         unit_price_usd, expected_usd, max_price_usd, error, reject_code, fingerprint, updated_at)
+       VALUES (@batchId, @idx, @line, @cells, @state, @trxid, @request, @productId, @slug, @packName, @quantity,
+         @unitPriceUsd, @expectedUsd, @maxPriceUsd, @error, @rejectCode, @fingerprint, @now)`,
+    );
+    let n = 0;
+    for (const r of rows) {
+      stmt.run({
+        batchId,
+        idx: r.idx,
+        line: r.line,
+        cells: JSON.stringify(r.cells),
+        state: r.skipped ? 'skipped' : r.request ? 'pending' : 'invalid',
+        trxid: r.request?.trxid ?? null,
+        request: r.request ? JSON.stringify(r.request) : null,
+        productId: r.productId ?? null,
+        slug: r.slug ?? null,
+        packName: r.packName ?? null,
+        quantity: r.quantity ?? null,
+        unitPriceUsd: r.unitPriceUsd ?? null,
+        expectedUsd: r.expectedUsd ?? null,
+        maxPriceUsd: r.maxPriceUsd ?? null,
+        error: r.error,
+        rejectCode: r.rejectCode ?? null,
+        fingerprint: r.fingerprint ?? null,
+        now,
+      });
+      n++;
+    }
+    return n;
+  }
+
+  /** A claimed batch loaded again (after a killed load) or refused: its rows go first. */
+  deleteBatchRows(batchId: string): void {
+    this.stmt('DELETE FROM rows WHERE batch_id = ?').run(batchId);
+  }
+
+  /** Keeps the audit copy of the latest answer about a row. */
+  noteAnswer(batchId: string, idx: number, answer: string | null): void {
+    if (answer !== null) this.stmt('UPDATE rows SET last_answer = ? WHERE batch_id = ? AND idx = ?').run(answer, batchId, idx);
+  }
+
+  /** A history check that could not run: looked at again at `at`; returns since when checks have failed. */
+  checkLater(batchId: string, idx: number, now: number, at: number, answer: string | null): number {
+    const r = this.stmt(
+      `UPDATE rows SET next_poll_at = ?, doubt_since = coalesce(doubt_since, ?), last_answer = coalesce(?, last_answer)
+       WHERE batch_id = ? AND idx = ? AND state IN ('verifying', 'searching') RETURNING doubt_since AS since`,
+    ).get(at, now, answer, batchId, idx) as { since: number } | undefined;
+    return r?.since ?? now;
+  }
+
+  /** The next look at a followed row, after a round that could not look (no state change). */
+  schedulePoll(batchId: string, idx: number, at: number): void {
+    this.stmt(`UPDATE rows SET next_poll_at = ? WHERE batch_id = ? AND idx = ?`).run(at, batchId, idx);
+  }
+
+  /** The next recheck of a review row. */
+  scheduleReviewCheck(batchId: string, idx: number, at: number, answer: string | null): void {
+    this.stmt(`UPDATE rows SET next_poll_at = ?, last_answer = coalesce(?, last_answer) WHERE batch_id = ? AND idx = ? AND state = 'review'`)
+      .run(at, answer, batchId, idx);
+  }
+
+  /**
+   * After the wall clock stepped back: due times further ahead than `horizon` were written on the
+   * old clock; they become `now`. Returns how many rows were touched.
+   */
+  clampFutureTimes(now: number, horizon: number): number {
+    const a = this.stmt('UPDATE rows SET next_try_at = ? WHERE next_try_at > ?').run(now, horizon).changes;
+    const b = this.stmt('UPDATE rows SET next_poll_at = ? WHERE next_poll_at > ?').run(now, horizon).changes;
+    return a + b;
+  }
+
+  deferPending(batchId: string, until: number): void {
+    this.stmt(`UPDATE rows SET next_try_at = max(next_try_at, ?) WHERE batch_id = ? AND state = 'pending'`).run(until, batchId);
+  }
+}
