@@ -232,8 +232,11 @@ export function readFailureBody(v: unknown): FailureBody | undefined {
   const apiCode = ownCode(b) ?? (nested && readText(pick(nested, 'code', 'type'))) ?? ownCode(outer);
   const error = ownText(b) ?? (nested && readText(pick(nested, 'message', 'msg', 'detail'))) ?? ownText(outer);
   const details = bagTexts(b.errors).join('; ');
-  const orderCreated = readBoolean(b.orderCreated);
-  const status = readText(b.status);
+  // An order inside the envelope (`{success: false, message, data: {orderCreated: true, status}}`)
+  // is as much a sign of a charge as one beside the error: the refusal may not be the last word.
+  const inner = isObject(b.data) ? b.data : isObject(outer.data) ? outer.data : {};
+  const orderCreated = readBoolean(b.orderCreated) ?? readBoolean(inner.orderCreated);
+  const status = readText(b.status) ?? readText(inner.status);
   if (success !== undefined) f.success = success;
   if (apiCode !== undefined) f.code = apiCode;
   if (error !== undefined) f.error = error;

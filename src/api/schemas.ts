@@ -199,7 +199,7 @@ export function readOrder(v: unknown): Order | undefined {
   set(o, 'serverId', readText(pick(body, 'serverId', 'server_id')));
   set(o, 'moreId', readText(body.moreId));
   set(o, 'quantity', readInteger(pick(body, 'quantity', 'qty')));
-  set(o, 'codes', readCodes(pick(body, 'codes', 'code', 'vouchers', 'keys')));
+  set(o, 'codes', readCodes(pick({ ...body, code: deliveredCode(body.code) }, 'codes', 'code', 'vouchers', 'keys')));
   set(o, 'error', readText(pick(body, 'error', 'errorMessage', 'reason')) ?? (st.status === 'cancelled' ? readText(body.message) : undefined));
   set(o, 'refunded', readBoolean(body.refunded) ?? (st.saysRefunded ? true : undefined));
   set(o, 'idempotentReplay', readBoolean(body.idempotentReplay));
@@ -310,4 +310,15 @@ export function parseServiceLine(v: unknown): ServiceLine {
   const s = readServiceLine(v, (what) => void (problem = what));
   if (!s) throw new TypeError(`service line: ${problem}`);
   return s;
+}
+
+/**
+ * A single `code` is a delivered code only when it does not look like the envelope's own: an
+ * HTTP-ish number (`code: 200`) or a status word (`SUCCESS`, `OK`) would otherwise finish a
+ * key order with a fake code and never fetch the real one.
+ */
+function deliveredCode(v: unknown): unknown {
+  const t = typeof v === 'number' ? String(v) : typeof v === 'string' ? v.trim() : undefined;
+  if (t !== undefined && (/^\d{1,3}$/.test(t) || /^[A-Za-z_]+$/.test(t))) return undefined;
+  return v;
 }
