@@ -4,11 +4,16 @@
  * without its own trxid would get a new derived trxid and be bought again.
  *
  * So a row WITHOUT its own trxid that repeats a purchase (same pack, same player fields, same
- * quantity; case and spaces aside) placed by an earlier batch within TOPUP_REPEAT_WINDOW (default
+ * quantity; case and spaces aside) placed by another batch within TOPUP_REPEAT_WINDOW (default
  * 24 h) is not bought: it is stored `skipped`, its error naming the earlier batch, line and order,
  * and `topup retry BATCH --repeats` buys exactly those rows on purpose. The other rows go ahead.
  *
- * "Placed" means an order exists or may exist: rows pending or in flight in an earlier batch,
+ * "Another batch" is any batch whose rows were stored before this one's, whatever order the files
+ * were claimed in: a file waiting for the catalog does not keep its place, so when its edited
+ * re-drop is stored first, the re-drop buys and the waiting file skips (whichever opens first
+ * buys). A batch still being stored (`claimed`) has bought nothing yet and is not looked at.
+ *
+ * "Placed" means an order exists or may exist: rows pending or in flight in another batch,
  * followed, completed, in review, or cancelled WITHOUT a refund. A row that ended rejected,
  * invalid, skipped, or cancelled with its money back is not a purchase to protect: dropping it
  * again is how a reseller tries again.
@@ -48,11 +53,11 @@ export interface EarlierPurchase {
 }
 
 /**
- * The earlier purchase this row repeats, if any: a row of a batch before `batch` (or of any batch,
+ * The earlier purchase this row repeats, if any: a row of another stored batch (or of any batch,
  * for a file not claimed yet: topup validate) within the window.
  */
 export function findRepeat(rt: Runtime, fingerprint: string, now: number, batch?: Batch): EarlierPurchase | undefined {
-  return rt.rows.earlierPurchase(fingerprint, batch?.id ?? '', batch?.seq ?? Number.MAX_SAFE_INTEGER, now - rt.config.repeatWindowMs);
+  return rt.rows.earlierPurchase(fingerprint, batch?.id ?? '', now - rt.config.repeatWindowMs);
 }
 
 /** `batchId`: the batch the row is in (for the command that buys it again); none for a dry run. */

@@ -282,16 +282,16 @@ export class RowReads {
    * `since`: a row an order exists or may exist for (claim/repeats.ts says which).
    */
   /** (Rows of a `claimed` batch are still being written, chunk by chunk: claim/load.ts; not a purchase yet.) */
-  earlierPurchase(fingerprint: string, batchId: string, seq: number, since: number):
+  earlierPurchase(fingerprint: string, batchId: string, since: number):
     { batchId: string; file: string; line: number; orderId: string | null; state: string; at: number } | undefined {
     return this.stmt(
       `SELECT r.batch_id AS batchId, b.source_name AS file, r.line, r.order_id AS orderId, r.state, coalesce(r.first_sent_at, b.created_at) AS at
        FROM rows r JOIN batches b ON b.id = r.batch_id
-       WHERE r.fingerprint = ? AND r.batch_id != ? AND b.seq < ? AND b.created_at >= ? AND b.state != 'claimed'
+       WHERE r.fingerprint = ? AND r.batch_id != ? AND b.created_at >= ? AND b.state != 'claimed'
          AND (r.state IN ('pending', 'sending', 'resending', 'verifying', 'searching', 'processing', 'unseen', 'completed', 'review')
               OR (r.state = 'cancelled' AND coalesce(r.refunded, 0) = 0))
        ORDER BY b.seq DESC LIMIT 1`,
-    ).get(fingerprint, batchId, seq, since) as { batchId: string; file: string; line: number; orderId: string | null; state: string; at: number } | undefined;
+    ).get(fingerprint, batchId, since) as { batchId: string; file: string; line: number; orderId: string | null; state: string; at: number } | undefined;
   }
 
   /** The row at a batch's input line. */

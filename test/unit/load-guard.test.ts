@@ -78,8 +78,28 @@ it('rows a killed load left in a claimed batch are replaced, not doubled, and ar
   expect(await loadBatch(rt, second)).toMatchObject({ loaded: true, rows: 1 });
   expect(rt.rows.counts(second.id)).toMatchObject({ pending: 1, skipped: 0 });
 
-  // The first batch's next load replaces what was left: two rows, not three.
+  // The first batch's next load replaces what was left: two rows, not three (the one the later
+  // file has bought since is skipped as its repeat: whichever is stored first buys).
   expect(await loadBatch(rt, first)).toMatchObject({ loaded: true, rows: 2 });
-  expect(rt.rows.counts(first.id).pending).toBe(2);
+  expect(rt.rows.counts(first.id)).toMatchObject({ pending: 1, skipped: 1 });
   expect(rt.rows.byTrxid('left-over')).toBeUndefined();
+});
+
+it('a file stored after its edited re-drop does not buy the rows the re-drop bought (whichever is stored first buys)', async () => {
+  home = tempHome();
+  sb = await inProcessSandbox();
+  rt = openRuntime(loadConfig({ TOPUP_HOME: home.dir, TOPUP_API_KEY: TEST_KEY, TOPUP_API_URL: sb.url }), silentLogger(), sb.url);
+  // The first file is claimed, then waits (for the catalog, say); its edited copy is stored first.
+  const a = join(home.dir, 'a.csv');
+  writeFileSync(a, csv([['pid', 'userId'], ['PUBG-60', '5123456789']]));
+  const first = await claimFile(rt, a, { origin: 'submit', own: true, move: false });
+  const b = join(home.dir, 'b.csv');
+  writeFileSync(b, csv([['pid', 'userId', 'note'], ['PUBG-60', '5123456789', 'added column'], ['PUBG-60', '5123456780', 'added row']]));
+  const second = await claimFile(rt, b, { origin: 'submit', own: true, move: false });
+  expect(await loadBatch(rt, second)).toMatchObject({ loaded: true, rows: 2 });
+  expect(rt.rows.counts(second.id)).toMatchObject({ pending: 2, skipped: 0 });
+
+  expect(await loadBatch(rt, first)).toMatchObject({ loaded: true, rows: 1 });
+  expect(rt.rows.counts(first.id)).toMatchObject({ pending: 0, skipped: 1 });
+  expect(rt.rows.get(first.id, 0)!.error).toMatch(new RegExp(`repeats line 2 of batch ${second.id}`));
 });
