@@ -4,10 +4,10 @@
  * and the clock runs until outbox/<name>.result.csv exists. Everything else is read afterwards
  * from the sandbox (call log, ledger) and from /proc (the daemon's CPU and peak RSS).
  */
-import { copyFileSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { CallLogEntry, AdminLedger } from '../src/sandbox/index.js';
-import { CLI, ProcWatch, removeDir, sleep, startChild, stopChild, tempDir, waitFor, waitForOutput, type ProcSample } from './lib.js';
+import { CLI, ProcWatch, daemonHome, removeDir, sleep, startChild, stopChild, waitFor, waitForOutput, type ProcSample } from './lib.js';
 import { startBenchSandbox, type SandboxSpec } from './sandbox.js';
 
 export interface DaemonRunSpec {
@@ -40,19 +40,10 @@ export interface DaemonRunRaw {
 
 export async function runDaemonContender(spec: DaemonRunSpec): Promise<DaemonRunRaw> {
   const sandbox = await startBenchSandbox(spec.sandbox);
-  const home = tempDir(`topup-bench-${spec.mode}-`);
-  for (const d of ['inbox', 'jobs', 'outbox']) mkdirSync(join(home, d), { recursive: true, mode: 0o700 });
-  const logFile = join(home, 'daemon.log');
-  const env: NodeJS.ProcessEnv = {
-    PATH: process.env.PATH,
-    HOME: process.env.HOME,
-    TOPUP_HOME: home,
-    TOPUP_API_URL: sandbox.url,
-    TOPUP_API_KEY: spec.sandbox.apiKey,
+  const { home, logFile, env } = daemonHome(`topup-bench-${spec.mode}-`, { url: sandbox.url, apiKey: spec.sandbox.apiKey }, {
     TOPUP_RATE_WINDOW_MODE: spec.mode,
-    TOPUP_LOG_LEVEL: 'info',
     ...spec.env,
-  };
+  });
   const daemon = startChild(process.execPath, [CLI, 'daemon'], { env, logFile });
   try {
     await waitForOutput(daemon, /topup daemon started/, 30_000);

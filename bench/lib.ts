@@ -3,7 +3,7 @@
  * temp folders that are always removed, /proc sampling of a child's CPU and memory.
  */
 import { spawn, type ChildProcess, type SpawnOptions } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, createWriteStream } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, createWriteStream } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -25,6 +25,26 @@ export function tempDir(prefix: string): string {
   const d = mkdtempSync(join(tmpdir(), prefix)); // mkdtemp makes it 0700
   dirs.add(d);
   return d;
+}
+
+/**
+ * A fresh home for a benchmarked daemon (inbox, jobs, outbox at 0700) and the daemon's whole
+ * environment: PATH and HOME, the home, the sandbox's URL and key, info logs, then `extra`.
+ * Nothing else of the caller's environment (no stray TOPUP_* setting) reaches the daemon.
+ */
+export function daemonHome(prefix: string, api: { url: string; apiKey: string }, extra: NodeJS.ProcessEnv = {}): { home: string; logFile: string; env: NodeJS.ProcessEnv } {
+  const home = tempDir(prefix);
+  for (const d of ['inbox', 'jobs', 'outbox']) mkdirSync(join(home, d), { recursive: true, mode: 0o700 });
+  const env: NodeJS.ProcessEnv = {
+    PATH: process.env.PATH,
+    HOME: process.env.HOME,
+    TOPUP_HOME: home,
+    TOPUP_API_URL: api.url,
+    TOPUP_API_KEY: api.apiKey,
+    TOPUP_LOG_LEVEL: 'info',
+    ...extra,
+  };
+  return { home, logFile: join(home, 'daemon.log'), env };
 }
 
 export function removeDir(d: string): void {

@@ -12,11 +12,11 @@
  *  - the load average before and after (the machine is shared).
  * A run that does not finish within its time limit is still reported, from what it sent by then.
  */
-import { closeSync, existsSync, fdatasyncSync, mkdirSync, openSync, readFileSync, renameSync, statSync, writeFileSync, writeSync } from 'node:fs';
+import { closeSync, existsSync, fdatasyncSync, openSync, readFileSync, renameSync, statSync, writeFileSync, writeSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import type { CallLogEntry } from '../src/sandbox/index.js';
-import { procSample, removeDir, round, sleep, startChild, stopChild, tempDir, waitForOutput, type ProcSample } from './lib.js';
+import { daemonHome, procSample, removeDir, round, sleep, startChild, stopChild, tempDir, waitForOutput, type ProcSample } from './lib.js';
 import { startBenchSandbox, type SandboxSpec } from './sandbox.js';
 import { batchWorkload } from './workload.js';
 import { routeGroup, table } from './report.js';
@@ -136,25 +136,16 @@ export async function runScale(spec: ScaleSpec): Promise<ScaleRun> {
   // and turn later rows into refusals, a different (cheaper) path. Every batch size sees the same.
   for (const id of STOCKED_PACKS) await sandbox.admin('product', { id, stock: 10_000_000 });
   const fsyncMs = fsyncProbe();
-  const home = tempDir('topup-bench-scale-');
-  for (const d of ['inbox', 'jobs', 'outbox']) mkdirSync(join(home, d), { recursive: true, mode: 0o700 });
-  const logFile = join(home, 'daemon.log');
-  const env: NodeJS.ProcessEnv = {
-    PATH: process.env.PATH,
-    HOME: process.env.HOME,
-    TOPUP_HOME: home,
-    TOPUP_API_URL: sandbox.url,
-    TOPUP_API_KEY: sandboxSpec.apiKey,
+  const { home, logFile, env } = daemonHome('topup-bench-scale-', { url: sandbox.url, apiKey: sandboxSpec.apiKey }, {
     TOPUP_RATE_LIMITS: `${SCALE_PER_SECOND}/1s,${SCALE_PER_MINUTE}/1m`,
     TOPUP_RATE_MARGIN_MS: String(spec.marginMs),
-    TOPUP_LOG_LEVEL: 'info',
     TOPUP_BALANCE_REPORT_CRON: 'off',
     TOPUP_HISTORY_EXPORT_CRON: 'off',
     TOPUP_RECONCILE_CRON: 'off',
     TOPUP_LOW_BALANCE_CRON: 'off',
     // BENCH_DAEMON_ENV: extra K=V settings for the daemon, for experiments (e.g. TOPUP_CONSOLE=off).
     ...Object.fromEntries((process.env.BENCH_DAEMON_ENV ?? '').split(' ').filter(Boolean).map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)])),
-  };
+  });
   // BENCH_NODE_ARGS: extra node flags for the daemon, for experiments (e.g. --trace-gc).
   const nodeArgs = [...(spec.cpuProfDir ? ['--cpu-prof', '--cpu-prof-dir', spec.cpuProfDir] : []), ...(process.env.BENCH_NODE_ARGS?.split(' ').filter(Boolean) ?? [])];
   const daemon = startChild(process.execPath, [...nodeArgs, spec.cli, 'daemon'], { env, logFile });

@@ -20,18 +20,22 @@ const QUIET_REPEAT_MS = 5 * 60_000;
 /** Follows `runner`'s progress events until the returned function is called (a releaser). */
 export function logProgress(runner: Runner, rows: RowStore, log: Logger, opts: { text: boolean }): () => void {
   const etas = new EtaBook();
-  const said = new Map<string, { line: string; at: number }>();
+  const said = new Map<string, { line: string; at: number; moved: string }>();
   const onProgress = (b: Batch, counts: StateCounts): void => {
+    const now = Date.now();
+    // A batch that has not moved says nothing until QUIET_REPEAT_MS: decided from the counters
+    // before rows.progress(), which reads every row of the batch (its spend is not a counter).
+    const moved = `${Object.values(counts).join(',')}|${b.waitReason ?? ''}`;
+    const last = said.get(b.id);
+    if (last && last.moved === moved && now - last.at < QUIET_REPEAT_MS) return;
     const p = rows.progress(b.id);
     const done = counts.completed + counts.cancelled + counts.rejected + counts.invalid + counts.skipped + counts.review;
     const s: BatchProgressSnapshot = { rows: p.rows, counts, sent: p.sent, done, spentUsd: roundCents(p.spentUsd) };
-    const now = Date.now();
     // Until this process has seen the batch move, the pace since it started sending.
     const eta = etas.eta(b.id, s, now) ?? storedEtaMs(b, s, null, now);
     const line = `progress ${b.id} (${b.sourceName}): ${done}/${s.rows} done; ${describe(s)}${b.waitReason ? `; waiting: ${b.waitReason}` : ''}`;
-    const last = said.get(b.id);
     if (last && last.line === line && now - last.at < QUIET_REPEAT_MS) return;
-    said.set(b.id, { line, at: now });
+    said.set(b.id, { line, at: now, moved });
     if (opts.text) log.info(`${line}; ETA ${durationText(eta)}`);
     else log.info({ batch: b.id, file: b.sourceName, rows: s.rows, done, sent: s.sent, counts, spentUsd: s.spentUsd, etaSec: eta === null ? null : Math.round(eta / 1000), waiting: b.waitReason }, 'progress');
   };
