@@ -140,6 +140,27 @@ describe('reading a workbook', () => {
     ]);
   });
 
+  it('an id shown otherwise than the number it holds is noted: zero-padded formats, and 12+ digits that are only 6 significant ones', async () => {
+    const path = await workbook((wb) => {
+      const ws = wb.addWorksheet('orders');
+      ws.addRow(['pid', 'userId']);
+      ws.addRow(['PUBG-60', 81234567]); // shown 000081234567
+      ws.getCell('B2').numFmt = '000000000000';
+      ws.addRow(['PUBG-60', 123457000000]); // a 1,23457E+11 CSV saved again as a workbook
+      ws.addRow(['PUBG-60', 5123456789]);
+      ws.getCell('B4').numFmt = '0';
+      ws.addRow(['PUBG-60', 51234567]);
+      ws.getCell('B5').numFmt = '00000000'; // padding no wider than the number: shown as held
+    });
+    const { rows } = await readAll(path);
+    expect(rows.map((r) => [r.cells[1], r.notes?.get(1)])).toEqual([
+      ['81234567', 'inexact-number'],
+      ['123457000000', 'inexact-number'],
+      ['5123456789', undefined],
+      ['51234567', undefined],
+    ]);
+  });
+
   it('a cell right of the last header is a row problem, as an extra CSV cell is', async () => {
     const path = await workbook((wb) => {
       const ws = wb.addWorksheet('orders');

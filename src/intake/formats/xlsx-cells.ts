@@ -62,3 +62,20 @@ export function columnLetter(n: number): string {
   for (let c = n; c > 0; c = Math.floor((c - 1) / 26)) s = String.fromCharCode(65 + ((c - 1) % 26)) + s;
   return s;
 }
+
+/**
+ * A whole number whose id is not what the cell holds, though the number itself is exact:
+ *  - a zero-padded format (`000000000000`): Excel shows 000081234567, the cell holds 81234567,
+ *    and the player id is the one shown;
+ *  - 12 digits or more with at most 6 significant ones (123457000000): a CSV whose ids Excel
+ *    had already shown as 1,23457E+11 and that was saved again as a workbook. The digits after
+ *    the sixth are gone; no real id is expected to end in six zeros.
+ * Both get the `inexact-number` note, which refuses the cell in an id column with the "format the
+ * column as Text" hint, like the rounded numbers of a CSV.
+ */
+export function shownOtherwise(n: number, numFmt: string | undefined): boolean {
+  if (!Number.isInteger(n) || n < 0) return false;
+  const digits = String(n);
+  if (numFmt !== undefined && /^0+$/.test(numFmt) && numFmt.length > digits.length) return true;
+  return n >= 1e11 && digits.replace(/0+$/, '').length <= 6;
+}

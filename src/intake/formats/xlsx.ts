@@ -23,7 +23,7 @@
 import type ExcelJSModule from 'exceljs';
 import { InputFileError } from '../../errors.js';
 import { allBlank } from './csv.js';
-import { cellText, columnLetter } from './xlsx-cells.js';
+import { cellText, shownOtherwise, columnLetter } from './xlsx-cells.js';
 import type { CellNote, OpenedTable, RawRow } from './types.js';
 import { guardWorkbookZip, type WorkbookFacts } from './zip-guard.js';
 
@@ -34,6 +34,8 @@ const RUN = 1000;
 interface SheetRow {
   number: number;
   values: unknown[];
+  /** The cell's number format (styles are cached): what Excel shows may not be the number. */
+  getCell?(col: number): { numFmt?: string | undefined };
 }
 
 interface SheetInfo {
@@ -207,7 +209,11 @@ function toRow(r: SheetRow, width: number, index: number, writtenNumbers: Readon
     const cell = cellText(v);
     const { text } = cell;
     // A whole number the file stored as `1.2E+5` or `123.0`: not what anyone typed as an id.
-    const note = cell.note ?? (typeof v === 'number' && writtenNumbers.size > 0 && writtenNumbers.has(`${columnLetter(c)}${r.number}`) ? 'inexact-number' : undefined);
+    const note =
+      cell.note ??
+      (typeof v === 'number' && ((writtenNumbers.size > 0 && writtenNumbers.has(`${columnLetter(c)}${r.number}`)) || shownOtherwise(v, r.getCell?.(c).numFmt))
+        ? 'inexact-number'
+        : undefined);
     const filled = text.trim() !== '' || note !== undefined;
     if (filled) blank = false;
     if (c > width) {
