@@ -69,7 +69,8 @@ export function idProblemInFull(value: string): string | undefined {
   if (FORMULA_START.test(value)) return `"${value}" looks like a spreadsheet formula, not an id`;
   if (/^['\u2019]/.test(value)) return `"${value}" starts with an apostrophe (a spreadsheet's mark for text); remove it`;
   if (/\s/.test(value)) return `"${value}" contains spaces; an id is written without them`;
-  if (/[\u0000-\u001f\u007f]/.test(value)) return 'contains invisible control characters';
+  // Also zero-width and direction marks (format characters), which an id copied from a chat keeps.
+  if (/[\u0000-\u001f\u007f\p{Cf}]/u.test(value)) return 'contains invisible control characters';
   if (value.length > MAX_ID_LENGTH) return `is longer than ${MAX_ID_LENGTH} characters`;
   return undefined;
 }

@@ -84,6 +84,10 @@ describe('ids a spreadsheet changed, in any locale, are refused with the Text hi
     expect(idProblem("'5123456789")).toMatch(/apostrophe/);
   });
 
+  it.each(['5123\u200b456789', '\u200e5123456789', '5123456789\u2060'])('an id carrying an invisible format character copied from a chat is refused: %j', (v) => {
+    expect(idProblem(v)).toMatch(/invisible/);
+  });
+
   it.each(['5123456789', '0005123456789', 'abc_123', 'A-1', 'x1.2', '1.234', '123.5', 'Ab12CD', '٣٤٥'])('real ids stay valid: %j', (v) => {
     expect(idProblem(v)).toBeUndefined();
   });
