@@ -71,9 +71,13 @@ export function statementCache(db: Db): (sql: string) => Database.Statement {
  * synchronous=NORMAL, then restores FULL. Its commits reach the OS at once, so they survive the
  * process dying and every other process sees them; only a power cut or an OS crash can lose them,
  * and only until the next FULL commit, which fsyncs the whole write-ahead log, theirs included.
- * For writes whose loss in a power cut costs nothing: the rate gate's call log (its times are on
- * the monotonic clock, which restarts at boot: after a power cut they are dropped as stale anyway).
- * Never for the intent to send, which must be on disk before the request leaves.
+ * For writes whose loss in a power cut is recovered by a path that already exists: the rate
+ * gate's call log (its times are on the monotonic clock, which restarts at boot: after a power
+ * cut they are dropped as stale anyway), and the answers of sends and polls (rows.ts
+ * UNSYNCED_EVENTS: a lost answer leaves the row where its intent left it, so it is resent with
+ * the same trxid or polled again, as after a kill before the answer's commit). Never for the
+ * intent to send, which must be on disk before the request leaves; and nothing read from the
+ * store may leave it for a reseller's eyes before durable() has made such answers permanent.
  */
 export function unsynced<T>(db: Db, fn: () => T): T {
   // Inside a transaction the level cannot change (SQLite refuses): the enclosing commit decides.
@@ -85,6 +89,16 @@ export function unsynced<T>(db: Db, fn: () => T): T {
   } finally {
     db.exec('PRAGMA synchronous = FULL');
   }
+}
+
+/**
+ * One fully synced commit: it fsyncs the write-ahead log up to here, so every commit before it,
+ * unsynced() ones included, survives a power cut. Called before a result file is written: a file
+ * must never report an answer (completed, refused) that a power cut could take back.
+ */
+export function durable(db: Db): void {
+  if (db.inTransaction) return; // the enclosing commit is the one that syncs
+  db.prepare(`INSERT INTO meta (key, value) VALUES ('durable_at', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value`).run(String(Date.now()));
 }
 
 /** `PRAGMA integrity_check`: 'ok' or the first problems SQLite reports. */

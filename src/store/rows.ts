@@ -49,7 +49,9 @@ export interface Doubt {
  * next full sync, the next intent a few milliseconds later. The row is then found where the
  * intent left it (`sending`, or `processing` for a poll) and resent with the same trxid, or
  * polled again: the path a kill between the request and its answer's commit already takes. The
- * intent itself, operators' decisions and everything rarer stay fully synced.
+ * intent itself, operators' decisions and everything rarer stay fully synced, and a result file is
+ * written only after durable() (outbox/write-results.ts), so no file reports an answer a power
+ * cut could take back.
  */
 const UNSYNCED_EVENTS: ReadonlySet<RowEvent> = new Set<RowEvent>([
   'placed', 'refused', 'trxid-used', 'no-answer', 'busy', 'not-created', 'balance-short', 'seen', 'finished', 'codes-awaited', 'not-seen',
