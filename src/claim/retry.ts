@@ -139,7 +139,9 @@ export async function createRetryBatch(rt: Runtime, batchId: string, opts: Retry
   writeFileSync(staged, stringify([header, ...body]), { mode: 0o600, flag: 'wx' });
   let claimed: Batch;
   try {
-    claimed = await claimFile(rt, staged, { origin: 'retry', own: true, move: true, again: true, retryOf: old.id });
+    // A --repeats batch is not "the retry" of its batch (a batch is retried once): recorded as
+    // one, it would refuse the ordinary retry of the rows that were refused or cancelled.
+    claimed = await claimFile(rt, staged, { origin: 'retry', own: true, move: true, again: true, ...(opts.repeats ? {} : { retryOf: old.id }) });
   } finally {
     rmSync(stage, { recursive: true, force: true });
   }

@@ -96,5 +96,11 @@ describe('topup retry: what is bought again', () => {
       ['rejected', null, 'X', null, 'refused'],
     ]);
     expect(retryPlan(rt, 'b1', { repeats: true }).rows.map((r) => r.line)).toEqual([2]);
+    // Buying the repeats does not use up the batch's one ordinary retry, and vice versa.
+    expect(await createRetryBatch(rt, 'b1', { repeats: true })).toMatchObject({ rows: 1, lines: [2] });
+    expect(retryPlan(rt, 'b1').rows.map((r) => r.line)).toEqual([4]);
+    const retry = await createRetryBatch(rt, 'b1');
+    expect(retry).toMatchObject({ rows: 1, lines: [4] });
+    expect(() => retryPlan(rt, 'b1')).toThrow(/already retried/);
   });
 });
