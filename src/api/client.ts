@@ -148,6 +148,11 @@ export class ResellerClient {
     if (order.orderId === undefined && classifyFailure(x.status, x.json, { method: 'GET', path }).classification === 'not-found') {
       this.#classified(x, 'GET', path);
     }
+    // An answer that names no order cannot end one: `{status: "success", data: null}` is an
+    // envelope's word for the call, not the order's state (it stays on the row's doubt clock).
+    if (order.orderId === undefined && (order.status === 'completed' || order.status === 'cancelled')) {
+      throw new ApiResponseShapeError('/orders/:id', `the answer names no order, so its "${order.statusWord ?? order.status}" is not taken as order ${orderId}'s end`, x.answer);
+    }
     return { ...order, answer: x.answer };
   }
 
