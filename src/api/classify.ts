@@ -91,7 +91,8 @@ export interface ClassifiedFailure {
   /**
    * Does this answer say the account's call budget is spent, so every call must wait
    * (Retry-After, or 1 s without one)? Any 429 but DUPLICATE_IN_FLIGHT (which is about one trxid),
-   * and a 503 RATE_LIMIT_UNAVAILABLE (only when it names a Retry-After: the client decides).
+   * and a 503 with a rate code (RATE_LIMIT, TOO_MANY_REQUESTS, RATE_LIMIT_UNAVAILABLE: only when it
+   * names a Retry-After; the client decides).
    */
   holdCalls: 'always' | 'with-retry-after' | false;
 }
@@ -127,7 +128,7 @@ export function classifyFailure(status: number, rawBody: unknown, route: RouteIn
     apiCode,
     apiError: body?.details ? `${body.error ?? ''} (${body.details})`.trim() : body?.error,
     body,
-    holdCalls: status === 429 && code !== DUPLICATE_IN_FLIGHT ? 'always' : status === 503 && code === 'RATE_LIMIT_UNAVAILABLE' ? 'with-retry-after' : false,
+    holdCalls: status === 429 && code !== DUPLICATE_IN_FLIGHT ? 'always' : status === 503 && code !== undefined && RATE_CODES.has(code) ? 'with-retry-after' : false,
   });
 
   if (status >= 300 && status < 400) return result('account', true);

@@ -26,3 +26,14 @@ describe('envelopes around orders', () => {
     expect(plain.mayExist).toBe(false);
   });
 });
+
+describe('a 503 that says the call budget is spent', () => {
+  it.each(['RATE_LIMIT', 'TOO_MANY_REQUESTS', 'RATE_LIMIT_UNAVAILABLE'])('%s holds every call when it names a Retry-After', (code) => {
+    const c = classifyFailure(503, { success: false, error: code }, { method: 'GET', route: 'order' } as never);
+    expect(c.holdCalls).toBe('with-retry-after');
+  });
+
+  it('a maintenance 503 holds no call (polls go on)', () => {
+    expect(classifyFailure(503, { success: false, error: 'MAINTENANCE' }, { method: 'GET', route: 'order' } as never).holdCalls).toBe(false);
+  });
+});
