@@ -167,12 +167,6 @@ function saysOrderLives(status: string | undefined): boolean {
   return st.known && st.status !== 'cancelled';
 }
 
-/** An account-wide code (401/403 family), for status displays. */
-export function isAccountCode(code: string | undefined): boolean {
-  const c = normaliseCode(code);
-  return c !== undefined && ACCOUNT_CODES.has(c);
-}
-
 /** A cancelled order's reason that blames the player id: retrying the same row cannot fix it. */
 export function isPlayerIdFailure(error: string | null | undefined): boolean {
   return PLAYER_ID_FAILURE.test(normaliseCode(error ?? '') ?? '');

@@ -45,7 +45,7 @@ export class DispatchStage implements Stage {
     this.#cap = cap;
     if (this.#count >= cap) return;
     // Rows whose send started may still be pending (waiting for the rate gate): skipped by the read.
-    const busy = { count: this.#count, has: (batchId: string, idx: number) => this.#inflight.get(batchId)?.has(idx) === true };
+    const busy = { has: (batchId: string, idx: number) => this.#inflight.get(batchId)?.has(idx) === true };
     for (const row of rt.rows.sendable(this.#funding.scope, now, cap - this.#count, busy)) this.#start(row);
   }
 

@@ -165,8 +165,8 @@ export class Runner extends EventEmitter<RunnerEventMap> {
   }
 
   /**
-   * `batches: false` leaves out the batches and their counts, which read every row of each (tens
-   * of ms for a 100,000-row batch): for a view that wants only the runner's own figures.
+   * `batches: false` leaves out the batches this process runs (their counts are one lookup each,
+   * from the counters): for a view that wants only the runner's own figures.
    */
   snapshot(opts: { batches?: boolean } = {}): RunnerSnapshot {
     const rt = this.#rt;

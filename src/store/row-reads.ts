@@ -23,10 +23,9 @@ const IN_POLL_INDEX = `state IN (${FOLLOWED_STATES.map((s) => `'${s}'`).join(', 
 
 /** Rows a caller already holds (sends started, not yet marked `sending`): skipped by sendable(). */
 export interface Busy {
-  count: number;
   has(batchId: string, idx: number): boolean;
 }
-const NOT_BUSY: Busy = { count: 0, has: () => false };
+const NOT_BUSY: Busy = { has: () => false };
 
 /** Which batches may send what: new orders and resends, or resends of rows in doubt only. */
 export interface SendScope {
