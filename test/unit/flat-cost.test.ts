@@ -104,7 +104,7 @@ describe('flat cost per order: each step question is a seek or a counter', () =>
     const { db, rows, batches, now } = store(2_000);
     const seen = recordStatements(db);
     const scope = { newOrders: ['b1'], resendsOnly: ['b2'] };
-    const busy = { count: 2, has: (_b: string, idx: number) => idx < 2 };
+    const busy = { has: (_b: string, idx: number) => idx < 2 };
     // The questions of one runner step (leases, funding, dispatch, polling, finishing, snapshot).
     batches.ownedBy(OWNER);
     batches.unfinished();
@@ -211,7 +211,7 @@ describe('flat cost per order: the answers are the ones the scans gave', () => {
     add('b1', 4, 'pending', now + 60_000); // not due yet
     add('b2', 5, 'pending', 0); // b2 waits for funds: no new orders
     const got = (limit: number, busy?: Set<string>) =>
-      rows.sendable({ newOrders: ['b1'], resendsOnly: ['b2'] }, now, limit, busy ? { count: busy.size, has: (b, i) => busy.has(`${b}:${i}`) } : undefined).map((x) => `${x.batchId}:${x.idx}`);
+      rows.sendable({ newOrders: ['b1'], resendsOnly: ['b2'] }, now, limit, busy ? { has: (b, i) => busy.has(`${b}:${i}`) } : undefined).map((x) => `${x.batchId}:${x.idx}`);
     expect(got(10)).toEqual(['b1:9', 'b2:0', 'b1:2', 'b1:3', 'b1:1']);
     expect(got(2)).toEqual(['b1:9', 'b2:0']);
     expect(got(2, new Set(['b1:9', 'b1:2']))).toEqual(['b2:0', 'b1:3']);
