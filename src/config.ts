@@ -11,6 +11,7 @@ import { resolve, join } from 'node:path';
 import { parseEnv } from 'node:util';
 import { validate as validateCron } from 'node-cron';
 import { ConfigError } from './errors.js';
+import type { HeapPolicy } from './heap-policy.js';
 import { CONSOLE_DEFAULTS, consoleSettings, type ConsoleSettings } from './console/settings.js';
 
 export interface RateWindow {
@@ -61,6 +62,8 @@ export interface Config {
   partialResultMs: number;
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   maxInFlight: number;
+  /** How much memory V8 may keep in the commands that run batches (heap-policy.ts). */
+  heap: HeapPolicy;
   catalogMaxAgeMs: number;
   sandboxBalanceUsd: number;
   /** How the in-process sandbox answers: the spec's exact types, or as real deployments do. */
@@ -93,6 +96,7 @@ export const SETTINGS = {
   TOPUP_PARTIAL_RESULT_MS: '30000',
   TOPUP_LOG_LEVEL: 'info',
   TOPUP_MAX_IN_FLIGHT: '32',
+  TOPUP_HEAP: 'lean',
   TOPUP_CATALOG_MAX_AGE_MS: '60000',
   TOPUP_SANDBOX_BALANCE_USD: '1000',
   TOPUP_SANDBOX_ANSWERS: 'spec',
@@ -191,6 +195,12 @@ function ipFamily(raw: string): 4 | 6 | 'auto' {
 function windowMode(raw: string): 'sliding' | 'fixed' {
   const v = raw.trim().toLowerCase();
   if (v !== 'sliding' && v !== 'fixed') throw new ConfigError('TOPUP_RATE_WINDOW_MODE', `must be "sliding" or "fixed", not "${raw}"`);
+  return v;
+}
+
+function heap(raw: string): HeapPolicy {
+  const v = raw.trim().toLowerCase();
+  if (v !== 'lean' && v !== 'throughput') throw new ConfigError('TOPUP_HEAP', `must be "lean" or "throughput", not "${raw}"`);
   return v;
 }
 
@@ -294,6 +304,7 @@ export function loadConfig(
     partialResultMs: int(env, 'TOPUP_PARTIAL_RESULT_MS', 100, 86_400_000),
     logLevel: level as Config['logLevel'],
     maxInFlight: int(env, 'TOPUP_MAX_IN_FLIGHT', 1, 1000),
+    heap: heap(env.TOPUP_HEAP!),
     catalogMaxAgeMs: int(env, 'TOPUP_CATALOG_MAX_AGE_MS', 1000, 86_400_000),
     sandboxBalanceUsd: money(env, 'TOPUP_SANDBOX_BALANCE_USD') ?? 1000,
     sandboxAnswers: sandboxAnswers(env.TOPUP_SANDBOX_ANSWERS!),

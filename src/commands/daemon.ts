@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import { runDaemon } from '../daemon.js';
+import { applyHeapPolicy } from '../heap-policy.js';
 import { commandConfig } from './context.js';
 
 export function registerDaemon(program: Command): void {
@@ -9,6 +10,7 @@ export function registerDaemon(program: Command): void {
     .option('--once', 'take the files already in the inbox and every unfinished batch, finish them all, then exit 0')
     .action(async (opts: { once?: boolean }, cmd: Command) => {
       const config = commandConfig(cmd);
+      applyHeapPolicy(config.heap);
       process.exitCode = await runDaemon(config, { once: opts.once === true });
     });
 }

@@ -18,6 +18,7 @@ import type { Runtime } from '../runtime.js';
 import { openCommandContext } from './context.js';
 import { runBatchInForeground } from './foreground.js';
 import { runningDaemon } from '../presence.js';
+import { applyHeapPolicy } from '../heap-policy.js';
 
 export function registerSubmit(program: Command): void {
   program
@@ -35,6 +36,7 @@ export function registerSubmit(program: Command): void {
       const format = formatOfName(path);
       if ('refused' in format) throw new InputFileError(`${file}: ${format.refused}`);
       const ctx = await openCommandContext(cmd);
+      applyHeapPolicy(ctx.config.heap);
       try {
         const batch = await claimFile(ctx.rt, path, { origin: 'submit', own: true, move: false, again: opts.again === true });
         if (!opts.quiet) process.stderr.write(`batch ${batch.id}: ${batch.sourceName}${ctx.config.sandbox ? ' (SANDBOX: no real money)' : ''}\n`);
