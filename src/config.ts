@@ -219,6 +219,15 @@ function readKeyFile(path: string): string {
 }
 
 /**
+ * Every value of the config that no log line, error, page, result or metric may show: the API key,
+ * the Telegram bot token and the console token. log.ts and the console scrub them; one list, so
+ * a secret added here is scrubbed everywhere.
+ */
+export function secretsOf(config: Config): string[] {
+  return [config.apiKey, config.telegram?.botToken ?? '', config.console?.token ?? ''];
+}
+
+/**
  * Builds the Config from an environment (process.env by default). Throws ConfigError.
  * `overrides` are applied last (CLI flags such as --home).
  */

@@ -9,7 +9,7 @@
  * releases the batch leases and exits 0. A second signal exits at once; that is as safe as a
  * crash, which the store is built for.
  */
-import type { Config } from './config.js';
+import { secretsOf, type Config } from './config.js';
 import { createLogger, type Logger } from './log.js';
 import { openRuntime, type Runtime } from './runtime.js';
 import { resolveApi } from './api-endpoint.js';
@@ -29,7 +29,7 @@ import { startConsole } from './console/server.js';
 export function rootLogger(config: Config): Logger {
   return createLogger({
     level: config.logLevel,
-    secrets: [config.apiKey, config.telegram?.botToken ?? '', config.console?.token ?? ''],
+    secrets: secretsOf(config),
     base: config.sandbox ? { mode: 'SANDBOX' } : {},
   });
 }

@@ -6,7 +6,7 @@
  */
 import type { Command } from 'commander';
 import { pino } from 'pino';
-import { loadConfig, type Config } from '../config.js';
+import { loadConfig, secretsOf, type Config } from '../config.js';
 import { createLogger, textDestination, type Logger } from '../log.js';
 import { openRuntime, type Runtime } from '../runtime.js';
 import { resolveApi, type ApiEndpoint } from '../api-endpoint.js';
@@ -24,7 +24,7 @@ export function commandLogger(config: Config, cmd: Command): Logger {
   const verbose = globalOpts(cmd).verbose === true;
   return createLogger({
     level: verbose ? 'debug' : process.env.TOPUP_LOG_LEVEL ? config.logLevel : 'warn',
-    secrets: [config.apiKey, config.telegram?.botToken ?? ''],
+    secrets: secretsOf(config),
     base: config.sandbox ? { mode: 'SANDBOX' } : {},
     destination: process.stderr.isTTY === true ? textDestination(process.stderr, { time: false }) : pino.destination({ dest: 2, sync: true }),
   });

@@ -44,7 +44,6 @@ const SECRET_KEY = 'console.sessionSecret';
 export class Sessions {
   readonly #key: Buffer;
   readonly #tokenHash: Buffer | null;
-  readonly #settings: ConsoleSettings;
 
   constructor(meta: MetaStore, settings: ConsoleSettings) {
     let secret = meta.get(SECRET_KEY);
@@ -52,7 +51,6 @@ export class Sessions {
       secret = randomBytes(32).toString('hex');
       meta.set(SECRET_KEY, secret);
     }
-    this.#settings = settings;
     this.#tokenHash = settings.token ? sha256(settings.token) : null;
     this.#key = createHmac('sha256', secret).update(`token:${settings.token ?? ''}`).digest();
   }
@@ -107,10 +105,6 @@ export class Sessions {
     const secure = c.req.header('x-forwarded-proto') === 'https' || c.req.url.startsWith('https:');
     setCookie(c, COOKIE, `${body}.${this.#sign(body)}`, { httpOnly: true, sameSite: 'Strict', path: '/', maxAge: SESSION_MS / 1000, secure });
     return session;
-  }
-
-  get settings(): ConsoleSettings {
-    return this.#settings;
   }
 }
 

@@ -86,10 +86,6 @@ export class LiveFeed {
     };
   }
 
-  get clients(): number {
-    return this.#clients.size;
-  }
-
   /** Adds a page; null when too many are open (each holds a connection). */
   subscribe(send: Send): (() => void) | null {
     if (this.#clients.size >= MAX_CLIENTS) return null;

@@ -10,6 +10,7 @@ import type { AddressInfo } from 'node:net';
 import { hostname } from 'node:os';
 import { createAdaptorServer } from '@hono/node-server';
 import { scrub } from '../log.js';
+import { secretsOf } from '../config.js';
 import { newOwnerId } from '../store/owner.js';
 import { Listing } from '../store/listing.js';
 import { AuditStore } from '../store/audit.js';
@@ -39,7 +40,7 @@ export async function startConsole(deps: ConsoleDeps): Promise<RunningConsole | 
   const log = rt.log.child({ component: 'console' });
   const listing = new Listing(rt.db, rt.batches);
   const balance = new BalanceWatch(rt, () => runner.snapshot({ batches: false }).balance);
-  const secrets = [rt.config.apiKey, rt.config.telegram?.botToken ?? '', settings.token ?? ''];
+  const secrets = secretsOf(rt.config);
   const recent = new RecentErrors((text) => scrub(text, secrets));
   const figures = new FiguresCache(rt);
   const spend = new SpendWindow(rt);

@@ -7,9 +7,9 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import Database from 'better-sqlite3';
 import { READ_QUERIES, type ReadQuery } from './read-queries.js';
+import { BUSY_TIMEOUT_MS } from '../store/db.js';
 
-const db = new Database((workerData as { path: string }).path, { readonly: true, fileMustExist: true });
-db.pragma('busy_timeout = 10000');
+const db = new Database((workerData as { path: string }).path, { readonly: true, fileMustExist: true, timeout: BUSY_TIMEOUT_MS });
 
 parentPort!.on('message', (m: { id: number; query: ReadQuery }) => {
   try {

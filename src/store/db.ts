@@ -21,15 +21,18 @@ export type Db = Database.Database;
 /** Bytes the write-ahead log is cut back to after a checkpoint. */
 export const JOURNAL_SIZE_LIMIT = 64 * 1024 * 1024;
 
+/** How long a connection waits for another process's write before SQLITE_BUSY: a daemon and a `topup` command share the file. */
+export const BUSY_TIMEOUT_MS = 10_000;
+
 export function openDb(path: string): Db {
   mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
   // Create the file ourselves so that its mode never depends on the caller's umask.
   closeSync(openSync(path, 'a', 0o600));
-  const db = new Database(path, { timeout: 10_000 });
+  // better-sqlite3's `timeout` is SQLite's busy timeout.
+  const db = new Database(path, { timeout: BUSY_TIMEOUT_MS });
   db.pragma('journal_mode = WAL');
   db.pragma('synchronous = FULL');
   db.pragma('foreign_keys = ON');
-  db.pragma('busy_timeout = 10000');
   db.pragma(`journal_size_limit = ${JOURNAL_SIZE_LIMIT}`);
   migrate(db);
   return db;

@@ -16,10 +16,9 @@
  */
 import { statSync } from 'node:fs';
 import type { Logger } from '../log.js';
-import { JOURNAL_SIZE_LIMIT, type Db } from './db.js';
+import { BUSY_TIMEOUT_MS, JOURNAL_SIZE_LIMIT, type Db } from './db.js';
 
 const STOP_BUSY_MS = 1_000;
-const BUSY_TIMEOUT_MS = 10_000;
 
 export interface CheckpointResult {
   /** The checkpoint could not finish (another connection was using the log). */

@@ -96,3 +96,28 @@ describe('the README names every setting', () => {
     expect(Object.keys(SETTINGS).filter((name) => !readme.includes(`\`${name}\``))).toEqual([]);
   });
 });
+
+describe('secrets', () => {
+  it('one list of the values no log may show (daemon, commands and console all scrub it): key, bot token, console token', async () => {
+    const { secretsOf } = await import('../../src/config.js');
+    const { createLogger } = await import('../../src/log.js');
+    const { Writable } = await import('node:stream');
+    const home = mkdtempSync(join(tmpdir(), 'topup-secrets-'));
+    const config = loadConfig({
+      TOPUP_HOME: home,
+      TOPUP_API_URL: 'https://api.example.test',
+      TOPUP_API_KEY: 'key-canary-5f1e',
+      TOPUP_TELEGRAM_BOT_TOKEN: '123:bot-canary-77aa',
+      TOPUP_TELEGRAM_CHAT_ID: '42',
+      TOPUP_CONSOLE_TOKEN: 'console-canary-0b9d-0123456789abcdef',
+    });
+    expect(secretsOf(config)).toEqual(['key-canary-5f1e', '123:bot-canary-77aa', 'console-canary-0b9d-0123456789abcdef']);
+    let text = '';
+    const destination = new Writable({ write(chunk, _enc, done) { text += String(chunk); done(); } });
+    const log = createLogger({ level: 'info', secrets: secretsOf(config), destination });
+    log.warn({ detail: 'sent key-canary-5f1e, bot 123:bot-canary-77aa, token console-canary-0b9d-0123456789abcdef' }, 'canaries');
+    await new Promise((r) => setImmediate(r));
+    expect(text).toContain('canaries');
+    expect(text).not.toMatch(/canary-5f1e|bot-canary|console-canary/);
+  });
+});
