@@ -3,7 +3,6 @@ import type { Command } from 'commander';
 import { Priority } from '../api/client.js';
 import { openCommandContext } from './context.js';
 import { addFormatOptions, formatOf, printList, usd } from './output.js';
-import { roundCents } from '../money.js';
 
 export function registerBalance(program: Command): void {
   addFormatOptions(program.command('balance').description('Show the balance (GET /balance) and the USD that unfinished batches still have to spend')).action(
@@ -12,11 +11,10 @@ export function registerBalance(program: Command): void {
       const ctx = await openCommandContext(cmd);
       try {
         const b = await ctx.rt.client.balance({ priority: Priority.lookup });
-        const reserved = ctx.rt.batches.list({ states: ['claimed', 'open'] }).reduce((s, x) => s + ctx.rt.rows.unsentTotal(x.id), 0);
         const row = {
           balanceUsd: b.balanceUsd,
           currency: b.currency,
-          reservedUsd: roundCents(reserved),
+          reservedUsd: ctx.rt.rows.reservedUsd(),
           mode: ctx.config.sandbox ? 'SANDBOX' : 'LIVE',
           at: new Date().toISOString(),
         };

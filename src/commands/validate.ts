@@ -85,7 +85,7 @@ export async function quoteFile(rt: Runtime, path: string, again: boolean): Prom
   const echoes = new Set(fileProblems.map((p) => p.key));
   const rowProblems = problems.filter((p) => p.fileProblem === undefined || !echoes.has(p.fileProblem)).map(({ fileProblem: _, ...p }) => p);
   const { balanceUsd } = await rt.client.balance({ priority: Priority.lookup });
-  const reserved = cents(rt.batches.list({ states: ['claimed', 'open'] }).reduce((s, b) => s + rt.rows.unsentTotal(b.id), 0));
+  const reserved = rt.rows.reservedUsd();
   const totalUsd = fileProblems.length > 0 ? 0 : cents(total);
   const balanceAfterUsd = cents(balanceUsd - reserved - totalUsd);
   const affordable = balanceAfterUsd >= -1e-9;

@@ -8,7 +8,6 @@ import { Pauses } from '../dispatch/pauses.js';
 import { JOB_NAMES, lastRunKey, lastSuccessKey } from '../reports/schedule.js';
 import { BATCH_STATES } from '../store/batch-states.js';
 import { ROW_STATES } from '../store/rows.js';
-import { roundCents } from '../money.js';
 import type { MetricsDeps } from './metrics.js';
 import type { SlowReads } from './slow-reads.js';
 
@@ -62,7 +61,7 @@ export function storeGauges(registry: Registry, deps: Omit<MetricsDeps, 'notifie
   new Gauge({
     name: 'topup_reserved_usd', help: 'USD the unfinished batches still have to spend on rows not sent yet', registers: r,
     collect() {
-      this.set(roundCents(rt.batches.list({ states: ['claimed', 'open'] }).reduce((s, b) => s + rt.rows.unsentTotal(b.id), 0)));
+      this.set(rt.rows.reservedUsd());
     },
   });
   const mode = rt.config.sandbox ? 'SANDBOX' : 'LIVE';

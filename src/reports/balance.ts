@@ -7,13 +7,12 @@ import { join } from 'node:path';
 import { Priority } from '../api/client.js';
 import type { Runtime } from '../runtime.js';
 import { appendCsv } from './csv-append.js';
-import { roundCents as cents } from '../money.js';
 
 export const BALANCE_COLUMNS = ['at', 'balanceUsd', 'currency', 'reservedUsd', 'mode'] as const;
 
 export async function runBalanceReport(rt: Runtime, now = Date.now()): Promise<{ balanceUsd: number; file: string }> {
   const b = await rt.client.balance({ priority: Priority.report });
-  const reserved = cents(rt.batches.list({ states: ['claimed', 'open'] }).reduce((s, x) => s + rt.rows.unsentTotal(x.id), 0));
+  const reserved = rt.rows.reservedUsd();
   const file = join(rt.config.reportsDir, 'balance.csv');
   appendCsv(file, BALANCE_COLUMNS, [[new Date(now).toISOString(), b.balanceUsd, b.currency, reserved, rt.config.sandbox ? 'SANDBOX' : 'LIVE']]);
   return { balanceUsd: b.balanceUsd, file };

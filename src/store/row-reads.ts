@@ -99,6 +99,21 @@ export class RowReads {
   }
 
   /**
+   * USD already promised: the unsent rows of every unfinished batch of the home, whoever runs it
+   * (`topup balance`, `validate`, the balance report, the console and /metrics show this one
+   * figure). A batch whose cancel was asked for promises nothing: its unsent rows are skipped.
+   * The funds gate (dispatch/funds.ts) judges batch by batch from unsentTotal instead, because it
+   * also sets aside batches that wait for balance.
+   */
+  reservedUsd(): number {
+    const r = this.stmt(
+      `SELECT coalesce(sum(c.usd_micros), 0) AS micros FROM batches b JOIN batch_counts c ON c.batch_id = b.id AND c.state = 'pending'
+       WHERE b.state IN ('claimed', 'open') AND b.cancel_requested = 0`,
+    ).get() as { micros: number };
+    return roundCents(r.micros / 1_000_000);
+  }
+
+  /**
    * Rows that may be (re)sent now, oldest batch first. `resending` rows come first: they are owed
    * an answer. Batches in `scope.newOrders` send pending rows too; batches in
    * `scope.resendsOnly` (waiting for balance, say) only resend rows already in doubt.

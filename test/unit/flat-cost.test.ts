@@ -120,6 +120,7 @@ describe('flat cost per order: each step question is a seek or a counter', () =>
     rows.countUnsent(['b1', 'b2']);
     rows.countProcessing(['b1', 'b2']);
     rows.nextReviewCheckAt(0);
+    rows.reservedUsd();
     rows.dueReviews(0, now, 20);
     // Per row: a send and its answer, a poll round, a history check.
     const a = { owner: OWNER, now };
@@ -288,6 +289,29 @@ describe('what is fsynced per order', () => {
     expect(db.pragma('synchronous', { simple: true })).toBe(2);
     // Inside a transaction the enclosing commit decides (SQLite refuses to change the level there).
     db.transaction(() => rows.seen('b1', 0, now, now, null))();
+    db.close();
+  });
+});
+
+describe('reserved USD: one figure for balance, validate, the report, the console and /metrics', () => {
+  it('sums the unsent rows of claimed and open batches from the counters; finished, cancel-requested batches and sent rows reserve nothing', () => {
+    const { db, rows, batches, now } = store(70);
+    const pendingOf = (id: string): number => (db.prepare(`SELECT coalesce(sum(expected_usd), 0) AS s FROM rows WHERE batch_id = ? AND state = 'pending'`).get(id) as { s: number }).s;
+    expect(pendingOf('b1')).toBeGreaterThan(0);
+    expect(rows.reservedUsd()).toBe(roundCents(pendingOf('b1') + pendingOf('b2')));
+    // A claimed batch's rows (stored in chunks, about to open) are promised too.
+    batches.create({ id: 'b3', name: 'b3', sourceName: 'b3.csv', jobFile: 'jobs/b3/x.csv', contentHash: 'b3', origin: 'inbox', sandbox: false, owner: OWNER, leaseUntil: now + 86_400_000, now });
+    db.transaction(() => rows.insertAll('b3', [row('b3', 0, 2.5), row('b3', 1, 1.25)], now))();
+    expect(rows.reservedUsd()).toBe(roundCents(pendingOf('b1') + pendingOf('b2') + 3.75));
+    // Cancel asked for: its unsent rows will be skipped.
+    expect(batches.requestCancel('b2')).toBe(true);
+    expect(rows.reservedUsd()).toBe(roundCents(pendingOf('b1') + 3.75));
+    // A finished batch promises nothing, whatever rows it kept.
+    db.prepare(`UPDATE batches SET state = 'done' WHERE id = 'b1'`).run();
+    expect(rows.reservedUsd()).toBe(3.75);
+    // A row on its way is no longer reserved (the balance pays it).
+    rows.markSending('b3', 0, { owner: OWNER, now }, now + 1_000);
+    expect(rows.reservedUsd()).toBe(1.25);
     db.close();
   });
 });

@@ -40,7 +40,7 @@ export function jobViews(svc: Services): JobView[] {
 
 /** USD the unfinished batches still have to spend on rows not sent yet: already promised. */
 export function reservedUsd(svc: Services): number {
-  return roundCents(svc.rt.batches.list({ states: ['claimed', 'open'] }).reduce((s, b) => s + svc.rt.rows.unsentTotal(b.id), 0));
+  return svc.rt.rows.reservedUsd();
 }
 
 function money(svc: Services, now: number): Html {
