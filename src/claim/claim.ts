@@ -17,8 +17,8 @@
  * names the earlier batch.
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { closeSync, createReadStream, existsSync, fsyncSync, lstatSync, mkdirSync, openSync, renameSync, rmSync, writeFileSync, writeSync } from 'node:fs';
-import { basename, join, relative } from 'node:path';
+import { closeSync, createReadStream, existsSync, fsyncSync, lstatSync, mkdirSync, openSync, readdirSync, renameSync, rmSync, writeFileSync, writeSync } from 'node:fs';
+import { basename, dirname, join, relative } from 'node:path';
 import { contentHash } from '../intake/formats/index.js';
 import type { Runtime } from '../runtime.js';
 import type { Batch, BatchOrigin } from '../store/batches.js';
@@ -137,7 +137,7 @@ export async function claimFile(rt: Runtime, path: string, opts: ClaimOptions = 
   // A submitted file is copied before anything else, into a folder of its own beside the batch
   // folders: what is hashed is what was copied, and nothing the user does to their file later
   // reaches the batch.
-  const staging = move ? undefined : join(rt.config.jobsDir, `.submit-${randomBytes(4).toString('hex')}`);
+  const staging = move ? undefined : join(rt.config.jobsDir, `${STAGING_PREFIX}${randomBytes(4).toString('hex')}`);
   if (staging) mkdirSync(staging, { mode: 0o700 });
   let id: string;
   let duplicateOf: string | undefined;
@@ -183,19 +183,50 @@ export function adoptClaim(rt: Runtime, o: { id: string; jobFile: string; source
 
 export const LEASE_MS = 15_000;
 
+/** The folders in jobs/ that `topup submit` copies a file into before its claim is committed (orphans.ts sweeps stale ones). */
+const STAGING_PREFIX = '.submit-';
+/** The staged copy of a submitted batch whose submit was killed between its commit and its move: the claimed bytes only. */
+async function stagedCopy(rt: Runtime, b: Batch): Promise<string | undefined> {
+  if (b.origin !== 'submit') return undefined;
+  for (const d of stagingFolders(rt)) {
+    const f = join(d, b.sourceName);
+    if (existsSync(f) && lstatSync(f).isFile() && (await contentHash(f)) === fileHash(b.contentHash)) return f;
+  }
+  return undefined;
+}
+
+function stagingFolders(rt: Runtime): string[] {
+  if (!existsSync(rt.config.jobsDir)) return [];
+  return readdirSync(rt.config.jobsDir).filter((n) => n.startsWith(STAGING_PREFIX)).map((n) => join(rt.config.jobsDir, n));
+}
+
+
 /**
  * Finishes moves cut short by a kill: a `claimed` batch whose file is not in its folder yet.
  * Only an inbox batch's file can still be where it was, and only a file with the claimed bytes
  * is that file: a different file the user dropped under the same name since is left in the inbox
- * to be claimed as its own batch. (A submitted file was copied before its claim was committed;
- * a file of the same name in the inbox is never it.) A batch whose file is gone is failed with
- * an explanation in the outbox; nothing of it was sent.
+ * to be claimed as its own batch. (A submitted file was copied before its claim was committed,
+ * into a staging folder in jobs/: the copy with the claimed bytes there is it; a file of the same
+ * name in the inbox never is.) A batch whose file is gone is failed with an explanation in the
+ * outbox; nothing of it was sent.
  */
 export async function recoverClaims(rt: Runtime): Promise<void> {
   for (const b of rt.batches.list({ states: ['claimed'] })) {
     const jobFile = join(rt.config.home, b.jobFile);
     // A batch its live claimer holds may be between its commit and its move right now.
     if (existsSync(jobFile) || (b.owner !== null && b.leaseUntil > Date.now() && !ownerIsDead(b.owner))) continue;
+    // A submit killed between its commit and its move left its copy of the claimed bytes in its
+    // staging folder: the batch goes on from that copy (as after Ctrl-C, a daemon carries it on).
+    const staged = await stagedCopy(rt, b);
+    if (staged) {
+      const jobDir = join(rt.config.jobsDir, b.id);
+      mkdirSync(jobDir, { recursive: true, mode: 0o700 });
+      writeMarker(jobDir, { batch: b.id, origin: b.origin, file: b.sourceName, contentHash: b.contentHash, createdAt: b.createdAt });
+      renameSync(staged, jobFile);
+      rmSync(dirname(staged), { recursive: true, force: true });
+      rt.log.warn({ batch: b.id }, 'finished moving a submitted file claimed before its submit was stopped');
+      continue;
+    }
     const inInbox = join(rt.config.inboxDir, b.sourceName);
     const there = b.origin === 'inbox' && existsSync(inInbox) && lstatSync(inInbox).isFile();
     if (there && (await contentHash(inInbox)) === fileHash(b.contentHash)) {

@@ -123,9 +123,13 @@ const STALE_STAGING_MS = 60 * 60_000;
 
 export function removeStaleStaging(rt: Runtime, now = Date.now()): number {
   if (!existsSync(rt.config.jobsDir)) return 0;
+  // A submit killed between its claim and its move: its copy is in one of these folders, and
+  // recoverClaims (at the runner's start) moves it into the batch. Until then none is swept.
+  const awaited = rt.batches.list({ states: ['claimed'] }).some((b) => b.origin === 'submit' && !existsSync(join(rt.config.home, b.jobFile)));
   let removed = 0;
   for (const d of readdirSync(rt.config.jobsDir, { withFileTypes: true })) {
     if (!d.isDirectory() || !/^\.(submit|retry)-[0-9a-f]{8}$/.test(d.name)) continue;
+    if (awaited && d.name.startsWith('.submit-')) continue;
     const dir = join(rt.config.jobsDir, d.name);
     try {
       if (now - statSync(dir).mtimeMs < STALE_STAGING_MS) continue;

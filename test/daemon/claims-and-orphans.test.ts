@@ -74,6 +74,23 @@ describe('a batch orders from the bytes it hashed', () => {
     const own = listOutbox(home).find((f) => /^x\.b\d{6}-[0-9a-f]{6}\.result\.csv$/.test(f))!;
     expect(readResult(home, own.replace(/\.result\.csv$/, '')).map((x) => x.status)).toEqual(['completed', 'completed', 'completed']);
   });
+  it('a submit killed between its claim and its move: the daemon goes on from its copy; the file the user edits meanwhile is not read', async () => {
+    home = tempHome();
+    sb = await inProcessSandbox();
+    const env = cliEnv(home, sb);
+    const file = join(home.dir, 'mine.csv');
+    writeFileSync(file, rows('57000', 3));
+    const killed = await runCli(['submit', file], { ...env, TOPUP_CRASH_AT: 'claim-committed:1' });
+    expect(killed.signal).toBe('SIGKILL');
+    expect(readdirSync(home.jobs).filter((d) => d.startsWith('.submit-'))).toHaveLength(1); // its copy, not moved yet
+    writeFileSync(file, rows('58000', 5));
+    const r = await runCli(['daemon', '--once'], env);
+    expect(r.code, r.stdout + r.stderr).toBe(0);
+    expect(orderedUsers()).toEqual(['570000000', '570000001', '570000002']);
+    expect(readResult(home, 'mine').map((x) => x.status)).toEqual(['completed', 'completed', 'completed']);
+    expect(readdirSync(home.jobs).filter((d) => d.startsWith('.submit-'))).toEqual([]);
+    expect(existsSync(join(home.outbox, 'mine.error.txt'))).toBe(false);
+  });
 });
 
 describe('a deleted database', () => {

@@ -75,3 +75,40 @@ it('leaves alone a claim its live claimer holds (it may be between its commit an
   await recoverClaims(rt);
   expect(rt.batches.get('b250101-dddddd')!.state).toBe('claimed');
 });
+
+it('a submit killed between its commit and its move: the batch goes on from the copy in its staging folder, and the folder goes', async () => {
+  cutShortClaim('b250101-eeeeee', 'mine.csv', A, 'submit');
+  const stagedB = join(home.jobs, '.submit-0000aaaa');
+  const staged = join(home.jobs, '.submit-1234abcd');
+  // Another staging folder with a file of the same name but other bytes is never taken.
+  (await import('node:fs')).mkdirSync(stagedB, { mode: 0o700 });
+  writeFileSync(join(stagedB, 'mine.csv'), B);
+  (await import('node:fs')).mkdirSync(staged, { mode: 0o700 });
+  writeFileSync(join(staged, 'mine.csv'), A);
+  await recoverClaims(rt);
+  expect(readFileSync(join(home.jobs, 'b250101-eeeeee', 'mine.csv'), 'utf8')).toBe(A);
+  expect(JSON.parse(readFileSync(join(home.jobs, 'b250101-eeeeee', '.claim.json'), 'utf8'))).toMatchObject({ origin: 'submit', contentHash: sha(A) });
+  expect(existsSync(staged)).toBe(false);
+  expect(readFileSync(join(stagedB, 'mine.csv'), 'utf8')).toBe(B); // fresh: a live submit may be copying it
+  expect(rt.batches.get('b250101-eeeeee')!.state).toBe('claimed');
+});
+
+it('an hour-old staging folder is kept while a claimed submit batch still waits for its copy, and swept once that batch moved on', async () => {
+  const fs = await import('node:fs');
+  const { removeStaleStaging } = await import('../../src/claim/orphans.js');
+  cutShortClaim('b250101-ffffff', 'mine.csv', A, 'submit');
+  const staged = join(home.jobs, '.submit-0dd0dd00');
+  const leftover = join(home.jobs, '.submit-1eff0000');
+  for (const [d, bytes] of [[staged, A], [leftover, B]] as const) {
+    fs.mkdirSync(d, { mode: 0o700 });
+    writeFileSync(join(d, 'mine.csv'), bytes);
+    const twoHoursAgo = new Date(Date.now() - 2 * 3_600_000);
+    fs.utimesSync(d, twoHoursAgo, twoHoursAgo);
+  }
+  // The daemon's start sweeps before the runner recovers claims: nothing of a submit is swept yet.
+  expect(removeStaleStaging(rt)).toBe(0);
+  await recoverClaims(rt);
+  expect(readFileSync(join(home.jobs, 'b250101-ffffff', 'mine.csv'), 'utf8')).toBe(A);
+  expect(removeStaleStaging(rt)).toBe(1);
+  expect(existsSync(leftover)).toBe(false);
+});
