@@ -7,9 +7,10 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import Database from 'better-sqlite3';
 import { READ_QUERIES, type ReadQuery } from './read-queries.js';
-import { BUSY_TIMEOUT_MS } from '../store/db.js';
+import { BUSY_TIMEOUT_MS, PAGE_CACHE_KIB } from '../store/db.js';
 
 const db = new Database((workerData as { path: string }).path, { readonly: true, fileMustExist: true, timeout: BUSY_TIMEOUT_MS });
+db.pragma(`cache_size = -${PAGE_CACHE_KIB}`);
 
 parentPort!.on('message', (m: { id: number; query: ReadQuery }) => {
   try {

@@ -21,6 +21,15 @@ export type Db = Database.Database;
 /** Bytes the write-ahead log is cut back to after a checkpoint. */
 export const JOURNAL_SIZE_LIMIT = 64 * 1024 * 1024;
 
+/**
+ * The page cache of each connection, in KiB (SQLite's negative form). better-sqlite3 builds SQLite
+ * with 16 MiB, which a daemon fills as its database grows: RSS rose by ~19 MB over a 20,000-row
+ * batch and pushed a 100,000-row one to the edge of its 150 MB budget. 4 MiB holds what a step
+ * reads (the partial indexes of sendable rows and due polls, the counters, the recent pages);
+ * the rest is one read from the operating system's file cache away.
+ */
+export const PAGE_CACHE_KIB = 4_000;
+
 /** How long a connection waits for another process's write before SQLITE_BUSY: a daemon and a `topup` command share the file. */
 export const BUSY_TIMEOUT_MS = 10_000;
 
@@ -34,6 +43,7 @@ export function openDb(path: string): Db {
   db.pragma('synchronous = FULL');
   db.pragma('foreign_keys = ON');
   db.pragma(`journal_size_limit = ${JOURNAL_SIZE_LIMIT}`);
+  db.pragma(`cache_size = -${PAGE_CACHE_KIB}`);
   migrate(db);
   return db;
 }

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
-import { JOURNAL_SIZE_LIMIT, openDb, type Db } from '../../src/store/db.js';
+import { JOURNAL_SIZE_LIMIT, PAGE_CACHE_KIB, openDb, type Db } from '../../src/store/db.js';
 import { checkpoint, databaseSize, describeSize, startUpkeep } from '../../src/store/upkeep.js';
 import { RateScheduler } from '../../src/dispatch/scheduler.js';
 import { loadConfig } from '../../src/config.js';
@@ -54,6 +54,15 @@ describe('the write-ahead log', () => {
     const db = openDb(join(tempDir(), 'topup.db'));
     opened.push(db);
     expect(db.pragma('journal_size_limit', { simple: true })).toBe(JOURNAL_SIZE_LIMIT);
+  });
+
+  it('the page cache of a store connection is 4 MiB, not better-sqlite3\'s 16 MiB (a daemon kept filling it as its database grew)', () => {
+    const path = join(tempDir(), 'topup.db');
+    const db = openDb(path);
+    opened.push(db);
+    expect(PAGE_CACHE_KIB).toBe(4_000);
+    expect(db.pragma('cache_size', { simple: true })).toBe(-PAGE_CACHE_KIB);
+    expect(otherProcess(path).pragma('cache_size', { simple: true })).toBe(-16_000); // the library's own, for contrast
   });
 
   it('is emptied when a runtime closes, though another process still has the database open', async () => {
