@@ -4,6 +4,8 @@
  * server on 127.0.0.1 (the one part that cannot be real); the runtime, its SQLite store in a temp
  * home, the client, the rate gate and the pauses are the real ones. The log is kept (as parsed
  * JSON lines) for the facts a log line is the only output of: which trxid, why a pause began.
+ * Requests time out after 2 s unless a test says otherwise, so a request left hanging (by a test,
+ * or by a broken build under mutation testing) fails a test quickly instead of stalling it.
  */
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -33,8 +35,11 @@ export interface World {
   seen: string[];
   logs: LogLine[];
   set(s: Script): void;
-  /** Resolves when the supplier has received `n` requests in all. */
-  received(n: number): Promise<void>;
+  /**
+   * Resolves when the supplier has received `n` requests in all, or when `unless` settles first
+   * (a send that ended without its request: the test's assertions then say what went wrong, at once).
+   */
+  received(n: number, unless: Promise<unknown>): Promise<void>;
   /** Cuts every request left hanging (`'hang'`), as a connection reset would. */
   cut(): void;
   /** Runs SQL on the row (batch b1, idx). */
@@ -85,7 +90,7 @@ export async function scriptedWorld(rows: NewRow[], env: Record<string, string> 
   const logs: LogLine[] = [];
   const log = pino({ level: 'debug' }, { write: (line: string) => void logs.push(JSON.parse(line) as LogLine) });
   const rt = openRuntime(
-    loadConfig({ TOPUP_HOME: home, TOPUP_API_URL: url, TOPUP_API_KEY: 'scripted-supplier-key-1', TOPUP_RATE_LIMITS: '1000/1s', TOPUP_RATE_MARGIN_MS: '0', ...env }),
+    loadConfig({ TOPUP_HOME: home, TOPUP_API_URL: url, TOPUP_API_KEY: 'scripted-supplier-key-1', TOPUP_RATE_LIMITS: '1000/1s', TOPUP_RATE_MARGIN_MS: '0', TOPUP_REQUEST_TIMEOUT_MS: '2000', ...env }),
     log,
     url,
   );
@@ -102,7 +107,10 @@ export async function scriptedWorld(rows: NewRow[], env: Record<string, string> 
     cut: () => {
       for (const end of hanging.splice(0)) end();
     },
-    received: (n) => (seen.length >= n ? Promise.resolve() : new Promise((done) => waiters.push({ n, done }))),
+    received: (n, unless) =>
+      seen.length >= n
+        ? Promise.resolve()
+        : Promise.race([new Promise<void>((done) => waiters.push({ n, done })), unless.then(() => undefined, () => undefined)]),
     sql: (idx, set, ...args) => void rt.db.prepare(`UPDATE rows SET ${set} WHERE batch_id = 'b1' AND idx = ?`).run(...args, idx),
   };
 }

@@ -48,7 +48,7 @@ describe('the intent, and rows that are not sent', () => {
     vi.spyOn(Math, 'random').mockReturnValue(0);
     w.set(() => 'hang');
     const sent = sendRow(senderDeps(w.rt), row(w));
-    await w.received(1);
+    await w.received(1, sent);
     expect(row(w)).toMatchObject({ state: 'sending', attempts: 1, firstSentAt: t, lastSentAt: t, nextTryAt: t + 300 });
     // The request timed out: the order may exist, so the row is in doubt and resent with the same trxid.
     expect(await sent).toBe('retry');
@@ -80,7 +80,7 @@ describe('the intent, and rows that are not sent', () => {
 
     const during = new AbortController();
     const sent = sendRow(senderDeps(w.rt), row(w, 1), during.signal);
-    await w.received(1);
+    await w.received(1, sent);
     during.abort();
     // The request had left: only a resend of the same trxid can tell whether it was charged.
     expect(await sent).toBe('retry');
@@ -113,11 +113,13 @@ describe('the price cap (maxPriceUsd) is checked against a fresh catalog before 
     expect(posts(w)).toBe(0);
   });
 
-  it('a price equal to the cap is sent', async () => {
-    const w = await scriptedWorld([capped(0.92)]);
-    w.set(supplier(0.92));
-    expect(await sendRow(senderDeps(w.rt), row(w))).toBe('placed');
-    expect(posts(w)).toBe(1);
+  it('a price equal to the cap, or above it by no more than floating-point noise (1e-9), is sent', async () => {
+    for (const [cap, price] of [[0.92, 0.92], [1, 1 + 1e-9], [0.3, 0.1 + 0.2]]) {
+      const w = await scriptedWorld([capped(cap!)]);
+      w.set(supplier(price!));
+      expect({ cap, price, result: await sendRow(senderDeps(w.rt), row(w)) }).toEqual({ cap, price, result: 'placed' });
+      expect(posts(w)).toBe(1);
+    }
   });
 
   it('a row without a cap is sent without looking at the catalog', async () => {
@@ -248,7 +250,7 @@ describe('an answer carrying an order', () => {
     const w = await scriptedWorld([pubgRow(0)]);
     w.set(() => order({ orderId: 'ORD-X', status: 'Delivered', userId: '999' }));
     expect(await sendRow(senderDeps(w.rt), row(w))).toBe('review');
-    expect(row(w).error).toMatch(/order ORD-X \(Delivered\).*userId: sent "5123456789", the order has "999".*trxid tu-row-0/);
+    expect(row(w).error).toMatch(/order ORD-X \(Delivered\).*userId: sent "5123456789", the order has "999".*trxid tu-row-0.*\(topup review\)$/);
     expect(w.logs.filter((l) => l.level === 50)).toMatchObject([{ trxid: 'tu-row-0', orderId: 'ORD-X', mismatch: [{ field: 'userId' }] }]);
   });
 });
@@ -478,7 +480,7 @@ describe('no definite answer: resent with the same trxid, backing off, until the
     const w = await scriptedWorld([pubgRow(0)]);
     w.set(() => 'hang');
     const sent = sendRow(senderDeps(w.rt), row(w));
-    await w.received(1);
+    await w.received(1, sent);
     w.rt.db.prepare(`UPDATE batches SET lease_until = 0, owner = 'another-process' WHERE id = 'b1'`).run();
     // The open request is cut (a reset): no definite answer, and the batch is not ours any more.
     w.cut();

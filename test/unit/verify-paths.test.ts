@@ -33,15 +33,15 @@ const keyRow = (idx: number): NewRow => ({
 
 /**
  * A world whose supplier's history is `orders` and whose row 0 was refused after an uncertain
- * attempt (`verifying`, first sent `firstSentAgo` ms ago), or is `searching` when told.
+ * attempt (`verifying`, first sent 5 s ago), or is `searching` when told.
  */
-async function world(orders: HistoryOrder[] | (() => HistoryOrder[]), opts: { rows?: NewRow[]; searching?: 'used' | 'unanswered'; firstSentAgo?: number; error?: string | null; env?: Record<string, string> } = {}) {
+async function world(orders: HistoryOrder[] | (() => HistoryOrder[]), opts: { rows?: NewRow[]; searching?: 'used' | 'unanswered'; error?: string | null; env?: Record<string, string> } = {}) {
   const w = await scriptedWorld(opts.rows ?? [pubgRow(0)], opts.env);
   w.set(() => {
     const list = typeof orders === 'function' ? orders() : orders;
     return { body: { success: true, count: list.length, orders: list } };
   });
-  const first = Date.now() - (opts.firstSentAgo ?? 5_000);
+  const first = Date.now() - 5_000;
   const error = opts.error === undefined ? 'INVALID_PACK: Invalid pack' : opts.error;
   if (opts.searching === 'used') w.sql(0, `state = 'searching', attempts = 1, first_sent_at = ?, error = ?, reject_code = ?`, first, error, TRXID_USED_CODE);
   else if (opts.searching === 'unanswered') w.sql(0, `state = 'searching', attempts = 6, first_sent_at = ?, error = ?, reject_code = NULL`, first, error);
@@ -103,6 +103,8 @@ describe('a history without trxids: which orders could be the row\'s', () => {
     for (const [o, outcome] of cases) {
       const w = await world([o]);
       expect({ o, outcome: await verifyRow(w.rt, row(w)) }).toEqual({ o, outcome });
+      // A taken order is recorded with the history answer it was found in, for operators.
+      if (outcome === 'placed') expect(JSON.parse(row(w).lastAnswer!)).toMatchObject({ route: 'GET /history', status: 200, body: { orderId: o.orderId } });
     }
   });
 
