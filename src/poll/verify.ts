@@ -11,6 +11,8 @@
  *  - for a plain refusal only, when history does not echo trxids: exactly one unclaimed order for
  *    the same pack and player → placed, unless another row for the same purchase is in flight or
  *    in doubt (it could be that row's order) → review;
+ *  - an unclaimed order that differs from the row in nothing it names but names too little to
+ *    be a candidate (no pack; no player for a top-up) → review: it may be the row's order;
  *  - nothing, and the history reaches back before our first attempt → nothing was placed: the
  *    refusal stands (`rejected`), or, for INSUFFICIENT BALANCE, the row waits for balance.
  *    The two other kinds are never settled by absence (an order can still appear, or exists
@@ -89,9 +91,14 @@ export async function verifyRow(rt: Runtime, row: Row, signal?: AbortSignal): Pr
     }
     return record(rt, row, own as Order & { orderId: string }, now, copy);
   }
-  const candidates = echoesTrxid || ownOnly
+  // Unclaimed orders that differ from the row in nothing they name. Those that also name the
+  // purchase are candidates; the others (spec 2.3: "empty fields may be omitted") cannot be taken
+  // as the row's, but may be its order all the same, so they forbid reading the row as not placed.
+  const open = echoesTrxid || ownOnly
     ? []
-    : h.orders.filter((o) => o.orderId !== undefined && !rt.rows.isOrderIdKnown(o.orderId) && looksLike(rt, row, o));
+    : h.orders.filter((o) => o.orderId !== undefined && !rt.rows.isOrderIdKnown(o.orderId) && mismatches(row, o, gameNamesOf(rt, row)).length === 0);
+  const candidates = open.filter((o) => looksLike(rt, row, o));
+  const unclear = open.length - candidates.length;
 
   if (candidates.length === 1 && rt.rows.hasTwinInFlight(row)) {
     return review('one order in history matches, but another row for the same purchase is in flight or in doubt, so it is unknown which of them was charged. Check the order history before ordering it again.');
@@ -105,7 +112,7 @@ export async function verifyRow(rt: Runtime, row: Row, signal?: AbortSignal): Pr
       : "order history does not show trxids, so this row's order cannot be told from others";
     return review(`${seen}. Check the order history for trxid ${row.trxid} (and again later) before ordering it again.`);
   }
-  if (candidates.length === 0 && reachesBack(rt, h.orders, row.firstSentAt ?? now, complete)) {
+  if (candidates.length === 0 && unclear === 0 && reachesBack(rt, h.orders, row.firstSentAt ?? now, complete)) {
     if (isBalanceRefusal(row.rejectCode) || isBalanceRefusal(row.error)) {
       rt.rows.verifiedBalance(row.batchId, row.idx, { owner: rt.owner, now });
       return 'held-balance';
@@ -116,7 +123,11 @@ export async function verifyRow(rt: Runtime, row: Row, signal?: AbortSignal): Pr
     }
     return 'not-placed';
   }
-  const why = candidates.length > 1 ? `${candidates.length} orders in history match this row` : 'order history does not reach back far enough to tell';
+  const why = candidates.length > 1
+    ? `${candidates.length} orders in history match this row`
+    : unclear > 0
+      ? `${unclear} order(s) in history could be this row's but name too little to tell`
+      : 'order history does not reach back far enough to tell';
   return review(`${why}, so it is unknown whether this row was charged. Check the order history before ordering it again.`);
 }
 
