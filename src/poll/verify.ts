@@ -35,11 +35,11 @@ export type VerifyOutcome = 'placed' | 'not-placed' | 'held-balance' | 'review';
 const LIMIT = 200;
 
 /**
- * Could `o` be this row's order, with no trxid to tell? Nothing it names may differ from the row,
- * and it must name the purchase at all: the player for a top-up, the pack for a key or card.
+ * Can `o`, which differs from the row in nothing it names, be taken as this row's order with no
+ * trxid to tell? Only if it names the purchase at all: the player and the pack for a top-up, the
+ * pack for a key or card.
  */
-function looksLike(rt: Runtime, row: Row, o: Order): boolean {
-  if (mismatches(row, o, gameNamesOf(rt, row)).length > 0) return false;
+function namesPurchase(row: Row, o: Order): boolean {
   const player = row.request?.userId !== undefined && o.userId !== undefined;
   const pack = o.pid !== undefined || o.packName !== undefined;
   return row.request?.userId !== undefined ? player && pack : pack;
@@ -97,8 +97,8 @@ export async function verifyRow(rt: Runtime, row: Row, signal?: AbortSignal): Pr
   const open = echoesTrxid || ownOnly
     ? []
     : h.orders.filter((o) => o.orderId !== undefined && !rt.rows.isOrderIdKnown(o.orderId) && mismatches(row, o, gameNamesOf(rt, row)).length === 0);
-  const candidates = open.filter((o) => looksLike(rt, row, o));
-  const unclear = open.length - candidates.length;
+  const candidates = open.filter((o) => namesPurchase(row, o));
+  const unclear = open.length > candidates.length;
 
   if (candidates.length === 1 && rt.rows.hasTwinInFlight(row)) {
     return review('one order in history matches, but another row for the same purchase is in flight or in doubt, so it is unknown which of them was charged. Check the order history before ordering it again.');
@@ -112,7 +112,7 @@ export async function verifyRow(rt: Runtime, row: Row, signal?: AbortSignal): Pr
       : "order history does not show trxids, so this row's order cannot be told from others";
     return review(`${seen}. Check the order history for trxid ${row.trxid} (and again later) before ordering it again.`);
   }
-  if (candidates.length === 0 && unclear === 0 && reachesBack(rt, h.orders, row.firstSentAt ?? now, complete)) {
+  if (candidates.length === 0 && !unclear && reachesBack(rt, h.orders, row.firstSentAt ?? now, complete)) {
     if (isBalanceRefusal(row.rejectCode) || isBalanceRefusal(row.error)) {
       rt.rows.verifiedBalance(row.batchId, row.idx, { owner: rt.owner, now });
       return 'held-balance';
@@ -125,8 +125,8 @@ export async function verifyRow(rt: Runtime, row: Row, signal?: AbortSignal): Pr
   }
   const why = candidates.length > 1
     ? `${candidates.length} orders in history match this row`
-    : unclear > 0
-      ? `${unclear} order(s) in history could be this row's but name too little to tell`
+    : unclear
+      ? "order history holds an order that could be this row's but names too little to tell (no pack, or no player)"
       : 'order history does not reach back far enough to tell';
   return review(`${why}, so it is unknown whether this row was charged. Check the order history before ordering it again.`);
 }

@@ -129,7 +129,7 @@ describe('a history without trxids: which orders could be the row\'s', () => {
     const w = await world([foreign(1), { orderId: 'ORD-np', status: 'processing', game: 'pubg', userId: '5123456789', amountUsd: 0.92 }]);
     expect(await verifyRow(w.rt, row(w))).toBe('review');
     expect(row(w)).toMatchObject({ state: 'review', orderId: null });
-    expect(row(w).error).toMatch(/1 order\(s\) in history could be this row's but name too little to tell, so it is unknown whether this row was charged/);
+    expect(row(w).error).toMatch(/order history holds an order that could be this row's but names too little to tell \(no pack, or no player\), so it is unknown whether this row was charged/);
   });
 
   it('no candidate at all: a twin row in flight does not matter, the refusal stands', async () => {
