@@ -137,7 +137,7 @@ describe('topup retry: the file it writes', () => {
     expect(kept.batch.leaseUntil).toBeGreaterThan(Date.now());
   });
 
-  it('--repeats made twice is a batch of its own both times (same trxids, so the second buys nothing twice), never "a duplicate file"', async () => {
+  it('--repeats made twice writes the same file both times (same trxids, so the second buys nothing twice), each a batch of its own', async () => {
     const rt = await supplierWorld(() => {}, []);
     finishedBatch(rt, FIRST, 'june.csv', ['pid', 'userId'], [
       { cells: ['PUBG-60', '5123456789'], state: 'skipped', rejectCode: REPEAT_CODE, error: 'repeats line 2 of batch b0' },
