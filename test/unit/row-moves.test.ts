@@ -218,6 +218,40 @@ describe('who is told, and how durably', () => {
     expect(told).toHaveLength(2);
   });
 
+  it('each move tells its own event', async () => {
+    const rt = await world();
+    const told: string[] = [];
+    rt.rows.onMove((_b, _i, event, to) => told.push(`${event}>${to}`));
+    const a = { owner: rt.owner, now: T };
+    const at = (state: RowState): void => prime(rt, 0, { state });
+    at('pending'); rt.rows.markSending('b1', 0, a, T);
+    rt.rows.refused('b1', 0, a, { error: 'x', code: null, verifyAt: T, answer: null });
+    at('sending'); rt.rows.trxidUsed('b1', 0, a, { error: 'x', verifyAt: T, answer: null });
+    at('sending'); rt.rows.notCreated('b1', 0, a, { nextTryAt: T, note: null, answer: null });
+    at('sending'); rt.rows.balanceShort('b1', 0, a, null);
+    at('resending'); rt.rows.giveUp('b1', 0, a, 'x', T);
+    at('sending'); rt.rows.takenOver('b1', T);
+    at('verifying'); rt.rows.verifiedNone('b1', 0, a, 'x');
+    at('verifying'); rt.rows.verifiedBalance('b1', 0, a);
+    at('processing'); rt.rows.seen('b1', 0, T, T, null);
+    rt.rows.codesAwaited('b1', 0, T, T, null);
+    rt.rows.notSeen('b1', 0, a, T, null);
+    at('pending'); rt.rows.priceRose('b1', 0, T, 'x');
+    at('pending'); rt.rows.cancelPending('b1', T);
+    expect(told).toEqual([
+      'send>sending', 'refused>rejected', 'trxid-used>searching', 'not-created>pending', 'balance-short>pending', 'give-up>searching',
+      'taken-over>resending', 'verified-none>rejected', 'verified-balance>pending', 'seen>processing', 'codes-awaited>processing',
+      'not-seen>unseen', 'price-rose>invalid', 'cancel>skipped',
+    ]);
+  });
+
+  it('an answer with an empty list of codes keeps the codes already read', async () => {
+    const rt = await world();
+    prime(rt, 0, { state: 'processing', codes_json: '["K-1"]' });
+    expect(rt.rows.finished('b1', 0, { orderId: 'O-1', status: 'completed', codes: [] }, T)).toBe(true);
+    expect(row(rt).codes).toEqual(['K-1']);
+  });
+
   it('the intent to send is committed fully synced; an answer is committed with synchronous=NORMAL', async () => {
     const rt = await world();
     const exec = vi.spyOn(rt.db, 'exec');

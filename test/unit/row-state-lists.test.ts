@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import {
-  FINAL_ROW_STATES, FOLLOWED_STATES, IN_FLIGHT_STATES, LIVE_STATES, ROW_EDGES, ROW_STATES, UNSENT_STATES,
+  FINAL_ROW_STATES, FOLLOWED_STATES, IN_FLIGHT_STATES, LIVE_STATES, ROW_EDGES, ROW_STATES, UNSENT_STATES, fromStates, isEdge,
   type RowEvent, type RowState,
 } from '../../src/store/row-states.js';
 import { cancelPreview } from '../../src/dispatch/cancel.js';
@@ -50,5 +50,17 @@ describe('the derived row-state lists, by their meaning', () => {
     expect(preview.skip).toEqual({ rows: 1, usd: 0.92 }); // pending
     // sending, resending (a request may be on its way), verifying, searching, processing, unseen.
     expect(preview.mayCharge).toEqual({ rows: 6, usd: 5.52 });
+  });
+});
+
+describe('reading the edge table', () => {
+  it('fromStates: the states an event leaves to reach a state; isEdge: whether one edge is declared', () => {
+    expect(fromStates('placed', 'completed').sort()).toEqual(['resending', 'searching', 'sending', 'verifying']);
+    expect(fromStates('refused', 'verifying')).toEqual(['resending']);
+    expect(fromStates('refused', 'processing')).toEqual([]);
+    expect(isEdge('pending', 'send', 'sending')).toBe(true);
+    expect(isEdge('pending', 'send', 'resending')).toBe(false);
+    expect(isEdge('resending', 'cancel', 'skipped')).toBe(false);
+    expect(isEdge('sending', 'cancel', 'skipped')).toBe(false);
   });
 });
