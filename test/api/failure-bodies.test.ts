@@ -49,6 +49,10 @@ describe('readFailureBody', () => {
     expect(readFailureBody({ errors: { a: { b: { c: 'three deep' } } } })?.details).toBe('three deep');
     expect(readFailureBody({ errors: { a: { b: { c: { d: 'four deep' } } } } })).toStrictEqual({});
     expect(readFailureBody({ errors: {} })).toStrictEqual({});
+    expect(readFailureBody({ errors: [[['three deep']]] })?.details).toBe('three deep');
+    expect(readFailureBody({ errors: [[[['four deep']]]] })).toStrictEqual({});
+    // An item with a code or a message is read for those two only, not for its other fields.
+    expect(readFailureBody({ errors: [{ code: 'E1', field: 'trxid' }] })?.details).toBe('E1');
   });
 
   it('a bag\'s text is part of the answer\'s text (classification and apiError)', () => {
@@ -82,6 +86,11 @@ describe('classifyFailure: status and route rules', () => {
   it('a 400 refusal of a GET is a refusal (rejected); other refusals of a GET are ambiguous', () => {
     expect(classifyFailure(400, { success: false, error: 'Invalid order id format' }, { method: 'GET', path: '/orders/x' }).classification).toBe('rejected');
     expect(classifyFailure(422, { success: false, error: 'Invalid order id format' }, { method: 'GET', path: '/orders/x' }).classification).toBe('ambiguous');
+  });
+
+  it('maintenance in a refusal\'s text refuses that row; only a 503 saying it pauses every order', () => {
+    expect(classifyFailure(400, { success: false, error: 'Game server under maintenance' }, submit)).toMatchObject({ classification: 'rejected', mayExist: false });
+    expect(classifyFailure(503, { success: false, error: 'Game server under maintenance' }, submit)).toMatchObject({ classification: 'paused' });
   });
 
   it('a body that cannot be read leaves a POST in doubt and a GET ambiguous', () => {

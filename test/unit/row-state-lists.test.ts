@@ -62,5 +62,7 @@ describe('reading the edge table', () => {
     expect(isEdge('pending', 'send', 'resending')).toBe(false);
     expect(isEdge('resending', 'cancel', 'skipped')).toBe(false);
     expect(isEdge('sending', 'cancel', 'skipped')).toBe(false);
+    // The event must be the one asked about: pending → sending is an edge of `send`, not of `cancel`.
+    expect(isEdge('pending', 'cancel', 'sending')).toBe(false);
   });
 });
