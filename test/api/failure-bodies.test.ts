@@ -61,6 +61,10 @@ describe('readFailureBody', () => {
     expect(bag()).toMatchObject({ classification: 'duplicate-trxid', apiError: '(The trxid has already been taken.)' });
   });
 
+  it('a code with no text at all is read as the whole answer (DUPLICATE alone: the trxid was used)', () => {
+    expect(classifyFailure(400, { success: false, code: 'DUPLICATE' }, submit)).toMatchObject({ classification: 'duplicate-trxid', mayExist: true });
+  });
+
   it('an error text with a line break after it still reads as a code', () => {
     expect(classifyFailure(400, { success: false, error: 'IP NOT ALLOWED\n' }, submit)).toMatchObject({ apiCode: 'IP_NOT_ALLOWED', classification: 'account' });
   });
