@@ -11,7 +11,8 @@
  * The policy below asks for more frequent collections instead: the old generation may grow by
  * 25 % over what is live (V8 still grows it by a few MB at least, so a collection never runs on
  * every allocation), and the young generation stays at the size it has when the command starts.
- * Measured with the scale bench: peak RSS 242 → under 150 MB at 100,000 rows, the same orders/s.
+ * Measured with the scale bench (with db.ts's smaller page cache): peak RSS 242 → 145 MB at
+ * 100,000 rows, for about 7 % more CPU per order (docs/bench.md, "Scale").
  *
  * This caps nothing: no limit is lowered, so a process that needs more memory (a large report or
  * result workbook) gets it as before, only collected sooner. That is why these two flags and not

@@ -184,7 +184,7 @@ export function adoptClaim(rt: Runtime, o: { id: string; jobFile: string; source
 export const LEASE_MS = 15_000;
 
 /** The folders in jobs/ that `topup submit` copies a file into before its claim is committed (orphans.ts sweeps stale ones). */
-const STAGING_PREFIX = '.submit-';
+export const STAGING_PREFIX = '.submit-';
 /** The staged copy of a submitted batch whose submit was killed between its commit and its move: the claimed bytes only. */
 async function stagedCopy(rt: Runtime, b: Batch): Promise<string | undefined> {
   if (b.origin !== 'submit') return undefined;

@@ -19,7 +19,7 @@ import { existsSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs
 import { join } from 'node:path';
 import { contentHash } from '../intake/formats/index.js';
 import type { Runtime } from '../runtime.js';
-import { BATCH_ID, CLAIM_MARKER, adoptClaim, type ClaimMarker } from './claim.js';
+import { BATCH_ID, CLAIM_MARKER, STAGING_PREFIX, adoptClaim, type ClaimMarker } from './claim.js';
 
 export type OrphanVerdict = 'claimed again' | 'finished' | 'submitted' | 'new trxids' | 'changed' | 'empty';
 
@@ -129,7 +129,7 @@ export function removeStaleStaging(rt: Runtime, now = Date.now()): number {
   let removed = 0;
   for (const d of readdirSync(rt.config.jobsDir, { withFileTypes: true })) {
     if (!d.isDirectory() || !/^\.(submit|retry)-[0-9a-f]{8}$/.test(d.name)) continue;
-    if (awaited && d.name.startsWith('.submit-')) continue;
+    if (awaited && d.name.startsWith(STAGING_PREFIX)) continue;
     const dir = join(rt.config.jobsDir, d.name);
     try {
       if (now - statSync(dir).mtimeMs < STALE_STAGING_MS) continue;

@@ -94,9 +94,10 @@ export async function verifyRow(rt: Runtime, row: Row, signal?: AbortSignal): Pr
   // Unclaimed orders that differ from the row in nothing they name. Those that also name the
   // purchase are candidates; the others (spec 2.3: "empty fields may be omitted") cannot be taken
   // as the row's, but may be its order all the same, so they forbid reading the row as not placed.
+  const names = gameNamesOf(rt, row);
   const open = echoesTrxid || ownOnly
     ? []
-    : h.orders.filter((o) => o.orderId !== undefined && !rt.rows.isOrderIdKnown(o.orderId) && mismatches(row, o, gameNamesOf(rt, row)).length === 0);
+    : h.orders.filter((o) => o.orderId !== undefined && !rt.rows.isOrderIdKnown(o.orderId) && mismatches(row, o, names).length === 0);
   const candidates = open.filter((o) => namesPurchase(row, o));
   const unclear = open.length > candidates.length;
 

@@ -24,9 +24,9 @@ export const JOURNAL_SIZE_LIMIT = 64 * 1024 * 1024;
 /**
  * The page cache of each connection, in KiB (SQLite's negative form). better-sqlite3 builds SQLite
  * with 16 MiB, which a daemon fills as its database grows: RSS rose by ~19 MB over a 20,000-row
- * batch and pushed a 100,000-row one to the edge of its 150 MB budget. 4 MiB holds what a step
- * reads (the partial indexes of sendable rows and due polls, the counters, the recent pages);
- * the rest is one read from the operating system's file cache away.
+ * batch and pushed a 100,000-row one to the edge of its 150 MB budget. 4,000 KiB (about 4 MB)
+ * holds what a step reads (the partial indexes of sendable rows and due polls, the counters, the
+ * recent pages); the rest is one read from the operating system's file cache away.
  */
 export const PAGE_CACHE_KIB = 4_000;
 

@@ -38,14 +38,9 @@ export function jobViews(svc: Services): JobView[] {
   });
 }
 
-/** USD the unfinished batches still have to spend on rows not sent yet: already promised. */
-export function reservedUsd(svc: Services): number {
-  return svc.rt.rows.reservedUsd();
-}
-
 function money(svc: Services, now: number): Html {
   const bal = svc.balance.latest();
-  const reserved = reservedUsd(svc);
+  const reserved = svc.rt.rows.reservedUsd(); // unsent rows of unfinished batches: already promised
   const spentHour = roundCents(svc.spend.perHour(now));
   const available = bal ? roundCents(bal.usd - reserved) : null;
   const runway =
