@@ -26,20 +26,31 @@ const deleteDatabase = (h: TempHome): void => {
   for (const f of ['topup.db', 'topup.db-wal', 'topup.db-shm']) rmSync(join(h.jobs, f), { force: true });
 };
 
+/**
+ * `topup submit` of a 3-row file (users `<prefix>0000` to `<prefix>0002`) killed at `crashAt`, nothing ordered;
+ * `whileKilled` looks at the home; the user then rewrites their file with 5 other rows, and
+ * `daemon --once` finishes. Only the 3 claimed rows may be ordered.
+ */
+async function submitKilledThenEditedAndRun(crashAt: string, prefix: string, whileKilled?: () => void): Promise<{ file: string }> {
+  home = tempHome();
+  sb = await inProcessSandbox();
+  const env = cliEnv(home, sb);
+  const file = join(home.dir, 'mine.csv');
+  writeFileSync(file, rows(prefix, 3));
+  const killed = await runCli(['submit', file], { ...env, TOPUP_CRASH_AT: crashAt });
+  expect(killed.signal).toBe('SIGKILL');
+  expect(sb.admin.ledger().orders).toHaveLength(0);
+  whileKilled?.();
+  writeFileSync(file, rows('99000', 5)); // the user edits their file while the batch waits
+  const r = await runCli(['daemon', '--once'], env);
+  expect(r.code, r.stdout + r.stderr).toBe(0);
+  expect(orderedUsers()).toEqual([0, 1, 2].map((i) => `${prefix}000${i}`));
+  return { file };
+}
+
 describe('a batch orders from the bytes it hashed', () => {
   it('a submitted file edited (then deleted) after its claim is still ordered from the bytes claimed', async () => {
-    home = tempHome();
-    sb = await inProcessSandbox();
-    const env = cliEnv(home, sb);
-    const file = join(home.dir, 'mine.csv');
-    writeFileSync(file, rows('51000', 3));
-    const killed = await runCli(['submit', file], { ...env, TOPUP_CRASH_AT: 'claimed:1' });
-    expect(killed.signal).toBe('SIGKILL');
-    expect(sb.admin.ledger().orders).toHaveLength(0);
-    writeFileSync(file, rows('52000', 5)); // the user edits their file while the batch waits
-    const r = await runCli(['daemon', '--once'], env);
-    expect(r.code, r.stdout + r.stderr).toBe(0);
-    expect(orderedUsers()).toEqual(['510000000', '510000001', '510000002']);
+    const { file } = await submitKilledThenEditedAndRun('claimed:1', '51000');
     expect(readResult(home, 'mine').map((x) => x.userId)).toEqual(['510000000', '510000001', '510000002']);
     rmSync(file);
     expect(readdirSync(join(home.jobs, batchDirs(home)[0]!))).toContain('mine.csv'); // the copy the batch was read from
@@ -74,19 +85,11 @@ describe('a batch orders from the bytes it hashed', () => {
     const own = listOutbox(home).find((f) => /^x\.b\d{6}-[0-9a-f]{6}\.result\.csv$/.test(f))!;
     expect(readResult(home, own.replace(/\.result\.csv$/, '')).map((x) => x.status)).toEqual(['completed', 'completed', 'completed']);
   });
+
   it('a submit killed between its claim and its move: the daemon goes on from its copy; the file the user edits meanwhile is not read', async () => {
-    home = tempHome();
-    sb = await inProcessSandbox();
-    const env = cliEnv(home, sb);
-    const file = join(home.dir, 'mine.csv');
-    writeFileSync(file, rows('57000', 3));
-    const killed = await runCli(['submit', file], { ...env, TOPUP_CRASH_AT: 'claim-committed:1' });
-    expect(killed.signal).toBe('SIGKILL');
-    expect(readdirSync(home.jobs).filter((d) => d.startsWith('.submit-'))).toHaveLength(1); // its copy, not moved yet
-    writeFileSync(file, rows('58000', 5));
-    const r = await runCli(['daemon', '--once'], env);
-    expect(r.code, r.stdout + r.stderr).toBe(0);
-    expect(orderedUsers()).toEqual(['570000000', '570000001', '570000002']);
+    await submitKilledThenEditedAndRun('claim-committed:1', '57000', () => {
+      expect(readdirSync(home.jobs).filter((d) => d.startsWith('.submit-'))).toHaveLength(1); // its copy, not moved yet
+    });
     expect(readResult(home, 'mine').map((x) => x.status)).toEqual(['completed', 'completed', 'completed']);
     expect(readdirSync(home.jobs).filter((d) => d.startsWith('.submit-'))).toEqual([]);
     expect(existsSync(join(home.outbox, 'mine.error.txt'))).toBe(false);

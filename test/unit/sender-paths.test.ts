@@ -329,24 +329,30 @@ describe('a refusal', () => {
 });
 
 describe('turned away before any order: pauses and rate limits', () => {
-  it('401 with a code pauses the account once (by its code); the row waits, unsent and unblamed', async () => {
+  it.each([
+    { status: 401, code: 'INVALID_API_KEY', text: 'Invalid API key', result: 'paused-account', kind: 'account' },
+    { status: 503, code: 'MAINTENANCE', text: 'Down for maintenance', result: 'paused-maintenance', kind: 'maintenance' },
+  ] as const)('$status $code pauses ($kind) once, by its code; the rows wait, unsent and unblamed', async ({ status, code, text, result, kind }) => {
     const w = await scriptedWorld([pubgRow(0), pubgRow(1)]);
-    w.set(() => ({ status: 401, body: { success: false, code: 'INVALID_API_KEY', error: 'Invalid API key' } }));
+    w.set(() => ({ status, body: { success: false, code, error: text } }));
     const d = senderDeps(w.rt);
     const t = freeze();
-    expect(await sendRow(d, row(w, 0))).toBe('paused-account');
+    expect(await sendRow(d, row(w, 0))).toBe(result);
     expect(row(w, 0)).toMatchObject({ state: 'pending', nextTryAt: t, error: null, doubtTries: 0 });
-    expect(d.pauses.current).toMatchObject({ kind: 'account', code: 'INVALID_API_KEY', detail: 'INVALID_API_KEY: Invalid API key' });
-    expect(await sendRow(d, row(w, 1))).toBe('paused-account');
-    expect(d.events).toEqual(['pause:account:INVALID_API_KEY:INVALID_API_KEY: Invalid API key']);
+    expect(d.pauses.current).toMatchObject({ kind, code, detail: `${code}: ${text}` });
+    expect(await sendRow(d, row(w, 1))).toBe(result);
+    expect(row(w, 1)).toMatchObject({ state: 'pending', error: null, doubtTries: 0 });
+    expect(d.events).toEqual([`pause:${kind}:${code}:${code}: ${text}`]);
   });
 
-  it('401 without a code pauses the account as "HTTP 401"', async () => {
+  it('401 without a code pauses the account as "HTTP 401" and leaves the row in doubt', async () => {
     const w = await scriptedWorld([pubgRow(0)]);
     w.set(() => ({ status: 401, body: 'Unauthorized' }));
     const d = senderDeps(w.rt);
     expect(await sendRow(d, row(w))).toBe('paused-account');
     expect(d.pauses.current).toMatchObject({ kind: 'account', code: 'HTTP 401' });
+    // A body that is not the API's (a proxy's page) proves nothing was turned away: the row is in doubt.
+    expect(row(w)).toMatchObject({ state: 'resending', doubtTries: 1 });
     expect(d.events).toHaveLength(1);
     expect(d.events[0]).toMatch(/^pause:account::/);
   });
@@ -358,18 +364,6 @@ describe('turned away before any order: pauses and rate limits', () => {
     expect(await sendRow(d, row(w))).toBe('paused-account');
     expect(row(w)).toMatchObject({ state: 'resending', doubtTries: 1 });
     expect(d.pauses.current).toMatchObject({ kind: 'account', code: 'HTTP 302' });
-  });
-
-  it('503 MAINTENANCE pauses sending once; the row waits unsent', async () => {
-    const w = await scriptedWorld([pubgRow(0), pubgRow(1)]);
-    w.set(() => ({ status: 503, body: { success: false, code: 'MAINTENANCE', error: 'Down for maintenance' } }));
-    const d = senderDeps(w.rt);
-    const t = freeze();
-    expect(await sendRow(d, row(w, 0))).toBe('paused-maintenance');
-    expect(await sendRow(d, row(w, 1))).toBe('paused-maintenance');
-    expect(row(w, 0)).toMatchObject({ state: 'pending', nextTryAt: t, doubtTries: 0 });
-    expect(d.pauses.current).toMatchObject({ kind: 'maintenance', code: 'MAINTENANCE' });
-    expect(d.events).toEqual(['pause:maintenance:MAINTENANCE:MAINTENANCE: Down for maintenance']);
   });
 
   it('503 without a code pauses as "HTTP 503" and leaves the row in doubt', async () => {
