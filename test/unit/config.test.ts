@@ -1,8 +1,10 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
+import { Writable } from 'node:stream';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { loadConfig, parseRateLimits, SANDBOX_DEFAULT_KEY } from '../../src/config.js';
+import { loadConfig, parseRateLimits, SANDBOX_DEFAULT_KEY, secretsOf } from '../../src/config.js';
+import { createLogger } from '../../src/log.js';
 import { ConfigError } from '../../src/errors.js';
 
 const home = () => mkdtempSync(join(tmpdir(), 'cfg-'));
@@ -99,9 +101,6 @@ describe('the README names every setting', () => {
 
 describe('secrets', () => {
   it('one list of the values no log may show (daemon, commands and console all scrub it): key, bot token, console token', async () => {
-    const { secretsOf } = await import('../../src/config.js');
-    const { createLogger } = await import('../../src/log.js');
-    const { Writable } = await import('node:stream');
     const home = mkdtempSync(join(tmpdir(), 'topup-secrets-'));
     const config = loadConfig({
       TOPUP_HOME: home,

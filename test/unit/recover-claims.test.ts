@@ -4,11 +4,12 @@
  * dropped under the same name is never moved into the old batch, and a submitted batch never
  * takes a file from the inbox.
  */
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, utimesSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { createHash } from 'node:crypto';
 import { afterEach, beforeEach, expect, it } from 'vitest';
 import { recoverClaims } from '../../src/claim/claim.js';
+import { removeStaleStaging } from '../../src/claim/orphans.js';
 import { loadConfig } from '../../src/config.js';
 import { silentLogger } from '../../src/log.js';
 import { openRuntime, type Runtime } from '../../src/runtime.js';
@@ -81,9 +82,9 @@ it('a submit killed between its commit and its move: the batch goes on from the 
   const stagedB = join(home.jobs, '.submit-0000aaaa');
   const staged = join(home.jobs, '.submit-1234abcd');
   // Another staging folder with a file of the same name but other bytes is never taken.
-  (await import('node:fs')).mkdirSync(stagedB, { mode: 0o700 });
+  mkdirSync(stagedB, { mode: 0o700 });
   writeFileSync(join(stagedB, 'mine.csv'), B);
-  (await import('node:fs')).mkdirSync(staged, { mode: 0o700 });
+  mkdirSync(staged, { mode: 0o700 });
   writeFileSync(join(staged, 'mine.csv'), A);
   await recoverClaims(rt);
   expect(readFileSync(join(home.jobs, 'b250101-eeeeee', 'mine.csv'), 'utf8')).toBe(A);
@@ -94,16 +95,14 @@ it('a submit killed between its commit and its move: the batch goes on from the 
 });
 
 it('an hour-old staging folder is kept while a claimed submit batch still waits for its copy, and swept once that batch moved on', async () => {
-  const fs = await import('node:fs');
-  const { removeStaleStaging } = await import('../../src/claim/orphans.js');
   cutShortClaim('b250101-ffffff', 'mine.csv', A, 'submit');
   const staged = join(home.jobs, '.submit-0dd0dd00');
   const leftover = join(home.jobs, '.submit-1eff0000');
   for (const [d, bytes] of [[staged, A], [leftover, B]] as const) {
-    fs.mkdirSync(d, { mode: 0o700 });
+    mkdirSync(d, { mode: 0o700 });
     writeFileSync(join(d, 'mine.csv'), bytes);
     const twoHoursAgo = new Date(Date.now() - 2 * 3_600_000);
-    fs.utimesSync(d, twoHoursAgo, twoHoursAgo);
+    utimesSync(d, twoHoursAgo, twoHoursAgo);
   }
   // The daemon's start sweeps before the runner recovers claims: nothing of a submit is swept yet.
   expect(removeStaleStaging(rt)).toBe(0);

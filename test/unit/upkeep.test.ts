@@ -56,7 +56,7 @@ describe('the write-ahead log', () => {
     expect(db.pragma('journal_size_limit', { simple: true })).toBe(JOURNAL_SIZE_LIMIT);
   });
 
-  it('the page cache of a store connection is 4 MiB, not better-sqlite3\'s 16 MiB (a daemon kept filling it as its database grew)', () => {
+  it('the page cache of a store connection is 4,000 KiB, not better-sqlite3\'s 16,000 (a daemon kept filling it as its database grew)', () => {
     const path = join(tempDir(), 'topup.db');
     const db = openDb(path);
     opened.push(db);
