@@ -11,8 +11,9 @@
  * The policy below asks for more frequent collections instead: the old generation may grow by
  * 25 % over what is live (V8 still grows it by a few MB at least, so a collection never runs on
  * every allocation), and the young generation stays at the size it has when the command starts.
- * Measured with the scale bench (with db.ts's smaller page cache): peak RSS 242 → 145 MB at
- * 100,000 rows, for about 7 % more CPU per order (docs/bench.md, "Scale").
+ * Measured with the scale bench (with db.ts's smaller page cache): peak RSS 242 → 140 MB at
+ * 100,000 rows; side by side at 20,000 rows, 120–139 MB against 200 MB, for a CPU cost within the
+ * run-to-run noise on a quiet machine and 7 % on a loaded one (docs/bench.md, "Scale").
  *
  * This caps nothing: no limit is lowered, so a process that needs more memory (a large report or
  * result workbook) gets it as before, only collected sooner. That is why these two flags and not
