@@ -73,6 +73,30 @@ export type OrderAnswer = Order & { answer: ApiAnswer };
 const BODY_CAP: Record<RouteName, number> = {
   services: 32 << 20, products: 32 << 20, history: 8 << 20, 'my-ip': 1 << 20, balance: 1 << 20, submit: 1 << 20, order: 1 << 20,
 };
+/**
+ * Does a POST /orders answer say that an order EXISTS, so that the id it carries is an order's?
+ * An id alone does not: a gateway's failure body names its request (`500 {success: false,
+ * error: "INTERNAL ERROR", id: "req-…"}`), and taking that for an order would stop the resends
+ * that find the real one. So an id is an order id only when the answer says an order exists:
+ *  - `orderCreated: true`, whatever else it says (a charge is never read away); never with
+ *    `orderCreated: false`;
+ *  - a body that says it failed (`success: false`) only if it still names a live order as one: the
+ *    id under an order's own key (`orderId`, `order_id`) and the status of an order that exists
+ *    (processing, completed: "queued with warnings");
+ *  - otherwise a 2xx (an order answer, as the spec shapes it), or, on another status, the id
+ *    under an order's own key with an order's status word (a gateway that relayed the order).
+ * Leaving an id untaken costs nothing: the row stays in doubt and the same trxid is sent again,
+ * which the API answers with the order if it exists. Taking a wrong one stops those resends.
+ */
+export function saysOrderExists(x: Exchange, order: Order): boolean {
+  if (order.orderCreated !== undefined) return order.orderCreated;
+  const raw = order.raw;
+  const ownKey = ['orderId', 'order_id', 'orderID'].some((k) => raw[k] !== undefined && raw[k] !== null && raw[k] !== '');
+  if (order.success === false || saysItFailed(x)) return ownKey && order.statusKnown && order.status !== 'cancelled';
+  if (ok(x)) return true;
+  return ownKey && order.statusKnown;
+}
+
 export class ResellerClient {
   readonly baseUrl: string;
   readonly timeoutMs: number;
@@ -178,7 +202,7 @@ export class ResellerClient {
     const path = '/orders';
     const x = await this.#exchange('submit', 'POST', path, body, opts);
     const order = x.readable ? readOrder(x.json) : undefined;
-    if (order?.orderId !== undefined && order.orderCreated !== false) {
+    if (order?.orderId !== undefined && saysOrderExists(x, order)) {
       return { ...order, orderId: order.orderId, httpStatus: x.status, answer: x.answer };
     }
     const said = saysItFailed(x) || order?.success === false || order?.orderCreated === false || !ok(x);
