@@ -69,6 +69,75 @@ export function mismatches(row: Row, order: Order, gameNames: readonly string[] 
   return out;
 }
 
+// ───────────────────────────── where an order came from ─────────────────────────────
+
+/**
+ * How far the supplier's clock may be from ours before an order's creation time is believed to be
+ * before the row's first send. A trxid reused from yesterday is hours older; our own order, made
+ * after our intent was committed, is never more than a request timeout younger.
+ */
+export const CLOCK_SKEW_MS = 10 * 60_000;
+
+/** The order's creation time in epoch ms, when the supplier gave one that can be read. */
+export function createdAtMs(o: Order): number | undefined {
+  if (o.createdAt === undefined) return undefined;
+  const t = typeof o.createdAt === 'number' ? o.createdAt : Date.parse(o.createdAt);
+  return Number.isFinite(t) ? t : undefined;
+}
+
+/**
+ * Whether an order that would settle a row was made by one of the row's own sends, as far as the
+ * answers tell (store/invariants.ts, "an order the row's sends did not create"):
+ *  - `earlier`: it existed before the row's first committed send: its creation time says so, or
+ *    the API answered the row's FIRST send with it as a replay (`idempotentReplay: true` on a
+ *    trxid this home had never sent). It is another purchase under the same trxid, or, at best,
+ *    an identical one made elsewhere (the same file ordered from a home whose database was lost);
+ *  - `unknown`: nothing says when it was made (no creation time, and a resend's replay, which is
+ *    what our own lost first attempt also looks like);
+ *  - `after`: made after the row's first send.
+ */
+export type Origin = 'earlier' | 'unknown' | 'after';
+
+export function originOf(o: Order, firstSentAt: number | null, replayOnFirstSend = false): Origin {
+  if (replayOnFirstSend) return 'earlier';
+  const t = createdAtMs(o);
+  if (t === undefined || firstSentAt === null) return 'unknown';
+  return t < firstSentAt - CLOCK_SKEW_MS ? 'earlier' : 'after';
+}
+
+/**
+ * The fields of the row's purchase that the order does not name. An order that names one of them
+ * differently is a mismatch (mismatches()); one that leaves it out cannot be told from another
+ * purchase of the same pack. Not asked for: zoneId and serverId, which the spec's order shape
+ * (2.3) does not have (serverId carries a region for some lines; suppliers echo a label or
+ * nothing), and the trxid of a replay (it is the answer to our own trxid). Compared when named.
+ */
+export function unnamedFields(row: Row, o: Order): string[] {
+  const req = row.request;
+  const out: string[] = [];
+  if (o.pid === undefined && o.packName === undefined) out.push('pack');
+  if (req?.userId !== undefined && o.userId === undefined) out.push('userId');
+  if (req?.moreId !== undefined && o.moreId === undefined) out.push('moreId');
+  if (req?.quantity !== undefined && o.quantity === undefined) out.push('quantity');
+  return out;
+}
+
+/**
+ * May an order this row's sends did not (provably) create settle the row without a person? Null
+ * when it may: a top-up order that names every field of the row's purchase, each the same. Else
+ * why not, for the review text. A key or gift card order never may: its answer names no buyer (the
+ * spec's order shape has no player, often no pid or quantity), so yesterday's card for another
+ * customer looks exactly like this row's, and its codes may already be in someone's hands.
+ */
+export function foreignOrderProblem(row: Row, o: Order, gameNames: readonly string[] = []): string | null {
+  const wrong = mismatches(row, o, gameNames);
+  if (wrong.length > 0) return `it is another purchase (${describeMismatches(wrong)})`;
+  if (needsCodes(row)) return 'a key/card order names no buyer, so it cannot be told from an earlier purchase of the same pack for someone else, and its codes may already have been handed out';
+  const missing = unnamedFields(row, o);
+  if (missing.length > 0) return `it does not name this row's ${missing.join(', ')}, so it cannot be told from another purchase of the same pack`;
+  return null;
+}
+
 /** `userId: sent "5123", the order has "9999"; game: …` */
 export function describeMismatches(list: readonly Mismatch[]): string {
   return list.map((m) => `${m.field}: sent "${m.sent}", the order has "${m.got}"`).join('; ');

@@ -4,7 +4,7 @@
  * run in the background; each one that ends wakes the runner.
  */
 import { coerceError } from '../errors.js';
-import type { EngineContext, Stage } from '../engine/stage.js';
+import type { EngineContext, Stage, StepBatches } from '../engine/stage.js';
 import type { Row } from '../store/rows.js';
 import type { FundingStage } from './funding-stage.js';
 import { sendRow } from './sender.js';
@@ -37,8 +37,9 @@ export class DispatchStage implements Stage {
     return [...this.#inflight.values()].flatMap((m) => [...m.values()]);
   }
 
-  tick(now: number): void {
+  tick(now: number, batches?: StepBatches): void {
     const { rt, pauses } = this.#e;
+    if (batches) this.#rescueStranded(batches, now);
     if (this.#e.stopping() || !pauses.canSend()) return;
     // While paused, one order at a time probes whether the pause is over.
     const cap = pauses.current ? 1 : rt.config.maxInFlight;
@@ -55,6 +56,28 @@ export class DispatchStage implements Stage {
     const probe = this.#e.pauses.untilProbe();
     if (probe !== undefined) return this.#e.clock.now() + probe;
     return this.#e.rt.rows.nextTryAt(this.#funding.scope);
+  }
+
+  /**
+   * A `sending` row of a batch this process holds, with no send of ours working on it, was left by
+   * a send that ended without writing an answer (store/invariants.ts: such a row is resent with its
+   * trxid). The counters tell in one lookup per batch when one certainly exists: more `sending`
+   * rows than sends of ours in flight (some of which may not even have sent yet). That can hide a
+   * stranded row while other sends wait for the rate gate, never for long: the batch cannot end
+   * while the row is `sending`, and its other sends end. Never a row whose send runs (#inflight).
+   */
+  #rescueStranded(batches: StepBatches, now: number): void {
+    const { rt } = this.#e;
+    for (const b of batches.open) {
+      const mine = this.#inflight.get(b.id);
+      if (rt.rows.counts(b.id).sending <= (mine?.size ?? 0)) continue;
+      for (const idx of rt.rows.sendingIdx(b.id)) {
+        if (mine?.has(idx)) continue;
+        if (rt.rows.strandedSending(b.id, idx, { owner: rt.owner, now })) {
+          rt.log.error({ batch: b.id, idx }, 'a row was left sending with no request of this process open: it will be resent with the same trxid');
+        }
+      }
+    }
   }
 
   #start(row: Row): void {

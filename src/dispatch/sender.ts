@@ -11,8 +11,8 @@ import { ApiError, TopupError, ErrorCode, coerceError } from '../errors.js';
 import { Priority, type SubmitAnswer } from '../api/client.js';
 import { auditCopy } from '../api/audit.js';
 import type { Runtime } from '../runtime.js';
-import type { Actor, Doubt, Row } from '../store/rows.js';
-import { describeMismatches, factsFor, mismatches } from '../order-match.js';
+import { FOREIGN_ORDER_CODE, type Actor, type Doubt, type Row } from '../store/rows.js';
+import { describeMismatches, factsFor, foreignOrderProblem, mismatches, originOf } from '../order-match.js';
 import type { Pauses } from './pauses.js';
 import { crashPoint } from '../crash-points.js';
 
@@ -74,6 +74,10 @@ export async function sendRow(deps: SenderDeps, row: Row, signal?: AbortSignal):
     return 'retry';
   }
   let placed: SubmitAnswer;
+  /** The intent is committed: from here the row is `sending` (or `resending`) and owed an answer. */
+  let intent = false;
+  /** When the intent was committed (the first send's time, for a row never sent before). */
+  let intentAt = 0;
   try {
     placed = await rt.client.submitOrder(request, {
       priority: Priority.submit,
@@ -82,17 +86,30 @@ export async function sendRow(deps: SenderDeps, row: Row, signal?: AbortSignal):
         // next_try_at = the timeout: an in-flight row is not due again while its request is open.
         const now = Date.now();
         if (!rt.rows.markSending(row.batchId, row.idx, { owner: rt.owner, now }, now + rt.config.requestTimeoutMs)) throw new NotSent();
+        intent = true;
+        intentAt = now;
         crashPoint('intent-committed');
       },
     });
   } catch (err) {
     if (err instanceof NotSent) return 'not-sent';
+    // Stopped before the intent (waiting for the rate gate): nothing was sent, the row is as it was.
+    if (!intent && signal?.aborted && !(err instanceof ApiError)) return 'not-sent';
     crashPoint('response-received');
-    if (signal?.aborted && !(err instanceof ApiError)) return 'not-sent';
+    // After the intent, every way out leaves the row owed a resend. A stop that aborted the wait
+    // for a Retry-After hold, or the request itself, may or may not have let it leave: `resending`
+    // (not counted: no answer was waited for), never a `sending` row nobody would send again.
+    if (signal?.aborted && !(err instanceof ApiError)) {
+      const now = Date.now();
+      rt.rows.noAnswer(row.batchId, row.idx, { owner: rt.owner, now }, { nextTryAt: now, counted: false, answer: null });
+      // Stryker disable next-line StringLiteral: log message text; the facts are in the logged fields
+      rt.log.warn({ batch: row.batchId, line: row.line, trxid: row.trxid }, 'stopped with this row\'s request about to leave or open: it will be resent with the same trxid');
+      return 'retry';
+    }
     return handleFailure(deps, row, err);
   }
   crashPoint('response-received');
-  return handlePlaced(deps, row, placed);
+  return handlePlaced(deps, row, placed, intentAt);
 }
 
 /** The catalog's names for the row's game, for comparing an answer's `game` (no call: the cached catalog). */
@@ -106,12 +123,13 @@ export function gameNamesOf(rt: Runtime, row: Row): string[] {
  * order-match.ts): an order made for another purchase under the same trxid goes to review with
  * both sides shown, and is never recorded as this row's.
  */
-function handlePlaced(deps: SenderDeps, row: Row, placed: SubmitAnswer): SendResult {
+function handlePlaced(deps: SenderDeps, row: Row, placed: SubmitAnswer, intentAt: number): SendResult {
   const { rt, pauses } = deps;
   const now = Date.now();
   const answer = auditCopy(placed.answer);
   const where = { batch: row.batchId, line: row.line, trxid: row.trxid, orderId: placed.orderId, http: placed.httpStatus };
-  const wrong = mismatches(row, placed, gameNamesOf(rt, row));
+  const names = gameNamesOf(rt, row);
+  const wrong = mismatches(row, placed, names);
   if (wrong.length > 0) {
     rt.rows.toReview(
       'mismatch',
@@ -121,17 +139,38 @@ function handlePlaced(deps: SenderDeps, row: Row, placed: SubmitAnswer): SendRes
       `REVIEW: the API answered with order ${placed.orderId} (${placed.statusWord ?? placed.status}), which is not this row's purchase ` +
         `(${describeMismatches(wrong)}). The trxid ${row.trxid} was probably used before for another purchase, so nothing may have been ` +
         `bought for this row. Check that order before ordering this row again (topup review)`,
-      { answer },
+      { answer, code: FOREIGN_ORDER_CODE },
     );
     // Stryker disable next-line StringLiteral: log message text; the facts are in the logged fields (asserted by test/unit/sender-paths.test.ts)
     rt.log.error({ ...where, mismatch: wrong }, 'the API answered with an order that is not this row\'s purchase: marked for review');
     return 'review';
   }
+  // `row` is as it was read before this send: pending means this was the trxid's first send.
+  const firstSend = row.state === 'pending';
+  // An order that existed before this row's first send (a replay of its first send, or its
+  // creation time) is not one its sends made: it settles the row only if it names every field of
+  // the purchase, and never a key/card row (order-match.ts foreignOrderProblem; store/invariants.ts).
+  const origin = originOf(placed, row.firstSentAt ?? intentAt, placed.idempotentReplay === true && firstSend);
+  const foreign = origin === 'earlier' ? foreignOrderProblem(row, placed, names) : null;
+  if (foreign !== null) {
+    rt.rows.toReview(
+      'mismatch',
+      row.batchId,
+      row.idx,
+      { owner: rt.owner, now },
+      `REVIEW: the API answered with order ${placed.orderId} (${placed.statusWord ?? placed.status}), which existed before this row was first sent ` +
+        `(${firstSend && placed.idempotentReplay ? 'a replay of an earlier purchase under the trxid' : 'its creation time is earlier'} ${row.trxid}), and ${foreign}. ` +
+        `Nothing may have been bought for this row. Check that order (and who has its codes) before ordering this row again with a new trxid (topup review)`,
+      { answer, code: FOREIGN_ORDER_CODE },
+    );
+    // Stryker disable next-line StringLiteral: log message text; the facts are in the logged fields
+    rt.log.error({ ...where, why: foreign }, 'the API answered with an order made before this row was sent: marked for review');
+    return 'review';
+  }
   // Stryker disable next-line StringLiteral: log message text; the facts are in the logged fields (asserted by test/unit/sender-paths.test.ts)
   if (placed.httpStatus < 200 || placed.httpStatus >= 300) rt.log.warn(where, 'an order came with an HTTP error status: recorded as placed');
-  // `row` is as it was read before this send: pending means this was the trxid's first send.
-  const note = placed.idempotentReplay && row.state === 'pending'
-    ? `the API answered the first send of this trxid with an existing order (${placed.orderId}, a replay): it matches this row, so no new purchase was made`
+  const note = placed.idempotentReplay && firstSend
+    ? `the API answered the first send of this trxid with an existing order (${placed.orderId}, a replay): it names every field of this row's purchase, each the same, so no new purchase was made`
     : null;
   const { facts, awaitingCodes } = factsFor(row, placed);
   try {

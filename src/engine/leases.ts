@@ -56,8 +56,9 @@ export class LeaseStage implements Stage {
         rt.batches.acquire(b.id, rt.owner, now, LEASE_MS) ||
         (b.owner !== null && ownerIsDead(b.owner) && rt.batches.takeOver(b.id, rt.owner, b.owner, now, LEASE_MS));
       if (!taken) continue;
-      // Requests of the previous owner died with it: its rows in flight are in doubt, resent now.
-      if (b.owner !== null) rt.rows.takenOver(b.id, now);
+      // The previous owner's requests died with it (or were never answered before it let go): the
+      // store's batches_taken_over trigger has made its `sending` rows `resending` in the same
+      // UPDATE that gave us the lease (migrations.ts; store/invariants.ts).
       rt.log.info({ batch: b.id, file: b.sourceName, previousOwner: b.owner }, 'took batch');
     }
   }

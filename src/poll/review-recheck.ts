@@ -14,8 +14,8 @@ import { auditCopy } from '../api/audit.js';
 import type { History, Order } from '../api/schemas.js';
 import { ApiError, coerceError } from '../errors.js';
 import type { Runtime } from '../runtime.js';
-import type { Row } from '../store/rows.js';
-import { factsFor, mismatches } from '../order-match.js';
+import { FOREIGN_ORDER_CODE, type Row } from '../store/rows.js';
+import { factsFor, foreignOrderProblem, mismatches, originOf } from '../order-match.js';
 import { gameNamesOf } from '../dispatch/sender.js';
 
 const EARLY_MS = 15 * 60_000;
@@ -64,7 +64,9 @@ export class ReviewRecheck {
           } catch (err) {
             if (!(err instanceof ApiError && err.classification === 'not-found')) throw err;
           }
-        } else if (row.trxid !== null) {
+        } else if (row.trxid !== null && row.rejectCode !== FOREIGN_ORDER_CODE) {
+          // (A row whose trxid the API tied to an order its sends did not make is never looked up
+          // by it: that lookup can only find the same foreign order again.)
           history ??= await rt.client.history({ limit: 200 }, opts);
           const trxid = row.trxid.toLowerCase();
           order = history.orders.find((o) => o.trxid?.trim().toLowerCase() === trxid);
@@ -86,7 +88,10 @@ export class ReviewRecheck {
   #settle(row: Row, order: Order, copy: string | null): boolean {
     const rt = this.#rt;
     if (order.orderId === undefined || !order.statusKnown) return false;
-    if (mismatches(row, order, gameNamesOf(rt, row)).length > 0) return false;
+    const names = gameNamesOf(rt, row);
+    if (mismatches(row, order, names).length > 0) return false;
+    // Made before the row's first send: another purchase under its trxid (order-match.ts).
+    if (originOf(order, row.firstSentAt) === 'earlier' && foreignOrderProblem(row, order, names) !== null) return false;
     if (row.orderId === null && rt.rows.isOrderIdKnown(order.orderId)) return false;
     const now = Date.now();
     const { facts, awaitingCodes } = factsFor(row, order as Order & { orderId: string });

@@ -7,12 +7,16 @@
  *    TOPUP_REVIEW_AFTER_MS.
  * GET /history decides:
  *  - an order carrying our trxid → placed, if it is this row's purchase (order-match.ts);
- *    an order with our trxid for another purchase → review, both sides shown;
- *  - for a plain refusal only, when history does not echo trxids: exactly one unclaimed order for
- *    the same pack and player → placed, unless another row for the same purchase is in flight or
- *    in doubt (it could be that row's order) → review;
+ *    an order with our trxid for another purchase, or one made before the row's first send that
+ *    does not name every field of a top-up (any key/card order) → review, both sides shown;
+ *  - for a plain refusal only, when history does not echo trxids: exactly one unclaimed top-up
+ *    order (not made before the row's first send) naming the same pack and player → placed,
+ *    unless another row for the same purchase is in flight or in doubt (it could be that row's
+ *    order) → review;
  *  - an unclaimed order that differs from the row in nothing it names but names too little to
- *    be a candidate (no pack; no player for a top-up) → review: it may be the row's order;
+ *    be a candidate (no pack; no player for a top-up), or any such order for a key/card row
+ *    (which names no buyer) → review: it may be the row's order, or someone else's;
+ *  - orders whose creation time is before the row's first send are not the row's: left out;
  *  - nothing, and the history reaches back before our first attempt → nothing was placed: the
  *    refusal stands (`rejected`), or, for INSUFFICIENT BALANCE, the row waits for balance.
  *    The two other kinds are never settled by absence (an order can still appear, or exists
@@ -26,24 +30,13 @@ import { isBalanceRefusal } from '../api/classify.js';
 import type { Order } from '../api/schemas.js';
 import { ApiError, coerceError } from '../errors.js';
 import type { Runtime } from '../runtime.js';
-import { TRXID_USED_CODE, type Row } from '../store/rows.js';
-import { describeMismatches, factsFor, mismatches } from '../order-match.js';
+import { FOREIGN_ORDER_CODE, TRXID_USED_CODE, type Row } from '../store/rows.js';
+import { describeMismatches, factsFor, foreignOrderProblem, mismatches, needsCodes, originOf, unnamedFields } from '../order-match.js';
 import { gameNamesOf } from '../dispatch/sender.js';
 
 export type VerifyOutcome = 'placed' | 'not-placed' | 'held-balance' | 'review';
 
 const LIMIT = 200;
-
-/**
- * Can `o`, which differs from the row in nothing it names, be taken as this row's order with no
- * trxid to tell? Only if it names the purchase at all: the player and the pack for a top-up, the
- * pack for a key or card.
- */
-function namesPurchase(row: Row, o: Order): boolean {
-  const player = row.request?.userId !== undefined && o.userId !== undefined;
-  const pack = o.pid !== undefined || o.packName !== undefined;
-  return row.request?.userId !== undefined ? player && pack : pack;
-}
 
 /** True when this page of history certainly reaches back before `since`. */
 function reachesBack(rt: Runtime, orders: readonly Order[], since: number, complete: boolean): boolean {
@@ -71,8 +64,8 @@ export async function verifyRow(rt: Runtime, row: Row, signal?: AbortSignal): Pr
   // Settled only by an order with the row's own trxid: absence proves nothing for these.
   const ownOnly = row.state === 'searching';
   const story = storyOf(row);
-  const review = (why: string, answer: string | null = null): VerifyOutcome => {
-    rt.rows.toReview('undecidable', row.batchId, row.idx, { owner: rt.owner, now }, `REVIEW: ${story}; ${why}`, { answer });
+  const review = (why: string, answer: string | null = null, code?: string): VerifyOutcome => {
+    rt.rows.toReview('undecidable', row.batchId, row.idx, { owner: rt.owner, now }, `REVIEW: ${story}; ${why}`, { answer, ...(code ? { code } : {}) });
     return 'review';
   };
   const h = await rt.client.history({ limit: LIMIT }, { priority: Priority.poll, ...(signal ? { signal } : {}) });
@@ -80,25 +73,39 @@ export async function verifyRow(rt: Runtime, row: Row, signal?: AbortSignal): Pr
   const own = h.orders.find((o) => o.trxid !== undefined && o.trxid.trim().toLowerCase() === trxid);
   const echoesTrxid = h.orders.some((o) => o.trxid !== undefined);
 
+  const names = gameNamesOf(rt, row);
   if (own) {
     const copy = auditCopy({ route: 'GET /history', status: 200, at: now, body: own.raw });
-    const wrong = mismatches(row, own, gameNamesOf(rt, row));
+    const wrong = mismatches(row, own, names);
     if (wrong.length > 0) {
       return review(
         `order ${own.orderId} in history carries this trxid but is another purchase (${describeMismatches(wrong)}), so nothing may have been bought for this row. Check it before ordering this row again.`,
         copy,
+        FOREIGN_ORDER_CODE,
+      );
+    }
+    // Made before the row's first send: the trxid was used before (order-match.ts originOf).
+    const foreign = originOf(own, row.firstSentAt) === 'earlier' ? foreignOrderProblem(row, own, names) : null;
+    if (foreign !== null) {
+      return review(
+        `order ${own.orderId} in history carries this trxid but was made before this row was first sent, and ${foreign}. Nothing may have been bought for this row. Check that order before ordering this row again.`,
+        copy,
+        FOREIGN_ORDER_CODE,
       );
     }
     return record(rt, row, own as Order & { orderId: string }, now, copy);
   }
-  // Unclaimed orders that differ from the row in nothing they name. Those that also name the
-  // purchase are candidates; the others (spec 2.3: "empty fields may be omitted") cannot be taken
-  // as the row's, but may be its order all the same, so they forbid reading the row as not placed.
-  const names = gameNamesOf(rt, row);
+  // Unclaimed orders (no trxid to tell) that differ from the row in nothing they name, and were not
+  // made before its first send. A top-up order that names every field of the purchase is a
+  // candidate; the others (spec 2.3: "empty fields may be omitted"), and every order for a key or
+  // card row (which names no buyer), cannot be taken as the row's, but may be its order all the
+  // same, so they forbid reading the row as not placed (store/invariants.ts).
   const open = echoesTrxid || ownOnly
     ? []
-    : h.orders.filter((o) => o.orderId !== undefined && !rt.rows.isOrderIdKnown(o.orderId) && mismatches(row, o, names).length === 0);
-  const candidates = open.filter((o) => namesPurchase(row, o));
+    : h.orders.filter(
+        (o) => o.orderId !== undefined && !rt.rows.isOrderIdKnown(o.orderId) && mismatches(row, o, names).length === 0 && originOf(o, row.firstSentAt) !== 'earlier',
+      );
+  const candidates = needsCodes(row) ? [] : open.filter((o) => unnamedFields(row, o).length === 0);
   const unclear = open.length > candidates.length;
 
   if (candidates.length === 1 && rt.rows.hasTwinInFlight(row)) {
@@ -127,7 +134,9 @@ export async function verifyRow(rt: Runtime, row: Row, signal?: AbortSignal): Pr
   const why = candidates.length > 1
     ? `${candidates.length} orders in history match this row`
     : unclear
-      ? "order history holds an order that could be this row's but names too little to tell (no pack, or no player)"
+      ? needsCodes(row)
+        ? "order history holds an order of this pack that this home did not record, and a key/card order names no buyer, so it cannot be told whether it is this row's or another purchase (its codes may already be someone's)"
+        : "order history holds an order that could be this row's but names too little to tell (no pack, or no player)"
       : 'order history does not reach back far enough to tell';
   return review(`${why}, so it is unknown whether this row was charged. Check the order history before ordering it again.`);
 }

@@ -238,4 +238,20 @@ export const MIGRATIONS: readonly string[] = [
   CREATE INDEX rows_placed ON rows (first_sent_at) WHERE order_id IS NOT NULL;
   CREATE INDEX batches_owner ON batches (owner);
   `,
+  // Invariant (store/invariants.ts): a row left `sending` by an owner that is gone is resent with
+  // its trxid. A batch changes hands only by a new owner taking its lease (a dead process's, a
+  // lapsed one, or one released by a graceful stop that could not wait for every answer); whoever
+  // takes it, its `sending` rows are in doubt from that moment: the taken-over edge of
+  // row-states.ts (sending → resending, owed a resend now), and rows already in doubt are due now.
+  // A trigger, not a call each taker must remember: a lease taken anywhere (the runner, a command,
+  // the console) applies it in the same transaction. `now` is not known here: a row's doubt starts
+  // at its last send, which a `sending` row always has.
+  `
+  CREATE TRIGGER batches_taken_over AFTER UPDATE OF owner ON batches
+    WHEN NEW.owner IS NOT NULL AND OLD.owner IS NOT NEW.owner BEGIN
+    UPDATE rows SET state = 'resending', doubt_since = coalesce(doubt_since, last_sent_at), next_try_at = 0
+      WHERE batch_id = NEW.id AND state = 'sending';
+    UPDATE rows SET next_try_at = 0 WHERE batch_id = NEW.id AND state = 'resending' AND next_try_at > 0;
+  END;
+  `,
 ];

@@ -191,6 +191,11 @@ export class RowReads {
     return this.#earliest('next_poll_at', batchIds, FOLLOWED_STATES);
   }
 
+  /** Indexes of the batch's `sending` rows (rows_in_flight holds them; read only when the counters say some may be stranded). */
+  sendingIdx(batchId: string): number[] {
+    return this.stmt(`SELECT idx FROM rows WHERE batch_id = ? AND state = 'sending'`).pluck().all(batchId) as number[];
+  }
+
   /** Rows waiting to be sent or resent (not those with a request on its way). */
   countUnsent(batchIds: readonly string[]): number {
     return this.#count(batchIds, SENDABLE);

@@ -31,6 +31,12 @@ export interface Actor {
 
 /** reject_code of a `searching` row that was refused because its trxid was already used (not a give-up). */
 export const TRXID_USED_CODE = 'TOPUP_TRXID_ALREADY_USED';
+/**
+ * reject_code of a `review` row whose trxid the API answered with an order this row's sends did not
+ * make (another purchase, or one made before the row's first send): looking the trxid up again can
+ * only find that order, so the review recheck does not settle the row by it (order-match.ts).
+ */
+export const FOREIGN_ORDER_CODE = 'TOPUP_FOREIGN_ORDER';
 
 const LEASED = `EXISTS (SELECT 1 FROM batches b WHERE b.id = rows.batch_id AND b.owner = @owner AND b.lease_until > @now)`;
 const q = (s: string): string => `'${s}'`;
@@ -214,6 +220,17 @@ export class RowStore extends RowWrites {
     this.stmt(`UPDATE rows SET next_try_at = 0 WHERE batch_id = ? AND state = 'resending'`).run(batchId);
   }
 
+  /**
+   * One `sending` row that no send of its lease holder is working on any more (the send ended
+   * without moving it: a bug, or a failure nothing else caught): owed a resend now, as if taken over.
+   * Lease-guarded: only the holder knows which of its rows have a send running.
+   */
+  strandedSending(batchId: string, idx: number, a: Actor): boolean {
+    return this.#run('taken-over', this.#sql('taken-over', 'resending', `doubt_since = coalesce(doubt_since, last_sent_at, @now), next_try_at = @now`, { guard: LEASED }), {
+      batchId, idx, owner: a.owner, now: a.now,
+    });
+  }
+
   // ───────────────────────────── history checks ─────────────────────────────
 
   /**
@@ -238,11 +255,20 @@ export class RowStore extends RowWrites {
    * A history check cannot settle it, an answer names another purchase, or an order was not seen
    * for too long: an operator decides. Only by the lease holder (an Actor).
    */
-  toReview(event: 'undecidable' | 'mismatch' | 'lost', batchId: string, idx: number, a: Actor, error: string, extra: { answer?: string | null; recheckAt?: number } = {}): boolean {
+  toReview(
+    event: 'undecidable' | 'mismatch' | 'lost',
+    batchId: string,
+    idx: number,
+    a: Actor,
+    error: string,
+    extra: { answer?: string | null; recheckAt?: number; code?: string } = {},
+  ): boolean {
     return this.#run(
       event,
-      this.#sql(event, 'review', `error = @error, review_since = @now, next_poll_at = @recheckAt, last_answer = coalesce(@answer, last_answer)`, { guard: LEASED }),
-      { batchId, idx, owner: a.owner, now: a.now, error, answer: extra.answer ?? null, recheckAt: extra.recheckAt ?? a.now + FIRST_RECHECK_MS },
+      this.#sql(event, 'review', `error = @error, reject_code = coalesce(@code, reject_code), review_since = @now, next_poll_at = @recheckAt, last_answer = coalesce(@answer, last_answer)`, {
+        guard: LEASED,
+      }),
+      { batchId, idx, owner: a.owner, now: a.now, error, answer: extra.answer ?? null, recheckAt: extra.recheckAt ?? a.now + FIRST_RECHECK_MS, code: extra.code ?? null },
     );
   }
 

@@ -233,11 +233,16 @@ describe('never mistaken on money', () => {
     expect(row.lastAnswer).not.toContain('STEAM-SECRET-CODE');
   });
 
-  it('a replay on the first send that matches the row is taken and noted', async () => {
+  it('a replay on the first send that names every field of the row is taken and noted; one that leaves the pack out goes to review', async () => {
     const w = await world([pubgRow(0)]);
-    w.set(() => ({ body: { orderCreated: true, orderId: 'ORD-R', status: 'completed', game: 'pubg', userId: '5123456789', idempotentReplay: 'true' } }));
+    w.set(() => ({ body: { orderCreated: true, orderId: 'ORD-R', status: 'completed', game: 'pubg', packName: '60 UC', userId: '5123456789', idempotentReplay: 'true' } }));
     expect(await sendRow(deps(w.rt), w.rt.rows.get('b1', 0)!)).toBe('placed');
     expect(w.rt.rows.get('b1', 0)).toMatchObject({ state: 'completed', orderId: 'ORD-R', note: expect.stringContaining('replay') });
+
+    const sparse = await world([pubgRow(0)]);
+    sparse.set(() => ({ body: { orderCreated: true, orderId: 'ORD-R', status: 'completed', game: 'pubg', userId: '5123456789', idempotentReplay: 'true' } }));
+    expect(await sendRow(deps(sparse.rt), sparse.rt.rows.get('b1', 0)!)).toBe('review');
+    expect(sparse.rt.rows.get('b1', 0)).toMatchObject({ state: 'review', orderId: null, error: expect.stringMatching(/does not name this row's pack/) });
   });
 
   it('403 FORBIDDEN after a lost answer goes to the history check like a 400 (before: "rejected", nothing charged)', async () => {

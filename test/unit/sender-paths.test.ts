@@ -204,7 +204,8 @@ describe('an answer carrying an order', () => {
 
   it('a replay on the first send is noted (and logged); on a resend a replay is what is expected: no note', async () => {
     const first = await scriptedWorld([pubgRow(0)]);
-    first.set(() => order({ orderId: 'ORD-R', idempotentReplay: true }));
+    // On a first send, a replay settles a top-up only when it names every field of the purchase (issue 20).
+    first.set(() => order({ orderId: 'ORD-R', idempotentReplay: true, game: 'pubg', packName: '60 UC', userId: '5123456789' }));
     expect(await sendRow(senderDeps(first.rt), row(first))).toBe('placed');
     expect(row(first).note).toMatch(/first send of this trxid with an existing order \(ORD-R, a replay\)/);
     expect(first.logs.filter((l) => l.level === 40)).toMatchObject([{ trxid: 'tu-row-0', orderId: 'ORD-R' }]);
@@ -476,9 +477,13 @@ describe('no definite answer: resent with the same trxid, backing off, until the
     const sent = sendRow(senderDeps(w.rt), row(w));
     await w.received(1, sent);
     w.rt.db.prepare(`UPDATE batches SET lease_until = 0, owner = 'another-process' WHERE id = 'b1'`).run();
-    // The open request is cut (a reset): no definite answer, and the batch is not ours any more.
+    // The taker's lease made the row `resending` (the batches_taken_over trigger), its doubt from the
+    // last send. The open request is cut (a reset): no definite answer, and the batch is not ours
+    // any more: the late answer writes nothing (its doubt would count one more unanswered send).
+    const taken = row(w);
+    expect(taken).toMatchObject({ state: 'resending', doubtTries: 0 });
     w.cut();
     expect(await sent).toBe('retry');
-    expect(row(w)).toMatchObject({ state: 'sending', doubtSince: null, doubtTries: 0 });
+    expect(row(w)).toMatchObject({ state: 'resending', doubtSince: taken.doubtSince, doubtTries: 0, nextTryAt: 0 });
   });
 });

@@ -186,7 +186,29 @@ describe('the row state machine', () => {
     // A state assignment in a SET clause (before any WHERE), in any file.
     const setsState = /UPDATE (rows|batches) SET (?:(?!WHERE)[^`])*?\bstate\s*=/g;
     const writers = files.flatMap((f) => (readFileSync(f, 'utf8').match(setsState) ?? []).map((m) => `${f.slice(ROOT.length + 1)}: ${m.slice(0, 30)}`));
-    expect(writers).toEqual(['src/store/batches.ts: UPDATE batches SET state =', 'src/store/rows.ts: UPDATE rows SET state =']);
+    // The one trigger that moves rows (batches_taken_over) is held to the table by the next test.
+    expect(writers).toEqual(['src/store/batches.ts: UPDATE batches SET state =', 'src/store/migrations.ts: UPDATE rows SET state =', 'src/store/rows.ts: UPDATE rows SET state =']);
+  });
+
+  it('a batch changing hands moves its rows by the taken-over edges of the table, and no others (the batches_taken_over trigger)', async () => {
+    const rt = await supplierWorld(() => {}, [pubgRow(0)]);
+    const now = Date.now();
+    for (const from of ROW_STATES) {
+      rt.db.prepare(`UPDATE batches SET owner = 'someone:1:aa' WHERE id = 'b1'`).run();
+      rt.db.prepare(`UPDATE rows SET state = ?, last_sent_at = ?, doubt_since = NULL, next_try_at = ? WHERE batch_id = 'b1' AND idx = 0`).run(from, now - 5_000, now + 60_000);
+      // Released (owner NULL) moves nothing; taken by a new owner applies the edge.
+      rt.batches.releaseAll('someone:1:aa');
+      expect(rt.rows.get('b1', 0)!.state, `${from}, released`).toBe(from);
+      expect(rt.batches.acquire('b1', rt.owner, now, 60_000)).toBe(true);
+      const declared = ROW_EDGES.find((e) => e.from === from && e.event === 'taken-over');
+      const row = rt.rows.get('b1', 0)!;
+      expect(row.state, `${from} --taken-over-->`).toBe(declared ? declared.to : from);
+      if (declared) expect(row).toMatchObject({ doubtSince: now - 5_000, nextTryAt: 0 });
+      // Renewing one's own lease is not a change of hands.
+      rt.db.prepare(`UPDATE rows SET state = ? WHERE batch_id = 'b1' AND idx = 0`).run(from);
+      expect(rt.batches.acquire('b1', rt.owner, now, 60_000)).toBe(true);
+      expect(rt.rows.get('b1', 0)!.state, `${from}, renewed`).toBe(from);
+    }
   });
 });
 

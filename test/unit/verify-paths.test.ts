@@ -108,10 +108,10 @@ describe('a history without trxids: which orders could be the row\'s', () => {
     }
   });
 
-  it('a key\'s order (no player) is taken only if it names the pack; otherwise: review', async () => {
+  it('a key\'s order without the row\'s trxid is never taken (a key/card order names no buyer: issue 20, defect 3): review; another pack: not placed', async () => {
     const cases: [HistoryOrder, string][] = [
-      [{ orderId: 'ORD-a', status: 'processing', pid: 'KEY-PUBG-660' }, 'placed'],
-      [{ orderId: 'ORD-b', status: 'processing', packName: 'PUBG 660 UC key' }, 'placed'],
+      [{ orderId: 'ORD-a', status: 'processing', pid: 'KEY-PUBG-660' }, 'review'],
+      [{ orderId: 'ORD-b', status: 'processing', packName: 'PUBG 660 UC key' }, 'review'],
       [{ orderId: 'ORD-c', status: 'processing', game: 'gamekeypubg' }, 'review'],
       [{ orderId: 'ORD-d', status: 'processing', userId: '5123456789', game: 'gamekeypubg' }, 'review'],
       [{ orderId: 'ORD-e', status: 'processing', pid: 'KEY-PUBG-325' }, 'not-placed'],
@@ -119,6 +119,7 @@ describe('a history without trxids: which orders could be the row\'s', () => {
     for (const [o, outcome] of cases) {
       const w = await world([o], { rows: [keyRow(0)] });
       expect({ o, outcome: await verifyRow(w.rt, row(w)) }).toEqual({ o, outcome });
+      if (outcome === 'review') expect(row(w)).toMatchObject({ orderId: null, codes: [] });
     }
   });
 
