@@ -27,7 +27,7 @@ import type { Runtime } from '../runtime.js';
 import type { Batch } from '../store/batches.js';
 import type { NewRow } from '../store/rows.js';
 import { writeFileAtomic } from '../outbox/atomic-write.js';
-import { findRepeat, orderedAgain, purchaseFingerprint, repeatMessage, REPEAT_CODE } from './repeats.js';
+import { orderedAgain, purchaseFingerprint, repeatMessage } from './repeats.js';
 import { outboxPaths } from '../outbox/paths.js';
 import { inputDialect } from '../outbox/dialect.js';
 import { crashPoint } from '../crash-points.js';
@@ -122,11 +122,6 @@ export async function loadBatch(rt: Runtime, batch: Batch): Promise<LoadOutcome>
         }
         const o = verdict.order;
         const fingerprint = purchaseFingerprint(o.request);
-        const earlier = checkRepeats && !o.givenTrxid ? findRepeat(rt, fingerprint, claimedAt, batch) : undefined;
-        if (earlier) {
-          rows.push({ ...base, request: null, skipped: true, rejectCode: REPEAT_CODE, error: repeatMessage(earlier, batch.id) });
-          continue;
-        }
         const trxid = o.givenTrxid ?? deriveTrxid(batch.contentHash, raw.index);
         const usedBy = rt.rows.byTrxid(trxid);
         if (usedBy) {
@@ -146,6 +141,8 @@ export async function loadBatch(rt: Runtime, batch: Batch): Promise<LoadOutcome>
           expectedUsd: o.amountUsd,
           maxPriceUsd: o.maxPriceUsd ?? null,
           fingerprint,
+          // Judged when the batch opens, in the same transaction (rows.skipRepeats).
+          repeatCheck: checkRepeats && !o.givenTrxid,
         });
       }
     }
@@ -173,10 +170,14 @@ export async function loadBatch(rt: Runtime, batch: Batch): Promise<LoadOutcome>
   // The last chunk and the opening in one transaction, still only while the batch is ours.
   const last = rows;
   rows = [];
+  let repeats = 0;
   const stored = rt.db.transaction(() => {
     if (!ours()) return false;
     rt.rows.insertAll(batch.id, last, now);
     rt.batches.setDialect(batch.id, inputDialect(rt, batch, file.header));
+    // Repeats of earlier purchases: decided here, in the transaction that opens the batch, so two
+    // processes opening edited copies of one file cannot both buy (claim/repeats.ts).
+    if (checkRepeats) repeats = rt.rows.skipRepeats(batch.id, claimedAt - rt.config.repeatWindowMs, Date.now(), (e) => repeatMessage(e, batch.id));
     if (duplicate) {
       rt.batches.markDuplicate(batch.id, file.header.header.columns);
     } else {
@@ -188,7 +189,7 @@ export async function loadBatch(rt: Runtime, batch: Batch): Promise<LoadOutcome>
   if (!stored) return notOurs(rt, batch);
   total += last.length;
   invalid += last.filter((r) => r.request === null).length;
-  rt.log.info({ batch: batch.id, rows: total, invalid, duplicateOf: duplicate?.id }, 'batch stored');
+  rt.log.info({ batch: batch.id, rows: total, invalid, repeats, duplicateOf: duplicate?.id }, 'batch stored');
   return { loaded: true, rows: total };
 }
 

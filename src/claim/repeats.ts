@@ -8,10 +8,12 @@
  * 24 h) is not bought: it is stored `skipped`, its error naming the earlier batch, line and order,
  * and `topup retry BATCH --repeats` buys exactly those rows on purpose. The other rows go ahead.
  *
- * "Another batch" is any batch whose rows were stored before this one's, whatever order the files
- * were claimed in: a file waiting for the catalog does not keep its place, so when its edited
- * re-drop is stored first, the re-drop buys and the waiting file skips (whichever opens first
- * buys). A batch still being stored (`claimed`) has bought nothing yet and is not looked at.
+ * "Another batch" is any batch opened before this one, whatever order the files were claimed in:
+ * a file waiting for the catalog does not keep its place, so when its edited re-drop is stored
+ * first, the re-drop buys and the waiting file skips (whichever opens first buys). The decision is
+ * made in the very transaction that opens the batch (rows.skipRepeats), never while its rows are
+ * read: two processes storing two edited copies at once both read before either opened, and both
+ * would buy. A batch still being stored (`claimed`) has bought nothing yet and is not looked at.
  *
  * "Placed" means an order exists or may exist: rows pending or in flight in another batch,
  * followed, completed, in review, or cancelled WITHOUT a refund. A row that ended rejected,
@@ -26,9 +28,9 @@ import { createHash } from 'node:crypto';
 import type { OrderRequest } from '../api/schemas.js';
 import type { Runtime } from '../runtime.js';
 import type { Batch } from '../store/batches.js';
+import type { EarlierPurchase } from '../store/row-reads.js';
 
-/** reject_code of a row stored `skipped` because it repeats an earlier purchase (topup retry --repeats). */
-export const REPEAT_CODE = 'TOPUP_REPEATED_ROW';
+export { REPEAT_CODE } from '../store/rows.js';
 
 const norm = (v: string | number | undefined): string => (v === undefined ? '' : String(v).trim().toLowerCase().replace(/\s+/g, ' '));
 
@@ -43,18 +45,12 @@ export function orderedAgain(batch: Batch): boolean {
   return batch.origin === 'retry' || batch.contentHash.includes(':again:');
 }
 
-export interface EarlierPurchase {
-  batchId: string;
-  file: string;
-  line: number;
-  orderId: string | null;
-  state: string;
-  at: number;
-}
+export type { EarlierPurchase } from '../store/row-reads.js';
 
 /**
- * The earlier purchase this row repeats, if any: a row of another stored batch (or of any batch,
- * for a file not claimed yet: topup validate) within the window.
+ * The earlier purchase this row would repeat, if any, for a dry run (topup validate, the console's
+ * quote): a row of another stored batch within the window. The decision that counts is made when
+ * the batch opens (rows.skipRepeats, in the opening transaction).
  */
 export function findRepeat(rt: Runtime, fingerprint: string, now: number, batch?: Batch): EarlierPurchase | undefined {
   return rt.rows.earlierPurchase(fingerprint, batch?.id ?? '', now - rt.config.repeatWindowMs);

@@ -254,4 +254,13 @@ export const MIGRATIONS: readonly string[] = [
     UPDATE rows SET next_try_at = 0 WHERE batch_id = NEW.id AND state = 'resending' AND next_try_at > 0;
   END;
   `,
+  // Invariant (store/invariants.ts): whether a row repeats an earlier purchase is decided in the
+  // transaction that opens its batch (claim/repeats.ts), so two processes opening edited copies of
+  // one file at once cannot both buy: the second opener sees the first's rows. repeat_check marks
+  // the rows that decision is about (valid, no trxid of their own, in a batch not ordered again on
+  // purpose); they are stored `pending` while the batch is `claimed` (never sendable), and the
+  // opening moves those that repeat a purchase to `skipped` (edge `repeat`).
+  `
+  ALTER TABLE rows ADD COLUMN repeat_check INTEGER NOT NULL DEFAULT 0;
+  `,
 ];

@@ -21,6 +21,27 @@ const PLACED: readonly RowState[] = ['processing', 'unseen'];
 const IN_SEND_INDEX = `state IN (${SENDABLE.map((s) => `'${s}'`).join(', ')})`;
 const IN_POLL_INDEX = `state IN (${FOLLOWED_STATES.map((s) => `'${s}'`).join(', ')})`;
 
+/** A purchase a row may repeat (claim/repeats.ts). */
+export interface EarlierPurchase {
+  batchId: string;
+  file: string;
+  line: number;
+  orderId: string | null;
+  state: string;
+  at: number;
+}
+
+/**
+ * What makes row `r` (of batch `b`) an earlier purchase of fingerprint @fp for a row of batch
+ * @batchId, within the window from @since: one text for the lookup and for the opening's decision
+ * (rows.ts skipRepeats), so the two can never disagree.
+ */
+const PURCHASE_TERMS = `r.fingerprint = @fp AND r.batch_id != @batchId AND b.created_at >= @since AND b.state != 'claimed'
+         AND (r.state IN ('pending', 'sending', 'resending', 'verifying', 'searching', 'processing', 'unseen', 'completed', 'review')
+              OR (r.state = 'cancelled' AND coalesce(r.refunded, 0) = 0))`;
+/** "An earlier purchase of @fp exists", as a subquery. */
+export const EARLIER_PURCHASE = `SELECT 1 FROM rows r JOIN batches b ON b.id = r.batch_id WHERE ${PURCHASE_TERMS}`;
+
 /** Rows a caller already holds (sends started, not yet marked `sending`): skipped by sendable(). */
 export interface Busy {
   has(batchId: string, idx: number): boolean;
@@ -297,20 +318,17 @@ export class RowReads {
   }
 
   /**
-   * The newest purchase with this fingerprint placed by a batch before `seq` created since
-   * `since`: a row an order exists or may exist for (claim/repeats.ts says which).
+   * The newest purchase with this fingerprint in another batch created since `since`: a row an
+   * order exists or may exist for (claim/repeats.ts says which). Rows of a `claimed` batch are
+   * still being written, chunk by chunk (claim/load.ts): not a purchase yet.
    */
-  /** (Rows of a `claimed` batch are still being written, chunk by chunk: claim/load.ts; not a purchase yet.) */
-  earlierPurchase(fingerprint: string, batchId: string, since: number):
-    { batchId: string; file: string; line: number; orderId: string | null; state: string; at: number } | undefined {
+  earlierPurchase(fingerprint: string, batchId: string, since: number): EarlierPurchase | undefined {
     return this.stmt(
       `SELECT r.batch_id AS batchId, b.source_name AS file, r.line, r.order_id AS orderId, r.state, coalesce(r.first_sent_at, b.created_at) AS at
        FROM rows r JOIN batches b ON b.id = r.batch_id
-       WHERE r.fingerprint = ? AND r.batch_id != ? AND b.created_at >= ? AND b.state != 'claimed'
-         AND (r.state IN ('pending', 'sending', 'resending', 'verifying', 'searching', 'processing', 'unseen', 'completed', 'review')
-              OR (r.state = 'cancelled' AND coalesce(r.refunded, 0) = 0))
+       WHERE ${PURCHASE_TERMS.replace('@fp', '@fingerprint')}
        ORDER BY b.seq DESC LIMIT 1`,
-    ).get(fingerprint, batchId, since) as { batchId: string; file: string; line: number; orderId: string | null; state: string; at: number } | undefined;
+    ).get({ fingerprint, batchId, since }) as EarlierPurchase | undefined;
   }
 
   /** The row at a batch's input line. */

@@ -28,6 +28,8 @@ export interface NewRow {
   fingerprint?: string | null;
   /** reject_code to store (a row skipped as a repeat says so for topup retry --repeats). */
   rejectCode?: string | null;
+  /** Judged as a possible repeat of an earlier purchase when its batch opens (claim/repeats.ts). */
+  repeatCheck?: boolean;
 }
 
 /** What the API told us about a placed order. */

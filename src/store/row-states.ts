@@ -47,7 +47,7 @@ export const ROW_EVENTS = [
   'send', 'placed', 'refused', 'trxid-used', 'no-answer', 'busy', 'not-created', 'balance-short', 'give-up', 'taken-over',
   'verified-none', 'verified-balance', 'undecidable', 'mismatch',
   'seen', 'finished', 'codes-awaited', 'not-seen', 'lost',
-  'price-rose', 'cancel', 'found', 'resolved-charged', 'resolved-not-charged',
+  'price-rose', 'cancel', 'repeat', 'found', 'resolved-charged', 'resolved-not-charged',
 ] as const;
 export type RowEvent = (typeof ROW_EVENTS)[number];
 
@@ -95,6 +95,7 @@ export const ROW_EDGES: readonly RowEdge[] = Object.freeze(
     // Before sending, and operators.
     ...edges(['pending'], 'price-rose', ['invalid'], 'the catalog price rose above maxPriceUsd'),
     ...edges(['pending'], 'cancel', ['skipped'], 'the batch was cancelled before this row was sent'),
+    ...edges(['pending'], 'repeat', ['skipped'], 'it repeats an earlier purchase: decided in the transaction that opens its batch'),
     ...edges(['review'], 'found', ORDER_ENDS, 'the review recheck found its order'),
     ...edges(['review'], 'resolved-charged', ORDER_ENDS, 'an operator named its order'),
     ...edges(['review'], 'resolved-not-charged', ['rejected'], 'an operator says nothing was bought'),

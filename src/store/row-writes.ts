@@ -11,9 +11,9 @@ export class RowWrites extends RowReads {
   insertAll(batchId: string, rows: Iterable<NewRow>, now: number): number {
     const stmt = this.stmt(
       `INSERT INTO rows (batch_id, idx, line, cells_json, state, trxid, request_json, product_id, slug, pack_name, quantity,
-         unit_price_usd, expected_usd, max_price_usd, error, reject_code, fingerprint, updated_at)
+         unit_price_usd, expected_usd, max_price_usd, error, reject_code, fingerprint, repeat_check, updated_at)
        VALUES (@batchId, @idx, @line, @cells, @state, @trxid, @request, @productId, @slug, @packName, @quantity,
-         @unitPriceUsd, @expectedUsd, @maxPriceUsd, @error, @rejectCode, @fingerprint, @now)`,
+         @unitPriceUsd, @expectedUsd, @maxPriceUsd, @error, @rejectCode, @fingerprint, @repeatCheck, @now)`,
     );
     let n = 0;
     for (const r of rows) {
@@ -35,6 +35,7 @@ export class RowWrites extends RowReads {
         error: r.error,
         rejectCode: r.rejectCode ?? null,
         fingerprint: r.fingerprint ?? null,
+        repeatCheck: r.repeatCheck && r.request && !r.skipped ? 1 : 0,
         now,
       });
       n++;

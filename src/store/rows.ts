@@ -12,6 +12,7 @@
  * The reads are in row-reads.ts; inserts and writes that move no row are in row-writes.ts.
  */
 import { RowWrites } from './row-writes.js';
+import { EARLIER_PURCHASE, type EarlierPurchase } from './row-reads.js';
 import { unsynced } from './db.js';
 import type { OrderFacts, Resolution } from './row-record.js';
 import { ROW_EDGES, type RowEvent, type RowState } from './row-states.js';
@@ -37,6 +38,8 @@ export const TRXID_USED_CODE = 'TOPUP_TRXID_ALREADY_USED';
  * only find that order, so the review recheck does not settle the row by it (order-match.ts).
  */
 export const FOREIGN_ORDER_CODE = 'TOPUP_FOREIGN_ORDER';
+/** reject_code of a row stored `skipped` because it repeats an earlier purchase (topup retry --repeats). */
+export const REPEAT_CODE = 'TOPUP_REPEATED_ROW';
 
 const LEASED = `EXISTS (SELECT 1 FROM batches b WHERE b.id = rows.batch_id AND b.owner = @owner AND b.lease_until > @now)`;
 const q = (s: string): string => `'${s}'`;
@@ -329,6 +332,34 @@ export class RowStore extends RowWrites {
   /** A row that failed a check just before sending (the price rose above maxPriceUsd). */
   priceRose(batchId: string, idx: number, now: number, error: string): boolean {
     return this.#run('price-rose', this.#sql('price-rose', 'invalid', `error = @error`), { batchId, idx, now, error });
+  }
+
+  /**
+   * Invariant (invariants.ts): the rows of a batch being opened that repeat an earlier purchase are
+   * skipped IN the transaction that opens it (claim/load.ts calls this inside it), so two processes
+   * opening edited copies of one file at once cannot both buy: SQLite runs the two openings one
+   * after the other, and the second sees the first's rows. "Earlier purchase": a row of another
+   * batch that is not being stored (`claimed`), created since `since`, with the same fingerprint,
+   * that an order exists or may exist for (row-reads.ts earlierPurchase). Only rows marked
+   * repeat_check (no trxid of their own, batch not ordered again on purpose), only while the batch
+   * is `claimed` (nothing of it can have been sent). Their derived trxid is given up with the
+   * request: a skipped row sends nothing. Returns how many were skipped.
+   */
+  skipRepeats(batchId: string, since: number, now: number, why: (e: EarlierPurchase) => string): number {
+    const moved = this.#go<{ fingerprint: string }>(
+      'repeat',
+      this.#sql('repeat', 'skipped', `reject_code = ${q(REPEAT_CODE)}, request_json = NULL, trxid = NULL`, {
+        whole: true,
+        guard: `repeat_check = 1 AND EXISTS (SELECT 1 FROM batches b WHERE b.id = @batchId AND b.state = 'claimed') AND EXISTS (${EARLIER_PURCHASE.replace('@fp', 'rows.fingerprint')})`,
+        returning: 'fingerprint',
+      }),
+      { batchId, since, now },
+    );
+    for (const m of moved) {
+      const e = this.earlierPurchase(m.fingerprint, batchId, since)!;
+      this.stmt('UPDATE rows SET error = ? WHERE batch_id = ? AND idx = ?').run(why(e), batchId, m._idx);
+    }
+    return moved.length;
   }
 
   /** The batch was cancelled: every row not yet sent is skipped. */

@@ -46,6 +46,16 @@ function drive(rt: Runtime, event: RowEvent, to: RowState, owner = rt.owner): vo
     case 'not-seen': return void rt.rows.notSeen('b1', 0, a, now, null);
     case 'price-rose': return void rt.rows.priceRose('b1', 0, now, 'price');
     case 'cancel': return void rt.rows.cancelPending('b1', now);
+    case 'repeat': {
+      // The opening of b1 (claimed) finds an earlier purchase of the same fingerprint in b0.
+      rt.db.prepare(`INSERT OR IGNORE INTO batches (id, seq, name, source_name, job_file, content_hash, origin, state, sandbox, created_at)
+        VALUES ('b0', 0, 'b0', 'b0.csv', 'jobs/b0/b0.csv', 'h0', 'inbox', 'done', 0, ?)`).run(now);
+      rt.db.prepare(`INSERT OR IGNORE INTO rows (batch_id, idx, line, cells_json, state, fingerprint, updated_at) VALUES ('b0', 0, 2, '[]', 'completed', 'fp-0', ?)`).run(now);
+      rt.db.prepare(`UPDATE rows SET fingerprint = 'fp-0', repeat_check = 1 WHERE batch_id = 'b1' AND idx = 0`).run();
+      rt.db.prepare(`UPDATE batches SET state = 'claimed' WHERE id = 'b1'`).run();
+      rt.rows.skipRepeats('b1', now - 60_000, now, () => 'repeat');
+      return void rt.db.prepare(`UPDATE batches SET state = 'open' WHERE id = 'b1'`).run();
+    }
     case 'found':
     case 'resolved-charged':
     case 'resolved-not-charged': {
