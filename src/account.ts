@@ -18,6 +18,7 @@ import { Pauses } from './dispatch/pauses.js';
 import { ResellerClient, type RouteName } from './api/client.js';
 import { LiveCatalog } from './catalog/live-catalog.js';
 import { systemClock, type Clock } from './clock.js';
+import type { Transport } from './api/transport.js';
 
 export type CallListener = (call: { route: RouteName; status: number | undefined; ms: number }) => void;
 
@@ -54,8 +55,15 @@ function problemOnce(log: Logger, route: string, problem: string): void {
   log.warn({ route, problem }, 'an answer from the API was read around a problem (logged once)');
 }
 
-export function openAccount(config: Config, db: Db, log: Logger, apiUrl: string, id = 'default'): Account {
-  const scheduler = new RateScheduler(db, config.rateLimits, config.rateMarginMs, config.requestTimeoutMs, { maxHoldMs: config.retryAfterMaxMs });
+/** What an account runs on: the clock of its timers and gate, and how its requests travel. */
+export interface AccountWorld {
+  clock: Clock;
+  transport?: Transport;
+}
+
+export function openAccount(config: Config, db: Db, log: Logger, apiUrl: string, world: AccountWorld = { clock: systemClock }, id = 'default'): Account {
+  const { clock } = world;
+  const scheduler = new RateScheduler(db, config.rateLimits, config.rateMarginMs, config.requestTimeoutMs, { maxHoldMs: config.retryAfterMaxMs, clock });
   const meta = new MetaStore(db);
   // An account problem is probed about every 6 polls (2 s … 1 min): often enough to resume soon,
   // rarely enough not to spend the budget on a key that was revoked.
@@ -71,11 +79,13 @@ export function openAccount(config: Config, db: Db, log: Logger, apiUrl: string,
     retryAfterMaxMs: config.retryAfterMaxMs,
     ipFamily: config.ipFamily,
     onProblem: (route, problem) => problemOnce(log, route, problem),
-    gate: config.rateWindowMode === 'fixed' ? new FixedWindowGate(config.rateLimits) : scheduler,
+    gate: config.rateWindowMode === 'fixed' ? new FixedWindowGate(config.rateLimits, clock) : scheduler,
+    clock,
+    ...(world.transport ? { transport: world.transport } : {}),
     onResponse: ({ route, status, ms, serverDate }: { route: RouteName; status: number | undefined; ms: number; serverDate?: string | undefined }) => {
       for (const l of listeners) l({ route, status, ms });
       const server = serverDate ? Date.parse(serverDate) : NaN;
-      if (!Number.isNaN(server)) lastServerDate = { server, local: Date.now() };
+      if (!Number.isNaN(server)) lastServerDate = { server, local: clock.now() };
       callCounts[route] = (callCounts[route] ?? 0) + 1;
       const key = `status:${status ?? 'none'}`;
       callCounts[key] = (callCounts[key] ?? 0) + 1;
@@ -86,8 +96,8 @@ export function openAccount(config: Config, db: Db, log: Logger, apiUrl: string,
     apiUrl,
     client,
     scheduler,
-    catalog: new LiveCatalog(client, config.catalogMaxAgeMs),
-    pauses: (clock: Clock = systemClock) => new Pauses(meta, probeMs, clock),
+    catalog: new LiveCatalog(client, config.catalogMaxAgeMs, clock),
+    pauses: (pauseClock: Clock = clock) => new Pauses(meta, probeMs, pauseClock),
     callCounts,
     get lastServerDate() {
       return lastServerDate;

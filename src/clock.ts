@@ -8,17 +8,44 @@
  *    the call log, the Retry-After hold, pauses and their back-off, sleeps. It restarts at boot,
  *    so a value written before a reboot is larger than any value after it: readers treat a
  *    stored monotonic time in the future beyond its longest possible wait as stale.
- * Tests pass a clock whose wall time steps while its monotonic time runs on (test/unit/clock.ts).
+ * Tests pass a clock whose wall time steps while its monotonic time runs on (test/unit/clock.ts);
+ * the simulator (src/sim/) passes one whose time moves only when the schedule says so.
+ *
+ * Nothing outside this module reads the wall clock or sets a timer of its own: a test holds
+ * src/ to that (test/unit/world.test.ts).
  */
+import { setTimeout as sleepFor } from 'node:timers/promises';
+
 export interface Clock {
   now(): number;
   mono(): number;
+  /**
+   * Resolves after `ms` (on the monotonic clock); rejects with the signal's reason when it is
+   * aborted first. Every wait of the engine goes through here, so a simulated clock
+   * (src/sim/clock.ts) decides when each one ends.
+   */
+  sleep(ms: number, signal?: AbortSignal): Promise<void>;
+  /** Calls `fn` every `ms` until the returned function is called; never keeps the process alive. */
+  every(ms: number, fn: () => void): () => void;
 }
 
 export const systemClock: Clock = Object.freeze({
   now: () => Date.now(),
   mono: () => Number(process.hrtime.bigint() / 1_000_000n),
+  sleep: (ms: number, signal?: AbortSignal) => sleepFor(Math.max(0, ms), undefined, signal ? { signal } : undefined),
+  every: (ms: number, fn: () => void) => {
+    const timer = setInterval(fn, ms);
+    timer.unref();
+    return () => clearInterval(timer);
+  },
 });
+
+/**
+ * The clock file times are compared with: the operating system's, whatever clock the engine runs
+ * on, because the operating system stamps a file's mtime. For "is this temporary file or staging
+ * folder old enough to be a leftover", never for what the engine decides about orders.
+ */
+export const fileClock: Pick<Clock, 'now'> = systemClock;
 
 /**
  * Notices steps of the wall clock: the wall clock and the monotonic one should advance together;

@@ -7,6 +7,7 @@
  *     a key that slipped into a free-text message never reaches the log. The text form is made
  *     from that scrubbed line, so it inherits both layers.
  */
+import { systemClock } from './clock.js';
 import { pino, type Logger, type DestinationStream } from 'pino';
 
 export type { Logger } from 'pino';
@@ -92,7 +93,7 @@ export function textLine(json: string, opts: { time: boolean }): string {
   if (err !== undefined && err !== null) fields.push(`error: ${fieldText(err)}`);
   const msg = `${typeof e.msg === 'string' ? e.msg : ''}${fields.length > 0 ? ` (${fields.join(', ')})` : ''}`.replace(/\s*\n\s*/g, ' ');
   if (!opts.time) return level === 'info' || level === 'debug' || level === 'trace' ? msg : `${level}: ${msg}`;
-  const at = typeof e.time === 'number' ? new Date(e.time) : new Date();
+  const at = new Date(typeof e.time === 'number' ? e.time : systemClock.now());
   const hms = [at.getHours(), at.getMinutes(), at.getSeconds()].map((n) => String(n).padStart(2, '0')).join(':');
   const tag = e.mode === 'SANDBOX' ? ' SANDBOX' : '';
   return `${hms} ${level.toUpperCase().padEnd(7)}${tag} ${msg}`;

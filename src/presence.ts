@@ -7,6 +7,7 @@
  * daemon is on this machine, while its process exists: a daemon killed with SIGKILL is known
  * dead at once, not after the heartbeat ages out.
  */
+import { systemClock } from './clock.js';
 import { hostname } from 'node:os';
 import type { MetaStore } from './store/meta.js';
 import { ownerIsDead } from './store/owner.js';
@@ -25,7 +26,7 @@ export interface DaemonPresence {
 
 /** Starts the heartbeat; the returned function stops it and removes the record (a releaser). */
 export function announceDaemon(meta: MetaStore, owner: string, opts: { once: boolean }, everyMs = HEARTBEAT_MS): () => void {
-  const beat = (): void => meta.setJson(KEY, { owner, pid: process.pid, host: hostname(), at: Date.now(), once: opts.once } satisfies DaemonPresence);
+  const beat = (): void => meta.setJson(KEY, { owner, pid: process.pid, host: hostname(), at: systemClock.now(), once: opts.once } satisfies DaemonPresence);
   beat();
   const timer = setInterval(() => {
     try {
@@ -46,7 +47,7 @@ export function announceDaemon(meta: MetaStore, owner: string, opts: { once: boo
 }
 
 /** The daemon running on this home, or null. */
-export function runningDaemon(meta: MetaStore, now = Date.now(), everyMs = HEARTBEAT_MS): DaemonPresence | null {
+export function runningDaemon(meta: MetaStore, now = systemClock.now(), everyMs = HEARTBEAT_MS): DaemonPresence | null {
   const p = meta.getJson<DaemonPresence>(KEY);
   if (!p || Math.abs(now - p.at) > 3 * everyMs) return null;
   return ownerIsDead(p.owner) ? null : p;

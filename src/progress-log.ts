@@ -7,6 +7,7 @@
  * repeated on every tick: once QUIET_REPEAT_MS has passed it is said again, so a log that stops
  * showing a batch means it ended, not that it is stuck.
  */
+import { systemClock } from './clock.js';
 import type { Runner } from './engine/runner.js';
 import type { Logger } from './log.js';
 import type { RowStore, StateCounts } from './store/rows.js';
@@ -22,7 +23,7 @@ export function logProgress(runner: Runner, rows: RowStore, log: Logger, opts: {
   const etas = new EtaBook();
   const said = new Map<string, { line: string; at: number; moved: string }>();
   const onProgress = (b: Batch, counts: StateCounts): void => {
-    const now = Date.now();
+    const now = systemClock.now();
     // A batch that has not moved says nothing until QUIET_REPEAT_MS: decided from the counters
     // before rows.progress(), which reads every row of the batch (its spend is not a counter).
     const moved = `${Object.values(counts).join(',')}|${b.waitReason ?? ''}`;

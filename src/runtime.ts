@@ -3,7 +3,10 @@
  * account (account.ts: API client, rate gate, catalog, pauses). Every command and the daemon start
  * from here, so they share the same database, the same call budget and the same settings.
  */
-import { newOwnerId } from './store/owner.js';
+import { newOwnerId, ownerIsDead } from './store/owner.js';
+import { systemClock, type Clock } from './clock.js';
+import { systemEntropy, type Entropy } from './entropy.js';
+import type { Transport } from './api/transport.js';
 import { chmodSync, mkdirSync, statSync } from 'node:fs';
 import type { Config } from './config.js';
 import type { Logger } from './log.js';
@@ -38,6 +41,12 @@ export interface Runtime {
   onCall(listener: CallListener): () => void;
   /** This process, as written in batch leases: host:pid:random. */
   owner: string;
+  /** Time and timers: the system's, or the simulator's (src/sim/). */
+  clock: Clock;
+  /** Randomness: the system's, or a seeded one (src/sim/). */
+  entropy: Entropy;
+  /** Whether the process that wrote this lease owner is gone (this host, pid not running). */
+  ownerIsDead(owner: string): boolean;
   /** Releases the account (its client's connections), then checkpoints and closes the store. */
   close(): Promise<void>;
 }
@@ -61,15 +70,30 @@ export function ensureHomeFolders(config: Config, log?: Logger): void {
   }
 }
 
-export function openRuntime(config: Config, log: Logger, apiUrl: string): Runtime {
+/**
+ * What a runtime runs in, when it is not this process on this machine: the simulator (src/sim/)
+ * gives each simulated process its own owner name and liveness, one clock and one seeded source of
+ * randomness for the whole run, and a transport that reaches its model of the API in memory.
+ */
+export interface RuntimeWorld {
+  clock?: Clock;
+  entropy?: Entropy;
+  transport?: Transport;
+  owner?: string;
+  ownerIsDead?: (owner: string) => boolean;
+}
+
+export function openRuntime(config: Config, log: Logger, apiUrl: string, world: RuntimeWorld = {}): Runtime {
   ensureHomeFolders(config, log);
   const db = openDb(config.dbPath);
-  const account = openAccount(config, db, log, apiUrl);
+  const clock = world.clock ?? systemClock;
+  const entropy = world.entropy ?? systemEntropy;
+  const account = openAccount(config, db, log, apiUrl, { clock, ...(world.transport ? { transport: world.transport } : {}) });
   return {
     config,
     log,
     db,
-    batches: new BatchStore(db),
+    batches: new BatchStore(db, clock),
     rows: new RowStore(db),
     meta: new MetaStore(db),
     account,
@@ -82,7 +106,10 @@ export function openRuntime(config: Config, log: Logger, apiUrl: string): Runtim
       return account.lastServerDate;
     },
     onCall: (listener) => account.onCall(listener),
-    owner: newOwnerId(),
+    owner: world.owner ?? newOwnerId(entropy),
+    clock,
+    entropy,
+    ownerIsDead: world.ownerIsDead ?? ownerIsDead,
     async close() {
       await account.close();
       // The WAL is folded into the database at every stop, so a home at rest is one file.

@@ -181,7 +181,7 @@ export function isBalanceRefusal(codeOrText: string | null | undefined): boolean
  * Retry-After as seconds or as an HTTP date (RFC 9110 §10.2.3). Returns milliseconds from
  * `now`, or undefined when absent or unreadable.
  */
-export function parseRetryAfter(value: string | string[] | undefined, now = Date.now()): number | undefined {
+export function parseRetryAfter(value: string | string[] | undefined, now: number): number | undefined {
   const v = Array.isArray(value) ? value[0] : value;
   if (v === undefined || v.trim() === '') return undefined;
   if (/^\d+(\.\d+)?$/.test(v.trim())) return Math.ceil(Number(v.trim()) * 1000);

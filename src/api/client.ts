@@ -10,7 +10,9 @@
  * The API key lives only in #headers and is never put in an error, a log line or a cause.
  */
 import type { LookupFunction } from 'node:net';
-import { Agent, request, errors as undiciErrors } from 'undici';
+import { errors as undiciErrors } from 'undici';
+import { systemClock, type Clock } from '../clock.js';
+import { httpTransport, type Transport } from './transport.js';
 import { ApiError, ApiResponseShapeError, type ApiAnswer } from '../errors.js';
 import { classifyFailure, parseRetryAfter } from './classify.js';
 import { openGate, type CallGate, type CallOptions, type RouteName } from './gate.js';
@@ -57,6 +59,10 @@ export interface ClientOptions {
   /** Told about every element of a list that could not be read and was skipped, and similar oddities. */
   onProblem?: (route: RouteName, problem: string) => void;
   connections?: number;
+  /** How requests travel (default: undici over HTTP); the simulator passes its model API. */
+  transport?: Transport;
+  /** Timers of the request timeout, and the time an answer is stamped with. */
+  clock?: Clock;
 }
 
 export type HistoryQuery = { limit?: number } | { page: number; pageSize?: number };
@@ -105,7 +111,8 @@ export class ResellerClient {
   readonly #headers: Record<string, string>;
   /** Removes the key from text an answer might echo (a proxy page listing request headers). */
   readonly #redact: (text: string) => string;
-  readonly #agent: Agent;
+  readonly #transport: Transport;
+  readonly #clock: Clock;
   readonly #gate: CallGate;
   readonly #retryAfterMaxMs: number;
   readonly #onResponse: ClientOptions['onResponse'];
@@ -121,13 +128,8 @@ export class ResellerClient {
         : { 'x-api-key': opts.apiKey };
     const key = opts.apiKey;
     this.#redact = (text) => (key.length >= 4 ? text.split(key).join('[REDACTED]') : text);
-    // undici hands `connect` options to net.connect: `family` picks the address family of the
-    // DNS lookup, `autoSelectFamily` races both (Happy Eyeballs).
-    const connect = {
-      ...(this.ipFamily === 'auto' ? { autoSelectFamily: true } : { family: this.ipFamily }),
-      ...(opts.lookup ? { lookup: opts.lookup } : {}),
-    };
-    this.#agent = new Agent({ keepAliveTimeout: 30_000, connections: opts.connections ?? 64, pipelining: 1, connect });
+    this.#transport = opts.transport ?? httpTransport({ family: this.ipFamily, ...(opts.lookup ? { lookup: opts.lookup } : {}), ...(opts.connections ? { connections: opts.connections } : {}) });
+    this.#clock = opts.clock ?? systemClock;
     this.#gate = opts.gate ?? openGate;
     this.#retryAfterMaxMs = opts.retryAfterMaxMs ?? 300_000;
     this.#onResponse = opts.onResponse;
@@ -213,7 +215,7 @@ export class ResellerClient {
   }
 
   async close(): Promise<void> {
-    await this.#agent.close();
+    await this.#transport.close();
   }
 
   /** Only a 2xx is read: a 500 carrying `balanceUsd: 0` or `data: []` is a failure, not a value. */
@@ -261,7 +263,7 @@ export class ResellerClient {
   async #exchange(route: RouteName, method: 'GET' | 'POST', path: string, body: unknown, opts?: CallOptions): Promise<Exchange> {
     const priority = opts?.priority ?? (route === 'submit' ? 30 : 10);
     const answered = await this.#gate.acquire({ route, method, priority }, opts?.signal);
-    const started = Date.now();
+    const started = this.#clock.mono();
     try {
       await this.#gate.untilClear?.(opts?.signal);
       opts?.beforeSend?.();
@@ -278,15 +280,19 @@ export class ResellerClient {
     // One controller per request, ended by the timeout or by the caller's signal. The listener
     // on a long-lived caller signal is removed when the request ends, so none accumulate.
     const request$ = new AbortController();
-    const timer = setTimeout(() => request$.abort(new DOMException('request timed out', 'TimeoutError')), this.timeoutMs);
+    const timer = new AbortController();
+    this.#clock.sleep(this.timeoutMs, timer.signal).then(
+      () => request$.abort(new DOMException('request timed out', 'TimeoutError')),
+      () => {},
+    );
     const onAbort = (): void => request$.abort(opts?.signal?.reason);
     if (opts?.signal?.aborted) onAbort();
     else opts?.signal?.addEventListener('abort', onAbort, { once: true });
     let status: number | undefined;
     let serverDate: string | undefined;
     try {
-      const res = await request(`${this.baseUrl}${path}`, {
-        dispatcher: this.#agent,
+      const res = await this.#transport.send({
+        url: `${this.baseUrl}${path}`,
         method,
         headers: {
           ...this.#headers,
@@ -296,7 +302,7 @@ export class ResellerClient {
         body: body === undefined ? undefined : JSON.stringify(body),
         signal: request$.signal,
       });
-      status = res.statusCode;
+      status = res.status;
       answered?.();
       serverDate = typeof res.headers.date === 'string' ? res.headers.date : undefined;
       let text: string;
@@ -305,22 +311,22 @@ export class ResellerClient {
       } catch (err) {
         throw this.#networkError(method, path, err, status);
       }
-      const x = readAnswer(`${method} ${path.split('?')[0]}`, status, text, this.#redact);
+      const x = readAnswer(`${method} ${path.split('?')[0]}`, status, text, this.#redact, this.#clock.now());
       if (status >= 300 && status < 400) {
         const location = res.headers.location;
         x.answer.body = { location: typeof location === 'string' ? this.#redact(location) : undefined, body: x.answer.body };
       }
-      x.retryAfterMs = parseRetryAfter(res.headers['retry-after']);
+      x.retryAfterMs = parseRetryAfter(res.headers['retry-after'], this.#clock.now());
       if (status === 429 || status === 503) this.#holdFor(x, route, method, path);
       return x;
     } catch (err) {
       if (err instanceof ApiError || err instanceof ApiResponseShapeError) throw err;
       throw this.#networkError(method, path, err, status);
     } finally {
-      clearTimeout(timer);
+      timer.abort();
       opts?.signal?.removeEventListener('abort', onAbort);
       answered?.();
-      this.#onResponse?.({ route, status, ms: Date.now() - started, serverDate });
+      this.#onResponse?.({ route, status, ms: this.#clock.mono() - started, serverDate });
     }
   }
 

@@ -23,7 +23,7 @@ export interface Exchange {
  * <key>") would otherwise carry it into ApiError.message, `reason` and the row's result. A text
  * body is redacted before it is cut, so a cut cannot keep half of the key.
  */
-export function readAnswer(route: string, status: number, text: string, redact: (s: string) => string): Exchange {
+export function readAnswer(route: string, status: number, text: string, redact: (s: string) => string, at: number): Exchange {
   let json: unknown;
   let readable = text.trim() !== '';
   if (readable) {
@@ -35,7 +35,7 @@ export function readAnswer(route: string, status: number, text: string, redact: 
   }
   const clean = readable ? '' : redact(text);
   const body = readable ? json : clean.length > TEXT_KEPT ? `${clean.slice(0, TEXT_KEPT)}…` : clean;
-  return { status, json, readable, answer: { route, status, at: Date.now(), body }, retryAfterMs: undefined };
+  return { status, json, readable, answer: { route, status, at, body }, retryAfterMs: undefined };
 }
 
 /** A readable body that says `success: false` (in any spelling, or `status: false`), whatever the HTTP status. */

@@ -6,6 +6,7 @@
 import type { ResellerClient } from '../api/client.js';
 import { Priority } from '../api/client.js';
 import { buildCatalogIndex, type CatalogIndex } from '../intake/catalog.js';
+import { systemClock, type Clock } from '../clock.js';
 
 export interface CatalogSnapshot {
   index: CatalogIndex;
@@ -15,18 +16,21 @@ export interface CatalogSnapshot {
 export class LiveCatalog {
   readonly #client: ResellerClient;
   readonly #maxAgeMs: number;
+  /** Ages the snapshot (wall time: fetchedAt is shown to people). */
+  readonly #clock: Clock;
   #snapshot: CatalogSnapshot | undefined;
   #inflight: Promise<CatalogSnapshot> | undefined;
 
-  constructor(client: ResellerClient, maxAgeMs: number) {
+  constructor(client: ResellerClient, maxAgeMs: number, clock: Clock = systemClock) {
     this.#client = client;
     this.#maxAgeMs = maxAgeMs;
+    this.#clock = clock;
   }
 
   /** The cached catalog if fresh enough, else a new one (one fetch at a time). */
   async get(maxAgeMs = this.#maxAgeMs): Promise<CatalogSnapshot> {
     const s = this.#snapshot;
-    if (s && Date.now() - s.fetchedAt <= maxAgeMs) return s;
+    if (s && this.#clock.now() - s.fetchedAt <= maxAgeMs) return s;
     this.#inflight ??= this.#fetch().finally(() => {
       this.#inflight = undefined;
     });
@@ -43,7 +47,7 @@ export class LiveCatalog {
       this.#client.services({ priority: Priority.lookup }),
       this.#client.products({ priority: Priority.lookup }),
     ]);
-    this.#snapshot = { index: buildCatalogIndex(services, products), fetchedAt: Date.now() };
+    this.#snapshot = { index: buildCatalogIndex(services, products), fetchedAt: this.#clock.now() };
     return this.#snapshot;
   }
 }

@@ -16,21 +16,21 @@
  * like any other (the inbox shows only what waits), nothing is sent, and every row's result
  * names the earlier batch.
  */
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash } from 'node:crypto';
+import { systemEntropy, type Entropy } from '../entropy.js';
 import { closeSync, createReadStream, existsSync, fsyncSync, lstatSync, mkdirSync, openSync, readdirSync, renameSync, rmSync, writeFileSync, writeSync } from 'node:fs';
 import { basename, dirname, join, relative } from 'node:path';
 import { contentHash } from '../intake/formats/index.js';
 import type { Runtime } from '../runtime.js';
 import type { Batch, BatchOrigin } from '../store/batches.js';
 import { crashPoint } from '../crash-points.js';
-import { ownerIsDead } from '../store/owner.js';
 import { failBatch } from './load.js';
 
 /** `b261121-3fa9c1`: the day, then 6 hex digits that differ for every claim. */
-export function newBatchId(hash: string, now: number): string {
+export function newBatchId(hash: string, now: number, entropy: Entropy = systemEntropy): string {
   const d = new Date(now);
   const day = `${d.getUTCFullYear() % 100}`.padStart(2, '0') + `${d.getUTCMonth() + 1}`.padStart(2, '0') + `${d.getUTCDate()}`.padStart(2, '0');
-  const salt = createHash('sha256').update(`${hash}:${now}:${randomBytes(8).toString('hex')}`).digest('hex');
+  const salt = createHash('sha256').update(`${hash}:${now}:${entropy.hex(8)}`).digest('hex');
   return `b${day}-${salt.slice(0, 6)}`;
 }
 
@@ -130,21 +130,21 @@ function writeMarker(jobDir: string, m: ClaimMarker): void {
 }
 
 export async function claimFile(rt: Runtime, path: string, opts: ClaimOptions = {}): Promise<Batch> {
-  const now = Date.now();
+  const now = rt.clock.now();
   const sourceName = basename(path);
   const move = opts.move ?? true;
   const origin = opts.origin ?? 'inbox';
   // A submitted file is copied before anything else, into a folder of its own beside the batch
   // folders: what is hashed is what was copied, and nothing the user does to their file later
   // reaches the batch.
-  const staging = move ? undefined : join(rt.config.jobsDir, `${STAGING_PREFIX}${randomBytes(4).toString('hex')}`);
+  const staging = move ? undefined : join(rt.config.jobsDir, `${STAGING_PREFIX}${rt.entropy.hex(4)}`);
   if (staging) mkdirSync(staging, { mode: 0o700 });
   let id: string;
   let duplicateOf: string | undefined;
   try {
     const source = staging ? join(staging, sourceName) : path;
     const hash = staging ? await copyAndHash(path, source) : await contentHash(path);
-    id = newBatchId(hash, now);
+    id = newBatchId(hash, now, rt.entropy);
     const jobDir = join(rt.config.jobsDir, id);
     const jobFile = join(jobDir, sourceName);
     const storedHash = opts.again ? `${hash}:again:${id}` : hash;
@@ -176,7 +176,7 @@ export async function claimFile(rt: Runtime, path: string, opts: ClaimOptions = 
  * the same folder, the same file, and trxids from the same bytes as before.
  */
 export function adoptClaim(rt: Runtime, o: { id: string; jobFile: string; sourceName: string; hash: string; createdAt: number }): Batch {
-  recordClaim(rt, { id: o.id, sourceName: o.sourceName, jobFile: o.jobFile, storedHash: o.hash, hash: o.hash, origin: 'inbox', again: false, own: false, now: Date.now() });
+  recordClaim(rt, { id: o.id, sourceName: o.sourceName, jobFile: o.jobFile, storedHash: o.hash, hash: o.hash, origin: 'inbox', again: false, own: false, now: rt.clock.now() });
   writeMarker(join(rt.config.jobsDir, o.id), { batch: o.id, origin: 'inbox', file: o.sourceName, contentHash: o.hash, createdAt: o.createdAt });
   return rt.batches.get(o.id)!;
 }
@@ -214,7 +214,7 @@ export async function recoverClaims(rt: Runtime): Promise<void> {
   for (const b of rt.batches.list({ states: ['claimed'] })) {
     const jobFile = join(rt.config.home, b.jobFile);
     // A batch its live claimer holds may be between its commit and its move right now.
-    if (existsSync(jobFile) || (b.owner !== null && b.leaseUntil > Date.now() && !ownerIsDead(b.owner))) continue;
+    if (existsSync(jobFile) || (b.owner !== null && b.leaseUntil > rt.clock.now() && !rt.ownerIsDead(b.owner))) continue;
     // A submit killed between its commit and its move left its copy of the claimed bytes in its
     // staging folder: the batch goes on from that copy (as after Ctrl-C, a daemon carries it on).
     const staged = await stagedCopy(rt, b);

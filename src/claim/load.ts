@@ -73,9 +73,9 @@ export async function loadBatch(rt: Runtime, batch: Batch): Promise<LoadOutcome>
   // past its lease must not write rows into a batch another process has taken over.
   const ours = (): boolean => {
     const cur = rt.batches.get(batch.id);
-    return cur !== undefined && cur.state === 'claimed' && cur.owner === rt.owner && cur.leaseUntil > Date.now();
+    return cur !== undefined && cur.state === 'claimed' && cur.owner === rt.owner && cur.leaseUntil > rt.clock.now();
   };
-  const now = Date.now();
+  const now = rt.clock.now();
   let rows: NewRow[] = [];
   let total = 0;
   let invalid = 0;
@@ -177,7 +177,7 @@ export async function loadBatch(rt: Runtime, batch: Batch): Promise<LoadOutcome>
     rt.batches.setDialect(batch.id, inputDialect(rt, batch, file.header));
     // Repeats of earlier purchases: decided here, in the transaction that opens the batch, so two
     // processes opening edited copies of one file cannot both buy (claim/repeats.ts).
-    if (checkRepeats) repeats = rt.rows.skipRepeats(batch.id, claimedAt - rt.config.repeatWindowMs, Date.now(), (e) => repeatMessage(e, batch.id));
+    if (checkRepeats) repeats = rt.rows.skipRepeats(batch.id, claimedAt - rt.config.repeatWindowMs, rt.clock.now(), (e) => repeatMessage(e, batch.id));
     if (duplicate) {
       rt.batches.markDuplicate(batch.id, file.header.header.columns);
     } else {
@@ -232,7 +232,7 @@ export function failBatch(rt: Runtime, batch: Batch, message: string, why: FailK
   // Only while it is still `claimed`: the rows of an opened batch are never deleted here.
   rt.db.transaction(() => {
     if (rt.batches.get(batch.id)?.state === 'claimed') rt.rows.deleteBatchRows(batch.id);
-    rt.batches.fail(batch.id, message, Date.now());
+    rt.batches.fail(batch.id, message, rt.clock.now());
   }).immediate();
   const said = { refused: 'file refused: its columns do not fit its orders', unreadable: 'file is not a usable order file', changed: 'file refused: it changed after it was claimed', gone: 'claimed file is gone; nothing of it was ordered' }[why];
   rt.log.error({ batch: batch.id, file: batch.sourceName, problem: message }, said);

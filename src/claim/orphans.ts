@@ -15,6 +15,7 @@
  *    record (ordering it again could buy its rows twice); a file whose bytes changed since its claim;
  *    a folder without an order file.
  */
+import { fileClock } from '../clock.js';
 import { existsSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { contentHash } from '../intake/formats/index.js';
@@ -115,13 +116,13 @@ async function judgeFolder(rt: Runtime, id: string, finished: Set<string>): Prom
   if (marker && marker.contentHash !== hash) {
     return { ...base, verdict: 'changed', detail: `${path} changed after it was claimed, so its rows' trxids cannot be worked out again; not ordered. Compare with topup history before ordering it again` };
   }
-  return { ...base, verdict: 'claimed again', detail: `${path} came from the inbox and its batch is unknown to the database: it is claimed again (the same trxids: rows already ordered are replayed, not charged again)`, hash, createdAt: marker?.createdAt ?? Date.now() };
+  return { ...base, verdict: 'claimed again', detail: `${path} came from the inbox and its batch is unknown to the database: it is claimed again (the same trxids: rows already ordered are replayed, not charged again)`, hash, createdAt: marker?.createdAt ?? rt.clock.now() };
 }
 
 /** A claim's staging folder (a submitted file's copy, a retry file) lives for seconds; one an hour old was left by a kill. */
 const STALE_STAGING_MS = 60 * 60_000;
 
-export function removeStaleStaging(rt: Runtime, now = Date.now()): number {
+export function removeStaleStaging(rt: Runtime, now = fileClock.now()): number {
   if (!existsSync(rt.config.jobsDir)) return 0;
   // A submit killed between its claim and its move: its copy is in one of these folders, and
   // recoverClaims (at the runner's start) moves it into the batch. Until then none is swept.
@@ -159,7 +160,7 @@ export async function adoptOrphans(rt: Runtime): Promise<Orphan[]> {
     if (o.verdict === 'finished' || o.verdict === 'empty') continue;
     if (o.verdict === 'claimed again' && o.hash && o.file) {
       try {
-        const b = adoptClaim(rt, { id: o.id, jobFile: o.file, sourceName: o.file.slice(o.dir.length + 1), hash: o.hash, createdAt: o.createdAt ?? Date.now() });
+        const b = adoptClaim(rt, { id: o.id, jobFile: o.file, sourceName: o.file.slice(o.dir.length + 1), hash: o.hash, createdAt: o.createdAt ?? rt.clock.now() });
         rt.log.warn({ batch: o.id, file: o.file, duplicateOf: b.duplicateOf ?? undefined }, `jobs/ held a batch the database does not know (was the database deleted or restored?): ${o.detail}`);
       } catch (err) {
         // Claimed by another process starting at the same moment: it is known now.

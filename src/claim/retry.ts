@@ -19,7 +19,6 @@
  * - The claim takes this process's lease until the file is in place, so no daemon can start
  *   reading it half-moved; then the lease is released and any runner may take it.
  */
-import { randomBytes } from 'node:crypto';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { stringify } from 'csv-stringify/sync';
@@ -134,7 +133,7 @@ export async function createRetryBatch(rt: Runtime, batchId: string, opts: Retry
   });
   const name = `${old.name.replace(/\.retry-b[0-9a-f-]+$/i, '')}.retry-${old.id}.csv`;
   // Staged under its final name in a folder of its own; the claim moves it into jobs/<batch>/.
-  const stage = join(rt.config.jobsDir, `.retry-${randomBytes(4).toString('hex')}`);
+  const stage = join(rt.config.jobsDir, `.retry-${rt.entropy.hex(4)}`);
   // Stryker disable next-line ObjectLiteral: defence in depth; the folder lives inside jobs/ (0700, runtime.ts) only until the claim has moved the file, so its own mode cannot be seen.
   mkdirSync(stage, { mode: 0o700 });
   const staged = join(stage, name);

@@ -16,7 +16,7 @@ export function registerBalance(program: Command): void {
           currency: b.currency,
           reservedUsd: ctx.rt.rows.reservedUsd(),
           mode: ctx.config.sandbox ? 'SANDBOX' : 'LIVE',
-          at: new Date().toISOString(),
+          at: new Date(ctx.rt.clock.now()).toISOString(),
         };
         printList(format, [row], [
           { title: 'balance', get: (r) => usd(r.balanceUsd), right: true },

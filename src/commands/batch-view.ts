@@ -2,6 +2,7 @@
  * A batch as the operator sees it: how far it is, what it cost so far, who runs it and why it
  * waits. Read from the store only, so `status` works while the API is down.
  */
+import { systemClock } from '../clock.js';
 import type { Batch } from '../store/batches.js';
 import type { RowStore, StateCounts } from '../store/rows.js';
 import type { PauseState } from '../dispatch/pauses.js';
@@ -50,7 +51,7 @@ export function etaMs(elapsedMs: number, doneSince: number, left: number): numbe
 export class EtaBook {
   readonly #first = new Map<string, { at: number; done: number }>();
 
-  eta(batchId: string, s: Pick<BatchProgressSnapshot, 'rows' | 'done'>, now = Date.now()): number | null {
+  eta(batchId: string, s: Pick<BatchProgressSnapshot, 'rows' | 'done'>, now = systemClock.now()): number | null {
     let first = this.#first.get(batchId);
     if (!first) {
       first = { at: now, done: s.done };
@@ -69,7 +70,7 @@ export class EtaBook {
  * that went through the API since the batch started sending. Null for a batch nobody is running
  * or that waits (it moves at no pace then).
  */
-export function storedEtaMs(b: Batch, s: BatchProgressSnapshot, pause: PauseState | null, now = Date.now()): number | null {
+export function storedEtaMs(b: Batch, s: BatchProgressSnapshot, pause: PauseState | null, now = systemClock.now()): number | null {
   if (b.finishedAt !== null || b.state === 'failed') return null;
   if (b.startedAt === null || b.waitReason || pause || !heldByLiveProcess(b, now)) return null;
   const viaApi = s.counts.completed + s.counts.cancelled + s.counts.rejected + s.counts.review;
@@ -79,11 +80,11 @@ export function storedEtaMs(b: Batch, s: BatchProgressSnapshot, pause: PauseStat
 export type RunState = 'running' | 'waiting' | 'queued' | 'done' | 'failed' | 'duplicate';
 
 /** Whether a live process holds the batch (its lease has not expired). */
-export function heldByLiveProcess(b: Batch, now = Date.now()): boolean {
+export function heldByLiveProcess(b: Batch, now = systemClock.now()): boolean {
   return b.owner !== null && b.leaseUntil > now;
 }
 
-export function runState(b: Batch, pause: PauseState | null, now = Date.now()): RunState {
+export function runState(b: Batch, pause: PauseState | null, now = systemClock.now()): RunState {
   if (b.state === 'done') return 'done';
   if (b.state === 'failed') return 'failed';
   if (b.state === 'duplicate' && b.finishedAt !== null) return 'duplicate';
@@ -92,7 +93,7 @@ export function runState(b: Batch, pause: PauseState | null, now = Date.now()): 
 }
 
 /** One sentence: why an unfinished batch is not moving, or '' when it is. */
-export function waitingWhy(b: Batch, pause: PauseState | null, now = Date.now()): string {
+export function waitingWhy(b: Batch, pause: PauseState | null, now = systemClock.now()): string {
   if (b.finishedAt !== null || b.state === 'failed') return b.fileError ?? '';
   const parts: string[] = [];
   if (b.cancelRequested) parts.push('cancel requested');

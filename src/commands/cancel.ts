@@ -38,7 +38,7 @@ export function registerCancel(program: Command): void {
             process.stdout.write(`cancel requested for batch ${batchId}; see topup status ${batchId}\n`);
             return;
           }
-          const until = Date.now() + opts.timeout * 1000;
+          const until = rt.clock.now() + opts.timeout * 1000;
           for (;;) {
             const cur = rt.batches.get(batchId)!;
             if (cur.finishedAt !== null) break;
@@ -47,7 +47,7 @@ export function registerCancel(program: Command): void {
               await runBatchInForeground(rt, batchId, new Notifier(ctx.config, ctx.log), { quiet: true });
               break;
             }
-            if (Date.now() > until) {
+            if (rt.clock.now() > until) {
               process.stdout.write(`batch ${batchId}: cancel requested, but it has not finished within ${opts.timeout}s (rows still being followed); see topup status ${batchId}\n`);
               process.exitCode = ExitCode.NotAllCompleted;
               return;

@@ -8,6 +8,7 @@
  *   done/rows, USD spent, ETA, completed, sent, then the failure counts (only those above 0),
  *   the bar, and the batch id (printed above the bar anyway).
  */
+import { systemClock } from '../clock.js';
 import type { BatchProgressSnapshot } from './batch-view.js';
 import { setLiveLine } from '../log.js';
 import { EtaBook, durationText } from './batch-view.js';
@@ -136,9 +137,9 @@ export function createProgressView(batchId: string, tty: boolean, out: NodeJS.Wr
   const write = (s: BatchProgressSnapshot, force: boolean): void => {
     const eta = etaOf(s);
     const line = `progress ${batchId}: ${s.done}/${s.rows} done; ${describe(s)}`;
-    if (line === lastLine || (!force && Date.now() - lastAt < 1000)) return;
+    if (line === lastLine || (!force && systemClock.now() - lastAt < 1000)) return;
     lastLine = line;
-    lastAt = Date.now();
+    lastAt = systemClock.now();
     out.write(`${line}; ETA ${eta}\n`);
   };
   return {

@@ -2,6 +2,7 @@
  * `topup status [BATCH]`: batches with their progress and why any is waiting; for one batch,
  * its rows. Reads the store only — no API call — so it answers while the API is down.
  */
+import { systemClock } from '../clock.js';
 import type { Command } from 'commander';
 import { NotFoundError } from '../errors.js';
 import { Pauses } from '../dispatch/pauses.js';
@@ -24,7 +25,7 @@ export function registerStatus(program: Command): void {
     const store = openStoreOnly(commandConfig(cmd, { requireKey: false }));
     try {
       const pause = Pauses.read(store.meta);
-      const now = Date.now();
+      const now = systemClock.now();
       if (batchId) {
         const b = store.batches.get(batchId);
         if (!b) throw new NotFoundError(`no batch ${batchId} (see topup status for the list)`);

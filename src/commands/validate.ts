@@ -54,7 +54,7 @@ export async function quoteFile(rt: Runtime, path: string, again: boolean): Prom
   const problems: (Quote['problems'][number] & { fileProblem?: string })[] = [];
   // Rows repeating a purchase an earlier batch placed recently would be skipped (claim/repeats.ts).
   const checkRepeats = !again && rt.config.repeatWindowMs > 0;
-  const now = Date.now();
+  const now = rt.clock.now();
   let rows = 0;
   let valid = 0;
   let total = 0;

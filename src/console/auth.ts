@@ -15,6 +15,7 @@
  *   AND carry the session's form token (`_csrf` field or `x-csrf-token` header). Requests with
  *   the Bearer token need no form token: a browser never adds that header by itself.
  */
+import { systemClock } from '../clock.js';
 import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Context, MiddlewareHandler } from 'hono';
 import { getCookie, setCookie } from 'hono/cookie';
@@ -89,7 +90,7 @@ export class Sessions {
     if (got.length !== want.length || !timingSafeEqual(got, want)) return null;
     try {
       const s = JSON.parse(Buffer.from(body, 'base64url').toString('utf8')) as Session;
-      if (typeof s.sid !== 'string' || typeof s.exp !== 'number' || s.exp < Date.now()) return null;
+      if (typeof s.sid !== 'string' || typeof s.exp !== 'number' || s.exp < systemClock.now()) return null;
       return { sid: s.sid, authed: s.authed === true || !this.tokenRequired, name: typeof s.name === 'string' ? s.name : '', exp: s.exp, via: 'cookie' };
     } catch {
       return null;
@@ -98,7 +99,7 @@ export class Sessions {
 
   /** A new session; `sid` keeps the current one (and with it the form token of pages already open). */
   issue(c: Context, s: { authed: boolean; name: string; sid?: string }): Session {
-    const session: Session = { sid: s.sid ?? randomBytes(16).toString('base64url'), authed: s.authed, name: s.name, exp: Date.now() + SESSION_MS, via: 'cookie' };
+    const session: Session = { sid: s.sid ?? randomBytes(16).toString('base64url'), authed: s.authed, name: s.name, exp: systemClock.now() + SESSION_MS, via: 'cookie' };
     const body = Buffer.from(JSON.stringify({ sid: session.sid, authed: session.authed, name: session.name, exp: session.exp })).toString('base64url');
     // Secure only where the browser reached us over https (a TLS proxy in front): a Secure
     // cookie over plain http on 127.0.0.1 would never be sent back.

@@ -10,6 +10,7 @@
  * first, within the same rate budget): at most 12 calls an hour. Not while sending is stopped
  * for an account problem (the runner's own probe covers that).
  */
+import { systemClock } from '../clock.js';
 import { Priority } from '../api/client.js';
 import { coerceError } from '../errors.js';
 import { Pauses } from '../dispatch/pauses.js';
@@ -50,7 +51,7 @@ export class BalanceWatch {
   }
 
   /** A reading made elsewhere in this process (a batch's balance after, read when it finished). */
-  record(usd: number, at = Date.now()): void {
+  record(usd: number, at = systemClock.now()): void {
     if (!this.#own || at >= this.#own.at) this.#own = { usd, at };
     this.#lastError = null;
   }
@@ -69,12 +70,12 @@ export class BalanceWatch {
   /** Reads the balance when the freshest reading is older than `maxAgeMs`; never two reads at once. */
   refreshIfOld(maxAgeMs = REFRESH_MS): Promise<void> {
     const cur = this.latest();
-    if (cur && Date.now() - cur.at < maxAgeMs) return Promise.resolve();
+    if (cur && systemClock.now() - cur.at < maxAgeMs) return Promise.resolve();
     if (Pauses.read(this.#rt.meta)?.kind === 'account') return Promise.resolve();
     this.#reading ??= this.#rt.client
       .balance({ priority: Priority.report })
       .then((b) => {
-        this.#own = { usd: b.balanceUsd, at: Date.now() };
+        this.#own = { usd: b.balanceUsd, at: systemClock.now() };
         this.#lastError = null;
       })
       .catch((err: unknown) => {

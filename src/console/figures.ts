@@ -9,6 +9,7 @@
  *    home (a `topup submit`) moves rows without telling this one.
  * What is cheap and changes with time (the run state, why it waits) is worked out fresh each time.
  */
+import { systemClock } from '../clock.js';
 import type { Runner } from '../engine/runner.js';
 import type { Runtime } from '../runtime.js';
 import type { Batch } from '../store/batches.js';
@@ -68,7 +69,7 @@ export class FiguresCache {
     return s;
   }
 
-  get(b: Batch, pause: PauseState | null, now = Date.now()): Figures {
+  get(b: Batch, pause: PauseState | null, now = systemClock.now()): Figures {
     const s = this.#snapshot(b, now);
     const c = s.counts;
     return {

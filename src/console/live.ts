@@ -9,6 +9,7 @@
  * telling this one. Each payload is whole (not a difference), so a page that missed one (a slow
  * phone) just takes the next.
  */
+import { systemClock } from '../clock.js';
 import type { Runner } from '../engine/runner.js';
 import type { Runtime } from '../runtime.js';
 import type { Batch } from '../store/batches.js';
@@ -122,7 +123,7 @@ export class LiveFeed {
 
   #tick(): void {
     if (this.#clients.size === 0) return;
-    const now = Date.now();
+    const now = systemClock.now();
     const interval = Math.max(MIN_INTERVAL_MS, 20 * this.#costMs);
     if (this.#dirty || now - this.#lastAt >= HEARTBEAT_MS) {
       const started = performance.now();
@@ -149,7 +150,7 @@ export class LiveFeed {
   }
 
   /** The figures of unfinished batches and of those finished in the last minutes. */
-  compute(now = Date.now()): LivePayload {
+  compute(now = systemClock.now()): LivePayload {
     const pause = Pauses.read(this.#rt.meta);
     const unfinished = this.#rt.batches.unfinished();
     const finished = this.#listing.finishedSince(now - KEEP_FINISHED_MS, 20).filter((b) => !unfinished.some((u) => u.id === b.id));

@@ -5,6 +5,7 @@
  * with 503) is one entry with a count and its last time, so a burst cannot push out the rest.
  * Kept in memory (the last KEEP), since the log holds the full story.
  */
+import { systemClock } from '../clock.js';
 import type { Runner } from '../engine/runner.js';
 import type { Notifier } from '../notify/notifier.js';
 
@@ -25,7 +26,7 @@ export class RecentErrors {
     this.#scrub = scrub;
   }
 
-  add(what: string, at = Date.now()): void {
+  add(what: string, at = systemClock.now()): void {
     const text = this.#scrub(what);
     const same = this.#items.find((e) => e.what === text);
     if (same) {

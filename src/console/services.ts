@@ -2,6 +2,7 @@
  * What the console's pages work with: the daemon's runtime and runner (read: snapshot(), events,
  * the store), and the console's own parts. Built once in app.ts.
  */
+import { systemClock } from '../clock.js';
 import type { Context } from 'hono';
 import type { Runtime } from '../runtime.js';
 import type { Runner } from '../engine/runner.js';
@@ -68,7 +69,7 @@ export function pageCtx(c: Ctx, svc: Services): PageCtx {
     csrf: c.get('csrfToken'),
     reviewRows: svc.listing.countInState('review'),
     pause: Pauses.read(svc.rt.meta),
-    now: Date.now(),
+    now: systemClock.now(),
   };
 }
 
@@ -79,5 +80,5 @@ export function record(
   outcome: AuditOutcome,
   fields: { batchId?: string | null; line?: number | null; detail?: string | null } = {},
 ): void {
-  svc.audit.record({ at: Date.now(), actor: actorOf(c, svc), address: c.get('address'), action, outcome, ...fields });
+  svc.audit.record({ at: systemClock.now(), actor: actorOf(c, svc), address: c.get('address'), action, outcome, ...fields });
 }

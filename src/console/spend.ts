@@ -4,6 +4,7 @@
  * the rows that just ended. A rate over less than MIN_SPAN_MS of history would make one batch
  * finishing in a minute look like a torrent, so the span counted is at least that long.
  */
+import { systemClock } from '../clock.js';
 import type { Runner } from '../engine/runner.js';
 import type { Runtime } from '../runtime.js';
 import { rowMoney } from '../outbox/results.js';
@@ -18,7 +19,7 @@ export class SpendWindow {
   readonly #spent: { at: number; cents: number }[] = [];
   #off: (() => void) | null = null;
 
-  constructor(rt: Runtime, since = Date.now()) {
+  constructor(rt: Runtime, since = systemClock.now()) {
     this.#rt = rt;
     this.#since = since;
   }
@@ -38,12 +39,12 @@ export class SpendWindow {
     this.#off?.();
   }
 
-  add(cents: number, at = Date.now()): void {
+  add(cents: number, at = systemClock.now()): void {
     this.#spent.push({ at, cents });
   }
 
   /** USD an hour at the pace of the last hour (or since start), or 0. */
-  perHour(now = Date.now()): number {
+  perHour(now = systemClock.now()): number {
     while (this.#spent.length > 0 && this.#spent[0]!.at < now - WINDOW_MS) this.#spent.shift();
     const cents = this.#spent.reduce((s, e) => s + e.cents, 0);
     const span = Math.max(MIN_SPAN_MS, Math.min(WINDOW_MS, now - this.#since));

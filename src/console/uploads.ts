@@ -13,6 +13,7 @@
  *   own (another daemon on the same home has its own); folders older than that are removed at
  *   start (their console is gone), this console's own when it stops.
  */
+import { systemClock } from '../clock.js';
 import { randomBytes } from 'node:crypto';
 import { copyFileSync, existsSync, linkSync, mkdirSync, readdirSync, renameSync, rmSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
 import { extname, join } from 'node:path';
@@ -65,7 +66,7 @@ export class Uploads {
     mkdirSync(parent, { recursive: true, mode: 0o700 });
     for (const name of readdirSync(parent)) {
       const st = statSync(join(parent, name), { throwIfNoEntry: false });
-      if (st && Date.now() - st.mtimeMs > KEEP_MS) rmSync(join(parent, name), { recursive: true, force: true });
+      if (st && systemClock.now() - st.mtimeMs > KEEP_MS) rmSync(join(parent, name), { recursive: true, force: true });
     }
     this.#dir = join(parent, randomBytes(6).toString('hex'));
     mkdirSync(this.#dir, { mode: 0o700 });
@@ -91,7 +92,7 @@ export class Uploads {
     mkdirSync(dir, { mode: 0o700 });
     const path = join(dir, name);
     writeFileSync(path, bytes, { mode: 0o600, flag: 'wx' });
-    const upload: Upload = { id, name, path, size: bytes.byteLength, hash: await contentHash(path), at: Date.now(), quote: null, error: null, submitted: null };
+    const upload: Upload = { id, name, path, size: bytes.byteLength, hash: await contentHash(path), at: systemClock.now(), quote: null, error: null, submitted: null };
     this.#items.set(id, upload);
     return upload;
   }
@@ -123,14 +124,14 @@ export class Uploads {
         if ((code === 'EPERM' || code === 'ENOTSUP' || code === 'ENOSYS') && !existsSync(dest)) renameSync(part, dest);
         else throw err;
       }
-      u.submitted = { path: dest, name, at: Date.now() };
+      u.submitted = { path: dest, name, at: systemClock.now() };
       rmSync(join(this.#dir, u.id), { recursive: true, force: true });
       return u;
     }
   }
 
   #expire(): void {
-    const now = Date.now();
+    const now = systemClock.now();
     const old = [...this.#items.values()].sort((a, b) => b.at - a.at);
     old.forEach((u, i) => {
       if (now - u.at > KEEP_MS || i >= MAX_KEPT - 1) {

@@ -102,7 +102,7 @@ export function judgeFunds(rt: Runtime, balanceUsd: number, judge: ReadonlySet<s
 /** Reads the balance and judges (see judgeFunds). */
 export async function checkFunds(rt: Runtime, judge: ReadonlySet<string>): Promise<FundsVerdict> {
   const { balanceUsd } = await rt.client.balance({ priority: Priority.lookup });
-  return judgeFunds(rt, balanceUsd, judge, Date.now());
+  return judgeFunds(rt, balanceUsd, judge, rt.clock.now());
 }
 
 /**

@@ -35,7 +35,6 @@
  * admitted that a full count would refuse. One gate per connection.
  */
 import PQueue from 'p-queue';
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { CallGate, CallInfo } from '../api/gate.js';
 import type { RateWindow } from '../config.js';
 import { unsynced, type Db } from '../store/db.js';
@@ -73,6 +72,8 @@ export class RateScheduler implements CallGate {
 
   /** Monotonic time (clock.ts): shared by every process on this machine, immune to wall-clock steps. */
   readonly #now: () => number;
+  /** Its waits (a full window, a Retry-After hold) are the clock's, so a simulated clock ends them. */
+  readonly #clock: Clock;
   /** Longest a Retry-After may hold calls; a stored hold further ahead is stale. */
   readonly #maxHoldMs: number;
 
@@ -80,6 +81,7 @@ export class RateScheduler implements CallGate {
     if (windows.length === 0) throw new TypeError('RateScheduler needs at least one window');
     this.#db = db;
     const clock = opts.clock ?? systemClock;
+    this.#clock = clock;
     this.#now = () => clock.mono();
     this.#maxHoldMs = (opts.maxHoldMs ?? 300_000) + marginMs;
     this.#meta = new MetaStore(db);
@@ -173,7 +175,7 @@ export class RateScheduler implements CallGate {
           // sync before its request leaves, puts this admission on disk with it.
           id = unsynced(this.#db, () => this.#admitTx.immediate(at));
           if (id > 0) break;
-          await sleep(-id, undefined, signal ? { signal } : undefined);
+          await this.#clock.sleep(-id, signal);
         }
         this.stats.admitted++;
         this.stats.waitedMs += this.#now() - started;
@@ -205,7 +207,7 @@ export class RateScheduler implements CallGate {
     for (;;) {
       const wait = this.holdRemainingMs();
       if (wait <= 0) return;
-      await sleep(wait, undefined, signal ? { signal } : undefined);
+      await this.#clock.sleep(wait, signal);
     }
   }
 
@@ -232,19 +234,21 @@ export class RateScheduler implements CallGate {
  */
 export class FixedWindowGate implements CallGate {
   readonly #queues: PQueue[];
+  readonly #clock: Clock;
   #holdUntil = 0;
 
-  constructor(windows: readonly RateWindow[]) {
+  constructor(windows: readonly RateWindow[], clock: Clock = systemClock) {
     this.#queues = windows.map((w) => new PQueue({ interval: w.windowMs, intervalCap: w.limit }));
+    this.#clock = clock;
   }
 
   async acquire(call: CallInfo, signal?: AbortSignal): Promise<void> {
-    const hold = this.#holdUntil - Date.now();
-    if (hold > 0) await sleep(hold, undefined, signal ? { signal } : undefined);
+    const hold = this.#holdUntil - this.#clock.mono();
+    if (hold > 0) await this.#clock.sleep(hold, signal);
     for (const q of this.#queues) await q.add(async () => {}, { priority: call.priority, ...(signal ? { signal } : {}) });
   }
 
   holdOff(ms: number): void {
-    this.#holdUntil = Math.max(this.#holdUntil, Date.now() + ms);
+    this.#holdUntil = Math.max(this.#holdUntil, this.#clock.mono() + ms);
   }
 }

@@ -37,9 +37,9 @@ class NotSent extends TopupError {
   }
 }
 
-function backoff(attempts: number): number {
+function backoff(rt: Runtime, attempts: number): number {
   const base = AMBIGUOUS_BACKOFF_MS[Math.min(Math.max(attempts - 1, 0), AMBIGUOUS_BACKOFF_MS.length - 1)]!;
-  return base + Math.floor(Math.random() * (base / 4));
+  return base + Math.floor(rt.entropy.random() * (base / 4));
 }
 
 export interface SenderDeps {
@@ -58,7 +58,7 @@ async function priceStillOk(rt: Runtime, row: Row): Promise<boolean> {
   const price = index.byPid(row.productId)?.product.price;
   if (price === undefined || price <= row.maxPriceUsd + 1e-9) return true;
   const error = `maxPriceUsd: the catalog price rose to ${price} USD, above the cap of ${row.maxPriceUsd} USD; not sent`;
-  return !rt.rows.priceRose(row.batchId, row.idx, Date.now(), error);
+  return !rt.rows.priceRose(row.batchId, row.idx, rt.clock.now(), error);
 }
 
 export async function sendRow(deps: SenderDeps, row: Row, signal?: AbortSignal): Promise<SendResult> {
@@ -70,7 +70,7 @@ export async function sendRow(deps: SenderDeps, row: Row, signal?: AbortSignal):
   } catch (err) {
     // Without a fresh price the cap cannot be honoured: try the row again later.
     rt.log.warn({ batch: row.batchId, line: row.line, err: coerceError(err).message }, 'cannot refresh the catalog for a price check');
-    rt.rows.deferPending(row.batchId, Date.now() + 5_000);
+    rt.rows.deferPending(row.batchId, rt.clock.now() + 5_000);
     return 'retry';
   }
   let placed: SubmitAnswer;
@@ -84,7 +84,7 @@ export async function sendRow(deps: SenderDeps, row: Row, signal?: AbortSignal):
       ...(signal ? { signal } : {}),
       beforeSend: () => {
         // next_try_at = the timeout: an in-flight row is not due again while its request is open.
-        const now = Date.now();
+        const now = rt.clock.now();
         if (!rt.rows.markSending(row.batchId, row.idx, { owner: rt.owner, now }, now + rt.config.requestTimeoutMs)) throw new NotSent();
         intent = true;
         intentAt = now;
@@ -100,7 +100,7 @@ export async function sendRow(deps: SenderDeps, row: Row, signal?: AbortSignal):
     // for a Retry-After hold, or the request itself, may or may not have let it leave: `resending`
     // (not counted: no answer was waited for), never a `sending` row nobody would send again.
     if (signal?.aborted && !(err instanceof ApiError)) {
-      const now = Date.now();
+      const now = rt.clock.now();
       rt.rows.noAnswer(row.batchId, row.idx, { owner: rt.owner, now }, { nextTryAt: now, counted: false, answer: null });
       // Stryker disable next-line StringLiteral: log message text; the facts are in the logged fields
       rt.log.warn({ batch: row.batchId, line: row.line, trxid: row.trxid }, 'stopped with this row\'s request about to leave or open: it will be resent with the same trxid');
@@ -125,7 +125,7 @@ export function gameNamesOf(rt: Runtime, row: Row): string[] {
  */
 function handlePlaced(deps: SenderDeps, row: Row, placed: SubmitAnswer, intentAt: number): SendResult {
   const { rt, pauses } = deps;
-  const now = Date.now();
+  const now = rt.clock.now();
   const answer = auditCopy(placed.answer);
   const where = { batch: row.batchId, line: row.line, trxid: row.trxid, orderId: placed.orderId, http: placed.httpStatus };
   const names = gameNamesOf(rt, row);
@@ -235,7 +235,7 @@ function stopResending(rt: Runtime, row: Row, a: Actor, doubt: Doubt | undefined
  */
 function handleFailure(deps: SenderDeps, row: Row, err: unknown): SendResult {
   const { rt, pauses } = deps;
-  const a: Actor = { owner: rt.owner, now: Date.now() };
+  const a: Actor = { owner: rt.owner, now: rt.clock.now() };
   const now = a.now;
   if (!(err instanceof ApiError)) {
     // Not an answer from the API (e.g. the store refused a write): the request may have left.
@@ -301,7 +301,7 @@ function handleFailure(deps: SenderDeps, row: Row, err: unknown): SendResult {
       // handled, so the order may exist: back off, not counted. RATE_LIMIT: the gate already holds
       // every call for Retry-After (capped); the row waits as long.
       if (err.mayExist) {
-        rt.rows.noAnswer(row.batchId, row.idx, a, { nextTryAt: now + backoff(row.attempts + 1), counted: false, answer });
+        rt.rows.noAnswer(row.batchId, row.idx, a, { nextTryAt: now + backoff(rt, row.attempts + 1), counted: false, answer });
         return 'retry';
       }
       later(now + Math.min(err.retryAfterMs ?? 1_000, rt.config.retryAfterMaxMs));
@@ -310,7 +310,7 @@ function handleFailure(deps: SenderDeps, row: Row, err: unknown): SendResult {
     case 'ambiguous':
     // Stryker disable next-line StringLiteral: POST /orders is never classified not-found (classify.ts reads a 404 on POST as account); the label keeps the switch exhaustive
     case 'not-found': {
-      const doubt = rt.rows.noAnswer(row.batchId, row.idx, a, { nextTryAt: now + backoff(row.attempts + 1), counted: true, answer });
+      const doubt = rt.rows.noAnswer(row.batchId, row.idx, a, { nextTryAt: now + backoff(rt, row.attempts + 1), counted: true, answer });
       if (stopResending(rt, row, a, doubt, err.message)) return 'verify';
       rt.log.warn({ ...where, why: err.message }, 'no definite answer; will resend the same trxid');
       return 'retry';

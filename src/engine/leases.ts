@@ -14,7 +14,6 @@
 import type { EngineContext, Stage, StepBatches } from './stage.js';
 import { StepWatch } from '../clock.js';
 import { LEASE_MS } from '../claim/claim.js';
-import { ownerIsDead } from '../store/owner.js';
 
 /** Longest any stored wait can legitimately be ahead of now: the review recheck's 2 h. */
 const LONGEST_WAIT_MS = 2 * 3_600_000 + 60_000;
@@ -54,7 +53,7 @@ export class LeaseStage implements Stage {
       if (b.owner === rt.owner || b.finishedAt !== null) continue;
       const taken =
         rt.batches.acquire(b.id, rt.owner, now, LEASE_MS) ||
-        (b.owner !== null && ownerIsDead(b.owner) && rt.batches.takeOver(b.id, rt.owner, b.owner, now, LEASE_MS));
+        (b.owner !== null && rt.ownerIsDead(b.owner) && rt.batches.takeOver(b.id, rt.owner, b.owner, now, LEASE_MS));
       if (!taken) continue;
       // The previous owner's requests died with it (or were never answered before it let go): the
       // store's batches_taken_over trigger has made its `sending` rows `resending` in the same

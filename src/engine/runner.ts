@@ -13,10 +13,9 @@
  * finish for `stopGraceMs`, then they are aborted; the leases are released.
  */
 import { EventEmitter, setMaxListeners } from 'node:events';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { ApiError } from '../errors.js';
 import type { Runtime } from '../runtime.js';
-import { systemClock, type Clock } from '../clock.js';
+import type { Clock } from '../clock.js';
 import { recoverClaims, LEASE_MS } from '../claim/claim.js';
 import { keepLeases } from '../store/owner.js';
 import { Pauses, type PauseState } from '../dispatch/pauses.js';
@@ -98,7 +97,7 @@ export class Runner extends EventEmitter<RunnerEventMap> {
     super();
     this.#rt = rt;
     this.#opts = opts;
-    this.#clock = opts.clock ?? systemClock;
+    this.#clock = opts.clock ?? rt.clock;
     this.#pauses = rt.account.pauses(this.#clock);
     setMaxListeners(0, this.#abort.signal);
     const e: EngineContext = {
@@ -223,7 +222,7 @@ export class Runner extends EventEmitter<RunnerEventMap> {
     const grace = this.#opts.stopGraceMs ?? 8_000;
     const pending = this.#stages.flatMap((s) => s.running?.() ?? []);
     const cancelTimer = new AbortController();
-    const timer = sleep(grace, 'timeout' as const, { signal: cancelTimer.signal }).catch(() => 'done' as const);
+    const timer = this.#clock.sleep(grace, cancelTimer.signal).then(() => 'timeout' as const, () => 'done' as const);
     const outcome = await Promise.race([Promise.allSettled(pending).then(() => 'done' as const), timer]);
     cancelTimer.abort();
     if (outcome === 'timeout') this.#abort.abort();
@@ -257,16 +256,16 @@ export class Runner extends EventEmitter<RunnerEventMap> {
       if (due !== undefined) until = Math.min(until, due);
     }
     const wait = Math.max(5, until - now);
-    await new Promise<void>((resolve) => {
-      const timer = setTimeout(done, wait);
-      const self = this;
-      function done(): void {
-        clearTimeout(timer);
-        self.#wake = null;
-        resolve();
-      }
-      this.#wake = done;
-    });
+    // The sleep is the clock's (a simulated clock decides when it ends); a wake cuts it short.
+    const woken = new AbortController();
+    this.#wake = () => woken.abort();
+    try {
+      await this.#clock.sleep(wait, woken.signal);
+    } catch {
+      // woken
+    } finally {
+      this.#wake = null;
+    }
   }
 
   #wakeUp(): void {

@@ -6,6 +6,7 @@
  * inbox count: symlinks are never followed (one could point anywhere; it is reported and left
  * alone), folders are skipped (and reported).
  */
+import { fileClock } from '../clock.js';
 import { lstat, readdir } from 'node:fs/promises';
 import { basename, join, resolve } from 'node:path';
 import { watch } from 'chokidar';
@@ -48,15 +49,15 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 async function holdsStill(path: string, settleMs: number): Promise<boolean> {
   const step = Math.max(20, Math.min(100, Math.floor(settleMs / 4)));
   let last = '';
-  let since = Date.now();
+  let since = fileClock.now();
   for (;;) {
     const stats = await lstat(path).catch(() => undefined);
     if (!stats) return false;
     const fingerprint = `${stats.size}:${stats.mtimeMs}`;
     if (fingerprint !== last) {
       last = fingerprint;
-      since = Date.now();
-    } else if (Date.now() - since >= settleMs) {
+      since = fileClock.now();
+    } else if (fileClock.now() - since >= settleMs) {
       return true;
     }
     await sleep(step);
@@ -73,7 +74,7 @@ export async function listReadyFiles(
   opts: { settleMs?: number; maxWaitMs?: number; onIgnored?: OnIgnored } = {},
 ): Promise<string[]> {
   const settleMs = opts.settleMs ?? 1000;
-  const deadline = Date.now() + (opts.maxWaitMs ?? 60_000);
+  const deadline = fileClock.now() + (opts.maxWaitMs ?? 60_000);
   const ready = new Set<string>();
   const reported = new Set<string>();
   let previous = new Map<string, string>();
@@ -96,7 +97,7 @@ export async function listReadyFiles(
       else current.set(path, fingerprint);
     }
     if (current.size === 0) break;
-    if (Date.now() + settleMs > deadline) {
+    if (fileClock.now() + settleMs > deadline) {
       for (const path of current.keys()) opts.onIgnored?.(path, `still being written after ${opts.maxWaitMs ?? 60_000} ms; left for the next run`);
       break;
     }

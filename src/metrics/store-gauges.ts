@@ -47,7 +47,7 @@ export function storeGauges(registry: Registry, deps: Omit<MetricsDeps, 'notifie
     name: 'topup_batch_wait_longest_seconds', help: 'How long the unfinished batch that has waited longest for this reason has waited (0: none waits)', labelNames: ['reason'], registers: r,
     collect() {
       const since = listing.longestWaits();
-      const now = Date.now();
+      const now = rt.clock.now();
       for (const w of WAIT_REASONS) this.set({ reason: w }, since[w] === undefined ? 0 : seconds(now - since[w]));
     },
   });
@@ -55,7 +55,7 @@ export function storeGauges(registry: Registry, deps: Omit<MetricsDeps, 'notifie
     name: 'topup_oldest_pending_row_age_seconds', help: 'Age of the oldest row not yet at an end (pending, on its way or followed), counted from when its batch was claimed; 0 when none', registers: r,
     collect() {
       const since = listing.oldestLiveRowSince();
-      this.set(since === null ? 0 : seconds(Date.now() - since));
+      this.set(since === null ? 0 : seconds(rt.clock.now() - since));
     },
   });
   new Gauge({
@@ -78,7 +78,7 @@ export function storeGauges(registry: Registry, deps: Omit<MetricsDeps, 'notifie
     collect() {
       this.reset();
       const b = balance();
-      if (b) this.set({ mode }, seconds(Date.now() - b.at));
+      if (b) this.set({ mode }, seconds(rt.clock.now() - b.at));
     },
   });
   new Gauge({
@@ -122,7 +122,7 @@ export function storeGauges(registry: Registry, deps: Omit<MetricsDeps, 'notifie
     name: 'topup_pause_seconds', help: 'How long the current pause has lasted (0: none)', labelNames: ['kind'], registers: r,
     collect() {
       const p = Pauses.read(rt.meta);
-      for (const k of ['account', 'maintenance'] as const) this.set({ kind: k }, p?.kind === k ? seconds(Date.now() - p.since) : 0);
+      for (const k of ['account', 'maintenance'] as const) this.set({ kind: k }, p?.kind === k ? seconds(rt.clock.now() - p.since) : 0);
     },
   });
   new Gauge({

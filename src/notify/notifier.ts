@@ -4,6 +4,7 @@
  * stops for an account problem. A notification never carries a code or the key, and a failing
  * endpoint is retried a few times in the background: it never holds up or affects orders.
  */
+import { systemClock } from '../clock.js';
 import { basename } from 'node:path';
 import { request } from 'undici';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -67,7 +68,7 @@ export class Notifier {
   /** Fire and forget: retried in the background, errors only logged. */
   send(event: NotificationEvent, text: string, data: Record<string, unknown>): void {
     if (!this.enabled) return;
-    const n: Notification = { event, text, mode: this.#config.sandbox ? 'SANDBOX' : 'LIVE', at: new Date().toISOString(), data: withoutSecrets(data) };
+    const n: Notification = { event, text, mode: this.#config.sandbox ? 'SANDBOX' : 'LIVE', at: new Date(systemClock.now()).toISOString(), data: withoutSecrets(data) };
     const p = this.#deliver(n).finally(() => this.#pending.delete(p));
     this.#pending.add(p);
   }

@@ -3,6 +3,7 @@
  * temporary file beside it (mode 0600: result files hold delivered codes), fsync, rename, fsync
  * the folder. A kill at any instant leaves no truncated result.
  */
+import { fileClock } from '../clock.js';
 import { closeSync, fsyncSync, mkdirSync, openSync, readdirSync, renameSync, statSync, writeSync, unlinkSync } from 'node:fs';
 import { dirname, basename, join } from 'node:path';
 import { randomBytes } from 'node:crypto';
@@ -97,7 +98,7 @@ const TEMP_NAME = /^\..+\.[0-9a-f]{8}\.tmp$/;
  * Removes temporary files a killed writer left behind (never a finished file: those were
  * renamed). Only files older than `olderThanMs`, so a writer still at work is left alone.
  */
-export function removeStaleTemps(dir: string, olderThanMs = 60_000, now = Date.now()): number {
+export function removeStaleTemps(dir: string, olderThanMs = 60_000, now = fileClock.now()): number {
   let removed = 0;
   let names: string[];
   try {

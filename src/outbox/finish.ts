@@ -22,7 +22,7 @@ export async function finishBatch(rt: Runtime, batch: Batch): Promise<BatchSumma
       rt.log.warn({ batch: batch.id, err: coerceError(err).message }, 'could not read the balance after the batch');
     }
   }
-  const now = Date.now();
+  const now = rt.clock.now();
   const paths = outboxPaths(rt, batch);
   const xlsx = batch.dialect.xlsx ? paths.resultXlsx : null;
   await writeBatchResults(rt, batch, { csv: paths.resultFile, xlsx }, false);

@@ -62,7 +62,7 @@ export class PartialResults {
   }
 
   /** Called by the runner for every unfinished batch it drives, at every step; cheap when nothing is due. */
-  async update(rt: Runtime, batch: Batch, counts: StateCounts, now = Date.now()): Promise<void> {
+  async update(rt: Runtime, batch: Batch, counts: StateCounts, now = rt.clock.now()): Promise<void> {
     const done = FINAL_ROW_STATES.reduce((n, s) => n + counts[s], 0);
     const total = ROW_STATES.reduce((n, s) => n + counts[s], 0);
     if (batch.state !== 'open' || done === 0 || done === total) {

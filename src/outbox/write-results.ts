@@ -12,7 +12,7 @@ import { writeResultXlsx } from './result-xlsx.js';
 export async function writeBatchResults(rt: Runtime, batch: Batch, to: { csv: string; xlsx: string | null }, partial: boolean): Promise<void> {
   // Answers of sends and polls are committed without their own fsync (store/rows.ts): make them
   // permanent before a file reports them.
-  durable(rt.db);
+  durable(rt.db, rt.clock.now());
   const layout = batchLayout(batch);
   await writeResultCsv(to.csv, layout, batch.dialect, resultPages(rt, batch.id, layout, partial));
   if (to.xlsx !== null) await writeResultXlsx(to.xlsx, layout, resultPages(rt, batch.id, layout, partial));

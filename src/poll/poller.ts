@@ -59,7 +59,7 @@ export class Poller {
    */
   apply(row: Row, order: Order, nextPollAt: number, answer: ApiAnswer): boolean {
     const rt = this.#rt;
-    const now = Date.now();
+    const now = this.#rt.clock.now();
     const copy = auditCopy(answer);
     const wrong = mismatches(row, order, gameNamesOf(rt, row));
     if (wrong.length > 0) {
@@ -100,7 +100,7 @@ export class Poller {
   async round(due: readonly Row[], processingTotal: number, sendBacklog: boolean, signal?: AbortSignal): Promise<PollRound> {
     const result: PollRound = { calls: 0, updated: 0 };
     if (due.length === 0) return result;
-    const next = Date.now() + this.intervalMs(sendBacklog);
+    const next = this.#rt.clock.now() + this.intervalMs(sendBacklog);
     const byId = new Map(due.map((r) => [r.orderId!, r]));
     const opts = { priority: Priority.poll, ...(signal ? { signal } : {}) };
 
@@ -166,7 +166,7 @@ export class Poller {
    */
   #unreadable(row: Row, err: unknown, next: number): void {
     const rt = this.#rt;
-    const now = Date.now();
+    const now = this.#rt.clock.now();
     const notFound = err instanceof ApiError && err.classification === 'not-found';
     const answer = auditCopy((err as { answer?: ApiAnswer }).answer);
     const since = rt.rows.notSeen(row.batchId, row.idx, { owner: rt.owner, now }, next + (notFound ? 30_000 : 0), answer);
@@ -185,7 +185,7 @@ export class Poller {
   /** Applies a page of history to every processing row of ours it mentions, due or not. */
   #absorb(orders: readonly Order[], byId: Map<string, Row>, next: number, result: PollRound): void {
     const byOrder = new Map(orders.filter((o) => o.orderId !== undefined).map((o) => [o.orderId!, o]));
-    const at = Date.now();
+    const at = this.#rt.clock.now();
     for (const row of this.#rt.rows.processingByOrderIds([...byOrder.keys()])) {
       const o = byOrder.get(row.orderId!)!;
       // History lists often leave codes out: a key order it shows completed without codes is read

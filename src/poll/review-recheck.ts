@@ -38,13 +38,13 @@ export class ReviewRecheck {
     return now - this.#rt.config.reviewRecheckMs;
   }
 
-  nextDueAt(now = Date.now()): number | undefined {
+  nextDueAt(now = this.#rt.clock.now()): number | undefined {
     if (this.#rt.config.reviewRecheckMs === 0) return undefined;
     return this.#rt.rows.nextReviewCheckAt(this.#windowStart(now));
   }
 
   /** One round over the due review rows. Returns how many settled. */
-  async tick(now = Date.now(), signal?: AbortSignal): Promise<number> {
+  async tick(now = this.#rt.clock.now(), signal?: AbortSignal): Promise<number> {
     const rt = this.#rt;
     if (rt.config.reviewRecheckMs === 0) return 0;
     const due = rt.rows.dueReviews(this.#windowStart(now), now, PER_TICK);
@@ -70,14 +70,14 @@ export class ReviewRecheck {
           history ??= await rt.client.history({ limit: 200 }, opts);
           const trxid = row.trxid.toLowerCase();
           order = history.orders.find((o) => o.trxid?.trim().toLowerCase() === trxid);
-          if (order) copy = auditCopy({ route: 'GET /history', status: 200, at: Date.now(), body: order.raw });
+          if (order) copy = auditCopy({ route: 'GET /history', status: 200, at: rt.clock.now(), body: order.raw });
         }
         if (order && this.#settle(row, order, copy)) settled++;
-        else rt.rows.scheduleReviewCheck(row.batchId, row.idx, nextRecheck(row, Date.now()), copy);
+        else rt.rows.scheduleReviewCheck(row.batchId, row.idx, nextRecheck(row, rt.clock.now()), copy);
       } catch (err) {
         if (signal?.aborted) throw err;
         if (err instanceof ApiError && err.classification === 'account') throw err;
-        rt.rows.scheduleReviewCheck(row.batchId, row.idx, nextRecheck(row, Date.now()), null);
+        rt.rows.scheduleReviewCheck(row.batchId, row.idx, nextRecheck(row, rt.clock.now()), null);
         rt.log.debug({ batch: row.batchId, line: row.line, err: coerceError(err).message }, 'review recheck could not read the API');
       }
     }
@@ -93,7 +93,7 @@ export class ReviewRecheck {
     // Made before the row's first send: another purchase under its trxid (order-match.ts).
     if (originOf(order, row.firstSentAt) === 'earlier' && foreignOrderProblem(row, order, names) !== null) return false;
     if (row.orderId === null && rt.rows.isOrderIdKnown(order.orderId)) return false;
-    const now = Date.now();
+    const now = rt.clock.now();
     const { facts, awaitingCodes } = factsFor(row, order as Order & { orderId: string });
     const note = `found by the review recheck on ${new Date(now).toISOString()}: order ${order.orderId} (${order.statusWord ?? order.status})`;
     const ok = rt.rows.settleReview(

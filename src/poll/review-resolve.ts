@@ -48,7 +48,7 @@ export async function resolveReview(rt: Runtime, req: ResolveRequest): Promise<R
   if (row.state !== 'review' || row.resolution !== null) {
     throw new UsageError(`line ${req.line} of batch ${req.batchId} is not waiting for review (it is ${row.state}${row.resolution ? `, resolved as ${row.resolution}` : ''})`);
   }
-  const now = Date.now();
+  const now = rt.clock.now();
   const at = new Date(now).toISOString();
   const resolution = { by: req.by, at: now };
   let ok: boolean;
@@ -108,7 +108,7 @@ async function chargedFacts(rt: Runtime, row: Row, orderId: string, force: boole
 async function finishIfIdle(rt: Runtime, batchId: string): Promise<BatchSummary | null> {
   const counts = rt.rows.counts(batchId);
   if (LIVE_STATES.some((st) => counts[st] > 0)) return null;
-  if (!rt.batches.acquire(batchId, rt.owner, Date.now(), LEASE_MS)) return null;
+  if (!rt.batches.acquire(batchId, rt.owner, rt.clock.now(), LEASE_MS)) return null;
   try {
     const batch = rt.batches.get(batchId)!;
     if (batch.state !== 'open') return null;

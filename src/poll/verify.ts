@@ -60,7 +60,7 @@ function storyOf(row: Row): string {
 }
 
 export async function verifyRow(rt: Runtime, row: Row, signal?: AbortSignal): Promise<VerifyOutcome> {
-  const now = Date.now();
+  const now = rt.clock.now();
   // Settled only by an order with the row's own trxid: absence proves nothing for these.
   const ownOnly = row.state === 'searching';
   const story = storyOf(row);
@@ -159,7 +159,7 @@ function record(rt: Runtime, row: Row, o: Order & { orderId: string }, now: numb
  * caller's (they pause everything).
  */
 export function verifyFailed(rt: Runtime, row: Row, err: unknown): void {
-  const now = Date.now();
+  const now = rt.clock.now();
   const e = coerceError(err);
   const answer = auditCopy((err as { answer?: ApiError['answer'] }).answer);
   const since = rt.rows.checkLater(row.batchId, row.idx, now, now + Math.max(rt.config.pollIntervalMs, 5_000), answer);

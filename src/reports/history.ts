@@ -39,7 +39,7 @@ function idsInFile(path: string): string[] {
 }
 
 export async function runHistoryExport(rt: Runtime, opts: { now?: number; maxPages?: number } = {}): Promise<HistoryExportResult> {
-  const now = opts.now ?? Date.now();
+  const now = opts.now ?? rt.clock.now();
   const file = join(rt.config.reportsDir, `history-${monthOf(now)}.csv`);
   const remembered = rt.meta.getJson<string[]>(EXPORTED_KEY) ?? [];
   const seen = new Set([...remembered, ...idsInFile(file)]);

@@ -36,7 +36,7 @@ const charged = (r: Row): number =>
   r.state === 'completed' || (r.state === 'processing' || r.state === 'unseen') || (r.state === 'cancelled' && r.refunded !== true) ? (r.amountUsd ?? r.expectedUsd ?? 0) : 0;
 
 export async function runReconcile(rt: Runtime, opts: { now?: number; maxPages?: number } = {}): Promise<ReconcileResult> {
-  const now = opts.now ?? Date.now();
+  const now = opts.now ?? rt.clock.now();
   const last = rt.meta.getJson<{ at: number; balanceUsd: number }>(LAST_KEY);
   // At least the last day, with an hour of overlap with the previous run, at most a week.
   const since = Math.max(now - 7 * DAY, Math.min(last?.at ?? now, now - DAY) - 3_600_000);

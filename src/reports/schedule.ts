@@ -80,12 +80,12 @@ export function startScheduledJobs(rt: Runtime, notifier: Notifier, jobs: JobDef
   };
   const runOne = async (job: JobDef, why: string): Promise<void> => {
     if (stopped) return;
-    const started = Date.now();
+    const started = rt.clock.now();
     try {
       const result = await job.run();
       rt.meta.setJson(lastRunKey(job.name), { at: started, ok: true });
       rt.meta.setJson(lastSuccessKey(job.name), started);
-      log.info({ job: job.name, why, ms: Date.now() - started, result }, `scheduled job ${job.name} done`);
+      log.info({ job: job.name, why, ms: rt.clock.now() - started, result }, `scheduled job ${job.name} done`);
     } catch (err) {
       const e = coerceError(err);
       rt.meta.setJson(lastRunKey(job.name), { at: started, ok: false, error: e.message });
@@ -98,7 +98,7 @@ export function startScheduledJobs(rt: Runtime, notifier: Notifier, jobs: JobDef
     chain = chain.then(() => runOne(job, why));
   };
 
-  const now = Date.now();
+  const now = rt.clock.now();
   for (const job of jobs) {
     if (!job.cron) continue;
     const task = cron.schedule(job.cron, () => enqueue(job, 'schedule'), { name: job.name, noOverlap: true, logger: cronLog });

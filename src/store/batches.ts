@@ -4,6 +4,7 @@
  */
 import { placeholders, statementCache, type Db } from './db.js';
 import type { Statement } from 'better-sqlite3';
+import { systemClock, type Clock } from '../clock.js';
 
 import { BATCH_EDGES, type BatchEvent, type BatchState } from './batch-states.js';
 
@@ -133,8 +134,11 @@ export interface NewBatch {
 
 export class BatchStore {
   readonly #stmt: (sql: string) => Statement;
-  constructor(db: Db) {
+  /** For the start of a wait when the caller gives no time. */
+  readonly #clock: Pick<Clock, 'now'>;
+  constructor(db: Db, clock: Pick<Clock, 'now'> = systemClock) {
     this.#stmt = statementCache(db);
+    this.#clock = clock;
   }
 
   /** One state change: the new state by a CASE over the event's edges (batch-states.ts), guarded by the states they leave. */
@@ -222,7 +226,7 @@ export class BatchStore {
   }
 
   /** The wait keeps its start while its reason stays the same (only the detail changes). */
-  setWait(id: string, reason: WaitReason, detail: string | null, now = Date.now()): void {
+  setWait(id: string, reason: WaitReason, detail: string | null, now = this.#clock.now()): void {
     this.#stmt(
       `UPDATE batches SET wait_since = CASE WHEN @reason IS NULL THEN NULL WHEN wait_reason IS @reason THEN coalesce(wait_since, @now) ELSE @now END,
          wait_reason = @reason, wait_detail = @detail WHERE id = @id`,

@@ -109,9 +109,9 @@ export function unsynced<T>(db: Db, fn: () => T): T {
  * unsynced() ones included, survives a power cut. Called before a result file is written: a file
  * must never report an answer (completed, refused) that a power cut could take back.
  */
-export function durable(db: Db): void {
+export function durable(db: Db, now: number): void {
   if (db.inTransaction) return; // the enclosing commit is the one that syncs
-  db.prepare(`INSERT INTO meta (key, value) VALUES ('durable_at', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value`).run(String(Date.now()));
+  db.prepare(`INSERT INTO meta (key, value) VALUES ('durable_at', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value`).run(String(now));
 }
 
 /** `PRAGMA integrity_check`: 'ok' or the first problems SQLite reports. */

@@ -2,13 +2,14 @@
  * Who drives a batch: a lease in the batches table names its owner as host:pid:random.
  */
 import { hostname } from 'node:os';
-import { randomBytes } from 'node:crypto';
 import type { BatchStore } from './batches.js';
 import type { Logger } from '../log.js';
+import type { Clock } from '../clock.js';
+import { systemEntropy, type Entropy } from '../entropy.js';
 
 /** This process, as written in batch leases. */
-export function newOwnerId(): string {
-  return `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
+export function newOwnerId(entropy: Entropy = systemEntropy): string {
+  return `${hostname()}:${process.pid}:${entropy.hex(3)}`;
 }
 
 /**
@@ -29,14 +30,12 @@ export function ownerIsDead(owner: string): boolean {
 
 
 /** Renews every lease this process holds every `everyMs`, until the returned function is called. */
-export function keepLeases(rt: { batches: BatchStore; owner: string; log: Logger }, leaseMs: number, everyMs: number): () => void {
-  const timer = setInterval(() => {
+export function keepLeases(rt: { batches: BatchStore; owner: string; log: Logger; clock: Clock }, leaseMs: number, everyMs: number): () => void {
+  return rt.clock.every(everyMs, () => {
     try {
-      rt.batches.renewAll(rt.owner, Date.now(), leaseMs);
+      rt.batches.renewAll(rt.owner, rt.clock.now(), leaseMs);
     } catch (err) {
       rt.log.warn({ err: (err as Error).message }, 'could not renew batch leases');
     }
-  }, everyMs);
-  timer.unref();
-  return () => clearInterval(timer);
+  });
 }

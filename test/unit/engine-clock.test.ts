@@ -7,7 +7,7 @@
  *    are brought back to now, and the step is an event.
  */
 import { describe, expect, it } from 'vitest';
-import type { Clock } from '../../src/clock.js';
+import { systemClock, type Clock } from '../../src/clock.js';
 import { Pauses } from '../../src/dispatch/pauses.js';
 import { LeaseStage } from '../../src/engine/leases.js';
 import type { EngineContext } from '../../src/engine/stage.js';
@@ -19,6 +19,8 @@ class FakeClock implements Clock {
   monoMs = 1_000_000;
   now = (): number => this.wall;
   mono = (): number => this.monoMs;
+  sleep = systemClock.sleep;
+  every = systemClock.every;
   /** Both clocks advance, as real time passes. */
   pass(ms: number): void {
     this.wall += ms;

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { openDb } from '../../src/store/db.js';
 import { RateScheduler } from '../../src/dispatch/scheduler.js';
+import { systemClock } from '../../src/clock.js';
 
 const dbPath = () => join(mkdtempSync(join(tmpdir(), 'sched-')), 'topup.db');
 
@@ -133,7 +134,7 @@ describe('RateScheduler and a clock that steps', () => {
   /** Wall time steps when told to; monotonic time runs on with the real one. */
   const steppingClock = () => {
     let wallOffset = 0;
-    return { now: () => Date.now() + wallOffset, mono: () => Number(process.hrtime.bigint() / 1_000_000n), step: (ms: number) => void (wallOffset += ms) };
+    return { ...systemClock, now: () => Date.now() + wallOffset, step: (ms: number) => void (wallOffset += ms) };
   };
 
   it('a wall clock stepped back by hours neither freezes calls nor lets a burst through: windows run on the monotonic clock', async () => {
@@ -171,7 +172,7 @@ describe('RateScheduler: a long window is counted only when it could be full', (
   /** A monotonic clock the test moves; the wall clock is the real one. */
   const handClock = () => {
     let t = 1_000_000;
-    return { now: () => Date.now(), mono: () => t, set: (ms: number) => void (t = 1_000_000 + ms) };
+    return { ...systemClock, mono: () => t, set: (ms: number) => void (t = 1_000_000 + ms) };
   };
   const call = { route: 'order', method: 'GET', priority: 20 } as const;
   /** Admitted at once, or refused (the gate would wait: the test's clock does not move while it does). */

@@ -4,6 +4,7 @@
  * then follows the daemon claiming them to the new batch's page. Nothing here places an order:
  * the daemon does, from the inbox, as for any dropped file.
  */
+import { systemClock } from '../../clock.js';
 import type { Hono } from 'hono';
 import { quoteFile, type Quote } from '../../commands/validate.js';
 import { coerceError, InputFileError } from '../../errors.js';
@@ -96,7 +97,7 @@ export function registerUpload(app: Hono<ConsoleEnv>, svc: Services): void {
     if (u.submitted) {
       const batch = svc.listing.batchFromFile(u.hash, u.submitted.at - 1_000);
       if (batch) return c.redirect(`/batches/${encodeURIComponent(batch.id)}`, 303);
-      const late = Date.now() - u.submitted.at > CLAIM_PATIENCE_MS;
+      const late = systemClock.now() - u.submitted.at > CLAIM_PATIENCE_MS;
       c.header('refresh', late ? '5' : '1');
       return c.html(page(ctx, 'Submitted', html`<p role="status">${u.submitted.name} is in the inbox; waiting for the daemon to take it…</p>
 ${late ? html`<p class="message">It has not been taken for a minute. Is the daemon stopping, or paused? See the <a href="/">overview</a>.</p>` : ''}`));
