@@ -10,6 +10,8 @@ import { claimFile } from './claim.js';
 import { loadBatch } from './load.js';
 
 const CATALOG_RETRY_MS = 10_000;
+/** A batch whose load found it no longer ours: after the next lease renewal (runner.ts renews every 5 s). */
+const NOT_OURS_RETRY_MS = 6_000;
 
 export class IntakeStage implements Stage {
   readonly name = 'intake';
@@ -71,6 +73,13 @@ export class IntakeStage implements Stage {
     if ((this.#nextTry.get(b.id) ?? 0) > now || !pauses.canPoll()) return false;
     try {
       const outcome = await loadBatch(rt, b);
+      if (!outcome.loaded && outcome.reason === 'not-ours') {
+        // Our lease lapsed (a stall, the wall clock stepped forward) or another process took the
+        // batch: nothing changed here. Looked at again after the leases are renewed, never at once
+        // (found by the simulator: it was retried in a tight loop until the renewal came).
+        this.#nextTry.set(b.id, now + NOT_OURS_RETRY_MS);
+        return false;
+      }
       if (outcome.loaded || outcome.reason !== 'catalog') {
         this.#nextTry.delete(b.id);
         const after = rt.batches.get(b.id);

@@ -53,9 +53,13 @@ export class DispatchStage implements Stage {
   nextDueAt(): number | undefined {
     // Sends finishing wake the runner; a timer is needed only for rows waiting out a back-off.
     if (this.#count >= this.#cap) return undefined;
+    const rows = this.#e.rt.rows.nextTryAt(this.#funding.scope);
+    if (rows === undefined) return undefined;
+    // While paused, a probe needs both its time and a row that is due: a probe due now with every
+    // row held for later (a Retry-After, a clock stepped back) is not work now. (Found by the
+    // simulator: the runner woke every 5 ms until the rows fell due.)
     const probe = this.#e.pauses.untilProbe();
-    if (probe !== undefined) return this.#e.clock.now() + probe;
-    return this.#e.rt.rows.nextTryAt(this.#funding.scope);
+    return probe === undefined ? rows : Math.max(rows, this.#e.clock.now() + probe);
   }
 
   /**

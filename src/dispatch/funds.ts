@@ -177,6 +177,10 @@ export class FundsGate {
         // A failed read (a proxy page, a timeout) is tried again at the usual cadence, not later.
         for (const b of due) this.#nextCheck.set(b.id, this.#clock.mono() + this.#recheckMs);
       }
+    } else if (due.length > 0) {
+      // No call may leave (an account pause): the check is due again later, not at once. (Found by
+      // the simulator: a check left due kept the runner waking every 5 ms until the pause ended.)
+      for (const b of due) if (this.#nextCheck.has(b.id)) this.#nextCheck.set(b.id, mono + this.#recheckMs);
     }
     for (const id of this.#nextCheck.keys()) if (!open.some((b) => b.id === id)) this.#nextCheck.delete(id);
     // A batch not (or no longer) covered by the balance holds back its new orders only: rows
