@@ -153,6 +153,17 @@ export class ApiError extends TopupError {
 }
 
 /** A 200 whose body cannot be read as what the route returns (after every tolerance in api/schemas.ts). */
+/**
+ * A call given up before its request left this process (a stop while it waited out a Retry-After
+ * hold): the API cannot have seen it. Distinct from a failed request, which may have been seen.
+ */
+export class NotDispatchedError extends TopupError {
+  constructor(route: string, cause: unknown) {
+    super(ErrorCode.Internal, `${route}: stopped before the request left`, { cause });
+    this.name = 'NotDispatchedError';
+  }
+}
+
 export class ApiResponseShapeError extends TopupError {
   readonly path: string;
   readonly issues: string;

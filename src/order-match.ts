@@ -72,37 +72,105 @@ export function mismatches(row: Row, order: Order, gameNames: readonly string[] 
 // ───────────────────────────── where an order came from ─────────────────────────────
 
 /**
- * How far the supplier's clock may be from ours before an order's creation time is believed to be
- * before the row's first send. A trxid reused from yesterday is hours older; our own order, made
- * after our intent was committed, is never more than a request timeout younger.
+ * How much earlier than the row's first send an order's creation time may be and still be the
+ * row's own. Our own order is made after our intent was committed, so only the two clocks'
+ * difference can make it look earlier:
+ *  - measured (the API's Date header against our clock, account.ts lastServerDate): 5 s, for the
+ *    header's one-second resolution, the answer's latency and suppliers that stamp seconds;
+ *  - not measured yet: 10 minutes, any sane pair of clocks.
+ * A trxid reused from yesterday, or from an hour ago, is earlier either way. One used by someone
+ * else within seconds of our first send cannot be told apart by time (store/invariants.ts says so).
  */
-export const CLOCK_SKEW_MS = 10 * 60_000;
+export const MEASURED_SKEW_MS = 5_000;
+export const UNMEASURED_SKEW_MS = 10 * 60_000;
 
-/** The order's creation time in epoch ms, when the supplier gave one that can be read. */
+/** A date text that says which zone it is in: ISO with `Z` or an offset, or an HTTP date (GMT/UTC). */
+const ZONED = /(Z|[+-]\d{2}:?\d{2}|\b(GMT|UTC))\s*$/i;
+
+/**
+ * The order's creation time in epoch ms, when the supplier gave one that can be read without a
+ * guess: an epoch number (seconds are read as such: schemas.ts), or a text naming its zone. A text
+ * without a zone ("2026-11-26 03:04:05", how many PHP backends write a UTC DATETIME) is NOT read:
+ * Date.parse would take it in this host's zone, and a reseller in Jakarta would see every order as
+ * seven hours older than it is (found by an adversarial review: our own charged order read as
+ * "made earlier", the row "not placed").
+ */
 export function createdAtMs(o: Order): number | undefined {
   if (o.createdAt === undefined) return undefined;
-  const t = typeof o.createdAt === 'number' ? o.createdAt : Date.parse(o.createdAt);
+  if (typeof o.createdAt === 'number') return Number.isFinite(o.createdAt) ? o.createdAt : undefined;
+  if (!ZONED.test(o.createdAt.trim())) return undefined;
+  const t = Date.parse(o.createdAt);
   return Number.isFinite(t) ? t : undefined;
 }
 
 /**
+ * How much older than `since` (our clock) an order's creation time must be before it is CERTAINLY
+ * older, for the conclusions that read a row as NOT placed (the history check). 15 hours: more than
+ * any zone or unset clock puts between two clocks. Not the Date header's measured offset: a
+ * supplier's database may stamp orders with another clock than its web server's, and a wrong
+ * "older" here would read a charged row as not charged (an adversarial review's finding).
+ */
+export const SURELY_OLDER_MS = 15 * 3_600_000;
+
+/** Made certainly before `since` (our clock)? False when its time is unknown or too close to tell. */
+export function surelyBefore(o: Order, since: number): boolean {
+  const t = createdAtMs(o);
+  return t !== undefined && t < since - SURELY_OLDER_MS;
+}
+
+/**
  * Whether an order that would settle a row was made by one of the row's own sends, as far as the
- * answers tell (store/invariants.ts, "an order the row's sends did not create"):
+ * answers tell (store/invariants.ts, "an order the row's sends did not make"):
  *  - `earlier`: it existed before the row's first committed send: its creation time says so, or
  *    the API answered the row's FIRST send with it as a replay (`idempotentReplay: true` on a
  *    trxid this home had never sent). It is another purchase under the same trxid, or, at best,
  *    an identical one made elsewhere (the same file ordered from a home whose database was lost);
- *  - `unknown`: nothing says when it was made (no creation time, and a resend's replay, which is
- *    what our own lost first attempt also looks like);
- *  - `after`: made after the row's first send.
+ *  - `unknown`: nothing says when it was made: a replay answering a RESEND (what our own lost
+ *    first attempt looks like, and also what a trxid used before looks like), or an order found in
+ *    history by its trxid, without a creation time;
+ *  - `after`: made after the row's first send (its creation time), or by this very send (an answer
+ *    to a submit that is not a replay).
  */
 export type Origin = 'earlier' | 'unknown' | 'after';
 
-export function originOf(o: Order, firstSentAt: number | null, replayOnFirstSend = false): Origin {
-  if (replayOnFirstSend) return 'earlier';
+/** How the order came: the answer to a row's first send or a resend (a replay or not), or history. */
+export type Came = 'first-send-replay' | 'resend-replay' | 'fresh' | 'history';
+
+/** `serverOffsetMs`: the API's clock minus ours, when a Date header measured it (null: not known). */
+export function originOf(o: Order, firstSentAt: number | null, came: Came, serverOffsetMs: number | null = null): Origin {
+  if (came === 'first-send-replay') return 'earlier';
   const t = createdAtMs(o);
-  if (t === undefined || firstSentAt === null) return 'unknown';
-  return t < firstSentAt - CLOCK_SKEW_MS ? 'earlier' : 'after';
+  if (t !== undefined && firstSentAt !== null) {
+    const cutoff = serverOffsetMs === null ? firstSentAt - UNMEASURED_SKEW_MS : firstSentAt + serverOffsetMs - MEASURED_SKEW_MS;
+    return t < cutoff ? 'earlier' : 'after';
+  }
+  return came === 'fresh' ? 'after' : 'unknown';
+}
+
+/** The API's clock minus ours, from the last Date header it sent (null before any). */
+export function serverOffset(seen: { server: number; local: number } | null): number | null {
+  return seen === null ? null : seen.server - seen.local;
+}
+
+/**
+ * trxids this home derives (claim/load.ts deriveTrxid: "tu" and 30 hex digits of a hash of the
+ * file's bytes and the row): no one else sends them, so an order under one is this purchase's
+ * (at worst made by the same file in a home whose database was lost). A trxid the file gives
+ * (a shop's order number) may have been used before, by anyone.
+ */
+export const DERIVED_TRXID = /^tu[0-9a-f]{30}$/;
+
+/**
+ * Must the order prove it is the row's (name every field of a top-up, each the same; never a
+ * key/card row without a person) before it settles the row? When the trxid is the file's own (a
+ * shop's number, which may have been used before) and the order existed before the row's first
+ * send, or nothing says when it was made. Never for a trxid this home derived: an order under it
+ * is this file line's purchase by construction (the same file, ordered from a home whose database
+ * was lost, is the design's case: the API replays instead of charging again; a note says so).
+ */
+export function mustProve(row: Row, origin: Origin): boolean {
+  if (row.trxid !== null && DERIVED_TRXID.test(row.trxid)) return false;
+  return origin === 'earlier' || origin === 'unknown';
 }
 
 /**

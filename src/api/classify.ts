@@ -20,9 +20,10 @@
  *  - A refusal (400, 409, 422, or a 2xx saying success:false / orderCreated:false) whose text says
  *    the trxid was already used → duplicate-trxid: the order may exist, history decides.
  *  - A refusal for balance → insufficient-balance (the batch waits for a top-up).
- *  - A POST /orders failure body that itself says an order exists (orderCreated: true, or a status
- *    of processing/completed) but carries no order id → ambiguous, mayExist: a refusal cannot
- *    say that, and without the id only a resend of the same trxid can find the order.
+ *  - A POST /orders failure body that itself says an order exists (orderCreated: true, a status
+ *    of processing/completed, or an id under an order's own key, `orderId`) but is not taken as
+ *    an order (client.ts saysOrderExists) → ambiguous, mayExist: a refusal cannot say that, and
+ *    only a resend of the same trxid can find the order.
  *  - A POST /orders refusal whose text says the order is still being processed (a supplier's own
  *    DUPLICATE_IN_FLIGHT) → ambiguous, mayExist: the same trxid is sent again later.
  *  - GET /orders/:id: a text saying the order was not found ("Order not found.") → not-found.
@@ -119,8 +120,9 @@ export function classifyFailure(status: number, rawBody: unknown, route: RouteIn
   const apiCode = body ? codeOf(body) : undefined;
   const code = normaliseCode(apiCode);
   const text = wordsOf(`${body?.code ?? ''} ${body?.error ?? ''} ${body?.details ?? ''}`);
-  // The body itself says an order exists: whatever else it says, it may have been charged.
-  const claimsOrder = submit && body !== undefined && (body.orderCreated === true || saysOrderLives(body.status));
+  // The body itself says an order exists (or names one under an order's own key): whatever else it
+  // says, it may have been charged. Only a resend of the same trxid can tell, safely.
+  const claimsOrder = submit && body !== undefined && (body.orderCreated === true || saysOrderLives(body.status) || (body.namesOrder === true && body.orderCreated !== false));
   const result = (classification: Classification, mayExist = false): ClassifiedFailure => ({
     classification,
     // Without a body we can read, nothing proves the request was turned away before an order was made.
@@ -200,6 +202,8 @@ export interface FailureBody {
   error?: string;
   /** Texts from a validation bag (`errors: {trxid: ["The trxid has already been taken."]}`), joined. */
   details?: string;
+  /** An id under an order's own key (`orderId`, `order_id`): not a gateway's request id (`id`). */
+  namesOrder?: boolean;
   orderCreated?: boolean;
   status?: string;
 }
@@ -232,12 +236,14 @@ export function readFailureBody(v: unknown): FailureBody | undefined {
   const inner = isObject(b.data) ? b.data : isObject(outer.data) ? outer.data : {};
   const orderCreated = readBoolean(b.orderCreated) ?? readBoolean(inner.orderCreated);
   const status = readText(b.status) ?? readText(inner.status);
+  const namesOrder = [b, inner].some((o) => readText(pick(o, 'orderId', 'order_id', 'orderID')) !== undefined);
   if (success !== undefined) f.success = success;
   if (apiCode !== undefined) f.code = apiCode;
   if (error !== undefined) f.error = error;
   if (details !== '') f.details = details;
   if (orderCreated !== undefined) f.orderCreated = orderCreated;
   if (status !== undefined) f.status = status;
+  if (namesOrder) f.namesOrder = true;
   return f;
 }
 

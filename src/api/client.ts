@@ -13,7 +13,7 @@ import type { LookupFunction } from 'node:net';
 import { errors as undiciErrors } from 'undici';
 import { systemClock, type Clock } from '../clock.js';
 import { httpTransport, type Transport } from './transport.js';
-import { ApiError, ApiResponseShapeError, type ApiAnswer } from '../errors.js';
+import { ApiError, ApiResponseShapeError, NotDispatchedError, TopupError, type ApiAnswer } from '../errors.js';
 import { classifyFailure, parseRetryAfter } from './classify.js';
 import { openGate, type CallGate, type CallOptions, type RouteName } from './gate.js';
 import { ok, readAnswer, readCapped, saysItFailed, type Exchange } from './wire.js';
@@ -275,6 +275,8 @@ export class ResellerClient {
       }
     } catch (err) {
       answered?.();
+      // A stop while the call waited for the hold: its request never left.
+      if (opts?.signal?.aborted && !(err instanceof TopupError)) throw new NotDispatchedError(`${method} ${path}`, err);
       throw err;
     }
     // One controller per request, ended by the timeout or by the caller's signal. The listener

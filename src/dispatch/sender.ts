@@ -7,12 +7,12 @@
  * `sending` and resends the same body with the same trxid, which the API answers with the
  * existing order (idempotent replay) or creates it once.
  */
-import { ApiError, TopupError, ErrorCode, coerceError } from '../errors.js';
+import { ApiError, TopupError, ErrorCode, NotDispatchedError, coerceError } from '../errors.js';
 import { Priority, type SubmitAnswer } from '../api/client.js';
 import { auditCopy } from '../api/audit.js';
 import type { Runtime } from '../runtime.js';
 import { FOREIGN_ORDER_CODE, type Actor, type Doubt, type Row } from '../store/rows.js';
-import { describeMismatches, factsFor, foreignOrderProblem, mismatches, originOf } from '../order-match.js';
+import { describeMismatches, factsFor, foreignOrderProblem, mismatches, mustProve, originOf, serverOffset, type Came } from '../order-match.js';
 import type { Pauses } from './pauses.js';
 import { crashPoint } from '../crash-points.js';
 
@@ -93,6 +93,16 @@ export async function sendRow(deps: SenderDeps, row: Row, signal?: AbortSignal):
     });
   } catch (err) {
     if (err instanceof NotSent) return 'not-sent';
+    if (err instanceof NotDispatchedError && intent) {
+      // The intent was committed but the request never left (a stop during a Retry-After hold):
+      // nothing can have been created by it, so the row is as it was: not sent, or still in doubt
+      // from an earlier attempt. A first send stays a first send (its replay still tells).
+      const now = rt.clock.now();
+      rt.rows.notCreated(row.batchId, row.idx, { owner: rt.owner, now }, { nextTryAt: now, note: null, answer: null });
+      // Stryker disable next-line StringLiteral: log message text; the facts are in the logged fields
+      rt.log.info({ batch: row.batchId, line: row.line, trxid: row.trxid }, 'stopped before the request left: the row will be sent later');
+      return 'not-sent';
+    }
     // Stopped before the intent (waiting for the rate gate): nothing was sent, the row is as it was.
     if (!intent && signal?.aborted && !(err instanceof ApiError)) return 'not-sent';
     crashPoint('response-received');
@@ -145,33 +155,44 @@ function handlePlaced(deps: SenderDeps, row: Row, placed: SubmitAnswer, intentAt
     rt.log.error({ ...where, mismatch: wrong }, 'the API answered with an order that is not this row\'s purchase: marked for review');
     return 'review';
   }
-  // `row` is as it was read before this send: pending means this was the trxid's first send.
-  const firstSend = row.state === 'pending';
+  // `row` is as it was read before this send: never sent before means this was the trxid's first
+  // send from this home. (A row sent before, even one whose attempt was answered "not created",
+  // cannot rule out an order made by that attempt: its replay is of unknown origin.)
+  const firstSend = row.firstSentAt === null;
   // An order that existed before this row's first send (a replay of its first send, or its
-  // creation time) is not one its sends made: it settles the row only if it names every field of
-  // the purchase, and never a key/card row (order-match.ts foreignOrderProblem; store/invariants.ts).
-  const origin = originOf(placed, row.firstSentAt ?? intentAt, placed.idempotentReplay === true && firstSend);
-  const foreign = origin === 'earlier' ? foreignOrderProblem(row, placed, names) : null;
+  // creation time), or a replay of a resend under a trxid the file gave (it may have been used
+  // before: nothing tells), is not proven to be one its sends made: it settles the row only if it
+  // names every field of the purchase, and never a key/card row (order-match.ts; store/invariants.ts).
+  const came: Came = placed.idempotentReplay === true ? (firstSend ? 'first-send-replay' : 'resend-replay') : 'fresh';
+  const origin = originOf(placed, row.firstSentAt ?? intentAt, came, serverOffset(rt.lastServerDate));
+  const prove = mustProve(row, origin);
+  const foreign = prove ? foreignOrderProblem(row, placed, names) : null;
   if (foreign !== null) {
+    const how =
+      origin === 'earlier'
+        ? `which existed before this row was first sent (${came === 'first-send-replay' ? 'a replay of an earlier purchase under the trxid' : 'its creation time is earlier'} ${row.trxid})`
+        : `a replay under this row's own trxid ${row.trxid} whose creation time the API did not give: it may be this row's order (an earlier attempt's answer was lost) or an earlier purchase under the same trxid`;
     rt.rows.toReview(
       'mismatch',
       row.batchId,
       row.idx,
       { owner: rt.owner, now },
-      `REVIEW: the API answered with order ${placed.orderId} (${placed.statusWord ?? placed.status}), which existed before this row was first sent ` +
-        `(${firstSend && placed.idempotentReplay ? 'a replay of an earlier purchase under the trxid' : 'its creation time is earlier'} ${row.trxid}), and ${foreign}. ` +
-        `Nothing may have been bought for this row. Check that order (and who has its codes) before ordering this row again with a new trxid (topup review)`,
-      { answer, code: FOREIGN_ORDER_CODE },
+      `REVIEW: the API answered with order ${placed.orderId} (${placed.statusWord ?? placed.status}), ${how}, and ${foreign}. ` +
+        `It may be this row's purchase or another one: check that order (and who has its codes). If it is this row's, record it: topup review resolve ${row.batchId}:${row.line} --charged ${placed.orderId}; ` +
+        `if it is not, nothing was bought for this row under its trxid: order it again with a new trxid`,
+      { answer, ...(origin === 'earlier' ? { code: FOREIGN_ORDER_CODE } : {}) },
     );
     // Stryker disable next-line StringLiteral: log message text; the facts are in the logged fields
-    rt.log.error({ ...where, why: foreign }, 'the API answered with an order made before this row was sent: marked for review');
+    rt.log.error({ ...where, why: foreign, origin }, 'the API answered with an order not proven to be this row\'s: marked for review');
     return 'review';
   }
   // Stryker disable next-line StringLiteral: log message text; the facts are in the logged fields (asserted by test/unit/sender-paths.test.ts)
   if (placed.httpStatus < 200 || placed.httpStatus >= 300) rt.log.warn(where, 'an order came with an HTTP error status: recorded as placed');
-  const note = placed.idempotentReplay && firstSend
-    ? `the API answered the first send of this trxid with an existing order (${placed.orderId}, a replay): it names every field of this row's purchase, each the same, so no new purchase was made`
-    : null;
+  const note = !prove
+    ? null
+    : came === 'first-send-replay'
+      ? `the API answered the first send of this trxid with an existing order (${placed.orderId}, a replay): it names every field of this row's purchase, each the same, so no new purchase was made`
+      : `the API answered with an existing order (${placed.orderId}, a replay) without saying when it was made; it names every field of this row's purchase, each the same. If the trxid ${row.trxid} was used before, this may be that earlier purchase: check it`;
   const { facts, awaitingCodes } = factsFor(row, placed);
   try {
     rt.rows.placed(row.batchId, row.idx, facts, now, now + rt.config.pollIntervalMs, {

@@ -15,7 +15,7 @@ import type { History, Order } from '../api/schemas.js';
 import { ApiError, coerceError } from '../errors.js';
 import type { Runtime } from '../runtime.js';
 import { FOREIGN_ORDER_CODE, type Row } from '../store/rows.js';
-import { factsFor, foreignOrderProblem, mismatches, originOf } from '../order-match.js';
+import { factsFor, foreignOrderProblem, mismatches, mustProve, originOf, serverOffset } from '../order-match.js';
 import { gameNamesOf } from '../dispatch/sender.js';
 
 const EARLY_MS = 15 * 60_000;
@@ -90,8 +90,10 @@ export class ReviewRecheck {
     if (order.orderId === undefined || !order.statusKnown) return false;
     const names = gameNamesOf(rt, row);
     if (mismatches(row, order, names).length > 0) return false;
-    // Made before the row's first send: another purchase under its trxid (order-match.ts).
-    if (originOf(order, row.firstSentAt) === 'earlier' && foreignOrderProblem(row, order, names) !== null) return false;
+    // Made before the row's first send (another purchase under its trxid), or not known when under
+    // a trxid the file gave: the same proof as the sender's and the history check's (order-match.ts).
+    const came = row.orderId === null ? 'history' : 'fresh';
+    if (mustProve(row, originOf(order, row.firstSentAt, came, serverOffset(rt.lastServerDate))) && foreignOrderProblem(row, order, names) !== null) return false;
     if (row.orderId === null && rt.rows.isOrderIdKnown(order.orderId)) return false;
     const now = rt.clock.now();
     const { facts, awaitingCodes } = factsFor(row, order as Order & { orderId: string });

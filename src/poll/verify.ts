@@ -31,7 +31,7 @@ import type { Order } from '../api/schemas.js';
 import { ApiError, coerceError } from '../errors.js';
 import type { Runtime } from '../runtime.js';
 import { FOREIGN_ORDER_CODE, TRXID_USED_CODE, type Row } from '../store/rows.js';
-import { describeMismatches, factsFor, foreignOrderProblem, mismatches, needsCodes, originOf, unnamedFields } from '../order-match.js';
+import { describeMismatches, factsFor, foreignOrderProblem, mismatches, mustProve, needsCodes, originOf, serverOffset, surelyBefore, unnamedFields } from '../order-match.js';
 import { gameNamesOf } from '../dispatch/sender.js';
 
 export type VerifyOutcome = 'placed' | 'not-placed' | 'held-balance' | 'review';
@@ -43,14 +43,16 @@ function reachesBack(rt: Runtime, orders: readonly Order[], since: number, compl
   if (complete) return true;
   const oldest = orders[orders.length - 1];
   if (!oldest) return true;
-  if (oldest.createdAt !== undefined) {
-    const t = typeof oldest.createdAt === 'number' ? oldest.createdAt : Date.parse(oldest.createdAt);
-    if (!Number.isNaN(t)) return t < since - 60_000;
-  }
-  // Without timestamps: the oldest order is one of ours that we placed before the first attempt.
-  if (oldest.orderId === undefined) return false;
-  const t = rt.rows.firstSentAtOf(oldest.orderId);
-  return t !== null && t < since;
+  // A creation time that is certainly older than the first attempt (order-match.ts surelyBefore:
+  // a zone-less text is not read, and "certainly" means 15 h, whatever the clocks say) ...
+  if (surelyBefore(oldest, since)) return true;
+  // ... or, on our own clock: an order of ours on the page that we placed before the first attempt
+  // (history is newest first, so the page reaches back at least to it).
+  return orders.some((o) => {
+    if (o.orderId === undefined) return false;
+    const t = rt.rows.firstSentAtOf(o.orderId);
+    return t !== null && t < since;
+  });
 }
 
 function storyOf(row: Row): string {
@@ -84,28 +86,37 @@ export async function verifyRow(rt: Runtime, row: Row, signal?: AbortSignal): Pr
         FOREIGN_ORDER_CODE,
       );
     }
-    // Made before the row's first send: the trxid was used before (order-match.ts originOf).
-    const foreign = originOf(own, row.firstSentAt) === 'earlier' ? foreignOrderProblem(row, own, names) : null;
+    // Made before the row's first send (the trxid was used before), or not known when, under a
+    // trxid the file gave: it must prove it is the row's (order-match.ts originOf, mustProve).
+    const origin = originOf(own, row.firstSentAt, 'history', serverOffset(rt.lastServerDate));
+    const prove = mustProve(row, origin);
+    const foreign = prove ? foreignOrderProblem(row, own, names) : null;
     if (foreign !== null) {
+      const when = origin === 'earlier' ? 'was made before this row was first sent' : 'does not show when it was made, and the trxid is the file\'s own (it may have been used before)';
       return review(
-        `order ${own.orderId} in history carries this trxid but was made before this row was first sent, and ${foreign}. Nothing may have been bought for this row. Check that order before ordering this row again.`,
+        `order ${own.orderId} in history carries this trxid but ${when}, and ${foreign}. Nothing may have been bought for this row. Check that order before ordering this row again.`,
         copy,
-        FOREIGN_ORDER_CODE,
+        origin === 'earlier' ? FOREIGN_ORDER_CODE : undefined,
       );
     }
-    return record(rt, row, own as Order & { orderId: string }, now, copy);
+    const note = prove ? `found in history by its trxid ${row.trxid} (order ${own.orderId}), which does not show when it was made; it names every field of this row's purchase, each the same. If the trxid was used before, this may be that earlier purchase: check it` : null;
+    return record(rt, row, own as Order & { orderId: string }, now, copy, note);
   }
   // Unclaimed orders (no trxid to tell) that differ from the row in nothing they name, and were not
   // made before its first send. A top-up order that names every field of the purchase is a
   // candidate; the others (spec 2.3: "empty fields may be omitted"), and every order for a key or
   // card row (which names no buyer), cannot be taken as the row's, but may be its order all the
   // same, so they forbid reading the row as not placed (store/invariants.ts).
+  // An order certainly made before the first attempt is not the row's and is left out; one that
+  // only looks earlier (clocks) is not a candidate but still forbids "not placed" (it is unclear).
+  const offset = serverOffset(rt.lastServerDate);
+  const firstSent = row.firstSentAt ?? now;
   const open = echoesTrxid || ownOnly
     ? []
     : h.orders.filter(
-        (o) => o.orderId !== undefined && !rt.rows.isOrderIdKnown(o.orderId) && mismatches(row, o, names).length === 0 && originOf(o, row.firstSentAt) !== 'earlier',
+        (o) => o.orderId !== undefined && !rt.rows.isOrderIdKnown(o.orderId) && mismatches(row, o, names).length === 0 && !surelyBefore(o, firstSent),
       );
-  const candidates = needsCodes(row) ? [] : open.filter((o) => unnamedFields(row, o).length === 0);
+  const candidates = needsCodes(row) ? [] : open.filter((o) => unnamedFields(row, o).length === 0 && originOf(o, row.firstSentAt, 'history', offset) !== 'earlier');
   const unclear = open.length > candidates.length;
 
   if (candidates.length === 1 && rt.rows.hasTwinInFlight(row)) {
@@ -141,9 +152,9 @@ export async function verifyRow(rt: Runtime, row: Row, signal?: AbortSignal): Pr
   return review(`${why}, so it is unknown whether this row was charged. Check the order history before ordering it again.`);
 }
 
-function record(rt: Runtime, row: Row, o: Order & { orderId: string }, now: number, answer: string | null): VerifyOutcome {
+function record(rt: Runtime, row: Row, o: Order & { orderId: string }, now: number, answer: string | null, note: string | null = null): VerifyOutcome {
   const { facts } = factsFor(row, o);
-  rt.rows.placed(row.batchId, row.idx, facts, now, now + rt.config.pollIntervalMs, { answer });
+  rt.rows.placed(row.batchId, row.idx, facts, now, now + rt.config.pollIntervalMs, { answer, note });
   rt.log.warn(
     { batch: row.batchId, line: row.line, orderId: o.orderId },
     // Stryker disable next-line StringLiteral,ConditionalExpression,EqualityOperator: this picks only the log line's wording; the row's outcome and the logged fields are the same

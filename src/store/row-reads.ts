@@ -34,9 +34,13 @@ export interface EarlierPurchase {
 /**
  * What makes row `r` (of batch `b`) an earlier purchase of fingerprint @fp for a row of batch
  * @batchId, within the window from @since: one text for the lookup and for the opening's decision
- * (rows.ts skipRepeats), so the two can never disagree.
+ * (rows.ts skipRepeats), so the two can never disagree. The window counts from when the purchase
+ * was SENT, not when its batch was claimed: a batch that waited for balance over a weekend and
+ * bought an hour ago is a purchase of an hour ago; a row not sent yet always counts (found by an
+ * adversarial review: an edited re-drop 30 h after the first claim bought everything again).
  */
-const PURCHASE_TERMS = `r.fingerprint = @fp AND r.batch_id != @batchId AND b.created_at >= @since AND b.state != 'claimed'
+const PURCHASE_TERMS = `r.fingerprint = @fp AND r.batch_id != @batchId AND b.state != 'claimed'
+         AND (r.first_sent_at IS NULL OR r.first_sent_at >= @since)
          AND (r.state IN ('pending', 'sending', 'resending', 'verifying', 'searching', 'processing', 'unseen', 'completed', 'review')
               OR (r.state = 'cancelled' AND coalesce(r.refunded, 0) = 0))`;
 /** "An earlier purchase of @fp exists", as a subquery. */

@@ -17,7 +17,7 @@ export class RowWrites extends RowReads {
     );
     let n = 0;
     for (const r of rows) {
-      stmt.run({
+      const params = {
         batchId,
         idx: r.idx,
         line: r.line,
@@ -37,7 +37,18 @@ export class RowWrites extends RowReads {
         fingerprint: r.fingerprint ?? null,
         repeatCheck: r.repeatCheck && r.request && !r.skipped ? 1 : 0,
         now,
-      });
+      };
+      try {
+        stmt.run(params);
+      } catch (err) {
+        // The trxid was free when the row was validated, and another batch stored it since (two
+        // files with the same shop numbers loaded at once): the unique index decided, and this
+        // row is refused the way validation refuses a used trxid, never lost, never bought.
+        if ((err as { code?: string }).code !== 'SQLITE_CONSTRAINT_UNIQUE' || !String((err as Error).message).includes('rows.trxid') || params.trxid === null) throw err;
+        const by = this.byTrxid(params.trxid);
+        if (!by) throw err;
+        stmt.run({ ...params, state: 'invalid', trxid: null, request: null, repeatCheck: 0, error: `trxid: ${params.trxid} was already used by batch ${by.batchId}; a new purchase needs a new trxid` });
+      }
       n++;
     }
     return n;

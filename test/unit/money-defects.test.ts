@@ -175,7 +175,7 @@ describe('defect 3: the history check never gives a key/card row an order this h
 });
 
 describe('defect 4: a graceful stop during a Retry-After hold leaves no row in `sending`', () => {
-  it('the intent is committed, a 429 holds the request, the stop aborts the wait: the row is resending, and the next process resends it', async () => {
+  it('the intent is committed, a 429 holds the request, the stop aborts the wait: the request never left, so the row is pending again (never `sending`), and a later first send still knows it is one', async () => {
     const w = await scriptedWorld([{ idx: 0, line: 2, cells: ['PUBG-60', '5123456789'], request: { pid: 'PUBG-60', trxid: 'tu-hold', userId: '5123456789' }, error: null, productId: 'PUBG-60', slug: 'pubg', packName: '60 UC', quantity: 1, unitPriceUsd: 0.92, expectedUsd: 0.92 }]);
     const stop = new AbortController();
     w.set(() => ({ body: { orderCreated: true, orderId: 'ORD-1', status: 'processing' } }));
@@ -185,9 +185,9 @@ describe('defect 4: a graceful stop during a Retry-After hold leaves no row in `
       w.rt.rows.get('b1', 0)!,
       stop.signal,
     );
-    expect(await sent).toBe('retry');
+    expect(await sent).toBe('not-sent');
     const row = w.rt.rows.get('b1', 0)!;
-    expect(row.state).toBe('resending');
+    expect(row.state).toBe('pending');
     expect(w.seen.filter((s) => s.startsWith('POST'))).toEqual([]);
   });
 
@@ -228,7 +228,7 @@ describe('defect 5: a failure body carrying an `id` is never taken as the row\'s
     it(`${status} ${JSON.stringify(body)}: the row stays in doubt and the same trxid is sent again, which finds the order`, async () => {
       const w = await scriptedWorld([{ idx: 0, line: 2, cells: ['PUBG-60', '5123456789'], request: { pid: 'PUBG-60', trxid: 'tu-gw', userId: '5123456789' }, error: null, productId: 'PUBG-60', slug: 'pubg', packName: '60 UC', quantity: 1, unitPriceUsd: 0.92, expectedUsd: 0.92 }]);
       let post = 0;
-      w.set(() => (++post === 1 ? { status, body } : { body: { orderCreated: true, orderId: 'ORD-REAL', status: 'processing', userId: '5123456789', idempotentReplay: true } }));
+      w.set(() => (++post === 1 ? { status, body } : { body: { orderCreated: true, orderId: 'ORD-REAL', status: 'processing', game: 'pubg', packName: '60 UC', userId: '5123456789', idempotentReplay: true } }));
       const deps = senderDeps(w.rt);
       expect(await sendRow(deps, w.rt.rows.get('b1', 0)!)).toBe('retry');
       expect(w.rt.rows.get('b1', 0)).toMatchObject({ state: 'resending', orderId: null });

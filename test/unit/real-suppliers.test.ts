@@ -251,7 +251,7 @@ describe('never mistaken on money', () => {
     w.set((req) => {
       if (req.method === 'POST' && ++posts === 1) return { status: 502, body: '<html><body>502 Bad Gateway</body></html>', headers: { 'content-type': 'text/html' } };
       if (req.method === 'POST') return { status: 403, body: { success: false, code: 'FORBIDDEN', error: 'FORBIDDEN' } };
-      return { body: { success: true, count: 1, orders: [{ orderId: 'ORD-F', status: 'processing', trxid: 'tu-row-0', game: 'pubg', userId: '5123456789' }] } };
+      return { body: { success: true, count: 1, orders: [{ orderId: 'ORD-F', status: 'processing', trxid: 'tu-row-0', game: 'pubg', packName: '60 UC', userId: '5123456789' }] } };
     });
     const d = deps(w.rt);
     expect(await sendRow(d, w.rt.rows.get('b1', 0)!)).toBe('retry');

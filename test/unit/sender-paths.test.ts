@@ -210,11 +210,25 @@ describe('an answer carrying an order', () => {
     expect(row(first).note).toMatch(/first send of this trxid with an existing order \(ORD-R, a replay\)/);
     expect(first.logs.filter((l) => l.level === 40)).toMatchObject([{ trxid: 'tu-row-0', orderId: 'ORD-R' }]);
 
-    const resend = await inDoubt();
+    // A resend of a trxid this home derived: its replay is this row's order, whatever it names.
+    const derived = `tu${'a'.repeat(30)}`;
+    const resend = await inDoubt({}, [{ ...pubgRow(0), request: { ...pubgRow(0).request!, trxid: derived } }]);
     resend.set(() => order({ orderId: 'ORD-R', idempotentReplay: true }));
     expect(await sendRow(senderDeps(resend.rt), row(resend))).toBe('placed');
     expect(row(resend)).toMatchObject({ state: 'processing', orderId: 'ORD-R', note: null, doubtSince: null, doubtTries: 0 });
     expect(resend.logs.filter((l) => l.level === 40)).toEqual([]);
+
+    // Under a trxid the file gave (it may have been used before), a resend's replay without a
+    // creation time is of unknown origin: it must name every field (then it is taken, with a note),
+    // or it goes to review (issue 20's adversarial review: yesterday's card completed a row).
+    const given = await inDoubt();
+    given.set(() => order({ orderId: 'ORD-R', idempotentReplay: true, game: 'pubg', packName: '60 UC', userId: '5123456789' }));
+    expect(await sendRow(senderDeps(given.rt), row(given))).toBe('placed');
+    expect(row(given).note).toMatch(/without saying when it was made.*If the trxid tu-row-0 was used before/);
+    const sparse = await inDoubt();
+    sparse.set(() => order({ orderId: 'ORD-R', idempotentReplay: true }));
+    expect(await sendRow(senderDeps(sparse.rt), row(sparse))).toBe('review');
+    expect(row(sparse)).toMatchObject({ state: 'review', orderId: null, rejectCode: null });
   });
 
   it('an order another row already holds goes to review, naming it; the other row is untouched', async () => {

@@ -144,10 +144,19 @@ describe('absence means "not placed" only when history reaches back before the f
   /** A full page (200 orders, none of them the row's); the oldest (last) gets `oldest`. */
   const fullPage = (oldest: HistoryOrder): HistoryOrder[] => [...Array.from({ length: 199 }, (_, i) => foreign(i)), foreign(199, oldest)];
 
-  it('the oldest order is more than a minute older than the first attempt (a clock margin): not placed; a minute exactly: review', async () => {
+  it('the oldest order is more than 15 h older than the first attempt (no zone or clock can put that between two clocks): not placed; less, or a text without a zone: review', async () => {
     const t = Date.now();
     const first = t - 600_000;
-    for (const [createdAt, outcome] of [[first - 60_001, 'not-placed'], [first - 60_000, 'review'], [new Date(first - 120_000).toISOString(), 'not-placed'], [new Date(first).toISOString(), 'review']] as const) {
+    const H15 = 15 * 3_600_000;
+    const naive = (ms: number): string => new Date(ms).toISOString().replace('T', ' ').slice(0, 19);
+    for (const [createdAt, outcome] of [
+      [first - H15 - 1, 'not-placed'],
+      [first - H15, 'review'],
+      [new Date(first - H15 - 120_000).toISOString(), 'not-placed'],
+      [new Date(first - 3_600_000).toISOString(), 'review'],
+      // "2026-11-26 03:04:05": no zone, so not read at all (issue 20's adversarial review: read in the host's zone).
+      [naive(first - 2 * H15), 'review'],
+    ] as const) {
       const w = await world(fullPage({ createdAt }));
       w.sql(0, 'first_sent_at = ?', first);
       expect({ createdAt, outcome: await verifyRow(w.rt, row(w)) }).toEqual({ createdAt, outcome });
