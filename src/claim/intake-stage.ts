@@ -34,13 +34,16 @@ export class IntakeStage implements Stage {
     return this.#queue.length;
   }
 
-  async tick(now: number, b: StepBatches): Promise<void> {
+  /** True when a batch of this process changed (claimed, stored, refused). */
+  async tick(now: number, b: StepBatches): Promise<boolean> {
     // A file just claimed is a batch for the leases stage to take: step again at once.
-    if (await this.#claimQueued()) this.#e.wake();
+    const claimed = await this.#claimQueued();
+    if (claimed) this.#e.wake();
     let stored = false;
     for (const batch of b.owned) if (batch.state === 'claimed' && (await this.#load(batch, now))) stored = true;
     // A batch just stored changes what the next stages do: step again at once.
     if (stored) this.#e.wake();
+    return claimed || stored;
   }
 
   nextDueAt(_now: number, b: StepBatches): number | undefined {

@@ -32,11 +32,13 @@ export class LeaseStage implements Stage {
     this.#watch = new StepWatch(e.clock);
   }
 
-  tick(now: number): void {
+  /** True when the batches this process holds may have changed (one taken, or the clock stepped). */
+  tick(now: number): boolean {
     const step = this.#watch.look();
     if (step !== 0) this.#clockStepped(step, now);
-    this.#adopt(now);
+    const took = this.#adopt(now);
     this.#lastLook = now;
+    return took || step !== 0;
   }
 
   nextDueAt(now: number, b: StepBatches): number {
@@ -46,11 +48,15 @@ export class LeaseStage implements Stage {
     return Math.max(now, this.#lastLook + (busy ? BUSY_LOOK_MS : IDLE_LOOK_MS));
   }
 
-  #adopt(now: number): void {
+  #adopt(now: number): boolean {
     const { rt, onlyBatch } = this.#e;
     const candidates = onlyBatch ? [rt.batches.get(onlyBatch)].filter((b) => b !== undefined) : rt.batches.unfinished();
+    let took = false;
     for (const b of candidates) {
       if (b.owner === rt.owner || b.finishedAt !== null) continue;
+      // Held by a live process whose lease runs: the UPDATE would refuse it; not even tried (a
+      // write every step, by every process, for every batch another one runs).
+      if (b.owner !== null && b.leaseUntil >= now && !rt.ownerIsDead(b.owner)) continue;
       const taken =
         rt.batches.acquire(b.id, rt.owner, now, LEASE_MS) ||
         (b.owner !== null && rt.ownerIsDead(b.owner) && rt.batches.takeOver(b.id, rt.owner, b.owner, now, LEASE_MS));
@@ -59,7 +65,9 @@ export class LeaseStage implements Stage {
       // store's batches_taken_over trigger has made its `sending` rows `resending` in the same
       // UPDATE that gave us the lease (migrations.ts; store/invariants.ts).
       rt.log.info({ batch: b.id, file: b.sourceName, previousOwner: b.owner }, 'took batch');
+      took = true;
     }
+    return took;
   }
 
   #clockStepped(stepMs: number, now: number): void {

@@ -196,9 +196,8 @@ export class Runner extends EventEmitter<RunnerEventMap> {
   async #step(): Promise<StepBatches> {
     let batches = this.#batches();
     for (const stage of this.#stages) {
-      await stage.tick(this.#clock.now(), batches);
-      // Leases and intake change which batches are ours and open: read them again for the rest.
-      if (stage === this.#leases || stage === this.#intake) batches = this.#batches();
+      // Leases and intake change which batches are ours and open: read again for the rest when they say so.
+      if ((await stage.tick(this.#clock.now(), batches)) === true) batches = this.#batches();
     }
     return batches;
   }

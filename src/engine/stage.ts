@@ -36,7 +36,8 @@ export interface StepBatches {
 
 export interface Stage {
   readonly name: string;
-  tick(now: number, batches: StepBatches): Promise<void> | void;
+  /** Does what is due. May say `true`: the batches this process holds changed (the runner reads them again). */
+  tick(now: number, batches: StepBatches): Promise<boolean | void> | boolean | void;
   /** Wall time (ms) when this stage next has something to do, or undefined (only an event can give it work). */
   nextDueAt(now: number, batches: StepBatches): number | undefined;
   /** Work it started that is still running (for a bounded stop). */
