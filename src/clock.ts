@@ -27,6 +27,13 @@ export interface Clock {
   sleep(ms: number, signal?: AbortSignal): Promise<void>;
   /** Calls `fn` every `ms` until the returned function is called; never keeps the process alive. */
   every(ms: number, fn: () => void): () => void;
+  /**
+   * Lets everything else that is ready run first (the next turn of the event loop). The engine
+   * yields at the points where another process's work may come between two of its steps (after
+   * the intent to send is committed, before a batch opens, between a claim's record and its
+   * move, before a finished batch is marked done): the simulator puts other events there.
+   */
+  yield(): Promise<void>;
 }
 
 export const systemClock: Clock = Object.freeze({
@@ -38,6 +45,7 @@ export const systemClock: Clock = Object.freeze({
     timer.unref();
     return () => clearInterval(timer);
   },
+  yield: () => new Promise<void>((resolve) => setImmediate(resolve)),
 });
 
 /**

@@ -270,7 +270,7 @@ export class ResellerClient {
       if (this.#gate.untilClear) {
         // beforeSend may block (a synchronous commit). A 429 that reached the socket meanwhile
         // is read in the next I/O phase: let it be handled, then look at the hold-off again.
-        await new Promise<void>((resolve) => setImmediate(resolve));
+        await this.#clock.yield();
         await this.#gate.untilClear(opts?.signal);
       }
     } catch (err) {

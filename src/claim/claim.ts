@@ -150,6 +150,8 @@ export async function claimFile(rt: Runtime, path: string, opts: ClaimOptions = 
     const storedHash = opts.again ? `${hash}:again:${id}` : hash;
     ({ duplicateOf } = recordClaim(rt, { id, sourceName, jobFile, storedHash, hash, origin, again: opts.again === true, retryOf: opts.retryOf, own: opts.own === true, now }));
     crashPoint('claim-committed');
+    // The record is committed and the file not moved yet: recoverClaims finishes the move after a crash here.
+    await rt.clock.yield();
     try {
       mkdirSync(jobDir, { recursive: true, mode: 0o700 });
       writeMarker(jobDir, { batch: id, origin, file: sourceName, contentHash: storedHash, createdAt: now });

@@ -153,6 +153,9 @@ export async function loadBatch(rt: Runtime, batch: Batch): Promise<LoadOutcome>
     return { loaded: false, reason: 'file-error', message: e.message };
   }
 
+  // Every row is read and validated; the batch opens below. Another process may store and open a
+  // batch meanwhile (an edited copy of this file): the opening transaction decides repeats then.
+  await rt.clock.yield();
   const claimed = batch.contentHash.split(':')[0]!;
   if ((await contentHash(path)) !== claimed) {
     const message = `${batch.sourceName} changed after it was claimed: its bytes are not the ones checked for duplicates and used for its trxids, so none of its rows was ordered. Drop the file in again (or submit it again) to order it as it is now.`;

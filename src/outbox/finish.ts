@@ -29,6 +29,8 @@ export async function finishBatch(rt: Runtime, batch: Batch): Promise<BatchSumma
   removePartials(rt, batch);
   const summary = summarize(batch, rt.rows.iterate(batch.id), { csv: paths.resultFile, xlsx }, balanceAfter, now);
   writeSummaryFile(paths.summaryFile, summary);
+  // The files are written and the batch not yet done: a crash here writes them again (same names).
+  await rt.clock.yield();
   rt.batches.finish(batch.id, balanceAfter, paths.resultFile, now);
   rt.log.info(
     { batch: batch.id, file: batch.sourceName, counts: summary.counts, spentUsd: summary.spentUsd, refundedUsd: summary.refundedUsd, result: paths.resultFile },

@@ -20,6 +20,7 @@ class FakeClock implements Clock {
   now = (): number => this.wall;
   mono = (): number => this.monoMs;
   sleep = systemClock.sleep;
+  yield = systemClock.yield;
   every = systemClock.every;
   /** Both clocks advance, as real time passes. */
   pass(ms: number): void {

@@ -40,7 +40,6 @@ const ALLOWED_TIMERS: Record<string, string> = {
   'outbox/result-xlsx.ts': 'back-pressure of the workbook writer',
   'commands/cancel.ts': 'a command waiting for the daemon',
   'commands/foreground.ts': "a command's progress line",
-  'api/client.ts': 'one setImmediate: lets a 429 that reached the socket be read before the hold is looked at again',
 };
 
 describe('the engine runs on the injected clock and entropy', () => {

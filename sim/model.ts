@@ -1,0 +1,514 @@
+/**
+ * The simulator's model of the Reseller API: an account with a balance, a catalog, stock, and a
+ * ledger of every order it ever made, answering in memory. It is not the sandbox (src/sandbox):
+ * it is a second, independent reading of the spec, built for one job: to answer as badly as real
+ * suppliers do, under a seed, while keeping the TRUTH of what was charged, which the invariants
+ * (invariants.ts) judge the engine against.
+ *
+ * What it can do (each a knob of the schedule's `api`, drawn per request from its own seeded stream):
+ *  - answer in the spec's shapes or real-world ones (strings for numbers, `id`, `{data}`, status
+ *    words, codes as text), and refuse with any failure variant of the answer corpus
+ *    (test/fixtures/answers/submit.json) that fits what it decided;
+ *  - lose the answer after creating the order, or before (nothing created); 5xx and proxy pages
+ *    before or after creation; slow answers;
+ *  - replays of a trxid (idempotentReplay), DUPLICATE_IN_FLIGHT while the first request is being
+ *    worked on, a resend of an existing order refused on a validation it does before idempotency;
+ *  - foreign orders in history (the panel, another shop), with and without trxid, some under
+ *    trxids the files reuse; trxids of another account (403 FORBIDDEN);
+ *  - stock running out, a balance running out, maintenance windows, 429 bursts with and without
+ *    Retry-After under its own rolling limits, account trouble (401/403);
+ *  - orders processing then completing or failing (refunded or not), late codes;
+ *  - history that echoes trxids and creation times, or not.
+ */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { seededEntropy, type Entropy } from '../src/entropy.js';
+import type { SimScheduler } from './scheduler.js';
+
+export const SIM_KEY = 'sim-key-7d1c2e9f4a';
+
+// ───────────────────────────── catalog ─────────────────────────────
+
+export interface SimPack {
+  id: string;
+  slug: string;
+  gameName: string;
+  serviceName: string;
+  price: number;
+  /** Key or gift card: bought by quantity, delivered as codes, stock-limited. */
+  card: boolean;
+}
+
+const LINES = [
+  { productName: 'PUBG Mobile UC', slug: 'pubg', gameName: 'PUBG Mobile', required: [{ field: 'userId', label: 'Player ID' }], status: 'active' },
+  { productName: 'Mobile Legends Diamonds', slug: 'mobilelegends', gameName: 'Mobile Legends', required: [{ field: 'userId', label: 'User ID' }, { field: 'zoneId', label: 'Zone ID' }], status: 'active' },
+  { productName: 'Steam Wallet Gift Card', slug: 'steamgiftcard', gameName: 'Steam', required: [{ field: 'quantity', label: 'Quantity' }], status: 'active' },
+  { productName: 'PUBG Mobile UC Redeem Codes', slug: 'gamekeypubg', gameName: 'PUBG Mobile', required: [{ field: 'quantity', label: 'Quantity' }], status: 'active' },
+];
+
+export const PACKS: readonly SimPack[] = [
+  { id: 'PUBG-60', slug: 'pubg', gameName: 'PUBG Mobile', serviceName: '60 UC', price: 0.92, card: false },
+  { id: 'PUBG-325', slug: 'pubg', gameName: 'PUBG Mobile', serviceName: '325 UC', price: 4.55, card: false },
+  { id: 'ML-86', slug: 'mobilelegends', gameName: 'Mobile Legends', serviceName: '86 Diamonds', price: 1.5, card: false },
+  { id: 'STEAM-5', slug: 'steamgiftcard', gameName: 'Steam', serviceName: 'Steam 5 USD', price: 5.1, card: true },
+  { id: 'KEY-PUBG-60', slug: 'gamekeypubg', gameName: 'PUBG Mobile', serviceName: 'PUBG 60 UC key', price: 0.9, card: true },
+];
+
+// ───────────────────────────── the ledger ─────────────────────────────
+
+export type ModelStatus = 'processing' | 'completed' | 'cancelled';
+
+export interface ModelOrder {
+  orderId: string;
+  trxid: string | null;
+  pid: string;
+  pack: SimPack;
+  userId?: string;
+  zoneId?: string;
+  quantity?: number;
+  amountMicros: number;
+  status: ModelStatus;
+  refunded: boolean;
+  error?: string;
+  codes: string[];
+  /** Wall time of creation (as the supplier would show it). */
+  createdAt: number;
+  /** Monotonic sim time it ends (processing → completed/cancelled). */
+  endsAt: number;
+  fate: 'complete' | 'fail-refund' | 'fail-keep';
+  /** Codes appear this long after completion (late codes). */
+  codesLateMs: number;
+  /** Who made it: an engine's request, or the world before the run (the panel, another shop). */
+  origin: 'engine' | 'foreign';
+}
+
+/** What the run's API does, decided by the schedule (schedule.ts). Shares are per request, 0..1. */
+export interface ApiProfile {
+  style: 'spec' | 'real-world';
+  balanceUsd: number;
+  /** Stock of each card pack at the start. */
+  stock: number;
+  /** Share of orders that stay processing a while (else they end in their answer). */
+  processingShare: number;
+  /** Share of orders that fail after placement (half of them without a refund). */
+  failShare: number;
+  /** POST /orders: answer lost after the order was made. */
+  lostAfter: number;
+  /** POST /orders: answer lost, nothing made (the request never arrived). */
+  lostBefore: number;
+  /** POST /orders: a 5xx or proxy page after the order was made. */
+  errorAfter: number;
+  /** POST /orders: a 5xx or proxy page, nothing made. */
+  errorBefore: number;
+  /** A resend of an existing order is refused by a check the API runs before idempotency. */
+  refuseResend: number;
+  /** A known trxid for another purchase: replayed (true) or refused as used (false). */
+  replayOtherPurchase: boolean;
+  /** GET routes: a 5xx or proxy page. */
+  readError: number;
+  /** Its own rolling limits (calls per window), all routes together; 429 beyond them. */
+  limits: { limit: number; windowMs: number }[];
+  /** 429s carry Retry-After (seconds) or not. */
+  retryAfter: boolean;
+  /** History echoes trxids / creation times. */
+  historyTrxid: boolean;
+  historyCreatedAt: boolean;
+  /** Answers carry createdAt. */
+  answerCreatedAt: boolean;
+  /** Maintenance windows [fromMs, toMs) of sim time, orders refused with 503 meanwhile. */
+  maintenance: [number, number][];
+  /** An account problem (401/403 on every route) during [fromMs, toMs). */
+  accountDown: [number, number][];
+  /** Share of answers delivered slowly (near the client's timeout). */
+  slow: number;
+  /** Latency range of one way, ms. */
+  latencyMs: [number, number];
+  /** The API's clock minus ours (its Date headers and creation times), or no Date header at all (null). */
+  serverSkewMs: number | null;
+}
+
+export interface ModelRequest {
+  method: 'GET' | 'POST';
+  path: string;
+  query: URLSearchParams;
+  headers: Record<string, string>;
+  body: string | undefined;
+}
+
+export type ModelReply =
+  | { kind: 'answer'; status: number; headers: Record<string, string>; body: string; cut?: boolean; slowMs?: number }
+  | { kind: 'lost' };
+
+interface CorpusVariant {
+  name: string;
+  response: { status: number; headers?: Record<string, string>; body: string; padBytes?: number; contentLength?: number; dropAfterBody?: boolean };
+  expect: { error?: { classification?: string; mayExist?: boolean; apiCode?: string | null } };
+  client?: unknown;
+}
+
+/** Failure variants of the answer corpus by what the model decided, read once. */
+function loadCorpus(): Record<string, CorpusVariant[]> {
+  const file = join(import.meta.dirname, '..', 'test', 'fixtures', 'answers', 'submit.json');
+  const all = JSON.parse(readFileSync(file, 'utf8')) as CorpusVariant[];
+  const by: Record<string, CorpusVariant[]> = {};
+  for (const v of all) {
+    const e = v.expect.error;
+    if (!e || v.client !== undefined) continue;
+    const key = `${e.classification}:${e.mayExist}`;
+    (by[key] ??= []).push(v);
+  }
+  return by;
+}
+let corpus: Record<string, CorpusVariant[]> | undefined;
+
+const WORDS = {
+  spec: { processing: 'processing', completed: 'completed', cancelled: 'cancelled' },
+  realWorld: { processing: ['Pending', 'PROCESSING', 'queued', 'In Progress'], completed: ['Success', 'Completed', 'done', 'DELIVERED'], cancelled: ['Failed', 'Canceled', 'CANCELLED'] },
+} as const;
+
+export class ModelApi {
+  readonly orders: ModelOrder[] = [];
+  readonly #byId = new Map<string, ModelOrder>();
+  readonly #byTrxid = new Map<string, ModelOrder>();
+  /** trxids that belong to another API user: 403 FORBIDDEN. */
+  readonly forbidden = new Set<string>();
+  /** trxids whose first request is being worked on (a slow creation): DUPLICATE_IN_FLIGHT. */
+  readonly #inFlight = new Set<string>();
+  readonly #stock = new Map<string, number>();
+  readonly #calls: number[] = [];
+  readonly #rand: Entropy;
+  readonly #sim: SimScheduler;
+  readonly profile: ApiProfile;
+  balanceMicros: number;
+  #nextId = 1;
+  /** Every request that reached it, for the run's figures. */
+  readonly stats = { requests: 0, created: 0, replays: 0, lostAfter: 0, errorAfter: 0, refused: 0, rateLimited: 0, variants: new Set<string>() };
+
+  constructor(sim: SimScheduler, profile: ApiProfile, seed: number) {
+    this.#sim = sim;
+    this.profile = profile;
+    this.#rand = seededEntropy(seed ^ 0x5eed);
+    this.balanceMicros = Math.round(profile.balanceUsd * 1e6);
+    for (const p of PACKS) if (p.card) this.#stock.set(p.id, profile.stock);
+    corpus ??= loadCorpus();
+  }
+
+  #chance(p: number): boolean {
+    return p > 0 && this.#rand.random() < p;
+  }
+
+  #pick<T>(xs: readonly T[]): T {
+    return xs[Math.floor(this.#rand.random() * xs.length)]!;
+  }
+
+  /** A foreign order made before the run (the supplier's panel, another shop of the account). */
+  seedForeign(o: { pid: string; trxid: string | null; userId?: string; zoneId?: string; quantity?: number; agoMs: number }): ModelOrder {
+    const pack = PACKS.find((p) => p.id === o.pid)!;
+    const order = this.#make(pack, o.trxid, { userId: o.userId, zoneId: o.zoneId, quantity: o.quantity }, 'foreign');
+    order.createdAt = this.serverNow - o.agoMs;
+    order.status = 'completed';
+    order.endsAt = 0;
+    order.fate = 'complete';
+    order.codesLateMs = 0;
+    return order;
+  }
+
+  #make(pack: SimPack, trxid: string | null, f: { userId?: string | undefined; zoneId?: string | undefined; quantity?: number | undefined }, origin: ModelOrder['origin']): ModelOrder {
+    const qty = pack.card ? (f.quantity ?? 1) : undefined;
+    const order: ModelOrder = {
+      orderId: `M${100_000 + this.#nextId++}`,
+      trxid,
+      pid: pack.id,
+      pack,
+      ...(f.userId !== undefined ? { userId: f.userId } : {}),
+      ...(f.zoneId !== undefined ? { zoneId: f.zoneId } : {}),
+      ...(qty !== undefined ? { quantity: qty } : {}),
+      amountMicros: Math.round(pack.price * 1e6) * (qty ?? 1),
+      status: 'processing',
+      refunded: false,
+      codes: [],
+      createdAt: this.serverNow,
+      endsAt: this.#sim.mono,
+      fate: 'complete',
+      codesLateMs: 0,
+      origin,
+    };
+    if (pack.card) order.codes = Array.from({ length: qty ?? 1 }, (_, i) => `${order.orderId}-C${i + 1}`);
+    this.orders.push(order);
+    this.#byId.set(order.orderId, order);
+    if (trxid !== null) this.#byTrxid.set(trxid.toLowerCase(), order);
+    return order;
+  }
+
+  /** Orders move on with time: processing ends at endsAt. */
+  #settle(o: ModelOrder): void {
+    if (o.status !== 'processing' || this.#sim.mono < o.endsAt) return;
+    if (o.fate === 'complete') o.status = 'completed';
+    else {
+      o.status = 'cancelled';
+      o.error = this.#pick(['INVALID PLAYER', 'PROVIDER ERROR', 'OUT OF STOCK UPSTREAM']);
+      if (o.fate === 'fail-refund') {
+        o.refunded = true;
+        this.balanceMicros += o.amountMicros;
+      }
+    }
+  }
+
+  /** Codes visible in an answer now (a late delivery shows none for a while). */
+  #codesNow(o: ModelOrder): string[] {
+    if (o.status !== 'completed' || !o.pack.card) return [];
+    return this.#sim.mono >= o.endsAt + o.codesLateMs ? o.codes : [];
+  }
+
+  #rateLimited(): boolean {
+    const now = this.#sim.mono;
+    const longest = Math.max(...this.profile.limits.map((l) => l.windowMs), 1);
+    while (this.#calls.length > 0 && this.#calls[0]! <= now - longest) this.#calls.shift();
+    for (const l of this.profile.limits) {
+      let n = 0;
+      for (let i = this.#calls.length - 1; i >= 0 && this.#calls[i]! > now - l.windowMs; i--) n++;
+      if (n >= l.limit) return true;
+    }
+    this.#calls.push(now);
+    return false;
+  }
+
+  #inWindow(ws: [number, number][]): boolean {
+    const t = this.#sim.mono;
+    return ws.some(([a, b]) => t >= a && t < b);
+  }
+
+  // ───────────────────────────── answers ─────────────────────────────
+
+  #json(status: number, body: unknown, headers: Record<string, string> = {}): ModelReply {
+    return { kind: 'answer', status, headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) };
+  }
+
+  /** The API's own clock (skewed from ours by the profile). */
+  get serverNow(): number {
+    return this.#sim.now + (this.profile.serverSkewMs ?? 0);
+  }
+
+  /** Every answer leaves through here: the Date header an origin server adds. */
+  answer(req: ModelRequest): ModelReply {
+    const r = this.handle(req);
+    if (r.kind === 'answer' && this.profile.serverSkewMs !== null) r.headers = { date: new Date(this.serverNow).toUTCString(), ...r.headers };
+    return r;
+  }
+
+  /** A failure variant of the corpus that means what the model decided (`classification:mayExist`). */
+  #variant(key: string, fallback: () => ModelReply): ModelReply {
+    const pool = corpus![key];
+    if (!pool || pool.length === 0 || this.#rand.random() < 0.3) return fallback();
+    const v = this.#pick(pool);
+    this.stats.variants.add(v.name);
+    const r = v.response;
+    let body = r.body
+      .replaceAll('{{KEY}}', SIM_KEY)
+      .replace(/\{\{HTTP_DATE\+(\d+)\}\}/g, (_m, sec: string) => new Date(this.#sim.now + Number(sec) * 1000).toUTCString());
+    if (r.padBytes) body += ' '.repeat(r.padBytes);
+    const headers: Record<string, string> = {};
+    for (const [k, val] of Object.entries(r.headers ?? {})) {
+      headers[k] = val.replace(/\{\{HTTP_DATE\+(\d+)\}\}/g, (_m, sec: string) => new Date(this.#sim.now + Number(sec) * 1000).toUTCString());
+    }
+    return { kind: 'answer', status: r.status, headers, body, ...(r.dropAfterBody ? { cut: true } : {}) };
+  }
+
+  #statusWord(s: ModelStatus): string {
+    return this.profile.style === 'spec' ? WORDS.spec[s] : this.#pick(WORDS.realWorld[s]);
+  }
+
+  /** An order as the API shows it (spec 2.3), in the run's style. */
+  orderBody(o: ModelOrder, extra: { replay?: boolean; forHistory?: boolean } = {}): Record<string, unknown> {
+    this.#settle(o);
+    const rw = this.profile.style === 'real-world';
+    const codes = this.#codesNow(o);
+    const body: Record<string, unknown> = {};
+    if (!extra.forHistory) body.orderCreated = rw && this.#chance(0.3) ? '1' : true;
+    body[rw && this.#chance(0.5) ? 'id' : 'orderId'] = o.orderId;
+    body.status = this.#statusWord(o.status);
+    body.game = o.pack.slug;
+    if (!rw || this.#chance(0.7)) body.packName = o.pack.serviceName;
+    body.amountUsd = rw ? (o.amountMicros / 1e6).toFixed(2) : o.amountMicros / 1e6;
+    if (o.userId !== undefined && (!rw || this.#chance(0.8))) body.userId = rw && this.#chance(0.3) ? `${o.userId}${o.zoneId ? ` (${o.zoneId})` : ''}` : o.userId;
+    if (codes.length > 0) body.codes = rw && this.#chance(0.5) ? codes.join(',') : codes;
+    if (o.status === 'cancelled') {
+      body.error = o.error ?? 'FAILED';
+      body.refunded = rw ? (o.refunded ? 1 : 0) : o.refunded;
+    }
+    if (extra.replay) body.idempotentReplay = rw && this.#chance(0.5) ? 'true' : true;
+    if (extra.forHistory ? this.profile.historyTrxid && o.trxid !== null : false) body.trxid = o.trxid;
+    if (extra.forHistory ? this.profile.historyCreatedAt : this.profile.answerCreatedAt) {
+      body.createdAt = rw && this.#chance(0.5) ? Math.floor(o.createdAt / 1000) : new Date(o.createdAt).toISOString();
+    }
+    if (rw && !extra.forHistory && this.#chance(0.3)) return { status: 'success', data: body };
+    return body;
+  }
+
+  // ───────────────────────────── the routes ─────────────────────────────
+
+  handle(req: ModelRequest): ModelReply {
+    this.stats.requests++;
+    const key = req.headers['x-api-key'] ?? req.headers.authorization?.replace(/^Bearer /, '');
+    if (key !== SIM_KEY) return this.#json(401, { success: false, code: 'INVALID_API_KEY', error: 'INVALID_API_KEY' });
+    if (this.#inWindow(this.profile.accountDown)) {
+      return this.#variant('account:false', () => this.#json(403, { success: false, code: 'ACCOUNT_RESTRICTED', error: 'ACCOUNT_RESTRICTED' }));
+    }
+    if (this.#rateLimited()) {
+      this.stats.rateLimited++;
+      const headers: Record<string, string> = this.profile.retryAfter ? { 'retry-after': String(1 + Math.floor(this.#rand.random() * 3)) } : {};
+      return this.#json(429, { success: false, code: 'RATE_LIMIT', error: 'TOO MANY REQUESTS' }, headers);
+    }
+    if (req.method === 'POST' && req.path === '/orders') return this.#submit(req);
+    if (req.method !== 'GET') return this.#json(404, { success: false, error: 'NOT FOUND' });
+    if (this.#chance(this.profile.readError)) {
+      return this.#pick<ModelReply>([
+        { kind: 'answer', status: 502, headers: { 'content-type': 'text/html' }, body: '<html><body><h1>502 Bad Gateway</h1></body></html>' },
+        this.#json(500, { success: false, error: 'INTERNAL ERROR' }),
+        { kind: 'answer', status: 200, headers: { 'content-type': 'application/json' }, body: '{"success":true,"orders":[{"orderId":"M1' },
+      ]);
+    }
+    switch (req.path) {
+      case '/services':
+        return this.#json(200, { success: true, services: LINES });
+      case '/products':
+      case '/catalog':
+        return this.#json(200, {
+          success: true,
+          products: PACKS.map((p) => ({
+            id: p.id, slug: p.slug, gameName: p.gameName, serviceName: p.serviceName, category: p.card ? (p.slug.startsWith('gamekey') ? 'gamekey' : 'giftcard') : 'topup',
+            price: this.profile.style === 'real-world' ? String(p.price) : p.price, status: 'active',
+            ...(p.card ? { quantity: this.#stock.get(p.id) ?? 0, inStock: (this.#stock.get(p.id) ?? 0) > 0, quantityMin: 1, quantityMax: Math.min(500, Math.max(1, this.#stock.get(p.id) ?? 0)) } : {}),
+          })),
+        });
+      case '/balance':
+        return this.#json(200, { success: true, balanceUsd: this.profile.style === 'real-world' ? (this.balanceMicros / 1e6).toFixed(2) : this.balanceMicros / 1e6, currency: 'USD' });
+      case '/my-ip':
+        return this.#json(200, { success: true, ip: '203.0.113.7' });
+      case '/history':
+        return this.#history(req.query);
+    }
+    const m = /^\/orders\/(.+)$/.exec(req.path);
+    if (m) {
+      const o = this.#byId.get(decodeURIComponent(m[1]!));
+      if (!o) return this.#json(404, { success: false, error: 'ORDER NOT FOUND' });
+      return this.#json(200, this.orderBody(o));
+    }
+    return this.#json(404, { success: false, error: 'NOT FOUND' });
+  }
+
+  #history(q: URLSearchParams): ModelReply {
+    const all = [...this.orders].sort((a, b) => b.createdAt - a.createdAt || Number(b.orderId.slice(1)) - Number(a.orderId.slice(1)));
+    if (q.has('page')) {
+      const size = Math.min(50, Math.max(1, Number(q.get('pageSize') ?? 20)));
+      const page = Math.max(1, Number(q.get('page')));
+      const slice = all.slice((page - 1) * size, page * size);
+      return this.#json(200, { success: true, count: slice.length, total: all.length, hasMore: page * size < all.length, orders: slice.map((o) => this.orderBody(o, { forHistory: true })) });
+    }
+    const limit = Math.min(200, Math.max(1, Number(q.get('limit') ?? 30)));
+    const slice = all.slice(0, limit);
+    return this.#json(200, { success: true, count: slice.length, orders: slice.map((o) => this.orderBody(o, { forHistory: true })) });
+  }
+
+  #submit(req: ModelRequest): ModelReply {
+    let body: Record<string, unknown>;
+    try {
+      body = JSON.parse(req.body ?? '') as Record<string, unknown>;
+    } catch {
+      return this.#json(401, { success: false, error: 'INVALID JSON' });
+    }
+    const trxid = typeof body.trxid === 'string' ? body.trxid : undefined;
+    const pid = typeof body.pid === 'string' ? body.pid : undefined;
+    if (!trxid || !pid) return this.#json(400, { success: false, error: 'INVALID REQUEST' });
+    if (this.#chance(this.profile.lostBefore)) return { kind: 'lost' };
+    if (this.#chance(this.profile.errorBefore)) return this.#variant('ambiguous:true', () => this.#json(500, { success: false, error: 'INTERNAL ERROR' }));
+    if (this.#inWindow(this.profile.maintenance)) {
+      return this.#variant('paused:false', () => this.#json(503, { success: false, code: 'MAINTENANCE', error: 'MAINTENANCE' }));
+    }
+    const pack = PACKS.find((p) => p.id === pid);
+    if (!pack) return this.#json(400, { success: false, error: 'UNKNOWN PID' });
+    const userId = typeof body.userId === 'string' ? body.userId : undefined;
+    const zoneId = typeof body.zoneId === 'string' ? body.zoneId : undefined;
+    const quantity = typeof body.quantity === 'number' ? body.quantity : undefined;
+    if (this.forbidden.has(trxid.toLowerCase())) {
+      return this.#variant('forbidden:false', () => this.#json(403, { success: false, code: 'FORBIDDEN', error: 'FORBIDDEN' }));
+    }
+    if (this.#inFlight.has(trxid.toLowerCase())) {
+      return this.#variant('retry-later:true', () => this.#json(429, { success: false, code: 'DUPLICATE_IN_FLIGHT', error: 'DUPLICATE_IN_FLIGHT' }));
+    }
+    const existing = this.#byTrxid.get(trxid.toLowerCase());
+    if (existing) {
+      const same = existing.pid === pid && (existing.userId ?? '') === (userId ?? '') && (existing.quantity ?? 1) === (quantity ?? 1);
+      // A check some deployments run before idempotency refuses the resend of an order that exists.
+      if (this.#chance(this.profile.refuseResend)) {
+        this.stats.refused++;
+        return this.#json(400, { orderCreated: false, status: 'cancelled', game: pack.slug, error: this.#pick(['INVALID PACK', 'INSUFFICIENT BALANCE', 'INSUFFICIENT STOCK']) });
+      }
+      if (!same && !this.profile.replayOtherPurchase) {
+        return this.#variant('duplicate-trxid:true', () => this.#json(400, { success: false, error: 'trxid already used' }));
+      }
+      this.stats.replays++;
+      return this.#afterCreation(this.orderBody(existing, { replay: true }));
+    }
+    // Validation of a new purchase: nothing is created on these refusals.
+    if (!pack.card && quantity !== undefined) return this.#json(400, { success: false, error: 'QUANTITY ONLY FOR GAMEKEY OR GIFTCARD' });
+    if (!pack.card && !userId) return this.#json(400, { success: false, error: 'INVALID REQUEST' });
+    if (pack.slug === 'mobilelegends' && !zoneId) return this.#json(400, { success: false, error: 'INVALID REQUEST' });
+    const qty = pack.card ? (quantity ?? 1) : 1;
+    if (pack.card && (this.#stock.get(pack.id) ?? 0) < qty) {
+      return this.#json(400, { orderCreated: false, status: 'cancelled', game: pack.slug, error: 'INSUFFICIENT STOCK' });
+    }
+    const price = Math.round(pack.price * 1e6) * qty;
+    if (this.balanceMicros < price) {
+      return this.#variant('insufficient-balance:false', () => this.#json(400, { orderCreated: false, status: 'cancelled', game: pack.slug, error: 'INSUFFICIENT BALANCE' }));
+    }
+    // The order is made and charged.
+    const o = this.#make(pack, trxid, { userId, zoneId, quantity }, 'engine');
+    this.stats.created++;
+    this.balanceMicros -= price;
+    if (pack.card) this.#stock.set(pack.id, (this.#stock.get(pack.id) ?? 0) - qty);
+    const processing = this.#chance(this.profile.processingShare);
+    o.endsAt = this.#sim.mono + (processing ? 2_000 + Math.floor(this.#rand.random() * 20_000) : 0);
+    o.fate = this.#chance(this.profile.failShare) ? (this.#chance(0.5) ? 'fail-refund' : 'fail-keep') : 'complete';
+    o.codesLateMs = pack.card && this.#chance(0.2) ? 5_000 + Math.floor(this.#rand.random() * 30_000) : 0;
+    return this.#afterCreation(this.orderBody(o));
+  }
+
+  /** The answer to a submit once an order exists: maybe lost, maybe a 5xx or a page instead. */
+  #afterCreation(order: Record<string, unknown>): ModelReply {
+    if (this.#chance(this.profile.lostAfter)) {
+      this.stats.lostAfter++;
+      return { kind: 'lost' };
+    }
+    if (this.#chance(this.profile.errorAfter)) {
+      this.stats.errorAfter++;
+      return this.#variant('ambiguous:true', () => ({ kind: 'answer', status: 502, headers: { 'content-type': 'text/html' }, body: '<html><body>502 Bad Gateway</body></html>' }));
+    }
+    const slowMs = this.#chance(this.profile.slow) ? 5_000 + Math.floor(this.#rand.random() * 12_000) : undefined;
+    return { ...this.#json(200, order), ...(slowMs ? { slowMs } : {}) } as ModelReply;
+  }
+
+  /** The order a request with this trxid would meet, for DUPLICATE_IN_FLIGHT (transport.ts marks the span). */
+  markInFlight(trxid: string, on: boolean): void {
+    if (on) this.#inFlight.add(trxid.toLowerCase());
+    else this.#inFlight.delete(trxid.toLowerCase());
+  }
+
+  byTrxid(trxid: string): ModelOrder | undefined {
+    return this.#byTrxid.get(trxid.toLowerCase());
+  }
+
+  byId(orderId: string): ModelOrder | undefined {
+    return this.#byId.get(orderId);
+  }
+
+  /** Settles every order up to now (for the final judgement). */
+  settleAll(): void {
+    for (const o of this.orders) this.#settle(o);
+  }
+
+  /** The operator tops the account up (between batches waiting for balance). */
+  topUp(usd: number): void {
+    this.balanceMicros += Math.round(usd * 1e6);
+  }
+}

@@ -1,0 +1,393 @@
+/**
+ * One simulated run: a home on disk (tmpfs where there is one), its SQLite store, the whole
+ * engine (src/engine/runner.ts: intake → store → fund → dispatch → poll → outbox) in one or two
+ * daemon processes and the submit and command processes the schedule starts, all in this Node
+ * process, all on the simulator's clock, entropy and wire to the model API (model.ts). Crashes drop
+ * a process at whatever await it is parked on; a new one starts on the same database file.
+ *
+ * After the run, invariants.ts judges the store, the result files and the model's ledger.
+ */
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { stringify } from 'csv-stringify/sync';
+import { pino } from 'pino';
+import { loadConfig, type Config } from '../src/config.js';
+import { ErrorCode } from '../src/errors.js';
+import { seededEntropy } from '../src/entropy.js';
+import { silentLogger, type Logger } from '../src/log.js';
+import { openRuntime, type Runtime } from '../src/runtime.js';
+import { Runner } from '../src/engine/runner.js';
+import { claimFile } from '../src/claim/claim.js';
+import { createRetryBatch } from '../src/claim/retry.js';
+import { requestCancel } from '../src/dispatch/cancel.js';
+import { resolveReview } from '../src/poll/review-resolve.js';
+import { ModelApi, SIM_KEY } from './model.js';
+import { quiesce, SimScheduler } from './scheduler.js';
+import { simTransport } from './transport.js';
+import type { Action, Schedule, SimFile, SimRow } from './schedule.js';
+import { judge, type Drop, type Judgement } from './invariants.js';
+
+export interface RunOptions {
+  /** Keep the home after the run (for a failing seed). */
+  keep?: boolean;
+  /** Log every process's lines to stderr, prefixed with the simulated time. */
+  verbose?: boolean;
+  /** Simulated time after which unfinished work is a stall. */
+  horizonMs?: number;
+  /** Event budget: a run that needs more is a stall (a loop that never ends). */
+  maxEvents?: number;
+}
+
+export interface RunOutcome extends Judgement {
+  events: number;
+  simMs: number;
+  processes: number;
+  crashes: number;
+  home: string | null;
+  trace: string[];
+  /** What happened in the run, counted (the simulator's coverage figures add these up). */
+  behaviours: Record<string, number>;
+  /** Corpus variants the model answered with. */
+  variants: string[];
+}
+
+interface Proc {
+  id: string;
+  kind: 'daemon' | 'submit' | 'command';
+  slot: number;
+  rt: Runtime;
+  runner: Runner | null;
+  alive: boolean;
+  done: Promise<void>;
+}
+
+const API_URL = 'http://api.sim.invalid';
+/** As daemon.ts: the inbox is listed again this often. */
+const SWEEP_EVERY_MS = 15_000;
+const HOME_ROOT = existsSync('/dev/shm') ? '/dev/shm' : tmpdir();
+
+export async function runSchedule(s: Schedule, opts: RunOptions = {}): Promise<RunOutcome> {
+  const home = mkdtempSync(join(HOME_ROOT, 'topup-sim-'));
+  for (const d of ['inbox', 'jobs', 'outbox']) mkdirSync(join(home, d), { mode: 0o700 });
+  const sim = new SimScheduler(seededEntropy(s.seed), (opts as { fullTrace?: boolean }).fullTrace ? 10_000_000 : 400);
+  const api = new ModelApi(sim, s.api, s.seed);
+  for (const f of s.foreign) api.seedForeign(f);
+  for (const t of s.forbidden) api.forbidden.add(t.toLowerCase());
+  const config = loadConfig({
+    TOPUP_HOME: home,
+    TOPUP_API_URL: API_URL,
+    TOPUP_API_KEY: SIM_KEY,
+    TOPUP_POLL_INTERVAL_MS: '5000',
+    TOPUP_REQUEST_TIMEOUT_MS: '15000',
+    TOPUP_REVIEW_AFTER_MS: '300000',
+    TOPUP_RETRY_AFTER_MAX_MS: '60000',
+    TOPUP_RATE_LIMITS: '40/1s,200/1m',
+    TOPUP_PARTIAL_RESULT_MS: '3600000',
+    TOPUP_LOG_LEVEL: 'silent',
+  });
+  const dead = new Set<string>();
+  const procs: Proc[] = [];
+  const failures: string[] = [];
+  const drops: Drop[] = [];
+  let pendingOps = 0;
+  let counter = 0;
+  let crashes = 0;
+  const actionsLeft = { n: s.actions.length };
+
+  const logger = (owner: string): Logger => (opts.verbose ? verboseLogger(owner, sim) : silentLogger());
+  const runtime = (owner: string): Runtime =>
+    openRuntime(config, logger(owner), API_URL, {
+      clock: sim.clockFor(owner),
+      entropy: seededEntropy(s.seed + ++counter * 7919),
+      transport: simTransport(sim, api, owner, seededEntropy(s.seed + counter * 104_729)),
+      owner,
+      ownerIsDead: (o) => dead.has(o),
+    });
+
+  /** The run is over: processes are being stopped, none is started again. */
+  let ending = false;
+  const startDaemon = (slot: number): void => {
+    if (ending) return;
+    const owner = `sim:${++counter}:daemon${slot}`;
+    const rt = runtime(owner);
+    const runner = new Runner(rt, {});
+    const p: Proc = { id: owner, kind: 'daemon', slot, rt, runner, alive: true, done: Promise.resolve() };
+    procs.push(p);
+    // The daemon's start-up sweep of the inbox, and the periodic one (daemon.ts sweepInbox) that
+    // offers again a file whose claim did not happen (a crash between its record and its move).
+    const sweep = (): void => {
+      if (!p.alive) return;
+      for (const f of inboxFiles(config)) runner.offerFile(f);
+      sim.at(SWEEP_EVERY_MS, owner, `${owner} sweeps the inbox`, sweep);
+    };
+    sim.at(0, owner, `${owner} sweeps the inbox`, sweep);
+    p.done = runner.run().then(
+      () => void (p.alive = false),
+      (err: unknown) => {
+        if (p.alive) failures.push(`${owner} stopped with an error: ${(err as Error)?.stack ?? String(err)}`);
+        p.alive = false;
+      },
+    );
+  };
+
+  const kill = (p: Proc, ownerDead: boolean): void => {
+    if (!p.alive) return;
+    p.alive = false;
+    crashes++;
+    sim.drop(p.id);
+    if (ownerDead) dead.add(p.id);
+    try {
+      p.rt.db.close();
+    } catch {
+      // An open statement: the connection stays as a dead process's would, holding no transaction.
+    }
+  };
+
+  /** A command process (retry, cancel, resolve): its own owner, run to its end. */
+  const command = (what: string, fn: (rt: Runtime) => Promise<void>): void => {
+    const owner = `sim:${++counter}:${what}`;
+    const rt = runtime(owner);
+    pendingOps++;
+    const p: Proc = { id: owner, kind: 'command', slot: -1, rt, runner: null, alive: true, done: Promise.resolve() };
+    procs.push(p);
+    p.done = fn(rt)
+      .catch((err: unknown) => {
+        // Refusals a person would read (nothing to retry, not finished yet) are part of the game.
+        const e = err as { code?: string; message?: string };
+        if (e.code !== ErrorCode.Usage && e.code !== ErrorCode.NotFound) failures.push(`${what} failed: ${(err as Error)?.stack ?? String(err)}`);
+      })
+      .finally(async () => {
+        p.alive = false;
+        await rt.close().catch(() => {});
+        pendingOps--;
+      });
+  };
+
+  const dropFile = (a: Extract<Action, { kind: 'drop' }>): void => {
+    const file = s.files[a.file % s.files.length]!;
+    const { rows, keys, header, cells } = edited(file, a.file % s.files.length, a.edit);
+    const name = `f${a.file % s.files.length}-${drops.length}.csv`;
+    const tmp = join(home, `.${name}.writing`);
+    writeFileSync(tmp, (file.delimiter === ';' ? '\ufeff' : '') + stringify([header, ...cells], { delimiter: file.delimiter, record_delimiter: 'windows' }));
+    const path = join(config.inboxDir, name);
+    renameSync(tmp, path);
+    drops.push({ name, file: a.file % s.files.length, rows, keys, again: false });
+    // Each daemon's watcher sees the file on its own event: two claims never race on real I/O
+    // inside one event (that would make the run depend on the disk, not the seed).
+    for (const p of procs) if (p.alive && p.kind === 'daemon') sim.at(1 + procs.indexOf(p), p.id, `${p.id} sees ${name}`, () => p.runner!.offerFile(path));
+  };
+
+  const submit = (a: Extract<Action, { kind: 'submit' }>): void => {
+    const file = s.files[a.file % s.files.length]!;
+    const { rows, keys, header, cells } = edited(file, a.file % s.files.length, 'none');
+    const name = `f${a.file % s.files.length}-${drops.length}.csv`;
+    const path = join(home, name);
+    writeFileSync(path, stringify([header, ...cells], { delimiter: file.delimiter }));
+    drops.push({ name, file: a.file % s.files.length, rows, keys, again: a.again });
+    const owner = `sim:${++counter}:submit`;
+    const rt = runtime(owner);
+    pendingOps++;
+    const p: Proc = { id: owner, kind: 'submit', slot: -1, rt, runner: null, alive: true, done: Promise.resolve() };
+    procs.push(p);
+    p.done = (async () => {
+      const batch = await claimFile(rt, path, { origin: 'submit', own: true, move: false, again: a.again });
+      p.runner = new Runner(rt, { once: true, onlyBatch: batch.id });
+      await p.runner.run();
+    })()
+      .catch((err: unknown) => {
+        if (p.alive) failures.push(`${owner} failed: ${(err as Error)?.stack ?? String(err)}`);
+      })
+      .finally(async () => {
+        const wasAlive = p.alive;
+        p.alive = false;
+        if (!wasAlive) return; // killed: already counted out, and its connection is closed
+        await rt.close().catch(() => {});
+        pendingOps--;
+      });
+  };
+
+  const newestBatchOf = (rt: Runtime, fileIdx: number, finished: boolean): string | undefined => {
+    const names = new Set(drops.filter((d) => d.file === fileIdx).map((d) => d.name));
+    return rt.batches.list().find((b) => names.has(b.sourceName) && (b.finishedAt !== null) === finished)?.id;
+  };
+
+  const act = (a: Action): void => {
+    switch (a.kind) {
+      case 'drop': return dropFile(a);
+      case 'submit': return submit(a);
+      case 'retry':
+        return command('retry', async (rt) => {
+          const id = newestBatchOf(rt, a.file % s.files.length, true);
+          if (id) await createRetryBatch(rt, id, { repeats: a.repeats });
+        });
+      case 'cancel':
+        return command('cancel', async (rt) => {
+          const id = newestBatchOf(rt, a.file % s.files.length, false);
+          if (id) requestCancel(rt, id);
+        });
+      case 'resolve':
+        return command('resolve', async (rt) => {
+          for (const r of rt.rows.reviewRows()) {
+            if (r.trxid === null) continue;
+            // The operator looks the trxid up in the supplier's panel: an order this row's sends made.
+            const o = api.byTrxid(r.trxid);
+            const ours = o !== undefined && o.origin === 'engine';
+            await resolveReview(rt, { batchId: r.batchId, line: r.line, by: 'sim-operator', ...(ours ? { chargedOrderId: o.orderId } : { notCharged: true }) });
+          }
+        });
+      case 'crash': {
+        const live = procs.filter((p) => p.alive && p.kind !== 'command');
+        const p = live[a.proc % Math.max(1, live.length)];
+        if (!p) return;
+        kill(p, a.dead);
+        if (p.kind === 'daemon') sim.at(s.restartMs, null, `restart daemon ${p.slot}`, () => startDaemon(p.slot));
+        // A killed submit never ends its own chain: it is no longer pending.
+        if (p.kind === 'submit') pendingOps--;
+        return;
+      }
+      case 'stop': {
+        const p = procs.filter((x) => x.alive && x.kind === 'daemon')[a.proc % s.daemons];
+        if (!p) return;
+        p.runner!.stop();
+        void p.done.then(async () => {
+          await p.rt.close().catch(() => {});
+          sim.at(s.restartMs, null, `restart daemon ${p.slot}`, () => startDaemon(p.slot));
+        });
+        return;
+      }
+      case 'top-up': return api.topUp(a.usd);
+      case 'clock-step': return sim.stepWall(a.ms);
+    }
+  };
+
+  for (let slot = 0; slot < s.daemons; slot++) startDaemon(slot);
+  for (const a of s.actions) {
+    sim.at(a.at, null, `action ${a.kind}${'file' in a ? ` file ${a.file}` : ''}`, () => {
+      actionsLeft.n--;
+      act(a);
+    });
+  }
+
+  // An observer of the store, as an operator's `topup status` would be.
+  const observer = runtime('sim:observer');
+  const horizon = opts.horizonMs ?? 6 * 3_600_000;
+  const maxEvents = opts.maxEvents ?? 200_000;
+  let stall: string | null = null;
+  let toppedUp = false;
+  for (;;) {
+    if (!sim.lastQuiet && !(await quiesce())) {
+      stall = `BUSY LOOP: a process kept working for 10 s of real time without waiting for simulated time or an answer (last events: ${sim.trace.slice(-3).join(' | ')})`;
+      for (const p of procs) if (p.alive) kill(p, true);
+      break;
+    }
+    // Whether all is done is looked at every few events (a read of the store and the inbox).
+    if ((sim.fired & 15) === 0 && actionsLeft.n === 0 && pendingOps === 0 && settled(observer, config)) break;
+    // What is left waits for a top-up only (every action done): the operator reads the notice
+    // and tops the account up, once. A batch waiting for balance is live for a stated reason.
+    if (!toppedUp && actionsLeft.n === 0 && onlyBalanceWaits(observer)) {
+      toppedUp = true;
+      sim.at(60_000, null, 'operator tops up after the balance notice', () => api.topUp(1_000));
+    }
+    if (sim.mono > horizon || sim.fired > maxEvents) {
+      stall = `not finished after ${Math.round(sim.mono / 60_000)} simulated minutes and ${sim.fired} events: ${unfinished(observer)}`;
+      break;
+    }
+    if (!sim.step()) {
+      if (actionsLeft.n === 0 && pendingOps === 0 && settled(observer, config)) break;
+      stall = `nothing left to happen, yet not finished: ${unfinished(observer)}`;
+      break;
+    }
+  }
+  // Graceful stop of every living daemon (their drain runs on the simulated clock).
+  ending = true;
+  for (const p of procs) if (p.alive && p.runner) p.runner.stop();
+  for (let i = 0; i < 10_000 && procs.some((p) => p.alive && p.kind === 'daemon'); i++) {
+    if (!(await quiesce()) || !sim.step()) break;
+  }
+  for (const p of procs) if (p.kind === 'daemon' && !p.alive) await p.rt.close().catch(() => {});
+  api.settleAll();
+  const verdict = judge({ home, config, observer, api, drops, failures, stall });
+  await observer.close();
+  const keep = opts.keep === true || (opts.keep !== false && !verdict.ok && process.env.TOPUP_SIM_KEEP === '1');
+  if (!keep) rmSync(home, { recursive: true, force: true });
+  const behaviours: Record<string, number> = {
+    'requests to the API': api.stats.requests,
+    'orders made': api.stats.created,
+    'replays answered': api.stats.replays,
+    'answers lost after an order was made': api.stats.lostAfter,
+    '5xx or proxy pages after an order was made': api.stats.errorAfter,
+    'resends refused before idempotency': api.stats.refused,
+    '429 answers': api.stats.rateLimited,
+    'foreign orders in the account': s.foreign.length,
+    'processes started': procs.length,
+    'processes crashed': crashes,
+    'two daemons on one home': s.daemons > 1 ? 1 : 0,
+  };
+  for (const a of s.actions) behaviours[`action: ${a.kind}${a.kind === 'drop' && a.edit !== 'none' ? ` (${a.edit})` : ''}`] = (behaviours[`action: ${a.kind}${a.kind === 'drop' && a.edit !== 'none' ? ` (${a.edit})` : ''}`] ?? 0) + 1;
+  for (const [st, n] of Object.entries(verdict.figures.states)) behaviours[`rows ended ${st}`] = n;
+  if (s.api.style === 'real-world') behaviours['real-world answers'] = 1;
+  return {
+    ...verdict,
+    ...((opts as { fullTrace?: boolean }).fullTrace ? { fullTrace: sim.trace } : {}),
+    events: sim.fired,
+    simMs: sim.mono,
+    processes: procs.length,
+    crashes,
+    home: keep ? home : null,
+    trace: verdict.ok ? [] : sim.trace,
+    behaviours,
+    variants: [...api.stats.variants],
+  };
+}
+
+/** The rows of a drop as written: the file itself, or an edited copy (a column or row added, rows reordered). */
+function edited(file: SimFile, fileIdx: number, edit: Extract<Action, { kind: 'drop' }>['edit']): { rows: SimRow[]; keys: string[]; header: string[]; cells: string[][] } {
+  let rows = [...file.rows];
+  if (edit === 'reorder') rows.reverse();
+  if (edit === 'add-row') rows = [...rows, { pid: 'PUBG-60', userId: String(5_199_000_000 + rows.length) }];
+  const header = ['pid', 'userId', 'zoneId', 'quantity'];
+  if (file.trxidColumn) header.push('trxid');
+  if (file.noteColumn) header.push('Customer');
+  if (edit === 'add-column') header.push('checked');
+  const cells = rows.map((r) => {
+    const c = [r.pid, r.userId ?? '', r.zoneId ?? '', r.quantity === undefined ? '' : String(r.quantity)];
+    if (file.trxidColumn) c.push(r.trxid ?? '');
+    if (file.noteColumn) c.push(r.note ?? '');
+    if (edit === 'add-column') c.push('yes');
+    return c;
+  });
+  const keys = rows.map((r) => {
+    const i = file.rows.indexOf(r);
+    return i >= 0 ? `${fileIdx}:${i}` : `${fileIdx}:added`;
+  });
+  return { rows, keys, header, cells };
+}
+
+function inboxFiles(config: Config): string[] {
+  return readdirSync(config.inboxDir).filter((n) => !n.startsWith('.')).map((n) => join(config.inboxDir, n));
+}
+
+/** Nothing left to do: no file waiting in the inbox, no batch unfinished. */
+function settled(observer: Runtime, config: Config): boolean {
+  return inboxFiles(config).length === 0 && observer.batches.unfinished().length === 0;
+}
+
+/** Every unfinished batch waits for balance (the funds gate says so). */
+function onlyBalanceWaits(observer: Runtime): boolean {
+  const open = observer.batches.unfinished();
+  return open.length > 0 && open.every((b) => b.waitReason === 'balance' || (b.state === 'open' && observer.rows.counts(b.id).pending > 0 && b.waitReason === null));
+}
+
+function unfinished(observer: Runtime): string {
+  const parts = observer.batches.unfinished().map((b) => {
+    const c = observer.rows.counts(b.id);
+    const live = Object.entries(c).filter(([st, n]) => n > 0 && ['pending', 'sending', 'resending', 'verifying', 'searching', 'processing', 'unseen'].includes(st));
+    return `${b.id} (${b.sourceName}, ${b.state}, owner ${b.owner ?? 'none'}, wait ${b.waitReason ?? '-'}: ${live.map(([st, n]) => `${n} ${st}`).join(', ') || 'no live rows'})`;
+  });
+  return parts.join('; ') || `no unfinished batch; inbox: ${readdirSync(observer.config.inboxDir).join(', ') || 'empty'}`;
+}
+
+function verboseLogger(owner: string, sim: SimScheduler): Logger {
+  return pino({ level: 'debug', base: { p: owner }, timestamp: () => `,"t":${(sim.mono / 1000).toFixed(3)}` }, process.stderr);
+}

@@ -1,0 +1,176 @@
+/**
+ * A schedule: everything one simulated run does, as a plain value. The run (run-schedule.ts) is
+ * a deterministic function of it, so a schedule replays exactly, and fast-check can shrink a
+ * failing one to the shortest that still fails (fewer files, rows, actions, crashes; a milder API).
+ *
+ * `seed` drives what the schedule does not spell out: latencies, which of two events due at the
+ * same instant goes first, and the model API's draws (which request loses its answer, which
+ * corpus variant answers a refusal).
+ */
+import fc from 'fast-check';
+import type { ApiProfile } from './model.js';
+
+export interface SimRow {
+  pid: string;
+  userId?: string;
+  zoneId?: string;
+  quantity?: number;
+  /** The row's own trxid (a shop's order number), when the file has a trxid column. */
+  trxid?: string;
+  /** The reseller's own column (a customer, a note): carried through. */
+  note?: string;
+}
+
+export interface SimFile {
+  /** Purchases, each a fresh one (a new player id, or a card for a new customer). */
+  rows: SimRow[];
+  trxidColumn: boolean;
+  noteColumn: boolean;
+  delimiter: ',' | ';';
+}
+
+export type Action =
+  /** The file (or an edited copy of it) is dropped into the inbox. */
+  | { at: number; kind: 'drop'; file: number; edit: 'none' | 'add-column' | 'add-row' | 'reorder' }
+  /** `topup submit FILE` (a process of its own); `again`: ordered again on purpose. */
+  | { at: number; kind: 'submit'; file: number; again: boolean }
+  /** `topup retry BATCH` of the newest finished batch of this file; `repeats`: buy its repeats on purpose. */
+  | { at: number; kind: 'retry'; file: number; repeats: boolean }
+  /** `topup cancel` of the newest unfinished batch of this file. */
+  | { at: number; kind: 'cancel'; file: number }
+  /** An operator settles every review row by what the supplier's panel shows (the model's truth). */
+  | { at: number; kind: 'resolve' }
+  /** A daemon process dies (SIGKILL) at whatever await it is at; `dead`: its host says so at once. */
+  | { at: number; kind: 'crash'; proc: number; dead: boolean }
+  /** A daemon is stopped (SIGTERM): bounded drain, leases released. */
+  | { at: number; kind: 'stop'; proc: number }
+  /** The account is topped up (a batch waiting for balance goes on). */
+  | { at: number; kind: 'top-up'; usd: number }
+  /** The wall clock steps (NTP, a resumed VM). */
+  | { at: number; kind: 'clock-step'; ms: number };
+
+export interface Schedule {
+  seed: number;
+  api: ApiProfile;
+  /** Daemon processes at the start (1 or 2 on the one home). A crashed or stopped one starts again `restartMs` later. */
+  daemons: number;
+  restartMs: number;
+  files: SimFile[];
+  actions: Action[];
+  /** Orders the account already has (the panel, another shop), some under trxids the files reuse. */
+  foreign: { pid: string; trxid: string | null; userId?: string; quantity?: number; agoMs: number }[];
+  /** Trxids that belong to another API user (403 FORBIDDEN). */
+  forbidden: string[];
+}
+
+const MIN = 60_000;
+
+/** The knobs of the model API, from benign to hostile. */
+export const apiProfile: fc.Arbitrary<ApiProfile> = fc.record({
+  style: fc.constantFrom<ApiProfile['style']>('spec', 'real-world'),
+  balanceUsd: fc.oneof(fc.constant(1_000), fc.integer({ min: 1, max: 40 })),
+  stock: fc.oneof(fc.constant(500), fc.integer({ min: 0, max: 6 })),
+  processingShare: fc.constantFrom(0, 0.3, 0.8),
+  failShare: fc.constantFrom(0, 0.1, 0.4),
+  lostAfter: fc.constantFrom(0, 0, 0.1, 0.3),
+  lostBefore: fc.constantFrom(0, 0, 0.1),
+  errorAfter: fc.constantFrom(0, 0, 0.1, 0.3),
+  errorBefore: fc.constantFrom(0, 0, 0.1),
+  refuseResend: fc.constantFrom(0, 0, 0.3),
+  replayOtherPurchase: fc.boolean(),
+  readError: fc.constantFrom(0, 0, 0.05, 0.2),
+  limits: fc.constantFrom([{ limit: 40, windowMs: 1_000 }, { limit: 200, windowMs: 60_000 }], [{ limit: 10, windowMs: 1_000 }, { limit: 80, windowMs: 60_000 }], [{ limit: 3, windowMs: 1_000 }]),
+  retryAfter: fc.boolean(),
+  historyTrxid: fc.boolean(),
+  historyCreatedAt: fc.boolean(),
+  answerCreatedAt: fc.boolean(),
+  maintenance: fc.oneof(fc.constant<[number, number][]>([]), fc.tuple(fc.integer({ min: 0, max: 5 * MIN }), fc.integer({ min: 10_000, max: 4 * MIN })).map(([a, d]): [number, number][] => [[a, a + d]])),
+  accountDown: fc.oneof(fc.constant<[number, number][]>([]), fc.constant<[number, number][]>([]), fc.tuple(fc.integer({ min: 0, max: 5 * MIN }), fc.integer({ min: 5_000, max: 2 * MIN })).map(([a, d]): [number, number][] => [[a, a + d]])),
+  slow: fc.constantFrom(0, 0, 0.1),
+  latencyMs: fc.constantFrom<[number, number]>([1, 5], [5, 80], [50, 400]),
+  serverSkewMs: fc.constantFrom<number | null>(0, 0, 90_000, -180_000, null),
+});
+
+/** A row as generated; ids are given by its place (withIds), so the value stays a pure function of fast-check's draws. */
+interface RowDraw {
+  kind: 'pubg' | 'ml' | 'card' | 'key' | 'bad';
+  quantity: number;
+  trxid: 'none' | 'own' | 'reuse-foreign' | 'reuse-forbidden';
+  note: '' | 'vip' | 'gift';
+}
+
+const rowDraw: fc.Arbitrary<RowDraw> = fc.record({
+  kind: fc.constantFrom<RowDraw['kind']>('pubg', 'pubg', 'ml', 'card', 'key', 'bad'),
+  quantity: fc.integer({ min: 1, max: 3 }),
+  trxid: fc.constantFrom<RowDraw['trxid']>('none', 'none', 'own', 'reuse-foreign', 'reuse-forbidden'),
+  note: fc.constantFrom<RowDraw['note']>('', 'vip', 'gift'),
+});
+
+/** Fresh purchases: each top-up a new player id, each card a new customer (`id`: unique in the schedule). */
+function toRow(r: RowDraw, id: number): SimRow {
+  const base: SimRow = { pid: 'PUBG-60' };
+  switch (r.kind) {
+    case 'pubg': Object.assign(base, { pid: id % 3 === 0 ? 'PUBG-325' : 'PUBG-60', userId: String(5_123_400_000 + id) }); break;
+    case 'ml': Object.assign(base, { pid: 'ML-86', userId: String(777_000_000 + id), zoneId: String(2000 + (id % 50)) }); break;
+    case 'card': Object.assign(base, { pid: 'STEAM-5', quantity: r.quantity }); break;
+    case 'key': Object.assign(base, { pid: 'KEY-PUBG-60', quantity: r.quantity }); break;
+    case 'bad': Object.assign(base, { pid: 'NOPE-1', userId: String(5_100_000_000 + id) }); break;
+  }
+  if (r.trxid === 'own') base.trxid = `SHOP-${id}`;
+  if (r.trxid === 'reuse-foreign') base.trxid = `OLD-${id % 4}`;
+  if (r.trxid === 'reuse-forbidden') base.trxid = `OTHER-${id % 2}`;
+  if (r.note) base.note = `${r.note}-${id}`;
+  return base;
+}
+
+/**
+ * Schedules from benign to hostile. Sizes stay small (1–3 files of 1–6 rows, a handful of
+ * actions): defects live in interleavings, not in volume, and small runs are many per second.
+ */
+export function scheduleArb(): fc.Arbitrary<Schedule> {
+  const file = fc.record({
+    rows: fc.array(rowDraw, { minLength: 1, maxLength: 6 }),
+    trxidColumn: fc.boolean(),
+    noteColumn: fc.boolean(),
+    delimiter: fc.constantFrom<',' | ';'>(',', ';'),
+  });
+  return fc
+    .record({
+      seed: fc.integer({ min: 1, max: 2 ** 31 - 1 }),
+      api: apiProfile,
+      daemons: fc.constantFrom(1, 1, 2),
+      restartMs: fc.constantFrom(100, 5_000, 30_000),
+      files: fc.array(file, { minLength: 1, maxLength: 3 }),
+      actions: fc.array(
+        fc.oneof(
+          { weight: 6, arbitrary: fc.record({ at: fc.integer({ min: 0, max: 3 * MIN }), kind: fc.constant('drop' as const), file: fc.nat(2), edit: fc.constantFrom('none' as const, 'none' as const, 'add-column' as const, 'add-row' as const, 'reorder' as const) }) },
+          { weight: 2, arbitrary: fc.record({ at: fc.integer({ min: 0, max: 3 * MIN }), kind: fc.constant('submit' as const), file: fc.nat(2), again: fc.boolean() }) },
+          { weight: 1, arbitrary: fc.record({ at: fc.integer({ min: MIN, max: 20 * MIN }), kind: fc.constant('retry' as const), file: fc.nat(2), repeats: fc.boolean() }) },
+          { weight: 1, arbitrary: fc.record({ at: fc.integer({ min: 0, max: 4 * MIN }), kind: fc.constant('cancel' as const), file: fc.nat(2) }) },
+          { weight: 1, arbitrary: fc.record({ at: fc.integer({ min: 5 * MIN, max: 60 * MIN }), kind: fc.constant('resolve' as const) }) },
+          { weight: 4, arbitrary: fc.record({ at: fc.integer({ min: 0, max: 6 * MIN }), kind: fc.constant('crash' as const), proc: fc.nat(1), dead: fc.boolean() }) },
+          { weight: 1, arbitrary: fc.record({ at: fc.integer({ min: 0, max: 6 * MIN }), kind: fc.constant('stop' as const), proc: fc.nat(1) }) },
+          { weight: 1, arbitrary: fc.record({ at: fc.integer({ min: MIN, max: 30 * MIN }), kind: fc.constant('top-up' as const), usd: fc.constantFrom(20, 1000) }) },
+          { weight: 1, arbitrary: fc.record({ at: fc.integer({ min: 0, max: 6 * MIN }), kind: fc.constant('clock-step' as const), ms: fc.constantFrom(-3_600_000, -5_000, 90_000) }) },
+        ),
+        { minLength: 1, maxLength: 8 },
+      ),
+      foreign: fc.array(
+        fc.record({
+          pid: fc.constantFrom('PUBG-60', 'STEAM-5', 'KEY-PUBG-60'),
+          trxid: fc.constantFrom<string | null>(null, 'OLD-0', 'OLD-1', 'OLD-2', 'OLD-3'),
+          userId: fc.option(fc.constant('5123400001'), { nil: undefined }),
+          quantity: fc.option(fc.integer({ min: 1, max: 3 }), { nil: undefined }),
+          agoMs: fc.constantFrom(86_400_000, 3_600_000, 120_000),
+        }),
+        { maxLength: 3 },
+      ),
+      forbidden: fc.subarray(['OTHER-0', 'OTHER-1']),
+    })
+    .map((s) => ({
+      ...s,
+      files: s.files.map((f, fi) => ({ ...f, rows: f.rows.map((r, ri) => toRow(r, 1 + fi * 100 + ri)) })),
+      actions: [...s.actions].sort((a, b) => a.at - b.at),
+    }))
+    .filter((s) => s.actions.some((a) => a.kind === 'drop' || a.kind === 'submit'));
+}

@@ -1,0 +1,191 @@
+/**
+ * The simulator's world: one virtual time for every simulated process, and the queue of
+ * everything that will happen in it (a process's timer, a request reaching the model API, an
+ * answer coming back, an operator's action, a crash). Time moves only when the queue says so:
+ * the run jumps from one due event to the next, so a day of supplier outages costs milliseconds.
+ *
+ * Determinism. Before each event the run waits until the processes have done all they can
+ * without it (quiesce(): every promise chain parked on an event of this queue, no real file I/O
+ * outstanding). Then ONE event fires. Events due at the same instant are taken in an order the
+ * seed picks, so a seed explores one interleaving and replays it exactly.
+ *
+ * A crashed process's timers and answers are dropped from the queue: the promise chains waiting
+ * on them never resume, which is what a SIGKILL does to a process at that await.
+ */
+import type { Clock } from '../src/clock.js';
+import type { Entropy } from '../src/entropy.js';
+
+/** A simulated process (an engine) or the world itself (`null`): what a crash takes away. */
+export type Owner = string | null;
+
+interface Pending {
+  at: number;
+  seq: number;
+  owner: Owner;
+  what: string;
+  fire: () => void;
+  /** Removed (a crash, an aborted sleep): skipped when its time comes. */
+  dead: boolean;
+  /** Starts no asynchronous work (a synchronous callback): no need to wait for it to settle. */
+  quiet: boolean;
+}
+
+/** The wall clock the simulated time starts at: 2026-11-26 00:00:00 UTC. */
+export const SIM_EPOCH = Date.UTC(2026, 10, 26);
+
+export class SimScheduler {
+  /** Monotonic simulated time, ms since the run began. */
+  #mono = 0;
+  /** Wall time minus monotonic time: a step of the wall clock changes only this. */
+  #wallOffset = SIM_EPOCH;
+  #seq = 0;
+  readonly #queue: Pending[] = [];
+  readonly #rand: Entropy;
+  /** Events fired, for the run's figures and the stall guard. */
+  fired = 0;
+  /** The last events fired, newest last: the trace a failing run prints. */
+  readonly trace: string[] = [];
+  readonly #traceKeep: number;
+
+  constructor(rand: Entropy, traceKeep = 400) {
+    this.#rand = rand;
+    this.#traceKeep = traceKeep;
+  }
+
+  get mono(): number {
+    return this.#mono;
+  }
+
+  get now(): number {
+    return this.#wallOffset + this.#mono;
+  }
+
+  /** The wall clock steps (NTP, a resumed VM); monotonic time runs on. */
+  stepWall(ms: number): void {
+    this.#wallOffset += ms;
+  }
+
+  /** Processes that died: nothing of theirs happens any more, even what is scheduled later (an answer to a request that arrives after the crash). */
+  readonly #gone = new Set<string>();
+
+  /** Something happens `delayMs` from now. Returns a handle that cancels it. */
+  at(delayMs: number, owner: Owner, what: string, fire: () => void, quiet = false): () => void {
+    const p: Pending = { at: this.#mono + Math.max(0, delayMs), seq: this.#seq++, owner, what, fire, dead: owner !== null && this.#gone.has(owner), quiet };
+    this.#queue.push(p);
+    return () => void (p.dead = true);
+  }
+
+  /** A process died: nothing of its own will happen any more. */
+  drop(owner: string): void {
+    this.#gone.add(owner);
+    for (const p of this.#queue) if (p.owner === owner) p.dead = true;
+  }
+
+  /** Pending events of the living. */
+  get pending(): number {
+    return this.#queue.reduce((n, p) => n + (p.dead ? 0 : 1), 0);
+  }
+
+  /** When the next event is due (monotonic), or undefined when nothing is pending. */
+  nextAt(): number | undefined {
+    let min: number | undefined;
+    for (const p of this.#queue) if (!p.dead && (min === undefined || p.at < min)) min = p.at;
+    return min;
+  }
+
+  /** Whether the last event fired started no asynchronous work. */
+  lastQuiet = false;
+
+  /**
+   * Fires the next event: the earliest; among those due at the same instant, one the seed picks.
+   * Time jumps to it. False when nothing is pending.
+   */
+  step(): boolean {
+    let min = Number.POSITIVE_INFINITY;
+    for (let i = this.#queue.length - 1; i >= 0; i--) {
+      const p = this.#queue[i]!;
+      if (p.dead) this.#queue.splice(i, 1);
+      else if (p.at < min) min = p.at;
+    }
+    if (this.#queue.length === 0) return false;
+    const due = this.#queue.filter((p) => p.at === min);
+    const pick = due.length === 1 ? due[0]! : due[Math.floor(this.#rand.random() * due.length)]!;
+    this.#queue.splice(this.#queue.indexOf(pick), 1);
+    this.#mono = pick.at;
+    this.fired++;
+    this.lastQuiet = pick.quiet;
+    if (this.trace.length >= this.#traceKeep) this.trace.shift();
+    this.trace.push(`${(pick.at / 1000).toFixed(3)}s ${pick.owner ?? 'world'}: ${pick.what}`);
+    if (process.env.QDEBUG) process.stderr.write(`EVENT ${this.trace[this.trace.length - 1]}\n`);
+    pick.fire();
+    return true;
+  }
+
+  /** The clock a simulated process runs on: its sleeps are events it owns. */
+  clockFor(owner: string): Clock {
+    const clock: Clock = {
+      now: () => this.now,
+      mono: () => this.#mono,
+      sleep: (ms, signal) =>
+        new Promise<void>((resolve, reject) => {
+          if (signal?.aborted) return reject(signal.reason as Error);
+          const cancel = this.at(ms, owner, `timer ${Math.round(ms)} ms`, () => {
+            signal?.removeEventListener('abort', onAbort);
+            resolve();
+          });
+          const onAbort = (): void => {
+            cancel();
+            reject(signal!.reason as Error);
+          };
+          signal?.addEventListener('abort', onAbort, { once: true });
+        }),
+      // A yield is an event a little later (0–20 ms, the seed's choice): what another process has
+      // due meanwhile may run first, as the operating system's scheduler would let it.
+      yield: () => new Promise<void>((resolve) => void this.at(Math.floor(this.#rand.random() * 21), owner, 'yield', resolve)),
+      every: (ms, fn) => {
+        let stopped = false;
+        // The engine's `every` callbacks are synchronous (lease renewal): quiet events.
+        const arm = (): void => {
+          this.at(ms, owner, `every ${ms} ms`, () => {
+            if (stopped) return;
+            fn();
+            arm();
+          }, true);
+        };
+        arm();
+        return () => void (stopped = true);
+      },
+    };
+    return clock;
+  }
+}
+
+/**
+ * What a process may be waiting on outside the queue: a libuv request of real I/O (a file read,
+ * a write, an fsync), or a macrotask it queued (setImmediate: the result writer and the client
+ * yield with one). While any is pending, the run waits. (Long-lived handles, an open file or a
+ * pipe, are not waits.)
+ */
+const REAL_IO = /^(FSReq|FileHandleCloseReq|CloseReq|Zlib|GetAddrInfo|Immediate)/;
+
+/**
+ * Waits until every simulated process has done all it can without the next event: microtasks
+ * drained, real file I/O finished (a CSV read in chunks, a result file written). Two quiet turns
+ * of the event loop in a row, because a stream issues its next read one turn after the last.
+ */
+export async function quiesce(maxRealMs = 10_000): Promise<boolean> {
+  let quiet = 0;
+  const started = performance.now();
+  for (let turn = 0; quiet < 2; turn++) {
+    // A process that never waits for the queue is in a busy loop: in a real process that burns a
+    // core until a timer of the real clock ends it; here time cannot move, so it is reported.
+    // (Real milliseconds, not turns: a slow disk under load must not look like a loop.)
+    if ((turn & 255) === 255 && performance.now() - started > maxRealMs) return false;
+    await new Promise<void>((r) => setImmediate(r));
+    const info = process.getActiveResourcesInfo();
+    const busy = info.some((r) => REAL_IO.test(r));
+    if (process.env.QDEBUG) process.stderr.write(`Q turn ${turn} ${info.join(',')}\n`);
+    quiet = busy ? 0 : quiet + 1;
+  }
+  return true;
+}

@@ -1,0 +1,86 @@
+/**
+ * A simulated process's wire to the model API (model.ts): the real client (src/api/client.ts)
+ * calls `send` exactly as it calls undici, and every step of the exchange is an event of the
+ * simulator's queue: the request reaching the API after some latency (where the model decides
+ * and records what happens), the answer coming back after more, or never. A process that crashed
+ * meanwhile never gets its answer, but its request still arrives if it was on the wire: an order
+ * can be made for a process that is gone, which is the case the engine's intent exists for.
+ */
+import type { Transport, TransportRequest, TransportResponse } from '../src/api/transport.js';
+import type { Entropy } from '../src/entropy.js';
+import type { ModelApi } from './model.js';
+import type { SimScheduler } from './scheduler.js';
+
+class NetworkError extends Error {
+  readonly code: string;
+  constructor(code: string, message: string) {
+    super(message);
+    this.code = code;
+  }
+}
+
+export function simTransport(sim: SimScheduler, api: ModelApi, owner: string, rand: Entropy): Transport {
+  const latency = (): number => {
+    const [lo, hi] = api.profile.latencyMs;
+    return lo + Math.floor(rand.random() * (hi - lo + 1));
+  };
+  return {
+    send(req: TransportRequest): Promise<TransportResponse> {
+      return new Promise<TransportResponse>((resolve, reject) => {
+        let settled = false;
+        const done = (f: () => void): void => {
+          if (settled) return;
+          settled = true;
+          req.signal.removeEventListener('abort', onAbort);
+          f();
+        };
+        // Aborted (timeout, stop): the client gives up; the request may still arrive.
+        const onAbort = (): void => done(() => reject(req.signal.reason as Error));
+        if (req.signal.aborted) return onAbort();
+        req.signal.addEventListener('abort', onAbort, { once: true });
+        const url = new URL(req.url);
+        // The request travels: it arrives whatever becomes of the process (owner null).
+        sim.at(latency(), null, `${req.method} ${url.pathname} arrives from ${owner}`, () => {
+          const reply = api.answer({ method: req.method, path: url.pathname, query: url.searchParams, headers: lower(req.headers), body: req.body });
+          if (reply.kind === 'lost') {
+            // No answer ever: the connection is reset at some point, or hangs until the client's timeout.
+            if (rand.random() < 0.5) sim.at(latency(), owner, `reset to ${owner}`, () => done(() => reject(new NetworkError('ECONNRESET', 'socket hang up'))));
+            return;
+          }
+          const trxid = req.method === 'POST' && req.body ? ((JSON.parse(req.body) as { trxid?: string }).trxid ?? null) : null;
+          const slow = reply.slowMs ?? 0;
+          if (slow > 0 && trxid) api.markInFlight(trxid, true);
+          sim.at(slow + latency(), owner, `${reply.status} for ${req.method} ${url.pathname} reaches ${owner}`, () => {
+            if (slow > 0 && trxid) api.markInFlight(trxid, false);
+            done(() => resolve({ status: reply.status, headers: reply.headers, body: bodyOf(reply.body, reply.cut === true) }));
+          });
+          if (slow > 0 && trxid) {
+            // The in-flight mark ends with the answer even if the process is gone.
+            sim.at(slow + latency(), null, `in-flight mark of ${trxid} ends`, () => api.markInFlight(trxid, false));
+          }
+        });
+      });
+    },
+    close: async () => {},
+  };
+}
+
+function lower(h: Record<string, string>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(h)) out[k.toLowerCase()] = v;
+  return out;
+}
+
+/** The body as the client reads it: one chunk, or a cut transfer that fails after it. */
+function bodyOf(text: string, cut: boolean): TransportResponse['body'] {
+  let destroyed = false;
+  const chunk = Buffer.from(text, 'utf8');
+  return {
+    async *[Symbol.asyncIterator]() {
+      if (destroyed) return;
+      yield chunk;
+      if (cut) throw new NetworkError('UND_ERR_SOCKET', 'other side closed');
+    },
+    destroy: () => void (destroyed = true),
+  };
+}
