@@ -29,6 +29,11 @@ export interface BatchSummary {
   review: { line: number; trxid: string | null; reason: string | null; lastAnswer: string | null }[];
   /** Completed key/card orders the API never gave codes for (after every re-read): ask the supplier. */
   codesMissing: { line: number; orderId: string | null }[];
+  /**
+   * Lines of the file as it is now that no row stands for (written or changed after the file was
+   * read: late-lines.ts), counted in `rows` and `counts.skipped`; null when the file is as claimed.
+   */
+  changedAfterRead: { lines: number[]; note: string } | null;
   /** Review rows settled later: by the recheck (`found`) or by an operator. */
   resolved: { line: number; trxid: string | null; resolution: string; by: string | null; at: string | null; status: string; orderId: string | null }[];
   createdAt: string;
@@ -43,6 +48,7 @@ export function summarize(
   files: { csv: string; xlsx: string | null },
   balanceAfter: number | null,
   now: number,
+  late: { lines: readonly { line: number }[]; note: string | null } = { lines: [], note: null },
 ): BatchSummary {
   const counts = emptyCounts();
   let spentCents = 0;
@@ -71,13 +77,13 @@ export function summarize(
     file: batch.sourceName,
     mode: batch.sandbox ? 'SANDBOX' : 'LIVE',
     duplicateOf: batch.duplicateOf,
-    rows: n,
+    rows: n + late.lines.length,
     counts: {
       completed: counts.completed,
       cancelled: counts.cancelled,
       rejected: counts.rejected,
       invalid: counts.invalid,
-      skipped: counts.skipped,
+      skipped: counts.skipped + late.lines.length,
       review: counts.review,
     },
     spentUsd: spentCents / 100,
@@ -89,6 +95,7 @@ export function summarize(
     version: batch.resultVersion,
     review,
     codesMissing,
+    changedAfterRead: late.note === null ? null : { lines: late.lines.map((l) => l.line), note: late.note },
     resolved,
     createdAt: new Date(batch.createdAt).toISOString(),
     startedAt: batch.startedAt === null ? null : new Date(batch.startedAt).toISOString(),
