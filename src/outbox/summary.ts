@@ -31,9 +31,10 @@ export interface BatchSummary {
   codesMissing: { line: number; orderId: string | null }[];
   /**
    * Lines of the file as it is now that no row stands for (written or changed after the file was
-   * read: late-lines.ts), counted in `rows` and `counts.skipped`; null when the file is as claimed.
+   * read: late-lines.ts), counted in `rows` and `counts.skipped`. Only present when the file
+   * changed after it was read: an ordinary summary keeps the keys it always had.
    */
-  changedAfterRead: { lines: number[]; note: string } | null;
+  changedAfterRead?: { lines: number[]; note: string };
   /** Review rows settled later: by the recheck (`found`) or by an operator. */
   resolved: { line: number; trxid: string | null; resolution: string; by: string | null; at: string | null; status: string; orderId: string | null }[];
   createdAt: string;
@@ -95,7 +96,7 @@ export function summarize(
     version: batch.resultVersion,
     review,
     codesMissing,
-    changedAfterRead: late.note === null ? null : { lines: late.lines.map((l) => l.line), note: late.note },
+    ...(late.note === null ? {} : { changedAfterRead: { lines: late.lines.map((l) => l.line), note: late.note } }),
     resolved,
     createdAt: new Date(batch.createdAt).toISOString(),
     startedAt: batch.startedAt === null ? null : new Date(batch.startedAt).toISOString(),
