@@ -85,11 +85,13 @@ export async function runDaemon(config: Config, opts: DaemonOptions, log = rootL
     // What the inbox can see of a file still being written (intake/watch.ts, writers.ts): said
     // once, so a reseller on a system where it sees less knows to rename files in.
     const [exact, writers] = await Promise.all([eventsAreExact(config.inboxDir), writerCheckReach()]);
-    log.info(
-      { settleMs: config.settleMs, renamedInMs: Math.min(config.settleMs, RENAMED_SETTLE_MS), exactEvents: exact, openForWriting: writers.reach },
-      `inbox: a file renamed in is taken after ${exact ? Math.min(config.settleMs, RENAMED_SETTLE_MS) : config.settleMs} ms unchanged, one written in place after ${config.settleMs} ms without a write` +
-        `${exact ? '' : ' (this filesystem does not report every write: every file waits that long)'}; ${writers.detail}`,
-    );
+    const short = Math.min(config.settleMs, RENAMED_SETTLE_MS);
+    const rule = opts.once
+      ? `a file is taken once it has gone ${config.settleMs} ms without a write${exact ? ` (after ${short} ms unchanged when its last write is older)` : ''}`
+      : exact
+        ? `a file renamed in is taken after ${short} ms unchanged, one written in place after ${config.settleMs} ms without a write`
+        : `every file is taken after ${config.settleMs} ms without a write (this filesystem does not report every write, so a file renamed in cannot be told apart)`;
+    log.info({ settleMs: config.settleMs, renamedInMs: short, exactEvents: exact, openForWriting: writers.reach }, `inbox: ${rule}; ${writers.detail}`);
     const inboxOpts = {
       settleMs: config.settleMs,
       onIgnored: (path: string, why: string) => log.info({ file: path, why }, 'ignored a file in the inbox'),
