@@ -57,6 +57,11 @@ export interface Config {
   retryAfterMaxMs: number;
   /** Address family of API connections: 4 (default: allowlists are IPv4-only), 6, or auto. */
   ipFamily: 4 | 6 | 'auto';
+  /**
+   * How long a file written in the inbox itself must go without a write before it is taken: a
+   * copy pausing for less is never cut short (intake/watch.ts). Files renamed in whole wait
+   * min(this, 1 s). Default 12 s: pauses of up to 10 s, with room for a busy machine.
+   */
   settleMs: number;
   /** How often a running batch's partial result is rewritten at most (outbox/partial.ts). */
   partialResultMs: number;
@@ -92,7 +97,7 @@ export const SETTINGS = {
   TOPUP_RETRY_AFTER_MAX_MS: '300000',
   TOPUP_REPEAT_WINDOW: '24h',
   TOPUP_IP_FAMILY: '4',
-  TOPUP_SETTLE_MS: '1000',
+  TOPUP_SETTLE_MS: '12000',
   TOPUP_PARTIAL_RESULT_MS: '30000',
   TOPUP_LOG_LEVEL: 'info',
   TOPUP_MAX_IN_FLIGHT: '32',

@@ -14,7 +14,8 @@ import { createLogger, type Logger } from './log.js';
 import { openRuntime, type Runtime } from './runtime.js';
 import { resolveApi } from './api-endpoint.js';
 import { Runner } from './engine/runner.js';
-import { listReadyFiles, watchInbox } from './intake/watch.js';
+import { eventsAreExact, listSettledFiles, RENAMED_SETTLE_MS, watchInbox } from './intake/watch.js';
+import { writerCheckReach } from './intake/writers.js';
 import { Notifier } from './notify/notifier.js';
 import { runDoctor } from './doctor.js';
 import { startScheduledJobs } from './reports/schedule.js';
@@ -32,29 +33,6 @@ export function rootLogger(config: Config): Logger {
     secrets: secretsOf(config),
     base: config.sandbox ? { mode: 'SANDBOX' } : {},
   });
-}
-
-const SWEEP_EVERY_MS = 15_000;
-
-/**
- * A file-system watcher can miss an event (a burst of files, a file added while it starts up),
- * and a missed file would wait in the inbox until the next restart. So the inbox is also listed
- * every 15 s; a file offered twice is claimed once (the second claim finds it gone).
- */
-function sweepInbox(dir: string, settleMs: number, offer: (path: string) => void, log: Logger): () => void {
-  let running = false;
-  const timer = setInterval(() => {
-    if (running) return;
-    running = true;
-    listReadyFiles(dir, { settleMs })
-      .then((files) => files.forEach(offer))
-      .catch((err: unknown) => log.warn({ err: (err as Error).message }, 'could not list the inbox'))
-      .finally(() => {
-        running = false;
-      });
-  }, SWEEP_EVERY_MS);
-  timer.unref();
-  return () => clearInterval(timer);
 }
 
 /** The quick self-check at start, each check one log line. */
@@ -104,17 +82,30 @@ export async function runDaemon(config: Config, opts: DaemonOptions, log = rootL
     parts.add('upkeep', () => upkeep.stop());
 
     let consoleUrl: string | undefined;
+    // What the inbox can see of a file still being written (intake/watch.ts, writers.ts): said
+    // once, so a reseller on a system where it sees less knows to rename files in.
+    const [exact, writers] = await Promise.all([eventsAreExact(config.inboxDir), writerCheckReach()]);
+    const short = Math.min(config.settleMs, RENAMED_SETTLE_MS);
+    const rule = opts.once
+      ? `a file is taken once it has gone ${config.settleMs} ms without a write${exact ? ` (after ${short} ms unchanged when its last write is older)` : ''}`
+      : exact
+        ? `a file renamed in is taken after ${short} ms unchanged, one written in place after ${config.settleMs} ms without a write`
+        : `every file is taken after ${config.settleMs} ms without a write (this filesystem does not report every write, so a file renamed in cannot be told apart)`;
+    log.info({ settleMs: config.settleMs, renamedInMs: short, exactEvents: exact, openForWriting: writers.reach }, `inbox: ${rule}; ${writers.detail}`);
+    const inboxOpts = {
+      settleMs: config.settleMs,
+      onIgnored: (path: string, why: string) => log.info({ file: path, why }, 'ignored a file in the inbox'),
+      onWaiting: (path: string, why: string) => log.info({ file: path, why }, 'a file in the inbox is not taken yet'),
+    };
     if (opts.once) {
-      for (const f of await listReadyFiles(config.inboxDir, { settleMs: config.settleMs })) runner.offerFile(f);
+      for (const f of await listSettledFiles(config.inboxDir, inboxOpts)) runner.offerFile(f.path, f.hash);
     } else {
-      const watcher = watchInbox(config.inboxDir, (path) => runner.offerFile(path), {
-        settleMs: config.settleMs,
-        onIgnored: (path, why) => log.info({ file: path, why }, 'ignored a file in the inbox'),
-      });
+      // The watcher also lists the inbox every few seconds: an event can be missed, and a network
+      // filesystem gives none for files written on the far side.
+      const watcher = watchInbox(config.inboxDir, (path, settled) => runner.offerFile(path, settled.hash), inboxOpts);
       parts.add('inbox watcher', () => watcher.close());
       const jobs = startScheduledJobs(rt, notifier);
       parts.add('scheduled jobs', () => jobs.stop());
-      parts.add('inbox sweep', sweepInbox(config.inboxDir, config.settleMs, (path) => runner.offerFile(path), log));
       // The console (and /metrics): beside the runner, never for --once (it would vanish when the batches end).
       if (config.console) {
         const web = await startConsole({ rt, runner, jobs: jobs as ScheduledJobs, notifier, settings: config.console });

@@ -18,7 +18,8 @@
  */
 import { createHash } from 'node:crypto';
 import { systemEntropy, type Entropy } from '../entropy.js';
-import { closeSync, createReadStream, existsSync, fsyncSync, lstatSync, mkdirSync, openSync, readdirSync, renameSync, rmSync, writeFileSync, writeSync } from 'node:fs';
+import { closeSync, createReadStream, existsSync, fsyncSync, lstatSync, mkdirSync, openSync, readdirSync, renameSync, rmSync, statSync, writeFileSync, writeSync } from 'node:fs';
+import { ErrorCode, InputFileError, TopupError } from '../errors.js';
 import { basename, dirname, join, relative } from 'node:path';
 import { contentHash } from '../intake/formats/index.js';
 import type { Runtime } from '../runtime.js';
@@ -82,10 +83,28 @@ export interface ClaimOptions {
   again?: boolean;
   /** The batch this one retries (topup retry), recorded in the same commit as the claim. */
   retryOf?: string;
+  /**
+   * The hash the inbox file settled with (intake/watch.ts): a file with other bytes now was
+   * written to again since, and is not claimed (ChangedSinceSettled).
+   */
+  settledHash?: string | undefined;
 }
 
-/** Copies `src` to a new file `dest` (0600) and returns the sha256 of exactly the bytes written. */
+/** An inbox file written to again between settling and its claim: left in the inbox to settle anew. */
+export class ChangedSinceSettled extends TopupError {
+  constructor(name: string) {
+    super(ErrorCode.InputFile, `${name} changed after it settled, before it was claimed: left in the inbox until it holds still again`);
+    this.name = 'ChangedSinceSettled';
+  }
+}
+
+/**
+ * Copies `src` to a new file `dest` (0600) and returns the sha256 of exactly the bytes written.
+ * A file that changed while it was copied (its size, times or inode differ after the copy) is
+ * refused: the copy could be half old and half new bytes.
+ */
 async function copyAndHash(src: string, dest: string): Promise<string> {
+  const before = statSync(src);
   const hash = createHash('sha256');
   const fd = openSync(dest, 'wx', 0o600);
   try {
@@ -97,6 +116,10 @@ async function copyAndHash(src: string, dest: string): Promise<string> {
     fsyncSync(fd);
   } finally {
     closeSync(fd);
+  }
+  const after = statSync(src);
+  if (after.size !== before.size || after.mtimeMs !== before.mtimeMs || after.ctimeMs !== before.ctimeMs || after.ino !== before.ino) {
+    throw new InputFileError(`${basename(src)} changed while it was being copied (it is still being written?): nothing was claimed; submit it again once it is complete`);
   }
   return hash.digest('hex');
 }
@@ -144,6 +167,7 @@ export async function claimFile(rt: Runtime, path: string, opts: ClaimOptions = 
   try {
     const source = staging ? join(staging, sourceName) : path;
     const hash = staging ? await copyAndHash(path, source) : await contentHash(path);
+    if (opts.settledHash !== undefined && hash !== opts.settledHash) throw new ChangedSinceSettled(sourceName);
     id = newBatchId(hash, now, rt.entropy);
     const jobDir = join(rt.config.jobsDir, id);
     const jobFile = join(jobDir, sourceName);

@@ -6,7 +6,7 @@
 import { coerceError } from '../errors.js';
 import type { EngineContext, Stage, StepBatches } from '../engine/stage.js';
 import type { Batch } from '../store/batches.js';
-import { claimFile } from './claim.js';
+import { ChangedSinceSettled, claimFile } from './claim.js';
 import { loadBatch } from './load.js';
 
 const CATALOG_RETRY_MS = 10_000;
@@ -16,8 +16,8 @@ const NOT_OURS_RETRY_MS = 6_000;
 export class IntakeStage implements Stage {
   readonly name = 'intake';
   readonly #e: EngineContext;
-  /** Files offered and not claimed yet, in the order they came. */
-  readonly #queue: string[] = [];
+  /** Files offered and not claimed yet, in the order they came, with the hash each settled with. */
+  readonly #queue: { path: string; hash: string | undefined }[] = [];
   /** When a batch that could not be stored (catalog unreachable …) is tried again (wall ms). */
   readonly #nextTry = new Map<string, number>();
 
@@ -25,9 +25,11 @@ export class IntakeStage implements Stage {
     this.#e = e;
   }
 
-  /** A settled file in the inbox (from the watcher or the sweep); offered twice, claimed once. */
-  offer(path: string): void {
-    if (!this.#queue.includes(path)) this.#queue.push(path);
+  /** A settled file in the inbox (from the watcher); offered twice, claimed once. */
+  offer(path: string, hash?: string): void {
+    const queued = this.#queue.find((q) => q.path === path);
+    if (queued) queued.hash = hash;
+    else this.#queue.push({ path, hash });
   }
 
   get queued(): number {
@@ -57,13 +59,19 @@ export class IntakeStage implements Stage {
     const { rt } = this.#e;
     let claimed = false;
     while (this.#queue.length > 0 && !this.#e.stopping()) {
-      const path = this.#queue.shift()!;
+      const { path, hash } = this.#queue.shift()!;
       try {
-        await claimFile(rt, path);
+        await claimFile(rt, path, { settledHash: hash });
         claimed = true;
       } catch (err) {
         const e = err as NodeJS.ErrnoException;
         if (e.code === 'ENOENT') continue; // taken by another process, or removed by the user
+        if (err instanceof ChangedSinceSettled) {
+          // Written to again between settling and this claim: it stays in the inbox and settles
+          // anew (the watcher offers it again once it holds still).
+          rt.log.info({ file: path }, err.message);
+          continue;
+        }
         rt.log.error({ file: path, err: coerceError(err) }, 'could not claim a file');
       }
     }

@@ -12,6 +12,7 @@ import { claimFile } from '../claim/claim.js';
 import { InputFileError } from '../errors.js';
 import { ExitCode } from '../exit-codes.js';
 import { formatOfName } from '../intake/formats/index.js';
+import { describeWriters, openForWriting } from '../intake/writers.js';
 import { Notifier } from '../notify/notifier.js';
 import type { BatchSummary } from '../outbox/summary.js';
 import type { Runtime } from '../runtime.js';
@@ -35,6 +36,13 @@ export function registerSubmit(program: Command): void {
       // A kind of file topup never reads is refused before it becomes a batch.
       const format = formatOfName(path);
       if ('refused' in format) throw new InputFileError(`${file}: ${format.refused}`);
+      // The file is copied at once (claim.ts), so one look suffices: a file some process still
+      // holds open for writing may be half written (a copy or a save in progress). Where that
+      // cannot be seen (intake/writers.ts), the copy still refuses a file that changes under it.
+      const { writers } = await openForWriting(path);
+      if (writers.length > 0) {
+        throw new InputFileError(`${file}: ${describeWriters(writers)} has it open for writing, so it may not be complete yet; nothing was submitted. Submit it again once it is saved and closed.`);
+      }
       const ctx = await openCommandContext(cmd);
       applyHeapPolicy(ctx.config.heap);
       try {

@@ -128,9 +128,12 @@ export class Runner extends EventEmitter<RunnerEventMap> {
     return this.#pauses;
   }
 
-  /** A settled file in the inbox (from the watcher or the sweep). */
-  offerFile(path: string): void {
-    this.#intake.offer(path);
+  /**
+   * A settled file in the inbox (from the watcher). `hash`: the bytes it settled with; the claim
+   * takes the file only while it still has them (claim.ts).
+   */
+  offerFile(path: string, hash?: string): void {
+    this.#intake.offer(path, hash);
     this.#wakeUp();
   }
 

@@ -1,25 +1,69 @@
 /**
- * Which files in inbox/ are orders ready to be claimed.
+ * Which files in inbox/ are orders ready to be claimed: complete, and provably unchanged.
  *
- * A file is ready when its size and mtime have not changed for `settleMs` (a file renamed into
- * the inbox is complete at once and passes the same check). Only regular files directly in the
- * inbox count: symlinks are never followed (one could point anywhere; it is reported and left
- * alone), folders are skipped (and reported).
+ * A copy that pauses (a network share, an upload over SFTP, a spreadsheet saving a large file,
+ * a script writing line by line) looks finished for as long as the pause lasts, and a file taken
+ * in a pause is half an order list: the rest is written into the claimed copy and never ordered.
+ * So a file is ready only when all of these hold:
+ *
+ *  1. its size, mtime, ctime and inode have not changed, and its content hash is the same at
+ *     both ends of a window (the hash catches a writer that keeps the size, e.g. a copy that
+ *     allocated the whole file first, or one that sets the mtime back);
+ *  2. no process holds it open for writing, where the operating system can tell (writers.ts);
+ *  3. the window is long enough for the way the file arrived:
+ *     - RENAMED (`min(TOPUP_SETTLE_MS, 1 s)`): a file that was renamed (moved) into the inbox
+ *       whole: it appeared while the inbox was watched, nothing was ever seen writing into it
+ *       there, and it is not empty. Its writer finished before the rename, under another name:
+ *       the window only has to show that nobody goes on writing after it.
+ *     - QUIET (`TOPUP_SETTLE_MS`, default 12 s): every other file, i.e. one written in the inbox
+ *       itself (a `cp`, an SFTP upload, a download, a script), one found there at start, an empty
+ *       one, and every file where the watch cannot be trusted (see below). A writer that pauses
+ *       for less than this between writes is never cut short; one that pauses longer and keeps
+ *       the file open is seen by (2). The cost: a file written in place is taken TOPUP_SETTLE_MS
+ *       after its last write.
+ *     - A file found at start whose mtime is already TOPUP_SETTLE_MS old (it was dropped while
+ *       the daemon was down) needs only the RENAMED window: nothing has written it since.
+ *
+ * "Nothing was seen writing into it" needs events the operating system gives for every write
+ * in the folder: on Linux, inotify on a local filesystem (ext4, xfs, btrfs, tmpfs, overlay,
+ * zfs, …). On a network filesystem (NFS, SMB/CIFS, sshfs and other FUSE mounts, 9p) writes made
+ * on another machine raise no event, and on other systems the events are not exact; there every
+ * file gets the QUIET window, and the mtime shortcut is not used either (the mtime is another
+ * machine's clock).
+ *
+ * Names that are never candidates (isCandidateName): dotfiles, Office lock files `~$*`, files
+ * still being written under a temporary name (`*.part`, `*.tmp`, `*.crdownload`, …). Renamed to
+ * their final name, they become candidates like any file renamed in.
+ *
+ * Only regular files directly in the inbox count: symlinks are never followed (one could point
+ * anywhere; it is reported and left alone), folders are skipped (and reported).
  */
-import { fileClock } from '../clock.js';
-import { lstat, readdir } from 'node:fs/promises';
-import { basename, join, resolve } from 'node:path';
-import { watch } from 'chokidar';
-import type { Stats } from 'node:fs';
+import { watch as watchFolder, type FSWatcher, type Stats } from 'node:fs';
+import { lstat, readdir, statfs } from 'node:fs/promises';
+import { basename, join } from 'node:path';
+import { fileClock, systemClock } from '../clock.js';
+import { contentHash } from './formats/index.js';
+import { describeWriters, openForWriting } from './writers.js';
 
 export interface InboxWatcher {
   close(): Promise<void>;
 }
 
 export type OnIgnored = (path: string, why: string) => void;
+/** A ready file and the hash it settled with (the claim takes it only with these bytes). */
+export type OnReady = (path: string, settled: { hash: string }) => void;
+
+/** The window for a file renamed into the inbox whole (or TOPUP_SETTLE_MS, when that is shorter). */
+export const RENAMED_SETTLE_MS = 1000;
+/** How often the folder is listed besides its events: a missed event, a network filesystem. */
+const RESCAN_MS = 2000;
+/** A file held open for writing, or unreadable, is looked at again this often. */
+const RELOOK_MS = 1000;
+/** A file offered and still in the inbox (its claim failed) is offered again after this. */
+const REOFFER_MS = 15_000;
 
 /** Files still being written by a copy or a browser download: they get their real name when done. */
-const IN_PROGRESS = ['.tmp', '.part', '.partial', '.crdownload', '.download'];
+const IN_PROGRESS = ['.tmp', '.part', '.partial', '.crdownload', '.download', '.filepart', '.crswap'];
 /** Files the desktop writes into any folder it shows (Windows Explorer on a shared folder). */
 const DESKTOP_NOISE = new Set(['thumbs.db', 'desktop.ini']);
 
@@ -27,7 +71,8 @@ const DESKTOP_NOISE = new Set(['thumbs.db', 'desktop.ini']);
  * Every file is a candidate, whatever its extension: one topup cannot read (.xls, .ods, .pdf, …)
  * is claimed and answered with an .error.txt saying what to do, instead of waiting in the inbox
  * unnoticed. Not candidates (ignored silently): dotfiles, Office lock files (`~$*`), files
- * still being written (IN_PROGRESS) and desktop noise (DESKTOP_NOISE).
+ * still being written (IN_PROGRESS: `.filepart` is WinSCP's, `.crswap` Chrome's) and desktop
+ * noise (DESKTOP_NOISE).
  */
 export function isCandidateName(name: string): boolean {
   const lower = basename(name).toLowerCase();
@@ -43,115 +88,364 @@ function notRegular(stats: Stats): string | undefined {
   return undefined;
 }
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+/**
+ * Filesystems (statfs f_type, linux/magic.h) where inotify reports every write into the folder
+ * and the mtime is this machine's clock: ext2/3/4, xfs, btrfs, tmpfs, overlayfs, zfs, f2fs,
+ * bcachefs, ramfs.
+ */
+const LOCAL_FILESYSTEMS = new Set([0xef53, 0x58465342, 0x9123683e, 0x01021994, 0x794c7630, 0x2fc12fc1, 0xf2f52010, 0xca451a4e, 0x858458f6]);
 
-/** Waits until the file's size and mtime have not changed for `settleMs`; false if it disappears. */
-async function holdsStill(path: string, settleMs: number): Promise<boolean> {
-  const step = Math.max(20, Math.min(100, Math.floor(settleMs / 4)));
-  let last = '';
-  let since = fileClock.now();
-  for (;;) {
-    const stats = await lstat(path).catch(() => undefined);
-    if (!stats) return false;
-    const fingerprint = `${stats.size}:${stats.mtimeMs}`;
-    if (fingerprint !== last) {
-      last = fingerprint;
-      since = fileClock.now();
-    } else if (fileClock.now() - since >= settleMs) {
-      return true;
+/** Whether the folder's events and mtimes can be trusted to show every write (see the top). */
+export async function eventsAreExact(dir: string): Promise<boolean> {
+  if (process.platform !== 'linux') return false;
+  const fs = await statfs(dir).catch(() => undefined);
+  return fs !== undefined && LOCAL_FILESYSTEMS.has(Number(fs.type));
+}
+
+const fingerprint = (s: Stats): string => `${s.dev}:${s.ino}:${s.size}:${s.mtimeMs}:${s.ctimeMs}`;
+
+interface Tracked {
+  name: string;
+  path: string;
+  /** It appeared while the inbox was watched with exact events (not found at start). */
+  watched: boolean;
+  /** A write into it (or a change of its attributes) was seen while it was in the inbox. */
+  written: boolean;
+  fp: string | undefined;
+  size: number;
+  mtimeMs: number;
+  /** Its hash while `fp` held, and when (monotonic ms) that hash was taken. */
+  hash: string | undefined;
+  hashedAt: number;
+  busy: boolean;
+  /** Looked at once already (its first look hashes it at once: a file renamed in is complete). */
+  seen: boolean;
+  /** Monotonic ms before which it is not looked at again (held open for writing, unreadable). */
+  notBefore: number;
+  /** What was said about it already (onWaiting), so each reason is said once. */
+  said: Set<string>;
+}
+
+interface SettlerOptions {
+  settleMs: number;
+  onReady: OnReady;
+  onIgnored?: OnIgnored | undefined;
+  /** What a file not taken yet waits for; each reason once per file. */
+  onWaiting?: ((path: string, why: string) => void) | undefined;
+}
+
+/** The files of one inbox being watched until they are ready (the rules at the top). */
+class Settler {
+  readonly #dir: string;
+  readonly #o: SettlerOptions;
+  readonly #renamedMs: number;
+  readonly #step: number;
+  readonly #files = new Map<string, Tracked>();
+  /** Names reported as not regular files: said once while they stay. */
+  readonly #reported = new Set<string>();
+  /** Names offered: not offered again while they are the same file, for REOFFER_MS. */
+  readonly #offered = new Map<string, { fp: string; at: number }>();
+  /** The folder watch runs: events come in. */
+  watching = false;
+  /** Events and mtimes are exact on this filesystem (eventsAreExact); false until known. */
+  exact = false;
+
+  /**
+   * The watch stopped: writes may have gone unseen, so every file known now is judged as one
+   * found at start, also after the watch runs again.
+   */
+  lostEvents(): void {
+    this.watching = false;
+    for (const t of this.#files.values()) t.watched = false;
+  }
+
+  constructor(dir: string, o: SettlerOptions) {
+    this.#dir = dir;
+    this.#o = o;
+    this.#renamedMs = Math.min(o.settleMs, RENAMED_SETTLE_MS);
+    this.#step = Math.max(20, Math.min(100, Math.floor(this.#renamedMs / 4)));
+  }
+
+  get step(): number {
+    return this.#step;
+  }
+
+  get pending(): number {
+    return this.#files.size;
+  }
+
+  pendingPaths(): string[] {
+    return [...this.#files.values()].map((t) => t.path);
+  }
+
+  #track(name: string, watched: boolean): Tracked {
+    let t = this.#files.get(name);
+    if (!t) {
+      t = { name, path: join(this.#dir, name), watched, written: false, fp: undefined, size: 0, mtimeMs: 0, hash: undefined, hashedAt: 0, busy: false, seen: false, notBefore: 0, said: new Set() };
+      this.#files.set(name, t);
     }
-    await sleep(step);
+    return t;
+  }
+
+  /** An event of the folder watch: something happened to `name` ('change': its content or attributes). */
+  event(kind: string, name: string): void {
+    if (!isCandidateName(name)) return;
+    const t = this.#track(name, this.watching);
+    if (kind === 'change') {
+      t.written = true;
+      // A file offered and written to again before its claim: the claim refuses it (its hash
+      // changed) and it settles anew, as a file written in place.
+      this.#offered.delete(name);
+    }
+  }
+
+  /** Lists the folder: files not known yet are tracked (`atStart`: present before the watch). */
+  async scan(atStart: boolean): Promise<void> {
+    const entries = await readdir(this.#dir, { withFileTypes: true });
+    const names = new Set<string>();
+    for (const e of entries) {
+      if (!isCandidateName(e.name)) continue;
+      names.add(e.name);
+      if (this.#files.has(e.name) || this.#reported.has(e.name)) continue;
+      const offered = this.#offered.get(e.name);
+      if (offered && systemClock.mono() - offered.at < REOFFER_MS) continue;
+      this.#track(e.name, this.watching && !atStart);
+    }
+    for (const name of this.#reported) if (!names.has(name)) this.#reported.delete(name);
+    for (const name of this.#offered.keys()) if (!names.has(name)) this.#offered.delete(name);
+  }
+
+  /** Every file not already being looked at gets one look. */
+  lookAll(): Promise<void> {
+    return Promise.all([...this.#files.values()].filter((t) => !t.busy && t.notBefore <= systemClock.mono()).map((t) => this.#lookSafely(t))).then(() => undefined);
+  }
+
+  async #lookSafely(t: Tracked): Promise<void> {
+    t.busy = true;
+    try {
+      await this.#look(t);
+    } catch (err) {
+      // Unreadable (permissions), or gone between two steps: looked at again a little later.
+      const code = (err as NodeJS.ErrnoException).code;
+      if (code === 'ENOENT') this.#forget(t);
+      else {
+        this.#wait(t, `cannot be read yet (${code ?? (err as Error).message}); looked at again`);
+        t.fp = undefined;
+        t.notBefore = systemClock.mono() + RELOOK_MS;
+      }
+    } finally {
+      t.busy = false;
+    }
+  }
+
+  #forget(t: Tracked): void {
+    if (this.#files.get(t.name) === t) this.#files.delete(t.name);
+  }
+
+  #wait(t: Tracked, why: string): void {
+    if (t.said.has(why)) return;
+    t.said.add(why);
+    this.#o.onWaiting?.(t.path, why);
+  }
+
+  /** The window this file must stay unchanged for (the rules at the top). */
+  #window(t: Tracked): number {
+    if (!this.exact || t.size === 0 || t.written) return this.#o.settleMs;
+    if (t.watched && this.watching) return this.#renamedMs;
+    // Found at start: quiet since its mtime (this machine's clock on a local filesystem).
+    return fileClock.now() - t.mtimeMs >= this.#o.settleMs ? this.#renamedMs : this.#o.settleMs;
+  }
+
+  async #look(t: Tracked): Promise<void> {
+    const stats = await lstat(t.path);
+    const why = notRegular(stats);
+    if (why !== undefined) {
+      this.#forget(t);
+      if (!this.#reported.has(t.name)) this.#o.onIgnored?.(t.path, why);
+      this.#reported.add(t.name);
+      return;
+    }
+    const fp = fingerprint(stats);
+    const offered = this.#offered.get(t.name);
+    if (offered?.fp === fp && systemClock.mono() - offered.at < REOFFER_MS) {
+      this.#forget(t); // offered already, its claim still to come
+      return;
+    }
+    if (fp !== t.fp) {
+      t.fp = fp;
+      t.size = stats.size;
+      t.mtimeMs = stats.mtimeMs;
+      t.hash = undefined;
+      // A file that changes is hashed only once a look finds it unchanged (a large copy in
+      // progress is not read over and over); a file seen for the first time is hashed at once.
+      if (t.seen) return;
+    }
+    t.seen = true;
+    if (t.hash === undefined) {
+      const hash = await contentHash(t.path);
+      if (fingerprint(await lstat(t.path)) !== fp) return void (t.fp = undefined);
+      t.hash = hash;
+      t.hashedAt = systemClock.mono();
+      return;
+    }
+    if (systemClock.mono() - t.hashedAt < this.#window(t)) return;
+    const again = await contentHash(t.path);
+    if (again !== t.hash) {
+      // Changed without a change of size or times: the window starts again from these bytes.
+      t.hash = again;
+      t.hashedAt = systemClock.mono();
+      this.#wait(t, 'its content changed while its size and times stayed the same; waiting for it to hold still');
+      return;
+    }
+    const scan = await openForWriting(t.path);
+    if (scan.writers.length > 0) {
+      this.#wait(t, `${describeWriters(scan.writers)} has it open for writing; waiting until it is closed`);
+      t.notBefore = systemClock.mono() + RELOOK_MS;
+      return;
+    }
+    // Events that came in while the hash and the writer check ran may have changed the rule.
+    if (systemClock.mono() - t.hashedAt < this.#window(t)) return;
+    const last = await lstat(t.path);
+    if (fingerprint(last) !== fp) return void (t.fp = undefined);
+    this.#forget(t);
+    this.#offered.set(t.name, { fp, at: systemClock.mono() });
+    this.#o.onReady(t.path, { hash: t.hash });
   }
 }
 
 /**
- * For `--once`: candidates that are regular files and hold still for `settleMs` (default 1000).
- * A file still growing is watched for up to `maxWaitMs` (default 60 s) before being left for
- * the next run. Sorted by name, so runs are repeatable.
+ * For `--once`: candidates that are regular files and are ready by the rules above (with no
+ * watch: every file is one found at start). A file still changing, or held open for writing, is
+ * watched for up to `maxWaitMs` (default 60 s) and then left for the next run. Sorted by name, so
+ * runs are repeatable.
  */
-export async function listReadyFiles(
+export async function listSettledFiles(
   inboxDir: string,
-  opts: { settleMs?: number; maxWaitMs?: number; onIgnored?: OnIgnored } = {},
-): Promise<string[]> {
-  const settleMs = opts.settleMs ?? 1000;
-  const deadline = fileClock.now() + (opts.maxWaitMs ?? 60_000);
-  const ready = new Set<string>();
-  const reported = new Set<string>();
-  let previous = new Map<string, string>();
-
-  for (;;) {
-    const current = new Map<string, string>();
-    for (const entry of await readdir(inboxDir, { withFileTypes: true })) {
-      const path = join(inboxDir, entry.name);
-      if (!isCandidateName(entry.name) || ready.has(path)) continue;
-      const stats = await lstat(path).catch(() => undefined);
-      if (!stats) continue; // gone meanwhile
-      const why = notRegular(stats);
-      if (why !== undefined) {
-        if (!reported.has(path)) opts.onIgnored?.(path, why);
-        reported.add(path);
-        continue;
-      }
-      const fingerprint = `${stats.size}:${stats.mtimeMs}`;
-      if (previous.get(path) === fingerprint) ready.add(path);
-      else current.set(path, fingerprint);
-    }
-    if (current.size === 0) break;
-    if (fileClock.now() + settleMs > deadline) {
-      for (const path of current.keys()) opts.onIgnored?.(path, `still being written after ${opts.maxWaitMs ?? 60_000} ms; left for the next run`);
+  opts: { settleMs?: number; maxWaitMs?: number; onIgnored?: OnIgnored; onWaiting?: (path: string, why: string) => void } = {},
+): Promise<{ path: string; hash: string }[]> {
+  const settleMs = opts.settleMs ?? 12_000;
+  const maxWaitMs = opts.maxWaitMs ?? 60_000;
+  const deadline = systemClock.mono() + maxWaitMs;
+  const ready: { path: string; hash: string }[] = [];
+  const settler = new Settler(inboxDir, { settleMs, onReady: (path, s) => ready.push({ path, hash: s.hash }), onIgnored: opts.onIgnored, onWaiting: opts.onWaiting });
+  settler.exact = await eventsAreExact(inboxDir);
+  await settler.scan(true);
+  while (settler.pending > 0) {
+    if (systemClock.mono() >= deadline) {
+      for (const path of settler.pendingPaths()) opts.onIgnored?.(path, `still being written (or held open for writing) after ${maxWaitMs} ms; left for the next run`);
       break;
     }
-    previous = current;
-    await sleep(settleMs);
+    await settler.lookAll();
+    if (settler.pending > 0) await new Promise((r) => setTimeout(r, settler.step));
   }
-  return [...ready].sort();
+  return ready.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+}
+
+/** listSettledFiles, the paths only. */
+export async function listReadyFiles(inboxDir: string, opts: Parameters<typeof listSettledFiles>[1] = {}): Promise<string[]> {
+  return (await listSettledFiles(inboxDir, opts)).map((f) => f.path);
 }
 
 /**
- * Watches the inbox (files already there included) and calls `onReady` once per file when it
- * has stopped changing. Only additions are reported: a file that changes after being reported
- * is not reported again (the daemon moves a claimed file out of the inbox at once).
+ * Watches the inbox (files already there included) and calls `onReady` once per file when it is
+ * ready (the rules at the top). Only additions are reported: a file offered is not offered again
+ * while it stays the same file (the daemon moves a claimed file out of the inbox at once); one
+ * still there REOFFER_MS later (its claim failed) is offered again once it is ready again.
  */
 export function watchInbox(
   inboxDir: string,
-  onReady: (path: string) => void,
-  opts: { settleMs?: number; onIgnored?: OnIgnored; onError?: (err: Error) => void } = {},
+  onReady: OnReady,
+  opts: { settleMs?: number; onIgnored?: OnIgnored; onWaiting?: (path: string, why: string) => void; onError?: (err: Error) => void } = {},
 ): InboxWatcher {
-  const settleMs = opts.settleMs ?? 1000;
-  const root = resolve(inboxDir);
-  const watcher = watch(inboxDir, {
-    depth: 0,
-    followSymlinks: false,
-    ignoreInitial: false,
-    awaitWriteFinish: { stabilityThreshold: settleMs, pollInterval: Math.max(20, Math.min(100, Math.floor(settleMs / 4))) },
-    // Temporary and hidden files are expected noise: dropped without a report.
-    ignored: (path: string) => resolve(path) !== root && !isCandidateName(path),
-  });
-
-  // chokidar applies awaitWriteFinish only once its first scan is over ('ready'): a file found
-  // by that scan is reported at once, even while it is still being written. Those are checked
-  // here for the same stability before they are offered.
-  let scanned = false;
-  watcher.on('ready', () => {
-    scanned = true;
-  });
-  const check = async (path: string, duringScan: boolean): Promise<void> => {
-    if (!isCandidateName(path)) return;
-    const stats = await lstat(path).catch(() => undefined);
-    if (!stats) return;
-    const why = notRegular(stats);
-    if (why !== undefined) opts.onIgnored?.(path, why);
-    else if (!duringScan || (await holdsStill(path, settleMs))) onReady(path);
-  };
-  watcher.on('add', (path) => void check(path, !scanned));
-  watcher.on('addDir', (path) => {
-    if (resolve(path) !== root && isCandidateName(path)) opts.onIgnored?.(path, 'a folder, not a file');
-  });
-  watcher.on('error', (err) => {
+  const settler = new Settler(inboxDir, { settleMs: opts.settleMs ?? 12_000, onReady, onIgnored: opts.onIgnored, onWaiting: opts.onWaiting });
+  let closed = false;
+  let folder: FSWatcher | undefined;
+  let stepTimer: NodeJS.Timeout | undefined;
+  let stepping = false;
+  const report = (err: unknown): void => {
     const error = err instanceof Error ? err : new Error(String(err));
     if (opts.onError) opts.onError(error);
     else opts.onIgnored?.(inboxDir, `watch error: ${error.message}`);
+  };
+
+  /** One look at every tracked file, then again after a step while any are left. */
+  const step = async (): Promise<void> => {
+    stepTimer = undefined;
+    if (closed || stepping) return;
+    stepping = true;
+    try {
+      await settler.lookAll();
+    } catch (err) {
+      report(err);
+    } finally {
+      stepping = false;
+    }
+    schedule();
+  };
+  /** `soon`: an event or a listing found something; the first look comes at once. */
+  const schedule = (soon = false): void => {
+    if (closed || stepTimer !== undefined || settler.pending === 0) return;
+    stepTimer = setTimeout(() => void step(), soon ? 0 : settler.step);
+  };
+  const rescan = async (atStart: boolean): Promise<void> => {
+    if (closed) return;
+    try {
+      await settler.scan(atStart);
+    } catch (err) {
+      report(err);
+    }
+    schedule(true);
+  };
+
+  /**
+   * (Re)starts the folder watch, at once (before the first listing), so a file arriving while
+   * the daemon starts is seen arriving; files the listing after it finds without an event are
+   * judged as found at start.
+   */
+  const startWatch = (): void => {
+    try {
+      folder = watchFolder(inboxDir, { persistent: true }, (kind, name) => {
+        if (closed) return;
+        if (name === null) void rescan(false);
+        else settler.event(kind, name.toString());
+        schedule(true);
+      });
+      folder.on('error', (err) => {
+        // The watch is gone (the folder was removed, an inotify limit): files are found by the
+        // listing until it can be started again, and judged as found at start meanwhile.
+        settler.lostEvents();
+        folder?.close();
+        folder = undefined;
+        report(err);
+      });
+      settler.watching = true;
+    } catch (err) {
+      settler.lostEvents();
+      report(err);
+    }
+  };
+
+  startWatch();
+  let rescanTimer: NodeJS.Timeout | undefined;
+  const started = eventsAreExact(inboxDir).then(async (exact) => {
+    settler.exact = exact;
+    if (closed) return;
+    await rescan(true);
+    rescanTimer = setInterval(() => {
+      if (!folder) {
+        startWatch();
+        void rescan(true);
+      } else void rescan(false);
+    }, RESCAN_MS);
   });
 
-  return { close: () => watcher.close() };
+  return {
+    close: async () => {
+      closed = true;
+      if (stepTimer) clearTimeout(stepTimer);
+      if (rescanTimer) clearInterval(rescanTimer);
+      folder?.close();
+      await started;
+    },
+  };
 }

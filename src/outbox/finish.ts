@@ -12,8 +12,19 @@ import { writeBatchResults } from './write-results.js';
 import { removePartials } from './partial.js';
 import { summarize, writeSummaryFile, type BatchSummary } from './summary.js';
 import { outboxPaths } from './paths.js';
+import { lateLines } from './late-lines.js';
 
-export async function finishBatch(rt: Runtime, batch: Batch): Promise<BatchSummary> {
+/**
+ * Null when the result cannot be written yet: the batch's file changed after it was read and is
+ * still being written (late-lines.ts); the caller tries again later.
+ */
+export async function finishBatch(rt: Runtime, batch: Batch): Promise<BatchSummary | null> {
+  const late = await lateLines(rt, batch);
+  if ('stillWritten' in late) {
+    if (late.first) rt.log.warn({ batch: batch.id, file: batch.sourceName }, late.stillWritten);
+    return null;
+  }
+  if (late.note !== null) rt.log.error({ batch: batch.id, file: batch.sourceName, lines: late.lines.length }, late.note);
   let balanceAfter: number | null = null;
   if (batch.state !== 'duplicate') {
     try {
@@ -25,9 +36,9 @@ export async function finishBatch(rt: Runtime, batch: Batch): Promise<BatchSumma
   const now = rt.clock.now();
   const paths = outboxPaths(rt, batch);
   const xlsx = batch.dialect.xlsx ? paths.resultXlsx : null;
-  await writeBatchResults(rt, batch, { csv: paths.resultFile, xlsx }, false);
+  await writeBatchResults(rt, batch, { csv: paths.resultFile, xlsx }, false, late.lines);
   removePartials(rt, batch);
-  const summary = summarize(batch, rt.rows.iterate(batch.id), { csv: paths.resultFile, xlsx }, balanceAfter, now);
+  const summary = summarize(batch, rt.rows.iterate(batch.id), { csv: paths.resultFile, xlsx }, balanceAfter, now, late);
   writeSummaryFile(paths.summaryFile, summary);
   // The files are written and the batch not yet done: a crash here writes them again (same names).
   await rt.clock.yield();

@@ -55,6 +55,7 @@ export class FinishingStage implements Stage {
     const { rt, emit } = this.#e;
     try {
       const summary = await finishBatch(rt, rt.batches.get(b.id)!);
+      if (summary === null) return; // its file is still being written: tried again at a later step
       const after = rt.batches.get(b.id)!;
       emit('batch-finished', summary, after);
       emit('batch-changed', after);

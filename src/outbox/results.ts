@@ -135,6 +135,17 @@ export function resultCells(row: Row, layout: ResultLayout, partial = false): Re
 }
 
 /**
+ * A line of the batch's final file that no stored row stands for (late-lines.ts): `skipped`, with
+ * why in `error`; its own cells as they are now, and nothing else, since nothing was sent for it.
+ */
+export function lateLineCells(line: { cells: readonly string[]; why: string }, layout: ResultLayout): ResultCell[] {
+  const cells = line.cells.slice(0, layout.width);
+  while (cells.length < layout.width) cells.push('');
+  const value = (col: ResultColumn): ResultCell => (col === 'status' ? 'skipped' : col === 'error' ? line.why : col === 'mode' ? 'SANDBOX' : '');
+  return [...cells, ...layout.ours.map(value)];
+}
+
+/**
  * A batch's rows as result cells, a page at a time: no SQLite statement stays open between pages,
  * so an async writer may yield between them while sends and polls use the database.
  */

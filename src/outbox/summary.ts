@@ -29,6 +29,12 @@ export interface BatchSummary {
   review: { line: number; trxid: string | null; reason: string | null; lastAnswer: string | null }[];
   /** Completed key/card orders the API never gave codes for (after every re-read): ask the supplier. */
   codesMissing: { line: number; orderId: string | null }[];
+  /**
+   * Lines of the file as it is now that no row stands for (written or changed after the file was
+   * read: late-lines.ts), counted in `rows` and `counts.skipped`. Only present when the file
+   * changed after it was read: an ordinary summary keeps the keys it always had.
+   */
+  changedAfterRead?: { lines: number[]; note: string };
   /** Review rows settled later: by the recheck (`found`) or by an operator. */
   resolved: { line: number; trxid: string | null; resolution: string; by: string | null; at: string | null; status: string; orderId: string | null }[];
   createdAt: string;
@@ -43,6 +49,7 @@ export function summarize(
   files: { csv: string; xlsx: string | null },
   balanceAfter: number | null,
   now: number,
+  late: { lines: readonly { line: number }[]; note: string | null } = { lines: [], note: null },
 ): BatchSummary {
   const counts = emptyCounts();
   let spentCents = 0;
@@ -71,13 +78,13 @@ export function summarize(
     file: batch.sourceName,
     mode: batch.sandbox ? 'SANDBOX' : 'LIVE',
     duplicateOf: batch.duplicateOf,
-    rows: n,
+    rows: n + late.lines.length,
     counts: {
       completed: counts.completed,
       cancelled: counts.cancelled,
       rejected: counts.rejected,
       invalid: counts.invalid,
-      skipped: counts.skipped,
+      skipped: counts.skipped + late.lines.length,
       review: counts.review,
     },
     spentUsd: spentCents / 100,
@@ -89,6 +96,7 @@ export function summarize(
     version: batch.resultVersion,
     review,
     codesMissing,
+    ...(late.note === null ? {} : { changedAfterRead: { lines: late.lines.map((l) => l.line), note: late.note } }),
     resolved,
     createdAt: new Date(batch.createdAt).toISOString(),
     startedAt: batch.startedAt === null ? null : new Date(batch.startedAt).toISOString(),

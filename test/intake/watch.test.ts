@@ -1,4 +1,4 @@
-import { appendFileSync, mkdirSync, renameSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { appendFileSync, closeSync, mkdirSync, openSync, renameSync, statSync, symlinkSync, utimesSync, writeFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { isCandidateName, listReadyFiles, watchInbox } from '../../src/intake/watch.js';
@@ -24,6 +24,8 @@ describe('isCandidateName', () => {
     ['orders.xlsx.crdownload', false],
     ['orders.xlsx.download', false],
     ['orders.xlsx.partial', false],
+    ['orders.csv.filepart', false],
+    ['orders.csv.crswap', false],
     ['Thumbs.db', false],
     ['desktop.ini', false],
     ['~$orders.xlsx', false],
@@ -114,7 +116,7 @@ describe('watchInbox', () => {
     }
   });
 
-  it('a file still being written while the watcher starts is reported only once it holds still (chokidar does not wait before its first scan ends)', async () => {
+  it('a file still being written while the watcher starts is reported only once it holds still (a file found by the first listing is judged like any other)', async () => {
     const inbox = tempDir();
     const path = join(inbox, 'early.csv');
     writeFileSync(path, 'pid,userId\n');
@@ -160,6 +162,89 @@ describe('watchInbox', () => {
     } finally {
       await w.close();
     }
+  });
+});
+
+describe('issue 21: a file is taken only when it is complete', () => {
+  it('a file renamed in whole is taken after the short window; one written in place waits out TOPUP_SETTLE_MS without a write', async () => {
+    const inbox = tempDir();
+    const seen = new Map<string, number>();
+    const w = watchInbox(inbox, (p) => seen.set(p, Date.now()), { settleMs: 4000 });
+    try {
+      await sleep(200);
+      const started = Date.now();
+      const renamed = join(inbox, 'renamed.csv');
+      writeFileSync(join(inbox, '.renamed.csv.writing'), 'pid,userId\nPUBG-60,5123456789\n');
+      renameSync(join(inbox, '.renamed.csv.writing'), renamed);
+      const inPlace = join(inbox, 'in-place.csv');
+      writeFileSync(inPlace, 'pid,userId\nPUBG-60,5123456789\n');
+      await waitFor(() => seen.size >= 2, 10_000);
+      expect(seen.get(renamed)! - started).toBeLessThan(2500);
+      expect(seen.get(renamed)! - started).toBeGreaterThanOrEqual(1000);
+      expect(seen.get(inPlace)! - started).toBeGreaterThanOrEqual(4000);
+    } finally {
+      await w.close();
+    }
+  });
+
+  it('a file renamed in and then written to again is judged as written in place', async () => {
+    const inbox = tempDir();
+    const seen: number[] = [];
+    const w = watchInbox(inbox, () => seen.push(Date.now()), { settleMs: 3000 });
+    try {
+      await sleep(200);
+      const path = join(inbox, 'again.csv');
+      writeFileSync(join(inbox, '.again.csv.part'), 'pid,userId\n');
+      renameSync(join(inbox, '.again.csv.part'), path);
+      await sleep(300);
+      appendFileSync(path, 'PUBG-60,5123456789\n');
+      const appended = Date.now();
+      await waitFor(() => seen.length >= 1, 10_000);
+      expect(seen[0]! - appended).toBeGreaterThanOrEqual(3000);
+    } finally {
+      await w.close();
+    }
+  });
+
+  it('a file some process holds open for writing is not taken, however long it is quiet; it is once closed', async () => {
+    const inbox = tempDir();
+    const path = join(inbox, 'held.csv');
+    const seen: string[] = [];
+    const waiting: string[] = [];
+    const w = watchInbox(inbox, (p) => seen.push(p), { settleMs: 300, onWaiting: (_p, why) => waiting.push(why) });
+    // This test process is the writer.
+    const fd = openSync(path, 'w');
+    try {
+      writeSync(fd, 'pid,userId\nPUBG-60,5123456789\n');
+      await sleep(1500);
+      expect(seen).toEqual([]);
+      expect(waiting).toHaveLength(1);
+      expect(waiting[0]).toMatch(new RegExp(`^process ${process.pid} \\(.+\\) has it open for writing; waiting until it is closed$`));
+    } finally {
+      closeSync(fd);
+    }
+    try {
+      await waitFor(() => seen.length >= 1, 5000);
+      expect(seen).toEqual([path]);
+    } finally {
+      await w.close();
+    }
+  });
+
+  it('--once: a file whose last write is TOPUP_SETTLE_MS old is taken after the short window; a fresh one waits out TOPUP_SETTLE_MS', async () => {
+    const inbox = tempDir();
+    const old = join(inbox, 'old.csv');
+    writeFileSync(old, 'pid\n101\n');
+    const hourAgo = new Date(Date.now() - 3_600_000);
+    utimesSync(old, hourAgo, hourAgo);
+    let started = Date.now();
+    expect(await listReadyFiles(inbox, { settleMs: 3000 })).toEqual([old]);
+    expect(Date.now() - started).toBeLessThan(2500);
+    const fresh = join(inbox, 'fresh.csv');
+    writeFileSync(fresh, 'pid\n101\n');
+    started = Date.now();
+    expect(await listReadyFiles(inbox, { settleMs: 3000 })).toEqual([fresh, old]);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(3000);
   });
 });
 

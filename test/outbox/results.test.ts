@@ -106,7 +106,7 @@ describe('money, pack and time', () => {
     rt.rows.toReview('mismatch', batch.id, 5, { owner: rt.owner, now: t0 }, 'no definite answer');
     rt.rows.markSending(batch.id, 6, { owner: rt.owner, now: t0 }, t0);
     rt.rows.refused(batch.id, 6, { owner: rt.owner, now: t0 }, { error: 'INSUFFICIENT BALANCE', code: 'X', verifyAt: t0, answer: null });
-    const summary = await finishBatch(rt, rt.batches.get(batch.id)!);
+    const summary = (await finishBatch(rt, rt.batches.get(batch.id)!))!;
     const rows = parseResult(resultText(rt, batch));
     expect(rows.map((r) => [r.status, r.amountUsd, r.refunded, r.netUsd])).toEqual([
       ['completed', '0.92', '', '0.92'],

@@ -73,7 +73,7 @@ it('an .xlsx batch gets a workbook result of text cells (no quote), money as num
   expect(existsSync(paths.partialFile)).toBe(true);
   answer(1);
   answer(2);
-  const summary = await finishBatch(rt, rt.batches.get('bx1')!);
+  const summary = (await finishBatch(rt, rt.batches.get('bx1')!))!;
   expect(existsSync(paths.partialXlsx)).toBe(false);
   expect(existsSync(paths.partialFile)).toBe(false);
   expect(summary.resultXlsxFile).toBe(paths.resultXlsx);

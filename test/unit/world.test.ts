@@ -30,7 +30,6 @@ const code = (p: string): string => readFileSync(p, 'utf8').replace(/\/\*[\s\S]*
  * (The sandbox is a separate program with a clock of its own.)
  */
 const ALLOWED_TIMERS: Record<string, string> = {
-  'daemon.ts': 'the daemon process: heartbeat and signals, around the runner',
   'presence.ts': "the daemon's heartbeat in the store, for commands beside it",
   'store/upkeep.ts': 'idle checkpoints of the database file',
   'notify/notifier.ts': 'notification retries, never on the money path',
