@@ -41,12 +41,14 @@ export function jobViews(svc: Services): JobView[] {
 function money(svc: Services, now: number): Html {
   const bal = svc.balance.latest();
   const reserved = svc.rt.rows.reservedUsd(); // unsent rows of unfinished batches: already promised
-  const spentHour = roundCents(svc.spend.perHour(now));
+  const pace = svc.spend.pace(now);
+  const spentHour = roundCents(pace.usdPerHour);
+  const span = pace.spanMs >= 3_600_000 ? 'the last hour' : `the last ${duration(pace.spanMs)}`;
   const available = bal ? roundCents(bal.usd - reserved) : null;
   const runway =
     available === null ? 'unknown until the balance is read'
-      : spentHour > 0 ? `about ${duration((Math.max(available, 0) / spentHour) * 3_600_000)} at this daemon's pace over the last hour (${usd(spentHour)} an hour)`
-        : 'no spending by this daemon in the last hour';
+      : spentHour > 0 ? `about ${duration((Math.max(available, 0) / spentHour) * 3_600_000)} at this daemon's pace over ${span} (${usd(spentHour)} an hour)`
+        : `no spending by this daemon in ${span}`;
   return html`<section aria-labelledby="money"><h2 id="money">Money</h2>
 <dl class="facts">
   <div><dt>Balance${svc.rt.config.sandbox ? ' (sandbox)' : ''}</dt><dd>${bal ? html`<strong>${usd(bal.usd)}</strong> read ${timeTag(bal.at, now)}` : html`not read yet${svc.balance.lastError ? ` (${svc.balance.lastError})` : ''}`}</dd></div>
