@@ -117,7 +117,7 @@ export async function runDaemon(config: Config, opts: DaemonOptions, log = rootL
       parts.add('inbox sweep', sweepInbox(config.inboxDir, config.settleMs, (path) => runner.offerFile(path), log));
       // The console (and /metrics): beside the runner, never for --once (it would vanish when the batches end).
       if (config.console) {
-        const web = await startConsole({ rt, runner, jobs: jobs as ScheduledJobs, notifier, settings: config.console });
+        const web = await startConsole({ rt, runner, jobs: jobs as ScheduledJobs, notifier, settings: config.console, sandbox: api.sandbox });
         if (web) {
           parts.add('console', () => web.close());
           consoleUrl = web.url;
