@@ -81,7 +81,7 @@ function batches(svc: Services, now: number): Html {
   if (list.length === 0) return html`<section aria-labelledby="active"><h2 id="active">Active batches</h2><p>None. <a href="/upload">Upload a file</a> or drop one into the inbox.</p></section>`;
   const rows = list.map((b) => {
     const f = svc.figures.get(b, pause, now);
-    return html`<tr data-batch="${b.id}"><td><a href="/batches/${encodeURIComponent(b.id)}">${b.id}</a><br><span class="muted">${b.sourceName}</span></td>
+    return html`<tr data-batch="${b.id}"><td><a class="id" href="/batches/${encodeURIComponent(b.id)}">${b.id}</a><br><span class="muted">${b.sourceName}</span></td>
 <td data-f="state">${f.state}</td><td><span data-f="done">${f.done} / ${f.rows}</span></td><td data-f="why">${f.why}</td></tr>`;
   });
   return html`<section aria-labelledby="active"><h2 id="active">Active batches</h2>
