@@ -3,11 +3,11 @@
  * (its state kept in jobs/sandbox.db), said loudly so that nobody mistakes it for real money.
  * Shared by the daemon and every command that calls the API.
  */
-import { join } from 'node:path';
 import type { Config } from './config.js';
 import type { Logger } from './log.js';
 import { ensureHomeFolders } from './runtime.js';
 import { startSandbox, type RunningSandbox } from './sandbox/index.js';
+import { homeSandboxFile, prepareHomeSandbox } from './sandbox/home.js';
 
 export interface ApiEndpoint {
   url: string;
@@ -15,13 +15,20 @@ export interface ApiEndpoint {
 }
 
 export async function resolveApi(config: Config, log: Logger): Promise<ApiEndpoint> {
-  if (config.apiUrl) return { url: config.apiUrl, sandbox: null };
+  if (config.apiUrl) {
+    if (config.sandboxBalanceSet) {
+      log.warn({ setting: 'TOPUP_SANDBOX_BALANCE_USD' }, 'TOPUP_SANDBOX_BALANCE_USD is ignored: TOPUP_API_URL is set, so orders go to that API, not to the built-in sandbox');
+    }
+    return { url: config.apiUrl, sandbox: null };
+  }
   ensureHomeFolders(config, log);
+  // The account, the balance setting and the order ids, before any request (sandbox/home.ts).
+  prepareHomeSandbox(config, log);
   const sandbox = await startSandbox({
     apiKey: config.apiKey,
     balanceUsd: config.sandboxBalanceUsd,
     answers: config.sandboxAnswers,
-    stateFile: join(config.jobsDir, 'sandbox.db'),
+    stateFile: homeSandboxFile(config),
     port: 0,
     logger: log.child({ component: 'sandbox' }),
   });

@@ -71,6 +71,11 @@ export interface Config {
   heap: HeapPolicy;
   catalogMaxAgeMs: number;
   sandboxBalanceUsd: number;
+  /**
+   * TOPUP_SANDBOX_BALANCE_USD was given (environment or topup.conf), not the default: only a
+   * given value changes an existing sandbox account's balance (sandbox/home.ts).
+   */
+  sandboxBalanceSet: boolean;
   /** How the in-process sandbox answers: the spec's exact types, or as real deployments do. */
   sandboxAnswers: 'spec' | 'real-world';
   lowBalanceUsd: number | null;
@@ -321,6 +326,7 @@ export function loadConfig(
     heap: heap(env.TOPUP_HEAP!),
     catalogMaxAgeMs: int(env, 'TOPUP_CATALOG_MAX_AGE_MS', 1000, 86_400_000),
     sandboxBalanceUsd: money(env, 'TOPUP_SANDBOX_BALANCE_USD') ?? 1000,
+    sandboxBalanceSet: (overrides.TOPUP_SANDBOX_BALANCE_USD ?? environment.TOPUP_SANDBOX_BALANCE_USD ?? fromFile.TOPUP_SANDBOX_BALANCE_USD ?? '').trim() !== '',
     sandboxAnswers: sandboxAnswers(env.TOPUP_SANDBOX_ANSWERS!),
     lowBalanceUsd: money(env, 'TOPUP_LOW_BALANCE_USD'),
     schedules: {

@@ -108,7 +108,7 @@ export async function runDaemon(config: Config, opts: DaemonOptions, log = rootL
       parts.add('scheduled jobs', () => jobs.stop());
       // The console (and /metrics): beside the runner, never for --once (it would vanish when the batches end).
       if (config.console) {
-        const web = await startConsole({ rt, runner, jobs: jobs as ScheduledJobs, notifier, settings: config.console });
+        const web = await startConsole({ rt, runner, jobs: jobs as ScheduledJobs, notifier, settings: config.console, sandbox: api.sandbox });
         if (web) {
           parts.add('console', () => web.close());
           consoleUrl = web.url;

@@ -65,7 +65,7 @@ export function registerStatus(program: Command): void {
         .map((b) => ({ b, s: snapshot(store.rows, b.id) }))
         .map(({ b, s }) => ({ b, s, eta: storedEtaMs(b, s, pause, now) }))
         .map(({ b, s, eta }) => ({
-          id: b.id, file: b.sourceName, origin: b.origin, state: runState(b, pause, now), rows: s.rows, done: s.done, sent: s.sent,
+          id: b.id, file: b.sourceName, origin: b.origin, state: runState(b, pause, now), cancelRequested: b.cancelRequested, rows: s.rows, done: s.done, sent: s.sent,
           etaSec: eta === null ? null : Math.round(eta / 1000),
           completed: s.counts.completed, cancelled: s.counts.cancelled, rejected: s.counts.rejected, invalid: s.counts.invalid,
           skipped: s.counts.skipped, review: s.counts.review, spentUsd: s.spentUsd, why: waitingWhy(b, pause, now),
@@ -79,13 +79,16 @@ export function registerStatus(program: Command): void {
       printList(format, list, [
         { title: 'batch', get: (r) => r.id },
         { title: 'file', get: (r) => r.file },
-        { title: 'state', get: (r) => r.state },
+        // "done 500/500" of a cancelled batch would read as if every row had been bought.
+        { title: 'state', get: (r) => `${r.state}${r.cancelRequested ? (r.state === 'done' ? ' (cancelled)' : ' (cancelling)') : ''}` },
         { title: 'done', get: (r) => `${r.done}/${r.rows}`, right: true },
         { title: 'sent', get: (r) => r.sent, right: true },
         { title: 'ok', get: (r) => r.completed, right: true },
         { title: 'cancelled', get: (r) => r.cancelled, right: true },
         { title: 'rejected', get: (r) => r.rejected, right: true },
         { title: 'invalid', get: (r) => r.invalid, right: true },
+        { title: 'skipped', get: (r) => r.skipped, right: true },
+        { title: 'review', get: (r) => r.review, right: true },
         { title: 'usd', get: (r) => usd(r.spentUsd), right: true },
         { title: 'eta', get: (r) => (r.etaSec === null ? '' : durationText(r.etaSec * 1000)), right: true },
         { title: 'created UTC', get: (r) => r.createdAt },

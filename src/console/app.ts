@@ -1,17 +1,19 @@
 /**
  * The console's HTTP application (Hono): the order of the guards, then the pages. Every request
  * passes, in this order: the host check (DNS rebinding), security headers (a strict
- * Content-Security-Policy: our own scripts, styles and images only), the upload size limit, the
- * session (login when a token is set), read-only mode (every request that is not GET or HEAD is
- * refused, except logging in and out), and the CSRF check on every POST.
+ * Content-Security-Policy: our own scripts, styles and images only), the upload size limit
+ * (body.ts), the session (login when a token is set), read-only mode (every request that is not
+ * GET or HEAD is refused, except logging in and out), the form read once (a body that cannot be
+ * read is a 400), and the CSRF check on every POST. A refused request is always a 4xx: a 500 means
+ * the console itself failed.
  */
 import { Hono } from 'hono';
-import { bodyLimit } from 'hono/body-limit';
 import { HTTPException } from 'hono/http-exception';
 import { secureHeaders } from 'hono/secure-headers';
 import { streamSSE } from 'hono/streaming';
 import { ErrorCode, TopupError, coerceError } from '../errors.js';
 import { csrfGuard, hostCheck, sessionGate, type ConsoleEnv } from './auth.js';
+import { bodyCap, formBody } from './body.js';
 import { ASSETS } from './assets.js';
 import { messagePage } from './layout.js';
 import { pageCtx, record, type Services } from './services.js';
@@ -84,10 +86,8 @@ export function createConsoleApp(svc: Services, metrics: Metrics): Hono<ConsoleE
     await next();
     if (!c.res.headers.has('cache-control')) c.res.headers.set('cache-control', 'no-store');
   });
-  app.use('*', bodyLimit({
-    maxSize: settings.uploadMaxBytes + 64 * 1024,
-    onError: (c) => c.text(`The file is larger than the ${Math.round(settings.uploadMaxBytes / 1024 / 1024)} MB the console accepts (TOPUP_CONSOLE_UPLOAD_MB): split it, or drop it into the inbox folder.\n`, 413),
-  }));
+  app.use('*', bodyCap(settings.uploadMaxBytes + 64 * 1024, (c) =>
+    c.text(`The file is larger than the ${Math.round(settings.uploadMaxBytes / 1024 / 1024)} MB the console accepts (TOPUP_CONSOLE_UPLOAD_MB): split it, or drop it into the inbox folder.\n`, 413)));
   app.use('*', sessionGate(sessions));
   app.use('*', async (c, next) => {
     const m = c.req.method;
@@ -95,6 +95,8 @@ export function createConsoleApp(svc: Services, metrics: Metrics): Hono<ConsoleE
     record(c, svc, `${m} ${c.req.path}`.slice(0, 200), 'refused', { detail: 'read-only console (TOPUP_CONSOLE_READ_ONLY=1)' });
     return c.text('This console is read-only (TOPUP_CONSOLE_READ_ONLY=1): nothing can be changed here.\n', 403);
   });
+  // After the session and read-only checks: nobody's form is parsed before they may send one.
+  app.use('*', formBody());
   app.use('*', csrfGuard(sessions));
 
   app.get('/metrics', async (c) => c.body(await metrics.render(), 200, { 'content-type': metrics.contentType }));

@@ -10,6 +10,7 @@ const CSS = `
 :root { --fg: #1b1b1b; --muted: #545454; --bg: #ffffff; --panel: #f4f5f7; --line: #d0d4da; --link: #0b57d0;
   --good-bg: #e6f4ea; --good: #0d652d; --bad-bg: #fce8e6; --bad: #a50e0e; --warn-bg: #fef7e0; --warn: #6b4500; --focus: #0b57d0; }
 * { box-sizing: border-box; }
+[hidden] { display: none !important; }
 html { -webkit-text-size-adjust: 100%; }
 body { margin: 0; font: 16px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; color: var(--fg); background: var(--bg); }
 a { color: var(--link); }
@@ -37,6 +38,8 @@ footer { border-top: 1px solid var(--line); padding: .75rem 1rem; display: flex;
 .muted { color: var(--muted); }
 .ok { color: var(--good); }
 .mono, code { font-family: ui-monospace, "SFMono-Regular", Menlo, Consolas, monospace; font-size: .9em; word-break: break-all; }
+/* An id in a table is read and copied whole: never broken across lines (the table scrolls instead). */
+td.id, td .id, td.mono, .nowrap { white-space: nowrap; word-break: normal; overflow-wrap: normal; }
 .banner { margin: 0; padding: .6rem 1rem; font-weight: 600; }
 .banner.warn, .message { background: var(--warn-bg); color: var(--warn); }
 .banner.info, .notice { background: #e8f0fe; color: #0b3d91; }
@@ -53,6 +56,9 @@ th, td { text-align: left; padding: .4rem .6rem; border-bottom: 1px solid var(--
 thead th { background: var(--panel); white-space: nowrap; }
 td.num { text-align: right; white-space: nowrap; }
 td.cells { min-width: 14rem; font-size: .85rem; }
+table.states td a { display: block; }
+form.bulk fieldset { border: 1px solid var(--line); border-radius: .5rem; display: flex; flex-direction: column; gap: .5rem; max-width: 40rem; }
+.pick { margin: .25rem 0; }
 .cell { display: inline-block; margin-right: .5rem; }
 progress { width: 7rem; height: .9rem; vertical-align: middle; }
 .badge { display: inline-block; border-radius: 1rem; padding: 0 .5rem; font-size: .8rem; font-weight: 600; background: var(--panel); color: var(--fg); }
@@ -97,6 +103,38 @@ const JS = `
     var els = root.querySelectorAll('[data-f="' + field + '"]');
     for (var i = 0; i < els.length; i++) if (els[i].textContent !== text) els[i].textContent = text;
   }
+  var STATES = ['pending', 'inFlight', 'followed', 'completed', 'cancelled', 'rejected', 'invalid', 'skipped', 'review'];
+  function key(b) {
+    var k = [b.done, b.sent];
+    for (var i = 0; i < STATES.length; i++) k.push(b.counts[STATES[i]]);
+    return k.join(',');
+  }
+  // The row list of a running batch, read again when the figures moved (at most every 2 s).
+  var lists = {};
+  function followRows(b) {
+    var secs = document.querySelectorAll('[data-rows-batch]');
+    for (var i = 0; i < secs.length; i++) {
+      var sec = secs[i];
+      var url = sec.getAttribute('data-rows');
+      if (sec.getAttribute('data-rows-batch') !== b.id || !url) continue;
+      var want = key(b);
+      var st = lists[b.id] || (lists[b.id] = { busy: false, at: 0 });
+      if (sec.getAttribute('data-rows-key') === want || st.busy || performance.now() - st.at < 2000) continue;
+      st.busy = true;
+      st.at = performance.now();
+      (function (sec, want, st) {
+        fetch(url, { credentials: 'same-origin', headers: { accept: 'text/html' } })
+          .then(function (r) { if (!r.ok) throw new Error(String(r.status)); return r.text(); })
+          .then(function (t) {
+            var body = sec.querySelector('[data-rows-body]');
+            if (body) body.innerHTML = t;
+            sec.setAttribute('data-rows-key', want);
+          })
+          .catch(function () { /* the next payload tries again */ })
+          .then(function () { st.busy = false; });
+      })(sec, want, st);
+    }
+  }
   function update(p) {
     var seen = {};
     for (var i = 0; i < p.batches.length; i++) {
@@ -116,10 +154,12 @@ const JS = `
         set(root, 'spent', usd(b.spentUsd));
         set(root, 'eta', b.finished ? '\\u2014' : fmtEta(b.etaSec));
         set(root, 'why', b.why || (root.tagName === 'TR' ? '' : '\\u2014'));
+        for (var q = 0; q < STATES.length; q++) set(root, 'c-' + STATES[q], String(b.counts[STATES[q]]));
         var bars = root.querySelectorAll('[data-f="bar"]');
         for (var k = 0; k < bars.length; k++) { bars[k].max = Math.max(b.rows, 1); bars[k].value = b.done; bars[k].textContent = String(b.done); }
         if (b.finished && root.getAttribute('data-follow') === b.id) { root.setAttribute('data-follow', ''); window.location.reload(); }
       }
+      followRows(b);
       if (!found && !b.finished && document.querySelector('[data-live-list]')) {
         var note = document.querySelector('[data-new-batches]');
         if (note) note.hidden = false;
@@ -132,6 +172,25 @@ const JS = `
     var es = new EventSource('/events');
     es.addEventListener('progress', function (e) { try { update(JSON.parse(e.data)); } catch (err) { /* a bad payload waits for the next */ } });
   }
+  // The review queue: select every row shown, and say how many are selected.
+  var all = document.querySelector('[data-select-all]');
+  var picks = document.querySelectorAll('input[data-pick]');
+  function picked() {
+    var n = 0;
+    for (var i = 0; i < picks.length; i++) if (picks[i].checked) n++;
+    var out = document.querySelector('[data-picked]');
+    if (out) out.textContent = n > 0 ? n + ' selected' : '';
+    if (all) all.checked = n > 0 && n === picks.length;
+  }
+  if (all) {
+    var wrap = document.querySelector('[data-select-all-wrap]');
+    if (wrap) wrap.hidden = false;
+    all.addEventListener('change', function () {
+      for (var i = 0; i < picks.length; i++) picks[i].checked = all.checked;
+      picked();
+    });
+  }
+  for (var pi = 0; pi < picks.length; pi++) picks[pi].addEventListener('change', picked);
   var input = document.querySelector('input[type=file][data-max]');
   if (input) {
     var note = document.querySelector('[data-file-note]');

@@ -4,11 +4,13 @@
  * everywhere (SANDBOX, orders paused, read-only), and who is acting.
  */
 import type { PauseState } from '../dispatch/pauses.js';
-import { html, type Html } from './html.js';
+import { html, usd, type Html } from './html.js';
 
 export interface PageCtx {
   path: string;
   sandbox: boolean;
+  /** The built-in sandbox's balance (null: not the built-in sandbox, or not readable). */
+  sandboxBalanceUsd: number | null;
   readOnly: boolean;
   tokenRequired: boolean;
   actor: string;
@@ -61,7 +63,9 @@ export function page(ctx: PageCtx, title: string, body: Html): string {
 <header class="top">
   <div class="bar">
     <a class="brand" href="/">topup console</a>
-    <span class="mode ${ctx.sandbox ? 'sandbox' : 'live'}">${ctx.sandbox ? 'SANDBOX: no real money' : 'LIVE'}</span>
+    ${ctx.sandbox
+      ? html`<span class="mode sandbox"${ctx.sandboxBalanceUsd === null ? '' : html` title="Top it up: npx topup sandbox balance --add 500 (or --set 5000), while the daemon runs"`}>SANDBOX: no real money${ctx.sandboxBalanceUsd === null ? '' : html` · <span data-sandbox-balance>${usd(ctx.sandboxBalanceUsd)}</span>`}</span>`
+      : html`<span class="mode live">LIVE</span>`}
   </div>
   <nav aria-label="Main">
     <ul>

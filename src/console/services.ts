@@ -20,6 +20,7 @@ import type { SpendWindow } from './spend.js';
 import type { Uploads } from './uploads.js';
 import type { ConsoleEnv, Sessions } from './auth.js';
 import type { PageCtx } from './layout.js';
+import type { RunningSandbox } from '../sandbox/index.js';
 
 export interface ConsoleDeps {
   rt: Runtime;
@@ -28,6 +29,8 @@ export interface ConsoleDeps {
   jobs: ScheduledJobs | null;
   notifier: Notifier;
   settings: ConsoleSettings;
+  /** The built-in sandbox this daemon started (no TOPUP_API_URL): its balance is in the badge. */
+  sandbox?: RunningSandbox | null;
 }
 
 export interface Services extends ConsoleDeps {
@@ -63,6 +66,7 @@ export function pageCtx(c: Ctx, svc: Services): PageCtx {
   return {
     path: c.req.path,
     sandbox: svc.rt.config.sandbox,
+    sandboxBalanceUsd: sandboxBalance(svc),
     readOnly: svc.settings.readOnly,
     tokenRequired: svc.sessions.tokenRequired,
     actor: actorOf(c, svc),
@@ -71,6 +75,19 @@ export function pageCtx(c: Ctx, svc: Services): PageCtx {
     pause: Pauses.read(svc.rt.meta),
     now: systemClock.now(),
   };
+}
+
+/**
+ * The built-in sandbox's balance, read from its state file on every page: `topup sandbox balance
+ * --add` in another process changes it, and the badge shows that at the next page.
+ */
+function sandboxBalance(svc: Services): number | null {
+  if (!svc.sandbox) return null;
+  try {
+    return svc.sandbox.admin.account({ apiKey: svc.rt.config.apiKey }).balanceUsd;
+  } catch {
+    return null;
+  }
 }
 
 export function record(

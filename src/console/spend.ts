@@ -45,9 +45,18 @@ export class SpendWindow {
 
   /** USD an hour at the pace of the last hour (or since start), or 0. */
   perHour(now = systemClock.now()): number {
+    return this.pace(now).usdPerHour;
+  }
+
+  /**
+   * The pace and the span it was measured over: the last hour, or, for a daemon started less than
+   * an hour ago, the time since it started (at least MIN_SPAN_MS). The overview names the span,
+   * so "over the last hour" is never said of ten minutes.
+   */
+  pace(now = systemClock.now()): { usdPerHour: number; spanMs: number } {
     while (this.#spent.length > 0 && this.#spent[0]!.at < now - WINDOW_MS) this.#spent.shift();
     const cents = this.#spent.reduce((s, e) => s + e.cents, 0);
-    const span = Math.max(MIN_SPAN_MS, Math.min(WINDOW_MS, now - this.#since));
-    return (cents / 100) * (WINDOW_MS / span);
+    const spanMs = Math.max(MIN_SPAN_MS, Math.min(WINDOW_MS, now - this.#since));
+    return { usdPerHour: (cents / 100) * (WINDOW_MS / spanMs), spanMs };
   }
 }

@@ -17,6 +17,7 @@ import type { Runner } from '../engine/runner.js';
 import type { Notifier } from '../notify/notifier.js';
 import type { Runtime } from '../runtime.js';
 import type { Listing } from '../store/listing.js';
+import type { Batch } from '../store/batches.js';
 import { FINAL_ROW_STATES, type RowState } from '../store/rows.js';
 import { rowMoney } from '../outbox/results.js';
 import { storeGauges, type BalanceSource } from './store-gauges.js';
@@ -92,6 +93,18 @@ export class Metrics {
       if (money.netCents) spent.inc(money.netCents / 100);
       if (money.refundedCents) refunded.inc(money.refundedCents / 100);
     };
+    // Rows stored already at their end (invalid; skipped as a repeat, or as a file already done)
+    // never move in the state machine, so no row-moved event tells of them: they are counted when
+    // this process stores their batch (the intake's batch-changed, before the batch finishes), once.
+    const stored = new Set<string>();
+    const onBatch = (b: Batch): void => {
+      if (b.finishedAt !== null) return void stored.delete(b.id);
+      if (b.state === 'claimed' || stored.has(b.id)) return;
+      stored.add(b.id);
+      const counts = rt.rows.counts(b.id);
+      if (counts.invalid > 0) finished.inc({ outcome: 'invalid' }, counts.invalid);
+      if (counts.skipped > 0) finished.inc({ outcome: 'skipped' }, counts.skipped);
+    };
     const onCall = (c: { route: string; status: number | undefined; ms: number }): void => {
       calls.inc({ route: c.route, outcome: outcomeClass(c.status) });
       if (c.status === 429) limited.inc({ route: c.route });
@@ -99,10 +112,12 @@ export class Metrics {
     };
     const onPause = (kind: string): void => void pauses.inc({ kind });
     runner.on('row-moved', onMoved);
+    runner.on('batch-changed', onBatch);
     runner.on('call', onCall);
     runner.on('pause', onPause);
     this.#releasers.push(
       () => runner.off('row-moved', onMoved),
+      () => runner.off('batch-changed', onBatch),
       () => runner.off('call', onCall),
       () => runner.off('pause', onPause),
       notifier.onFailure((target) => notifyFailed.inc({ target })),

@@ -5,11 +5,15 @@
  * - CSV input: the result uses the input's delimiter (`,` `;` or tab) and has a UTF-8 BOM when
  *   the input had a BOM (UTF-8 or UTF-16: the result itself is always UTF-8). A semicolon-locale
  *   Excel that opened the input therefore shows the result in columns, with its names intact.
+ *   Its lines end as the input's first line did: CR LF (Excel, Windows tools) or LF. Read from the
+ *   claimed file's first bytes here, so the parser need not report it.
  * - .xlsx input (by the file name's extension): a workbook result is written too; the CSV result
  *   is comma-separated with a BOM, the form every Excel reads as UTF-8.
  * - `topup retry` batches read a CSV that topup wrote itself: they keep the dialect of the batch
  *   they retry, so staff get the retry's result in the form of the file they dropped.
  */
+import { closeSync, openSync, readSync } from 'node:fs';
+import { join } from 'node:path';
 import type { Runtime } from '../runtime.js';
 import type { Batch, InputDialect } from '../store/batches.js';
 import { DEFAULT_DIALECT } from '../store/batches.js';
@@ -27,5 +31,31 @@ export function inputDialect(rt: Runtime, batch: Batch, parsed: { delimiter?: st
   }
   if (isWorkbookName(batch.sourceName)) return { delimiter: ',', bom: true, xlsx: true };
   const delimiter = DELIMITERS.find((d) => d === parsed.delimiter) ?? DEFAULT_DIALECT.delimiter;
-  return { delimiter, bom: parsed.bom === true, xlsx: false };
+  const crlf = lineEndingOf(join(rt.config.home, batch.jobFile)) === '\r\n';
+  return { delimiter, bom: parsed.bom === true, xlsx: false, ...(crlf ? { eol: '\r\n' as const } : {}) };
+}
+
+const SNIFF_BYTES = 64 * 1024;
+
+/**
+ * How the file's first line ends: CR LF in UTF-8 (0D 0A) or UTF-16 of either byte order (0D 00 0A
+ * 00, 00 0D 00 0A), else LF (also when the file cannot be read, or has a single line).
+ */
+export function lineEndingOf(path: string): '\r\n' | '\n' {
+  let fd: number;
+  try {
+    fd = openSync(path, 'r');
+  } catch {
+    return '\n';
+  }
+  try {
+    const buf = Buffer.alloc(SNIFF_BYTES);
+    const n = readSync(fd, buf, 0, SNIFF_BYTES, 0);
+    const lf = buf.subarray(0, n).indexOf(0x0a);
+    if (lf < 1) return '\n';
+    if (buf[lf - 1] === 0x0d) return '\r\n';
+    return lf >= 2 && buf[lf - 1] === 0x00 && buf[lf - 2] === 0x0d ? '\r\n' : '\n';
+  } finally {
+    closeSync(fd);
+  }
 }

@@ -1,7 +1,8 @@
 /**
- * outbox/<name>.result.csv, in the input's dialect (dialect.ts): its delimiter, a UTF-8 BOM when
- * the input had one, and where cells are separated by `;` (the spreadsheet convention of locales
- * that write decimals with a comma) money with a decimal comma, `12,50`, so Excel there sums it.
+ * outbox/<name>.result.csv, in the input's dialect (dialect.ts): its delimiter, its line ending,
+ * a UTF-8 BOM when the input had one, and where cells are separated by `;` (the spreadsheet
+ * convention of locales that write decimals with a comma) money with a decimal comma, `12,50`,
+ * so Excel there sums it.
  * Every text cell goes through safeCell (cell-safety.ts); money cells are our own non-negative
  * figures and need no guard.
  */
@@ -14,7 +15,7 @@ import { safeCell } from './cell-safety.js';
 import { csvMoney, resultCells, resultLayout, type ResultCell, type ResultLayout } from './results.js';
 
 function* csvChunks(layout: ResultLayout, dialect: InputDialect, pages: Iterable<ResultCell[][]>): Generator<string> {
-  const opts = { delimiter: dialect.delimiter };
+  const opts = { delimiter: dialect.delimiter, record_delimiter: dialect.eol ?? '\n' };
   yield (dialect.bom ? '\uFEFF' : '') + stringify([layout.header.map(safeCell)], opts);
   for (const page of pages) {
     yield stringify(page.map((cells) => cells.map((c) => (typeof c === 'number' ? csvMoney(c, dialect) : safeCell(c)))), opts);

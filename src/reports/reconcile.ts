@@ -7,7 +7,13 @@
  *    this home did not place — another tool, the web panel, or a lost record;
  *  - refund: a cancelled order the API refunded;
  *  - balance: the balance movement since the last reconciliation against what the ledger
- *    spent in that time (the rest is top-ups, which happen outside the API, or unknown charges).
+ *    spent in that time (the rest is top-ups, which happen outside the API, or unknown charges);
+ *  - history-unread: a page of GET /history that could not be read. One 502 from a proxy must
+ *    not sink the whole report (it did, in real-world mode), so a page is tried again
+ *    (PAGE_RETRY_MS), then skipped and listed here; a local order not found while a page was
+ *    skipped says it may be on that page. After MAX_UNREAD_IN_A_ROW skipped pages in a row the
+ *    API is taken to be down and reading stops (listed too). An account problem (401/403) still
+ *    fails the job: no page would be readable.
  * A run on the same day rewrites that day's file (atomically): it is a report of the state now.
  */
 import { join } from 'node:path';
@@ -20,22 +26,51 @@ import type { Runtime } from '../runtime.js';
 import type { Row } from '../store/rows.js';
 import { dayOf, type ReportCell } from './csv-append.js';
 import { roundCents as cents } from '../money.js';
+import { ApiError, coerceError } from '../errors.js';
+import type { History } from '../api/schemas.js';
 
 export const RECONCILE_COLUMNS = ['kind', 'orderId', 'trxid', 'batchId', 'line', 'localStatus', 'apiStatus', 'localAmountUsd', 'apiAmountUsd', 'refunded', 'note'] as const;
 const LAST_KEY = 'reports.reconcile.last';
 const DAY = 86_400_000;
+/** Waits before each new try of a page that could not be read: three more tries over 14 s. */
+export const PAGE_RETRY_MS: readonly number[] = [1_000, 3_000, 10_000];
+const MAX_UNREAD_IN_A_ROW = 3;
 
 export interface ReconcileResult {
   file: string;
   checked: number;
   differences: number;
   refunds: number;
+  /** Pages of /history skipped because they could not be read (listed in the report). */
+  unreadPages: number[];
+}
+
+interface Unread {
+  page: number;
+  tries: number;
+  error: string;
+}
+
+/** One page of /history, tried again after each delay; what went wrong when no try could read it. */
+async function readPage(rt: Runtime, page: number, delays: readonly number[]): Promise<History | Unread> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await rt.client.history({ page, pageSize: 50 }, { priority: Priority.report });
+    } catch (err) {
+      // No page of an account the API refuses is readable: that fails the job, and says why.
+      if (err instanceof ApiError && (err.classification === 'account' || err.classification === 'forbidden')) throw err;
+      const error = coerceError(err).message;
+      if (attempt >= delays.length) return { page, tries: attempt + 1, error };
+      rt.log.info({ page, err: error, retryInMs: delays[attempt] }, 'reconcile: a page of /history could not be read; trying it again');
+      await rt.clock.sleep(delays[attempt]!);
+    }
+  }
 }
 
 const charged = (r: Row): number =>
   r.state === 'completed' || (r.state === 'processing' || r.state === 'unseen') || (r.state === 'cancelled' && r.refunded !== true) ? (r.amountUsd ?? r.expectedUsd ?? 0) : 0;
 
-export async function runReconcile(rt: Runtime, opts: { now?: number; maxPages?: number } = {}): Promise<ReconcileResult> {
+export async function runReconcile(rt: Runtime, opts: { now?: number; maxPages?: number; retryDelaysMs?: readonly number[] } = {}): Promise<ReconcileResult> {
   const now = opts.now ?? rt.clock.now();
   const last = rt.meta.getJson<{ at: number; balanceUsd: number }>(LAST_KEY);
   // At least the last day, with an hour of overlap with the previous run, at most a week.
@@ -46,8 +81,21 @@ export async function runReconcile(rt: Runtime, opts: { now?: number; maxPages?:
   const listed: Order[] = [];
   let found = 0;
   let deepest = -1;
+  const unread: Unread[] = [];
+  let unreadInARow = 0;
+  let stoppedAt: number | null = null;
   for (let page = 1; page <= (opts.maxPages ?? 100) && found < wanted.size; page++) {
-    const h = await rt.client.history({ page, pageSize: 50 }, { priority: Priority.report });
+    const h = await readPage(rt, page, opts.retryDelaysMs ?? PAGE_RETRY_MS);
+    if ('error' in h) {
+      unread.push(h);
+      rt.log.warn({ page, tries: h.tries, err: h.error }, 'reconcile: a page of /history could not be read; skipped, and listed in the report');
+      if (++unreadInARow >= MAX_UNREAD_IN_A_ROW) {
+        stoppedAt = page;
+        break;
+      }
+      continue;
+    }
+    unreadInARow = 0;
     for (const o of h.orders) {
       if (!o.orderId || api.has(o.orderId)) continue;
       api.set(o.orderId, o);
@@ -67,7 +115,8 @@ export async function runReconcile(rt: Runtime, opts: { now?: number; maxPages?:
     const base = [r.orderId, r.trxid, r.batchId, r.line, r.state] as const;
     const localAmount = r.amountUsd ?? r.expectedUsd;
     if (!o) {
-      out.push(['missing-in-history', ...base, '', localAmount, '', r.refunded, `not among the ${listed.length} most recent orders of the account`]);
+      const maybe = unread.length > 0 ? `; it may be on ${pagesText(unread)} of /history, which could not be read` : '';
+      out.push(['missing-in-history', ...base, '', localAmount, '', r.refunded, `not among the ${listed.length} most recent orders of the account${maybe}`]);
       continue;
     }
     if (o.status !== r.state) {
@@ -85,6 +134,13 @@ export async function runReconcile(rt: Runtime, opts: { now?: number; maxPages?:
   for (const o of listed.slice(0, deepest + 1)) {
     if (wanted.has(o.orderId!) || rt.rows.isOrderIdKnown(o.orderId!)) continue;
     out.push(['not-in-ledger', o.orderId, o.trxid, '', '', '', o.status, '', o.amountUsd, o.refunded, 'placed by something other than this topup home']);
+  }
+
+  for (const u of unread) {
+    out.push(['history-unread', '', '', '', '', '', '', '', '', '', `page ${u.page} of /history could not be read after ${u.tries} tries (${u.error}); the orders on it were not compared`]);
+  }
+  if (stoppedAt !== null) {
+    out.push(['history-unread', '', '', '', '', '', '', '', '', '', `stopped reading /history after ${MAX_UNREAD_IN_A_ROW} pages in a row could not be read (pages ${stoppedAt - MAX_UNREAD_IN_A_ROW + 1}-${stoppedAt}); run the report again later`]);
   }
 
   const { balanceUsd } = await rt.client.balance({ priority: Priority.report });
@@ -105,5 +161,10 @@ export async function runReconcile(rt: Runtime, opts: { now?: number; maxPages?:
   writeFileAtomic(file, stringify([RECONCILE_COLUMNS, ...out].map(cells)));
   rt.meta.setJson(LAST_KEY, { at: now, balanceUsd });
   const differences = out.filter((r) => r[0] !== 'refund' && r[0] !== 'balance').length;
-  return { file, checked: local.length, differences, refunds };
+  return { file, checked: local.length, differences, refunds, unreadPages: unread.map((u) => u.page) };
+}
+
+function pagesText(unread: Unread[]): string {
+  const pages = unread.map((u) => u.page);
+  return pages.length === 1 ? `page ${pages[0]}` : `pages ${pages.join(', ')}`;
 }

@@ -46,6 +46,8 @@ export interface SandboxAdmin {
   rateStats(): RateStats;
   setFaults(patch: Partial<FaultSettings>): FaultSettings;
   setFulfilment(patch: Partial<FulfilmentSettings>): FulfilmentSettings;
+  /** One account (the first when no key is given): a single read, cheap enough for every page. */
+  account(req?: { apiKey?: string }): AdminAccountView;
   topup(req: { amountUsd: number; apiKey?: string }): AdminAccountView;
   setBalance(req: { balanceUsd: number; apiKey?: string }): AdminAccountView;
   /** Changes an account; an unknown `apiKey` creates the account (balance 0). */
@@ -109,6 +111,7 @@ export function createAdmin(d: AdminDeps): SandboxAdmin {
       d.fulfilment.current = wrap(() => validateFulfilment({ ...d.fulfilment.current, ...(patch ?? {}) }));
       return { ...d.fulfilment.current };
     },
+    account: (req) => view(account(req?.apiKey)),
     topup(req) {
       const a = account(req?.apiKey);
       d.state.topup(a.fp, toMicros(amount(req.amountUsd, 'amountUsd')), d.now());

@@ -1,7 +1,15 @@
-/** `topup sandbox`: runs the sandbox in the foreground until SIGINT/SIGTERM. */
+/**
+ * `topup sandbox`: runs the sandbox in the foreground until SIGINT/SIGTERM.
+ * `topup sandbox balance`: the balance of the home's built-in sandbox (home.ts).
+ */
 import { type Command, InvalidArgumentError, Option } from 'commander';
 import { ANSWER_STYLES, type AnswerStyle, startSandbox } from './index.js';
 import { parseRateLimits } from './rate-limit.js';
+import { changeSandboxBalance } from './home.js';
+import { UsageError } from '../errors.js';
+import { ensureHomeFolders } from '../runtime.js';
+import { commandConfig, commandLogger } from '../commands/context.js';
+import { addFormatOptions, formatOf, printList, usd } from '../commands/output.js';
 
 const number = (name: string, min: number, max: number) => (v: string): number => {
   const n = Number(v);
@@ -27,7 +35,7 @@ interface Opts {
 }
 
 export function registerSandboxCommand(program: Command): void {
-  program
+  const sandbox = program
     .command('sandbox')
     .description('Run a local imitation of the Reseller API for tests and rehearsals')
     .option('--port <port>', 'port to listen on (0 = any free port)', number('--port', 0, 65535), 8080)
@@ -82,4 +90,46 @@ export function registerSandboxCommand(program: Command): void {
       });
       await sandbox.close();
     });
+  registerSandboxBalance(sandbox);
+}
+
+/**
+ * `topup sandbox balance [--add USD | --set USD]`: the built-in sandbox of this home (no
+ * TOPUP_API_URL), in jobs/sandbox.db, whether or not the daemon runs: the daemon's sandbox reads
+ * the balance from that file on every request, so it sees the change at once.
+ */
+function registerSandboxBalance(sandbox: Command): void {
+  addFormatOptions(
+    sandbox
+      .command('balance')
+      .description("Show, top up (--add) or set (--set) the balance of this home's built-in sandbox (jobs/sandbox.db); works while the daemon runs")
+      .option('--add <usd>', 'add this many USD (a top-up)', number('--add', 0.01, 1e9))
+      .option('--set <usd>', 'set the balance to this many USD', number('--set', 0, 1e9)),
+  ).action((opts: { add?: number; set?: number; json?: boolean; csv?: boolean }, cmd: Command) => {
+    const format = formatOf(opts);
+    if (opts.add !== undefined && opts.set !== undefined) throw new UsageError('choose one of --add and --set');
+    const config = commandConfig(cmd, { requireKey: false });
+    if (config.apiUrl) {
+      throw new UsageError(`this home sends orders to TOPUP_API_URL (${config.apiUrl}): its balance is the supplier's, topped up with them. topup sandbox balance changes the built-in sandbox, used when TOPUP_API_URL is not set`);
+    }
+    const log = commandLogger(config, cmd);
+    ensureHomeFolders(config, log);
+    const change = opts.add !== undefined ? { addUsd: opts.add } : opts.set !== undefined ? { setUsd: opts.set } : null;
+    const r = changeSandboxBalance(config, log, change);
+    const row = { balanceUsd: r.balanceUsd, beforeUsd: r.beforeUsd, changeUsd: Math.round((r.balanceUsd - r.beforeUsd) * 100) / 100, startingBalanceUsd: r.startingBalanceUsd, file: r.file };
+    if (format !== 'table') {
+      printList(format, [row], [
+        { title: 'balanceUsd', get: (x) => x.balanceUsd },
+        { title: 'beforeUsd', get: (x) => x.beforeUsd },
+        { title: 'changeUsd', get: (x) => x.changeUsd },
+        { title: 'startingBalanceUsd', get: (x) => x.startingBalanceUsd },
+        { title: 'file', get: (x) => x.file },
+      ], row);
+      return;
+    }
+    const moved = row.changeUsd === 0 ? '' : ` (was ${usd(r.beforeUsd)} USD; ${row.changeUsd > 0 ? `${usd(row.changeUsd)} USD added` : `${usd(-row.changeUsd)} USD taken off`})`;
+    process.stdout.write(`SANDBOX balance: ${usd(r.balanceUsd)} USD${moved}\n` +
+      `in ${r.file}: a running daemon sees it at once, and batches waiting for balance go on within a minute.\n` +
+      (change === null ? 'Top it up with: topup sandbox balance --add 500 (or --set 5000)\n' : ''));
+  });
 }

@@ -50,3 +50,22 @@ export function resolveOrderId(given: string): string | undefined {
   const orderId = `ORD${SMALL_BASE + seq}`;
   return publicIdOf(orderId) === given ? orderId : undefined;
 }
+
+/**
+ * The sequence an id of either style stands for, without asking whether this sandbox gave it out
+ * (home.ts: a new sandbox state must start beyond every id the home has seen, whatever made it).
+ * Undefined for an id of neither form.
+ */
+export function seqOfAnyId(id: string): number | undefined {
+  const ord = seqOf(id);
+  if (ord !== undefined) return Number.isSafeInteger(ord) && ord > 0 ? ord : undefined;
+  if (!/^\d{1,25}$/.test(id)) return undefined;
+  if (id.length <= 15) {
+    const seq = Number(id) - SMALL_BASE;
+    return seq > 0 ? seq : undefined;
+  }
+  const v = BigInt(id);
+  if (v <= BIG_BASE) return undefined;
+  const seq = Number((v - BIG_BASE) >> SEQ_SHIFT);
+  return Number.isSafeInteger(seq) && seq > 0 ? seq : undefined;
+}

@@ -29,6 +29,7 @@ CREATE TABLE IF NOT EXISTS ledger (
   order_id TEXT, trxid TEXT, amount_micros INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS stock (id TEXT PRIMARY KEY, qty INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS product_overrides (id TEXT PRIMARY KEY, price REAL, status TEXT);
+CREATE TABLE IF NOT EXISTS starting_balances (fp TEXT PRIMARY KEY, micros INTEGER NOT NULL);
 `;
 
 /** Columns added after the first state files were written; an older file gets them with their defaults. */
@@ -115,6 +116,39 @@ export class SandboxState {
     this.db.transaction(() => {
       this.db.prepare('UPDATE accounts SET balance_micros = balance_micros + ? WHERE fp = ?').run(deltaMicros, fp);
       this.ledgerAdd(now, fp, 'topup', null, null, deltaMicros);
+    })();
+  }
+
+  /**
+   * The starting balance an account was given (the setting it was made with, or last changed
+   * to: home.ts). For an account of an older state file, which did not record it, it is what the
+   * ledger does not explain: every movement since the start is in the ledger.
+   */
+  startingBalance(fp: string): number | undefined {
+    const r = this.db.prepare('SELECT micros FROM starting_balances WHERE fp = ?').get(fp) as { micros: number } | undefined;
+    if (r) return r.micros;
+    const a = this.account(fp);
+    if (!a) return undefined;
+    const moved = (this.db.prepare('SELECT coalesce(sum(amount_micros), 0) AS m FROM ledger WHERE account = ?').get(fp) as { m: number }).m;
+    return a.balanceMicros - moved;
+  }
+
+  setStartingBalance(fp: string, micros: number): void {
+    this.db.prepare('INSERT INTO starting_balances (fp, micros) VALUES (?, ?) ON CONFLICT(fp) DO UPDATE SET micros = excluded.micros').run(fp, micros);
+  }
+
+  /** The sequence the next order's id comes from (ORD<1000000 + seq>): the last one given out. */
+  orderSeq(): number {
+    const r = this.db.prepare("SELECT seq FROM sqlite_sequence WHERE name = 'orders'").get() as { seq: number } | undefined;
+    return r?.seq ?? 0;
+  }
+
+  /** Makes the next order's sequence larger than `seq` (never smaller than it already is). */
+  raiseOrderSeq(seq: number): void {
+    this.db.transaction(() => {
+      if (seq <= this.orderSeq()) return;
+      const changed = this.db.prepare("UPDATE sqlite_sequence SET seq = ? WHERE name = 'orders'").run(seq).changes;
+      if (changed === 0) this.db.prepare("INSERT INTO sqlite_sequence (name, seq) VALUES ('orders', ?)").run(seq);
     })();
   }
 

@@ -18,6 +18,8 @@ export interface InputDialect {
   bom: boolean;
   /** The input was an .xlsx workbook: a workbook result is written too. */
   xlsx: boolean;
+  /** The input's lines ended with CR LF (Windows, Excel): so do the result's. Absent: LF. */
+  eol?: '\r\n';
 }
 
 /** Batches stored before the dialect was recorded were written comma-separated, without a BOM. */

@@ -118,8 +118,8 @@ describe('status, history and order; and who carries a stopped batch on', () => 
     await waitFor('some rows sent', () => sb.admin.ledger().orders.length >= 6, 30_000, 100);
 
     const list = await runCli(['status'], env);
-    expect(list.stdout).toMatch(/batch\s+file\s+state\s+done\s+sent\s+ok\s+cancelled\s+rejected\s+invalid\s+usd\s+eta\s+created UTC/);
-    expect(list.stdout).toMatch(new RegExp(`${id}\\s+slow\\.csv\\s+running\\s+\\d+/30\\s+\\d+\\s+\\d+\\s+0\\s+0\\s+0\\s+\\d+\\.\\d\\d\\s+\\d+s`));
+    expect(list.stdout).toMatch(/batch\s+file\s+state\s+done\s+sent\s+ok\s+cancelled\s+rejected\s+invalid\s+skipped\s+review\s+usd\s+eta\s+created UTC/);
+    expect(list.stdout).toMatch(new RegExp(`${id}\\s+slow\\.csv\\s+running\\s+\\d+/30\\s+\\d+\\s+\\d+\\s+0\\s+0\\s+0\\s+0\\s+0\\s+\\d+\\.\\d\\d\\s+\\d+s`));
     const one = await runCli(['status', id], env);
     expect(one.stdout).toMatch(/running; \d+\/30 done; sent \d+; .*; spent \d+\.\d\d USD; ETA \d+s\n/);
     expect(JSON.parse((await runCli(['status', '--json'], env)).stdout).batches[0]).toMatchObject({ id, sent: expect.any(Number), etaSec: expect.any(Number) });

@@ -78,6 +78,11 @@ describe('cancel and retry', () => {
     expect(rows.filter((r) => r.status === 'skipped')).toHaveLength(skipped);
     expect(rows.filter((r) => r.status === 'completed')).toHaveLength(sb.admin.ledger().orders.length);
     expect(rows).toHaveLength(40);
+    // `topup status` says the batch was cancelled and how many rows were skipped (issue 21, item 8).
+    const list = await runCli(['status'], env);
+    expect(list.stdout).toMatch(/state\s+done\s+sent\s+ok\s+cancelled\s+rejected\s+invalid\s+skipped\s+review\s+usd/);
+    const ordered = sb.admin.ledger().orders.length;
+    expect(list.stdout).toMatch(new RegExp(`${batch}\\s+slow\\.csv\\s+done \\(cancelled\\)\\s+40/40\\s+${ordered}\\s+${ordered}\\s+0\\s+0\\s+0\\s+${skipped}\\s+0\\s`));
   });
 
   it('retry makes a batch of the cancelled rows with fresh trxids; cancel of a batch nobody runs finishes it here', async () => {

@@ -7,12 +7,12 @@
  * Without /usr/bin/chromium (.ci/run installs it where it can) these tests skip with one line.
  * TOPUP_DOCS_SCREENSHOT=1 also writes docs/console-overview.png for the README.
  */
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { chromium, type Browser, type BrowserContext, type Locator, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ROOT, cliEnv, csv, startDaemon, tempHome, waitFor } from '../e2e/harness.js';
+import { ROOT, TEST_KEY, cliEnv, csv, startDaemon, tempHome, waitFor } from '../e2e/harness.js';
 import { releaseAfterEach } from '../e2e/release.js';
 import { EXAMPLE_MIXED, startConsoleDaemon } from './helpers.js';
 
@@ -26,6 +26,14 @@ if (!available) console.log(`browser tests skipped: ${CHROMIUM} is not installed
 releaseAfterEach();
 
 let browser: Browser;
+
+/** The little of the DOM the tests read in the page (the typecheck has no DOM library). */
+interface El { textContent: string | null }
+interface Doc {
+  querySelector(sel: string): El | null;
+  querySelectorAll(sel: string): ArrayLike<El> & Iterable<El>;
+  createRange(): { selectNodeContents(n: El): void; getClientRects(): Iterable<{ top: number }> };
+}
 
 /** A browser context that records every request and lets none leave 127.0.0.1. */
 async function context(): Promise<{ ctx: BrowserContext; page: Page; outside: string[]; cspErrors: string[] }> {
@@ -95,7 +103,7 @@ describe.skipIf(!available)('the console in a real browser', () => {
     const { ctx, page, outside, cspErrors } = await context();
 
     await page.goto(url);
-    await hasText(page.locator('.mode'), 'SANDBOX: no real money');
+    await hasText(page.locator('.mode'), 'SANDBOX: no real money · 1000.00 USD');
     await axe(page, 'the overview');
     await shot(page, '01-overview-empty');
 
@@ -158,6 +166,139 @@ describe.skipIf(!available)('the console in a real browser', () => {
     expect(await daemon.stop()).toBe(0);
   });
 
+  it('right after Submit the batch page follows the batch: the status table and the row list move with the figures, in place; ids stay on one line (issue 21, item 7)', { timeout: 120_000 }, async () => {
+    // 4 orders a second: 40 rows take about ten seconds, long enough to look at the page mid-way.
+    const t = await startConsoleDaemon({ TOPUP_RATE_LIMITS: '4/1s' });
+    const url = `${t.url}/`;
+    const { ctx, page, outside, cspErrors } = await context();
+    await page.setViewportSize({ width: 1024, height: 800 });
+    const rows = Array.from({ length: 40 }, (_, i) => ['PUBG-60', String(5_123_400_000 + i), `customer ${i} with a long name`]);
+    const file = join(t.home.dir, 'forty.csv');
+    writeFileSync(file, csv([['pid', 'userId', 'Customer'], ...rows]));
+    await page.goto(`${url}upload`);
+    await page.setInputFiles('#file', file);
+    await page.getByRole('button', { name: 'Check file' }).click();
+    await page.getByRole('button', { name: /^Submit 40 rows/ }).click();
+    await page.waitForURL(/\/batches\/b/, { timeout: 30_000 });
+    let navigations = 0;
+    page.on('framenavigated', (f) => {
+      if (f === page.mainFrame()) navigations++;
+    });
+
+    // Mid-way (the live figures say some rows are done, not all), read everything the page shows.
+    const seen = await expect.poll(async () => page.evaluate(() => {
+      const document = (globalThis as unknown as { document: Doc }).document;
+      const txt = (sel: string): string => document.querySelector(sel)?.textContent?.trim() ?? '';
+      const done = /^(\d+) \/ 40$/.exec(txt('[data-f="done"]'));
+      const status = ['pending', 'inFlight', 'followed', 'completed', 'cancelled', 'rejected', 'invalid', 'skipped', 'review'].map((k) => Number(txt(`[data-f="c-${k}"]`) || NaN));
+      return {
+        done: done ? Number(done[1]) : -1,
+        completed: Number(txt('[data-f="completed"]')),
+        status,
+        match: txt('[data-rows-body] p'),
+        completedRows: document.querySelectorAll('table.rows .badge.s-completed').length,
+        listedRows: document.querySelectorAll('table.rows tbody tr').length,
+      };
+    }), { timeout: 60_000, interval: 200 }).toSatisfy((v: { done: number; completed: number; status: number[]; completedRows: number; listedRows: number }) =>
+      v.done >= 8 && v.done <= 32 && v.status[3] === v.completed && v.completedRows >= v.completed - 8 && v.completedRows > 0);
+    void seen;
+    const mid = await page.evaluate(() => {
+      const document = (globalThis as unknown as { document: Doc }).document;
+      return {
+      status: [...document.querySelectorAll('table.states td')].map((td) => Number(td.textContent)),
+      match: document.querySelector('[data-rows-body] p')?.textContent?.trim(),
+      listed: document.querySelectorAll('table.rows tbody tr').length,
+      };
+    });
+    expect(mid.status.reduce((a, b) => a + b, 0)).toBe(40);
+    expect(mid.match).toBe('40 rows match.');
+    expect(mid.listed).toBe(40);
+    expect(navigations, 'the page was not reloaded to show this').toBe(0);
+    await axe(page, 'the batch page while it runs');
+    await shot(page, '10-batch-running');
+
+    // No id in a row table is broken across lines.
+    const broken = await page.evaluate(() => {
+      const document = (globalThis as unknown as { document: Doc }).document;
+      return [...document.querySelectorAll('table.rows td.id')].filter((td) => {
+      if (!td.textContent?.trim()) return false;
+      const r = document.createRange();
+      r.selectNodeContents(td);
+      return new Set([...r.getClientRects()].map((x) => Math.round(x.top))).size > 1;
+    }).map((td) => td.textContent);
+    });
+    expect(broken).toEqual([]);
+
+    // At the end the page shows the finished batch, every row completed.
+    await hasText(page.locator('[data-f="c-completed"]'), '40', 60_000);
+    await expect.poll(() => page.locator('table.rows .badge.s-completed').count(), { timeout: 30_000 }).toBe(40);
+    expect(outside).toEqual([]);
+    expect(cspErrors).toEqual([]);
+    await ctx.close();
+  });
+
+  it('review: a card names the order its last answer named; many rows are resolved at once, each checked and recorded (issue 21, item 7)', { timeout: 120_000 }, async () => {
+    const t = await startConsoleDaemon({ TOPUP_REVIEW_AFTER_MS: '2000', TOPUP_REQUEST_TIMEOUT_MS: '1000' });
+    const url = `${t.url}/`;
+    const { ctx, page, outside, cspErrors } = await context();
+    await page.goto(`${url}login`);
+    await page.getByLabel(/Your name/).fill('ana');
+    await page.getByRole('button', { name: 'Save' }).click();
+
+    // Yesterday's order for trxid SHOP-1001 (another player): a file reusing that trxid is answered
+    // with it, which is not this row's purchase: review, the answer naming that order.
+    const old = await fetch(`${t.sb.url}/orders`, { method: 'POST', headers: { 'x-api-key': TEST_KEY, 'content-type': 'application/json' }, body: JSON.stringify({ pid: 'PUBG-60', trxid: 'SHOP-1001', userId: '5123450000' }) });
+    const oldOrder = ((await old.json()) as { orderId: string }).orderId;
+    expect(oldOrder).toMatch(/^ORD\d+$/);
+    t.home.drop('reused.csv', csv([['pid', 'userId', 'trxid'], ['PUBG-60', '5123456789', 'SHOP-1001']]));
+    await page.goto(`${url}review`);
+    await hasText(page.locator('[data-review-count]'), '1', 60_000);
+    // Three rows whose every send is answered 500: review, no order named.
+    t.sb.admin.setFaults({ error5xxBeforeShare: 1 });
+    t.home.drop('stuck.csv', csv([['pid', 'userId'], ['PUBG-60', '5123456701'], ['PUBG-60', '5123456702'], ['PUBG-60', '5123456703']]));
+    await hasText(page.locator('[data-review-count]'), '4', 60_000);
+    t.sb.admin.setFaults({ error5xxBeforeShare: 0 });
+    await page.reload();
+
+    const reused = page.locator('.review-row', { hasText: 'SHOP-1001' });
+    expect(await reused.getByLabel('Charged: its order id').inputValue()).toBe(oldOrder);
+    await containsText(reused.locator('dl.facts'), `${oldOrder} (by the last answer: check it is this row's purchase)`);
+    for (const stuck of await page.locator('.review-row', { hasNotText: 'SHOP-1001' }).all()) {
+      expect(await stuck.getByLabel('Charged: its order id').inputValue()).toBe('');
+    }
+    await axe(page, 'the review queue with the form for many rows');
+
+    // All four as charged: each is checked as on its own card, so none is resolved.
+    await page.getByLabel('Select every row shown').check();
+    await hasText(page.locator('[data-picked]'), '4 selected');
+    await page.getByLabel(/Charged: each with the order id its card names/).check();
+    await page.getByRole('button', { name: 'Resolve the selected rows' }).click();
+    await containsText(page.getByRole('alert'), 'Resolved 0 of 4 selected rows as charged; 4 not resolved');
+    await containsText(page.getByRole('alert'), `order ${oldOrder} is another purchase`);
+    await containsText(page.getByRole('alert'), 'no order id is named for it');
+    await hasText(page.locator('[data-review-count]'), '4');
+
+    // The three stuck rows as NOT charged, at once.
+    for (const stuck of await page.locator('.review-row', { hasNotText: 'SHOP-1001' }).all()) await stuck.getByLabel('Select for resolving at once').check();
+    await hasText(page.locator('[data-picked]'), '3 selected');
+    await page.getByLabel(/NOT charged: nothing was bought/).check();
+    await page.getByRole('button', { name: 'Resolve the selected rows' }).click();
+    await containsText(page.getByRole('status'), 'Resolved 3 of 3 selected rows as not-charged.');
+    await hasText(page.locator('[data-review-count]'), '1');
+    await shot(page, '11-review-many');
+
+    await page.goto(`${url}audit`);
+    const entries = await page.locator('tbody tr', { hasText: 'resolve' }).evaluateAll((trs) =>
+      trs.map((tr) => [...(tr as unknown as { cells: Iterable<{ textContent: string }> }).cells].map((td) => td.textContent.trim())));
+    // When, who, action, outcome, batch:line, detail: one entry per row and decision.
+    expect(entries.filter((e) => e[2] === 'resolve' && e[3] === 'ok' && e[5] === 'not-charged: now rejected')).toHaveLength(3);
+    expect(entries.filter((e) => e[2] === 'resolve' && (e[3] === 'failed' || e[3] === 'refused') && e[5]!.startsWith('charged'))).toHaveLength(4);
+    expect(entries.every((e) => e[1]!.startsWith('ana (console)'))).toBe(true);
+    expect(outside).toEqual([]);
+    expect(cspErrors).toEqual([]);
+    await ctx.close();
+  });
+
   it('an operator: cancels a batch waiting for balance, resolves a review row, runs a report; nothing leaves 127.0.0.1', { timeout: 120_000 }, async () => {
     const t = await startConsoleDaemon(
       { TOPUP_REVIEW_AFTER_MS: '2000', TOPUP_REQUEST_TIMEOUT_MS: '1000' },
@@ -186,7 +327,7 @@ describe.skipIf(!available)('the console in a real browser', () => {
     await shot(page, '07-cancel');
     await page.getByRole('button', { name: /^Cancel the batch/ }).click();
     await visible(page.getByRole('link', { name: 'Result (CSV)' }), 30_000);
-    await containsText(page.locator('dl.facts'), '9 skipped');
+    await hasText(page.locator('[data-f="c-skipped"]'), '9');
     expect(t.sb.admin.ledger().orders).toHaveLength(0);
 
     // A row whose every send is answered 500 ends in review; resolve it as not charged.

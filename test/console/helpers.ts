@@ -88,4 +88,30 @@ export function getWithHost(url: string, host: string): Promise<{ status: number
   });
 }
 
+/**
+ * A POST as a script or a proxy may send it, below what fetch allows: any headers (or none: no
+ * Content-Type at all), and the body either with a Content-Length or chunked (no length).
+ */
+export function rawPost(url: string, path: string, headers: Record<string, string>, body: string | Buffer | null, opts: { chunked?: boolean } = {}): Promise<{ status: number; text: string }> {
+  return new Promise((resolve, reject) => {
+    const u = new URL(url);
+    const h: Record<string, string> = { ...headers };
+    if (opts.chunked) h['transfer-encoding'] = 'chunked';
+    else h['content-length'] = String(body === null ? 0 : Buffer.byteLength(body));
+    const req = httpRequest({ host: u.hostname, port: u.port, path, method: 'POST', headers: h }, (res) => {
+      let text = '';
+      res.on('data', (d: Buffer) => (text += d.toString()));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
+    });
+    req.on('error', reject);
+    if (body !== null && body.length > 0) {
+      // Two writes: a chunked body arrives in pieces, as from a pipe.
+      const half = Math.floor(body.length / 2);
+      req.write(body.slice(0, half));
+      req.write(body.slice(half));
+    }
+    req.end();
+  });
+}
+
 export const EXAMPLE_MIXED = new URL('../../examples/mixed.csv', import.meta.url);

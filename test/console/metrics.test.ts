@@ -36,6 +36,8 @@ describe('/metrics', () => {
     expect(m.get('topup_rows{state="completed"}')).toBe(2);
     expect(m.get('topup_rows{state="invalid"}')).toBe(1);
     expect(m.get('topup_rows_finished_total{outcome="completed"}')).toBe(2);
+    // Stored invalid, so it never moved: counted when its batch was stored (issue 21, item 8).
+    expect(m.get('topup_rows_finished_total{outcome="invalid"}')).toBe(1);
     expect(m.get('topup_spent_usd_total')).toBeCloseTo(0.92 + 4.55, 2);
     expect(m.get('topup_refunded_usd_total')).toBe(0);
     expect(m.get('topup_api_calls_total{route="submit",outcome="2xx"}')).toBe(2);
@@ -51,6 +53,12 @@ describe('/metrics', () => {
     expect(m.has('topup_nodejs_eventloop_lag_seconds')).toBe(true);
     // Labels come from fixed sets only: no batch id, file name, player or order in any of them.
     expect(text).not.toMatch(/orders\.csv|5123456789|ORD\d|b\d{6}-/);
+
+    // The runway names the span its pace was measured over: a daemon started a minute ago has not
+    // seen an hour (issue 21, item 8).
+    const overview = await (await fetch(`${t.url}/`)).text();
+    expect(overview).toMatch(/Runway<\/dt><dd>about .+ at this daemon&#39;s pace over the last 10 min \(\d+\.\d\d USD an hour\)/);
+    expect(overview).not.toContain('last hour');
 
     // A submit in another process, held before sending (balance too low): its rows count at once.
     t.sb.admin.setBalance({ balanceUsd: 0 });

@@ -9,7 +9,7 @@ import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { TEST_KEY, cliEnv, inProcessSandbox, runCli, tempHome, waitFor } from '../e2e/harness.js';
 import { releaseAfterEach } from '../e2e/release.js';
-import { Client, EXAMPLE_MIXED, getWithHost, startConsoleDaemon } from './helpers.js';
+import { Client, EXAMPLE_MIXED, getWithHost, rawPost, startConsoleDaemon } from './helpers.js';
 
 releaseAfterEach();
 
@@ -81,6 +81,52 @@ describe('console security', () => {
     const ok = await c.post(submit, {});
     expect(ok.status).toBe(303);
     await waitFor('the batch', () => audit(t.home).some((a) => a.action === 'submit' && a.outcome === 'ok'));
+  });
+
+  it('answers a POST it refuses with a 4xx, never a 500: no content type, a chunked body, a broken form, on every POST route (issue 20, item 4)', async () => {
+    const token = 'console-token-0123456789abcdef';
+    const t = await startConsoleDaemon({ TOPUP_CONSOLE_TOKEN: token });
+    const c = new Client(t.url);
+    await c.get('/login');
+    expect((await c.post('/login', { token, name: 'ana' })).status).toBe(303);
+    await c.get('/upload');
+    const routes = ['/login', '/logout', '/upload', '/upload/nope/submit', '/batches/nope/cancel', '/batches/nope/retry', '/batches/nope/rows/1/reveal', '/review/resolve', '/reports/run/nope'];
+    const session = { cookie: c.cookie, 'x-csrf-token': c.csrf };
+    const variants: Record<string, Record<string, string>> = {
+      'nothing': {},
+      'origin only': { origin: t.url },
+      'cookie, origin and form token': { ...session, origin: t.url },
+      'cookie and form token, no origin': session,
+      'same-origin fetch metadata': { cookie: c.cookie, 'sec-fetch-site': 'same-origin' },
+      'bearer token': { authorization: `Bearer ${token}` },
+      'a JSON body': { ...session, origin: t.url, 'content-type': 'application/json' },
+      'an empty content type': { ...session, origin: t.url, 'content-type': '' },
+      'multipart without a boundary': { ...session, origin: t.url, 'content-type': 'multipart/form-data' },
+      'multipart, body not multipart': { cookie: c.cookie, origin: t.url, 'content-type': 'multipart/form-data; boundary=xyz' },
+      'bearer, multipart without a boundary': { authorization: `Bearer ${token}`, 'content-type': 'multipart/form-data' },
+    };
+    const answers: string[] = [];
+    for (const path of routes) {
+      for (const [name, headers] of Object.entries(variants)) {
+        for (const [body, chunked] of [['a=b', false], ['a=b', true], ['', true], [null, false]] as const) {
+          const r = await rawPost(t.url, path, headers, body, { chunked });
+          answers.push(`${r.status} POST ${path} (${name}; body ${JSON.stringify(body)}${chunked ? ', chunked' : ''})`);
+        }
+      }
+    }
+    expect(answers.filter((a) => !/^4\d\d|^30[13]/.test(a))).toEqual([]);
+    expect(t.daemon.output()).not.toContain('console: request failed');
+
+    // A chunked form that is right is taken, like any other: a login, and an upload with the token.
+    const login = await rawPost(t.url, '/login', { ...session, origin: t.url, 'content-type': 'application/x-www-form-urlencoded' }, new URLSearchParams({ token, name: 'bo', _csrf: c.csrf }).toString(), { chunked: true });
+    expect(login.status).toBe(303);
+    const form = new FormData();
+    form.set('file', mixed(), 'mixed.csv');
+    const req = new Request('http://x/', { method: 'POST', body: form });
+    const multipart = Buffer.from(await req.arrayBuffer());
+    const up = await rawPost(t.url, '/upload', { authorization: `Bearer ${token}`, 'content-type': req.headers.get('content-type')! }, multipart, { chunked: true });
+    expect(up.status, up.text).toBe(303);
+    expect(audit(t.home).some((a) => a.action === 'upload' && a.outcome === 'ok')).toBe(true);
   });
 
   it('read-only mode refuses every request that is not GET (recorded), and still shows the pages', async () => {

@@ -44,8 +44,11 @@ describe('the result in the input dialect (daemon)', () => {
     // Read back the way the intake reads a dropped file: the same delimiter is found.
     expect(detectDelimiter(text).delimiter).toBe(';');
     const header = 'pid;userId;trxId;Имя клиента;phone;status;orderId;result_status;packName;amountUsd;refunded;netUsd;codes;finishedAt;error';
-    expect(text.split('\n')[0]).toBe(header);
-    expect(text.split('\n').filter((l) => l.includes('trxId'))).toHaveLength(1);
+    // CR LF like the input (issue 21, item 8): every line, none with a bare LF.
+    expect(text.split('\r\n')[0]).toBe(header);
+    expect(text.split('\r\n')).toHaveLength(input.length + 1);
+    expect(text.replace(/\r\n/g, '')).not.toMatch(/[\r\n]/);
+    expect(text.split('\r\n').filter((l) => l.includes('trxId'))).toHaveLength(1);
 
     const rows = readResult(home, 'заказы');
     expect(rows.map((x) => [x['Имя клиента'], x.phone, x.status, x.result_status])).toEqual([
@@ -89,7 +92,7 @@ describe('the result in the input dialect (daemon)', () => {
     const bytes = readFileSync(resultFile);
     expect([...bytes.subarray(0, 3)]).toEqual([0xef, 0xbb, 0xbf]);
     // The retry file adds its trxid column and retryOfLine (the line in the first file).
-    expect(bytes.toString('utf8').split('\n')[0]).toBe('\uFEFFpid;userId;Kunde;trxid;retryOfLine;orderId;status;packName;amountUsd;refunded;netUsd;codes;finishedAt;error');
+    expect(bytes.toString('utf8').split('\r\n')[0]).toBe('\uFEFFpid;userId;Kunde;trxid;retryOfLine;orderId;status;packName;amountUsd;refunded;netUsd;codes;finishedAt;error');
     expect(parseResult(bytes.toString('utf8')).map((x) => [x.Kunde, x.status, x.netUsd])).toEqual([
       ['Jörg Müller', 'completed', '0,92'],
       ['Zoë', 'completed', '4,55'],

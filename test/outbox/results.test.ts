@@ -155,11 +155,12 @@ describe('dialect', () => {
     await rt!.close();
     rt = undefined;
     const utf16 = await stored(Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from('pid,userId\r\nPUBG-60,5123456789\r\n', 'utf16le')]));
-    expect(utf16.rt.batches.get(utf16.batch.id)!.dialect).toEqual({ delimiter: ',', bom: true, xlsx: false });
+    expect(utf16.rt.batches.get(utf16.batch.id)!.dialect).toEqual({ delimiter: ',', bom: true, xlsx: false, eol: '\r\n' });
     answered(utf16.rt, utf16.batch.id, 0, { status: 'completed', amountUsd: 0.92 });
     await finishBatch(utf16.rt, utf16.rt.batches.get(utf16.batch.id)!);
     const bytes = readFileSync(outboxPaths(utf16.rt, utf16.batch).resultFile);
     expect([...bytes.subarray(0, 4)]).toEqual([0xef, 0xbb, 0xbf, 0x70]); // UTF-8 BOM, then "p"
+    expect(bytes.toString('utf8').split('\r\n')).toHaveLength(3); // its CR LF, in UTF-16, kept
     expect(parseResult(bytes.toString('utf8'))[0]).toMatchObject({ pid: 'PUBG-60', status: 'completed', netUsd: '0.92' });
     await rt!.close();
     rt = undefined;
@@ -168,6 +169,7 @@ describe('dialect', () => {
     await finishBatch(plain.rt, plain.rt.batches.get(plain.batch.id)!);
     const text = resultText(plain.rt, plain.batch);
     expect(text.startsWith('pid,userId,trxid,')).toBe(true);
+    expect(text).not.toContain('\r'); // LF in, LF out
     expect(statSync(outboxPaths(plain.rt, plain.batch).resultFile).mode & 0o777).toBe(0o600);
   });
 

@@ -166,6 +166,65 @@ describe('reconciliation', () => {
   });
 });
 
+/**
+ * A proxy in front of the sandbox, as real deployments have one: it answers the nth GET /history
+ * with its own HTML 502 page when `fails(n)`, and passes everything else through.
+ */
+async function proxyWithFlakyHistory(target: string, fails: (n: number) => boolean): Promise<string> {
+  let n = 0;
+  server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      if (req.method === 'GET' && req.url?.startsWith('/history') && fails(++n)) {
+        res.writeHead(502, { 'content-type': 'text/html; charset=UTF-8' });
+        res.end('<html><head><title>502 Bad Gateway</title></head><body><center><h1>502 Bad Gateway</h1></center><hr><center>cloudflare</center></body></html>');
+        return;
+      }
+      const headers = Object.fromEntries(Object.entries(req.headers).filter(([k]) => !['host', 'connection', 'content-length'].includes(k))) as Record<string, string>;
+      fetch(target + req.url, { method: req.method, headers, ...(chunks.length > 0 ? { body: Buffer.concat(chunks) } : {}) })
+        .then(async (r) => {
+          res.writeHead(r.status, { 'content-type': r.headers.get('content-type') ?? 'application/json' });
+          res.end(Buffer.from(await r.arrayBuffer()));
+        })
+        .catch(() => res.destroy());
+    });
+  });
+  await new Promise<void>((r) => server!.listen(0, '127.0.0.1', r));
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+}
+
+describe('reconciliation through a proxy that answers 502 (issue 21, item 8)', () => {
+  async function behindProxy(fails: (n: number) => boolean): Promise<void> {
+    home = tempHome();
+    sb = await inProcessSandbox({ fulfilment: { failShare: 0 } });
+    const url = await proxyWithFlakyHistory(sb.url, fails);
+    rt = openRuntime(loadConfig({ TOPUP_HOME: home.dir, TOPUP_API_KEY: TEST_KEY, TOPUP_API_URL: url, TOPUP_POLL_INTERVAL_MS: '200' }), silentLogger(), url);
+  }
+
+  it('one 502 from /history: the page is read again and the report is whole', async () => {
+    await behindProxy((n) => n === 1);
+    await placeBatch([['PUBG-60', '5123456789'], ['PUBG-325', '5123456789']]);
+    const r = await runReconcile(rt, { now: Date.now(), retryDelaysMs: [50, 50, 50] });
+    expect(r).toMatchObject({ checked: 2, differences: 0, unreadPages: [] });
+    expect(readCsv(r.file).map((x) => x.kind)).toEqual([]);
+  });
+
+  it('a page that stays unreadable is skipped and listed; orders it may hold say so; the report is still written', async () => {
+    await behindProxy(() => true);
+    await placeBatch([['PUBG-60', '5123456789']]);
+    const r = await runReconcile(rt, { now: Date.now(), retryDelaysMs: [20] });
+    expect(r.unreadPages).toEqual([1, 2, 3]);
+    const rows = readCsv(r.file);
+    const unread = rows.filter((x) => x.kind === 'history-unread').map((x) => x.note);
+    expect(unread).toHaveLength(4);
+    expect(unread[0]).toMatch(/^page 1 of \/history could not be read after 2 tries \(.*502.*\); the orders on it were not compared$/);
+    expect(unread[3]).toMatch(/stopped reading \/history after 3 pages in a row could not be read \(pages 1-3\)/);
+    expect(rows.find((x) => x.kind === 'missing-in-history')!.note).toMatch(/it may be on pages 1, 2, 3 of \/history, which could not be read/);
+    expect(r.differences).toBe(5);
+  });
+});
+
 describe('schedule', () => {
   it('runs a job on a one-second cron, runs a missed schedule once at start-up, and stops', async () => {
     await setup({ TOPUP_BALANCE_REPORT_CRON: '* * * * * *', TOPUP_HISTORY_EXPORT_CRON: '0 0 1 1 *', TOPUP_RECONCILE_CRON: 'off' });

@@ -14,7 +14,7 @@ export function registerAudit(app: Hono<ConsoleEnv>, svc: Services): void {
     const list = svc.audit.recent(PAGE, before);
     const rows = list.map((e) => html`<tr><td>${timeTag(e.at, ctx.now)}</td><td>${e.actor}<br><span class="muted">${e.address ?? ''}</span></td>
 <td>${e.action}</td><td><span class="badge ${e.outcome === 'ok' ? 'good' : 'bad'}">${e.outcome}</span></td>
-<td>${e.batchId ? html`<a href="/batches/${encodeURIComponent(e.batchId)}">${e.batchId}</a>${e.line !== null ? `:${e.line}` : ''}` : ''}</td><td>${e.detail ?? ''}</td></tr>`);
+<td class="id">${e.batchId ? html`<a href="/batches/${encodeURIComponent(e.batchId)}">${e.batchId}</a>${e.line !== null ? `:${e.line}` : ''}` : ''}</td><td>${e.detail ?? ''}</td></tr>`);
     const last = list.at(-1);
     const body = html`<p>Every reveal of codes and every action taken in this console, with who and from where.</p>
 ${list.length === 0 ? html`<p class="muted">Nothing recorded yet.</p>` : tableWrap('Audit log', html`<table><thead><tr><th scope="col">When</th><th scope="col">Who</th><th scope="col">Action</th><th scope="col">Outcome</th><th scope="col">Batch</th><th scope="col">Detail</th></tr></thead><tbody>${rows}</tbody></table>`)}

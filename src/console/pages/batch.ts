@@ -3,6 +3,12 @@
  * it will do, then through the same functions as `topup cancel` and `topup retry`), and its rows
  * by state, searchable by trxid, order id, player id or any of the file's own cells, 50 at a time.
  *
+ * Everything on the page follows the batch while it runs, not only the figures: the "By status"
+ * table is updated from the same live payload, and the row list is read again (GET
+ * /batches/:id/rows, the list alone) whenever the payload's counts differ from those the list was
+ * read with. Before, a page opened right after Submit showed live figures (67 done) beside a
+ * status table of zeros and "0 rows match" until the batch ended.
+ *
  * Codes are never in a page unless the operator reveals one row's (POST, recorded in the audit
  * table). A download of a result file, which holds every code of the batch, is recorded too.
  */
@@ -20,6 +26,7 @@ import { html, query, timeTag, usd, type Html } from '../html.js';
 import { actionButton, page, tableWrap, type PageCtx } from '../layout.js';
 import { pageCtx, record, type Ctx, type Services } from '../services.js';
 import { figureCells, FIGURE_HEADERS } from './batches.js';
+import type { Figures } from '../figures.js';
 import { registerBatchActions } from './batch-actions.js';
 
 const PAGE = 50;
@@ -75,32 +82,77 @@ function rowLine(ctx: PageCtx, b: Batch, r: Row): Html {
   const codes = r.codes.length > 0
     ? html`${r.codes.length} hidden ${actionButton(ctx, `/batches/${encodeURIComponent(b.id)}/rows/${r.idx}/reveal`, 'Reveal')}`
     : html`<span class="muted">—</span>`;
-  return html`<tr><td class="num">${r.line}</td><td><span class="badge s-${r.state}">${r.state}</span></td><td class="mono">${r.trxid ?? ''}</td>
-<td class="mono">${r.orderId ?? ''}</td><td>${player(r)}</td><td>${r.packName ?? ''}</td><td class="num">${usd(r.amountUsd ?? r.expectedUsd)}</td>
+  return html`<tr><td class="num">${r.line}</td><td><span class="badge s-${r.state}">${r.state}</span></td><td class="mono id">${r.trxid ?? ''}</td>
+<td class="mono id">${r.orderId ?? ''}</td><td class="id">${player(r)}</td><td>${r.packName ?? ''}</td><td class="num">${usd(r.amountUsd ?? r.expectedUsd)}</td>
 <td>${codes}</td><td>${r.error ?? ''}${r.note ? html`<br><span class="muted">${r.note}</span>` : ''}</td><td class="cells">${cellsOf(b, r)}</td></tr>`;
 }
 
-function rowsSection(c: Ctx, svc: Services, ctx: PageCtx, b: Batch): Html {
-  const filter = c.req.query('rows') ?? '';
-  const states = FILTERS[filter];
-  const q = (c.req.query('q') ?? '').trim().slice(0, 200);
+/** The order of the status columns, of the live payload's counts, and of the list's key. */
+const STATUS_COLUMNS: readonly [key: keyof Figures['counts'], label: string, filter: string][] = [
+  ['pending', 'not sent', 'unsent'],
+  ['inFlight', 'on their way', 'in flight'],
+  ['followed', 'being followed', 'followed'],
+  ['completed', 'completed', 'completed'],
+  ['cancelled', 'cancelled', 'cancelled'],
+  ['rejected', 'rejected', 'rejected'],
+  ['invalid', 'invalid', 'invalid'],
+  ['skipped', 'skipped', 'skipped'],
+  ['review', 'review', 'review'],
+];
+
+/**
+ * What the row list was read with: done, sent and every count. console.js reads the list again
+ * when the live payload's differ (the same words, in the same order, in assets.ts).
+ */
+function figuresKey(f: Figures): string {
+  return [f.done, f.sent, ...STATUS_COLUMNS.map(([k]) => f.counts[k])].join(',');
+}
+
+/** Rows by status: each count live (data-f="c-…") and a link to those rows. */
+function statusTable(f: Figures, id: string): Html {
+  return tableWrap('Rows by status', html`<table class="states"><thead><tr>${STATUS_COLUMNS.map(([, label]) => html`<th scope="col">${label}</th>`)}</tr></thead>
+<tbody><tr>${STATUS_COLUMNS.map(([k, , filter]) => html`<td class="num"><a href="/batches/${id}${query({ rows: filter })}#rows-h" data-f="c-${k}">${f.counts[k]}</a></td>`)}</tr></tbody></table>`);
+}
+
+interface RowsQuery {
+  filter: string;
+  q: string;
+  after: number | undefined;
+}
+
+function rowsQuery(c: Ctx): RowsQuery {
   const after = Number(c.req.query('after'));
-  const { rows, more } = svc.listing.rows(b.id, { states, q, afterIdx: Number.isInteger(after) ? after : undefined, limit: PAGE });
+  return { filter: c.req.query('rows') ?? '', q: (c.req.query('q') ?? '').trim().slice(0, 200), after: Number.isInteger(after) ? after : undefined };
+}
+
+/** The list alone (what GET /batches/:id/rows answers): how many match, one page of rows, the next link. */
+function rowsBody(svc: Services, ctx: PageCtx, b: Batch, rq: RowsQuery): Html {
+  const { filter, q, after } = rq;
+  const states = FILTERS[filter];
+  const { rows, more } = svc.listing.rows(b.id, { states, q, afterIdx: after, limit: PAGE });
   // A search reads the whole batch once already: it is not counted a second time.
-  const continued = Number.isInteger(after);
+  const continued = after !== undefined;
   const total = q ? (more || continued ? null : rows.length) : svc.listing.countRows(b.id, { states, q });
   const id = encodeURIComponent(b.id);
   const last = rows.at(-1);
-  return html`<section aria-labelledby="rows-h"><h2 id="rows-h">Rows</h2>
-<form method="get" action="/batches/${id}" class="filters" role="search">
-  <label>State <select name="rows"><option value="">all</option>${Object.keys(FILTERS).map((k) => html`<option value="${k}"${k === filter ? html` selected` : ''}>${k}</option>`)}</select></label>
-  <label>Search <input type="search" name="q" value="${q}" placeholder="trxid, order id, player id or any cell"></label>
-  <button type="submit">Show</button>
-</form>
-<p class="muted">${total === null ? `More than ${PAGE} rows match` : `${total >= 100_000 ? 'more than 100,000' : total} rows match`}${continued ? ' (continued)' : ''}.</p>
+  return html`<p class="muted">${total === null ? `More than ${PAGE} rows match` : `${total >= 100_000 ? 'more than 100,000' : total} rows match`}${continued ? ' (continued)' : ''}.</p>
 ${rows.length === 0 ? '' : tableWrap('Rows', html`<table class="rows"><thead><tr><th scope="col">Line</th><th scope="col">State</th><th scope="col">trxid</th><th scope="col">Order</th><th scope="col">Player</th><th scope="col">Pack</th><th scope="col">USD</th><th scope="col">Codes</th><th scope="col">Error / note</th><th scope="col">Cells</th></tr></thead>
 <tbody>${rows.map((r) => rowLine(ctx, b, r))}</tbody></table>`)}
-${more && last ? html`<p><a href="/batches/${id}${query({ rows: filter, q, after: last.idx })}">Next ${PAGE} rows</a></p>` : ''}
+${more && last ? html`<p><a href="/batches/${id}${query({ rows: filter, q, after: last.idx })}">Next ${PAGE} rows</a></p>` : ''}`;
+}
+
+function rowsSection(c: Ctx, svc: Services, ctx: PageCtx, b: Batch, f: Figures): Html {
+  const rq = rowsQuery(c);
+  const id = encodeURIComponent(b.id);
+  // A finished batch's rows do not move: its list is not followed.
+  const follow = f.finished ? '' : `/batches/${id}/rows${query({ rows: rq.filter, q: rq.q, after: rq.after })}`;
+  return html`<section aria-labelledby="rows-h" data-rows-batch="${b.id}" data-rows="${follow}" data-rows-key="${figuresKey(f)}"><h2 id="rows-h">Rows</h2>
+<form method="get" action="/batches/${id}" class="filters" role="search">
+  <label>State <select name="rows"><option value="">all</option>${Object.keys(FILTERS).map((k) => html`<option value="${k}"${k === rq.filter ? html` selected` : ''}>${k}</option>`)}</select></label>
+  <label>Search <input type="search" name="q" value="${rq.q}" placeholder="trxid, order id, player id or any cell"></label>
+  <button type="submit">Show</button>
+</form>
+<div data-rows-body aria-live="polite">${rowsBody(svc, ctx, b, rq)}</div>
 </section>`;
 }
 
@@ -116,7 +168,6 @@ export function registerBatch(app: Hono<ConsoleEnv>, svc: Services): void {
 ${tableWrap('Progress', html`<table><thead><tr>${FIGURE_HEADERS}</tr></thead><tbody><tr>${figureCells(f, null)}</tr></tbody></table>`)}
 <dl class="facts">
   <div><dt>Why it waits</dt><dd data-f="why">${f.why || '—'}</dd></div>
-  <div><dt>By status</dt><dd>${f.counts.pending} not sent · ${f.counts.inFlight} on their way · ${f.counts.followed} being followed · ${f.counts.completed} completed · ${f.counts.cancelled} cancelled · ${f.counts.rejected} rejected · ${f.counts.invalid} invalid · ${f.counts.skipped} skipped · ${f.counts.review} review</dd></div>
   <div><dt>Origin</dt><dd>${b.origin}${b.retryOf ? html`, retry of <a href="/batches/${encodeURIComponent(b.retryOf)}">${b.retryOf}</a>` : ''}${b.duplicateOf ? html`, duplicate of <a href="/batches/${encodeURIComponent(b.duplicateOf)}">${b.duplicateOf}</a>` : ''}</dd></div>
   <div><dt>Created</dt><dd>${timeTag(b.createdAt, ctx.now)}</dd></div>
   ${b.startedAt ? html`<div><dt>Started</dt><dd>${timeTag(b.startedAt, ctx.now)}</dd></div>` : ''}
@@ -124,6 +175,8 @@ ${tableWrap('Progress', html`<table><thead><tr>${FIGURE_HEADERS}</tr></thead><tb
   ${b.balanceBefore !== null ? html`<div><dt>Balance before / after</dt><dd>${usd(b.balanceBefore)} / ${usd(b.balanceAfter)}</dd></div>` : ''}
   ${b.fileError ? html`<div><dt>File error</dt><dd>${b.fileError}</dd></div>` : ''}
 </dl>
+<h3>By status</h3>
+${statusTable(f, id)}
 <h3>Files</h3>
 ${list.length === 0 ? html`<p class="muted">No files yet${f.finished ? '' : ': a partial result appears once rows have finished'}.</p>`
   : html`<ul class="files">${list.map((x) => html`<li><a href="/batches/${id}/files/${x.kind}" download>${x.label}</a> <span class="muted">${basename(x.path)}</span></li>`)}</ul>`}
@@ -134,8 +187,15 @@ ${b.finishedAt !== null && (f.counts.rejected + f.counts.cancelled > 0) ? html`<
 ${f.finished && f.counts.rejected + f.counts.cancelled === 0 ? html`<span class="muted">Nothing to cancel or retry.</span>` : ''}
 </p>
 </section>
-${rowsSection(c, svc, ctx, b)}`;
+${rowsSection(c, svc, ctx, b, f)}`;
     return c.html(page(ctx, `Batch ${b.id}`, body));
+  });
+
+  // The row list alone, for the page's script to follow a running batch (same query as the page).
+  app.get('/batches/:id/rows', (c) => {
+    const ctx = pageCtx(c, svc);
+    const b = batchOr404(svc, c.req.param('id'));
+    return c.html(rowsBody(svc, ctx, b, rowsQuery(c)).text);
   });
 
   app.get('/batches/:id/files/:kind', (c) => {

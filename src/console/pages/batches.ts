@@ -58,7 +58,7 @@ export function registerBatches(app: Hono<ConsoleEnv>, svc: Services): void {
     const pause = Pauses.read(svc.rt.meta);
     const rows = batches.map((b) => {
       const f = svc.figures.get(b, pause, ctx.now);
-      return html`<tr data-batch="${b.id}"><td><a href="/batches/${encodeURIComponent(b.id)}">${b.id}</a><br><span class="muted">${b.sourceName}</span></td>
+      return html`<tr data-batch="${b.id}"><td><a class="id" href="/batches/${encodeURIComponent(b.id)}">${b.id}</a><br><span class="muted">${b.sourceName}</span></td>
 ${figureCells(f, null)}<td>${timeTag(b.createdAt, ctx.now)}</td><td data-f="why">${f.why}</td></tr>`;
     });
     const last = batches.at(-1);

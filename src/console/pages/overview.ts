@@ -41,12 +41,14 @@ export function jobViews(svc: Services): JobView[] {
 function money(svc: Services, now: number): Html {
   const bal = svc.balance.latest();
   const reserved = svc.rt.rows.reservedUsd(); // unsent rows of unfinished batches: already promised
-  const spentHour = roundCents(svc.spend.perHour(now));
+  const pace = svc.spend.pace(now);
+  const spentHour = roundCents(pace.usdPerHour);
+  const span = pace.spanMs >= 3_600_000 ? 'the last hour' : `the last ${duration(pace.spanMs)}`;
   const available = bal ? roundCents(bal.usd - reserved) : null;
   const runway =
     available === null ? 'unknown until the balance is read'
-      : spentHour > 0 ? `about ${duration((Math.max(available, 0) / spentHour) * 3_600_000)} at this daemon's pace over the last hour (${usd(spentHour)} an hour)`
-        : 'no spending by this daemon in the last hour';
+      : spentHour > 0 ? `about ${duration((Math.max(available, 0) / spentHour) * 3_600_000)} at this daemon's pace over ${span} (${usd(spentHour)} an hour)`
+        : `no spending by this daemon in ${span}`;
   return html`<section aria-labelledby="money"><h2 id="money">Money</h2>
 <dl class="facts">
   <div><dt>Balance${svc.rt.config.sandbox ? ' (sandbox)' : ''}</dt><dd>${bal ? html`<strong>${usd(bal.usd)}</strong> read ${timeTag(bal.at, now)}` : html`not read yet${svc.balance.lastError ? ` (${svc.balance.lastError})` : ''}`}</dd></div>
@@ -79,7 +81,7 @@ function batches(svc: Services, now: number): Html {
   if (list.length === 0) return html`<section aria-labelledby="active"><h2 id="active">Active batches</h2><p>None. <a href="/upload">Upload a file</a> or drop one into the inbox.</p></section>`;
   const rows = list.map((b) => {
     const f = svc.figures.get(b, pause, now);
-    return html`<tr data-batch="${b.id}"><td><a href="/batches/${encodeURIComponent(b.id)}">${b.id}</a><br><span class="muted">${b.sourceName}</span></td>
+    return html`<tr data-batch="${b.id}"><td><a class="id" href="/batches/${encodeURIComponent(b.id)}">${b.id}</a><br><span class="muted">${b.sourceName}</span></td>
 <td data-f="state">${f.state}</td><td><span data-f="done">${f.done} / ${f.rows}</span></td><td data-f="why">${f.why}</td></tr>`;
   });
   return html`<section aria-labelledby="active"><h2 id="active">Active batches</h2>
