@@ -11,7 +11,7 @@ import type { Command } from 'commander';
 import { claimFile } from '../claim/claim.js';
 import { InputFileError } from '../errors.js';
 import { ExitCode } from '../exit-codes.js';
-import { formatOfName } from '../intake/formats/index.js';
+import { refusedFile } from '../intake/formats/index.js';
 import { Notifier } from '../notify/notifier.js';
 import type { BatchSummary } from '../outbox/summary.js';
 import type { Runtime } from '../runtime.js';
@@ -28,13 +28,13 @@ export function registerSubmit(program: Command): void {
     .option('--again', 'order a file identical to one processed before (new trxids: these are NEW purchases)')
     .option('--json', 'print the batch summary as JSON on stdout when done')
     .option('--quiet', 'no progress output')
-    .addHelpText('after', '\nExit code: 0 when every row completed; 1 when some did not (see the result file); 130 when stopped by Ctrl-C (a running daemon carries the batch on; without one it waits for topup daemon).')
+    .addHelpText('after', '\nExit code: 0 when every row completed; 1 when some did not (see the result file), or the file has no order rows; 130 when stopped by Ctrl-C (a running daemon carries the batch on; without one it waits for topup daemon).')
     .action(async (file: string, opts: { again?: boolean; json?: boolean; quiet?: boolean }, cmd: Command) => {
       const path = resolve(file);
       if (!existsSync(path) || !statSync(path).isFile()) throw new InputFileError(`${file}: no such file`);
       // A kind of file topup never reads is refused before it becomes a batch.
-      const format = formatOfName(path);
-      if ('refused' in format) throw new InputFileError(`${file}: ${format.refused}`);
+      const refused = await refusedFile(path);
+      if (refused !== undefined) throw new InputFileError(`${file}: ${refused}`);
       const ctx = await openCommandContext(cmd);
       applyHeapPolicy(ctx.config.heap);
       try {
@@ -78,6 +78,8 @@ export function report(rt: Runtime, batchId: string, summary: BatchSummary | nul
       `${c.review ? `, ${c.review} to review` : ''}; spent ${summary.spentUsd.toFixed(2)} USD` +
       `${summary.balanceAfterUsd === null ? '' : `; balance now ${summary.balanceAfterUsd.toFixed(2)} USD`}`,
   );
+  for (const note of summary.notes ?? []) say(`note: ${note}`);
   say(`results: ${summary.resultFile}`);
-  return c.completed === summary.rows ? ExitCode.Ok : ExitCode.NotAllCompleted;
+  // A file without order rows ordered nothing: not "every row completed".
+  return summary.rows > 0 && c.completed === summary.rows ? ExitCode.Ok : ExitCode.NotAllCompleted;
 }

@@ -10,7 +10,7 @@ import type { Runtime } from '../runtime.js';
 import type { Batch } from '../store/batches.js';
 import { writeBatchResults } from './write-results.js';
 import { removePartials } from './partial.js';
-import { summarize, writeSummaryFile, type BatchSummary } from './summary.js';
+import { readColumnReport, summarize, writeSummaryFile, type BatchSummary } from './summary.js';
 import { outboxPaths } from './paths.js';
 
 export async function finishBatch(rt: Runtime, batch: Batch): Promise<BatchSummary> {
@@ -27,12 +27,13 @@ export async function finishBatch(rt: Runtime, batch: Batch): Promise<BatchSumma
   const xlsx = batch.dialect.xlsx ? paths.resultXlsx : null;
   await writeBatchResults(rt, batch, { csv: paths.resultFile, xlsx }, false);
   removePartials(rt, batch);
-  const summary = summarize(batch, rt.rows.iterate(batch.id), { csv: paths.resultFile, xlsx }, balanceAfter, now);
+  const summary = summarize(batch, rt.rows.iterate(batch.id), { csv: paths.resultFile, xlsx }, balanceAfter, now, readColumnReport(rt, batch));
   writeSummaryFile(paths.summaryFile, summary);
   rt.batches.finish(batch.id, balanceAfter, paths.resultFile, now);
   rt.log.info(
     { batch: batch.id, file: batch.sourceName, counts: summary.counts, spentUsd: summary.spentUsd, refundedUsd: summary.refundedUsd, result: paths.resultFile },
     'batch finished',
   );
+  if (summary.rows === 0 && !batch.duplicateOf) rt.log.warn({ batch: batch.id, file: batch.sourceName }, `${batch.sourceName}: ${summary.notes[0]}`);
   return summary;
 }
