@@ -23,9 +23,9 @@ import { join } from 'node:path';
 import { InputFileError, coerceError } from '../errors.js';
 import { contentHash, openOrderFile } from '../intake/formats/index.js';
 import { createRowValidator, formatProblems } from '../intake/validate.js';
-import { settleColumns } from '../intake/column-report.js';
+import { keepEarlierReading, settleColumns } from '../intake/column-report.js';
 import type { CatalogIndex } from '../intake/catalog.js';
-import { keepColumnReport } from '../outbox/summary.js';
+import { keepColumnReport, readColumnReport } from '../outbox/summary.js';
 import type { Runtime } from '../runtime.js';
 import type { Batch } from '../store/batches.js';
 import type { NewRow } from '../store/rows.js';
@@ -71,8 +71,11 @@ export async function loadBatch(rt: Runtime, batch: Batch): Promise<LoadOutcome>
       return { loaded: false, reason: 'catalog', message };
     }
     try {
-      // An Amount / Count column is read as the quantity only when the file's rows show it is one.
-      validator = createRowValidator(await settleColumns(path, file.header.header, index), index);
+      // An Amount / Count column is read as the quantity only when the file's rows show it is one;
+      // a retry reads it as the batch it retries did.
+      const earlier = retriedReport(rt, batch);
+      const header = earlier ? keepEarlierReading(file.header.header, earlier) : await settleColumns(path, file.header.header, index);
+      validator = createRowValidator(header, index);
     } catch (err) {
       file.close();
       const e = coerceError(err);
@@ -208,6 +211,14 @@ export async function loadBatch(rt: Runtime, batch: Batch): Promise<LoadOutcome>
   invalid += last.filter((r) => r.request === null).length;
   rt.log.info({ batch: batch.id, rows: total, invalid, repeats, duplicateOf: duplicate?.id }, 'batch stored');
   return { loaded: true, rows: total };
+}
+
+/** The column report of the batch a retry batch retries (`topup retry`, also `--repeats`: named in its file name). */
+function retriedReport(rt: Runtime, batch: Batch): ReturnType<typeof readColumnReport> {
+  if (batch.origin !== 'retry') return null;
+  const id = batch.retryOf ?? /\.retry-(b\d{6}-[0-9a-f]{6})\.csv$/i.exec(batch.sourceName)?.[1];
+  const earlier = id === undefined ? undefined : rt.batches.get(id);
+  return earlier ? readColumnReport(rt, earlier) : null;
 }
 
 function notOurs(rt: Runtime, batch: Batch): LoadOutcome {

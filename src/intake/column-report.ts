@@ -280,3 +280,25 @@ export async function settleColumns(path: string, header: HeaderMap, catalog: Ca
   });
   return out;
 }
+
+/**
+ * A retry batch reads the cells of the batch it retries (claim/retry.ts), a few of its rows only:
+ * its Amount / Count column is read as that batch read it, never decided again from the rows
+ * left, which could buy 3 codes where the batch it retries bought (or tried) 1.
+ */
+export function keepEarlierReading(header: HeaderMap, earlier: ColumnReport): HeaderMap {
+  const candidates = header.maybeQuantity ?? [];
+  if (candidates.length === 0) return header;
+  const out: HeaderMap = { ...header, fields: { ...header.fields }, via: { ...header.via }, unread: new Map(header.unread) };
+  delete out.maybeQuantity;
+  for (const col of candidates) {
+    const before = earlier.columns.find((c) => c.position === col + 1);
+    if (before?.read.some((r) => r.field === 'quantity') && out.fields.quantity === undefined) {
+      out.fields.quantity = col;
+      out.via!.quantity = 'rows';
+    } else {
+      out.unread!.set(col, { field: 'quantity', warn: false, why: 'not read as a quantity by the batch this retries: carried through, not read' });
+    }
+  }
+  return out;
+}
