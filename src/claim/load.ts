@@ -23,6 +23,9 @@ import { join } from 'node:path';
 import { InputFileError, coerceError } from '../errors.js';
 import { contentHash, openOrderFile } from '../intake/formats/index.js';
 import { createRowValidator, formatProblems } from '../intake/validate.js';
+import { keepEarlierReading, settleColumns } from '../intake/column-report.js';
+import type { CatalogIndex } from '../intake/catalog.js';
+import { keepColumnReport, readColumnReport } from '../outbox/summary.js';
 import type { Runtime } from '../runtime.js';
 import type { Batch } from '../store/batches.js';
 import type { NewRow } from '../store/rows.js';
@@ -58,14 +61,27 @@ export async function loadBatch(rt: Runtime, batch: Batch): Promise<LoadOutcome>
 
   let validator: ReturnType<typeof createRowValidator> | undefined;
   if (!duplicate) {
+    let index: CatalogIndex;
     try {
-      const { index } = await rt.catalog.get();
-      validator = createRowValidator(file.header.header, index);
+      ({ index } = await rt.catalog.get());
     } catch (err) {
       file.close();
       const message = `cannot read the catalog: ${coerceError(err).message}`;
       rt.batches.setWait(batch.id, 'catalog', message);
       return { loaded: false, reason: 'catalog', message };
+    }
+    try {
+      // An Amount / Count column is read as the quantity only when the file's rows show it is one;
+      // a retry reads it as the batch it retries did.
+      const earlier = retriedReport(rt, batch);
+      const header = earlier ? keepEarlierReading(file.header.header, earlier) : await settleColumns(path, file.header.header, index);
+      validator = createRowValidator(header, index);
+    } catch (err) {
+      file.close();
+      const e = coerceError(err);
+      if (!(e instanceof InputFileError)) throw e;
+      failBatch(rt, batch, e.message);
+      return { loaded: false, reason: 'file-error', message: e.message };
     }
   }
 
@@ -170,6 +186,10 @@ export async function loadBatch(rt: Runtime, batch: Batch): Promise<LoadOutcome>
     return { loaded: false, reason: 'file-error', message };
   }
 
+  // How the columns were read, for the summary written when the batch ends (outbox/summary.ts).
+  // Kept before the batch opens: a kill between leaves a claimed batch, loaded again from the start.
+  if (validator) keepColumnReport(rt, batch, validator.columns());
+
   // The last chunk and the opening in one transaction, still only while the batch is ours.
   const last = rows;
   rows = [];
@@ -194,6 +214,14 @@ export async function loadBatch(rt: Runtime, batch: Batch): Promise<LoadOutcome>
   invalid += last.filter((r) => r.request === null).length;
   rt.log.info({ batch: batch.id, rows: total, invalid, repeats, duplicateOf: duplicate?.id }, 'batch stored');
   return { loaded: true, rows: total };
+}
+
+/** The column report of the batch a retry batch retries (`topup retry`, also `--repeats`: named in its file name). */
+function retriedReport(rt: Runtime, batch: Batch): ReturnType<typeof readColumnReport> {
+  if (batch.origin !== 'retry') return null;
+  const id = batch.retryOf ?? /\.retry-(b\d{6}-[0-9a-f]{6})\.csv$/i.exec(batch.sourceName)?.[1];
+  const earlier = id === undefined ? undefined : rt.batches.get(id);
+  return earlier ? readColumnReport(rt, earlier) : null;
 }
 
 function notOurs(rt: Runtime, batch: Batch): LoadOutcome {

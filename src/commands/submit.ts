@@ -11,7 +11,7 @@ import type { Command } from 'commander';
 import { claimFile } from '../claim/claim.js';
 import { InputFileError } from '../errors.js';
 import { ExitCode } from '../exit-codes.js';
-import { formatOfName } from '../intake/formats/index.js';
+import { refusedFile } from '../intake/formats/index.js';
 import { describeWriters, openForWriting } from '../intake/writers.js';
 import { Notifier } from '../notify/notifier.js';
 import type { BatchSummary } from '../outbox/summary.js';
@@ -29,13 +29,13 @@ export function registerSubmit(program: Command): void {
     .option('--again', 'order a file identical to one processed before (new trxids: these are NEW purchases)')
     .option('--json', 'print the batch summary as JSON on stdout when done')
     .option('--quiet', 'no progress output')
-    .addHelpText('after', '\nExit code: 0 when every row completed; 1 when some did not (see the result file); 130 when stopped by Ctrl-C (a running daemon carries the batch on; without one it waits for topup daemon).')
+    .addHelpText('after', '\nExit code: 0 when every row completed; 1 when some did not (see the result file), or the file has no order rows; 130 when stopped by Ctrl-C (a running daemon carries the batch on; without one it waits for topup daemon).')
     .action(async (file: string, opts: { again?: boolean; json?: boolean; quiet?: boolean }, cmd: Command) => {
       const path = resolve(file);
       if (!existsSync(path) || !statSync(path).isFile()) throw new InputFileError(`${file}: no such file`);
       // A kind of file topup never reads is refused before it becomes a batch.
-      const format = formatOfName(path);
-      if ('refused' in format) throw new InputFileError(`${file}: ${format.refused}`);
+      const refused = await refusedFile(path);
+      if (refused !== undefined) throw new InputFileError(`${file}: ${refused}`);
       // The file is copied at once (claim.ts), so one look suffices: a file some process still
       // holds open for writing may be half written (a copy or a save in progress). Where that
       // cannot be seen (intake/writers.ts), the copy still refuses a file that changes under it.
@@ -86,6 +86,8 @@ export function report(rt: Runtime, batchId: string, summary: BatchSummary | nul
       `${c.review ? `, ${c.review} to review` : ''}; spent ${summary.spentUsd.toFixed(2)} USD` +
       `${summary.balanceAfterUsd === null ? '' : `; balance now ${summary.balanceAfterUsd.toFixed(2)} USD`}`,
   );
+  for (const note of summary.notes ?? []) say(`note: ${note}`);
   say(`results: ${summary.resultFile}`);
-  return c.completed === summary.rows ? ExitCode.Ok : ExitCode.NotAllCompleted;
+  // A file without order rows ordered nothing: not "every row completed".
+  return summary.rows > 0 && c.completed === summary.rows ? ExitCode.Ok : ExitCode.NotAllCompleted;
 }

@@ -61,8 +61,12 @@ export function checkQuantity(entry: CatalogEntry, text: string, problems: { col
   const { product } = entry;
   const refuse = (reason: string): undefined => void problems.push({ column, reason });
   if (entry.kind !== 'stock') {
-    if (text === '') return 1;
-    return refuse('only game keys and gift cards take a quantity; leave it blank for top-ups');
+    // A top-up row buys one top-up: 1 says just that (and is not sent: the API refuses a
+    // quantity on a top-up). More than one is never bought as one.
+    if (text === '' || text === '1') return 1;
+    const n = parseWholeNumber(text);
+    if (n !== undefined && n > 1) return refuse(`a top-up is bought once per row: write ${n} rows to buy it ${n} times (only game keys and gift cards take a quantity)`);
+    return refuse('only game keys and gift cards take a quantity; leave it blank (or 1) for top-ups');
   }
   const n = text === '' ? 1 : parseWholeNumber(text);
   if (n === undefined) {

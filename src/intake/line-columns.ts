@@ -7,7 +7,8 @@
  *     accepts for them);
  *  2. the label the catalog shows for the field on THIS line (`Player ID`, `User ID`,
  *     `Zone ID`, `Server`, `UID`, `Riot ID (name#tag)`, … also without the part in brackets);
- *  3. a common name (COMMON below: `player`, `zone`, `server`, …).
+ *  3. a common name (the `also` spellings of columns.ts SPELLINGS: `player`, `zone`, `server`,
+ *     `Role ID`, `Zona`, `Servidor`, …).
  * The strongest kind that names the field decides; weaker ones are then ignored (a file that
  * has both `userId` and `Player ID` sends `userId`, and carries `Player ID` through). A label
  * may name different fields on different lines: `Server ID` is the API's `serverId` for most
@@ -15,31 +16,21 @@
  * takes no `serverId`) that column is its `moreId`. Two columns of the same kind naming one
  * field, or one column naming two fields of a line, is ambiguous: a file-level problem.
  */
-import { canonicalField, normaliseName, type HeaderMap, type OrderField } from './columns.js';
+import { canonicalField, headerKey, lineSpellings, type HeaderMap, type OrderField } from './columns.js';
 import type { RequiredField } from './catalog.js';
 
 export type LineField = RequiredField['field'];
 
-/** Common header names for the line fields, beyond the API's names. Keys are normalised. */
-export const COMMON: Readonly<Record<string, LineField>> = Object.freeze({
-  player: 'userId',
-  playerid: 'userId',
-  playeruid: 'userId',
-  user: 'userId',
-  uid: 'userId',
-  gameid: 'userId',
-  riotid: 'userId',
-  zone: 'zoneId',
-  server: 'serverId',
-});
+/** Common header names for the line fields, beyond the API's names (columns.ts SPELLINGS). Keys are headerKeys. */
+export const COMMON: Readonly<Record<string, LineField>> = Object.freeze(Object.fromEntries(lineSpellings()) as Record<string, LineField>);
 
 /** Fields every line's columns are decided for once per file (columns.ts), never by label. */
 const FIXED: ReadonlySet<OrderField> = new Set(['pid', 'slug', 'pack', 'trxid', 'quantity', 'maxPriceUsd']);
 
 /** `Riot ID (name#tag)` is matched as written and as `Riot ID`. */
-function labelForms(label: string): string[] {
-  const forms = [normaliseName(label)];
-  const bare = normaliseName(label.replace(/\([^)]*\)|\[[^\]]*\]/g, ''));
+export function labelForms(label: string): string[] {
+  const forms = [headerKey(label)];
+  const bare = headerKey(label.replace(/\([^)]*\)|\[[^\]]*\]/g, ''));
   if (bare !== '' && bare !== forms[0]) forms.push(bare);
   return forms;
 }
@@ -57,17 +48,22 @@ export interface LineColumns {
 export interface HeaderNames {
   names: readonly string[];
   direct: readonly (OrderField | undefined)[];
+  /** Columns read as pid, slug, pack, trxid, quantity or maxPriceUsd (by any spelling): never a line field. */
+  fixed: ReadonlySet<number>;
 }
 
 export function headerNames(header: HeaderMap): HeaderNames {
+  const fixed = new Set<number>();
+  for (const f of FIXED) if (header.fields[f] !== undefined) fixed.add(header.fields[f]);
   return {
-    names: header.columns.map((c) => (c.trim() === '' ? '' : normaliseName(c))),
+    names: header.columns.map((c) => (c.trim() === '' ? '' : headerKey(c))),
     direct: header.columns.map((c) => (c.trim() === '' ? undefined : canonicalField(c))),
+    fixed,
   };
 }
 
 /** Resolves the columns for one pack's required fields (the same for every pack of a line and shape). */
-export function resolveLineColumns({ names, direct }: HeaderNames, required: readonly RequiredField[]): LineColumns {
+export function resolveLineColumns({ names, direct, fixed }: HeaderNames, required: readonly RequiredField[]): LineColumns {
   const at: Partial<Record<LineField, number>> = {};
   const ambiguous: Partial<Record<LineField, number[]>> = {};
   const taken = new Set<number>();
@@ -81,7 +77,7 @@ export function resolveLineColumns({ names, direct }: HeaderNames, required: rea
   }
   // Label and common names, for the fields no column names directly. A column the API's name
   // gives to a fixed field (pid, trxid, …) or to a field this line takes is never borrowed.
-  const free = (i: number): boolean => names[i] !== '' && !taken.has(i) && !FIXED.has(direct[i] as OrderField);
+  const free = (i: number): boolean => names[i] !== '' && !taken.has(i) && !FIXED.has(direct[i] as OrderField) && !fixed.has(i);
   const chosen = new Map<number, LineField[]>();
   for (const req of open) {
     const labels = labelForms(req.label);
@@ -109,10 +105,10 @@ export function resolveLineColumns({ names, direct }: HeaderNames, required: rea
  * is one or two letters away from the field's API name, its label or a common name for it.
  */
 export function guessColumn(header: HeaderMap, used: ReadonlySet<number>, field: LineField, label: string): number | undefined {
-  const targets = new Set([normaliseName(field), ...labelForms(label), ...Object.keys(COMMON).filter((k) => COMMON[k] === field)]);
+  const targets = new Set([headerKey(field), ...labelForms(label), ...Object.keys(COMMON).filter((k) => COMMON[k] === field)]);
   const hits: number[] = [];
   header.columns.forEach((c, i) => {
-    const n = normaliseName(c);
+    const n = headerKey(c);
     if (n.length < 2 || used.has(i) || canonicalField(c) !== undefined) return;
     for (const t of targets) {
       if ((n.length >= 3 && t.includes(n)) || (t.length >= 3 && n.includes(t)) || (t.length >= 4 && distance(n, t) <= (t.length >= 7 ? 2 : 1))) {

@@ -86,7 +86,12 @@ export function packFacts(entry: CatalogEntry, shape: PackContext): PackFacts {
   };
 }
 
-export type LinePlan = Omit<PackFacts, 'problems' | 'game' | 'facts'> & { labels: ReadonlyMap<LineField, string>; used: ReadonlySet<number> };
+export type LinePlan = Omit<PackFacts, 'problems' | 'game' | 'facts'> & {
+  labels: ReadonlyMap<LineField, string>;
+  used: ReadonlySet<number>;
+  /** The game's name, for the column report (column-report.ts). */
+  gameName: string;
+};
 
 /** What every pack of a game line (of one shape) shares: worked out once per line, not per pack. */
 function linePlan(entry: CatalogEntry, shape: PackContext): LinePlan {
@@ -114,6 +119,7 @@ function linePlan(entry: CatalogEntry, shape: PackContext): LinePlan {
     labels,
     used: new Set<number>([...shape.fixedByCol.keys(), ...columns.byCol.keys()]),
     splitsZone: entry.kind === 'ml' && labels.has('zoneId'),
+    gameName: entry.product.gameName || entry.product.slug,
   };
   shape.linePlans.set(key, plan);
   return plan;

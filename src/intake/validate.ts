@@ -4,7 +4,10 @@
  * Choices:
  *  - A row whose cells are all blank is invalid ("empty row"), so every input row has a result.
  *  - Keys/cards without a quantity (column absent or cell blank) order 1.
- *  - Any non-blank quantity on a top-up line is refused, even "1": the API would reject it.
+ *  - A quantity on a top-up line is refused unless it is "1" (one top-up per row; never sent:
+ *    the API would reject it). More than one is never bought as one.
+ *  - A key/card row with a number other than 1 in a column that is surely a quantity but not
+ *    one topup reads (`QTY_ORDER`) is refused, never bought as 1 (column-report.ts).
  *  - Fields the line does not need are ignored, never sent.
  *  - trxids are compared case-insensitively for the duplicate check (the API might not tell
  *    `A1` from `a1`, and a replay would silently skip the second row). The first one wins.
@@ -17,18 +20,20 @@
  *  - Workbook cells that are not what they show (cell-notes.ts) are refused in order columns.
  */
 import type { OrderRequest } from '../api/schemas.js';
-import { columnName, type HeaderMap, type OrderField } from './columns.js';
+import { canonicalField, columnName, headerKey, type HeaderMap, type OrderField } from './columns.js';
 import { isActive, type CatalogEntry, type CatalogIndex, type LineKind, type RequiredField } from './catalog.js';
 import { BODY_ORDER, packFacts, type PackContext, type PackFacts, type RowProblem } from './pack-facts.js';
 import { idProblem, numberFormatDamage, parseUsd, parseWholeNumber, splitMlId } from './field-rules.js';
 import { checkQuantity, fieldProblem, ordered } from './field-checks.js';
 import { noteProblem } from './cell-notes.js';
 import { FileProblems, type FileProblem } from './file-problems.js';
-import { headerNames } from './line-columns.js';
+import { COMMON, headerNames, labelForms } from './line-columns.js';
+import { columnReport, lookalikeColumns, type ColumnReport } from './column-report.js';
 import { allBlank, type RawRow } from './formats/index.js';
 import { roundCents } from '../money.js';
 
 export type { FileProblem } from './file-problems.js';
+export type { ColumnReading, ColumnReport } from './column-report.js';
 export type { RowProblem } from './pack-facts.js';
 
 export interface ValidOrder {
@@ -36,6 +41,8 @@ export interface ValidOrder {
   request: OrderRequest;
   givenTrxid: string | undefined;
   slug: string;
+  /** The catalog's name of the game (for the quote's breakdown). */
+  gameName: string;
   packName: string;
   unitPriceUsd: number;
   quantity: number;
@@ -55,6 +62,8 @@ export interface RowValidator {
    * nothing in the file may be ordered, and the row problems carrying its key are its echoes.
    */
   fileProblems(): FileProblem[];
+  /** How every column was read, and the warnings about the columns (once every row is validated). */
+  columns(): ColumnReport;
 }
 
 export function formatProblems(problems: RowProblem[]): string {
@@ -102,9 +111,25 @@ export function createRowValidator(header: HeaderMap, catalog: CatalogIndex): Ro
     return f;
   };
   const at = shape.at;
+  // A column named like a line field (`Player ID`, `zone`, `Riot ID (name#tag)`) is understood, not a lookalike.
+  const lineNamed = (key: string): OrderField | undefined => COMMON[key];
+  const lookalikes = lookalikeColumns(header, (key) => lineNamed(key) ?? lineNamed(labelForms(key).at(-1) ?? key));
+  // Columns that are surely a quantity but not read as one: a key/card row with a value in them is not bought as 1.
+  const unreadQuantity = at.quantity === undefined ? lookalikes.filter((l) => l.surelyQuantity).map((l) => l.index) : [];
 
   return {
     fileProblems: () => fileProblems.problems(),
+    columns: () => {
+      const plans = [...shape.linePlans.values()];
+      const labelled = new Map<string, OrderField>();
+      for (const p of plans) for (const [f, label] of p.labels) for (const form of labelForms(label)) labelled.set(form, f);
+      const lineFieldOf = (i: number): OrderField | undefined => {
+        const cell = header.columns[i] ?? '';
+        const key = headerKey(cell);
+        return canonicalField(cell) ?? COMMON[key] ?? labelled.get(key) ?? labelForms(cell).map((k) => labelled.get(k) ?? COMMON[k]).find((f) => f !== undefined);
+      };
+      return columnReport(header, plans.map((p) => ({ game: p.gameName, at: p.columns.at })), lookalikes, lineFieldOf);
+    },
     validate(row: RawRow): RowVerdict {
       if (row.parseError !== undefined) return { ok: false, problems: [{ column: 'row', reason: row.parseError }] };
       const cells = row.cells;
@@ -156,6 +181,7 @@ export function createRowValidator(header: HeaderMap, catalog: CatalogIndex): Ro
 
       const quantity = checkQuantity(entry, cellOf(cells, at.quantity), problems, shape.names.quantity);
       if (entry.kind === 'stock' && quantity !== undefined) request.quantity = quantity;
+      if (entry.kind === 'stock' && unreadQuantity.length > 0) unreadQuantityProblems(cells, unreadQuantity, header, problems);
 
       if (maxPriceUsd !== undefined && product.price > maxPriceUsd + 1e-9) {
         add(problems, shape, 'maxPriceUsd', `the pack now costs ${product.price} USD, above your maximum of ${maxPriceUsd} USD`);
@@ -169,6 +195,7 @@ export function createRowValidator(header: HeaderMap, catalog: CatalogIndex): Ro
           request: pack.inBodyOrder ? request : ordered(request, BODY_ORDER),
           givenTrxid: trxid === '' ? undefined : trxid,
           slug: product.slug,
+          gameName: product.gameName || product.slug,
           packName: product.serviceName,
           unitPriceUsd: product.price,
           quantity,
@@ -179,6 +206,19 @@ export function createRowValidator(header: HeaderMap, catalog: CatalogIndex): Ro
       };
     },
   };
+}
+
+/** A key/card row with a number of codes in a column topup does not read as the quantity: refused, never bought as 1. */
+function unreadQuantityProblems(cells: readonly string[], cols: readonly number[], header: HeaderMap, problems: Problems): void {
+  for (const i of cols) {
+    const text = cellOf(cells, i);
+    if (text === '' || text === '1') continue;
+    const name = header.columns[i]?.trim() ?? '';
+    problems.push({
+      column: name,
+      reason: `"${text}" looks like the number of codes to buy, but "${name}" is not a column name topup reads as the quantity, so the row is not bought (not even as 1); rename the column to "quantity"`,
+    });
+  }
 }
 
 function add(problems: Problems, shape: FileShape, field: OrderField, reason: string): void {

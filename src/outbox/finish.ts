@@ -10,7 +10,7 @@ import type { Runtime } from '../runtime.js';
 import type { Batch } from '../store/batches.js';
 import { writeBatchResults } from './write-results.js';
 import { removePartials } from './partial.js';
-import { summarize, writeSummaryFile, type BatchSummary } from './summary.js';
+import { readColumnReport, summarize, writeSummaryFile, type BatchSummary } from './summary.js';
 import { outboxPaths } from './paths.js';
 import { lateLines } from './late-lines.js';
 
@@ -38,7 +38,7 @@ export async function finishBatch(rt: Runtime, batch: Batch): Promise<BatchSumma
   const xlsx = batch.dialect.xlsx ? paths.resultXlsx : null;
   await writeBatchResults(rt, batch, { csv: paths.resultFile, xlsx }, false, late.lines);
   removePartials(rt, batch);
-  const summary = summarize(batch, rt.rows.iterate(batch.id), { csv: paths.resultFile, xlsx }, balanceAfter, now, late);
+  const summary = summarize(batch, rt.rows.iterate(batch.id), { csv: paths.resultFile, xlsx }, balanceAfter, now, late, readColumnReport(rt, batch));
   writeSummaryFile(paths.summaryFile, summary);
   // The files are written and the batch not yet done: a crash here writes them again (same names).
   await rt.clock.yield();
@@ -47,5 +47,6 @@ export async function finishBatch(rt: Runtime, batch: Batch): Promise<BatchSumma
     { batch: batch.id, file: batch.sourceName, counts: summary.counts, spentUsd: summary.spentUsd, refundedUsd: summary.refundedUsd, result: paths.resultFile },
     'batch finished',
   );
+  if (summary.rows === 0 && !batch.duplicateOf) rt.log.warn({ batch: batch.id, file: batch.sourceName }, `${batch.sourceName}: ${summary.notes[0]}`);
   return summary;
 }

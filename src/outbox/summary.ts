@@ -3,8 +3,18 @@
  * before and after, and the rows an operator must look at (`review`). spentUsd and refundedUsd
  * add up the same per-row cents as the result's netUsd column (results.ts rowMoney), so the
  * column's sum is spentUsd exactly.
+ *
+ * `columns` says how each column of the file was read (intake/column-report.ts), and `notes`
+ * what was said about the file as a whole (columns that look like order fields but were not
+ * read, a file without order rows). The batch's loader keeps the column report beside its file
+ * in jobs/<batch>/.columns.json (a dot-file: the orphan scan ignores it), because the summary is
+ * written when the batch ends, possibly by another process after a restart.
  */
+import { readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import type { Batch } from '../store/batches.js';
+import type { ColumnReport } from '../intake/column-report.js';
+import type { Runtime } from '../runtime.js';
 import { emptyCounts, type Row, type StateCounts } from '../store/rows.js';
 import { writeFileAtomic } from './atomic-write.js';
 import { describeAudit } from '../api/audit.js';
@@ -37,9 +47,35 @@ export interface BatchSummary {
   changedAfterRead?: { lines: number[]; note: string };
   /** Review rows settled later: by the recheck (`found`) or by an operator. */
   resolved: { line: number; trxid: string | null; resolution: string; by: string | null; at: string | null; status: string; orderId: string | null }[];
+  /** How each column of the file was read; null when its rows were not read (a duplicate file). */
+  columns: ColumnReport['columns'] | null;
+  /** About the file as a whole: warnings about its columns, hints, a file without order rows. */
+  notes: string[];
   createdAt: string;
   startedAt: string | null;
   finishedAt: string;
+}
+
+export const NO_ORDER_ROWS = 'the file has no order rows (only its header): nothing was ordered';
+
+const COLUMNS_FILE = '.columns.json';
+
+function columnsPath(rt: Runtime, batch: Batch): string {
+  return join(rt.config.home, dirname(batch.jobFile), COLUMNS_FILE);
+}
+
+/** Kept when the batch's rows are stored (claim/load.ts), for the summary written when it ends. */
+export function keepColumnReport(rt: Runtime, batch: Batch, report: ColumnReport): void {
+  writeFileAtomic(columnsPath(rt, batch), `${JSON.stringify(report)}\n`);
+}
+
+/** The report kept for the batch, or null (a duplicate, a batch stored before reports were kept). */
+export function readColumnReport(rt: Runtime, batch: Batch): ColumnReport | null {
+  try {
+    return JSON.parse(readFileSync(columnsPath(rt, batch), 'utf8')) as ColumnReport;
+  } catch {
+    return null;
+  }
 }
 
 
@@ -50,6 +86,7 @@ export function summarize(
   balanceAfter: number | null,
   now: number,
   late: { lines: readonly { line: number }[]; note: string | null } = { lines: [], note: null },
+  columns: ColumnReport | null = null,
 ): BatchSummary {
   const counts = emptyCounts();
   let spentCents = 0;
@@ -98,6 +135,8 @@ export function summarize(
     codesMissing,
     ...(late.note === null ? {} : { changedAfterRead: { lines: late.lines.map((l) => l.line), note: late.note } }),
     resolved,
+    columns: columns?.columns ?? null,
+    notes: [...(n === 0 && !batch.duplicateOf ? [NO_ORDER_ROWS] : []), ...(columns?.warnings ?? []), ...(columns?.hints ?? [])],
     createdAt: new Date(batch.createdAt).toISOString(),
     startedAt: batch.startedAt === null ? null : new Date(batch.startedAt).toISOString(),
     finishedAt: new Date(now).toISOString(),

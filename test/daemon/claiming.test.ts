@@ -30,8 +30,9 @@ describe('§1 claiming', () => {
     expect(readdirSync(home.inbox).sort()).toEqual(['.hidden.csv', 'draft.csv.tmp', 'orders.xlsx.crdownload', 'upload.csv.part', '~$lock.csv']);
     const batches = readdirSync(home.jobs).filter((d) => d.startsWith('b'));
     expect(batches).toHaveLength(1);
-    // Beside the file, where it came from (for a database that loses the batch: src/claim/orphans.ts).
-    expect(readdirSync(join(home.jobs, batches[0]!)).sort()).toEqual(['.claim.json', 'UPPER.CSV']);
+    // Beside the file, where it came from (for a database that loses the batch: src/claim/orphans.ts),
+    // and how its columns were read (for the summary: src/outbox/summary.ts).
+    expect(readdirSync(join(home.jobs, batches[0]!)).sort()).toEqual(['.claim.json', '.columns.json', 'UPPER.CSV']);
     expect(JSON.parse(readFileSync(join(home.jobs, batches[0]!, '.claim.json'), 'utf8'))).toMatchObject({ batch: batches[0], origin: 'inbox', file: 'UPPER.CSV' });
     expect(sb.admin.ledger().orders).toHaveLength(2);
   });

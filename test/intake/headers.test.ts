@@ -119,8 +119,8 @@ describe('a column the file lacks is one file-level problem', () => {
     ]);
   });
 
-  it('"zone no" is guessed as the zone column', () => {
-    expect(run(['pid', 'userId', 'zone no'], [['301', '12345678', '2001']]).fileProblems[0]?.message).toMatch(/rename column "zone no" to "zoneId"/);
+  it('"zone number" is guessed as the zone column ("Zone No" is a spelling of it: columns.ts SPELLINGS)', () => {
+    expect(run(['pid', 'userId', 'zone number'], [['301', '12345678', '2001']]).fileProblems[0]?.message).toMatch(/rename column "zone number" to "zoneId"/);
   });
 
   it('a blank cell in a column that exists is a row problem, not a file problem', () => {

@@ -205,12 +205,14 @@ describe('quantity', () => {
     expect(problemsOf(one(['pid'], ['802']))).toEqual([{ column: 'quantity', reason: '"Steam 50 USD" is out of stock' }]);
   });
 
-  it('is refused on a top-up line, even 1', () => {
-    for (const q of ['1', '5']) {
-      expect(problemsOf(one(['pid', 'userId', 'qty', 'quantity'], ['101', '5123456789', '', q]))).toEqual([
-        { column: 'quantity', reason: 'only game keys and gift cards take a quantity; leave it blank for top-ups' },
-      ]);
-    }
+  it('is refused on a top-up line unless it is 1 (one top-up per row; 1 is not sent)', () => {
+    expect(orderOf(one(['pid', 'userId', 'qty', 'quantity'], ['101', '5123456789', '', '1'])).request).toEqual({ pid: '101', trxid: '', userId: '5123456789' });
+    expect(problemsOf(one(['pid', 'userId', 'qty', 'quantity'], ['101', '5123456789', '', '5']))).toEqual([
+      { column: 'quantity', reason: 'a top-up is bought once per row: write 5 rows to buy it 5 times (only game keys and gift cards take a quantity)' },
+    ]);
+    expect(problemsOf(one(['pid', 'userId', 'quantity'], ['101', '5123456789', 'x']))).toEqual([
+      { column: 'quantity', reason: 'only game keys and gift cards take a quantity; leave it blank (or 1) for top-ups' },
+    ]);
   });
 });
 
@@ -238,7 +240,7 @@ describe('rows with several problems, empty rows, parse errors', () => {
     const [, v] = check(columns, ['301', 'D', '12345678', '1', '', ''], ['301', 'D', '12 34', '1.2E+3', '2', '0.5']);
     const p = problemsOf(v as RowVerdict);
     expect(p.map((x) => x.column)).toEqual(['trxid', 'userId', 'zoneId', 'quantity', 'maxPriceUsd']);
-    expect(formatProblems(p)).toMatch(/^trxid: .*; userId: .*; zoneId: .*; quantity: only game keys .*; maxPriceUsd: the pack now costs/);
+    expect(formatProblems(p)).toMatch(/^trxid: .*; userId: .*; zoneId: .*; quantity: a top-up is bought once per row.*; maxPriceUsd: the pack now costs/);
   });
 
   it('an all-blank row is invalid "empty row"; a parse error is passed on', () => {

@@ -34,15 +34,44 @@ function form(ctx: PageCtx, svc: Services, error?: string): Html {
 </form>`;
 }
 
+const CARRIED = 'yours: carried through to the result';
+/** Columns listed one by one; beyond that the plain carried-through ones are only counted. */
+const SHOWN_COLUMNS = 60;
+
+/** How the file's columns were read: every column read (or worth a word) on its own line, the plain carried-through ones together. */
+function columnsView(q: Quote): Html {
+  if (q.columns.length === 0) return html``;
+  const worth = q.columns.filter((c) => c.note !== CARRIED);
+  const carried = q.columns.filter((c) => c.note === CARRIED);
+  const rows = worth.slice(0, SHOWN_COLUMNS).map((c) => html`<tr data-column="${c.column}"><td class="num">${c.position}</td><td>${c.column}</td><td>${c.read.length > 0 ? c.read.map((r) => r.field).join(', ') : '—'}</td><td>${c.note}</td></tr>`);
+  const shownCarried = carried.slice(0, 30).map((c) => c.column);
+  return html`<h3 id="columns">How the columns were read</h3>
+${tableWrap('Columns', html`<table data-columns><thead><tr><th scope="col">#</th><th scope="col">Column</th><th scope="col">Read as</th><th scope="col">How</th></tr></thead><tbody>${rows}</tbody></table>`)}
+${worth.length > SHOWN_COLUMNS ? html`<p class="muted">The first ${SHOWN_COLUMNS} of ${worth.length} are shown (all of them: <code>topup validate --json</code>).</p>` : ''}
+${carried.length > 0 ? html`<p class="muted" data-carried>Carried through to the result as your own (${carried.length}): ${shownCarried.join(', ')}${carried.length > shownCarried.length ? `, and ${carried.length - shownCarried.length} more` : ''}.</p>` : ''}`;
+}
+
+/** What the total is made of, by game and pack. */
+function packsView(q: Quote): Html {
+  if (q.byPack.length === 0) return html``;
+  const rows = q.byPack.map((p) => html`<tr data-pack="${p.pid}"><td>${p.game}</td><td>${p.pack}</td><td><code>${p.pid}</code></td><td class="num">${p.rows}</td><td class="num">${p.quantity}</td><td class="num">${usd(p.usd)}</td></tr>`);
+  return html`<h3 id="by-pack">By game and pack</h3>
+${tableWrap('By game and pack', html`<table data-by-pack><thead><tr><th scope="col">Game</th><th scope="col">Pack</th><th scope="col">pid</th><th scope="col">Rows</th><th scope="col">Quantity</th><th scope="col">USD</th></tr></thead><tbody>${rows}</tbody>
+<tfoot><tr><th scope="row" colspan="3">Total</th><td class="num">${q.validRows}</td><td class="num">${q.byPack.reduce((n, p) => n + p.quantity, 0)}</td><td class="num">${usd(q.totalUsd)}</td></tr></tfoot></table>`)}`;
+}
+
 function quoteView(ctx: PageCtx, svc: Services, u: Upload, q: Quote): Html {
   const blocked =
     q.fileProblems.length > 0 ? 'The file would be refused whole: nothing in it would be ordered. Fix it and upload it again.'
       : q.duplicateOf ? `This file is identical to batch ${q.duplicateOf}: submitting it would order nothing. To order the same rows again, change the file (or use topup submit --again).`
-        : q.validRows === 0 ? 'No row of this file can be sent.' : null;
-  const problems = q.problems.slice(0, SHOWN_PROBLEMS).map((p) => html`<tr><td class="num">${p.line}</td><td>${p.column}</td><td>${p.problem}</td></tr>`);
+        : q.rows === 0 ? 'The file has no order rows, only its header: there is nothing to order.'
+          : q.validRows === 0 ? 'No row of this file can be sent.' : null;
+  // Repeats are summed up per earlier batch; the table lists the other problems row by row.
+  const rowProblems = q.problems.filter((p) => p.repeatOf === undefined);
+  const problems = rowProblems.slice(0, SHOWN_PROBLEMS).map((p) => html`<tr><td class="num">${p.line}</td><td>${p.column}</td><td>${p.problem}</td></tr>`);
   return html`<section aria-labelledby="quote"><h2 id="quote">Quote for ${u.name}</h2>
 <dl class="facts">
-  <div><dt>Rows</dt><dd>${q.rows} (${q.validRows} to send, ${q.invalidRows} with problems)</dd></div>
+  <div><dt>Rows</dt><dd>${q.rows} (${q.validRows} to send, ${q.invalidRows} with problems${q.repeatRows > 0 ? `, of which ${q.repeatRows} repeat earlier purchases` : ''})</dd></div>
   <div><dt>Total</dt><dd><strong data-quote-total>${usd(q.totalUsd)}</strong></dd></div>
   <div><dt>Balance${svc.rt.config.sandbox ? ' (sandbox)' : ''}</dt><dd>${usd(q.balanceUsd)}</dd></div>
   ${q.reservedUsd > 0 ? html`<div><dt>Reserved by unfinished batches</dt><dd>${usd(q.reservedUsd)}</dd></div>` : ''}
@@ -50,9 +79,14 @@ function quoteView(ctx: PageCtx, svc: Services, u: Upload, q: Quote): Html {
 </dl>
 ${q.affordable ? '' : html`<p class="message" role="alert">Not affordable: top up at least ${usd(-q.balanceAfterUsd)}. Submitted anyway, the batch waits for the top-up and then starts by itself.</p>`}
 ${q.fileProblems.length > 0 ? html`<h3>File problems</h3><ul class="errors">${q.fileProblems.map((p) => html`<li>${p}</li>`)}</ul>` : ''}
-${q.problems.length > 0 ? html`<h3>Row problems (${q.problems.length})</h3>
-<p class="muted">Rows with problems are not sent; every other row is. Each row gets one line in the result file.${q.problems.length > SHOWN_PROBLEMS ? ` The first ${SHOWN_PROBLEMS} are shown.` : ''}</p>
-${tableWrap('Row problems', html`<table><thead><tr><th scope="col">Line</th><th scope="col">Column</th><th scope="col">Problem</th></tr></thead><tbody>${problems}</tbody></table>`)}` : html`<p class="ok">Every row is valid.</p>`}
+${q.warnings.length > 0 ? html`<h3>Warnings</h3><ul class="alerts" data-warnings>${q.warnings.map((w) => html`<li class="message">${w}</li>`)}</ul>` : ''}
+${q.hints.length > 0 ? html`<ul class="alerts" data-hints>${q.hints.map((h) => html`<li>Hint: ${h}</li>`)}</ul>` : ''}
+${packsView(q)}
+${q.repeats.length > 0 ? html`<h3>Repeats of earlier purchases (${q.repeatRows})</h3><ul class="alerts" data-repeats>${q.repeats.map((g) => html`<li>${g.message}</li>`)}</ul>` : ''}
+${rowProblems.length > 0 ? html`<h3>Row problems (${rowProblems.length})</h3>
+<p class="muted">Rows with problems are not sent; every other row is. Each row gets one line in the result file.${rowProblems.length > SHOWN_PROBLEMS ? ` The first ${SHOWN_PROBLEMS} are shown.` : ''}</p>
+${tableWrap('Row problems', html`<table><thead><tr><th scope="col">Line</th><th scope="col">Column</th><th scope="col">Problem</th></tr></thead><tbody>${problems}</tbody></table>`)}` : q.problems.length === 0 && q.rows > 0 ? html`<p class="ok">Every row is valid.</p>` : ''}
+${columnsView(q)}
 ${blocked ? html`<p class="message" role="alert">${blocked}</p>`
   : ctx.readOnly ? ''
     : html`<form method="post" action="/upload/${u.id}/submit" class="submit-form">${csrfField(ctx)}
@@ -113,7 +147,7 @@ ${late ? html`<p class="message">It has not been taken for a minute. Is the daem
       return c.html(messagePage(pageCtx(c, svc), 'Submit', 'This upload is no longer kept: upload the file again.', '/upload'), 404);
     }
     const q = u.quote;
-    if (q.fileProblems.length > 0 || q.duplicateOf || q.validRows === 0) {
+    if (q.fileProblems.length > 0 || q.duplicateOf || q.rows === 0 || q.validRows === 0) {
       record(c, svc, 'submit', 'refused', { detail: `${u.name}: nothing in it can be ordered` });
       return c.html(messagePage(pageCtx(c, svc), 'Submit', 'Nothing in this file can be ordered (see its check).', `/upload/${u.id}`), 400);
     }

@@ -10,10 +10,17 @@
  *    is one of the candidates); a `.txt` that is not a table is refused for lacking the header.
  *  - Only `.xlsx` workbooks are read; `.xlsm`/`.xlsb`/`.xls`/`.ods`/`.numbers` are refused with
  *    the menu path that saves the same sheet as .xlsx or CSV.
+ *  - An `.xls` is looked into before it is described (refusedFile): many shops and web tools
+ *    save CSV text, an .xlsx or an HTML table under an .xls name, and "an old Excel 97–2003
+ *    workbook, open it in Excel" is wrong advice for those. CSV text named .xls is still refused,
+ *    not read: the rename to .csv is one step, and topup never reads a file as something its
+ *    name says it is not (the result would be named after an .xls that is not one).
  */
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
-import { extname } from 'node:path';
+import { open } from 'node:fs/promises';
+import { isUtf8 } from 'node:buffer';
+import { basename, extname } from 'node:path';
 import { InputFileError } from '../../errors.js';
 import { mapHeader } from '../columns.js';
 import { openCsv } from './csv.js';
@@ -54,13 +61,68 @@ export function formatOfName(name: string): { format: FileFormat } | { refused: 
   return { refused: `topup does not read ${ext} files; it reads order tables as .csv (CSV text) or .xlsx (Excel workbook); ${SAVE}` };
 }
 
+/** What an .xls really holds, from its first bytes. */
+function xlsContent(head: Buffer): 'ole2' | 'zip' | 'markup' | 'text' | 'binary' {
+  if (head.subarray(0, 4).equals(Buffer.from([0xd0, 0xcf, 0x11, 0xe0]))) return 'ole2';
+  if (head.subarray(0, 4).equals(Buffer.from([0x50, 0x4b, 0x03, 0x04]))) return 'zip';
+  let text: string;
+  if ((head[0] === 0xff && head[1] === 0xfe) || (head[0] === 0xfe && head[1] === 0xff)) {
+    const le = head[0] === 0xff;
+    const body = Buffer.from(head.subarray(2, 2 + ((head.length - 2) & ~1)));
+    if (!le) body.swap16();
+    text = body.toString('utf16le');
+  } else {
+    // The head may end inside a character: only the part before the last few bytes must be UTF-8.
+    const start = head[0] === 0xef && head[1] === 0xbb && head[2] === 0xbf ? 3 : 0;
+    const body = head.subarray(start, Math.max(start, head.length - (head.length >= 4096 ? 3 : 0)));
+    if (body.includes(0) || !isUtf8(body)) return 'binary';
+    text = body.toString('utf8');
+  }
+  if (/^\s*</.test(text)) return 'markup';
+  return /[\r\n,;\t]/.test(text) || text.trim() !== '' ? 'text' : 'binary';
+}
+
+/**
+ * Why a file is not read, looking into an .xls to say what it really is; undefined when its
+ * format is one topup reads.
+ */
+export async function refusedFile(path: string): Promise<string | undefined> {
+  const which = formatOfName(path);
+  if (!('refused' in which)) return undefined;
+  if (extname(path).toLowerCase() !== '.xls') return which.refused;
+  let head: Buffer;
+  try {
+    const fh = await open(path, 'r');
+    try {
+      const buf = Buffer.alloc(4096);
+      const { bytesRead } = await fh.read(buf, 0, buf.length, 0);
+      head = buf.subarray(0, bytesRead);
+    } finally {
+      await fh.close();
+    }
+  } catch {
+    return which.refused;
+  }
+  const stem = basename(path).slice(0, -'.xls'.length) || 'orders';
+  switch (head.length === 0 ? 'binary' : xlsContent(head)) {
+    case 'text':
+      return `this file is named .xls but is not an Excel workbook: it holds CSV text (the kind of .xls many shops and web tools export); rename it to "${stem}.csv" and drop it in again (or save it from your spreadsheet as "CSV UTF-8 (comma delimited)")`;
+    case 'zip':
+      return `this file is named .xls but is an Excel workbook of the current kind (.xlsx); rename it to "${stem}.xlsx" and drop it in again`;
+    case 'markup':
+      return `this file is named .xls but holds a web page (HTML/XML), not an Excel workbook (some shops export tables this way); open it in Excel and ${SAVE.replace('save it from your spreadsheet', 'save it')}`;
+    default:
+      return which.refused;
+  }
+}
+
 /**
  * Opens an order file of any accepted format: the header is read and mapped (file errors are
  * thrown as InputFileError), the rows are left to stream.
  */
 export async function openOrderFile(path: string): Promise<OrderFile> {
-  const which = formatOfName(path);
-  if ('refused' in which) throw new InputFileError(which.refused);
+  const refused = await refusedFile(path);
+  if (refused !== undefined) throw new InputFileError(refused);
   const table = await READERS[extname(path).toLowerCase()]!.open(path);
   try {
     return { header: { header: mapHeader(table.columns), ...table.meta }, batches: table.batches, close: table.close };
