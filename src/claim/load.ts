@@ -30,7 +30,7 @@ import type { Runtime } from '../runtime.js';
 import type { Batch } from '../store/batches.js';
 import type { NewRow } from '../store/rows.js';
 import { writeFileAtomic } from '../outbox/atomic-write.js';
-import { orderedAgain, purchaseFingerprint, repeatMessage } from './repeats.js';
+import { orderedAgain, purchaseFingerprint, skipRepeats } from './repeats.js';
 import { outboxPaths } from '../outbox/paths.js';
 import { inputDialect } from '../outbox/dialect.js';
 import { crashPoint } from '../crash-points.js';
@@ -157,7 +157,7 @@ export async function loadBatch(rt: Runtime, batch: Batch): Promise<LoadOutcome>
           expectedUsd: o.amountUsd,
           maxPriceUsd: o.maxPriceUsd ?? null,
           fingerprint,
-          // Judged when the batch opens, in the same transaction (rows.skipRepeats).
+          // Judged when the batch opens, in the same transaction (repeats.ts skipRepeats).
           repeatCheck: checkRepeats && !o.givenTrxid,
         });
       }
@@ -200,7 +200,7 @@ export async function loadBatch(rt: Runtime, batch: Batch): Promise<LoadOutcome>
     rt.batches.setDialect(batch.id, inputDialect(rt, batch, file.header));
     // Repeats of earlier purchases: decided here, in the transaction that opens the batch, so two
     // processes opening edited copies of one file cannot both buy (claim/repeats.ts).
-    if (checkRepeats) repeats = rt.rows.skipRepeats(batch.id, claimedAt - rt.config.repeatWindowMs, rt.clock.now(), (e) => repeatMessage(e, batch.id));
+    if (checkRepeats) repeats = skipRepeats(rt, batch, file.header.header.columns, claimedAt - rt.config.repeatWindowMs, rt.clock.now());
     if (duplicate) {
       rt.batches.markDuplicate(batch.id, file.header.header.columns);
     } else {

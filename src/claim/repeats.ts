@@ -29,6 +29,8 @@ import type { OrderRequest } from '../api/schemas.js';
 import type { Runtime } from '../runtime.js';
 import type { Batch } from '../store/batches.js';
 import type { EarlierPurchase } from '../store/row-reads.js';
+import { mapHeader } from '../intake/columns.js';
+import { isPlayerIdFailure } from '../api/classify.js';
 
 export { REPEAT_CODE } from '../store/rows.js';
 
@@ -47,20 +49,114 @@ export function orderedAgain(batch: Batch): boolean {
 
 export type { EarlierPurchase } from '../store/row-reads.js';
 
-/**
- * The earlier purchase this row would repeat, if any, for a dry run (topup validate, the console's
- * quote): a row of another stored batch within the window. The decision that counts is made when
- * the batch opens (rows.skipRepeats, in the opening transaction).
- */
-export function findRepeat(rt: Runtime, fingerprint: string, now: number, batch?: Batch): EarlierPurchase | undefined {
-  return rt.rows.earlierPurchase(fingerprint, batch?.id ?? '', now - rt.config.repeatWindowMs);
+/** A row as its file has it: the header and the row's cells (the reseller's own columns among them). */
+export interface RowInFile {
+  header: readonly string[];
+  cells: readonly string[];
 }
 
-/** `batchId`: the batch the row is in (for the command that buys it again); none for a dry run. */
-export function repeatMessage(e: EarlierPurchase, batchId?: string): string {
+const nameKey = (h: string): string => h.trim().toLowerCase().replace(/[\s_.-]+/g, '');
+
+/** The file's own columns (not read as an order field), by normalised name → index. */
+function ownColumns(header: readonly string[]): Map<string, number> {
+  const fields = new Set<number>();
+  try {
+    for (const i of Object.values(mapHeader([...header]).fields)) if (i !== undefined) fields.add(i);
+  } catch {
+    // A header that cannot be read has no columns to compare.
+  }
+  const own = new Map<string, number>();
+  header.forEach((h, i) => {
+    const k = nameKey(h);
+    if (k !== '' && !fields.has(i) && !own.has(k)) own.set(k, i);
+  });
+  return own;
+}
+
+/**
+ * The reseller's own columns both files have (a Customer, an Order No, a note): equal in every one
+ * (spaces and case aside), or there is none to compare. A column the re-drop added is not shared,
+ * so an edited copy still repeats; the afternoon's file of new customers differs in them.
+ */
+function sameOwnColumns(mine: RowInFile, earlier: RowInFile): { same: boolean; shared: number } {
+  const a = ownColumns(mine.header);
+  const b = ownColumns(earlier.header);
+  let shared = 0;
+  for (const [k, i] of a) {
+    const j = b.get(k);
+    if (j === undefined) continue;
+    shared++;
+    if (norm(mine.cells[i] ?? '') !== norm(earlier.cells[j] ?? '')) return { same: false, shared };
+  }
+  return { same: true, shared };
+}
+
+/**
+ * Is `e` a purchase that `mine` repeats? One rule, for the opening's decision (load.ts, in the
+ * transaction that opens the batch) and the dry run's (topup validate, the console's quote):
+ *  - `e` is a purchase an order exists or may exist for: not sent yet or in flight in its batch,
+ *    followed, completed, in review, or cancelled WITHOUT a refund; and, like topup retry, a row
+ *    cancelled for its player id (the same id fails again: fix it, or buy it on purpose with
+ *    `topup retry BATCH --include-player-failures` or `--repeats`). Rejected, invalid, skipped, or
+ *    cancelled with the money back are not: dropping them again is how a reseller tries again;
+ *  - and the reseller's own columns both files have are the same (sameOwnColumns).
+ */
+export function repeatOf(mine: RowInFile, earlier: readonly EarlierPurchase[]): { e: EarlierPurchase; shared: number } | undefined {
+  for (const e of earlier) {
+    const purchase =
+      ['pending', 'sending', 'resending', 'verifying', 'searching', 'processing', 'unseen', 'completed', 'review'].includes(e.state) ||
+      (e.state === 'cancelled' && (e.refunded !== true || isPlayerIdFailure(e.error)));
+    if (!purchase) continue;
+    const cols = sameOwnColumns(mine, e);
+    if (cols.same) return { e, shared: cols.shared };
+  }
+  return undefined;
+}
+
+/**
+ * The earlier purchase this row would repeat, if any, for a dry run (topup validate, the console's
+ * quote). The decision that counts is made when the batch opens (skipRepeats).
+ */
+export function findRepeat(rt: Runtime, fingerprint: string, mine: RowInFile, now: number): { e: EarlierPurchase; shared: number } | undefined {
+  return repeatOf(mine, rt.rows.earlierRows(fingerprint, '', now - rt.config.repeatWindowMs));
+}
+
+/**
+ * Inside the transaction that opens the batch (load.ts): skips every row that repeats an earlier
+ * purchase (store/rows.ts skipAsRepeat; store/invariants.ts). Returns how many.
+ */
+export function skipRepeats(rt: Runtime, batch: Batch, header: readonly string[], since: number, now: number): number {
+  let n = 0;
+  for (const c of rt.rows.repeatCandidates(batch.id, since)) {
+    const found = repeatOf({ header, cells: c.cells }, rt.rows.earlierRows(c.fingerprint, batch.id, since));
+    if (found && rt.rows.skipAsRepeat(batch.id, c.idx, now, repeatMessage(found.e, { batchId: batch.id, card: isCardCells(header, c.cells), shared: found.shared }))) n++;
+  }
+  return n;
+}
+
+/** A key/card row: it has a quantity and no player (nothing but the pack and quantity tells purchases apart). */
+function isCardCells(header: readonly string[], cells: readonly string[]): boolean {
+  try {
+    const f = mapHeader([...header]).fields;
+    return f.userId === undefined || (cells[f.userId] ?? '').trim() === '';
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Why a row is not bought. `batchId`: the batch the row is in (for the command that buys it
+ * again); none for a dry run. A key/card row repeated by pack and quantity alone, with no own
+ * column of the reseller's to tell customers apart, says so: a new customer's card needs a trxid.
+ */
+export function repeatMessage(e: EarlierPurchase, opts: { batchId?: string; card?: boolean; shared?: number } = {}): string {
   const order = e.orderId ? `order ${e.orderId}, ${e.state}` : e.state;
-  const how = batchId
-    ? `To buy it again on purpose: topup retry ${batchId} --repeats (or give the row its own trxid)`
-    : 'Give the row its own trxid to buy it again, or it will be skipped';
-  return `repeats line ${e.line} of batch ${e.batchId} (${e.file}; ${order}, ${new Date(e.at).toISOString()}): not bought again. ${how}`;
+  const player = e.state === 'cancelled' && isPlayerIdFailure(e.error) ? ` It was cancelled for its player id (${e.error}): the same id fails again; fix it in the file.` : '';
+  const apart = opts.card && !opts.shared
+    ? ' Nothing but the pack and quantity tells this key/card row from that purchase: if it is a new customer\'s, give the row its own trxid (or a column such as Customer or Order No).'
+    : '';
+  const how = opts.batchId
+    ? ` To buy it again on purpose: topup retry ${opts.batchId} --repeats (or give the row its own trxid)`
+    : ' Give the row its own trxid to buy it again, or it will be skipped';
+  return `repeats line ${e.line} of batch ${e.batchId} (${e.file}; ${order}, ${new Date(e.at).toISOString()}): not bought again.${player}${apart}${how}`;
 }

@@ -27,7 +27,7 @@ import { mapHeader } from '../intake/columns.js';
 import { isPlayerIdFailure } from '../api/classify.js';
 import type { Runtime } from '../runtime.js';
 import type { Batch } from '../store/batches.js';
-import { TRXID_USED_CODE, type Row, type RowState } from '../store/rows.js';
+import { CANCELLED_CODE, TRXID_USED_CODE, type Row, type RowState } from '../store/rows.js';
 import { claimFile } from './claim.js';
 import { REPEAT_CODE } from './repeats.js';
 import { deriveTrxid } from './load.js';
@@ -69,6 +69,7 @@ export function notRetryable(row: Row, includePlayerIdFailures: boolean): string
   if (row.state === 'cancelled' && !includePlayerIdFailures && isPlayerIdFailure(row.error)) {
     return `failed for the player id (${row.error}): the same id fails again; fix it in a new file, or retry with --include-player-failures`;
   }
+  if (row.state === 'skipped' && row.rejectCode === CANCELLED_CODE) return undefined;
   return RETRY_STATES.includes(row.state) ? undefined : `ended ${row.state}`;
 }
 
@@ -95,7 +96,10 @@ export function retryPlan(rt: Runtime, batchId: string, opts: RetryOptions = {})
     rows.push(...rt.rows.inStates(old.id, ['skipped']).filter((r) => r.rejectCode === REPEAT_CODE));
     if (rows.length === 0) throw new UsageError(`batch ${batchId} has no rows skipped as repeats of earlier purchases`);
   }
-  for (const r of opts.repeats ? [] : rt.rows.inStates(old.id, [...RETRY_STATES, 'review'])) {
+  for (const r of opts.repeats ? [] : rt.rows.inStates(old.id, [...RETRY_STATES, 'review', 'skipped'])) {
+    // Skipped rows: only those a cancel kept from being sent (never bought); a duplicate's or a
+    // repeat's are bought again only on purpose (submit --again, retry --repeats).
+    if (r.state === 'skipped' && r.rejectCode !== CANCELLED_CODE) continue;
     const why = notRetryable(r, opts.includePlayerIdFailures === true);
     if (why === undefined) rows.push(r);
     else left.push({ line: r.line, why });

@@ -119,9 +119,11 @@ export async function quoteFile(rt: Runtime, path: string, again: boolean): Prom
         problems.push({ line: raw.line, column: 'trxid', problem: `trxid ${given} was already used by batch ${usedBy.batchId}; a new purchase needs a new trxid` });
         continue;
       }
-      const repeat = checkRepeats && !given ? findRepeat(rt, purchaseFingerprint(v.order.request), now) : undefined;
+      const found = checkRepeats && !given ? findRepeat(rt, purchaseFingerprint(v.order.request), { header: header.columns, cells: raw.cells }, now) : undefined;
+      const repeat = found?.e;
       if (repeat) {
-        problems.push({ line: raw.line, column: 'row', problem: repeatMessage(repeat), repeatOf: repeat.batchId });
+        const card = v.order.request.quantity !== undefined;
+        problems.push({ line: raw.line, column: 'row', problem: repeatMessage(repeat, { card, shared: found.shared }), repeatOf: repeat.batchId });
         const g = repeats.get(repeat.batchId);
         if (g) g.rows++;
         else repeats.set(repeat.batchId, { batchId: repeat.batchId, file: repeat.file, rows: 1, firstLine: raw.line });

@@ -186,7 +186,9 @@ export class BatchStore {
    * inbox or `topup submit`. Retry batches and `--again` runs carry salted hashes, so they never match.
    */
   findByContent(hash: string): Batch | undefined {
-    const r = this.#stmt(`SELECT * FROM batches WHERE content_hash = ? AND state NOT IN ('duplicate', 'failed') AND origin IN ('inbox', 'submit') ORDER BY seq LIMIT 1`)
+    // A cancelled batch is not one "already processed": the rows it never sent can be bought by
+    // dropping the file again (those it sent are still repeats: claim/repeats.ts).
+    const r = this.#stmt(`SELECT * FROM batches WHERE content_hash = ? AND state NOT IN ('duplicate', 'failed') AND origin IN ('inbox', 'submit') AND cancel_requested = 0 ORDER BY seq LIMIT 1`)
       .get(hash) as BatchRow | undefined;
     return r ? toBatch(r) : undefined;
   }

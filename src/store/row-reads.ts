@@ -21,30 +21,33 @@ const PLACED: readonly RowState[] = ['processing', 'unseen'];
 const IN_SEND_INDEX = `state IN (${SENDABLE.map((s) => `'${s}'`).join(', ')})`;
 const IN_POLL_INDEX = `state IN (${FOLLOWED_STATES.map((s) => `'${s}'`).join(', ')})`;
 
-/** A purchase a row may repeat (claim/repeats.ts). */
+/** A row of another batch with the same purchase fingerprint: a purchase a row may repeat (claim/repeats.ts decides). */
 export interface EarlierPurchase {
   batchId: string;
   file: string;
   line: number;
   orderId: string | null;
-  state: string;
+  state: RowState;
+  refunded: boolean | null;
+  error: string | null;
+  /** When it was sent (or its batch claimed, while not sent yet). */
   at: number;
+  /** Its file's header and its cells, for the reseller's own columns (claim/repeats.ts). */
+  header: string[];
+  cells: string[];
 }
 
 /**
- * What makes row `r` (of batch `b`) an earlier purchase of fingerprint @fp for a row of batch
- * @batchId, within the window from @since: one text for the lookup and for the opening's decision
- * (rows.ts skipRepeats), so the two can never disagree. The window counts from when the purchase
- * was SENT, not when its batch was claimed: a batch that waited for balance over a weekend and
- * bought an hour ago is a purchase of an hour ago; a row not sent yet always counts (found by an
- * adversarial review: an edited re-drop 30 h after the first claim bought everything again).
+ * The rows of other batches with fingerprint @fp that a row of batch @batchId may repeat: in a
+ * batch that is not being stored (`claimed`), sent within the window from @since or not sent yet.
+ * The window counts from when the purchase was SENT, not when its batch was claimed: a batch that
+ * waited for balance over a weekend and bought an hour ago is a purchase of an hour ago (found by
+ * an adversarial review: an edited re-drop 30 h after the first claim bought everything again).
+ * Which of them is a purchase the row repeats is claim/repeats.ts's rule (one rule for the
+ * opening's decision and the dry run's).
  */
-const PURCHASE_TERMS = `r.fingerprint = @fp AND r.batch_id != @batchId AND b.state != 'claimed'
-         AND (r.first_sent_at IS NULL OR r.first_sent_at >= @since)
-         AND (r.state IN ('pending', 'sending', 'resending', 'verifying', 'searching', 'processing', 'unseen', 'completed', 'review')
-              OR (r.state = 'cancelled' AND coalesce(r.refunded, 0) = 0))`;
-/** "An earlier purchase of @fp exists", as a subquery. */
-export const EARLIER_PURCHASE = `SELECT 1 FROM rows r JOIN batches b ON b.id = r.batch_id WHERE ${PURCHASE_TERMS}`;
+const EARLIER_TERMS = `r.fingerprint = @fp AND r.batch_id != @batchId AND b.state != 'claimed'
+         AND (r.first_sent_at IS NULL OR r.first_sent_at >= @since)`;
 
 /** Rows a caller already holds (sends started, not yet marked `sending`): skipped by sendable(). */
 export interface Busy {
@@ -321,18 +324,30 @@ export class RowReads {
     return (this.stmt(`SELECT * FROM rows WHERE resolution IS NOT NULL AND resolved_at >= ? ORDER BY resolved_at`).all(since) as RowRecord[]).map(toRow);
   }
 
-  /**
-   * The newest purchase with this fingerprint in another batch created since `since`: a row an
-   * order exists or may exist for (claim/repeats.ts says which). Rows of a `claimed` batch are
-   * still being written, chunk by chunk (claim/load.ts): not a purchase yet.
-   */
-  earlierPurchase(fingerprint: string, batchId: string, since: number): EarlierPurchase | undefined {
-    return this.stmt(
-      `SELECT r.batch_id AS batchId, b.source_name AS file, r.line, r.order_id AS orderId, r.state, coalesce(r.first_sent_at, b.created_at) AS at
+  /** Rows of other batches this fingerprint may repeat (EARLIER_TERMS), newest batch first. */
+  earlierRows(fingerprint: string, batchId: string, since: number): EarlierPurchase[] {
+    const rows = this.stmt(
+      `SELECT r.batch_id AS batchId, b.source_name AS file, r.line, r.order_id AS orderId, r.state, r.refunded, r.error,
+         coalesce(r.first_sent_at, b.created_at) AS at, b.header_json AS header, r.cells_json AS cells
        FROM rows r JOIN batches b ON b.id = r.batch_id
-       WHERE ${PURCHASE_TERMS.replace('@fp', '@fingerprint')}
-       ORDER BY b.seq DESC LIMIT 1`,
-    ).get({ fingerprint, batchId, since }) as EarlierPurchase | undefined;
+       WHERE ${EARLIER_TERMS.replace('@fp', '@fingerprint')}
+       ORDER BY b.seq DESC, r.idx LIMIT 200`,
+    ).all({ fingerprint, batchId, since }) as (Omit<EarlierPurchase, 'header' | 'cells' | 'refunded'> & { header: string | null; cells: string; refunded: number | null })[];
+    return rows.map((r) => ({ ...r, refunded: r.refunded === null ? null : r.refunded === 1, header: r.header ? (JSON.parse(r.header) as string[]) : [], cells: JSON.parse(r.cells) as string[] }));
+  }
+
+  /**
+   * The rows of a batch being opened whose repeat of an earlier purchase is to be decided: valid,
+   * marked repeat_check, with at least one row of another batch sharing their fingerprint in the
+   * window (a seek on rows_fingerprint each). For rows.skipAsRepeat, inside the opening transaction.
+   */
+  repeatCandidates(batchId: string, since: number): { idx: number; line: number; fingerprint: string; cells: string[] }[] {
+    return (this.stmt(
+      `SELECT idx, line, fingerprint, cells_json AS cells FROM rows
+       WHERE batch_id = @batchId AND state = 'pending' AND repeat_check = 1
+         AND EXISTS (SELECT 1 FROM rows r JOIN batches b ON b.id = r.batch_id WHERE ${EARLIER_TERMS.replace('@fp', 'rows.fingerprint')})
+       ORDER BY idx`,
+    ).all({ batchId, since }) as { idx: number; line: number; fingerprint: string; cells: string }[]).map((r) => ({ ...r, cells: JSON.parse(r.cells) as string[] }));
   }
 
   /** The row at a batch's input line. */

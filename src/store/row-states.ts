@@ -1,9 +1,12 @@
 /**
  * THE row state machine: every state a row can be in, every event that moves it, and every
  * (from, event, to) edge, in one frozen table. The store's guarded UPDATEs are built from this
- * table (RowStore.#move), so the store can take no edge that is not here; test/unit/state-machine
- * test drives every edge and every refused pair, so nothing here is missing from the store; the
- * README's diagram is generated from it (scripts/state-diagram.ts) and a test fails on drift.
+ * table (RowStore.#sql), so the store can take no edge that is not here; the one trigger that
+ * moves rows (batches_taken_over, migration 9) applies this table's taken-over edge, and a test
+ * holds it to that; test/unit/state-machine.test.ts drives every edge and every refused pair, so
+ * nothing here is missing from the store; the README's diagram is generated from it
+ * (scripts/state-machine-doc.ts) and a test fails on drift. What must never happen with money is
+ * beside it, in invariants.ts.
  *
  * What each state means (a state implies its facts; they are not stored again beside it):
  *   pending     valid, not sent; or proven not to have been created (sent again later)

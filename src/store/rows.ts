@@ -12,7 +12,6 @@
  * The reads are in row-reads.ts; inserts and writes that move no row are in row-writes.ts.
  */
 import { RowWrites } from './row-writes.js';
-import { EARLIER_PURCHASE, type EarlierPurchase } from './row-reads.js';
 import { unsynced } from './db.js';
 import type { OrderFacts, Resolution } from './row-record.js';
 import { ROW_EDGES, type RowEvent, type RowState } from './row-states.js';
@@ -38,6 +37,8 @@ export const TRXID_USED_CODE = 'TOPUP_TRXID_ALREADY_USED';
  * only find that order, so the review recheck does not settle the row by it (order-match.ts).
  */
 export const FOREIGN_ORDER_CODE = 'TOPUP_FOREIGN_ORDER';
+/** reject_code of a row skipped because its batch was cancelled before it was sent: buyable again (topup retry). */
+export const CANCELLED_CODE = 'TOPUP_CANCELLED';
 /** reject_code of a row stored `skipped` because it repeats an earlier purchase (topup retry --repeats). */
 export const REPEAT_CODE = 'TOPUP_REPEATED_ROW';
 
@@ -335,36 +336,34 @@ export class RowStore extends RowWrites {
   }
 
   /**
-   * Invariant (invariants.ts): the rows of a batch being opened that repeat an earlier purchase are
-   * skipped IN the transaction that opens it (claim/load.ts calls this inside it), so two processes
-   * opening edited copies of one file at once cannot both buy: SQLite runs the two openings one
-   * after the other, and the second sees the first's rows. "Earlier purchase": a row of another
-   * batch that is not being stored (`claimed`), created since `since`, with the same fingerprint,
-   * that an order exists or may exist for (row-reads.ts earlierPurchase). Only rows marked
-   * repeat_check (no trxid of their own, batch not ordered again on purpose), only while the batch
-   * is `claimed` (nothing of it can have been sent). Their derived trxid is given up with the
-   * request: a skipped row sends nothing. Returns how many were skipped.
+   * Invariant (invariants.ts): a row of a batch being opened that repeats an earlier purchase is
+   * skipped IN the transaction that opens the batch (claim/load.ts opens it; claim/repeats.ts
+   * decides which rows, from repeatCandidates), so two processes opening edited copies of one file
+   * at once cannot both buy: SQLite runs the two openings one after the other, and the second sees
+   * the first's rows. Only while the batch is `claimed` (nothing of it can have been sent), only a
+   * row marked repeat_check; its derived trxid is given up with its request (a skipped row sends nothing).
    */
-  skipRepeats(batchId: string, since: number, now: number, why: (e: EarlierPurchase) => string): number {
-    const moved = this.#go<{ fingerprint: string }>(
+  skipAsRepeat(batchId: string, idx: number, now: number, error: string): boolean {
+    return this.#run(
       'repeat',
-      this.#sql('repeat', 'skipped', `reject_code = ${q(REPEAT_CODE)}, request_json = NULL, trxid = NULL`, {
-        whole: true,
-        guard: `repeat_check = 1 AND EXISTS (SELECT 1 FROM batches b WHERE b.id = @batchId AND b.state = 'claimed') AND EXISTS (${EARLIER_PURCHASE.replace('@fp', 'rows.fingerprint')})`,
-        returning: 'fingerprint',
+      this.#sql('repeat', 'skipped', `reject_code = ${q(REPEAT_CODE)}, request_json = NULL, trxid = NULL, error = @error`, {
+        guard: `repeat_check = 1 AND EXISTS (SELECT 1 FROM batches b WHERE b.id = @batchId AND b.state = 'claimed')`,
       }),
-      { batchId, since, now },
+      { batchId, idx, now, error },
     );
-    for (const m of moved) {
-      const e = this.earlierPurchase(m.fingerprint, batchId, since)!;
-      this.stmt('UPDATE rows SET error = ? WHERE batch_id = ? AND idx = ?').run(why(e), batchId, m._idx);
-    }
-    return moved.length;
   }
 
   /** The batch was cancelled: every row not yet sent is skipped. */
   cancelPending(batchId: string, now: number): number {
-    return this.#go('cancel', this.#sql('cancel', 'skipped', `error = 'batch cancelled by the operator before this row was sent'`, { whole: true }), { batchId, now }).length;
+    // Nothing was bought for such a row: it can be bought again (topup retry, or the file dropped
+    // again), so it says why it was skipped (CANCELLED_CODE) and, if it was never sent, gives up
+    // its trxid (a re-drop of the same bytes derives the same one).
+    return this.#go(
+      'cancel',
+      this.#sql('cancel', 'skipped', `error = 'batch cancelled by the operator before this row was sent', reject_code = ${q(CANCELLED_CODE)},
+        trxid = CASE WHEN first_sent_at IS NULL THEN NULL ELSE trxid END`, { whole: true }),
+      { batchId, now },
+    ).length;
   }
 
   /**

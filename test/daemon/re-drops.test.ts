@@ -5,6 +5,7 @@
  * only on purpose (topup retry BATCH --repeats). The real CLI, the real sandbox and its ledger.
  */
 import { join } from 'node:path';
+import Database from 'better-sqlite3';
 import { writeFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { cliEnv, csv, inProcessSandbox, readResult, readSummary, runCli, tempHome } from '../e2e/harness.js';
@@ -82,6 +83,11 @@ describe('edited re-drops are never bought twice', () => {
     home.drop('x.csv', csv([['pid', 'userId'], ['PUBG-60', '5123456789']]));
     expect((await runCli(['daemon', '--once'], env)).code).toBe(0);
     expect(readResult(home, 'x')[0]).toMatchObject({ status: 'cancelled', refunded: 'true' });
+    // The sandbox fails orders only for the player id, which a re-drop does not buy again (one rule
+    // with topup retry: test/daemon/repeats-and-cancels.test.ts). The supplier's reason here is another.
+    const db = new Database(join(home.jobs, 'topup.db'));
+    db.prepare(`UPDATE rows SET error = 'PROVIDER ERROR' WHERE state = 'cancelled'`).run();
+    db.close();
     sb.admin.setFulfilment({ failShare: 0 });
     home.drop('x2.csv', csv([['pid', 'userId', 'n'], ['PUBG-60', '5123456789', '1']]));
     expect((await runCli(['daemon', '--once'], env)).code).toBe(0);

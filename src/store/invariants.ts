@@ -1,0 +1,103 @@
+/**
+ * What must never happen with money, said once, beside the state table (row-states.ts), each with
+ * what enforces it and the tests that hold it. The enforcement is in the store wherever a store
+ * can enforce it (an index, a trigger, one transaction), not in a check two processes could both
+ * pass; the deterministic simulator (sim/) checks every one of them after every schedule, against
+ * its model API's ledger (sim/invariants.ts). test/unit/invariants-list.test.ts holds this list to
+ * the code: every test named here exists.
+ */
+
+export interface Invariant {
+  id: string;
+  /** The rule, as a reseller's money sees it. */
+  rule: string;
+  /** What makes it hold, and where. */
+  enforcedBy: string;
+  /** Test files and the titles (or parts of titles) of the tests that hold it. */
+  tests: readonly { file: string; title: string }[];
+  /** The simulator's check of it (sim/invariants.ts). */
+  simulator: string;
+}
+
+export const INVARIANTS: readonly Invariant[] = Object.freeze([
+  {
+    id: 'one-row-per-order',
+    rule: 'An order id belongs to at most one row.',
+    enforcedBy: 'the unique index rows_order_id (migrations.ts); an answer naming an order another row holds sends the row to review (dispatch/sender.ts)',
+    tests: [{ file: 'test/unit/sender-paths.test.ts', title: 'an order another row already holds goes to review' }],
+    simulator: 'codes on one row only; every charge held by its row',
+  },
+  {
+    id: 'repeats-in-the-opening',
+    rule: 'Whether a row repeats an earlier purchase is decided in the transaction that opens its batch: two processes opening edited copies of one file cannot both buy.',
+    enforcedBy: 'claim/load.ts opens the batch in one IMMEDIATE transaction that also runs claim/repeats.ts skipRepeats (rows.ts skipAsRepeat: the `repeat` edge, only while the batch is claimed)',
+    tests: [
+      { file: 'test/unit/money-defects.test.ts', title: 'two loaders reading at the same time' },
+      { file: 'test/daemon/money-safety.test.ts', title: 'two submits of edited copies of one file' },
+      { file: 'test/adv/repeat-window.test.ts', title: 'an edited re-drop 30 h after the first file was claimed' },
+    ],
+    simulator: 'no purchase bought twice',
+  },
+  {
+    id: 'foreign-orders-need-proof',
+    rule:
+      "An order the row's sends did not provably make (created before its first committed send, a replay on its first send, or a replay of unknown origin under a trxid the file gave) completes the row only when it names every field of a top-up, each the same, and says so in a note; a key/card row never takes codes that way without a person (review, saying why).",
+    enforcedBy: 'order-match.ts originOf, mustProve, foreignOrderProblem, used by dispatch/sender.ts, poll/verify.ts and poll/review-recheck.ts',
+    tests: [
+      { file: 'test/unit/money-defects.test.ts', title: 'the first send answered with a replay' },
+      { file: 'test/unit/money-defects.test.ts', title: 'first send lost behind a proxy 502' },
+      { file: 'test/adv/created-at-and-replays.test.ts', title: 'the first send is cut by a proxy' },
+      { file: 'test/unit/sender-paths.test.ts', title: 'a replay on the first send is noted' },
+    ],
+    simulator: 'no row holds an order its sends did not make unless it says so (never a key/card row)',
+  },
+  {
+    id: 'order-id-only-from-an-order',
+    rule: 'An order id is read only from an answer that says an order exists, never from a failure body.',
+    enforcedBy: 'api/client.ts saysOrderExists; api/classify.ts (an order id under its own key in a failure body leaves the order in doubt)',
+    tests: [
+      { file: 'test/unit/money-defects.test.ts', title: 'the row stays in doubt and the same trxid is sent again' },
+      { file: 'test/adv/failure-body-order-id.test.ts', title: 'never read as "nothing charged" on a first send' },
+    ],
+    simulator: 'every row holding an order holds one the API made',
+  },
+  {
+    id: 'sending-is-owned',
+    rule: 'A row left `sending` by an owner that is gone (crashed, or released without an answer) is resent with its trxid; one whose send ended without an answer is resent by its owner.',
+    enforcedBy: 'the trigger batches_taken_over (migration 9: the taken-over edge whenever a batch changes hands); dispatch/dispatch-stage.ts rescues its own stranded rows; a stop before the request left puts the row back (NotDispatchedError)',
+    tests: [
+      { file: 'test/unit/state-machine.test.ts', title: 'a batch changing hands moves its rows by the taken-over edges' },
+      { file: 'test/unit/money-defects.test.ts', title: 'taken over by whoever takes the lease next' },
+      { file: 'test/unit/money-defects.test.ts', title: 'resent by the process that holds it' },
+      { file: 'test/daemon/money-safety.test.ts', title: 'finished by the next daemon, bought once' },
+    ],
+    simulator: 'every row final (no stall)',
+  },
+  {
+    id: 'intent-before-request',
+    rule: 'No POST /orders leaves without its intent (the row `sending`, its exact body and trxid) committed with a full sync, under the batch lease.',
+    enforcedBy: 'rows.ts markSending (lease-guarded UPDATE), called by the client before the request (dispatch/sender.ts beforeSend)',
+    tests: [
+      { file: 'test/unit/sender-paths.test.ts', title: 'the intent is committed before the request leaves' },
+      { file: 'test/unit/state-machine.test.ts', title: 'the intent to send needs both' },
+    ],
+    simulator: 'every charge held by its row',
+  },
+  {
+    id: 'charged-never-read-as-not',
+    rule: 'An answer that may mean "charged" is never read as "not charged": the row is resent with its trxid, checked in history, or reviewed; "not placed" needs history reaching certainly back before the first attempt.',
+    enforcedBy: 'api/classify.ts (mayExist), rows.ts edges (a refusal of a row in doubt goes to `verifying`), poll/verify.ts (surelyBefore: 15 h, zones read only when named)',
+    tests: [
+      { file: 'test/unit/verify-paths.test.ts', title: 'the oldest order is more than 15 h older' },
+      { file: 'test/adv/created-at-and-replays.test.ts', title: 'never `rejected`' },
+    ],
+    simulator: 'every charge held by its row, or its row in review',
+  },
+  {
+    id: 'outcomes-by-the-lease-holder',
+    rule: 'Outcomes of sends and polls are written only by the process holding the batch lease (an order in hand excepted: it proves a charge).',
+    enforcedBy: 'rows.ts: every move but `placed` is guarded by the lease (LEASED)',
+    tests: [{ file: 'test/unit/state-machine.test.ts', title: 'not applied by a process whose lease lapsed' }],
+    simulator: 'result files = store = ledger',
+  },
+]);
