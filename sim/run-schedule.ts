@@ -285,7 +285,7 @@ export async function runSchedule(s: Schedule, opts: RunOptions = {}): Promise<R
     if ((sim.fired & 15) === 0 && actionsLeft.n === 0 && pendingOps === 0 && settled(observer, config)) break;
     // What is left waits for a top-up only (every action done): the operator reads the notice
     // and tops the account up, once. A batch waiting for balance is live for a stated reason.
-    if (!toppedUp && actionsLeft.n === 0 && onlyBalanceWaits(observer)) {
+    if (!toppedUp && (sim.fired & 15) === 0 && actionsLeft.n === 0 && onlyBalanceWaits(observer)) {
       toppedUp = true;
       sim.at(60_000, null, 'operator tops up after the balance notice', () => api.topUp(1_000));
     }

@@ -175,16 +175,18 @@ const REAL_IO = /^(FSReq|FileHandleCloseReq|CloseReq|Zlib|GetAddrInfo|Immediate)
  */
 export async function quiesce(maxRealMs = 10_000): Promise<boolean> {
   let quiet = 0;
+  // Chains of promises alone are done after one turn (microtasks run before the next macrotask);
+  // once real I/O was seen, two quiet turns in a row (a stream reads again one turn after a read).
+  let need = 1;
   const started = performance.now();
-  for (let turn = 0; quiet < 2; turn++) {
+  for (let turn = 0; quiet < need; turn++) {
     // A process that never waits for the queue is in a busy loop: in a real process that burns a
     // core until a timer of the real clock ends it; here time cannot move, so it is reported.
     // (Real milliseconds, not turns: a slow disk under load must not look like a loop.)
     if ((turn & 255) === 255 && performance.now() - started > maxRealMs) return false;
     await new Promise<void>((r) => setImmediate(r));
-    const info = process.getActiveResourcesInfo();
-    const busy = info.some((r) => REAL_IO.test(r));
-    if (process.env.QDEBUG) process.stderr.write(`Q turn ${turn} ${info.join(',')}\n`);
+    const busy = process.getActiveResourcesInfo().some((r) => REAL_IO.test(r));
+    if (busy) need = 2;
     quiet = busy ? 0 : quiet + 1;
   }
   return true;

@@ -30,7 +30,7 @@ import type { Runtime } from '../runtime.js';
 import type { Batch } from '../store/batches.js';
 import type { NewRow } from '../store/rows.js';
 import { writeFileAtomic } from '../outbox/atomic-write.js';
-import { orderedAgain, purchaseFingerprint, skipRepeats } from './repeats.js';
+import { checksRepeat, orderedAgain, purchaseFingerprint, skipRepeats } from './repeats.js';
 import { outboxPaths } from '../outbox/paths.js';
 import { inputDialect } from '../outbox/dialect.js';
 import { crashPoint } from '../crash-points.js';
@@ -158,7 +158,7 @@ export async function loadBatch(rt: Runtime, batch: Batch): Promise<LoadOutcome>
           maxPriceUsd: o.maxPriceUsd ?? null,
           fingerprint,
           // Judged when the batch opens, in the same transaction (repeats.ts skipRepeats).
-          repeatCheck: checkRepeats && !o.givenTrxid,
+          repeatCheck: checkRepeats && checksRepeat(batch, o.givenTrxid),
         });
       }
     }

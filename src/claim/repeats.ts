@@ -21,7 +21,8 @@
  * again is how a reseller tries again.
  *
  * Rows with their own trxid keep the trxid rule (a used trxid is refused); a batch ordered again
- * on purpose (`topup submit --again`, `topup retry`) is not checked. Within one file, equal rows
+ * on purpose (`topup submit --again`, `topup retry --repeats`) is not checked; an ordinary
+ * `topup retry` is (orderedAgain). Within one file, equal rows
  * are separate purchases (two top-ups for one player) and are not repeats of each other.
  */
 import { createHash } from 'node:crypto';
@@ -42,9 +43,24 @@ export function purchaseFingerprint(request: Omit<OrderRequest, 'trxid'> & { trx
   return createHash('sha256').update(key).digest('hex').slice(0, 32);
 }
 
-/** A batch ordered again on purpose: `topup submit --again` and `topup retry` salt its hash. */
+/**
+ * A batch that buys again on purpose, so no repeat check: `topup submit --again`, and
+ * `topup retry --repeats` (it buys the rows skipped as repeats). An ordinary `topup retry` is NOT:
+ * it tries again purchases that were not bought (refused, refunded, cancelled before they were
+ * sent), and one of them may have been bought since by another batch, say an edited re-drop of the
+ * same file (found by the simulator: a retry of a cancelled batch and the re-drop both bought).
+ */
 export function orderedAgain(batch: Batch): boolean {
-  return batch.origin === 'retry' || batch.contentHash.includes(':again:');
+  if (batch.origin === 'retry') return batch.retryOf === null;
+  return batch.contentHash.includes(':again:');
+}
+
+/**
+ * Whether a row of this batch is checked against earlier purchases: rows without their own trxid,
+ * and every row of an ordinary retry (its trxids are new ones the retry gave, not the reseller's).
+ */
+export function checksRepeat(batch: Batch, givenTrxid: string | undefined): boolean {
+  return givenTrxid === undefined || (batch.origin === 'retry' && batch.retryOf !== null);
 }
 
 export type { EarlierPurchase } from '../store/row-reads.js';
@@ -127,8 +143,8 @@ export function findRepeat(rt: Runtime, fingerprint: string, mine: RowInFile, no
  */
 export function skipRepeats(rt: Runtime, batch: Batch, header: readonly string[], since: number, now: number): number {
   let n = 0;
-  for (const c of rt.rows.repeatCandidates(batch.id, since)) {
-    const found = repeatOf({ header, cells: c.cells }, rt.rows.earlierRows(c.fingerprint, batch.id, since));
+  for (const c of rt.rows.repeatCandidates(batch.id, since, batch.retryOf)) {
+    const found = repeatOf({ header, cells: c.cells }, rt.rows.earlierRows(c.fingerprint, batch.id, since, batch.retryOf));
     if (found && rt.rows.skipAsRepeat(batch.id, c.idx, now, repeatMessage(found.e, { batchId: batch.id, card: isCardCells(header, c.cells), shared: found.shared }))) n++;
   }
   return n;

@@ -121,6 +121,8 @@ export class FundsGate {
   lastBalance: { usd: number; at: number } | null = null;
   /** Monotonic time of each waiting batch's next check: only a top-up outside the API can change its verdict. */
   readonly #nextCheck = new Map<string, number>();
+  /** Batches held for balance by an answer since the last step (their step reading is stale). */
+  readonly #shorted = new Set<string>();
 
   constructor(rt: Runtime, recheckMs: number, onWait: (batch: Batch, detail: string) => void, onAccountProblem: (err: ApiError) => void = () => {}, clock: Clock = systemClock) {
     this.#rt = rt;
@@ -136,6 +138,7 @@ export class FundsGate {
    * so an immediate check would pass and send the same refused orders again.
    */
   short(batchId: string, detail: string): void {
+    this.#shorted.add(batchId);
     const before = this.#rt.batches.get(batchId);
     this.#rt.batches.setWait(batchId, 'balance', `waiting for balance: ${detail}`);
     this.#nextCheck.set(batchId, this.#clock.mono() + this.#recheckMs);
@@ -187,8 +190,12 @@ export class FundsGate {
     // already in doubt are resent, since only a resend tells whether they were charged.
     const newOrders: string[] = [];
     const resendsOnly: string[] = [];
+    // The step's reading of a batch is current unless this gate changed it since: judged just now,
+    // or held for balance by an answer (short()).
+    const changed = new Set([...due.map((b) => b.id), ...this.#shorted]);
+    this.#shorted.clear();
     for (const b of open) {
-      const cur = rt.batches.get(b.id)!;
+      const cur = changed.has(b.id) ? rt.batches.get(b.id)! : b;
       const funded = cur.waitReason !== 'balance' && cur.balanceBefore !== null;
       (funded || !rt.rows.hasPending(b.id) ? newOrders : resendsOnly).push(b.id);
     }

@@ -44,13 +44,25 @@ export class Pauses {
     this.#clock = clock;
   }
 
+  /**
+   * The last read of the store and the monotonic millisecond it was made in. A runner's step asks
+   * many times within one millisecond (may it send? may it poll? when is the probe due?): one read
+   * answers them all. What another process writes is seen a millisecond later at most (as if this
+   * one had asked just before it wrote); what this object writes, at once.
+   */
+  #read: { mono: number; value: PauseState | null } | null = null;
+
   /** The pause in force on this home, if any (read from the store: another process may have set it). */
   get current(): PauseState | null {
-    const p = this.#meta.getJson<PauseState>(META_KEY) ?? null;
-    // A pause written before a reboot (or by an older version) carries a retry time far ahead of
-    // the monotonic clock: probe now rather than wait for it.
-    if (p && !(p.retryAtMono <= this.#clock.mono() + Math.max(this.#probeMs, 60_000))) p.retryAtMono = this.#clock.mono();
-    return p;
+    const mono = this.#clock.mono();
+    if (this.#read?.mono !== mono) {
+      const p = this.#meta.getJson<PauseState>(META_KEY) ?? null;
+      // A pause written before a reboot (or by an older version) carries a retry time far ahead of
+      // the monotonic clock: probe now rather than wait for it.
+      if (p && !(p.retryAtMono <= mono + Math.max(this.#probeMs, 60_000))) p.retryAtMono = mono;
+      this.#read = { mono, value: p };
+    }
+    return this.#read.value === null ? null : { ...this.#read.value };
   }
 
   /** Milliseconds until a probe may leave (0: now), or undefined without a pause. */
@@ -84,6 +96,7 @@ export class Pauses {
     const wait = kind === 'account' ? this.#probeMs : MAINTENANCE_BACKOFF_MS[Math.min(strikes, MAINTENANCE_BACKOFF_MS.length - 1)]!;
     const next: PauseState = { kind, code, detail, since: isNew ? this.#clock.now() : cur!.since, retryAtMono: mono + wait, strikes };
     this.#meta.setJson(META_KEY, next);
+    this.#read = null;
     return isNew;
   }
 
@@ -91,6 +104,7 @@ export class Pauses {
   clear(): PauseState | null {
     const ended = this.current;
     if (ended) this.#meta.delete(META_KEY);
+    this.#read = null;
     return ended;
   }
 

@@ -26,6 +26,8 @@ export class LeaseStage implements Stage {
   readonly #e: EngineContext;
   readonly #watch: StepWatch;
   #lastLook = Number.NEGATIVE_INFINITY;
+  /** Unfinished batches of the home at the last look (whoever runs them): whether to look often. */
+  #unfinishedSeen = 0;
 
   constructor(e: EngineContext) {
     this.#e = e;
@@ -43,14 +45,16 @@ export class LeaseStage implements Stage {
 
   nextDueAt(now: number, b: StepBatches): number {
     // Unfinished batches that are not ours (another process runs them, or left them) are looked
-    // at often: one released by a submit that was stopped is taken within seconds.
-    const busy = b.owned.length > 0 || this.#e.rt.batches.unfinished().length > 0;
+    // at often: one released by a submit that was stopped is taken within seconds. (As of this
+    // step's look: its tick has just read them.)
+    const busy = b.owned.length > 0 || this.#unfinishedSeen > 0;
     return Math.max(now, this.#lastLook + (busy ? BUSY_LOOK_MS : IDLE_LOOK_MS));
   }
 
   #adopt(now: number): boolean {
     const { rt, onlyBatch } = this.#e;
     const candidates = onlyBatch ? [rt.batches.get(onlyBatch)].filter((b) => b !== undefined) : rt.batches.unfinished();
+    this.#unfinishedSeen = candidates.length;
     let took = false;
     for (const b of candidates) {
       if (b.owner === rt.owner || b.finishedAt !== null) continue;

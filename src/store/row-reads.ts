@@ -44,9 +44,10 @@ export interface EarlierPurchase {
  * waited for balance over a weekend and bought an hour ago is a purchase of an hour ago (found by
  * an adversarial review: an edited re-drop 30 h after the first claim bought everything again).
  * Which of them is a purchase the row repeats is claim/repeats.ts's rule (one rule for the
- * opening's decision and the dry run's).
+ * opening's decision and the dry run's). @retried: the batch a retry tries again, whose rows are
+ * the ones it retries, not earlier purchases.
  */
-const EARLIER_TERMS = `r.fingerprint = @fp AND r.batch_id != @batchId AND b.state != 'claimed'
+const EARLIER_TERMS = `r.fingerprint = @fp AND r.batch_id != @batchId AND r.batch_id IS NOT @retried AND b.state != 'claimed'
          AND (r.first_sent_at IS NULL OR r.first_sent_at >= @since)`;
 
 /** Rows a caller already holds (sends started, not yet marked `sending`): skipped by sendable(). */
@@ -325,14 +326,14 @@ export class RowReads {
   }
 
   /** Rows of other batches this fingerprint may repeat (EARLIER_TERMS), newest batch first. */
-  earlierRows(fingerprint: string, batchId: string, since: number): EarlierPurchase[] {
+  earlierRows(fingerprint: string, batchId: string, since: number, retried: string | null = null): EarlierPurchase[] {
     const rows = this.stmt(
       `SELECT r.batch_id AS batchId, b.source_name AS file, r.line, r.order_id AS orderId, r.state, r.refunded, r.error,
          coalesce(r.first_sent_at, b.created_at) AS at, b.header_json AS header, r.cells_json AS cells
        FROM rows r JOIN batches b ON b.id = r.batch_id
        WHERE ${EARLIER_TERMS.replace('@fp', '@fingerprint')}
        ORDER BY b.seq DESC, r.idx LIMIT 200`,
-    ).all({ fingerprint, batchId, since }) as (Omit<EarlierPurchase, 'header' | 'cells' | 'refunded'> & { header: string | null; cells: string; refunded: number | null })[];
+    ).all({ fingerprint, batchId, since, retried }) as (Omit<EarlierPurchase, 'header' | 'cells' | 'refunded'> & { header: string | null; cells: string; refunded: number | null })[];
     return rows.map((r) => ({ ...r, refunded: r.refunded === null ? null : r.refunded === 1, header: r.header ? (JSON.parse(r.header) as string[]) : [], cells: JSON.parse(r.cells) as string[] }));
   }
 
@@ -341,13 +342,13 @@ export class RowReads {
    * marked repeat_check, with at least one row of another batch sharing their fingerprint in the
    * window (a seek on rows_fingerprint each). For rows.skipAsRepeat, inside the opening transaction.
    */
-  repeatCandidates(batchId: string, since: number): { idx: number; line: number; fingerprint: string; cells: string[] }[] {
+  repeatCandidates(batchId: string, since: number, retried: string | null = null): { idx: number; line: number; fingerprint: string; cells: string[] }[] {
     return (this.stmt(
       `SELECT idx, line, fingerprint, cells_json AS cells FROM rows
        WHERE batch_id = @batchId AND state = 'pending' AND repeat_check = 1
          AND EXISTS (SELECT 1 FROM rows r JOIN batches b ON b.id = r.batch_id WHERE ${EARLIER_TERMS.replace('@fp', 'rows.fingerprint')})
        ORDER BY idx`,
-    ).all({ batchId, since }) as { idx: number; line: number; fingerprint: string; cells: string }[]).map((r) => ({ ...r, cells: JSON.parse(r.cells) as string[] }));
+    ).all({ batchId, since, retried }) as { idx: number; line: number; fingerprint: string; cells: string }[]).map((r) => ({ ...r, cells: JSON.parse(r.cells) as string[] }));
   }
 
   /** The row at a batch's input line. */

@@ -114,6 +114,34 @@ describe('cancelled means re-buyable', () => {
   });
 });
 
+describe('a retry is checked against purchases made since (found by the simulator)', () => {
+  it('a cancelled batch re-dropped as an edited copy that buys its rows: a retry of the cancelled batch then skips them as repeats', async () => {
+    const home = tempHome();
+    const sb = await inProcessSandbox({ balanceUsd: 0 });
+    const env = cliEnv(home, sb);
+    const rows = [['pid', 'userId'], ['PUBG-60', '5123456721'], ['PUBG-60', '5123456722']];
+    writeFileSync(join(home.dir, 'a.csv'), semi(rows));
+    const submit = runCli(['submit', join(home.dir, 'a.csv'), '--json'], env, { timeoutMs: 60_000 });
+    let batchId = '';
+    for (let i = 0; i < 100 && batchId === ''; i++) {
+      const st = JSON.parse((await runCli(['status', '--json'], env)).stdout) as { batches: { id: string; why: string | null }[] };
+      batchId = st.batches.find((b) => /balance/.test(b.why ?? ''))?.id ?? '';
+      if (batchId === '') await new Promise((r) => setTimeout(r, 100));
+    }
+    expect((await runCli(['cancel', batchId], env)).code).toBe(0);
+    await submit;
+    sb.admin.setBalance({ balanceUsd: 100 });
+    // The reseller drops an edited copy: nothing of the cancelled batch was bought, so it buys both.
+    home.drop('a-v2.csv', semi(rows.map((r, i) => [...r, i === 0 ? 'note' : 'again'])));
+    expect((await runCli(['daemon', '--once'], env)).code).toBe(0);
+    expect(sb.admin.ledger().orders).toHaveLength(2);
+    // Then retries the cancelled batch: its rows are the purchases just made: skipped, not bought twice.
+    const retry = await runCli(['retry', batchId, '--run', '--json'], env);
+    expect(JSON.parse(retry.stdout).counts).toMatchObject({ completed: 0, skipped: 2 });
+    expect(sb.admin.ledger().orders).toHaveLength(2);
+  });
+});
+
 describe('one rule for re-drops and retry: a row cancelled for its player id', () => {
   it('is not bought again by a re-drop (the same id fails again), nor by retry unless asked', async () => {
     const home = tempHome();
