@@ -23,7 +23,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { seededEntropy, type Entropy } from '../src/entropy.js';
-import type { SimScheduler } from './scheduler.js';
+import { SIM_EPOCH, type SimScheduler } from './scheduler.js';
 
 export const SIM_KEY = 'sim-key-7d1c2e9f4a';
 
@@ -286,7 +286,8 @@ export class ModelApi {
 
   /** The API's own clock (skewed from ours by the profile). */
   get serverNow(): number {
-    return this.#sim.now + (this.profile.serverSkewMs ?? 0);
+    // The supplier's own clock: it does not step when ours does (a clock-step action is ours).
+    return SIM_EPOCH + this.#sim.mono + (this.profile.serverSkewMs ?? 0);
   }
 
   /** Every answer leaves through here: the Date header an origin server adds. */
@@ -305,11 +306,11 @@ export class ModelApi {
     const r = v.response;
     let body = r.body
       .replaceAll('{{KEY}}', SIM_KEY)
-      .replace(/\{\{HTTP_DATE\+(\d+)\}\}/g, (_m, sec: string) => new Date(this.#sim.now + Number(sec) * 1000).toUTCString());
+      .replace(/\{\{HTTP_DATE\+(\d+)\}\}/g, (_m, sec: string) => new Date(this.serverNow + Number(sec) * 1000).toUTCString());
     if (r.padBytes) body += ' '.repeat(r.padBytes);
     const headers: Record<string, string> = {};
     for (const [k, val] of Object.entries(r.headers ?? {})) {
-      headers[k] = val.replace(/\{\{HTTP_DATE\+(\d+)\}\}/g, (_m, sec: string) => new Date(this.#sim.now + Number(sec) * 1000).toUTCString());
+      headers[k] = val.replace(/\{\{HTTP_DATE\+(\d+)\}\}/g, (_m, sec: string) => new Date(this.serverNow + Number(sec) * 1000).toUTCString());
     }
     return { kind: 'answer', status: r.status, headers, body, ...(r.dropAfterBody ? { cut: true } : {}) };
   }

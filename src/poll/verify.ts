@@ -31,7 +31,7 @@ import type { Order } from '../api/schemas.js';
 import { ApiError, coerceError } from '../errors.js';
 import type { Runtime } from '../runtime.js';
 import { FOREIGN_ORDER_CODE, TRXID_USED_CODE, type Row } from '../store/rows.js';
-import { describeMismatches, factsFor, foreignOrderProblem, mismatches, mustProve, needsCodes, originOf, serverOffset, surelyBefore, unnamedFields } from '../order-match.js';
+import { createdAtMs, describeMismatches, factsFor, foreignOrderProblem, mismatches, mustProve, needsCodes, originOf, serverOffset, surelyBefore, unnamedFields } from '../order-match.js';
 import { gameNamesOf } from '../dispatch/sender.js';
 
 export type VerifyOutcome = 'placed' | 'not-placed' | 'held-balance' | 'review';
@@ -122,7 +122,20 @@ export async function verifyRow(rt: Runtime, row: Row, signal?: AbortSignal): Pr
   if (candidates.length === 1 && rt.rows.hasTwinInFlight(row)) {
     return review('one order in history matches, but another row for the same purchase is in flight or in doubt, so it is unknown which of them was charged. Check the order history before ordering it again.');
   }
-  if (candidates.length === 1) return record(rt, row, candidates[0] as Order & { orderId: string }, now, auditCopy({ route: 'GET /history', status: 200, at: now, body: candidates[0]!.raw }));
+  if (candidates.length === 1 && unclear) {
+    // Another order in history could be the row's too (it names too little to tell): taking the
+    // one that names more could give the row somebody else's purchase while its own is the other
+    // (found by the simulator: the panel's order of the same pack for the same player an hour
+    // earlier, and the row's own order listed without its pack).
+    return review("one order in history matches this row, and another could be its order too (it names too little to tell), so it is unknown which was this row's. Check the order history before ordering it again.");
+  }
+  if (candidates.length === 1) {
+    const c = candidates[0] as Order & { orderId: string };
+    // Told apart by the player and the pack alone (history shows no trxids): said, so a purchase of
+    // the same pack for the same player made elsewhere around then can be caught by a person.
+    const note = `found in history by its player and pack (order ${c.orderId}; history shows no trxids${createdAtMs(c) === undefined ? ' or times' : ''}): if this player bought this pack elsewhere around then, it may be that purchase`;
+    return record(rt, row, c, now, auditCopy({ route: 'GET /history', status: 200, at: now, body: c.raw }), note);
+  }
 
   const complete = h.orders.length < LIMIT;
   if (ownOnly) {

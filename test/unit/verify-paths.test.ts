@@ -108,6 +108,21 @@ describe('a history without trxids: which orders could be the row\'s', () => {
     }
   });
 
+  it('one full candidate beside an order that names too little to tell (the row\'s own, listed without its pack): review, not the candidate (found by the simulator)', async () => {
+    // The panel's order an hour earlier names the player and the pack; the row's own order, made by
+    // the attempt whose answer was lost, is listed without its pack. Before: the first was taken.
+    const w = await world([order({ orderId: 'ORD-panel' }), { orderId: 'ORD-ours', status: 'completed', game: 'pubg', userId: '5123456789' }]);
+    expect(await verifyRow(w.rt, row(w))).toBe('review');
+    expect(row(w)).toMatchObject({ state: 'review', orderId: null });
+    expect(row(w).error).toMatch(/another could be its order too/);
+  });
+
+  it('a single full candidate is taken with a note saying it was told apart by player and pack alone', async () => {
+    const w = await world([order({ orderId: 'ORD-one' })]);
+    expect(await verifyRow(w.rt, row(w))).toBe('placed');
+    expect(row(w).note).toMatch(/found in history by its player and pack \(order ORD-one; history shows no trxids or times\)/);
+  });
+
   it('a key\'s order without the row\'s trxid is never taken (a key/card order names no buyer: issue 20, defect 3): review; another pack: not placed', async () => {
     const cases: [HistoryOrder, string][] = [
       [{ orderId: 'ORD-a', status: 'processing', pid: 'KEY-PUBG-660' }, 'review'],
