@@ -127,7 +127,8 @@ export function surelyBefore(o: Order, since: number): boolean {
  *    an identical one made elsewhere (the same file ordered from a home whose database was lost);
  *  - `unknown`: nothing says when it was made: a replay answering a RESEND (what our own lost
  *    first attempt looks like, and also what a trxid used before looks like), or an order found in
- *    history by its trxid, without a creation time;
+ *    history by its trxid, without a creation time, or with one too close to our first send to
+ *    tell while the two clocks are not measured (no Date header seen yet);
  *  - `after`: made after the row's first send (its creation time), or by this very send (an answer
  *    to a submit that is not a replay).
  */
@@ -141,8 +142,13 @@ export function originOf(o: Order, firstSentAt: number | null, came: Came, serve
   if (came === 'first-send-replay') return 'earlier';
   const t = createdAtMs(o);
   if (t !== undefined && firstSentAt !== null) {
-    const cutoff = serverOffsetMs === null ? firstSentAt - UNMEASURED_SKEW_MS : firstSentAt + serverOffsetMs - MEASURED_SKEW_MS;
-    return t < cutoff ? 'earlier' : 'after';
+    if (serverOffsetMs !== null) return t < firstSentAt + serverOffsetMs - MEASURED_SKEW_MS ? 'earlier' : 'after';
+    if (t < firstSentAt - UNMEASURED_SKEW_MS) return 'earlier';
+    // Within the margin of two clocks nobody measured, a replay or a history entry made minutes
+    // before our first send (a trxid used elsewhere) looks exactly like our own lost first
+    // attempt: only an answer to this very send that is not a replay says "made now" (found by
+    // the simulator: yesterday's card, replayed to a resend, completed a key/card row).
+    return came === 'fresh' ? 'after' : 'unknown';
   }
   return came === 'fresh' ? 'after' : 'unknown';
 }

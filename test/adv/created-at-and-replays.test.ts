@@ -153,6 +153,38 @@ describe('A2 (money): defect 2 is still reachable when the first send got no def
   });
 });
 
+describe('A3 (money, found by the simulator, seed 7): a replay made minutes before the first send, while no Date header measured the clocks', () => {
+  // Every answer without a Date header: the engine has no measure of the supplier's clock.
+  it('the first send meets maintenance (503); the resend is answered with a card order made 3 minutes earlier for 2 keys under the shop\'s trxid: review, never completed', async () => {
+    const w = await scriptedWorld([keyRow('OLD-3', 1)]);
+    let post = 0;
+    const madeAt = Date.now() - 3 * 60_000;
+    const replay = { orderId: 'M100002', status: 'completed', game: 'steam', packName: 'Steam 5 USD', amountUsd: 5.1, codes: ['CARD-A', 'CARD-B'], idempotentReplay: true, createdAt: new Date(madeAt).toISOString() };
+    w.set(() => (++post === 1 ? { status: 503, body: { success: false, error: 'MAINTENANCE' }, date: false } : { body: replay, date: false }));
+    const deps = senderDeps(w.rt);
+    await sendRow(deps, w.rt.rows.get('b1', 0)!);
+    w.sql(0, 'next_try_at = 0');
+    await sendRow(deps, w.rt.rows.get('b1', 0)!);
+    const row = w.rt.rows.get('b1', 0)!;
+    expect(post).toBe(2);
+    expect({ state: row.state, codes: row.codes, orderId: row.orderId }).toMatchObject({ state: 'review', codes: [], orderId: null });
+  });
+
+  it('a top-up row under a shop\'s trxid whose resend is answered with a replay naming every field, made 3 minutes earlier: completed, with a note saying it may be an earlier purchase', async () => {
+    const w = await scriptedWorld([topUp('SHOP-77')]);
+    let post = 0;
+    const replay = { orderId: 'M7', status: 'completed', pid: 'PUBG-60', userId: '5123456789', amountUsd: 0.92, idempotentReplay: true, createdAt: new Date(Date.now() - 3 * 60_000).toISOString() };
+    w.set(() => (++post === 1 ? { status: 502, body: '<html>502 Bad Gateway</html>', date: false } : { body: replay, date: false }));
+    const deps = senderDeps(w.rt);
+    await sendRow(deps, w.rt.rows.get('b1', 0)!);
+    w.sql(0, 'next_try_at = 0');
+    await sendRow(deps, w.rt.rows.get('b1', 0)!);
+    const row = w.rt.rows.get('b1', 0)!;
+    expect(row.state).toBe('completed');
+    expect(row.note ?? '').toMatch(/this may be that earlier purchase/);
+  });
+});
+
 /** As in test/unit/money-defects.test.ts: a Retry-After hold starting the moment the intent is committed, and a stop during it. */
 function holdingClient(rt: Runtime, onHold: () => void): Runtime['client'] {
   const client = rt.client;

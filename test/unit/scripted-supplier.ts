@@ -20,7 +20,8 @@ import { Pauses } from '../../src/dispatch/pauses.js';
 import type { SenderDeps } from '../../src/dispatch/sender.js';
 import type { NewRow } from '../../src/store/rows.js';
 
-export type Answer = { status?: number; body: unknown; headers?: Record<string, string> } | 'hang';
+/** `date: false`: no Date header (Node's server adds one by default), so the client cannot measure the clocks. */
+export type Answer = { status?: number; body: unknown; headers?: Record<string, string>; date?: false } | 'hang';
 export type Script = (req: IncomingMessage, body: string) => Answer;
 
 export interface LogLine {
@@ -80,6 +81,7 @@ export async function scriptedWorld(rows: NewRow[], env: Record<string, string> 
         hanging.push(() => res.destroy());
         return;
       }
+      if (a.date === false) res.sendDate = false;
       res.writeHead(a.status ?? 200, { 'content-type': 'application/json', ...a.headers });
       res.end(typeof a.body === 'string' ? a.body : JSON.stringify(a.body));
     });
