@@ -55,7 +55,7 @@ export interface SimReport {
   invariantsChecked: number;
   behaviours: Record<string, number>;
   variants: string[];
-  failure: null | { seed: number; path: string; schedule: Schedule; violations: string[]; trace: string[]; shrinks: number };
+  failure: null | { seed: number; path: string; schedule: Schedule; violations: string[]; trace: string[]; shrinks: number; afterRuns: number };
 }
 
 /**
@@ -102,6 +102,8 @@ export async function simulate(seed: number, numRuns: number, opts: { onRun?: (o
         violations: last?.violations ?? [String(details.errorInstance)],
         trace: last?.trace ?? [],
         shrinks: details.numShrinks,
+        // Schedules run until the first failing one (it included).
+        afterRuns: details.numRuns,
       }
     : null;
   // The shrunk schedule's own outcome (the last failing run is the smallest).

@@ -1,0 +1,72 @@
+/**
+ * Each money fix of issue 20 (and the two the simulator found), undone by a small edit of the
+ * source: `npx tsx sim/revert-check.ts` applies one at a time in a scratch copy of the repository
+ * and runs the simulator until it fails, to show that the simulator looks where those defects are
+ * (docs/simulator.md has the figures). An edit names the exact text it replaces, so a change of
+ * that code makes the check say the revert no longer applies instead of testing nothing.
+ */
+export interface Revert {
+  id: string;
+  defect: string;
+  edits: { file: string; find: string; replace: string }[];
+}
+
+export const REVERTS: readonly Revert[] = [
+  {
+    id: 'repeats-before-opening',
+    defect: 'issue 20, defect 1: repeats judged before the batch opens, outside its transaction (two openers both buy)',
+    edits: [
+      {
+        file: 'src/claim/load.ts',
+        find: '  await rt.clock.yield();\n  const claimed = batch.contentHash.split',
+        replace:
+          '  rt.db.transaction(() => {\n    rt.rows.insertAll(batch.id, rows, now);\n    rows = [];\n    if (checkRepeats) repeats = skipRepeats(rt, batch, file.header.header.columns, claimedAt - rt.config.repeatWindowMs, rt.clock.now());\n  }).immediate();\n  await rt.clock.yield();\n  const claimed = batch.contentHash.split',
+      },
+      { file: 'src/claim/load.ts', find: '    if (checkRepeats) repeats = skipRepeats(rt, batch, file.header.header.columns, claimedAt - rt.config.repeatWindowMs, rt.clock.now());\n    if (duplicate)', replace: '    if (duplicate)' },
+      { file: 'src/claim/load.ts', find: '  let repeats = 0;\n', replace: '' },
+      { file: 'src/claim/load.ts', find: '  const checkRepeats = rt.config.repeatWindowMs > 0 && !orderedAgain(batch);', replace: '  const checkRepeats = rt.config.repeatWindowMs > 0 && !orderedAgain(batch);\n  let repeats = 0;' },
+    ],
+  },
+  {
+    id: 'foreign-replay-taken',
+    defect: 'issue 20, defect 2: an order replayed on a first send (or made earlier) completes a key/card row',
+    edits: [{ file: 'src/dispatch/sender.ts', find: 'const foreign = prove ? foreignOrderProblem(row, placed, names) : null;', replace: 'const foreign = null;' }],
+  },
+  {
+    id: 'history-card-candidate',
+    defect: 'issue 20, defect 3: the history check takes a trxid-less order of the same pack for a key/card row',
+    edits: [
+      {
+        file: 'src/poll/verify.ts',
+        find: "const candidates = needsCodes(row) ? [] : open.filter((o) => unnamedFields(row, o).length === 0 && originOf(o, row.firstSentAt, 'history', offset) !== 'earlier');",
+        replace: "const candidates = open.filter((o) => (needsCodes(row) ? o.pid !== undefined || o.packName !== undefined : unnamedFields(row, o).length === 0));",
+      },
+    ],
+  },
+  {
+    id: 'sending-stranded',
+    defect: 'issue 20, defect 4: a row left `sending` by a stop during a Retry-After hold, the batch released, never resent',
+    edits: [
+      { file: 'src/store/migrations.ts', find: '  CREATE TRIGGER batches_taken_over AFTER UPDATE OF owner ON batches', replace: '  CREATE TRIGGER batches_taken_over AFTER UPDATE OF owner ON batches WHEN 0' },
+      { file: 'src/store/migrations.ts', find: '    WHEN NEW.owner IS NOT NULL AND OLD.owner IS NOT NEW.owner BEGIN', replace: '    AND NEW.owner IS NOT NULL AND OLD.owner IS NOT NEW.owner BEGIN' },
+      { file: 'src/dispatch/sender.ts', find: "    if (err instanceof NotSent) return 'not-sent';", replace: "    if (err instanceof NotSent) return 'not-sent';\n    if (signal?.aborted && !(err instanceof ApiError)) return 'not-sent';" },
+      { file: 'src/dispatch/dispatch-stage.ts', find: '    if (batches) this.#rescueStranded(batches, now);', replace: '' },
+      { file: 'src/engine/leases.ts', find: "      rt.log.info({ batch: b.id, file: b.sourceName, previousOwner: b.owner }, 'took batch');", replace: "      if (b.owner !== null) rt.rows.takenOver(b.id, now);\n      rt.log.info({ batch: b.id, file: b.sourceName, previousOwner: b.owner }, 'took batch');" },
+    ],
+  },
+  {
+    id: 'failure-body-id',
+    defect: 'issue 20, defect 5: an id in a failure body taken as the row\'s order',
+    edits: [{ file: 'src/api/client.ts', find: '  if (order.orderCreated !== undefined) return order.orderCreated;', replace: '  return order.orderCreated !== false;' }],
+  },
+  {
+    id: 'retry-unchecked',
+    defect: 'found by the simulator: an ordinary retry buys rows an edited re-drop bought meanwhile',
+    edits: [{ file: 'src/claim/repeats.ts', find: '  if (batch.origin === \'retry\') return batch.retryOf === null;', replace: "  if (batch.origin === 'retry') return true;" }],
+  },
+  {
+    id: 'history-unclear-candidate',
+    defect: 'found by the simulator: the history check takes one candidate while another order could be the row\'s',
+    edits: [{ file: 'src/poll/verify.ts', find: '  if (candidates.length === 1 && unclear) {', replace: '  if (candidates.length === 1 && unclear && false) {' }],
+  },
+];
