@@ -180,7 +180,7 @@ export async function runSchedule(s: Schedule, opts: RunOptions = {}): Promise<R
 
   const submit = (a: Extract<Action, { kind: 'submit' }>): void => {
     const file = s.files[a.file % s.files.length]!;
-    const { rows, keys, header, cells } = edited(file, a.file % s.files.length, 'none');
+    const { rows, keys, header, cells } = edited(file, a.file % s.files.length, a.edit ?? 'none');
     const name = `f${a.file % s.files.length}-${drops.length}.csv`;
     const path = join(home, name);
     writeFileSync(path, stringify([header, ...cells], { delimiter: file.delimiter }));
@@ -324,7 +324,11 @@ export async function runSchedule(s: Schedule, opts: RunOptions = {}): Promise<R
     'processes crashed': crashes,
     'two daemons on one home': s.daemons > 1 ? 1 : 0,
   };
-  for (const a of s.actions) behaviours[`action: ${a.kind}${a.kind === 'drop' && a.edit !== 'none' ? ` (${a.edit})` : ''}`] = (behaviours[`action: ${a.kind}${a.kind === 'drop' && a.edit !== 'none' ? ` (${a.edit})` : ''}`] ?? 0) + 1;
+  for (const a of s.actions) {
+    const edit = a.kind === 'drop' || a.kind === 'submit' ? (a.edit ?? 'none') : 'none';
+    const name = `action: ${a.kind}${edit !== 'none' ? ` (${edit})` : ''}`;
+    behaviours[name] = (behaviours[name] ?? 0) + 1;
+  }
   for (const [st, n] of Object.entries(verdict.figures.states)) behaviours[`rows ended ${st}`] = n;
   if (s.api.style === 'real-world') behaviours['real-world answers'] = 1;
   return {

@@ -32,8 +32,8 @@ export interface SimFile {
 export type Action =
   /** The file (or an edited copy of it) is dropped into the inbox. */
   | { at: number; kind: 'drop'; file: number; edit: 'none' | 'add-column' | 'add-row' | 'reorder' }
-  /** `topup submit FILE` (a process of its own); `again`: ordered again on purpose. */
-  | { at: number; kind: 'submit'; file: number; again: boolean }
+  /** `topup submit FILE` (a process of its own) of the file or an edited copy; `again`: ordered again on purpose. */
+  | { at: number; kind: 'submit'; file: number; again: boolean; edit?: 'none' | 'add-column' | 'add-row' | 'reorder' }
   /** `topup retry BATCH` of the newest finished batch of this file; `repeats`: buy its repeats on purpose. */
   | { at: number; kind: 'retry'; file: number; repeats: boolean }
   /** `topup cancel` of the newest unfinished batch of this file. */
@@ -127,6 +127,25 @@ function toRow(r: RowDraw, id: number): SimRow {
  * Schedules from benign to hostile. Sizes stay small (1–3 files of 1–6 rows, a handful of
  * actions): defects live in interleavings, not in volume, and small runs are many per second.
  */
+/**
+ * When an action happens: anywhere in [min, max], or (one in three) at one of a few shared
+ * instants plus up to 200 ms, so that two actions often meet: a file and its edited copy taken by
+ * two processes at once, a crash during a load, a cancel while a batch opens. Uniform times alone
+ * almost never put two loads in the same few milliseconds (the revert check of issue 20's defect 1
+ * ran 3,000 schedules without one).
+ */
+function when(min: number, max: number): fc.Arbitrary<number> {
+  const meet = [10_000, 60_000, 150_000].filter((t) => t >= min && t <= max);
+  const uniform = fc.integer({ min, max });
+  if (meet.length === 0) return uniform;
+  return fc.oneof(
+    { weight: 2, arbitrary: uniform },
+    { weight: 1, arbitrary: fc.tuple(fc.constantFrom(...meet), fc.integer({ min: 0, max: 200 })).map(([t, j]) => t + j) },
+  );
+}
+
+const edits = fc.constantFrom('none' as const, 'none' as const, 'add-column' as const, 'add-row' as const, 'reorder' as const);
+
 export function scheduleArb(): fc.Arbitrary<Schedule> {
   const file = fc.record({
     rows: fc.array(rowDraw, { minLength: 1, maxLength: 6 }),
@@ -143,13 +162,13 @@ export function scheduleArb(): fc.Arbitrary<Schedule> {
       files: fc.array(file, { minLength: 1, maxLength: 3 }),
       actions: fc.array(
         fc.oneof(
-          { weight: 6, arbitrary: fc.record({ at: fc.integer({ min: 0, max: 3 * MIN }), kind: fc.constant('drop' as const), file: fc.nat(2), edit: fc.constantFrom('none' as const, 'none' as const, 'add-column' as const, 'add-row' as const, 'reorder' as const) }) },
-          { weight: 2, arbitrary: fc.record({ at: fc.integer({ min: 0, max: 3 * MIN }), kind: fc.constant('submit' as const), file: fc.nat(2), again: fc.boolean() }) },
-          { weight: 1, arbitrary: fc.record({ at: fc.integer({ min: MIN, max: 10 * MIN }), kind: fc.constant('retry' as const), file: fc.nat(2), repeats: fc.boolean() }) },
-          { weight: 1, arbitrary: fc.record({ at: fc.integer({ min: 0, max: 4 * MIN }), kind: fc.constant('cancel' as const), file: fc.nat(2) }) },
+          { weight: 6, arbitrary: fc.record({ at: when(0, 3 * MIN), kind: fc.constant('drop' as const), file: fc.nat(2), edit: edits }) },
+          { weight: 2, arbitrary: fc.record({ at: when(0, 3 * MIN), kind: fc.constant('submit' as const), file: fc.nat(2), again: fc.boolean(), edit: edits }) },
+          { weight: 1, arbitrary: fc.record({ at: when(MIN, 10 * MIN), kind: fc.constant('retry' as const), file: fc.nat(2), repeats: fc.boolean() }) },
+          { weight: 1, arbitrary: fc.record({ at: when(0, 4 * MIN), kind: fc.constant('cancel' as const), file: fc.nat(2) }) },
           { weight: 1, arbitrary: fc.record({ at: fc.integer({ min: 5 * MIN, max: 15 * MIN }), kind: fc.constant('resolve' as const) }) },
-          { weight: 4, arbitrary: fc.record({ at: fc.integer({ min: 0, max: 6 * MIN }), kind: fc.constant('crash' as const), proc: fc.nat(1), dead: fc.boolean() }) },
-          { weight: 1, arbitrary: fc.record({ at: fc.integer({ min: 0, max: 6 * MIN }), kind: fc.constant('stop' as const), proc: fc.nat(1) }) },
+          { weight: 4, arbitrary: fc.record({ at: when(0, 6 * MIN), kind: fc.constant('crash' as const), proc: fc.nat(1), dead: fc.boolean() }) },
+          { weight: 1, arbitrary: fc.record({ at: when(0, 6 * MIN), kind: fc.constant('stop' as const), proc: fc.nat(1) }) },
           { weight: 1, arbitrary: fc.record({ at: fc.integer({ min: MIN, max: 10 * MIN }), kind: fc.constant('top-up' as const), usd: fc.constantFrom(20, 1000) }) },
           { weight: 1, arbitrary: fc.record({ at: fc.integer({ min: 0, max: 6 * MIN }), kind: fc.constant('clock-step' as const), ms: fc.constantFrom(-3_600_000, -5_000, 90_000) }) },
         ),
