@@ -1,8 +1,8 @@
 /**
- * The README's state-machine section, generated from the tables in src/store/row-states.ts and
+ * docs/state-machine.md's generated section, from the tables in src/store/row-states.ts and
  * src/store/batch-states.ts, so that the diagram can never tell another story than the store.
- *   npm run diagram        writes it into README.md between the state-machine markers
- * test/unit/state-machine.test.ts fails when README.md differs from what this renders.
+ *   npm run diagram        writes it into docs/state-machine.md between the state-machine markers
+ * test/unit/state-machine.test.ts fails when docs/state-machine.md differs from what this renders.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -66,7 +66,7 @@ export function renderStateMachines(): string {
   ].join('\n');
 }
 
-/** README text with the generated section replaced (or undefined when the markers are missing). */
+/** The page's text with the generated section replaced (or undefined when the markers are missing). */
 export function withStateMachines(readme: string): string | undefined {
   const a = readme.indexOf(BEGIN);
   const b = readme.indexOf(END);
@@ -75,12 +75,12 @@ export function withStateMachines(readme: string): string | undefined {
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
-  const path = new URL('../README.md', import.meta.url);
+  const path = new URL('../docs/state-machine.md', import.meta.url);
   const next = withStateMachines(readFileSync(path, 'utf8'));
   if (next === undefined) {
-    process.stderr.write(`README.md has no state-machine markers; add the two lines\n${BEGIN}\n${END}\n`);
+    process.stderr.write(`docs/state-machine.md has no state-machine markers; add the two lines\n${BEGIN}\n${END}\n`);
     process.exit(1);
   }
   writeFileSync(path, next);
-  process.stdout.write('README.md: state machines written\n');
+  process.stdout.write('docs/state-machine.md: state machines written\n');
 }
