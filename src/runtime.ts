@@ -1,26 +1,26 @@
 /**
  * The parts one topup process works with, opened once: config, logger, store, and the supplier
- * account (account.ts: API client, rate gate, catalog, pauses). Every command and the daemon start
+ * account (account/account.ts: API client, rate gate, catalog, pauses). Every command and the daemon start
  * from here, so they share the same database, the same call budget and the same settings.
  */
 import { newOwnerId, ownerIsDead } from './store/owner.js';
-import { systemClock, type Clock } from './clock.js';
-import { systemEntropy, type Entropy } from './entropy.js';
+import { systemClock, type Clock } from './kernel/clock.js';
+import { systemEntropy, type Entropy } from './kernel/entropy.js';
 import type { Transport } from './api/transport.js';
 import { chmodSync, mkdirSync, statSync } from 'node:fs';
-import type { Config } from './config.js';
-import type { Logger } from './log.js';
+import type { Config } from './config/config.js';
+import type { Logger } from './kernel/log.js';
 import { openDb, type Db } from './store/db.js';
 import { BatchStore } from './store/batches.js';
 import { RowStore } from './store/rows.js';
 import { MetaStore } from './store/meta.js';
 import { checkpoint } from './store/upkeep.js';
-import type { RateScheduler } from './dispatch/scheduler.js';
+import type { RateScheduler } from './account/rate-gate.js';
 import type { ResellerClient } from './api/client.js';
-import type { LiveCatalog } from './catalog/live-catalog.js';
-import { openAccount, type Account, type CallListener } from './account.js';
+import type { LiveCatalog } from './account/live-catalog.js';
+import { openAccount, type Account, type CallListener } from './account/account.js';
 
-export type { CallListener } from './account.js';
+export type { CallListener } from './account/account.js';
 
 export interface Runtime {
   config: Config;

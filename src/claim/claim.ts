@@ -17,14 +17,14 @@
  * names the earlier batch.
  */
 import { createHash } from 'node:crypto';
-import { systemEntropy, type Entropy } from '../entropy.js';
+import { systemEntropy, type Entropy } from '../kernel/entropy.js';
 import { closeSync, createReadStream, existsSync, fsyncSync, lstatSync, mkdirSync, openSync, readdirSync, renameSync, rmSync, statSync, writeFileSync, writeSync } from 'node:fs';
-import { ErrorCode, InputFileError, TopupError } from '../errors.js';
+import { ErrorCode, InputFileError, TopupError } from '../kernel/errors.js';
 import { basename, dirname, join, relative } from 'node:path';
 import { contentHash } from '../intake/formats/index.js';
 import type { Runtime } from '../runtime.js';
 import type { Batch, BatchOrigin } from '../store/batches.js';
-import { crashPoint } from '../crash-points.js';
+import { crashPoint } from '../kernel/crash-points.js';
 import { failBatch } from './load.js';
 
 /** `b261121-3fa9c1`: the day, then 6 hex digits that differ for every claim. */

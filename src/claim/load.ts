@@ -20,11 +20,11 @@
  */
 import { createHash } from 'node:crypto';
 import { join } from 'node:path';
-import { InputFileError, coerceError } from '../errors.js';
+import { InputFileError, coerceError } from '../kernel/errors.js';
 import { contentHash, openOrderFile } from '../intake/formats/index.js';
 import { createRowValidator, formatProblems } from '../intake/validate.js';
 import { keepEarlierReading, settleColumns } from '../intake/column-report.js';
-import type { CatalogIndex } from '../intake/catalog.js';
+import type { CatalogIndex } from '../intake/catalog-index.js';
 import { keepColumnReport, readColumnReport } from '../outbox/summary.js';
 import type { Runtime } from '../runtime.js';
 import type { Batch } from '../store/batches.js';
@@ -33,7 +33,7 @@ import { writeFileAtomic } from '../outbox/atomic-write.js';
 import { orderedAgain, purchaseFingerprint, skipRepeats } from './repeats.js';
 import { outboxPaths } from '../outbox/paths.js';
 import { inputDialect } from '../outbox/dialect.js';
-import { crashPoint } from '../crash-points.js';
+import { crashPoint } from '../kernel/crash-points.js';
 
 export function deriveTrxid(seed: string, idx: number): string {
   return `tu${createHash('sha256').update(`${seed}:${idx}`).digest('hex').slice(0, 30)}`;

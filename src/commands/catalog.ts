@@ -1,7 +1,7 @@
 /** `topup catalog [--slug S]`: the live packs, with pid, price and stock. */
 import type { Command } from 'commander';
-import { NotFoundError } from '../errors.js';
-import { isActive } from '../intake/catalog.js';
+import { NotFoundError } from '../kernel/errors.js';
+import { isActive } from '../intake/catalog-index.js';
 import { openCommandContext } from './context.js';
 import { addFormatOptions, formatOf, printList, usd } from './output.js';
 

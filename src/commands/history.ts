@@ -1,7 +1,7 @@
 /** `topup history`: recent orders of the account (GET /history), newest first. */
 import type { Command } from 'commander';
 import { Priority, type HistoryQuery } from '../api/client.js';
-import { UsageError } from '../errors.js';
+import { UsageError } from '../kernel/errors.js';
 import { openCommandContext } from './context.js';
 import { addFormatOptions, formatOf, printList, wholeNumber } from './output.js';
 import { orderColumns, orderJson } from './order-view.js';

@@ -2,7 +2,7 @@
 import type { Command } from 'commander';
 import { Priority } from '../api/client.js';
 import { describeAudit } from '../api/audit.js';
-import { NotFoundError, isApiError } from '../errors.js';
+import { NotFoundError, isApiError } from '../kernel/errors.js';
 import { openCommandContext } from './context.js';
 import { addFormatOptions, formatOf, printList, when } from './output.js';
 import { orderColumns, orderJson } from './order-view.js';

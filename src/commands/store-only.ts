@@ -2,7 +2,7 @@
  * The store alone, without the API or the sandbox: for commands that must work when the API
  * is down (status), and that must never spend the call budget.
  */
-import type { Config } from '../config.js';
+import type { Config } from '../config/config.js';
 import { openDb, type Db } from '../store/db.js';
 import { BatchStore } from '../store/batches.js';
 import { RowStore } from '../store/rows.js';

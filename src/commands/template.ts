@@ -5,9 +5,9 @@
  */
 import type { Command } from 'commander';
 import { stringify } from 'csv-stringify/sync';
-import { NotFoundError } from '../errors.js';
-import type { CatalogEntry, RequiredField } from '../intake/catalog.js';
-import { isActive } from '../intake/catalog.js';
+import { NotFoundError } from '../kernel/errors.js';
+import type { CatalogEntry, RequiredField } from '../intake/catalog-index.js';
+import { isActive } from '../intake/catalog-index.js';
 import { safeCell } from '../outbox/cell-safety.js';
 import { openCommandContext } from './context.js';
 

@@ -10,8 +10,8 @@ import { existsSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import { Priority } from '../api/client.js';
-import { InputFileError } from '../errors.js';
-import { ExitCode } from '../exit-codes.js';
+import { InputFileError } from '../kernel/errors.js';
+import { ExitCode } from '../kernel/exit-codes.js';
 import { contentHash, openOrderFile } from '../intake/formats/index.js';
 import { createRowValidator, type ColumnReading } from '../intake/validate.js';
 import { settleColumns } from '../intake/column-report.js';
@@ -19,7 +19,7 @@ import { findRepeat, purchaseFingerprint, repeatMessage } from '../claim/repeats
 import type { Runtime } from '../runtime.js';
 import { openCommandContext } from './context.js';
 import { renderTable, usd } from './output.js';
-import { roundCents as cents } from '../money.js';
+import { roundCents as cents } from '../kernel/money.js';
 
 export interface Quote {
   file: string;

@@ -9,12 +9,12 @@
  *    home (a `topup submit`) moves rows without telling this one.
  * What is cheap and changes with time (the run state, why it waits) is worked out fresh each time.
  */
-import { systemClock } from '../clock.js';
+import { systemClock } from '../kernel/clock.js';
 import type { Runner } from '../engine/runner.js';
 import type { Runtime } from '../runtime.js';
 import type { Batch } from '../store/batches.js';
-import type { PauseState } from '../dispatch/pauses.js';
-import { runState, snapshot, waitingWhy, type BatchProgressSnapshot } from '../commands/batch-view.js';
+import type { PauseState } from '../account/pauses.js';
+import { runState, snapshot, waitingWhy, type BatchProgressSnapshot } from '../ops/batch-view.js';
 import type { BatchLive } from './live.js';
 
 const MIN_AGE_MS = 1_000;

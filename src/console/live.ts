@@ -9,13 +9,13 @@
  * telling this one. Each payload is whole (not a difference), so a page that missed one (a slow
  * phone) just takes the next.
  */
-import { systemClock } from '../clock.js';
+import { systemClock } from '../kernel/clock.js';
 import type { Runner } from '../engine/runner.js';
 import type { Runtime } from '../runtime.js';
 import type { Batch } from '../store/batches.js';
 import type { Listing } from '../store/listing.js';
-import { Pauses, type PauseState } from '../dispatch/pauses.js';
-import type { RunState } from '../commands/batch-view.js';
+import { Pauses, type PauseState } from '../account/pauses.js';
+import type { RunState } from '../ops/batch-view.js';
 import type { FiguresCache } from './figures.js';
 
 export interface BatchLive {

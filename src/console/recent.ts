@@ -5,7 +5,7 @@
  * with 503) is one entry with a count and its last time, so a burst cannot push out the rest.
  * Kept in memory (the last KEEP), since the log holds the full story.
  */
-import { systemClock } from '../clock.js';
+import { systemClock } from '../kernel/clock.js';
 import type { Runner } from '../engine/runner.js';
 import type { Notifier } from '../notify/notifier.js';
 

@@ -2,7 +2,7 @@
  * What the console's pages work with: the daemon's runtime and runner (read: snapshot(), events,
  * the store), and the console's own parts. Built once in app.ts.
  */
-import { systemClock } from '../clock.js';
+import { systemClock } from '../kernel/clock.js';
 import type { Context } from 'hono';
 import type { Runtime } from '../runtime.js';
 import type { Runner } from '../engine/runner.js';
@@ -10,8 +10,8 @@ import type { ScheduledJobs } from '../reports/schedule.js';
 import type { Notifier } from '../notify/notifier.js';
 import type { Listing } from '../store/listing.js';
 import type { AuditOutcome, AuditStore } from '../store/audit.js';
-import { Pauses } from '../dispatch/pauses.js';
-import type { ConsoleSettings } from './settings.js';
+import { Pauses } from '../account/pauses.js';
+import type { ConsoleSettings } from '../config/console-settings.js';
 import type { BalanceWatch } from './balance-watch.js';
 import type { RecentErrors } from './recent.js';
 import type { LiveFeed } from './live.js';

@@ -4,7 +4,7 @@
  * the rows that just ended. A rate over less than MIN_SPAN_MS of history would make one batch
  * finishing in a minute look like a torrent, so the span counted is at least that long.
  */
-import { systemClock } from '../clock.js';
+import { systemClock } from '../kernel/clock.js';
 import type { Runner } from '../engine/runner.js';
 import type { Runtime } from '../runtime.js';
 import { rowMoney } from '../outbox/results.js';

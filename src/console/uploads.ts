@@ -13,11 +13,11 @@
  *   own (another daemon on the same home has its own); folders older than that are removed at
  *   start (their console is gone), this console's own when it stops.
  */
-import { systemClock } from '../clock.js';
+import { systemClock } from '../kernel/clock.js';
 import { randomBytes } from 'node:crypto';
 import { copyFileSync, existsSync, linkSync, mkdirSync, readdirSync, renameSync, rmSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
 import { extname, join } from 'node:path';
-import { UsageError } from '../errors.js';
+import { UsageError } from '../kernel/errors.js';
 import { contentHash } from '../intake/formats/index.js';
 import type { Quote } from '../commands/validate.js';
 

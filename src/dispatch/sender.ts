@@ -7,14 +7,14 @@
  * `sending` and resends the same body with the same trxid, which the API answers with the
  * existing order (idempotent replay) or creates it once.
  */
-import { ApiError, TopupError, ErrorCode, NotDispatchedError, coerceError } from '../errors.js';
+import { ApiError, TopupError, ErrorCode, NotDispatchedError, coerceError } from '../kernel/errors.js';
 import { Priority, type SubmitAnswer } from '../api/client.js';
 import { auditCopy } from '../api/audit.js';
 import type { Runtime } from '../runtime.js';
 import { FOREIGN_ORDER_CODE, type Actor, type Doubt, type Row } from '../store/rows.js';
-import { describeMismatches, factsFor, foreignOrderProblem, mismatches, mustProve, originOf, serverOffset, type Came } from '../order-match.js';
-import type { Pauses } from './pauses.js';
-import { crashPoint } from '../crash-points.js';
+import { describeMismatches, factsFor, foreignOrderProblem, mismatches, mustProve, originOf, serverOffset, type Came } from './order-match.js';
+import type { Pauses } from '../account/pauses.js';
+import { crashPoint } from '../kernel/crash-points.js';
 
 export type SendResult =
   | 'placed'
@@ -130,7 +130,7 @@ export function gameNamesOf(rt: Runtime, row: Row): string[] {
 
 /**
  * The answer carried an order. It settles the row only if it is the row's purchase (see
- * order-match.ts): an order made for another purchase under the same trxid goes to review with
+ * dispatch/order-match.ts): an order made for another purchase under the same trxid goes to review with
  * both sides shown, and is never recorded as this row's.
  */
 function handlePlaced(deps: SenderDeps, row: Row, placed: SubmitAnswer, intentAt: number): SendResult {
@@ -162,7 +162,7 @@ function handlePlaced(deps: SenderDeps, row: Row, placed: SubmitAnswer, intentAt
   // An order that existed before this row's first send (a replay of its first send, or its
   // creation time), or a replay of a resend under a trxid the file gave (it may have been used
   // before: nothing tells), is not proven to be one its sends made: it settles the row only if it
-  // names every field of the purchase, and never a key/card row (order-match.ts; store/invariants.ts).
+  // names every field of the purchase, and never a key/card row (dispatch/order-match.ts; store/invariants.ts).
   const came: Came = placed.idempotentReplay === true ? (firstSend ? 'first-send-replay' : 'resend-replay') : 'fresh';
   const origin = originOf(placed, row.firstSentAt ?? intentAt, came, serverOffset(rt.lastServerDate));
   const prove = mustProve(row, origin);

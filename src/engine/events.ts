@@ -8,7 +8,7 @@ import type { Batch } from '../store/batches.js';
 import type { RowEvent, RowState } from '../store/row-states.js';
 import type { StateCounts } from '../store/rows.js';
 import type { BatchSummary } from '../outbox/summary.js';
-import type { PauseKind } from '../dispatch/pauses.js';
+import type { PauseKind } from '../account/pauses.js';
 
 export interface RowMoved {
   batchId: string;

@@ -13,24 +13,24 @@
  * finish for `stopGraceMs`, then they are aborted; the leases are released.
  */
 import { EventEmitter, setMaxListeners } from 'node:events';
-import { ApiError } from '../errors.js';
+import { ApiError } from '../kernel/errors.js';
 import type { Runtime } from '../runtime.js';
-import type { Clock } from '../clock.js';
+import type { Clock } from '../kernel/clock.js';
 import { recoverClaims, LEASE_MS } from '../claim/claim.js';
 import { keepLeases } from '../store/owner.js';
-import { Pauses, type PauseState } from '../dispatch/pauses.js';
+import { Pauses, type PauseState } from '../account/pauses.js';
 import { removeStaleTemps } from '../outbox/atomic-write.js';
-import type { RateWindow } from '../config.js';
+import type { RateWindow } from '../config/config.js';
 import type { BatchState, WaitReason } from '../store/batches.js';
 import type { StateCounts } from '../store/rows.js';
 import type { RunnerEventMap, RunnerEventName } from './events.js';
 import type { EngineContext, Stage, StepBatches } from './stage.js';
-import { LeaseStage } from './leases.js';
-import { IntakeStage } from '../claim/intake-stage.js';
-import { FundingStage } from '../dispatch/funding-stage.js';
-import { DispatchStage } from '../dispatch/dispatch-stage.js';
-import { PollingStage } from '../poll/polling-stage.js';
-import { FinishingStage } from '../outbox/finishing-stage.js';
+import { LeaseStage } from './stages/leases.js';
+import { IntakeStage } from './stages/intake.js';
+import { FundingStage } from './stages/funding.js';
+import { DispatchStage } from './stages/dispatch.js';
+import { PollingStage } from './stages/polling.js';
+import { FinishingStage } from './stages/finishing.js';
 
 export type { RunnerEventMap } from './events.js';
 

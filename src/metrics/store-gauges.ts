@@ -4,7 +4,7 @@
  * unfinished batches, so a scrape every 15 s costs the daemon next to nothing.
  */
 import { Gauge, type Registry } from 'prom-client';
-import { Pauses } from '../dispatch/pauses.js';
+import { Pauses } from '../account/pauses.js';
 import { JOB_NAMES, lastRunKey, lastSuccessKey } from '../reports/schedule.js';
 import { BATCH_STATES } from '../store/batch-states.js';
 import { ROW_STATES } from '../store/rows.js';

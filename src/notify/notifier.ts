@@ -4,12 +4,12 @@
  * stops for an account problem. A notification never carries a code or the key, and a failing
  * endpoint is retried a few times in the background: it never holds up or affects orders.
  */
-import { systemClock } from '../clock.js';
+import { systemClock } from '../kernel/clock.js';
 import { basename } from 'node:path';
 import { request } from 'undici';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { Config } from '../config.js';
-import type { Logger } from '../log.js';
+import type { Config } from '../config/config.js';
+import type { Logger } from '../kernel/log.js';
 import type { Runner } from '../engine/runner.js';
 
 export type NotificationEvent = 'batch-finished' | 'balance-wait' | 'low-balance' | 'low-balance-cleared' | 'account-problem' | 'maintenance';

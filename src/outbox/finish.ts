@@ -5,7 +5,7 @@
  * written again, identically, after the restart.
  */
 import { Priority } from '../api/client.js';
-import { coerceError } from '../errors.js';
+import { coerceError } from '../kernel/errors.js';
 import type { Runtime } from '../runtime.js';
 import type { Batch } from '../store/batches.js';
 import { writeBatchResults } from './write-results.js';

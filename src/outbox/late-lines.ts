@@ -19,8 +19,8 @@
  */
 import { existsSync, statSync } from 'node:fs';
 import { resolve, sep } from 'node:path';
-import { fileClock } from '../clock.js';
-import { coerceError } from '../errors.js';
+import { fileClock } from '../kernel/clock.js';
+import { coerceError } from '../kernel/errors.js';
 import { contentHash, openOrderFile } from '../intake/formats/index.js';
 import { openForWriting } from '../intake/writers.js';
 import type { Runtime } from '../runtime.js';

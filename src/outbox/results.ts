@@ -31,7 +31,7 @@ import { canonicalField } from '../intake/columns.js';
 import type { Runtime } from '../runtime.js';
 import type { Batch, InputDialect } from '../store/batches.js';
 import type { Row } from '../store/rows.js';
-import { roundCents } from '../money.js';
+import { roundCents } from '../kernel/money.js';
 
 export const RESULT_COLUMNS = ['trxid', 'orderId', 'status', 'packName', 'amountUsd', 'refunded', 'netUsd', 'codes', 'finishedAt', 'error'] as const;
 export type ResultColumn = (typeof RESULT_COLUMNS)[number] | 'mode';

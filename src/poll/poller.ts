@@ -11,11 +11,11 @@
 import { Priority, type OrderAnswer } from '../api/client.js';
 import { auditCopy } from '../api/audit.js';
 import type { Order } from '../api/schemas.js';
-import { ApiError, coerceError, type ApiAnswer } from '../errors.js';
+import { ApiError, coerceError, type ApiAnswer } from '../kernel/errors.js';
 import type { Runtime } from '../runtime.js';
 import type { Row } from '../store/rows.js';
-import { crashPoint } from '../crash-points.js';
-import { describeMismatches, factsFor, MAX_CODE_READS, mismatches, needsCodes } from '../order-match.js';
+import { crashPoint } from '../kernel/crash-points.js';
+import { describeMismatches, factsFor, MAX_CODE_READS, mismatches, needsCodes } from '../dispatch/order-match.js';
 import { gameNamesOf } from '../dispatch/sender.js';
 
 const HISTORY_WINDOW = 200;
@@ -51,7 +51,7 @@ export class Poller {
 
   /**
    * Applies what the API says about one of our orders. True when the row reached an end.
-   *  - An answer about another purchase (order-match.ts) never settles the row: review.
+   *  - An answer about another purchase (dispatch/order-match.ts) never settles the row: review.
    *  - A status word we do not know is not an end: the row stays processing on its doubt clock
    *    and ends review after TOPUP_REVIEW_AFTER_MS of nothing but unknown words.
    *  - A completed key/card order without codes is read again, MAX_CODE_READS times, then ends

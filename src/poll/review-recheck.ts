@@ -2,7 +2,7 @@
  * Review rows are not final answers, only undecided ones. For TOPUP_REVIEW_RECHECK_DAYS after a
  * row entered review (default 7), it is looked for again now and then: a row with an order id by
  * GET /orders/:id, a row without one by its own trxid in GET /history (one call serves every such
- * row). When its order appears, and it is the row's purchase (order-match.ts), the row settles
+ * row). When its order appears, and it is the row's purchase (dispatch/order-match.ts), the row settles
  * (`resolution = found`): final rows at once, a processing order followed by the poller. Its batch
  * is reopened so its results are written again as the next version (never over the first).
  *
@@ -12,10 +12,10 @@
 import { Priority } from '../api/client.js';
 import { auditCopy } from '../api/audit.js';
 import type { History, Order } from '../api/schemas.js';
-import { ApiError, coerceError } from '../errors.js';
+import { ApiError, coerceError } from '../kernel/errors.js';
 import type { Runtime } from '../runtime.js';
 import { FOREIGN_ORDER_CODE, type Row } from '../store/rows.js';
-import { factsFor, foreignOrderProblem, mismatches, mustProve, originOf, serverOffset } from '../order-match.js';
+import { factsFor, foreignOrderProblem, mismatches, mustProve, originOf, serverOffset } from '../dispatch/order-match.js';
 import { gameNamesOf } from '../dispatch/sender.js';
 
 const EARLY_MS = 15 * 60_000;
@@ -91,7 +91,7 @@ export class ReviewRecheck {
     const names = gameNamesOf(rt, row);
     if (mismatches(row, order, names).length > 0) return false;
     // Made before the row's first send (another purchase under its trxid), or not known when under
-    // a trxid the file gave: the same proof as the sender's and the history check's (order-match.ts).
+    // a trxid the file gave: the same proof as the sender's and the history check's (dispatch/order-match.ts).
     const came = row.orderId === null ? 'history' : 'fresh';
     if (mustProve(row, originOf(order, row.firstSentAt, came, serverOffset(rt.lastServerDate))) && foreignOrderProblem(row, order, names) !== null) return false;
     if (row.orderId === null && rt.rows.isOrderIdKnown(order.orderId)) return false;

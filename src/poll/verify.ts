@@ -6,7 +6,7 @@
  *    an order with this trxid exists somewhere; or never answered definitely within
  *    TOPUP_REVIEW_AFTER_MS.
  * GET /history decides:
- *  - an order carrying our trxid → placed, if it is this row's purchase (order-match.ts);
+ *  - an order carrying our trxid → placed, if it is this row's purchase (dispatch/order-match.ts);
  *    an order with our trxid for another purchase, or one made before the row's first send that
  *    does not name every field of a top-up (any key/card order) → review, both sides shown;
  *  - for a plain refusal only, when history does not echo trxids: exactly one unclaimed top-up
@@ -28,10 +28,10 @@ import { Priority } from '../api/client.js';
 import { auditCopy } from '../api/audit.js';
 import { isBalanceRefusal } from '../api/classify.js';
 import type { Order } from '../api/schemas.js';
-import { ApiError, coerceError } from '../errors.js';
+import { ApiError, coerceError } from '../kernel/errors.js';
 import type { Runtime } from '../runtime.js';
 import { FOREIGN_ORDER_CODE, TRXID_USED_CODE, type Row } from '../store/rows.js';
-import { describeMismatches, factsFor, foreignOrderProblem, mismatches, mustProve, needsCodes, originOf, serverOffset, surelyBefore, unnamedFields } from '../order-match.js';
+import { describeMismatches, factsFor, foreignOrderProblem, mismatches, mustProve, needsCodes, originOf, serverOffset, surelyBefore, unnamedFields } from '../dispatch/order-match.js';
 import { gameNamesOf } from '../dispatch/sender.js';
 
 export type VerifyOutcome = 'placed' | 'not-placed' | 'held-balance' | 'review';
@@ -43,7 +43,7 @@ function reachesBack(rt: Runtime, orders: readonly Order[], since: number, compl
   if (complete) return true;
   const oldest = orders[orders.length - 1];
   if (!oldest) return true;
-  // A creation time that is certainly older than the first attempt (order-match.ts surelyBefore:
+  // A creation time that is certainly older than the first attempt (dispatch/order-match.ts surelyBefore:
   // a zone-less text is not read, and "certainly" means 15 h, whatever the clocks say) ...
   if (surelyBefore(oldest, since)) return true;
   // ... or, on our own clock: an order of ours on the page that we placed before the first attempt
@@ -87,7 +87,7 @@ export async function verifyRow(rt: Runtime, row: Row, signal?: AbortSignal): Pr
       );
     }
     // Made before the row's first send (the trxid was used before), or not known when, under a
-    // trxid the file gave: it must prove it is the row's (order-match.ts originOf, mustProve).
+    // trxid the file gave: it must prove it is the row's (dispatch/order-match.ts originOf, mustProve).
     const origin = originOf(own, row.firstSentAt, 'history', serverOffset(rt.lastServerDate));
     const prove = mustProve(row, origin);
     const foreign = prove ? foreignOrderProblem(row, own, names) : null;

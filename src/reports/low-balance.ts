@@ -7,7 +7,7 @@
 import { Priority } from '../api/client.js';
 import type { Runtime } from '../runtime.js';
 import type { Notifier } from '../notify/notifier.js';
-import { roundCents as cents } from '../money.js';
+import { roundCents as cents } from '../kernel/money.js';
 
 export const LOW_BALANCE_FLAG = 'reports.lowBalance.alerted';
 const RATE_WINDOW_MS = 24 * 3_600_000;

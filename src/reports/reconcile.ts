@@ -25,8 +25,8 @@ import { writeFileAtomic } from '../outbox/atomic-write.js';
 import type { Runtime } from '../runtime.js';
 import type { Row } from '../store/rows.js';
 import { dayOf, type ReportCell } from './csv-append.js';
-import { roundCents as cents } from '../money.js';
-import { ApiError, coerceError } from '../errors.js';
+import { roundCents as cents } from '../kernel/money.js';
+import { ApiError, coerceError } from '../kernel/errors.js';
 import type { History } from '../api/schemas.js';
 
 export const RECONCILE_COLUMNS = ['kind', 'orderId', 'trxid', 'batchId', 'line', 'localStatus', 'apiStatus', 'localAmountUsd', 'apiAmountUsd', 'refunded', 'note'] as const;

@@ -4,7 +4,7 @@
  */
 import { placeholders, statementCache, type Db } from './db.js';
 import type { Statement } from 'better-sqlite3';
-import { systemClock, type Clock } from '../clock.js';
+import { systemClock, type Clock } from '../kernel/clock.js';
 
 import { BATCH_EDGES, type BatchEvent, type BatchState } from './batch-states.js';
 

@@ -3,9 +3,9 @@
  */
 import { hostname } from 'node:os';
 import type { BatchStore } from './batches.js';
-import type { Logger } from '../log.js';
-import type { Clock } from '../clock.js';
-import { systemEntropy, type Entropy } from '../entropy.js';
+import type { Logger } from '../kernel/log.js';
+import type { Clock } from '../kernel/clock.js';
+import { systemEntropy, type Entropy } from '../kernel/entropy.js';
 
 /** This process, as written in batch leases. */
 export function newOwnerId(entropy: Entropy = systemEntropy): string {

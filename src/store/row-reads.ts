@@ -7,7 +7,7 @@ import type { Statement } from 'better-sqlite3';
 import { placeholders, statementCache, type Db } from './db.js';
 import { emptyCounts, toRow, type Row, type RowRecord, type StateCounts } from './row-record.js';
 import { FOLLOWED_STATES, type RowState } from './row-states.js';
-import { roundCents } from '../money.js';
+import { roundCents } from '../kernel/money.js';
 
 /** Rows that may be sent now (`sending` rows have a request on its way), and placed orders followed by polls. */
 const SENDABLE: readonly RowState[] = ['pending', 'resending'];
@@ -130,7 +130,7 @@ export class RowReads {
    * USD already promised: the unsent rows of every unfinished batch of the home, whoever runs it
    * (`topup balance`, `validate`, the balance report, the console and /metrics show this one
    * figure). A batch whose cancel was asked for promises nothing: its unsent rows are skipped.
-   * The funds gate (dispatch/funds.ts) judges batch by batch from unsentTotal instead, because it
+   * The funds gate (account/funds.ts) judges batch by batch from unsentTotal instead, because it
    * also sets aside batches that wait for balance.
    */
   reservedUsd(): number {

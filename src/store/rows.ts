@@ -34,7 +34,7 @@ export const TRXID_USED_CODE = 'TOPUP_TRXID_ALREADY_USED';
 /**
  * reject_code of a `review` row whose trxid the API answered with an order this row's sends did not
  * make (another purchase, or one made before the row's first send): looking the trxid up again can
- * only find that order, so the review recheck does not settle the row by it (order-match.ts).
+ * only find that order, so the review recheck does not settle the row by it (dispatch/order-match.ts).
  */
 export const FOREIGN_ORDER_CODE = 'TOPUP_FOREIGN_ORDER';
 /** reject_code of a row skipped because its batch was cancelled before it was sent: buyable again (topup retry). */

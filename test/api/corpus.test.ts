@@ -16,7 +16,7 @@ import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ResellerClient } from '../../src/api/client.js';
-import { ApiError, ApiResponseShapeError } from '../../src/errors.js';
+import { ApiError, ApiResponseShapeError } from '../../src/kernel/errors.js';
 import { client, countingGate, KEY, serializeThoroughly } from './helpers.js';
 
 interface Variant {
@@ -57,7 +57,7 @@ interface Variant {
   };
 }
 
-const DIR = fileURLToPath(new URL('../fixtures/answers/', import.meta.url));
+const DIR = fileURLToPath(new URL('../fixtures/answers', import.meta.url));
 const files = readdirSync(DIR).filter((f) => f.endsWith('.json')).sort();
 const corpus: (Variant & { file: string })[] = files.flatMap((file) =>
   (JSON.parse(readFileSync(`${DIR}${file}`, 'utf8')) as Variant[]).map((v) => ({ ...v, file })),

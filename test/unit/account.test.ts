@@ -1,11 +1,11 @@
 /**
- * One supplier account is one unit (src/account.ts): the runtime's client, rate gate and catalog
+ * One supplier account is one unit (src/account/account.ts): the runtime's client, rate gate and catalog
  * are the account's, and what the account shares between processes (its pause, its call log)
  * lives in the store: a pause one process's account sets, another process's account obeys.
  */
 import { afterEach, expect, it } from 'vitest';
-import { loadConfig } from '../../src/config.js';
-import { silentLogger } from '../../src/log.js';
+import { loadConfig } from '../../src/config/config.js';
+import { silentLogger } from '../../src/kernel/log.js';
 import { openRuntime, type Runtime } from '../../src/runtime.js';
 import { inProcessSandbox, tempHome, TEST_KEY } from '../e2e/harness.js';
 import { releaseAll } from '../e2e/harness.js';

@@ -3,9 +3,9 @@ import { Writable } from 'node:stream';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { loadConfig, parseRateLimits, SANDBOX_DEFAULT_KEY, secretsOf } from '../../src/config.js';
-import { createLogger } from '../../src/log.js';
-import { ConfigError } from '../../src/errors.js';
+import { loadConfig, parseRateLimits, SANDBOX_DEFAULT_KEY, secretsOf } from '../../src/config/config.js';
+import { createLogger } from '../../src/kernel/log.js';
+import { ConfigError } from '../../src/kernel/errors.js';
 
 const home = () => mkdtempSync(join(tmpdir(), 'cfg-'));
 
@@ -92,7 +92,7 @@ describe('config', () => {
 
 describe('the README names every setting', () => {
   it('each name in SETTINGS appears in README.md (the settings table, or the section of its feature)', async () => {
-    const { SETTINGS } = await import('../../src/config.js');
+    const { SETTINGS } = await import('../../src/config/config.js');
     const { readFileSync } = await import('node:fs');
     const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
     expect(Object.keys(SETTINGS).filter((name) => !readme.includes(`\`${name}\``))).toEqual([]);

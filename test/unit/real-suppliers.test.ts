@@ -9,10 +9,10 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { describe, expect, it } from 'vitest';
 import type { Runtime } from '../../src/runtime.js';
 import { sendRow } from '../../src/dispatch/sender.js';
-import { Pauses } from '../../src/dispatch/pauses.js';
+import { Pauses } from '../../src/account/pauses.js';
 import { Poller } from '../../src/poll/poller.js';
 import { verifyRow } from '../../src/poll/verify.js';
-import { checkFunds } from '../../src/dispatch/funds.js';
+import { checkFunds } from '../../src/account/funds.js';
 import type { NewRow } from '../../src/store/rows.js';
 import { pubgRow, supplierWorld } from './fake-supplier.js';
 

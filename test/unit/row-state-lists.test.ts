@@ -9,7 +9,7 @@ import {
   FINAL_ROW_STATES, FOLLOWED_STATES, IN_FLIGHT_STATES, LIVE_STATES, ROW_EDGES, ROW_STATES, UNSENT_STATES, fromStates, isEdge,
   type RowEvent, type RowState,
 } from '../../src/store/row-states.js';
-import { cancelPreview } from '../../src/dispatch/cancel.js';
+import { cancelPreview } from '../../src/ops/cancel.js';
 import { pubgRow, supplierWorld } from './fake-supplier.js';
 
 const sorted = (xs: readonly RowState[]): RowState[] => [...new Set(xs)].sort();

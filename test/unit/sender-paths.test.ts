@@ -8,7 +8,7 @@
  */
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { sendRow } from '../../src/dispatch/sender.js';
-import { ErrorCode } from '../../src/errors.js';
+import { ErrorCode } from '../../src/kernel/errors.js';
 import { TRXID_USED_CODE, type NewRow } from '../../src/store/rows.js';
 import { pubgRow } from './fake-supplier.js';
 import { CATALOG, linesOf, scriptedWorld, senderDeps, type Answer, type World } from './scripted-supplier.js';

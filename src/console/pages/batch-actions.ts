@@ -1,12 +1,12 @@
 /**
  * Cancel and Retry, each a page that says exactly what will happen, then a POST through the same
- * functions the CLI uses (dispatch/cancel.ts requestCancel, claim/retry.ts createRetryBatch).
+ * functions the CLI uses (ops/cancel.ts requestCancel, ops/retry.ts createRetryBatch).
  * The daemon's runner is woken so the change is acted on at once rather than at its next look.
  */
 import type { Hono } from 'hono';
-import { cancelPreview, requestCancel } from '../../dispatch/cancel.js';
-import { createRetryBatch, retryPlan } from '../../claim/retry.js';
-import { coerceError } from '../../errors.js';
+import { cancelPreview, requestCancel } from '../../ops/cancel.js';
+import { createRetryBatch, retryPlan } from '../../ops/retry.js';
+import { coerceError } from '../../kernel/errors.js';
 import type { ConsoleEnv } from '../auth.js';
 import { html, usd } from '../html.js';
 import { csrfField, messagePage, page } from '../layout.js';

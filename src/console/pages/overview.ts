@@ -6,7 +6,7 @@
  */
 import type { Hono } from 'hono';
 import { JOB_NAMES, lastRunKey, scheduleKey, type JobName } from '../../reports/schedule.js';
-import { roundCents } from '../../money.js';
+import { roundCents } from '../../kernel/money.js';
 import type { ConsoleEnv } from '../auth.js';
 import { duration, html, timeTag, usd, type Html } from '../html.js';
 import { page, tableWrap } from '../layout.js';

@@ -4,10 +4,10 @@
  * then follows the daemon claiming them to the new batch's page. Nothing here places an order:
  * the daemon does, from the inbox, as for any dropped file.
  */
-import { systemClock } from '../../clock.js';
+import { systemClock } from '../../kernel/clock.js';
 import type { Hono } from 'hono';
 import { quoteFile, type Quote } from '../../commands/validate.js';
-import { coerceError, InputFileError } from '../../errors.js';
+import { coerceError, InputFileError } from '../../kernel/errors.js';
 import type { ConsoleEnv } from '../auth.js';
 import { html, usd, type Html } from '../html.js';
 import { csrfField, messagePage, page, tableWrap, type PageCtx } from '../layout.js';

@@ -2,11 +2,11 @@
  * A batch as the operator sees it: how far it is, what it cost so far, who runs it and why it
  * waits. Read from the store only, so `status` works while the API is down.
  */
-import { systemClock } from '../clock.js';
+import { systemClock } from '../kernel/clock.js';
 import type { Batch } from '../store/batches.js';
 import type { RowStore, StateCounts } from '../store/rows.js';
-import type { PauseState } from '../dispatch/pauses.js';
-import { roundCents } from '../money.js';
+import type { PauseState } from '../account/pauses.js';
+import { roundCents } from '../kernel/money.js';
 
 export interface BatchProgressSnapshot {
   rows: number;

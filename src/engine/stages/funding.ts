@@ -3,9 +3,9 @@
  * the store). A batch whose cancellation was asked for sends nothing new: its pending rows are
  * skipped here, before anything else could send them.
  */
-import type { EngineContext, Stage, StepBatches } from '../engine/stage.js';
-import type { SendScope } from '../store/row-reads.js';
-import { FundsGate } from './funds.js';
+import type { EngineContext, Stage, StepBatches } from '../stage.js';
+import type { SendScope } from '../../store/row-reads.js';
+import { FundsGate } from '../../account/funds.js';
 
 export class FundingStage implements Stage {
   readonly name = 'funding';

@@ -8,11 +8,11 @@
  *
  * The pause lives in the store (meta), not in one process's memory: what the daemon learns, a
  * `topup submit` beside it obeys at once, and the other way round. Its clock is the monotonic one
- * every process on the machine shares (clock.ts), so a wall-clock step neither freezes a pause
+ * every process on the machine shares (kernel/clock.ts), so a wall-clock step neither freezes a pause
  * nor ends it early; `since` (wall time) is for people.
  */
 import type { MetaStore } from '../store/meta.js';
-import { systemClock, type Clock } from '../clock.js';
+import { systemClock, type Clock } from '../kernel/clock.js';
 
 export type PauseKind = 'account' | 'maintenance';
 

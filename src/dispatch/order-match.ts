@@ -17,8 +17,8 @@
  * serverId is not compared: suppliers echo a server's label as often as its value.
  * The amount is never compared: prices move between the file and the order.
  */
-import type { Order } from './api/schemas.js';
-import type { OrderFacts, Row } from './store/rows.js';
+import type { Order } from '../api/schemas.js';
+import type { OrderFacts, Row } from '../store/rows.js';
 
 export interface Mismatch {
   field: string;
@@ -75,7 +75,7 @@ export function mismatches(row: Row, order: Order, gameNames: readonly string[] 
  * How much earlier than the row's first send an order's creation time may be and still be the
  * row's own. Our own order is made after our intent was committed, so only the two clocks'
  * difference can make it look earlier:
- *  - measured (the API's Date header against our clock, account.ts lastServerDate): 5 s, for the
+ *  - measured (the API's Date header against our clock, account/account.ts lastServerDate): 5 s, for the
  *    header's one-second resolution, the answer's latency and suppliers that stamp seconds;
  *  - not measured yet: 10 minutes, any sane pair of clocks.
  * A trxid reused from yesterday, or from an hour ago, is earlier either way. One used by someone

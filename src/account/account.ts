@@ -1,7 +1,7 @@
 /**
  * One supplier account as one unit: its API client, the rate gate its calls pass, its catalog, its
  * pauses, and what this process has seen of it (call counts, the server's clock). Funds are judged
- * against the balance this client reads (dispatch/funds.ts).
+ * against the balance this client reads (account/funds.ts).
  *
  * Today a home has one account (`default`), opened by runtime.ts. Several per daemon is the next
  * step past one account's 200 calls/min: then each account gets its own unit from here. What the
@@ -9,16 +9,16 @@
  * by `id` then: the call log (api_calls), the Retry-After hold and the pause (meta keys), and the
  * money set aside for unfinished batches (funds.ts; batches need to name their account).
  */
-import type { Config } from './config.js';
-import type { Logger } from './log.js';
-import type { Db } from './store/db.js';
-import { MetaStore } from './store/meta.js';
-import { RateScheduler, FixedWindowGate } from './dispatch/scheduler.js';
-import { Pauses } from './dispatch/pauses.js';
-import { ResellerClient, type RouteName } from './api/client.js';
-import { LiveCatalog } from './catalog/live-catalog.js';
-import { systemClock, type Clock } from './clock.js';
-import type { Transport } from './api/transport.js';
+import type { Config } from '../config/config.js';
+import type { Logger } from '../kernel/log.js';
+import type { Db } from '../store/db.js';
+import { MetaStore } from '../store/meta.js';
+import { RateScheduler, FixedWindowGate } from './rate-gate.js';
+import { Pauses } from './pauses.js';
+import { ResellerClient, type RouteName } from '../api/client.js';
+import { LiveCatalog } from './live-catalog.js';
+import { systemClock, type Clock } from '../kernel/clock.js';
+import type { Transport } from '../api/transport.js';
 
 export type CallListener = (call: { route: RouteName; status: number | undefined; ms: number }) => void;
 

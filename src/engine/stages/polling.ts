@@ -4,12 +4,12 @@
  * (review-recheck.ts), and while the account is paused a cheap probe (GET /balance) finds when it
  * works again. One round runs at a time, in the background; its end wakes the runner.
  */
-import { Priority } from '../api/client.js';
-import { ApiError, coerceError } from '../errors.js';
-import type { EngineContext, Stage, StepBatches } from '../engine/stage.js';
-import { isAccountProblem, Poller } from './poller.js';
-import { verifyFailed, verifyRow } from './verify.js';
-import { ReviewRecheck } from './review-recheck.js';
+import { Priority } from '../../api/client.js';
+import { ApiError, coerceError } from '../../kernel/errors.js';
+import type { EngineContext, Stage, StepBatches } from '../stage.js';
+import { isAccountProblem, Poller } from '../../poll/poller.js';
+import { verifyFailed, verifyRow } from '../../poll/verify.js';
+import { ReviewRecheck } from '../../poll/review-recheck.js';
 
 export class PollingStage implements Stage {
   readonly name = 'polling';

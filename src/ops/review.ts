@@ -4,7 +4,7 @@
  *  - `--not-charged`: nothing was bought for it. The row ends `rejected` (so `topup retry` may
  *    buy it again, with a new trxid), its error saying who decided, when, and why it was in review.
  *  - `--charged ORDER_ID`: this order is the row's purchase. The order is read from the API and
- *    compared with the row (order-match.ts); a final order settles the row at once, a processing
+ *    compared with the row (dispatch/order-match.ts); a final order settles the row at once, a processing
  *    one is followed by the daemon. An order the API does not know, one that is another purchase,
  *    or an API that cannot be reached, is refused unless `--force`: then the row is recorded as
  *    completed with that order id, saying the API did not confirm it.
@@ -14,12 +14,12 @@
 import { Priority } from '../api/client.js';
 import { auditCopy } from '../api/audit.js';
 import type { Order } from '../api/schemas.js';
-import { ApiError, NotFoundError, UsageError, coerceError } from '../errors.js';
+import { ApiError, NotFoundError, UsageError, coerceError } from '../kernel/errors.js';
 import { finishBatch } from '../outbox/finish.js';
 import type { BatchSummary } from '../outbox/summary.js';
 import type { Runtime } from '../runtime.js';
 import { LIVE_STATES, type OrderFacts, type Row } from '../store/rows.js';
-import { describeMismatches, factsFor, mismatches } from '../order-match.js';
+import { describeMismatches, factsFor, mismatches } from '../dispatch/order-match.js';
 import { gameNamesOf } from '../dispatch/sender.js';
 import { LEASE_MS } from '../claim/claim.js';
 

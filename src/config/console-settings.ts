@@ -1,6 +1,6 @@
 /**
  * The console's settings (TOPUP_CONSOLE, TOPUP_CONSOLE_TOKEN, TOPUP_CONSOLE_TOKEN_FILE,
- * TOPUP_CONSOLE_READ_ONLY, TOPUP_CONSOLE_UPLOAD_MB), read by config.ts with the others: a bad
+ * TOPUP_CONSOLE_READ_ONLY, TOPUP_CONSOLE_UPLOAD_MB), read by config/config.ts with the others: a bad
  * value is a ConfigError naming the setting, like every other setting.
  *
  * The console shows balances and batches and can place orders (Submit, Retry): reachable from
@@ -10,7 +10,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { join, resolve } from 'node:path';
-import { ConfigError } from '../errors.js';
+import { ConfigError } from '../kernel/errors.js';
 
 export interface ConsoleSettings {
   /** As given: 127.0.0.1, ::1, 0.0.0.0, a LAN address or a host name. */

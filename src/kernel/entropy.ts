@@ -1,5 +1,5 @@
 /**
- * Randomness, injected like time (clock.ts): the jitter of a resend's back-off, the salt of a batch
+ * Randomness, injected like time (kernel/clock.ts): the jitter of a resend's back-off, the salt of a batch
  * id, the random part of a lease owner's name, a staging folder's name. The system's source in a
  * process; a seeded one in the simulator (src/sim/), so that a seed replays the same run.
  *

@@ -10,9 +10,9 @@ import { existsSync, readFileSync } from 'node:fs';
 import { resolve, join } from 'node:path';
 import { parseEnv } from 'node:util';
 import { validate as validateCron } from 'node-cron';
-import { ConfigError } from './errors.js';
-import type { HeapPolicy } from './heap-policy.js';
-import { CONSOLE_DEFAULTS, consoleSettings, type ConsoleSettings } from './console/settings.js';
+import { ConfigError } from '../kernel/errors.js';
+import type { HeapPolicy } from '../kernel/heap-policy.js';
+import { CONSOLE_DEFAULTS, consoleSettings, type ConsoleSettings } from './console-settings.js';
 
 export interface RateWindow {
   limit: number;
@@ -67,7 +67,7 @@ export interface Config {
   partialResultMs: number;
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   maxInFlight: number;
-  /** How much memory V8 may keep in the commands that run batches (heap-policy.ts). */
+  /** How much memory V8 may keep in the commands that run batches (kernel/heap-policy.ts). */
   heap: HeapPolicy;
   catalogMaxAgeMs: number;
   sandboxBalanceUsd: number;
@@ -82,7 +82,7 @@ export interface Config {
   schedules: { balanceReport: ScheduleSetting; historyExport: ScheduleSetting; reconcile: ScheduleSetting; lowBalance: ScheduleSetting };
   webhookUrl: string | null;
   telegram: { botToken: string; chatId: string; apiBase: string } | null;
-  /** The web console and /metrics (console/settings.ts); null with TOPUP_CONSOLE=off. */
+  /** The web console and /metrics (config/console-settings.ts); null with TOPUP_CONSOLE=off. */
   console: ConsoleSettings | null;
 }
 
@@ -230,7 +230,7 @@ function readKeyFile(path: string): string {
 
 /**
  * Every value of the config that no log line, error, page, result or metric may show: the API key,
- * the Telegram bot token and the console token. log.ts and the console scrub them; one list, so
+ * the Telegram bot token and the console token. kernel/log.ts and the console scrub them; one list, so
  * a secret added here is scrubbed everywhere.
  */
 export function secretsOf(config: Config): string[] {

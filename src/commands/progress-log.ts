@@ -7,14 +7,14 @@
  * repeated on every tick: once QUIET_REPEAT_MS has passed it is said again, so a log that stops
  * showing a batch means it ended, not that it is stuck.
  */
-import { systemClock } from './clock.js';
-import type { Runner } from './engine/runner.js';
-import type { Logger } from './log.js';
-import type { RowStore, StateCounts } from './store/rows.js';
-import type { Batch } from './store/batches.js';
-import { EtaBook, durationText, storedEtaMs, type BatchProgressSnapshot } from './commands/batch-view.js';
-import { describe } from './commands/progress.js';
-import { roundCents } from './money.js';
+import { systemClock } from '../kernel/clock.js';
+import type { Runner } from '../engine/runner.js';
+import type { Logger } from '../kernel/log.js';
+import type { RowStore, StateCounts } from '../store/rows.js';
+import type { Batch } from '../store/batches.js';
+import { EtaBook, durationText, storedEtaMs, type BatchProgressSnapshot } from '../ops/batch-view.js';
+import { describe } from './progress.js';
+import { roundCents } from '../kernel/money.js';
 
 const QUIET_REPEAT_MS = 5 * 60_000;
 

@@ -3,11 +3,11 @@
  * (its state kept in jobs/sandbox.db), said loudly so that nobody mistakes it for real money.
  * Shared by the daemon and every command that calls the API.
  */
-import type { Config } from './config.js';
-import type { Logger } from './log.js';
-import { ensureHomeFolders } from './runtime.js';
-import { startSandbox, type RunningSandbox } from './sandbox/index.js';
-import { homeSandboxFile, prepareHomeSandbox } from './sandbox/home.js';
+import type { Config } from '../config/config.js';
+import type { Logger } from '../kernel/log.js';
+import { ensureHomeFolders } from '../runtime.js';
+import { startSandbox, type RunningSandbox } from '../sandbox/index.js';
+import { homeSandboxFile, prepareHomeSandbox } from '../sandbox/home.js';
 
 export interface ApiEndpoint {
   url: string;

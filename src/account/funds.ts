@@ -19,9 +19,9 @@ import { Priority } from '../api/client.js';
 import type { Runtime } from '../runtime.js';
 import type { SendScope } from '../store/row-reads.js';
 import type { Batch } from '../store/batches.js';
-import { ApiError, coerceError } from '../errors.js';
-import { roundCents as cents } from '../money.js';
-import { systemClock, type Clock } from '../clock.js';
+import { ApiError, coerceError } from '../kernel/errors.js';
+import { roundCents as cents } from '../kernel/money.js';
+import { systemClock, type Clock } from '../kernel/clock.js';
 
 export interface Waiting {
   batch: Batch;

@@ -4,12 +4,12 @@
  * step: funding-stage.ts) and rows already sent are followed to their end, since they may still
  * be charged. What a cancel would skip and what may still be charged is told before it is asked.
  */
-import { NotFoundError, TopupError, ErrorCode } from '../errors.js';
+import { NotFoundError, TopupError, ErrorCode } from '../kernel/errors.js';
 import type { Runtime } from '../runtime.js';
 import type { Batch } from '../store/batches.js';
 import { IN_FLIGHT_STATES, FOLLOWED_STATES, type RowState } from '../store/row-states.js';
-import { heldByLiveProcess } from '../commands/batch-view.js';
-import { roundCents } from '../money.js';
+import { heldByLiveProcess } from './batch-view.js';
+import { roundCents } from '../kernel/money.js';
 
 export interface CancelPreview {
   batch: Batch;

@@ -15,7 +15,7 @@
  * time costs far less throughput than one in count. A call whose process died before it was
  * answered counts until its start + the request timeout. A Retry-After holds every call.
  *
- * All these times are on the monotonic clock every process on this machine shares (clock.ts), so
+ * All these times are on the monotonic clock every process on this machine shares (kernel/clock.ts), so
  * a step of the wall clock (NTP, a resumed VM) neither freezes the gate, when call times would lie
  * in the future, nor lets a burst through, when they would all look old. A stored time further
  * ahead than any wait could be (written before a reboot, or by a version that stored wall time)
@@ -36,11 +36,11 @@
  */
 import PQueue from 'p-queue';
 import type { CallGate, CallInfo } from '../api/gate.js';
-import type { RateWindow } from '../config.js';
+import type { RateWindow } from '../config/config.js';
 import { unsynced, type Db } from '../store/db.js';
 import type { Statement } from 'better-sqlite3';
 import { MetaStore } from '../store/meta.js';
-import { systemClock, type Clock } from '../clock.js';
+import { systemClock, type Clock } from '../kernel/clock.js';
 
 /** Monotonic ms until which every call is held (a Retry-After). */
 const HOLD_KEY = 'rate.hold_until_mono';
@@ -70,7 +70,7 @@ export class RateScheduler implements CallGate {
   #boundsVersion = -1;
   readonly stats: SchedulerStats = { admitted: 0, waitedMs: 0, byRoute: {} };
 
-  /** Monotonic time (clock.ts): shared by every process on this machine, immune to wall-clock steps. */
+  /** Monotonic time (kernel/clock.ts): shared by every process on this machine, immune to wall-clock steps. */
   readonly #now: () => number;
   /** Its waits (a full window, a Retry-After hold) are the clock's, so a simulated clock ends them. */
   readonly #clock: Clock;

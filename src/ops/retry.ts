@@ -22,16 +22,16 @@
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { stringify } from 'csv-stringify/sync';
-import { NotFoundError, UsageError } from '../errors.js';
+import { NotFoundError, UsageError } from '../kernel/errors.js';
 import { mapHeader } from '../intake/columns.js';
 import { isPlayerIdFailure } from '../api/classify.js';
 import type { Runtime } from '../runtime.js';
 import type { Batch } from '../store/batches.js';
 import { CANCELLED_CODE, TRXID_USED_CODE, type Row, type RowState } from '../store/rows.js';
-import { claimFile } from './claim.js';
-import { REPEAT_CODE } from './repeats.js';
-import { deriveTrxid } from './load.js';
-import { roundCents } from '../money.js';
+import { claimFile } from '../claim/claim.js';
+import { REPEAT_CODE } from '../claim/repeats.js';
+import { deriveTrxid } from '../claim/load.js';
+import { roundCents } from '../kernel/money.js';
 
 export const RETRY_STATES: readonly RowState[] = ['rejected', 'cancelled'];
 const ORIGIN_COLUMN = 'retryOfLine';

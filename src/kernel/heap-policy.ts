@@ -29,7 +29,7 @@ export const LEAN_HEAP_FLAGS = ['--heap-growing-percent=25', '--semi-space-growt
 
 export type HeapPolicy = 'lean' | 'throughput';
 
-/** Applies the policy (TOPUP_HEAP, validated in config.ts) to this process; called once by the commands that run batches. */
+/** Applies the policy (TOPUP_HEAP, validated in config/config.ts) to this process; called once by the commands that run batches. */
 export function applyHeapPolicy(policy: HeapPolicy): void {
   if (policy === 'lean') for (const flag of LEAN_HEAP_FLAGS) setFlagsFromString(flag);
 }

@@ -3,11 +3,11 @@
  * jobs/<batch>/), and claimed batches this process holds are parsed, validated and stored
  * (load.ts). A batch that must wait for the catalog is tried again every CATALOG_RETRY_MS.
  */
-import { coerceError } from '../errors.js';
-import type { EngineContext, Stage, StepBatches } from '../engine/stage.js';
-import type { Batch } from '../store/batches.js';
-import { ChangedSinceSettled, claimFile } from './claim.js';
-import { loadBatch } from './load.js';
+import { coerceError } from '../../kernel/errors.js';
+import type { EngineContext, Stage, StepBatches } from '../stage.js';
+import type { Batch } from '../../store/batches.js';
+import { ChangedSinceSettled, claimFile } from '../../claim/claim.js';
+import { loadBatch } from '../../claim/load.js';
 
 const CATALOG_RETRY_MS = 10_000;
 /** A batch whose load found it no longer ours: after the next lease renewal (runner.ts renews every 5 s). */

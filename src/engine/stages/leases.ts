@@ -11,9 +11,9 @@
  * times further ahead than any wait could be are brought back to now (rows) or to one lease length
  * (leases), and the step is logged and reported as an event.
  */
-import type { EngineContext, Stage, StepBatches } from './stage.js';
-import { StepWatch } from '../clock.js';
-import { LEASE_MS } from '../claim/claim.js';
+import type { EngineContext, Stage, StepBatches } from '../stage.js';
+import { StepWatch } from '../../kernel/clock.js';
+import { LEASE_MS } from '../../claim/claim.js';
 
 /** Longest any stored wait can legitimately be ahead of now: the review recheck's 2 h. */
 const LONGEST_WAIT_MS = 2 * 3_600_000 + 60_000;

@@ -3,13 +3,13 @@
  * `topup sandbox balance`: the balance of the home's built-in sandbox (home.ts).
  */
 import { type Command, InvalidArgumentError, Option } from 'commander';
-import { ANSWER_STYLES, type AnswerStyle, startSandbox } from './index.js';
-import { parseRateLimits } from './rate-limit.js';
-import { changeSandboxBalance } from './home.js';
-import { UsageError } from '../errors.js';
+import { ANSWER_STYLES, type AnswerStyle, startSandbox } from '../sandbox/index.js';
+import { parseRateLimits } from '../sandbox/rate-limit.js';
+import { changeSandboxBalance } from '../sandbox/home.js';
+import { UsageError } from '../kernel/errors.js';
 import { ensureHomeFolders } from '../runtime.js';
-import { commandConfig, commandLogger } from '../commands/context.js';
-import { addFormatOptions, formatOf, printList, usd } from '../commands/output.js';
+import { commandConfig, commandLogger } from './context.js';
+import { addFormatOptions, formatOf, printList, usd } from './output.js';
 
 const number = (name: string, min: number, max: number) => (v: string): number => {
   const n = Number(v);

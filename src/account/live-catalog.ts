@@ -5,8 +5,8 @@
  */
 import type { ResellerClient } from '../api/client.js';
 import { Priority } from '../api/client.js';
-import { buildCatalogIndex, type CatalogIndex } from '../intake/catalog.js';
-import { systemClock, type Clock } from '../clock.js';
+import { buildCatalogIndex, type CatalogIndex } from '../intake/catalog-index.js';
+import { systemClock, type Clock } from '../kernel/clock.js';
 
 export interface CatalogSnapshot {
   index: CatalogIndex;

@@ -2,15 +2,15 @@
  * Finishing: a batch whose every row reached an end, with no send of it still in flight, gets its
  * result and summary written (finish.ts) and is marked done; a duplicate file's batch likewise.
  * Progress (counts per state) is reported every PROGRESS_EVERY_MS while batches run, as the
- * `progress` event (the daemon logs it: progress-log.ts), and the partial result (partial.ts,
+ * `progress` event (the daemon logs it: commands/progress-log.ts), and the partial result (partial.ts,
  * throttled inside) is rewritten while a batch runs.
  */
-import { coerceError } from '../errors.js';
-import type { EngineContext, Stage, StepBatches } from '../engine/stage.js';
-import type { Batch } from '../store/batches.js';
-import { LIVE_STATES, type StateCounts } from '../store/rows.js';
-import { finishBatch } from './finish.js';
-import { PartialResults } from './partial.js';
+import { coerceError } from '../../kernel/errors.js';
+import type { EngineContext, Stage, StepBatches } from '../stage.js';
+import type { Batch } from '../../store/batches.js';
+import { LIVE_STATES, type StateCounts } from '../../store/rows.js';
+import { finishBatch } from '../../outbox/finish.js';
+import { PartialResults } from '../../outbox/partial.js';
 
 const PROGRESS_EVERY_MS = 10_000;
 

@@ -7,10 +7,10 @@
  * daemon is on this machine, while its process exists: a daemon killed with SIGKILL is known
  * dead at once, not after the heartbeat ages out.
  */
-import { systemClock } from './clock.js';
+import { systemClock } from '../kernel/clock.js';
 import { hostname } from 'node:os';
-import type { MetaStore } from './store/meta.js';
-import { ownerIsDead } from './store/owner.js';
+import type { MetaStore } from './meta.js';
+import { ownerIsDead } from './owner.js';
 
 const KEY = 'daemon.presence';
 const HEARTBEAT_MS = 10_000;

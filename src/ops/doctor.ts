@@ -5,12 +5,12 @@
  * and size, and (in full) batch folders in jobs/ that the database does not know.
  */
 import { accessSync, constants, statSync, statfsSync } from 'node:fs';
-import { Priority } from './api/client.js';
-import { ApiError, coerceError } from './errors.js';
-import type { Runtime } from './runtime.js';
-import { integrityCheck } from './store/db.js';
-import { databaseSize, describeSize } from './store/upkeep.js';
-import { findOrphans } from './claim/orphans.js';
+import { Priority } from '../api/client.js';
+import { ApiError, coerceError } from '../kernel/errors.js';
+import type { Runtime } from '../runtime.js';
+import { integrityCheck } from '../store/db.js';
+import { databaseSize, describeSize } from '../store/upkeep.js';
+import { findOrphans } from '../claim/orphans.js';
 
 export interface Check {
   name: string;

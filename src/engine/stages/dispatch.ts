@@ -3,11 +3,11 @@
  * once (the rate gate is the real limit), one at a time as a probe while orders are paused. Sends
  * run in the background; each one that ends wakes the runner.
  */
-import { coerceError } from '../errors.js';
-import type { EngineContext, Stage, StepBatches } from '../engine/stage.js';
-import type { Row } from '../store/rows.js';
-import type { FundingStage } from './funding-stage.js';
-import { sendRow } from './sender.js';
+import { coerceError } from '../../kernel/errors.js';
+import type { EngineContext, Stage, StepBatches } from '../stage.js';
+import type { Row } from '../../store/rows.js';
+import type { FundingStage } from './funding.js';
+import { sendRow } from '../../dispatch/sender.js';
 
 export class DispatchStage implements Stage {
   readonly name = 'dispatch';
