@@ -8,7 +8,7 @@
  * showing a batch means it ended, not that it is stuck.
  */
 import { systemClock } from '../kernel/clock.js';
-import type { Runner } from '../engine/runner.js';
+import type { RunnerEvents } from '../engine/events.js';
 import type { Logger } from '../kernel/log.js';
 import type { RowStore, StateCounts } from '../store/rows.js';
 import type { Batch } from '../store/batches.js';
@@ -19,7 +19,7 @@ import { roundCents } from '../kernel/money.js';
 const QUIET_REPEAT_MS = 5 * 60_000;
 
 /** Follows `runner`'s progress events until the returned function is called (a releaser). */
-export function logProgress(runner: Runner, rows: RowStore, log: Logger, opts: { text: boolean }): () => void {
+export function logProgress(runner: RunnerEvents, rows: RowStore, log: Logger, opts: { text: boolean }): () => void {
   const etas = new EtaBook();
   const said = new Map<string, { line: string; at: number; moved: string }>();
   const onProgress = (b: Batch, counts: StateCounts): void => {

@@ -5,7 +5,7 @@
 import { systemClock } from '../kernel/clock.js';
 import type { Context } from 'hono';
 import type { Runtime } from '../runtime.js';
-import type { Runner } from '../engine/runner.js';
+import type { RunnerView } from '../engine/events.js';
 import type { ScheduledJobs } from '../reports/schedule.js';
 import type { Notifier } from '../notify/notifier.js';
 import type { Listing } from '../store/listing.js';
@@ -24,7 +24,7 @@ import type { RunningSandbox } from '../sandbox/index.js';
 
 export interface ConsoleDeps {
   rt: Runtime;
-  runner: Runner;
+  runner: RunnerView;
   /** The scheduled jobs (null: not started in this process). */
   jobs: ScheduledJobs | null;
   notifier: Notifier;

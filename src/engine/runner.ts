@@ -18,12 +18,9 @@ import type { Runtime } from '../runtime.js';
 import type { Clock } from '../kernel/clock.js';
 import { recoverClaims, LEASE_MS } from '../claim/claim.js';
 import { keepLeases } from '../store/owner.js';
-import { Pauses, type PauseState } from '../account/pauses.js';
+import type { Pauses } from '../account/pauses.js';
 import { removeStaleTemps } from '../outbox/atomic-write.js';
-import type { RateWindow } from '../config/config.js';
-import type { BatchState, WaitReason } from '../store/batches.js';
-import type { StateCounts } from '../store/rows.js';
-import type { RunnerEventMap, RunnerEventName } from './events.js';
+import type { RunnerEventMap, RunnerSnapshot, RunnerView } from './events.js';
 import type { EngineContext, Stage, StepBatches } from './stage.js';
 import { LeaseStage } from './stages/leases.js';
 import { IntakeStage } from './stages/intake.js';
@@ -32,7 +29,7 @@ import { DispatchStage } from './stages/dispatch.js';
 import { PollingStage } from './stages/polling.js';
 import { FinishingStage } from './stages/finishing.js';
 
-export type { RunnerEventMap } from './events.js';
+export type { RunnerEventMap, RunnerEvents, RunnerSnapshot, RunnerView } from './events.js';
 
 export interface RunnerOptions {
   /** Stop once nothing is left to do (daemon --once, submit). */
@@ -44,34 +41,12 @@ export interface RunnerOptions {
   clock?: Clock;
 }
 
-/** The live state of a runner, for the console, /metrics and progress views. */
-export interface RunnerSnapshot {
-  at: number;
-  owner: string;
-  stopping: boolean;
-  pause: PauseState | null;
-  rate: { lastSecond: number; lastMinute: number; limits: readonly RateWindow[]; holdMs: number; waitingCalls: number };
-  inFlight: number;
-  balance: { usd: number; at: number } | null;
-  queuedFiles: number;
-  batches: {
-    id: string;
-    file: string;
-    state: BatchState;
-    waitReason: WaitReason;
-    waitDetail: string | null;
-    cancelRequested: boolean;
-    counts: StateCounts;
-    inFlight: number;
-  }[];
-}
-
 const RENEW_EVERY_MS = 5_000;
 /** Longest sleep while batches run (so a batch another process left is found soon) and while idle. */
 const BUSY_SLEEP_MS = 5_000;
 const IDLE_SLEEP_MS = 30_000;
 
-export class Runner extends EventEmitter<RunnerEventMap> {
+export class Runner extends EventEmitter<RunnerEventMap> implements RunnerView {
   readonly #rt: Runtime;
   readonly #opts: RunnerOptions;
   readonly #clock: Clock;

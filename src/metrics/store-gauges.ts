@@ -8,10 +8,20 @@ import { Pauses } from '../account/pauses.js';
 import { JOB_NAMES, lastRunKey, lastSuccessKey } from '../reports/schedule.js';
 import { BATCH_STATES } from '../store/batch-states.js';
 import { ROW_STATES } from '../store/rows.js';
-import type { MetricsDeps } from './metrics.js';
+import type { RunnerView } from '../engine/events.js';
+import type { Runtime } from '../runtime.js';
+import type { Listing } from '../store/listing.js';
 import type { SlowReads } from './slow-reads.js';
 
 export type BalanceSource = () => { usd: number; at: number } | null;
+
+/** What the gauges read at scrape time. */
+export interface GaugeDeps {
+  rt: Runtime;
+  runner: Pick<RunnerView, 'snapshot'>;
+  listing: Listing;
+  balance: BalanceSource;
+}
 
 const WAIT_REASONS = ['balance', 'catalog', 'maintenance', 'account'] as const;
 
@@ -23,7 +33,7 @@ export function windowLabel(ms: number): string {
   return `${ms}ms`;
 }
 
-export function storeGauges(registry: Registry, deps: Omit<MetricsDeps, 'notifier'>, slow: SlowReads): void {
+export function storeGauges(registry: Registry, deps: GaugeDeps, slow: SlowReads): void {
   const { rt, runner, listing, balance } = deps;
   const r = [registry];
   const seconds = (ms: number): number => Math.max(0, ms) / 1000;

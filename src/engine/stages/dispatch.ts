@@ -1,5 +1,5 @@
 /**
- * Dispatch: rows the funding stage allows are sent (sender.ts), at most TOPUP_MAX_IN_FLIGHT at
+ * Dispatch: rows the funding stage allows are sent (dispatch/sender.ts), at most TOPUP_MAX_IN_FLIGHT at
  * once (the rate gate is the real limit), one at a time as a probe while orders are paused. Sends
  * run in the background; each one that ends wakes the runner.
  */

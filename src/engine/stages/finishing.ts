@@ -1,8 +1,8 @@
 /**
  * Finishing: a batch whose every row reached an end, with no send of it still in flight, gets its
- * result and summary written (finish.ts) and is marked done; a duplicate file's batch likewise.
+ * result and summary written (outbox/finish.ts) and is marked done; a duplicate file's batch likewise.
  * Progress (counts per state) is reported every PROGRESS_EVERY_MS while batches run, as the
- * `progress` event (the daemon logs it: commands/progress-log.ts), and the partial result (partial.ts,
+ * `progress` event (the daemon logs it: commands/progress-log.ts), and the partial result (outbox/partial.ts,
  * throttled inside) is rewritten while a batch runs.
  */
 import { coerceError } from '../../kernel/errors.js';

@@ -1,5 +1,5 @@
 /**
- * Funding: which open batches may send what (funds.ts decides, with every process's promises in
+ * Funding: which open batches may send what (account/funds.ts decides, with every process's promises in
  * the store). A batch whose cancellation was asked for sends nothing new: its pending rows are
  * skipped here, before anything else could send them.
  */

@@ -1,7 +1,7 @@
 /**
  * Intake: settled files offered by the watcher are claimed (a batch record, then the move into
  * jobs/<batch>/), and claimed batches this process holds are parsed, validated and stored
- * (load.ts). A batch that must wait for the catalog is tried again every CATALOG_RETRY_MS.
+ * (claim/load.ts). A batch that must wait for the catalog is tried again every CATALOG_RETRY_MS.
  */
 import { coerceError } from '../../kernel/errors.js';
 import type { EngineContext, Stage, StepBatches } from '../stage.js';

@@ -63,7 +63,7 @@ export class LeaseStage implements Stage {
       if (!taken) continue;
       // The previous owner's requests died with it (or were never answered before it let go): the
       // store's batches_taken_over trigger has made its `sending` rows `resending` in the same
-      // UPDATE that gave us the lease (migrations.ts; store/invariants.ts).
+      // UPDATE that gave us the lease (store/migrations.ts; store/invariants.ts).
       rt.log.info({ batch: b.id, file: b.sourceName, previousOwner: b.owner }, 'took batch');
       took = true;
     }

@@ -1,7 +1,7 @@
 /**
- * Polling: every placed order is followed to its end (poller.ts), rows whose outcome a refusal
- * cannot prove are checked against history (verify.ts), review rows are looked for again
- * (review-recheck.ts), and while the account is paused a cheap probe (GET /balance) finds when it
+ * Polling: every placed order is followed to its end (poll/poller.ts), rows whose outcome a refusal
+ * cannot prove are checked against history (poll/verify.ts), review rows are looked for again
+ * (poll/review-recheck.ts), and while the account is paused a cheap probe (GET /balance) finds when it
  * works again. One round runs at a time, in the background; its end wakes the runner.
  */
 import { Priority } from '../../api/client.js';
