@@ -78,7 +78,7 @@ export async function runDaemon(config: Config, opts: DaemonOptions, log = rootL
       const s = runner.snapshot();
       return s.batches.length === 0 && s.inFlight === 0 && s.queuedFiles === 0;
     };
-    const upkeep = startUpkeep(rt.db, log, idle, () => rt.scheduler.prune());
+    const upkeep = startUpkeep(rt.db, log, idle, () => rt.account.scheduler.prune());
     parts.add('upkeep', () => upkeep.stop());
 
     let consoleUrl: string | undefined;

@@ -1,7 +1,9 @@
 /**
- * One supplier account as one unit: its API client, the rate gate its calls pass, its catalog, its
- * pauses, and what this process has seen of it (call counts, the server's clock). Funds are judged
- * against the balance this client reads (account/funds.ts).
+ * One supplier account as one unit, the folder account/: its API client, the rate gate its calls
+ * pass (rate-gate.ts), its live catalog (live-catalog.ts), its pauses (pauses.ts), the funds check
+ * against the balance its client reads (funds.ts), the URL it talks to (endpoint.ts), and what this
+ * process has seen of it (call counts, the server's clock). The runtime holds it as `rt.account`;
+ * nothing repeats its parts under other names.
  *
  * Today a home has one account (`default`), opened by runtime.ts. Several per daemon is the next
  * step past one account's 200 calls/min: then each account gets its own unit from here. What the

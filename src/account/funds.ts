@@ -17,6 +17,7 @@
  */
 import { Priority } from '../api/client.js';
 import type { Runtime } from '../runtime.js';
+import type { Store } from '../store/store.js';
 import type { SendScope } from '../store/row-reads.js';
 import type { Batch } from '../store/batches.js';
 import { ApiError, coerceError } from '../kernel/errors.js';
@@ -66,7 +67,7 @@ export function waitDetail(w: Waiting): string {
  * every other unfinished batch of the home has been promised set aside. One transaction: the
  * unsent totals read and the verdicts written cannot interleave with another process's.
  */
-export function judgeFunds(rt: Runtime, balanceUsd: number, judge: ReadonlySet<string>, now: number): FundsVerdict {
+export function judgeFunds(rt: Store, balanceUsd: number, judge: ReadonlySet<string>, now: number): FundsVerdict {
   return rt.db.transaction((): FundsVerdict => {
     const all = rt.batches.unfinished().filter((b) => b.state === 'open');
     const need = new Map(all.map((b) => [b.id, rt.rows.unsentTotal(b.id)]));
@@ -100,8 +101,8 @@ export function judgeFunds(rt: Runtime, balanceUsd: number, judge: ReadonlySet<s
 }
 
 /** Reads the balance and judges (see judgeFunds). */
-export async function checkFunds(rt: Runtime, judge: ReadonlySet<string>): Promise<FundsVerdict> {
-  const { balanceUsd } = await rt.client.balance({ priority: Priority.lookup });
+export async function checkFunds(rt: Store & Pick<Runtime, 'account' | 'clock'>, judge: ReadonlySet<string>): Promise<FundsVerdict> {
+  const { balanceUsd } = await rt.account.client.balance({ priority: Priority.lookup });
   return judgeFunds(rt, balanceUsd, judge, rt.clock.now());
 }
 
@@ -110,8 +111,11 @@ export async function checkFunds(rt: Runtime, judge: ReadonlySet<string>): Promi
  * waiting for balance. Checks the balance for a batch before its first order and, while it waits,
  * every `recheckMs` (monotonic, so a clock step neither freezes nor hurries it).
  */
+/** What the gate works with: the store's promises and verdicts, the account's balance, the log. */
+export type FundsHome = Store & Pick<Runtime, 'account' | 'log'>;
+
 export class FundsGate {
-  readonly #rt: Runtime;
+  readonly #rt: FundsHome;
   readonly #recheckMs: number;
   readonly #clock: Clock;
   readonly #onWait: (batch: Batch, detail: string) => void;
@@ -122,7 +126,7 @@ export class FundsGate {
   /** Monotonic time of each waiting batch's next check: only a top-up outside the API can change its verdict. */
   readonly #nextCheck = new Map<string, number>();
 
-  constructor(rt: Runtime, recheckMs: number, onWait: (batch: Batch, detail: string) => void, onAccountProblem: (err: ApiError) => void = () => {}, clock: Clock = systemClock) {
+  constructor(rt: FundsHome, recheckMs: number, onWait: (batch: Batch, detail: string) => void, onAccountProblem: (err: ApiError) => void = () => {}, clock: Clock = systemClock) {
     this.#rt = rt;
     this.#recheckMs = recheckMs;
     this.#onWait = onWait;
@@ -155,7 +159,7 @@ export class FundsGate {
     const due = withUnsent.filter((b) => (b.balanceBefore === null || b.waitReason === 'balance') && (this.#nextCheck.get(b.id) ?? 0) <= mono);
     if (due.length > 0 && mayCall) {
       try {
-        const { balanceUsd } = await rt.client.balance({ priority: Priority.lookup });
+        const { balanceUsd } = await rt.account.client.balance({ priority: Priority.lookup });
         this.lastBalance = { usd: balanceUsd, at: this.#clock.now() };
         const verdict = judgeFunds(rt, balanceUsd, new Set(due.map((b) => b.id)), this.#clock.now());
         for (const w of verdict.waiting) {

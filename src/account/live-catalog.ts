@@ -42,6 +42,15 @@ export class LiveCatalog {
     return this.#snapshot;
   }
 
+  /**
+   * The catalog's names for a row's game, for comparing an answer's `game` with the row
+   * (dispatch/order-match.ts): from the catalog held, without a call; [] when it does not know the pack.
+   */
+  gameNamesOf(row: { productId: string | null }): string[] {
+    const entry = row.productId === null ? undefined : this.#snapshot?.index.byPid(row.productId);
+    return entry ? [entry.product.gameName, ...(entry.line ? [entry.line.gameName, entry.line.productName] : [])] : [];
+  }
+
   async #fetch(): Promise<CatalogSnapshot> {
     const [services, products] = await Promise.all([
       this.#client.services({ priority: Priority.lookup }),

@@ -25,6 +25,7 @@ import { contentHash } from '../intake/formats/index.js';
 import type { Runtime } from '../runtime.js';
 import type { Batch, BatchOrigin } from '../store/batches.js';
 import { crashPoint } from '../kernel/crash-points.js';
+import { LEASE_MS } from '../store/owner.js';
 import { failBatch } from './load.js';
 
 /** `b261121-3fa9c1`: the day, then 6 hex digits that differ for every claim. */
@@ -206,8 +207,6 @@ export function adoptClaim(rt: Runtime, o: { id: string; jobFile: string; source
   writeMarker(join(rt.config.jobsDir, o.id), { batch: o.id, origin: 'inbox', file: o.sourceName, contentHash: o.hash, createdAt: o.createdAt });
   return rt.batches.get(o.id)!;
 }
-
-export const LEASE_MS = 15_000;
 
 /** The folders in jobs/ that `topup submit` copies a file into before its claim is committed (orphans.ts sweeps stale ones). */
 export const STAGING_PREFIX = '.submit-';

@@ -63,7 +63,7 @@ export async function loadBatch(rt: Runtime, batch: Batch): Promise<LoadOutcome>
   if (!duplicate) {
     let index: CatalogIndex;
     try {
-      ({ index } = await rt.catalog.get());
+      ({ index } = await rt.account.catalog.get());
     } catch (err) {
       file.close();
       const message = `cannot read the catalog: ${coerceError(err).message}`;

@@ -23,7 +23,7 @@ export function registerHistory(program: Command): void {
       opts.page !== undefined ? { page: opts.page, ...(opts.pageSize !== undefined && { pageSize: opts.pageSize }) } : opts.limit !== undefined ? { limit: opts.limit } : {};
     const ctx = await openCommandContext(cmd);
     try {
-      const h = await ctx.rt.client.history(query, { priority: Priority.lookup });
+      const h = await ctx.rt.account.client.history(query, { priority: Priority.lookup });
       const show = opts.showCodes === true;
       printList(format, h.orders, orderColumns(show), {
         count: h.count,

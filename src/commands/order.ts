@@ -20,7 +20,7 @@ export function registerOrder(program: Command): void {
     try {
       let order;
       try {
-        order = await ctx.rt.client.getOrder(orderId, { priority: Priority.lookup });
+        order = await ctx.rt.account.client.getOrder(orderId, { priority: Priority.lookup });
       } catch (err) {
         if (isApiError(err, 'not-found')) throw new NotFoundError(`no order ${orderId} on this account [ORDER NOT FOUND]`);
         throw err;

@@ -86,7 +86,7 @@ export async function quoteFile(rt: Runtime, path: string, again: boolean): Prom
   const hash = await contentHash(path);
   const earlier = again ? undefined : rt.batches.findByContent(hash);
   const file = await openOrderFile(path);
-  const { index } = await rt.catalog.get().catch((err: unknown) => {
+  const { index } = await rt.account.catalog.get().catch((err: unknown) => {
     file.close();
     throw err;
   });
@@ -144,7 +144,7 @@ export async function quoteFile(rt: Runtime, path: string, again: boolean): Prom
   const report = validator.columns();
   const echoes = new Set(fileProblems.map((p) => p.key));
   const rowProblems = problems.filter((p) => p.fileProblem === undefined || !echoes.has(p.fileProblem)).map(({ fileProblem: _, ...p }) => p);
-  const { balanceUsd } = await rt.client.balance({ priority: Priority.lookup });
+  const { balanceUsd } = await rt.account.client.balance({ priority: Priority.lookup });
   const reserved = rt.rows.reservedUsd();
   const refused = fileProblems.length > 0;
   const totalUsd = refused ? 0 : cents(total);

@@ -72,7 +72,7 @@ export class BalanceWatch {
     const cur = this.latest();
     if (cur && systemClock.now() - cur.at < maxAgeMs) return Promise.resolve();
     if (Pauses.read(this.#rt.meta)?.kind === 'account') return Promise.resolve();
-    this.#reading ??= this.#rt.client
+    this.#reading ??= this.#rt.account.client
       .balance({ priority: Priority.report })
       .then((b) => {
         this.#own = { usd: b.balanceUsd, at: systemClock.now() };

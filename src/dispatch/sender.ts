@@ -54,7 +54,7 @@ export interface SenderDeps {
 /** Re-checks maxPriceUsd against a catalog at most catalogMaxAgeMs old. False: the row was invalidated. */
 async function priceStillOk(rt: Runtime, row: Row): Promise<boolean> {
   if (row.maxPriceUsd === null || row.state !== 'pending' || !row.productId) return true;
-  const { index } = await rt.catalog.get();
+  const { index } = await rt.account.catalog.get();
   const price = index.byPid(row.productId)?.product.price;
   if (price === undefined || price <= row.maxPriceUsd + 1e-9) return true;
   const error = `maxPriceUsd: the catalog price rose to ${price} USD, above the cap of ${row.maxPriceUsd} USD; not sent`;
@@ -79,7 +79,7 @@ export async function sendRow(deps: SenderDeps, row: Row, signal?: AbortSignal):
   /** When the intent was committed (the first send's time, for a row never sent before). */
   let intentAt = 0;
   try {
-    placed = await rt.client.submitOrder(request, {
+    placed = await rt.account.client.submitOrder(request, {
       priority: Priority.submit,
       ...(signal ? { signal } : {}),
       beforeSend: () => {
@@ -122,12 +122,6 @@ export async function sendRow(deps: SenderDeps, row: Row, signal?: AbortSignal):
   return handlePlaced(deps, row, placed, intentAt);
 }
 
-/** The catalog's names for the row's game, for comparing an answer's `game` (no call: the cached catalog). */
-export function gameNamesOf(rt: Runtime, row: Row): string[] {
-  const entry = row.productId === null ? undefined : rt.catalog.cached?.index.byPid(row.productId);
-  return entry ? [entry.product.gameName, ...(entry.line ? [entry.line.gameName, entry.line.productName] : [])] : [];
-}
-
 /**
  * The answer carried an order. It settles the row only if it is the row's purchase (see
  * dispatch/order-match.ts): an order made for another purchase under the same trxid goes to review with
@@ -138,7 +132,7 @@ function handlePlaced(deps: SenderDeps, row: Row, placed: SubmitAnswer, intentAt
   const now = rt.clock.now();
   const answer = auditCopy(placed.answer);
   const where = { batch: row.batchId, line: row.line, trxid: row.trxid, orderId: placed.orderId, http: placed.httpStatus };
-  const names = gameNamesOf(rt, row);
+  const names = rt.account.catalog.gameNamesOf(row);
   const wrong = mismatches(row, placed, names);
   if (wrong.length > 0) {
     rt.rows.toReview(
@@ -164,7 +158,7 @@ function handlePlaced(deps: SenderDeps, row: Row, placed: SubmitAnswer, intentAt
   // before: nothing tells), is not proven to be one its sends made: it settles the row only if it
   // names every field of the purchase, and never a key/card row (dispatch/order-match.ts; store/invariants.ts).
   const came: Came = placed.idempotentReplay === true ? (firstSend ? 'first-send-replay' : 'resend-replay') : 'fresh';
-  const origin = originOf(placed, row.firstSentAt ?? intentAt, came, serverOffset(rt.lastServerDate));
+  const origin = originOf(placed, row.firstSentAt ?? intentAt, came, serverOffset(rt.account.lastServerDate));
   const prove = mustProve(row, origin);
   const foreign = prove ? foreignOrderProblem(row, placed, names) : null;
   if (foreign !== null) {

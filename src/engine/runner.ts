@@ -16,8 +16,8 @@ import { EventEmitter, setMaxListeners } from 'node:events';
 import { ApiError } from '../kernel/errors.js';
 import type { Runtime } from '../runtime.js';
 import type { Clock } from '../kernel/clock.js';
-import { recoverClaims, LEASE_MS } from '../claim/claim.js';
-import { keepLeases } from '../store/owner.js';
+import { recoverClaims } from '../claim/claim.js';
+import { keepLeases, LEASE_MS } from '../store/owner.js';
 import type { Pauses } from '../account/pauses.js';
 import { removeStaleTemps } from '../outbox/atomic-write.js';
 import type { RunnerEventMap, RunnerSnapshot, RunnerView } from './events.js';
@@ -95,7 +95,7 @@ export class Runner extends EventEmitter<RunnerEventMap> implements RunnerView {
     this.#stages = [this.#leases, this.#intake, this.#funding, this.#dispatch, this.#polling, this.#finishing];
     this.#releasers.push(
       rt.rows.onMove((batchId, idx, event, to) => this.emit('row-moved', { batchId, idx, event, to })),
-      rt.onCall((call) => this.emit('call', call)),
+      rt.account.onCall((call) => this.emit('call', call)),
     );
   }
 
@@ -154,11 +154,11 @@ export class Runner extends EventEmitter<RunnerEventMap> implements RunnerView {
       stopping: this.#stopping,
       pause: this.#pauses.current,
       rate: {
-        lastSecond: rt.scheduler.callsWithin(1_000),
-        lastMinute: rt.scheduler.callsWithin(60_000),
+        lastSecond: rt.account.scheduler.callsWithin(1_000),
+        lastMinute: rt.account.scheduler.callsWithin(60_000),
         limits: rt.config.rateLimits,
-        holdMs: rt.scheduler.holdRemainingMs(),
-        waitingCalls: rt.scheduler.waiting,
+        holdMs: rt.account.scheduler.holdRemainingMs(),
+        waitingCalls: rt.account.scheduler.waiting,
       },
       inFlight: this.#dispatch.inFlight,
       balance: this.#funding.lastBalance,

@@ -94,7 +94,7 @@ export function storeGauges(registry: Registry, deps: GaugeDeps, slow: SlowReads
   new Gauge({
     name: 'topup_rate_window_calls', help: 'API calls started within each rate window (every process on this home)', labelNames: ['window'], registers: r,
     collect() {
-      for (const w of rt.config.rateLimits) this.set({ window: windowLabel(w.windowMs) }, rt.scheduler.callsWithin(w.windowMs));
+      for (const w of rt.config.rateLimits) this.set({ window: windowLabel(w.windowMs) }, rt.account.scheduler.callsWithin(w.windowMs));
     },
   });
   new Gauge({
@@ -106,13 +106,13 @@ export function storeGauges(registry: Registry, deps: GaugeDeps, slow: SlowReads
   new Gauge({
     name: 'topup_rate_hold_seconds', help: 'Seconds left of a Retry-After hold (0: none)', registers: r,
     collect() {
-      this.set(seconds(rt.scheduler.holdRemainingMs()));
+      this.set(seconds(rt.account.scheduler.holdRemainingMs()));
     },
   });
   new Gauge({
     name: 'topup_calls_waiting', help: 'Calls of this process waiting for the rate budget', registers: r,
     collect() {
-      this.set(rt.scheduler.waiting);
+      this.set(rt.account.scheduler.waiting);
     },
   });
   new Gauge({

@@ -41,7 +41,7 @@ export async function runDoctor(rt: Runtime, opts: { quick?: boolean } = {}): Pr
   add({ name: 'settings', ok: true, fatal: false, detail: `home ${config.home}; ${config.sandbox ? 'SANDBOX (built-in, no real money)' : `API ${config.apiUrl}`}; limits ${config.rateLimits.map((w) => `${w.limit}/${w.windowMs}ms`).join(', ')}${config.configFile ? `; config file ${config.configFile}` : ''}` });
 
   try {
-    balanceUsd = (await rt.client.balance({ priority: Priority.lookup })).balanceUsd;
+    balanceUsd = (await rt.account.client.balance({ priority: Priority.lookup })).balanceUsd;
     add({ name: 'api key', ok: true, fatal: true, detail: `accepted; balance ${balanceUsd} USD` });
   } catch (err) {
     const e = coerceError(err);
@@ -49,13 +49,13 @@ export async function runDoctor(rt: Runtime, opts: { quick?: boolean } = {}): Pr
     add({ name: 'api key', ok: false, fatal: true, detail: e.message, ...(code ? { code } : {}) });
   }
   try {
-    ip = await rt.client.myIp({ priority: Priority.lookup });
+    ip = await rt.account.client.myIp({ priority: Priority.lookup });
     const family = config.ipFamily === 'auto' ? 'the system\'s choice of IPv4/IPv6 (TOPUP_IP_FAMILY=auto)' : `IPv${config.ipFamily} (TOPUP_IP_FAMILY=${config.ipFamily})`;
     add({ name: 'public ip', ok: true, fatal: false, detail: `calls go out over ${family}; the API sees this machine as ${ip} (add it to the account's IP allowlist if it uses one)` });
   } catch (err) {
     add({ name: 'public ip', ok: false, fatal: false, detail: coerceError(err).message });
   }
-  const seen = rt.lastServerDate;
+  const seen = rt.account.lastServerDate;
   if (seen) {
     const skew = seen.local - seen.server;
     // Date headers have 1 s resolution: only a larger skew means anything.

@@ -20,8 +20,7 @@ import type { BatchSummary } from '../outbox/summary.js';
 import type { Runtime } from '../runtime.js';
 import { LIVE_STATES, type OrderFacts, type Row } from '../store/rows.js';
 import { describeMismatches, factsFor, mismatches } from '../dispatch/order-match.js';
-import { gameNamesOf } from '../dispatch/sender.js';
-import { LEASE_MS } from '../claim/claim.js';
+import { LEASE_MS } from '../store/owner.js';
 
 export interface ResolveRequest {
   batchId: string;
@@ -82,13 +81,13 @@ async function chargedFacts(rt: Runtime, row: Row, orderId: string, force: boole
   let order: (Order & { answer: ApiError['answer'] }) | undefined;
   let why: string | undefined;
   try {
-    order = await rt.client.getOrder(orderId, { priority: Priority.lookup });
+    order = await rt.account.client.getOrder(orderId, { priority: Priority.lookup });
   } catch (err) {
     if (err instanceof ApiError && err.classification === 'not-found') why = `the API does not know order ${orderId}`;
     else why = `the API could not be asked about order ${orderId} (${coerceError(err).message})`;
   }
   if (order) {
-    const wrong = mismatches(row, order, gameNamesOf(rt, row));
+    const wrong = mismatches(row, order, rt.account.catalog.gameNamesOf(row));
     if (wrong.length > 0) why = `order ${orderId} is another purchase (${describeMismatches(wrong)})`;
   }
   if (why !== undefined && !force) throw new UsageError(`${why}; check the id, or record it anyway with --force`);

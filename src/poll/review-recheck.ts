@@ -16,7 +16,6 @@ import { ApiError, coerceError } from '../kernel/errors.js';
 import type { Runtime } from '../runtime.js';
 import { FOREIGN_ORDER_CODE, type Row } from '../store/rows.js';
 import { factsFor, foreignOrderProblem, mismatches, mustProve, originOf, serverOffset } from '../dispatch/order-match.js';
-import { gameNamesOf } from '../dispatch/sender.js';
 
 const EARLY_MS = 15 * 60_000;
 const LATER_MS = 2 * 3_600_000;
@@ -58,7 +57,7 @@ export class ReviewRecheck {
         let copy: string | null = null;
         if (row.orderId !== null) {
           try {
-            const o = await rt.client.getOrder(row.orderId, opts);
+            const o = await rt.account.client.getOrder(row.orderId, opts);
             order = o;
             copy = auditCopy(o.answer);
           } catch (err) {
@@ -67,7 +66,7 @@ export class ReviewRecheck {
         } else if (row.trxid !== null && row.rejectCode !== FOREIGN_ORDER_CODE) {
           // (A row whose trxid the API tied to an order its sends did not make is never looked up
           // by it: that lookup can only find the same foreign order again.)
-          history ??= await rt.client.history({ limit: 200 }, opts);
+          history ??= await rt.account.client.history({ limit: 200 }, opts);
           const trxid = row.trxid.toLowerCase();
           order = history.orders.find((o) => o.trxid?.trim().toLowerCase() === trxid);
           if (order) copy = auditCopy({ route: 'GET /history', status: 200, at: rt.clock.now(), body: order.raw });
@@ -88,12 +87,12 @@ export class ReviewRecheck {
   #settle(row: Row, order: Order, copy: string | null): boolean {
     const rt = this.#rt;
     if (order.orderId === undefined || !order.statusKnown) return false;
-    const names = gameNamesOf(rt, row);
+    const names = rt.account.catalog.gameNamesOf(row);
     if (mismatches(row, order, names).length > 0) return false;
     // Made before the row's first send (another purchase under its trxid), or not known when under
     // a trxid the file gave: the same proof as the sender's and the history check's (dispatch/order-match.ts).
     const came = row.orderId === null ? 'history' : 'fresh';
-    if (mustProve(row, originOf(order, row.firstSentAt, came, serverOffset(rt.lastServerDate))) && foreignOrderProblem(row, order, names) !== null) return false;
+    if (mustProve(row, originOf(order, row.firstSentAt, came, serverOffset(rt.account.lastServerDate))) && foreignOrderProblem(row, order, names) !== null) return false;
     if (row.orderId === null && rt.rows.isOrderIdKnown(order.orderId)) return false;
     const now = rt.clock.now();
     const { facts, awaitingCodes } = factsFor(row, order as Order & { orderId: string });

@@ -34,7 +34,7 @@ export function runway(balanceUsd: number, usdPerHour: number): string {
 export async function runLowBalanceCheck(rt: Runtime, notifier: Notifier, now = rt.clock.now()): Promise<LowBalanceOutcome> {
   const threshold = rt.config.lowBalanceUsd;
   if (threshold === null) return 'off';
-  const { balanceUsd } = await rt.client.balance({ priority: Priority.report });
+  const { balanceUsd } = await rt.account.client.balance({ priority: Priority.report });
   const alerted = rt.meta.get(LOW_BALANCE_FLAG) !== undefined;
   if (balanceUsd < threshold) {
     if (alerted) return 'still-low';

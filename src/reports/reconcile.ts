@@ -55,7 +55,7 @@ interface Unread {
 async function readPage(rt: Runtime, page: number, delays: readonly number[]): Promise<History | Unread> {
   for (let attempt = 0; ; attempt++) {
     try {
-      return await rt.client.history({ page, pageSize: 50 }, { priority: Priority.report });
+      return await rt.account.client.history({ page, pageSize: 50 }, { priority: Priority.report });
     } catch (err) {
       // No page of an account the API refuses is readable: that fails the job, and says why.
       if (err instanceof ApiError && (err.classification === 'account' || err.classification === 'forbidden')) throw err;
@@ -143,7 +143,7 @@ export async function runReconcile(rt: Runtime, opts: { now?: number; maxPages?:
     out.push(['history-unread', '', '', '', '', '', '', '', '', '', `stopped reading /history after ${MAX_UNREAD_IN_A_ROW} pages in a row could not be read (pages ${stoppedAt - MAX_UNREAD_IN_A_ROW + 1}-${stoppedAt}); run the report again later`]);
   }
 
-  const { balanceUsd } = await rt.client.balance({ priority: Priority.report });
+  const { balanceUsd } = await rt.account.client.balance({ priority: Priority.report });
   if (last) {
     const spent = cents(rt.rows.placedOrders(last.at).reduce((s, r) => s + charged(r), 0));
     const moved = cents(balanceUsd - last.balanceUsd);

@@ -7,6 +7,12 @@ import type { Logger } from '../kernel/log.js';
 import type { Clock } from '../kernel/clock.js';
 import { systemEntropy, type Entropy } from '../kernel/entropy.js';
 
+/**
+ * How long a lease runs without renewal. The holder renews every lease it holds every 5 s
+ * (keepLeases, engine/runner.ts), so a lease lapses only when its process stopped or stalled that long.
+ */
+export const LEASE_MS = 15_000;
+
 /** This process, as written in batch leases. */
 export function newOwnerId(entropy: Entropy = systemEntropy): string {
   return `${hostname()}:${process.pid}:${entropy.hex(3)}`;

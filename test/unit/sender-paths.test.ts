@@ -174,7 +174,7 @@ describe('an answer carrying an order', () => {
         ? { body: { ...CATALOG.services, services: [{ ...CATALOG.services.services[0], productName: 'PUBG Mobile UC', gameName: 'PUBG Mobile' }] } }
         : req.url === '/products' ? { body: CATALOG.products() } : order({ orderId: `ORD-${next}`, game: games[next++], packName: '60 UC' }),
     );
-    await w.rt.catalog.get();
+    await w.rt.account.catalog.get();
     const d = senderDeps(w.rt);
     expect(await sendRow(d, row(w, 0))).toBe('placed');
     expect(await sendRow(d, row(w, 1))).toBe('placed');

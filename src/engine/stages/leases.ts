@@ -13,7 +13,7 @@
  */
 import type { EngineContext, Stage, StepBatches } from '../stage.js';
 import { StepWatch } from '../../kernel/clock.js';
-import { LEASE_MS } from '../../claim/claim.js';
+import { LEASE_MS } from '../../store/owner.js';
 
 /** Longest any stored wait can legitimately be ahead of now: the review recheck's 2 h. */
 const LONGEST_WAIT_MS = 2 * 3_600_000 + 60_000;

@@ -109,7 +109,7 @@ export class PollingStage implements Stage {
     const { pauses, rt } = this.#e;
     const p = pauses.current;
     if (this.#probing || !p || p.kind !== 'account' || (pauses.untilProbe() ?? 0) > 0) return;
-    this.#probing = rt.client
+    this.#probing = rt.account.client
       .balance({ priority: Priority.lookup })
       .then(() => {
         pauses.clear();
