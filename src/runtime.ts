@@ -3,7 +3,7 @@
  * account (account/account.ts: API client, rate gate, catalog, pauses). Every command and the daemon start
  * from here, so they share the same database, the same call budget and the same settings.
  */
-import { newOwnerId, ownerIsDead } from './store/owner.js';
+import { newOwnerId, ownerIsDead, processOwnerOf } from './store/owner.js';
 import { systemClock, type Clock } from './kernel/clock.js';
 import { systemEntropy, type Entropy } from './kernel/entropy.js';
 import type { Transport } from './api/transport.js';
@@ -83,7 +83,8 @@ export function openRuntime(config: Config, log: Logger, apiUrl: string, world: 
     owner: world.owner ?? newOwnerId(entropy),
     clock,
     entropy,
-    ownerIsDead: world.ownerIsDead ?? ownerIsDead,
+    // An operator action's lease (ops/lease.ts) is dead when its process is.
+    ownerIsDead: (owner) => (world.ownerIsDead ?? ownerIsDead)(processOwnerOf(owner)),
     async close() {
       await account.close();
       // The WAL is folded into the database at every stop, so a home at rest is one file.

@@ -33,15 +33,12 @@ export interface ConsoleDeps {
   sandbox?: RunningSandbox | null;
 }
 
+/**
+ * The console's parts. Actions go through the operator actions of ops/ with the daemon's runtime:
+ * an action that must hold a batch takes a lease of its own and gives back only that one
+ * (ops/lease.ts), so the batches the daemon's runner drives are never let go.
+ */
 export interface Services extends ConsoleDeps {
-  /**
-   * The runtime console actions run with: the daemon's, under an owner id of its own. The
-   * shared operations take a batch's lease to write its results or claim a retry's file and then
-   * release every lease of their owner (releaseAll); under the daemon's own owner id that would
-   * release every batch the daemon is driving, and its outcomes of calls in flight would be
-   * refused (rows.ts writes outcomes only under a held lease).
-   */
-  actionRt: Runtime;
   listing: Listing;
   audit: AuditStore;
   balance: BalanceWatch;

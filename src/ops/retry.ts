@@ -16,8 +16,10 @@
  *   a retry), so the retry's result can be matched to the first file.
  * - Cells are written as they were read, not made "formula-safe": this file is read back by
  *   topup, and a quote added to a cell would change the player id that is sent.
- * - The claim takes this process's lease until the file is in place, so no daemon can start
- *   reading it half-moved; then the lease is released and any runner may take it.
+ * - The claim takes a lease of this action's own (ops/lease.ts) until the file is in place, so no
+ *   daemon can start reading it half-moved; then that lease alone is given back and any runner
+ *   may take the batch. With `keepLease` (topup retry --run) the lease is this process's, whose
+ *   runner drives the batch at once.
  */
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -26,6 +28,8 @@ import { NotFoundError, UsageError } from '../kernel/errors.js';
 import { mapHeader } from '../intake/columns.js';
 import { isPlayerIdFailure } from '../api/classify.js';
 import type { Runtime } from '../runtime.js';
+import type { Store } from '../store/store.js';
+import { actionOwner } from '../store/owner.js';
 import type { Batch } from '../store/batches.js';
 import { CANCELLED_CODE, TRXID_USED_CODE, type Row, type RowState } from '../store/rows.js';
 import { claimFile } from '../claim/claim.js';
@@ -83,7 +87,7 @@ export interface RetryPlan {
 }
 
 /** Which rows a retry of this batch would buy again, and which it leaves out and why; creates nothing. */
-export function retryPlan(rt: Runtime, batchId: string, opts: RetryOptions = {}): RetryPlan {
+export function retryPlan(rt: Pick<Store, 'batches' | 'rows'>, batchId: string, opts: RetryOptions = {}): RetryPlan {
   const old = rt.batches.get(batchId);
   if (!old) throw new NotFoundError(`no batch ${batchId} (see topup status)`);
   if (old.finishedAt === null) throw new UsageError(`batch ${batchId} has not finished yet; retry it once it has (or cancel it first)`);
@@ -114,6 +118,7 @@ export function retryPlan(rt: Runtime, batchId: string, opts: RetryOptions = {})
 /** `keepLease`: the caller runs the batch itself at once, so no daemon may take it first. */
 export async function createRetryBatch(rt: Runtime, batchId: string, opts: RetryOptions = {}): Promise<RetryBatch> {
   const { old, rows, left } = retryPlan(rt, batchId, opts);
+  const owner = opts.keepLease ? rt.owner : actionOwner(rt.owner);
 
   const header = [...old.header];
   let trxCol = mapHeader(header).fields.trxid;
@@ -147,10 +152,10 @@ export async function createRetryBatch(rt: Runtime, batchId: string, opts: Retry
   try {
     // A --repeats batch is not "the retry" of its batch (a batch is retried once): recorded as
     // one, it would refuse the ordinary retry of the rows that were refused or cancelled.
-    claimed = await claimFile(rt, staged, { origin: 'retry', own: true, move: true, again: true, ...(opts.repeats ? {} : { retryOf: old.id }) });
+    claimed = await claimFile(rt, staged, { origin: 'retry', own: true, owner, move: true, again: true, ...(opts.repeats ? {} : { retryOf: old.id }) });
   } finally {
     rmSync(stage, { recursive: true, force: true });
   }
-  if (!opts.keepLease) rt.batches.releaseAll(rt.owner);
+  if (!opts.keepLease) rt.batches.release(claimed.id, owner);
   return { batch: rt.batches.get(claimed.id)!, rows: rows.length, lines: rows.map((r) => r.line), left };
 }

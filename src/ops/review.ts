@@ -20,7 +20,7 @@ import type { BatchSummary } from '../outbox/summary.js';
 import type { Runtime } from '../runtime.js';
 import { LIVE_STATES, type OrderFacts, type Row } from '../store/rows.js';
 import { describeMismatches, factsFor, mismatches } from '../dispatch/order-match.js';
-import { LEASE_MS } from '../store/owner.js';
+import { withOwnLease } from './lease.js';
 
 export interface ResolveRequest {
   batchId: string;
@@ -103,16 +103,17 @@ async function chargedFacts(rt: Runtime, row: Row, orderId: string, force: boole
   };
 }
 
-/** Writes the batch's next result version now, if nothing is left to follow and no process holds it. */
+/**
+ * Writes the batch's next result version now, if nothing is left to follow and no process holds
+ * it: under a lease of this action's own (ops/lease.ts), given back alone, so a daemon's runner
+ * beside it keeps every batch it drives.
+ */
 async function finishIfIdle(rt: Runtime, batchId: string): Promise<BatchSummary | null> {
   const counts = rt.rows.counts(batchId);
   if (LIVE_STATES.some((st) => counts[st] > 0)) return null;
-  if (!rt.batches.acquire(batchId, rt.owner, rt.clock.now(), LEASE_MS)) return null;
-  try {
+  return withOwnLease(rt, batchId, async () => {
     const batch = rt.batches.get(batchId)!;
     if (batch.state !== 'open') return null;
-    return await finishBatch(rt, batch);
-  } finally {
-    rt.batches.releaseAll(rt.owner);
-  }
+    return finishBatch(rt, batch);
+  });
 }

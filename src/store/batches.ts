@@ -296,8 +296,14 @@ export class BatchStore {
     this.#stmt('UPDATE batches SET lease_until = ? WHERE owner = ?').run(now + leaseMs, owner);
   }
 
+  /** A process stopping: every lease it holds goes. */
   releaseAll(owner: string): void {
     this.#stmt('UPDATE batches SET owner = NULL, lease_until = 0 WHERE owner = ?').run(owner);
+  }
+
+  /** One lease given back by its holder (an operator action's, ops/lease.ts): no other lease of anyone. */
+  release(id: string, owner: string): boolean {
+    return this.#stmt('UPDATE batches SET owner = NULL, lease_until = 0 WHERE id = ? AND owner = ?').run(id, owner).changes === 1;
   }
 
   ownedBy(owner: string): Batch[] {

@@ -18,8 +18,24 @@ export function newOwnerId(entropy: Entropy = systemEntropy): string {
   return `${hostname()}:${process.pid}:${entropy.hex(3)}`;
 }
 
+let actions = 0;
+
 /**
- * Leases are written as host:pid:random. A lease of a process on this host that no longer
+ * A lease owner name for one operator action of the process `processOwner` (ops/lease.ts): unique
+ * in the process, and dead when the process is (processOwnerOf), so a crash mid-action leaves a
+ * lease the next process takes at once.
+ */
+export function actionOwner(processOwner: string): string {
+  return `${processOwner}:op${++actions}`;
+}
+
+/** The process an owner name belongs to: itself, or the process whose action it names. */
+export function processOwnerOf(owner: string): string {
+  return owner.replace(/:op\d+$/, '');
+}
+
+/**
+ * Leases are written as host:pid:random (an action's as host:pid:random:opN). A lease of a process on this host that no longer
  * exists is taken at once instead of waiting for it to expire (a restart after a crash).
  */
 export function ownerIsDead(owner: string): boolean {

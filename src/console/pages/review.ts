@@ -119,7 +119,7 @@ ${ctx.reviewRows > SHOWN ? html`<p class="muted">The newest ${SHOWN} of ${ctx.re
     const { batchId, line, kind, orderId } = req;
     const key = `${batchId}:${line}`;
     try {
-      const r = await resolveReview(svc.actionRt, {
+      const r = await resolveReview(svc.rt, {
         batchId,
         line,
         ...(kind === 'charged' ? { chargedOrderId: orderId } : { notCharged: true }),
