@@ -1,6 +1,7 @@
 /**
  * An operator's decision on a review row (`topup review resolve`), through the same store
- * operation the recheck uses (RowStore.settleReview), recorded with who and when:
+ * operation the recheck uses (store/settle.ts: the row settled and its batch reopened in one
+ * transaction), recorded with who and when:
  *  - `--not-charged`: nothing was bought for it. The row ends `rejected` (so `topup retry` may
  *    buy it again, with a new trxid), its error saying who decided, when, and why it was in review.
  *  - `--charged ORDER_ID`: this order is the row's purchase. The order is read from the API and
@@ -21,6 +22,7 @@ import type { Runtime } from '../runtime.js';
 import { LIVE_STATES, type OrderFacts, type Row } from '../store/rows.js';
 import { describeMismatches, factsFor, mismatches } from '../dispatch/order-match.js';
 import { withOwnLease } from './lease.js';
+import { settleAndReopen } from '../store/settle.js';
 
 export interface ResolveRequest {
   batchId: string;
@@ -50,28 +52,30 @@ export async function resolveReview(rt: Runtime, req: ResolveRequest): Promise<R
   const now = rt.clock.now();
   const at = new Date(now).toISOString();
   const resolution = { by: req.by, at: now };
+  // The row and its batch's reopening in one transaction (store/settle.ts).
   let ok: boolean;
   if (req.notCharged) {
-    ok = rt.rows.settleReview(
+    ({ settled: ok } = settleAndReopen(
+      rt,
       row.batchId,
       row.idx,
       { state: 'rejected', error: `NOT CHARGED (resolved by ${req.by} on ${at}); it was in review: ${row.error ?? ''}`.trim(), note: null },
       { kind: 'not-charged', ...resolution },
       null,
-    );
+    ));
   } else {
     const { facts, note, answer } = await chargedFacts(rt, row, req.chargedOrderId!, req.force === true, req.by, at);
-    ok = rt.rows.settleReview(
+    ({ settled: ok } = settleAndReopen(
+      rt,
       row.batchId,
       row.idx,
       { state: facts.status, order: facts, error: facts.status === 'cancelled' ? (facts.error ?? null) : null, note },
       { kind: 'charged', ...resolution },
       answer,
-    );
+    ));
   }
   if (!ok) throw new UsageError(`line ${req.line} of batch ${req.batchId} changed while deciding (another process settled it); look again with topup review`);
   rt.log.info({ batch: row.batchId, line: row.line, by: req.by, resolution: req.notCharged ? 'not-charged' : 'charged', orderId: req.chargedOrderId }, 'review row resolved');
-  rt.batches.reopen(row.batchId);
   return { row: rt.rows.get(row.batchId, row.idx)!, summary: await finishIfIdle(rt, row.batchId) };
 }
 

@@ -4,7 +4,8 @@
  * GET /orders/:id, a row without one by its own trxid in GET /history (one call serves every such
  * row). When its order appears, and it is the row's purchase (dispatch/order-match.ts), the row settles
  * (`resolution = found`): final rows at once, a processing order followed by the poller. Its batch
- * is reopened so its results are written again as the next version (never over the first).
+ * is reopened, in the same transaction (store/settle.ts), so its results are written again as the
+ * next version (never over the first).
  *
  * Cadence: every 15 minutes in the first day, then every 2 hours; reports-level priority, so it
  * never takes budget from orders or polls. Nothing is sent: only reads.
@@ -15,6 +16,7 @@ import type { History, Order } from '../api/schemas.js';
 import { ApiError, coerceError } from '../kernel/errors.js';
 import type { Runtime } from '../runtime.js';
 import { FOREIGN_ORDER_CODE, type Row } from '../store/rows.js';
+import { settleAndReopen } from '../store/settle.js';
 import { factsFor, foreignOrderProblem, mismatches, mustProve, originOf, serverOffset } from '../dispatch/order-match.js';
 
 const EARLY_MS = 15 * 60_000;
@@ -97,15 +99,16 @@ export class ReviewRecheck {
     const now = rt.clock.now();
     const { facts, awaitingCodes } = factsFor(row, order as Order & { orderId: string });
     const note = `found by the review recheck on ${new Date(now).toISOString()}: order ${order.orderId} (${order.statusWord ?? order.status})`;
-    const ok = rt.rows.settleReview(
+    // The row and its batch's reopening in one transaction (store/settle.ts).
+    const { settled, reopened } = settleAndReopen(
+      rt,
       row.batchId,
       row.idx,
       { state: facts.status, order: facts, error: facts.status === 'cancelled' ? (facts.error ?? row.error) : null, note: awaitingCodes ? `${note}; codes not delivered yet` : note },
       { kind: 'found', by: 'topup review recheck', at: now },
       copy,
     );
-    if (!ok) return false;
-    const reopened = rt.batches.reopen(row.batchId);
+    if (!settled) return false;
     rt.log.warn(
       { batch: row.batchId, line: row.line, orderId: order.orderId, status: facts.status, newResultVersion: reopened },
       'a review row\'s order appeared: settled; the batch results are written again as a new version',

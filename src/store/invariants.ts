@@ -100,4 +100,14 @@ export const INVARIANTS: readonly Invariant[] = Object.freeze([
     tests: [{ file: 'test/unit/state-machine.test.ts', title: 'not applied by a process whose lease lapsed' }],
     simulator: 'result files = store = ledger',
   },
+  {
+    id: 'settled-rows-reach-their-results',
+    rule: "A review row settled later (its order found by the recheck, or an operator's decision) reaches its batch's results as the next version: never a settled row in a `done` batch whose file still says review.",
+    enforcedBy: 'store/settle.ts settleAndReopen: the row settled and its batch reopened in one transaction (poll/review-recheck.ts, ops/review.ts)',
+    tests: [
+      { file: 'test/ops/settle-and-reopen.test.ts', title: 'topup review resolve: a crash between leaves the row in review' },
+      { file: 'test/ops/settle-and-reopen.test.ts', title: 'the review recheck: a crash between leaves the row in review' },
+    ],
+    simulator: 'result files = store = ledger',
+  },
 ]);
