@@ -153,7 +153,7 @@ export function serverOffset(seen: { server: number; local: number } | null): nu
 }
 
 /**
- * trxids this home derives (claim/load.ts deriveTrxid: "tu" and 30 hex digits of a hash of the
+ * trxids this home derives (claim/row-verdict.ts deriveTrxid: "tu" and 30 hex digits of a hash of the
  * file's bytes and the row): no one else sends them, so an order under one is this purchase's
  * (at worst made by the same file in a home whose database was lost). A trxid the file gives
  * (a shop's order number) may have been used before, by anyone.

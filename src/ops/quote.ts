@@ -1,6 +1,7 @@
 /**
  * The dry run of an order file, for `topup validate` and the console's upload check alike: the
- * file read exactly as a batch would be read, every row judged, priced against the live catalog and compared with the balance, minus what
+ * file read exactly as a batch would be read, every row judged by the load's own verdict
+ * (claim/row-verdict.ts), priced against the live catalog and compared with the balance, minus what
  * unfinished batches have already set aside. Sends no order, writes nothing.
  *
  * A file-level problem (a column the file's orders need is missing) is reported once, the way
@@ -11,6 +12,7 @@ import { contentHash, openOrderFile } from '../intake/formats/index.js';
 import { createRowValidator, type ColumnReading } from '../intake/validate.js';
 import { settleColumns } from '../intake/column-report.js';
 import { findRepeat, purchaseFingerprint, repeatMessage } from '../claim/repeats.js';
+import { judgeRow } from '../claim/row-verdict.js';
 import type { Runtime } from '../runtime.js';
 import { roundCents as cents } from '../kernel/money.js';
 
@@ -101,17 +103,15 @@ export async function quoteFile(rt: Runtime, path: string, again: boolean): Prom
   for await (const run of file.batches) {
     for (const raw of run) {
       rows++;
-      const v = validator.validate(raw);
+      // The load's own verdict (claim/row-verdict.ts): a row passes here only if the load stores it.
+      // Without --again the batch's trxids would be derived from these bytes (`hash`); with it, from
+      // a hash salted with the new batch's id, new by construction.
+      const v = judgeRow(raw, { validator, trxidSeed: again ? null : hash, usedBy: (t) => rt.rows.byTrxid(t) });
       if (!v.ok) {
         for (const p of v.problems) problems.push({ line: raw.line, column: p.column, problem: p.reason, ...(p.fileProblem ? { fileProblem: p.fileProblem } : {}) });
         continue;
       }
       const given = v.order.givenTrxid;
-      const usedBy = given ? rt.rows.byTrxid(given) : undefined;
-      if (usedBy) {
-        problems.push({ line: raw.line, column: 'trxid', problem: `trxid ${given} was already used by batch ${usedBy.batchId}; a new purchase needs a new trxid` });
-        continue;
-      }
       const found = checkRepeats && !given ? findRepeat(rt, purchaseFingerprint(v.order.request), { header: header.columns, cells: raw.cells }, now) : undefined;
       const repeat = found?.e;
       if (repeat) {

@@ -34,7 +34,7 @@ import type { Batch } from '../store/batches.js';
 import { CANCELLED_CODE, TRXID_USED_CODE, type Row, type RowState } from '../store/rows.js';
 import { claimFile } from '../claim/claim.js';
 import { REPEAT_CODE } from '../claim/repeats.js';
-import { deriveTrxid } from '../claim/load.js';
+import { deriveTrxid } from '../claim/row-verdict.js';
 import { roundCents } from '../kernel/money.js';
 
 export const RETRY_STATES: readonly RowState[] = ['rejected', 'cancelled'];
