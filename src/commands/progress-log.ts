@@ -12,9 +12,8 @@ import type { RunnerEvents } from '../engine/events.js';
 import type { Logger } from '../kernel/log.js';
 import type { RowStore, StateCounts } from '../store/rows.js';
 import type { Batch } from '../store/batches.js';
-import { EtaBook, durationText, storedEtaMs, type BatchProgressSnapshot } from '../ops/batch-view.js';
+import { EtaBook, durationText, snapshot, storedEtaMs } from '../ops/batch-view.js';
 import { describe } from './progress.js';
-import { roundCents } from '../kernel/money.js';
 
 const QUIET_REPEAT_MS = 5 * 60_000;
 
@@ -29,9 +28,8 @@ export function logProgress(runner: RunnerEvents, rows: RowStore, log: Logger, o
     const moved = `${Object.values(counts).join(',')}|${b.waitReason ?? ''}`;
     const last = said.get(b.id);
     if (last && last.moved === moved && now - last.at < QUIET_REPEAT_MS) return;
-    const p = rows.progress(b.id);
-    const done = counts.completed + counts.cancelled + counts.rejected + counts.invalid + counts.skipped + counts.review;
-    const s: BatchProgressSnapshot = { rows: p.rows, counts, sent: p.sent, done, spentUsd: roundCents(p.spentUsd) };
+    const s = snapshot(rows, b.id, counts);
+    const { done } = s;
     // Until this process has seen the batch move, the pace since it started sending.
     const eta = etas.eta(b.id, s, now) ?? storedEtaMs(b, s, null, now);
     const line = `progress ${b.id} (${b.sourceName}): ${done}/${s.rows} done; ${describe(s)}${b.waitReason ? `; waiting: ${b.waitReason}` : ''}`;

@@ -13,8 +13,12 @@ import { systemClock } from '../kernel/clock.js';
 import type { RunnerEvents } from '../engine/events.js';
 import type { Runtime } from '../runtime.js';
 import type { Batch } from '../store/batches.js';
+import { FOLLOWED_STATES, IN_FLIGHT_STATES, type RowState } from '../store/row-states.js';
+import type { StateCounts } from '../store/rows.js';
 import type { PauseState } from '../account/pauses.js';
 import { runState, snapshot, waitingWhy, type BatchProgressSnapshot, type RunState } from '../ops/batch-view.js';
+
+const sum = (c: StateCounts, states: readonly RowState[]): number => states.reduce((n, st) => n + c[st], 0);
 
 const MIN_AGE_MS = 1_000;
 const MAX_AGE_MS = 5_000;
@@ -94,7 +98,7 @@ export class FiguresCache {
       sent: s.sent,
       done: s.done,
       counts: {
-        pending: c.pending, inFlight: c.sending + c.resending, followed: c.verifying + c.searching + c.processing + c.unseen,
+        pending: c.pending, inFlight: sum(c, IN_FLIGHT_STATES), followed: sum(c, FOLLOWED_STATES),
         completed: c.completed, cancelled: c.cancelled, rejected: c.rejected, invalid: c.invalid, skipped: c.skipped, review: c.review,
       },
       spentUsd: s.spentUsd,

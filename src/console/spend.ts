@@ -7,7 +7,7 @@
 import { systemClock } from '../kernel/clock.js';
 import type { RunnerEvents } from '../engine/events.js';
 import type { Runtime } from '../runtime.js';
-import { rowMoney } from '../outbox/results.js';
+import { rowMoney } from '../store/cost.js';
 import type { RowState } from '../store/rows.js';
 
 const WINDOW_MS = 3_600_000;

@@ -17,7 +17,7 @@ import type { RunnerView } from '../engine/events.js';
 import type { Notifier } from '../notify/notifier.js';
 import type { Batch } from '../store/batches.js';
 import { FINAL_ROW_STATES, type RowState } from '../store/rows.js';
-import { rowMoney } from '../outbox/results.js';
+import { rowMoney } from '../store/cost.js';
 import { storeGauges, type GaugeDeps } from './store-gauges.js';
 import { SlowReads } from './slow-reads.js';
 

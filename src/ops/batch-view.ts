@@ -4,7 +4,7 @@
  */
 import { systemClock } from '../kernel/clock.js';
 import type { Batch } from '../store/batches.js';
-import type { RowStore, StateCounts } from '../store/rows.js';
+import { FINAL_ROW_STATES, type RowStore, type StateCounts } from '../store/rows.js';
 import type { PauseState } from '../account/pauses.js';
 import { roundCents } from '../kernel/money.js';
 
@@ -18,10 +18,13 @@ export interface BatchProgressSnapshot {
   spentUsd: number;
 }
 
-export function snapshot(rows: RowStore, batchId: string): BatchProgressSnapshot {
-  const counts = rows.counts(batchId);
+/**
+ * A batch's progress: its counts (from the counters, or as given by a `progress` event), the rows
+ * sent, the rows ended, and what it spent (store/cost.ts: the rule SPENT).
+ */
+export function snapshot(rows: RowStore, batchId: string, counts: StateCounts = rows.counts(batchId)): BatchProgressSnapshot {
   const p = rows.progress(batchId);
-  const done = counts.completed + counts.cancelled + counts.rejected + counts.invalid + counts.skipped + counts.review;
+  const done = FINAL_ROW_STATES.reduce((n, st) => n + counts[st], 0);
   return { rows: p.rows, counts, sent: p.sent, done, spentUsd: roundCents(p.spentUsd) };
 }
 
@@ -73,7 +76,7 @@ export class EtaBook {
 export function storedEtaMs(b: Batch, s: BatchProgressSnapshot, pause: PauseState | null, now = systemClock.now()): number | null {
   if (b.finishedAt !== null || b.state === 'failed') return null;
   if (b.startedAt === null || b.waitReason || pause || !heldByLiveProcess(b, now)) return null;
-  const viaApi = s.counts.completed + s.counts.cancelled + s.counts.rejected + s.counts.review;
+  const viaApi = s.counts.completed + s.counts.cancelled + s.counts.rejected + s.counts.review; // ended through the API
   return etaMs(now - b.startedAt, viaApi, s.rows - s.done);
 }
 

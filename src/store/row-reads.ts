@@ -8,6 +8,7 @@ import { placeholders, statementCache, type Db } from './db.js';
 import { emptyCounts, toRow, type Row, type RowRecord, type StateCounts } from './row-record.js';
 import { FOLLOWED_STATES, type RowState } from './row-states.js';
 import { roundCents } from '../kernel/money.js';
+import { SPENT_USD_SQL } from './cost.js';
 
 /** Rows that may be sent now (`sending` rows have a request on its way), and placed orders followed by polls. */
 const SENDABLE: readonly RowState[] = ['pending', 'resending'];
@@ -253,13 +254,12 @@ export class RowReads {
     return rows.map(toRow);
   }
 
-  /** How many of a batch's rows there are, were ever sent, and what they spent (completed, or cancelled without refund). */
+  /** How many of a batch's rows there are, were ever sent, and what they spent (cost.ts: the rule SPENT). */
   progress(batchId: string): { rows: number; sent: number; spentUsd: number } {
     return this.stmt(
       `SELECT count(*) AS rows,
          coalesce(sum(first_sent_at IS NOT NULL), 0) AS sent,
-         coalesce(sum(CASE WHEN state = 'completed' OR (state = 'cancelled' AND coalesce(refunded, 0) = 0)
-                      THEN coalesce(amount_usd, expected_usd, 0) ELSE 0 END), 0) AS spentUsd
+         coalesce(sum(${SPENT_USD_SQL}), 0) AS spentUsd
        FROM rows WHERE batch_id = ?`,
     ).get(batchId) as { rows: number; sent: number; spentUsd: number };
   }

@@ -41,8 +41,16 @@ export const FINAL_ROW_STATES: readonly RowState[] = Object.freeze(['completed',
 export const UNSENT_STATES: readonly RowState[] = Object.freeze(['pending', 'sending', 'resending']);
 /** A request may be on its way, or its answer was lost: an order may exist that we do not know of. */
 export const IN_FLIGHT_STATES: readonly RowState[] = Object.freeze(['sending', 'resending']);
-/** Followed by polls or by a history check. */
-export const FOLLOWED_STATES: readonly RowState[] = Object.freeze(['processing', 'unseen', 'verifying', 'searching']);
+/** Placed: the API has the order and it has not ended; followed by polls. */
+export const PLACED_STATES: readonly RowState[] = Object.freeze(['processing', 'unseen']);
+/** Followed by a history check: whether an order exists is not known yet. */
+export const CHECKED_STATES: readonly RowState[] = Object.freeze(['verifying', 'searching']);
+/** Followed by polls or by a history check (in this order: the rows_poll partial index's text). */
+export const FOLLOWED_STATES: readonly RowState[] = Object.freeze([...PLACED_STATES, ...CHECKED_STATES]);
+/** May be (re)sent now (the rows_send partial index): not `sending`, whose request is on its way. */
+export const SENDABLE_STATES: readonly RowState[] = Object.freeze(['pending', 'resending']);
+/** The order's end: completed, or placed then failed (refunded or not). */
+export const ORDER_END_STATES: readonly RowState[] = Object.freeze(['completed', 'cancelled']);
 /** Not final: the batch is not done while any row is in one of these. */
 export const LIVE_STATES: readonly RowState[] = Object.freeze([...UNSENT_STATES, ...FOLLOWED_STATES]);
 
