@@ -37,5 +37,9 @@ export const BATCH_EDGES: readonly BatchEdge[] = Object.freeze(
   ].map((e) => Object.freeze(e as BatchEdge)),
 );
 
-/** Batches not finished: claimed, open, or a duplicate whose results are not written yet. */
+/** Batches not finished: claimed, open, or a duplicate whose results are not written yet (the states a lease is held in). */
 export const UNFINISHED_BATCH_STATES: readonly BatchState[] = Object.freeze(['claimed', 'open', 'duplicate']);
+/** Batches whose rows may still be ordered: being stored, or open. A cancel stops them; their unsent rows are promised money. */
+export const ORDERING_BATCH_STATES: readonly BatchState[] = Object.freeze(['claimed', 'open']);
+/** Batches that ordered nothing from their file: a duplicate (every row skipped), a file that failed (no row stored). */
+export const NOTHING_ORDERED_BATCH_STATES: readonly BatchState[] = Object.freeze(['duplicate', 'failed']);

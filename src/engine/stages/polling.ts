@@ -10,6 +10,7 @@ import type { EngineContext, Stage, StepBatches } from '../stage.js';
 import { isAccountProblem, Poller } from '../../poll/poller.js';
 import { verifyFailed, verifyRow } from '../../poll/verify.js';
 import { ReviewRecheck } from '../../poll/review-recheck.js';
+import { CHECKED_STATES, PLACED_STATES } from '../../store/row-states.js';
 
 export class PollingStage implements Stage {
   readonly name = 'polling';
@@ -66,7 +67,7 @@ export class PollingStage implements Stage {
     if (due.length === 0) return;
     this.#round = (async () => {
       // One row's history check failing never holds back the polls of every processing row.
-      for (const row of due.filter((r) => r.state === 'verifying' || r.state === 'searching')) {
+      for (const row of due.filter((r) => CHECKED_STATES.includes(r.state))) {
         try {
           await verifyRow(rt, row, signal);
         } catch (err) {
@@ -74,7 +75,7 @@ export class PollingStage implements Stage {
           verifyFailed(rt, row, err);
         }
       }
-      const placed = due.filter((r) => r.state === 'processing' || r.state === 'unseen');
+      const placed = due.filter((r) => PLACED_STATES.includes(r.state));
       await this.#poller.round(placed, rt.rows.countProcessing(batchIds), this.#backlog(), signal);
     })()
       .catch((err: unknown) => {
