@@ -302,12 +302,12 @@ function handleFailure(deps: SenderDeps, row: Row, err: unknown): SendResult {
     }
     case 'account': {
       later(now);
-      if (pauses.pause('account', err.apiCode ?? `HTTP ${err.status ?? 'error'}`, err.reason)) deps.onPause('account', err.apiCode ?? '', err.reason);
+      if (pauses.pause('account', err.codeOrStatus, err.reason)) deps.onPause('account', err.codeOrStatus, err.reason);
       return 'paused-account';
     }
     case 'paused': {
       later(now);
-      const code = err.apiCode ?? `HTTP ${err.status ?? 503}`;
+      const code = err.codeOrStatus;
       if (pauses.pause('maintenance', code, err.reason)) deps.onPause('maintenance', code, err.reason);
       return 'paused-maintenance';
     }

@@ -212,7 +212,7 @@ export class Runner extends EventEmitter<RunnerEventMap> implements RunnerView {
    * sending stops everywhere, as a refused order does, until a probe succeeds.
    */
   #accountProblem(err: ApiError): void {
-    const code = err.apiCode ?? `HTTP ${err.status ?? 'error'}`;
+    const code = err.codeOrStatus;
     if (this.#pauses.pause('account', code, err.reason)) {
       this.#rt.log.error({ pause: 'account', code, detail: err.reason }, 'sending stopped: account problem');
       this.emit('pause', 'account', code, err.reason);

@@ -145,6 +145,14 @@ export class ApiError extends TopupError {
     this.answer = init.answer;
   }
 
+  /**
+   * The API's code, or the HTTP status when it gave none (`HTTP 401`, `HTTP error` without an
+   * answer): the short name a pause, its log line and its notification give the cause.
+   */
+  get codeOrStatus(): string {
+    return this.apiCode ?? `HTTP ${this.status ?? 'error'}`;
+  }
+
   /** The API's own words, for result files and operators: code first, then error text. */
   get reason(): string {
     if (this.apiError && this.apiCode && this.apiError !== this.apiCode) return `${this.apiCode}: ${this.apiError}`;

@@ -368,8 +368,10 @@ describe('turned away before any order: pauses and rate limits', () => {
     expect(d.pauses.current).toMatchObject({ kind: 'account', code: 'HTTP 401' });
     // A body that is not the API's (a proxy's page) proves nothing was turned away: the row is in doubt.
     expect(row(w)).toMatchObject({ state: 'resending', doubtTries: 1 });
+    // The event (the log line, the notification, the console's recent errors) names the cause as
+    // the stored pause does (ApiError.codeOrStatus); it said nothing ('') before issue 24.
     expect(d.events).toHaveLength(1);
-    expect(d.events[0]).toMatch(/^pause:account::/);
+    expect(d.events[0]).toMatch(/^pause:account:HTTP 401:/);
   });
 
   it('a redirect pauses the account, and leaves the row in doubt (the request may have been acted on)', async () => {
