@@ -139,7 +139,7 @@ export function lateLineCells(line: { cells: readonly string[]; why: string }, l
  * A batch's rows as result cells, a page at a time: no SQLite statement stays open between pages,
  * so an async writer may yield between them while sends and polls use the database.
  */
-export function* resultPages(rt: Runtime, batchId: string, layout: ResultLayout, partial = false, pageSize = 1000): Generator<ResultCell[][]> {
+export function* resultPages(rt: Pick<Runtime, 'rows'>, batchId: string, layout: ResultLayout, partial = false, pageSize = 1000): Generator<ResultCell[][]> {
   let from = 0;
   for (;;) {
     const rows = rt.rows.page(batchId, from, pageSize);

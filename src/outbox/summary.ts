@@ -60,7 +60,7 @@ export const NO_ORDER_ROWS = 'the file has no order rows (only its header): noth
 
 const COLUMNS_FILE = '.columns.json';
 
-function columnsPath(rt: Runtime, batch: Batch): string {
+function columnsPath(rt: Pick<Runtime, 'config'>, batch: Batch): string {
   return join(rt.config.home, dirname(batch.jobFile), COLUMNS_FILE);
 }
 
