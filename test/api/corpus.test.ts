@@ -57,7 +57,7 @@ interface Variant {
   };
 }
 
-const DIR = fileURLToPath(new URL('../fixtures/answers', import.meta.url));
+const DIR = fileURLToPath(new URL('../fixtures/answers/', import.meta.url));
 const files = readdirSync(DIR).filter((f) => f.endsWith('.json')).sort();
 const corpus: (Variant & { file: string })[] = files.flatMap((file) =>
   (JSON.parse(readFileSync(`${DIR}${file}`, 'utf8')) as Variant[]).map((v) => ({ ...v, file })),

@@ -20,7 +20,7 @@ type Figures = { newBefore: number; newMax: number; heapMax: number; live: numbe
 function churn(policy: 'lean' | 'throughput'): Figures {
   const script = `
     import { getHeapSpaceStatistics } from 'node:v8';
-    import { applyHeapPolicy } from './src/heap-policy.ts';
+    import { applyHeapPolicy } from './src/kernel/heap-policy.ts';
     const space = (name) => getHeapSpaceStatistics().find((s) => s.space_name === name).space_size;
     const newBefore = space('new_space');
     applyHeapPolicy(${JSON.stringify(policy)});
