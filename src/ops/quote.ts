@@ -104,9 +104,10 @@ export async function quoteFile(rt: Runtime, path: string, again: boolean): Prom
     for (const raw of run) {
       rows++;
       // The load's own verdict (claim/row-verdict.ts): a row passes here only if the load stores it.
-      // Without --again the batch's trxids would be derived from these bytes (`hash`); with it, from
-      // a hash salted with the new batch's id, new by construction.
-      const v = judgeRow(raw, { validator, trxidSeed: again ? null : hash, usedBy: (t) => rt.rows.byTrxid(t) });
+      // The batch's trxids would be derived from these bytes (`hash`); with --again from a hash
+      // salted with the new batch's id, new by construction. A file identical to an earlier batch
+      // (duplicateOf) derives none: the load skips every row of it as a duplicate, said once.
+      const v = judgeRow(raw, { validator, trxidSeed: again || earlier ? null : hash, usedBy: (t) => rt.rows.byTrxid(t) });
       if (!v.ok) {
         for (const p of v.problems) problems.push({ line: raw.line, column: p.column, problem: p.reason, ...(p.fileProblem ? { fileProblem: p.fileProblem } : {}) });
         continue;

@@ -62,7 +62,7 @@ describe('where an order came from, and whether it must prove it is the row\'s',
     const at = (iso: string): Order => order({ orderId: 'O', status: 'completed', createdAt: iso });
     expect(originOf(at('2026-01-02T12:00:00Z'), first, 'first-send-replay')).toBe('earlier');
     expect(originOf(at('2026-01-02T11:40:00Z'), first, 'resend-replay')).toBe('earlier'); // 20 min before, clocks not measured
-    expect(originOf(at('2026-01-02T11:55:00Z'), first, 'resend-replay')).toBe('after'); // within the unmeasured 10 min
+    expect(originOf(at('2026-01-02T11:55:00Z'), first, 'fresh')).toBe('after'); // this very send's answer, within the unmeasured 10 min
     expect(originOf(at('2026-01-02T11:59:50Z'), first, 'resend-replay', 0)).toBe('earlier'); // measured: 5 s
     expect(originOf(order({ orderId: 'O', status: 'completed' }), first, 'resend-replay')).toBe('unknown');
     expect(originOf(order({ orderId: 'O', status: 'completed' }), first, 'history')).toBe('unknown');

@@ -72,4 +72,20 @@ describe('the dry run and the load give every row the same verdict', () => {
     await loadBatch(rt, again);
     expect(rt.rows.byLine(again.id, 2)!.state).toBe('pending');
   });
+
+  it('a file identical to an earlier batch is a duplicate, said once: its rows are not each reported as a used trxid', async () => {
+    const home = tempHome();
+    const sb = await inProcessSandbox();
+    const rt = openRuntime(loadConfig({ TOPUP_HOME: home.dir, TOPUP_API_KEY: TEST_KEY, TOPUP_API_URL: sb.url, TOPUP_REPEAT_WINDOW: '0' }), silentLogger(), sb.url);
+    opened.push(rt);
+    const file = join(home.dir, 'shop.csv');
+    writeFileSync(file, csv([['pid', 'userId'], ['PUBG-60', '5123456789']]));
+    const first = await claimFile(rt, file, { origin: 'submit', own: true, move: false });
+    await loadBatch(rt, first);
+    const q = await quoteFile(rt, file, false);
+    expect(q).toMatchObject({ duplicateOf: first.id, problems: [], ok: false });
+    const again = await claimFile(rt, file, { origin: 'submit', own: true, move: false });
+    await loadBatch(rt, again);
+    expect(rt.rows.byLine(again.id, 2)).toMatchObject({ state: 'skipped', error: expect.stringMatching(/^duplicate of batch /) });
+  });
 });
