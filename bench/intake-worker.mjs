@@ -12,7 +12,7 @@ const dist = process.env.BENCH_DIST ?? join(dirname(fileURLToPath(import.meta.ur
 const load = (p) => import(join(dist, p));
 const { openOrderFile } = await load('intake/formats/index.js');
 const { createRowValidator } = await load('intake/validate.js');
-const { buildCatalogIndex } = await load('intake/catalog.js');
+const { buildCatalogIndex } = await load('intake/catalog-index.js');
 const { readServiceLine, readProduct } = await load('api/schemas.js');
 
 const mb = (n) => Math.round((n / 1048576) * 10) / 10;

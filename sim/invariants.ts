@@ -20,7 +20,7 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { parse } from 'csv-parse/sync';
-import type { Config } from '../src/config.js';
+import type { Config } from '../src/config/config.js';
 import type { Runtime } from '../src/runtime.js';
 import type { Row } from '../src/store/rows.js';
 import { outboxPaths } from '../src/outbox/paths.js';

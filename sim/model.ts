@@ -22,7 +22,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { seededEntropy, type Entropy } from '../src/entropy.js';
+import { seededEntropy, type Entropy } from '../src/kernel/entropy.js';
 import { SIM_EPOCH, type SimScheduler } from './scheduler.js';
 
 export const SIM_KEY = 'sim-key-7d1c2e9f4a';

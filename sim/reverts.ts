@@ -50,8 +50,8 @@ export const REVERTS: readonly Revert[] = [
       { file: 'src/store/migrations.ts', find: '  CREATE TRIGGER batches_taken_over AFTER UPDATE OF owner ON batches', replace: '  CREATE TRIGGER batches_taken_over AFTER UPDATE OF owner ON batches WHEN 0' },
       { file: 'src/store/migrations.ts', find: '    WHEN NEW.owner IS NOT NULL AND OLD.owner IS NOT NEW.owner BEGIN', replace: '    AND NEW.owner IS NOT NULL AND OLD.owner IS NOT NEW.owner BEGIN' },
       { file: 'src/dispatch/sender.ts', find: "    if (err instanceof NotSent) return 'not-sent';", replace: "    if (err instanceof NotSent) return 'not-sent';\n    if (signal?.aborted && !(err instanceof ApiError)) return 'not-sent';" },
-      { file: 'src/dispatch/dispatch-stage.ts', find: '    if (batches) this.#rescueStranded(batches, now);', replace: '' },
-      { file: 'src/engine/leases.ts', find: "      rt.log.info({ batch: b.id, file: b.sourceName, previousOwner: b.owner }, 'took batch');", replace: "      if (b.owner !== null) rt.rows.takenOver(b.id, now);\n      rt.log.info({ batch: b.id, file: b.sourceName, previousOwner: b.owner }, 'took batch');" },
+      { file: 'src/engine/stages/dispatch.ts', find: '    if (batches) this.#rescueStranded(batches, now);', replace: '' },
+      { file: 'src/engine/stages/leases.ts', find: "      rt.log.info({ batch: b.id, file: b.sourceName, previousOwner: b.owner }, 'took batch');", replace: "      if (b.owner !== null) rt.rows.takenOver(b.id, now);\n      rt.log.info({ batch: b.id, file: b.sourceName, previousOwner: b.owner }, 'took batch');" },
     ],
   },
   {

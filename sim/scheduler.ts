@@ -12,8 +12,8 @@
  * A crashed process's timers and answers are dropped from the queue: the promise chains waiting
  * on them never resume, which is what a SIGKILL does to a process at that await.
  */
-import type { Clock } from '../src/clock.js';
-import type { Entropy } from '../src/entropy.js';
+import type { Clock } from '../src/kernel/clock.js';
+import type { Entropy } from '../src/kernel/entropy.js';
 
 /** A simulated process (an engine) or the world itself (`null`): what a crash takes away. */
 export type Owner = string | null;

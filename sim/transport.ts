@@ -7,7 +7,7 @@
  * can be made for a process that is gone, which is the case the engine's intent exists for.
  */
 import type { Transport, TransportRequest, TransportResponse } from '../src/api/transport.js';
-import type { Entropy } from '../src/entropy.js';
+import type { Entropy } from '../src/kernel/entropy.js';
 import type { ModelApi } from './model.js';
 import type { SimScheduler } from './scheduler.js';
 

@@ -4,9 +4,9 @@
  * the only place that exits; a stack trace is shown only with --verbose.
  */
 import { Command, CommanderError } from 'commander';
-import { coerceError, ApiError } from './errors.js';
-import { ExitCode, exitCodeFor } from './exit-codes.js';
-import { registerSandboxCommand } from './sandbox/command.js';
+import { coerceError, ApiError } from './kernel/errors.js';
+import { ExitCode, exitCodeFor } from './kernel/exit-codes.js';
+import { registerSandboxCommand } from './commands/sandbox.js';
 import { registerCommands } from './commands/index.js';
 
 // Everything this program writes (database, results with codes, reports) is for its user only.

@@ -2,27 +2,27 @@
  * `topup daemon`: wiring. Config → (built-in sandbox when no API URL) → runtime → runner, with
  * the inbox watcher feeding it, signals stopping it, and the scheduled jobs beside it.
  *
- * Every part is registered, as it starts, with what releases it (shutdown.ts); the stop releases
+ * Every part is registered, as it starts, with what releases it (kernel/shutdown.ts); the stop releases
  * them last-first, on a normal end, a signal, or a failed start alike.
  *
  * Stop: the first SIGTERM/SIGINT stops taking new work, lets calls in flight finish (bounded),
  * releases the batch leases and exits 0. A second signal exits at once; that is as safe as a
  * crash, which the store is built for.
  */
-import { secretsOf, type Config } from './config.js';
-import { createLogger, type Logger } from './log.js';
+import { secretsOf, type Config } from './config/config.js';
+import { createLogger, type Logger } from './kernel/log.js';
 import { openRuntime, type Runtime } from './runtime.js';
-import { resolveApi } from './api-endpoint.js';
+import { resolveApi } from './account/endpoint.js';
 import { Runner } from './engine/runner.js';
 import { eventsAreExact, listSettledFiles, RENAMED_SETTLE_MS, watchInbox } from './intake/watch.js';
 import { writerCheckReach } from './intake/writers.js';
 import { Notifier } from './notify/notifier.js';
-import { runDoctor } from './doctor.js';
+import { runDoctor } from './ops/doctor.js';
 import { startScheduledJobs } from './reports/schedule.js';
-import { Releasers, onStopSignals } from './shutdown.js';
+import { Releasers, onStopSignals } from './kernel/shutdown.js';
 import { adoptOrphans } from './claim/orphans.js';
-import { announceDaemon } from './presence.js';
-import { logProgress } from './progress-log.js';
+import { announceDaemon } from './store/presence.js';
+import { logProgress } from './commands/progress-log.js';
 import { startUpkeep } from './store/upkeep.js';
 import type { ScheduledJobs } from './reports/schedule.js';
 import { startConsole } from './console/server.js';
@@ -78,7 +78,7 @@ export async function runDaemon(config: Config, opts: DaemonOptions, log = rootL
       const s = runner.snapshot();
       return s.batches.length === 0 && s.inFlight === 0 && s.queuedFiles === 0;
     };
-    const upkeep = startUpkeep(rt.db, log, idle, () => rt.scheduler.prune());
+    const upkeep = startUpkeep(rt.db, log, idle, () => rt.account.scheduler.prune());
     parts.add('upkeep', () => upkeep.stop());
 
     let consoleUrl: string | undefined;

@@ -1,44 +1,29 @@
 /**
  * The parts one topup process works with, opened once: config, logger, store, and the supplier
- * account (account.ts: API client, rate gate, catalog, pauses). Every command and the daemon start
+ * account (account/account.ts: API client, rate gate, catalog, pauses). Every command and the daemon start
  * from here, so they share the same database, the same call budget and the same settings.
  */
-import { newOwnerId, ownerIsDead } from './store/owner.js';
-import { systemClock, type Clock } from './clock.js';
-import { systemEntropy, type Entropy } from './entropy.js';
+import { newOwnerId, ownerIsDead, processOwnerOf } from './store/owner.js';
+import { systemClock, type Clock } from './kernel/clock.js';
+import { systemEntropy, type Entropy } from './kernel/entropy.js';
 import type { Transport } from './api/transport.js';
 import { chmodSync, mkdirSync, statSync } from 'node:fs';
-import type { Config } from './config.js';
-import type { Logger } from './log.js';
-import { openDb, type Db } from './store/db.js';
-import { BatchStore } from './store/batches.js';
-import { RowStore } from './store/rows.js';
-import { MetaStore } from './store/meta.js';
+import type { Config } from './config/config.js';
+import type { Logger } from './kernel/log.js';
+import { openStore, type Store } from './store/store.js';
 import { checkpoint } from './store/upkeep.js';
-import type { RateScheduler } from './dispatch/scheduler.js';
-import type { ResellerClient } from './api/client.js';
-import type { LiveCatalog } from './catalog/live-catalog.js';
-import { openAccount, type Account, type CallListener } from './account.js';
+import { openAccount, type Account } from './account/account.js';
 
-export type { CallListener } from './account.js';
 
-export interface Runtime {
+/**
+ * The home: its store (db, batches, rows, meta: store/store.ts), its settings and log, its clock and
+ * randomness, its one supplier account, and who this process is in the batch leases.
+ */
+export interface Runtime extends Store {
   config: Config;
   log: Logger;
-  db: Db;
-  batches: BatchStore;
-  rows: RowStore;
-  meta: MetaStore;
-  /** The one supplier account of this home. */
+  /** The one supplier account of this home: client, rate gate, pauses, live catalog (account/account.ts). */
   account: Account;
-  /** The account's parts, by their old names (account.client …), for the stages that use them. */
-  scheduler: RateScheduler;
-  client: ResellerClient;
-  catalog: LiveCatalog;
-  apiUrl: string;
-  callCounts: Record<string, number>;
-  readonly lastServerDate: { server: number; local: number } | null;
-  onCall(listener: CallListener): () => void;
   /** This process, as written in batch leases: host:pid:random. */
   owner: string;
   /** Time and timers: the system's, or the simulator's (src/sim/). */
@@ -85,31 +70,21 @@ export interface RuntimeWorld {
 
 export function openRuntime(config: Config, log: Logger, apiUrl: string, world: RuntimeWorld = {}): Runtime {
   ensureHomeFolders(config, log);
-  const db = openDb(config.dbPath);
   const clock = world.clock ?? systemClock;
   const entropy = world.entropy ?? systemEntropy;
+  const store = openStore(config.dbPath, clock);
+  const { db } = store;
   const account = openAccount(config, db, log, apiUrl, { clock, ...(world.transport ? { transport: world.transport } : {}) });
   return {
     config,
     log,
-    db,
-    batches: new BatchStore(db, clock),
-    rows: new RowStore(db),
-    meta: new MetaStore(db),
+    ...store,
     account,
-    scheduler: account.scheduler,
-    client: account.client,
-    catalog: account.catalog,
-    apiUrl,
-    callCounts: account.callCounts,
-    get lastServerDate() {
-      return account.lastServerDate;
-    },
-    onCall: (listener) => account.onCall(listener),
     owner: world.owner ?? newOwnerId(entropy),
     clock,
     entropy,
-    ownerIsDead: world.ownerIsDead ?? ownerIsDead,
+    // An operator action's lease (ops/lease.ts) is dead when its process is.
+    ownerIsDead: (owner) => (world.ownerIsDead ?? ownerIsDead)(processOwnerOf(owner)),
     async close() {
       await account.close();
       // The WAL is folded into the database at every stop, so a home at rest is one file.

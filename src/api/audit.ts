@@ -7,7 +7,7 @@
  * copy is shown in terminals and listed in summaries, and an answer about someone else's order
  * (a replayed trxid) must not hand over that customer's codes.
  */
-import type { ApiAnswer } from '../errors.js';
+import type { ApiAnswer } from '../kernel/errors.js';
 
 export const AUDIT_CAP = 4_000;
 

@@ -1,5 +1,5 @@
 /**
- * Turns a failed API exchange into ONE classification (see Classification in errors.ts) and one
+ * Turns a failed API exchange into ONE classification (see Classification in kernel/errors.ts) and one
  * answer to "may the order exist?". This is the only place that reads the API's codes and error
  * texts; the rest of the program decides on the classification.
  *
@@ -34,7 +34,7 @@
  * 'orders.trxid'" are found. The text patterns only ever lean towards "the order may exist"
  * (duplicate-trxid) or "held for balance", never towards "nothing was charged".
  */
-import type { Classification } from '../errors.js';
+import type { Classification } from '../kernel/errors.js';
 import { absent, isObject, pick, readBoolean, readStatus, readSuccess, readText, unwrap } from './read.js';
 
 /** `Too many requests` → TOO_MANY_REQUESTS: the one form codes and texts are compared in. */

@@ -11,9 +11,9 @@
  */
 import type { LookupFunction } from 'node:net';
 import { errors as undiciErrors } from 'undici';
-import { systemClock, type Clock } from '../clock.js';
+import { systemClock, type Clock } from '../kernel/clock.js';
 import { httpTransport, type Transport } from './transport.js';
-import { ApiError, ApiResponseShapeError, NotDispatchedError, TopupError, type ApiAnswer } from '../errors.js';
+import { ApiError, ApiResponseShapeError, NotDispatchedError, TopupError, type ApiAnswer } from '../kernel/errors.js';
 import { classifyFailure, parseRetryAfter } from './classify.js';
 import { openGate, type CallGate, type CallOptions, type RouteName } from './gate.js';
 import { ok, readAnswer, readCapped, saysItFailed, type Exchange } from './wire.js';

@@ -1,5 +1,5 @@
 /**
- * What the API client asks of the rate scheduler before every request (dispatch/scheduler.ts is
+ * What the API client asks of the rate scheduler before every request (account/rate-gate.ts is
  * the one implementation): admission by priority, a hold-off when the API says to wait, and a
  * hook that runs right before a request leaves (where the sender commits its intent to send).
  */
@@ -40,5 +40,5 @@ export interface CallOptions {
   beforeSend?: () => void;
 }
 
-/** No rate limit: a client built without a gate (the API tests); every runtime passes its scheduler (account.ts). */
+/** No rate limit: a client built without a gate (the API tests); every runtime passes its scheduler (account/account.ts). */
 export const openGate: CallGate = { acquire: async () => {}, holdOff: () => {} };

@@ -2,7 +2,7 @@
  * An answer as it comes off the wire: read up to a cap, parsed (json.ts), the API key removed
  * from it before anything reads it, and the redacted audit copy (ApiAnswer) made of it.
  */
-import type { ApiAnswer } from '../errors.js';
+import type { ApiAnswer } from '../kernel/errors.js';
 import { parseJsonExact } from './json.js';
 import { isObject, readSuccess } from './read.js';
 

@@ -17,14 +17,15 @@
  * names the earlier batch.
  */
 import { createHash } from 'node:crypto';
-import { systemEntropy, type Entropy } from '../entropy.js';
+import { systemEntropy, type Entropy } from '../kernel/entropy.js';
 import { closeSync, createReadStream, existsSync, fsyncSync, lstatSync, mkdirSync, openSync, readdirSync, renameSync, rmSync, statSync, writeFileSync, writeSync } from 'node:fs';
-import { ErrorCode, InputFileError, TopupError } from '../errors.js';
+import { ErrorCode, InputFileError, TopupError } from '../kernel/errors.js';
 import { basename, dirname, join, relative } from 'node:path';
 import { contentHash } from '../intake/formats/index.js';
 import type { Runtime } from '../runtime.js';
 import type { Batch, BatchOrigin } from '../store/batches.js';
-import { crashPoint } from '../crash-points.js';
+import { crashPoint } from '../kernel/crash-points.js';
+import { LEASE_MS } from '../store/owner.js';
 import { failBatch } from './load.js';
 
 /** `b261121-3fa9c1`: the day, then 6 hex digits that differ for every claim. */
@@ -77,6 +78,8 @@ export interface ClaimOptions {
   origin?: BatchOrigin;
   /** Take the lease at once (topup submit runs its own batch). */
   own?: boolean;
+  /** Whose lease `own` takes: this process's (the default), or an operator action's (ops/lease.ts). */
+  owner?: string;
   /** Move the file into jobs/ (inbox, retry), or copy it there and leave the user's file (submit). */
   move?: boolean;
   /** Allow a file identical to an earlier one (operator asked to order the same rows again). */
@@ -125,7 +128,7 @@ async function copyAndHash(src: string, dest: string): Promise<string> {
 }
 
 /** The batch record, committed in one transaction with its result file's name. */
-function recordClaim(rt: Runtime, c: { id: string; sourceName: string; jobFile: string; storedHash: string; hash: string; origin: BatchOrigin; again: boolean; retryOf?: string | undefined; own: boolean; now: number }): { batch: Batch; duplicateOf: string | undefined } {
+function recordClaim(rt: Runtime, c: { id: string; sourceName: string; jobFile: string; storedHash: string; hash: string; origin: BatchOrigin; again: boolean; retryOf?: string | undefined; own: boolean; owner?: string | undefined; now: number }): { batch: Batch; duplicateOf: string | undefined } {
   return rt.db.transaction(() => {
     const earlier = c.again ? undefined : rt.batches.findByContent(c.hash);
     const name = batchName(c.sourceName);
@@ -139,7 +142,7 @@ function recordClaim(rt: Runtime, c: { id: string; sourceName: string; jobFile: 
       sandbox: rt.config.sandbox,
       duplicateOf: earlier?.id ?? null,
       retryOf: c.retryOf ?? null,
-      owner: c.own ? rt.owner : null,
+      owner: c.own ? (c.owner ?? rt.owner) : null,
       leaseUntil: c.own ? c.now + LEASE_MS : 0,
       now: c.now,
     });
@@ -172,7 +175,7 @@ export async function claimFile(rt: Runtime, path: string, opts: ClaimOptions = 
     const jobDir = join(rt.config.jobsDir, id);
     const jobFile = join(jobDir, sourceName);
     const storedHash = opts.again ? `${hash}:again:${id}` : hash;
-    ({ duplicateOf } = recordClaim(rt, { id, sourceName, jobFile, storedHash, hash, origin, again: opts.again === true, retryOf: opts.retryOf, own: opts.own === true, now }));
+    ({ duplicateOf } = recordClaim(rt, { id, sourceName, jobFile, storedHash, hash, origin, again: opts.again === true, retryOf: opts.retryOf, own: opts.own === true, owner: opts.owner, now }));
     crashPoint('claim-committed');
     // The record is committed and the file not moved yet: recoverClaims finishes the move after a crash here.
     await rt.clock.yield();
@@ -206,8 +209,6 @@ export function adoptClaim(rt: Runtime, o: { id: string; jobFile: string; source
   writeMarker(join(rt.config.jobsDir, o.id), { batch: o.id, origin: 'inbox', file: o.sourceName, contentHash: o.hash, createdAt: o.createdAt });
   return rt.batches.get(o.id)!;
 }
-
-export const LEASE_MS = 15_000;
 
 /** The folders in jobs/ that `topup submit` copies a file into before its claim is committed (orphans.ts sweeps stale ones). */
 export const STAGING_PREFIX = '.submit-';

@@ -9,22 +9,23 @@
  * A file with a file-level problem (a column its orders need is missing) is refused whole after
  * its rows were read: its rows are deleted with the refusal, so nothing can be sent.
  *
- * trxids not given in the file are derived from the file's content hash and the row index:
- * the same file dropped again, even after the database was lost, produces the same trxids,
- * and the API replays the earlier orders instead of charging again.
+ * Each row is judged by claim/row-verdict.ts (the dry run's verdict too). trxids not given in the
+ * file are derived from the file's content hash and the row index (deriveTrxid there): the same
+ * file dropped again, even after the database was lost, produces the same trxids, and the API
+ * replays the earlier orders instead of charging again.
  *
  * That holds only for the bytes that were hashed at claim. So once the rows are read, the file is
  * hashed again, and a file whose bytes changed since its claim (something wrote into jobs/, or a
  * batch claimed before submitted files were copied) is refused whole: nothing is stored, nothing
  * is ordered, the explanation says to drop it in again (it then gets trxids of its own bytes).
  */
-import { createHash } from 'node:crypto';
 import { join } from 'node:path';
-import { InputFileError, coerceError } from '../errors.js';
+import { InputFileError, coerceError } from '../kernel/errors.js';
 import { contentHash, openOrderFile } from '../intake/formats/index.js';
-import { createRowValidator, formatProblems } from '../intake/validate.js';
+import { createRowValidator } from '../intake/validate.js';
+import { judgeRow } from './row-verdict.js';
 import { keepEarlierReading, settleColumns } from '../intake/column-report.js';
-import type { CatalogIndex } from '../intake/catalog.js';
+import type { CatalogIndex } from '../intake/catalog-index.js';
 import { keepColumnReport, readColumnReport } from '../outbox/summary.js';
 import type { Runtime } from '../runtime.js';
 import type { Batch } from '../store/batches.js';
@@ -33,11 +34,9 @@ import { writeFileAtomic } from '../outbox/atomic-write.js';
 import { checksRepeat, orderedAgain, purchaseFingerprint, skipRepeats } from './repeats.js';
 import { outboxPaths } from '../outbox/paths.js';
 import { inputDialect } from '../outbox/dialect.js';
-import { crashPoint } from '../crash-points.js';
+import { crashPoint } from '../kernel/crash-points.js';
 
-export function deriveTrxid(seed: string, idx: number): string {
-  return `tu${createHash('sha256').update(`${seed}:${idx}`).digest('hex').slice(0, 30)}`;
-}
+export { deriveTrxid } from './row-verdict.js';
 
 /** Rows written per transaction while the batch is claimed: memory per chunk, one commit per chunk. */
 const STORE_CHUNK = 2_000;
@@ -63,7 +62,7 @@ export async function loadBatch(rt: Runtime, batch: Batch): Promise<LoadOutcome>
   if (!duplicate) {
     let index: CatalogIndex;
     try {
-      ({ index } = await rt.catalog.get());
+      ({ index } = await rt.account.catalog.get());
     } catch (err) {
       file.close();
       const message = `cannot read the catalog: ${coerceError(err).message}`;
@@ -127,24 +126,15 @@ export async function loadBatch(rt: Runtime, batch: Batch): Promise<LoadOutcome>
           rows.push({ ...base, request: null, skipped: true, error: duplicateMessage(rt, duplicate, batch) });
           continue;
         }
-        if (raw.parseError) {
-          rows.push({ ...base, request: null, error: `line ${raw.line}: ${raw.parseError}` });
-          continue;
-        }
-        const verdict = validator!.validate(raw);
+        // The same verdict as the dry run's (claim/row-verdict.ts): parse, catalog checks, the trxid not used.
+        const verdict = judgeRow(raw, { validator: validator!, trxidSeed: batch.contentHash, usedBy: (t) => rt.rows.byTrxid(t) });
         if (!verdict.ok) {
-          rows.push({ ...base, request: null, error: formatProblems(verdict.problems) });
+          rows.push({ ...base, request: null, error: verdict.error });
           continue;
         }
         const o = verdict.order;
         const fingerprint = purchaseFingerprint(o.request);
-        const trxid = o.givenTrxid ?? deriveTrxid(batch.contentHash, raw.index);
-        const usedBy = rt.rows.byTrxid(trxid);
-        if (usedBy) {
-          const what = o.givenTrxid ? 'trxid' : 'generated trxid';
-          rows.push({ ...base, request: null, error: `trxid: ${what} ${trxid} was already used by batch ${usedBy.batchId}; a new purchase needs a new trxid` });
-          continue;
-        }
+        const trxid = verdict.trxid!;
         rows.push({
           ...base,
           request: { ...o.request, trxid },

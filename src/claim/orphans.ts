@@ -15,7 +15,7 @@
  *    record (ordering it again could buy its rows twice); a file whose bytes changed since its claim;
  *    a folder without an order file.
  */
-import { fileClock } from '../clock.js';
+import { fileClock } from '../kernel/clock.js';
 import { existsSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { contentHash } from '../intake/formats/index.js';

@@ -133,7 +133,7 @@ export function repeatOf(mine: RowInFile, earlier: readonly EarlierPurchase[]): 
  * The earlier purchase this row would repeat, if any, for a dry run (topup validate, the console's
  * quote). The decision that counts is made when the batch opens (skipRepeats).
  */
-export function findRepeat(rt: Runtime, fingerprint: string, mine: RowInFile, now: number): { e: EarlierPurchase; shared: number } | undefined {
+export function findRepeat(rt: Pick<Runtime, 'config' | 'rows'>, fingerprint: string, mine: RowInFile, now: number): { e: EarlierPurchase; shared: number } | undefined {
   return repeatOf(mine, rt.rows.earlierRows(fingerprint, '', now - rt.config.repeatWindowMs));
 }
 
@@ -141,7 +141,7 @@ export function findRepeat(rt: Runtime, fingerprint: string, mine: RowInFile, no
  * Inside the transaction that opens the batch (load.ts): skips every row that repeats an earlier
  * purchase (store/rows.ts skipAsRepeat; store/invariants.ts). Returns how many.
  */
-export function skipRepeats(rt: Runtime, batch: Batch, header: readonly string[], since: number, now: number): number {
+export function skipRepeats(rt: Pick<Runtime, 'rows'>, batch: Batch, header: readonly string[], since: number, now: number): number {
   let n = 0;
   for (const c of rt.rows.repeatCandidates(batch.id, since, batch.retryOf)) {
     const found = repeatOf({ header, cells: c.cells }, rt.rows.earlierRows(c.fingerprint, batch.id, since, batch.retryOf));

@@ -10,7 +10,7 @@ export function registerBalance(program: Command): void {
       const format = formatOf(opts);
       const ctx = await openCommandContext(cmd);
       try {
-        const b = await ctx.rt.client.balance({ priority: Priority.lookup });
+        const b = await ctx.rt.account.client.balance({ priority: Priority.lookup });
         const row = {
           balanceUsd: b.balanceUsd,
           currency: b.currency,

@@ -6,11 +6,11 @@
  */
 import type { Command } from 'commander';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { ExitCode } from '../exit-codes.js';
+import { ExitCode } from '../kernel/exit-codes.js';
 import { Notifier } from '../notify/notifier.js';
 import { openCommandContext } from './context.js';
-import { requestCancel } from '../dispatch/cancel.js';
-import { heldByLiveProcess, snapshot } from './batch-view.js';
+import { requestCancel } from '../ops/cancel.js';
+import { heldByLiveProcess, snapshot } from '../ops/batch-view.js';
 import { runBatchInForeground } from './foreground.js';
 import { wholeNumber } from './output.js';
 

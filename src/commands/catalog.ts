@@ -1,7 +1,7 @@
 /** `topup catalog [--slug S]`: the live packs, with pid, price and stock. */
 import type { Command } from 'commander';
-import { NotFoundError } from '../errors.js';
-import { isActive } from '../intake/catalog.js';
+import { NotFoundError } from '../kernel/errors.js';
+import { isActive } from '../intake/catalog-index.js';
 import { openCommandContext } from './context.js';
 import { addFormatOptions, formatOf, printList, usd } from './output.js';
 
@@ -16,7 +16,7 @@ export function registerCatalog(program: Command): void {
     const format = formatOf(opts);
     const ctx = await openCommandContext(cmd);
     try {
-      const { index } = await ctx.rt.catalog.get(0);
+      const { index } = await ctx.rt.account.catalog.get(0);
       const slug = opts.slug?.trim().toLowerCase();
       const products = index.products.filter((p) => (!slug || p.slug.toLowerCase() === slug) && (opts.all || isActive(p.status)));
       if (slug && products.length === 0) throw new NotFoundError(`no packs for slug "${opts.slug}" (see topup services for the slugs)`);

@@ -6,10 +6,10 @@
  */
 import type { Command } from 'commander';
 import { pino } from 'pino';
-import { loadConfig, secretsOf, type Config } from '../config.js';
-import { createLogger, textDestination, type Logger } from '../log.js';
+import { loadConfig, secretsOf, type Config } from '../config/config.js';
+import { createLogger, textDestination, type Logger } from '../kernel/log.js';
 import { openRuntime, type Runtime } from '../runtime.js';
-import { resolveApi, type ApiEndpoint } from '../api-endpoint.js';
+import { resolveApi, type ApiEndpoint } from '../account/endpoint.js';
 
 export function globalOpts(cmd: Command): { home?: string; verbose?: boolean } {
   return cmd.optsWithGlobals<{ home?: string; verbose?: boolean }>();

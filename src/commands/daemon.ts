@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { runDaemon } from '../daemon.js';
-import { applyHeapPolicy } from '../heap-policy.js';
+import { applyHeapPolicy } from '../kernel/heap-policy.js';
 import { commandConfig } from './context.js';
 
 export function registerDaemon(program: Command): void {

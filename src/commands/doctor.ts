@@ -1,7 +1,7 @@
 /** `topup doctor`: the start-up self-check, in full (the daemon runs the quick form at start). */
 import type { Command } from 'commander';
-import { runDoctor } from '../doctor.js';
-import { ExitCode } from '../exit-codes.js';
+import { runDoctor } from '../ops/doctor.js';
+import { ExitCode } from '../kernel/exit-codes.js';
 import { openCommandContext } from './context.js';
 import { renderTable } from './output.js';
 

@@ -2,7 +2,7 @@
  * Drives one batch to its end in this process (submit, retry --run, cancel): a Runner limited
  * to that batch, its events shown to the operator, notifications sent as the daemon would.
  *
- * Ctrl-C / SIGTERM stops gracefully (the signal handler the daemon uses too, shutdown.ts): calls
+ * Ctrl-C / SIGTERM stops gracefully (the signal handler the daemon uses too, kernel/shutdown.ts): calls
  * in flight finish, the lease is released, and a running daemon (or a later command) carries the
  * batch on from the store. A second signal exits at once, which is as safe as a crash.
  */
@@ -10,9 +10,9 @@ import { Runner } from '../engine/runner.js';
 import type { Runtime } from '../runtime.js';
 import type { BatchSummary } from '../outbox/summary.js';
 import type { Notifier } from '../notify/notifier.js';
-import { snapshot } from './batch-view.js';
+import { snapshot } from '../ops/batch-view.js';
 import { createProgressView } from './progress.js';
-import { onStopSignals } from '../shutdown.js';
+import { onStopSignals } from '../kernel/shutdown.js';
 
 export interface ForegroundResult {
   summary: BatchSummary | null;

@@ -1,7 +1,7 @@
 /** `topup history`: recent orders of the account (GET /history), newest first. */
 import type { Command } from 'commander';
 import { Priority, type HistoryQuery } from '../api/client.js';
-import { UsageError } from '../errors.js';
+import { UsageError } from '../kernel/errors.js';
 import { openCommandContext } from './context.js';
 import { addFormatOptions, formatOf, printList, wholeNumber } from './output.js';
 import { orderColumns, orderJson } from './order-view.js';
@@ -23,7 +23,7 @@ export function registerHistory(program: Command): void {
       opts.page !== undefined ? { page: opts.page, ...(opts.pageSize !== undefined && { pageSize: opts.pageSize }) } : opts.limit !== undefined ? { limit: opts.limit } : {};
     const ctx = await openCommandContext(cmd);
     try {
-      const h = await ctx.rt.client.history(query, { priority: Priority.lookup });
+      const h = await ctx.rt.account.client.history(query, { priority: Priority.lookup });
       const show = opts.showCodes === true;
       printList(format, h.orders, orderColumns(show), {
         count: h.count,

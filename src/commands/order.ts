@@ -2,7 +2,7 @@
 import type { Command } from 'commander';
 import { Priority } from '../api/client.js';
 import { describeAudit } from '../api/audit.js';
-import { NotFoundError, isApiError } from '../errors.js';
+import { NotFoundError, isApiError } from '../kernel/errors.js';
 import { openCommandContext } from './context.js';
 import { addFormatOptions, formatOf, printList, when } from './output.js';
 import { orderColumns, orderJson } from './order-view.js';
@@ -20,7 +20,7 @@ export function registerOrder(program: Command): void {
     try {
       let order;
       try {
-        order = await ctx.rt.client.getOrder(orderId, { priority: Priority.lookup });
+        order = await ctx.rt.account.client.getOrder(orderId, { priority: Priority.lookup });
       } catch (err) {
         if (isApiError(err, 'not-found')) throw new NotFoundError(`no order ${orderId} on this account [ORDER NOT FOUND]`);
         throw err;

@@ -5,8 +5,8 @@
 import type { Command } from 'commander';
 import { stringify } from 'csv-stringify/sync';
 import { safeCell } from '../outbox/cell-safety.js';
-import { UsageError } from '../errors.js';
-import { roundCents } from '../money.js';
+import { UsageError } from '../kernel/errors.js';
+import { roundCents } from '../kernel/money.js';
 
 export type Cell = string | number | boolean | null | undefined;
 export interface Column<T> {

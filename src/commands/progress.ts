@@ -8,10 +8,10 @@
  *   done/rows, USD spent, ETA, completed, sent, then the failure counts (only those above 0),
  *   the bar, and the batch id (printed above the bar anyway).
  */
-import { systemClock } from '../clock.js';
-import type { BatchProgressSnapshot } from './batch-view.js';
-import { setLiveLine } from '../log.js';
-import { EtaBook, durationText } from './batch-view.js';
+import { systemClock } from '../kernel/clock.js';
+import type { BatchProgressSnapshot } from '../ops/batch-view.js';
+import { setLiveLine } from '../kernel/log.js';
+import { EtaBook, durationText } from '../ops/batch-view.js';
 
 export interface ProgressView {
   update(s: BatchProgressSnapshot): void;

@@ -4,12 +4,12 @@
  * `topup daemon --once` when no daemon runs); `--run` runs it here in the foreground like submit.
  */
 import type { Command } from 'commander';
-import { createRetryBatch } from '../claim/retry.js';
+import { createRetryBatch } from '../ops/retry.js';
 import { Notifier } from '../notify/notifier.js';
 import { openCommandContext } from './context.js';
 import { runBatchInForeground } from './foreground.js';
 import { report } from './submit.js';
-import { runningDaemon } from '../presence.js';
+import { runningDaemon } from '../store/presence.js';
 
 export function registerRetry(program: Command): void {
   program

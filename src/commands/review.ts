@@ -1,13 +1,13 @@
 /**
- * `topup review`: the rows whose outcome the program would not guess (see README "Real
- * suppliers"), with the last answer the API gave about each; `topup review resolve` records an
- * operator's decision on one (poll/review-resolve.ts).
+ * `topup review`: the rows whose outcome the program would not guess (see docs/real-suppliers.md),
+ * with the last answer the API gave about each; `topup review resolve` records an operator's
+ * decision on one (ops/review.ts).
  */
 import { userInfo } from 'node:os';
 import type { Command } from 'commander';
 import { describeAudit } from '../api/audit.js';
-import { UsageError } from '../errors.js';
-import { resolveReview } from '../poll/review-resolve.js';
+import { UsageError } from '../kernel/errors.js';
+import { resolveReview } from '../ops/review.js';
 import type { Row } from '../store/rows.js';
 import { openCommandContext } from './context.js';
 import { addFormatOptions, formatOf, printList, when } from './output.js';

@@ -10,7 +10,7 @@ export function registerServices(program: Command): void {
     const format = formatOf(opts);
     const ctx = await openCommandContext(cmd);
     try {
-      const { index } = await ctx.rt.catalog.get(0);
+      const { index } = await ctx.rt.account.catalog.get(0);
       printList(format, index.services, [
         { title: 'slug', get: (s) => s.slug },
         { title: 'game', get: (s) => s.gameName },

@@ -2,14 +2,14 @@
  * `topup status [BATCH]`: batches with their progress and why any is waiting; for one batch,
  * its rows. Reads the store only — no API call — so it answers while the API is down.
  */
-import { systemClock } from '../clock.js';
+import { systemClock } from '../kernel/clock.js';
 import type { Command } from 'commander';
-import { NotFoundError } from '../errors.js';
-import { Pauses } from '../dispatch/pauses.js';
+import { NotFoundError } from '../kernel/errors.js';
+import { Pauses } from '../account/pauses.js';
 import type { Row } from '../store/rows.js';
 import { commandConfig } from './context.js';
 import { openStoreOnly } from './store-only.js';
-import { durationText, heldByLiveProcess, runState, snapshot, storedEtaMs, waitingWhy } from './batch-view.js';
+import { durationText, heldByLiveProcess, runState, snapshot, storedEtaMs, waitingWhy } from '../ops/batch-view.js';
 import { addFormatOptions, formatOf, printList, usd, when, wholeNumber } from './output.js';
 
 export function registerStatus(program: Command): void {

@@ -9,8 +9,8 @@ import { hostname } from 'node:os';
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import { claimFile } from '../claim/claim.js';
-import { InputFileError } from '../errors.js';
-import { ExitCode } from '../exit-codes.js';
+import { InputFileError } from '../kernel/errors.js';
+import { ExitCode } from '../kernel/exit-codes.js';
 import { refusedFile } from '../intake/formats/index.js';
 import { describeWriters, openForWriting } from '../intake/writers.js';
 import { Notifier } from '../notify/notifier.js';
@@ -18,8 +18,8 @@ import type { BatchSummary } from '../outbox/summary.js';
 import type { Runtime } from '../runtime.js';
 import { openCommandContext } from './context.js';
 import { runBatchInForeground } from './foreground.js';
-import { runningDaemon } from '../presence.js';
-import { applyHeapPolicy } from '../heap-policy.js';
+import { runningDaemon } from '../store/presence.js';
+import { applyHeapPolicy } from '../kernel/heap-policy.js';
 
 export function registerSubmit(program: Command): void {
   program

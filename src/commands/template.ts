@@ -5,9 +5,9 @@
  */
 import type { Command } from 'commander';
 import { stringify } from 'csv-stringify/sync';
-import { NotFoundError } from '../errors.js';
-import type { CatalogEntry, RequiredField } from '../intake/catalog.js';
-import { isActive } from '../intake/catalog.js';
+import { NotFoundError } from '../kernel/errors.js';
+import type { CatalogEntry, RequiredField } from '../intake/catalog-index.js';
+import { isActive } from '../intake/catalog-index.js';
 import { safeCell } from '../outbox/cell-safety.js';
 import { openCommandContext } from './context.js';
 
@@ -55,7 +55,7 @@ export function registerTemplate(program: Command): void {
     .action(async (slug: string, opts: { pid?: string }, cmd: Command) => {
       const ctx = await openCommandContext(cmd);
       try {
-        const { index } = await ctx.rt.catalog.get(0);
+        const { index } = await ctx.rt.account.catalog.get(0);
         const want = slug.trim().toLowerCase();
         const packs = index.products.filter((p) => p.slug.toLowerCase() === want && isActive(p.status));
         const product = opts.pid ? packs.find((p) => p.id === opts.pid) : packs[0];

@@ -11,7 +11,7 @@ import { Hono } from 'hono';
 import { HTTPException } from 'hono/http-exception';
 import { secureHeaders } from 'hono/secure-headers';
 import { streamSSE } from 'hono/streaming';
-import { ErrorCode, TopupError, coerceError } from '../errors.js';
+import { ErrorCode, TopupError, coerceError } from '../kernel/errors.js';
 import { csrfGuard, hostCheck, sessionGate, type ConsoleEnv } from './auth.js';
 import { bodyCap, formBody } from './body.js';
 import { ASSETS } from './assets.js';

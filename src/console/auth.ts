@@ -7,7 +7,7 @@
  *   the console and could read its pages and forms.
  * - Token (TOPUP_CONSOLE_TOKEN[_FILE]): when set, every page needs a session from /login, and
  *   `Authorization: Bearer <token>` works instead (curl, Prometheus). Without a token (loopback
- *   only, config.ts refuses otherwise) anyone on this machine who can reach the port may use it,
+ *   only, config/config.ts refuses otherwise) anyone on this machine who can reach the port may use it,
  *   as anyone who can read the home folder may run the CLI.
  * - Sessions are signed cookies (HttpOnly, SameSite=Strict, 12 h) under a key kept in the store,
  *   so a restart of the daemon does not log everyone out, and changing the token does.
@@ -15,14 +15,14 @@
  *   AND carry the session's form token (`_csrf` field or `x-csrf-token` header). Requests with
  *   the Bearer token need no form token: a browser never adds that header by itself.
  */
-import { systemClock } from '../clock.js';
+import { systemClock } from '../kernel/clock.js';
 import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Context, MiddlewareHandler } from 'hono';
 import { getCookie, setCookie } from 'hono/cookie';
 import { csrf } from 'hono/csrf';
 import type { MetaStore } from '../store/meta.js';
-import type { ConsoleSettings } from './settings.js';
-import { isLoopbackHost } from './settings.js';
+import type { ConsoleSettings } from '../config/console-settings.js';
+import { isLoopbackHost } from '../config/console-settings.js';
 
 export interface Session {
   sid: string;

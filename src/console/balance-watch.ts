@@ -10,10 +10,10 @@
  * first, within the same rate budget): at most 12 calls an hour. Not while sending is stopped
  * for an account problem (the runner's own probe covers that).
  */
-import { systemClock } from '../clock.js';
+import { systemClock } from '../kernel/clock.js';
 import { Priority } from '../api/client.js';
-import { coerceError } from '../errors.js';
-import { Pauses } from '../dispatch/pauses.js';
+import { coerceError } from '../kernel/errors.js';
+import { Pauses } from '../account/pauses.js';
 import type { Runtime } from '../runtime.js';
 
 export const REFRESH_MS = 5 * 60_000;
@@ -72,7 +72,7 @@ export class BalanceWatch {
     const cur = this.latest();
     if (cur && systemClock.now() - cur.at < maxAgeMs) return Promise.resolve();
     if (Pauses.read(this.#rt.meta)?.kind === 'account') return Promise.resolve();
-    this.#reading ??= this.#rt.client
+    this.#reading ??= this.#rt.account.client
       .balance({ priority: Priority.report })
       .then((b) => {
         this.#own = { usd: b.balanceUsd, at: systemClock.now() };

@@ -9,13 +9,16 @@
  *    home (a `topup submit`) moves rows without telling this one.
  * What is cheap and changes with time (the run state, why it waits) is worked out fresh each time.
  */
-import { systemClock } from '../clock.js';
-import type { Runner } from '../engine/runner.js';
+import { systemClock } from '../kernel/clock.js';
+import type { RunnerEvents } from '../engine/events.js';
 import type { Runtime } from '../runtime.js';
 import type { Batch } from '../store/batches.js';
-import type { PauseState } from '../dispatch/pauses.js';
-import { runState, snapshot, waitingWhy, type BatchProgressSnapshot } from '../commands/batch-view.js';
-import type { BatchLive } from './live.js';
+import { FOLLOWED_STATES, IN_FLIGHT_STATES, type RowState } from '../store/row-states.js';
+import type { StateCounts } from '../store/rows.js';
+import type { PauseState } from '../account/pauses.js';
+import { runState, snapshot, waitingWhy, type BatchProgressSnapshot, type RunState } from '../ops/batch-view.js';
+
+const sum = (c: StateCounts, states: readonly RowState[]): number => states.reduce((n, st) => n + c[st], 0);
 
 const MIN_AGE_MS = 1_000;
 const MAX_AGE_MS = 5_000;
@@ -28,7 +31,21 @@ interface Entry {
   s: BatchProgressSnapshot;
 }
 
-export type Figures = Omit<BatchLive, 'etaSec'>;
+/** A batch's figures as every page shows them (the live feed adds the time left: live.ts). */
+export interface Figures {
+  id: string;
+  file: string;
+  state: RunState;
+  why: string;
+  rows: number;
+  sent: number;
+  done: number;
+  /** pending · in flight (sending, resending) · followed (verifying … unseen) · and the ends. */
+  counts: Record<'pending' | 'inFlight' | 'followed' | 'completed' | 'cancelled' | 'rejected' | 'invalid' | 'skipped' | 'review', number>;
+  spentUsd: number;
+  finished: boolean;
+  cancelRequested: boolean;
+}
 
 export class FiguresCache {
   readonly #rt: Runtime;
@@ -40,7 +57,7 @@ export class FiguresCache {
     this.#rt = rt;
   }
 
-  follow(runner: Runner): void {
+  follow(runner: RunnerEvents): void {
     const moved = (m: { batchId: string }): void => void this.#dirty.add(m.batchId);
     runner.on('row-moved', moved);
     this.#off = () => runner.off('row-moved', moved);
@@ -81,7 +98,7 @@ export class FiguresCache {
       sent: s.sent,
       done: s.done,
       counts: {
-        pending: c.pending, inFlight: c.sending + c.resending, followed: c.verifying + c.searching + c.processing + c.unseen,
+        pending: c.pending, inFlight: sum(c, IN_FLIGHT_STATES), followed: sum(c, FOLLOWED_STATES),
         completed: c.completed, cancelled: c.cancelled, rejected: c.rejected, invalid: c.invalid, skipped: c.skipped, review: c.review,
       },
       spentUsd: s.spentUsd,

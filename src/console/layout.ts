@@ -3,7 +3,7 @@
  * Content-Security-Policy can forbid everything else), the navigation, the banners that matter
  * everywhere (SANDBOX, orders paused, read-only), and who is acting.
  */
-import type { PauseState } from '../dispatch/pauses.js';
+import type { PauseState } from '../account/pauses.js';
 import { html, usd, type Html } from './html.js';
 
 export interface PageCtx {

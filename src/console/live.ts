@@ -9,30 +9,17 @@
  * telling this one. Each payload is whole (not a difference), so a page that missed one (a slow
  * phone) just takes the next.
  */
-import { systemClock } from '../clock.js';
-import type { Runner } from '../engine/runner.js';
+import { systemClock } from '../kernel/clock.js';
+import type { RunnerEvents } from '../engine/events.js';
 import type { Runtime } from '../runtime.js';
 import type { Batch } from '../store/batches.js';
 import type { Listing } from '../store/listing.js';
-import { Pauses, type PauseState } from '../dispatch/pauses.js';
-import type { RunState } from '../commands/batch-view.js';
-import type { FiguresCache } from './figures.js';
+import { Pauses, type PauseState } from '../account/pauses.js';
+import type { Figures, FiguresCache } from './figures.js';
 
-export interface BatchLive {
-  id: string;
-  file: string;
-  state: RunState;
-  why: string;
-  rows: number;
-  sent: number;
-  done: number;
-  /** pending · in flight (sending, resending) · followed (verifying … unseen) · and the ends. */
-  counts: Record<'pending' | 'inFlight' | 'followed' | 'completed' | 'cancelled' | 'rejected' | 'invalid' | 'skipped' | 'review', number>;
-  spentUsd: number;
+export interface BatchLive extends Figures {
   /** Seconds left at the pace of the last two minutes; null when unknown (not moving, or just started). */
   etaSec: number | null;
-  finished: boolean;
-  cancelRequested: boolean;
 }
 
 export interface LivePayload {
@@ -71,7 +58,7 @@ export class LiveFeed {
     this.#figures = figures;
   }
 
-  follow(runner: Runner): void {
+  follow(runner: RunnerEvents): void {
     const stale = (): void => {
       this.#dirty = true;
     };

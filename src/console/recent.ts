@@ -5,8 +5,8 @@
  * with 503) is one entry with a count and its last time, so a burst cannot push out the rest.
  * Kept in memory (the last KEEP), since the log holds the full story.
  */
-import { systemClock } from '../clock.js';
-import type { Runner } from '../engine/runner.js';
+import { systemClock } from '../kernel/clock.js';
+import type { RunnerEvents } from '../engine/events.js';
 import type { Notifier } from '../notify/notifier.js';
 
 export interface RecentError {
@@ -42,7 +42,7 @@ export class RecentErrors {
     return [...this.#items].sort((a, b) => b.at - a.at);
   }
 
-  follow(runner: Runner, notifier: Notifier): () => void {
+  follow(runner: RunnerEvents, notifier: Notifier): () => void {
     const onCall = (c: { route: string; status: number | undefined }): void => {
       if (c.status === undefined) this.add(`API ${c.route}: no answer (timeout or connection lost)`);
       else if (c.status === 429) this.add(`API ${c.route}: 429 rate limited`);

@@ -9,9 +9,8 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { hostname } from 'node:os';
 import { createAdaptorServer } from '@hono/node-server';
-import { scrub } from '../log.js';
-import { secretsOf } from '../config.js';
-import { newOwnerId } from '../store/owner.js';
+import { scrub } from '../kernel/log.js';
+import { secretsOf } from '../config/config.js';
 import { Listing } from '../store/listing.js';
 import { AuditStore } from '../store/audit.js';
 import { Metrics } from '../metrics/metrics.js';
@@ -47,7 +46,6 @@ export async function startConsole(deps: ConsoleDeps): Promise<RunningConsole | 
   const live = new LiveFeed(rt, listing, figures);
   const svc: Services = {
     ...deps,
-    actionRt: { ...rt, owner: newOwnerId() },
     listing,
     audit: new AuditStore(rt.db),
     balance,

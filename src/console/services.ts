@@ -2,16 +2,16 @@
  * What the console's pages work with: the daemon's runtime and runner (read: snapshot(), events,
  * the store), and the console's own parts. Built once in app.ts.
  */
-import { systemClock } from '../clock.js';
+import { systemClock } from '../kernel/clock.js';
 import type { Context } from 'hono';
 import type { Runtime } from '../runtime.js';
-import type { Runner } from '../engine/runner.js';
+import type { RunnerView } from '../engine/events.js';
 import type { ScheduledJobs } from '../reports/schedule.js';
 import type { Notifier } from '../notify/notifier.js';
 import type { Listing } from '../store/listing.js';
 import type { AuditOutcome, AuditStore } from '../store/audit.js';
-import { Pauses } from '../dispatch/pauses.js';
-import type { ConsoleSettings } from './settings.js';
+import { Pauses } from '../account/pauses.js';
+import type { ConsoleSettings } from '../config/console-settings.js';
 import type { BalanceWatch } from './balance-watch.js';
 import type { RecentErrors } from './recent.js';
 import type { LiveFeed } from './live.js';
@@ -24,7 +24,7 @@ import type { RunningSandbox } from '../sandbox/index.js';
 
 export interface ConsoleDeps {
   rt: Runtime;
-  runner: Runner;
+  runner: RunnerView;
   /** The scheduled jobs (null: not started in this process). */
   jobs: ScheduledJobs | null;
   notifier: Notifier;
@@ -33,15 +33,12 @@ export interface ConsoleDeps {
   sandbox?: RunningSandbox | null;
 }
 
+/**
+ * The console's parts. Actions go through the operator actions of ops/ with the daemon's runtime:
+ * an action that must hold a batch takes a lease of its own and gives back only that one
+ * (ops/lease.ts), so the batches the daemon's runner drives are never let go.
+ */
 export interface Services extends ConsoleDeps {
-  /**
-   * The runtime console actions run with: the daemon's, under an owner id of its own. The
-   * shared operations take a batch's lease to write its results or claim a retry's file and then
-   * release every lease of their owner (releaseAll); under the daemon's own owner id that would
-   * release every batch the daemon is driving, and its outcomes of calls in flight would be
-   * refused (rows.ts writes outcomes only under a held lease).
-   */
-  actionRt: Runtime;
   listing: Listing;
   audit: AuditStore;
   balance: BalanceWatch;

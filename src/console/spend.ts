@@ -4,10 +4,10 @@
  * the rows that just ended. A rate over less than MIN_SPAN_MS of history would make one batch
  * finishing in a minute look like a torrent, so the span counted is at least that long.
  */
-import { systemClock } from '../clock.js';
-import type { Runner } from '../engine/runner.js';
+import { systemClock } from '../kernel/clock.js';
+import type { RunnerEvents } from '../engine/events.js';
 import type { Runtime } from '../runtime.js';
-import { rowMoney } from '../outbox/results.js';
+import { rowMoney } from '../store/cost.js';
 import type { RowState } from '../store/rows.js';
 
 const WINDOW_MS = 3_600_000;
@@ -24,7 +24,7 @@ export class SpendWindow {
     this.#since = since;
   }
 
-  follow(runner: Runner): void {
+  follow(runner: RunnerEvents): void {
     const moved = (m: { batchId: string; idx: number; to: RowState }): void => {
       if (m.to !== 'completed' && m.to !== 'cancelled') return;
       const row = this.#rt.rows.get(m.batchId, m.idx);

@@ -1,6 +1,6 @@
 /**
  * Uploads: a file dropped on the Upload page is kept aside (jobs/.console-uploads/, 0600) and
- * quoted exactly as `topup validate` quotes it (commands/validate.ts quoteFile). Submit moves
+ * quoted exactly as `topup validate` quotes it (ops/quote.ts quoteFile). Submit moves
  * those same bytes into the inbox, the one way in: the daemon claims it like any dropped file.
  *
  * - Names are made safe: the last path segment only, no control characters, no leading dot or
@@ -13,13 +13,13 @@
  *   own (another daemon on the same home has its own); folders older than that are removed at
  *   start (their console is gone), this console's own when it stops.
  */
-import { systemClock } from '../clock.js';
+import { systemClock } from '../kernel/clock.js';
 import { randomBytes } from 'node:crypto';
 import { copyFileSync, existsSync, linkSync, mkdirSync, readdirSync, renameSync, rmSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
 import { extname, join } from 'node:path';
-import { UsageError } from '../errors.js';
+import { UsageError } from '../kernel/errors.js';
 import { contentHash } from '../intake/formats/index.js';
-import type { Quote } from '../commands/validate.js';
+import type { Quote } from '../ops/quote.js';
 
 export const UPLOAD_EXTENSIONS = ['.csv', '.tsv', '.txt', '.xlsx'] as const;
 const KEEP_MS = 3_600_000;

@@ -7,14 +7,14 @@
  * `sending` and resends the same body with the same trxid, which the API answers with the
  * existing order (idempotent replay) or creates it once.
  */
-import { ApiError, TopupError, ErrorCode, NotDispatchedError, coerceError } from '../errors.js';
+import { ApiError, TopupError, ErrorCode, NotDispatchedError, coerceError } from '../kernel/errors.js';
 import { Priority, type SubmitAnswer } from '../api/client.js';
 import { auditCopy } from '../api/audit.js';
 import type { Runtime } from '../runtime.js';
 import { FOREIGN_ORDER_CODE, type Actor, type Doubt, type Row } from '../store/rows.js';
-import { describeMismatches, factsFor, foreignOrderProblem, mismatches, mustProve, originOf, serverOffset, type Came } from '../order-match.js';
-import type { Pauses } from './pauses.js';
-import { crashPoint } from '../crash-points.js';
+import { describeMismatches, factsFor, foreignOrderProblem, mismatches, mustProve, originOf, serverOffset, type Came } from './order-match.js';
+import type { Pauses } from '../account/pauses.js';
+import { crashPoint } from '../kernel/crash-points.js';
 
 export type SendResult =
   | 'placed'
@@ -54,7 +54,7 @@ export interface SenderDeps {
 /** Re-checks maxPriceUsd against a catalog at most catalogMaxAgeMs old. False: the row was invalidated. */
 async function priceStillOk(rt: Runtime, row: Row): Promise<boolean> {
   if (row.maxPriceUsd === null || row.state !== 'pending' || !row.productId) return true;
-  const { index } = await rt.catalog.get();
+  const { index } = await rt.account.catalog.get();
   const price = index.byPid(row.productId)?.product.price;
   if (price === undefined || price <= row.maxPriceUsd + 1e-9) return true;
   const error = `maxPriceUsd: the catalog price rose to ${price} USD, above the cap of ${row.maxPriceUsd} USD; not sent`;
@@ -79,7 +79,7 @@ export async function sendRow(deps: SenderDeps, row: Row, signal?: AbortSignal):
   /** When the intent was committed (the first send's time, for a row never sent before). */
   let intentAt = 0;
   try {
-    placed = await rt.client.submitOrder(request, {
+    placed = await rt.account.client.submitOrder(request, {
       priority: Priority.submit,
       ...(signal ? { signal } : {}),
       beforeSend: () => {
@@ -122,15 +122,9 @@ export async function sendRow(deps: SenderDeps, row: Row, signal?: AbortSignal):
   return handlePlaced(deps, row, placed, intentAt);
 }
 
-/** The catalog's names for the row's game, for comparing an answer's `game` (no call: the cached catalog). */
-export function gameNamesOf(rt: Runtime, row: Row): string[] {
-  const entry = row.productId === null ? undefined : rt.catalog.cached?.index.byPid(row.productId);
-  return entry ? [entry.product.gameName, ...(entry.line ? [entry.line.gameName, entry.line.productName] : [])] : [];
-}
-
 /**
  * The answer carried an order. It settles the row only if it is the row's purchase (see
- * order-match.ts): an order made for another purchase under the same trxid goes to review with
+ * dispatch/order-match.ts): an order made for another purchase under the same trxid goes to review with
  * both sides shown, and is never recorded as this row's.
  */
 function handlePlaced(deps: SenderDeps, row: Row, placed: SubmitAnswer, intentAt: number): SendResult {
@@ -138,7 +132,7 @@ function handlePlaced(deps: SenderDeps, row: Row, placed: SubmitAnswer, intentAt
   const now = rt.clock.now();
   const answer = auditCopy(placed.answer);
   const where = { batch: row.batchId, line: row.line, trxid: row.trxid, orderId: placed.orderId, http: placed.httpStatus };
-  const names = gameNamesOf(rt, row);
+  const names = rt.account.catalog.gameNamesOf(row);
   const wrong = mismatches(row, placed, names);
   if (wrong.length > 0) {
     rt.rows.toReview(
@@ -162,9 +156,9 @@ function handlePlaced(deps: SenderDeps, row: Row, placed: SubmitAnswer, intentAt
   // An order that existed before this row's first send (a replay of its first send, or its
   // creation time), or a replay of a resend under a trxid the file gave (it may have been used
   // before: nothing tells), is not proven to be one its sends made: it settles the row only if it
-  // names every field of the purchase, and never a key/card row (order-match.ts; store/invariants.ts).
+  // names every field of the purchase, and never a key/card row (dispatch/order-match.ts; store/invariants.ts).
   const came: Came = placed.idempotentReplay === true ? (firstSend ? 'first-send-replay' : 'resend-replay') : 'fresh';
-  const origin = originOf(placed, row.firstSentAt ?? intentAt, came, serverOffset(rt.lastServerDate));
+  const origin = originOf(placed, row.firstSentAt ?? intentAt, came, serverOffset(rt.account.lastServerDate));
   const prove = mustProve(row, origin);
   const foreign = prove ? foreignOrderProblem(row, placed, names) : null;
   if (foreign !== null) {
@@ -308,12 +302,12 @@ function handleFailure(deps: SenderDeps, row: Row, err: unknown): SendResult {
     }
     case 'account': {
       later(now);
-      if (pauses.pause('account', err.apiCode ?? `HTTP ${err.status ?? 'error'}`, err.reason)) deps.onPause('account', err.apiCode ?? '', err.reason);
+      if (pauses.pause('account', err.codeOrStatus, err.reason)) deps.onPause('account', err.codeOrStatus, err.reason);
       return 'paused-account';
     }
     case 'paused': {
       later(now);
-      const code = err.apiCode ?? `HTTP ${err.status ?? 503}`;
+      const code = err.codeOrStatus;
       if (pauses.pause('maintenance', code, err.reason)) deps.onPause('maintenance', code, err.reason);
       return 'paused-maintenance';
     }

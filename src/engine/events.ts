@@ -3,12 +3,14 @@
  * foreground progress view, the console and /metrics listen here instead of querying around the
  * engine. Every event is emitted after the fact it reports is committed.
  */
+import type { EventEmitter } from 'node:events';
 import type { RouteName } from '../api/client.js';
-import type { Batch } from '../store/batches.js';
+import type { RateWindow } from '../config/config.js';
+import type { Batch, BatchState, WaitReason } from '../store/batches.js';
 import type { RowEvent, RowState } from '../store/row-states.js';
 import type { StateCounts } from '../store/rows.js';
 import type { BatchSummary } from '../outbox/summary.js';
-import type { PauseKind } from '../dispatch/pauses.js';
+import type { PauseKind, PauseState } from '../account/pauses.js';
 
 export interface RowMoved {
   batchId: string;
@@ -42,3 +44,42 @@ export interface RunnerEventMap {
 }
 
 export type RunnerEventName = keyof RunnerEventMap;
+
+/**
+ * What a listener needs of a runner: its typed events, to follow and to stop following. The
+ * notifier, the console, /metrics and the daemon's progress log depend on this, not on the Runner
+ * class, so they can be handed any emitter of these events (a test's, a simulator's).
+ */
+export type RunnerEvents = Pick<EventEmitter<RunnerEventMap>, 'on' | 'off'>;
+
+/** The live state of a runner, for the console, /metrics and progress views. */
+export interface RunnerSnapshot {
+  at: number;
+  owner: string;
+  stopping: boolean;
+  pause: PauseState | null;
+  rate: { lastSecond: number; lastMinute: number; limits: readonly RateWindow[]; holdMs: number; waitingCalls: number };
+  inFlight: number;
+  balance: { usd: number; at: number } | null;
+  queuedFiles: number;
+  batches: {
+    id: string;
+    file: string;
+    state: BatchState;
+    waitReason: WaitReason;
+    waitDetail: string | null;
+    cancelRequested: boolean;
+    counts: StateCounts;
+    inFlight: number;
+  }[];
+}
+
+/** A running engine as the console and /metrics see it: its events, its live state, and a nudge. */
+export interface RunnerView extends RunnerEvents {
+  /** `batches: false` leaves out the batches it runs (their counts): for the runner's own figures only. */
+  snapshot(opts?: { batches?: boolean }): RunnerSnapshot;
+  /** Something changed in the store outside its loop (an operator's action): look now. */
+  wake(): void;
+  /** A settled file in the inbox (a console upload moved there): claim it now. */
+  offerFile(path: string, hash?: string): void;
+}

@@ -13,26 +13,23 @@
  * finish for `stopGraceMs`, then they are aborted; the leases are released.
  */
 import { EventEmitter, setMaxListeners } from 'node:events';
-import { ApiError } from '../errors.js';
+import { ApiError } from '../kernel/errors.js';
 import type { Runtime } from '../runtime.js';
-import type { Clock } from '../clock.js';
-import { recoverClaims, LEASE_MS } from '../claim/claim.js';
-import { keepLeases } from '../store/owner.js';
-import { Pauses, type PauseState } from '../dispatch/pauses.js';
+import type { Clock } from '../kernel/clock.js';
+import { recoverClaims } from '../claim/claim.js';
+import { keepLeases, LEASE_MS } from '../store/owner.js';
+import type { Pauses } from '../account/pauses.js';
 import { removeStaleTemps } from '../outbox/atomic-write.js';
-import type { RateWindow } from '../config.js';
-import type { BatchState, WaitReason } from '../store/batches.js';
-import type { StateCounts } from '../store/rows.js';
-import type { RunnerEventMap, RunnerEventName } from './events.js';
+import type { RunnerEventMap, RunnerSnapshot, RunnerView } from './events.js';
 import type { EngineContext, Stage, StepBatches } from './stage.js';
-import { LeaseStage } from './leases.js';
-import { IntakeStage } from '../claim/intake-stage.js';
-import { FundingStage } from '../dispatch/funding-stage.js';
-import { DispatchStage } from '../dispatch/dispatch-stage.js';
-import { PollingStage } from '../poll/polling-stage.js';
-import { FinishingStage } from '../outbox/finishing-stage.js';
+import { LeaseStage } from './stages/leases.js';
+import { IntakeStage } from './stages/intake.js';
+import { FundingStage } from './stages/funding.js';
+import { DispatchStage } from './stages/dispatch.js';
+import { PollingStage } from './stages/polling.js';
+import { FinishingStage } from './stages/finishing.js';
 
-export type { RunnerEventMap } from './events.js';
+export type { RunnerEventMap, RunnerEvents, RunnerSnapshot, RunnerView } from './events.js';
 
 export interface RunnerOptions {
   /** Stop once nothing is left to do (daemon --once, submit). */
@@ -44,34 +41,12 @@ export interface RunnerOptions {
   clock?: Clock;
 }
 
-/** The live state of a runner, for the console, /metrics and progress views. */
-export interface RunnerSnapshot {
-  at: number;
-  owner: string;
-  stopping: boolean;
-  pause: PauseState | null;
-  rate: { lastSecond: number; lastMinute: number; limits: readonly RateWindow[]; holdMs: number; waitingCalls: number };
-  inFlight: number;
-  balance: { usd: number; at: number } | null;
-  queuedFiles: number;
-  batches: {
-    id: string;
-    file: string;
-    state: BatchState;
-    waitReason: WaitReason;
-    waitDetail: string | null;
-    cancelRequested: boolean;
-    counts: StateCounts;
-    inFlight: number;
-  }[];
-}
-
 const RENEW_EVERY_MS = 5_000;
 /** Longest sleep while batches run (so a batch another process left is found soon) and while idle. */
 const BUSY_SLEEP_MS = 5_000;
 const IDLE_SLEEP_MS = 30_000;
 
-export class Runner extends EventEmitter<RunnerEventMap> {
+export class Runner extends EventEmitter<RunnerEventMap> implements RunnerView {
   readonly #rt: Runtime;
   readonly #opts: RunnerOptions;
   readonly #clock: Clock;
@@ -120,7 +95,7 @@ export class Runner extends EventEmitter<RunnerEventMap> {
     this.#stages = [this.#leases, this.#intake, this.#funding, this.#dispatch, this.#polling, this.#finishing];
     this.#releasers.push(
       rt.rows.onMove((batchId, idx, event, to) => this.emit('row-moved', { batchId, idx, event, to })),
-      rt.onCall((call) => this.emit('call', call)),
+      rt.account.onCall((call) => this.emit('call', call)),
     );
   }
 
@@ -179,11 +154,11 @@ export class Runner extends EventEmitter<RunnerEventMap> {
       stopping: this.#stopping,
       pause: this.#pauses.current,
       rate: {
-        lastSecond: rt.scheduler.callsWithin(1_000),
-        lastMinute: rt.scheduler.callsWithin(60_000),
+        lastSecond: rt.account.scheduler.callsWithin(1_000),
+        lastMinute: rt.account.scheduler.callsWithin(60_000),
         limits: rt.config.rateLimits,
-        holdMs: rt.scheduler.holdRemainingMs(),
-        waitingCalls: rt.scheduler.waiting,
+        holdMs: rt.account.scheduler.holdRemainingMs(),
+        waitingCalls: rt.account.scheduler.waiting,
       },
       inFlight: this.#dispatch.inFlight,
       balance: this.#funding.lastBalance,
@@ -237,7 +212,7 @@ export class Runner extends EventEmitter<RunnerEventMap> {
    * sending stops everywhere, as a refused order does, until a probe succeeds.
    */
   #accountProblem(err: ApiError): void {
-    const code = err.apiCode ?? `HTTP ${err.status ?? 'error'}`;
+    const code = err.codeOrStatus;
     if (this.#pauses.pause('account', code, err.reason)) {
       this.#rt.log.error({ pause: 'account', code, detail: err.reason }, 'sending stopped: account problem');
       this.emit('pause', 'account', code, err.reason);

@@ -4,9 +4,9 @@
  * only sleeps until the earliest of those, or until a background job (a send, a poll round) wakes
  * it. The context is what the stages share, handed to each once.
  */
-import type { ApiError } from '../errors.js';
-import type { Clock } from '../clock.js';
-import type { Pauses } from '../dispatch/pauses.js';
+import type { ApiError } from '../kernel/errors.js';
+import type { Clock } from '../kernel/clock.js';
+import type { Pauses } from '../account/pauses.js';
 import type { Runtime } from '../runtime.js';
 import type { Batch } from '../store/batches.js';
 import type { RunnerEventMap, RunnerEventName } from './events.js';

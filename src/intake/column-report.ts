@@ -15,7 +15,7 @@
  * none equals its card's face value (`Steam $5` with Amount 5 could be five dollars). Deciding per
  * row instead would buy five cards for a `5` in a money column whose other values are `5.15`.
  */
-import type { CatalogEntry, CatalogIndex } from './catalog.js';
+import type { CatalogEntry, CatalogIndex } from './catalog-index.js';
 import { headerKey, type HeaderMap, type OrderField } from './columns.js';
 import { parseWholeNumber } from './field-rules.js';
 import { openOrderFile } from './formats/index.js';
@@ -282,7 +282,7 @@ export async function settleColumns(path: string, header: HeaderMap, catalog: Ca
 }
 
 /**
- * A retry batch reads the cells of the batch it retries (claim/retry.ts), a few of its rows only:
+ * A retry batch reads the cells of the batch it retries (ops/retry.ts), a few of its rows only:
  * its Amount / Count column is read as that batch read it, never decided again from the rows
  * left, which could buy 3 codes where the batch it retries bought (or tried) 1.
  */

@@ -25,7 +25,7 @@
  * order field (`QTY_ORDER`, `Quantity (pcs)`, `Player-Id2`) is named in a file-level warning
  * (column-report.ts).
  */
-import { InputFileError } from '../errors.js';
+import { InputFileError } from '../kernel/errors.js';
 
 export type OrderField =
   | 'pid'

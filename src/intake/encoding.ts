@@ -12,7 +12,7 @@
 import { createReadStream } from 'node:fs';
 import { isUtf8 } from 'node:buffer';
 import { Transform } from 'node:stream';
-import { InputFileError } from '../errors.js';
+import { InputFileError } from '../kernel/errors.js';
 import { LineBreaks } from './line-breaks.js';
 
 export type TextEncoding = 'utf8' | 'utf16le' | 'utf16be';

@@ -4,7 +4,7 @@
  */
 import { resolveRegion } from '../api/regions.js';
 import type { OrderRequest } from '../api/schemas.js';
-import type { CatalogEntry, RequiredField } from './catalog.js';
+import type { CatalogEntry, RequiredField } from './catalog-index.js';
 import {
   freeFireIdProblem,
   idProblem,

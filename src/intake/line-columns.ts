@@ -17,7 +17,7 @@
  * field, or one column naming two fields of a line, is ambiguous: a file-level problem.
  */
 import { canonicalField, headerKey, lineSpellings, type HeaderMap, type OrderField } from './columns.js';
-import type { RequiredField } from './catalog.js';
+import type { RequiredField } from './catalog-index.js';
 
 export type LineField = RequiredField['field'];
 

@@ -4,7 +4,7 @@
  * line: neither is redone per row (intake speed).
  */
 import type { HeaderMap, OrderField } from './columns.js';
-import { isActive, type CatalogEntry } from './catalog.js';
+import { isActive, type CatalogEntry } from './catalog-index.js';
 import { fileProblemKey, type FileProblems } from './file-problems.js';
 import { resolveLineColumns, type HeaderNames, type LineColumns, type LineField } from './line-columns.js';
 

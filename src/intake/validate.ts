@@ -21,7 +21,7 @@
  */
 import type { OrderRequest } from '../api/schemas.js';
 import { canonicalField, columnName, headerKey, type HeaderMap, type OrderField } from './columns.js';
-import { isActive, type CatalogEntry, type CatalogIndex, type LineKind, type RequiredField } from './catalog.js';
+import { isActive, type CatalogEntry, type CatalogIndex, type LineKind, type RequiredField } from './catalog-index.js';
 import { BODY_ORDER, packFacts, type PackContext, type PackFacts, type RowProblem } from './pack-facts.js';
 import { idProblem, numberFormatDamage, parseUsd, parseWholeNumber, splitMlId } from './field-rules.js';
 import { checkQuantity, fieldProblem, ordered } from './field-checks.js';
@@ -30,7 +30,7 @@ import { FileProblems, type FileProblem } from './file-problems.js';
 import { COMMON, headerNames, labelForms } from './line-columns.js';
 import { columnReport, lookalikeColumns, type ColumnReport } from './column-report.js';
 import { allBlank, type RawRow } from './formats/index.js';
-import { roundCents } from '../money.js';
+import { roundCents } from '../kernel/money.js';
 
 export type { FileProblem } from './file-problems.js';
 export type { ColumnReading, ColumnReport } from './column-report.js';

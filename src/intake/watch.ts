@@ -41,7 +41,7 @@
 import { watch as watchFolder, type FSWatcher, type Stats } from 'node:fs';
 import { lstat, readdir, statfs } from 'node:fs/promises';
 import { basename, join } from 'node:path';
-import { fileClock, systemClock } from '../clock.js';
+import { fileClock, systemClock } from '../kernel/clock.js';
 import { contentHash } from './formats/index.js';
 import { describeWriters, openForWriting } from './writers.js';
 

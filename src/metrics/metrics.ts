@@ -11,26 +11,21 @@
  *    started, as Prometheus expects counters to be (rate() copes with restarts).
  * The catalogue with each metric's meaning is in docs/notes/console.md.
  */
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { RouteName } from '../api/client.js';
-import type { Runner } from '../engine/runner.js';
+import type { RunnerView } from '../engine/events.js';
 import type { Notifier } from '../notify/notifier.js';
-import type { Runtime } from '../runtime.js';
-import type { Listing } from '../store/listing.js';
 import type { Batch } from '../store/batches.js';
 import { FINAL_ROW_STATES, type RowState } from '../store/rows.js';
-import { rowMoney } from '../outbox/results.js';
-import { storeGauges, type BalanceSource } from './store-gauges.js';
+import { rowMoney } from '../store/cost.js';
+import { storeGauges, type GaugeDeps } from './store-gauges.js';
 import { SlowReads } from './slow-reads.js';
 
 const ROUTES: readonly RouteName[] = ['services', 'products', 'my-ip', 'balance', 'submit', 'order', 'history'];
 
-export interface MetricsDeps {
-  rt: Runtime;
-  runner: Runner;
+export interface MetricsDeps extends GaugeDeps {
+  runner: RunnerView;
   notifier: Notifier;
-  listing: Listing;
-  balance: BalanceSource;
 }
 
 /** `2xx` … `5xx`, or `no_answer` when none came (timeout, connection lost). */

@@ -4,14 +4,24 @@
  * unfinished batches, so a scrape every 15 s costs the daemon next to nothing.
  */
 import { Gauge, type Registry } from 'prom-client';
-import { Pauses } from '../dispatch/pauses.js';
+import { Pauses } from '../account/pauses.js';
 import { JOB_NAMES, lastRunKey, lastSuccessKey } from '../reports/schedule.js';
 import { BATCH_STATES } from '../store/batch-states.js';
 import { ROW_STATES } from '../store/rows.js';
-import type { MetricsDeps } from './metrics.js';
+import type { RunnerView } from '../engine/events.js';
+import type { Runtime } from '../runtime.js';
+import type { Listing } from '../store/listing.js';
 import type { SlowReads } from './slow-reads.js';
 
 export type BalanceSource = () => { usd: number; at: number } | null;
+
+/** What the gauges read at scrape time. */
+export interface GaugeDeps {
+  rt: Runtime;
+  runner: Pick<RunnerView, 'snapshot'>;
+  listing: Listing;
+  balance: BalanceSource;
+}
 
 const WAIT_REASONS = ['balance', 'catalog', 'maintenance', 'account'] as const;
 
@@ -23,7 +33,7 @@ export function windowLabel(ms: number): string {
   return `${ms}ms`;
 }
 
-export function storeGauges(registry: Registry, deps: Omit<MetricsDeps, 'notifier'>, slow: SlowReads): void {
+export function storeGauges(registry: Registry, deps: GaugeDeps, slow: SlowReads): void {
   const { rt, runner, listing, balance } = deps;
   const r = [registry];
   const seconds = (ms: number): number => Math.max(0, ms) / 1000;
@@ -84,7 +94,7 @@ export function storeGauges(registry: Registry, deps: Omit<MetricsDeps, 'notifie
   new Gauge({
     name: 'topup_rate_window_calls', help: 'API calls started within each rate window (every process on this home)', labelNames: ['window'], registers: r,
     collect() {
-      for (const w of rt.config.rateLimits) this.set({ window: windowLabel(w.windowMs) }, rt.scheduler.callsWithin(w.windowMs));
+      for (const w of rt.config.rateLimits) this.set({ window: windowLabel(w.windowMs) }, rt.account.scheduler.callsWithin(w.windowMs));
     },
   });
   new Gauge({
@@ -96,13 +106,13 @@ export function storeGauges(registry: Registry, deps: Omit<MetricsDeps, 'notifie
   new Gauge({
     name: 'topup_rate_hold_seconds', help: 'Seconds left of a Retry-After hold (0: none)', registers: r,
     collect() {
-      this.set(seconds(rt.scheduler.holdRemainingMs()));
+      this.set(seconds(rt.account.scheduler.holdRemainingMs()));
     },
   });
   new Gauge({
     name: 'topup_calls_waiting', help: 'Calls of this process waiting for the rate budget', registers: r,
     collect() {
-      this.set(rt.scheduler.waiting);
+      this.set(rt.account.scheduler.waiting);
     },
   });
   new Gauge({

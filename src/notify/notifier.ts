@@ -4,13 +4,13 @@
  * stops for an account problem. A notification never carries a code or the key, and a failing
  * endpoint is retried a few times in the background: it never holds up or affects orders.
  */
-import { systemClock } from '../clock.js';
+import { systemClock } from '../kernel/clock.js';
 import { basename } from 'node:path';
 import { request } from 'undici';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { Config } from '../config.js';
-import type { Logger } from '../log.js';
-import type { Runner } from '../engine/runner.js';
+import type { Config } from '../config/config.js';
+import type { Logger } from '../kernel/log.js';
+import type { RunnerEvents } from '../engine/events.js';
 
 export type NotificationEvent = 'batch-finished' | 'balance-wait' | 'low-balance' | 'low-balance-cleared' | 'account-problem' | 'maintenance';
 
@@ -47,7 +47,7 @@ export class Notifier {
     return () => void this.#onFailure.delete(listener);
   }
 
-  follow(runner: Runner): void {
+  follow(runner: RunnerEvents): void {
     runner.on('batch-finished', (s) =>
       this.send('batch-finished', `Batch ${s.batchId} (${s.file}) finished: ${s.counts.completed} completed, ${s.counts.cancelled} cancelled, ${s.counts.rejected} rejected, ${s.counts.invalid} invalid, ${s.counts.skipped} skipped${s.counts.review ? `, ${s.counts.review} to review` : ''}; spent ${s.spentUsd} USD.`, {
         batchId: s.batchId,

@@ -3,12 +3,12 @@
  * temporary file beside it (mode 0600: result files hold delivered codes), fsync, rename, fsync
  * the folder. A kill at any instant leaves no truncated result.
  */
-import { fileClock } from '../clock.js';
+import { fileClock } from '../kernel/clock.js';
 import { closeSync, fsyncSync, mkdirSync, openSync, readdirSync, renameSync, statSync, writeSync, unlinkSync } from 'node:fs';
 import { dirname, basename, join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { setImmediate as nextTurn } from 'node:timers/promises';
-import { crashPoint } from '../crash-points.js';
+import { crashPoint } from '../kernel/crash-points.js';
 
 /** A temporary file beside `path`, named so removeStaleTemps recognises it, opened exclusively. */
 export function openTemp(path: string, mode = 0o600): { fd: number; tmp: string } {

@@ -24,7 +24,7 @@ export function isWorkbookName(sourceName: string): boolean {
   return /\.xlsx$/i.test(sourceName);
 }
 
-export function inputDialect(rt: Runtime, batch: Batch, parsed: { delimiter?: string; bom?: boolean }): InputDialect {
+export function inputDialect(rt: Pick<Runtime, 'config' | 'batches'>, batch: Batch, parsed: { delimiter?: string; bom?: boolean }): InputDialect {
   if (batch.retryOf) {
     const retried = rt.batches.get(batch.retryOf);
     if (retried) return retried.dialect;

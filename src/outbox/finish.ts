@@ -5,7 +5,7 @@
  * written again, identically, after the restart.
  */
 import { Priority } from '../api/client.js';
-import { coerceError } from '../errors.js';
+import { coerceError } from '../kernel/errors.js';
 import type { Runtime } from '../runtime.js';
 import type { Batch } from '../store/batches.js';
 import { writeBatchResults } from './write-results.js';
@@ -28,7 +28,7 @@ export async function finishBatch(rt: Runtime, batch: Batch): Promise<BatchSumma
   let balanceAfter: number | null = null;
   if (batch.state !== 'duplicate') {
     try {
-      balanceAfter = (await rt.client.balance({ priority: Priority.lookup })).balanceUsd;
+      balanceAfter = (await rt.account.client.balance({ priority: Priority.lookup })).balanceUsd;
     } catch (err) {
       rt.log.warn({ batch: batch.id, err: coerceError(err).message }, 'could not read the balance after the batch');
     }

@@ -19,8 +19,8 @@
  */
 import { existsSync, statSync } from 'node:fs';
 import { resolve, sep } from 'node:path';
-import { fileClock } from '../clock.js';
-import { coerceError } from '../errors.js';
+import { fileClock } from '../kernel/clock.js';
+import { coerceError } from '../kernel/errors.js';
 import { contentHash, openOrderFile } from '../intake/formats/index.js';
 import { openForWriting } from '../intake/writers.js';
 import type { Runtime } from '../runtime.js';
@@ -58,7 +58,7 @@ const sameCells = (a: readonly string[], b: readonly string[]): boolean => {
   return x.length === y.length && x.every((v, i) => v === y[i]);
 };
 
-export async function lateLines(rt: Runtime, batch: Batch): Promise<LateCheck> {
+export async function lateLines(rt: Pick<Runtime, 'config' | 'rows'>, batch: Batch): Promise<LateCheck> {
   const waited = waiting.get(batch.id);
   if (waited && fileClock.now() < waited.nextLook) return { stillWritten: waited.why, first: false };
   const path = resolve(rt.config.home, batch.jobFile);

@@ -17,7 +17,7 @@
  *   the batch.
  */
 import { unlinkSync } from 'node:fs';
-import { coerceError } from '../errors.js';
+import { coerceError } from '../kernel/errors.js';
 import type { Runtime } from '../runtime.js';
 import type { Batch } from '../store/batches.js';
 import { FINAL_ROW_STATES, ROW_STATES, type StateCounts } from '../store/rows.js';

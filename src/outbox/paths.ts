@@ -17,7 +17,7 @@ export interface OutboxPaths {
   errorFile: string;
 }
 
-export function outboxPaths(rt: Runtime, batch: Batch): OutboxPaths {
+export function outboxPaths(rt: Pick<Runtime, 'config'>, batch: Batch): OutboxPaths {
   const first = batch.resultFile ?? join(rt.config.outboxDir, `${batch.name}.result.csv`);
   // A later version (a reopened batch) sits beside the first as <name>.v2.result.csv: the files
   // already handed out are never overwritten. result_file holds the newest version's path.

@@ -17,7 +17,8 @@
  *   price check's figure if the supplier's answer had none), on every placed order (completed or
  *   cancelled), refunded or not. netUsd: what the row cost in the end, charged minus refunded:
  *   amountUsd for a completed order and for a cancelled one not refunded, 0 for a refunded one.
- *   Summing netUsd gives the summary's spentUsd to the cent (both come from rowMoney below).
+ *   Summing netUsd gives the summary's spentUsd to the cent (both come from store/cost.ts rowMoney,
+ *   the rule SPENT).
  *   Both are blank for rows that placed no order, and for `review` rows, whose charge is unknown
  *   (the summary lists them).
  * - finishedAt: when the row reached its status, UTC to the second (`2025-03-01T10:04:05Z`): the
@@ -31,7 +32,9 @@ import { canonicalField } from '../intake/columns.js';
 import type { Runtime } from '../runtime.js';
 import type { Batch, InputDialect } from '../store/batches.js';
 import type { Row } from '../store/rows.js';
-import { roundCents } from '../money.js';
+import { rowMoney } from '../store/cost.js';
+
+export { rowMoney } from '../store/cost.js';
 
 export const RESULT_COLUMNS = ['trxid', 'orderId', 'status', 'packName', 'amountUsd', 'refunded', 'netUsd', 'codes', 'finishedAt', 'error'] as const;
 export type ResultColumn = (typeof RESULT_COLUMNS)[number] | 'mode';
@@ -78,19 +81,6 @@ export function resultStatus(row: Row, partial = false): string {
   if (FINAL.has(row.state)) return row.state;
   if (!partial) throw new Error(`row ${row.idx} of ${row.batchId} is not final (${row.state})`);
   return row.state === 'pending' ? 'pending' : 'in progress';
-}
-
-/**
- * A row's money in cents: the price of its order (placed orders only) and what it cost in the
- * end. The one definition both the result's columns and the summary's totals use.
- */
-export function rowMoney(row: Row): { amountCents: number | null; netCents: number | null; refundedCents: number } {
-  if (row.state !== 'completed' && row.state !== 'cancelled') return { amountCents: null, netCents: null, refundedCents: 0 };
-  const price = row.amountUsd ?? row.expectedUsd;
-  const amountCents = price === null ? null : Math.round(roundCents(price) * 100);
-  // Only a refund the supplier reported counts: "refunded" missing is read as charged.
-  const refunded = row.state === 'cancelled' && row.refunded === true;
-  return { amountCents, netCents: refunded ? 0 : (amountCents ?? 0), refundedCents: refunded ? (amountCents ?? 0) : 0 };
 }
 
 function isoSecond(ms: number): string {
@@ -149,7 +139,7 @@ export function lateLineCells(line: { cells: readonly string[]; why: string }, l
  * A batch's rows as result cells, a page at a time: no SQLite statement stays open between pages,
  * so an async writer may yield between them while sends and polls use the database.
  */
-export function* resultPages(rt: Runtime, batchId: string, layout: ResultLayout, partial = false, pageSize = 1000): Generator<ResultCell[][]> {
+export function* resultPages(rt: Pick<Runtime, 'rows'>, batchId: string, layout: ResultLayout, partial = false, pageSize = 1000): Generator<ResultCell[][]> {
   let from = 0;
   for (;;) {
     const rows = rt.rows.page(batchId, from, pageSize);

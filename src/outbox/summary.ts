@@ -1,7 +1,7 @@
 /**
  * outbox/<name>.summary.json: the count per status, USD spent and refunded, the balance
  * before and after, and the rows an operator must look at (`review`). spentUsd and refundedUsd
- * add up the same per-row cents as the result's netUsd column (results.ts rowMoney), so the
+ * add up the same per-row cents as the result's netUsd column (store/cost.ts rowMoney, the rule SPENT), so the
  * column's sum is spentUsd exactly.
  *
  * `columns` says how each column of the file was read (intake/column-report.ts), and `notes`
@@ -18,7 +18,7 @@ import type { Runtime } from '../runtime.js';
 import { emptyCounts, type Row, type StateCounts } from '../store/rows.js';
 import { writeFileAtomic } from './atomic-write.js';
 import { describeAudit } from '../api/audit.js';
-import { rowMoney } from './results.js';
+import { rowMoney } from '../store/cost.js';
 
 export interface BatchSummary {
   batchId: string;
@@ -60,7 +60,7 @@ export const NO_ORDER_ROWS = 'the file has no order rows (only its header): noth
 
 const COLUMNS_FILE = '.columns.json';
 
-function columnsPath(rt: Runtime, batch: Batch): string {
+function columnsPath(rt: Pick<Runtime, 'config'>, batch: Batch): string {
   return join(rt.config.home, dirname(batch.jobFile), COLUMNS_FILE);
 }
 

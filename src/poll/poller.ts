@@ -11,12 +11,11 @@
 import { Priority, type OrderAnswer } from '../api/client.js';
 import { auditCopy } from '../api/audit.js';
 import type { Order } from '../api/schemas.js';
-import { ApiError, coerceError, type ApiAnswer } from '../errors.js';
+import { ApiError, coerceError, type ApiAnswer } from '../kernel/errors.js';
 import type { Runtime } from '../runtime.js';
 import type { Row } from '../store/rows.js';
-import { crashPoint } from '../crash-points.js';
-import { describeMismatches, factsFor, MAX_CODE_READS, mismatches, needsCodes } from '../order-match.js';
-import { gameNamesOf } from '../dispatch/sender.js';
+import { crashPoint } from '../kernel/crash-points.js';
+import { describeMismatches, factsFor, MAX_CODE_READS, mismatches, needsCodes } from '../dispatch/order-match.js';
 
 const HISTORY_WINDOW = 200;
 const PAGE_SIZE = 50;
@@ -51,7 +50,7 @@ export class Poller {
 
   /**
    * Applies what the API says about one of our orders. True when the row reached an end.
-   *  - An answer about another purchase (order-match.ts) never settles the row: review.
+   *  - An answer about another purchase (dispatch/order-match.ts) never settles the row: review.
    *  - A status word we do not know is not an end: the row stays processing on its doubt clock
    *    and ends review after TOPUP_REVIEW_AFTER_MS of nothing but unknown words.
    *  - A completed key/card order without codes is read again, MAX_CODE_READS times, then ends
@@ -61,7 +60,7 @@ export class Poller {
     const rt = this.#rt;
     const now = this.#rt.clock.now();
     const copy = auditCopy(answer);
-    const wrong = mismatches(row, order, gameNamesOf(rt, row));
+    const wrong = mismatches(row, order, rt.account.catalog.gameNamesOf(row));
     if (wrong.length > 0) {
       const error = `REVIEW: the API describes order ${row.orderId} as another purchase (${describeMismatches(wrong)}); check this order with the supplier before ordering the row again`;
       rt.log.error({ batch: row.batchId, line: row.line, orderId: row.orderId, mismatch: wrong }, 'a poll answer does not match the row: marked for review');
@@ -111,7 +110,7 @@ export class Poller {
     // Newest 200 first: most processing orders are recent. History is a saving, not a need: if
     // it cannot be read, the due orders are read one by one (a bounded number per round).
     try {
-      const newest = await this.#rt.client.history({ limit: HISTORY_WINDOW }, opts);
+      const newest = await this.#rt.account.client.history({ limit: HISTORY_WINDOW }, opts);
       result.calls++;
       this.#absorb(newest.orders, byId, next, result);
       if (byId.size === 0) return result;
@@ -121,7 +120,7 @@ export class Poller {
       if (pages.size < byId.size) {
         for (const page of [...pages].sort((a, b) => a - b)) {
           if (byId.size === 0) break;
-          const h = await this.#rt.client.history({ page, pageSize: PAGE_SIZE }, opts);
+          const h = await this.#rt.account.client.history({ page, pageSize: PAGE_SIZE }, opts);
           result.calls++;
           this.#absorb(h.orders, byId, next, result);
           if (h.hasMore === false) break;
@@ -146,7 +145,7 @@ export class Poller {
   async #one(row: Row, next: number, opts: { priority: number; signal?: AbortSignal }, result: PollRound): Promise<void> {
     let order: OrderAnswer;
     try {
-      order = await this.#rt.client.getOrder(row.orderId!, opts);
+      order = await this.#rt.account.client.getOrder(row.orderId!, opts);
       result.calls++;
     } catch (err) {
       result.calls++;

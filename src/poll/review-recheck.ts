@@ -2,9 +2,10 @@
  * Review rows are not final answers, only undecided ones. For TOPUP_REVIEW_RECHECK_DAYS after a
  * row entered review (default 7), it is looked for again now and then: a row with an order id by
  * GET /orders/:id, a row without one by its own trxid in GET /history (one call serves every such
- * row). When its order appears, and it is the row's purchase (order-match.ts), the row settles
+ * row). When its order appears, and it is the row's purchase (dispatch/order-match.ts), the row settles
  * (`resolution = found`): final rows at once, a processing order followed by the poller. Its batch
- * is reopened so its results are written again as the next version (never over the first).
+ * is reopened, in the same transaction (store/settle.ts), so its results are written again as the
+ * next version (never over the first).
  *
  * Cadence: every 15 minutes in the first day, then every 2 hours; reports-level priority, so it
  * never takes budget from orders or polls. Nothing is sent: only reads.
@@ -12,11 +13,11 @@
 import { Priority } from '../api/client.js';
 import { auditCopy } from '../api/audit.js';
 import type { History, Order } from '../api/schemas.js';
-import { ApiError, coerceError } from '../errors.js';
+import { ApiError, coerceError } from '../kernel/errors.js';
 import type { Runtime } from '../runtime.js';
 import { FOREIGN_ORDER_CODE, type Row } from '../store/rows.js';
-import { factsFor, foreignOrderProblem, mismatches, mustProve, originOf, serverOffset } from '../order-match.js';
-import { gameNamesOf } from '../dispatch/sender.js';
+import { settleAndReopen } from '../store/settle.js';
+import { factsFor, foreignOrderProblem, mismatches, mustProve, originOf, serverOffset } from '../dispatch/order-match.js';
 
 const EARLY_MS = 15 * 60_000;
 const LATER_MS = 2 * 3_600_000;
@@ -58,7 +59,7 @@ export class ReviewRecheck {
         let copy: string | null = null;
         if (row.orderId !== null) {
           try {
-            const o = await rt.client.getOrder(row.orderId, opts);
+            const o = await rt.account.client.getOrder(row.orderId, opts);
             order = o;
             copy = auditCopy(o.answer);
           } catch (err) {
@@ -67,7 +68,7 @@ export class ReviewRecheck {
         } else if (row.trxid !== null && row.rejectCode !== FOREIGN_ORDER_CODE) {
           // (A row whose trxid the API tied to an order its sends did not make is never looked up
           // by it: that lookup can only find the same foreign order again.)
-          history ??= await rt.client.history({ limit: 200 }, opts);
+          history ??= await rt.account.client.history({ limit: 200 }, opts);
           const trxid = row.trxid.toLowerCase();
           order = history.orders.find((o) => o.trxid?.trim().toLowerCase() === trxid);
           if (order) copy = auditCopy({ route: 'GET /history', status: 200, at: rt.clock.now(), body: order.raw });
@@ -88,25 +89,26 @@ export class ReviewRecheck {
   #settle(row: Row, order: Order, copy: string | null): boolean {
     const rt = this.#rt;
     if (order.orderId === undefined || !order.statusKnown) return false;
-    const names = gameNamesOf(rt, row);
+    const names = rt.account.catalog.gameNamesOf(row);
     if (mismatches(row, order, names).length > 0) return false;
     // Made before the row's first send (another purchase under its trxid), or not known when under
-    // a trxid the file gave: the same proof as the sender's and the history check's (order-match.ts).
+    // a trxid the file gave: the same proof as the sender's and the history check's (dispatch/order-match.ts).
     const came = row.orderId === null ? 'history' : 'fresh';
-    if (mustProve(row, originOf(order, row.firstSentAt, came, serverOffset(rt.lastServerDate))) && foreignOrderProblem(row, order, names) !== null) return false;
+    if (mustProve(row, originOf(order, row.firstSentAt, came, serverOffset(rt.account.lastServerDate))) && foreignOrderProblem(row, order, names) !== null) return false;
     if (row.orderId === null && rt.rows.isOrderIdKnown(order.orderId)) return false;
     const now = rt.clock.now();
     const { facts, awaitingCodes } = factsFor(row, order as Order & { orderId: string });
     const note = `found by the review recheck on ${new Date(now).toISOString()}: order ${order.orderId} (${order.statusWord ?? order.status})`;
-    const ok = rt.rows.settleReview(
+    // The row and its batch's reopening in one transaction (store/settle.ts).
+    const { settled, reopened } = settleAndReopen(
+      rt,
       row.batchId,
       row.idx,
       { state: facts.status, order: facts, error: facts.status === 'cancelled' ? (facts.error ?? row.error) : null, note: awaitingCodes ? `${note}; codes not delivered yet` : note },
       { kind: 'found', by: 'topup review recheck', at: now },
       copy,
     );
-    if (!ok) return false;
-    const reopened = rt.batches.reopen(row.batchId);
+    if (!settled) return false;
     rt.log.warn(
       { batch: row.batchId, line: row.line, orderId: order.orderId, status: facts.status, newResultVersion: reopened },
       'a review row\'s order appeared: settled; the batch results are written again as a new version',

@@ -6,7 +6,7 @@
  *    an order with this trxid exists somewhere; or never answered definitely within
  *    TOPUP_REVIEW_AFTER_MS.
  * GET /history decides:
- *  - an order carrying our trxid → placed, if it is this row's purchase (order-match.ts);
+ *  - an order carrying our trxid → placed, if it is this row's purchase (dispatch/order-match.ts);
  *    an order with our trxid for another purchase, or one made before the row's first send that
  *    does not name every field of a top-up (any key/card order) → review, both sides shown;
  *  - for a plain refusal only, when history does not echo trxids: exactly one unclaimed top-up
@@ -28,11 +28,10 @@ import { Priority } from '../api/client.js';
 import { auditCopy } from '../api/audit.js';
 import { isBalanceRefusal } from '../api/classify.js';
 import type { Order } from '../api/schemas.js';
-import { ApiError, coerceError } from '../errors.js';
+import { ApiError, coerceError } from '../kernel/errors.js';
 import type { Runtime } from '../runtime.js';
 import { FOREIGN_ORDER_CODE, TRXID_USED_CODE, type Row } from '../store/rows.js';
-import { createdAtMs, describeMismatches, factsFor, foreignOrderProblem, mismatches, mustProve, needsCodes, originOf, serverOffset, surelyBefore, unnamedFields } from '../order-match.js';
-import { gameNamesOf } from '../dispatch/sender.js';
+import { createdAtMs, describeMismatches, factsFor, foreignOrderProblem, mismatches, mustProve, needsCodes, originOf, serverOffset, surelyBefore, unnamedFields } from '../dispatch/order-match.js';
 
 export type VerifyOutcome = 'placed' | 'not-placed' | 'held-balance' | 'review';
 
@@ -43,7 +42,7 @@ function reachesBack(rt: Runtime, orders: readonly Order[], since: number, compl
   if (complete) return true;
   const oldest = orders[orders.length - 1];
   if (!oldest) return true;
-  // A creation time that is certainly older than the first attempt (order-match.ts surelyBefore:
+  // A creation time that is certainly older than the first attempt (dispatch/order-match.ts surelyBefore:
   // a zone-less text is not read, and "certainly" means 15 h, whatever the clocks say) ...
   if (surelyBefore(oldest, since)) return true;
   // ... or, on our own clock: an order of ours on the page that we placed before the first attempt
@@ -70,12 +69,12 @@ export async function verifyRow(rt: Runtime, row: Row, signal?: AbortSignal): Pr
     rt.rows.toReview('undecidable', row.batchId, row.idx, { owner: rt.owner, now }, `REVIEW: ${story}; ${why}`, { answer, ...(code ? { code } : {}) });
     return 'review';
   };
-  const h = await rt.client.history({ limit: LIMIT }, { priority: Priority.poll, ...(signal ? { signal } : {}) });
+  const h = await rt.account.client.history({ limit: LIMIT }, { priority: Priority.poll, ...(signal ? { signal } : {}) });
   const trxid = row.trxid?.toLowerCase();
   const own = h.orders.find((o) => o.trxid !== undefined && o.trxid.trim().toLowerCase() === trxid);
   const echoesTrxid = h.orders.some((o) => o.trxid !== undefined);
 
-  const names = gameNamesOf(rt, row);
+  const names = rt.account.catalog.gameNamesOf(row);
   if (own) {
     const copy = auditCopy({ route: 'GET /history', status: 200, at: now, body: own.raw });
     const wrong = mismatches(row, own, names);
@@ -87,8 +86,8 @@ export async function verifyRow(rt: Runtime, row: Row, signal?: AbortSignal): Pr
       );
     }
     // Made before the row's first send (the trxid was used before), or not known when, under a
-    // trxid the file gave: it must prove it is the row's (order-match.ts originOf, mustProve).
-    const origin = originOf(own, row.firstSentAt, 'history', serverOffset(rt.lastServerDate));
+    // trxid the file gave: it must prove it is the row's (dispatch/order-match.ts originOf, mustProve).
+    const origin = originOf(own, row.firstSentAt, 'history', serverOffset(rt.account.lastServerDate));
     const prove = mustProve(row, origin);
     const foreign = prove ? foreignOrderProblem(row, own, names) : null;
     if (foreign !== null) {
@@ -109,7 +108,7 @@ export async function verifyRow(rt: Runtime, row: Row, signal?: AbortSignal): Pr
   // same, so they forbid reading the row as not placed (store/invariants.ts).
   // An order certainly made before the first attempt is not the row's and is left out; one that
   // only looks earlier (clocks) is not a candidate but still forbids "not placed" (it is unclear).
-  const offset = serverOffset(rt.lastServerDate);
+  const offset = serverOffset(rt.account.lastServerDate);
   const firstSent = row.firstSentAt ?? now;
   const open = echoesTrxid || ownOnly
     ? []

@@ -49,7 +49,7 @@ export async function runHistoryExport(rt: Runtime, opts: { now?: number; maxPag
   const stillProcessing: string[] = [];
   let pages = 0;
   for (let page = 1; page <= (opts.maxPages ?? 100); page++) {
-    const h = await rt.client.history({ page, pageSize: PAGE_SIZE }, { priority: Priority.report });
+    const h = await rt.account.client.history({ page, pageSize: PAGE_SIZE }, { priority: Priority.report });
     pages++;
     let unexported = 0;
     for (const o of h.orders) {

@@ -7,20 +7,23 @@
 import { Priority } from '../api/client.js';
 import type { Runtime } from '../runtime.js';
 import type { Notifier } from '../notify/notifier.js';
-import { roundCents as cents } from '../money.js';
+import { roundCents as cents } from '../kernel/money.js';
+import { chargedUsd } from '../store/cost.js';
 
 export const LOW_BALANCE_FLAG = 'reports.lowBalance.alerted';
 const RATE_WINDOW_MS = 24 * 3_600_000;
 
 export type LowBalanceOutcome = 'off' | 'alerted' | 'still-low' | 'cleared' | 'ok';
 
-/** USD per hour spent by this home's orders over the last day (0 when none). */
-export function spendingRate(rt: Runtime, now: number): number {
+/**
+ * USD per hour this home's orders took from the balance over the last day (0 when none): the rule
+ * CHARGED (store/cost.ts), since the runway is about the balance, which an order placed and not
+ * ended has already left.
+ */
+export function spendingRate(rt: Pick<Runtime, 'rows'>, now: number): number {
   const since = now - RATE_WINDOW_MS;
   let spent = 0;
-  for (const r of rt.rows.placedOrders(since)) {
-    if (r.state === 'completed' || (r.state === 'cancelled' && r.refunded !== true) || (r.state === 'processing' || r.state === 'unseen')) spent += r.amountUsd ?? r.expectedUsd ?? 0;
-  }
+  for (const r of rt.rows.placedOrders(since)) spent += chargedUsd(r);
   return spent / 24;
 }
 
@@ -34,7 +37,7 @@ export function runway(balanceUsd: number, usdPerHour: number): string {
 export async function runLowBalanceCheck(rt: Runtime, notifier: Notifier, now = rt.clock.now()): Promise<LowBalanceOutcome> {
   const threshold = rt.config.lowBalanceUsd;
   if (threshold === null) return 'off';
-  const { balanceUsd } = await rt.client.balance({ priority: Priority.report });
+  const { balanceUsd } = await rt.account.client.balance({ priority: Priority.report });
   const alerted = rt.meta.get(LOW_BALANCE_FLAG) !== undefined;
   if (balanceUsd < threshold) {
     if (alerted) return 'still-low';

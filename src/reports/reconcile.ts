@@ -25,8 +25,10 @@ import { writeFileAtomic } from '../outbox/atomic-write.js';
 import type { Runtime } from '../runtime.js';
 import type { Row } from '../store/rows.js';
 import { dayOf, type ReportCell } from './csv-append.js';
-import { roundCents as cents } from '../money.js';
-import { ApiError, coerceError } from '../errors.js';
+import { roundCents as cents } from '../kernel/money.js';
+import { chargedUsd } from '../store/cost.js';
+import { PLACED_STATES } from '../store/row-states.js';
+import { ApiError, coerceError } from '../kernel/errors.js';
 import type { History } from '../api/schemas.js';
 
 export const RECONCILE_COLUMNS = ['kind', 'orderId', 'trxid', 'batchId', 'line', 'localStatus', 'apiStatus', 'localAmountUsd', 'apiAmountUsd', 'refunded', 'note'] as const;
@@ -55,7 +57,7 @@ interface Unread {
 async function readPage(rt: Runtime, page: number, delays: readonly number[]): Promise<History | Unread> {
   for (let attempt = 0; ; attempt++) {
     try {
-      return await rt.client.history({ page, pageSize: 50 }, { priority: Priority.report });
+      return await rt.account.client.history({ page, pageSize: 50 }, { priority: Priority.report });
     } catch (err) {
       // No page of an account the API refuses is readable: that fails the job, and says why.
       if (err instanceof ApiError && (err.classification === 'account' || err.classification === 'forbidden')) throw err;
@@ -66,9 +68,6 @@ async function readPage(rt: Runtime, page: number, delays: readonly number[]): P
     }
   }
 }
-
-const charged = (r: Row): number =>
-  r.state === 'completed' || (r.state === 'processing' || r.state === 'unseen') || (r.state === 'cancelled' && r.refunded !== true) ? (r.amountUsd ?? r.expectedUsd ?? 0) : 0;
 
 export async function runReconcile(rt: Runtime, opts: { now?: number; maxPages?: number; retryDelaysMs?: readonly number[] } = {}): Promise<ReconcileResult> {
   const now = opts.now ?? rt.clock.now();
@@ -120,7 +119,7 @@ export async function runReconcile(rt: Runtime, opts: { now?: number; maxPages?:
       continue;
     }
     if (o.status !== r.state) {
-      const note = (r.state === 'processing' || r.state === 'unseen') ? 'the ledger has not seen the end yet (the daemon polls it)' : 'the ledger and the API disagree: check this order';
+      const note = PLACED_STATES.includes(r.state) ? 'the ledger has not seen the end yet (the daemon polls it)' : 'the ledger and the API disagree: check this order';
       out.push(['status-differs', ...base, o.status, localAmount, o.amountUsd, o.refunded, note]);
     }
     if (o.amountUsd !== undefined && localAmount !== null && Math.abs(o.amountUsd - localAmount) > 0.005) {
@@ -143,9 +142,9 @@ export async function runReconcile(rt: Runtime, opts: { now?: number; maxPages?:
     out.push(['history-unread', '', '', '', '', '', '', '', '', '', `stopped reading /history after ${MAX_UNREAD_IN_A_ROW} pages in a row could not be read (pages ${stoppedAt - MAX_UNREAD_IN_A_ROW + 1}-${stoppedAt}); run the report again later`]);
   }
 
-  const { balanceUsd } = await rt.client.balance({ priority: Priority.report });
+  const { balanceUsd } = await rt.account.client.balance({ priority: Priority.report });
   if (last) {
-    const spent = cents(rt.rows.placedOrders(last.at).reduce((s, r) => s + charged(r), 0));
+    const spent = cents(rt.rows.placedOrders(last.at).reduce((s, r) => s + chargedUsd(r), 0));
     const moved = cents(balanceUsd - last.balanceUsd);
     const unexplained = cents(moved + spent);
     const note =

@@ -11,7 +11,7 @@
  * - A failing job is logged and never stops the daemon or the other jobs.
  */
 import cron, { type ScheduledTask } from 'node-cron';
-import { coerceError } from '../errors.js';
+import { coerceError } from '../kernel/errors.js';
 import type { Runtime } from '../runtime.js';
 import type { Notifier } from '../notify/notifier.js';
 import { runBalanceReport } from './balance.js';

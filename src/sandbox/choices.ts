@@ -29,7 +29,7 @@
  *    itself is "down"); MAINTENANCE and API_ORDER_DISABLED answer 503 on POST /orders only.
  *    `maintenance.untilMs` is an absolute time on the sandbox clock; absent = until cleared.
  *
- * Catalog (catalog.ts, live-catalog.ts, spec §2)
+ * Catalog (default-catalog.ts, live-catalog.ts, spec §2)
  *  - serverIdOptions / regionOptions elements are `{ value, label }`. An imported catalog's bare
  *    strings are turned into that form.
  *  - Status values besides 'active': 'inactive' (and 'disabled'). Inactive lines and packs are not

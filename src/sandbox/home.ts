@@ -22,9 +22,9 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { systemClock } from '../clock.js';
-import type { Config } from '../config.js';
-import type { Logger } from '../log.js';
+import { systemClock } from '../kernel/clock.js';
+import type { Config } from '../config/config.js';
+import type { Logger } from '../kernel/log.js';
 import { seqOfAnyId } from './order-ids.js';
 import { SandboxState, fingerprint } from './state.js';
 import { toMicros, toUsd } from './types.js';

@@ -9,7 +9,7 @@ import type pino from 'pino';
 import { createAdmin, type SandboxAdmin } from './admin.js';
 import { Answers } from './answers.js';
 import { API_KEY_FORMAT } from './auth.js';
-import { defaultCatalog, loadCatalogFile } from './catalog.js';
+import { defaultCatalog, loadCatalogFile } from './default-catalog.js';
 import { Faults } from './faults.js';
 import { validateFulfilment } from './fulfilment.js';
 import { LiveCatalog } from './live-catalog.js';

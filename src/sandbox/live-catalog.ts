@@ -4,7 +4,7 @@
  * "Unavailable games are not listed", §2.2 "One row per active pack"); lookups still find them
  * so an order for them can be refused with the right error.
  */
-import { STOCK_CATEGORIES } from './catalog.js';
+import { STOCK_CATEGORIES } from './default-catalog.js';
 import type { SandboxState } from './state.js';
 import type { Catalog, CatalogProduct, ServiceLine } from './types.js';
 

@@ -1,7 +1,7 @@
 /**
  * THE batch state machine, as row-states.ts is for rows: the states, the events, and every
  * (from, event, to) edge. BatchStore's state changes are built from this table; a test drives
- * every edge and refuses every other pair; the README's diagram is generated from it.
+ * every edge and refuses every other pair; docs/state-machine.md's diagram is generated from it.
  *
  *   claimed    the batch record is committed and its file is (being) moved into jobs/<batch>/
  *   open       every row is stored; rows are funded, sent and followed (a claimed batch's rows,
@@ -37,5 +37,9 @@ export const BATCH_EDGES: readonly BatchEdge[] = Object.freeze(
   ].map((e) => Object.freeze(e as BatchEdge)),
 );
 
-/** Batches not finished: claimed, open, or a duplicate whose results are not written yet. */
+/** Batches not finished: claimed, open, or a duplicate whose results are not written yet (the states a lease is held in). */
 export const UNFINISHED_BATCH_STATES: readonly BatchState[] = Object.freeze(['claimed', 'open', 'duplicate']);
+/** Batches whose rows may still be ordered: being stored, or open. A cancel stops them; their unsent rows are promised money. */
+export const ORDERING_BATCH_STATES: readonly BatchState[] = Object.freeze(['claimed', 'open']);
+/** Batches that ordered nothing from their file: a duplicate (every row skipped), a file that failed (no row stored). */
+export const NOTHING_ORDERED_BATCH_STATES: readonly BatchState[] = Object.freeze(['duplicate', 'failed']);

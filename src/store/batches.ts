@@ -4,9 +4,10 @@
  */
 import { placeholders, statementCache, type Db } from './db.js';
 import type { Statement } from 'better-sqlite3';
-import { systemClock, type Clock } from '../clock.js';
+import { systemClock, type Clock } from '../kernel/clock.js';
 
-import { BATCH_EDGES, type BatchEvent, type BatchState } from './batch-states.js';
+import { BATCH_EDGES, NOTHING_ORDERED_BATCH_STATES, ORDERING_BATCH_STATES, UNFINISHED_BATCH_STATES, type BatchEvent, type BatchState } from './batch-states.js';
+import { batchState, batchStates } from './state-sql.js';
 
 export type { BatchState } from './batch-states.js';
 export type BatchOrigin = 'inbox' | 'submit' | 'retry';
@@ -146,8 +147,8 @@ export class BatchStore {
   /** One state change: the new state by a CASE over the event's edges (batch-states.ts), guarded by the states they leave. */
   #move(event: BatchEvent, sets: string, params: Record<string, unknown>): boolean {
     const edges = BATCH_EDGES.filter((e) => e.event === event);
-    const next = `CASE state ${edges.map((e) => `WHEN '${e.from}' THEN '${e.to}'`).join(' ')} END`;
-    const from = edges.map((e) => `'${e.from}'`).join(', ');
+    const next = `CASE state ${edges.map((e) => `WHEN ${batchState(e.from)} THEN ${batchState(e.to)}`).join(' ')} END`;
+    const from = batchStates(edges.map((e) => e.from));
     return this.#stmt(`UPDATE batches SET state = ${next}${sets ? `, ${sets}` : ''} WHERE id = @id AND state IN (${from})`).run(params).changes === 1;
   }
 
@@ -156,7 +157,7 @@ export class BatchStore {
         `INSERT INTO batches (id, seq, name, source_name, job_file, content_hash, origin, state, duplicate_of, retry_of,
            sandbox, owner, lease_until, created_at)
          VALUES (@id, (SELECT coalesce(max(seq), 0) + 1 FROM batches), @name, @sourceName, @jobFile, @contentHash, @origin,
-           'claimed', @duplicateOf, @retryOf, @sandbox, @owner, @leaseUntil, @now)`,
+           ${batchState('claimed')}, @duplicateOf, @retryOf, @sandbox, @owner, @leaseUntil, @now)`,
       )
       .run({
         ...b,
@@ -188,7 +189,7 @@ export class BatchStore {
   findByContent(hash: string): Batch | undefined {
     // A cancelled batch is not one "already processed": the rows it never sent can be bought by
     // dropping the file again (those it sent are still repeats: claim/repeats.ts).
-    const r = this.#stmt(`SELECT * FROM batches WHERE content_hash = ? AND state NOT IN ('duplicate', 'failed') AND origin IN ('inbox', 'submit') AND cancel_requested = 0 ORDER BY seq LIMIT 1`)
+    const r = this.#stmt(`SELECT * FROM batches WHERE content_hash = ? AND state NOT IN (${batchStates(NOTHING_ORDERED_BATCH_STATES)}) AND origin IN ('inbox', 'submit') AND cancel_requested = 0 ORDER BY seq LIMIT 1`)
       .get(hash) as BatchRow | undefined;
     return r ? toBatch(r) : undefined;
   }
@@ -204,12 +205,12 @@ export class BatchStore {
 
   /** Undoes a claim whose file move failed (another process took the file first). */
   forgetClaim(id: string): void {
-    this.#stmt(`DELETE FROM batches WHERE id = ? AND state = 'claimed'`).run(id);
+    this.#stmt(`DELETE FROM batches WHERE id = ? AND state = ${batchState('claimed')}`).run(id);
   }
 
   /** The batch that retried this one, if any. A retry whose claim failed does not count. */
   retriedAs(id: string): string | undefined {
-    return (this.#stmt(`SELECT id FROM batches WHERE retry_of = ? AND state != 'failed'`).get(id) as { id: string } | undefined)?.id;
+    return (this.#stmt(`SELECT id FROM batches WHERE retry_of = ? AND state != ${batchState('failed')}`).get(id) as { id: string } | undefined)?.id;
   }
 
   /** claimed → open, once every row is stored. */
@@ -260,7 +261,7 @@ export class BatchStore {
   }
 
   requestCancel(id: string): boolean {
-    return this.#stmt(`UPDATE batches SET cancel_requested = 1 WHERE id = ? AND state IN ('claimed', 'open')`).run(id).changes === 1;
+    return this.#stmt(`UPDATE batches SET cancel_requested = 1 WHERE id = ? AND state IN (${batchStates(ORDERING_BATCH_STATES)})`).run(id).changes === 1;
   }
 
   /** Takes or renews the lease on a batch; false when another live process holds it. */
@@ -268,7 +269,7 @@ export class BatchStore {
     return (
       this.#stmt(
           `UPDATE batches SET owner = @owner, lease_until = @until
-           WHERE id = @id AND state IN ('claimed', 'open', 'duplicate') AND (owner IS NULL OR owner = @owner OR lease_until < @now)`,
+           WHERE id = @id AND state IN (${batchStates(UNFINISHED_BATCH_STATES)}) AND (owner IS NULL OR owner = @owner OR lease_until < @now)`,
         )
         .run({ id, owner, now, until: now + leaseMs }).changes === 1
     );
@@ -277,14 +278,14 @@ export class BatchStore {
   /** Takes a batch from an owner known to be dead (same host, process gone), lease or not. */
   takeOver(id: string, owner: string, deadOwner: string, now: number, leaseMs: number): boolean {
     return (
-      this.#stmt(`UPDATE batches SET owner = ?, lease_until = ? WHERE id = ? AND owner = ? AND state IN ('claimed', 'open', 'duplicate')`)
+      this.#stmt(`UPDATE batches SET owner = ?, lease_until = ? WHERE id = ? AND owner = ? AND state IN (${batchStates(UNFINISHED_BATCH_STATES)})`)
         .run(owner, now + leaseMs, id, deadOwner).changes === 1
     );
   }
 
   /** Batches not finished yet, whoever holds them. */
   unfinished(): Batch[] {
-    return (this.#stmt(`SELECT * FROM batches WHERE state IN ('claimed', 'open', 'duplicate') AND finished_at IS NULL ORDER BY seq`).all() as BatchRow[]).map(toBatch);
+    return (this.#stmt(`SELECT * FROM batches WHERE state IN (${batchStates(UNFINISHED_BATCH_STATES)}) AND finished_at IS NULL ORDER BY seq`).all() as BatchRow[]).map(toBatch);
   }
 
   /** After the wall clock stepped back: a lease further ahead than one lease length was written on the old clock. */
@@ -296,8 +297,14 @@ export class BatchStore {
     this.#stmt('UPDATE batches SET lease_until = ? WHERE owner = ?').run(now + leaseMs, owner);
   }
 
+  /** A process stopping: every lease it holds goes. */
   releaseAll(owner: string): void {
     this.#stmt('UPDATE batches SET owner = NULL, lease_until = 0 WHERE owner = ?').run(owner);
+  }
+
+  /** One lease given back by its holder (an operator action's, ops/lease.ts): no other lease of anyone. */
+  release(id: string, owner: string): boolean {
+    return this.#stmt('UPDATE batches SET owner = NULL, lease_until = 0 WHERE id = ? AND owner = ?').run(id, owner).changes === 1;
   }
 
   ownedBy(owner: string): Batch[] {

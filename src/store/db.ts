@@ -14,7 +14,7 @@ import Database from 'better-sqlite3';
 import { closeSync, mkdirSync, openSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { MIGRATIONS } from './migrations.js';
-import { ErrorCode, TopupError } from '../errors.js';
+import { ErrorCode, TopupError } from '../kernel/errors.js';
 
 export type Db = Database.Database;
 

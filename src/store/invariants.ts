@@ -42,7 +42,7 @@ export const INVARIANTS: readonly Invariant[] = Object.freeze([
     id: 'foreign-orders-need-proof',
     rule:
       "An order the row's sends did not provably make (created before its first committed send, a replay on its first send, or a replay of unknown origin under a trxid the file gave) completes the row only when it names every field of a top-up, each the same, and says so in a note; a key/card row never takes codes that way without a person (review, saying why).",
-    enforcedBy: 'order-match.ts originOf, mustProve, foreignOrderProblem, used by dispatch/sender.ts, poll/verify.ts and poll/review-recheck.ts',
+    enforcedBy: 'dispatch/order-match.ts originOf, mustProve, foreignOrderProblem, used by dispatch/sender.ts, poll/verify.ts and poll/review-recheck.ts',
     tests: [
       { file: 'test/unit/money-defects.test.ts', title: 'the first send answered with a replay' },
       { file: 'test/unit/money-defects.test.ts', title: 'first send lost behind a proxy 502' },
@@ -64,7 +64,7 @@ export const INVARIANTS: readonly Invariant[] = Object.freeze([
   {
     id: 'sending-is-owned',
     rule: 'A row left `sending` by an owner that is gone (crashed, or released without an answer) is resent with its trxid; one whose send ended without an answer is resent by its owner.',
-    enforcedBy: 'the trigger batches_taken_over (migration 9: the taken-over edge whenever a batch changes hands); dispatch/dispatch-stage.ts rescues its own stranded rows; a stop before the request left puts the row back (NotDispatchedError)',
+    enforcedBy: 'the trigger batches_taken_over (migration 9: the taken-over edge whenever a batch changes hands); engine/stages/dispatch.ts rescues its own stranded rows; a stop before the request left puts the row back (NotDispatchedError)',
     tests: [
       { file: 'test/unit/state-machine.test.ts', title: 'a batch changing hands moves its rows by the taken-over edges' },
       { file: 'test/unit/money-defects.test.ts', title: 'taken over by whoever takes the lease next' },
@@ -98,6 +98,16 @@ export const INVARIANTS: readonly Invariant[] = Object.freeze([
     rule: 'Outcomes of sends and polls are written only by the process holding the batch lease (an order in hand excepted: it proves a charge).',
     enforcedBy: 'rows.ts: every move but `placed` is guarded by the lease (LEASED)',
     tests: [{ file: 'test/unit/state-machine.test.ts', title: 'not applied by a process whose lease lapsed' }],
+    simulator: 'result files = store = ledger',
+  },
+  {
+    id: 'settled-rows-reach-their-results',
+    rule: "A review row settled later (its order found by the recheck, or an operator's decision) reaches its batch's results as the next version: never a settled row in a `done` batch whose file still says review.",
+    enforcedBy: 'store/settle.ts settleAndReopen: the row settled and its batch reopened in one transaction (poll/review-recheck.ts, ops/review.ts)',
+    tests: [
+      { file: 'test/ops/settle-and-reopen.test.ts', title: 'topup review resolve: a crash between leaves the row in review' },
+      { file: 'test/ops/settle-and-reopen.test.ts', title: 'the review recheck: a crash between leaves the row in review' },
+    ],
     simulator: 'result files = store = ledger',
   },
 ]);

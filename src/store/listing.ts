@@ -9,6 +9,8 @@ import type { Statement } from 'better-sqlite3';
 import { placeholders, statementCache, type Db } from './db.js';
 import { toRow, type Row, type RowRecord } from './row-record.js';
 import { LIVE_STATES, type RowState } from './row-states.js';
+import { UNFINISHED_BATCH_STATES } from './batch-states.js';
+import { batchStates } from './state-sql.js';
 import type { Batch, BatchState, BatchStore, WaitReason } from './batches.js';
 
 /** `active`: not finished yet (claimed, open, or a duplicate being written). */
@@ -47,7 +49,7 @@ export class Listing {
   batches(query: BatchQuery): { batches: Batch[]; more: boolean } {
     const where: string[] = ['seq < @before'];
     if (query.q) where.push(`(instr(lower(id), lower(@q)) > 0 OR instr(lower(source_name), lower(@q)) > 0)`);
-    if (query.state === 'active') where.push(`finished_at IS NULL AND state IN ('claimed', 'open', 'duplicate')`);
+    if (query.state === 'active') where.push(`finished_at IS NULL AND state IN (${batchStates(UNFINISHED_BATCH_STATES)})`);
     else if (query.state) where.push('state = @state');
     if (query.wait) where.push('wait_reason = @wait AND finished_at IS NULL');
     const rows = this.#stmt(`SELECT id FROM batches WHERE ${where.join(' AND ')} ORDER BY seq DESC LIMIT @limit`).all({

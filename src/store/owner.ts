@@ -3,17 +3,39 @@
  */
 import { hostname } from 'node:os';
 import type { BatchStore } from './batches.js';
-import type { Logger } from '../log.js';
-import type { Clock } from '../clock.js';
-import { systemEntropy, type Entropy } from '../entropy.js';
+import type { Logger } from '../kernel/log.js';
+import type { Clock } from '../kernel/clock.js';
+import { systemEntropy, type Entropy } from '../kernel/entropy.js';
+
+/**
+ * How long a lease runs without renewal. The holder renews every lease it holds every 5 s
+ * (keepLeases, engine/runner.ts), so a lease lapses only when its process stopped or stalled that long.
+ */
+export const LEASE_MS = 15_000;
 
 /** This process, as written in batch leases. */
 export function newOwnerId(entropy: Entropy = systemEntropy): string {
   return `${hostname()}:${process.pid}:${entropy.hex(3)}`;
 }
 
+let actions = 0;
+
 /**
- * Leases are written as host:pid:random. A lease of a process on this host that no longer
+ * A lease owner name for one operator action of the process `processOwner` (ops/lease.ts): unique
+ * in the process, and dead when the process is (processOwnerOf), so a crash mid-action leaves a
+ * lease the next process takes at once.
+ */
+export function actionOwner(processOwner: string): string {
+  return `${processOwner}:op${++actions}`;
+}
+
+/** The process an owner name belongs to: itself, or the process whose action it names. */
+export function processOwnerOf(owner: string): string {
+  return owner.replace(/:op\d+$/, '');
+}
+
+/**
+ * Leases are written as host:pid:random (an action's as host:pid:random:opN). A lease of a process on this host that no longer
  * exists is taken at once instead of waiting for it to expire (a restart after a crash).
  */
 export function ownerIsDead(owner: string): boolean {

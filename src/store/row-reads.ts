@@ -6,20 +6,19 @@
 import type { Statement } from 'better-sqlite3';
 import { placeholders, statementCache, type Db } from './db.js';
 import { emptyCounts, toRow, type Row, type RowRecord, type StateCounts } from './row-record.js';
-import { FOLLOWED_STATES, type RowState } from './row-states.js';
-import { roundCents } from '../money.js';
+import { FOLLOWED_STATES, PLACED_STATES, SENDABLE_STATES, type RowState } from './row-states.js';
+import { ORDERING_BATCH_STATES } from './batch-states.js';
+import { IN_DOUBT_INDEX, IN_POLL_INDEX, IN_REVIEW_INDEX, IN_SEND_INDEX, batchState, batchStates, rowState, rowStates } from './state-sql.js';
+import { roundCents } from '../kernel/money.js';
+import { SPENT_USD_SQL } from './cost.js';
 
-/** Rows that may be sent now (`sending` rows have a request on its way), and placed orders followed by polls. */
-const SENDABLE: readonly RowState[] = ['pending', 'resending'];
-const PLACED: readonly RowState[] = ['processing', 'unseen'];
-/**
- * The WHERE terms of the partial indexes rows_send and rows_poll (migrations.ts), word for word: SQLite uses a partial
- * index only when the query repeats its condition (test/unit/flat-cost.test.ts checks the plans).
- * The state (and a LIMIT) is written into the SQL, not bound: with `state = ?` or `LIMIT ?` SQLite
- * prepares the statement again at every run, to plan for the value (3× the cost, measured).
+/*
+ * The WHERE terms of the partial indexes (IN_SEND_INDEX, IN_POLL_INDEX …: state-sql.ts, derived
+ * from row-states.ts), word for word: SQLite uses a partial index only when the query repeats its
+ * condition (test/unit/flat-cost.test.ts checks the plans). The state (and a LIMIT) is written into
+ * the SQL, not bound: with `state = ?` or `LIMIT ?` SQLite prepares the statement again at every
+ * run, to plan for the value (3× the cost, measured).
  */
-const IN_SEND_INDEX = `state IN (${SENDABLE.map((s) => `'${s}'`).join(', ')})`;
-const IN_POLL_INDEX = `state IN (${FOLLOWED_STATES.map((s) => `'${s}'`).join(', ')})`;
 
 /** A row of another batch with the same purchase fingerprint: a purchase a row may repeat (claim/repeats.ts decides). */
 export interface EarlierPurchase {
@@ -47,7 +46,7 @@ export interface EarlierPurchase {
  * opening's decision and the dry run's). @retried: the batch a retry tries again, whose rows are
  * the ones it retries, not earlier purchases.
  */
-const EARLIER_TERMS = `r.fingerprint = @fp AND r.batch_id != @batchId AND r.batch_id IS NOT @retried AND b.state != 'claimed'
+const EARLIER_TERMS = `r.fingerprint = @fp AND r.batch_id != @batchId AND r.batch_id IS NOT @retried AND b.state != ${batchState('claimed')}
          AND (r.first_sent_at IS NULL OR r.first_sent_at >= @since)`;
 
 /** Rows a caller already holds (sends started, not yet marked `sending`): skipped by sendable(). */
@@ -123,7 +122,7 @@ export class RowReads {
 
   /** USD still to be spent on rows that have not been sent (pending) in a batch. */
   unsentTotal(batchId: string): number {
-    const r = this.stmt(`SELECT usd_micros FROM batch_counts WHERE batch_id = ? AND state = 'pending'`).get(batchId) as { usd_micros: number } | undefined;
+    const r = this.stmt(`SELECT usd_micros FROM batch_counts WHERE batch_id = ? AND state = ${rowState('pending')}`).get(batchId) as { usd_micros: number } | undefined;
     return roundCents((r?.usd_micros ?? 0) / 1_000_000);
   }
 
@@ -131,13 +130,13 @@ export class RowReads {
    * USD already promised: the unsent rows of every unfinished batch of the home, whoever runs it
    * (`topup balance`, `validate`, the balance report, the console and /metrics show this one
    * figure). A batch whose cancel was asked for promises nothing: its unsent rows are skipped.
-   * The funds gate (dispatch/funds.ts) judges batch by batch from unsentTotal instead, because it
+   * The funds gate (account/funds.ts) judges batch by batch from unsentTotal instead, because it
    * also sets aside batches that wait for balance.
    */
   reservedUsd(): number {
     const r = this.stmt(
-      `SELECT coalesce(sum(c.usd_micros), 0) AS micros FROM batches b JOIN batch_counts c ON c.batch_id = b.id AND c.state = 'pending'
-       WHERE b.state IN ('claimed', 'open') AND b.cancel_requested = 0`,
+      `SELECT coalesce(sum(c.usd_micros), 0) AS micros FROM batches b JOIN batch_counts c ON c.batch_id = b.id AND c.state = ${rowState('pending')}
+       WHERE b.state IN (${batchStates(ORDERING_BATCH_STATES)}) AND b.cancel_requested = 0`,
     ).get() as { micros: number };
     return roundCents(r.micros / 1_000_000);
   }
@@ -161,7 +160,7 @@ export class RowReads {
       if (out.length >= limit) return;
       // Positions from the index alone (covering), read lazily past the rows already on their way;
       // the whole row is read only for those returned. (No bound LIMIT: see IN_SEND_INDEX.)
-      const idxs = this.stmt(`SELECT idx FROM rows WHERE batch_id = ? AND state = '${state}' AND ${IN_SEND_INDEX} AND next_try_at <= ? ORDER BY next_try_at, idx`)
+      const idxs = this.stmt(`SELECT idx FROM rows WHERE batch_id = ? AND state = ${rowState(state)} AND ${IN_SEND_INDEX} AND next_try_at <= ? ORDER BY next_try_at, idx`)
         .pluck()
         .iterate(batchId, now) as IterableIterator<number>;
       for (const idx of idxs) {
@@ -184,7 +183,7 @@ export class RowReads {
 
   /** The earliest time any row `sendable` could return becomes due. */
   nextTryAt(scope: SendScope): number | undefined {
-    const a = this.#earliest('next_try_at', scope.newOrders, SENDABLE);
+    const a = this.#earliest('next_try_at', scope.newOrders, SENDABLE_STATES);
     const b = this.#earliest('next_try_at', scope.resendsOnly, ['resending']);
     const due = [a, b].filter((x): x is number => x !== undefined);
     return due.length > 0 ? Math.min(...due) : undefined;
@@ -196,7 +195,7 @@ export class RowReads {
     let min: number | undefined;
     for (const id of batchIds) {
       for (const st of states) {
-        const r = this.stmt(`SELECT ${column} AS v FROM rows WHERE batch_id = ? AND state = '${st}' AND ${inIndex} ORDER BY ${column} LIMIT 1`).get(id) as { v: number } | undefined;
+        const r = this.stmt(`SELECT ${column} AS v FROM rows WHERE batch_id = ? AND state = ${rowState(st)} AND ${inIndex} ORDER BY ${column} LIMIT 1`).get(id) as { v: number } | undefined;
         if (r && (min === undefined || r.v < min)) min = r.v;
       }
     }
@@ -209,7 +208,7 @@ export class RowReads {
     const rows: RowRecord[] = [];
     for (const id of batchIds) {
       for (const st of FOLLOWED_STATES) {
-        rows.push(...(this.stmt(`SELECT * FROM rows WHERE batch_id = ? AND state = '${st}' AND ${IN_POLL_INDEX} AND next_poll_at <= ? ORDER BY next_poll_at LIMIT ${limit}`)
+        rows.push(...(this.stmt(`SELECT * FROM rows WHERE batch_id = ? AND state = ${rowState(st)} AND ${IN_POLL_INDEX} AND next_poll_at <= ? ORDER BY next_poll_at LIMIT ${limit}`)
           .all(id, now) as RowRecord[]));
       }
     }
@@ -222,23 +221,23 @@ export class RowReads {
 
   /** Indexes of the batch's `sending` rows (rows_in_flight holds them; read only when the counters say some may be stranded). */
   sendingIdx(batchId: string): number[] {
-    return this.stmt(`SELECT idx FROM rows WHERE batch_id = ? AND state = 'sending'`).pluck().all(batchId) as number[];
+    return this.stmt(`SELECT idx FROM rows WHERE batch_id = ? AND state = ${rowState('sending')}`).pluck().all(batchId) as number[];
   }
 
   /** Rows waiting to be sent or resent (not those with a request on its way). */
   countUnsent(batchIds: readonly string[]): number {
-    return this.#count(batchIds, SENDABLE);
+    return this.#count(batchIds, SENDABLE_STATES);
   }
 
   /** Placed orders being followed. */
   countProcessing(batchIds: readonly string[]): number {
-    return this.#count(batchIds, PLACED);
+    return this.#count(batchIds, PLACED_STATES);
   }
 
   /** Our placed, followed rows holding these order ids. */
   processingByOrderIds(orderIds: readonly string[]): Row[] {
     if (orderIds.length === 0) return [];
-    const rows = this.stmt(`SELECT * FROM rows WHERE order_id IN (${placeholders(orderIds)}) AND state IN ('processing', 'unseen')`)
+    const rows = this.stmt(`SELECT * FROM rows WHERE order_id IN (${placeholders(orderIds)}) AND state IN (${rowStates(PLACED_STATES)})`)
       .all(...orderIds) as RowRecord[];
     return rows.map(toRow);
   }
@@ -254,13 +253,12 @@ export class RowReads {
     return rows.map(toRow);
   }
 
-  /** How many of a batch's rows there are, were ever sent, and what they spent (completed, or cancelled without refund). */
+  /** How many of a batch's rows there are, were ever sent, and what they spent (cost.ts: the rule SPENT). */
   progress(batchId: string): { rows: number; sent: number; spentUsd: number } {
     return this.stmt(
       `SELECT count(*) AS rows,
          coalesce(sum(first_sent_at IS NOT NULL), 0) AS sent,
-         coalesce(sum(CASE WHEN state = 'completed' OR (state = 'cancelled' AND coalesce(refunded, 0) = 0)
-                      THEN coalesce(amount_usd, expected_usd, 0) ELSE 0 END), 0) AS spentUsd
+         coalesce(sum(${SPENT_USD_SQL}), 0) AS spentUsd
        FROM rows WHERE batch_id = ?`,
     ).get(batchId) as { rows: number; sent: number; spentUsd: number };
   }
@@ -300,7 +298,7 @@ export class RowReads {
   /** Review rows not resolved, that entered review after `since`, whose recheck is due. */
   dueReviews(since: number, now: number, limit: number): Row[] {
     return (this.stmt(
-      `SELECT * FROM rows WHERE state = 'review' AND next_poll_at <= ? AND resolution IS NULL AND coalesce(review_since, updated_at) >= ?
+      `SELECT * FROM rows WHERE ${IN_REVIEW_INDEX} AND next_poll_at <= ? AND resolution IS NULL AND coalesce(review_since, updated_at) >= ?
        ORDER BY next_poll_at LIMIT ?`,
     ).all(now, since, limit) as RowRecord[]).map(toRow);
   }
@@ -308,14 +306,14 @@ export class RowReads {
   /** When the next review recheck is due (rows that entered review after `since`). */
   nextReviewCheckAt(since: number): number | undefined {
     const r = this.stmt(
-      `SELECT min(next_poll_at) AS t FROM rows WHERE state = 'review' AND resolution IS NULL AND coalesce(review_since, updated_at) >= ?`,
+      `SELECT min(next_poll_at) AS t FROM rows WHERE ${IN_REVIEW_INDEX} AND resolution IS NULL AND coalesce(review_since, updated_at) >= ?`,
     ).get(since) as { t: number | null };
     return r.t ?? undefined;
   }
 
   /** Review rows (unresolved, or every row that was ever resolved too), newest first. */
   reviewRows(opts: { resolved?: boolean; limit?: number } = {}): Row[] {
-    const where = opts.resolved ? `state = 'review' OR resolution IS NOT NULL` : `state = 'review'`;
+    const where = opts.resolved ? `${IN_REVIEW_INDEX} OR resolution IS NOT NULL` : IN_REVIEW_INDEX;
     return (this.stmt(`SELECT * FROM rows WHERE ${where} ORDER BY coalesce(review_since, updated_at) DESC LIMIT ?`)
       .all(opts.limit ?? 1_000_000) as RowRecord[]).map(toRow);
   }
@@ -345,7 +343,7 @@ export class RowReads {
   repeatCandidates(batchId: string, since: number, retried: string | null = null): { idx: number; line: number; fingerprint: string; cells: string[] }[] {
     return (this.stmt(
       `SELECT idx, line, fingerprint, cells_json AS cells FROM rows
-       WHERE batch_id = @batchId AND state = 'pending' AND repeat_check = 1
+       WHERE batch_id = @batchId AND state = ${rowState('pending')} AND repeat_check = 1
          AND EXISTS (SELECT 1 FROM rows r JOIN batches b ON b.id = r.batch_id WHERE ${EARLIER_TERMS.replace('@fp', 'rows.fingerprint')})
        ORDER BY idx`,
     ).all({ batchId, since, retried }) as { idx: number; line: number; fingerprint: string; cells: string }[]).map((r) => ({ ...r, cells: JSON.parse(r.cells) as string[] }));
@@ -360,12 +358,12 @@ export class RowReads {
   /**
    * Another row of ours for the same purchase (game, pack, player) that is in flight or in doubt:
    * `sending` (its first send may be on the wire right now), `resending`, `verifying` or
-   * `searching`. Its order could be the one a history check is about to claim. (rows_in_flight: the same IN list.)
+   * `searching`. Its order could be the one a history check is about to claim (rows_in_flight: IN_DOUBT_INDEX).
    */
   hasTwinInFlight(row: Row): boolean {
     return (
       this.stmt(
-        `SELECT 1 FROM rows WHERE state IN ('sending', 'resending', 'verifying', 'searching') AND slug IS ? AND pack_name IS ?
+        `SELECT 1 FROM rows WHERE ${IN_DOUBT_INDEX} AND slug IS ? AND pack_name IS ?
            AND json_extract(request_json, '$.userId') IS ? AND NOT (batch_id = ? AND idx = ?)`,
       ).get(row.slug, row.packName, row.request?.userId ?? null, row.batchId, row.idx) !== undefined
     );

@@ -4,7 +4,7 @@
  * table (RowStore.#sql), so the store can take no edge that is not here; the one trigger that
  * moves rows (batches_taken_over, migration 9) applies this table's taken-over edge, and a test
  * holds it to that; test/unit/state-machine.test.ts drives every edge and every refused pair, so
- * nothing here is missing from the store; the README's diagram is generated from it
+ * nothing here is missing from the store; docs/state-machine.md's diagram is generated from it
  * (scripts/state-machine-doc.ts) and a test fails on drift. What must never happen with money is
  * beside it, in invariants.ts.
  *
@@ -41,8 +41,16 @@ export const FINAL_ROW_STATES: readonly RowState[] = Object.freeze(['completed',
 export const UNSENT_STATES: readonly RowState[] = Object.freeze(['pending', 'sending', 'resending']);
 /** A request may be on its way, or its answer was lost: an order may exist that we do not know of. */
 export const IN_FLIGHT_STATES: readonly RowState[] = Object.freeze(['sending', 'resending']);
-/** Followed by polls or by a history check. */
-export const FOLLOWED_STATES: readonly RowState[] = Object.freeze(['processing', 'unseen', 'verifying', 'searching']);
+/** Placed: the API has the order and it has not ended; followed by polls. */
+export const PLACED_STATES: readonly RowState[] = Object.freeze(['processing', 'unseen']);
+/** Followed by a history check: whether an order exists is not known yet. */
+export const CHECKED_STATES: readonly RowState[] = Object.freeze(['verifying', 'searching']);
+/** Followed by polls or by a history check (in this order: the rows_poll partial index's text). */
+export const FOLLOWED_STATES: readonly RowState[] = Object.freeze([...PLACED_STATES, ...CHECKED_STATES]);
+/** May be (re)sent now (the rows_send partial index): not `sending`, whose request is on its way. */
+export const SENDABLE_STATES: readonly RowState[] = Object.freeze(['pending', 'resending']);
+/** The order's end: completed, or placed then failed (refunded or not). */
+export const ORDER_END_STATES: readonly RowState[] = Object.freeze(['completed', 'cancelled']);
 /** Not final: the batch is not done while any row is in one of these. */
 export const LIVE_STATES: readonly RowState[] = Object.freeze([...UNSENT_STATES, ...FOLLOWED_STATES]);
 
@@ -58,7 +66,7 @@ export interface RowEdge {
   readonly from: RowState;
   readonly event: RowEvent;
   readonly to: RowState;
-  /** Why this edge exists, for the README's table. */
+  /** Why this edge exists, for docs/state-machine.md's table. */
   readonly why: string;
 }
 

@@ -5,6 +5,8 @@
  */
 import { RowReads } from './row-reads.js';
 import type { NewRow } from './row-record.js';
+import { CHECKED_STATES, type RowState } from './row-states.js';
+import { IN_REVIEW_INDEX, rowState, rowStates } from './state-sql.js';
 
 export class RowWrites extends RowReads {
   /** Stores rows of a claimed batch (claim/load.ts calls it per chunk, inside its transaction): new rows start `pending`, `invalid` or `skipped`. */
@@ -22,7 +24,7 @@ export class RowWrites extends RowReads {
         idx: r.idx,
         line: r.line,
         cells: JSON.stringify(r.cells),
-        state: r.skipped ? 'skipped' : r.request ? 'pending' : 'invalid',
+        state: (r.skipped ? 'skipped' : r.request ? 'pending' : 'invalid') satisfies RowState,
         trxid: r.request?.trxid ?? null,
         request: r.request ? JSON.stringify(r.request) : null,
         productId: r.productId ?? null,
@@ -47,7 +49,7 @@ export class RowWrites extends RowReads {
         if ((err as { code?: string }).code !== 'SQLITE_CONSTRAINT_UNIQUE' || !String((err as Error).message).includes('rows.trxid') || params.trxid === null) throw err;
         const by = this.byTrxid(params.trxid);
         if (!by) throw err;
-        stmt.run({ ...params, state: 'invalid', trxid: null, request: null, repeatCheck: 0, error: `trxid: ${params.trxid} was already used by batch ${by.batchId}; a new purchase needs a new trxid` });
+        stmt.run({ ...params, state: 'invalid' satisfies RowState, trxid: null, request: null, repeatCheck: 0, error: `trxid: ${params.trxid} was already used by batch ${by.batchId}; a new purchase needs a new trxid` });
       }
       n++;
     }
@@ -68,7 +70,7 @@ export class RowWrites extends RowReads {
   checkLater(batchId: string, idx: number, now: number, at: number, answer: string | null): number {
     const r = this.stmt(
       `UPDATE rows SET next_poll_at = ?, doubt_since = coalesce(doubt_since, ?), last_answer = coalesce(?, last_answer)
-       WHERE batch_id = ? AND idx = ? AND state IN ('verifying', 'searching') RETURNING doubt_since AS since`,
+       WHERE batch_id = ? AND idx = ? AND state IN (${rowStates(CHECKED_STATES)}) RETURNING doubt_since AS since`,
     ).get(at, now, answer, batchId, idx) as { since: number } | undefined;
     return r?.since ?? now;
   }
@@ -80,7 +82,7 @@ export class RowWrites extends RowReads {
 
   /** The next recheck of a review row. */
   scheduleReviewCheck(batchId: string, idx: number, at: number, answer: string | null): void {
-    this.stmt(`UPDATE rows SET next_poll_at = ?, last_answer = coalesce(?, last_answer) WHERE batch_id = ? AND idx = ? AND state = 'review'`)
+    this.stmt(`UPDATE rows SET next_poll_at = ?, last_answer = coalesce(?, last_answer) WHERE batch_id = ? AND idx = ? AND ${IN_REVIEW_INDEX}`)
       .run(at, answer, batchId, idx);
   }
 
@@ -95,6 +97,6 @@ export class RowWrites extends RowReads {
   }
 
   deferPending(batchId: string, until: number): void {
-    this.stmt(`UPDATE rows SET next_try_at = max(next_try_at, ?) WHERE batch_id = ? AND state = 'pending'`).run(until, batchId);
+    this.stmt(`UPDATE rows SET next_try_at = max(next_try_at, ?) WHERE batch_id = ? AND state = ${rowState('pending')}`).run(until, batchId);
   }
 }

@@ -1,9 +1,10 @@
 /**
  * Rows: the store decides from named events. A caller says what happened (`placed`, `refused`,
- * `noAnswer` …); the method is ONE guarded UPDATE whose SET of the new state and WHERE on the old
+ * `noAnswer` …); the move is ONE guarded UPDATE whose SET of the new state and WHERE on the old
  * one are built from the edges of that event in row-states.ts, so no transition exists that the
  * table does not declare. Every method reports whether the row moved, so two actors can never
- * both move a row.
+ * both move a row. (takenOver runs a second UPDATE after its move, which moves no row: it makes
+ * the batch's rows already in doubt due now.)
  *
  * Outcomes of a send or a poll are written only by the holder of the batch's lease: a process
  * whose lease lapsed mid-request (a stall, a suspended VM) and was taken over must not write its
@@ -15,6 +16,7 @@ import { RowWrites } from './row-writes.js';
 import { unsynced } from './db.js';
 import type { OrderFacts, Resolution } from './row-record.js';
 import { ROW_EDGES, type RowEvent, type RowState } from './row-states.js';
+import { batchState, rowState, rowStates } from './state-sql.js';
 
 export type { NewRow, OrderFacts, Resolution, Row, StateCounts } from './row-record.js';
 export { emptyCounts } from './row-record.js';
@@ -34,7 +36,7 @@ export const TRXID_USED_CODE = 'TOPUP_TRXID_ALREADY_USED';
 /**
  * reject_code of a `review` row whose trxid the API answered with an order this row's sends did not
  * make (another purchase, or one made before the row's first send): looking the trxid up again can
- * only find that order, so the review recheck does not settle the row by it (order-match.ts).
+ * only find that order, so the review recheck does not settle the row by it (dispatch/order-match.ts).
  */
 export const FOREIGN_ORDER_CODE = 'TOPUP_FOREIGN_ORDER';
 /** reject_code of a row skipped because its batch was cancelled before it was sent: buyable again (topup retry). */
@@ -94,11 +96,11 @@ export class RowStore extends RowWrites {
     if (edges.length === 0) throw new Error(`no edge for event ${event} into ${to}`);
     const from = [...new Set(edges.map((e) => e.from))];
     if (from.length !== edges.length) throw new Error(`event ${event} leaves one state for two: name the state it goes to`);
-    const next = `CASE state ${edges.map((e) => `WHEN ${q(e.from)} THEN ${q(e.to)}`).join(' ')} END`;
+    const next = `CASE state ${edges.map((e) => `WHEN ${rowState(e.from)} THEN ${rowState(e.to)}`).join(' ')} END`;
     const where = opts.whole ? 'batch_id = @batchId' : 'batch_id = @batchId AND idx = @idx';
     return (
       `UPDATE rows SET state = ${next}${sets ? `, ${sets}` : ''}, updated_at = @now ` +
-      `WHERE ${where} AND state IN (${from.map(q).join(', ')})${opts.guard ? ` AND ${opts.guard}` : ''}` +
+      `WHERE ${where} AND state IN (${rowStates(from)})${opts.guard ? ` AND ${opts.guard}` : ''}` +
       ` RETURNING idx AS _idx, state AS _state${opts.returning ? `, ${opts.returning}` : ''}`
     );
   }
@@ -126,7 +128,7 @@ export class RowStore extends RowWrites {
   markSending(batchId: string, idx: number, a: Actor, busyUntil: number): boolean {
     return this.#run('send', this.#sql('send', undefined, `attempts = attempts + 1, first_sent_at = coalesce(first_sent_at, @now), last_sent_at = @now, next_try_at = @busyUntil`, {
         guard: `EXISTS (SELECT 1 FROM batches b WHERE b.id = @batchId AND b.owner = @owner AND b.lease_until > @now
-           AND (b.cancel_requested = 0 OR rows.state = 'resending'))`,
+           AND (b.cancel_requested = 0 OR rows.state = ${rowState('resending')}))`,
       }),
       { batchId, idx, owner: a.owner, now: a.now, busyUntil },
     );
@@ -140,7 +142,7 @@ export class RowStore extends RowWrites {
         'placed',
         o.status,
         `order_id = @orderId, amount_usd = coalesce(@amountUsd, amount_usd), codes_json = coalesce(@codes, codes_json),
-         refunded = coalesce(@refunded, refunded), error = CASE WHEN @status = 'cancelled' THEN coalesce(@error, error) ELSE NULL END,
+         refunded = coalesce(@refunded, refunded), error = CASE WHEN @status = ${rowState('cancelled')} THEN coalesce(@error, error) ELSE NULL END,
          last_answer = coalesce(@answer, last_answer), note = coalesce(@note, note), doubt_since = NULL, doubt_tries = 0, next_poll_at = @nextPollAt`,
       ),
       { batchId, idx, now, nextPollAt, ...orderParams(o), answer: extra.answer ?? null, note: extra.note ?? null },
@@ -221,7 +223,7 @@ export class RowStore extends RowWrites {
    */
   takenOver(batchId: string, now: number): void {
     this.#go('taken-over', this.#sql('taken-over', 'resending', `doubt_since = coalesce(doubt_since, last_sent_at, @now), next_try_at = 0`, { whole: true }), { batchId, now });
-    this.stmt(`UPDATE rows SET next_try_at = 0 WHERE batch_id = ? AND state = 'resending'`).run(batchId);
+    this.stmt(`UPDATE rows SET next_try_at = 0 WHERE batch_id = ? AND state = ${rowState('resending')}`).run(batchId);
   }
 
   /**
@@ -293,7 +295,7 @@ export class RowStore extends RowWrites {
         'finished',
         o.status,
         `amount_usd = coalesce(@amountUsd, amount_usd), codes_json = coalesce(@codes, codes_json), refunded = coalesce(@refunded, refunded),
-         error = CASE WHEN @status = 'cancelled' THEN coalesce(@error, error) ELSE NULL END, doubt_since = NULL,
+         error = CASE WHEN @status = ${rowState('cancelled')} THEN coalesce(@error, error) ELSE NULL END, doubt_since = NULL,
          last_answer = coalesce(@answer, last_answer), note = coalesce(@note, note), next_poll_at = 0`,
       ),
       { batchId, idx, now, ...orderParams(o), answer: extra.answer ?? null, note: extra.note ?? null },
@@ -347,7 +349,7 @@ export class RowStore extends RowWrites {
     return this.#run(
       'repeat',
       this.#sql('repeat', 'skipped', `reject_code = ${q(REPEAT_CODE)}, request_json = NULL, trxid = NULL, error = @error`, {
-        guard: `repeat_check = 1 AND EXISTS (SELECT 1 FROM batches b WHERE b.id = @batchId AND b.state = 'claimed')`,
+        guard: `repeat_check = 1 AND EXISTS (SELECT 1 FROM batches b WHERE b.id = @batchId AND b.state = ${batchState('claimed')})`,
       }),
       { batchId, idx, now, error },
     );

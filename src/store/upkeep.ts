@@ -3,7 +3,7 @@
  *  - the write-ahead log is checkpointed (folded into the database) when this process is idle and
  *    at every stop, and cut back to JOURNAL_SIZE_LIMIT (db.ts) after a checkpoint;
  *  - the call log (api_calls) is pruned of calls older than the longest rate window
- *    (dispatch/scheduler.ts prunes at every start and every 200 calls; the idle upkeep prunes too,
+ *    (account/rate-gate.ts prunes at every start and every 200 calls; the idle upkeep prunes too,
  *    so a daemon that makes few calls does not keep them for ever);
  *  - the sizes are reported by `topup doctor`.
  *
@@ -15,7 +15,7 @@
  *    another process; a stop is never held for the store's usual 10 s busy timeout.
  */
 import { statSync } from 'node:fs';
-import type { Logger } from '../log.js';
+import type { Logger } from '../kernel/log.js';
 import { BUSY_TIMEOUT_MS, JOURNAL_SIZE_LIMIT, type Db } from './db.js';
 
 const STOP_BUSY_MS = 1_000;

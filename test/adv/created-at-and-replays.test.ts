@@ -127,7 +127,7 @@ describe('A2 (money): defect 2 is still reachable when the first send got no def
     const w = await scriptedWorld([keyRow('SHOP-1001', 3)]);
     const stop = new AbortController();
     w.set(() => ({ body: yesterdayReplay }));
-    const out1 = await sendRow({ ...senderDeps(w.rt), rt: { ...w.rt, client: holdingClient(w.rt, () => stop.abort(new Error('SIGTERM'))) } as Runtime }, w.rt.rows.get('b1', 0)!, stop.signal);
+    const out1 = await sendRow({ ...senderDeps(w.rt), rt: { ...w.rt, account: { ...w.rt.account, client: holdingClient(w.rt, () => stop.abort(new Error('SIGTERM'))) } } as Runtime }, w.rt.rows.get('b1', 0)!, stop.signal);
     expect(out1).toBe('not-sent');
     expect(w.seen.filter((s) => s.startsWith('POST'))).toEqual([]); // nothing left this home
     // The request never left: the row is as it was (a first send stays a first send).
@@ -186,8 +186,8 @@ describe('A3 (money, found by the simulator, seed 7): a replay made minutes befo
 });
 
 /** As in test/unit/money-defects.test.ts: a Retry-After hold starting the moment the intent is committed, and a stop during it. */
-function holdingClient(rt: Runtime, onHold: () => void): Runtime['client'] {
-  const client = rt.client;
+function holdingClient(rt: Runtime, onHold: () => void): Runtime['account']['client'] {
+  const client = rt.account.client;
   return new Proxy(client, {
     get(target, prop, receiver) {
       if (prop !== 'submitOrder') return Reflect.get(target, prop, receiver) as unknown;
@@ -196,7 +196,7 @@ function holdingClient(rt: Runtime, onHold: () => void): Runtime['client'] {
           ...opts,
           beforeSend: () => {
             opts?.beforeSend?.();
-            rt.scheduler.holdOff(25_000);
+            rt.account.scheduler.holdOff(25_000);
             setTimeout(onHold, 50);
           },
         });

@@ -16,7 +16,7 @@ import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ResellerClient } from '../../src/api/client.js';
-import { ApiError, ApiResponseShapeError } from '../../src/errors.js';
+import { ApiError, ApiResponseShapeError } from '../../src/kernel/errors.js';
 import { client, countingGate, KEY, serializeThoroughly } from './helpers.js';
 
 interface Variant {

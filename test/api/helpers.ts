@@ -6,7 +6,7 @@
 import { inspect } from 'node:util';
 import { afterEach, expect } from 'vitest';
 import { type CallGate, type CallInfo, type ClientOptions, ResellerClient } from '../../src/api/client.js';
-import { ApiError, type Classification } from '../../src/errors.js';
+import { ApiError, type Classification } from '../../src/kernel/errors.js';
 import { type RunningSandbox, type SandboxOptions, startSandbox } from '../../src/sandbox/index.js';
 
 /** A canary key: if this string shows up anywhere in an error or a log line, the key leaked. */

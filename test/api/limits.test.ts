@@ -1,7 +1,7 @@
 /** §8 rolling windows at their edges, driven through the client on the sandbox's manual clock. */
 import { describe, expect, it } from 'vitest';
 import type { ResellerClient } from '../../src/api/client.js';
-import { ApiError } from '../../src/errors.js';
+import { ApiError } from '../../src/kernel/errors.js';
 import { manualClock } from '../sandbox/helpers.js';
 import { countingGate, setup } from './helpers.js';
 

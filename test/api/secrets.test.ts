@@ -6,7 +6,7 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
-import { createLogger } from '../../src/log.js';
+import { createLogger } from '../../src/kernel/log.js';
 import { client, failure, KEY, onCleanup, OTHER_KEY, sandbox, serializeThoroughly, setup, trx } from './helpers.js';
 
 const pubg = () => ({ pid: 'PUBG-60', trxid: trx(), userId: '5123456' });

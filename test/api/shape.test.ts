@@ -6,7 +6,7 @@
 import { createServer, type IncomingHttpHeaders, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
-import { ApiError, ApiResponseShapeError } from '../../src/errors.js';
+import { ApiError, ApiResponseShapeError } from '../../src/kernel/errors.js';
 import { apiFailure, client, countingGate, failure, KEY, onCleanup } from './helpers.js';
 
 type Script = Record<string, (res: ServerResponse) => void>;

@@ -1,10 +1,10 @@
-/** The console's settings (config.ts → console/settings.ts) and its file-name rule (uploads.ts). */
+/** The console's settings (config/config.ts → config/console-settings.ts) and its file-name rule (uploads.ts). */
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { loadConfig } from '../../src/config.js';
-import { ConfigError, UsageError } from '../../src/errors.js';
+import { loadConfig } from '../../src/config/config.js';
+import { ConfigError, UsageError } from '../../src/kernel/errors.js';
 import { safeFileName } from '../../src/console/uploads.js';
 
 const home = () => mkdtempSync(join(tmpdir(), 'cfg-console-'));

@@ -1,6 +1,6 @@
 /**
  * The bytes a batch orders from, and batches the database lost, with the real CLI killed by
- * SIGKILL at chosen instants (src/crash-points.ts) and judged by the sandbox's ledger:
+ * SIGKILL at chosen instants (src/kernel/crash-points.ts) and judged by the sandbox's ledger:
  *  - a submitted file edited between its claim and its load is ordered from the bytes hashed;
  *  - a file whose bytes changed in jobs/ after its claim is refused whole;
  *  - a claim cut short before its move never takes a different file of the same name;

@@ -15,8 +15,8 @@ import { cliEnv, csv, inProcessSandbox, runCli, tempHome } from '../e2e/harness.
 import { releaseAfterEach } from '../e2e/release.js';
 import { claimFile } from '../../src/claim/claim.js';
 import { loadBatch } from '../../src/claim/load.js';
-import { loadConfig } from '../../src/config.js';
-import { silentLogger } from '../../src/log.js';
+import { loadConfig } from '../../src/config/config.js';
+import { silentLogger } from '../../src/kernel/log.js';
 import { openRuntime } from '../../src/runtime.js';
 import { TEST_KEY } from '../e2e/harness.js';
 

@@ -31,7 +31,7 @@ describe('deploy/topup.service as text', () => {
     expect(one('ProtectHome')).toBe('true');
     expect(one('PrivateTmp')).toBe('true');
     expect(one('UMask')).toBe('0077');
-    // config.ts reads the key from $CREDENTIALS_DIRECTORY/topup-api-key.
+    // config/config.ts reads the key from $CREDENTIALS_DIRECTORY/topup-api-key.
     expect(one('LoadCredential')).toMatch(/^topup-api-key:\//);
     expect(one('CapabilityBoundingSet')).toBe('');
     expect(settings.has('MemoryDenyWriteExecute')).toBe(false); // V8's JIT needs W+X memory

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { parseProduct, parseServiceLine } from '../../src/api/schemas.js';
-import { buildCatalogIndex } from '../../src/intake/catalog.js';
+import { buildCatalogIndex } from '../../src/intake/catalog-index.js';
 import { loadCatalog } from './helpers.js';
 
 describe('buildCatalogIndex', () => {

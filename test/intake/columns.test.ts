@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { InputFileError } from '../../src/errors.js';
+import { InputFileError } from '../../src/kernel/errors.js';
 import { canonicalField, columnName, mapHeader } from '../../src/intake/columns.js';
 
 describe('mapHeader', () => {

@@ -3,7 +3,7 @@ import { createHash } from 'node:crypto';
 import { once } from 'node:events';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { InputFileError } from '../../src/errors.js';
+import { InputFileError } from '../../src/kernel/errors.js';
 import { detectDelimiter } from '../../src/intake/formats/csv.js';
 import { contentHash, openOrderFile, type RawRow } from '../../src/intake/formats/index.js';
 import { readAll, tempDir, writeTemp } from './helpers.js';

@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { parseProduct, parseServiceLine } from '../../src/api/schemas.js';
-import { buildCatalogIndex, type CatalogIndex } from '../../src/intake/catalog.js';
+import { buildCatalogIndex, type CatalogIndex } from '../../src/intake/catalog-index.js';
 import { mapHeader } from '../../src/intake/columns.js';
 import type { CellNote, RawRow } from '../../src/intake/formats/index.js';
 import { createRowValidator, formatProblems, type RowVerdict } from '../../src/intake/validate.js';

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach } from 'vitest';
 import { parseProduct, parseServiceLine } from '../../src/api/schemas.js';
-import { buildCatalogIndex, type CatalogIndex } from '../../src/intake/catalog.js';
+import { buildCatalogIndex, type CatalogIndex } from '../../src/intake/catalog-index.js';
 import { openOrderFile, type RawRow } from '../../src/intake/formats/index.js';
 
 const dirs: string[] = [];

@@ -8,7 +8,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { InputFileError } from '../../src/errors.js';
+import { InputFileError } from '../../src/kernel/errors.js';
 import { mapHeader, SPELLINGS } from '../../src/intake/columns.js';
 import { settleColumns } from '../../src/intake/column-report.js';
 import { openOrderFile } from '../../src/intake/formats/index.js';

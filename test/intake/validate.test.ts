@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { parseProduct, parseServiceLine } from '../../src/api/schemas.js';
-import { buildCatalogIndex } from '../../src/intake/catalog.js';
+import { buildCatalogIndex } from '../../src/intake/catalog-index.js';
 import { mapHeader } from '../../src/intake/columns.js';
 import { createRowValidator, formatProblems, type RowVerdict } from '../../src/intake/validate.js';
 import { loadCatalog, readAll, writeTemp } from './helpers.js';

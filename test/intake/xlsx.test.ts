@@ -6,7 +6,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import ExcelJS from 'exceljs';
 import { describe, expect, it } from 'vitest';
-import { InputFileError } from '../../src/errors.js';
+import { InputFileError } from '../../src/kernel/errors.js';
 import { openOrderFile, type RawRow } from '../../src/intake/formats/index.js';
 import { openXlsx } from '../../src/intake/formats/xlsx.js';
 import { guardWorkbookZip } from '../../src/intake/formats/zip-guard.js';

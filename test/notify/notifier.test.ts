@@ -8,8 +8,8 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { cliEnv, csv, inProcessSandbox, readResult, runCli, tempHome, TEST_KEY, type TempHome } from '../e2e/harness.js';
 import type { RunningSandbox } from '../../src/sandbox/index.js';
-import { loadConfig } from '../../src/config.js';
-import { silentLogger } from '../../src/log.js';
+import { loadConfig } from '../../src/config/config.js';
+import { silentLogger } from '../../src/kernel/log.js';
 import { Notifier } from '../../src/notify/notifier.js';
 
 let home: TempHome | undefined;

@@ -10,8 +10,8 @@ import { join } from 'node:path';
 import { parse } from 'csv-parse/sync';
 import { csv, inProcessSandbox, tempHome, TEST_KEY, waitFor, type TempHome } from '../e2e/harness.js';
 import type { RunningSandbox } from '../../src/sandbox/index.js';
-import { loadConfig } from '../../src/config.js';
-import { silentLogger } from '../../src/log.js';
+import { loadConfig } from '../../src/config/config.js';
+import { silentLogger } from '../../src/kernel/log.js';
 import { openRuntime, type Runtime } from '../../src/runtime.js';
 import { claimFile } from '../../src/claim/claim.js';
 import { Runner } from '../../src/engine/runner.js';
@@ -79,7 +79,7 @@ describe('history export', () => {
     expect((await runHistoryExport(rt, { now })).exported).toBe(0);
 
     sb.admin.setFulfilment({ processingShare: 1, processingMs: [60_000, 60_000] });
-    const slow = await rt.client.submitOrder({ pid: 'PUBG-660', trxid: 'slow-1', userId: '5123456789' });
+    const slow = await rt.account.client.submitOrder({ pid: 'PUBG-660', trxid: 'slow-1', userId: '5123456789' });
     sb.admin.setFulfilment({ processingShare: 0 });
     await placeBatch([['PUBG-1800', '5123456789']]);
     const second = await runHistoryExport(rt, { now });
@@ -95,13 +95,13 @@ describe('history export', () => {
     await setup();
     const now = Date.parse('2026-03-15T00:30:00Z');
     sb.admin.setFulfilment({ processingShare: 1, processingMs: [6_000, 6_000] });
-    const slow = await rt.client.submitOrder({ pid: 'PUBG-660', trxid: 'slow-2', userId: '5123456789' });
+    const slow = await rt.account.client.submitOrder({ pid: 'PUBG-660', trxid: 'slow-2', userId: '5123456789' });
     sb.admin.setFulfilment({ processingShare: 0 });
     // A full history page of orders newer than the slow one, exported while it is processing.
     const fifty = Array.from({ length: 50 }, (_, i) => ['PUBG-60', String(5_100_000_000 + i)]);
     await placeBatch(fifty);
     expect(await runHistoryExport(rt, { now })).toMatchObject({ exported: 50, waiting: 1 });
-    await waitFor('the slow order to complete', async () => (await rt.client.getOrder(slow.orderId)).status === 'completed', 20_000, 250);
+    await waitFor('the slow order to complete', async () => (await rt.account.client.getOrder(slow.orderId)).status === 'completed', 20_000, 250);
     // Fifty more: page 1 is new, page 2 is all exported, and the slow order is on page 3.
     await placeBatch(fifty.map(([pid, user]) => [pid!, String(Number(user) + 100)]));
     const later = await runHistoryExport(rt, { now });
@@ -152,7 +152,7 @@ describe('reconciliation', () => {
     sb.admin.setFulfilment({ failShare: 1 });
     await placeBatch([['PUBG-660', '5123456789']]);
     sb.admin.setFulfilment({ failShare: 0 });
-    await rt.client.submitOrder({ pid: 'PUBG-60', trxid: 'elsewhere-1', userId: '5123456789' });
+    await rt.account.client.submitOrder({ pid: 'PUBG-60', trxid: 'elsewhere-1', userId: '5123456789' });
     rt.db.prepare(`UPDATE rows SET amount_usd = 99 WHERE pack_name = '325 UC'`).run();
     const r = await runReconcile(rt, { now: Date.now() });
     const rows = readCsv(r.file);

@@ -1,6 +1,6 @@
 import { Command } from 'commander';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { registerSandboxCommand } from '../../src/sandbox/command.js';
+import { registerSandboxCommand } from '../../src/commands/sandbox.js';
 
 /** Delivers a signal to our handlers only (the test runner's own handlers are set aside). */
 function signal(name: 'SIGINT' | 'SIGTERM') {

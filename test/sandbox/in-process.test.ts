@@ -1,15 +1,15 @@
 /**
  * TOPUP_SANDBOX_ANSWERS: the answer style of the sandbox that `topup daemon` starts in-process
- * when no TOPUP_API_URL is set (src/api-endpoint.ts resolveApi).
+ * when no TOPUP_API_URL is set (src/account/endpoint.ts resolveApi).
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../src/config.js';
-import { resolveApi } from '../../src/api-endpoint.js';
-import { ConfigError } from '../../src/errors.js';
-import { createLogger } from '../../src/log.js';
+import { loadConfig } from '../../src/config/config.js';
+import { resolveApi } from '../../src/account/endpoint.js';
+import { ConfigError } from '../../src/kernel/errors.js';
+import { createLogger } from '../../src/kernel/log.js';
 
 const homes: string[] = [];
 const home = () => {

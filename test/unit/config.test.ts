@@ -3,9 +3,9 @@ import { Writable } from 'node:stream';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { loadConfig, parseRateLimits, SANDBOX_DEFAULT_KEY, secretsOf } from '../../src/config.js';
-import { createLogger } from '../../src/log.js';
-import { ConfigError } from '../../src/errors.js';
+import { loadConfig, parseRateLimits, SANDBOX_DEFAULT_KEY, secretsOf } from '../../src/config/config.js';
+import { createLogger } from '../../src/kernel/log.js';
+import { ConfigError } from '../../src/kernel/errors.js';
 
 const home = () => mkdtempSync(join(tmpdir(), 'cfg-'));
 
@@ -92,7 +92,7 @@ describe('config', () => {
 
 describe('the docs name every setting', () => {
   it('each name in SETTINGS appears in docs/settings.md or docs/reports.md (the settings table, or the page of its feature)', async () => {
-    const { SETTINGS } = await import('../../src/config.js');
+    const { SETTINGS } = await import('../../src/config/config.js');
     const { readFileSync } = await import('node:fs');
     const docs = ['../../docs/settings.md', '../../docs/reports.md'].map((f) => readFileSync(new URL(f, import.meta.url), 'utf8')).join('\n');
     expect(Object.keys(SETTINGS).filter((name) => !docs.includes(`\`${name}\``))).toEqual([]);

@@ -7,9 +7,9 @@
  *    are brought back to now, and the step is an event.
  */
 import { describe, expect, it } from 'vitest';
-import { systemClock, type Clock } from '../../src/clock.js';
-import { Pauses } from '../../src/dispatch/pauses.js';
-import { LeaseStage } from '../../src/engine/leases.js';
+import { systemClock, type Clock } from '../../src/kernel/clock.js';
+import { Pauses } from '../../src/account/pauses.js';
+import { LeaseStage } from '../../src/engine/stages/leases.js';
 import type { EngineContext } from '../../src/engine/stage.js';
 import { MetaStore } from '../../src/store/meta.js';
 import { pubgRow, supplierWorld } from './fake-supplier.js';

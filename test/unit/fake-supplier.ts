@@ -10,8 +10,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach } from 'vitest';
-import { loadConfig } from '../../src/config.js';
-import { silentLogger } from '../../src/log.js';
+import { loadConfig } from '../../src/config/config.js';
+import { silentLogger } from '../../src/kernel/log.js';
 import { openRuntime, type Runtime } from '../../src/runtime.js';
 import type { NewRow } from '../../src/store/rows.js';
 

@@ -19,9 +19,9 @@ import { openDb, type Db } from '../../src/store/db.js';
 import { MIGRATIONS } from '../../src/store/migrations.js';
 import { BatchStore } from '../../src/store/batches.js';
 import { RowStore, ROW_STATES, type NewRow, type RowState } from '../../src/store/rows.js';
-import { roundCents } from '../../src/money.js';
+import { roundCents } from '../../src/kernel/money.js';
 import { Poller } from '../../src/poll/poller.js';
-import { RateScheduler } from '../../src/dispatch/scheduler.js';
+import { RateScheduler } from '../../src/account/rate-gate.js';
 import { pubgRow, supplierWorld } from './fake-supplier.js';
 import { prng } from '../e2e/prng.js';
 

@@ -1,5 +1,5 @@
 /**
- * The heap policy (src/heap-policy.ts) is set with v8.setFlagsFromString after V8 has started,
+ * The heap policy (src/kernel/heap-policy.ts) is set with v8.setFlagsFromString after V8 has started,
  * so these tests check, in a fresh child process each, that it really takes effect at run time:
  * under a load shaped like storing a big file (a rolling window of rows kept a while, then
  * dropped), the young generation keeps its size and the old generation is collected sooner
@@ -8,7 +8,7 @@
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { loadConfig } from '../../src/config.js';
+import { loadConfig } from '../../src/config/config.js';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 
@@ -20,7 +20,7 @@ type Figures = { newBefore: number; newMax: number; heapMax: number; live: numbe
 function churn(policy: 'lean' | 'throughput'): Figures {
   const script = `
     import { getHeapSpaceStatistics } from 'node:v8';
-    import { applyHeapPolicy } from './src/heap-policy.ts';
+    import { applyHeapPolicy } from './src/kernel/heap-policy.ts';
     const space = (name) => getHeapSpaceStatistics().find((s) => s.space_name === name).space_size;
     const newBefore = space('new_space');
     applyHeapPolicy(${JSON.stringify(policy)});

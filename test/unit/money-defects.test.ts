@@ -10,8 +10,8 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { claimFile } from '../../src/claim/claim.js';
 import { loadBatch } from '../../src/claim/load.js';
-import { loadConfig } from '../../src/config.js';
-import { silentLogger } from '../../src/log.js';
+import { loadConfig } from '../../src/config/config.js';
+import { silentLogger } from '../../src/kernel/log.js';
 import { openRuntime, type Runtime } from '../../src/runtime.js';
 import type { RunningSandbox } from '../../src/sandbox/index.js';
 import { sendRow } from '../../src/dispatch/sender.js';
@@ -181,7 +181,7 @@ describe('defect 4: a graceful stop during a Retry-After hold leaves no row in `
     w.set(() => ({ body: { orderCreated: true, orderId: 'ORD-1', status: 'processing' } }));
     // A 429 with Retry-After: 25 lands just as the intent is committed: the request waits in the hold.
     const sent = sendRow(
-      { ...senderDeps(w.rt), rt: { ...w.rt, client: holdingClient(w.rt, () => stop.abort(new Error('SIGTERM'))) } as Runtime },
+      { ...senderDeps(w.rt), rt: { ...w.rt, account: { ...w.rt.account, client: holdingClient(w.rt, () => stop.abort(new Error('SIGTERM'))) } } as Runtime },
       w.rt.rows.get('b1', 0)!,
       stop.signal,
     );
@@ -243,8 +243,8 @@ describe('defect 5: a failure body carrying an `id` is never taken as the row\'s
  * The runtime's client, but with a Retry-After hold that starts the moment the intent is committed
  * (as a 429 for another call arriving then would), and a stop (`onHold`) during the hold.
  */
-function holdingClient(rt: Runtime, onHold: () => void): Runtime['client'] {
-  const client = rt.client;
+function holdingClient(rt: Runtime, onHold: () => void): Runtime['account']['client'] {
+  const client = rt.account.client;
   return new Proxy(client, {
     get(target, prop, receiver) {
       if (prop !== 'submitOrder') return Reflect.get(target, prop, receiver) as unknown;
@@ -253,7 +253,7 @@ function holdingClient(rt: Runtime, onHold: () => void): Runtime['client'] {
           ...opts,
           beforeSend: () => {
             opts?.beforeSend?.();
-            rt.scheduler.holdOff(25_000);
+            rt.account.scheduler.holdOff(25_000);
             setTimeout(onHold, 50);
           },
         });

@@ -9,10 +9,10 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { describe, expect, it } from 'vitest';
 import type { Runtime } from '../../src/runtime.js';
 import { sendRow } from '../../src/dispatch/sender.js';
-import { Pauses } from '../../src/dispatch/pauses.js';
+import { Pauses } from '../../src/account/pauses.js';
 import { Poller } from '../../src/poll/poller.js';
 import { verifyRow } from '../../src/poll/verify.js';
-import { checkFunds } from '../../src/dispatch/funds.js';
+import { checkFunds } from '../../src/account/funds.js';
 import type { NewRow } from '../../src/store/rows.js';
 import { pubgRow, supplierWorld } from './fake-supplier.js';
 
@@ -70,7 +70,7 @@ describe('tolerant reading: what real deployments send is read, never stalls a r
         ? { body: { success: true, services: [{ productName: 'PUBG', slug: 'pubg', gameName: 'PUBG', required: [{ field: 'userId', label: 'Player ID' }], status: 'active', serverIdOptions: null }] } }
         : { body: { success: 'true', products: [{ id: 'PUBG-60', slug: 'pubg', gameName: 'PUBG', serviceName: '60 UC', category: 'topup', price: '0.92', status: 'active', quantity: null, inStock: null }] } },
     );
-    const { index } = await w.rt.catalog.get();
+    const { index } = await w.rt.account.catalog.get();
     expect(index.byPid('PUBG-60')?.product).toMatchObject({ price: 0.92, status: 'active' });
     expect(index.byPid('PUBG-60')?.product.quantity).toBeUndefined();
   });
@@ -193,7 +193,7 @@ describe('tolerant reading: what real deployments send is read, never stalls a r
     const w = await world([pubgRow(0)], { TOPUP_RETRY_AFTER_MAX_MS: '2000' });
     w.set(() => ({ status: 429, body: { success: false, code: 'RATE_LIMIT', error: 'TOO MANY REQUESTS' }, headers: { 'retry-after': '86400' } }));
     await sendRow(deps(w.rt), w.rt.rows.get('b1', 0)!);
-    const held = w.rt.scheduler.holdRemainingMs();
+    const held = w.rt.account.scheduler.holdRemainingMs();
     expect(held).toBeGreaterThan(1_000);
     expect(held).toBeLessThanOrEqual(2_000 + w.rt.config.rateMarginMs);
     expect(w.rt.rows.get('b1', 0)!.nextTryAt - Date.now()).toBeLessThanOrEqual(2_000);

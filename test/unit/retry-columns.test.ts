@@ -9,10 +9,10 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { loadConfig } from '../../src/config.js';
-import { silentLogger } from '../../src/log.js';
+import { loadConfig } from '../../src/config/config.js';
+import { silentLogger } from '../../src/kernel/log.js';
 import { openRuntime, type Runtime } from '../../src/runtime.js';
-import { createRetryBatch } from '../../src/claim/retry.js';
+import { createRetryBatch } from '../../src/ops/retry.js';
 import { loadBatch } from '../../src/claim/load.js';
 import { keepColumnReport } from '../../src/outbox/summary.js';
 import type { ColumnReport } from '../../src/intake/column-report.js';

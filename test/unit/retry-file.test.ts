@@ -1,5 +1,5 @@
 /**
- * The file `topup retry` writes (claim/retry.ts), in-process: its header and cells as a reseller's
+ * The file `topup retry` writes (ops/retry.ts), in-process: its header and cells as a reseller's
  * earlier file had them, each row's first line kept through a retry of a retry, new trxids that
  * differ between batches, its name, its mode, its lease, and the refusals that explain themselves.
  * retry-rules.test.ts holds which rows are taken; this file holds what is written for them.
@@ -8,8 +8,8 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { parse } from 'csv-parse/sync';
 import { describe, expect, it } from 'vitest';
-import { NotFoundError, UsageError } from '../../src/errors.js';
-import { createRetryBatch, notRetryable, retryPlan } from '../../src/claim/retry.js';
+import { NotFoundError, UsageError } from '../../src/kernel/errors.js';
+import { createRetryBatch, notRetryable, retryPlan } from '../../src/ops/retry.js';
 import { REPEAT_CODE } from '../../src/claim/repeats.js';
 import type { NewRow } from '../../src/store/rows.js';
 import type { Runtime } from '../../src/runtime.js';

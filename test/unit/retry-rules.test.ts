@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse } from 'csv-parse/sync';
 import { describe, expect, it } from 'vitest';
-import { createRetryBatch, notRetryable, retryPlan } from '../../src/claim/retry.js';
+import { createRetryBatch, notRetryable, retryPlan } from '../../src/ops/retry.js';
 import { REPEAT_CODE } from '../../src/claim/repeats.js';
 import { TRXID_USED_CODE } from '../../src/store/rows.js';
 import type { Runtime } from '../../src/runtime.js';

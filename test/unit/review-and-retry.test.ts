@@ -11,8 +11,8 @@ import { describe, expect, it } from 'vitest';
 import type { Runtime } from '../../src/runtime.js';
 import { finishBatch } from '../../src/outbox/finish.js';
 import { ReviewRecheck } from '../../src/poll/review-recheck.js';
-import { resolveReview } from '../../src/poll/review-resolve.js';
-import { createRetryBatch } from '../../src/claim/retry.js';
+import { resolveReview } from '../../src/ops/review.js';
+import { createRetryBatch } from '../../src/ops/retry.js';
 import { TRXID_USED_CODE } from '../../src/store/rows.js';
 import { pubgRow, supplierWorld } from './fake-supplier.js';
 

@@ -6,10 +6,11 @@
  */
 import { describe, expect, it } from 'vitest';
 import {
-  FINAL_ROW_STATES, FOLLOWED_STATES, IN_FLIGHT_STATES, LIVE_STATES, ROW_EDGES, ROW_STATES, UNSENT_STATES, fromStates, isEdge,
+  CHECKED_STATES, FINAL_ROW_STATES, FOLLOWED_STATES, IN_FLIGHT_STATES, LIVE_STATES, ORDER_END_STATES, PLACED_STATES, ROW_EDGES, ROW_STATES, SENDABLE_STATES,
+  UNSENT_STATES, fromStates, isEdge,
   type RowEvent, type RowState,
 } from '../../src/store/row-states.js';
-import { cancelPreview } from '../../src/dispatch/cancel.js';
+import { cancelPreview } from '../../src/ops/cancel.js';
 import { pubgRow, supplierWorld } from './fake-supplier.js';
 
 const sorted = (xs: readonly RowState[]): RowState[] => [...new Set(xs)].sort();
@@ -40,6 +41,17 @@ describe('the derived row-state lists, by their meaning', () => {
 
   it('followed: the states polls and history checks move', () => {
     expect(sorted(FOLLOWED_STATES)).toEqual(leaving(['seen', 'finished', 'codes-awaited', 'not-seen', 'lost', 'verified-none', 'verified-balance', 'undecidable']));
+  });
+
+  it('placed: the states polls move; checked: the states history checks move; followed is both', () => {
+    expect(sorted(PLACED_STATES)).toEqual(leaving(['seen', 'finished', 'codes-awaited', 'not-seen']));
+    expect(sorted(CHECKED_STATES)).toEqual(leaving(['verified-none', 'verified-balance', 'undecidable']));
+    expect(sorted(FOLLOWED_STATES)).toEqual(sorted([...PLACED_STATES, ...CHECKED_STATES]));
+  });
+
+  it('sendable: the states the intent (`send`) leaves; order ends: where `finished` leads', () => {
+    expect(sorted(SENDABLE_STATES)).toEqual(leaving(['send']));
+    expect(sorted(ORDER_END_STATES)).toEqual(sorted(ROW_EDGES.filter((e) => e.event === 'finished').map((e) => e.to)));
   });
 
   it('topup cancel tells apart what it skips (never sent) and what may still be charged (sent, not ended)', async () => {

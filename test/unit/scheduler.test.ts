@@ -3,8 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { openDb } from '../../src/store/db.js';
-import { RateScheduler } from '../../src/dispatch/scheduler.js';
-import { systemClock } from '../../src/clock.js';
+import { RateScheduler } from '../../src/account/rate-gate.js';
+import { systemClock } from '../../src/kernel/clock.js';
 
 const dbPath = () => join(mkdtempSync(join(tmpdir(), 'sched-')), 'topup.db');
 

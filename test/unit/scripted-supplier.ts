@@ -14,9 +14,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
 import { afterEach } from 'vitest';
-import { loadConfig } from '../../src/config.js';
+import { loadConfig } from '../../src/config/config.js';
 import { openRuntime, type Runtime } from '../../src/runtime.js';
-import { Pauses } from '../../src/dispatch/pauses.js';
+import { Pauses } from '../../src/account/pauses.js';
 import type { SenderDeps } from '../../src/dispatch/sender.js';
 import type { NewRow } from '../../src/store/rows.js';
 

@@ -1,10 +1,10 @@
 /**
- * The torture suite kills the daemon at named crash points (TOPUP_CRASH_AT, src/crash-points.ts)
+ * The torture suite kills the daemon at named crash points (TOPUP_CRASH_AT, src/kernel/crash-points.ts)
  * to prove a kill there loses nothing and charges nothing twice. That proof holds only if each
  * point sits where its name says: `intent-committed` after the intent's commit and before the
  * request leaves, `response-received` after the answer arrived and before any of it is stored,
  * on the success path and on the failure path. Checked here in process: the plan is read once,
- * when crash-points.ts is loaded, so it is set before this file's imports (vi.hoisted) and
+ * when kernel/crash-points.ts is loaded, so it is set before this file's imports (vi.hoisted) and
  * removed at once; process.kill is replaced by a recorder.
  */
 import { describe, expect, it, vi } from 'vitest';

@@ -8,7 +8,7 @@
  */
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { sendRow } from '../../src/dispatch/sender.js';
-import { ErrorCode } from '../../src/errors.js';
+import { ErrorCode } from '../../src/kernel/errors.js';
 import { TRXID_USED_CODE, type NewRow } from '../../src/store/rows.js';
 import { pubgRow } from './fake-supplier.js';
 import { CATALOG, linesOf, scriptedWorld, senderDeps, type Answer, type World } from './scripted-supplier.js';
@@ -174,7 +174,7 @@ describe('an answer carrying an order', () => {
         ? { body: { ...CATALOG.services, services: [{ ...CATALOG.services.services[0], productName: 'PUBG Mobile UC', gameName: 'PUBG Mobile' }] } }
         : req.url === '/products' ? { body: CATALOG.products() } : order({ orderId: `ORD-${next}`, game: games[next++], packName: '60 UC' }),
     );
-    await w.rt.catalog.get();
+    await w.rt.account.catalog.get();
     const d = senderDeps(w.rt);
     expect(await sendRow(d, row(w, 0))).toBe('placed');
     expect(await sendRow(d, row(w, 1))).toBe('placed');
@@ -368,8 +368,10 @@ describe('turned away before any order: pauses and rate limits', () => {
     expect(d.pauses.current).toMatchObject({ kind: 'account', code: 'HTTP 401' });
     // A body that is not the API's (a proxy's page) proves nothing was turned away: the row is in doubt.
     expect(row(w)).toMatchObject({ state: 'resending', doubtTries: 1 });
+    // The event (the log line, the notification, the console's recent errors) names the cause as
+    // the stored pause does (ApiError.codeOrStatus); it said nothing ('') before issue 24.
     expect(d.events).toHaveLength(1);
-    expect(d.events[0]).toMatch(/^pause:account::/);
+    expect(d.events[0]).toMatch(/^pause:account:HTTP 401:/);
   });
 
   it('a redirect pauses the account, and leaves the row in doubt (the request may have been acted on)', async () => {

@@ -10,8 +10,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { Releasers } from '../../src/shutdown.js';
-import { announceDaemon, runningDaemon } from '../../src/presence.js';
+import { Releasers } from '../../src/kernel/shutdown.js';
+import { announceDaemon, runningDaemon } from '../../src/store/presence.js';
 import { openDb, type Db } from '../../src/store/db.js';
 import { MetaStore } from '../../src/store/meta.js';
 import { ROOT, waitFor } from '../e2e/harness.js';
@@ -38,7 +38,7 @@ describe('releasers', () => {
 describe('the stop-signal handler', () => {
   it('first signal: the graceful stop is asked for; second: exit 130 at once', async () => {
     const code = `
-      const { onStopSignals } = await import(${JSON.stringify(join(ROOT, 'dist/shutdown.js'))});
+      const { onStopSignals } = await import(${JSON.stringify(join(ROOT, 'dist/kernel/shutdown.js'))});
       onStopSignals((s) => console.log('first ' + s), (s) => console.log('second ' + s));
       console.log('ready');
       setInterval(() => {}, 1000);`;

@@ -4,9 +4,9 @@
  * out the least useful fields first.
  */
 import { describe, expect, it } from 'vitest';
-import { createLogger, textDestination, textLine } from '../../src/log.js';
+import { createLogger, textDestination, textLine } from '../../src/kernel/log.js';
 import { fitLine } from '../../src/commands/progress.js';
-import { durationText, etaMs, EtaBook } from '../../src/commands/batch-view.js';
+import { durationText, etaMs, EtaBook } from '../../src/ops/batch-view.js';
 import { emptyCounts } from '../../src/store/rows.js';
 
 describe('log entries as sentences', () => {

@@ -11,11 +11,11 @@ import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import { JOURNAL_SIZE_LIMIT, PAGE_CACHE_KIB, openDb, type Db } from '../../src/store/db.js';
 import { checkpoint, databaseSize, describeSize, startUpkeep } from '../../src/store/upkeep.js';
-import { RateScheduler } from '../../src/dispatch/scheduler.js';
-import { loadConfig } from '../../src/config.js';
+import { RateScheduler } from '../../src/account/rate-gate.js';
+import { loadConfig } from '../../src/config/config.js';
 import { openRuntime } from '../../src/runtime.js';
-import { silentLogger } from '../../src/log.js';
-import { systemClock } from '../../src/clock.js';
+import { silentLogger } from '../../src/kernel/log.js';
+import { systemClock } from '../../src/kernel/clock.js';
 
 const dirs: string[] = [];
 const opened: Db[] = [];

@@ -2,7 +2,7 @@
  * Issue 20: time, timers and randomness come into the engine through the runtime (rt.clock,
  * rt.entropy), so the simulator (src/sim/) can run the whole engine under a seed. This holds the
  * source to it:
- *  - nothing in src/ reads the wall clock but clock.ts (`Date.now()`, `new Date()` without an
+ *  - nothing in src/ reads the wall clock but kernel/clock.ts (`Date.now()`, `new Date()` without an
  *    argument);
  *  - nothing in the engine (the folders a simulated process runs) sets a timer or draws a random
  *    number of its own: only the places listed below, each for a reason that keeps it off the
@@ -11,7 +11,7 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { seededEntropy } from '../../src/entropy.js';
+import { seededEntropy } from '../../src/kernel/entropy.js';
 
 const SRC = join(import.meta.dirname, '..', '..', 'src');
 
@@ -26,11 +26,11 @@ const rel = (p: string): string => relative(SRC, p).split('\\').join('/');
 const code = (p: string): string => readFileSync(p, 'utf8').replace(/\/\*[\s\S]*?\*\//g, '').replace(/(^|[^:])\/\/.*$/gm, '$1');
 
 /**
- * Timers and random draws outside clock.ts/entropy.ts, each with why it is not the engine's.
+ * Timers and random draws outside kernel/clock.ts and kernel/entropy.ts, each with why it is not the engine's.
  * (The sandbox is a separate program with a clock of its own.)
  */
 const ALLOWED_TIMERS: Record<string, string> = {
-  'presence.ts': "the daemon's heartbeat in the store, for commands beside it",
+  'store/presence.ts': "the daemon's heartbeat in the store, for commands beside it",
   'store/upkeep.ts': 'idle checkpoints of the database file',
   'notify/notifier.ts': 'notification retries, never on the money path',
   'reports/schedule.ts': "cron jobs' bounded stop",
@@ -42,15 +42,15 @@ const ALLOWED_TIMERS: Record<string, string> = {
 };
 
 describe('the engine runs on the injected clock and entropy', () => {
-  it('only clock.ts reads the wall clock', () => {
-    const readers = files().filter((f) => !rel(f).startsWith('sandbox/') && rel(f) !== 'clock.ts' && /Date\.now\(\)|new Date\(\)/.test(code(f)));
+  it('only kernel/clock.ts reads the wall clock', () => {
+    const readers = files().filter((f) => !rel(f).startsWith('sandbox/') && rel(f) !== 'kernel/clock.ts' && /Date\.now\(\)|new Date\(\)/.test(code(f)));
     expect(readers.map(rel)).toEqual([]);
   });
 
-  it('no timer or random draw outside clock.ts and entropy.ts, but the listed places', () => {
+  it('no timer or random draw outside kernel/clock.ts and kernel/entropy.ts, but the listed places', () => {
     const found = files()
       .map(rel)
-      .filter((f) => !f.startsWith('sandbox/') && !f.startsWith('console/') && !['clock.ts', 'entropy.ts'].includes(f))
+      .filter((f) => !f.startsWith('sandbox/') && !f.startsWith('console/') && !['kernel/clock.ts', 'kernel/entropy.ts'].includes(f))
       .filter((f) => /\bset(Timeout|Interval|Immediate)\(|timers\/promises|Math\.random\(|randomBytes\(|randomUUID\(/.test(code(join(SRC, f))));
     expect(found.filter((f) => !(f in ALLOWED_TIMERS))).toEqual([]);
     // The list names no file that does not need it any more.

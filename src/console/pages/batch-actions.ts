@@ -1,12 +1,12 @@
 /**
  * Cancel and Retry, each a page that says exactly what will happen, then a POST through the same
- * functions the CLI uses (dispatch/cancel.ts requestCancel, claim/retry.ts createRetryBatch).
+ * operator actions the CLI uses (ops/cancel.ts requestCancel, ops/retry.ts createRetryBatch).
  * The daemon's runner is woken so the change is acted on at once rather than at its next look.
  */
 import type { Hono } from 'hono';
-import { cancelPreview, requestCancel } from '../../dispatch/cancel.js';
-import { createRetryBatch, retryPlan } from '../../claim/retry.js';
-import { coerceError } from '../../errors.js';
+import { cancelPreview, requestCancel } from '../../ops/cancel.js';
+import { createRetryBatch, retryPlan } from '../../ops/retry.js';
+import { coerceError } from '../../kernel/errors.js';
 import type { ConsoleEnv } from '../auth.js';
 import { html, usd } from '../html.js';
 import { csrfField, messagePage, page } from '../layout.js';
@@ -32,7 +32,7 @@ ${ctx.readOnly ? html`<p>Read-only console: cancelling is switched off.</p>` : h
   app.post('/batches/:id/cancel', (c) => {
     const id = c.req.param('id');
     const before = cancelPreview(svc.rt, id);
-    const out = requestCancel(svc.actionRt, id);
+    const out = requestCancel(svc.rt, id);
     if (out.kind === 'already-finished') {
       record(c, svc, 'cancel', 'refused', { batchId: id, detail: 'already finished' });
     } else {
@@ -67,7 +67,7 @@ ${include ? html`<input type="hidden" name="players" value="1">` : ''}
     const id = c.req.param('id');
     const form = await c.req.parseBody();
     try {
-      const r = await createRetryBatch(svc.actionRt, id, { includePlayerIdFailures: form.players === '1' });
+      const r = await createRetryBatch(svc.rt, id, { includePlayerIdFailures: form.players === '1' });
       record(c, svc, 'retry', 'ok', { batchId: id, detail: `new batch ${r.batch.id}: ${r.rows} rows (lines ${r.lines.slice(0, 50).join(', ')})` });
       svc.runner.wake();
       return c.redirect(`/batches/${encodeURIComponent(r.batch.id)}`, 303);

@@ -16,10 +16,11 @@ import type { Hono } from 'hono';
 import { createReadStream, existsSync, statSync } from 'node:fs';
 import { basename } from 'node:path';
 import { Readable } from 'node:stream';
-import { Pauses } from '../../dispatch/pauses.js';
-import { NotFoundError } from '../../errors.js';
+import { Pauses } from '../../account/pauses.js';
+import { NotFoundError } from '../../kernel/errors.js';
 import { outboxPaths } from '../../outbox/paths.js';
 import { ROW_STATES, type RowState, type Row } from '../../store/rows.js';
+import { FOLLOWED_STATES, IN_FLIGHT_STATES } from '../../store/row-states.js';
 import type { Batch } from '../../store/batches.js';
 import type { ConsoleEnv } from '../auth.js';
 import { html, query, timeTag, usd, type Html } from '../html.js';
@@ -32,8 +33,8 @@ import { registerBatchActions } from './batch-actions.js';
 const PAGE = 50;
 const FILTERS: Record<string, readonly RowState[]> = {
   unsent: ['pending'],
-  'in flight': ['sending', 'resending'],
-  followed: ['verifying', 'searching', 'processing', 'unseen'],
+  'in flight': IN_FLIGHT_STATES,
+  followed: FOLLOWED_STATES,
   ...Object.fromEntries(ROW_STATES.map((s) => [s, [s]])),
 };
 

@@ -5,7 +5,7 @@
  * the last batch shown, so a home with thousands of batches costs one page of reads.
  */
 import type { Hono } from 'hono';
-import { Pauses } from '../../dispatch/pauses.js';
+import { Pauses } from '../../account/pauses.js';
 import type { BatchFilter } from '../../store/listing.js';
 import type { WaitReason } from '../../store/batches.js';
 import type { ConsoleEnv } from '../auth.js';

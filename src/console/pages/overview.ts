@@ -6,7 +6,7 @@
  */
 import type { Hono } from 'hono';
 import { JOB_NAMES, lastRunKey, scheduleKey, type JobName } from '../../reports/schedule.js';
-import { roundCents } from '../../money.js';
+import { roundCents } from '../../kernel/money.js';
 import type { ConsoleEnv } from '../auth.js';
 import { duration, html, timeTag, usd, type Html } from '../html.js';
 import { page, tableWrap } from '../layout.js';
@@ -60,12 +60,12 @@ function money(svc: Services, now: number): Html {
 
 function sending(svc: Services, now: number): Html {
   const p = svc.runner.snapshot({ batches: false });
-  const hold = svc.rt.scheduler.holdRemainingMs();
+  const hold = svc.rt.account.scheduler.holdRemainingMs();
   const held: Html[] = [];
   if (p.pause) held.push(html`<li>${p.pause.kind === 'account' ? 'Account problem' : 'Maintenance'}: <strong>${p.pause.code}</strong> ${p.pause.detail ? `(${p.pause.detail})` : ''} since ${timeTag(p.pause.since, now)}</li>`);
   if (hold > 0) held.push(html`<li>Retry-After: the API asked to wait; calls held for ${duration(hold)} more</li>`);
   const windows = svc.rt.config.rateLimits.map((w) => {
-    const used = svc.rt.scheduler.callsWithin(w.windowMs);
+    const used = svc.rt.account.scheduler.callsWithin(w.windowMs);
     return html`<tr><th scope="row">last ${duration(w.windowMs)}</th><td>${used} / ${w.limit}</td><td><progress max="${w.limit}" value="${Math.min(used, w.limit)}" aria-label="calls in the last ${duration(w.windowMs)}">${used}</progress></td></tr>`;
   });
   return html`<section aria-labelledby="sending"><h2 id="sending">Sending</h2>

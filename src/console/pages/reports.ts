@@ -6,7 +6,7 @@
 import type { Hono } from 'hono';
 import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { NotFoundError } from '../../errors.js';
+import { NotFoundError } from '../../kernel/errors.js';
 import { JOB_NAMES, type JobName } from '../../reports/schedule.js';
 import type { ConsoleEnv } from '../auth.js';
 import { html, timeTag } from '../html.js';

@@ -2,7 +2,7 @@
  * The review queue: rows whose outcome the program would not guess, with the last answer the API
  * gave (redacted: codes and the key never in it), each resolved as charged (with its order id,
  * checked against the API) or not charged, through the same store operation as
- * `topup review resolve` (poll/review-resolve.ts). The operator's name is recorded with it.
+ * `topup review resolve` (ops/review.ts). The operator's name is recorded with it.
  *
  * A card's order id is filled in with the order its last answer named, when it named one and did
  * not say it failed (an id in a failure body is a request id, not an order): the row itself holds
@@ -16,8 +16,8 @@
 import type { Hono } from 'hono';
 import { describeAudit } from '../../api/audit.js';
 import { readOrder } from '../../api/schemas.js';
-import { resolveReview } from '../../poll/review-resolve.js';
-import { coerceError } from '../../errors.js';
+import { resolveReview } from '../../ops/review.js';
+import { coerceError } from '../../kernel/errors.js';
 import type { Row } from '../../store/rows.js';
 import type { ConsoleEnv } from '../auth.js';
 import { html, timeTag, usd, type Html } from '../html.js';
@@ -119,7 +119,7 @@ ${ctx.reviewRows > SHOWN ? html`<p class="muted">The newest ${SHOWN} of ${ctx.re
     const { batchId, line, kind, orderId } = req;
     const key = `${batchId}:${line}`;
     try {
-      const r = await resolveReview(svc.actionRt, {
+      const r = await resolveReview(svc.rt, {
         batchId,
         line,
         ...(kind === 'charged' ? { chargedOrderId: orderId } : { notCharged: true }),

@@ -4,10 +4,10 @@
  * then follows the daemon claiming them to the new batch's page. Nothing here places an order:
  * the daemon does, from the inbox, as for any dropped file.
  */
-import { systemClock } from '../../clock.js';
+import { systemClock } from '../../kernel/clock.js';
 import type { Hono } from 'hono';
-import { quoteFile, type Quote } from '../../commands/validate.js';
-import { coerceError, InputFileError } from '../../errors.js';
+import { quoteFile, type Quote } from '../../ops/quote.js';
+import { coerceError, InputFileError } from '../../kernel/errors.js';
 import type { ConsoleEnv } from '../auth.js';
 import { html, usd, type Html } from '../html.js';
 import { csrfField, messagePage, page, tableWrap, type PageCtx } from '../layout.js';
@@ -115,7 +115,7 @@ export function registerUpload(app: Hono<ConsoleEnv>, svc: Services): void {
       return c.html(page(ctx, 'Upload', form(ctx, svc, coerceError(err).message)), 400);
     }
     try {
-      u.quote = await quoteFile(svc.actionRt, u.path, false);
+      u.quote = await quoteFile(svc.rt, u.path, false);
     } catch (err) {
       const e = coerceError(err);
       u.error = e instanceof InputFileError ? `The file cannot be read: ${e.message}` : `The file could not be checked: ${e.message}`;

@@ -20,7 +20,7 @@ import { createReadStream } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { pipeline, type Readable, type TransformCallback } from 'node:stream';
 import { Parser, type CsvError, type Options } from 'csv-parse';
-import { InputFileError } from '../../errors.js';
+import { InputFileError } from '../../kernel/errors.js';
 import { checkEncoding, sniffEncoding, toUtf8 } from '../encoding.js';
 import type { OpenedTable, RawRow } from './types.js';
 

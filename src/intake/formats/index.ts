@@ -21,7 +21,7 @@ import { createReadStream } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { isUtf8 } from 'node:buffer';
 import { basename, extname } from 'node:path';
-import { InputFileError } from '../../errors.js';
+import { InputFileError } from '../../kernel/errors.js';
 import { mapHeader } from '../columns.js';
 import { openCsv } from './csv.js';
 import type { FileFormat, OpenedTable, OrderFile } from './types.js';

@@ -21,7 +21,7 @@
  *    only its last run. Excel itself writes shared strings, whose runs are all kept.
  */
 import type ExcelJSModule from 'exceljs';
-import { InputFileError } from '../../errors.js';
+import { InputFileError } from '../../kernel/errors.js';
 import { allBlank } from './csv.js';
 import { cellText, shownOtherwise, columnLetter } from './xlsx-cells.js';
 import type { CellNote, OpenedTable, RawRow } from './types.js';

@@ -21,7 +21,7 @@ import { StringDecoder } from 'node:string_decoder';
 import { open, type FileHandle } from 'node:fs/promises';
 import { PassThrough } from 'node:stream';
 import { createInflateRaw } from 'node:zlib';
-import { InputFileError } from '../../errors.js';
+import { InputFileError } from '../../kernel/errors.js';
 
 /** The largest workbook file read. A 100,000-row order sheet is a few MB. */
 export const MAX_XLSX_BYTES = 64 * 1024 * 1024;

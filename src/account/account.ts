@@ -1,0 +1,113 @@
+/**
+ * One supplier account as one unit, the folder account/: its API client, the rate gate its calls
+ * pass (rate-gate.ts), its live catalog (live-catalog.ts), its pauses (pauses.ts), the funds check
+ * against the balance its client reads (funds.ts), the URL it talks to (endpoint.ts), and what this
+ * process has seen of it (call counts, the server's clock). The runtime holds it as `rt.account`;
+ * nothing repeats its parts under other names.
+ *
+ * Today a home has one account (`default`), opened by runtime.ts. Several per daemon is the next
+ * step past one account's 200 calls/min: then each account gets its own unit from here. What the
+ * store shares between processes is still keyed by the home, not by the account, and must be keyed
+ * by `id` then: the call log (api_calls), the Retry-After hold and the pause (meta keys), and the
+ * money set aside for unfinished batches (funds.ts; batches need to name their account).
+ */
+import type { Config } from '../config/config.js';
+import type { Logger } from '../kernel/log.js';
+import type { Db } from '../store/db.js';
+import { MetaStore } from '../store/meta.js';
+import { RateScheduler, FixedWindowGate } from './rate-gate.js';
+import { Pauses } from './pauses.js';
+import { ResellerClient, type RouteName } from '../api/client.js';
+import { LiveCatalog } from './live-catalog.js';
+import { systemClock, type Clock } from '../kernel/clock.js';
+import type { Transport } from '../api/transport.js';
+
+export type CallListener = (call: { route: RouteName; status: number | undefined; ms: number }) => void;
+
+export interface Account {
+  /** `default` while a home has one account. */
+  readonly id: string;
+  readonly apiUrl: string;
+  readonly client: ResellerClient;
+  /** The call log every process on the home shares, judged on the monotonic clock. */
+  readonly scheduler: RateScheduler;
+  readonly catalog: LiveCatalog;
+  /** The account's pause (sending stopped or paused by the API), as every process on the home sees it. */
+  pauses(clock?: Clock): Pauses;
+  /** Calls made by this process, by route and by answer status, for progress and benchmarks. */
+  readonly callCounts: Record<string, number>;
+  /** The API's clock from its last Date header, against ours, for the doctor's clock check. */
+  readonly lastServerDate: { server: number; local: number } | null;
+  /** Listens to every API call of this process as it ends (route, status, duration). */
+  onCall(listener: CallListener): () => void;
+  close(): Promise<void>;
+}
+
+/**
+ * An answer the client read around (a catalog row without a price skipped, a long Retry-After
+ * cut short) is logged once per process and problem, not on every poll: a supplier's history
+ * with one odd order would otherwise repeat the same line every few seconds.
+ */
+const PROBLEMS_KEPT = 1_000;
+const seenProblems = new Set<string>();
+function problemOnce(log: Logger, route: string, problem: string): void {
+  const key = `${route}:${problem}`;
+  if (seenProblems.has(key) || seenProblems.size >= PROBLEMS_KEPT) return;
+  seenProblems.add(key);
+  log.warn({ route, problem }, 'an answer from the API was read around a problem (logged once)');
+}
+
+/** What an account runs on: the clock of its timers and gate, and how its requests travel. */
+export interface AccountWorld {
+  clock: Clock;
+  transport?: Transport;
+}
+
+export function openAccount(config: Config, db: Db, log: Logger, apiUrl: string, world: AccountWorld = { clock: systemClock }, id = 'default'): Account {
+  const { clock } = world;
+  const scheduler = new RateScheduler(db, config.rateLimits, config.rateMarginMs, config.requestTimeoutMs, { maxHoldMs: config.retryAfterMaxMs, clock });
+  const meta = new MetaStore(db);
+  // An account problem is probed about every 6 polls (2 s … 1 min): often enough to resume soon,
+  // rarely enough not to spend the budget on a key that was revoked.
+  const probeMs = Math.min(Math.max(config.pollIntervalMs * 6, 2_000), 60_000);
+  const callCounts: Record<string, number> = {};
+  const listeners = new Set<CallListener>();
+  let lastServerDate: Account['lastServerDate'] = null;
+  const client = new ResellerClient({
+    baseUrl: apiUrl,
+    apiKey: config.apiKey,
+    auth: config.authHeader,
+    timeoutMs: config.requestTimeoutMs,
+    retryAfterMaxMs: config.retryAfterMaxMs,
+    ipFamily: config.ipFamily,
+    onProblem: (route, problem) => problemOnce(log, route, problem),
+    gate: config.rateWindowMode === 'fixed' ? new FixedWindowGate(config.rateLimits, clock) : scheduler,
+    clock,
+    ...(world.transport ? { transport: world.transport } : {}),
+    onResponse: ({ route, status, ms, serverDate }: { route: RouteName; status: number | undefined; ms: number; serverDate?: string | undefined }) => {
+      for (const l of listeners) l({ route, status, ms });
+      const server = serverDate ? Date.parse(serverDate) : NaN;
+      if (!Number.isNaN(server)) lastServerDate = { server, local: clock.now() };
+      callCounts[route] = (callCounts[route] ?? 0) + 1;
+      const key = `status:${status ?? 'none'}`;
+      callCounts[key] = (callCounts[key] ?? 0) + 1;
+    },
+  });
+  return {
+    id,
+    apiUrl,
+    client,
+    scheduler,
+    catalog: new LiveCatalog(client, config.catalogMaxAgeMs, clock),
+    pauses: (pauseClock: Clock = clock) => new Pauses(meta, probeMs, pauseClock),
+    callCounts,
+    get lastServerDate() {
+      return lastServerDate;
+    },
+    onCall(listener) {
+      listeners.add(listener);
+      return () => void listeners.delete(listener);
+    },
+    close: () => client.close(),
+  };
+}

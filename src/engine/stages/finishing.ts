@@ -1,0 +1,70 @@
+/**
+ * Finishing: a batch whose every row reached an end, with no send of it still in flight, gets its
+ * result and summary written (outbox/finish.ts) and is marked done; a duplicate file's batch likewise.
+ * Progress (counts per state) is reported every PROGRESS_EVERY_MS while batches run, as the
+ * `progress` event (the daemon logs it: commands/progress-log.ts), and the partial result (outbox/partial.ts,
+ * throttled inside) is rewritten while a batch runs.
+ */
+import { coerceError } from '../../kernel/errors.js';
+import type { EngineContext, Stage, StepBatches } from '../stage.js';
+import type { Batch } from '../../store/batches.js';
+import { LIVE_STATES, type StateCounts } from '../../store/rows.js';
+import { finishBatch } from '../../outbox/finish.js';
+import { PartialResults } from '../../outbox/partial.js';
+
+const PROGRESS_EVERY_MS = 10_000;
+
+export class FinishingStage implements Stage {
+  readonly name = 'finishing';
+  readonly #e: EngineContext;
+  readonly #inFlightFor: (batchId: string) => number;
+  #lastProgress = 0;
+  readonly #partials: PartialResults;
+  /** Open batches still running after the last tick. */
+  unfinished = 0;
+
+  constructor(e: EngineContext, inFlightFor: (batchId: string) => number) {
+    this.#e = e;
+    this.#inFlightFor = inFlightFor;
+    this.#partials = new PartialResults(() => e.clock.now());
+  }
+
+  async tick(now: number, b: StepBatches): Promise<void> {
+    for (const batch of b.owned) if (batch.state === 'duplicate') await this.#finish(batch);
+    const progress = now - this.#lastProgress >= PROGRESS_EVERY_MS;
+    let unfinished = 0;
+    for (const batch of b.open) {
+      const counts = this.#e.rt.rows.counts(batch.id);
+      const live = LIVE_STATES.reduce((n, st) => n + counts[st], 0);
+      if (live === 0 && this.#inFlightFor(batch.id) === 0) await this.#finish(batch);
+      else {
+        unfinished++;
+        await this.#partials.update(this.#e.rt, batch, counts, now);
+      }
+      if (progress) this.#progress(batch, counts);
+    }
+    if (progress) this.#lastProgress = now;
+    this.unfinished = unfinished;
+  }
+
+  nextDueAt(_now: number, b: StepBatches): number | undefined {
+    return b.open.length > 0 ? this.#lastProgress + PROGRESS_EVERY_MS : undefined;
+  }
+
+  async #finish(b: Batch): Promise<void> {
+    const { rt, emit } = this.#e;
+    try {
+      const summary = await finishBatch(rt, rt.batches.get(b.id)!);
+      if (summary === null) return; // its file is still being written: tried again at a later step
+      const after = rt.batches.get(b.id)!;
+      emit('batch-finished', summary, after);
+      emit('batch-changed', after);
+    } catch (err) {
+      rt.log.error({ batch: b.id, err: coerceError(err) }, 'could not write the results; will try again');
+    }
+  }
+
+  #progress(b: Batch, counts: StateCounts): void {
+    this.#e.emit('progress', b, counts);
+  }
+}

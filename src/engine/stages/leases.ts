@@ -1,0 +1,88 @@
+/**
+ * Leases: which batches this process drives. Renewal is in one place (keepLeases, on its own
+ * timer, so a step waiting on the API never lets a lease lapse); this stage takes the batches
+ * nobody else holds, takes over those of processes that died on this host, and watches the wall
+ * clock for steps.
+ *
+ * A step of the wall clock (NTP, a resumed VM) would make stored times lie: stepped back, every
+ * `next_try_at` / `next_poll_at` and lease lies in the future by the size of the step (rows wait
+ * for hours, dead owners' leases look alive); stepped forward, they all fall due at once (harmless:
+ * the rate gate, on the monotonic clock, paces the calls). So when a step back is seen, stored
+ * times further ahead than any wait could be are brought back to now (rows) or to one lease length
+ * (leases), and the step is logged and reported as an event.
+ */
+import type { EngineContext, Stage, StepBatches } from '../stage.js';
+import { StepWatch } from '../../kernel/clock.js';
+import { LEASE_MS } from '../../store/owner.js';
+
+/** Longest any stored wait can legitimately be ahead of now: the review recheck's 2 h. */
+const LONGEST_WAIT_MS = 2 * 3_600_000 + 60_000;
+/** How often unfinished batches nobody holds are looked for while idle. */
+const IDLE_LOOK_MS = 30_000;
+const BUSY_LOOK_MS = 5_000;
+
+export class LeaseStage implements Stage {
+  readonly name = 'leases';
+  readonly #e: EngineContext;
+  readonly #watch: StepWatch;
+  #lastLook = Number.NEGATIVE_INFINITY;
+  /** Unfinished batches of the home at the last look (whoever runs them): whether to look often. */
+  #unfinishedSeen = 0;
+
+  constructor(e: EngineContext) {
+    this.#e = e;
+    this.#watch = new StepWatch(e.clock);
+  }
+
+  /** True when the batches this process holds may have changed (one taken, or the clock stepped). */
+  tick(now: number): boolean {
+    const step = this.#watch.look();
+    if (step !== 0) this.#clockStepped(step, now);
+    const took = this.#adopt(now);
+    this.#lastLook = now;
+    return took || step !== 0;
+  }
+
+  nextDueAt(now: number, b: StepBatches): number {
+    // Unfinished batches that are not ours (another process runs them, or left them) are looked
+    // at often: one released by a submit that was stopped is taken within seconds. (As of this
+    // step's look: its tick has just read them.)
+    const busy = b.owned.length > 0 || this.#unfinishedSeen > 0;
+    return Math.max(now, this.#lastLook + (busy ? BUSY_LOOK_MS : IDLE_LOOK_MS));
+  }
+
+  #adopt(now: number): boolean {
+    const { rt, onlyBatch } = this.#e;
+    const candidates = onlyBatch ? [rt.batches.get(onlyBatch)].filter((b) => b !== undefined) : rt.batches.unfinished();
+    this.#unfinishedSeen = candidates.length;
+    let took = false;
+    for (const b of candidates) {
+      if (b.owner === rt.owner || b.finishedAt !== null) continue;
+      // Held by a live process whose lease runs: the UPDATE would refuse it; not even tried (a
+      // write every step, by every process, for every batch another one runs).
+      if (b.owner !== null && b.leaseUntil >= now && !rt.ownerIsDead(b.owner)) continue;
+      const taken =
+        rt.batches.acquire(b.id, rt.owner, now, LEASE_MS) ||
+        (b.owner !== null && rt.ownerIsDead(b.owner) && rt.batches.takeOver(b.id, rt.owner, b.owner, now, LEASE_MS));
+      if (!taken) continue;
+      // The previous owner's requests died with it (or were never answered before it let go): the
+      // store's batches_taken_over trigger has made its `sending` rows `resending` in the same
+      // UPDATE that gave us the lease (store/migrations.ts; store/invariants.ts).
+      rt.log.info({ batch: b.id, file: b.sourceName, previousOwner: b.owner }, 'took batch');
+      took = true;
+    }
+    return took;
+  }
+
+  #clockStepped(stepMs: number, now: number): void {
+    const { rt } = this.#e;
+    if (stepMs < 0) {
+      const moved = rt.rows.clampFutureTimes(now, now + LONGEST_WAIT_MS);
+      const leases = rt.batches.clampLeases(now, LEASE_MS);
+      rt.log.warn({ stepMs, rowsMoved: moved, leasesMoved: leases }, 'the wall clock stepped back: stored times ahead of any wait were brought back to now');
+    } else {
+      rt.log.warn({ stepMs }, 'the wall clock stepped forward: waits end early, calls stay paced by the rate gate');
+    }
+    this.#e.emit('clock-step', stepMs);
+  }
+}

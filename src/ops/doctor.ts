@@ -1,0 +1,117 @@
+/**
+ * Start-up self-check, shared by `topup doctor` and the daemon's start: settings, the key (one
+ * cheap authenticated call), the public IP the API sees (for the account's allowlist), the
+ * clock against the API's, disk space and permissions of the home folders, database integrity
+ * and size, and (in full) batch folders in jobs/ that the database does not know.
+ */
+import { accessSync, constants, statSync, statfsSync } from 'node:fs';
+import { Priority } from '../api/client.js';
+import { ApiError, coerceError } from '../kernel/errors.js';
+import type { Runtime } from '../runtime.js';
+import { integrityCheck } from '../store/db.js';
+import { databaseSize, describeSize } from '../store/upkeep.js';
+import { findOrphans } from '../claim/orphans.js';
+
+export interface Check {
+  name: string;
+  ok: boolean;
+  /** A failed fatal check means orders cannot go out (the key, the database). */
+  fatal: boolean;
+  detail: string;
+  code?: string;
+}
+
+export interface DoctorReport {
+  ok: boolean;
+  checks: Check[];
+  ip: string | null;
+  balanceUsd: number | null;
+}
+
+const MIN_FREE_BYTES = 200 * 1024 * 1024;
+const MAX_CLOCK_SKEW_MS = 30_000;
+
+export async function runDoctor(rt: Runtime, opts: { quick?: boolean } = {}): Promise<DoctorReport> {
+  const { config } = rt;
+  const checks: Check[] = [];
+  const add = (c: Check): void => void checks.push(c);
+  let ip: string | null = null;
+  let balanceUsd: number | null = null;
+
+  add({ name: 'settings', ok: true, fatal: false, detail: `home ${config.home}; ${config.sandbox ? 'SANDBOX (built-in, no real money)' : `API ${config.apiUrl}`}; limits ${config.rateLimits.map((w) => `${w.limit}/${w.windowMs}ms`).join(', ')}${config.configFile ? `; config file ${config.configFile}` : ''}` });
+
+  try {
+    balanceUsd = (await rt.account.client.balance({ priority: Priority.lookup })).balanceUsd;
+    add({ name: 'api key', ok: true, fatal: true, detail: `accepted; balance ${balanceUsd} USD` });
+  } catch (err) {
+    const e = coerceError(err);
+    const code = err instanceof ApiError ? err.apiCode : undefined;
+    add({ name: 'api key', ok: false, fatal: true, detail: e.message, ...(code ? { code } : {}) });
+  }
+  try {
+    ip = await rt.account.client.myIp({ priority: Priority.lookup });
+    const family = config.ipFamily === 'auto' ? 'the system\'s choice of IPv4/IPv6 (TOPUP_IP_FAMILY=auto)' : `IPv${config.ipFamily} (TOPUP_IP_FAMILY=${config.ipFamily})`;
+    add({ name: 'public ip', ok: true, fatal: false, detail: `calls go out over ${family}; the API sees this machine as ${ip} (add it to the account's IP allowlist if it uses one)` });
+  } catch (err) {
+    add({ name: 'public ip', ok: false, fatal: false, detail: coerceError(err).message });
+  }
+  const seen = rt.account.lastServerDate;
+  if (seen) {
+    const skew = seen.local - seen.server;
+    // Date headers have 1 s resolution: only a larger skew means anything.
+    add({ name: 'clock', ok: Math.abs(skew) <= MAX_CLOCK_SKEW_MS, fatal: false, detail: `local clock is ${Math.round(skew / 1000)} s ${skew >= 0 ? 'ahead of' : 'behind'} the API's` });
+  } else {
+    add({ name: 'clock', ok: true, fatal: false, detail: 'the API sent no Date header; not compared' });
+  }
+  try {
+    const fs = statfsSync(config.home);
+    const free = fs.bavail * fs.bsize;
+    add({ name: 'disk space', ok: free >= MIN_FREE_BYTES, fatal: false, detail: `${Math.round(free / 1024 / 1024)} MB free in ${config.home}` });
+  } catch (err) {
+    add({ name: 'disk space', ok: false, fatal: false, detail: coerceError(err).message });
+  }
+  for (const dir of [config.inboxDir, config.jobsDir, config.outboxDir]) {
+    try {
+      accessSync(dir, constants.R_OK | constants.W_OK | constants.X_OK);
+      const mode = statSync(dir).mode & 0o777;
+      const open = (mode & 0o077) !== 0 && dir !== config.inboxDir;
+      add({ name: `folder ${dir}`, ok: !open, fatal: false, detail: open ? `mode ${mode.toString(8)}: others can read it; chmod 700 (it holds codes)` : `writable, mode ${mode.toString(8)}` });
+    } catch (err) {
+      add({ name: `folder ${dir}`, ok: false, fatal: true, detail: coerceError(err).message });
+    }
+  }
+  try {
+    const result = opts.quick ? (rt.db.pragma('quick_check', { simple: true }) as string) : integrityCheck(rt.db);
+    add({ name: 'database', ok: result === 'ok', fatal: result !== 'ok', detail: result === 'ok' ? `${config.dbPath}: integrity ok` : result });
+  } catch (err) {
+    add({ name: 'database', ok: false, fatal: true, detail: coerceError(err).message });
+  }
+  try {
+    const size = describeSize(databaseSize(rt.db, config.dbPath));
+    add({ name: 'database size', ok: size.ok, fatal: false, detail: size.detail });
+  } catch (err) {
+    add({ name: 'database size', ok: false, fatal: false, detail: coerceError(err).message });
+  }
+  // At the daemon's start the folders were just claimed again or logged one by one (claim/orphans.ts).
+  if (!opts.quick) {
+    try {
+      const orphans = await findOrphans(rt);
+      const open = orphans.filter((o) => o.verdict !== 'finished' && o.verdict !== 'empty');
+      add({
+        name: 'batch folders',
+        ok: open.length === 0,
+        fatal: false,
+        detail:
+          orphans.length === 0
+            ? 'every batch folder in jobs/ is known to the database'
+            : `${orphans.length} batch folder(s) in jobs/ the database does not know (was it deleted or restored?)` +
+              `${orphans.length > open.length ? `; ${orphans.length - open.length} of them finished or empty (nothing to do)` : ''}` +
+              `${open.slice(0, 5).map((o) => `; ${o.id}: ${o.verdict === 'claimed again' ? `${o.file} is claimed again when the daemon starts` : o.detail}`).join('')}` +
+              `${open.length > 5 ? `; and ${open.length - 5} more (the daemon's log names each at its start)` : ''}`,
+      });
+    } catch (err) {
+      add({ name: 'batch folders', ok: false, fatal: false, detail: coerceError(err).message });
+    }
+  }
+  return { ok: checks.every((c) => c.ok || !c.fatal), checks, ip, balanceUsd };
+}

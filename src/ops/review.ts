@@ -1,0 +1,123 @@
+/**
+ * An operator's decision on a review row (`topup review resolve`), through the same store
+ * operation the recheck uses (store/settle.ts: the row settled and its batch reopened in one
+ * transaction), recorded with who and when:
+ *  - `--not-charged`: nothing was bought for it. The row ends `rejected` (so `topup retry` may
+ *    buy it again, with a new trxid), its error saying who decided, when, and why it was in review.
+ *  - `--charged ORDER_ID`: this order is the row's purchase. The order is read from the API and
+ *    compared with the row (dispatch/order-match.ts); a final order settles the row at once, a processing
+ *    one is followed by the daemon. An order the API does not know, one that is another purchase,
+ *    or an API that cannot be reached, is refused unless `--force`: then the row is recorded as
+ *    completed with that order id, saying the API did not confirm it.
+ * The batch is reopened and its results written again as the next version (never over the old
+ * files): here at once when nothing is left to follow, else by the daemon once the order ends.
+ */
+import { Priority } from '../api/client.js';
+import { auditCopy } from '../api/audit.js';
+import type { Order } from '../api/schemas.js';
+import { ApiError, NotFoundError, UsageError, coerceError } from '../kernel/errors.js';
+import { finishBatch } from '../outbox/finish.js';
+import type { BatchSummary } from '../outbox/summary.js';
+import type { Runtime } from '../runtime.js';
+import { LIVE_STATES, type OrderFacts, type Row } from '../store/rows.js';
+import { describeMismatches, factsFor, mismatches } from '../dispatch/order-match.js';
+import { withOwnLease } from './lease.js';
+import { settleAndReopen } from '../store/settle.js';
+
+export interface ResolveRequest {
+  batchId: string;
+  line: number;
+  /** The order the operator says this row bought; omitted with notCharged. */
+  chargedOrderId?: string;
+  notCharged?: boolean;
+  by: string;
+  force?: boolean;
+}
+
+export interface ResolveResult {
+  row: Row;
+  /** The result written again at once, or null when the daemon follows a processing order first. */
+  summary: BatchSummary | null;
+}
+
+export async function resolveReview(rt: Runtime, req: ResolveRequest): Promise<ResolveResult> {
+  if ((req.chargedOrderId === undefined) === (req.notCharged !== true)) {
+    throw new UsageError('say what happened: --charged ORDER_ID or --not-charged');
+  }
+  const row = rt.rows.byLine(req.batchId, req.line);
+  if (!row) throw new NotFoundError(`batch ${req.batchId} has no row at line ${req.line} (see topup review)`);
+  if (row.state !== 'review' || row.resolution !== null) {
+    throw new UsageError(`line ${req.line} of batch ${req.batchId} is not waiting for review (it is ${row.state}${row.resolution ? `, resolved as ${row.resolution}` : ''})`);
+  }
+  const now = rt.clock.now();
+  const at = new Date(now).toISOString();
+  const resolution = { by: req.by, at: now };
+  // The row and its batch's reopening in one transaction (store/settle.ts).
+  let ok: boolean;
+  if (req.notCharged) {
+    ({ settled: ok } = settleAndReopen(
+      rt,
+      row.batchId,
+      row.idx,
+      { state: 'rejected', error: `NOT CHARGED (resolved by ${req.by} on ${at}); it was in review: ${row.error ?? ''}`.trim(), note: null },
+      { kind: 'not-charged', ...resolution },
+      null,
+    ));
+  } else {
+    const { facts, note, answer } = await chargedFacts(rt, row, req.chargedOrderId!, req.force === true, req.by, at);
+    ({ settled: ok } = settleAndReopen(
+      rt,
+      row.batchId,
+      row.idx,
+      { state: facts.status, order: facts, error: facts.status === 'cancelled' ? (facts.error ?? null) : null, note },
+      { kind: 'charged', ...resolution },
+      answer,
+    ));
+  }
+  if (!ok) throw new UsageError(`line ${req.line} of batch ${req.batchId} changed while deciding (another process settled it); look again with topup review`);
+  rt.log.info({ batch: row.batchId, line: row.line, by: req.by, resolution: req.notCharged ? 'not-charged' : 'charged', orderId: req.chargedOrderId }, 'review row resolved');
+  return { row: rt.rows.get(row.batchId, row.idx)!, summary: await finishIfIdle(rt, row.batchId) };
+}
+
+async function chargedFacts(rt: Runtime, row: Row, orderId: string, force: boolean, by: string, at: string): Promise<{ facts: OrderFacts; note: string; answer: string | null }> {
+  const holder = rt.rows.placedBy(orderId);
+  if (holder) throw new UsageError(`order ${orderId} already belongs to batch ${holder.batchId}, line ${holder.line}`);
+  let order: (Order & { answer: ApiError['answer'] }) | undefined;
+  let why: string | undefined;
+  try {
+    order = await rt.account.client.getOrder(orderId, { priority: Priority.lookup });
+  } catch (err) {
+    if (err instanceof ApiError && err.classification === 'not-found') why = `the API does not know order ${orderId}`;
+    else why = `the API could not be asked about order ${orderId} (${coerceError(err).message})`;
+  }
+  if (order) {
+    const wrong = mismatches(row, order, rt.account.catalog.gameNamesOf(row));
+    if (wrong.length > 0) why = `order ${orderId} is another purchase (${describeMismatches(wrong)})`;
+  }
+  if (why !== undefined && !force) throw new UsageError(`${why}; check the id, or record it anyway with --force`);
+  if (order && why === undefined) {
+    const { facts } = factsFor(row, { ...order, orderId });
+    if (!order.statusKnown) facts.status = 'processing';
+    return { facts, note: `charged: order ${orderId} named by ${by} on ${at}, confirmed by the API (${order.statusWord ?? order.status})`, answer: auditCopy(order.answer) };
+  }
+  return {
+    facts: { orderId, status: 'completed', amountUsd: row.expectedUsd ?? undefined },
+    note: `charged: order ${orderId} recorded by ${by} on ${at} WITHOUT confirmation from the API (${why})`,
+    answer: null,
+  };
+}
+
+/**
+ * Writes the batch's next result version now, if nothing is left to follow and no process holds
+ * it: under a lease of this action's own (ops/lease.ts), given back alone, so a daemon's runner
+ * beside it keeps every batch it drives.
+ */
+async function finishIfIdle(rt: Runtime, batchId: string): Promise<BatchSummary | null> {
+  const counts = rt.rows.counts(batchId);
+  if (LIVE_STATES.some((st) => counts[st] > 0)) return null;
+  return withOwnLease(rt, batchId, async () => {
+    const batch = rt.batches.get(batchId)!;
+    if (batch.state !== 'open') return null;
+    return finishBatch(rt, batch);
+  });
+}
