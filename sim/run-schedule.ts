@@ -18,6 +18,7 @@ import { seededEntropy } from '../src/kernel/entropy.js';
 import { silentLogger, type Logger } from '../src/kernel/log.js';
 import { openRuntime, type Runtime } from '../src/runtime.js';
 import { Runner } from '../src/engine/runner.js';
+import { ORDERING_BATCH_STATES, type BatchState } from '../src/store/batch-states.js';
 import { claimFile } from '../src/claim/claim.js';
 import { createRetryBatch } from '../src/ops/retry.js';
 import { requestCancel } from '../src/ops/cancel.js';
@@ -207,9 +208,9 @@ export async function runSchedule(s: Schedule, opts: RunOptions = {}): Promise<R
       });
   };
 
-  const newestBatchOf = (rt: Runtime, fileIdx: number, finished: boolean): string | undefined => {
+  const newestBatchOf = (rt: Runtime, fileIdx: number, finished: boolean, states?: readonly BatchState[]): string | undefined => {
     const names = new Set(drops.filter((d) => d.file === fileIdx).map((d) => d.name));
-    return rt.batches.list().find((b) => names.has(b.sourceName) && (b.finishedAt !== null) === finished)?.id;
+    return rt.batches.list().find((b) => names.has(b.sourceName) && (b.finishedAt !== null) === finished && (states === undefined || states.includes(b.state)))?.id;
   };
 
   const act = (a: Action): void => {
@@ -223,7 +224,8 @@ export async function runSchedule(s: Schedule, opts: RunOptions = {}): Promise<R
         });
       case 'cancel':
         return command('cancel', async (rt) => {
-          const id = newestBatchOf(rt, a.file % s.files.length, false);
+          // The newest batch of the file still ordering (a copy of a file already taken orders nothing: `topup cancel` refuses it).
+          const id = newestBatchOf(rt, a.file % s.files.length, false, ORDERING_BATCH_STATES);
           if (id) requestCancel(rt, id);
         });
       case 'resolve':

@@ -4,7 +4,7 @@
  * step: engine/stages/funding.ts) and rows already sent are followed to their end, since they may still
  * be charged. What a cancel would skip and what may still be charged is told before it is asked.
  */
-import { NotFoundError, TopupError, ErrorCode } from '../kernel/errors.js';
+import { NotFoundError, TopupError, ErrorCode, UsageError } from '../kernel/errors.js';
 import type { Store } from '../store/store.js';
 import type { Clock } from '../kernel/clock.js';
 import type { Batch } from '../store/batches.js';
@@ -47,6 +47,11 @@ export function requestCancel(rt: Pick<Store, 'batches'> & { clock: Pick<Clock, 
   const b = rt.batches.get(batchId);
   if (!b) throw new NotFoundError(`no batch ${batchId} (see topup status)`);
   if (b.finishedAt !== null || b.state === 'failed') return { kind: 'already-finished', batch: b };
+  // A copy of a file already taken orders nothing itself: its results are the original's. Saying
+  // so beats an internal error (found by the simulator: an operator cancelling the newest batch).
+  if (b.state === 'duplicate') {
+    throw new UsageError(`batch ${batchId} is a copy of batch ${b.duplicateOf ?? '(unknown)'} (the same file): it orders nothing itself; to stop those orders, cancel ${b.duplicateOf ?? 'that batch'}`);
+  }
   if (!rt.batches.requestCancel(batchId)) throw new TopupError(ErrorCode.Internal, `batch ${batchId} cannot be cancelled in state ${b.state}`);
   const held = rt.batches.get(batchId)!;
   return { kind: 'requested', batch: held, heldByLive: heldByLiveProcess(held, rt.clock.now()) };

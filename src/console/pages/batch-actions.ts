@@ -18,6 +18,9 @@ export function registerBatchActions(app: Hono<ConsoleEnv>, svc: Services): void
     const p = cancelPreview(svc.rt, c.req.param('id'));
     const id = encodeURIComponent(p.batch.id);
     if (p.finished) return c.html(messagePage(ctx, 'Cancel', `Batch ${p.batch.id} has already finished (${p.batch.state}): there is nothing to cancel.`, `/batches/${id}`));
+    if (p.batch.state === 'duplicate') {
+      return c.html(messagePage(ctx, 'Cancel', `Batch ${p.batch.id} is a copy of batch ${p.batch.duplicateOf ?? '(unknown)'} (the same file): it orders nothing itself. To stop those orders, cancel ${p.batch.duplicateOf ?? 'that batch'}.`, `/batches/${id}`));
+    }
     const body = html`<p>Cancel batch <strong>${p.batch.id}</strong> (${p.batch.sourceName})?</p>
 <ul class="consequences">
   <li><strong>${p.skip.rows}</strong> rows not sent yet (${usd(p.skip.usd)}) will be <strong>skipped</strong>: nothing is bought for them.</li>
