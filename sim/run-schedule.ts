@@ -291,6 +291,10 @@ export async function runSchedule(s: Schedule, opts: RunOptions = {}): Promise<R
       toppedUp = true;
       sim.at(60_000, null, 'operator tops up after the balance notice', () => api.topUp(1_000));
     }
+    if (sim.spin !== null) {
+      stall = `SPIN: ${sim.spin}`;
+      break;
+    }
     if (sim.mono > horizon || sim.fired > maxEvents) {
       stall = `not finished after ${Math.round(sim.mono / 60_000)} simulated minutes and ${sim.fired} events: ${unfinished(observer)}`;
       break;

@@ -28,7 +28,18 @@ interface Pending {
   dead: boolean;
   /** Starts no asynchronous work (a synchronous callback): no need to wait for it to settle. */
   quiet: boolean;
+  /** A sleep of at most SPIN_SLEEP_MS (the runner's shortest). */
+  short?: boolean;
 }
+
+/** The runner's shortest sleep: a process that keeps waking after it has nothing to do is spinning. */
+const SPIN_SLEEP_MS = 5;
+/**
+ * Short sleeps of one process in a row, with nothing else of its own between them (an answer, a
+ * yield, a lease renewal), after which it is spinning: in a real process that is a core woken 200
+ * times a second to find nothing to do (half a second of it here).
+ */
+const SPIN_LIMIT = 100;
 
 /** The wall clock the simulated time starts at: 2026-11-26 00:00:00 UTC. */
 export const SIM_EPOCH = Date.UTC(2026, 10, 26);
@@ -69,8 +80,8 @@ export class SimScheduler {
   readonly #gone = new Set<string>();
 
   /** Something happens `delayMs` from now. Returns a handle that cancels it. */
-  at(delayMs: number, owner: Owner, what: string, fire: () => void, quiet = false): () => void {
-    const p: Pending = { at: this.#mono + Math.max(0, delayMs), seq: this.#seq++, owner, what, fire, dead: owner !== null && this.#gone.has(owner), quiet };
+  at(delayMs: number, owner: Owner, what: string, fire: () => void, quiet = false, short = false): () => void {
+    const p: Pending = { at: this.#mono + Math.max(0, delayMs), seq: this.#seq++, owner, what, fire, dead: owner !== null && this.#gone.has(owner), quiet, short };
     this.#queue.push(p);
     return () => void (p.dead = true);
   }
@@ -96,6 +107,11 @@ export class SimScheduler {
   /** Whether the last event fired started no asynchronous work. */
   lastQuiet = false;
 
+  /** Short sleeps in a row, per process (see SPIN_LIMIT). */
+  readonly #shortRun = new Map<string, number>();
+  /** The first process found spinning, with the events that show it; null while none has. */
+  spin: string | null = null;
+
   /**
    * Fires the next event: the earliest; among those due at the same instant, one the seed picks.
    * Time jumps to it. False when nothing is pending.
@@ -117,6 +133,11 @@ export class SimScheduler {
     if (this.trace.length >= this.#traceKeep) this.trace.shift();
     this.trace.push(`${(pick.at / 1000).toFixed(3)}s ${pick.owner ?? 'world'}: ${pick.what}`);
     if (process.env.QDEBUG) process.stderr.write(`EVENT ${this.trace[this.trace.length - 1]}\n`);
+    if (pick.owner !== null) {
+      const run = pick.short ? (this.#shortRun.get(pick.owner) ?? 0) + 1 : 0;
+      this.#shortRun.set(pick.owner, run);
+      if (run > SPIN_LIMIT && this.spin === null) this.spin = `${pick.owner} woke ${run} times in a row after ${SPIN_SLEEP_MS} ms with nothing else happening to it (last: ${this.trace.slice(-2).join(' | ')})`;
+    }
     pick.fire();
     return true;
   }
@@ -132,7 +153,7 @@ export class SimScheduler {
           const cancel = this.at(ms, owner, `timer ${Math.round(ms)} ms`, () => {
             signal?.removeEventListener('abort', onAbort);
             resolve();
-          });
+          }, false, ms <= SPIN_SLEEP_MS);
           const onAbort = (): void => {
             cancel();
             reject(signal!.reason as Error);

@@ -181,21 +181,28 @@ export class RowReads {
     return (this.stmt(`SELECT id FROM batches WHERE id IN (${placeholders(batchIds)}) ORDER BY seq`).all(...batchIds) as { id: string }[]).map((r) => r.id);
   }
 
-  /** The earliest time any row `sendable` could return becomes due. */
-  nextTryAt(scope: SendScope): number | undefined {
-    const a = this.#earliest('next_try_at', scope.newOrders, SENDABLE_STATES);
-    const b = this.#earliest('next_try_at', scope.resendsOnly, ['resending']);
+  /**
+   * The earliest time any row `sendable` could return becomes due; with `after`, only rows due
+   * later than it (the dispatch stage has started every row due by then that it could).
+   */
+  nextTryAt(scope: SendScope, after?: number): number | undefined {
+    const a = this.#earliest('next_try_at', scope.newOrders, SENDABLE_STATES, after);
+    const b = this.#earliest('next_try_at', scope.resendsOnly, ['resending'], after);
     const due = [a, b].filter((x): x is number => x !== undefined);
     return due.length > 0 ? Math.min(...due) : undefined;
   }
 
   /** The smallest `column` over the rows of these batches in these states: one seek per (batch, state). */
-  #earliest(column: 'next_try_at' | 'next_poll_at', batchIds: readonly string[], states: readonly RowState[]): number | undefined {
+  #earliest(column: 'next_try_at' | 'next_poll_at', batchIds: readonly string[], states: readonly RowState[], after?: number): number | undefined {
     const inIndex = column === 'next_try_at' ? IN_SEND_INDEX : IN_POLL_INDEX;
     let min: number | undefined;
     for (const id of batchIds) {
       for (const st of states) {
-        const r = this.stmt(`SELECT ${column} AS v FROM rows WHERE batch_id = ? AND state = ${rowState(st)} AND ${inIndex} ORDER BY ${column} LIMIT 1`).get(id) as { v: number } | undefined;
+        const r = (
+          after === undefined
+            ? this.stmt(`SELECT ${column} AS v FROM rows WHERE batch_id = ? AND state = ${rowState(st)} AND ${inIndex} ORDER BY ${column} LIMIT 1`).get(id)
+            : this.stmt(`SELECT ${column} AS v FROM rows WHERE batch_id = ? AND state = ${rowState(st)} AND ${inIndex} AND ${column} > ? ORDER BY ${column} LIMIT 1`).get(id, after)
+        ) as { v: number } | undefined;
         if (r && (min === undefined || r.v < min)) min = r.v;
       }
     }

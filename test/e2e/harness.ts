@@ -261,6 +261,12 @@ export function startDaemon(env: NodeJS.ProcessEnv, args: string[] = []): Daemon
 }
 
 /** Waits until outbox/<name>.result.csv exists. */
+/** The result CSV and the summary beside it (written just after it: waiting for the CSV alone let a test read no summary). */
 export function waitForResult(home: TempHome, name: string, timeoutMs = 60_000): Promise<true> {
-  return waitFor(`outbox/${name}.result.csv`, () => existsSync(join(home.outbox, `${name}.result.csv`)), timeoutMs, 100);
+  return waitFor(
+    `outbox/${name}.result.csv and .summary.json`,
+    () => existsSync(join(home.outbox, `${name}.result.csv`)) && existsSync(join(home.outbox, `${name}.summary.json`)),
+    timeoutMs,
+    100,
+  );
 }

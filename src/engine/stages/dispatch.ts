@@ -18,6 +18,14 @@ export class DispatchStage implements Stage {
   #count = 0;
   /** The in-flight cap at the last tick (1 while paused). */
   #cap = 1;
+  /**
+   * The time of the last tick that started every row due by then which was not already on its
+   * way (fewer than the cap were in flight after it): rows due by then that are still sendable
+   * are waiting in the rate gate, and their sends ending wake the runner. Without it the runner
+   * woke every 5 ms while a send waited out a Retry-After hold or the gate (found by profiling the
+   * simulator: a third of its events).
+   */
+  #startedUpTo: number | undefined;
 
   constructor(e: EngineContext, funding: FundingStage) {
     this.#e = e;
@@ -39,6 +47,7 @@ export class DispatchStage implements Stage {
 
   tick(now: number, batches?: StepBatches): void {
     const { rt, pauses } = this.#e;
+    this.#startedUpTo = undefined;
     if (batches) this.#rescueStranded(batches, now);
     if (this.#e.stopping() || !pauses.canSend()) return;
     // While paused, one order at a time probes whether the pause is over.
@@ -48,12 +57,13 @@ export class DispatchStage implements Stage {
     // Rows whose send started may still be pending (waiting for the rate gate): skipped by the read.
     const busy = { has: (batchId: string, idx: number) => this.#inflight.get(batchId)?.has(idx) === true };
     for (const row of rt.rows.sendable(this.#funding.scope, now, cap - this.#count, busy)) this.#start(row);
+    if (this.#count < cap) this.#startedUpTo = now;
   }
 
   nextDueAt(): number | undefined {
     // Sends finishing wake the runner; a timer is needed only for rows waiting out a back-off.
     if (this.#count >= this.#cap) return undefined;
-    const rows = this.#e.rt.rows.nextTryAt(this.#funding.scope);
+    const rows = this.#e.rt.rows.nextTryAt(this.#funding.scope, this.#startedUpTo);
     if (rows === undefined) return undefined;
     // While paused, a probe needs both its time and a row that is due: a probe due now with every
     // row held for later (a Retry-After, a clock stepped back) is not work now. (Found by the

@@ -51,7 +51,11 @@ export class PollingStage implements Stage {
   nextDueAt(now: number, b: StepBatches): number | undefined {
     const due: number[] = [];
     const pause = this.#e.pauses.current;
-    if (pause?.kind === 'account') due.push(now + (this.#e.pauses.untilProbe() ?? 0));
+    // The account probe: due at its time, unless it is on its way (its end wakes the runner).
+    if (pause?.kind === 'account' && !this.#probing) due.push(now + (this.#e.pauses.untilProbe() ?? 0));
+    // Polls and rechecks wait for the account probe: due ones are not work now. (Both found by the
+    // simulator's spin check: the runner woke every 5 ms until the probe time, or its answer.)
+    if (!this.#e.pauses.canPoll()) return due[0];
     const ids = b.open.map((x) => x.id);
     const poll = this.#round ? undefined : this.#e.rt.rows.nextPollAt(ids);
     if (poll !== undefined) due.push(poll);
