@@ -3,7 +3,7 @@
  * scripts. Only data goes to stdout; messages for the operator go to stderr.
  */
 import type { Command } from 'commander';
-import { stringify } from 'csv-stringify/sync';
+import { csvText } from '../kernel/csv-text.js';
 import { safeCell } from '../outbox/cell-safety.js';
 import { UsageError } from '../kernel/errors.js';
 import { roundCents } from '../kernel/money.js';
@@ -39,7 +39,7 @@ export function renderTable<T>(rows: readonly T[], columns: readonly Column<T>[]
 
 /** CSV for people who open it in a spreadsheet: every cell formula-safe. */
 export function renderCsv<T>(rows: readonly T[], columns: readonly Column<T>[]): string {
-  return stringify([columns.map((c) => safeCell(c.title)), ...rows.map((r) => columns.map((c) => safeCell(text(c.get(r)))))]);
+  return csvText([columns.map((c) => safeCell(c.title)), ...rows.map((r) => columns.map((c) => safeCell(text(c.get(r)))))]);
 }
 
 export function printList<T>(format: Format, rows: readonly T[], columns: readonly Column<T>[], json: unknown = rows): void {

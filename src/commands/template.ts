@@ -4,7 +4,7 @@
  * The example row passes `topup validate`; replace its values with real ones.
  */
 import type { Command } from 'commander';
-import { stringify } from 'csv-stringify/sync';
+import { csvText } from '../kernel/csv-text.js';
 import { NotFoundError } from '../kernel/errors.js';
 import type { CatalogEntry, RequiredField } from '../intake/catalog-index.js';
 import { isActive } from '../intake/catalog-index.js';
@@ -69,7 +69,7 @@ export function registerTemplate(program: Command): void {
         }
         const t = templateFor(index.byPid(product.id)!);
         // The values come from the supplier's catalog: guarded like every other CSV cell we write.
-        process.stdout.write(stringify([t.header.map(safeCell), t.example.map(safeCell)]));
+        process.stdout.write(csvText([t.header.map(safeCell), t.example.map(safeCell)]));
         process.stderr.write(`# ${product.gameName}: example pack "${product.serviceName}" (${product.price} USD); other packs: topup catalog --slug ${product.slug}\n`);
         process.stderr.write('# trxid: put your own order number here, a new one for every purchase (or leave it blank); a used trxid is never bought again\n');
       } finally {

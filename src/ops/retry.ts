@@ -23,7 +23,7 @@
  */
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { stringify } from 'csv-stringify/sync';
+import { csvText } from '../kernel/csv-text.js';
 import { NotFoundError, UsageError } from '../kernel/errors.js';
 import { mapHeader } from '../intake/columns.js';
 import { isPlayerIdFailure } from '../api/classify.js';
@@ -147,7 +147,7 @@ export async function createRetryBatch(rt: Runtime, batchId: string, opts: Retry
   mkdirSync(stage, { mode: 0o700 });
   const staged = join(stage, name);
   // Stryker disable next-line StringLiteral: 'wx' (fail if it exists) cannot fire in a folder made one line above under a random name.
-  writeFileSync(staged, stringify([header, ...body]), { mode: 0o600, flag: 'wx' });
+  writeFileSync(staged, csvText([header, ...body]), { mode: 0o600, flag: 'wx' });
   let claimed: Batch;
   try {
     // A --repeats batch is not "the retry" of its batch (a batch is retried once): recorded as

@@ -6,7 +6,7 @@
  * Every text cell goes through safeCell (cell-safety.ts); money cells are our own non-negative
  * figures and need no guard.
  */
-import { stringify } from 'csv-stringify/sync';
+import { csvText } from '../kernel/csv-text.js';
 import type { InputDialect } from '../store/batches.js';
 import { DEFAULT_DIALECT } from '../store/batches.js';
 import type { Row } from '../store/rows.js';
@@ -16,9 +16,9 @@ import { csvMoney, resultCells, resultLayout, type ResultCell, type ResultLayout
 
 function* csvChunks(layout: ResultLayout, dialect: InputDialect, pages: Iterable<ResultCell[][]>): Generator<string> {
   const opts = { delimiter: dialect.delimiter, record_delimiter: dialect.eol ?? '\n' };
-  yield (dialect.bom ? '\uFEFF' : '') + stringify([layout.header.map(safeCell)], opts);
+  yield (dialect.bom ? '\uFEFF' : '') + csvText([layout.header.map(safeCell)], opts);
   for (const page of pages) {
-    yield stringify(page.map((cells) => cells.map((c) => (typeof c === 'number' ? csvMoney(c, dialect) : safeCell(c)))), opts);
+    yield csvText(page.map((cells) => cells.map((c) => (typeof c === 'number' ? csvMoney(c, dialect) : safeCell(c)))), opts);
   }
 }
 

@@ -5,7 +5,7 @@
  */
 import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, writeSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { stringify } from 'csv-stringify/sync';
+import { csvText } from '../kernel/csv-text.js';
 import { safeCell } from '../outbox/cell-safety.js';
 
 export type ReportCell = string | number | boolean | null | undefined;
@@ -15,7 +15,7 @@ export function appendCsv(path: string, header: readonly string[], rows: readonl
   mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
   const isNew = !existsSync(path);
   const cells = (r: readonly ReportCell[]): string[] => r.map((c) => safeCell(c === null || c === undefined ? '' : String(c)));
-  const text = stringify([...(isNew ? [header] : []), ...rows].map(cells));
+  const text = csvText([...(isNew ? [header] : []), ...rows].map(cells));
   const fd = openSync(path, 'a', 0o600);
   try {
     writeSync(fd, text);

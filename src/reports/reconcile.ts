@@ -17,7 +17,7 @@
  * A run on the same day rewrites that day's file (atomically): it is a report of the state now.
  */
 import { join } from 'node:path';
-import { stringify } from 'csv-stringify/sync';
+import { csvText } from '../kernel/csv-text.js';
 import { Priority } from '../api/client.js';
 import type { Order } from '../api/schemas.js';
 import { safeCell } from '../outbox/cell-safety.js';
@@ -157,7 +157,7 @@ export async function runReconcile(rt: Runtime, opts: { now?: number; maxPages?:
   }
   const file = join(rt.config.reportsDir, `reconcile-${dayOf(now)}.csv`);
   const cells = (r: readonly ReportCell[]): string[] => r.map((c) => safeCell(c === null || c === undefined ? '' : String(c)));
-  writeFileAtomic(file, stringify([RECONCILE_COLUMNS, ...out].map(cells)));
+  writeFileAtomic(file, csvText([RECONCILE_COLUMNS, ...out].map(cells)));
   rt.meta.setJson(LAST_KEY, { at: now, balanceUsd });
   const differences = out.filter((r) => r[0] !== 'refund' && r[0] !== 'balance').length;
   return { file, checked: local.length, differences, refunds, unreadPages: unread.map((u) => u.page) };
