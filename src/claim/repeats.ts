@@ -22,8 +22,9 @@
  *
  * Rows with their own trxid keep the trxid rule (a used trxid is refused); a batch ordered again
  * on purpose (`topup submit --again`, `topup retry --repeats`) is not checked; an ordinary
- * `topup retry` is (orderedAgain). Within one file, equal rows
- * are separate purchases (two top-ups for one player) and are not repeats of each other.
+ * `topup retry` is (orderedAgain). Within one file, equal rows are separate purchases (two
+ * top-ups for one player): each earlier purchase is repeated by one row at most. Which purchase a
+ * row repeats, and what tells a key/card row's customers apart: RepeatMatcher.
  */
 import { createHash } from 'node:crypto';
 import type { OrderRequest } from '../api/schemas.js';
@@ -65,12 +66,6 @@ export function checksRepeat(batch: Batch, givenTrxid: string | undefined): bool
 
 export type { EarlierPurchase } from '../store/row-reads.js';
 
-/** A row as its file has it: the header and the row's cells (the reseller's own columns among them). */
-export interface RowInFile {
-  header: readonly string[];
-  cells: readonly string[];
-}
-
 const nameKey = (h: string): string => h.trim().toLowerCase().replace(/[\s_.-]+/g, '');
 
 /** The file's own columns (not read as an order field), by normalised name → index. */
@@ -90,51 +85,172 @@ function ownColumns(header: readonly string[]): Map<string, number> {
 }
 
 /**
- * The reseller's own columns both files have (a Customer, an Order No, a note): equal in every one
- * (spaces and case aside), or there is none to compare. A column the re-drop added is not shared,
- * so an edited copy still repeats; the afternoon's file of new customers differs in them.
+ * A cell as compared: case and spaces aside, and a date or time by its numbers alone, so
+ * "2026-11-26 09:14" and "26.11.2026 09:14" (Excel re-saving in another locale) are the same
+ * value (an adversarial review: the re-drop of a re-saved file read as new customers). A value
+ * of three or more numbers and nothing but separators between them counts as a date.
  */
-function sameOwnColumns(mine: RowInFile, earlier: RowInFile): { same: boolean; shared: number } {
-  const a = ownColumns(mine.header);
-  const b = ownColumns(earlier.header);
-  let shared = 0;
-  for (const [k, i] of a) {
-    const j = b.get(k);
-    if (j === undefined) continue;
-    shared++;
-    if (norm(mine.cells[i] ?? '') !== norm(earlier.cells[j] ?? '')) return { same: false, shared };
+function cellKey(v: string): string {
+  const n = norm(v);
+  if (/^[\d\s./:T-]+$/i.test(n)) {
+    const nums = n.match(/\d+/g) ?? [];
+    if (nums.length >= 3) return `#${nums.map(Number).sort((a, b) => a - b).join(',')}`;
   }
-  return { same: true, shared };
+  return n;
 }
 
 /**
- * Is `e` a purchase that `mine` repeats? One rule, for the opening's decision (load.ts, in the
- * transaction that opens the batch) and the dry run's (topup validate, the console's quote):
- *  - `e` is a purchase an order exists or may exist for: not sent yet or in flight in its batch,
- *    followed, completed, in review, or cancelled WITHOUT a refund; and, like topup retry, a row
- *    cancelled for its player id (the same id fails again: fix it, or buy it on purpose with
- *    `topup retry BATCH --include-player-failures` or `--repeats`). Rejected, invalid, skipped, or
- *    cancelled with the money back are not: dropping them again is how a reseller tries again;
- *  - and the reseller's own columns both files have are the same (sameOwnColumns).
+ * What tells a key/card row's purchase apart: its own columns with a value (name → cell key). A
+ * column numbering the rows (its value is the row's position: 1, 2, 3 …) is left out: inserting
+ * a row renumbers every row below it (an adversarial review's finding).
  */
-export function repeatOf(mine: RowInFile, earlier: readonly EarlierPurchase[]): { e: EarlierPurchase; shared: number } | undefined {
-  for (const e of earlier) {
-    const purchase =
-      ['pending', 'sending', 'resending', 'verifying', 'searching', 'processing', 'unseen', 'completed', 'review'].includes(e.state) ||
-      (e.state === 'cancelled' && (e.refunded !== true || isPlayerIdFailure(e.error)));
-    if (!purchase) continue;
-    const cols = sameOwnColumns(mine, e);
-    if (cols.same) return { e, shared: cols.shared };
+function identity(header: readonly string[], cells: readonly string[], line: number | undefined, own = ownColumns(header)): Map<string, string> {
+  const out = new Map<string, string>();
+  for (const [k, i] of own) {
+    const v = (cells[i] ?? '').trim();
+    if (v === '') continue;
+    if (line !== undefined && /^\d+$/.test(v) && [line - 1, line].includes(Number(v))) continue;
+    out.set(k, cellKey(v));
   }
-  return undefined;
+  return out;
+}
+
+/** Whether a row has a player (a top-up): its player fields identify the purchase. Else a key/card row. */
+export function hasPlayer(header: readonly string[], cells: readonly string[]): boolean {
+  try {
+    const f = mapHeader([...header]).fields;
+    return [f.userId, f.zoneId, f.serverId, f.moreId].some((i) => i !== undefined && (cells[i] ?? '').trim() !== '');
+  } catch {
+    return false;
+  }
 }
 
 /**
- * The earlier purchase this row would repeat, if any, for a dry run (topup validate, the console's
- * quote). The decision that counts is made when the batch opens (skipRepeats).
+ * Is `e` a purchase an order exists or may exist for? Not sent yet or in flight in its batch,
+ * followed, completed, in review, or cancelled WITHOUT a refund; and, like topup retry, a row
+ * cancelled for its player id (the same id fails again: fix it, or buy it on purpose with
+ * `topup retry BATCH --include-player-failures` or `--repeats`). Rejected, invalid, skipped, or
+ * cancelled with the money back are not: dropping them again is how a reseller tries again.
  */
-export function findRepeat(rt: Pick<Runtime, 'config' | 'rows'>, fingerprint: string, mine: RowInFile, now: number): { e: EarlierPurchase; shared: number } | undefined {
-  return repeatOf(mine, rt.rows.earlierRows(fingerprint, '', now - rt.config.repeatWindowMs));
+function isPurchase(e: EarlierPurchase): boolean {
+  return (
+    ['pending', 'sending', 'resending', 'verifying', 'searching', 'processing', 'unseen', 'completed', 'review'].includes(e.state) ||
+    (e.state === 'cancelled' && (e.refunded !== true || isPlayerIdFailure(e.error)))
+  );
+}
+
+/** A row as its file has it: the header, the row's cells (the reseller's own columns among them), its line. */
+export interface RowInFile {
+  header: readonly string[];
+  cells: readonly string[];
+  line?: number;
+}
+
+/** A list read front to back, skipping what was taken. */
+class Queue {
+  readonly #items: EarlierPurchase[] = [];
+  #at = 0;
+  push(e: EarlierPurchase): void {
+    this.#items.push(e);
+  }
+  first(taken: ReadonlySet<EarlierPurchase>): EarlierPurchase | undefined {
+    while (this.#at < this.#items.length && taken.has(this.#items[this.#at]!)) this.#at++;
+    return this.#items[this.#at];
+  }
+}
+
+/**
+ * The earlier purchases of one fingerprint, each repeated by at most one row: a re-drop with one
+ * more equal row than purchases made buys that one (equal rows in one file are separate
+ * purchases; an adversarial review: both were skipped, and `--repeats` would have bought both).
+ * Which purchase a row repeats:
+ *  - a top-up (a player): any. The player and the pack are the purchase; the reseller's own
+ *    columns change between two saves of one file (a row number shifted, a Status filled in, a
+ *    date re-saved), and reading such a change as a new purchase bought every player again (an
+ *    adversarial review). A second top-up for the same player within the window is skipped and
+ *    says how to buy it on purpose: never bought twice by accident.
+ *  - a key/card row (no player): one whose own columns with a value, where both files have the
+ *    column, share at least one value (the same Customer, the same Order No), or that has no such
+ *    column in common with it (nothing tells them apart: validate says to give the row a trxid).
+ *    The afternoon file of new customers differs in every shared column and is bought.
+ * Indexed (by column value, and by which columns have a value) so a day of thousands of cards of
+ * one pack costs a lookup per row, not a scan.
+ */
+export class RepeatMatcher {
+  readonly #taken = new Set<EarlierPurchase>();
+  readonly #all = new Queue();
+  /** `column\0value` → purchases with that value there. */
+  readonly #byValue = new Map<string, Queue>();
+  /** The columns with a value, joined → purchases with exactly those. */
+  readonly #byColumns = new Map<string, { columns: string[]; q: Queue }>();
+  /** Shared-column counts for the message, per purchase. */
+  readonly #identity = new Map<EarlierPurchase, Map<string, string>>();
+
+  constructor(earlier: readonly EarlierPurchase[]) {
+    const owns = new Map<readonly string[], Map<string, number>>();
+    for (const e of earlier) {
+      if (!isPurchase(e)) continue;
+      this.#all.push(e);
+      let own = owns.get(e.header);
+      if (!own) owns.set(e.header, (own = ownColumns(e.header)));
+      const id = identity(e.header, e.cells, e.line, own);
+      this.#identity.set(e, id);
+      for (const [k, v] of id) {
+        const key = `${k}\u0000${v}`;
+        let q = this.#byValue.get(key);
+        if (!q) this.#byValue.set(key, (q = new Queue()));
+        q.push(e);
+      }
+      const columns = [...id.keys()].sort();
+      const ck = columns.join('\u0000');
+      let g = this.#byColumns.get(ck);
+      if (!g) this.#byColumns.set(ck, (g = { columns, q: new Queue() }));
+      g.q.push(e);
+    }
+  }
+
+  /** The purchase `mine` repeats (taken: no other row repeats it), with how many own columns the two share. */
+  take(mine: RowInFile): { e: EarlierPurchase; shared: number } | undefined {
+    const found = this.#find(mine);
+    if (!found) return undefined;
+    this.#taken.add(found.e);
+    return found;
+  }
+
+  #find(mine: RowInFile): { e: EarlierPurchase; shared: number } | undefined {
+    const id = identity(mine.header, mine.cells, mine.line);
+    const shared = (e: EarlierPurchase): number => [...id.keys()].filter((k) => this.#identity.get(e)?.has(k)).length;
+    if (hasPlayer(mine.header, mine.cells)) {
+      const e = this.#all.first(this.#taken);
+      return e ? { e, shared: shared(e) } : undefined;
+    }
+    // The same customer (or order number): a value they share.
+    for (const [k, v] of id) {
+      const e = this.#byValue.get(`${k}\u0000${v}`)?.first(this.#taken);
+      if (e) return { e, shared: shared(e) };
+    }
+    // Nothing to tell them apart: no column with a value in both.
+    for (const g of this.#byColumns.values()) {
+      if (g.columns.some((k) => id.has(k))) continue;
+      const e = g.q.first(this.#taken);
+      if (e) return { e, shared: 0 };
+    }
+    return undefined;
+  }
+}
+
+/**
+ * The earlier purchases a dry run's rows repeat (topup validate, the console's quote), as the load
+ * decides them: one matcher per fingerprint, so equal rows take one purchase each. The decision
+ * that counts is made when the batch opens (skipRepeats).
+ */
+export function repeatFinder(rt: Pick<Runtime, 'config' | 'rows'>, now: number): (fingerprint: string, mine: RowInFile) => { e: EarlierPurchase; shared: number } | undefined {
+  const matchers = new Map<string, RepeatMatcher>();
+  return (fingerprint, mine) => {
+    let m = matchers.get(fingerprint);
+    if (!m) matchers.set(fingerprint, (m = new RepeatMatcher(rt.rows.earlierRows(fingerprint, '', now - rt.config.repeatWindowMs))));
+    return m.take(mine);
+  };
 }
 
 /**
@@ -142,22 +258,16 @@ export function findRepeat(rt: Pick<Runtime, 'config' | 'rows'>, fingerprint: st
  * purchase (store/rows.ts skipAsRepeat; store/invariants.ts). Returns how many.
  */
 export function skipRepeats(rt: Pick<Runtime, 'rows'>, batch: Batch, header: readonly string[], since: number, now: number): number {
+  const chain = rt.rows.retryChain(batch.retryOf);
+  const matchers = new Map<string, RepeatMatcher>();
   let n = 0;
-  for (const c of rt.rows.repeatCandidates(batch.id, since, batch.retryOf)) {
-    const found = repeatOf({ header, cells: c.cells }, rt.rows.earlierRows(c.fingerprint, batch.id, since, batch.retryOf));
-    if (found && rt.rows.skipAsRepeat(batch.id, c.idx, now, repeatMessage(found.e, { batchId: batch.id, card: isCardCells(header, c.cells), shared: found.shared }))) n++;
+  for (const c of rt.rows.repeatCandidates(batch.id, since, chain)) {
+    let m = matchers.get(c.fingerprint);
+    if (!m) matchers.set(c.fingerprint, (m = new RepeatMatcher(rt.rows.earlierRows(c.fingerprint, batch.id, since, chain))));
+    const found = m.take({ header, cells: c.cells, line: c.line });
+    if (found && rt.rows.skipAsRepeat(batch.id, c.idx, now, repeatMessage(found.e, { batchId: batch.id, card: !hasPlayer(header, c.cells), shared: found.shared }))) n++;
   }
   return n;
-}
-
-/** A key/card row: it has a quantity and no player (nothing but the pack and quantity tells purchases apart). */
-function isCardCells(header: readonly string[], cells: readonly string[]): boolean {
-  try {
-    const f = mapHeader([...header]).fields;
-    return f.userId === undefined || (cells[f.userId] ?? '').trim() === '';
-  } catch {
-    return false;
-  }
 }
 
 /**

@@ -11,7 +11,7 @@ import { Priority } from '../api/client.js';
 import { contentHash, openOrderFile } from '../intake/formats/index.js';
 import { createRowValidator, type ColumnReading } from '../intake/validate.js';
 import { settleColumns } from '../intake/column-report.js';
-import { findRepeat, purchaseFingerprint, repeatMessage } from '../claim/repeats.js';
+import { hasPlayer, purchaseFingerprint, repeatFinder, repeatMessage } from '../claim/repeats.js';
 import { judgeRow } from '../claim/row-verdict.js';
 import type { Runtime } from '../runtime.js';
 import { roundCents as cents } from '../kernel/money.js';
@@ -95,6 +95,7 @@ export async function quoteFile(rt: Runtime, path: string, again: boolean): Prom
   // Rows repeating a purchase an earlier batch placed recently would be skipped (claim/repeats.ts).
   const checkRepeats = !again && rt.config.repeatWindowMs > 0;
   const now = rt.clock.now();
+  const findRepeat = repeatFinder(rt, now);
   const repeats = new Map<string, Omit<RepeatGroup, 'message'>>();
   const packs = new Map<string, PackLine>();
   let rows = 0;
@@ -113,10 +114,10 @@ export async function quoteFile(rt: Runtime, path: string, again: boolean): Prom
         continue;
       }
       const given = v.order.givenTrxid;
-      const found = checkRepeats && !given ? findRepeat(rt, purchaseFingerprint(v.order.request), { header: header.columns, cells: raw.cells }, now) : undefined;
+      const found = checkRepeats && !given ? findRepeat(purchaseFingerprint(v.order.request), { header: header.columns, cells: raw.cells, line: raw.line }) : undefined;
       const repeat = found?.e;
       if (repeat) {
-        const card = v.order.request.quantity !== undefined;
+        const card = !hasPlayer(header.columns, raw.cells);
         problems.push({ line: raw.line, column: 'row', problem: repeatMessage(repeat, { card, shared: found.shared }), repeatOf: repeat.batchId });
         const g = repeats.get(repeat.batchId);
         if (g) g.rows++;

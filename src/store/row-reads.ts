@@ -43,10 +43,12 @@ export interface EarlierPurchase {
  * waited for balance over a weekend and bought an hour ago is a purchase of an hour ago (found by
  * an adversarial review: an edited re-drop 30 h after the first claim bought everything again).
  * Which of them is a purchase the row repeats is claim/repeats.ts's rule (one rule for the
- * opening's decision and the dry run's). @retried: the batch a retry tries again, whose rows are
- * the ones it retries, not earlier purchases.
+ * opening's decision and the dry run's). @chain (a JSON array): the batches a retry descends from,
+ * the retried batch and, for a retry of a retry, the ones before it: their rows are the file's own
+ * rows, where equal rows are separate purchases, never earlier purchases of it (an adversarial
+ * review: a retry of a retry skipped a row as a repeat of its twin in the first batch).
  */
-const EARLIER_TERMS = `r.fingerprint = @fp AND r.batch_id != @batchId AND r.batch_id IS NOT @retried AND b.state != ${batchState('claimed')}
+const EARLIER_TERMS = `r.fingerprint = @fp AND r.batch_id != @batchId AND r.batch_id NOT IN (SELECT value FROM json_each(@chain)) AND b.state != ${batchState('claimed')}
          AND (r.first_sent_at IS NULL OR r.first_sent_at >= @since)`;
 
 /** Rows a caller already holds (sends started, not yet marked `sending`): skipped by sendable(). */
@@ -331,15 +333,38 @@ export class RowReads {
   }
 
   /** Rows of other batches this fingerprint may repeat (EARLIER_TERMS), newest batch first. */
-  earlierRows(fingerprint: string, batchId: string, since: number, retried: string | null = null): EarlierPurchase[] {
+  /**
+   * Every row of another batch with this fingerprint in the window, newest batch first. No limit:
+   * a key/card fingerprint (pack and quantity) is shared by every customer's card of the day, and
+   * a re-drop's row must be matched against all of them (an adversarial review: with the 200
+   * newest only, a re-drop after 200 other cards of the pack bought its cards again). The caller
+   * reads them once per fingerprint (claim/repeats.ts RepeatMatcher).
+   */
+  earlierRows(fingerprint: string, batchId: string, since: number, chain: readonly string[] = []): EarlierPurchase[] {
     const rows = this.stmt(
       `SELECT r.batch_id AS batchId, b.source_name AS file, r.line, r.order_id AS orderId, r.state, r.refunded, r.error,
          coalesce(r.first_sent_at, b.created_at) AS at, b.header_json AS header, r.cells_json AS cells
        FROM rows r JOIN batches b ON b.id = r.batch_id
        WHERE ${EARLIER_TERMS.replace('@fp', '@fingerprint')}
-       ORDER BY b.seq DESC, r.idx LIMIT 200`,
-    ).all({ fingerprint, batchId, since, retried }) as (Omit<EarlierPurchase, 'header' | 'cells' | 'refunded'> & { header: string | null; cells: string; refunded: number | null })[];
-    return rows.map((r) => ({ ...r, refunded: r.refunded === null ? null : r.refunded === 1, header: r.header ? (JSON.parse(r.header) as string[]) : [], cells: JSON.parse(r.cells) as string[] }));
+       ORDER BY b.seq DESC, r.idx`,
+    ).all({ fingerprint, batchId, since, chain: JSON.stringify(chain) }) as (Omit<EarlierPurchase, 'header' | 'cells' | 'refunded'> & { header: string | null; cells: string; refunded: number | null })[];
+    // One header array per batch (a file's rows share it).
+    const headers = new Map<string, string[]>();
+    return rows.map((r) => {
+      let header = headers.get(r.batchId);
+      if (!header) headers.set(r.batchId, (header = r.header ? (JSON.parse(r.header) as string[]) : []));
+      return { ...r, refunded: r.refunded === null ? null : r.refunded === 1, header, cells: JSON.parse(r.cells) as string[] };
+    });
+  }
+
+  /** The batches `batchId` retries, nearest first (a retry of a retry: both). */
+  retryChain(batchId: string | null): string[] {
+    const out: string[] = [];
+    for (let id = batchId; id !== null && !out.includes(id); ) {
+      out.push(id);
+      id = (this.stmt('SELECT retry_of FROM batches WHERE id = ?').pluck().get(id) as string | null | undefined) ?? null;
+    }
+    return out;
   }
 
   /**
@@ -347,13 +372,13 @@ export class RowReads {
    * marked repeat_check, with at least one row of another batch sharing their fingerprint in the
    * window (a seek on rows_fingerprint each). For rows.skipAsRepeat, inside the opening transaction.
    */
-  repeatCandidates(batchId: string, since: number, retried: string | null = null): { idx: number; line: number; fingerprint: string; cells: string[] }[] {
+  repeatCandidates(batchId: string, since: number, chain: readonly string[] = []): { idx: number; line: number; fingerprint: string; cells: string[] }[] {
     return (this.stmt(
       `SELECT idx, line, fingerprint, cells_json AS cells FROM rows
        WHERE batch_id = @batchId AND state = ${rowState('pending')} AND repeat_check = 1
          AND EXISTS (SELECT 1 FROM rows r JOIN batches b ON b.id = r.batch_id WHERE ${EARLIER_TERMS.replace('@fp', 'rows.fingerprint')})
        ORDER BY idx`,
-    ).all({ batchId, since, retried }) as { idx: number; line: number; fingerprint: string; cells: string }[]).map((r) => ({ ...r, cells: JSON.parse(r.cells) as string[] }));
+    ).all({ batchId, since, chain: JSON.stringify(chain) }) as { idx: number; line: number; fingerprint: string; cells: string }[]).map((r) => ({ ...r, cells: JSON.parse(r.cells) as string[] }));
   }
 
   /** The row at a batch's input line. */

@@ -13,13 +13,18 @@ import { releaseAfterEach } from '../e2e/release.js';
 
 releaseAfterEach();
 
+// The rule under test is the repeat check, not the rate gate: both sides allow 400 calls a second,
+// so the 420 orders take seconds instead of two minutes at the spec's 200 a minute.
+const FAST = { rateLimits: [{ limit: 400, windowMs: 1_000 }], fulfilment: { processingShare: 0, processingMs: [0, 0] as [number, number], failShare: 0 } };
+const FAST_ENV = { TOPUP_RATE_LIMITS: '400/1s,24000/60s', TOPUP_RATE_MARGIN_MS: '20' };
+
 const semi = (rows: string[][]): string => `${rows.map((r) => r.join(';')).join('\r\n')}\r\n`;
 
 describe('adv2: repeats beyond the first 200 rows of one pack', () => {
   it('an edited re-drop of a file of 210 gift cards (one per customer) buys nothing again', async () => {
     const home = tempHome();
-    const sb = await inProcessSandbox({ balanceUsd: 10_000 });
-    const env = cliEnv(home, sb);
+    const sb = await inProcessSandbox({ balanceUsd: 10_000, ...FAST });
+    const env = cliEnv(home, sb, FAST_ENV);
     const customers = Array.from({ length: 210 }, (_, i) => `cust-${String(i).padStart(3, '0')}`);
     home.drop('cards.csv', semi([['pid', 'quantity', 'Customer'], ...customers.map((c) => ['STEAM-5', '1', c])]));
     expect((await runCli(['daemon', '--once'], env, { timeoutMs: 120_000 })).code).toBe(0);
@@ -35,8 +40,8 @@ describe('adv2: repeats beyond the first 200 rows of one pack', () => {
 
   it("a morning card re-dropped after an afternoon file of 200 other customers' cards of the same pack is not bought again", async () => {
     const home = tempHome();
-    const sb = await inProcessSandbox({ balanceUsd: 10_000 });
-    const env = cliEnv(home, sb);
+    const sb = await inProcessSandbox({ balanceUsd: 10_000, ...FAST });
+    const env = cliEnv(home, sb, FAST_ENV);
     home.drop('morning.csv', semi([['pid', 'quantity', 'Customer'], ['STEAM-5', '1', 'alice']]));
     expect((await runCli(['daemon', '--once'], env)).code).toBe(0);
     const others = Array.from({ length: 200 }, (_, i) => `new-${i}`);
