@@ -169,7 +169,7 @@ export class ResellerClient {
     const order = ok(x) && x.readable ? readOrder(x.json) : undefined;
     if (!order || order.success === false) this.#fail(x, 'GET', path, 'no order in the answer');
     if (order.orderId !== undefined && order.orderId.trim().toLowerCase() !== orderId.trim().toLowerCase()) {
-      throw new ApiResponseShapeError('/orders/:id', `asked for order ${orderId}, the answer is about order ${order.orderId}`, x.answer);
+      throw new ApiResponseShapeError('/orders/:id', `asked for order ${orderId}, the answer is about order ${order.orderId}`, x.answer, order.orderId);
     }
     if (order.orderId === undefined && classifyFailure(x.status, x.json, { method: 'GET', path }).classification === 'not-found') {
       this.#classified(x, 'GET', path);

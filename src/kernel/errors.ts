@@ -176,12 +176,15 @@ export class ApiResponseShapeError extends TopupError {
   readonly path: string;
   readonly issues: string;
   readonly answer: ApiAnswer | undefined;
-  constructor(path: string, issues: string, answer?: ApiAnswer) {
+  /** The order the answer is about, when that is another one than asked for (GET /orders/:id). */
+  readonly aboutOrder: string | undefined;
+  constructor(path: string, issues: string, answer?: ApiAnswer, aboutOrder?: string) {
     super(ErrorCode.ApiResponseShape, `${path}: answer cannot be read: ${issues}`);
     this.name = 'ApiResponseShapeError';
     this.path = path;
     this.issues = issues;
     this.answer = answer;
+    this.aboutOrder = aboutOrder;
   }
 }
 

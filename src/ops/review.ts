@@ -15,7 +15,7 @@
 import { Priority } from '../api/client.js';
 import { auditCopy } from '../api/audit.js';
 import type { Order } from '../api/schemas.js';
-import { ApiError, NotFoundError, UsageError, coerceError } from '../kernel/errors.js';
+import { ApiError, ApiResponseShapeError, NotFoundError, UsageError, coerceError } from '../kernel/errors.js';
 import { finishBatch } from '../outbox/finish.js';
 import type { BatchSummary } from '../outbox/summary.js';
 import type { Runtime } from '../runtime.js';
@@ -80,28 +80,40 @@ export async function resolveReview(rt: Runtime, req: ResolveRequest): Promise<R
 }
 
 async function chargedFacts(rt: Runtime, row: Row, orderId: string, force: boolean, by: string, at: string): Promise<{ facts: OrderFacts; note: string; answer: string | null }> {
-  const holder = rt.rows.placedBy(orderId);
-  if (holder) throw new UsageError(`order ${orderId} already belongs to batch ${holder.batchId}, line ${holder.line}`);
+  // An order another row holds is never this row's, --force or not: under the id typed, and
+  // under the id the API answers with (a supplier reaches one order by more than one id: the
+  // panel's ORD… and the API's numeric id; an adversarial review settled a review row with the
+  // order another row held, one charge for two "completed" rows).
+  const refuseHeld = (id: string, as = ''): void => {
+    const holder = rt.rows.placedBy(id);
+    if (holder && !(holder.batchId === row.batchId && holder.idx === row.idx)) {
+      throw new UsageError(`order ${orderId}${as} already belongs to batch ${holder.batchId}, line ${holder.line}`);
+    }
+  };
+  refuseHeld(orderId);
   let order: (Order & { answer: ApiError['answer'] }) | undefined;
   let why: string | undefined;
   try {
     order = await rt.account.client.getOrder(orderId, { priority: Priority.lookup });
   } catch (err) {
+    if (err instanceof ApiResponseShapeError && err.aboutOrder !== undefined) refuseHeld(err.aboutOrder, ` (the API answers with order ${err.aboutOrder})`);
     if (err instanceof ApiError && err.classification === 'not-found') why = `the API does not know order ${orderId}`;
     else why = `the API could not be asked about order ${orderId} (${coerceError(err).message})`;
   }
+  if (order?.orderId !== undefined) refuseHeld(order.orderId, ` (the API answers with order ${order.orderId})`);
   if (order) {
     const wrong = mismatches(row, order, rt.account.catalog.gameNamesOf(row));
     if (wrong.length > 0) why = `order ${orderId} is another purchase (${describeMismatches(wrong)})`;
   }
   if (why !== undefined && !force) throw new UsageError(`${why}; check the id, or record it anyway with --force`);
   if (order && why === undefined) {
-    const { facts } = factsFor(row, { ...order, orderId });
+    // The API's own spelling of the id: the one later polls and history name.
+    const { facts } = factsFor(row, { ...order, orderId: order.orderId ?? orderId });
     if (!order.statusKnown) facts.status = 'processing';
     return { facts, note: `charged: order ${orderId} named by ${by} on ${at}, confirmed by the API (${order.statusWord ?? order.status})`, answer: auditCopy(order.answer) };
   }
   return {
-    facts: { orderId, status: 'completed', amountUsd: row.expectedUsd ?? undefined },
+    facts: { orderId: order?.orderId ?? orderId, status: 'completed', amountUsd: row.expectedUsd ?? undefined },
     note: `charged: order ${orderId} recorded by ${by} on ${at} WITHOUT confirmation from the API (${why})`,
     answer: null,
   };

@@ -272,9 +272,17 @@ export class RowReads {
     ).get(batchId) as { rows: number; sent: number; spentUsd: number };
   }
 
-  /** Which of our rows holds this order, if any. */
-  placedBy(orderId: string): { batchId: string; line: number } | undefined {
-    return this.stmt('SELECT batch_id AS batchId, line FROM rows WHERE order_id = ?').get(orderId) as { batchId: string; line: number } | undefined;
+  /**
+   * Which of our rows holds this order, if any: the id as written, else in any letter case and
+   * spacing (suppliers look ids up case-insensitively, so `ord-77` typed by a person is the
+   * order a row holds as `ORD-77`). The second look scans: it serves operator actions only.
+   */
+  placedBy(orderId: string): { batchId: string; idx: number; line: number } | undefined {
+    type Holder = { batchId: string; idx: number; line: number };
+    return (
+      (this.stmt('SELECT batch_id AS batchId, idx, line FROM rows WHERE order_id = ?').get(orderId) as Holder | undefined) ??
+      (this.stmt('SELECT batch_id AS batchId, idx, line FROM rows WHERE order_id IS NOT NULL AND lower(trim(order_id)) = lower(trim(?)) LIMIT 1').get(orderId) as Holder | undefined)
+    );
   }
 
   /** When the row holding this order was first sent (null when unknown). */
