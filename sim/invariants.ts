@@ -16,7 +16,10 @@
  *     stored; a placed row's end (completed, cancelled, refunded) as the model's;
  *  6. summary spend = ledger: the batch summary's spentUsd is what the model charged its rows;
  *  7. every row final (the run ended with no batch unfinished: a stall otherwise), and no process
- *     died of an error.
+ *     died of an error;
+ *  8. one order, one row: no order held by two rows, whatever the letter case of its id (the
+ *     unique index sees only one spelling; an operator's typed id is another);
+ *  9. a batch is retried once: no two live retry batches of one batch.
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { parse } from 'csv-parse/sync';
@@ -120,6 +123,20 @@ export function judge(c: Ctx): Judgement {
       check(r.note?.startsWith('CODES MISSING') === true || (r.note ?? '').includes('CODES MISSING'), () => `${where(r)} completed a key/card order without codes and without saying so`);
     }
   }
+
+  // 8. one order, one row, in any letter case.
+  const orderHolder = new Map<string, string>();
+  for (const r of rows) {
+    if (r.orderId === null) continue;
+    const k = r.orderId.trim().toLowerCase();
+    const prev = orderHolder.get(k);
+    check(prev === undefined, () => `order ${r.orderId} is held by two rows: ${prev} and ${where(r)}`);
+    orderHolder.set(k, where(r));
+  }
+  // 9. a batch is retried once.
+  const retries = new Map<string, string[]>();
+  for (const b of batches) if (b.retryOf !== null && b.state !== 'failed') retries.set(b.retryOf, [...(retries.get(b.retryOf) ?? []), b.id]);
+  for (const [of, ids] of retries) check(ids.length === 1, () => `batch ${of} was retried ${ids.length} times: ${ids.join(', ')}`);
 
   // 1. no purchase bought twice.
   const purchaseOf = (r: Row, depth = 0): { key: string; onPurpose: boolean } | undefined => {

@@ -170,6 +170,8 @@ export class ModelApi {
   readonly orders: ModelOrder[] = [];
   readonly #byId = new Map<string, ModelOrder>();
   readonly #byTrxid = new Map<string, ModelOrder>();
+  /** GET /orders/:id looks the id up in any letter case, as real suppliers' panels and APIs do. */
+  readonly #byIdFolded = new Map<string, ModelOrder>();
   /** trxids that belong to another API user: 403 FORBIDDEN. */
   readonly forbidden = new Set<string>();
   /** trxids whose first request is being worked on (a slow creation): DUPLICATE_IN_FLIGHT. */
@@ -236,6 +238,7 @@ export class ModelApi {
     if (pack.card) order.codes = Array.from({ length: qty ?? 1 }, (_, i) => `${order.orderId}-C${i + 1}`);
     this.orders.push(order);
     this.#byId.set(order.orderId, order);
+    this.#byIdFolded.set(order.orderId.toLowerCase(), order);
     if (trxid !== null) this.#byTrxid.set(trxid.toLowerCase(), order);
     return order;
   }
@@ -391,7 +394,7 @@ export class ModelApi {
     }
     const m = /^\/orders\/(.+)$/.exec(req.path);
     if (m) {
-      const o = this.#byId.get(decodeURIComponent(m[1]!));
+      const o = this.#byIdFolded.get(decodeURIComponent(m[1]!).toLowerCase());
       if (!o) return this.#json(404, { success: false, error: 'ORDER NOT FOUND' });
       return this.#json(200, this.orderBody(o));
     }

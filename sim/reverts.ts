@@ -1,5 +1,5 @@
 /**
- * Each money fix of issue 20 (and the two the simulator found), undone by a small edit of the
+ * Each money fix of issue 20 (and those the simulator and the second adversarial review found), undone by a small edit of the
  * source: `npx tsx sim/revert-check.ts` applies one at a time in a scratch copy of the repository
  * and runs the simulator until it fails, to show that the simulator looks where those defects are
  * (docs/simulator.md has the figures). An edit names the exact text it replaces, so a change of
@@ -68,5 +68,18 @@ export const REVERTS: readonly Revert[] = [
     id: 'history-unclear-candidate',
     defect: 'found by the simulator: the history check takes one candidate while another order could be the row\'s',
     edits: [{ file: 'src/poll/verify.ts', find: '  if (candidates.length === 1 && unclear) {', replace: '  if (candidates.length === 1 && unclear && false) {' }],
+  },
+  {
+    id: 'resolve-alias-id',
+    defect: 'adversarial review 2: review resolve --charged (with --force) settles a row with an order another row holds under another spelling of its id',
+    edits: [
+      { file: 'src/ops/review.ts', find: '    if (holder && !(holder.batchId === row.batchId && holder.idx === row.idx)) {', replace: '    if (holder && id === orderId && !(holder.batchId === row.batchId && holder.idx === row.idx)) {' },
+      { file: 'src/store/row-reads.ts', find: "AND lower(trim(order_id)) = lower(trim(?)) LIMIT 1", replace: "AND order_id = ? AND 0 LIMIT 1" },
+    ],
+  },
+  {
+    id: 'retry-twice',
+    defect: 'adversarial review 2: two retries of one batch at once both make a retry batch',
+    edits: [{ file: 'src/store/batches.ts', find: '         WHERE @retryOf IS NULL OR NOT EXISTS', replace: '         WHERE @retryOf IS NULL OR 1 OR NOT EXISTS' }],
   },
 ];

@@ -217,11 +217,16 @@ export async function runSchedule(s: Schedule, opts: RunOptions = {}): Promise<R
     switch (a.kind) {
       case 'drop': return dropFile(a);
       case 'submit': return submit(a);
-      case 'retry':
-        return command('retry', async (rt) => {
-          const id = newestBatchOf(rt, a.file % s.files.length, true);
-          if (id) await createRetryBatch(rt, id, { repeats: a.repeats });
-        });
+      case 'retry': {
+        const retry = (): void =>
+          command('retry', async (rt) => {
+            const id = newestBatchOf(rt, a.file % s.files.length, true);
+            if (id) await createRetryBatch(rt, id, { repeats: a.repeats });
+          });
+        retry();
+        if (a.twice) retry();
+        return;
+      }
       case 'cancel':
         return command('cancel', async (rt) => {
           // The newest batch of the file still ordering (a copy of a file already taken orders nothing: `topup cancel` refuses it).
@@ -235,7 +240,15 @@ export async function runSchedule(s: Schedule, opts: RunOptions = {}): Promise<R
             // The operator looks the trxid up in the supplier's panel: an order this row's sends made.
             const o = api.byTrxid(r.trxid);
             const ours = o !== undefined && o.origin === 'engine';
-            await resolveReview(rt, { batchId: r.batchId, line: r.line, by: 'sim-operator', ...(ours ? { chargedOrderId: o.orderId } : { notCharged: true }) });
+            // A slip of the eye: the panel's line above, an order another row holds (forced past the check).
+            const other = a.slip === 'other' ? api.orders.find((x) => x.origin === 'engine' && x !== o && rt.rows.placedBy(x.orderId) !== undefined) : undefined;
+            const typed = other ? other.orderId.toLowerCase() : ours && a.slip === 'case' ? o.orderId.toLowerCase() : o?.orderId;
+            try {
+              await resolveReview(rt, { batchId: r.batchId, line: r.line, by: 'sim-operator', ...(other ? { chargedOrderId: typed!, force: true } : ours ? { chargedOrderId: typed! } : { notCharged: true }) });
+            } catch (err) {
+              // A refusal of a slip is the point; the operator goes on to the next row.
+              if ((err as { code?: string }).code !== ErrorCode.Usage || !other) throw err;
+            }
           }
         });
       case 'crash': {

@@ -34,12 +34,19 @@ export type Action =
   | { at: number; kind: 'drop'; file: number; edit: 'none' | 'add-column' | 'add-row' | 'reorder' }
   /** `topup submit FILE` (a process of its own) of the file or an edited copy; `again`: ordered again on purpose. */
   | { at: number; kind: 'submit'; file: number; again: boolean; edit?: 'none' | 'add-column' | 'add-row' | 'reorder' }
-  /** `topup retry BATCH` of the newest finished batch of this file; `repeats`: buy its repeats on purpose. */
-  | { at: number; kind: 'retry'; file: number; repeats: boolean }
+  /**
+   * `topup retry BATCH` of the newest finished batch of this file; `repeats`: buy its repeats on
+   * purpose; `twice`: a double click on the console's Retry (two retries at the same instant).
+   */
+  | { at: number; kind: 'retry'; file: number; repeats: boolean; twice: boolean }
   /** `topup cancel` of the newest unfinished batch of this file. */
   | { at: number; kind: 'cancel'; file: number }
-  /** An operator settles every review row by what the supplier's panel shows (the model's truth). */
-  | { at: number; kind: 'resolve' }
+  /**
+   * An operator settles every review row by what the supplier's panel shows (the model's truth).
+   * `slip`: how the id is typed: as shown; in other letter case (suppliers look ids up either
+   * way); or, a slip of the eye, another row's order in other letter case, with --force.
+   */
+  | { at: number; kind: 'resolve'; slip: 'none' | 'case' | 'other' }
   /** A daemon process dies (SIGKILL) at whatever await it is at; `dead`: its host says so at once. */
   | { at: number; kind: 'crash'; proc: number; dead: boolean }
   /** A daemon is stopped (SIGTERM): bounded drain, leases released. */
@@ -164,9 +171,9 @@ export function scheduleArb(): fc.Arbitrary<Schedule> {
         fc.oneof(
           { weight: 6, arbitrary: fc.record({ at: when(0, 3 * MIN), kind: fc.constant('drop' as const), file: fc.nat(2), edit: edits }) },
           { weight: 2, arbitrary: fc.record({ at: when(0, 3 * MIN), kind: fc.constant('submit' as const), file: fc.nat(2), again: fc.boolean(), edit: edits }) },
-          { weight: 1, arbitrary: fc.record({ at: when(MIN, 10 * MIN), kind: fc.constant('retry' as const), file: fc.nat(2), repeats: fc.boolean() }) },
+          { weight: 1, arbitrary: fc.record({ at: when(MIN, 10 * MIN), kind: fc.constant('retry' as const), file: fc.nat(2), repeats: fc.boolean(), twice: fc.constantFrom(false, false, false, true) }) },
           { weight: 1, arbitrary: fc.record({ at: when(0, 4 * MIN), kind: fc.constant('cancel' as const), file: fc.nat(2) }) },
-          { weight: 1, arbitrary: fc.record({ at: fc.integer({ min: 5 * MIN, max: 15 * MIN }), kind: fc.constant('resolve' as const) }) },
+          { weight: 1, arbitrary: fc.record({ at: fc.integer({ min: 5 * MIN, max: 15 * MIN }), kind: fc.constant('resolve' as const), slip: fc.constantFrom('none' as const, 'none' as const, 'case' as const, 'other' as const) }) },
           { weight: 4, arbitrary: fc.record({ at: when(0, 6 * MIN), kind: fc.constant('crash' as const), proc: fc.nat(1), dead: fc.boolean() }) },
           { weight: 1, arbitrary: fc.record({ at: when(0, 6 * MIN), kind: fc.constant('stop' as const), proc: fc.nat(1) }) },
           { weight: 1, arbitrary: fc.record({ at: fc.integer({ min: MIN, max: 10 * MIN }), kind: fc.constant('top-up' as const), usd: fc.constantFrom(20, 1000) }) },

@@ -170,6 +170,9 @@ export async function claimFile(rt: Runtime, path: string, opts: ClaimOptions = 
   try {
     const source = staging ? join(staging, sourceName) : path;
     const hash = staging ? await copyAndHash(path, source) : await contentHash(path);
+    // Hashing a large file takes time in which another process's claim may commit: a yield, so
+    // the simulator puts other processes' work here too (two retries of one batch at once).
+    await rt.clock.yield();
     if (opts.settledHash !== undefined && hash !== opts.settledHash) throw new ChangedSinceSettled(sourceName);
     id = newBatchId(hash, now, rt.entropy);
     const jobDir = join(rt.config.jobsDir, id);
