@@ -31,7 +31,7 @@ import type { OrderRequest } from '../api/schemas.js';
 import type { Runtime } from '../runtime.js';
 import type { Batch } from '../store/batches.js';
 import type { EarlierPurchase } from '../store/row-reads.js';
-import { mapHeader } from '../intake/columns.js';
+import { QUANTITY_IF_WHOLE, headerKey, mapHeader, type OrderField } from '../intake/columns.js';
 import { isPlayerIdFailure } from '../api/classify.js';
 
 export { REPEAT_CODE } from '../store/rows.js';
@@ -66,63 +66,118 @@ export function checksRepeat(batch: Batch, givenTrxid: string | undefined): bool
 
 export type { EarlierPurchase } from '../store/row-reads.js';
 
-const nameKey = (h: string): string => h.trim().toLowerCase().replace(/[\s_.-]+/g, '');
+/** Order fields that make the purchase (they are in its fingerprint), never what tells customers apart. */
+const PURCHASE_FIELDS: readonly OrderField[] = ['pid', 'slug', 'pack', 'trxid', 'quantity', 'maxPriceUsd'];
+/** Amount / Count: the quantity when the rows show they are one (intake/column-report.ts), never a customer. */
+const MAYBE_QUANTITY = new Set(QUANTITY_IF_WHOLE.map(headerKey));
+/** Names of a column numbering the rows (its value follows the line: inserting a row renumbers every row below). */
+const ROW_NUMBER_NAMES = new Set(['', '#', 'no', 'nr', 'n', 'nº', 'num', 'number', 'row', 'rowno', 'line', 'lineno', 'index', 'idx', 'sn', 'sno', 'slno', 'sl', 'serial', 'serialno', 'nomor', 'pos', 'position']);
 
-/** The file's own columns (not read as an order field), by normalised name → index. */
-function ownColumns(header: readonly string[]): Map<string, number> {
-  const fields = new Set<number>();
+/**
+ * The columns that may tell a key/card row's customer apart, by header key → index: every
+ * column but the purchase's own fields and Amount/Count. The player fields stay in: on a card
+ * pack they are not sent, and their cells are the reseller's record of who it was for (an
+ * adversarial review: a card row with a userId cell was read as a top-up).
+ */
+function identityColumns(header: readonly string[]): Map<string, number> {
+  const purchase = new Set<number>();
   try {
-    for (const i of Object.values(mapHeader([...header]).fields)) if (i !== undefined) fields.add(i);
+    const f = mapHeader([...header]).fields;
+    for (const k of PURCHASE_FIELDS) if (f[k] !== undefined) purchase.add(f[k]!);
   } catch {
     // A header that cannot be read has no columns to compare.
   }
-  const own = new Map<string, number>();
+  const out = new Map<string, number>();
   header.forEach((h, i) => {
-    const k = nameKey(h);
-    if (k !== '' && !fields.has(i) && !own.has(k)) own.set(k, i);
+    const k = headerKey(h);
+    if (k !== '' && !purchase.has(i) && !MAYBE_QUANTITY.has(k) && !out.has(k)) out.set(k, i);
   });
-  return own;
+  return out;
 }
 
-/**
- * A cell as compared: case and spaces aside, and a date or time by its numbers alone, so
- * "2026-11-26 09:14" and "26.11.2026 09:14" (Excel re-saving in another locale) are the same
- * value (an adversarial review: the re-drop of a re-saved file read as new customers). A value
- * of three or more numbers and nothing but separators between them counts as a date.
- */
-function cellKey(v: string): string {
-  const n = norm(v);
-  if (/^[\d\s./:T-]+$/i.test(n)) {
-    const nums = n.match(/\d+/g) ?? [];
-    if (nums.length >= 3) return `#${nums.map(Number).sort((a, b) => a - b).join(',')}`;
+/** A date (and time) as written, read in the ways spreadsheets write it. */
+interface DateCell {
+  y: number;
+  /** Month and day in order when the format says which is which; `ambiguous`: 01/02 may be either. */
+  m: number;
+  d: number;
+  ambiguous: boolean;
+  time: string;
+}
+
+function readDate(v: string): DateCell | undefined {
+  const t = (h?: string, mi?: string, se?: string): string => (h === undefined ? '' : `${Number(h)}:${Number(mi)}:${Number(se ?? 0)}`);
+  let m = /^(\d{4})[-/.](\d{1,2})[-/.](\d{1,2})(?:[ t]+(\d{1,2}):(\d{2})(?::(\d{2}))?)?z?$/.exec(v);
+  if (m) return { y: Number(m[1]), m: Number(m[2]), d: Number(m[3]), ambiguous: false, time: t(m[4], m[5], m[6]) };
+  m = /^(\d{1,2})([./-])(\d{1,2})\2(\d{2}|\d{4}),?(?:[ t]+(\d{1,2}):(\d{2})(?::(\d{2}))?)?$/.exec(v);
+  if (m) {
+    const y = Number(m[4]) + (m[4]!.length === 2 ? 2000 : 0);
+    // 26.11.2026 is day.month (the dotted European form); 11/26/2026 or 26/11/2026 may be either.
+    return { y, m: Number(m[3]), d: Number(m[1]), ambiguous: m[2] !== '.', time: t(m[5], m[6], m[7]) };
   }
-  return n;
+  return undefined;
+}
+
+function sameDate(a: DateCell, b: DateCell): boolean {
+  if (a.y !== b.y || a.time !== b.time) return false;
+  const straight = a.m === b.m && a.d === b.d;
+  const crossed = a.m === b.d && a.d === b.m;
+  return straight || ((a.ambiguous || b.ambiguous) && crossed);
+}
+
+/** A number as a spreadsheet may rewrite it: 000123 → 123, 6,49 → 6.49. Long digit strings keep their digits. */
+const NUMBER = /^[+-]?\d+(?:[.,]\d+)?$/;
+function numberKey(v: string): string | undefined {
+  if (!NUMBER.test(v)) return undefined;
+  const digits = v.replace(/[^\d]/g, '');
+  if (digits.length > 15) return v.replace(/^([+-]?)0+(?=\d)/, '$1');
+  return String(Number(v.replace(',', '.')));
 }
 
 /**
- * What tells a key/card row's purchase apart: its own columns with a value (name → cell key). A
- * column numbering the rows (its value is the row's position: 1, 2, 3 …) is left out: inserting
- * a row renumbers every row below it (an adversarial review's finding).
+ * A cell as compared (case and spaces aside): `key` is coarse (equal cells have equal keys; used to
+ * index), `same` decides. A date by its parts, so "2026-11-26 09:14" and "26.11.2026 09:14" (Excel
+ * re-saving in another locale) are one value and "09:14" and "14:09" are two; a number by its
+ * value, so Excel dropping leading zeros changes nothing. A number Excel turned into scientific
+ * notation (4.91701E+11) has lost its digits: it tells nothing, like an empty cell.
  */
-function identity(header: readonly string[], cells: readonly string[], line: number | undefined, own = ownColumns(header)): Map<string, string> {
-  const out = new Map<string, string>();
-  for (const [k, i] of own) {
-    const v = (cells[i] ?? '').trim();
-    if (v === '') continue;
-    if (line !== undefined && /^\d+$/.test(v) && [line - 1, line].includes(Number(v))) continue;
-    out.set(k, cellKey(v));
+interface Cell {
+  key: string;
+  norm: string;
+  date: DateCell | undefined;
+}
+function readCell(raw: string): Cell | undefined {
+  const n = raw.trim().toLowerCase().replace(/\s+/g, ' ');
+  if (n === '' || /^\d(?:[.,]\d+)?e\+\d+$/.test(n)) return undefined;
+  const date = readDate(n);
+  if (date) return { key: `#d${date.y}:${Math.min(date.m, date.d)}-${Math.max(date.m, date.d)}:${date.time}`, norm: n, date };
+  const num = numberKey(n);
+  return { key: num === undefined ? n : `#n${num}`, norm: num ?? n, date: undefined };
+}
+function sameCell(a: Cell, b: Cell): boolean {
+  if (a.date && b.date) return sameDate(a.date, b.date);
+  return a.key === b.key && a.norm === b.norm;
+}
+
+/** A row's identity: its identity columns with a value (header key → cell). */
+type Identity = Map<string, Cell>;
+
+function identity(header: readonly string[], cells: readonly string[], line: number | undefined, cols = identityColumns(header)): Identity {
+  const out: Identity = new Map();
+  for (const [k, i] of cols) {
+    const raw = (cells[i] ?? '').trim();
+    // A row-number column: its value follows the line (found by an adversarial review: a row
+    // inserted at the top renumbered the rows below). Named as one and holding this line's number.
+    if (line !== undefined && ROW_NUMBER_NAMES.has(k) && /^\d+$/.test(raw) && [line - 1, line].includes(Number(raw))) continue;
+    const c = readCell(raw);
+    if (c) out.set(k, c);
   }
   return out;
 }
 
-/** Whether a row has a player (a top-up): its player fields identify the purchase. Else a key/card row. */
-export function hasPlayer(header: readonly string[], cells: readonly string[]): boolean {
-  try {
-    const f = mapHeader([...header]).fields;
-    return [f.userId, f.zoneId, f.serverId, f.moreId].some((i) => i !== undefined && (cells[i] ?? '').trim() !== '');
-  } catch {
-    return false;
-  }
+/** Whether a purchase is a top-up (it names a player): its player fields identify it. Else a key/card purchase. */
+export function isTopUp(request: Pick<OrderRequest, 'userId' | 'zoneId' | 'serverId' | 'moreId'> | null | undefined): boolean {
+  return request != null && [request.userId, request.zoneId, request.serverId, request.moreId].some((x) => x !== undefined && x !== null && String(x).trim() !== '');
 }
 
 /**
@@ -139,67 +194,92 @@ function isPurchase(e: EarlierPurchase): boolean {
   );
 }
 
-/** A row as its file has it: the header, the row's cells (the reseller's own columns among them), its line. */
+/** A row as its file has it: the header, the row's cells (the reseller's own columns among them), its line; `topUp`: its request names a player. */
 export interface RowInFile {
   header: readonly string[];
   cells: readonly string[];
   line?: number;
+  topUp: boolean;
 }
 
-/** A list read front to back, skipping what was taken. */
+/** Purchases in their order, read front to back past those taken. */
 class Queue {
-  readonly #items: EarlierPurchase[] = [];
+  readonly items: EarlierPurchase[] = [];
   #at = 0;
   push(e: EarlierPurchase): void {
-    this.#items.push(e);
+    this.items.push(e);
   }
-  first(taken: ReadonlySet<EarlierPurchase>): EarlierPurchase | undefined {
-    while (this.#at < this.#items.length && taken.has(this.#items[this.#at]!)) this.#at++;
-    return this.#items[this.#at];
+  /** Up to `limit` untaken purchases from the first untaken on. */
+  *untaken(taken: ReadonlySet<EarlierPurchase>, limit = Infinity): Generator<EarlierPurchase> {
+    while (this.#at < this.items.length && taken.has(this.items[this.#at]!)) this.#at++;
+    let n = 0;
+    for (let i = this.#at; i < this.items.length && n < limit; i++) {
+      const e = this.items[i]!;
+      if (taken.has(e)) continue;
+      n++;
+      yield e;
+    }
   }
+}
+
+/** How far a partial match looks into one value's purchases: past it, a row is bought rather than stall the transaction that opens the batch. */
+const PARTIAL_SCAN = 256;
+
+export interface RepeatFound {
+  e: EarlierPurchase;
+  /** How many identity columns with a value the two share. */
+  shared: number;
 }
 
 /**
- * The earlier purchases of one fingerprint, each repeated by at most one row: a re-drop with one
- * more equal row than purchases made buys that one (equal rows in one file are separate
- * purchases; an adversarial review: both were skipped, and `--repeats` would have bought both).
- * Which purchase a row repeats:
- *  - a top-up (a player): any. The player and the pack are the purchase; the reseller's own
- *    columns change between two saves of one file (a row number shifted, a Status filled in, a
- *    date re-saved), and reading such a change as a new purchase bought every player again (an
- *    adversarial review). A second top-up for the same player within the window is skipped and
- *    says how to buy it on purpose: never bought twice by accident.
- *  - a key/card row (no player): one whose own columns with a value, where both files have the
- *    column, share at least one value (the same Customer, the same Order No), or that has no such
- *    column in common with it (nothing tells them apart: validate says to give the row a trxid).
- *    The afternoon file of new customers differs in every shared column and is bought.
- * Indexed (by column value, and by which columns have a value) so a day of thousands of cards of
- * one pack costs a lookup per row, not a scan.
+ * The earlier purchases of one fingerprint, each repeated by at most one row (equal rows in one
+ * file are separate purchases: a re-drop with one more equal row buys that one). Which one a row
+ * repeats:
+ *  - a top-up (its request names a player): any. The player and the pack are the purchase; the
+ *    reseller's own columns change between two saves of one file (a row number shifted, a Status
+ *    filled in, a date re-saved), and reading such a change as a new purchase bought every player
+ *    again (an adversarial review). A second top-up of the pack for the same player in a later
+ *    file is skipped and says how to buy it on purpose: never bought twice by accident.
+ *  - a key/card row: one whose identity columns (identityColumns) agree with it wherever both have
+ *    a value, and that shares at least one such value; or, when nothing of it has a value in a
+ *    column the purchase has, one that has nothing to tell them apart (validate says to give the
+ *    row a trxid). A column equal on every row (a Country, a Date, a Price) does not make two
+ *    customers one: they differ in another. Rows are matched best first, whole files at once:
+ *    rows whose identity equals a purchase's, then partial matches (a column added or filled in
+ *    since), then rows with nothing to compare; so a new customer above an old one cannot take
+ *    the old one's purchase (an adversarial review: the old one was then bought again).
  */
 export class RepeatMatcher {
   readonly #taken = new Set<EarlierPurchase>();
   readonly #all = new Queue();
-  /** `column\0value` → purchases with that value there. */
+  readonly #identity = new Map<EarlierPurchase, Identity>();
+  /** Whole identity (coarse keys, sorted) → purchases with exactly it. */
+  readonly #bySignature = new Map<string, Queue>();
+  /** `column\0key` → purchases with that value there. */
   readonly #byValue = new Map<string, Queue>();
-  /** The columns with a value, joined → purchases with exactly those. */
+  /** The columns with a value, joined → purchases with exactly those (for rows with nothing to compare). */
   readonly #byColumns = new Map<string, { columns: string[]; q: Queue }>();
-  /** Shared-column counts for the message, per purchase. */
-  readonly #identity = new Map<EarlierPurchase, Map<string, string>>();
+  /** Every column some purchase has a value in: a row's columns outside it can match nothing. */
+  readonly #known = new Set<string>();
 
   constructor(earlier: readonly EarlierPurchase[]) {
-    const owns = new Map<readonly string[], Map<string, number>>();
+    const cols = new Map<readonly string[], Map<string, number>>();
+    const queue = <K>(m: Map<K, Queue>, k: K): Queue => {
+      let q = m.get(k);
+      if (!q) m.set(k, (q = new Queue()));
+      return q;
+    };
     for (const e of earlier) {
       if (!isPurchase(e)) continue;
       this.#all.push(e);
-      let own = owns.get(e.header);
-      if (!own) owns.set(e.header, (own = ownColumns(e.header)));
-      const id = identity(e.header, e.cells, e.line, own);
+      let c = cols.get(e.header);
+      if (!c) cols.set(e.header, (c = identityColumns(e.header)));
+      const id = identity(e.header, e.cells, e.line, c);
       this.#identity.set(e, id);
+      queue(this.#bySignature, signature(id)).push(e);
       for (const [k, v] of id) {
-        const key = `${k}\u0000${v}`;
-        let q = this.#byValue.get(key);
-        if (!q) this.#byValue.set(key, (q = new Queue()));
-        q.push(e);
+        queue(this.#byValue, `${k}\u0000${v.key}`).push(e);
+        this.#known.add(k);
       }
       const columns = [...id.keys()].sort();
       const ck = columns.join('\u0000');
@@ -209,48 +289,102 @@ export class RepeatMatcher {
     }
   }
 
-  /** The purchase `mine` repeats (taken: no other row repeats it), with how many own columns the two share. */
-  take(mine: RowInFile): { e: EarlierPurchase; shared: number } | undefined {
-    const found = this.#find(mine);
-    if (!found) return undefined;
-    this.#taken.add(found.e);
-    return found;
+  /** For the rows of one fingerprint, in file order: the purchase each repeats, if any (each taken once). */
+  matchAll(rows: readonly RowInFile[]): (RepeatFound | undefined)[] {
+    const out: (RepeatFound | undefined)[] = rows.map(() => undefined);
+    const ids = rows.map((r) => (r.topUp ? undefined : identity(r.header, r.cells, r.line)));
+    const give = (i: number, e: EarlierPurchase | undefined): void => {
+      if (!e) return;
+      this.#taken.add(e);
+      const id = ids[i];
+      out[i] = { e, shared: id ? [...id.keys()].filter((k) => this.#identity.get(e)!.has(k)).length : 0 };
+    };
+    // Top-ups: the player and the pack are the purchase.
+    rows.forEach((r, i) => {
+      if (r.topUp) give(i, first(this.#all.untaken(this.#taken, 1)));
+    });
+    // Key/card rows whose identity is a purchase's.
+    ids.forEach((id, i) => {
+      if (!id || id.size === 0) return;
+      const q = this.#bySignature.get(signature(id));
+      if (q) give(i, first(filter(q.untaken(this.#taken), (e) => agrees(id, this.#identity.get(e)!) === id.size)));
+    });
+    // Partial matches: agreeing wherever both have a value, the most values shared first.
+    ids.forEach((id, i) => {
+      if (!id || id.size === 0 || out[i]) return;
+      const reachable = [...id.keys()].filter((k) => this.#known.has(k)).length;
+      const lists = [...id].map(([k, v]) => this.#byValue.get(`${k}\u0000${v.key}`)).filter((q): q is Queue => q !== undefined);
+      lists.sort((a, b) => a.items.length - b.items.length);
+      let best: RepeatFound | undefined;
+      for (const q of lists) {
+        for (const e of q.untaken(this.#taken, PARTIAL_SCAN)) {
+          const n = agrees(id, this.#identity.get(e)!);
+          if (n > (best?.shared ?? 0)) best = { e, shared: n };
+        }
+        if (best && best.shared >= reachable) break;
+      }
+      give(i, best?.e);
+    });
+    // Nothing to compare: no column with a value in both.
+    ids.forEach((id, i) => {
+      if (!id || out[i]) return;
+      for (const g of this.#byColumns.values()) {
+        if (g.columns.some((k) => id.has(k))) continue;
+        const e = first(g.q.untaken(this.#taken, 1));
+        if (e) return give(i, e);
+      }
+    });
+    return out;
   }
+}
 
-  #find(mine: RowInFile): { e: EarlierPurchase; shared: number } | undefined {
-    const id = identity(mine.header, mine.cells, mine.line);
-    const shared = (e: EarlierPurchase): number => [...id.keys()].filter((k) => this.#identity.get(e)?.has(k)).length;
-    if (hasPlayer(mine.header, mine.cells)) {
-      const e = this.#all.first(this.#taken);
-      return e ? { e, shared: shared(e) } : undefined;
-    }
-    // The same customer (or order number): a value they share.
-    for (const [k, v] of id) {
-      const e = this.#byValue.get(`${k}\u0000${v}`)?.first(this.#taken);
-      if (e) return { e, shared: shared(e) };
-    }
-    // Nothing to tell them apart: no column with a value in both.
-    for (const g of this.#byColumns.values()) {
-      if (g.columns.some((k) => id.has(k))) continue;
-      const e = g.q.first(this.#taken);
-      if (e) return { e, shared: 0 };
-    }
-    return undefined;
+/** A whole identity as one coarse key. */
+function signature(id: Identity): string {
+  return [...id].map(([k, v]) => `${k}\u0000${v.key}`).sort().join('\u0001');
+}
+
+/** How many values two identities share, or -1 when a column both have a value in differs. */
+function agrees(a: Identity, b: Identity): number {
+  let n = 0;
+  for (const [k, v] of a) {
+    const w = b.get(k);
+    if (w === undefined) continue;
+    if (!sameCell(v, w)) return -1;
+    n++;
   }
+  return n;
+}
+
+function first<T>(it: Iterable<T>): T | undefined {
+  for (const x of it) return x;
+  return undefined;
+}
+function* filter<T>(it: Iterable<T>, ok: (x: T) => boolean): Generator<T> {
+  for (const x of it) if (ok(x)) yield x;
 }
 
 /**
  * The earlier purchases a dry run's rows repeat (topup validate, the console's quote), as the load
- * decides them: one matcher per fingerprint, so equal rows take one purchase each. The decision
+ * decides them: all rows of a fingerprint matched at once (RepeatMatcher.matchAll). The decision
  * that counts is made when the batch opens (skipRepeats).
  */
-export function repeatFinder(rt: Pick<Runtime, 'config' | 'rows'>, now: number): (fingerprint: string, mine: RowInFile) => { e: EarlierPurchase; shared: number } | undefined {
-  const matchers = new Map<string, RepeatMatcher>();
-  return (fingerprint, mine) => {
-    let m = matchers.get(fingerprint);
-    if (!m) matchers.set(fingerprint, (m = new RepeatMatcher(rt.rows.earlierRows(fingerprint, '', now - rt.config.repeatWindowMs))));
-    return m.take(mine);
-  };
+export function findRepeats(rt: Pick<Runtime, 'config' | 'rows'>, now: number, rows: readonly (RowInFile & { fingerprint: string })[]): (RepeatFound | undefined)[] {
+  return matchByFingerprint(rows, (fp) => new RepeatMatcher(rt.rows.earlierRows(fp, '', now - rt.config.repeatWindowMs)));
+}
+
+function matchByFingerprint<R extends RowInFile & { fingerprint: string }>(rows: readonly R[], matcher: (fingerprint: string) => RepeatMatcher): (RepeatFound | undefined)[] {
+  const groups = new Map<string, number[]>();
+  rows.forEach((r, i) => {
+    const g = groups.get(r.fingerprint);
+    if (g) g.push(i);
+    else groups.set(r.fingerprint, [i]);
+  });
+  const out: (RepeatFound | undefined)[] = rows.map(() => undefined);
+  for (const [fp, idx] of groups) {
+    const found = matcher(fp).matchAll(idx.map((i) => rows[i]!));
+    idx.forEach((i, j) => (out[i] = found[j]));
+  }
+  return out;
 }
 
 /**
@@ -259,14 +393,13 @@ export function repeatFinder(rt: Pick<Runtime, 'config' | 'rows'>, now: number):
  */
 export function skipRepeats(rt: Pick<Runtime, 'rows'>, batch: Batch, header: readonly string[], since: number, now: number): number {
   const chain = rt.rows.retryChain(batch.retryOf);
-  const matchers = new Map<string, RepeatMatcher>();
+  const candidates = rt.rows.repeatCandidates(batch.id).map((c) => ({ ...c, header, topUp: isTopUp(c.request) }));
+  const found = matchByFingerprint(candidates, (fp) => new RepeatMatcher(rt.rows.earlierRows(fp, batch.id, since, chain)));
   let n = 0;
-  for (const c of rt.rows.repeatCandidates(batch.id, since, chain)) {
-    let m = matchers.get(c.fingerprint);
-    if (!m) matchers.set(c.fingerprint, (m = new RepeatMatcher(rt.rows.earlierRows(c.fingerprint, batch.id, since, chain))));
-    const found = m.take({ header, cells: c.cells, line: c.line });
-    if (found && rt.rows.skipAsRepeat(batch.id, c.idx, now, repeatMessage(found.e, { batchId: batch.id, card: !hasPlayer(header, c.cells), shared: found.shared }))) n++;
-  }
+  candidates.forEach((c, i) => {
+    const f = found[i];
+    if (f && rt.rows.skipAsRepeat(batch.id, c.idx, now, repeatMessage(f.e, { batchId: batch.id, card: !c.topUp, shared: f.shared }))) n++;
+  });
   return n;
 }
 

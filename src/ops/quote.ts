@@ -11,7 +11,7 @@ import { Priority } from '../api/client.js';
 import { contentHash, openOrderFile } from '../intake/formats/index.js';
 import { createRowValidator, type ColumnReading } from '../intake/validate.js';
 import { settleColumns } from '../intake/column-report.js';
-import { hasPlayer, purchaseFingerprint, repeatFinder, repeatMessage } from '../claim/repeats.js';
+import { findRepeats, isTopUp, purchaseFingerprint, repeatMessage, type RowInFile } from '../claim/repeats.js';
 import { judgeRow } from '../claim/row-verdict.js';
 import type { Runtime } from '../runtime.js';
 import { roundCents as cents } from '../kernel/money.js';
@@ -95,7 +95,9 @@ export async function quoteFile(rt: Runtime, path: string, again: boolean): Prom
   // Rows repeating a purchase an earlier batch placed recently would be skipped (claim/repeats.ts).
   const checkRepeats = !again && rt.config.repeatWindowMs > 0;
   const now = rt.clock.now();
-  const findRepeat = repeatFinder(rt, now);
+  // Rows to check are decided together once read, as the load decides a file's rows at once.
+  type Valid = Extract<ReturnType<typeof judgeRow>, { ok: true }>['order'];
+  const toCheck: (RowInFile & { fingerprint: string; order: Valid })[] = [];
   const repeats = new Map<string, Omit<RepeatGroup, 'message'>>();
   const packs = new Map<string, PackLine>();
   let rows = 0;
@@ -113,27 +115,32 @@ export async function quoteFile(rt: Runtime, path: string, again: boolean): Prom
         for (const p of v.problems) problems.push({ line: raw.line, column: p.column, problem: p.reason, ...(p.fileProblem ? { fileProblem: p.fileProblem } : {}) });
         continue;
       }
-      const given = v.order.givenTrxid;
-      const found = checkRepeats && !given ? findRepeat(purchaseFingerprint(v.order.request), { header: header.columns, cells: raw.cells, line: raw.line }) : undefined;
-      const repeat = found?.e;
-      if (repeat) {
-        const card = !hasPlayer(header.columns, raw.cells);
-        problems.push({ line: raw.line, column: 'row', problem: repeatMessage(repeat, { card, shared: found.shared }), repeatOf: repeat.batchId });
-        const g = repeats.get(repeat.batchId);
-        if (g) g.rows++;
-        else repeats.set(repeat.batchId, { batchId: repeat.batchId, file: repeat.file, rows: 1, firstLine: raw.line });
+      if (checkRepeats && !v.order.givenTrxid) {
+        toCheck.push({ header: header.columns, cells: raw.cells, line: raw.line, topUp: isTopUp(v.order.request), fingerprint: purchaseFingerprint(v.order.request), order: v.order });
         continue;
       }
-      valid++;
-      total += v.order.amountUsd;
-      const o = v.order;
-      const line = packs.get(o.request.pid);
-      if (line) {
-        line.rows++;
-        line.quantity += o.quantity;
-        line.usd += o.amountUsd;
-      } else packs.set(o.request.pid, { game: o.gameName, slug: o.slug, pid: o.request.pid, pack: o.packName, rows: 1, quantity: o.quantity, usd: o.amountUsd });
+      count(v.order);
     }
+  }
+  const found = findRepeats(rt, now, toCheck);
+  toCheck.forEach((r, i) => {
+    const f = found[i];
+    if (!f) return count(r.order);
+    problems.push({ line: r.line!, column: 'row', problem: repeatMessage(f.e, { card: !r.topUp, shared: f.shared }), repeatOf: f.e.batchId });
+    const g = repeats.get(f.e.batchId);
+    if (g) g.rows++;
+    else repeats.set(f.e.batchId, { batchId: f.e.batchId, file: f.e.file, rows: 1, firstLine: r.line! });
+  });
+  problems.sort((a, b) => a.line - b.line);
+  function count(o: Valid): void {
+    valid++;
+    total += o.amountUsd;
+    const line = packs.get(o.request.pid);
+    if (line) {
+      line.rows++;
+      line.quantity += o.quantity;
+      line.usd += o.amountUsd;
+    } else packs.set(o.request.pid, { game: o.gameName, slug: o.slug, pid: o.request.pid, pack: o.packName, rows: 1, quantity: o.quantity, usd: o.amountUsd });
   }
   const fileProblems = validator.fileProblems();
   const report = validator.columns();

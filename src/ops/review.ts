@@ -79,7 +79,12 @@ export async function resolveReview(rt: Runtime, req: ResolveRequest): Promise<R
   return { row: rt.rows.get(row.batchId, row.idx)!, summary: await finishIfIdle(rt, row.batchId) };
 }
 
-async function chargedFacts(rt: Runtime, row: Row, orderId: string, force: boolean, by: string, at: string): Promise<{ facts: OrderFacts; note: string; answer: string | null }> {
+async function chargedFacts(rt: Runtime, row: Row, typedId: string, force: boolean, by: string, at: string): Promise<{ facts: OrderFacts; note: string; answer: string | null }> {
+  // An id copied from a web page or a spreadsheet cell brings invisible white space (a
+  // non-breaking space, a tab) that SQL's trim() keeps: trimmed here, once, for every use below
+  // (an adversarial review: the held-order check missed ORD-77\u00a0 and --force took it).
+  const orderId = typedId.trim();
+  if (orderId === '') throw new UsageError('the order id is empty');
   // An order another row holds is never this row's, --force or not: under the id typed, and
   // under the id the API answers with (a supplier reaches one order by more than one id: the
   // panel's ORD… and the API's numeric id; an adversarial review settled a review row with the

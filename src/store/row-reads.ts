@@ -11,6 +11,7 @@ import { ORDERING_BATCH_STATES } from './batch-states.js';
 import { IN_DOUBT_INDEX, IN_POLL_INDEX, IN_REVIEW_INDEX, IN_SEND_INDEX, batchState, batchStates, rowState, rowStates } from './state-sql.js';
 import { roundCents } from '../kernel/money.js';
 import { SPENT_USD_SQL } from './cost.js';
+import type { OrderRequest } from '../api/schemas.js';
 
 /*
  * The WHERE terms of the partial indexes (IN_SEND_INDEX, IN_POLL_INDEX …: state-sql.ts, derived
@@ -376,17 +377,21 @@ export class RowReads {
   }
 
   /**
-   * The rows of a batch being opened whose repeat of an earlier purchase is to be decided: valid,
-   * marked repeat_check, with at least one row of another batch sharing their fingerprint in the
-   * window (a seek on rows_fingerprint each). For rows.skipAsRepeat, inside the opening transaction.
+   * The rows of a batch being opened whose repeat is decided now (repeat_check, still pending),
+   * with their request (a top-up names a player). No per-row look at earlier rows here: the
+   * matcher reads the earlier purchases once per fingerprint (an adversarial review: an EXISTS per
+   * row walked the batch's own rows of the fingerprint, quadratic in a file of one card pack).
    */
-  repeatCandidates(batchId: string, since: number, chain: readonly string[] = []): { idx: number; line: number; fingerprint: string; cells: string[] }[] {
+  repeatCandidates(batchId: string): { idx: number; line: number; fingerprint: string; cells: string[]; request: OrderRequest | null }[] {
     return (this.stmt(
-      `SELECT idx, line, fingerprint, cells_json AS cells FROM rows
-       WHERE batch_id = @batchId AND state = ${rowState('pending')} AND repeat_check = 1
-         AND EXISTS (SELECT 1 FROM rows r JOIN batches b ON b.id = r.batch_id WHERE ${EARLIER_TERMS.replace('@fp', 'rows.fingerprint')})
+      `SELECT idx, line, fingerprint, cells_json AS cells, request_json AS request FROM rows
+       WHERE batch_id = ? AND state = ${rowState('pending')} AND repeat_check = 1
        ORDER BY idx`,
-    ).all({ batchId, since, chain: JSON.stringify(chain) }) as { idx: number; line: number; fingerprint: string; cells: string }[]).map((r) => ({ ...r, cells: JSON.parse(r.cells) as string[] }));
+    ).all(batchId) as { idx: number; line: number; fingerprint: string; cells: string; request: string | null }[]).map((r) => ({
+      ...r,
+      cells: JSON.parse(r.cells) as string[],
+      request: r.request === null ? null : (JSON.parse(r.request) as OrderRequest),
+    }));
   }
 
   /** The row at a batch's input line. */
