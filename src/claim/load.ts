@@ -45,7 +45,10 @@ export type LoadOutcome =
   | { loaded: true; rows: number }
   | { loaded: false; reason: 'file-error' | 'catalog' | 'not-ours'; message: string };
 
-export async function loadBatch(rt: Runtime, batch: Batch): Promise<LoadOutcome> {
+/** What storing a batch reads and writes: the store, the live catalog (account), settings, log, clock, and this process's lease on the batch (owner). */
+type LoadParts = Pick<Runtime, 'account' | 'batches' | 'clock' | 'config' | 'db' | 'log' | 'owner' | 'rows'>;
+
+export async function loadBatch(rt: LoadParts, batch: Batch): Promise<LoadOutcome> {
   const path = join(rt.config.home, batch.jobFile);
   const duplicate = batch.duplicateOf ? rt.batches.get(batch.duplicateOf) : undefined;
   let file: Awaited<ReturnType<typeof openOrderFile>>;
@@ -207,19 +210,19 @@ export async function loadBatch(rt: Runtime, batch: Batch): Promise<LoadOutcome>
 }
 
 /** The column report of the batch a retry batch retries (`topup retry`, also `--repeats`: named in its file name). */
-function retriedReport(rt: Runtime, batch: Batch): ReturnType<typeof readColumnReport> {
+function retriedReport(rt: Pick<Runtime, 'batches' | 'config'>, batch: Batch): ReturnType<typeof readColumnReport> {
   if (batch.origin !== 'retry') return null;
   const id = batch.retryOf ?? /\.retry-(b\d{6}-[0-9a-f]{6})\.csv$/i.exec(batch.sourceName)?.[1];
   const earlier = id === undefined ? undefined : rt.batches.get(id);
   return earlier ? readColumnReport(rt, earlier) : null;
 }
 
-function notOurs(rt: Runtime, batch: Batch): LoadOutcome {
+function notOurs(rt: Pick<Runtime, 'log'>, batch: Batch): LoadOutcome {
   rt.log.warn({ batch: batch.id }, 'batch is no longer ours to store (taken over or already stored); left alone');
   return { loaded: false, reason: 'not-ours', message: 'the batch is no longer ours to store' };
 }
 
-function duplicateMessage(rt: Runtime, earlier: Batch, batch: Batch): string {
+function duplicateMessage(rt: Pick<Runtime, 'config'>, earlier: Batch, batch: Batch): string {
   const when = new Date(earlier.createdAt).toISOString();
   return (
     `duplicate of batch ${earlier.id} (${earlier.sourceName}, claimed ${when}): the same file was already processed, so nothing was sent. ` +
@@ -235,7 +238,7 @@ function duplicateMessage(rt: Runtime, earlier: Batch, batch: Batch): string {
  */
 export type FailKind = 'unreadable' | 'refused' | 'changed' | 'gone';
 
-export function failBatch(rt: Runtime, batch: Batch, message: string, why: FailKind = 'unreadable'): void {
+export function failBatch(rt: Pick<Runtime, 'batches' | 'clock' | 'config' | 'db' | 'log' | 'rows'>, batch: Batch, message: string, why: FailKind = 'unreadable'): void {
   const { errorFile } = outboxPaths(rt, batch);
   const opening = {
     refused: `topup-runner read ${batch.sourceName} (batch ${batch.id}) but refused the whole file: no row was ordered.`,

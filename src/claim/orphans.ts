@@ -37,7 +37,7 @@ export interface Orphan {
 const RETRY_FILE = /\.retry-b\d{6}-[0-9a-f]{6}\.csv$/i;
 
 /** The ids of batch folders in jobs/ that the database does not know, oldest first. */
-export function unknownBatchFolders(rt: Runtime): string[] {
+export function unknownBatchFolders(rt: Pick<Runtime, 'batches' | 'config'>): string[] {
   if (!existsSync(rt.config.jobsDir)) return [];
   // Listed before the database is asked: a claim commits its record before it makes its folder,
   // so a folder seen here has its record by the time we ask.
@@ -46,7 +46,7 @@ export function unknownBatchFolders(rt: Runtime): string[] {
 }
 
 /** Batch ids named by the outbox: in summaries (finished) and error files (failed). */
-function namedInOutbox(rt: Runtime): Set<string> {
+function namedInOutbox(rt: Pick<Runtime, 'config'>): Set<string> {
   const ids = new Set<string>();
   if (!existsSync(rt.config.outboxDir)) return ids;
   for (const f of readdirSync(rt.config.outboxDir)) {
@@ -76,7 +76,7 @@ function readMarker(dir: string): ClaimMarker | null {
 type Judged = Orphan & { hash?: string; createdAt?: number };
 
 /** What each unknown folder is, without changing anything (for `topup doctor`). */
-export async function findOrphans(rt: Runtime): Promise<Judged[]> {
+export async function findOrphans(rt: Pick<Runtime, 'batches' | 'clock' | 'config' | 'log'>): Promise<Judged[]> {
   const ids = unknownBatchFolders(rt);
   if (ids.length === 0) return [];
   const finished = namedInOutbox(rt);
@@ -92,7 +92,7 @@ export async function findOrphans(rt: Runtime): Promise<Judged[]> {
   return out;
 }
 
-async function judgeFolder(rt: Runtime, id: string, finished: Set<string>): Promise<Judged> {
+async function judgeFolder(rt: Pick<Runtime, 'clock' | 'config'>, id: string, finished: Set<string>): Promise<Judged> {
   const dir = join(rt.config.jobsDir, id);
   const marker = readMarker(dir);
   const file = marker?.file ?? readdirSync(dir).find((f) => !f.startsWith('.')) ?? null;
@@ -122,7 +122,7 @@ async function judgeFolder(rt: Runtime, id: string, finished: Set<string>): Prom
 /** A claim's staging folder (a submitted file's copy, a retry file) lives for seconds; one an hour old was left by a kill. */
 const STALE_STAGING_MS = 60 * 60_000;
 
-export function removeStaleStaging(rt: Runtime, now = fileClock.now()): number {
+export function removeStaleStaging(rt: Pick<Runtime, 'batches' | 'config'>, now = fileClock.now()): number {
   if (!existsSync(rt.config.jobsDir)) return 0;
   // A submit killed between its claim and its move: its copy is in one of these folders, and
   // recoverClaims (at the runner's start) moves it into the batch. Until then none is swept.

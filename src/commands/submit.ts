@@ -58,14 +58,14 @@ export function registerSubmit(program: Command): void {
 }
 
 /** Who finishes a batch this process stopped driving: only a daemon that runs now is named. */
-export function whoCarriesOn(rt: Runtime): string {
+export function whoCarriesOn(rt: Pick<Runtime, 'meta'>): string {
   const d = runningDaemon(rt.meta);
   if (d) return `the daemon running on this home (pid ${d.pid}${d.host === hostname() ? '' : ` on ${d.host}`}) carries it on.`;
   return 'no daemon is running on this home, so it waits where it stopped (rows already sent are followed when it runs again): start the daemon (topup daemon), or finish it now with topup daemon --once.';
 }
 
 /** Prints the outcome of a foreground batch; returns the exit code. Shared with `retry --run`. */
-export function report(rt: Runtime, batchId: string, summary: BatchSummary | null, interrupted: boolean, json: boolean): number {
+export function report(rt: Pick<Runtime, 'batches' | 'meta'>, batchId: string, summary: BatchSummary | null, interrupted: boolean, json: boolean): number {
   const b = rt.batches.get(batchId)!;
   if (json) process.stdout.write(`${JSON.stringify(summary ?? { batchId, state: b.state, fileError: b.fileError }, null, 2)}\n`);
   const say = (s: string): void => void (json ? process.stderr : process.stdout).write(`${s}\n`);

@@ -25,14 +25,14 @@ export interface BalanceReading {
 }
 
 export class BalanceWatch {
-  readonly #rt: Runtime;
+  readonly #rt: Pick<Runtime, 'account' | 'log' | 'meta'>;
   readonly #fromRunner: () => BalanceReading | null;
   #own: BalanceReading | null = null;
   #lastError: string | null = null;
   #reading: Promise<void> | null = null;
   #timer: NodeJS.Timeout | null = null;
 
-  constructor(rt: Runtime, fromRunner: () => BalanceReading | null) {
+  constructor(rt: Pick<Runtime, 'account' | 'log' | 'meta'>, fromRunner: () => BalanceReading | null) {
     this.#rt = rt;
     this.#fromRunner = fromRunner;
   }

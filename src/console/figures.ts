@@ -48,12 +48,12 @@ export interface Figures {
 }
 
 export class FiguresCache {
-  readonly #rt: Runtime;
+  readonly #rt: Pick<Runtime, 'rows'>;
   readonly #entries = new Map<string, Entry>();
   readonly #dirty = new Set<string>();
   #off: (() => void) | null = null;
 
-  constructor(rt: Runtime) {
+  constructor(rt: Pick<Runtime, 'rows'>) {
     this.#rt = rt;
   }
 

@@ -39,7 +39,7 @@ const MAX_CLIENTS = 32;
 type Send = (p: LivePayload) => Promise<void>;
 
 export class LiveFeed {
-  readonly #rt: Runtime;
+  readonly #rt: Pick<Runtime, 'batches' | 'log' | 'meta'>;
   readonly #listing: Listing;
   readonly #figures: FiguresCache;
   readonly #clients = new Map<number, { send: Send; busy: boolean }>();
@@ -52,7 +52,7 @@ export class LiveFeed {
   #timer: NodeJS.Timeout | null = null;
   #off: (() => void) | null = null;
 
-  constructor(rt: Runtime, listing: Listing, figures: FiguresCache) {
+  constructor(rt: Pick<Runtime, 'batches' | 'log' | 'meta'>, listing: Listing, figures: FiguresCache) {
     this.#rt = rt;
     this.#listing = listing;
     this.#figures = figures;

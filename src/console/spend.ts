@@ -14,12 +14,12 @@ const WINDOW_MS = 3_600_000;
 const MIN_SPAN_MS = 10 * 60_000;
 
 export class SpendWindow {
-  readonly #rt: Runtime;
+  readonly #rt: Pick<Runtime, 'rows'>;
   readonly #since: number;
   readonly #spent: { at: number; cents: number }[] = [];
   #off: (() => void) | null = null;
 
-  constructor(rt: Runtime, since = systemClock.now()) {
+  constructor(rt: Pick<Runtime, 'rows'>, since = systemClock.now()) {
     this.#rt = rt;
     this.#since = since;
   }

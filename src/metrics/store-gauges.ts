@@ -17,7 +17,7 @@ export type BalanceSource = () => { usd: number; at: number } | null;
 
 /** What the gauges read at scrape time. */
 export interface GaugeDeps {
-  rt: Runtime;
+  rt: Pick<Runtime, 'account' | 'clock' | 'config' | 'db' | 'meta' | 'rows'>;
   runner: Pick<RunnerView, 'snapshot'>;
   listing: Listing;
   balance: BalanceSource;

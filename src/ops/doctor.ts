@@ -31,7 +31,7 @@ export interface DoctorReport {
 const MIN_FREE_BYTES = 200 * 1024 * 1024;
 const MAX_CLOCK_SKEW_MS = 30_000;
 
-export async function runDoctor(rt: Runtime, opts: { quick?: boolean } = {}): Promise<DoctorReport> {
+export async function runDoctor(rt: Pick<Runtime, 'account' | 'batches' | 'clock' | 'config' | 'db' | 'log'>, opts: { quick?: boolean } = {}): Promise<DoctorReport> {
   const { config } = rt;
   const checks: Check[] = [];
   const add = (c: Check): void => void checks.push(c);

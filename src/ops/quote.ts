@@ -77,7 +77,7 @@ export function windowText(ms: number): string {
   return ms % 3_600_000 === 0 ? `${ms / 3_600_000} h` : `${Math.round(ms / 60_000)} min`;
 }
 
-export async function quoteFile(rt: Runtime, path: string, again: boolean): Promise<Quote> {
+export async function quoteFile(rt: Pick<Runtime, 'account' | 'batches' | 'clock' | 'config' | 'rows'>, path: string, again: boolean): Promise<Quote> {
   const hash = await contentHash(path);
   const earlier = again ? undefined : rt.batches.findByContent(hash);
   const file = await openOrderFile(path);

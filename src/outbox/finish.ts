@@ -18,7 +18,7 @@ import { lateLines } from './late-lines.js';
  * Null when the result cannot be written yet: the batch's file changed after it was read and is
  * still being written (late-lines.ts); the caller tries again later.
  */
-export async function finishBatch(rt: Runtime, batch: Batch): Promise<BatchSummary | null> {
+export async function finishBatch(rt: Pick<Runtime, 'account' | 'batches' | 'clock' | 'config' | 'db' | 'log' | 'rows'>, batch: Batch): Promise<BatchSummary | null> {
   const late = await lateLines(rt, batch);
   if ('stillWritten' in late) {
     if (late.first) rt.log.warn({ batch: batch.id, file: batch.sourceName }, late.stillWritten);

@@ -34,13 +34,13 @@ interface LastWrite {
 }
 
 /** The partial files this batch may use, or null when another batch's result owns the name. */
-export function partialTargets(rt: Runtime, batch: Batch): { csv: string; xlsx: string | null } | null {
+export function partialTargets(rt: Pick<Runtime, 'batches' | 'config'>, batch: Batch): { csv: string; xlsx: string | null } | null {
   const p = outboxPaths(rt, batch);
   if (rt.batches.resultFileTaken(p.partialFile)) return null;
   return { csv: p.partialFile, xlsx: batch.dialect.xlsx ? p.partialXlsx : null };
 }
 
-export function removePartials(rt: Runtime, batch: Batch): void {
+export function removePartials(rt: Pick<Runtime, 'batches' | 'config'>, batch: Batch): void {
   const targets = partialTargets(rt, batch);
   if (!targets) return;
   for (const path of [targets.csv, outboxPaths(rt, batch).partialXlsx]) {
@@ -62,7 +62,7 @@ export class PartialResults {
   }
 
   /** Called by the runner for every unfinished batch it drives, at every step; cheap when nothing is due. */
-  async update(rt: Runtime, batch: Batch, counts: StateCounts, now = rt.clock.now()): Promise<void> {
+  async update(rt: Pick<Runtime, 'batches' | 'clock' | 'config' | 'db' | 'log' | 'rows'>, batch: Batch, counts: StateCounts, now = rt.clock.now()): Promise<void> {
     const done = FINAL_ROW_STATES.reduce((n, s) => n + counts[s], 0);
     const total = ROW_STATES.reduce((n, s) => n + counts[s], 0);
     if (batch.state !== 'open' || done === 0 || done === total) {

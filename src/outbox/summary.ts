@@ -65,12 +65,12 @@ function columnsPath(rt: Pick<Runtime, 'config'>, batch: Batch): string {
 }
 
 /** Kept when the batch's rows are stored (claim/load.ts), for the summary written when it ends. */
-export function keepColumnReport(rt: Runtime, batch: Batch, report: ColumnReport): void {
+export function keepColumnReport(rt: Pick<Runtime, 'config'>, batch: Batch, report: ColumnReport): void {
   writeFileAtomic(columnsPath(rt, batch), `${JSON.stringify(report)}\n`);
 }
 
 /** The report kept for the batch, or null (a duplicate, a batch stored before reports were kept). */
-export function readColumnReport(rt: Runtime, batch: Batch): ColumnReport | null {
+export function readColumnReport(rt: Pick<Runtime, 'config'>, batch: Batch): ColumnReport | null {
   try {
     return JSON.parse(readFileSync(columnsPath(rt, batch), 'utf8')) as ColumnReport;
   } catch {

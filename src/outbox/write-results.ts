@@ -14,7 +14,7 @@ import { writeResultXlsx } from './result-xlsx.js';
  * `late`: lines of the final file no stored row stands for (late-lines.ts), written after the
  * batch's own rows as `skipped`: every line of the file ends with a result row.
  */
-export async function writeBatchResults(rt: Runtime, batch: Batch, to: { csv: string; xlsx: string | null }, partial: boolean, late: readonly LateLine[] = []): Promise<void> {
+export async function writeBatchResults(rt: Pick<Runtime, 'clock' | 'db' | 'rows'>, batch: Batch, to: { csv: string; xlsx: string | null }, partial: boolean, late: readonly LateLine[] = []): Promise<void> {
   // Answers of sends and polls are committed without their own fsync (store/rows.ts): make them
   // permanent before a file reports them.
   durable(rt.db, rt.clock.now());

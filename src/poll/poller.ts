@@ -38,9 +38,12 @@ export interface PollRound {
   updated: number;
 }
 
+/** What following orders touches: the rows it updates, the account's client and catalog, settings, log, clock, and this process's lease (owner) on the rows it writes. */
+type PollerParts = Pick<Runtime, 'account' | 'clock' | 'config' | 'log' | 'owner' | 'rows'>;
+
 export class Poller {
-  readonly #rt: Runtime;
-  constructor(rt: Runtime) {
+  readonly #rt: PollerParts;
+  constructor(rt: PollerParts) {
     this.#rt = rt;
   }
 

@@ -29,9 +29,12 @@ export function nextRecheck(row: Row, now: number): number {
   return now + (now - since < DAY_MS ? EARLY_MS : LATER_MS);
 }
 
+/** What rechecking review rows touches: the store (a found row settles and its batch reopens, store/settle.ts), the account's client and catalog, settings, log, clock. */
+type RecheckParts = Pick<Runtime, 'account' | 'batches' | 'clock' | 'config' | 'db' | 'log' | 'rows'>;
+
 export class ReviewRecheck {
-  readonly #rt: Runtime;
-  constructor(rt: Runtime) {
+  readonly #rt: RecheckParts;
+  constructor(rt: RecheckParts) {
     this.#rt = rt;
   }
 

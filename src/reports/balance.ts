@@ -10,7 +10,7 @@ import { appendCsv } from './csv-append.js';
 
 export const BALANCE_COLUMNS = ['at', 'balanceUsd', 'currency', 'reservedUsd', 'mode'] as const;
 
-export async function runBalanceReport(rt: Runtime, now = rt.clock.now()): Promise<{ balanceUsd: number; file: string }> {
+export async function runBalanceReport(rt: Pick<Runtime, 'account' | 'clock' | 'config' | 'rows'>, now = rt.clock.now()): Promise<{ balanceUsd: number; file: string }> {
   const b = await rt.account.client.balance({ priority: Priority.report });
   const reserved = rt.rows.reservedUsd();
   const file = join(rt.config.reportsDir, 'balance.csv');

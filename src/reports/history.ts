@@ -38,7 +38,7 @@ function idsInFile(path: string): string[] {
   return rows.map((r) => r.orderId ?? '').filter(Boolean);
 }
 
-export async function runHistoryExport(rt: Runtime, opts: { now?: number; maxPages?: number } = {}): Promise<HistoryExportResult> {
+export async function runHistoryExport(rt: Pick<Runtime, 'account' | 'clock' | 'config' | 'db' | 'log' | 'meta'>, opts: { now?: number; maxPages?: number } = {}): Promise<HistoryExportResult> {
   const now = opts.now ?? rt.clock.now();
   const file = join(rt.config.reportsDir, `history-${monthOf(now)}.csv`);
   const remembered = rt.meta.getJson<string[]>(EXPORTED_KEY) ?? [];

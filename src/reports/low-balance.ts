@@ -34,7 +34,7 @@ export function runway(balanceUsd: number, usdPerHour: number): string {
   return `about ${text} at the last 24 hours' rate of ${cents(usdPerHour * 24)} USD/day`;
 }
 
-export async function runLowBalanceCheck(rt: Runtime, notifier: Notifier, now = rt.clock.now()): Promise<LowBalanceOutcome> {
+export async function runLowBalanceCheck(rt: Pick<Runtime, 'account' | 'clock' | 'config' | 'log' | 'meta' | 'rows'>, notifier: Notifier, now = rt.clock.now()): Promise<LowBalanceOutcome> {
   const threshold = rt.config.lowBalanceUsd;
   if (threshold === null) return 'off';
   const { balanceUsd } = await rt.account.client.balance({ priority: Priority.report });

@@ -54,7 +54,7 @@ interface Unread {
 }
 
 /** One page of /history, tried again after each delay; what went wrong when no try could read it. */
-async function readPage(rt: Runtime, page: number, delays: readonly number[]): Promise<History | Unread> {
+async function readPage(rt: Pick<Runtime, 'account' | 'clock' | 'log'>, page: number, delays: readonly number[]): Promise<History | Unread> {
   for (let attempt = 0; ; attempt++) {
     try {
       return await rt.account.client.history({ page, pageSize: 50 }, { priority: Priority.report });
@@ -69,7 +69,7 @@ async function readPage(rt: Runtime, page: number, delays: readonly number[]): P
   }
 }
 
-export async function runReconcile(rt: Runtime, opts: { now?: number; maxPages?: number; retryDelaysMs?: readonly number[] } = {}): Promise<ReconcileResult> {
+export async function runReconcile(rt: Pick<Runtime, 'account' | 'clock' | 'config' | 'log' | 'meta' | 'rows'>, opts: { now?: number; maxPages?: number; retryDelaysMs?: readonly number[] } = {}): Promise<ReconcileResult> {
   const now = opts.now ?? rt.clock.now();
   const last = rt.meta.getJson<{ at: number; balanceUsd: number }>(LAST_KEY);
   // At least the last day, with an hour of overlap with the previous run, at most a week.

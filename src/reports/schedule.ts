@@ -52,7 +52,10 @@ export const lastRunKey = (name: JobName): string => `reports.${name}.lastRun`;
 export const lastSuccessKey = (name: JobName): string => `reports.${name}.lastSuccess`;
 export const JOB_NAMES: readonly JobName[] = ['balance-report', 'history-export', 'reconcile', 'low-balance'];
 
-export function defaultJobs(rt: Runtime, notifier: Notifier): JobDef[] {
+/** What the scheduled reports read and keep: the store's rows and meta (db: the history export writes its two meta records in one transaction), the account's client, settings, log, clock; never the batches or their leases. */
+type ReportParts = Pick<Runtime, 'account' | 'clock' | 'config' | 'db' | 'log' | 'meta' | 'rows'>;
+
+export function defaultJobs(rt: ReportParts, notifier: Notifier): JobDef[] {
   const s = rt.config.schedules;
   return [
     { name: 'balance-report', cron: s.balanceReport.cron, run: () => runBalanceReport(rt) },
@@ -62,7 +65,7 @@ export function defaultJobs(rt: Runtime, notifier: Notifier): JobDef[] {
   ];
 }
 
-export function startScheduledJobs(rt: Runtime, notifier: Notifier, jobs: JobDef[] = defaultJobs(rt, notifier)): ScheduledJobs {
+export function startScheduledJobs(rt: ReportParts, notifier: Notifier, jobs: JobDef[] = defaultJobs(rt, notifier)): ScheduledJobs {
   const log = rt.log.child({ component: 'reports' });
   const cronLog = {
     info: (m: string) => log.debug(m),
