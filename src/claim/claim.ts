@@ -68,7 +68,7 @@ export function batchName(sourceName: string): string {
  * outbox/<name>.result.csv, unless another batch already wrote (or will write) that name:
  * then outbox/<name>.<batch>.result.csv, so no result is ever overwritten by a later file.
  */
-function chooseResultFile(rt: Runtime, name: string, batchId: string): string {
+function chooseResultFile(rt: Pick<Runtime, 'batches' | 'config'>, name: string, batchId: string): string {
   const plain = join(rt.config.outboxDir, `${name}.result.csv`);
   const taken = rt.batches.resultFileTaken(plain);
   return taken || existsSync(plain) ? join(rt.config.outboxDir, `${name}.${batchId}.result.csv`) : plain;
@@ -128,7 +128,7 @@ async function copyAndHash(src: string, dest: string): Promise<string> {
 }
 
 /** The batch record, committed in one transaction with its result file's name. */
-function recordClaim(rt: Runtime, c: { id: string; sourceName: string; jobFile: string; storedHash: string; hash: string; origin: BatchOrigin; again: boolean; retryOf?: string | undefined; own: boolean; owner?: string | undefined; now: number }): { batch: Batch; duplicateOf: string | undefined } {
+function recordClaim(rt: Pick<Runtime, 'batches' | 'config' | 'db' | 'owner'>, c: { id: string; sourceName: string; jobFile: string; storedHash: string; hash: string; origin: BatchOrigin; again: boolean; retryOf?: string | undefined; own: boolean; owner?: string | undefined; now: number }): { batch: Batch; duplicateOf: string | undefined } {
   return rt.db.transaction(() => {
     const earlier = c.again ? undefined : rt.batches.findByContent(c.hash);
     const name = batchName(c.sourceName);
@@ -155,7 +155,7 @@ function writeMarker(jobDir: string, m: ClaimMarker): void {
   writeFileSync(join(jobDir, CLAIM_MARKER), `${JSON.stringify(m)}\n`, { mode: 0o600 });
 }
 
-export async function claimFile(rt: Runtime, path: string, opts: ClaimOptions = {}): Promise<Batch> {
+export async function claimFile(rt: Pick<Runtime, 'batches' | 'clock' | 'config' | 'db' | 'entropy' | 'log' | 'owner'>, path: string, opts: ClaimOptions = {}): Promise<Batch> {
   const now = rt.clock.now();
   const sourceName = basename(path);
   const move = opts.move ?? true;
@@ -207,7 +207,7 @@ export async function claimFile(rt: Runtime, path: string, opts: ClaimOptions = 
  * A batch folder whose record the database lost (orphans.ts), claimed again under its own id:
  * the same folder, the same file, and trxids from the same bytes as before.
  */
-export function adoptClaim(rt: Runtime, o: { id: string; jobFile: string; sourceName: string; hash: string; createdAt: number }): Batch {
+export function adoptClaim(rt: Pick<Runtime, 'batches' | 'clock' | 'config' | 'db' | 'owner'>, o: { id: string; jobFile: string; sourceName: string; hash: string; createdAt: number }): Batch {
   recordClaim(rt, { id: o.id, sourceName: o.sourceName, jobFile: o.jobFile, storedHash: o.hash, hash: o.hash, origin: 'inbox', again: false, own: false, now: rt.clock.now() });
   writeMarker(join(rt.config.jobsDir, o.id), { batch: o.id, origin: 'inbox', file: o.sourceName, contentHash: o.hash, createdAt: o.createdAt });
   return rt.batches.get(o.id)!;
@@ -216,7 +216,7 @@ export function adoptClaim(rt: Runtime, o: { id: string; jobFile: string; source
 /** The folders in jobs/ that `topup submit` copies a file into before its claim is committed (orphans.ts sweeps stale ones). */
 export const STAGING_PREFIX = '.submit-';
 /** The staged copy of a submitted batch whose submit was killed between its commit and its move: the claimed bytes only. */
-async function stagedCopy(rt: Runtime, b: Batch): Promise<string | undefined> {
+async function stagedCopy(rt: Pick<Runtime, 'config'>, b: Batch): Promise<string | undefined> {
   if (b.origin !== 'submit') return undefined;
   for (const d of stagingFolders(rt)) {
     const f = join(d, b.sourceName);
@@ -225,7 +225,7 @@ async function stagedCopy(rt: Runtime, b: Batch): Promise<string | undefined> {
   return undefined;
 }
 
-function stagingFolders(rt: Runtime): string[] {
+function stagingFolders(rt: Pick<Runtime, 'config'>): string[] {
   if (!existsSync(rt.config.jobsDir)) return [];
   return readdirSync(rt.config.jobsDir).filter((n) => n.startsWith(STAGING_PREFIX)).map((n) => join(rt.config.jobsDir, n));
 }
@@ -240,7 +240,7 @@ function stagingFolders(rt: Runtime): string[] {
  * name in the inbox never is.) A batch whose file is gone is failed with an explanation in the
  * outbox; nothing of it was sent.
  */
-export async function recoverClaims(rt: Runtime): Promise<void> {
+export async function recoverClaims(rt: Pick<Runtime, 'batches' | 'clock' | 'config' | 'db' | 'log' | 'ownerIsDead' | 'rows'>): Promise<void> {
   for (const b of rt.batches.list({ states: ['claimed'] })) {
     const jobFile = join(rt.config.home, b.jobFile);
     // A batch its live claimer holds may be between its commit and its move right now.

@@ -147,7 +147,7 @@ export function removeStaleStaging(rt: Pick<Runtime, 'batches' | 'config'>, now 
  * At the daemon's start: claims again the folders that are safe to claim again, logs every
  * unknown folder once, and returns them all.
  */
-export async function adoptOrphans(rt: Runtime): Promise<Orphan[]> {
+export async function adoptOrphans(rt: Pick<Runtime, 'batches' | 'clock' | 'config' | 'db' | 'log' | 'owner'>): Promise<Orphan[]> {
   const staged = removeStaleStaging(rt);
   if (staged > 0) rt.log.info({ folders: staged }, 'removed staging folders in jobs/ left by claims that were killed (nothing of them was ordered)');
   const found = await findOrphans(rt);

@@ -37,13 +37,13 @@ class NotSent extends TopupError {
   }
 }
 
-function backoff(rt: Runtime, attempts: number): number {
+function backoff(rt: Pick<Runtime, 'entropy'>, attempts: number): number {
   const base = AMBIGUOUS_BACKOFF_MS[Math.min(Math.max(attempts - 1, 0), AMBIGUOUS_BACKOFF_MS.length - 1)]!;
   return base + Math.floor(rt.entropy.random() * (base / 4));
 }
 
 export interface SenderDeps {
-  rt: Runtime;
+  rt: Pick<Runtime, 'account' | 'clock' | 'config' | 'entropy' | 'log' | 'owner' | 'rows'>;
   pauses: Pauses;
   /** Called when a row's batch must wait for balance. */
   onBalanceShort(batchId: string, detail: string): void;
@@ -52,7 +52,7 @@ export interface SenderDeps {
 }
 
 /** Re-checks maxPriceUsd against a catalog at most catalogMaxAgeMs old. False: the row was invalidated. */
-async function priceStillOk(rt: Runtime, row: Row): Promise<boolean> {
+async function priceStillOk(rt: Pick<Runtime, 'account' | 'clock' | 'rows'>, row: Row): Promise<boolean> {
   if (row.maxPriceUsd === null || row.state !== 'pending' || !row.productId) return true;
   const { index } = await rt.account.catalog.get();
   const price = index.byPid(row.productId)?.product.price;
@@ -232,7 +232,7 @@ const HISTORY_CHECK_DELAY_TIMEOUTS = 4;
  * (placed) or leaves it for an operator (`review`). Only transport failures, 5xx, unreadable
  * answers and 404s count: DUPLICATE_IN_FLIGHT says the API is still working on it.
  */
-function stopResending(rt: Runtime, row: Row, a: Actor, doubt: Doubt | undefined, last: string): boolean {
+function stopResending(rt: Pick<Runtime, 'config' | 'log' | 'rows'>, row: Row, a: Actor, doubt: Doubt | undefined, last: string): boolean {
   if (doubt?.state !== 'resending' || doubt.doubtSince === null) return false;
   if (a.now - doubt.doubtSince < rt.config.reviewAfterMs || doubt.doubtTries < MIN_UNANSWERED_SENDS) return false;
   const since = new Date(doubt.doubtSince).toISOString();

@@ -116,7 +116,7 @@ export function retryPlan(rt: Pick<Store, 'batches' | 'rows'>, batchId: string, 
 }
 
 /** `keepLease`: the caller runs the batch itself at once, so no daemon may take it first. */
-export async function createRetryBatch(rt: Runtime, batchId: string, opts: RetryOptions = {}): Promise<RetryBatch> {
+export async function createRetryBatch(rt: Pick<Runtime, 'batches' | 'clock' | 'config' | 'db' | 'entropy' | 'log' | 'owner' | 'rows'>, batchId: string, opts: RetryOptions = {}): Promise<RetryBatch> {
   const { old, rows, left } = retryPlan(rt, batchId, opts);
   const owner = opts.keepLease ? rt.owner : actionOwner(rt.owner);
 

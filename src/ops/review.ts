@@ -40,7 +40,7 @@ export interface ResolveResult {
   summary: BatchSummary | null;
 }
 
-export async function resolveReview(rt: Runtime, req: ResolveRequest): Promise<ResolveResult> {
+export async function resolveReview(rt: Pick<Runtime, 'account' | 'batches' | 'clock' | 'config' | 'db' | 'log' | 'owner' | 'rows'>, req: ResolveRequest): Promise<ResolveResult> {
   if ((req.chargedOrderId === undefined) === (req.notCharged !== true)) {
     throw new UsageError('say what happened: --charged ORDER_ID or --not-charged');
   }
@@ -79,7 +79,7 @@ export async function resolveReview(rt: Runtime, req: ResolveRequest): Promise<R
   return { row: rt.rows.get(row.batchId, row.idx)!, summary: await finishIfIdle(rt, row.batchId) };
 }
 
-async function chargedFacts(rt: Runtime, row: Row, typedId: string, force: boolean, by: string, at: string): Promise<{ facts: OrderFacts; note: string; answer: string | null }> {
+async function chargedFacts(rt: Pick<Runtime, 'account' | 'rows'>, row: Row, typedId: string, force: boolean, by: string, at: string): Promise<{ facts: OrderFacts; note: string; answer: string | null }> {
   // An id copied from a web page or a spreadsheet cell brings invisible white space (a
   // non-breaking space, a tab) that SQL's trim() keeps: trimmed here, once, for every use below
   // (an adversarial review: the held-order check missed ORD-77\u00a0 and --force took it).
@@ -129,7 +129,7 @@ async function chargedFacts(rt: Runtime, row: Row, typedId: string, force: boole
  * it: under a lease of this action's own (ops/lease.ts), given back alone, so a daemon's runner
  * beside it keeps every batch it drives.
  */
-async function finishIfIdle(rt: Runtime, batchId: string): Promise<BatchSummary | null> {
+async function finishIfIdle(rt: Pick<Runtime, 'account' | 'batches' | 'clock' | 'config' | 'db' | 'log' | 'owner' | 'rows'>, batchId: string): Promise<BatchSummary | null> {
   const counts = rt.rows.counts(batchId);
   if (LIVE_STATES.some((st) => counts[st] > 0)) return null;
   return withOwnLease(rt, batchId, async () => {

@@ -38,7 +38,7 @@ export type VerifyOutcome = 'placed' | 'not-placed' | 'held-balance' | 'review';
 const LIMIT = 200;
 
 /** True when this page of history certainly reaches back before `since`. */
-function reachesBack(rt: Runtime, orders: readonly Order[], since: number, complete: boolean): boolean {
+function reachesBack(rt: Pick<Runtime, 'rows'>, orders: readonly Order[], since: number, complete: boolean): boolean {
   if (complete) return true;
   const oldest = orders[orders.length - 1];
   if (!oldest) return true;
@@ -60,7 +60,7 @@ function storyOf(row: Row): string {
   return `an earlier attempt got no answer and the resend was refused (${row.error ?? 'rejected'})`;
 }
 
-export async function verifyRow(rt: Runtime, row: Row, signal?: AbortSignal): Promise<VerifyOutcome> {
+export async function verifyRow(rt: Pick<Runtime, 'account' | 'clock' | 'config' | 'log' | 'owner' | 'rows'>, row: Row, signal?: AbortSignal): Promise<VerifyOutcome> {
   const now = rt.clock.now();
   // Settled only by an order with the row's own trxid: absence proves nothing for these.
   const ownOnly = row.state === 'searching';
@@ -164,7 +164,7 @@ export async function verifyRow(rt: Runtime, row: Row, signal?: AbortSignal): Pr
   return review(`${why}, so it is unknown whether this row was charged. Check the order history before ordering it again.`);
 }
 
-function record(rt: Runtime, row: Row, o: Order & { orderId: string }, now: number, answer: string | null, note: string | null = null): VerifyOutcome {
+function record(rt: Pick<Runtime, 'config' | 'log' | 'rows'>, row: Row, o: Order & { orderId: string }, now: number, answer: string | null, note: string | null = null): VerifyOutcome {
   const { facts } = factsFor(row, o);
   rt.rows.placed(row.batchId, row.idx, facts, now, now + rt.config.pollIntervalMs, { answer, note });
   rt.log.warn(
@@ -181,7 +181,7 @@ function record(rt: Runtime, row: Row, o: Order & { orderId: string }, now: numb
  * row's doubt clock, past TOPUP_REVIEW_AFTER_MS, an operator decides. Account problems are the
  * caller's (they pause everything).
  */
-export function verifyFailed(rt: Runtime, row: Row, err: unknown): void {
+export function verifyFailed(rt: Pick<Runtime, 'clock' | 'config' | 'log' | 'owner' | 'rows'>, row: Row, err: unknown): void {
   const now = rt.clock.now();
   const e = coerceError(err);
   const answer = auditCopy((err as { answer?: ApiError['answer'] }).answer);
