@@ -156,6 +156,13 @@ export function judge(c: Ctx): Judgement {
     if (!d || key === undefined) return undefined;
     return { key, onPurpose: d.again || b.contentHash.includes(':again:') };
   };
+  // Ordered once per row a file has for it (equal rows share a key), plus once per row ordered again on purpose.
+  const written = new Map<string, number>();
+  for (const d of c.drops) {
+    const n = new Map<string, number>();
+    for (const k of d.keys) n.set(k, (n.get(k) ?? 0) + 1);
+    for (const [k, m] of n) written.set(k, Math.max(written.get(k) ?? 0, m));
+  }
   const intended = new Map<string, number>();
   const charged = new Map<string, ModelOrder[]>();
   const seenPurchase = new Set<string>();
@@ -164,7 +171,7 @@ export function judge(c: Ctx): Judgement {
     if (!p) continue;
     if (!seenPurchase.has(p.key)) {
       seenPurchase.add(p.key);
-      intended.set(p.key, 1);
+      intended.set(p.key, written.get(p.key) ?? 1);
     }
     if (p.onPurpose && r.request !== null) intended.set(p.key, (intended.get(p.key) ?? 1) + 1);
   }

@@ -373,15 +373,17 @@ function edited(file: SimFile, fileIdx: number, edit: Extract<Action, { kind: 'd
   if (file.trxidColumn) header.push('trxid');
   if (file.noteColumn) header.push('Customer');
   if (edit === 'add-column') header.push('checked');
-  const cells = rows.map((r) => {
+  const written = (r: SimRow): string[] => {
     const c = [r.pid, r.userId ?? '', r.zoneId ?? '', r.quantity === undefined ? '' : String(r.quantity)];
     if (file.trxidColumn) c.push(r.trxid ?? '');
     if (file.noteColumn) c.push(r.note ?? '');
-    if (edit === 'add-column') c.push('yes');
     return c;
-  });
+  };
+  const cells = rows.map((r) => (edit === 'add-column' ? [...written(r), 'yes'] : written(r)));
+  // Rows written alike are one purchase bought as many times as they are written: which of two
+  // equal rows a re-drop's row stands for cannot be told (nor needs to be).
   const keys = rows.map((r) => {
-    const i = file.rows.indexOf(r);
+    const i = file.rows.indexOf(r) < 0 ? -1 : file.rows.findIndex((x) => JSON.stringify(written(x)) === JSON.stringify(written(r)));
     return i >= 0 ? `${fileIdx}:${i}` : `${fileIdx}:added`;
   });
   return { rows, keys, header, cells };
