@@ -24,8 +24,12 @@ export const INVARIANTS: readonly Invariant[] = Object.freeze([
     id: 'one-row-per-order',
     rule: 'An order id belongs to at most one row.',
     enforcedBy: 'the unique index rows_order_id (migrations.ts); an answer naming an order another row holds sends the row to review (dispatch/sender.ts)',
-    tests: [{ file: 'test/unit/sender-paths.test.ts', title: 'an order another row already holds goes to review' }],
-    simulator: 'codes on one row only; every charge held by its row',
+    tests: [
+      { file: 'test/unit/sender-paths.test.ts', title: 'an order another row already holds goes to review' },
+      { file: 'test/adv2/resolve-charged-alias-id.test.ts', title: 'refused, even with --force, naming the row that holds it' },
+      { file: 'test/adv3/resolve-charged-invisible-space.test.ts', title: 'refused, even with --force' },
+    ],
+    simulator: 'one order, one row, in any letter case (the operator types ids in other case, or slips to a held order with --force); codes on one row only; every charge held by its row',
   },
   {
     id: 'repeats-in-the-opening',
@@ -109,5 +113,12 @@ export const INVARIANTS: readonly Invariant[] = Object.freeze([
       { file: 'test/ops/settle-and-reopen.test.ts', title: 'the review recheck: a crash between leaves the row in review' },
     ],
     simulator: 'result files = store = ledger',
+  },
+  {
+    id: 'one-retry-per-batch',
+    rule: 'A batch is retried once: two retries at once (a double click, the console beside the CLI) make one retry batch; the other is refused naming it.',
+    enforcedBy: 'store/batches.ts create: the INSERT of a retry batch carries the rule (INSERT … SELECT … WHERE NOT EXISTS a live retry of the same batch), one statement',
+    tests: [{ file: 'test/adv2/two-retries-at-once.test.ts', title: 'one retry batch is made; the other call is refused' }],
+    simulator: 'a batch is retried once (one retry in four is a double click)',
   },
 ]);
