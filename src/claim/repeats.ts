@@ -71,7 +71,21 @@ const PURCHASE_FIELDS: readonly OrderField[] = ['pid', 'slug', 'pack', 'trxid', 
 /** Amount / Count: the quantity when the rows show they are one (intake/column-report.ts), never a customer. */
 const MAYBE_QUANTITY = new Set(QUANTITY_IF_WHOLE.map(headerKey));
 /** Names of a column numbering the rows (its value follows the line: inserting a row renumbers every row below). */
-const ROW_NUMBER_NAMES = new Set(['', '#', 'no', 'nr', 'n', 'nº', 'num', 'number', 'row', 'rowno', 'line', 'lineno', 'index', 'idx', 'sn', 'sno', 'slno', 'sl', 'serial', 'serialno', 'nomor', 'pos', 'position']);
+const ROW_NUMBER_NAMES = new Set([
+  '#', 'no', 'nr', 'n', 'nº', 'no#', 'num', 'number', 'row', 'row#', 'rowno', 'rownumber', 'line', 'lineno', 'linenumber', 'index', 'idx',
+  'sn', 's/n', 'sno', 'srno', 'slno', 'sl', 'serial', 'serialno', 'seq', 'seqno', 'sequence', 'item', 'itemno', 'pos', 'position',
+  'nomor', 'no urut', 'nourut', 'urut', 'lfdnr', 'nummer', 'numero', 'número', 'nro',
+].map(headerKey));
+/**
+ * Names of a column of the reseller's progress and remarks: it changes between two saves of one
+ * file (paid → sent, a note added) and never tells customers apart (an adversarial review: a
+ * Status updated between saves bought every card again).
+ */
+const PROGRESS_NAMES = new Set([
+  'status', 'state', 'stage', 'progress', 'delivered', 'delivery', 'deliverystatus', 'sent', 'done', 'paid', 'payment', 'paymentstatus',
+  'checked', 'check', 'ok', 'tick', 'flag', 'processed', 'result', 'note', 'notes', 'comment', 'comments', 'remark', 'remarks', 'memo',
+  'info', 'keterangan', 'catatan', 'estado', 'bemerkung', 'notiz', 'statut',
+].map(headerKey));
 
 /**
  * The columns that may tell a key/card row's customer apart, by header key → index: every
@@ -89,8 +103,10 @@ function identityColumns(header: readonly string[]): Map<string, number> {
   }
   const out = new Map<string, number>();
   header.forEach((h, i) => {
-    const k = headerKey(h);
-    if (k !== '' && !purchase.has(i) && !MAYBE_QUANTITY.has(k) && !out.has(k)) out.set(k, i);
+    // A column without a heading is still the reseller's (carol and dave in it are two customers):
+    // named by its position (an adversarial review: blank-headed customer columns were ignored).
+    const k = headerKey(h) || `#col${i + 1}`;
+    if (!purchase.has(i) && !MAYBE_QUANTITY.has(k) && !PROGRESS_NAMES.has(k) && !out.has(k)) out.set(k, i);
   });
   return out;
 }
@@ -102,27 +118,56 @@ interface DateCell {
   m: number;
   d: number;
   ambiguous: boolean;
-  time: string;
+  /** Minutes of the day; null: no time written (a date alone, or Excel's midnight). */
+  minute: number | null;
+  /** Seconds; null: not written (Excel drops them when it re-saves a time as h:mm). */
+  second: number | null;
 }
 
+const TIME = String.raw`(?:[ t]+(\d{1,2}):(\d{2})(?::(\d{2})(?:\.\d+)?)?\s*(am|pm|a\.m\.|p\.m\.)?)?`;
+const ISO_DATE = new RegExp(String.raw`^(\d{4})[-/.](\d{1,2})[-/.](\d{1,2})${TIME}$`);
+const OTHER_DATE = new RegExp(String.raw`^(\d{1,2})([./-])(\d{1,2})\2(\d{2}|\d{4}),?${TIME}$`);
+
 function readDate(v: string): DateCell | undefined {
-  const t = (h?: string, mi?: string, se?: string): string => (h === undefined ? '' : `${Number(h)}:${Number(mi)}:${Number(se ?? 0)}`);
-  let m = /^(\d{4})[-/.](\d{1,2})[-/.](\d{1,2})(?:[ t]+(\d{1,2}):(\d{2})(?::(\d{2}))?)?z?$/.exec(v);
-  if (m) return { y: Number(m[1]), m: Number(m[2]), d: Number(m[3]), ambiguous: false, time: t(m[4], m[5], m[6]) };
-  m = /^(\d{1,2})([./-])(\d{1,2})\2(\d{2}|\d{4}),?(?:[ t]+(\d{1,2}):(\d{2})(?::(\d{2}))?)?$/.exec(v);
+  const time = (h?: string, mi?: string, se?: string, half?: string): Pick<DateCell, 'minute' | 'second'> | undefined => {
+    if (h === undefined) return { minute: null, second: null };
+    let hour = Number(h);
+    if (half !== undefined) {
+      if (hour < 1 || hour > 12) return undefined;
+      hour = (hour % 12) + (half.startsWith('p') ? 12 : 0);
+    }
+    if (hour > 23 || Number(mi) > 59) return undefined;
+    return { minute: hour * 60 + Number(mi), second: se === undefined ? null : Number(se) };
+  };
+  let m = ISO_DATE.exec(v);
   if (m) {
+    const t = time(m[4], m[5], m[6], m[7]);
+    return t && { y: Number(m[1]), m: Number(m[2]), d: Number(m[3]), ambiguous: false, ...t };
+  }
+  m = OTHER_DATE.exec(v);
+  if (m) {
+    const t = time(m[5], m[6], m[7], m[8]);
     const y = Number(m[4]) + (m[4]!.length === 2 ? 2000 : 0);
     // 26.11.2026 is day.month (the dotted European form); 11/26/2026 or 26/11/2026 may be either.
-    return { y, m: Number(m[3]), d: Number(m[1]), ambiguous: m[2] !== '.', time: t(m[5], m[6], m[7]) };
+    return t && { y, m: Number(m[3]), d: Number(m[1]), ambiguous: m[2] !== '.', ...t };
   }
   return undefined;
 }
 
+/**
+ * Two dates are one when their days are, and their times where both have one: to the minute when
+ * either has no seconds (Excel re-saves 09:14:33 as 9:14), and a date without a time matches any
+ * time that day (Excel writes a midnight date-time as the date alone, and a column formatted to
+ * show dates only as dates).
+ */
 function sameDate(a: DateCell, b: DateCell): boolean {
-  if (a.y !== b.y || a.time !== b.time) return false;
+  if (a.y !== b.y) return false;
   const straight = a.m === b.m && a.d === b.d;
   const crossed = a.m === b.d && a.d === b.m;
-  return straight || ((a.ambiguous || b.ambiguous) && crossed);
+  if (!(straight || ((a.ambiguous || b.ambiguous) && crossed))) return false;
+  if (a.minute === null || b.minute === null) return true;
+  if (a.minute !== b.minute) return false;
+  return a.second === null || b.second === null || a.second === b.second;
 }
 
 /** A number as a spreadsheet may rewrite it: 000123 → 123, 6,49 → 6.49. Long digit strings keep their digits. */
@@ -148,9 +193,10 @@ interface Cell {
 }
 function readCell(raw: string): Cell | undefined {
   const n = raw.trim().toLowerCase().replace(/\s+/g, ' ');
-  if (n === '' || /^\d(?:[.,]\d+)?e\+\d+$/.test(n)) return undefined;
+  if (n === '' || /^[+-]?\d(?:[.,]\d+)?e\+\d+$/.test(n)) return undefined;
   const date = readDate(n);
-  if (date) return { key: `#d${date.y}:${Math.min(date.m, date.d)}-${Math.max(date.m, date.d)}:${date.time}`, norm: n, date };
+  // The key holds the day only: times compare in sameDate, with its tolerances.
+  if (date) return { key: `#d${date.y}:${Math.min(date.m, date.d)}-${Math.max(date.m, date.d)}`, norm: n, date };
   const num = numberKey(n);
   return { key: num === undefined ? n : `#n${num}`, norm: num ?? n, date: undefined };
 }
@@ -168,7 +214,7 @@ function identity(header: readonly string[], cells: readonly string[], line: num
     const raw = (cells[i] ?? '').trim();
     // A row-number column: its value follows the line (found by an adversarial review: a row
     // inserted at the top renumbered the rows below). Named as one and holding this line's number.
-    if (line !== undefined && ROW_NUMBER_NAMES.has(k) && /^\d+$/.test(raw) && [line - 1, line].includes(Number(raw))) continue;
+    if (line !== undefined && (ROW_NUMBER_NAMES.has(k) || k.startsWith('#col')) && /^\d+$/.test(raw) && [line - 1, line].includes(Number(raw))) continue;
     const c = readCell(raw);
     if (c) out.set(k, c);
   }
@@ -309,22 +355,31 @@ export class RepeatMatcher {
       const q = this.#bySignature.get(signature(id));
       if (q) give(i, first(filter(q.untaken(this.#taken), (e) => agrees(id, this.#identity.get(e)!) === id.size)));
     });
-    // Partial matches: agreeing wherever both have a value, the most values shared first.
+    // Partial matches (a column added or filled in since): agreeing wherever both have a value,
+    // handed out best first across the whole file, so a row sharing one value (a walk-in's Date)
+    // never takes the purchase of the row sharing two (an adversarial review: it did, in file order).
+    const pairs: { i: number; e: EarlierPurchase; shared: number; order: number }[] = [];
     ids.forEach((id, i) => {
       if (!id || id.size === 0 || out[i]) return;
       const reachable = [...id.keys()].filter((k) => this.#known.has(k)).length;
       const lists = [...id].map(([k, v]) => this.#byValue.get(`${k}\u0000${v.key}`)).filter((q): q is Queue => q !== undefined);
       lists.sort((a, b) => a.items.length - b.items.length);
-      let best: RepeatFound | undefined;
+      const seen = new Set<EarlierPurchase>();
+      let best = 0;
       for (const q of lists) {
         for (const e of q.untaken(this.#taken, PARTIAL_SCAN)) {
+          if (seen.has(e)) continue;
+          seen.add(e);
           const n = agrees(id, this.#identity.get(e)!);
-          if (n > (best?.shared ?? 0)) best = { e, shared: n };
+          if (n <= 0) continue;
+          pairs.push({ i, e, shared: n, order: pairs.length });
+          best = Math.max(best, n);
         }
-        if (best && best.shared >= reachable) break;
+        if (best >= reachable) break;
       }
-      give(i, best?.e);
     });
+    pairs.sort((a, b) => b.shared - a.shared || a.i - b.i || a.order - b.order);
+    for (const p of pairs) if (!out[p.i] && !this.#taken.has(p.e)) give(p.i, p.e);
     // Nothing to compare: no column with a value in both.
     ids.forEach((id, i) => {
       if (!id || out[i]) return;
@@ -393,8 +448,16 @@ function matchByFingerprint<R extends RowInFile & { fingerprint: string }>(rows:
  */
 export function skipRepeats(rt: Pick<Runtime, 'rows'>, batch: Batch, header: readonly string[], since: number, now: number): number {
   const chain = rt.rows.retryChain(batch.retryOf);
+  // A retry's chain rows that were skipped as repeats already stand for earlier purchases: they
+  // are matched first, so the retry's rows cannot repeat those purchases a second time (an
+  // adversarial review: the retry of an edited re-drop skipped the extra top-up that had failed,
+  // as a repeat of the purchase the re-drop's own skipped row stood for).
   const candidates = rt.rows.repeatCandidates(batch.id).map((c) => ({ ...c, header, topUp: isTopUp(c.request) }));
-  const found = matchByFingerprint(candidates, (fp) => new RepeatMatcher(rt.rows.earlierRows(fp, batch.id, since, chain)));
+  // A skipped row keeps no request; rows of one fingerprint are of one pack, so of one kind.
+  const kind = new Map(candidates.map((c) => [c.fingerprint, c.topUp]));
+  const standing = rt.rows.skippedAsRepeats(chain).map((c) => ({ ...c, topUp: kind.get(c.fingerprint) ?? false }));
+  const all = matchByFingerprint([...standing, ...candidates], (fp) => new RepeatMatcher(rt.rows.earlierRows(fp, batch.id, since, chain)));
+  const found = all.slice(standing.length);
   let n = 0;
   candidates.forEach((c, i) => {
     const f = found[i];

@@ -52,6 +52,9 @@ export interface EarlierPurchase {
 const EARLIER_TERMS = `r.fingerprint = @fp AND r.batch_id != @batchId AND r.batch_id NOT IN (SELECT value FROM json_each(@chain)) AND b.state != ${batchState('claimed')}
          AND (r.first_sent_at IS NULL OR r.first_sent_at >= @since)`;
 
+/** reject_code of a row stored `skipped` because it repeats an earlier purchase (topup retry --repeats). */
+export const REPEAT_CODE = 'TOPUP_REPEATED_ROW';
+
 /** Rows a caller already holds (sends started, not yet marked `sending`): skipped by sendable(). */
 export interface Busy {
   has(batchId: string, idx: number): boolean;
@@ -391,6 +394,23 @@ export class RowReads {
       ...r,
       cells: JSON.parse(r.cells) as string[],
       request: r.request === null ? null : (JSON.parse(r.request) as OrderRequest),
+    }));
+  }
+
+  /** Rows of these batches skipped as repeats of earlier purchases, with their file's header (claim/repeats.ts skipRepeats). */
+  skippedAsRepeats(batchIds: readonly string[]): { line: number; fingerprint: string; cells: string[]; request: OrderRequest | null; header: string[] }[] {
+    if (batchIds.length === 0) return [];
+    return (this.stmt(
+      `SELECT r.line, r.fingerprint, r.cells_json AS cells, r.request_json AS request, b.header_json AS header
+       FROM rows r JOIN batches b ON b.id = r.batch_id
+       WHERE r.batch_id IN (SELECT value FROM json_each(?)) AND r.state = ${rowState('skipped')} AND r.reject_code = ? AND r.fingerprint IS NOT NULL
+       ORDER BY b.seq, r.idx`,
+    ).all(JSON.stringify(batchIds), REPEAT_CODE) as { line: number; fingerprint: string; cells: string; request: string | null; header: string | null }[]).map((r) => ({
+      line: r.line,
+      fingerprint: r.fingerprint,
+      cells: JSON.parse(r.cells) as string[],
+      request: r.request === null ? null : (JSON.parse(r.request) as OrderRequest),
+      header: r.header === null ? [] : (JSON.parse(r.header) as string[]),
     }));
   }
 

@@ -41,8 +41,9 @@ export const TRXID_USED_CODE = 'TOPUP_TRXID_ALREADY_USED';
 export const FOREIGN_ORDER_CODE = 'TOPUP_FOREIGN_ORDER';
 /** reject_code of a row skipped because its batch was cancelled before it was sent: buyable again (topup retry). */
 export const CANCELLED_CODE = 'TOPUP_CANCELLED';
-/** reject_code of a row stored `skipped` because it repeats an earlier purchase (topup retry --repeats). */
-export const REPEAT_CODE = 'TOPUP_REPEATED_ROW';
+// REPEAT_CODE (a row skipped as a repeat) is declared in row-reads.ts, which reads it too.
+export { REPEAT_CODE } from './row-reads.js';
+import { REPEAT_CODE } from './row-reads.js';
 
 const LEASED = `EXISTS (SELECT 1 FROM batches b WHERE b.id = rows.batch_id AND b.owner = @owner AND b.lease_until > @now)`;
 const q = (s: string): string => `'${s}'`;
