@@ -189,7 +189,10 @@ export class FundsGate {
       // the simulator: a check left due kept the runner waking every 5 ms until the pause ended.)
       for (const b of due) if (this.#nextCheck.has(b.id)) this.#nextCheck.set(b.id, mono + this.#recheckMs);
     }
-    for (const id of this.#nextCheck.keys()) if (!open.some((b) => b.id === id)) this.#nextCheck.delete(id);
+    // A check is owed only to a batch with unsent rows it may still send: one cancelled (or with
+    // nothing left to send) since a failed read set its next check would stay due for ever (found
+    // by the simulator: the runner woke every 5 ms while a cancelled batch's row was verified).
+    for (const id of this.#nextCheck.keys()) if (!withUnsent.some((b) => b.id === id)) this.#nextCheck.delete(id);
     // A batch not (or no longer) covered by the balance holds back its new orders only: rows
     // already in doubt are resent, since only a resend tells whether they were charged.
     const newOrders: string[] = [];

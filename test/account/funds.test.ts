@@ -91,4 +91,15 @@ describe('FundsGate: what may send now', () => {
     await gate.sendable([rt.batches.get('b1')!], true);
     expect(problems.map((e) => e.classification)).toEqual(['account']);
   });
+
+  it('a batch cancelled after a failed read is owed no check: nothing stays due (found by the simulator: the runner woke every 5 ms)', async () => {
+    const { rt, answer } = await world([]);
+    const gate = new FundsGate(rt, 200, () => {});
+    answer(() => ({ status: 502, body: 'Bad gateway' }));
+    await gate.sendable([rt.batches.get('b1')!], true);
+    expect(gate.untilNextCheck()).toBeDefined();
+    rt.batches.requestCancel('b1');
+    await gate.sendable([rt.batches.get('b1')!], true);
+    expect(gate.untilNextCheck()).toBeUndefined();
+  });
 });
