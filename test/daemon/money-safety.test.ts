@@ -35,6 +35,9 @@ describe('money safety with two processes and a stop', () => {
     writeFileSync(a, csv([['pid', 'userId'], ...buys, ...filler]));
     writeFileSync(b, csv([['pid', 'userId', 'note'], ...buys.map((r) => [...r, 'edited']), ...filler.map((r) => [...r, ''])]));
     const [ra, rb] = await Promise.all([runCli(['submit', a, '--json'], env, { timeoutMs: 120_000 }), runCli(['submit', b, '--json'], env, { timeoutMs: 120_000 })]);
+    // Both submits answer with their counts; when one does not, its own words say why.
+    expect(ra.stdout, `a.csv: exit ${ra.code}: ${ra.stderr.slice(-2000)}`).not.toBe("");
+    expect(rb.stdout, `b.csv: exit ${rb.code}: ${rb.stderr.slice(-2000)}`).not.toBe("");
     const counts = [JSON.parse(ra.stdout).counts, JSON.parse(rb.stdout).counts];
     expect(sb.admin.ledger().orders).toHaveLength(5);
     expect(counts.map((c) => c.completed).sort()).toEqual([0, 5]);
