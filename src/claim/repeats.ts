@@ -349,9 +349,12 @@ export class RepeatMatcher {
     rows.forEach((r, i) => {
       if (r.topUp) give(i, first(this.#all.untaken(this.#taken, 1)));
     });
-    // Key/card rows whose identity is a purchase's.
+    // Key/card rows whose identity is a purchase's, an empty one included: a row with nothing in
+    // its own columns repeats a purchase with nothing in them before a row with a Customer may
+    // take it for want of anything to compare (found by the simulator: the Customer's own card,
+    // refunded earlier, was then not bought again and the blank row's card was bought twice).
     ids.forEach((id, i) => {
-      if (!id || id.size === 0) return;
+      if (!id) return;
       const q = this.#bySignature.get(signature(id));
       if (q) give(i, first(filter(q.untaken(this.#taken), (e) => agrees(id, this.#identity.get(e)!) === id.size)));
     });
@@ -380,15 +383,32 @@ export class RepeatMatcher {
     });
     pairs.sort((a, b) => b.shared - a.shared || a.i - b.i || a.order - b.order);
     for (const p of pairs) if (!out[p.i] && !this.#taken.has(p.e)) give(p.i, p.e);
-    // Nothing to compare: no column with a value in both.
-    ids.forEach((id, i) => {
-      if (!id || out[i]) return;
+    // Nothing to compare: no column with a value in both. The rows that differ least go first: a
+    // row with a value where the purchase's file had the column empty (a Customer the blank row
+    // did not have) is a weaker match than a row empty there too (found by the simulator: the
+    // named row took the blank row's purchase, and the blank row was bought twice).
+    const cols = new Map<readonly string[], Set<string>>();
+    const conflicts = (id: Identity, e: EarlierPurchase): number => {
+      let c = cols.get(e.header);
+      if (!c) cols.set(e.header, (c = new Set(identityColumns(e.header).keys())));
+      let n = 0;
+      for (const k of id.keys()) if (c.has(k)) n++;
+      return n;
+    };
+    const best = (id: Identity): { e: EarlierPurchase; conflicts: number } | undefined => {
+      let b: { e: EarlierPurchase; conflicts: number } | undefined;
       for (const g of this.#byColumns.values()) {
         if (g.columns.some((k) => id.has(k))) continue;
         const e = first(g.q.untaken(this.#taken, 1));
-        if (e) return give(i, e);
+        if (!e) continue;
+        const n = conflicts(id, e);
+        if (!b || n < b.conflicts) b = { e, conflicts: n };
       }
-    });
+      return b;
+    };
+    const rest = ids.flatMap((id, i) => (id && !out[i] ? [{ i, id, conflicts: best(id)?.conflicts ?? Infinity }] : []));
+    rest.sort((a, b) => a.conflicts - b.conflicts || a.i - b.i);
+    for (const r of rest) give(r.i, best(r.id)?.e);
     return out;
   }
 }

@@ -423,12 +423,16 @@ export class RowReads {
   /**
    * Another row of ours for the same purchase (game, pack, player) that is in flight or in doubt:
    * `sending` (its first send may be on the wire right now), `resending`, `verifying` or
-   * `searching`. Its order could be the one a history check is about to claim (rows_in_flight: IN_DOUBT_INDEX).
+   * `searching` (rows_in_flight: IN_DOUBT_INDEX); or in review without an order and not settled,
+   * whose own order may be the one in history (found by the simulator: a row took the order of a
+   * `submit --again` copy's row that had gone to review, one charge held for two purchases).
+   * Its order could be the one a history check is about to claim.
    */
   hasTwinInFlight(row: Row): boolean {
     return (
       this.stmt(
-        `SELECT 1 FROM rows WHERE ${IN_DOUBT_INDEX} AND slug IS ? AND pack_name IS ?
+        `SELECT 1 FROM rows WHERE (${IN_DOUBT_INDEX} OR (${IN_REVIEW_INDEX} AND order_id IS NULL AND resolution IS NULL))
+           AND slug IS ? AND pack_name IS ?
            AND json_extract(request_json, '$.userId') IS ? AND NOT (batch_id = ? AND idx = ?)`,
       ).get(row.slug, row.packName, row.request?.userId ?? null, row.batchId, row.idx) !== undefined
     );

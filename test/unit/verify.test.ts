@@ -74,6 +74,14 @@ describe('verifying a row refused after an uncertain attempt', () => {
     expect(r.rows.get('b1', 0)!.error).toMatch(/another row for the same purchase is in flight or in doubt/);
   });
 
+  it('one matching order but another row for the same purchase is in review without an order (a submit --again copy): review, not its order (found by the simulator)', async () => {
+    const r = await world([order()]);
+    r.rows.insertAll('b1', [{ idx: 1, line: 3, cells: ['PUBG-60', '5123456789'], request: { pid: 'PUBG-60', trxid: 'tu-row-1', userId: '5123456789' }, error: null, productId: 'PUBG-60', slug: 'pubg', packName: '60 UC', quantity: 1, unitPriceUsd: 0.92, expectedUsd: 0.92 }], Date.now());
+    r.db.prepare(`UPDATE rows SET state = 'review', error = 'REVIEW: no answer' WHERE batch_id = 'b1' AND idx = 1`).run();
+    expect(await verifyRow(r, r.rows.get('b1', 0)!)).toBe('review');
+    expect(r.rows.get('b1', 0)!.error).toMatch(/another row for the same purchase is in flight or in doubt/);
+  });
+
   it('a history that echoes trxids decides by trxid alone', async () => {
     const r = await world([order({ orderId: 'ORD-mine', trxid: 'tu-row-0' }), order({ orderId: 'ORD-lookalike', trxid: 'someone-else' })]);
     expect(await verifyRow(r, r.rows.get('b1', 0)!)).toBe('placed');
