@@ -109,10 +109,15 @@ async function openSheet(path: string, facts: WorkbookFacts, maxRows: number): P
     let wanted: string | undefined;
     let found = false;
     for await (const ws of reader) {
-      const sheet = ws as unknown as { name: string; iterator?: { destroy?: () => void } } & AsyncIterable<SheetRow>;
+      const sheet = ws as unknown as { name: string; iterator?: { destroy?: () => void; on?: (event: string, fn: () => void) => void } } & AsyncIterable<SheetRow>;
       if (!found && wanted === undefined) wanted = chooseSheet((reader as unknown as { model?: { sheets?: SheetInfo[] } }).model?.sheets ?? []) ?? sheet.name;
       if (found || sheet.name !== wanted) {
-        // Not read: release the part's stream (a temp file when exceljs had to park it).
+        // Not read: release the part's stream (a temp file when exceljs had to park it). exceljs
+        // removes that temp file as soon as we move on, which can be before the stream has opened
+        // it: the ENOENT then comes as an 'error' nobody listens to, and it killed the daemon
+        // (seen once in the bad-input corpus under a loaded full test run). A discarded part's
+        // stream has nothing to report.
+        sheet.iterator?.on?.('error', () => {});
         sheet.iterator?.destroy?.();
         continue;
       }
