@@ -39,13 +39,33 @@ export function openDb(path: string): Db {
   closeSync(openSync(path, 'a', 0o600));
   // better-sqlite3's `timeout` is SQLite's busy timeout.
   const db = new Database(path, { timeout: BUSY_TIMEOUT_MS });
-  db.pragma('journal_mode = WAL');
+  // Two processes opening a new home at once (a submit and a status, two submits) both switch
+  // it to WAL; SQLite can answer that switch SQLITE_BUSY at once, without its busy wait, and the
+  // command died with nothing on stdout (seen twice in loaded test runs). Tried again, as briefly
+  // as the busy timeout allows.
+  whileBusy(() => db.pragma('journal_mode = WAL'));
   db.pragma('synchronous = FULL');
   db.pragma('foreign_keys = ON');
   db.pragma(`journal_size_limit = ${JOURNAL_SIZE_LIMIT}`);
   db.pragma(`cache_size = -${PAGE_CACHE_KIB}`);
-  migrate(db);
+  whileBusy(() => migrate(db));
   return db;
+}
+
+/** Runs `fn`, again after a short pause while SQLite answers SQLITE_BUSY, up to BUSY_TIMEOUT_MS. */
+function whileBusy<T>(fn: () => T): T {
+  const until = performance.now() + BUSY_TIMEOUT_MS;
+  const pause = new Int32Array(new SharedArrayBuffer(4));
+  for (;;) {
+    try {
+      return fn();
+    } catch (err) {
+      const code = (err as { code?: string }).code ?? '';
+      if (!code.startsWith('SQLITE_BUSY') || performance.now() > until) throw err;
+      // A synchronous pause: the store opens before anything else runs.
+      Atomics.wait(pause, 0, 0, 20);
+    }
+  }
 }
 
 function migrate(db: Db): void {
