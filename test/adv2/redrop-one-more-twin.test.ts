@@ -10,12 +10,10 @@
  * (then --repeats has nothing to buy twice).
  */
 import { describe, expect, it } from 'vitest';
-import { cliEnv, inProcessSandbox, readResult, runCli, tempHome } from '../e2e/harness.js';
+import { cliEnv, inProcessSandbox, readResult, runCli, semi, tempHome } from '../e2e/harness.js';
 import { releaseAfterEach } from '../e2e/release.js';
 
 releaseAfterEach();
-
-const semi = (rows: string[][]): string => `${rows.map((r) => r.join(';')).join('\r\n')}\r\n`;
 
 describe('adv2: a re-drop with one more equal row than the purchases made', () => {
   it('one of the two equal rows repeats the one purchase; the other is bought', async () => {

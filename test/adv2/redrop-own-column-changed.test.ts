@@ -11,12 +11,10 @@
  * skipped whole"): the rows bought this morning are skipped; only the inserted row is bought.
  */
 import { describe, expect, it } from 'vitest';
-import { cliEnv, inProcessSandbox, readResult, runCli, tempHome } from '../e2e/harness.js';
+import { cliEnv, inProcessSandbox, readResult, runCli, semi, tempHome } from '../e2e/harness.js';
 import { releaseAfterEach } from '../e2e/release.js';
 
 releaseAfterEach();
-
-const semi = (rows: string[][]): string => `${rows.map((r) => r.join(';')).join('\r\n')}\r\n`;
 
 describe('adv2: an edited re-drop whose own columns changed', () => {
   it('a row inserted at the top of a file with a row-number column: the morning rows are not bought again', async () => {

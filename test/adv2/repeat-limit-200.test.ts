@@ -8,7 +8,7 @@
  * Money-safe outcome stated by each test: the edited re-drop of a file already bought buys nothing.
  */
 import { describe, expect, it } from 'vitest';
-import { cliEnv, inProcessSandbox, readResult, runCli, tempHome } from '../e2e/harness.js';
+import { cliEnv, inProcessSandbox, readResult, runCli, semi, tempHome } from '../e2e/harness.js';
 import { releaseAfterEach } from '../e2e/release.js';
 
 releaseAfterEach();
@@ -17,8 +17,6 @@ releaseAfterEach();
 // so the 420 orders take seconds instead of two minutes at the spec's 200 a minute.
 const FAST = { rateLimits: [{ limit: 400, windowMs: 1_000 }], fulfilment: { processingShare: 0, processingMs: [0, 0] as [number, number], failShare: 0 } };
 const FAST_ENV = { TOPUP_RATE_LIMITS: '400/1s,24000/60s', TOPUP_RATE_MARGIN_MS: '20' };
-
-const semi = (rows: string[][]): string => `${rows.map((r) => r.join(';')).join('\r\n')}\r\n`;
 
 describe('adv2: repeats beyond the first 200 rows of one pack', () => {
   it('an edited re-drop of a file of 210 gift cards (one per customer) buys nothing again', async () => {

@@ -13,13 +13,12 @@
 import { join } from 'node:path';
 import { writeFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { cliEnv, inProcessSandbox, runCli, tempHome } from '../e2e/harness.js';
+import { cliEnv, inProcessSandbox, runCli, semi, tempHome } from '../e2e/harness.js';
 import { releaseAfterEach } from '../e2e/release.js';
 import { uniform } from '../../src/sandbox/fulfilment.js';
 
 releaseAfterEach();
 
-const semi = (rows: string[][]): string => `${rows.map((r) => r.join(';')).join('\r\n')}\r\n`;
 type Done = { batchId: string; counts: Record<string, number> };
 
 describe('adv2: retry of a retry of a file with two equal purchases', () => {

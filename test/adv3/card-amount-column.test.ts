@@ -9,12 +9,10 @@
  * Expected: the afternoon's cards of new customers are bought.
  */
 import { describe, expect, it } from 'vitest';
-import { cliEnv, inProcessSandbox, readResult, runCli, tempHome } from '../e2e/harness.js';
+import { cliEnv, inProcessSandbox, readResult, runCli, semi, tempHome } from '../e2e/harness.js';
 import { releaseAfterEach } from '../e2e/release.js';
 
 releaseAfterEach();
-
-const semi = (rows: string[][]): string => `${rows.map((r) => r.join(';')).join('\r\n')}\r\n`;
 
 describe('adv3: an Amount column read as the quantity', () => {
   it('the afternoon\'s cards for new customers are bought, not skipped as repeats of the morning\'s', async () => {

@@ -10,12 +10,10 @@
  * Expected (money-safe): alice's card, bought this morning, is skipped; bob's (new) is bought.
  */
 import { describe, expect, it } from 'vitest';
-import { cliEnv, inProcessSandbox, readResult, runCli, tempHome } from '../e2e/harness.js';
+import { cliEnv, inProcessSandbox, readResult, runCli, semi, tempHome } from '../e2e/harness.js';
 import { releaseAfterEach } from '../e2e/release.js';
 
 releaseAfterEach();
-
-const semi = (rows: string[][]): string => `${rows.map((r) => r.join(';')).join('\r\n')}\r\n`;
 
 describe('adv3: a new row at the top of an edited re-drop takes the purchase its twin below repeats', () => {
   for (const [column, value] of [['Country', 'DE'], ['Date', '2026-11-26']] as const) {

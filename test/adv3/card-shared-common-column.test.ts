@@ -8,12 +8,10 @@
  * Expected: cards of new customers (every Customer different) are bought.
  */
 import { describe, expect, it } from 'vitest';
-import { cliEnv, inProcessSandbox, readResult, runCli, tempHome } from '../e2e/harness.js';
+import { cliEnv, inProcessSandbox, readResult, runCli, semi, tempHome } from '../e2e/harness.js';
 import { releaseAfterEach } from '../e2e/release.js';
 
 releaseAfterEach();
-
-const semi = (rows: string[][]): string => `${rows.map((r) => r.join(';')).join('\r\n')}\r\n`;
 
 describe('adv3: a column equal for every row makes every new customer\'s card a repeat', () => {
   it('a Country column (DE for all): the afternoon\'s new customers are bought', async () => {

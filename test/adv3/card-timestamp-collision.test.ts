@@ -8,12 +8,10 @@
  * Expected: a card ordered at 14:09 is not a repeat of one ordered at 09:14.
  */
 import { describe, expect, it } from 'vitest';
-import { cliEnv, inProcessSandbox, readResult, runCli, tempHome } from '../e2e/harness.js';
+import { cliEnv, inProcessSandbox, readResult, runCli, semi, tempHome } from '../e2e/harness.js';
 import { releaseAfterEach } from '../e2e/release.js';
 
 releaseAfterEach();
-
-const semi = (rows: string[][]): string => `${rows.map((r) => r.join(';')).join('\r\n')}\r\n`;
 
 describe('adv3: two order times with the same numbers in another order', () => {
   it('the 14:09 order is bought after the 09:14 one', async () => {

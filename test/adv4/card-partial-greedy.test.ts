@@ -9,12 +9,10 @@
  * Expected (money-safe): the old customer's card is not bought again.
  */
 import { describe, expect, it } from 'vitest';
-import { cliEnv, inProcessSandbox, readResult, runCli, tempHome } from '../e2e/harness.js';
+import { cliEnv, inProcessSandbox, readResult, runCli, semi, tempHome } from '../e2e/harness.js';
 import { releaseAfterEach } from '../e2e/release.js';
 
 releaseAfterEach();
-
-const semi = (rows: string[][]): string => `${rows.map((r) => r.join(';')).join('\r\n')}\r\n`;
 
 describe('adv4: partial matches given out in file order', () => {
   it('a new row above an old one with the Customer not filled in yet does not take the old purchase', async () => {

@@ -8,12 +8,10 @@
  * Expected (money-safe): only the inserted customer's card is bought.
  */
 import { describe, expect, it } from 'vitest';
-import { cliEnv, inProcessSandbox, readResult, runCli, tempHome } from '../e2e/harness.js';
+import { cliEnv, inProcessSandbox, readResult, runCli, semi, tempHome } from '../e2e/harness.js';
 import { releaseAfterEach } from '../e2e/release.js';
 
 releaseAfterEach();
-
-const semi = (rows: string[][]): string => `${rows.map((r) => r.join(';')).join('\r\n')}\r\n`;
 
 describe('adv4: a serial-number column named "Sr. No." renumbered after a row is inserted', () => {
   it('the old customers are not bought again', async () => {

@@ -9,12 +9,10 @@
  * Expected (money-safe): the Excel-re-saved copy of a file already bought buys nothing again.
  */
 import { describe, expect, it } from 'vitest';
-import { cliEnv, inProcessSandbox, readResult, runCli, tempHome } from '../e2e/harness.js';
+import { cliEnv, inProcessSandbox, readResult, runCli, semi, tempHome } from '../e2e/harness.js';
 import { releaseAfterEach } from '../e2e/release.js';
 
 releaseAfterEach();
-
-const semi = (rows: string[][]): string => `${rows.map((r) => r.join(';')).join('\r\n')}\r\n`;
 
 describe('adv4: a timestamp column re-saved by Excel loses its seconds', () => {
   it('the cards are not bought again', async () => {

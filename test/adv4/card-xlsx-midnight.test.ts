@@ -11,12 +11,10 @@ import { writeFileSync, renameSync } from 'node:fs';
 import { join } from 'node:path';
 import ExcelJS from 'exceljs';
 import { describe, expect, it } from 'vitest';
-import { cliEnv, inProcessSandbox, runCli, tempHome } from '../e2e/harness.js';
+import { cliEnv, inProcessSandbox, runCli, semi, tempHome } from '../e2e/harness.js';
 import { releaseAfterEach } from '../e2e/release.js';
 
 releaseAfterEach();
-
-const semi = (rows: string[][]): string => `${rows.map((r) => r.join(';')).join('\r\n')}\r\n`;
 
 describe('adv4: a date-time at midnight, the file saved again as a workbook', () => {
   it('the cards are not bought again', async () => {

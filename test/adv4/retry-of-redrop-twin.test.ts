@@ -13,12 +13,11 @@
 import { join } from 'node:path';
 import { writeFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { cliEnv, inProcessSandbox, runCli, tempHome } from '../e2e/harness.js';
+import { cliEnv, inProcessSandbox, runCli, semi, tempHome } from '../e2e/harness.js';
 import { releaseAfterEach } from '../e2e/release.js';
 
 releaseAfterEach();
 
-const semi = (rows: string[][]): string => `${rows.map((r) => r.join(';')).join('\r\n')}\r\n`;
 type Done = { batchId: string; counts: Record<string, number> };
 
 describe('adv4: retry of an edited re-drop whose extra equal row failed', () => {

@@ -12,12 +12,10 @@
 import { join } from 'node:path';
 import { readdirSync, writeFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { cliEnv, inProcessSandbox, readResult, runCli, tempHome } from '../e2e/harness.js';
+import { cliEnv, inProcessSandbox, readResult, runCli, semi, tempHome } from '../e2e/harness.js';
 import { releaseAfterEach } from '../e2e/release.js';
 
 releaseAfterEach();
-
-const semi = (rows: string[][]): string => `${rows.map((r) => r.join(';')).join('\r\n')}\r\n`;
 
 describe('repeats that tell customers apart', () => {
   it("the afternoon's cards for new customers are bought; the morning file's edited re-drop is skipped whole", async () => {
@@ -64,13 +62,7 @@ describe('cancelled means re-buyable', () => {
     // No balance: the batch waits without sending; the operator cancels it.
     writeFileSync(join(home.dir, 'wait.csv'), rows);
     const submit = runCli(['submit', join(home.dir, 'wait.csv'), '--json'], env, { timeoutMs: 60_000 });
-    const status = async (): Promise<{ batches: { id: string; why: string | null }[] }> => JSON.parse((await runCli(['status', '--json'], env)).stdout);
-    let batchId = '';
-    for (let i = 0; i < 100 && batchId === ''; i++) {
-      const st = await status();
-      batchId = st.batches.find((b) => /balance/.test(b.why ?? ''))?.id ?? '';
-      if (batchId === '') await new Promise((r) => setTimeout(r, 100));
-    }
+    const batchId = await batchWaitingForBalance(env);
     expect(batchId).not.toBe('');
     expect((await runCli(['cancel', batchId], env)).code).toBe(0);
     await submit;
@@ -96,12 +88,7 @@ describe('cancelled means re-buyable', () => {
     const rows = semi([['pid', 'userId'], ['PUBG-60', '5123456711'], ['PUBG-60', '5123456712']]);
     writeFileSync(join(home.dir, 'c.csv'), rows);
     const submit = runCli(['submit', join(home.dir, 'c.csv'), '--json'], env, { timeoutMs: 60_000 });
-    let batchId = '';
-    for (let i = 0; i < 100 && batchId === ''; i++) {
-      const st = JSON.parse((await runCli(['status', '--json'], env)).stdout) as { batches: { id: string; why: string | null }[] };
-      batchId = st.batches.find((b) => /balance/.test(b.why ?? ''))?.id ?? '';
-      if (batchId === '') await new Promise((r) => setTimeout(r, 100));
-    }
+    const batchId = await batchWaitingForBalance(env);
     expect((await runCli(['cancel', batchId], env)).code).toBe(0);
     await submit;
     sb.admin.setBalance({ balanceUsd: 100 });
@@ -122,12 +109,7 @@ describe('a retry is checked against purchases made since (found by the simulato
     const rows = [['pid', 'userId'], ['PUBG-60', '5123456721'], ['PUBG-60', '5123456722']];
     writeFileSync(join(home.dir, 'a.csv'), semi(rows));
     const submit = runCli(['submit', join(home.dir, 'a.csv'), '--json'], env, { timeoutMs: 60_000 });
-    let batchId = '';
-    for (let i = 0; i < 100 && batchId === ''; i++) {
-      const st = JSON.parse((await runCli(['status', '--json'], env)).stdout) as { batches: { id: string; why: string | null }[] };
-      batchId = st.batches.find((b) => /balance/.test(b.why ?? ''))?.id ?? '';
-      if (batchId === '') await new Promise((r) => setTimeout(r, 100));
-    }
+    const batchId = await batchWaitingForBalance(env);
     expect((await runCli(['cancel', batchId], env)).code).toBe(0);
     await submit;
     sb.admin.setBalance({ balanceUsd: 100 });
@@ -160,6 +142,20 @@ describe('one rule for re-drops and retry: a row cancelled for its player id', (
     expect(sb.admin.ledger().orders).toHaveLength(2);
   });
 });
+
+/** The batch `topup status` shows waiting for balance (a submit with no balance behind it), polled until it does. */
+async function batchWaitingForBalance(env: NodeJS.ProcessEnv): Promise<string> {
+  for (let i = 0; i < 100; i++) {
+    const st = await runCli(['status', '--json'], env);
+    // A status that prints nothing is a failure to see, not to wait through: its own words say why.
+    expect(st.stdout, `topup status: exit ${st.code}: ${st.stderr.slice(-2000)}`).not.toBe('');
+    const batches = (JSON.parse(st.stdout) as { batches: { id: string; why: string | null }[] }).batches;
+    const id = batches.find((b) => /balance/.test(b.why ?? ''))?.id;
+    if (id) return id;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return '';
+}
 
 function readdirResults(home: { outbox: string }): string[] {
   return readdirSync(home.outbox).filter((n) => n.endsWith('.result.csv'));

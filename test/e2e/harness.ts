@@ -270,3 +270,6 @@ export function waitForResult(home: TempHome, name: string, timeoutMs = 60_000):
     100,
   );
 }
+
+/** A file as a European spreadsheet writes it: `;` between cells, CR LF after each row. */
+export const semi = (rows: string[][]): string => `${rows.map((r) => r.join(';')).join('\r\n')}\r\n`;
