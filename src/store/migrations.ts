@@ -263,4 +263,32 @@ export const MIGRATIONS: readonly string[] = [
   `
   ALTER TABLE rows ADD COLUMN repeat_check INTEGER NOT NULL DEFAULT 0;
   `,
+  // Several supplier accounts (docs/accounts.md). Every row is on exactly one account (rows.account:
+  // one column, so a row can never be live on two); a home from before has one account, `default`,
+  // and every row, call and pause of it keeps that name. Order ids are the account's own numbering
+  // (two suppliers both have an ORD1000001): one order, one row, per account. The call log is per
+  // account (each account's rate budget is its own). moves_json: the accounts that refused the row
+  // with nothing created before it moved, each with the trxid it had there (results show them).
+  //
+  // Invariant (store/invariants.ts, one-account-at-a-time): a row changes account only where it is
+  // proven that nothing was created on the one it leaves (it lands `pending`, left from pending,
+  // a refused first send, or a history check that found nothing), never with an order, and always
+  // with a new trxid (two accounts at one supplier share one trxid space). The trigger refuses any
+  // other change of account, whichever code path tries it.
+  `
+  ALTER TABLE rows ADD COLUMN account TEXT NOT NULL DEFAULT 'default';
+  ALTER TABLE rows ADD COLUMN moves_json TEXT;
+  ALTER TABLE api_calls ADD COLUMN account TEXT NOT NULL DEFAULT 'default';
+  CREATE INDEX api_calls_account_t ON api_calls (account, t);
+  DROP INDEX rows_order_id;
+  CREATE UNIQUE INDEX rows_order_id ON rows (account, order_id) WHERE order_id IS NOT NULL;
+  CREATE INDEX rows_order_lookup ON rows (order_id) WHERE order_id IS NOT NULL;
+  CREATE TRIGGER rows_account_moves BEFORE UPDATE OF account ON rows
+    WHEN OLD.account IS NOT NEW.account AND NOT (
+      NEW.state = 'pending' AND OLD.state IN ('pending', 'sending', 'verifying') AND OLD.order_id IS NULL
+      AND NEW.order_id IS NULL AND NEW.trxid IS NOT OLD.trxid AND NEW.trxid IS NOT NULL
+    ) BEGIN
+    SELECT RAISE(ABORT, 'a row changes account only when nothing was created on the account it leaves, and with a new trxid');
+  END;
+  `,
 ];
