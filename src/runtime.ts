@@ -12,7 +12,9 @@ import type { Config } from './config/config.js';
 import type { Logger } from './kernel/log.js';
 import { openStore, type Store } from './store/store.js';
 import { checkpoint } from './store/upkeep.js';
-import { openAccount, type Account } from './account/account.js';
+import { defaultAccountSetting, openAccount, type Account, type OpenedAccountSetting } from './account/account.js';
+import type { AccountsSettings } from './config/accounts.js';
+import { TopupError, ErrorCode } from './kernel/errors.js';
 
 
 /**
@@ -22,8 +24,17 @@ import { openAccount, type Account } from './account/account.js';
 export interface Runtime extends Store {
   config: Config;
   log: Logger;
-  /** The one supplier account of this home: client, rate gate, pauses, live catalog (account/account.ts). */
+  /**
+   * The first supplier account of this home (the only one without accounts.toml): client, rate gate,
+   * pauses, live catalog (account/account.ts). What concerns a row uses that row's account (accountOf).
+   */
   account: Account;
+  /** Every supplier account of this home, in the order of accounts.toml (priority routing follows it). */
+  accounts: readonly Account[];
+  /** The account a row or call names. A name no longer configured is a clear error, never another account. */
+  accountOf(name: string): Account;
+  /** How rows pick their account when several could place them (account/routing.ts). */
+  routing: Pick<AccountsSettings, 'routing' | 'packAliases' | 'maxQueueDelayMs'>;
   /** This process, as written in batch leases: host:pid:random. */
   owner: string;
   /** Time and timers: the system's, or the simulator's (src/sim/). */
@@ -74,22 +85,47 @@ export function openRuntime(config: Config, log: Logger, apiUrl: string, world: 
   const entropy = world.entropy ?? systemEntropy;
   const store = openStore(config.dbPath, clock);
   const { db } = store;
-  const account = openAccount(config, db, log, apiUrl, { clock, ...(world.transport ? { transport: world.transport } : {}) });
+  const accountWorld = { clock, ...(world.transport ? { transport: world.transport } : {}) };
+  const accounts = accountSettings(config, apiUrl).map((s) => openAccount(config, db, log, s, accountWorld));
+  const byName = new Map(accounts.map((a) => [a.id, a]));
+  const account = accounts[0]!;
   return {
     config,
     log,
     ...store,
     account,
+    accounts,
+    routing: routingOf(config),
+    accountOf(name: string): Account {
+      const found = byName.get(name);
+      if (!found) throw new TopupError(ErrorCode.Config, `account "${name}" is not in this home's accounts (${[...byName.keys()].join(', ')}): rows placed on it need it to be configured (accounts.toml)`);
+      return found;
+    },
     owner: world.owner ?? newOwnerId(entropy),
     clock,
     entropy,
     // An operator action's lease (ops/lease.ts) is dead when its process is.
     ownerIsDead: (owner) => (world.ownerIsDead ?? ownerIsDead)(processOwnerOf(owner)),
     async close() {
-      await account.close();
+      for (const a of accounts) await a.close();
       // The WAL is folded into the database at every stop, so a home at rest is one file.
       checkpoint(db, log, 'shutdown');
       db.close();
     },
   };
+}
+
+/**
+ * The accounts to open: those of accounts.toml (config.accounts), or the one `default` account of
+ * TOPUP_API_URL / TOPUP_API_KEY. An account without a URL is the in-process sandbox's (`apiUrl`).
+ */
+function accountSettings(config: Config, apiUrl: string): OpenedAccountSetting[] {
+  const listed = (config as Config & { accounts?: AccountsSettings }).accounts?.accounts;
+  if (!listed || listed.length === 0) return [defaultAccountSetting(config, apiUrl)];
+  return listed.map((s) => ({ ...s, url: s.url ?? apiUrl }));
+}
+
+function routingOf(config: Config): Runtime['routing'] {
+  const a = (config as Config & { accounts?: AccountsSettings }).accounts;
+  return { routing: a?.routing ?? 'cheapest', packAliases: a?.packAliases ?? [], maxQueueDelayMs: a?.maxQueueDelayMs ?? 30_000 };
 }

@@ -5,11 +5,11 @@
  * process has seen of it (call counts, the server's clock). The runtime holds it as `rt.account`;
  * nothing repeats its parts under other names.
  *
- * Today a home has one account (`default`), opened by runtime.ts. Several per daemon is the next
- * step past one account's 200 calls/min: then each account gets its own unit from here. What the
- * store shares between processes is still keyed by the home, not by the account, and must be keyed
- * by `id` then: the call log (api_calls), the Retry-After hold and the pause (meta keys), and the
- * money set aside for unfinished batches (funds.ts; batches need to name their account).
+ * A home has one account (`default`, from TOPUP_API_URL / TOPUP_API_KEY) or several (accounts.toml,
+ * config/accounts.ts); runtime.ts opens one unit per account. What the store shares between
+ * processes is keyed by the account's name: the call log (api_calls.account), the Retry-After hold
+ * and the pause (meta keys, `default` keeping the keys of homes from before), and every row names
+ * the account it is on (rows.account).
  */
 import type { Config } from '../config/config.js';
 import type { Logger } from '../kernel/log.js';
@@ -21,12 +21,15 @@ import { ResellerClient, type RouteName } from '../api/client.js';
 import { LiveCatalog } from './live-catalog.js';
 import { systemClock, type Clock } from '../kernel/clock.js';
 import type { Transport } from '../api/transport.js';
+import type { AccountSetting } from '../config/accounts.js';
 
 export type CallListener = (call: { route: RouteName; status: number | undefined; ms: number }) => void;
 
 export interface Account {
-  /** `default` while a home has one account. */
+  /** Its name in accounts.toml; `default` for a home with one account from TOPUP_API_URL. */
   readonly id: string;
+  /** Its settings (the key among them: never shown). */
+  readonly setting: OpenedAccountSetting;
   readonly apiUrl: string;
   readonly client: ResellerClient;
   /** The call log every process on the home shares, judged on the monotonic clock. */
@@ -63,9 +66,19 @@ export interface AccountWorld {
   transport?: Transport;
 }
 
-export function openAccount(config: Config, db: Db, log: Logger, apiUrl: string, world: AccountWorld = { clock: systemClock }, id = 'default'): Account {
+/** An account's settings with its URL known (the in-process sandbox's, for a home without TOPUP_API_URL). */
+export type OpenedAccountSetting = AccountSetting & { readonly url: string };
+
+/** The one account a home has without accounts.toml: TOPUP_API_URL / TOPUP_API_KEY, named `default`. */
+export function defaultAccountSetting(config: Config, apiUrl: string): OpenedAccountSetting {
+  return { name: 'default', url: apiUrl, key: config.apiKey, authHeader: config.authHeader, rateLimits: config.rateLimits, rateLimitsGiven: true, ipFamily: config.ipFamily };
+}
+
+export function openAccount(config: Config, db: Db, log: Logger, setting: OpenedAccountSetting, world: AccountWorld = { clock: systemClock }): Account {
   const { clock } = world;
-  const scheduler = new RateScheduler(db, config.rateLimits, config.rateMarginMs, config.requestTimeoutMs, { maxHoldMs: config.retryAfterMaxMs, clock });
+  const id = setting.name;
+  const apiUrl = setting.url;
+  const scheduler = new RateScheduler(db, setting.rateLimits, config.rateMarginMs, config.requestTimeoutMs, { maxHoldMs: config.retryAfterMaxMs, clock });
   const meta = new MetaStore(db);
   // An account problem is probed about every 6 polls (2 s … 1 min): often enough to resume soon,
   // rarely enough not to spend the budget on a key that was revoked.
@@ -75,13 +88,13 @@ export function openAccount(config: Config, db: Db, log: Logger, apiUrl: string,
   let lastServerDate: Account['lastServerDate'] = null;
   const client = new ResellerClient({
     baseUrl: apiUrl,
-    apiKey: config.apiKey,
-    auth: config.authHeader,
+    apiKey: setting.key,
+    auth: setting.authHeader,
     timeoutMs: config.requestTimeoutMs,
     retryAfterMaxMs: config.retryAfterMaxMs,
-    ipFamily: config.ipFamily,
+    ipFamily: setting.ipFamily,
     onProblem: (route, problem) => problemOnce(log, route, problem),
-    gate: config.rateWindowMode === 'fixed' ? new FixedWindowGate(config.rateLimits, clock) : scheduler,
+    gate: config.rateWindowMode === 'fixed' ? new FixedWindowGate(setting.rateLimits, clock) : scheduler,
     clock,
     ...(world.transport ? { transport: world.transport } : {}),
     onResponse: ({ route, status, ms, serverDate }: { route: RouteName; status: number | undefined; ms: number; serverDate?: string | undefined }) => {
@@ -95,11 +108,12 @@ export function openAccount(config: Config, db: Db, log: Logger, apiUrl: string,
   });
   return {
     id,
+    setting,
     apiUrl,
     client,
     scheduler,
     catalog: new LiveCatalog(client, config.catalogMaxAgeMs, clock),
-    pauses: (pauseClock: Clock = clock) => new Pauses(meta, probeMs, pauseClock),
+    pauses: (pauseClock: Clock = clock) => new Pauses(meta, probeMs, pauseClock, id),
     callCounts,
     get lastServerDate() {
       return lastServerDate;

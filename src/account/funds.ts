@@ -32,6 +32,8 @@ export interface Waiting {
   topUpUsd: number;
   /** Later batches funded while this one waits. */
   wentAhead: string[];
+  /** Several accounts: the accounts whose balance does not cover the batch's rows on them. */
+  accounts?: string[];
 }
 
 export interface FundsVerdict {
@@ -59,34 +61,51 @@ function withWentAhead(detail: string, ids: readonly string[]): string {
 
 export function waitDetail(w: Waiting): string {
   const ahead = w.wentAhead.length > 0 ? `; went ahead meanwhile: ${w.wentAhead.join(', ')}` : '';
-  return `waiting for balance: needs ${w.needUsd} USD for its unsent rows, ${w.availableUsd} USD available; top up at least ${w.topUpUsd} USD${ahead}`;
+  const on = w.accounts ? ` on account${w.accounts.length > 1 ? 's' : ''} ${w.accounts.join(', ')}` : '';
+  return `waiting for balance${on}: needs ${w.needUsd} USD for its unsent rows, ${w.availableUsd} USD available; top up at least ${w.topUpUsd} USD${ahead}`;
 }
 
 /**
- * Judges the batches in `judge` (this process's, oldest first) against `balanceUsd`, with what
+ * Judges the batches in `judge` (this process's, oldest first) against the balance, with what
  * every other unfinished batch of the home has been promised set aside. One transaction: the
  * unsent totals read and the verdicts written cannot interleave with another process's.
+ *
+ * `balance`: one account's balance (a home with one account), or each account's (several): then
+ * each account's balance covers the batch's rows on that account, and a batch is funded only when
+ * every account it has unsent rows on covers them. An account whose balance is not in the map (it
+ * could not be read) covers nothing: its batches wait for the next check.
  */
-export function judgeFunds(rt: Store, balanceUsd: number, judge: ReadonlySet<string>, now: number): FundsVerdict {
+export function judgeFunds(rt: Store, balance: number | ReadonlyMap<string, number>, judge: ReadonlySet<string>, now: number): FundsVerdict {
   return rt.db.transaction((): FundsVerdict => {
+    const single = typeof balance === 'number';
+    const balances: ReadonlyMap<string, number> = single ? new Map([['', balance]]) : balance;
     const all = rt.batches.unfinished().filter((b) => b.state === 'open');
-    const need = new Map(all.map((b) => [b.id, rt.rows.unsentTotal(b.id)]));
-    let reserved = 0;
-    for (const b of all) if (!judge.has(b.id) && holdsMoney(b)) reserved += need.get(b.id) ?? 0;
-    let available = balanceUsd - reserved;
-    const verdict: FundsVerdict = { funded: [], waiting: [], balanceUsd, reservedUsd: cents(reserved) };
+    // Per batch, per account ('' for a home with one account): the unsent total.
+    const need = new Map(all.map((b) => [b.id, single ? new Map([['', rt.rows.unsentTotal(b.id)]]) : rt.rows.unsentByAccount(b.id)]));
+    const available = new Map<string, number>();
+    for (const [a, usd] of balances) available.set(a, usd);
+    for (const b of all) {
+      if (judge.has(b.id) || !holdsMoney(b)) continue;
+      for (const [a, usd] of need.get(b.id) ?? []) available.set(a, (available.get(a) ?? 0) - usd);
+    }
+    const total = [...balances.values()].reduce((x, y) => x + y, 0);
+    const reserved = total - [...balances.keys()].reduce((x, a) => x + (available.get(a) ?? 0), 0);
+    const verdict: FundsVerdict = { funded: [], waiting: [], balanceUsd: cents(total), reservedUsd: cents(reserved) };
     for (const b of all) {
       if (!judge.has(b.id)) continue;
-      const n = need.get(b.id) ?? 0;
-      if (n <= available + 1e-9) {
-        available -= n;
-        rt.batches.setBalanceBefore(b.id, balanceUsd, now);
+      const needs = [...(need.get(b.id) ?? [])].filter(([, usd]) => usd > 0);
+      const short = needs.filter(([a, usd]) => !balances.has(a) || usd > (available.get(a) ?? 0) + 1e-9);
+      if (short.length === 0) {
+        for (const [a, usd] of needs) available.set(a, (available.get(a) ?? 0) - usd);
+        rt.batches.setBalanceBefore(b.id, total, now);
         rt.batches.setWait(b.id, null, null);
         verdict.funded.push(b);
         for (const w of verdict.waiting) w.wentAhead.push(b.id);
       } else {
-        const avail = cents(Math.max(available, 0));
-        verdict.waiting.push({ batch: b, needUsd: cents(n), availableUsd: avail, topUpUsd: cents(n - avail), wentAhead: [] });
+        const n = short.reduce((x, [, usd]) => x + usd, 0);
+        const avail = cents(short.reduce((x, [a]) => x + Math.max(available.get(a) ?? 0, 0), 0));
+        const accounts = single ? undefined : short.map(([a]) => a);
+        verdict.waiting.push({ batch: b, needUsd: cents(n), availableUsd: avail, topUpUsd: cents(n - avail), wentAhead: [], ...(accounts ? { accounts } : {}) });
       }
     }
     for (const w of verdict.waiting) rt.batches.setWait(w.batch.id, 'balance', waitDetail(w));
@@ -112,15 +131,15 @@ export async function checkFunds(rt: Store & Pick<Runtime, 'account' | 'clock'>,
  * every `recheckMs` (monotonic, so a clock step neither freezes nor hurries it).
  */
 /** What the gate works with: the store's promises and verdicts, the account's balance, the log. */
-export type FundsHome = Store & Pick<Runtime, 'account' | 'log'>;
+export type FundsHome = Store & Pick<Runtime, 'account' | 'accounts' | 'log'>;
 
 export class FundsGate {
   readonly #rt: FundsHome;
   readonly #recheckMs: number;
   readonly #clock: Clock;
   readonly #onWait: (batch: Batch, detail: string) => void;
-  /** A 401/403 reading the balance: the account cannot work, which pauses everything (not just funding). */
-  readonly #onAccountProblem: (err: ApiError) => void;
+  /** A 401/403 reading an account's balance: that account cannot work, which pauses it (not just funding). */
+  readonly #onAccountProblem: (err: ApiError, account: string) => void;
   /** The last balance read, and when (wall ms), for snapshots. */
   lastBalance: { usd: number; at: number } | null = null;
   /** Monotonic time of each waiting batch's next check: only a top-up outside the API can change its verdict. */
@@ -128,7 +147,7 @@ export class FundsGate {
   /** Batches held for balance by an answer since the last step (their step reading is stale). */
   readonly #shorted = new Set<string>();
 
-  constructor(rt: FundsHome, recheckMs: number, onWait: (batch: Batch, detail: string) => void, onAccountProblem: (err: ApiError) => void = () => {}, clock: Clock = systemClock) {
+  constructor(rt: FundsHome, recheckMs: number, onWait: (batch: Batch, detail: string) => void, onAccountProblem: (err: ApiError, account: string) => void = () => {}, clock: Clock = systemClock) {
     this.#rt = rt;
     this.#recheckMs = recheckMs;
     this.#onWait = onWait;
@@ -155,16 +174,44 @@ export class FundsGate {
     return Math.max(0, Math.min(...this.#nextCheck.values()) - this.#clock.mono());
   }
 
-  async sendable(open: readonly Batch[], mayCall: boolean): Promise<SendScope> {
+  /**
+   * The balance the judgement needs: the one account's, or (several accounts) the balance of each
+   * account the due batches have unsent rows on. An account that cannot be read now (`mayCall`
+   * says no: an account problem) is left out: its batches wait for the next check.
+   */
+  async #balances(due: readonly Batch[], mayCall: (account: string) => boolean): Promise<number | Map<string, number>> {
+    const rt = this.#rt;
+    if (rt.accounts.length <= 1) {
+      const { balanceUsd } = await rt.account.client.balance({ priority: Priority.lookup });
+      return balanceUsd;
+    }
+    const wanted = new Set<string>();
+    for (const b of due) for (const [a, usd] of rt.rows.unsentByAccount(b.id)) if (usd > 0) wanted.add(a);
+    const out = new Map<string, number>();
+    for (const account of rt.accounts) {
+      if (!wanted.has(account.id) || !mayCall(account.id)) continue;
+      try {
+        out.set(account.id, (await account.client.balance({ priority: Priority.lookup })).balanceUsd);
+      } catch (err) {
+        if (err instanceof ApiError && err.classification === 'account') this.#onAccountProblem(err, account.id);
+        else rt.log.warn({ account: account.id, err: coerceError(err).message }, 'cannot read the balance; will try again');
+      }
+    }
+    return out;
+  }
+
+  async sendable(open: readonly Batch[], mayCall: (account: string) => boolean): Promise<SendScope> {
     const rt = this.#rt;
     const mono = this.#clock.mono();
     const withUnsent = open.filter((b) => !b.cancelRequested && rt.rows.hasPending(b.id));
     const due = withUnsent.filter((b) => (b.balanceBefore === null || b.waitReason === 'balance') && (this.#nextCheck.get(b.id) ?? 0) <= mono);
-    if (due.length > 0 && mayCall) {
+    const single = rt.accounts.length <= 1;
+    if (due.length > 0 && (!single || mayCall(rt.account.id))) {
       try {
-        const { balanceUsd } = await rt.account.client.balance({ priority: Priority.lookup });
-        this.lastBalance = { usd: balanceUsd, at: this.#clock.now() };
-        const verdict = judgeFunds(rt, balanceUsd, new Set(due.map((b) => b.id)), this.#clock.now());
+        const balance = await this.#balances(due, mayCall);
+        const usd = typeof balance === 'number' ? balance : [...balance.values()].reduce((x, y) => x + y, 0);
+        this.lastBalance = { usd, at: this.#clock.now() };
+        const verdict = judgeFunds(rt, balance, new Set(due.map((b) => b.id)), this.#clock.now());
         for (const w of verdict.waiting) {
           this.#nextCheck.set(w.batch.id, this.#clock.mono() + this.#recheckMs);
           if (w.batch.waitReason !== 'balance') {
@@ -179,7 +226,7 @@ export class FundsGate {
           if (f.waitReason === 'balance') rt.log.info({ batch: f.id, balanceUsd: verdict.balanceUsd }, 'balance covers the batch: sending');
         }
       } catch (err) {
-        if (err instanceof ApiError && err.classification === 'account') this.#onAccountProblem(err);
+        if (err instanceof ApiError && err.classification === 'account') this.#onAccountProblem(err, rt.account.id);
         else rt.log.warn({ err: coerceError(err).message }, 'cannot read the balance; will try again');
         // A failed read (a proxy page, a timeout) is tried again at the usual cadence, not later.
         for (const b of due) this.#nextCheck.set(b.id, this.#clock.mono() + this.#recheckMs);

@@ -6,6 +6,9 @@
  *  - `maintenance`: MAINTENANCE / API_ORDER_DISABLED / a 503 without a code. Polling goes on;
  *    after a back-off growing from 1 s to 5 s one order is let through to see whether it ended.
  *
+ * Per account: one supplier's maintenance does not stop another's orders (account `default` keeps
+ * the key homes had before several accounts).
+ *
  * The pause lives in the store (meta), not in one process's memory: what the daemon learns, a
  * `topup submit` beside it obeys at once, and the other way round. Its clock is the monotonic one
  * every process on the machine shares (kernel/clock.ts), so a wall-clock step neither freezes a pause
@@ -28,7 +31,10 @@ export interface PauseState {
   strikes: number;
 }
 
-const META_KEY = 'dispatch.pause';
+/** The pause of account `default` keeps the key it had before homes had several accounts. */
+export function pauseKey(account: string): string {
+  return account === 'default' ? 'dispatch.pause' : `dispatch.pause:${account}`;
+}
 // Nothing else can be ordered during the window, so frequent probes cost no useful budget
 // and shorten the time to resume once it ends.
 const MAINTENANCE_BACKOFF_MS = [1_000, 2_000, 3_000, 5_000];
@@ -37,9 +43,12 @@ export class Pauses {
   readonly #meta: MetaStore;
   readonly #probeMs: number;
   readonly #clock: Clock;
+  /** Each account pauses on its own: one supplier's maintenance does not stop another's orders. */
+  readonly #key: string;
 
-  constructor(meta: MetaStore, probeMs: number, clock: Clock = systemClock) {
+  constructor(meta: MetaStore, probeMs: number, clock: Clock = systemClock, account = 'default') {
     this.#meta = meta;
+    this.#key = pauseKey(account);
     this.#probeMs = probeMs;
     this.#clock = clock;
   }
@@ -56,7 +65,7 @@ export class Pauses {
   get current(): PauseState | null {
     const mono = this.#clock.mono();
     if (this.#read?.mono !== mono) {
-      const p = this.#meta.getJson<PauseState>(META_KEY) ?? null;
+      const p = this.#meta.getJson<PauseState>(this.#key) ?? null;
       // A pause written before a reboot (or by an older version) carries a retry time far ahead of
       // the monotonic clock: probe now rather than wait for it.
       if (p && !(p.retryAtMono <= mono + Math.max(this.#probeMs, 60_000))) p.retryAtMono = mono;
@@ -95,7 +104,7 @@ export class Pauses {
     const strikes = isNew ? 0 : cur!.strikes + 1;
     const wait = kind === 'account' ? this.#probeMs : MAINTENANCE_BACKOFF_MS[Math.min(strikes, MAINTENANCE_BACKOFF_MS.length - 1)]!;
     const next: PauseState = { kind, code, detail, since: isNew ? this.#clock.now() : cur!.since, retryAtMono: mono + wait, strikes };
-    this.#meta.setJson(META_KEY, next);
+    this.#meta.setJson(this.#key, next);
     this.#read = null;
     return isNew;
   }
@@ -103,13 +112,13 @@ export class Pauses {
   /** Something went through: the pause is over for everyone. Returns the pause that ended, if any. */
   clear(): PauseState | null {
     const ended = this.current;
-    if (ended) this.#meta.delete(META_KEY);
+    if (ended) this.#meta.delete(this.#key);
     this.#read = null;
     return ended;
   }
 
   /** The pause as stored, for `topup status` in another process. */
-  static read(meta: MetaStore): PauseState | null {
-    return meta.getJson<PauseState>(META_KEY) ?? null;
+  static read(meta: MetaStore, account = 'default'): PauseState | null {
+    return meta.getJson<PauseState>(pauseKey(account)) ?? null;
   }
 }

@@ -35,6 +35,7 @@ import { checksRepeat, orderedAgain, purchaseFingerprint, skipRepeats } from './
 import { outboxPaths } from '../outbox/paths.js';
 import { inputDialect } from '../outbox/dialect.js';
 import { crashPoint } from '../kernel/crash-points.js';
+import { openPlacer, readCatalogs, type Placer } from './placement.js';
 
 export { deriveTrxid } from './row-verdict.js';
 
@@ -46,7 +47,7 @@ export type LoadOutcome =
   | { loaded: false; reason: 'file-error' | 'catalog' | 'not-ours'; message: string };
 
 /** What storing a batch reads and writes: the store, the live catalog (account), settings, log, clock, and this process's lease on the batch (owner). */
-type LoadParts = Pick<Runtime, 'account' | 'batches' | 'clock' | 'config' | 'db' | 'log' | 'owner' | 'rows'>;
+type LoadParts = Pick<Runtime, 'accounts' | 'batches' | 'clock' | 'config' | 'db' | 'log' | 'meta' | 'owner' | 'routing' | 'rows'>;
 
 export async function loadBatch(rt: LoadParts, batch: Batch): Promise<LoadOutcome> {
   const path = join(rt.config.home, batch.jobFile);
@@ -62,10 +63,13 @@ export async function loadBatch(rt: LoadParts, batch: Batch): Promise<LoadOutcom
   }
 
   let validator: ReturnType<typeof createRowValidator> | undefined;
+  let placer: Placer | undefined;
   if (!duplicate) {
     let index: CatalogIndex;
     try {
-      ({ index } = await rt.account.catalog.get());
+      // Every account's catalog: a row is validated against them all and placed on one (placement.ts).
+      placer = await openPlacer(rt, await readCatalogs(rt), file.header.header.columns);
+      index = placer.index;
     } catch (err) {
       file.close();
       const message = `cannot read the catalog: ${coerceError(err).message}`;
@@ -135,8 +139,14 @@ export async function loadBatch(rt: LoadParts, batch: Batch): Promise<LoadOutcom
           rows.push({ ...base, request: null, error: verdict.error });
           continue;
         }
-        const o = verdict.order;
-        const fingerprint = purchaseFingerprint(o.request);
+        // The purchase is fingerprinted as the file names it, before an account's pid replaces its own.
+        const fingerprint = purchaseFingerprint(verdict.order.request);
+        const placed = placer!.place(verdict.order, raw.cells);
+        if (!placed.ok) {
+          rows.push({ ...base, request: null, error: placed.error });
+          continue;
+        }
+        const o = placed.order;
         const trxid = verdict.trxid!;
         rows.push({
           ...base,
@@ -150,6 +160,7 @@ export async function loadBatch(rt: LoadParts, batch: Batch): Promise<LoadOutcom
           expectedUsd: o.amountUsd,
           maxPriceUsd: o.maxPriceUsd ?? null,
           fingerprint,
+          account: placed.account,
           // Judged when the batch opens, in the same transaction (repeats.ts skipRepeats).
           repeatCheck: checkRepeats && checksRepeat(batch, o.givenTrxid),
         });

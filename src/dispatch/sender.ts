@@ -15,6 +15,7 @@ import { FOREIGN_ORDER_CODE, type Actor, type Doubt, type Row } from '../store/r
 import { describeMismatches, factsFor, foreignOrderProblem, mismatches, mustProve, originOf, serverOffset, type Came } from './order-match.js';
 import type { Pauses } from '../account/pauses.js';
 import { crashPoint } from '../kernel/crash-points.js';
+import { isAccountRefusal, moveRow } from './failover.js';
 
 export type SendResult =
   | 'placed'
@@ -26,7 +27,8 @@ export type SendResult =
   | 'retry'
   | 'hold-balance'
   | 'paused-account'
-  | 'paused-maintenance';
+  | 'paused-maintenance'
+  | 'moved';
 
 const AMBIGUOUS_BACKOFF_MS = [500, 1_000, 2_000, 4_000, 8_000, 15_000, 30_000];
 
@@ -43,8 +45,9 @@ function backoff(rt: Pick<Runtime, 'entropy'>, attempts: number): number {
 }
 
 export interface SenderDeps {
-  rt: Pick<Runtime, 'account' | 'clock' | 'config' | 'entropy' | 'log' | 'owner' | 'rows'>;
-  pauses: Pauses;
+  rt: Pick<Runtime, 'accounts' | 'accountOf' | 'clock' | 'config' | 'entropy' | 'log' | 'owner' | 'routing' | 'rows'>;
+  /** The pause of the row's account (each account pauses on its own). */
+  pausesOf(account: string): Pauses;
   /** Called when a row's batch must wait for balance. */
   onBalanceShort(batchId: string, detail: string): void;
   /** Called once when a pause starts (for logs and notifications). */
@@ -52,9 +55,9 @@ export interface SenderDeps {
 }
 
 /** Re-checks maxPriceUsd against a catalog at most catalogMaxAgeMs old. False: the row was invalidated. */
-async function priceStillOk(rt: Pick<Runtime, 'account' | 'clock' | 'rows'>, row: Row): Promise<boolean> {
+async function priceStillOk(rt: Pick<Runtime, 'accountOf' | 'clock' | 'rows'>, row: Row): Promise<boolean> {
   if (row.maxPriceUsd === null || row.state !== 'pending' || !row.productId) return true;
-  const { index } = await rt.account.catalog.get();
+  const { index } = await rt.accountOf(row.account).catalog.get();
   const price = index.byPid(row.productId)?.product.price;
   if (price === undefined || price <= row.maxPriceUsd + 1e-9) return true;
   const error = `maxPriceUsd: the catalog price rose to ${price} USD, above the cap of ${row.maxPriceUsd} USD; not sent`;
@@ -79,13 +82,13 @@ export async function sendRow(deps: SenderDeps, row: Row, signal?: AbortSignal):
   /** When the intent was committed (the first send's time, for a row never sent before). */
   let intentAt = 0;
   try {
-    placed = await rt.account.client.submitOrder(request, {
+    placed = await rt.accountOf(row.account).client.submitOrder(request, {
       priority: Priority.submit,
       ...(signal ? { signal } : {}),
       beforeSend: () => {
         // next_try_at = the timeout: an in-flight row is not due again while its request is open.
         const now = rt.clock.now();
-        if (!rt.rows.markSending(row.batchId, row.idx, { owner: rt.owner, now }, now + rt.config.requestTimeoutMs)) throw new NotSent();
+        if (!rt.rows.markSending(row.batchId, row.idx, { owner: rt.owner, now }, now + rt.config.requestTimeoutMs, { trxid: row.trxid!, account: row.account })) throw new NotSent();
         intent = true;
         intentAt = now;
         crashPoint('intent-committed');
@@ -116,7 +119,7 @@ export async function sendRow(deps: SenderDeps, row: Row, signal?: AbortSignal):
       rt.log.warn({ batch: row.batchId, line: row.line, trxid: row.trxid }, 'stopped with this row\'s request about to leave or open: it will be resent with the same trxid');
       return 'retry';
     }
-    return handleFailure(deps, row, err);
+    return await handleFailure(deps, row, err);
   }
   crashPoint('response-received');
   return handlePlaced(deps, row, placed, intentAt);
@@ -128,11 +131,13 @@ export async function sendRow(deps: SenderDeps, row: Row, signal?: AbortSignal):
  * both sides shown, and is never recorded as this row's.
  */
 function handlePlaced(deps: SenderDeps, row: Row, placed: SubmitAnswer, intentAt: number): SendResult {
-  const { rt, pauses } = deps;
+  const { rt } = deps;
+  const account = rt.accountOf(row.account);
+  const pauses = deps.pausesOf(row.account);
   const now = rt.clock.now();
   const answer = auditCopy(placed.answer);
   const where = { batch: row.batchId, line: row.line, trxid: row.trxid, orderId: placed.orderId, http: placed.httpStatus };
-  const names = rt.account.catalog.gameNamesOf(row);
+  const names = account.catalog.gameNamesOf(row);
   const wrong = mismatches(row, placed, names);
   if (wrong.length > 0) {
     rt.rows.toReview(
@@ -158,7 +163,7 @@ function handlePlaced(deps: SenderDeps, row: Row, placed: SubmitAnswer, intentAt
   // before: nothing tells), is not proven to be one its sends made: it settles the row only if it
   // names every field of the purchase, and never a key/card row (dispatch/order-match.ts; store/invariants.ts).
   const came: Came = placed.idempotentReplay === true ? (firstSend ? 'first-send-replay' : 'resend-replay') : 'fresh';
-  const origin = originOf(placed, row.firstSentAt ?? intentAt, came, serverOffset(rt.account.lastServerDate));
+  const origin = originOf(placed, row.firstSentAt ?? intentAt, came, serverOffset(account.lastServerDate));
   const prove = mustProve(row, origin);
   const foreign = prove ? foreignOrderProblem(row, placed, names) : null;
   if (foreign !== null) {
@@ -248,8 +253,9 @@ function stopResending(rt: Pick<Runtime, 'config' | 'log' | 'rows'>, row: Row, a
  * a first send is final (`rejected`), of a row in doubt a history check (`verifying`). Answers are
  * applied only while this process holds the batch's lease (see rows.ts).
  */
-function handleFailure(deps: SenderDeps, row: Row, err: unknown): SendResult {
-  const { rt, pauses } = deps;
+async function handleFailure(deps: SenderDeps, row: Row, err: unknown): Promise<SendResult> {
+  const { rt } = deps;
+  const pauses = deps.pausesOf(row.account);
   const a: Actor = { owner: rt.owner, now: rt.clock.now() };
   const now = a.now;
   if (!(err instanceof ApiError)) {
@@ -281,6 +287,14 @@ function handleFailure(deps: SenderDeps, row: Row, err: unknown): SendResult {
         // Stryker disable next-line StringLiteral: log message text; the facts are in the logged fields (asserted by test/unit/sender-paths.test.ts)
         rt.log.warn(where, 'the API says this trxid was already used: checking order history before reporting');
         return 'verify';
+      }
+      // A first send (the row was `pending` when read, so this request was its first: `sending`)
+      // refused because this account cannot sell the pack now, with nothing created: another
+      // account that sells it takes the row, with a new trxid (dispatch/failover.ts). Never a row
+      // in doubt: its refusal proves nothing.
+      if (row.state === 'pending' && (err.classification === 'rejected' || err.classification === 'insufficient-balance') && isAccountRefusal(err.apiCode, err.reason)) {
+        const to = await moveRow(rt, { ...row, state: 'sending' }, a, { code: err.apiCode ?? err.codeOrStatus, why: `${row.account} refused it: ${reason}` }, 'sending');
+        if (to !== null) return 'moved';
       }
       if (err.classification === 'insufficient-balance' && rt.rows.balanceShort(row.batchId, row.idx, a, answer)) {
         deps.onBalanceShort(row.batchId, 'the API answered INSUFFICIENT BALANCE');

@@ -18,7 +18,7 @@ import type { Runtime } from '../runtime.js';
 import type { Clock } from '../kernel/clock.js';
 import { recoverClaims } from '../claim/claim.js';
 import { keepLeases, LEASE_MS } from '../store/owner.js';
-import type { Pauses } from '../account/pauses.js';
+import { AccountPauses } from './account-pauses.js';
 import { removeStaleTemps } from '../outbox/atomic-write.js';
 import type { RunnerEventMap, RunnerSnapshot, RunnerView } from './events.js';
 import type { EngineContext, Stage, StepBatches } from './stage.js';
@@ -50,7 +50,8 @@ export class Runner extends EventEmitter<RunnerEventMap> implements RunnerView {
   readonly #rt: Runtime;
   readonly #opts: RunnerOptions;
   readonly #clock: Clock;
-  readonly #pauses: Pauses;
+  /** Each account's pause (one account's trouble never stops another's orders). */
+  readonly #pauses: AccountPauses;
   /** Every call in flight listens on this one signal (for a bounded stop). */
   readonly #abort = new AbortController();
   readonly #leases: LeaseStage;
@@ -73,7 +74,7 @@ export class Runner extends EventEmitter<RunnerEventMap> implements RunnerView {
     this.#rt = rt;
     this.#opts = opts;
     this.#clock = opts.clock ?? rt.clock;
-    this.#pauses = rt.account.pauses(this.#clock);
+    this.#pauses = new AccountPauses(rt.accounts, this.#clock);
     setMaxListeners(0, this.#abort.signal);
     const e: EngineContext = {
       rt,
@@ -84,7 +85,7 @@ export class Runner extends EventEmitter<RunnerEventMap> implements RunnerView {
       stopping: () => this.#stopping,
       wake: () => this.#wakeUp(),
       onlyBatch: opts.onlyBatch,
-      accountProblem: (err) => this.#accountProblem(err),
+      accountProblem: (err, account) => this.#accountProblem(err, account),
     };
     this.#leases = new LeaseStage(e);
     this.#intake = new IntakeStage(e);
@@ -95,11 +96,11 @@ export class Runner extends EventEmitter<RunnerEventMap> implements RunnerView {
     this.#stages = [this.#leases, this.#intake, this.#funding, this.#dispatch, this.#polling, this.#finishing];
     this.#releasers.push(
       rt.rows.onMove((batchId, idx, event, to) => this.emit('row-moved', { batchId, idx, event, to })),
-      rt.account.onCall((call) => this.emit('call', call)),
+      ...rt.accounts.map((a) => a.onCall((call) => this.emit('call', call))),
     );
   }
 
-  get pauses(): Pauses {
+  get pauses(): AccountPauses {
     return this.#pauses;
   }
 
@@ -209,12 +210,12 @@ export class Runner extends EventEmitter<RunnerEventMap> implements RunnerView {
 
   /**
    * A 401/403 on any route (a poll, the balance, the catalog) means the account cannot work now:
-   * sending stops everywhere, as a refused order does, until a probe succeeds.
+   * its sending and calls stop, as a refused order does, until a probe succeeds. Other accounts go on.
    */
-  #accountProblem(err: ApiError): void {
+  #accountProblem(err: ApiError, account: string): void {
     const code = err.codeOrStatus;
-    if (this.#pauses.pause('account', code, err.reason)) {
-      this.#rt.log.error({ pause: 'account', code, detail: err.reason }, 'sending stopped: account problem');
+    if (this.#pauses.of(account).pause('account', code, err.reason)) {
+      this.#rt.log.error({ account, pause: 'account', code, detail: err.reason }, 'sending stopped: account problem');
       this.emit('pause', 'account', code, err.reason);
     }
   }

@@ -6,7 +6,7 @@
  */
 import type { ApiError } from '../kernel/errors.js';
 import type { Clock } from '../kernel/clock.js';
-import type { Pauses } from '../account/pauses.js';
+import type { AccountPauses } from './account-pauses.js';
 import type { Runtime } from '../runtime.js';
 import type { Batch } from '../store/batches.js';
 import type { RunnerEventMap, RunnerEventName } from './events.js';
@@ -14,7 +14,8 @@ import type { RunnerEventMap, RunnerEventName } from './events.js';
 export interface EngineContext {
   rt: Runtime;
   clock: Clock;
-  pauses: Pauses;
+  /** Every account's pause (each account pauses on its own). */
+  pauses: AccountPauses;
   emit<K extends RunnerEventName>(name: K, ...args: RunnerEventMap[K]): void;
   /** Aborted on a hard stop (the grace period ran out): every call in flight listens to it. */
   signal: AbortSignal;
@@ -23,8 +24,8 @@ export interface EngineContext {
   wake(): void;
   /** Only this batch (topup submit), else every batch nobody else holds. */
   onlyBatch: string | undefined;
-  /** A 401/403 on any route: pause sending everywhere (every process on the home). */
-  accountProblem(err: ApiError): void;
+  /** A 401/403 on any route of this account: pause its sending and calls (every process on the home). */
+  accountProblem(err: ApiError, account: string): void;
 }
 
 /** The batches this process holds, read once per step. */

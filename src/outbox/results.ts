@@ -5,7 +5,10 @@
  *   trxid, orderId, status, packName, amountUsd, refunded, netUsd, codes, finishedAt, error
  *
  * and `mode` = SANDBOX last in runs against the built-in sandbox, so a rehearsal's file is never
- * mistaken for a real one.
+ * mistaken for a real one. A batch with rows on a named account (a home with accounts.toml) has
+ * two more, after `error`: `account` (the account that placed the row, or holds it) and
+ * `refusedBy` (the accounts that refused it with nothing created before it moved, each with the
+ * trxid it had there and why, docs/accounts.md).
  *
  * - The header appears once. When the input has a trxid column (any spelling the intake accepts:
  *   `trxid`, `trxId`, `idtrx`, …) that column is filled in place with the row's trxid and no
@@ -37,7 +40,7 @@ import { rowMoney } from '../store/cost.js';
 export { rowMoney } from '../store/cost.js';
 
 export const RESULT_COLUMNS = ['trxid', 'orderId', 'status', 'packName', 'amountUsd', 'refunded', 'netUsd', 'codes', 'finishedAt', 'error'] as const;
-export type ResultColumn = (typeof RESULT_COLUMNS)[number] | 'mode';
+export type ResultColumn = (typeof RESULT_COLUMNS)[number] | 'account' | 'refusedBy' | 'mode';
 export const CLASH_PREFIX = 'result_';
 
 /** The column set of one batch's result. */
@@ -54,9 +57,9 @@ export interface ResultLayout {
 
 const normalise = (name: string): string => name.trim().toLowerCase().replace(/[\s_-]+/g, '');
 
-export function resultLayout(inputHeader: readonly string[], sandbox: boolean): ResultLayout {
+export function resultLayout(inputHeader: readonly string[], sandbox: boolean, accounts = false): ResultLayout {
   const trxidCol = inputHeader.findIndex((c) => canonicalField(c) === 'trxid');
-  const ours: ResultColumn[] = [...RESULT_COLUMNS, ...(sandbox ? (['mode'] as const) : [])].filter((c) => c !== 'trxid' || trxidCol < 0);
+  const ours: ResultColumn[] = [...RESULT_COLUMNS, ...(accounts ? (['account', 'refusedBy'] as const) : []), ...(sandbox ? (['mode'] as const) : [])].filter((c) => c !== 'trxid' || trxidCol < 0);
   const taken = new Set(inputHeader.filter((c) => c.trim() !== '').map(normalise));
   const names = ours.map((col) => {
     let name: string = col;
@@ -67,8 +70,9 @@ export function resultLayout(inputHeader: readonly string[], sandbox: boolean): 
   return { width: inputHeader.length, trxidCol: trxidCol < 0 ? null : trxidCol, ours, header: [...inputHeader, ...names] };
 }
 
-export function batchLayout(batch: Batch): ResultLayout {
-  return resultLayout(batch.header ?? [], batch.sandbox);
+/** `accounts`: the batch has rows on a named account (rows.ts hasNamedAccounts): the account columns are shown. */
+export function batchLayout(batch: Batch, accounts = false): ResultLayout {
+  return resultLayout(batch.header ?? [], batch.sandbox, accounts);
 }
 
 /** Money cells are numbers (the writers format them); every other cell is text. */
@@ -117,6 +121,10 @@ export function resultCells(row: Row, layout: ResultLayout, partial = false): Re
         // A completed key/card order without codes says so here, never a silent empty codes cell.
         if (row.state === 'completed') return row.note?.startsWith('CODES MISSING') ? row.note : '';
         return final ? (row.error ?? '') : '';
+      case 'account':
+        return row.request === null ? '' : row.account;
+      case 'refusedBy':
+        return row.moves.map((m) => `${m.from} (trxid ${m.trxid}): ${m.why}`).join('; ');
       case 'mode':
         return 'SANDBOX';
     }

@@ -13,6 +13,7 @@ import { auditCopy } from '../api/audit.js';
 import type { Order } from '../api/schemas.js';
 import { ApiError, coerceError, type ApiAnswer } from '../kernel/errors.js';
 import type { Runtime } from '../runtime.js';
+import type { Account } from '../account/account.js';
 import type { Row } from '../store/rows.js';
 import { crashPoint } from '../kernel/crash-points.js';
 import { describeMismatches, factsFor, MAX_CODE_READS, mismatches, needsCodes } from '../dispatch/order-match.js';
@@ -39,12 +40,18 @@ export interface PollRound {
 }
 
 /** What following orders touches: the rows it updates, the account's client and catalog, settings, log, clock, and this process's lease (owner) on the rows it writes. */
-type PollerParts = Pick<Runtime, 'account' | 'clock' | 'config' | 'log' | 'owner' | 'rows'>;
+type PollerParts = Pick<Runtime, 'clock' | 'config' | 'log' | 'owner' | 'rows'>;
 
+/** Follows the orders of one account (each account has its own poller: order ids and history are the account's own). */
 export class Poller {
   readonly #rt: PollerParts;
-  constructor(rt: PollerParts) {
+  readonly #account: Account;
+  /** A home with several accounts: only this account's rows are read by order id. */
+  readonly #only: string | undefined;
+  constructor(rt: PollerParts & Pick<Runtime, 'accounts'>, account: Account) {
     this.#rt = rt;
+    this.#account = account;
+    this.#only = rt.accounts.length > 1 || account.id !== 'default' ? account.id : undefined;
   }
 
   intervalMs(sendBacklog: boolean): number {
@@ -63,7 +70,7 @@ export class Poller {
     const rt = this.#rt;
     const now = this.#rt.clock.now();
     const copy = auditCopy(answer);
-    const wrong = mismatches(row, order, rt.account.catalog.gameNamesOf(row));
+    const wrong = mismatches(row, order, this.#account.catalog.gameNamesOf(row));
     if (wrong.length > 0) {
       const error = `REVIEW: the API describes order ${row.orderId} as another purchase (${describeMismatches(wrong)}); check this order with the supplier before ordering the row again`;
       rt.log.error({ batch: row.batchId, line: row.line, orderId: row.orderId, mismatch: wrong }, 'a poll answer does not match the row: marked for review');
@@ -113,7 +120,7 @@ export class Poller {
     // Newest 200 first: most processing orders are recent. History is a saving, not a need: if
     // it cannot be read, the due orders are read one by one (a bounded number per round).
     try {
-      const newest = await this.#rt.account.client.history({ limit: HISTORY_WINDOW }, opts);
+      const newest = await this.#account.client.history({ limit: HISTORY_WINDOW }, opts);
       result.calls++;
       this.#absorb(newest.orders, byId, next, result);
       if (byId.size === 0) return result;
@@ -123,7 +130,7 @@ export class Poller {
       if (pages.size < byId.size) {
         for (const page of [...pages].sort((a, b) => a - b)) {
           if (byId.size === 0) break;
-          const h = await this.#rt.account.client.history({ page, pageSize: PAGE_SIZE }, opts);
+          const h = await this.#account.client.history({ page, pageSize: PAGE_SIZE }, opts);
           result.calls++;
           this.#absorb(h.orders, byId, next, result);
           if (h.hasMore === false) break;
@@ -148,7 +155,7 @@ export class Poller {
   async #one(row: Row, next: number, opts: { priority: number; signal?: AbortSignal }, result: PollRound): Promise<void> {
     let order: OrderAnswer;
     try {
-      order = await this.#rt.account.client.getOrder(row.orderId!, opts);
+      order = await this.#account.client.getOrder(row.orderId!, opts);
       result.calls++;
     } catch (err) {
       result.calls++;
@@ -188,7 +195,7 @@ export class Poller {
   #absorb(orders: readonly Order[], byId: Map<string, Row>, next: number, result: PollRound): void {
     const byOrder = new Map(orders.filter((o) => o.orderId !== undefined).map((o) => [o.orderId!, o]));
     const at = this.#rt.clock.now();
-    for (const row of this.#rt.rows.processingByOrderIds([...byOrder.keys()])) {
+    for (const row of this.#rt.rows.processingByOrderIds([...byOrder.keys()], this.#only)) {
       const o = byOrder.get(row.orderId!)!;
       // History lists often leave codes out: a key order it shows completed without codes is read
       // with GET /orders/:id (if due now), and only that read counts towards "codes missing".

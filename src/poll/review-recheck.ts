@@ -30,12 +30,15 @@ export function nextRecheck(row: Row, now: number): number {
 }
 
 /** What rechecking review rows touches: the store (a found row settles and its batch reopens, store/settle.ts), the account's client and catalog, settings, log, clock. */
-type RecheckParts = Pick<Runtime, 'account' | 'batches' | 'clock' | 'config' | 'db' | 'log' | 'rows'>;
+type RecheckParts = Pick<Runtime, 'accountOf' | 'batches' | 'clock' | 'config' | 'db' | 'log' | 'rows'>;
 
 export class ReviewRecheck {
   readonly #rt: RecheckParts;
-  constructor(rt: RecheckParts) {
+  /** A 401/403 from an account: it pauses that account (the runner's), and its rows wait for the next round. */
+  readonly #onAccountProblem: (err: ApiError, account: string) => void;
+  constructor(rt: RecheckParts, onAccountProblem: (err: ApiError, account: string) => void = (err) => { throw err; }) {
     this.#rt = rt;
+    this.#onAccountProblem = onAccountProblem;
   }
 
   #windowStart(now: number): number {
@@ -54,15 +57,22 @@ export class ReviewRecheck {
     const due = rt.rows.dueReviews(this.#windowStart(now), now, PER_TICK);
     if (due.length === 0) return 0;
     const opts = { priority: Priority.report, ...(signal ? { signal } : {}) };
-    let history: History | undefined;
+    // Each account's history is read once a round, and only for that account's rows.
+    const histories = new Map<string, History>();
+    const troubled = new Set<string>();
     let settled = 0;
     for (const row of due) {
+      if (troubled.has(row.account)) {
+        rt.rows.scheduleReviewCheck(row.batchId, row.idx, nextRecheck(row, rt.clock.now()), null);
+        continue;
+      }
+      const account = rt.accountOf(row.account);
       try {
         let order: Order | undefined;
         let copy: string | null = null;
         if (row.orderId !== null) {
           try {
-            const o = await rt.account.client.getOrder(row.orderId, opts);
+            const o = await account.client.getOrder(row.orderId, opts);
             order = o;
             copy = auditCopy(o.answer);
           } catch (err) {
@@ -71,7 +81,8 @@ export class ReviewRecheck {
         } else if (row.trxid !== null && row.rejectCode !== FOREIGN_ORDER_CODE) {
           // (A row whose trxid the API tied to an order its sends did not make is never looked up
           // by it: that lookup can only find the same foreign order again.)
-          history ??= await rt.account.client.history({ limit: 200 }, opts);
+          let history = histories.get(row.account);
+          if (!history) histories.set(row.account, (history = await account.client.history({ limit: 200 }, opts)));
           const trxid = row.trxid.toLowerCase();
           order = history.orders.find((o) => o.trxid?.trim().toLowerCase() === trxid);
           if (order) copy = auditCopy({ route: 'GET /history', status: 200, at: rt.clock.now(), body: order.raw });
@@ -80,7 +91,12 @@ export class ReviewRecheck {
         else rt.rows.scheduleReviewCheck(row.batchId, row.idx, nextRecheck(row, rt.clock.now()), copy);
       } catch (err) {
         if (signal?.aborted) throw err;
-        if (err instanceof ApiError && err.classification === 'account') throw err;
+        rt.rows.scheduleReviewCheck(row.batchId, row.idx, nextRecheck(row, rt.clock.now()), null);
+        if (err instanceof ApiError && err.classification === 'account') {
+          troubled.add(row.account);
+          this.#onAccountProblem(err, row.account);
+          continue;
+        }
         rt.rows.scheduleReviewCheck(row.batchId, row.idx, nextRecheck(row, rt.clock.now()), null);
         rt.log.debug({ batch: row.batchId, line: row.line, err: coerceError(err).message }, 'review recheck could not read the API');
       }
@@ -92,13 +108,14 @@ export class ReviewRecheck {
   #settle(row: Row, order: Order, copy: string | null): boolean {
     const rt = this.#rt;
     if (order.orderId === undefined || !order.statusKnown) return false;
-    const names = rt.account.catalog.gameNamesOf(row);
+    const account = rt.accountOf(row.account);
+    const names = account.catalog.gameNamesOf(row);
     if (mismatches(row, order, names).length > 0) return false;
     // Made before the row's first send (another purchase under its trxid), or not known when under
     // a trxid the file gave: the same proof as the sender's and the history check's (dispatch/order-match.ts).
     const came = row.orderId === null ? 'history' : 'fresh';
-    if (mustProve(row, originOf(order, row.firstSentAt, came, serverOffset(rt.account.lastServerDate))) && foreignOrderProblem(row, order, names) !== null) return false;
-    if (row.orderId === null && rt.rows.isOrderIdKnown(order.orderId)) return false;
+    if (mustProve(row, originOf(order, row.firstSentAt, came, serverOffset(account.lastServerDate))) && foreignOrderProblem(row, order, names) !== null) return false;
+    if (row.orderId === null && rt.rows.isOrderIdKnown(order.orderId, row.account)) return false;
     const now = rt.clock.now();
     const { facts, awaitingCodes } = factsFor(row, order as Order & { orderId: string });
     const note = `found by the review recheck on ${new Date(now).toISOString()}: order ${order.orderId} (${order.statusWord ?? order.status})`;

@@ -60,8 +60,10 @@ function storyOf(row: Row): string {
   return `an earlier attempt got no answer and the resend was refused (${row.error ?? 'rejected'})`;
 }
 
-export async function verifyRow(rt: Pick<Runtime, 'account' | 'clock' | 'config' | 'log' | 'owner' | 'rows'>, row: Row, signal?: AbortSignal): Promise<VerifyOutcome> {
+export async function verifyRow(rt: Pick<Runtime, 'accountOf' | 'clock' | 'config' | 'log' | 'owner' | 'rows'>, row: Row, signal?: AbortSignal): Promise<VerifyOutcome> {
   const now = rt.clock.now();
+  // The row's own account: its history is the only place an order of this row can be.
+  const account = rt.accountOf(row.account);
   // Settled only by an order with the row's own trxid: absence proves nothing for these.
   const ownOnly = row.state === 'searching';
   const story = storyOf(row);
@@ -69,12 +71,12 @@ export async function verifyRow(rt: Pick<Runtime, 'account' | 'clock' | 'config'
     rt.rows.toReview('undecidable', row.batchId, row.idx, { owner: rt.owner, now }, `REVIEW: ${story}; ${why}`, { answer, ...(code ? { code } : {}) });
     return 'review';
   };
-  const h = await rt.account.client.history({ limit: LIMIT }, { priority: Priority.poll, ...(signal ? { signal } : {}) });
+  const h = await account.client.history({ limit: LIMIT }, { priority: Priority.poll, ...(signal ? { signal } : {}) });
   const trxid = row.trxid?.toLowerCase();
   const own = h.orders.find((o) => o.trxid !== undefined && o.trxid.trim().toLowerCase() === trxid);
   const echoesTrxid = h.orders.some((o) => o.trxid !== undefined);
 
-  const names = rt.account.catalog.gameNamesOf(row);
+  const names = account.catalog.gameNamesOf(row);
   if (own) {
     const copy = auditCopy({ route: 'GET /history', status: 200, at: now, body: own.raw });
     const wrong = mismatches(row, own, names);
@@ -87,7 +89,7 @@ export async function verifyRow(rt: Pick<Runtime, 'account' | 'clock' | 'config'
     }
     // Made before the row's first send (the trxid was used before), or not known when, under a
     // trxid the file gave: it must prove it is the row's (dispatch/order-match.ts originOf, mustProve).
-    const origin = originOf(own, row.firstSentAt, 'history', serverOffset(rt.account.lastServerDate));
+    const origin = originOf(own, row.firstSentAt, 'history', serverOffset(account.lastServerDate));
     const prove = mustProve(row, origin);
     const foreign = prove ? foreignOrderProblem(row, own, names) : null;
     if (foreign !== null) {
@@ -108,12 +110,12 @@ export async function verifyRow(rt: Pick<Runtime, 'account' | 'clock' | 'config'
   // same, so they forbid reading the row as not placed (store/invariants.ts).
   // An order certainly made before the first attempt is not the row's and is left out; one that
   // only looks earlier (clocks) is not a candidate but still forbids "not placed" (it is unclear).
-  const offset = serverOffset(rt.account.lastServerDate);
+  const offset = serverOffset(account.lastServerDate);
   const firstSent = row.firstSentAt ?? now;
   const open = echoesTrxid || ownOnly
     ? []
     : h.orders.filter(
-        (o) => o.orderId !== undefined && !rt.rows.isOrderIdKnown(o.orderId) && mismatches(row, o, names).length === 0 && !surelyBefore(o, firstSent),
+        (o) => o.orderId !== undefined && !rt.rows.isOrderIdKnown(o.orderId, row.account) && mismatches(row, o, names).length === 0 && !surelyBefore(o, firstSent),
       );
   const candidates = needsCodes(row) ? [] : open.filter((o) => unnamedFields(row, o).length === 0 && originOf(o, row.firstSentAt, 'history', offset) !== 'earlier');
   const unclear = open.length > candidates.length;

@@ -133,6 +133,15 @@ export class RowReads {
   }
 
   /**
+   * USD still to be spent on a batch's unsent rows, per account (several accounts: each account's
+   * balance covers its own rows). One read of the batch's pending rows.
+   */
+  unsentByAccount(batchId: string): Map<string, number> {
+    const rows = this.stmt(`SELECT account, coalesce(sum(expected_usd), 0) AS usd FROM rows WHERE batch_id = ? AND state = ${rowState('pending')} GROUP BY account`).all(batchId) as { account: string; usd: number }[];
+    return new Map(rows.map((r) => [r.account, roundCents(r.usd)]));
+  }
+
+  /**
    * USD already promised: the unsent rows of every unfinished batch of the home, whoever runs it
    * (`topup balance`, `validate`, the balance report, the console and /metrics show this one
    * figure). A batch whose cancel was asked for promises nothing: its unsent rows are skipped.
@@ -157,7 +166,7 @@ export class RowReads {
    * the rows that were due before it. Each (batch, state) is one seek on rows_send that stops at
    * `limit`, so the cost does not depend on how many rows wait.
    */
-  sendable(scope: SendScope, now: number, limit: number, busy: Busy = NOT_BUSY): Row[] {
+  sendable(scope: SendScope, now: number, limit: number, busy: Busy = NOT_BUSY, account?: string): Row[] {
     const { newOrders, resendsOnly } = scope;
     if (newOrders.length + resendsOnly.length === 0 || limit <= 0) return [];
     const ids = this.#bySeq([...newOrders, ...resendsOnly]);
@@ -166,9 +175,17 @@ export class RowReads {
       if (out.length >= limit) return;
       // Positions from the index alone (covering), read lazily past the rows already on their way;
       // the whole row is read only for those returned. (No bound LIMIT: see IN_SEND_INDEX.)
-      const idxs = this.stmt(`SELECT idx FROM rows WHERE batch_id = ? AND state = ${rowState(state)} AND ${IN_SEND_INDEX} AND next_try_at <= ? ORDER BY next_try_at, idx`)
-        .pluck()
-        .iterate(batchId, now) as IterableIterator<number>;
+      // With several accounts, one account's rows (rows_send_account): a paused account's rows are
+      // never read through on every step.
+      const idxs = (
+        account === undefined
+          ? this.stmt(`SELECT idx FROM rows WHERE batch_id = ? AND state = ${rowState(state)} AND ${IN_SEND_INDEX} AND next_try_at <= ? ORDER BY next_try_at, idx`)
+              .pluck()
+              .iterate(batchId, now)
+          : this.stmt(`SELECT idx FROM rows WHERE batch_id = ? AND account = ? AND state = ${rowState(state)} AND ${IN_SEND_INDEX} AND next_try_at <= ? ORDER BY next_try_at, idx`)
+              .pluck()
+              .iterate(batchId, account, now)
+      ) as IterableIterator<number>;
       for (const idx of idxs) {
         if (out.length >= limit) break; // ends the iteration (and resets the statement)
         if (busy.has(batchId, idx)) continue;
@@ -191,21 +208,23 @@ export class RowReads {
    * The earliest time any row `sendable` could return becomes due; with `after`, only rows due
    * later than it (the dispatch stage has started every row due by then that it could).
    */
-  nextTryAt(scope: SendScope, after?: number): number | undefined {
-    const a = this.#earliest('next_try_at', scope.newOrders, SENDABLE_STATES, after);
-    const b = this.#earliest('next_try_at', scope.resendsOnly, ['resending'], after);
+  nextTryAt(scope: SendScope, after?: number, account?: string): number | undefined {
+    const a = this.#earliest('next_try_at', scope.newOrders, SENDABLE_STATES, after, account);
+    const b = this.#earliest('next_try_at', scope.resendsOnly, ['resending'], after, account);
     const due = [a, b].filter((x): x is number => x !== undefined);
     return due.length > 0 ? Math.min(...due) : undefined;
   }
 
   /** The smallest `column` over the rows of these batches in these states: one seek per (batch, state). */
-  #earliest(column: 'next_try_at' | 'next_poll_at', batchIds: readonly string[], states: readonly RowState[], after?: number): number | undefined {
+  #earliest(column: 'next_try_at' | 'next_poll_at', batchIds: readonly string[], states: readonly RowState[], after?: number, account?: string): number | undefined {
     const inIndex = column === 'next_try_at' ? IN_SEND_INDEX : IN_POLL_INDEX;
     let min: number | undefined;
     for (const id of batchIds) {
       for (const st of states) {
         const r = (
-          after === undefined
+          account !== undefined
+            ? this.stmt(`SELECT ${column} AS v FROM rows WHERE batch_id = ? AND account = ? AND state = ${rowState(st)} AND ${inIndex} AND ${column} > ? ORDER BY ${column} LIMIT 1`).get(id, account, after ?? Number.MIN_SAFE_INTEGER)
+            : after === undefined
             ? this.stmt(`SELECT ${column} AS v FROM rows WHERE batch_id = ? AND state = ${rowState(st)} AND ${inIndex} ORDER BY ${column} LIMIT 1`).get(id)
             : this.stmt(`SELECT ${column} AS v FROM rows WHERE batch_id = ? AND state = ${rowState(st)} AND ${inIndex} AND ${column} > ? ORDER BY ${column} LIMIT 1`).get(id, after)
         ) as { v: number } | undefined;
@@ -237,26 +256,50 @@ export class RowReads {
     return this.stmt(`SELECT idx FROM rows WHERE batch_id = ? AND state = ${rowState('sending')}`).pluck().all(batchId) as number[];
   }
 
+  /** Does the batch have a row on a named account, or one that moved (results then show the account columns)? */
+  hasNamedAccounts(batchId: string): boolean {
+    return this.stmt(`SELECT 1 FROM rows WHERE batch_id = ? AND (account <> 'default' OR moves_json IS NOT NULL) LIMIT 1`).get(batchId) !== undefined;
+  }
+
+  /** Rows waiting to be sent or resent on each account, every batch (routing's queue estimate). */
+  unsentByAccountAll(): Map<string, number> {
+    const rows = this.stmt(`SELECT account, count(*) AS n FROM rows WHERE ${IN_SEND_INDEX} GROUP BY account`).all() as { account: string; n: number }[];
+    return new Map(rows.map((r) => [r.account, r.n]));
+  }
+
   /** Rows waiting to be sent or resent (not those with a request on its way). */
   countUnsent(batchIds: readonly string[]): number {
     return this.#count(batchIds, SENDABLE_STATES);
   }
 
   /** Placed orders being followed. */
-  countProcessing(batchIds: readonly string[]): number {
-    return this.#count(batchIds, PLACED_STATES);
+  countProcessing(batchIds: readonly string[], account?: string): number {
+    if (account === undefined) return this.#count(batchIds, PLACED_STATES);
+    let n = 0;
+    for (const id of batchIds) {
+      n += (this.stmt(`SELECT count(*) AS n FROM rows WHERE batch_id = ? AND account = ? AND state IN (${rowStates(PLACED_STATES)})`).get(id, account) as { n: number }).n;
+    }
+    return n;
   }
 
-  /** Our placed, followed rows holding these order ids. */
-  processingByOrderIds(orderIds: readonly string[]): Row[] {
+  /**
+   * Our placed, followed rows holding these order ids (on `account`: order ids are each account's
+   * own numbering, and two suppliers both have an ORD1000001).
+   */
+  processingByOrderIds(orderIds: readonly string[], account?: string): Row[] {
     if (orderIds.length === 0) return [];
-    const rows = this.stmt(`SELECT * FROM rows WHERE order_id IN (${placeholders(orderIds)}) AND state IN (${rowStates(PLACED_STATES)})`)
-      .all(...orderIds) as RowRecord[];
+    const rows = (
+      account === undefined
+        ? this.stmt(`SELECT * FROM rows WHERE order_id IN (${placeholders(orderIds)}) AND state IN (${rowStates(PLACED_STATES)})`).all(...orderIds)
+        : this.stmt(`SELECT * FROM rows WHERE order_id IN (${placeholders(orderIds)}) AND account = ? AND state IN (${rowStates(PLACED_STATES)})`).all(...orderIds, account)
+    ) as RowRecord[];
     return rows.map(toRow);
   }
 
-  isOrderIdKnown(orderId: string): boolean {
-    return this.stmt('SELECT 1 FROM rows WHERE order_id = ?').get(orderId) !== undefined;
+  /** Does a row of ours hold this order (of this account: order ids are each account's own)? */
+  isOrderIdKnown(orderId: string, account?: string): boolean {
+    if (account === undefined) return this.stmt('SELECT 1 FROM rows WHERE order_id = ?').get(orderId) !== undefined;
+    return this.stmt('SELECT 1 FROM rows WHERE order_id = ? AND account = ?').get(orderId, account) !== undefined;
   }
 
   /** All placed orders (for reconciliation), newest first. */

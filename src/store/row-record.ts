@@ -30,6 +30,8 @@ export interface NewRow {
   rejectCode?: string | null;
   /** Judged as a possible repeat of an earlier purchase when its batch opens (claim/repeats.ts). */
   repeatCheck?: boolean;
+  /** The supplier account it is placed on (routing, account/routing.ts); `default` when the home has one. */
+  account?: string;
 }
 
 /** What the API told us about a placed order. */
@@ -52,12 +54,28 @@ export function emptyCounts(): StateCounts {
 export type Resolution = 'charged' | 'not-charged' | 'found';
 
 
+/** An account that refused a row with nothing created, before the row moved to another (failover). */
+export interface RowMove {
+  /** The account that refused it. */
+  from: string;
+  /** The trxid it had there (a move always takes a new one: accounts at one supplier share trxids). */
+  trxid: string;
+  /** The API's code, or why the row left without an answer (an account pause, maintenance). */
+  code: string;
+  why: string;
+  at: number;
+}
+
 export interface Row {
   batchId: string;
   idx: number;
   line: number;
   cells: string[];
   state: RowState;
+  /** The supplier account the row is on (rows.account): its one and only. */
+  account: string;
+  /** The accounts that refused it with nothing created before it moved here, oldest first. */
+  moves: RowMove[];
   trxid: string | null;
   request: OrderRequest | null;
   productId: string | null;
@@ -104,6 +122,8 @@ export interface RowRecord {
   line: number;
   cells_json: string;
   state: RowState;
+  account: string;
+  moves_json: string | null;
   trxid: string | null;
   request_json: string | null;
   product_id: string | null;
@@ -144,6 +164,8 @@ export function toRow(r: RowRecord): Row {
     line: r.line,
     cells: JSON.parse(r.cells_json) as string[],
     state: r.state,
+    account: r.account,
+    moves: r.moves_json ? (JSON.parse(r.moves_json) as RowMove[]) : [],
     trxid: r.trxid,
     request: r.request_json ? (JSON.parse(r.request_json) as OrderRequest) : null,
     productId: r.product_id,

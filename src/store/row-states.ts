@@ -58,7 +58,7 @@ export const ROW_EVENTS = [
   'send', 'placed', 'refused', 'trxid-used', 'no-answer', 'busy', 'not-created', 'balance-short', 'give-up', 'taken-over',
   'verified-none', 'verified-balance', 'undecidable', 'mismatch',
   'seen', 'finished', 'codes-awaited', 'not-seen', 'lost',
-  'price-rose', 'cancel', 'repeat', 'found', 'resolved-charged', 'resolved-not-charged',
+  'price-rose', 'cancel', 'repeat', 'found', 'resolved-charged', 'resolved-not-charged', 'moved',
 ] as const;
 export type RowEvent = (typeof ROW_EVENTS)[number];
 
@@ -92,6 +92,12 @@ export const ROW_EDGES: readonly RowEdge[] = Object.freeze(
     ...edges(['sending'], 'balance-short', ['pending'], 'INSUFFICIENT BALANCE: held until a top-up'),
     ...edges(['resending'], 'give-up', ['searching'], 'no definite answer for TOPUP_REVIEW_AFTER_MS over 5+ sends'),
     ...edges(['sending'], 'taken-over', ['resending'], 'its process died with the request open: owed a resend'),
+    // Several accounts: failover only on proof (dispatch/failover.ts). The row leaves its account with
+    // a new trxid, and only from a state proving nothing was created there: never sent, a first
+    // send refused or turned away before any order, or history that found none. The trigger
+    // rows_account_moves (migration 11) refuses any other change of account.
+    ...edges(['pending'], 'moved', ['pending'], 'its account cannot place it now (paused): another that sells the pack takes it, with a new trxid'),
+    ...edges(['sending'], 'moved', ['pending'], 'its account refused a first send with nothing created (pack unknown or disabled, out of stock, no balance): another account takes it, with a new trxid'),
     // History checks.
     ...edges(['verifying'], 'verified-none', ['rejected'], 'history reaches back before the first attempt and holds no such order'),
     ...edges(['verifying'], 'verified-balance', ['pending'], 'as verified-none, for an INSUFFICIENT BALANCE refusal: waits for a top-up'),

@@ -12,9 +12,9 @@ export class RowWrites extends RowReads {
   /** Stores rows of a claimed batch (claim/load.ts calls it per chunk, inside its transaction): new rows start `pending`, `invalid` or `skipped`. */
   insertAll(batchId: string, rows: Iterable<NewRow>, now: number): number {
     const stmt = this.stmt(
-      `INSERT INTO rows (batch_id, idx, line, cells_json, state, trxid, request_json, product_id, slug, pack_name, quantity,
+      `INSERT INTO rows (batch_id, idx, line, cells_json, state, account, trxid, request_json, product_id, slug, pack_name, quantity,
          unit_price_usd, expected_usd, max_price_usd, error, reject_code, fingerprint, repeat_check, updated_at)
-       VALUES (@batchId, @idx, @line, @cells, @state, @trxid, @request, @productId, @slug, @packName, @quantity,
+       VALUES (@batchId, @idx, @line, @cells, @state, @account, @trxid, @request, @productId, @slug, @packName, @quantity,
          @unitPriceUsd, @expectedUsd, @maxPriceUsd, @error, @rejectCode, @fingerprint, @repeatCheck, @now)`,
     );
     let n = 0;
@@ -25,6 +25,7 @@ export class RowWrites extends RowReads {
         line: r.line,
         cells: JSON.stringify(r.cells),
         state: (r.skipped ? 'skipped' : r.request ? 'pending' : 'invalid') satisfies RowState,
+        account: r.account ?? 'default',
         trxid: r.request?.trxid ?? null,
         request: r.request ? JSON.stringify(r.request) : null,
         productId: r.productId ?? null,

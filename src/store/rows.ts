@@ -126,12 +126,15 @@ export class RowStore extends RowWrites {
    * lost its lease can never send. Cancelled batches send no new rows, but rows in doubt are still
    * resent, because only a resend tells whether they were charged.
    */
-  markSending(batchId: string, idx: number, a: Actor, busyUntil: number): boolean {
+  markSending(batchId: string, idx: number, a: Actor, busyUntil: number, sent?: { trxid: string; account: string }): boolean {
+    // `sent`: the trxid and account of the request about to leave, as the sender read the row. A
+    // row moved to another account meanwhile (failover) has another trxid there: its intent is
+    // refused, so a request built for the account it left never leaves.
     return this.#run('send', this.#sql('send', undefined, `attempts = attempts + 1, first_sent_at = coalesce(first_sent_at, @now), last_sent_at = @now, next_try_at = @busyUntil`, {
         guard: `EXISTS (SELECT 1 FROM batches b WHERE b.id = @batchId AND b.owner = @owner AND b.lease_until > @now
-           AND (b.cancel_requested = 0 OR rows.state = ${rowState('resending')}))`,
+           AND (b.cancel_requested = 0 OR rows.state = ${rowState('resending')}))${sent ? ' AND trxid = @trxid AND account = @account' : ''}`,
       }),
-      { batchId, idx, owner: a.owner, now: a.now, busyUntil },
+      { batchId, idx, owner: a.owner, now: a.now, busyUntil, ...(sent ?? {}) },
     );
   }
 
@@ -236,6 +239,28 @@ export class RowStore extends RowWrites {
     return this.#run('taken-over', this.#sql('taken-over', 'resending', `doubt_since = coalesce(doubt_since, last_sent_at, @now), next_try_at = @now`, { guard: LEASED }), {
       batchId, idx, owner: a.owner, now: a.now,
     });
+  }
+
+  /**
+   * Failover (event `moved`, dispatch/failover.ts): the row leaves account `from`, where it is
+   * proven that nothing was created, for `to`, with a new trxid and that account's pid and price;
+   * `moves` (JSON) records the refusal. Guarded by the lease, the account and the trxid it had, and
+   * held by the trigger rows_account_moves whatever the caller.
+   */
+  move(batchId: string, idx: number, a: Actor, m: { fromState: 'pending' | 'sending'; from: string; fromTrxid: string; to: string; trxid: string; request: string; productId: string; unitPriceUsd: number; expectedUsd: number; moves: string; note: string }): boolean {
+    // fromState: the sender answering a first send moves from `sending` (its own request, answered);
+    // a row waiting on a paused account moves from `pending` only, never one another send just took.
+    return this.#run(
+      'moved',
+      this.#sql(
+        'moved',
+        'pending',
+        `account = @to, trxid = @trxid, request_json = @request, product_id = @productId, unit_price_usd = @unitPriceUsd, expected_usd = @expectedUsd,
+         moves_json = @moves, note = @note, error = NULL, reject_code = NULL, first_sent_at = NULL, doubt_since = NULL, doubt_tries = 0, next_try_at = @now`,
+        { guard: `${LEASED} AND state = @fromState AND account = @from AND trxid = @fromTrxid AND order_id IS NULL` },
+      ),
+      { batchId, idx, owner: a.owner, now: a.now, ...m },
+    );
   }
 
   // ───────────────────────────── history checks ─────────────────────────────

@@ -71,7 +71,7 @@ describe('FundsGate: what may send now', () => {
     answer(() => ({ body: { success: true, balanceUsd: 1, currency: 'USD' } }));
     const waits: string[] = [];
     const gate = new FundsGate(rt, 60_000, (b) => void waits.push(b.id));
-    const scope = await gate.sendable([rt.batches.get('b1')!, rt.batches.get('b2')!], true);
+    const scope = await gate.sendable([rt.batches.get('b1')!, rt.batches.get('b2')!], () => true);
     expect(scope).toEqual({ newOrders: ['b1'], resendsOnly: ['b2'] });
     expect(waits).toEqual(['b2']);
     expect(gate.lastBalance?.usd).toBe(1);
@@ -83,12 +83,12 @@ describe('FundsGate: what may send now', () => {
     const problems: ApiError[] = [];
     const gate = new FundsGate(rt, 200, () => {}, (e) => void problems.push(e));
     answer(() => ({ status: 502, body: 'Bad gateway' }));
-    expect(await gate.sendable([rt.batches.get('b1')!], true)).toEqual({ newOrders: [], resendsOnly: ['b1'] });
+    expect(await gate.sendable([rt.batches.get('b1')!], () => true)).toEqual({ newOrders: [], resendsOnly: ['b1'] });
     expect(gate.untilNextCheck()).toBeLessThanOrEqual(200);
     expect(problems).toEqual([]);
     answer(() => ({ status: 401, body: { success: false, error: 'INVALID API KEY' } }));
     await new Promise((r) => setTimeout(r, 250));
-    await gate.sendable([rt.batches.get('b1')!], true);
+    await gate.sendable([rt.batches.get('b1')!], () => true);
     expect(problems.map((e) => e.classification)).toEqual(['account']);
   });
 
@@ -96,10 +96,10 @@ describe('FundsGate: what may send now', () => {
     const { rt, answer } = await world([]);
     const gate = new FundsGate(rt, 200, () => {});
     answer(() => ({ status: 502, body: 'Bad gateway' }));
-    await gate.sendable([rt.batches.get('b1')!], true);
+    await gate.sendable([rt.batches.get('b1')!], () => true);
     expect(gate.untilNextCheck()).toBeDefined();
     rt.batches.requestCancel('b1');
-    await gate.sendable([rt.batches.get('b1')!], true);
+    await gate.sendable([rt.batches.get('b1')!], () => true);
     expect(gate.untilNextCheck()).toBeUndefined();
   });
 });

@@ -127,7 +127,8 @@ describe('A2 (money): defect 2 is still reachable when the first send got no def
     const w = await scriptedWorld([keyRow('SHOP-1001', 3)]);
     const stop = new AbortController();
     w.set(() => ({ body: yesterdayReplay }));
-    const out1 = await sendRow({ ...senderDeps(w.rt), rt: { ...w.rt, account: { ...w.rt.account, client: holdingClient(w.rt, () => stop.abort(new Error('SIGTERM'))) } } as Runtime }, w.rt.rows.get('b1', 0)!, stop.signal);
+    const held = { ...w.rt.account, client: holdingClient(w.rt, () => stop.abort(new Error('SIGTERM'))) };
+    const out1 = await sendRow({ ...senderDeps(w.rt), rt: { ...w.rt, account: held, accountOf: () => held } as Runtime }, w.rt.rows.get('b1', 0)!, stop.signal);
     expect(out1).toBe('not-sent');
     expect(w.seen.filter((s) => s.startsWith('POST'))).toEqual([]); // nothing left this home
     // The request never left: the row is as it was (a first send stays a first send).

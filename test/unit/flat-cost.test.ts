@@ -257,7 +257,7 @@ describe('flat cost per order: the answers are the ones the scans gave', () => {
     rt.db.prepare(`UPDATE rows SET state = 'processing', order_id = 'ORD-' || idx, first_sent_at = ? - idx * 100, next_poll_at = 0`).run(now);
     const seen = recordStatements(rt.db);
     const due = rt.rows.duePolls(['b1'], now, 2_000);
-    await new Poller(rt).round(due, due.length, false);
+    await new Poller(rt, rt.account).round(due, due.length, false);
     expect(seen.filter((s) => /first_sent_at >/.test(s.sql))).toHaveLength(1);
   });
 });

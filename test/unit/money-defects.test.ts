@@ -181,7 +181,10 @@ describe('defect 4: a graceful stop during a Retry-After hold leaves no row in `
     w.set(() => ({ body: { orderCreated: true, orderId: 'ORD-1', status: 'processing' } }));
     // A 429 with Retry-After: 25 lands just as the intent is committed: the request waits in the hold.
     const sent = sendRow(
-      { ...senderDeps(w.rt), rt: { ...w.rt, account: { ...w.rt.account, client: holdingClient(w.rt, () => stop.abort(new Error('SIGTERM'))) } } as Runtime },
+      (() => {
+        const account = { ...w.rt.account, client: holdingClient(w.rt, () => stop.abort(new Error('SIGTERM'))) };
+        return { ...senderDeps(w.rt), rt: { ...w.rt, account, accountOf: () => account } as Runtime };
+      })(),
       w.rt.rows.get('b1', 0)!,
       stop.signal,
     );

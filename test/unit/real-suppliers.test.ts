@@ -46,6 +46,7 @@ function deps(rt: Runtime) {
   return {
     rt,
     pauses,
+    pausesOf: () => pauses,
     events,
     onBalanceShort: (b: string) => void events.push(`short:${b}`),
     onPause: (kind: string, code: string) => void events.push(`pause:${kind}:${code}`),
@@ -87,7 +88,7 @@ describe('tolerant reading: what real deployments send is read, never stalls a r
     const w = await world([pubgRow(0)]);
     processing(w.rt, 0, 'ORD-1');
     w.set(() => ({ body: { success: true, data: { id: 'ORD-1', status: 'Canceled', refunded: 'true', error: 'INVALID PLAYER', amountUsd: '0.92' } } }));
-    const r = await new Poller(w.rt).round(w.rt.rows.duePolls(['b1'], Date.now(), 10), 1, false);
+    const r = await new Poller(w.rt, w.rt.account).round(w.rt.rows.duePolls(['b1'], Date.now(), 10), 1, false);
     expect(r.updated).toBe(1);
     expect(w.rt.rows.get('b1', 0)).toMatchObject({ state: 'cancelled', refunded: true, error: 'INVALID PLAYER' });
   });
@@ -106,7 +107,7 @@ describe('tolerant reading: what real deployments send is read, never stalls a r
         ],
       },
     }));
-    const r = await new Poller(w.rt).round(w.rt.rows.duePolls(['b1'], Date.now(), 10), 2, false);
+    const r = await new Poller(w.rt, w.rt.account).round(w.rt.rows.duePolls(['b1'], Date.now(), 10), 2, false);
     expect(r.updated).toBe(2);
     expect(w.rt.rows.get('b1', 0)!.state).toBe('completed');
     expect(w.rt.rows.get('b1', 1)).toMatchObject({ state: 'cancelled', refunded: true });
@@ -116,7 +117,7 @@ describe('tolerant reading: what real deployments send is read, never stalls a r
     const w = await world([pubgRow(0)], { TOPUP_REVIEW_AFTER_MS: '60000' });
     processing(w.rt, 0, 'ORD-H');
     w.set(() => ({ body: { orderId: 'ORD-H', status: 'On Hold' } }));
-    const poller = new Poller(w.rt);
+    const poller = new Poller(w.rt, w.rt.account);
     await poller.round(w.rt.rows.duePolls(['b1'], Date.now(), 10), 1, false);
     expect(w.rt.rows.get('b1', 0)).toMatchObject({ state: 'unseen' });
     expect(w.rt.rows.get('b1', 0)!.doubtSince).not.toBeNull();
@@ -148,7 +149,7 @@ describe('tolerant reading: what real deployments send is read, never stalls a r
     w.set(() => ({ body: { orderCreated: true, orderId: 'K9', status: 'completed' } }));
     await sendRow(deps(w.rt), w.rt.rows.get('b1', 0)!);
     expect(w.rt.rows.get('b1', 0)!.state).toBe('processing');
-    const poller = new Poller(w.rt);
+    const poller = new Poller(w.rt, w.rt.account);
     for (let i = 0; i < 10 && w.rt.rows.get('b1', 0)!.state === 'processing'; i++) {
       w.rt.db.prepare('UPDATE rows SET next_poll_at = 0').run();
       await poller.round(w.rt.rows.duePolls(['b1'], Date.now(), 10), 1, false);
@@ -164,7 +165,7 @@ describe('tolerant reading: what real deployments send is read, never stalls a r
     let reads = 0;
     w.set((req) => (req.method === 'POST' ? { body: { orderCreated: true, orderId: 'K5', status: 'completed' } } : { body: { orderId: 'K5', status: 'completed', codes: ++reads >= 2 ? ['EEEE-5555', 'FFFF-6666'] : [] } }));
     await sendRow(deps(w.rt), w.rt.rows.get('b1', 0)!);
-    const poller = new Poller(w.rt);
+    const poller = new Poller(w.rt, w.rt.account);
     for (let i = 0; i < 3; i++) {
       w.rt.db.prepare('UPDATE rows SET next_poll_at = 0').run();
       await poller.round(w.rt.rows.duePolls(['b1'], Date.now(), 10), 1, false);
@@ -283,7 +284,7 @@ describe('never mistaken on money', () => {
     const w = await world([pubgRow(0)]);
     processing(w.rt, 0, 'ORD-W');
     w.set(() => ({ status: 403, body: '<html>Access denied</html>', headers: { 'content-type': 'text/html' } }));
-    await expect(new Poller(w.rt).round(w.rt.rows.duePolls(['b1'], Date.now(), 10), 1, false)).rejects.toMatchObject({ classification: 'account' });
+    await expect(new Poller(w.rt, w.rt.account).round(w.rt.rows.duePolls(['b1'], Date.now(), 10), 1, false)).rejects.toMatchObject({ classification: 'account' });
     expect(w.rt.rows.get('b1', 0)).toMatchObject({ state: 'processing', doubtSince: null });
   });
 });

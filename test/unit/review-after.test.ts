@@ -75,7 +75,7 @@ describe('an order the API no longer finds', () => {
     const now = Date.now();
     placed(rt, 0, 'ORD-old', now - 3 * DAY); // placed long ago, but never missing before
     placed(rt, 1, 'ORD-new', now - 1_000);
-    const poller = new Poller(rt);
+    const poller = new Poller(rt, rt.account);
     expect((await poller.round(rt.rows.duePolls(['b1'], Date.now(), 10), 2, false)).updated).toBe(0);
     expect(lookups).toEqual(expect.arrayContaining(['GET /orders/ORD-old', 'GET /orders/ORD-new']));
     for (const idx of [0, 1]) {
@@ -100,7 +100,7 @@ describe('an order the API no longer finds', () => {
     const { rt } = await world(shown);
     placed(rt, 0, 'ORD-a', Date.now() - 1_000);
     placed(rt, 1, 'ORD-b', Date.now() - 1_000);
-    const poller = new Poller(rt);
+    const poller = new Poller(rt, rt.account);
     await poller.round(rt.rows.duePolls(['b1'], Date.now(), 10), 2, false);
     expect(rt.rows.get('b1', 0)!.doubtSince).not.toBeNull();
     shown.add('ORD-a');

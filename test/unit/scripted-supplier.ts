@@ -120,9 +120,11 @@ export async function scriptedWorld(rows: NewRow[], env: Record<string, string> 
 /** The sender's dependencies, recording what it tells the runner. */
 export function senderDeps(rt: Runtime): SenderDeps & { events: string[]; pauses: Pauses } {
   const events: string[] = [];
+  const pauses = new Pauses(rt.meta, 30_000);
   return {
     rt,
-    pauses: new Pauses(rt.meta, 30_000),
+    pauses,
+    pausesOf: () => pauses,
     events,
     onBalanceShort: (b, detail) => void events.push(`short:${b}:${detail}`),
     onPause: (kind, code, detail) => void events.push(`pause:${kind}:${code}:${detail}`),

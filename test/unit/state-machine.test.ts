@@ -56,6 +56,18 @@ function drive(rt: Runtime, event: RowEvent, to: RowState, owner = rt.owner): vo
       for (const c of rt.rows.repeatCandidates('b1')) rt.rows.skipAsRepeat('b1', c.idx, now, 'repeat');
       return void rt.db.prepare(`UPDATE batches SET state = 'open' WHERE id = 'b1'`).run();
     }
+    case 'moved': {
+      // (An operator's "not charged" frees the trxid: a row on its way has one.)
+      rt.db.prepare(`UPDATE rows SET trxid = 'tu-sm-' || abs(random()) WHERE batch_id = 'b1' AND idx = 0 AND trxid IS NULL`).run();
+      const row = rt.rows.get('b1', 0)!;
+      const to = row.account === 'second' ? 'default' : 'second';
+      const ok = rt.rows.move('b1', 0, a, {
+        fromState: row.state as 'pending',
+        from: row.account, fromTrxid: row.trxid!, to, trxid: `${row.trxid}-${to}-${now}`, request: JSON.stringify({ ...row.request, trxid: `${row.trxid}-${to}` }),
+        productId: row.productId!, unitPriceUsd: 1, expectedUsd: 1, moves: '[]', note: 'moved',
+      });
+      return void ok;
+    }
     case 'found':
     case 'resolved-charged':
     case 'resolved-not-charged': {
@@ -97,7 +109,7 @@ describe('the row state machine', () => {
     const rt = await supplierWorld(() => {}, [pubgRow(0)]);
     const leased: RowEvent[] = [
       'send', 'refused', 'trxid-used', 'no-answer', 'busy', 'not-created', 'balance-short', 'give-up',
-      'verified-none', 'verified-balance', 'undecidable', 'mismatch', 'lost', 'not-seen',
+      'verified-none', 'verified-balance', 'undecidable', 'mismatch', 'lost', 'not-seen', 'moved',
     ];
     for (const event of leased) {
       const edge = ROW_EDGES.find((e) => e.event === event)!;

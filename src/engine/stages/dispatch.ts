@@ -8,6 +8,7 @@ import type { EngineContext, Stage, StepBatches } from '../stage.js';
 import type { Row } from '../../store/rows.js';
 import type { FundingStage } from './funding.js';
 import { sendRow } from '../../dispatch/sender.js';
+import { moveRow } from '../../dispatch/failover.js';
 
 export class DispatchStage implements Stage {
   readonly name = 'dispatch';
@@ -16,16 +17,22 @@ export class DispatchStage implements Stage {
   /** Sends in flight, by batch then row index: a batch is not finished while one of its sends is open. */
   readonly #inflight = new Map<string, Map<number, Promise<void>>>();
   #count = 0;
-  /** The in-flight cap at the last tick (1 while paused). */
-  #cap = 1;
+  /** Sends in flight per account: each account has its own cap (its rate gate is its own). */
+  readonly #countBy = new Map<string, number>();
+  /** Per account, the in-flight cap at the last tick (1 while that account is paused). */
+  readonly #cap = new Map<string, number>();
   /**
-   * The time of the last tick that started every row due by then which was not already on its
-   * way (fewer than the cap were in flight after it): rows due by then that are still sendable
-   * are waiting in the rate gate, and their sends ending wake the runner. Without it the runner
-   * woke every 5 ms while a send waited out a Retry-After hold or the gate (found by profiling the
-   * simulator: a third of its events).
+   * Per account, the time of the last tick that started every row due by then which was not
+   * already on its way (fewer than the cap were in flight after it): rows due by then that are
+   * still sendable are waiting in the rate gate, and their sends ending wake the runner. Without it
+   * the runner woke every 5 ms while a send waited out a Retry-After hold or the gate (found by
+   * profiling the simulator: a third of its events).
    */
-  #startedUpTo: number | undefined;
+  readonly #startedUpTo = new Map<string, number>();
+  /** Rows being moved off a paused account (dispatch/failover.ts), one round at a time. */
+  #moving: Promise<void> | null = null;
+  /** Monotonic time before which no new round of moves starts (a round that moved nothing is not repeated at once). */
+  #nextMoveAt = 0;
 
   constructor(e: EngineContext, funding: FundingStage) {
     this.#e = e;
@@ -42,34 +49,78 @@ export class DispatchStage implements Stage {
   }
 
   running(): Promise<void>[] {
-    return [...this.#inflight.values()].flatMap((m) => [...m.values()]);
+    return [...[...this.#inflight.values()].flatMap((m) => [...m.values()]), ...(this.#moving ? [this.#moving] : [])];
   }
 
   tick(now: number, batches?: StepBatches): void {
     const { rt, pauses } = this.#e;
-    this.#startedUpTo = undefined;
+    this.#startedUpTo.clear();
     if (batches) this.#rescueStranded(batches, now);
-    if (this.#e.stopping() || !pauses.canSend()) return;
-    // While paused, one order at a time probes whether the pause is over.
-    const cap = pauses.current ? 1 : rt.config.maxInFlight;
-    this.#cap = cap;
-    if (this.#count >= cap) return;
-    // Rows whose send started may still be pending (waiting for the rate gate): skipped by the read.
-    const busy = { has: (batchId: string, idx: number) => this.#inflight.get(batchId)?.has(idx) === true };
-    for (const row of rt.rows.sendable(this.#funding.scope, now, cap - this.#count, busy)) this.#start(row);
-    if (this.#count < cap) this.#startedUpTo = now;
+    if (this.#e.stopping()) return;
+    this.#moveOffPaused(now);
+    const one = pauses.plain;
+    for (const account of pauses.sendable()) {
+      // While an account is paused, one of its orders at a time probes whether the pause is over.
+      const cap = pauses.of(account).current ? 1 : rt.config.maxInFlight;
+      this.#cap.set(account, cap);
+      const free = cap - (this.#countBy.get(account) ?? 0);
+      if (free <= 0) continue;
+      // Rows whose send started may still be pending (waiting for the rate gate): skipped by the read.
+      const busy = { has: (batchId: string, idx: number) => this.#inflight.get(batchId)?.has(idx) === true };
+      // A home with one account reads without naming it (every row is on it).
+      for (const row of rt.rows.sendable(this.#funding.scope, now, free, busy, one ? undefined : account)) this.#start(row);
+      if ((this.#countBy.get(account) ?? 0) < cap) this.#startedUpTo.set(account, now);
+    }
   }
 
   nextDueAt(): number | undefined {
-    // Sends finishing wake the runner; a timer is needed only for rows waiting out a back-off.
-    if (this.#count >= this.#cap) return undefined;
-    const rows = this.#e.rt.rows.nextTryAt(this.#funding.scope, this.#startedUpTo);
-    if (rows === undefined) return undefined;
-    // While paused, a probe needs both its time and a row that is due: a probe due now with every
-    // row held for later (a Retry-After, a clock stepped back) is not work now. (Found by the
-    // simulator: the runner woke every 5 ms until the rows fell due.)
-    const probe = this.#e.pauses.untilProbe();
-    return probe === undefined ? rows : Math.max(rows, this.#e.clock.now() + probe);
+    const { pauses, rt, clock } = this.#e;
+    const one = pauses.plain;
+    let due: number | undefined;
+    for (const account of pauses.names) {
+      // Sends finishing wake the runner; a timer is needed only for rows waiting out a back-off.
+      if ((this.#countBy.get(account) ?? 0) >= (this.#cap.get(account) ?? 1)) continue;
+      const rows = rt.rows.nextTryAt(this.#funding.scope, this.#startedUpTo.get(account), one ? undefined : account);
+      if (rows === undefined) continue;
+      // While paused, a probe needs both its time and a row that is due: a probe due now with every
+      // row held for later (a Retry-After, a clock stepped back) is not work now. (Found by the
+      // simulator: the runner woke every 5 ms until the rows fell due.)
+      const probe = pauses.of(account).untilProbe();
+      const at = probe === undefined ? rows : Math.max(rows, clock.now() + probe);
+      if (due === undefined || at < due) due = at;
+    }
+    return due;
+  }
+
+  /**
+   * Several accounts: an account paused for longer than max_queue_delay (maintenance, an account
+   * problem) hands its rows that were never sent, or were turned away before any order, to an
+   * account that sells their pack and is not paused (dispatch/failover.ts: from `pending` only, with
+   * a new trxid). Rows in doubt stay: only their own account can tell whether they were charged.
+   */
+  #moveOffPaused(now: number): void {
+    const { rt, pauses, clock } = this.#e;
+    if (this.#moving || pauses.names.length < 2 || clock.mono() < this.#nextMoveAt) return;
+    const grace = rt.routing.maxQueueDelayMs;
+    const paused = pauses.all().filter((p) => now - p.pause.since >= grace);
+    if (paused.length === 0 || paused.length === pauses.names.length) return;
+    const busy = { has: (batchId: string, idx: number) => this.#inflight.get(batchId)?.has(idx) === true };
+    const scope = { newOrders: this.#funding.scope.newOrders, resendsOnly: [] };
+    const rows = paused.flatMap((p) => rt.rows.sendable(scope, Number.MAX_SAFE_INTEGER, 100, busy, p.account).filter((r) => r.state === 'pending').map((r) => ({ r, p })));
+    this.#nextMoveAt = clock.mono() + 5_000;
+    if (rows.length === 0) return;
+    this.#moving = (async () => {
+      for (const { r, p } of rows) {
+        if (this.#e.stopping() || busy.has(r.batchId, r.idx)) continue;
+        const why = `${p.account} ${p.pause.kind === 'maintenance' ? 'was in maintenance' : 'had an account problem'} (${p.pause.code}) for over ${Math.round(grace / 1000)} s`;
+        await moveRow(rt, r, { owner: rt.owner, now: clock.now() }, { code: p.pause.code, why }, 'pending', { readyOnly: true });
+      }
+    })()
+      .catch((err: unknown) => rt.log.warn({ err: coerceError(err).message }, 'moving rows off a paused account failed; will try again'))
+      .finally(() => {
+        this.#moving = null;
+        this.#e.wake();
+      });
   }
 
   /**
@@ -98,13 +149,14 @@ export class DispatchStage implements Stage {
     const { rt, emit } = this.#e;
     let rows = this.#inflight.get(row.batchId);
     if (!rows) this.#inflight.set(row.batchId, (rows = new Map()));
+    const account = row.account;
     const p = sendRow(
       {
         rt,
-        pauses: this.#e.pauses,
+        pausesOf: (name) => this.#e.pauses.of(name),
         onBalanceShort: (batchId, detail) => this.#funding.short(batchId, detail),
         onPause: (kind, code, detail) => {
-          rt.log.error({ pause: kind, code, detail }, kind === 'account' ? 'sending stopped: account problem' : 'sending paused by the API');
+          rt.log.error({ account, pause: kind, code, detail }, kind === 'account' ? 'sending stopped: account problem' : 'sending paused by the API');
           emit('pause', kind, code, detail);
         },
       },
@@ -117,9 +169,11 @@ export class DispatchStage implements Stage {
         rows!.delete(row.idx);
         if (rows!.size === 0) this.#inflight.delete(row.batchId);
         this.#count--;
+        this.#countBy.set(account, (this.#countBy.get(account) ?? 1) - 1);
         this.#e.wake();
       });
     rows.set(row.idx, p);
     this.#count++;
+    this.#countBy.set(account, (this.#countBy.get(account) ?? 0) + 1);
   }
 }

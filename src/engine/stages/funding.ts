@@ -17,7 +17,7 @@ export class FundingStage implements Stage {
   constructor(e: EngineContext) {
     this.#e = e;
     const recheckMs = Math.min(Math.max(e.rt.config.pollIntervalMs * 3, 1_000), 60_000);
-    this.#gate = new FundsGate(e.rt, recheckMs, (batch, detail) => e.emit('balance-wait', batch, detail), (err) => e.accountProblem(err), e.clock);
+    this.#gate = new FundsGate(e.rt, recheckMs, (batch, detail) => e.emit('balance-wait', batch, detail), (err, account) => e.accountProblem(err, account), e.clock);
   }
 
   get lastBalance(): { usd: number; at: number } | null {
@@ -36,7 +36,7 @@ export class FundingStage implements Stage {
       rt.rows.cancelPending(batch.id, now);
       if (batch.waitReason === 'balance') rt.batches.setWait(batch.id, null, null); // nothing left to fund
     }
-    this.scope = await this.#gate.sendable(b.open, pauses.canPoll());
+    this.scope = await this.#gate.sendable(b.open, (account) => pauses.of(account).canPoll());
   }
 
   nextDueAt(now: number): number | undefined {

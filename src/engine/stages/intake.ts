@@ -55,7 +55,7 @@ export class IntakeStage implements Stage {
     // While an account problem stops lookups a load cannot start: due when the probe may go, not
     // at once (found by profiling the simulator: the runner woke every 5 ms through the pause).
     const { pauses } = this.#e;
-    const held = pauses.canPoll() ? 0 : (pauses.untilProbe() ?? 0);
+    const held = pauses.pollable().length > 0 ? 0 : (pauses.untilPollProbe() ?? 0);
     return Math.max(Math.min(...due), now + held);
   }
 
@@ -86,7 +86,8 @@ export class IntakeStage implements Stage {
   /** Parses, validates and stores a claimed batch. True when its state changed. */
   async #load(b: Batch, now: number): Promise<boolean> {
     const { rt, pauses } = this.#e;
-    if ((this.#nextTry.get(b.id) ?? 0) > now || !pauses.canPoll()) return false;
+    // A load reads the catalogs: it waits only while no account can be asked (an account problem on each).
+    if ((this.#nextTry.get(b.id) ?? 0) > now || pauses.pollable().length === 0) return false;
     try {
       const outcome = await loadBatch(rt, b);
       if (!outcome.loaded && outcome.reason === 'not-ours') {

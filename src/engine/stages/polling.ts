@@ -15,20 +15,22 @@ import { CHECKED_STATES, PLACED_STATES } from '../../store/row-states.js';
 export class PollingStage implements Stage {
   readonly name = 'polling';
   readonly #e: EngineContext;
-  readonly #poller: Poller;
+  /** One poller per account: each reads its own account's orders and history. */
+  readonly #pollers: ReadonlyMap<string, Poller>;
   readonly #recheck: ReviewRecheck;
   /** The poll round in progress (one at a time). */
   #round: Promise<void> | null = null;
   /** The review recheck in progress: its own promise, it never holds up polls or sends. */
   #rechecking: Promise<void> | null = null;
-  #probing: Promise<void> | null = null;
+  /** Per account, its probe in progress while an account problem pauses it. */
+  readonly #probing = new Map<string, Promise<void>>();
   /** Are orders waiting to be sent? Polls give way (half as often) only then. */
   #backlog: () => boolean;
 
   constructor(e: EngineContext, backlog: () => boolean) {
     this.#e = e;
-    this.#poller = new Poller(e.rt);
-    this.#recheck = new ReviewRecheck(e.rt);
+    this.#pollers = new Map(e.rt.accounts.map((a) => [a.id, new Poller(e.rt, a)]));
+    this.#recheck = new ReviewRecheck(e.rt, (err, account) => e.accountProblem(err, account));
     this.#backlog = backlog;
   }
 
@@ -37,25 +39,29 @@ export class PollingStage implements Stage {
   }
 
   running(): Promise<void>[] {
-    return [this.#round, this.#rechecking, this.#probing].filter((p): p is Promise<void> => p !== null);
+    return [this.#round, this.#rechecking, ...this.#probing.values()].filter((p): p is Promise<void> => p !== null);
   }
 
   tick(now: number, b: StepBatches): void {
     if (this.#e.stopping()) return;
-    this.#probeAccount();
-    if (!this.#e.pauses.canPoll()) return;
+    for (const account of this.#e.pauses.names) this.#probeAccount(account);
+    if (this.#e.pauses.pollable().length === 0) return;
     this.#poll(b.open.map((x) => x.id), now);
     if (!this.#e.onlyBatch) this.#recheckReviews(now);
   }
 
   nextDueAt(now: number, b: StepBatches): number | undefined {
     const due: number[] = [];
-    const pause = this.#e.pauses.current;
-    // The account probe: due at its time, unless it is on its way (its end wakes the runner).
-    if (pause?.kind === 'account' && !this.#probing) due.push(now + (this.#e.pauses.untilProbe() ?? 0));
+    const { pauses } = this.#e;
+    for (const account of pauses.names) {
+      const pause = pauses.of(account).current;
+      // The account probe: due at its time, unless it is on its way (its end wakes the runner).
+      if (pause?.kind === 'account' && !this.#probing.has(account)) due.push(now + (pauses.of(account).untilProbe() ?? 0));
+    }
     // Polls and rechecks wait for the account probe: due ones are not work now. (Both found by the
-    // simulator's spin check: the runner woke every 5 ms until the probe time, or its answer.)
-    if (!this.#e.pauses.canPoll()) return due[0];
+    // simulator's spin check: the runner woke every 5 ms until the probe time, or its answer.) With
+    // several accounts, the rows of an account that cannot poll are rescheduled by its round.
+    if (pauses.pollable().length === 0) return due.length > 0 ? Math.min(...due) : undefined;
     const ids = b.open.map((x) => x.id);
     const poll = this.#round ? undefined : this.#e.rt.rows.nextPollAt(ids);
     if (poll !== undefined) due.push(poll);
@@ -69,22 +75,50 @@ export class PollingStage implements Stage {
     if (this.#round) return;
     const due = rt.rows.duePolls(batchIds, now, 2_000);
     if (due.length === 0) return;
+    const { pauses } = this.#e;
+    const one = pauses.plain;
     this.#round = (async () => {
-      // One row's history check failing never holds back the polls of every processing row.
-      for (const row of due.filter((r) => CHECKED_STATES.includes(r.state))) {
+      // Each account's rows are followed through that account, one account after the other; an
+      // account that cannot be asked now (an account problem) has its rows looked at again later,
+      // and one account's failure never holds back another's polls.
+      // Rows of an account this home no longer has (renamed or removed from accounts.toml) cannot be
+      // followed: they wait, said in the log, until the account is configured again; never read
+      // through another account, whose order ids mean other orders.
+      if (!one) {
+        const orphans = due.filter((r) => !this.#pollers.has(r.account));
+        for (const r of orphans) rt.rows.schedulePoll(r.batchId, r.idx, this.#e.clock.now() + 60_000);
+        if (orphans.length > 0) rt.log.error({ accounts: [...new Set(orphans.map((r) => r.account))], rows: orphans.length }, 'rows are on an account this home does not have (accounts.toml): they wait until it is configured again');
+      }
+      for (const [account, poller] of this.#pollers) {
+        const mine = one ? due : due.filter((r) => r.account === account);
+        if (mine.length === 0) continue;
+        if (!pauses.of(account).canPoll()) {
+          for (const r of mine) rt.rows.schedulePoll(r.batchId, r.idx, this.#e.clock.now() + rt.config.pollIntervalMs);
+          continue;
+        }
         try {
-          await verifyRow(rt, row, signal);
+          // One row's history check failing never holds back the polls of every processing row.
+          for (const row of mine.filter((r) => CHECKED_STATES.includes(r.state))) {
+            try {
+              await verifyRow(rt, row, signal);
+            } catch (err) {
+              if (isAccountProblem(err) || signal.aborted) throw err;
+              verifyFailed(rt, row, err);
+            }
+          }
+          const placed = mine.filter((r) => PLACED_STATES.includes(r.state));
+          await poller.round(placed, rt.rows.countProcessing(batchIds, one ? undefined : account), this.#backlog(), signal);
         } catch (err) {
-          if (isAccountProblem(err) || signal.aborted) throw err;
-          verifyFailed(rt, row, err);
+          if (signal.aborted) throw err;
+          if (isAccountProblem(err)) this.#e.accountProblem(err as ApiError, account);
+          else rt.log.warn({ account, err: coerceError(err).message }, 'polling failed; will try again');
+          const later = this.#e.clock.now() + rt.config.pollIntervalMs;
+          for (const r of rt.rows.duePolls(batchIds, this.#e.clock.now(), 2_000)) if (one || r.account === account) rt.rows.schedulePoll(r.batchId, r.idx, later);
         }
       }
-      const placed = due.filter((r) => PLACED_STATES.includes(r.state));
-      await this.#poller.round(placed, rt.rows.countProcessing(batchIds), this.#backlog(), signal);
     })()
       .catch((err: unknown) => {
-        if (isAccountProblem(err)) this.#e.accountProblem(err as ApiError);
-        else rt.log.warn({ err: coerceError(err).message }, 'polling failed; will try again');
+        rt.log.warn({ err: coerceError(err).message }, 'polling failed; will try again');
         for (const r of rt.rows.duePolls(batchIds, this.#e.clock.now(), 2_000)) rt.rows.schedulePoll(r.batchId, r.idx, this.#e.clock.now() + rt.config.pollIntervalMs);
       })
       .finally(() => {
@@ -100,8 +134,7 @@ export class PollingStage implements Stage {
       .tick(now, this.#e.signal)
       .then(() => undefined)
       .catch((err: unknown) => {
-        if (isAccountProblem(err)) this.#e.accountProblem(err as ApiError);
-        else this.#e.rt.log.warn({ err: coerceError(err).message }, 'review recheck failed; will try again');
+        this.#e.rt.log.warn({ err: coerceError(err).message }, 'review recheck failed; will try again');
       })
       .finally(() => {
         this.#rechecking = null;
@@ -109,22 +142,27 @@ export class PollingStage implements Stage {
       });
   }
 
-  /** While the account is paused: one balance read per probe interval finds when it works again. */
-  #probeAccount(): void {
-    const { pauses, rt } = this.#e;
+  /** While an account is paused for an account problem: one balance read per probe interval finds when it works again. */
+  #probeAccount(account: string): void {
+    const { rt } = this.#e;
+    const pauses = this.#e.pauses.of(account);
     const p = pauses.current;
-    if (this.#probing || !p || p.kind !== 'account' || (pauses.untilProbe() ?? 0) > 0) return;
-    this.#probing = rt.account.client
-      .balance({ priority: Priority.lookup })
-      .then(() => {
-        pauses.clear();
-        rt.log.info({ code: p.code }, 'account problem cleared: sending resumes');
-        this.#e.emit('resume', 'account');
-      })
-      .catch((err: unknown) => void pauses.pause('account', p.code, coerceError(err).message))
-      .finally(() => {
-        this.#probing = null;
-        this.#e.wake();
-      });
+    if (this.#probing.has(account) || !p || p.kind !== 'account' || (pauses.untilProbe() ?? 0) > 0) return;
+    this.#probing.set(
+      account,
+      rt
+        .accountOf(account)
+        .client.balance({ priority: Priority.lookup })
+        .then(() => {
+          pauses.clear();
+          rt.log.info({ account, code: p.code }, 'account problem cleared: sending resumes');
+          this.#e.emit('resume', 'account');
+        })
+        .catch((err: unknown) => void pauses.pause('account', p.code, coerceError(err).message))
+        .finally(() => {
+          this.#probing.delete(account);
+          this.#e.wake();
+        }),
+    );
   }
 }

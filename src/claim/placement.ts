@@ -1,0 +1,86 @@
+/**
+ * Placement: which supplier account each valid row of a file is placed on, decided once when the
+ * file is stored (account/routing.ts has the rules). A home with one account places every row on
+ * it, exactly as before; with several, a row's pid and price become those of the account chosen,
+ * and a row no account can place (pinned to one that does not sell its pack, every price above
+ * its cap) is invalid with the reason, like any other row that cannot be ordered.
+ */
+import { Priority } from '../api/client.js';
+import type { Runtime } from '../runtime.js';
+import type { CatalogIndex } from '../intake/catalog-index.js';
+import type { ValidOrder } from '../intake/validate.js';
+import { accountColumn, mergedIndex, ordersPerMinute, Router, type AccountIndex, type AccountLoad } from '../account/routing.js';
+import { Pauses } from '../account/pauses.js';
+import { roundCents } from '../kernel/money.js';
+import { coerceError } from '../kernel/errors.js';
+
+export type Placed =
+  | { ok: true; account: string; order: ValidOrder }
+  | { ok: false; error: string };
+
+export interface Placer {
+  /** The index rows are validated against (every account's catalog, looked up in order). */
+  readonly index: CatalogIndex;
+  place(order: ValidOrder, cells: readonly string[]): Placed;
+}
+
+type PlacementParts = Pick<Runtime, 'accounts' | 'log' | 'meta' | 'routing' | 'rows'>;
+
+/**
+ * Every account's catalog that can be read now (an account that cannot be read places nothing in
+ * this file). Throws the first account's error when none can be read: the batch waits for the catalog.
+ */
+export async function readCatalogs(rt: Pick<Runtime, 'accounts' | 'log'>): Promise<AccountIndex[]> {
+  const out: AccountIndex[] = [];
+  let first: unknown;
+  for (const a of rt.accounts) {
+    try {
+      out.push({ name: a.id, index: (await a.catalog.get()).index });
+    } catch (err) {
+      first ??= err;
+      if (rt.accounts.length > 1) rt.log.warn({ account: a.id, err: coerceError(err).message }, 'cannot read this account\'s catalog: it places no rows of this file');
+    }
+  }
+  if (out.length === 0) throw first;
+  return out;
+}
+
+export async function openPlacer(rt: PlacementParts, catalogs: readonly AccountIndex[], columns: readonly string[]): Promise<Placer> {
+  const index = mergedIndex(catalogs);
+  if (rt.accounts.length === 1) {
+    const only = rt.accounts[0]!.id;
+    return { index, place: (order) => ({ ok: true, account: only, order }) };
+  }
+  const queued = rt.rows.unsentByAccountAll();
+  const loads = new Map<string, AccountLoad>();
+  for (const a of rt.accounts) {
+    let balanceUsd: number | undefined;
+    const paused = Pauses.read(rt.meta, a.id) !== null;
+    if (!paused && catalogs.some((c) => c.name === a.id)) {
+      try {
+        balanceUsd = (await a.client.balance({ priority: Priority.lookup })).balanceUsd;
+      } catch {
+        // Unknown balance: no preference either way; the funds gate judges before anything is sent.
+      }
+    }
+    loads.set(a.id, { queued: queued.get(a.id) ?? 0, perMinute: ordersPerMinute(a.setting.rateLimits), paused, ...(balanceUsd !== undefined ? { balanceUsd } : {}) });
+  }
+  const router = new Router(rt.routing.routing, catalogs, rt.routing.packAliases, loads, rt.routing.maxQueueDelayMs);
+  const pinColumn = accountColumn(columns);
+  return {
+    index,
+    place(order, cells) {
+      const entry = index.byPid(order.request.pid);
+      if (!entry) return { ok: false, error: `pid: ${order.request.pid} is in no account's catalog` };
+      const pinned = pinColumn === undefined ? '' : (cells[pinColumn] ?? '').trim();
+      const p = router.place(entry, { quantity: order.quantity, maxPriceUsd: order.maxPriceUsd, ...(pinned !== '' ? { pinned } : {}) });
+      if (!p.ok) return p;
+      const price = p.entry.product.price;
+      return {
+        ok: true,
+        account: p.account,
+        order: { ...order, request: { ...order.request, pid: p.entry.product.id }, unitPriceUsd: price, amountUsd: roundCents(price * order.quantity) },
+      };
+    },
+  };
+}

@@ -1,0 +1,78 @@
+/**
+ * The pauses of every account this home has, as the engine's stages ask about them. Each account
+ * pauses on its own (account/pauses.ts): one supplier's maintenance or revoked key stops that
+ * account's orders and calls, never another's. A home with one account behaves exactly as before.
+ */
+import type { Account } from '../account/account.js';
+import type { Pauses, PauseState } from '../account/pauses.js';
+import type { Clock } from '../kernel/clock.js';
+
+export class AccountPauses {
+  /** One Pauses per account, in the accounts' order (the first is what single-account views show). */
+  readonly #by: ReadonlyMap<string, Pauses>;
+  readonly names: readonly string[];
+  /**
+   * The home has one account, `default` (no accounts.toml): every row is on it, so reads need not
+   * name the account (the indexes of before serve them). A home with one account of another name
+   * may still hold rows of `default` from before its accounts.toml: those are read by name.
+   */
+  readonly plain: boolean;
+
+  constructor(accounts: readonly Account[], clock: Clock) {
+    this.#by = new Map(accounts.map((a) => [a.id, a.pauses(clock)]));
+    this.names = accounts.map((a) => a.id);
+    this.plain = this.names.length === 1 && this.names[0] === 'default';
+  }
+
+  of(account: string): Pauses {
+    const p = this.#by.get(account);
+    if (!p) throw new TypeError(`no account named ${account}`);
+    return p;
+  }
+
+  /** Every account's pause in force, by account (accounts not paused left out). */
+  all(): { account: string; pause: PauseState }[] {
+    const out: { account: string; pause: PauseState }[] = [];
+    for (const [account, p] of this.#by) {
+      const pause = p.current;
+      if (pause) out.push({ account, pause });
+    }
+    return out;
+  }
+
+  /** The first pause in force (for views that show one), or null. */
+  get current(): PauseState | null {
+    return this.all()[0]?.pause ?? null;
+  }
+
+  /** Accounts whose orders may leave now (a paused one only when its probe is due). */
+  sendable(): string[] {
+    return this.names.filter((n) => this.of(n).canSend());
+  }
+
+  /** Accounts whose polls and lookups may leave now (only an account problem stops them). */
+  pollable(): string[] {
+    return this.names.filter((n) => this.of(n).canPoll());
+  }
+
+  /** Milliseconds until the earliest probe of a paused account may leave, or undefined with none paused. */
+  untilProbe(): number | undefined {
+    let min: number | undefined;
+    for (const p of this.#by.values()) {
+      const w = p.untilProbe();
+      if (w !== undefined && (min === undefined || w < min)) min = w;
+    }
+    return min;
+  }
+
+  /** Milliseconds until the earliest account that cannot poll may probe, or undefined when every account can poll. */
+  untilPollProbe(): number | undefined {
+    let min: number | undefined;
+    for (const p of this.#by.values()) {
+      if (p.canPoll()) continue;
+      const w = p.untilProbe() ?? 0;
+      if (min === undefined || w < min) min = w;
+    }
+    return min;
+  }
+}
