@@ -121,4 +121,15 @@ export const INVARIANTS: readonly Invariant[] = Object.freeze([
     tests: [{ file: 'test/adv2/two-retries-at-once.test.ts', title: 'one retry batch is made; the other call is refused' }],
     simulator: 'a batch is retried once (one retry in four is a double click)',
   },
+  {
+    id: 'one-account-at-a-time',
+    rule: 'A row is on one supplier account at a time, and leaves it only where it is proven that nothing was created there (never sent, a send turned away before any order, a first send refused because the account cannot sell the pack), always with a new trxid: never live on two accounts, never bought on a second while the first may have charged.',
+    enforcedBy: 'rows.account is one column; the trigger rows_account_moves (migrations.ts) refuses any other change of account whatever writes it; the edge `moved` leaves only pending and sending (row-states.ts), RowStore.move is guarded by the lease, the state, the account and the trxid; the intent (markSending) commits only for the trxid and account the sender read (dispatch/failover.ts)',
+    tests: [
+      { file: 'test/store/account-moves.test.ts', title: 'the trigger refuses a change of account' },
+      { file: 'test/store/account-moves.test.ts', title: 'the intent of a send built for the account a row left is refused' },
+      { file: 'test/unit/state-machine.test.ts', title: 'every event has a store method' },
+    ],
+    simulator: 'not yet: the simulator runs one account (issue 22 leaves the two-account generator open)',
+  },
 ]);

@@ -1,0 +1,53 @@
+/**
+ * Invariant one-account-at-a-time (src/store/invariants.ts): a row changes account only where it
+ * is proven that nothing was created on the one it leaves, never with an order, always with a new
+ * trxid; the trigger rows_account_moves holds it whatever writes the row, and the intent commits
+ * only for the trxid and account the sender read. Real SQLite store in a temp home.
+ */
+import { describe, expect, it } from 'vitest';
+import { pubgRow, supplierWorld } from '../unit/fake-supplier.js';
+import type { Runtime } from '../../src/runtime.js';
+
+const move = (rt: Runtime, fromState: 'pending' | 'sending', to = 'second', trxid = 'tu-row-0-second') => {
+  const row = rt.rows.get('b1', 0)!;
+  return rt.rows.move('b1', 0, { owner: rt.owner, now: Date.now() }, {
+    fromState, from: row.account, fromTrxid: row.trxid!, to, trxid, request: JSON.stringify({ ...row.request, trxid }),
+    productId: row.productId!, unitPriceUsd: 1, expectedUsd: 1, moves: JSON.stringify([{ from: row.account, trxid: row.trxid, code: 'X', why: 'x', at: 0 }]), note: 'moved',
+  });
+};
+
+describe('a row is on one account at a time, and leaves one only on proof', () => {
+  it('the trigger refuses a change of account from a state where an order may exist, with an order, or without a new trxid', async () => {
+    const rt = await supplierWorld(() => {}, [pubgRow(0)]);
+    const raw = (sql: string) => () => rt.db.prepare(sql).run();
+    for (const state of ['resending', 'verifying', 'searching', 'processing', 'unseen', 'review', 'completed', 'cancelled']) {
+      rt.db.prepare(`UPDATE rows SET state = ? WHERE batch_id = 'b1'`).run(state);
+      expect(raw(`UPDATE rows SET account = 'second', trxid = 'tu-new', state = 'pending' WHERE batch_id = 'b1'`), state).toThrow(/changes account only when nothing was created/);
+    }
+    rt.db.prepare(`UPDATE rows SET state = 'pending' WHERE batch_id = 'b1'`).run();
+    expect(raw(`UPDATE rows SET account = 'second' WHERE batch_id = 'b1'`)).toThrow(/with a new trxid/);
+    rt.db.prepare(`UPDATE rows SET state = 'sending', order_id = 'ORD-1' WHERE batch_id = 'b1'`).run();
+    expect(raw(`UPDATE rows SET account = 'second', trxid = 'tu-new', state = 'pending' WHERE batch_id = 'b1'`)).toThrow(/changes account only/);
+    expect(rt.rows.get('b1', 0)).toMatchObject({ account: 'default', trxid: 'tu-row-0' });
+  });
+
+  it('the store moves a pending row, or a sending one whose first send its sender saw refused, with a new trxid and the refusal recorded', async () => {
+    const rt = await supplierWorld(() => {}, [pubgRow(0)]);
+    expect(move(rt, 'pending')).toBe(true);
+    expect(rt.rows.get('b1', 0)).toMatchObject({ state: 'pending', account: 'second', trxid: 'tu-row-0-second', moves: [{ from: 'default', trxid: 'tu-row-0' }] });
+    rt.db.prepare(`UPDATE rows SET state = 'sending' WHERE batch_id = 'b1'`).run();
+    expect(move(rt, 'pending', 'third', 'tu-row-0-third')).toBe(false); // a `pending` mover never takes a row another send took
+    expect(move(rt, 'sending', 'third', 'tu-row-0-third')).toBe(true);
+    expect(rt.rows.get('b1', 0)).toMatchObject({ state: 'pending', account: 'third' });
+  });
+
+  it('the intent of a send built for the account a row left is refused: the request never leaves', async () => {
+    const rt = await supplierWorld(() => {}, [pubgRow(0)]);
+    const read = rt.rows.get('b1', 0)!;
+    expect(move(rt, 'pending')).toBe(true);
+    const now = Date.now();
+    expect(rt.rows.markSending('b1', 0, { owner: rt.owner, now }, now + 1_000, { trxid: read.trxid!, account: read.account })).toBe(false);
+    expect(rt.rows.get('b1', 0)!.state).toBe('pending');
+    expect(rt.rows.markSending('b1', 0, { owner: rt.owner, now }, now + 1_000, { trxid: 'tu-row-0-second', account: 'second' })).toBe(true);
+  });
+});
