@@ -13,11 +13,10 @@ import { validate as validateCron } from 'node-cron';
 import { ConfigError } from '../kernel/errors.js';
 import type { HeapPolicy } from '../kernel/heap-policy.js';
 import { CONSOLE_DEFAULTS, consoleSettings, type ConsoleSettings } from './console-settings.js';
+import { readAccountsFile, withAccounts, type AccountsSettings } from './accounts.js';
+import { parseAuthHeader, parseDuration, parseHttpUrl, parseIpFamily, parseRateLimits, type RateWindow } from './parse.js';
 
-export interface RateWindow {
-  limit: number;
-  windowMs: number;
-}
+export { parseDuration, parseRateLimits, type RateWindow };
 
 export interface ScheduleSetting {
   /** A node-cron expression, or null when switched off. */
@@ -84,6 +83,12 @@ export interface Config {
   telegram: { botToken: string; chatId: string; apiBase: string } | null;
   /** The web console and /metrics (config/console-settings.ts); null with TOPUP_CONSOLE=off. */
   console: ConsoleSettings | null;
+  /**
+   * The supplier accounts (config/accounts.ts, docs/accounts.md): accounts.toml's, or the one named
+   * `default` that TOPUP_API_URL / TOPUP_API_KEY describe. With the file, apiUrl, apiKey, sandbox,
+   * authHeader, rateLimits and ipFamily above are the first account's.
+   */
+  accounts: AccountsSettings;
 }
 
 /** Every setting this program reads, with its default. docs/settings.md's table mirrors this (test/unit/config.test.ts). */
@@ -91,6 +96,7 @@ export const SETTINGS = {
   TOPUP_API_URL: '',
   TOPUP_API_KEY: '',
   TOPUP_API_KEY_FILE: '',
+  TOPUP_ACCOUNTS_FILE: '',
   TOPUP_AUTH_HEADER: 'x-api-key',
   TOPUP_RATE_LIMITS: '40/1s,200/1m',
   TOPUP_RATE_MARGIN_MS: '100',
@@ -126,31 +132,6 @@ export type SettingName = keyof typeof SETTINGS;
 /** The key the in-process sandbox accepts when no TOPUP_API_KEY is set. Not a secret. */
 export const SANDBOX_DEFAULT_KEY = 'sandbox-key-0000000000000000';
 
-const DURATION_UNITS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
-
-/** `500ms`, `10s`, `1m`, `1h`; a bare number is milliseconds. */
-export function parseDuration(text: string, setting: string): number {
-  const m = /^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h)?\s*$/.exec(text);
-  if (!m) throw new ConfigError(setting, `"${text}" is not a duration (examples: 500ms, 10s, 1m)`);
-  const ms = Number(m[1]) * DURATION_UNITS[m[2] ?? 'ms']!;
-  if (!(ms > 0)) throw new ConfigError(setting, `duration "${text}" must be above zero`);
-  return Math.round(ms);
-}
-
-/** `40/1s,200/1m` → windows, longest last. */
-export function parseRateLimits(text: string, setting = 'TOPUP_RATE_LIMITS'): RateWindow[] {
-  const parts = text.split(',').map((p) => p.trim()).filter(Boolean);
-  if (parts.length === 0) throw new ConfigError(setting, 'needs at least one calls/duration part, e.g. 40/1s,200/1m');
-  const windows = parts.map((part) => {
-    const m = /^(\d+)\s*\/\s*(.+)$/.exec(part);
-    if (!m) throw new ConfigError(setting, `"${part}" is not calls/duration (example: 40/1s)`);
-    const limit = Number(m[1]);
-    if (!Number.isInteger(limit) || limit < 1) throw new ConfigError(setting, `"${part}": calls must be a whole number of at least 1`);
-    return { limit, windowMs: parseDuration(m[2]!, setting) };
-  });
-  return windows.sort((a, b) => a.windowMs - b.windowMs);
-}
-
 function int(env: Record<string, string>, name: SettingName, min: number, max = Number.MAX_SAFE_INTEGER): number {
   const raw = env[name]!.trim();
   const n = Number(raw);
@@ -170,14 +151,7 @@ function money(env: Record<string, string>, name: SettingName): number | null {
 function url(env: Record<string, string>, name: SettingName): string | null {
   const raw = env[name]!.trim();
   if (raw === '') return null;
-  let u: URL;
-  try {
-    u = new URL(raw);
-  } catch {
-    throw new ConfigError(name, `"${raw}" is not a URL`);
-  }
-  if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new ConfigError(name, `must be an http(s) URL, not ${u.protocol}`);
-  return raw.replace(/\/+$/, '');
+  return parseHttpUrl(raw, name);
 }
 
 function schedule(env: Record<string, string>, name: SettingName): ScheduleSetting {
@@ -193,13 +167,8 @@ function repeatWindow(raw: string): number {
   return parseDuration(raw, 'TOPUP_REPEAT_WINDOW');
 }
 
-/** `4`, `6` or `auto`: the address family API connections use. */
 function ipFamily(raw: string): 4 | 6 | 'auto' {
-  const v = raw.trim().toLowerCase().replace(/^ipv/, '');
-  if (v === '4') return 4;
-  if (v === '6') return 6;
-  if (v === 'auto') return 'auto';
-  throw new ConfigError('TOPUP_IP_FAMILY', `must be 4, 6 or auto, not "${raw}" (4 is right for accounts with an IP allowlist)`);
+  return parseIpFamily(raw, 'TOPUP_IP_FAMILY');
 }
 
 function windowMode(raw: string): 'sliding' | 'fixed' {
@@ -229,12 +198,13 @@ function readKeyFile(path: string): string {
 }
 
 /**
- * Every value of the config that no log line, error, page, result or metric may show: the API key,
+ * Every value of the config that no log line, error, page, result or metric may show: the API keys (every account's),
  * the Telegram bot token and the console token. kernel/log.ts and the console scrub them; one list, so
  * a secret added here is scrubbed everywhere.
  */
 export function secretsOf(config: Config): string[] {
-  return [config.apiKey, config.telegram?.botToken ?? '', config.console?.token ?? ''];
+  const keys = new Set([config.apiKey, ...config.accounts.accounts.map((a) => a.key)]);
+  return [...keys, config.telegram?.botToken ?? '', config.console?.token ?? ''];
 }
 
 /**
@@ -269,6 +239,11 @@ export function loadConfig(
     if (v !== undefined) env[name] = v;
   }
 
+  // Given (environment, topup.conf or a flag), not the default.
+  const given = (name: SettingName): boolean => (overrides[name] ?? environment[name] ?? fromFile[name] ?? '').trim() !== '';
+  // Before the single account's settings, so TOPUP_API_URL set beside the file is named as such.
+  const accountsFile = readAccountsFile({ home, env, given, credDir: environment.CREDENTIALS_DIRECTORY, requireKey: opts.requireKey !== false });
+
   const apiUrl = url(env, 'TOPUP_API_URL');
   let apiKey = env.TOPUP_API_KEY!.trim();
   const keyFile = env.TOPUP_API_KEY_FILE!.trim();
@@ -281,8 +256,7 @@ export function loadConfig(
   }
   if (/\s/.test(apiKey)) throw new ConfigError('TOPUP_API_KEY', 'contains whitespace');
 
-  const auth = env.TOPUP_AUTH_HEADER!.trim().toLowerCase();
-  if (auth !== 'x-api-key' && auth !== 'bearer') throw new ConfigError('TOPUP_AUTH_HEADER', `must be "x-api-key" or "bearer", not "${auth}"`);
+  const auth = parseAuthHeader(env.TOPUP_AUTH_HEADER!, 'TOPUP_AUTH_HEADER');
 
   const level = env.TOPUP_LOG_LEVEL!.trim().toLowerCase();
   const levels = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
@@ -297,7 +271,7 @@ export function loadConfig(
 
   const jobsDir = join(home, 'jobs');
   const outboxDir = join(home, 'outbox');
-  const config: Config = {
+  const config: Omit<Config, 'accounts'> = {
     home,
     inboxDir: join(home, 'inbox'),
     jobsDir,
@@ -339,5 +313,5 @@ export function loadConfig(
     telegram: botToken ? { botToken, chatId, apiBase: url(env, 'TOPUP_TELEGRAM_API_BASE')! } : null,
     console: consoleSettings(env, home, credDir),
   };
-  return Object.freeze(config);
+  return Object.freeze(withAccounts(config, accountsFile, given('TOPUP_RATE_LIMITS')));
 }
