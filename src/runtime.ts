@@ -120,12 +120,12 @@ export function openRuntime(config: Config, log: Logger, apiUrl: string, world: 
  * TOPUP_API_URL / TOPUP_API_KEY. An account without a URL is the in-process sandbox's (`apiUrl`).
  */
 function accountSettings(config: Config, apiUrl: string): OpenedAccountSetting[] {
-  const listed = (config as Config & { accounts?: AccountsSettings }).accounts?.accounts;
-  if (!listed || listed.length === 0) return [defaultAccountSetting(config, apiUrl)];
+  const listed = config.accounts.accounts;
+  if (listed.length === 0) return [defaultAccountSetting(config, apiUrl)];
   return listed.map((s) => ({ ...s, url: s.url ?? apiUrl }));
 }
 
 function routingOf(config: Config): Runtime['routing'] {
-  const a = (config as Config & { accounts?: AccountsSettings }).accounts;
-  return { routing: a?.routing ?? 'cheapest', packAliases: a?.packAliases ?? [], maxQueueDelayMs: a?.maxQueueDelayMs ?? 30_000 };
+  const a = config.accounts;
+  return { routing: a.routing, packAliases: a.packAliases, maxQueueDelayMs: a.maxQueueDelayMs };
 }
