@@ -40,7 +40,7 @@ export interface ResolveResult {
   summary: BatchSummary | null;
 }
 
-export async function resolveReview(rt: Pick<Runtime, 'account' | 'batches' | 'clock' | 'config' | 'db' | 'log' | 'owner' | 'rows'>, req: ResolveRequest): Promise<ResolveResult> {
+export async function resolveReview(rt: Pick<Runtime, 'account' | 'accountOf' | 'batches' | 'clock' | 'config' | 'db' | 'log' | 'owner' | 'rows'>, req: ResolveRequest): Promise<ResolveResult> {
   if ((req.chargedOrderId === undefined) === (req.notCharged !== true)) {
     throw new UsageError('say what happened: --charged ORDER_ID or --not-charged');
   }
@@ -79,7 +79,9 @@ export async function resolveReview(rt: Pick<Runtime, 'account' | 'batches' | 'c
   return { row: rt.rows.get(row.batchId, row.idx)!, summary: await finishIfIdle(rt, row.batchId) };
 }
 
-async function chargedFacts(rt: Pick<Runtime, 'account' | 'rows'>, row: Row, typedId: string, force: boolean, by: string, at: string): Promise<{ facts: OrderFacts; note: string; answer: string | null }> {
+async function chargedFacts(rt: Pick<Runtime, 'accountOf' | 'rows'>, row: Row, typedId: string, force: boolean, by: string, at: string): Promise<{ facts: OrderFacts; note: string; answer: string | null }> {
+  // The row's own account: an order id means an order only at the account that numbered it.
+  const account = rt.accountOf(row.account);
   // An id copied from a web page or a spreadsheet cell brings invisible white space (a
   // non-breaking space, a tab) that SQL's trim() keeps: trimmed here, once, for every use below
   // (an adversarial review: the held-order check missed ORD-77\u00a0 and --force took it).
@@ -90,7 +92,7 @@ async function chargedFacts(rt: Pick<Runtime, 'account' | 'rows'>, row: Row, typ
   // panel's ORD… and the API's numeric id; an adversarial review settled a review row with the
   // order another row held, one charge for two "completed" rows).
   const refuseHeld = (id: string, as = ''): void => {
-    const holder = rt.rows.placedBy(id);
+    const holder = rt.rows.placedBy(id, row.account);
     if (holder && !(holder.batchId === row.batchId && holder.idx === row.idx)) {
       throw new UsageError(`order ${orderId}${as} already belongs to batch ${holder.batchId}, line ${holder.line}`);
     }
@@ -99,7 +101,7 @@ async function chargedFacts(rt: Pick<Runtime, 'account' | 'rows'>, row: Row, typ
   let order: (Order & { answer: ApiError['answer'] }) | undefined;
   let why: string | undefined;
   try {
-    order = await rt.account.client.getOrder(orderId, { priority: Priority.lookup });
+    order = await account.client.getOrder(orderId, { priority: Priority.lookup });
   } catch (err) {
     if (err instanceof ApiResponseShapeError && err.aboutOrder !== undefined) refuseHeld(err.aboutOrder, ` (the API answers with order ${err.aboutOrder})`);
     if (err instanceof ApiError && err.classification === 'not-found') why = `the API does not know order ${orderId}`;
@@ -107,7 +109,7 @@ async function chargedFacts(rt: Pick<Runtime, 'account' | 'rows'>, row: Row, typ
   }
   if (order?.orderId !== undefined) refuseHeld(order.orderId, ` (the API answers with order ${order.orderId})`);
   if (order) {
-    const wrong = mismatches(row, order, rt.account.catalog.gameNamesOf(row));
+    const wrong = mismatches(row, order, account.catalog.gameNamesOf(row));
     if (wrong.length > 0) why = `order ${orderId} is another purchase (${describeMismatches(wrong)})`;
   }
   if (why !== undefined && !force) throw new UsageError(`${why}; check the id, or record it anyway with --force`);

@@ -324,11 +324,14 @@ export class RowReads {
    * spacing (suppliers look ids up case-insensitively, so `ord-77` typed by a person is the
    * order a row holds as `ORD-77`). The second look scans: it serves operator actions only.
    */
-  placedBy(orderId: string): { batchId: string; idx: number; line: number } | undefined {
+  placedBy(orderId: string, account?: string): { batchId: string; idx: number; line: number } | undefined {
     type Holder = { batchId: string; idx: number; line: number };
+    // With `account`: held on that account only (order ids are each account's own numbering).
+    const on = account === undefined ? '' : ' AND account = @account';
+    const p = account === undefined ? { orderId } : { orderId, account };
     return (
-      (this.stmt('SELECT batch_id AS batchId, idx, line FROM rows WHERE order_id = ?').get(orderId) as Holder | undefined) ??
-      (this.stmt('SELECT batch_id AS batchId, idx, line FROM rows WHERE order_id IS NOT NULL AND lower(trim(order_id)) = lower(trim(?)) LIMIT 1').get(orderId) as Holder | undefined)
+      (this.stmt(`SELECT batch_id AS batchId, idx, line FROM rows WHERE order_id = @orderId${on}`).get(p) as Holder | undefined) ??
+      (this.stmt(`SELECT batch_id AS batchId, idx, line FROM rows WHERE order_id IS NOT NULL AND lower(trim(order_id)) = lower(trim(@orderId))${on} LIMIT 1`).get(p) as Holder | undefined)
     );
   }
 
