@@ -65,7 +65,7 @@ export interface AccountWorld {
 
 export function openAccount(config: Config, db: Db, log: Logger, apiUrl: string, world: AccountWorld = { clock: systemClock }, id = 'default'): Account {
   const { clock } = world;
-  const scheduler = new RateScheduler(db, config.rateLimits, config.rateMarginMs, config.requestTimeoutMs, { maxHoldMs: config.retryAfterMaxMs, clock });
+  const scheduler = new RateScheduler(db, config.rateLimits, config.rateMarginMs, config.requestTimeoutMs, { maxHoldMs: config.retryAfterMaxMs, clock, account: id, learn: !config.rateLimitsGiven });
   const meta = new MetaStore(db);
   // An account problem is probed about every 6 polls (2 s … 1 min): often enough to resume soon,
   // rarely enough not to spend the budget on a key that was revoked.
