@@ -71,14 +71,15 @@ export type OpenedAccountSetting = AccountSetting & { readonly url: string };
 
 /** The one account a home has without accounts.toml: TOPUP_API_URL / TOPUP_API_KEY, named `default`. */
 export function defaultAccountSetting(config: Config, apiUrl: string): OpenedAccountSetting {
-  return { name: 'default', url: apiUrl, key: config.apiKey, authHeader: config.authHeader, rateLimits: config.rateLimits, rateLimitsGiven: true, ipFamily: config.ipFamily };
+  return { name: 'default', url: apiUrl, key: config.apiKey, authHeader: config.authHeader, rateLimits: config.rateLimits, rateLimitsGiven: config.rateLimitsGiven, ipFamily: config.ipFamily };
 }
 
 export function openAccount(config: Config, db: Db, log: Logger, setting: OpenedAccountSetting, world: AccountWorld = { clock: systemClock }): Account {
   const { clock } = world;
   const id = setting.name;
   const apiUrl = setting.url;
-  const scheduler = new RateScheduler(db, setting.rateLimits, config.rateMarginMs, config.requestTimeoutMs, { maxHoldMs: config.retryAfterMaxMs, clock });
+  // Limits not given (rate_limits / TOPUP_RATE_LIMITS) are learned from the account's 429s (learned-limits.ts).
+  const scheduler = new RateScheduler(db, setting.rateLimits, config.rateMarginMs, config.requestTimeoutMs, { maxHoldMs: config.retryAfterMaxMs, clock, account: id, learn: !setting.rateLimitsGiven });
   const meta = new MetaStore(db);
   // An account problem is probed about every 6 polls (2 s … 1 min): often enough to resume soon,
   // rarely enough not to spend the budget on a key that was revoked.

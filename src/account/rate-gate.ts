@@ -33,17 +33,45 @@
  * While it is under the limit there is room. The bound holds while no other connection wrote
  * (PRAGMA data_version; while another process writes, every admission counts again). Nothing is
  * admitted that a full count would refuse. One gate per connection.
+ *
+ * Per account: one gate per supplier account (`account`, default `default`). Every query of the
+ * call log reads and writes only that account's calls (api_calls.account, index (account, t)),
+ * the Retry-After hold is the account's own meta key (`rate.hold_until_mono` for `default`, as in
+ * homes from before accounts, `rate.hold_until_mono:<account>` for others), and so is what it
+ * learned. Everything above holds per account: another account's calls never fill this one's
+ * windows, and data_version (which any write to the store bumps) only makes this gate count again.
+ *
+ * Learning (`learn`, when the account's limits were not given): on a 429 the client calls
+ * onRateLimited; the gate judges from its call log which window the API enforces and lowers that
+ * window's limit at once, for every process on the home (account/learned-limits.ts has the rule and
+ * the re-probing upward). Learned limits only ever lower the configured ones within the configured
+ * or probed window lengths, so the bounds above stay true: a lowered limit is checked against the
+ * same counts, and a change of windows voids the bounds.
  */
 import PQueue from 'p-queue';
-import type { CallGate, CallInfo } from '../api/gate.js';
+import type { CallGate, CallInfo, RateLimitedInfo } from '../api/gate.js';
 import type { RateWindow } from '../config/config.js';
 import { unsynced, type Db } from '../store/db.js';
 import type { Statement } from 'better-sqlite3';
 import { MetaStore } from '../store/meta.js';
 import { systemClock, type Clock } from '../kernel/clock.js';
+import {
+  afterQuietUse,
+  afterRefusal,
+  candidateLengths,
+  effectiveWindows,
+  inferLimit,
+  QUIET_USE_MS,
+  readLearned,
+  USE_GAP_CAP_MS,
+  writeLearned,
+  type Inference,
+  type LearnedRecord,
+  type LoggedCall,
+} from './learned-limits.js';
 
-/** Monotonic ms until which every call is held (a Retry-After). */
-const HOLD_KEY = 'rate.hold_until_mono';
+/** Monotonic ms until which every call of the account is held (a Retry-After): `default` keeps the key of homes from before accounts. */
+export const holdKey = (account: string): string => (account === 'default' ? 'rate.hold_until_mono' : `rate.hold_until_mono:${account}`);
 
 export interface SchedulerStats {
   admitted: number;
@@ -51,10 +79,27 @@ export interface SchedulerStats {
   byRoute: Record<string, number>;
 }
 
+export interface SchedulerOptions {
+  clock?: Clock;
+  maxHoldMs?: number;
+  /** The supplier account whose calls this gate admits (default `default`). */
+  account?: string;
+  /** Learn tighter limits from 429s (the account's limits were not given): learned-limits.ts. */
+  learn?: boolean;
+}
+
 export class RateScheduler implements CallGate {
   readonly #db: Db;
   readonly #meta: MetaStore;
-  readonly #windows: RateWindow[];
+  readonly #account: string;
+  readonly #holdKey: string;
+  readonly #learn: boolean;
+  /** The configured windows (learning starts from them and never goes above them). */
+  readonly #configured: RateWindow[];
+  /** The windows in force: the configured ones, lowered or added to by what was learned. */
+  #windows: RateWindow[];
+  /** Calls are spaced by the shortest window's limit (see the constructor). */
+  #spacingMs = 0;
   readonly #marginMs: number;
   readonly #queue = new PQueue({ concurrency: 1 });
   /** Returns the new call's row id (> 0) when admitted, else minus the time to wait. */
@@ -65,9 +110,14 @@ export class RateScheduler implements CallGate {
   readonly #timeoutMs: number;
   #sinceprune = 0;
   /** Per window: at least as many calls as it holds now (see the header); Infinity: count it. */
-  readonly #bounds: number[];
+  #bounds: number[];
   /** PRAGMA data_version when the bounds were made: another connection's write voids them. */
   #boundsVersion = -1;
+  /** The learned record as last applied (its JSON), to notice another process's change. */
+  #learnedSeen = '';
+  /** Use of this gate since the last change of what was learned (learned-limits.ts: re-probing). */
+  #useMs = 0;
+  #lastAdmit: number | null = null;
   readonly stats: SchedulerStats = { admitted: 0, waitedMs: 0, byRoute: {} };
 
   /** Monotonic time (kernel/clock.ts): shared by every process on this machine, immune to wall-clock steps. */
@@ -76,8 +126,9 @@ export class RateScheduler implements CallGate {
   readonly #clock: Clock;
   /** Longest a Retry-After may hold calls; a stored hold further ahead is stale. */
   readonly #maxHoldMs: number;
+  readonly #callLog: Statement;
 
-  constructor(db: Db, windows: readonly RateWindow[], marginMs: number, requestTimeoutMs = 15_000, opts: { clock?: Clock; maxHoldMs?: number } = {}) {
+  constructor(db: Db, windows: readonly RateWindow[], marginMs: number, requestTimeoutMs = 15_000, opts: SchedulerOptions = {}) {
     if (windows.length === 0) throw new TypeError('RateScheduler needs at least one window');
     this.#db = db;
     const clock = opts.clock ?? systemClock;
@@ -85,61 +136,71 @@ export class RateScheduler implements CallGate {
     this.#now = () => clock.mono();
     this.#maxHoldMs = (opts.maxHoldMs ?? 300_000) + marginMs;
     this.#meta = new MetaStore(db);
-    this.#windows = [...windows];
+    const account = opts.account ?? 'default';
+    this.#account = account;
+    this.#holdKey = holdKey(account);
+    this.#learn = opts.learn === true;
+    this.#configured = windows.map((w) => ({ ...w }));
+    this.#windows = [...this.#configured];
+    this.#bounds = this.#windows.map(() => Number.POSITIVE_INFINITY);
     this.#marginMs = marginMs;
-    this.#longestMs = Math.max(...windows.map((w) => w.windowMs)) + marginMs;
+    // Learning judges a 429 on the second and the minute too: the log keeps what they need.
+    const lengths = this.#learn ? candidateLengths(windows) : windows.map((w) => w.windowMs);
+    this.#longestMs = Math.max(...lengths) + marginMs;
     // A call's end: its answer, or (in flight / owner died) now, but never past start + timeout.
     const end = 'coalesce(done, min(@now, t + @timeout))';
-    const inWindow = `t > @since - @timeout AND ${end} > @since`;
+    const inWindow = `account = @account AND t > @since - @timeout AND ${end} > @since`;
     const oldestToExpire = db.prepare(`SELECT ${end} AS e FROM api_calls WHERE ${inWindow} ORDER BY e LIMIT 1 OFFSET @offset`);
     const countSince = db.prepare(`SELECT count(*) AS n FROM api_calls WHERE ${inWindow}`);
-    const insert = db.prepare('INSERT INTO api_calls (t) VALUES (?)');
-    const lastStart = db.prepare('SELECT max(t) AS t FROM api_calls');
-    // Calls are spaced by the shortest window's limit (25 ms for 40/1 s): the same throughput
-    // as a burst over any window, but never a crowd of calls between admission and the wire
-    // when the API answers 429 with a Retry-After.
-    const shortest = this.#windows.reduce((a, b) => (a.windowMs <= b.windowMs ? a : b));
-    const spacingMs = Math.floor(shortest.windowMs / shortest.limit);
-    this.#prune = db.prepare('DELETE FROM api_calls WHERE t <= ?');
+    const insert = db.prepare('INSERT INTO api_calls (t, account) VALUES (?, ?)');
+    const lastStart = db.prepare('SELECT max(t) AS t FROM api_calls WHERE account = ?');
+    this.#callLog = db.prepare('SELECT t, done FROM api_calls WHERE account = ?');
+    this.#prune = db.prepare('DELETE FROM api_calls WHERE account = ? AND t <= ?');
     const dataVersion = db.prepare('PRAGMA data_version').pluck();
-    this.#bounds = this.#windows.map(() => Number.POSITIVE_INFINITY);
     this.#markDone = db.prepare('UPDATE api_calls SET done = ? WHERE rowid = ?');
     const timeout = requestTimeoutMs;
     this.#timeoutMs = timeout;
     // Nothing a window needs can lie ahead of now: such times were written before a reboot (the
     // monotonic clock restarted) or by a version that stored wall time. They would freeze the gate.
+    // (Of every account: the monotonic clock restarted for all of them.)
     const longestWait = this.#longestMs + timeout;
     const start = this.#now();
     db.prepare('DELETE FROM api_calls WHERE t > ?').run(start + 1_000);
-    if (Number(this.#meta.get(HOLD_KEY) ?? 0) > start + this.#maxHoldMs) this.#meta.delete(HOLD_KEY);
+    if (Number(this.#meta.get(this.#holdKey) ?? 0) > start + this.#maxHoldMs) this.#meta.delete(this.#holdKey);
+    // Given limits are kept as given: nothing learned applies (nor is learned).
+    this.#applyLearned(this.#learn ? readLearned(this.#meta, account) : undefined);
     this.prune(start);
+    const params = { account, timeout };
     // Returns 0 when the call was recorded (admitted), else how long to wait.
     this.#admitTx = db
       .transaction((now: number): number => {
-        const hold = Number(this.#meta.get(HOLD_KEY) ?? 0);
+        const hold = Number(this.#meta.get(this.#holdKey) ?? 0);
         if (hold > now) return -Math.min(hold - now, this.#maxHoldMs);
-        let wait = 0;
-        const last = (lastStart.get() as { t: number | null }).t;
-        if (last !== null && now - last < spacingMs) wait = last + spacingMs - now;
         const version = dataVersion.get() as number;
         if (version !== this.#boundsVersion) {
+          // Another process wrote: it may have learned (one read per foreign write, not per call).
+          if (this.#learn) this.#applyLearned(readLearned(this.#meta, account));
           this.#bounds.fill(Number.POSITIVE_INFINITY);
           this.#boundsVersion = version;
         }
+        let wait = 0;
+        const last = (lastStart.get(account) as { t: number | null }).t;
+        if (last !== null && now - last < this.#spacingMs) wait = last + this.#spacingMs - now;
         for (const [i, w] of this.#windows.entries()) {
           if (this.#bounds[i]! < w.limit) continue; // certainly room: no count needed
           const since = now - (w.windowMs + this.#marginMs);
-          const n = (countSince.get({ since, now, timeout }) as { n: number }).n;
+          const n = (countSince.get({ ...params, since, now }) as { n: number }).n;
           this.#bounds[i] = n;
           if (n >= w.limit) {
             // The window has room once the (n - limit + 1)-th call to end in it has left.
-            const e = (oldestToExpire.get({ since, now, timeout, offset: n - w.limit }) as { e: number } | undefined)?.e ?? now;
+            const e = (oldestToExpire.get({ ...params, since, now, offset: n - w.limit }) as { e: number } | undefined)?.e ?? now;
             wait = Math.max(wait, e + w.windowMs + this.#marginMs - now + 1);
           }
         }
         if (wait > 0) return -Math.min(wait, longestWait);
-        const id = Number(insert.run(now).lastInsertRowid);
+        const id = Number(insert.run(now, account).lastInsertRowid);
         this.#grow();
+        if (this.#learn) this.#noteUse(now);
         if (++this.#sinceprune >= 200) {
           this.#sinceprune = 0;
           this.prune(now);
@@ -148,9 +209,52 @@ export class RateScheduler implements CallGate {
       });
   }
 
-  /** Drops calls no window can need any more; returns how many. */
+  /** The supplier account this gate admits calls of. */
+  get account(): string {
+    return this.#account;
+  }
+
+  /** The windows in force now (configured, lowered by what was learned). */
+  get windows(): RateWindow[] {
+    return this.#windows.map((w) => ({ ...w }));
+  }
+
+  /**
+   * Puts the learned record in force: the windows, the spacing, and (when they changed) fresh
+   * bounds. Another process's change of the record also restarts the use count of re-probing.
+   */
+  #applyLearned(rec: LearnedRecord | undefined): void {
+    const seen = rec ? JSON.stringify(rec.windows) + rec.changedAt : '';
+    if (seen !== this.#learnedSeen) this.#useMs = 0;
+    this.#learnedSeen = seen;
+    const windows = effectiveWindows(this.#configured, rec);
+    if (JSON.stringify(windows) !== JSON.stringify(this.#windows) || this.#spacingMs === 0) {
+      this.#windows = windows;
+      this.#bounds = windows.map(() => Number.POSITIVE_INFINITY);
+    }
+    // Calls are spaced by the shortest window's limit (25 ms for 40/1 s): the same throughput
+    // as a burst over any window, but never a crowd of calls between admission and the wire
+    // when the API answers 429 with a Retry-After.
+    const shortest = this.#windows.reduce((a, b) => (a.windowMs <= b.windowMs ? a : b));
+    this.#spacingMs = Math.floor(shortest.windowMs / shortest.limit);
+  }
+
+  /** Re-probing (learned-limits.ts): after QUIET_USE_MS of use without a 429, learned limits go one step up. Inside the admission's transaction. */
+  #noteUse(now: number): void {
+    if (this.#lastAdmit !== null) this.#useMs += Math.min(Math.max(0, now - this.#lastAdmit), USE_GAP_CAP_MS);
+    this.#lastAdmit = now;
+    if (this.#useMs < QUIET_USE_MS) return;
+    this.#useMs = 0;
+    const rec = readLearned(this.#meta, this.#account);
+    if (!rec || rec.windows.length === 0) return;
+    const next = afterQuietUse(rec, this.#clock.now());
+    writeLearned(this.#meta, this.#account, next);
+    this.#applyLearned(next);
+  }
+
+  /** Drops this account's calls no window can need any more; returns how many. */
   prune(now = this.#now()): number {
-    return this.#prune.run(now - this.#longestMs - this.#timeoutMs - 1000).changes;
+    return this.#prune.run(this.#account, now - this.#longestMs - this.#timeoutMs - 1000).changes;
   }
 
   /** One more call may be in every window. */
@@ -198,9 +302,35 @@ export class RateScheduler implements CallGate {
   holdOff(ms: number): void {
     const until = this.#now() + Math.min(ms + this.#marginMs, this.#maxHoldMs);
     this.#db.transaction(() => {
-      const current = Number(this.#meta.get(HOLD_KEY) ?? 0);
-      if (until > current) this.#meta.set(HOLD_KEY, String(until));
+      const current = Number(this.#meta.get(this.#holdKey) ?? 0);
+      if (until > current) this.#meta.set(this.#holdKey, String(until));
     }).immediate();
+  }
+
+  /**
+   * A call admitted at or before `info.startedMono` was answered 429 RATE_LIMIT. With learning on,
+   * judge which window the API enforces from this account's call log and lower it at once (for
+   * every process on the home); returns the judgement (null: learning off, or nothing to judge).
+   */
+  onRateLimited(info: RateLimitedInfo): Inference | null {
+    if (!this.#learn) return null;
+    let inference: Inference | null = null;
+    this.#db.transaction(() => {
+      const calls = this.#callLog.all(this.#account) as LoggedCall[];
+      // The refused call: the last one this account started by the time the client saw it leave.
+      let refusedAt: number | undefined;
+      for (const c of calls) if (c.t <= info.startedMono && (refusedAt === undefined || c.t > refusedAt)) refusedAt = c.t;
+      if (refusedAt === undefined) return;
+      const rec = readLearned(this.#meta, this.#account);
+      const refused = new Set([...(rec?.refused ?? []), refusedAt]);
+      inference = inferLimit(calls, refusedAt, refused, this.#configured);
+      const keepSince = this.#now() - this.#longestMs - this.#timeoutMs;
+      const next = afterRefusal(rec, inference, refusedAt, this.#configured, this.#clock.now(), keepSince);
+      writeLearned(this.#meta, this.#account, next);
+      this.#applyLearned(next);
+      this.#useMs = 0;
+    }).immediate();
+    return inference;
   }
 
   async untilClear(signal?: AbortSignal): Promise<void> {
@@ -213,12 +343,12 @@ export class RateScheduler implements CallGate {
 
   /** When the next call could be admitted, ignoring priority: 0 when now. For status displays. */
   holdRemainingMs(now = this.#now()): number {
-    return Math.min(this.#maxHoldMs, Math.max(0, Number(this.#meta.get(HOLD_KEY) ?? 0) - now));
+    return Math.min(this.#maxHoldMs, Math.max(0, Number(this.#meta.get(this.#holdKey) ?? 0) - now));
   }
 
-  /** Calls started in the last `ms` (for status displays and metrics). */
+  /** Calls of this account started in the last `ms` (for status displays and metrics). */
   callsWithin(ms: number): number {
-    return (this.#db.prepare('SELECT count(*) AS n FROM api_calls WHERE t > ?').get(this.#now() - ms) as { n: number }).n;
+    return (this.#db.prepare('SELECT count(*) AS n FROM api_calls WHERE account = ? AND t > ?').get(this.#account, this.#now() - ms) as { n: number }).n;
   }
 
   async onIdle(): Promise<void> {

@@ -319,7 +319,7 @@ export class ResellerClient {
         x.answer.body = { location: typeof location === 'string' ? this.#redact(location) : undefined, body: x.answer.body };
       }
       x.retryAfterMs = parseRetryAfter(res.headers['retry-after'], this.#clock.now());
-      if (status === 429 || status === 503) this.#holdFor(x, route, method, path);
+      if (status === 429 || status === 503) this.#holdFor(x, route, method, path, started);
       return x;
     } catch (err) {
       if (err instanceof ApiError || err instanceof ApiResponseShapeError) throw err;
@@ -339,7 +339,7 @@ export class ResellerClient {
    * longer than TOPUP_RETRY_AFTER_MAX_MS holds calls that long: then they look again (and a
    * new 429 holds them again), so one odd header cannot freeze the daemon for a day.
    */
-  #holdFor(x: Exchange, route: RouteName, method: string, path: string): void {
+  #holdFor(x: Exchange, route: RouteName, method: string, path: string, started: number): void {
     const retryAfterMs = x.retryAfterMs;
     const failure = classifyFailure(x.status, x.readable ? x.json : undefined, { method, path }, x.readable);
     if (failure.holdCalls === false || (failure.holdCalls === 'with-retry-after' && retryAfterMs === undefined)) return;
@@ -348,6 +348,8 @@ export class ResellerClient {
       this.#onProblem?.(route, `Retry-After of ${Math.round(wanted / 1000)} s is longer than TOPUP_RETRY_AFTER_MAX_MS; holding ${Math.round(this.#retryAfterMaxMs / 1000)} s, then trying again`);
     }
     this.#gate.holdOff(Math.min(wanted, this.#retryAfterMaxMs));
+    // The budget, not a 503 of the limiter itself: the gate may learn the API's real limits from it.
+    if (x.status === 429) this.#gate.onRateLimited?.({ route, startedMono: started, retryAfterMs });
   }
 
   /**

@@ -14,6 +14,14 @@ export interface CallInfo {
   priority: number;
 }
 
+/** A call answered 429 RATE_LIMIT (the account's budget, not one trxid's DUPLICATE_IN_FLIGHT). */
+export interface RateLimitedInfo {
+  route: RouteName;
+  /** Monotonic ms right after the gate admitted the call: the gate finds the call in its log by it. */
+  startedMono: number;
+  retryAfterMs: number | undefined;
+}
+
 /** What the client asks of the rate scheduler. */
 export interface CallGate {
   /**
@@ -28,6 +36,8 @@ export interface CallGate {
    * Retry-After may have arrived while this call was being prepared after its admission.
    */
   untilClear?(signal?: AbortSignal): Promise<void>;
+  /** Called after holdOff on a 429 RATE_LIMIT: a gate that learns its limits judges which window refused (account/learned-limits.ts). */
+  onRateLimited?(info: RateLimitedInfo): void;
 }
 
 export interface CallOptions {

@@ -37,6 +37,8 @@ export interface Config {
   apiKey: string;
   authHeader: 'x-api-key' | 'bearer';
   rateLimits: RateWindow[];
+  /** TOPUP_RATE_LIMITS was given (environment or topup.conf): kept as given; absent, the gate learns from 429s (account/learned-limits.ts). */
+  rateLimitsGiven: boolean;
   rateMarginMs: number;
   /** `sliding` (always, in production) or `fixed` (benchmark comparison only). */
   rateWindowMode: 'sliding' | 'fixed';
@@ -284,6 +286,7 @@ export function loadConfig(
     apiKey: apiKey === '' ? SANDBOX_DEFAULT_KEY : apiKey,
     authHeader: auth,
     rateLimits: parseRateLimits(env.TOPUP_RATE_LIMITS!),
+    rateLimitsGiven: (overrides.TOPUP_RATE_LIMITS ?? environment.TOPUP_RATE_LIMITS ?? fromFile.TOPUP_RATE_LIMITS ?? '').trim() !== '',
     rateMarginMs: int(env, 'TOPUP_RATE_MARGIN_MS', 0, 10_000),
     rateWindowMode: windowMode(env.TOPUP_RATE_WINDOW_MODE!),
     pollIntervalMs: int(env, 'TOPUP_POLL_INTERVAL_MS', 100, 3_600_000),

@@ -1,8 +1,9 @@
 /**
- * Start-up self-check, shared by `topup doctor` and the daemon's start: settings, the key (one
- * cheap authenticated call), the public IP the API sees (for the account's allowlist), the
- * clock against the API's, disk space and permissions of the home folders, database integrity
- * and size, and (in full) batch folders in jobs/ that the database does not know.
+ * Start-up self-check, shared by `topup doctor` and the daemon's start: settings, the rate limits
+ * in force and where they came from, the key (one cheap authenticated call), the public IP the API
+ * sees (for the account's allowlist), the clock against the API's, disk space and permissions of
+ * the home folders, database integrity and size, and (in full) batch folders in jobs/ that the
+ * database does not know.
  */
 import { accessSync, constants, statSync, statfsSync } from 'node:fs';
 import { Priority } from '../api/client.js';
@@ -11,6 +12,7 @@ import type { Runtime } from '../runtime.js';
 import { integrityCheck } from '../store/db.js';
 import { databaseSize, describeSize } from '../store/upkeep.js';
 import { findOrphans } from '../claim/orphans.js';
+import { limitsInForce } from '../account/learned-limits.js';
 
 export interface Check {
   name: string;
@@ -39,6 +41,13 @@ export async function runDoctor(rt: Pick<Runtime, 'account' | 'batches' | 'clock
   let balanceUsd: number | null = null;
 
   add({ name: 'settings', ok: true, fatal: false, detail: `home ${config.home}; ${config.sandbox ? 'SANDBOX (built-in, no real money)' : `API ${config.apiUrl}`}; limits ${config.rateLimits.map((w) => `${w.limit}/${w.windowMs}ms`).join(', ')}${config.configFile ? `; config file ${config.configFile}` : ''}` });
+
+  // The limits the account's gate applies now: given, the spec's while learning, or learned from 429s.
+  try {
+    add({ name: 'rate limits', ok: true, fatal: false, detail: limitsInForce(rt.db, rt.account.id, config.rateLimits, config.rateLimitsGiven).detail });
+  } catch (err) {
+    add({ name: 'rate limits', ok: false, fatal: false, detail: coerceError(err).message });
+  }
 
   try {
     balanceUsd = (await rt.account.client.balance({ priority: Priority.lookup })).balanceUsd;

@@ -74,6 +74,14 @@ describe('config', () => {
     expect(c.rateLimits).toEqual([{ limit: 10, windowMs: 1000 }]);
   });
 
+  it('rateLimitsGiven: TOPUP_RATE_LIMITS given in the environment or topup.conf is kept; absent, the gate learns (the default is not "given")', () => {
+    expect(loadConfig({ TOPUP_HOME: home() }).rateLimitsGiven).toBe(false);
+    expect(loadConfig({ TOPUP_HOME: home(), TOPUP_RATE_LIMITS: '40/1s,200/1m' }).rateLimitsGiven).toBe(true);
+    const h = home();
+    writeFileSync(join(h, 'topup.conf'), 'TOPUP_RATE_LIMITS=10/1s\n');
+    expect(loadConfig({ TOPUP_HOME: h }).rateLimitsGiven).toBe(true);
+  });
+
   it('names an unknown TOPUP_ setting in the config file (a typo must not pass silently)', () => {
     const h = home();
     writeFileSync(join(h, 'topup.conf'), 'TOPUP_POLL_INTERVALL_MS=7000\n');

@@ -1,0 +1,37 @@
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { cliEnv, csv, inProcessSandbox, runCli, tempHome } from '../e2e/harness.js';
+import { releaseAfterEach } from '../e2e/release.js';
+import { judge, type Ledger } from '../../torture/lib.js';
+
+releaseAfterEach();
+
+const batch = (n: number) => csv([['pid', 'userId'], ...Array.from({ length: n }, (_, i) => ['PUBG-60', `7${String(1_000_000 + i)}`])]);
+
+describe('limits learned from 429s (issue 22 item 6), the real CLI against a sandbox enforcing less than the spec', () => {
+  it('TOPUP_RATE_LIMITS not given, the API allows 5 calls a second: a 40-row batch gets few 429s, the learned limit is stored and `topup doctor` shows it', async () => {
+    const home = tempHome();
+    const sb = await inProcessSandbox({ rateLimits: [{ limit: 5, windowMs: 1_000 }], fulfilment: { processingShare: 0, processingMs: [0, 0], failShare: 0 } });
+    home.drop('learn.csv', batch(40));
+    const env = cliEnv(home, sb); // no TOPUP_RATE_LIMITS: the gate starts from 40/1s,200/1m and learns
+    const r = await runCli(['daemon', '--once'], env, { timeoutMs: 120_000 });
+    expect(r.code, r.stderr).toBe(0);
+    const v = judge(join(home.outbox, 'learn.result.csv'), 40, sb.admin.ledger() as unknown as Ledger);
+    expect(v).toMatchObject({ resultRows: 40, doubleCharges: 0, rowsWithoutResult: 0, mismatches: 0 });
+    // Without learning the gate bursts at 40/s into every second's budget of 5: a 429 (or more) each second.
+    const refused = sb.admin.rateStats().rateLimited;
+    expect(refused).toBeGreaterThanOrEqual(1);
+    expect(refused).toBeLessThanOrEqual(3);
+    const doctor = await runCli(['doctor', '--json'], env);
+    const check = (JSON.parse(doctor.stdout) as { checks: { name: string; detail: string }[] }).checks.find((c) => c.name === 'rate limits');
+    expect(check?.detail).toMatch(/^4\/1s,200\/1m, learned from 429 at .*4\/1s \(was 40\/1s/);
+  }, 180_000);
+
+  it('TOPUP_RATE_LIMITS given: kept as given, nothing learned', async () => {
+    const home = tempHome();
+    const sb = await inProcessSandbox({});
+    const doctor = await runCli(['doctor', '--json'], cliEnv(home, sb, { TOPUP_RATE_LIMITS: '40/1s,200/1m' }));
+    const check = (JSON.parse(doctor.stdout) as { checks: { name: string; detail: string }[] }).checks.find((c) => c.name === 'rate limits');
+    expect(check?.detail).toBe('40/1s,200/1m, given in TOPUP_RATE_LIMITS (kept; not learned)');
+  }, 60_000);
+});
