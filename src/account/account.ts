@@ -2,8 +2,9 @@
  * One supplier account as one unit, the folder account/: its API client, the rate gate its calls
  * pass (rate-gate.ts), its live catalog (live-catalog.ts), its pauses (pauses.ts), the funds check
  * against the balance its client reads (funds.ts), the URL it talks to (endpoint.ts), and what this
- * process has seen of it (call counts, the server's clock). The runtime holds it as `rt.account`;
- * nothing repeats its parts under other names.
+ * process has seen of it (call counts, the server's clock). The runtime holds every account as
+ * `rt.accounts` (`rt.account` is the first; what concerns a row uses `rt.accountOf(row.account)`);
+ * nothing repeats their parts under other names.
  *
  * A home has one account (`default`, from TOPUP_API_URL / TOPUP_API_KEY) or several (accounts.toml,
  * config/accounts.ts); runtime.ts opens one unit per account. What the store shares between

@@ -157,7 +157,7 @@ export class Runner extends EventEmitter<RunnerEventMap> implements RunnerView {
       rate: {
         lastSecond: rt.account.scheduler.callsWithin(1_000),
         lastMinute: rt.account.scheduler.callsWithin(60_000),
-        limits: rt.config.rateLimits,
+        limits: rt.account.scheduler.windows,
         holdMs: rt.account.scheduler.holdRemainingMs(),
         waitingCalls: rt.account.scheduler.waiting,
       },
