@@ -28,6 +28,7 @@ import { runNaive } from './naive-client.js';
 import { measureIntake } from './intake.js';
 import { measureIdle } from './idle.js';
 import { daemonFigures, naiveFigures, table, type ContenderFigures, type Setting } from './report.js';
+import { accountsTable, measureAccounts, type AccountsReport } from './accounts.js';
 import { runScale, scaleReport, scaleTables, SCALE_PER_SECOND, type ScaleReport, type ScaleRun } from './scale.js';
 import type { SandboxSpec } from './sandbox.js';
 
@@ -46,6 +47,7 @@ function args(argv: string[]) {
   };
   const parts = new Set((get('parts') ?? 'ours,fixed,naive,intake,idle').split(',').map((s) => s.trim()));
   const onlyScale = parts.size === 1 && parts.has('scale');
+  const onlyAccounts = parts.size === 1 && parts.has('accounts');
   const sizes = get('sizes')?.split(',').map((x) => Math.floor(Number(x)));
   if (sizes?.some((x) => !(x > 0))) throw new Error('--sizes needs positive row counts, e.g. 2000,20000');
   const answers = get('answers') ?? 'spec';
@@ -68,8 +70,9 @@ function args(argv: string[]) {
     keepLogs: get('keep-logs'),
     marginMs: get('margin-ms') === undefined ? undefined : num('margin-ms', 0),
     // A scale-only run keeps its own file, so the rate-budget figures in latest.json stay.
-    out: get('out') ?? join(BENCH_DIR, 'results', onlyScale ? 'scale-latest.json' : 'latest.json'),
-    onlyScale,
+    out: get('out') ?? join(BENCH_DIR, 'results', onlyScale ? 'scale-latest.json' : onlyAccounts ? 'accounts-latest.json' : 'latest.json'),
+    onlyScale: onlyScale || onlyAccounts,
+    accountsRows: Math.floor(num('accounts-rows', 400)),
     parts,
   };
 }
@@ -200,6 +203,11 @@ async function main(): Promise<void> {
     scale = { marginMs, sizes: a.scaleSizes, builds: builds.map((b) => ({ ...b, dist: join(b.cli, '..') })), ...scaleReport(runs, a.scaleSizes[0]!) };
   }
 
+  let accounts: AccountsReport | undefined;
+  if (a.parts.has('accounts')) {
+    accounts = await measureAccounts({ rows: a.accountsRows, scale: 10, log });
+  }
+
   // ---- figures, targets, table -------------------------------------------------------------
   const ours = contenders.ours;
   const naive = contenders.naive;
@@ -215,6 +223,8 @@ async function main(): Promise<void> {
     { target: 'intake peak RSS < 150 MB (100k rows)', measured: big?.peakRssMb, met: big ? big.peakRssMb < 150 : undefined },
     { target: 'idle: no measurable CPU (< 0.1% of a core)', measured: idle && `${idle.cpuSec} s / ${idle.windowSec} s`, met: idle ? idle.cpuPercentOfOneCore < 0.1 : undefined },
     { target: 'idle: RSS < 100 MB', measured: idle?.rssMaxInWindowMb, met: idle ? idle.rssMaxInWindowMb < 100 : undefined },
+    { target: 'two accounts: each used to ≥ 0.95 of its ceiling (spread, cheapest)', measured: accounts && `${accounts.perAccountOfOne.spread}, ${accounts.perAccountOfOne.cheapest}`, met: accounts ? Math.min(accounts.perAccountOfOne.spread, accounts.perAccountOfOne.cheapest) >= 0.95 : undefined },
+    { target: 'faults per account: 0 bought twice across ledgers, every row bought', measured: accounts && `${accounts.faults.boughtTwice} twice, ${accounts.faults.final}/${accounts.faults.rows}`, met: accounts ? accounts.faults.boughtTwice === 0 && accounts.faults.final === accounts.faults.rows : undefined },
   ];
 
   const cols = (['ours', 'fixed', 'naive'] as const).filter((k) => contenders[k]);
@@ -271,6 +281,7 @@ async function main(): Promise<void> {
     intakeMemoryGrowthMb: big && small ? round(big.peakRssMb - small.peakRssMb, 1) : undefined,
     idle,
     scale,
+    accounts,
     targets,
   };
   mkdirSync(join(a.out, '..'), { recursive: true });
@@ -290,6 +301,8 @@ async function main(): Promise<void> {
     idleTable ?? '',
     '',
     a.onlyScale ? '' : targetTable,
+    '',
+    accounts ? accountsTable(accounts) : '',
     '',
     scale ? `Scale: the real daemon, API ${SCALE_PER_SECOND}/1s (+ a minute window that does not bind), margin ${scale.marginMs} ms, wall time; load average = 1-minute figure of this 2-core machine.\n\n${scaleTables(scale)}` : '',
     '',
