@@ -134,3 +134,40 @@ describe('two accounts', () => {
     expect(a.admin.ledger().orders).toHaveLength(2);
   });
 });
+
+describe('faults per account', () => {
+  it('one account whose key is revoked mid-batch, one out of balance, one healthy: every row final, each bought once across the three ledgers; the revoked account keeps what it placed, its other rows move on, and the broke one hands on what it refused', async () => {
+    const home = tempHome('three-accounts-');
+    const a = await inProcessSandbox({ rateLimits: [{ limit: 2, windowMs: 1_000 }] });
+    const b = await inProcessSandbox({ balanceUsd: 1 });
+    const c = await inProcessSandbox();
+    mkdirSync(join(home.dir, 'keys'), { recursive: true, mode: 0o700 });
+    writeFileSync(join(home.dir, 'keys', 'k'), TEST_KEY, { mode: 0o600 });
+    const acct = (name: string, sb: RunningSandbox, extra = '') => `[[account]]\nname = "${name}"\nurl = "${sb.url}"\nkey_file = "keys/k"\n${extra}\n`;
+    writeFileSync(join(home.dir, 'accounts.toml'), `routing = "priority"\nmax_queue_delay = "1s"\n${acct('revoked', a, 'rate_limits = "2/1s"')}${acct('broke', b)}${acct('healthy', c)}`);
+    const env = { ...cliEnv(home, null, { TOPUP_API_KEY: '' }), TOPUP_REQUEST_TIMEOUT_MS: '2000' };
+    const file = join(home.dir, 'twelve.csv');
+    const players = Array.from({ length: 12 }, (_, i) => String(5_123_457_000 + i));
+    writeFileSync(file, csv([['pid', 'userId'], ...players.map((p) => ['PUBG-60', p])]));
+    const run = runCli(['submit', file, '--json'], env, { timeoutMs: 120_000 });
+    // The key stops working after the first 3 orders; it works again 6 s later.
+    await expect.poll(() => a.admin.ledger().orders.length, { timeout: 30_000, interval: 20 }).toBeGreaterThanOrEqual(3);
+    a.admin.setAccount({ state: 'api_disabled' });
+    await new Promise((r) => setTimeout(r, 6_000));
+    a.admin.setAccount({ state: 'active' });
+    const r = await run;
+    expect(r.code, r.stderr.slice(-3000)).toBe(0);
+    const rows = readResult(home, 'twelve');
+    expect(rows.map((x) => x.status)).toEqual(Array(12).fill('completed'));
+    const bought = [a, b, c].flatMap((sb) => sb.admin.ledger().orders.map((o) => String(o.userId)));
+    expect(bought.sort()).toEqual([...players].sort());
+    expect(b.admin.ledger().orders).toHaveLength(1); // 0.92 of its 1 USD, then INSUFFICIENT BALANCE
+    // Rows that moved carry a new trxid and say who refused them; rows that stayed on `revoked`
+    // (sent, answer in doubt) kept their trxid.
+    for (const row of rows) {
+      if (row.account === 'revoked') expect(row.refusedBy).toBe('');
+      else if (row.refusedBy !== '') expect(row.trxid).toMatch(new RegExp(`-${row.account}$`));
+    }
+    expect(rows.some((x) => x.account === 'healthy' && /broke \(trxid [^)]+-broke\): broke refused it: INSUFFICIENT/.test(x.refusedBy))).toBe(true);
+  }, 150_000);
+});
