@@ -64,6 +64,8 @@ export async function loadBatch(rt: LoadParts, batch: Batch): Promise<LoadOutcom
 
   let validator: ReturnType<typeof createRowValidator> | undefined;
   let placer: Placer | undefined;
+  /** The file's pid column, if any: a row naming its pack by a pid several accounts use differently is refused (placement.ts). */
+  let pidColumn: number | undefined;
   if (!duplicate) {
     let index: CatalogIndex;
     try {
@@ -82,6 +84,7 @@ export async function loadBatch(rt: LoadParts, batch: Batch): Promise<LoadOutcom
       const earlier = retriedReport(rt, batch);
       const header = earlier ? keepEarlierReading(file.header.header, earlier) : await settleColumns(path, file.header.header, index);
       validator = createRowValidator(header, index);
+      pidColumn = header.fields.pid;
     } catch (err) {
       file.close();
       const e = coerceError(err);
@@ -139,9 +142,10 @@ export async function loadBatch(rt: LoadParts, batch: Batch): Promise<LoadOutcom
           rows.push({ ...base, request: null, error: verdict.error });
           continue;
         }
-        // The purchase is fingerprinted as the file names it, before an account's pid replaces its own.
-        const fingerprint = purchaseFingerprint(verdict.order.request);
-        const placed = placer!.place(verdict.order, raw.cells);
+        // The purchase is fingerprinted by its pack (placement.ts packKey: the pid with one account,
+        // the pack itself with several), before an account's pid replaces the file's.
+        const fingerprint = purchaseFingerprint({ ...verdict.order.request, pid: placer!.packKey(verdict.order) });
+        const placed = placer!.place(verdict.order, raw.cells, pidColumn !== undefined && (raw.cells[pidColumn] ?? '').trim() !== '');
         if (!placed.ok) {
           rows.push({ ...base, request: null, error: placed.error });
           continue;

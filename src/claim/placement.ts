@@ -7,7 +7,7 @@
  */
 import { Priority } from '../api/client.js';
 import type { Runtime } from '../runtime.js';
-import type { CatalogIndex } from '../intake/catalog-index.js';
+import type { CatalogEntry, CatalogIndex } from '../intake/catalog-index.js';
 import type { ValidOrder } from '../intake/validate.js';
 import { accountColumn, mergedIndex, ordersPerMinute, Router, type AccountIndex, type AccountLoad } from '../account/routing.js';
 import { Pauses } from '../account/pauses.js';
@@ -21,7 +21,14 @@ export type Placed =
 export interface Placer {
   /** The index rows are validated against (every account's catalog, looked up in order). */
   readonly index: CatalogIndex;
-  place(order: ValidOrder, cells: readonly string[]): Placed;
+  /** `namedByPid`: the file gave this row's pid (not slug + pack): a pid several accounts use for different packs is refused. */
+  place(order: ValidOrder, cells: readonly string[], namedByPid: boolean): Placed;
+  /**
+   * What stands for the pack in the row's purchase fingerprint (claim/repeats.ts): the pid with one
+   * account (as before); with several, the pack itself (slug and name, or its [[pack]] entry), so a
+   * re-drop naming the pack by another account's pid is the same purchase (an adversarial review).
+   */
+  packKey(order: ValidOrder): string;
 }
 
 type PlacementParts = Pick<Runtime, 'accounts' | 'log' | 'meta' | 'routing' | 'rows'>;
@@ -45,11 +52,13 @@ export async function readCatalogs(rt: Pick<Runtime, 'accounts' | 'log'>): Promi
   return out;
 }
 
+const fold = (s: string): string => s.trim().toLowerCase().replace(/\s+/g, ' ');
+
 export async function openPlacer(rt: PlacementParts, catalogs: readonly AccountIndex[], columns: readonly string[]): Promise<Placer> {
   const index = mergedIndex(catalogs);
   if (rt.accounts.length === 1) {
     const only = rt.accounts[0]!.id;
-    return { index, place: (order) => ({ ok: true, account: only, order }) };
+    return { index, place: (order) => ({ ok: true, account: only, order }), packKey: (order) => order.request.pid };
   }
   const queued = rt.rows.unsentByAccountAll();
   const loads = new Map<string, AccountLoad>();
@@ -67,11 +76,34 @@ export async function openPlacer(rt: PlacementParts, catalogs: readonly AccountI
   }
   const router = new Router(rt.routing.routing, catalogs, rt.routing.packAliases, loads, rt.routing.maxQueueDelayMs);
   const pinColumn = accountColumn(columns);
+  const sameProduct = (x: CatalogEntry, y: CatalogEntry): boolean => fold(x.product.slug) === fold(y.product.slug) && fold(x.product.serviceName) === fold(y.product.serviceName);
   return {
     index,
-    place(order, cells) {
+    packKey(order) {
+      const entry = index.byPid(order.request.pid);
+      if (!entry) return order.request.pid;
+      // The [[pack]] entry that names this product at some account, if any.
+      const alias = rt.routing.packAliases.findIndex((al) =>
+        Object.entries(al.at).some(([name, ref]) => {
+          const c = catalogs.find((x) => x.name === name);
+          const e = c && (ref.pid !== undefined ? c.index.byPid(ref.pid) : ref.slug !== undefined && ref.pack !== undefined ? c.index.bySlugPack(ref.slug, ref.pack) : undefined);
+          return e !== undefined && e.product.id === entry.product.id && sameProduct(e, entry);
+        }),
+      );
+      return alias >= 0 ? `pack-alias:${alias}` : `pack:${fold(entry.product.slug)}\u0000${fold(entry.product.serviceName)}`;
+    },
+    place(order, cells, namedByPid) {
       const entry = index.byPid(order.request.pid);
       if (!entry) return { ok: false, error: `pid: ${order.request.pid} is in no account's catalog` };
+      if (namedByPid) {
+        // One pid, different packs at different accounts: which one the row means cannot be told
+        // (an adversarial review: a row pinned to the second account bought the first's pack).
+        const named = catalogs.map((c) => ({ name: c.name, e: c.index.byPid(order.request.pid) })).filter((x): x is { name: string; e: CatalogEntry } => x.e !== undefined);
+        if (named.some((x) => !sameProduct(x.e, entry))) {
+          const what = named.map((x) => `${x.e.product.serviceName} (${x.e.product.slug}) at ${x.name}`).join(', ');
+          return { ok: false, error: `pid: ${order.request.pid} names different packs at your accounts: ${what}; name the pack by slug and pack instead (and add an account column to choose the account)` };
+        }
+      }
       const pinned = pinColumn === undefined ? '' : (cells[pinColumn] ?? '').trim();
       const p = router.place(entry, { quantity: order.quantity, maxPriceUsd: order.maxPriceUsd, ...(pinned !== '' ? { pinned } : {}) });
       if (!p.ok) return p;

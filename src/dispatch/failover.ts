@@ -34,7 +34,7 @@ const ACCOUNT_REFUSALS: readonly RegExp[] = [
   /STOCK/i, /^INSUFFICIENT[ _]BALANCE$/i,
 ];
 
-export function isAccountRefusal(code: string | undefined | null, reason?: string): boolean {
+export function isAccountRefusal(code: string | undefined | null, reason?: string | null): boolean {
   return [code, reason].some((t) => t !== undefined && t !== null && ACCOUNT_REFUSALS.some((re) => re.test(t.trim())));
 }
 
@@ -50,7 +50,7 @@ function trxidFor(rt: FailoverParts, row: Row, account: string): string {
 
 /** The row's pack at its own account, from the catalog held (its pid may be gone: then slug + pack name). */
 function entryOf(rt: FailoverParts, row: Row, catalogs: readonly AccountIndex[]): CatalogEntry | undefined {
-  const own = rt.accountOf(row.account).catalog.cached?.index;
+  const own = catalogs.find((c) => c.name === row.account)?.index ?? rt.accountOf(row.account).catalog.cached?.index;
   const byPid = row.productId !== null ? own?.byPid(row.productId) : undefined;
   if (byPid) return byPid;
   if (row.slug === null || row.packName === null) return undefined;
@@ -71,34 +71,38 @@ export async function moveRow(
   row: Row,
   a: Actor,
   why: { code: string; why: string },
-  fromState: 'pending' | 'sending',
+  fromState: 'pending' | 'sending' | 'verifying',
   /** readyOnly: only to an account not paused (moving off a paused one to another paused one helps nobody). */
   opts: { readyOnly?: boolean } = {},
 ): Promise<string | null> {
   if (rt.accounts.length < 2 || row.request === null || row.trxid === null || row.orderId !== null) return null;
+  // Never back to its own account or one that refused it; with readyOnly, not to a paused one.
   const exclude = new Set([row.account, ...row.moves.map((m) => m.from)]);
+  if (opts.readyOnly) for (const acct of rt.accounts) if (acct.pauses().current !== null) exclude.add(acct.id);
+  if (rt.accounts.every((acct) => exclude.has(acct.id))) return null;
+  // Every account's catalog that can be read, its own included: a [[pack]] entry is recognised
+  // through the account the row is on (an adversarial review: aliased packs never moved).
   const catalogs: AccountIndex[] = [];
   for (const account of rt.accounts) {
-    if (exclude.has(account.id)) continue;
-    if (opts.readyOnly && account.pauses().current !== null) continue;
     try {
       catalogs.push({ name: account.id, index: (await account.catalog.get()).index });
     } catch (err) {
       rt.log.debug({ account: account.id, err: coerceError(err).message }, 'catalog not readable: the account takes no moved rows now');
     }
   }
-  if (catalogs.length === 0) return null;
+  if (!catalogs.some((c) => !exclude.has(c.name))) return null;
   const entry = entryOf(rt, row, catalogs);
   if (!entry) return null;
   const queued = rt.rows.unsentByAccountAll();
   const loads = new Map<string, AccountLoad>();
   for (const c of catalogs) {
+    if (exclude.has(c.name)) continue;
     const acct = rt.accountOf(c.name);
     loads.set(c.name, { queued: queued.get(c.name) ?? 0, perMinute: ordersPerMinute(acct.setting.rateLimits), paused: acct.pauses().current !== null });
   }
   const router = new Router(rt.routing.routing, catalogs, rt.routing.packAliases, loads, rt.routing.maxQueueDelayMs);
   // The pack at the other accounts: the same slug and name, or the [[pack]] table (its own entry named first).
-  const placed = router.place(entry, { quantity: row.quantity ?? 1, ...(row.maxPriceUsd !== null ? { maxPriceUsd: row.maxPriceUsd } : {}) });
+  const placed = router.place(entry, { quantity: row.quantity ?? 1, exclude, ...(row.maxPriceUsd !== null ? { maxPriceUsd: row.maxPriceUsd } : {}) });
   if (!placed.ok) return null;
   const target = placed.entry;
   const trxid = trxidFor(rt, row, placed.account);
@@ -123,4 +127,15 @@ export async function moveRow(
   if (!ok) return null;
   rt.log.warn({ batch: row.batchId, line: row.line, from: row.account, to: placed.account, trxid, was: row.trxid, code: why.code }, 'row moved to another account (nothing was created on the first)');
   return placed.account;
+}
+
+/**
+ * Does a failure body name an order (an `orderId` at its top or in a `data` envelope)? Such a
+ * refusal is not moved even when it says `orderCreated: false`: with failover, a wrong "not
+ * created" would become a purchase elsewhere instead of a visible rejection (an adversarial review).
+ */
+export function namesAnOrder(body: unknown): boolean {
+  const has = (o: unknown): boolean =>
+    typeof o === 'object' && o !== null && ['orderId', 'order_id', 'orderID', 'id_order'].some((k) => (o as Record<string, unknown>)[k] !== undefined && (o as Record<string, unknown>)[k] !== null && (o as Record<string, unknown>)[k] !== '');
+  return has(body) || (typeof body === 'object' && body !== null && has((body as Record<string, unknown>).data));
 }

@@ -15,7 +15,7 @@ import { FOREIGN_ORDER_CODE, type Actor, type Doubt, type Row } from '../store/r
 import { describeMismatches, factsFor, foreignOrderProblem, mismatches, mustProve, originOf, serverOffset, type Came } from './order-match.js';
 import type { Pauses } from '../account/pauses.js';
 import { crashPoint } from '../kernel/crash-points.js';
-import { isAccountRefusal, moveRow } from './failover.js';
+import { isAccountRefusal, moveRow, namesAnOrder } from './failover.js';
 
 export type SendResult =
   | 'placed'
@@ -292,7 +292,10 @@ async function handleFailure(deps: SenderDeps, row: Row, err: unknown): Promise<
       // refused because this account cannot sell the pack now, with nothing created: another
       // account that sells it takes the row, with a new trxid (dispatch/failover.ts). Never a row
       // in doubt: its refusal proves nothing.
-      if (row.state === 'pending' && (err.classification === 'rejected' || err.classification === 'insufficient-balance') && isAccountRefusal(err.apiCode, err.reason)) {
+      if (
+        row.state === 'pending' && (err.classification === 'rejected' || err.classification === 'insufficient-balance') &&
+        isAccountRefusal(err.apiCode, err.reason) && !namesAnOrder(err.answer?.body)
+      ) {
         const to = await moveRow(rt, { ...row, state: 'sending' }, a, { code: err.apiCode ?? err.codeOrStatus, why: `${row.account} refused it: ${reason}` }, 'sending');
         if (to !== null) return 'moved';
       }

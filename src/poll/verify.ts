@@ -31,14 +31,15 @@ import type { Order } from '../api/schemas.js';
 import { ApiError, coerceError } from '../kernel/errors.js';
 import type { Runtime } from '../runtime.js';
 import { FOREIGN_ORDER_CODE, TRXID_USED_CODE, type Row } from '../store/rows.js';
+import { isAccountRefusal, moveRow } from '../dispatch/failover.js';
 import { createdAtMs, describeMismatches, factsFor, foreignOrderProblem, mismatches, mustProve, needsCodes, originOf, serverOffset, surelyBefore, unnamedFields } from '../dispatch/order-match.js';
 
-export type VerifyOutcome = 'placed' | 'not-placed' | 'held-balance' | 'review';
+export type VerifyOutcome = 'placed' | 'not-placed' | 'held-balance' | 'review' | 'moved';
 
 const LIMIT = 200;
 
 /** True when this page of history certainly reaches back before `since`. */
-function reachesBack(rt: Pick<Runtime, 'rows'>, orders: readonly Order[], since: number, complete: boolean): boolean {
+function reachesBack(rt: Pick<Runtime, 'rows'>, orders: readonly Order[], since: number, complete: boolean, account: string): boolean {
   if (complete) return true;
   const oldest = orders[orders.length - 1];
   if (!oldest) return true;
@@ -49,7 +50,7 @@ function reachesBack(rt: Pick<Runtime, 'rows'>, orders: readonly Order[], since:
   // (history is newest first, so the page reaches back at least to it).
   return orders.some((o) => {
     if (o.orderId === undefined) return false;
-    const t = rt.rows.firstSentAtOf(o.orderId);
+    const t = rt.rows.firstSentAtOf(o.orderId, account);
     return t !== null && t < since;
   });
 }
@@ -60,7 +61,7 @@ function storyOf(row: Row): string {
   return `an earlier attempt got no answer and the resend was refused (${row.error ?? 'rejected'})`;
 }
 
-export async function verifyRow(rt: Pick<Runtime, 'accountOf' | 'clock' | 'config' | 'log' | 'owner' | 'rows'>, row: Row, signal?: AbortSignal): Promise<VerifyOutcome> {
+export async function verifyRow(rt: Pick<Runtime, 'accounts' | 'accountOf' | 'clock' | 'config' | 'log' | 'owner' | 'routing' | 'rows'>, row: Row, signal?: AbortSignal): Promise<VerifyOutcome> {
   const now = rt.clock.now();
   // The row's own account: its history is the only place an order of this row can be.
   const account = rt.accountOf(row.account);
@@ -145,7 +146,14 @@ export async function verifyRow(rt: Pick<Runtime, 'accountOf' | 'clock' | 'confi
       : "order history does not show trxids, so this row's order cannot be told from others";
     return review(`${seen}. Check the order history for trxid ${row.trxid} (and again later) before ordering it again.`);
   }
-  if (candidates.length === 0 && !unclear && reachesBack(rt, h.orders, row.firstSentAt ?? now, complete)) {
+  if (candidates.length === 0 && !unclear && reachesBack(rt, h.orders, row.firstSentAt ?? now, complete, row.account)) {
+    // Proven not placed, refused because this account cannot sell the pack (a crash came between
+    // the refusal of a first send and its move): another account takes it, with a new trxid
+    // (dispatch/failover.ts), rather than the row ending rejected.
+    if (rt.accounts.length > 1 && isAccountRefusal(row.rejectCode, row.error)) {
+      const to = await moveRow(rt, row, { owner: rt.owner, now }, { code: row.rejectCode ?? 'REFUSED', why: `${row.account} refused it: ${row.error ?? row.rejectCode ?? 'refused'} (order history checked: no order was placed)` }, 'verifying');
+      if (to !== null) return 'moved';
+    }
     if (isBalanceRefusal(row.rejectCode) || isBalanceRefusal(row.error)) {
       rt.rows.verifiedBalance(row.batchId, row.idx, { owner: rt.owner, now });
       return 'held-balance';

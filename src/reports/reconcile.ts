@@ -15,6 +15,8 @@
  *    API is taken to be down and reading stops (listed too). An account problem (401/403) still
  *    fails the job: no page would be readable.
  * A run on the same day rewrites that day's file (atomically): it is a report of the state now.
+ * With several supplier accounts, each account is compared with its own history and balance, and
+ * the report has one more column, `account`.
  */
 import { join } from 'node:path';
 import { csvText } from '../kernel/csv-text.js';
@@ -30,6 +32,7 @@ import { chargedUsd } from '../store/cost.js';
 import { PLACED_STATES } from '../store/row-states.js';
 import { ApiError, coerceError } from '../kernel/errors.js';
 import type { History } from '../api/schemas.js';
+import type { Account } from '../account/account.js';
 
 export const RECONCILE_COLUMNS = ['kind', 'orderId', 'trxid', 'batchId', 'line', 'localStatus', 'apiStatus', 'localAmountUsd', 'apiAmountUsd', 'refunded', 'note'] as const;
 const LAST_KEY = 'reports.reconcile.last';
@@ -54,27 +57,64 @@ interface Unread {
 }
 
 /** One page of /history, tried again after each delay; what went wrong when no try could read it. */
-async function readPage(rt: Pick<Runtime, 'account' | 'clock' | 'log'>, page: number, delays: readonly number[]): Promise<History | Unread> {
+async function readPage(rt: Pick<Runtime, 'clock' | 'log'>, account: Account, page: number, delays: readonly number[]): Promise<History | Unread> {
   for (let attempt = 0; ; attempt++) {
     try {
-      return await rt.account.client.history({ page, pageSize: 50 }, { priority: Priority.report });
+      return await account.client.history({ page, pageSize: 50 }, { priority: Priority.report });
     } catch (err) {
       // No page of an account the API refuses is readable: that fails the job, and says why.
       if (err instanceof ApiError && (err.classification === 'account' || err.classification === 'forbidden')) throw err;
       const error = coerceError(err).message;
       if (attempt >= delays.length) return { page, tries: attempt + 1, error };
-      rt.log.info({ page, err: error, retryInMs: delays[attempt] }, 'reconcile: a page of /history could not be read; trying it again');
+      rt.log.info({ account: account.id, page, err: error, retryInMs: delays[attempt] }, 'reconcile: a page of /history could not be read; trying it again');
       await rt.clock.sleep(delays[attempt]!);
     }
   }
 }
 
-export async function runReconcile(rt: Pick<Runtime, 'account' | 'clock' | 'config' | 'log' | 'meta' | 'rows'>, opts: { now?: number; maxPages?: number; retryDelaysMs?: readonly number[] } = {}): Promise<ReconcileResult> {
+type ReconcileParts = Pick<Runtime, 'accounts' | 'clock' | 'config' | 'log' | 'meta' | 'rows'>;
+
+/** The last reconciliation's time and balance, per account (`default` keeps the key of before). */
+const lastKey = (account: string): string => (account === 'default' ? LAST_KEY : `${LAST_KEY}:${account}`);
+
+/**
+ * Every account of the home is reconciled against its own history and balance (order ids are each
+ * account's own numbering); with several accounts the report has an `account` column.
+ */
+export async function runReconcile(rt: ReconcileParts, opts: { now?: number; maxPages?: number; retryDelaysMs?: readonly number[] } = {}): Promise<ReconcileResult> {
   const now = opts.now ?? rt.clock.now();
-  const last = rt.meta.getJson<{ at: number; balanceUsd: number }>(LAST_KEY);
+  const several = rt.accounts.length > 1 || rt.accounts[0]!.id !== 'default';
+  const out: ReportCell[][] = [];
+  const result: Omit<ReconcileResult, 'file'> = { checked: 0, differences: 0, refunds: 0, unreadPages: [] };
+  const balances = new Map<string, number>();
+  for (const account of rt.accounts) {
+    const part = await reconcileAccount(rt, account, now, several, opts);
+    out.push(...(several ? part.out.map((r) => [...r, account.id]) : part.out));
+    result.checked += part.checked;
+    result.refunds += part.refunds;
+    result.unreadPages.push(...part.unreadPages);
+    balances.set(account.id, part.balanceUsd);
+  }
+  const file = join(rt.config.reportsDir, `reconcile-${dayOf(now)}.csv`);
+  const cells = (r: readonly ReportCell[]): string[] => r.map((c) => safeCell(c === null || c === undefined ? '' : String(c)));
+  writeFileAtomic(file, csvText([several ? [...RECONCILE_COLUMNS, 'account'] : RECONCILE_COLUMNS, ...out].map(cells)));
+  for (const [account, balanceUsd] of balances) rt.meta.setJson(lastKey(account), { at: now, balanceUsd });
+  result.differences = out.filter((r) => r[0] !== 'refund' && r[0] !== 'balance').length;
+  return { file, ...result };
+}
+
+async function reconcileAccount(
+  rt: ReconcileParts,
+  account: Account,
+  now: number,
+  several: boolean,
+  opts: { maxPages?: number; retryDelaysMs?: readonly number[] },
+): Promise<{ out: ReportCell[][]; checked: number; refunds: number; unreadPages: number[]; balanceUsd: number }> {
+  const last = rt.meta.getJson<{ at: number; balanceUsd: number }>(lastKey(account.id));
   // At least the last day, with an hour of overlap with the previous run, at most a week.
   const since = Math.max(now - 7 * DAY, Math.min(last?.at ?? now, now - DAY) - 3_600_000);
-  const local = rt.rows.placedOrders(since);
+  const mine = (rows: Row[]): Row[] => (several ? rows.filter((r) => r.account === account.id) : rows);
+  const local = mine(rt.rows.placedOrders(since));
   const wanted = new Map(local.map((r) => [r.orderId!, r]));
   const api = new Map<string, Order>();
   const listed: Order[] = [];
@@ -84,10 +124,10 @@ export async function runReconcile(rt: Pick<Runtime, 'account' | 'clock' | 'conf
   let unreadInARow = 0;
   let stoppedAt: number | null = null;
   for (let page = 1; page <= (opts.maxPages ?? 100) && found < wanted.size; page++) {
-    const h = await readPage(rt, page, opts.retryDelaysMs ?? PAGE_RETRY_MS);
+    const h = await readPage(rt, account, page, opts.retryDelaysMs ?? PAGE_RETRY_MS);
     if ('error' in h) {
       unread.push(h);
-      rt.log.warn({ page, tries: h.tries, err: h.error }, 'reconcile: a page of /history could not be read; skipped, and listed in the report');
+      rt.log.warn({ account: account.id, page, tries: h.tries, err: h.error }, 'reconcile: a page of /history could not be read; skipped, and listed in the report');
       if (++unreadInARow >= MAX_UNREAD_IN_A_ROW) {
         stoppedAt = page;
         break;
@@ -131,7 +171,7 @@ export async function runReconcile(rt: Pick<Runtime, 'account' | 'clock' | 'conf
     }
   }
   for (const o of listed.slice(0, deepest + 1)) {
-    if (wanted.has(o.orderId!) || rt.rows.isOrderIdKnown(o.orderId!)) continue;
+    if (wanted.has(o.orderId!) || rt.rows.isOrderIdKnown(o.orderId!, several ? account.id : undefined)) continue;
     out.push(['not-in-ledger', o.orderId, o.trxid, '', '', '', o.status, '', o.amountUsd, o.refunded, 'placed by something other than this topup home']);
   }
 
@@ -142,9 +182,9 @@ export async function runReconcile(rt: Pick<Runtime, 'account' | 'clock' | 'conf
     out.push(['history-unread', '', '', '', '', '', '', '', '', '', `stopped reading /history after ${MAX_UNREAD_IN_A_ROW} pages in a row could not be read (pages ${stoppedAt - MAX_UNREAD_IN_A_ROW + 1}-${stoppedAt}); run the report again later`]);
   }
 
-  const { balanceUsd } = await rt.account.client.balance({ priority: Priority.report });
+  const { balanceUsd } = await account.client.balance({ priority: Priority.report });
   if (last) {
-    const spent = cents(rt.rows.placedOrders(last.at).reduce((s, r) => s + chargedUsd(r), 0));
+    const spent = cents(mine(rt.rows.placedOrders(last.at)).reduce((s, r) => s + chargedUsd(r), 0));
     const moved = cents(balanceUsd - last.balanceUsd);
     const unexplained = cents(moved + spent);
     const note =
@@ -155,12 +195,7 @@ export async function runReconcile(rt: Pick<Runtime, 'account' | 'clock' | 'conf
           : `${-unexplained} USD less than the ledger explains: charges this home did not place`;
     out.push(['balance', '', '', '', '', `since ${new Date(last.at).toISOString()}`, `now ${balanceUsd}`, -spent, moved, '', note]);
   }
-  const file = join(rt.config.reportsDir, `reconcile-${dayOf(now)}.csv`);
-  const cells = (r: readonly ReportCell[]): string[] => r.map((c) => safeCell(c === null || c === undefined ? '' : String(c)));
-  writeFileAtomic(file, csvText([RECONCILE_COLUMNS, ...out].map(cells)));
-  rt.meta.setJson(LAST_KEY, { at: now, balanceUsd });
-  const differences = out.filter((r) => r[0] !== 'refund' && r[0] !== 'balance').length;
-  return { file, checked: local.length, differences, refunds, unreadPages: unread.map((u) => u.page) };
+  return { out, checked: local.length, refunds, unreadPages: unread.map((u) => u.page), balanceUsd };
 }
 
 function pagesText(unread: Unread[]): string {

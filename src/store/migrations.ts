@@ -272,8 +272,9 @@ export const MIGRATIONS: readonly string[] = [
   //
   // Invariant (store/invariants.ts, one-account-at-a-time): a row changes account only where it is
   // proven that nothing was created on the one it leaves (it lands `pending`, left from `pending`:
-  // never sent or turned away before any order; or from `sending`: a first send refused with nothing
-  // created, row-states.ts edge `moved`), never with an order, and always
+  // never sent or turned away before any order; from `sending`: a first send refused with nothing
+  // created; from `verifying`: history proved no order; row-states.ts edge `moved`), never with an
+  // order, and always
   // with a new trxid (two accounts at one supplier share one trxid space). The trigger refuses any
   // other change of account, whichever code path tries it.
   `
@@ -287,7 +288,7 @@ export const MIGRATIONS: readonly string[] = [
   CREATE INDEX rows_send_account ON rows (batch_id, account, state, next_try_at, idx) WHERE state IN ('pending', 'resending');
   CREATE TRIGGER rows_account_moves BEFORE UPDATE OF account ON rows
     WHEN OLD.account IS NOT NEW.account AND NOT (
-      NEW.state = 'pending' AND OLD.state IN ('pending', 'sending') AND OLD.order_id IS NULL
+      NEW.state = 'pending' AND OLD.state IN ('pending', 'sending', 'verifying') AND OLD.order_id IS NULL
       AND NEW.order_id IS NULL AND NEW.trxid IS NOT OLD.trxid AND NEW.trxid IS NOT NULL
     ) BEGIN
     SELECT RAISE(ABORT, 'a row changes account only when nothing was created on the account it leaves, and with a new trxid');

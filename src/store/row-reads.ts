@@ -336,8 +336,14 @@ export class RowReads {
   }
 
   /** When the row holding this order was first sent (null when unknown). */
-  firstSentAtOf(orderId: string): number | null {
-    const r = this.stmt('SELECT first_sent_at AS t FROM rows WHERE order_id = ?').get(orderId) as { t: number | null } | undefined;
+  firstSentAtOf(orderId: string, account?: string): number | null {
+    // With `account`: that account's order (order ids are each account's own numbering: the same
+    // id at another account says nothing about this account's history; an adversarial review).
+    const r = (
+      account === undefined
+        ? this.stmt('SELECT first_sent_at AS t FROM rows WHERE order_id = ?').get(orderId)
+        : this.stmt('SELECT first_sent_at AS t FROM rows WHERE order_id = ? AND account = ?').get(orderId, account)
+    ) as { t: number | null } | undefined;
     return r?.t ?? null;
   }
 

@@ -94,10 +94,11 @@ export const ROW_EDGES: readonly RowEdge[] = Object.freeze(
     ...edges(['sending'], 'taken-over', ['resending'], 'its process died with the request open: owed a resend'),
     // Several accounts: failover only on proof (dispatch/failover.ts). The row leaves its account with
     // a new trxid, and only from a state proving nothing was created there: never sent, a first
-    // send refused or turned away before any order, or history that found none. The trigger
+    // send refused or turned away before any order, or a history check that found none. The trigger
     // rows_account_moves (migration 11) refuses any other change of account.
     ...edges(['pending'], 'moved', ['pending'], 'its account cannot place it now (paused): another that sells the pack takes it, with a new trxid'),
     ...edges(['sending'], 'moved', ['pending'], 'its account refused a first send with nothing created (pack unknown or disabled, out of stock, no balance): another account takes it, with a new trxid'),
+    ...edges(['verifying'], 'moved', ['pending'], 'as verified-none (history reaches back before the first attempt and holds no such order), for a refusal because the account cannot sell the pack: another account takes it, with a new trxid'),
     // History checks.
     ...edges(['verifying'], 'verified-none', ['rejected'], 'history reaches back before the first attempt and holds no such order'),
     ...edges(['verifying'], 'verified-balance', ['pending'], 'as verified-none, for an INSUFFICIENT BALANCE refusal: waits for a top-up'),

@@ -247,7 +247,7 @@ export class RowStore extends RowWrites {
    * `moves` (JSON) records the refusal. Guarded by the lease, the account and the trxid it had, and
    * held by the trigger rows_account_moves whatever the caller.
    */
-  move(batchId: string, idx: number, a: Actor, m: { fromState: 'pending' | 'sending'; from: string; fromTrxid: string; to: string; trxid: string; request: string; productId: string; unitPriceUsd: number; expectedUsd: number; moves: string; note: string }): boolean {
+  move(batchId: string, idx: number, a: Actor, m: { fromState: 'pending' | 'sending' | 'verifying'; from: string; fromTrxid: string; to: string; trxid: string; request: string; productId: string; unitPriceUsd: number; expectedUsd: number; moves: string; note: string }): boolean {
     // fromState: the sender answering a first send moves from `sending` (its own request, answered);
     // a row waiting on a paused account moves from `pending` only, never one another send just took.
     return this.#run(

@@ -168,6 +168,6 @@ describe('faults per account', () => {
       if (row.account === 'revoked') expect(row.refusedBy).toBe('');
       else if (row.refusedBy !== '') expect(row.trxid).toMatch(new RegExp(`-${row.account}$`));
     }
-    expect(rows.some((x) => x.account === 'healthy' && /broke \(trxid [^)]+-broke\): broke refused it: INSUFFICIENT/.test(x.refusedBy))).toBe(true);
+    expect(rows.some((x) => x.account === 'healthy' && /broke \(trxid [^)]+-broke\): broke refused it: INSUFFICIENT/.test(x.refusedBy ?? ''))).toBe(true);
   }, 150_000);
 });
