@@ -165,6 +165,7 @@ export async function loadBatch(rt: LoadParts, batch: Batch): Promise<LoadOutcom
           maxPriceUsd: o.maxPriceUsd ?? null,
           fingerprint,
           account: placed.account,
+          pinned: placed.pinned === true,
           // Judged when the batch opens, in the same transaction (repeats.ts skipRepeats).
           repeatCheck: checkRepeats && checksRepeat(batch, o.givenTrxid),
         });

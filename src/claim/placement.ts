@@ -15,7 +15,7 @@ import { roundCents } from '../kernel/money.js';
 import { coerceError } from '../kernel/errors.js';
 
 export type Placed =
-  | { ok: true; account: string; order: ValidOrder }
+  | { ok: true; account: string; order: ValidOrder; pinned?: boolean }
   | { ok: false; error: string };
 
 export interface Placer {
@@ -111,6 +111,7 @@ export async function openPlacer(rt: PlacementParts, catalogs: readonly AccountI
       return {
         ok: true,
         account: p.account,
+        pinned: pinned !== '',
         order: { ...order, request: { ...order.request, pid: p.entry.product.id }, unitPriceUsd: price, amountUsd: roundCents(price * order.quantity) },
       };
     },

@@ -75,7 +75,8 @@ export async function moveRow(
   /** readyOnly: only to an account not paused (moving off a paused one to another paused one helps nobody). */
   opts: { readyOnly?: boolean } = {},
 ): Promise<string | null> {
-  if (rt.accounts.length < 2 || row.request === null || row.trxid === null || row.orderId !== null) return null;
+  // A row the file pinned to its account (its account column) stays there (found by the simulator).
+  if (rt.accounts.length < 2 || row.pinned || row.request === null || row.trxid === null || row.orderId !== null) return null;
   // Never back to its own account or one that refused it; with readyOnly, not to a paused one.
   const exclude = new Set([row.account, ...row.moves.map((m) => m.from)]);
   if (opts.readyOnly) for (const acct of rt.accounts) if (acct.pauses().current !== null) exclude.add(acct.id);
@@ -111,7 +112,9 @@ export async function moveRow(
   const move: RowMove = { from: row.account, trxid: row.trxid, code: why.code, why: why.why, at: a.now };
   const moves = [...row.moves, move];
   const note = `moved from account ${row.account} (${why.why}; its trxid there ${row.trxid}, nothing created) to ${placed.account} with trxid ${trxid}`;
-  const ok = rt.rows.move(row.batchId, row.idx, a, {
+  let ok: boolean;
+  try {
+    ok = rt.rows.move(row.batchId, row.idx, a, {
     fromState,
     from: row.account,
     fromTrxid: row.trxid,
@@ -123,7 +126,12 @@ export async function moveRow(
     expectedUsd: roundCents(price * quantity),
     moves: JSON.stringify(moves),
     note,
-  });
+    });
+  } catch (err) {
+    // The store refused it (a trxid taken meanwhile, the trigger): the row stays where it is.
+    rt.log.warn({ batch: row.batchId, line: row.line, err: coerceError(err).message }, 'row not moved: the store refused the move');
+    return null;
+  }
   if (!ok) return null;
   rt.log.warn({ batch: row.batchId, line: row.line, from: row.account, to: placed.account, trxid, was: row.trxid, code: why.code }, 'row moved to another account (nothing was created on the first)');
   return placed.account;

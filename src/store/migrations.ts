@@ -275,8 +275,9 @@ export const MIGRATIONS: readonly string[] = [
   // never sent or turned away before any order; from `sending`: a first send refused with nothing
   // created; from `verifying`: history proved no order; row-states.ts edge `moved`), never with an
   // order, and always
-  // with a new trxid (two accounts at one supplier share one trxid space). The trigger refuses any
-  // other change of account, whichever code path tries it.
+  // with a new trxid (two accounts at one supplier share one trxid space), and never a row pinned to
+  // its account by the file's account column (rows.pinned). The trigger refuses any other change
+  // of account, whichever code path tries it; the trxid it leaves stays used (left_trxids).
   `
   ALTER TABLE rows ADD COLUMN account TEXT NOT NULL DEFAULT 'default';
   ALTER TABLE rows ADD COLUMN moves_json TEXT;
@@ -286,12 +287,30 @@ export const MIGRATIONS: readonly string[] = [
   CREATE UNIQUE INDEX rows_order_id ON rows (account, order_id) WHERE order_id IS NOT NULL;
   CREATE INDEX rows_order_lookup ON rows (order_id) WHERE order_id IS NOT NULL;
   CREATE INDEX rows_send_account ON rows (batch_id, account, state, next_try_at, idx) WHERE state IN ('pending', 'resending');
+  ALTER TABLE rows ADD COLUMN pinned INTEGER NOT NULL DEFAULT 0;
   CREATE TRIGGER rows_account_moves BEFORE UPDATE OF account ON rows
     WHEN OLD.account IS NOT NEW.account AND NOT (
       NEW.state = 'pending' AND OLD.state IN ('pending', 'sending', 'verifying') AND OLD.order_id IS NULL
-      AND NEW.order_id IS NULL AND NEW.trxid IS NOT OLD.trxid AND NEW.trxid IS NOT NULL
+      AND NEW.order_id IS NULL AND NEW.trxid IS NOT OLD.trxid AND NEW.trxid IS NOT NULL AND OLD.pinned = 0
     ) BEGIN
-    SELECT RAISE(ABORT, 'a row changes account only when nothing was created on the account it leaves, and with a new trxid');
+    SELECT RAISE(ABORT, 'a row changes account only when nothing was created on the account it leaves, and with a new trxid (and never a row pinned to its account)');
+  END;
+  -- A trxid a row left on an account stays used (found by the simulator: an edited re-drop took a
+  -- moved row's old trxid, and the account it had left bought it again): kept here by the move,
+  -- and neither a new row nor a move may take it. The message names rows.trxid, as the unique
+  -- index's does, so the loader refuses such a row as it refuses any used trxid.
+  CREATE TABLE left_trxids (trxid TEXT PRIMARY KEY, batch_id TEXT NOT NULL, idx INTEGER NOT NULL, account TEXT NOT NULL);
+  CREATE TRIGGER rows_keep_left_trxid AFTER UPDATE OF account ON rows
+    WHEN OLD.account IS NOT NEW.account AND OLD.trxid IS NOT NULL BEGIN
+    INSERT INTO left_trxids (trxid, batch_id, idx, account) VALUES (OLD.trxid, OLD.batch_id, OLD.idx, OLD.account);
+  END;
+  CREATE TRIGGER rows_trxid_not_left_insert BEFORE INSERT ON rows
+    WHEN NEW.trxid IS NOT NULL AND EXISTS (SELECT 1 FROM left_trxids WHERE trxid = NEW.trxid) BEGIN
+    SELECT RAISE(ABORT, 'UNIQUE constraint failed: rows.trxid (a trxid a row left on another account)');
+  END;
+  CREATE TRIGGER rows_trxid_not_left_update BEFORE UPDATE OF trxid ON rows
+    WHEN NEW.trxid IS NOT NULL AND NEW.trxid IS NOT OLD.trxid AND EXISTS (SELECT 1 FROM left_trxids WHERE trxid = NEW.trxid) BEGIN
+    SELECT RAISE(ABORT, 'UNIQUE constraint failed: rows.trxid (a trxid a row left on another account)');
   END;
   `,
 ];

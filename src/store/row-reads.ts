@@ -94,8 +94,10 @@ export class RowReads {
     return r ? toRow(r) : undefined;
   }
 
+  /** The row that has, or had before it moved to another account (left_trxids), this trxid. */
   byTrxid(trxid: string): { batchId: string; idx: number } | undefined {
-    const r = this.stmt('SELECT batch_id, idx FROM rows WHERE trxid = ?').get(trxid) as { batch_id: string; idx: number } | undefined;
+    const r = (this.stmt('SELECT batch_id, idx FROM rows WHERE trxid = ?').get(trxid) ??
+      this.stmt('SELECT batch_id, idx FROM left_trxids WHERE trxid = ?').get(trxid)) as { batch_id: string; idx: number } | undefined;
     return r ? { batchId: r.batch_id, idx: r.idx } : undefined;
   }
 

@@ -32,6 +32,8 @@ export interface NewRow {
   repeatCheck?: boolean;
   /** The supplier account it is placed on (routing, account/routing.ts); `default` when the home has one. */
   account?: string;
+  /** The file's account column named the account: the row never moves to another (failover). */
+  pinned?: boolean;
 }
 
 /** What the API told us about a placed order. */
@@ -76,6 +78,8 @@ export interface Row {
   account: string;
   /** The accounts that refused it with nothing created before it moved here, oldest first. */
   moves: RowMove[];
+  /** Pinned to its account by the file's account column: never moved (the trigger holds it too). */
+  pinned: boolean;
   trxid: string | null;
   request: OrderRequest | null;
   productId: string | null;
@@ -124,6 +128,7 @@ export interface RowRecord {
   state: RowState;
   account: string;
   moves_json: string | null;
+  pinned: number;
   trxid: string | null;
   request_json: string | null;
   product_id: string | null;
@@ -166,6 +171,7 @@ export function toRow(r: RowRecord): Row {
     state: r.state,
     account: r.account,
     moves: r.moves_json ? (JSON.parse(r.moves_json) as RowMove[]) : [],
+    pinned: r.pinned === 1,
     trxid: r.trxid,
     request: r.request_json ? (JSON.parse(r.request_json) as OrderRequest) : null,
     productId: r.product_id,

@@ -12,9 +12,9 @@ export class RowWrites extends RowReads {
   /** Stores rows of a claimed batch (claim/load.ts calls it per chunk, inside its transaction): new rows start `pending`, `invalid` or `skipped`. */
   insertAll(batchId: string, rows: Iterable<NewRow>, now: number): number {
     const stmt = this.stmt(
-      `INSERT INTO rows (batch_id, idx, line, cells_json, state, account, trxid, request_json, product_id, slug, pack_name, quantity,
+      `INSERT INTO rows (batch_id, idx, line, cells_json, state, account, pinned, trxid, request_json, product_id, slug, pack_name, quantity,
          unit_price_usd, expected_usd, max_price_usd, error, reject_code, fingerprint, repeat_check, updated_at)
-       VALUES (@batchId, @idx, @line, @cells, @state, @account, @trxid, @request, @productId, @slug, @packName, @quantity,
+       VALUES (@batchId, @idx, @line, @cells, @state, @account, @pinned, @trxid, @request, @productId, @slug, @packName, @quantity,
          @unitPriceUsd, @expectedUsd, @maxPriceUsd, @error, @rejectCode, @fingerprint, @repeatCheck, @now)`,
     );
     let n = 0;
@@ -26,6 +26,7 @@ export class RowWrites extends RowReads {
         cells: JSON.stringify(r.cells),
         state: (r.skipped ? 'skipped' : r.request ? 'pending' : 'invalid') satisfies RowState,
         account: r.account ?? 'default',
+        pinned: r.pinned ? 1 : 0,
         trxid: r.request?.trxid ?? null,
         request: r.request ? JSON.stringify(r.request) : null,
         productId: r.productId ?? null,
@@ -47,7 +48,9 @@ export class RowWrites extends RowReads {
         // The trxid was free when the row was validated, and another batch stored it since (two
         // files with the same shop numbers loaded at once): the unique index decided, and this
         // row is refused the way validation refuses a used trxid, never lost, never bought.
-        if ((err as { code?: string }).code !== 'SQLITE_CONSTRAINT_UNIQUE' || !String((err as Error).message).includes('rows.trxid') || params.trxid === null) throw err;
+        // (SQLITE_CONSTRAINT_TRIGGER: a trxid a row left on another account, migrations.ts left_trxids.)
+        const code = (err as { code?: string }).code;
+        if ((code !== 'SQLITE_CONSTRAINT_UNIQUE' && code !== 'SQLITE_CONSTRAINT_TRIGGER') || !String((err as Error).message).includes('rows.trxid') || params.trxid === null) throw err;
         const by = this.byTrxid(params.trxid);
         if (!by) throw err;
         stmt.run({ ...params, state: 'invalid' satisfies RowState, trxid: null, request: null, repeatCheck: 0, error: `trxid: ${params.trxid} was already used by batch ${by.batchId}; a new purchase needs a new trxid` });

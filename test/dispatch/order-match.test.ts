@@ -16,7 +16,7 @@ const DERIVED = `tu${'0123456789abcdef'.repeat(2).slice(0, 30)}`;
 
 function row(request: Record<string, unknown>, extra: Partial<RowRecord> = {}): Row {
   const r: RowRecord = {
-    batch_id: 'b1', idx: 0, line: 2, cells_json: '[]', state: 'sending', account: 'default', moves_json: null, trxid: String(request.trxid), request_json: JSON.stringify(request),
+    batch_id: 'b1', idx: 0, line: 2, cells_json: '[]', state: 'sending', account: 'default', moves_json: null, pinned: 0, trxid: String(request.trxid), request_json: JSON.stringify(request),
     product_id: String(request.pid), slug: 'pubg', pack_name: '60 UC', quantity: (request.quantity as number | undefined) ?? 1, unit_price_usd: 0.92,
     expected_usd: 0.92, max_price_usd: null, order_id: null, amount_usd: null, codes_json: null, refunded: null, error: null, reject_code: null,
     attempts: 1, first_sent_at: 1_000_000, last_sent_at: 1_000_000, doubt_since: null, doubt_tries: 0, next_try_at: 0, next_poll_at: 0, polls: 0,

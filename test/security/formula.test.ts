@@ -41,7 +41,7 @@ const dangerous = (cells: string[][]) =>
 
 function row(over: Partial<Row>): Row {
   return {
-    batchId: 'b', idx: 0, line: 2, cells: [], state: 'completed', account: 'default', moves: [], trxid: 't', request: null, productId: null, slug: null, packName: null,
+    batchId: 'b', idx: 0, line: 2, cells: [], state: 'completed', account: 'default', moves: [], pinned: false, trxid: 't', request: null, productId: null, slug: null, packName: null,
     quantity: null, unitPriceUsd: null, expectedUsd: 1, maxPriceUsd: null, orderId: 'ORD1', amountUsd: 1, codes: [], refunded: null,
     error: null, rejectCode: null, attempts: 1, firstSentAt: null, lastSentAt: null, doubtSince: null, doubtTries: 0, nextTryAt: 0, nextPollAt: 0, polls: 0,
     lastAnswer: null, note: null, codeReads: 0, reviewSince: null, resolution: null, resolvedBy: null, resolvedAt: null, updatedAt: 0, ...over,

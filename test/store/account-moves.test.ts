@@ -20,7 +20,7 @@ describe('a row is on one account at a time, and leaves one only on proof', () =
   it('the trigger refuses a change of account from a state where an order may exist, with an order, or without a new trxid', async () => {
     const rt = await supplierWorld(() => {}, [pubgRow(0)]);
     const raw = (sql: string) => () => rt.db.prepare(sql).run();
-    for (const state of ['resending', 'verifying', 'searching', 'processing', 'unseen', 'review', 'completed', 'cancelled']) {
+    for (const state of ['resending', 'searching', 'processing', 'unseen', 'review', 'completed', 'cancelled']) {
       rt.db.prepare(`UPDATE rows SET state = ? WHERE batch_id = 'b1'`).run(state);
       expect(raw(`UPDATE rows SET account = 'second', trxid = 'tu-new', state = 'pending' WHERE batch_id = 'b1'`), state).toThrow(/changes account only when nothing was created/);
     }
@@ -49,5 +49,27 @@ describe('a row is on one account at a time, and leaves one only on proof', () =
     expect(rt.rows.markSending('b1', 0, { owner: rt.owner, now }, now + 1_000, { trxid: read.trxid!, account: read.account })).toBe(false);
     expect(rt.rows.get('b1', 0)!.state).toBe('pending');
     expect(rt.rows.markSending('b1', 0, { owner: rt.owner, now }, now + 1_000, { trxid: 'tu-row-0-second', account: 'second' })).toBe(true);
+  });
+});
+
+describe('what a move leaves behind', () => {
+  it('a row pinned to its account by the file never changes account, whatever writes it', async () => {
+    const rt = await supplierWorld(() => {}, [{ ...pubgRow(0), pinned: true }]);
+    expect(() => move(rt, 'pending')).toThrow(/never a row pinned/);
+    expect(rt.rows.get('b1', 0)).toMatchObject({ account: 'default', trxid: 'tu-row-0', pinned: true });
+  });
+
+  it('the trxid a row left on an account stays used: a new row with it is refused as used, and no move may take it', async () => {
+    const rt = await supplierWorld(() => {}, [pubgRow(0), pubgRow(1)]);
+    expect(move(rt, 'pending')).toBe(true);
+    expect(rt.rows.byTrxid('tu-row-0')).toEqual({ batchId: 'b1', idx: 0 });
+    rt.rows.insertAll('b1', [{ ...pubgRow(2), request: { ...pubgRow(2).request!, trxid: 'tu-row-0' } }], Date.now());
+    expect(rt.rows.get('b1', 2)).toMatchObject({ state: 'invalid', trxid: null });
+    expect(rt.rows.get('b1', 2)!.error).toMatch(/tu-row-0 was already used by batch b1/);
+    // Row 1 moving onto row 0's old trxid: refused by the store.
+    const r1 = rt.rows.get('b1', 1)!;
+    expect(() => rt.rows.move('b1', 1, { owner: rt.owner, now: Date.now() }, {
+      fromState: 'pending', from: r1.account, fromTrxid: r1.trxid!, to: 'second', trxid: 'tu-row-0', request: '{}', productId: 'p', unitPriceUsd: 1, expectedUsd: 1, moves: '[]', note: 'n',
+    })).toThrow(/rows.trxid/);
   });
 });
