@@ -136,7 +136,9 @@ export function judge(c: Ctx): Judgement {
         const after = [r.trxid, ...r.moves.slice(i + 1).map((x) => x.trxid)].filter((t): t is string => t !== null);
         check(after.every((t) => t.toLowerCase() !== m.trxid.toLowerCase()), () => `${where(r)} moved from account ${m.from} keeping its trxid ${m.trxid} (moves: ${JSON.stringify(r.moves)})`);
         check(m.from !== r.account && r.moves.filter((x) => x.from === m.from).length === 1, () => `${where(r)} came back to an account it left, ${m.from} (moves: ${JSON.stringify(r.moves)})`);
-        const there = c.apiOf(m.from).byTrxid(m.trxid);
+        // An order of the engine's only: a foreign order (the panel's, before the run) under a trxid the file reuses is not one.
+        const found = c.apiOf(m.from).byTrxid(m.trxid);
+        const there = found?.origin === 'engine' ? found : undefined;
         const taker = byTrxid.get(at(m.from, m.trxid));
         check(there === undefined, () =>
           taker

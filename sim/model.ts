@@ -284,7 +284,9 @@ export class ModelApi {
       codesLateMs: 0,
       origin,
     };
-    if (pack.card) order.codes = Array.from({ length: qty ?? 1 }, (_, i) => `${order.orderId}-C${i + 1}`);
+    // Codes are the account's own: two accounts that number orders alike still deliver different codes.
+    const codePrefix = this.account.key === SIM_KEY ? order.orderId : `${order.orderId}-B`;
+    if (pack.card) order.codes = Array.from({ length: qty ?? 1 }, (_, i) => `${codePrefix}-C${i + 1}`);
     this.orders.push(order);
     this.#byId.set(order.orderId, order);
     this.#byIdFolded.set(order.orderId.toLowerCase(), order);
