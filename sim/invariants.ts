@@ -20,6 +20,19 @@
  *  8. one order, one row: no order held by two rows, whatever the letter case of its id (the
  *     unique index sees only one spelling; an operator's typed id is another);
  *  9. a batch is retried once: no two live retry batches of one batch.
+ *
+ * With two supplier accounts (issue 22), every check above reads the ledger of the account the
+ * row is on, and four more hold against BOTH ledgers:
+ *
+ * 10. one purchase, one account, one charge: every order of either ledger made for a trxid of ours
+ *     maps to exactly one row, by the account it was made on and its trxid (a row's trxids on the
+ *     accounts it left included), and what a row holds is an order of the account it says;
+ * 11. a moved row proves its move: its trxid differs from every trxid it had on the accounts it
+ *     left, and none of those accounts has an order under that trxid (nothing was created there);
+ * 12. a row `processing`, `unseen`, `completed` or `cancelled` has its order in the ledger of its own
+ *     account (covered by 3–5, which look there and nowhere else);
+ * 13. the result files show each row's account (`account`) and the accounts that refused it
+ *     (`refusedBy`), and a row pinned by the file's `account` column is on that account.
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { parse } from 'csv-parse/sync';
@@ -52,6 +65,8 @@ export interface Judgement {
     modelOrders: number;
     engineOrders: number;
     invariantsChecked: number;
+    /** Rows that moved to another account (failover). */
+    moved: number;
     /** Rows by final state. */
     states: Record<string, number>;
   };
@@ -61,7 +76,10 @@ interface Ctx {
   home: string;
   config: Config;
   observer: Runtime;
-  api: ModelApi;
+  /** Every account's model API, the first account's first. */
+  apis: ModelApi[];
+  /** The model API of the account a row names. */
+  apiOf: (account: string) => ModelApi;
   drops: Drop[];
   failures: string[];
   stall: string | null;
@@ -80,16 +98,64 @@ export function judge(c: Ctx): Judgement {
   };
   if (c.stall) v.push(`STALL: ${c.stall}`);
   const rt = c.observer;
+  const two = c.apis.length > 1;
   const batches = rt.batches.list();
   const rows: Row[] = batches.flatMap((b) => [...rt.rows.iterate(b.id)]);
-  const byTrxid = new Map(rows.filter((r) => r.trxid !== null).map((r) => [r.trxid!.toLowerCase(), r]));
-  const where = (r: Row): string => `row ${r.line} of batch ${r.batchId} (${batches.find((b) => b.id === r.batchId)?.sourceName}, trxid ${r.trxid}, ${r.state})`;
+  /** An order's place: the account it was made on and its trxid. */
+  const at = (account: string, trxid: string): string => `${account}\u0000${trxid.toLowerCase()}`;
+  const byTrxid = new Map(rows.filter((r) => r.trxid !== null).map((r) => [at(r.account, r.trxid!), r]));
+  /** Trxids rows had on accounts they left (failover): an order there is an order for that row. */
+  const left = new Map<string, Row>();
+  for (const r of rows) for (const m of r.moves) left.set(at(m.from, m.trxid), r);
+  const where = (r: Row): string => `row ${r.line} of batch ${r.batchId} (${batches.find((b) => b.id === r.batchId)?.sourceName}, ${two ? `account ${r.account}, ` : ''}trxid ${r.trxid}, ${r.state})`;
+  const engineOrders = c.apis.flatMap((m) => m.orders.filter((x) => x.origin === 'engine').map((o) => ({ o, account: m.account.name })));
+  /** The row an order was made for (by its account and trxid), and whether under a trxid the row left. */
+  const rowOf = (o: ModelOrder, account: string): { r: Row; leftHere: boolean } | undefined => {
+    if (o.trxid === null) return undefined;
+    const r = byTrxid.get(at(account, o.trxid));
+    if (r) return { r, leftHere: false };
+    const l = left.get(at(account, o.trxid));
+    return l ? { r: l, leftHere: true } : undefined;
+  };
+
+  // 10, 11: two accounts: each place (account, trxid) is one row's, and a row that moved left nothing behind.
+  if (two) {
+    // The rows that ever had each place (their trxid now, and those they left).
+    const hadPlace = new Map<string, Row[]>();
+    for (const r of rows) {
+      const places = [...(r.trxid !== null ? [at(r.account, r.trxid)] : []), ...r.moves.map((m) => at(m.from, m.trxid))];
+      for (const p of places) hadPlace.set(p, [...(hadPlace.get(p) ?? []), r]);
+    }
+    for (const { o, account } of engineOrders) {
+      if (o.trxid === null) continue;
+      const had = hadPlace.get(at(account, o.trxid)) ?? [];
+      check(had.length <= 1, () => `order ${o.orderId} at account ${account} (trxid ${o.trxid}) maps to ${had.length} rows: ${had.map(where).join(' and ')}`);
+    }
+    for (const r of rows) {
+      for (const [i, m] of r.moves.entries()) {
+        const after = [r.trxid, ...r.moves.slice(i + 1).map((x) => x.trxid)].filter((t): t is string => t !== null);
+        check(after.every((t) => t.toLowerCase() !== m.trxid.toLowerCase()), () => `${where(r)} moved from account ${m.from} keeping its trxid ${m.trxid} (moves: ${JSON.stringify(r.moves)})`);
+        check(m.from !== r.account && r.moves.filter((x) => x.from === m.from).length === 1, () => `${where(r)} came back to an account it left, ${m.from} (moves: ${JSON.stringify(r.moves)})`);
+        // An order of the engine's only: a foreign order (the panel's, before the run) under a trxid the file reuses is not one.
+        const found = c.apiOf(m.from).byTrxid(m.trxid);
+        const there = found?.origin === 'engine' ? found : undefined;
+        const taker = byTrxid.get(at(m.from, m.trxid));
+        check(there === undefined, () =>
+          taker
+            ? `${where(r)} moved from account ${m.from} (${m.why}) leaving its trxid ${m.trxid} there; ${where(taker)} took that trxid later and bought order ${there!.orderId} (${there!.status}, ${usd(there!.amountMicros)} USD) under it at ${m.from}`
+            : `${where(r)} moved from account ${m.from} (${m.why}), where order ${there!.orderId} (${there!.status}, ${usd(there!.amountMicros)} USD) had been made under its trxid ${m.trxid}: something was created on the account it left`);
+      }
+    }
+  }
 
   // 2. every charge made for a trxid of ours is held by its row, or its row is in review.
-  for (const o of c.api.orders.filter((x) => x.origin === 'engine')) {
-    const r = o.trxid === null ? undefined : byTrxid.get(o.trxid.toLowerCase());
-    check(r !== undefined, () => `order ${o.orderId} was made for trxid ${o.trxid}, which no row holds`);
-    if (!r) continue;
+  for (const { o, account } of engineOrders) {
+    const found = rowOf(o, account);
+    check(found !== undefined, () => `order ${o.orderId}${two ? ` at account ${account}` : ''} was made for trxid ${o.trxid}, which no row holds`);
+    if (!found) continue;
+    const r = found.r;
+    // An order under a trxid the row left was already reported (11); its charge counts below (1).
+    if (found.leftHere) continue;
     const held = r.orderId === o.orderId && ['processing', 'unseen', 'completed', 'cancelled'].includes(r.state);
     const inReview = r.state === 'review' && r.resolution === null;
     check(held || inReview || (r.state === 'review' && r.orderId === o.orderId) || (r.resolution === 'charged' && r.orderId === o.orderId), () =>
@@ -100,8 +166,11 @@ export function judge(c: Ctx): Judgement {
   const codeOwner = new Map<string, string>();
   for (const r of rows) {
     if (r.orderId === null) continue;
-    const o = c.api.byId(r.orderId);
-    check(o !== undefined, () => `${where(r)} holds order ${r.orderId}, which the API never made`);
+    const o = c.apiOf(r.account).byId(r.orderId);
+    check(o !== undefined, () => {
+      const elsewhere = c.apis.filter((m) => m.account.name !== r.account && m.byId(r.orderId!) !== undefined).map((m) => m.account.name);
+      return `${where(r)} holds order ${r.orderId}, which the API${two ? ` of account ${r.account}` : ''} never made${elsewhere.length > 0 ? ` (account ${elsewhere.join(', ')} has an order of that id)` : ''}`;
+    });
     if (!o) continue;
     if (o.origin === 'foreign') {
       check(r.note !== null && r.request?.quantity === undefined, () =>
@@ -124,11 +193,11 @@ export function judge(c: Ctx): Judgement {
     }
   }
 
-  // 8. one order, one row, in any letter case.
+  // 8. one order, one row, in any letter case (per account: two accounts may number orders alike).
   const orderHolder = new Map<string, string>();
   for (const r of rows) {
     if (r.orderId === null) continue;
-    const k = r.orderId.trim().toLowerCase();
+    const k = `${r.account}\u0000${r.orderId.trim().toLowerCase()}`;
     const prev = orderHolder.get(k);
     check(prev === undefined, () => `order ${r.orderId} is held by two rows: ${prev} and ${where(r)}`);
     orderHolder.set(k, where(r));
@@ -175,15 +244,16 @@ export function judge(c: Ctx): Judgement {
     }
     if (p.onPurpose && r.request !== null) intended.set(p.key, (intended.get(p.key) ?? 1) + 1);
   }
-  for (const o of c.api.orders.filter((x) => x.origin === 'engine' && netMicros(x) > 0)) {
-    const r = o.trxid === null ? undefined : byTrxid.get(o.trxid.toLowerCase());
+  // Both ledgers: a purchase charged on two accounts (or twice on one) is bought twice.
+  for (const { o, account } of engineOrders.filter((x) => netMicros(x.o) > 0)) {
+    const r = rowOf(o, account)?.r;
     const p = r ? purchaseOf(r) : undefined;
     if (!p) continue;
     charged.set(p.key, [...(charged.get(p.key) ?? []), o]);
   }
   for (const [key, orders] of charged) {
     const want = intended.get(key) ?? 1;
-    check(orders.length <= want, () => `purchase ${key} was bought ${orders.length} times (${orders.map((o) => `${o.orderId} for ${o.trxid}`).join(', ')}), ordered ${want} time(s) on purpose`);
+    check(orders.length <= want, () => `purchase ${key} was bought ${orders.length} times (${orders.map((o) => `${o.orderId} for ${o.trxid}${two ? ` at ${engineOrders.find((x) => x.o === o)!.account}` : ''}`).join(', ')}), ordered ${want} time(s) on purpose`);
   }
 
   // 5, 6: result files and summaries of every finished batch.
@@ -197,9 +267,10 @@ export function judge(c: Ctx): Judgement {
       const delimiter = b.dialect.delimiter;
       const table = parse(text, { delimiter, relax_column_count: true, skip_empty_lines: true }) as string[][];
       const header = table[0] ?? [];
+      // Our columns come after the file's; one whose name the file uses already is `result_<name>` (an `account` pin column).
       const col = (name: string): number => {
-        const i = header.lastIndexOf(name);
-        return i >= 0 ? i : header.lastIndexOf(`result_${name}`);
+        const i = header.lastIndexOf(`result_${name}`);
+        return i >= 0 ? i : header.lastIndexOf(name);
       };
       const data = table.slice(1);
       check(data.length === brows.length, () => `batch ${b.id} (${b.sourceName}): ${brows.length} rows stored, ${data.length} result rows`);
@@ -212,6 +283,19 @@ export function judge(c: Ctx): Judgement {
         check((cells[col('orderId')] ?? '') === (r.orderId ?? ''), () => `${where(r)}: the result file says order ${cells[col('orderId')]}`);
         const codes = (cells[col('codes')] ?? '').split(' ').filter((x) => x !== '').map((x) => x.replace(/^'/, ''));
         check(JSON.stringify(codes) === JSON.stringify(r.codes), () => `${where(r)}: the result file shows codes ${codes.join(' ')}, the store ${r.codes.join(' ')}`);
+        if (two && r.request !== null) {
+          // 13. the row's account, and who refused it before it moved.
+          const ac = col('account');
+          check(ac >= 0 && cells[ac] === r.account, () => `${where(r)}: the result file says account ${ac >= 0 ? JSON.stringify(cells[ac]) : '(no account column)'}`);
+          const rb = col('refusedBy');
+          check(rb >= 0 && r.moves.every((m) => (cells[rb] ?? '').includes(m.from) && (cells[rb] ?? '').includes(m.trxid)) && (r.moves.length > 0) === ((cells[rb] ?? '') !== ''), () =>
+            `${where(r)}: the result file's refusedBy ${rb >= 0 ? JSON.stringify(cells[rb]) : '(no column)'} does not name the accounts it left (${JSON.stringify(r.moves)})`);
+        }
+        if (two && drop && header.includes('result_account')) {
+          // A row the file pins to an account is on it (or not placed at all).
+          const pinned = (cells[header.indexOf('account')] ?? '').trim();
+          check(pinned === '' || r.request === null || r.account === pinned, () => `${where(r)}: the file pins it to account ${pinned}`);
+        }
       }
     }
     if (existsSync(paths.summaryFile)) {
@@ -219,7 +303,7 @@ export function judge(c: Ctx): Judgement {
       let truth = 0;
       for (const r of brows) {
         if (r.orderId === null || (r.state !== 'completed' && r.state !== 'cancelled')) continue;
-        const o = c.api.byId(r.orderId);
+        const o = c.apiOf(r.account).byId(r.orderId);
         if (o) truth += netMicros(o);
       }
       check(Math.abs(summary.spentUsd - usd(truth)) < 0.005, () => `batch ${b.id} (${b.sourceName}): the summary says ${summary.spentUsd} USD spent; the API charged its rows ${usd(truth)} USD`);
@@ -234,8 +318,9 @@ export function judge(c: Ctx): Judgement {
       rows: rows.length,
       placed: rows.filter((r) => r.orderId !== null).length,
       review: rows.filter((r) => r.state === 'review').length,
-      modelOrders: c.api.orders.length,
-      engineOrders: c.api.orders.filter((o) => o.origin === 'engine').length,
+      modelOrders: c.apis.reduce((n, m) => n + m.orders.length, 0),
+      engineOrders: engineOrders.length,
+      moved: rows.filter((r) => r.moves.length > 0).length,
       invariantsChecked: checked,
       states: rows.reduce<Record<string, number>>((m, r) => ((m[r.state] = (m[r.state] ?? 0) + 1), m), {}),
     },

@@ -26,6 +26,8 @@ import { seededEntropy, type Entropy } from '../src/kernel/entropy.js';
 import { SIM_EPOCH, type SimScheduler } from './scheduler.js';
 
 export const SIM_KEY = 'sim-key-7d1c2e9f4a';
+/** The second account's key (schedules with two accounts: its own host, key, ledger and catalog). */
+export const SIM_KEY_B = 'sim-key-b-3c8e51aa07';
 
 // ───────────────────────────── catalog ─────────────────────────────
 
@@ -45,6 +47,11 @@ const LINES = [
   { productName: 'Steam Wallet Gift Card', slug: 'steamgiftcard', gameName: 'Steam', required: [{ field: 'quantity', label: 'Quantity' }], status: 'active' },
   { productName: 'PUBG Mobile UC Redeem Codes', slug: 'gamekeypubg', gameName: 'PUBG Mobile', required: [{ field: 'quantity', label: 'Quantity' }], status: 'active' },
 ];
+/** The game lines of the second account: no Mobile Legends, and Free Fire, which the first lacks. */
+const LINES_B = [
+  ...LINES.filter((l) => l.slug !== 'mobilelegends'),
+  { productName: 'Free Fire Diamonds', slug: 'freefire', gameName: 'Free Fire', required: [{ field: 'userId', label: 'Player ID' }], status: 'active' },
+];
 
 export const PACKS: readonly SimPack[] = [
   { id: 'PUBG-60', slug: 'pubg', gameName: 'PUBG Mobile', serviceName: '60 UC', price: 0.92, card: false },
@@ -53,6 +60,41 @@ export const PACKS: readonly SimPack[] = [
   { id: 'STEAM-5', slug: 'steamgiftcard', gameName: 'Steam', serviceName: 'Steam 5 USD', price: 5.1, card: true },
   { id: 'KEY-PUBG-60', slug: 'gamekeypubg', gameName: 'PUBG Mobile', serviceName: 'PUBG 60 UC key', price: 0.9, card: true },
 ];
+
+/**
+ * The second account's catalog (a white-label deployment of the same API): the same packs under
+ * its own pids and at its own prices (cheaper for some, dearer for others), Mobile Legends not sold,
+ * and a Free Fire pack the first account does not sell. Packs match across accounts by slug and
+ * pack name (src/account/routing.ts), as the engine's routing reads them.
+ */
+export const PACKS_B: readonly SimPack[] = [
+  { id: 'pubg_uc_60', slug: 'pubg', gameName: 'PUBG Mobile', serviceName: '60 UC', price: 0.89, card: false },
+  { id: 'pubg_uc_325', slug: 'pubg', gameName: 'PUBG Mobile', serviceName: '325 UC', price: 4.7, card: false },
+  { id: 'steam_5usd', slug: 'steamgiftcard', gameName: 'Steam', serviceName: 'Steam 5 USD', price: 5.05, card: true },
+  { id: 'pubg_key_60', slug: 'gamekeypubg', gameName: 'PUBG Mobile', serviceName: 'PUBG 60 UC key', price: 0.95, card: true },
+  { id: 'ff_100dm', slug: 'freefire', gameName: 'Free Fire', serviceName: '100 Diamonds', price: 1.1, card: false },
+];
+
+/** The second account's pid of a first-account pack it also sells (a file may name either). */
+export const PID_AT_B: Readonly<Record<string, string>> = { 'PUBG-60': 'pubg_uc_60', 'PUBG-325': 'pubg_uc_325', 'STEAM-5': 'steam_5usd', 'KEY-PUBG-60': 'pubg_key_60' };
+
+/** What makes one model account differ from another: where it is, its key, catalog, order ids, and its own faults. */
+export interface ModelAccount {
+  /** As in accounts.toml (`default` for a one-account home). */
+  name: string;
+  key: string;
+  packs: readonly SimPack[];
+  lines: readonly unknown[];
+  /** The first letter of its order ids: two deployments may well both number orders M100001… */
+  idPrefix: string;
+  /** From this sim time on, POST /orders of this pid is refused before anything else (a pack withdrawn; its catalog still lists it). */
+  refusePid: { pid: string; error: string; fromMs: number } | null;
+  /** The key is revoked during [fromMs, toMs): 401/403 on every route (an account problem), then restored. */
+  keyRevoked: [number, number] | null;
+}
+
+export const ACCOUNT_A: ModelAccount = { name: 'default', key: SIM_KEY, packs: PACKS, lines: LINES, idPrefix: 'M', refusePid: null, keyRevoked: null };
+export const LINES_OF_B: readonly unknown[] = LINES_B;
 
 // ───────────────────────────── the ledger ─────────────────────────────
 
@@ -181,17 +223,24 @@ export class ModelApi {
   readonly #rand: Entropy;
   readonly #sim: SimScheduler;
   readonly profile: ApiProfile;
+  readonly account: ModelAccount;
+  /**
+   * The other account, when both are accounts at one supplier: they share one trxid space, and a
+   * trxid the other account holds an order under is another API user's here (403 FORBIDDEN).
+   */
+  peer: ModelApi | null = null;
   balanceMicros: number;
   #nextId = 1;
   /** Every request that reached it, for the run's figures. */
-  readonly stats = { requests: 0, created: 0, replays: 0, lostAfter: 0, errorAfter: 0, refused: 0, rateLimited: 0, variants: new Set<string>() };
+  readonly stats = { requests: 0, created: 0, replays: 0, lostAfter: 0, errorAfter: 0, refused: 0, rateLimited: 0, pidRefused: 0, keyRevoked: 0, peerForbidden: 0, variants: new Set<string>() };
 
-  constructor(sim: SimScheduler, profile: ApiProfile, seed: number) {
+  constructor(sim: SimScheduler, profile: ApiProfile, seed: number, account: ModelAccount = ACCOUNT_A) {
     this.#sim = sim;
     this.profile = profile;
-    this.#rand = seededEntropy(seed ^ 0x5eed);
+    this.account = account;
+    this.#rand = seededEntropy(account.key === SIM_KEY ? seed ^ 0x5eed : (seed ^ 0xb0b) + 17);
     this.balanceMicros = Math.round(profile.balanceUsd * 1e6);
-    for (const p of PACKS) if (p.card) this.#stock.set(p.id, profile.stock);
+    for (const p of account.packs) if (p.card) this.#stock.set(p.id, profile.stock);
     corpus ??= loadCorpus();
   }
 
@@ -205,7 +254,7 @@ export class ModelApi {
 
   /** A foreign order made before the run (the supplier's panel, another shop of the account). */
   seedForeign(o: { pid: string; trxid: string | null; userId?: string; zoneId?: string; quantity?: number; agoMs: number }): ModelOrder {
-    const pack = PACKS.find((p) => p.id === o.pid)!;
+    const pack = this.account.packs.find((p) => p.id === o.pid)!;
     const order = this.#make(pack, o.trxid, { userId: o.userId, zoneId: o.zoneId, quantity: o.quantity }, 'foreign');
     order.createdAt = this.serverNow - o.agoMs;
     order.status = 'completed';
@@ -218,7 +267,7 @@ export class ModelApi {
   #make(pack: SimPack, trxid: string | null, f: { userId?: string | undefined; zoneId?: string | undefined; quantity?: number | undefined }, origin: ModelOrder['origin']): ModelOrder {
     const qty = pack.card ? (f.quantity ?? 1) : undefined;
     const order: ModelOrder = {
-      orderId: `M${100_000 + this.#nextId++}`,
+      orderId: `${this.account.idPrefix}${100_000 + this.#nextId++}`,
       trxid,
       pid: pack.id,
       pack,
@@ -235,7 +284,9 @@ export class ModelApi {
       codesLateMs: 0,
       origin,
     };
-    if (pack.card) order.codes = Array.from({ length: qty ?? 1 }, (_, i) => `${order.orderId}-C${i + 1}`);
+    // Codes are the account's own: two accounts that number orders alike still deliver different codes.
+    const codePrefix = this.account.key === SIM_KEY ? order.orderId : `${order.orderId}-B`;
+    if (pack.card) order.codes = Array.from({ length: qty ?? 1 }, (_, i) => `${codePrefix}-C${i + 1}`);
     this.orders.push(order);
     this.#byId.set(order.orderId, order);
     this.#byIdFolded.set(order.orderId.toLowerCase(), order);
@@ -308,7 +359,7 @@ export class ModelApi {
     this.stats.variants.add(v.name);
     const r = v.response;
     let body = r.body
-      .replaceAll('{{KEY}}', SIM_KEY)
+      .replaceAll('{{KEY}}', this.account.key)
       .replace(/\{\{HTTP_DATE\+(\d+)\}\}/g, (_m, sec: string) => new Date(this.serverNow + Number(sec) * 1000).toUTCString());
     if (r.padBytes) body += ' '.repeat(r.padBytes);
     const headers: Record<string, string> = {};
@@ -354,7 +405,15 @@ export class ModelApi {
   handle(req: ModelRequest): ModelReply {
     this.stats.requests++;
     const key = req.headers['x-api-key'] ?? req.headers.authorization?.replace(/^Bearer /, '');
-    if (key !== SIM_KEY) return this.#json(401, { success: false, code: 'INVALID_API_KEY', error: 'INVALID_API_KEY' });
+    if (key !== this.account.key) return this.#json(401, { success: false, code: 'INVALID_API_KEY', error: 'INVALID_API_KEY' });
+    const revoked = this.account.keyRevoked;
+    if (revoked && this.#inWindow([revoked])) {
+      // The key revoked mid-run (a leak, a panel mistake): every route refuses it until it is restored.
+      this.stats.keyRevoked++;
+      return this.#chance(0.5)
+        ? this.#json(401, { success: false, code: 'INVALID_API_KEY', error: 'INVALID_API_KEY' })
+        : this.#variant('account:false', () => this.#json(403, { success: false, code: 'API_KEY_REVOKED', error: 'API KEY REVOKED' }));
+    }
     if (this.#inWindow(this.profile.accountDown)) {
       return this.#variant('account:false', () => this.#json(403, { success: false, code: 'ACCOUNT_RESTRICTED', error: 'ACCOUNT_RESTRICTED' }));
     }
@@ -374,12 +433,12 @@ export class ModelApi {
     }
     switch (req.path) {
       case '/services':
-        return this.#json(200, { success: true, services: LINES });
+        return this.#json(200, { success: true, services: this.account.lines });
       case '/products':
       case '/catalog':
         return this.#json(200, {
           success: true,
-          products: PACKS.map((p) => ({
+          products: this.account.packs.map((p) => ({
             id: p.id, slug: p.slug, gameName: p.gameName, serviceName: p.serviceName, category: p.card ? (p.slug.startsWith('gamekey') ? 'gamekey' : 'giftcard') : 'topup',
             price: this.profile.style === 'real-world' ? String(p.price) : p.price, status: 'active',
             ...(p.card ? { quantity: this.#stock.get(p.id) ?? 0, inStock: (this.#stock.get(p.id) ?? 0) > 0, quantityMin: 1, quantityMax: Math.min(500, Math.max(1, this.#stock.get(p.id) ?? 0)) } : {}),
@@ -429,12 +488,24 @@ export class ModelApi {
     if (this.#inWindow(this.profile.maintenance)) {
       return this.#variant('paused:false', () => this.#json(503, { success: false, code: 'MAINTENANCE', error: 'MAINTENANCE' }));
     }
-    const pack = PACKS.find((p) => p.id === pid);
+    const pack = this.account.packs.find((p) => p.id === pid);
     if (!pack) return this.#json(400, { success: false, error: 'UNKNOWN PID' });
+    const withdrawn = this.account.refusePid;
+    if (withdrawn && withdrawn.pid === pid && this.#sim.mono >= withdrawn.fromMs) {
+      // A pack withdrawn while its catalog still lists it: every POST of the pid is refused first,
+      // resends of an order already made included (the refusal then proves nothing about a charge).
+      this.stats.pidRefused++;
+      return this.#json(400, { success: false, orderCreated: false, error: withdrawn.error });
+    }
     const userId = typeof body.userId === 'string' ? body.userId : undefined;
     const zoneId = typeof body.zoneId === 'string' ? body.zoneId : undefined;
     const quantity = typeof body.quantity === 'number' ? body.quantity : undefined;
     if (this.forbidden.has(trxid.toLowerCase())) {
+      return this.#variant('forbidden:false', () => this.#json(403, { success: false, code: 'FORBIDDEN', error: 'FORBIDDEN' }));
+    }
+    if (this.peer?.byTrxid(trxid) !== undefined) {
+      // Two accounts at one supplier: the trxid is the other account's (spec: 403 FORBIDDEN).
+      this.stats.peerForbidden++;
       return this.#variant('forbidden:false', () => this.#json(403, { success: false, code: 'FORBIDDEN', error: 'FORBIDDEN' }));
     }
     if (this.#inFlight.has(trxid.toLowerCase())) {

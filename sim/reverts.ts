@@ -9,6 +9,8 @@ export interface Revert {
   id: string;
   defect: string;
   edits: { file: string; find: string; replace: string }[];
+  /** Which schedules to run (run.ts --accounts): a revert of a rule of several accounts needs two. */
+  accounts?: 'mixed' | 'one' | 'two';
 }
 
 export const REVERTS: readonly Revert[] = [
@@ -81,5 +83,33 @@ export const REVERTS: readonly Revert[] = [
     id: 'retry-twice',
     defect: 'adversarial review 2: two retries of one batch at once both make a retry batch',
     edits: [{ file: 'src/store/batches.ts', find: '         WHERE @retryOf IS NULL OR NOT EXISTS', replace: '         WHERE @retryOf IS NULL OR 1 OR NOT EXISTS' }],
+  },
+  {
+    id: 'failover-after-doubt',
+    defect: 'issue 22, failover only on proof: a row in doubt (its answer lost, `resending`) refused on a resend (UNKNOWN PID, INVALID PACK, out of stock, no balance) moves to another account',
+    accounts: 'two',
+    edits: [
+      {
+        file: 'src/dispatch/sender.ts',
+        find: "      if (row.state === 'pending' && (err.classification === 'rejected' || err.classification === 'insufficient-balance') && isAccountRefusal(err.apiCode, err.reason)) {",
+        replace: "      if ((row.state === 'pending' || row.state === 'resending') && (err.classification === 'rejected' || err.classification === 'insufficient-balance') && isAccountRefusal(err.apiCode, err.reason)) {",
+      },
+      {
+        file: 'src/dispatch/sender.ts',
+        find: "{ code: err.apiCode ?? err.codeOrStatus, why: `${row.account} refused it: ${reason}` }, 'sending');",
+        replace: "{ code: err.apiCode ?? err.codeOrStatus, why: `${row.account} refused it: ${reason}` }, row.state === 'resending' ? ('resending' as 'sending') : 'sending');",
+      },
+      { file: 'src/store/row-states.ts', find: "    ...edges(['sending'], 'moved', ['pending'],", replace: "    ...edges(['sending', 'resending'], 'moved', ['pending']," },
+      { file: 'src/store/migrations.ts', find: "NEW.state = 'pending' AND OLD.state IN ('pending', 'sending') AND OLD.order_id IS NULL", replace: "NEW.state = 'pending' AND OLD.state IN ('pending', 'sending', 'resending') AND OLD.order_id IS NULL" },
+    ],
+  },
+  {
+    id: 'failover-same-trxid',
+    defect: 'issue 22: a row moved to another account keeps its trxid (accounts at one supplier share one trxid space)',
+    accounts: 'two',
+    edits: [
+      { file: 'src/dispatch/failover.ts', find: '  const root = row.moves[0]?.trxid ?? row.trxid!;\n', replace: '  if (account !== \'\') return row.trxid!;\n  const root = row.moves[0]?.trxid ?? row.trxid!;\n' },
+      { file: 'src/store/migrations.ts', find: 'AND NEW.order_id IS NULL AND NEW.trxid IS NOT OLD.trxid AND NEW.trxid IS NOT NULL', replace: 'AND NEW.order_id IS NULL AND NEW.trxid IS NOT NULL' },
+    ],
   },
 ];

@@ -23,7 +23,7 @@ import { claimFile } from '../src/claim/claim.js';
 import { createRetryBatch } from '../src/ops/retry.js';
 import { requestCancel } from '../src/ops/cancel.js';
 import { resolveReview } from '../src/ops/review.js';
-import { ModelApi, SIM_KEY } from './model.js';
+import { ACCOUNT_A, LINES_OF_B, ModelApi, PACKS_B, PID_AT_B, SIM_KEY, SIM_KEY_B, type ModelAccount } from './model.js';
 import { quiesce, SimScheduler } from './scheduler.js';
 import { simTransport } from './transport.js';
 import type { Action, Schedule, SimFile, SimRow } from './schedule.js';
@@ -64,6 +64,10 @@ interface Proc {
 }
 
 const API_URL = 'http://api.sim.invalid';
+/** The second account's host (schedules with two accounts). */
+const API_URL_B = 'http://api-b.sim.invalid';
+/** The accounts' names in accounts.toml (two accounts); one account is `default`. */
+const NAMES = ['main', 'second'] as const;
 /** As daemon.ts: the inbox is listed again this often. */
 const SWEEP_EVERY_MS = 15_000;
 const HOME_ROOT = existsSync('/dev/shm') ? '/dev/shm' : tmpdir();
@@ -72,13 +76,62 @@ export async function runSchedule(s: Schedule, opts: RunOptions = {}): Promise<R
   const home = mkdtempSync(join(HOME_ROOT, 'topup-sim-'));
   for (const d of ['inbox', 'jobs', 'outbox']) mkdirSync(join(home, d), { mode: 0o700 });
   const sim = new SimScheduler(seededEntropy(s.seed), (opts as { fullTrace?: boolean }).fullTrace ? 10_000_000 : 400);
-  const api = new ModelApi(sim, s.api, s.seed);
+  const two = s.second;
+  // One model API per account: its own host, key, ledger, balance, stock, catalog and faults.
+  const modelAccount = (i: 0 | 1): ModelAccount => {
+    const base: ModelAccount = i === 0 ? { ...ACCOUNT_A, name: two ? NAMES[0] : 'default' } : { name: NAMES[1], key: SIM_KEY_B, packs: PACKS_B, lines: LINES_OF_B, idPrefix: two?.sameIds ? 'M' : 'N', refusePid: null, keyRevoked: null };
+    const w = two?.refusePid;
+    const k = two?.keyRevoked;
+    return {
+      ...base,
+      refusePid: w && w.account === i ? { pid: i === 0 ? w.pack : PID_AT_B[w.pack]!, error: w.error, fromMs: w.fromMs } : null,
+      keyRevoked: k && k.account === i ? [k.fromMs, k.toMs] : null,
+    };
+  };
+  const api = new ModelApi(sim, s.api, s.seed, modelAccount(0));
+  const apis: ModelApi[] = [api];
   for (const f of s.foreign) api.seedForeign(f);
   for (const t of s.forbidden) api.forbidden.add(t.toLowerCase());
+  if (two) {
+    const b = new ModelApi(sim, two.api, s.seed, modelAccount(1));
+    apis.push(b);
+    if (two.sameSupplier) {
+      api.peer = b;
+      b.peer = api;
+      // One supplier: another API user's trxids are another user's at both accounts.
+      for (const t of s.forbidden) b.forbidden.add(t.toLowerCase());
+    }
+    // accounts.toml as a reseller writes it, keys in files of their own (0600), read and
+    // validated by loadConfig like any home's (config/accounts.ts).
+    mkdirSync(join(home, 'keys'), { mode: 0o700 });
+    writeFileSync(join(home, 'keys', 'main.key'), `${SIM_KEY}\n`, { mode: 0o600 });
+    writeFileSync(join(home, 'keys', 'second.key'), `${SIM_KEY_B}\n`, { mode: 0o600 });
+    writeFileSync(
+      join(home, 'accounts.toml'),
+      [
+        `routing = "${two.routing}"`,
+        `max_queue_delay = "${two.maxQueueDelayMs / 1000}s"`,
+        '',
+        '[[account]]',
+        `name = "${NAMES[0]}"`,
+        `url = "${API_URL}"`,
+        'key_file = "keys/main.key"',
+        '',
+        '[[account]]',
+        `name = "${NAMES[1]}"`,
+        `url = "${API_URL_B}"`,
+        'key_file = "keys/second.key"',
+        '',
+      ].join('\n'),
+      { mode: 0o600 },
+    );
+  }
+  /** The model API of an account (by its name in the store), and of a URL's host. */
+  const apiOf = (account: string): ModelApi => apis.find((m) => m.account.name === account) ?? api;
+  const apiAt = (url: URL): ModelApi => (two && url.host === new URL(API_URL_B).host ? apis[1]! : api);
   const config = loadConfig({
     TOPUP_HOME: home,
-    TOPUP_API_URL: API_URL,
-    TOPUP_API_KEY: SIM_KEY,
+    ...(two ? {} : { TOPUP_API_URL: API_URL, TOPUP_API_KEY: SIM_KEY }),
     TOPUP_POLL_INTERVAL_MS: '5000',
     TOPUP_REQUEST_TIMEOUT_MS: '15000',
     TOPUP_REVIEW_AFTER_MS: '300000',
@@ -101,7 +154,7 @@ export async function runSchedule(s: Schedule, opts: RunOptions = {}): Promise<R
     openRuntime(config, logger(owner), API_URL, {
       clock: sim.clockFor(owner),
       entropy: seededEntropy(s.seed + ++counter * 7919),
-      transport: simTransport(sim, api, owner, seededEntropy(s.seed + counter * 104_729)),
+      transport: simTransport(sim, apiAt, owner, seededEntropy(s.seed + counter * 104_729)),
       owner,
       ownerIsDead: (o) => dead.has(o),
     });
@@ -167,7 +220,7 @@ export async function runSchedule(s: Schedule, opts: RunOptions = {}): Promise<R
 
   const dropFile = (a: Extract<Action, { kind: 'drop' }>): void => {
     const file = s.files[a.file % s.files.length]!;
-    const { rows, keys, header, cells } = edited(file, a.file % s.files.length, a.edit);
+    const { rows, keys, header, cells } = edited(file, a.file % s.files.length, a.edit, two);
     const name = `f${a.file % s.files.length}-${drops.length}.csv`;
     const tmp = join(home, `.${name}.writing`);
     writeFileSync(tmp, (file.delimiter === ';' ? '\ufeff' : '') + stringify([header, ...cells], { delimiter: file.delimiter, record_delimiter: 'windows' }));
@@ -181,7 +234,7 @@ export async function runSchedule(s: Schedule, opts: RunOptions = {}): Promise<R
 
   const submit = (a: Extract<Action, { kind: 'submit' }>): void => {
     const file = s.files[a.file % s.files.length]!;
-    const { rows, keys, header, cells } = edited(file, a.file % s.files.length, a.edit ?? 'none');
+    const { rows, keys, header, cells } = edited(file, a.file % s.files.length, a.edit ?? 'none', two);
     const name = `f${a.file % s.files.length}-${drops.length}.csv`;
     const path = join(home, name);
     writeFileSync(path, stringify([header, ...cells], { delimiter: file.delimiter }));
@@ -238,10 +291,11 @@ export async function runSchedule(s: Schedule, opts: RunOptions = {}): Promise<R
           for (const r of rt.rows.reviewRows()) {
             if (r.trxid === null) continue;
             // The operator looks the trxid up in the supplier's panel: an order this row's sends made.
-            const o = api.byTrxid(r.trxid);
+            const panel = apiOf(r.account);
+            const o = panel.byTrxid(r.trxid);
             const ours = o !== undefined && o.origin === 'engine';
             // A slip of the eye: the panel's line above, an order another row holds (forced past the check).
-            const other = a.slip === 'other' ? api.orders.find((x) => x.origin === 'engine' && x !== o && rt.rows.placedBy(x.orderId) !== undefined) : undefined;
+            const other = a.slip === 'other' ? panel.orders.find((x) => x.origin === 'engine' && x !== o && rt.rows.placedBy(x.orderId) !== undefined) : undefined;
             const typed = other ? other.orderId.toLowerCase() : ours && a.slip === 'case' ? o.orderId.toLowerCase() : o?.orderId;
             try {
               await resolveReview(rt, { batchId: r.batchId, line: r.line, by: 'sim-operator', ...(other ? { chargedOrderId: typed!, force: true } : ours ? { chargedOrderId: typed! } : { notCharged: true }) });
@@ -271,7 +325,7 @@ export async function runSchedule(s: Schedule, opts: RunOptions = {}): Promise<R
         });
         return;
       }
-      case 'top-up': return api.topUp(a.usd);
+      case 'top-up': return apis.forEach((m) => m.topUp(a.usd));
       case 'clock-step': return sim.stepWall(a.ms);
     }
   };
@@ -302,7 +356,7 @@ export async function runSchedule(s: Schedule, opts: RunOptions = {}): Promise<R
     // and tops the account up, once. A batch waiting for balance is live for a stated reason.
     if (!toppedUp && (sim.fired & 15) === 0 && actionsLeft.n === 0 && onlyBalanceWaits(observer)) {
       toppedUp = true;
-      sim.at(60_000, null, 'operator tops up after the balance notice', () => api.topUp(1_000));
+      sim.at(60_000, null, 'operator tops up after the balance notice', () => apis.forEach((m) => m.topUp(1_000)));
     }
     if (sim.spin !== null) {
       stall = `SPIN: ${sim.spin}`;
@@ -325,19 +379,20 @@ export async function runSchedule(s: Schedule, opts: RunOptions = {}): Promise<R
     if (!(await quiesce()) || !sim.step()) break;
   }
   for (const p of procs) if (p.kind === 'daemon' && !p.alive) await p.rt.close().catch(() => {});
-  api.settleAll();
-  const verdict = judge({ home, config, observer, api, drops, failures, stall });
+  for (const m of apis) m.settleAll();
+  const verdict = judge({ home, config, observer, apis, apiOf, drops, failures, stall });
   await observer.close();
   const keep = opts.keep === true || (opts.keep !== false && !verdict.ok && process.env.TOPUP_SIM_KEEP === '1');
   if (!keep) rmSync(home, { recursive: true, force: true });
+  const sum = (f: (m: ModelApi) => number): number => apis.reduce((n, m) => n + f(m), 0);
   const behaviours: Record<string, number> = {
-    'requests to the API': api.stats.requests,
-    'orders made': api.stats.created,
-    'replays answered': api.stats.replays,
-    'answers lost after an order was made': api.stats.lostAfter,
-    '5xx or proxy pages after an order was made': api.stats.errorAfter,
-    'resends refused before idempotency': api.stats.refused,
-    '429 answers': api.stats.rateLimited,
+    'requests to the API': sum((m) => m.stats.requests),
+    'orders made': sum((m) => m.stats.created),
+    'replays answered': sum((m) => m.stats.replays),
+    'answers lost after an order was made': sum((m) => m.stats.lostAfter),
+    '5xx or proxy pages after an order was made': sum((m) => m.stats.errorAfter),
+    'resends refused before idempotency': sum((m) => m.stats.refused),
+    '429 answers': sum((m) => m.stats.rateLimited),
     'foreign orders in the account': s.foreign.length,
     'processes started': procs.length,
     'processes crashed': crashes,
@@ -350,6 +405,23 @@ export async function runSchedule(s: Schedule, opts: RunOptions = {}): Promise<R
   }
   for (const [st, n] of Object.entries(verdict.figures.states)) behaviours[`rows ended ${st}`] = n;
   if (s.api.style === 'real-world') behaviours['real-world answers'] = 1;
+  if (two) {
+    const b = apis[1]!;
+    Object.assign(behaviours, {
+      'two accounts': 1,
+      [`two accounts: routing ${two.routing}`]: 1,
+      'two accounts: orders made on the second': b.stats.created,
+      'two accounts: orders made on the first': api.stats.created,
+      'two accounts: rows moved to another account': verdict.figures.moved,
+      'two accounts: pack withdrawn (refusals)': sum((m) => m.stats.pidRefused),
+      'two accounts: key revoked (answers)': sum((m) => m.stats.keyRevoked),
+      'two accounts: trxid of the other account refused': sum((m) => m.stats.peerForbidden),
+      'two accounts: same order ids at both': two.sameIds ? 1 : 0,
+      'two accounts: maintenance on one': s.api.maintenance.length + two.api.maintenance.length > 0 ? 1 : 0,
+      'two accounts: answers lost after creation on one': api.stats.lostAfter + b.stats.lostAfter > 0 ? 1 : 0,
+      'two accounts: rows pinned by an account column': two.pin === null ? 0 : 1,
+    });
+  }
   return {
     ...verdict,
     ...((opts as { fullTrace?: boolean }).fullTrace ? { fullTrace: sim.trace } : {}),
@@ -360,23 +432,29 @@ export async function runSchedule(s: Schedule, opts: RunOptions = {}): Promise<R
     home: keep ? home : null,
     trace: verdict.ok ? [] : sim.trace,
     behaviours,
-    variants: [...api.stats.variants],
+    variants: [...new Set(apis.flatMap((m) => [...m.stats.variants]))],
   };
 }
 
 /** The rows of a drop as written: the file itself, or an edited copy (a column or row added, rows reordered). */
-function edited(file: SimFile, fileIdx: number, edit: Extract<Action, { kind: 'drop' }>['edit']): { rows: SimRow[]; keys: string[]; header: string[]; cells: string[][] } {
+function edited(file: SimFile, fileIdx: number, edit: Extract<Action, { kind: 'drop' }>['edit'], two?: Schedule['second']): { rows: SimRow[]; keys: string[]; header: string[]; cells: string[][] } {
   let rows = [...file.rows];
   if (edit === 'reorder') rows.reverse();
   if (edit === 'add-row') rows = [...rows, { pid: 'PUBG-60', userId: String(5_199_000_000 + rows.length) }];
   const header = ['pid', 'userId', 'zoneId', 'quantity'];
   if (file.trxidColumn) header.push('trxid');
   if (file.noteColumn) header.push('Customer');
+  // Two accounts: an `account` column pins every third row of the file (as written) to one account.
+  const pin = two?.pin ?? null;
+  if (pin !== null) header.push('account');
   if (edit === 'add-column') header.push('checked');
   const written = (r: SimRow): string[] => {
-    const c = [r.pid, r.userId ?? '', r.zoneId ?? '', r.quantity === undefined ? '' : String(r.quantity)];
+    // Two accounts: a file may name a pack by either account's pid.
+    const pid = two && r.altPid ? (PID_AT_B[r.pid] ?? r.pid) : r.pid;
+    const c = [pid, r.userId ?? '', r.zoneId ?? '', r.quantity === undefined ? '' : String(r.quantity)];
     if (file.trxidColumn) c.push(r.trxid ?? '');
     if (file.noteColumn) c.push(r.note ?? '');
+    if (pin !== null) c.push(file.rows.indexOf(r) % 3 === 0 ? NAMES[pin] : '');
     return c;
   };
   const cells = rows.map((r) => (edit === 'add-column' ? [...written(r), 'yes'] : written(r)));

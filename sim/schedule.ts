@@ -11,7 +11,10 @@ import fc from 'fast-check';
 import type { ApiProfile } from './model.js';
 
 export interface SimRow {
+  /** The first account's pid (the only account's, in a one-account schedule). */
   pid: string;
+  /** Two accounts: the file names the pack by the second account's pid (where it sells it). */
+  altPid?: boolean;
   userId?: string;
   zoneId?: string;
   quantity?: number;
@@ -56,9 +59,36 @@ export type Action =
   /** The wall clock steps (NTP, a resumed VM). */
   | { at: number; kind: 'clock-step'; ms: number };
 
+/**
+ * A second supplier account (one schedule in three): its own host, key, ledger, balance, stock,
+ * catalog (the same packs under its own pids and prices; Mobile Legends not sold, Free Fire only
+ * there) and its own faults, drawn like the first's (maintenance, lost answers, 5xx, no balance,
+ * no stock, 429s, account trouble), plus faults of the pair.
+ */
+export interface SecondAccount {
+  /** accounts.toml's routing. */
+  routing: 'cheapest' | 'priority' | 'spread';
+  /** accounts.toml's max_queue_delay: also how long an account is paused before its unsent rows move. */
+  maxQueueDelayMs: number;
+  /** The second account's API. */
+  api: ApiProfile;
+  /** Its order ids start with the same letter as the first's (two deployments numbering alike: M100001 at both). */
+  sameIds: boolean;
+  /** Both accounts at one supplier: one trxid space (a trxid the other holds an order under: 403 FORBIDDEN). */
+  sameSupplier: boolean;
+  /** A pack one account withdraws mid-run while its catalog still lists it (every POST of it refused with `error`). */
+  refusePid: { account: 0 | 1; pack: 'PUBG-60' | 'PUBG-325' | 'STEAM-5'; error: 'UNKNOWN PID' | 'GAME DISABLED' | 'INVALID PACK' | 'PRODUCT_DISABLED'; fromMs: number } | null;
+  /** One account's key revoked during [fromMs, toMs) (401/403 on every route), then restored. */
+  keyRevoked: { account: 0 | 1; fromMs: number; toMs: number } | null;
+  /** The files' `account` column pins these rows (by id mod 5 == 0) to this account, when not null. */
+  pin: 0 | 1 | null;
+}
+
 export interface Schedule {
   seed: number;
   api: ApiProfile;
+  /** Absent: one account (`default`, TOPUP_API_URL/TOPUP_API_KEY), as before issue 22. */
+  second?: SecondAccount;
   /** Daemon processes at the start (1 or 2 on the one home). A crashed or stopped one starts again `restartMs` later. */
   daemons: number;
   restartMs: number;
@@ -98,16 +128,40 @@ export const apiProfile: fc.Arbitrary<ApiProfile> = fc.record({
   serverSkewMs: fc.constantFrom<number | null>(0, 0, 90_000, -180_000, null),
 });
 
+const second: fc.Arbitrary<SecondAccount> = fc.record({
+  routing: fc.constantFrom<SecondAccount['routing']>('cheapest', 'cheapest', 'priority', 'spread'),
+  maxQueueDelayMs: fc.constantFrom(5_000, 30_000),
+  api: apiProfile,
+  sameIds: fc.boolean(),
+  sameSupplier: fc.boolean(),
+  refusePid: fc.option(
+    fc.record({
+      account: fc.constantFrom<0 | 1>(0, 1),
+      pack: fc.constantFrom<'PUBG-60' | 'PUBG-325' | 'STEAM-5'>('PUBG-60', 'PUBG-325', 'STEAM-5'),
+      error: fc.constantFrom<'UNKNOWN PID' | 'GAME DISABLED' | 'INVALID PACK' | 'PRODUCT_DISABLED'>('UNKNOWN PID', 'GAME DISABLED', 'INVALID PACK', 'PRODUCT_DISABLED'),
+      fromMs: fc.constantFrom(0, 20_000, 90_000),
+    }),
+    { nil: null, freq: 2 },
+  ),
+  keyRevoked: fc.option(
+    fc.tuple(fc.constantFrom<0 | 1>(0, 1), fc.integer({ min: 0, max: 4 * MIN }), fc.integer({ min: 20_000, max: 5 * MIN })).map(([account, fromMs, d]) => ({ account, fromMs, toMs: fromMs + d })),
+    { nil: null, freq: 2 },
+  ),
+  pin: fc.constantFrom<0 | 1 | null>(null, null, 0, 1),
+});
+
 /** A row as generated; ids are given by its place (withIds), so the value stays a pure function of fast-check's draws. */
 interface RowDraw {
-  kind: 'pubg' | 'ml' | 'card' | 'key' | 'bad';
+  kind: 'pubg' | 'ml' | 'card' | 'key' | 'bad' | 'ff';
+  alt: boolean;
   quantity: number;
   trxid: 'none' | 'own' | 'reuse-foreign' | 'reuse-forbidden';
   note: '' | 'vip' | 'gift';
 }
 
 const rowDraw: fc.Arbitrary<RowDraw> = fc.record({
-  kind: fc.constantFrom<RowDraw['kind']>('pubg', 'pubg', 'ml', 'card', 'key', 'bad'),
+  kind: fc.constantFrom<RowDraw['kind']>('pubg', 'pubg', 'ml', 'card', 'key', 'bad', 'ff'),
+  alt: fc.boolean(),
   quantity: fc.integer({ min: 1, max: 3 }),
   trxid: fc.constantFrom<RowDraw['trxid']>('none', 'none', 'own', 'reuse-foreign', 'reuse-forbidden'),
   note: fc.constantFrom<RowDraw['note']>('', 'vip', 'gift'),
@@ -122,7 +176,10 @@ function toRow(r: RowDraw, id: number): SimRow {
     case 'card': Object.assign(base, { pid: 'STEAM-5', quantity: r.quantity }); break;
     case 'key': Object.assign(base, { pid: 'KEY-PUBG-60', quantity: r.quantity }); break;
     case 'bad': Object.assign(base, { pid: 'NOPE-1', userId: String(5_100_000_000 + id) }); break;
+    // Free Fire: sold by the second account only (an unknown pid where there is one account).
+    case 'ff': Object.assign(base, { pid: 'ff_100dm', userId: String(3_300_000_000 + id) }); break;
   }
+  if (r.alt && r.kind !== 'ff' && r.kind !== 'bad' && r.kind !== 'ml') base.altPid = true;
   if (r.trxid === 'own') base.trxid = `SHOP-${id}`;
   if (r.trxid === 'reuse-foreign') base.trxid = `OLD-${id % 4}`;
   if (r.trxid === 'reuse-forbidden') base.trxid = `OTHER-${id % 2}`;
@@ -153,7 +210,11 @@ function when(min: number, max: number): fc.Arbitrary<number> {
 
 const edits = fc.constantFrom('none' as const, 'none' as const, 'add-column' as const, 'add-row' as const, 'reorder' as const);
 
-export function scheduleArb(): fc.Arbitrary<Schedule> {
+/** Which schedules have a second account: one in three (`mixed`, the default), none, or all. */
+export type AccountsMix = 'mixed' | 'one' | 'two';
+
+export function scheduleArb(accounts: AccountsMix = 'mixed'): fc.Arbitrary<Schedule> {
+  const twoAccounts = accounts === 'one' ? fc.constant(undefined) : accounts === 'two' ? second : fc.oneof({ weight: 2, arbitrary: fc.constant(undefined) }, { weight: 1, arbitrary: second });
   const file = fc.record({
     rows: fc.array(rowDraw, { minLength: 1, maxLength: 6 }),
     trxidColumn: fc.boolean(),
@@ -164,6 +225,7 @@ export function scheduleArb(): fc.Arbitrary<Schedule> {
     .record({
       seed: fc.integer({ min: 1, max: 2 ** 31 - 1 }),
       api: apiProfile,
+      second: twoAccounts,
       daemons: fc.constantFrom(1, 1, 2),
       restartMs: fc.constantFrom(100, 5_000, 30_000),
       files: fc.array(file, { minLength: 1, maxLength: 3 }),
@@ -193,8 +255,9 @@ export function scheduleArb(): fc.Arbitrary<Schedule> {
       ),
       forbidden: fc.subarray(['OTHER-0', 'OTHER-1']),
     })
-    .map((s) => ({
+    .map(({ second: two, ...s }) => ({
       ...s,
+      ...(two ? { second: two } : {}),
       files: s.files.map((f, fi) => ({ ...f, rows: f.rows.map((r, ri) => toRow(r, 1 + fi * 100 + ri)) })),
       actions: [...s.actions].sort((a, b) => a.at - b.at),
     }))

@@ -19,8 +19,9 @@ class NetworkError extends Error {
   }
 }
 
-export function simTransport(sim: SimScheduler, api: ModelApi, owner: string, rand: Entropy): Transport {
-  const latency = (): number => {
+/** `apiAt`: the model API a URL's host reaches (two accounts: two hosts, two models). */
+export function simTransport(sim: SimScheduler, apiAt: (url: URL) => ModelApi, owner: string, rand: Entropy): Transport {
+  const latency = (api: ModelApi): number => {
     const [lo, hi] = api.profile.latencyMs;
     return lo + Math.floor(rand.random() * (hi - lo + 1));
   };
@@ -39,24 +40,25 @@ export function simTransport(sim: SimScheduler, api: ModelApi, owner: string, ra
         if (req.signal.aborted) return onAbort();
         req.signal.addEventListener('abort', onAbort, { once: true });
         const url = new URL(req.url);
+        const api = apiAt(url);
         // The request travels: it arrives whatever becomes of the process (owner null).
-        sim.at(latency(), null, `${req.method} ${url.pathname} arrives from ${owner}`, () => {
+        sim.at(latency(api), null, `${req.method} ${url.pathname} arrives from ${owner}`, () => {
           const reply = api.answer({ method: req.method, path: url.pathname, query: url.searchParams, headers: lower(req.headers), body: req.body });
           if (reply.kind === 'lost') {
             // No answer ever: the connection is reset at some point, or hangs until the client's timeout.
-            if (rand.random() < 0.5) sim.at(latency(), owner, `reset to ${owner}`, () => done(() => reject(new NetworkError('ECONNRESET', 'socket hang up'))));
+            if (rand.random() < 0.5) sim.at(latency(api), owner, `reset to ${owner}`, () => done(() => reject(new NetworkError('ECONNRESET', 'socket hang up'))));
             return;
           }
           const trxid = req.method === 'POST' && req.body ? ((JSON.parse(req.body) as { trxid?: string }).trxid ?? null) : null;
           const slow = reply.slowMs ?? 0;
           if (slow > 0 && trxid) api.markInFlight(trxid, true);
-          sim.at(slow + latency(), owner, `${reply.status} for ${req.method} ${url.pathname} reaches ${owner}`, () => {
+          sim.at(slow + latency(api), owner, `${reply.status} for ${req.method} ${url.pathname} reaches ${owner}`, () => {
             if (slow > 0 && trxid) api.markInFlight(trxid, false);
             done(() => resolve({ status: reply.status, headers: reply.headers, body: bodyOf(reply.body, reply.cut === true) }));
           });
           if (slow > 0 && trxid) {
             // The in-flight mark ends with the answer even if the process is gone.
-            sim.at(slow + latency(), null, `in-flight mark of ${trxid} ends`, () => api.markInFlight(trxid, false));
+            sim.at(slow + latency(api), null, `in-flight mark of ${trxid} ends`, () => api.markInFlight(trxid, false));
           }
         });
       });
