@@ -123,13 +123,16 @@ export const INVARIANTS: readonly Invariant[] = Object.freeze([
   },
   {
     id: 'one-account-at-a-time',
-    rule: 'A row is on one supplier account at a time, and leaves it only where it is proven that nothing was created there (never sent, a send turned away before any order, a first send refused because the account cannot sell the pack), always with a new trxid: never live on two accounts, never bought on a second while the first may have charged.',
+    rule: 'A row is on one supplier account at a time, and leaves it only where it is proven that nothing was created there (never sent, a send turned away before any order, a first send refused because the account cannot sell the pack, or history proving no order after such a refusal), always with a new trxid, never when the file pinned it; the trxid it leaves stays used: never live on two accounts, never bought on a second while the first may have charged.',
     enforcedBy: 'rows.account is one column; the trigger rows_account_moves (migrations.ts) refuses any other change of account whatever writes it; the edge `moved` leaves only pending and sending (row-states.ts), RowStore.move is guarded by the lease, the state, the account and the trxid; the intent (markSending) commits only for the trxid and account the sender read (dispatch/failover.ts)',
     tests: [
       { file: 'test/store/account-moves.test.ts', title: 'the trigger refuses a change of account' },
       { file: 'test/store/account-moves.test.ts', title: 'the intent of a send built for the account a row left is refused' },
       { file: 'test/unit/state-machine.test.ts', title: 'every event has a store method' },
+      { file: 'test/store/account-moves.test.ts', title: 'the trxid a row left on an account stays used' },
+      { file: 'test/store/account-moves.test.ts', title: 'a row pinned to its account by the file never changes account' },
+      { file: 'test/adv5/crash-before-move.test.ts', title: 'the row is still moved to the account that sells the pack' },
     ],
-    simulator: 'not yet: the simulator runs one account (issue 22 leaves the two-account generator open)',
+    simulator: 'one schedule in three has two accounts (two model APIs and ledgers, faults per account, pinned rows, a shared trxid space): invariants 10–13 — each order maps to one row by account and trxid (trxids a row left included), a moved row has a new trxid and left no order behind, a row\'s order is in its own account\'s ledger, results show the account and a pinned row never moves',
   },
 ]);
