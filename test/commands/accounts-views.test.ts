@@ -5,12 +5,20 @@
  */
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
-import { cliEnv, csv, inProcessSandbox, runCli, tempHome } from '../e2e/harness.js';
-import { releaseAfterEach } from '../e2e/release.js';
+import { afterEach, describe, expect, it } from 'vitest';
+import { loadConfig } from '../../src/config/config.js';
+import { silentLogger } from '../../src/kernel/log.js';
+import { openRuntime, type Runtime } from '../../src/runtime.js';
+import { claimFile } from '../../src/claim/claim.js';
+import { loadBatch } from '../../src/claim/load.js';
+import { cliEnv, csv, inProcessSandbox, releaseAll, runCli, tempHome } from '../e2e/harness.js';
 import { twoAccountHome } from '../e2e/accounts.js';
 
-releaseAfterEach();
+const opened: Runtime[] = [];
+afterEach(async () => {
+  for (const rt of opened.splice(0)) await rt.close();
+  await releaseAll();
+});
 
 describe('topup catalog --compare', () => {
   it('shows each pack at every account, its pid, price and stock there, the cheapest marked', async () => {
@@ -73,5 +81,82 @@ describe('topup catalog --compare', () => {
     expect(plain.stdout.split('\n')[0]).toMatch(/^pid\s+slug\s+game\s+pack\s+category\s+priceUsd\s+status\s+stock$/);
     const r = await runCli(['catalog', '--compare', '--json', '--slug', 'pubg'], env);
     expect(JSON.parse(r.stdout).packs[0]).toMatchObject({ pack: '60 UC', cheapest: 'default', offers: [{ account: 'default', pid: 'PUBG-60' }] });
+  });
+});
+
+describe('status, balance and doctor per account', () => {
+  it('topup status: each account\'s pause, calls in the last minute, rows waiting and USD reserved; each row\'s account', async () => {
+    const t = await twoAccountHome();
+    // A batch stored by the real load (rows placed per the routing), and a maintenance pause on second.
+    const rt = openRuntime(loadConfig({ TOPUP_HOME: t.home.dir }), silentLogger(), t.main.url);
+    opened.push(rt);
+    const file = join(t.home.dir, 'shop.csv');
+    writeFileSync(file, csv([['pid', 'userId'], ['PUBG-60', '5123456781'], ['PUBG-60', '5123456782'], ['PUBG-325', '5123456783']]));
+    const batch = await claimFile(rt, file, { origin: 'submit', own: true, move: false });
+    await loadBatch(rt, batch);
+    rt.accountOf('second').pauses().pause('maintenance', 'MAINTENANCE', 'scheduled maintenance');
+
+    const r = await runCli(['status', '--json'], t.env);
+    expect(r.code).toBe(0);
+    const out = JSON.parse(r.stdout);
+    expect(out.accounts.map((a: any) => [a.account, a.pause?.code ?? null, a.rowsWaiting, a.reservedUsd])).toEqual([
+      ['main', null, 1, 4.55],
+      ['second', 'MAINTENANCE', 2, 1.6],
+    ]);
+    // The load read each account's catalog and balance: those calls are in the shared call log, per account.
+    for (const a of out.accounts) expect(a.callsLastMinute).toBeGreaterThan(0);
+
+    const table = await runCli(['status'], t.env);
+    expect(table.stdout).toMatch(/^second: Orders paused by the API: MAINTENANCE since /m);
+    expect(table.stdout).toMatch(/^main\s+\d+\s+1\s+4\.55$/m);
+    expect(table.stdout).toMatch(/^second\s+maintenance MAINTENANCE\s+\d+\s+2\s+1\.60$/m);
+
+    const one = JSON.parse((await runCli(['status', batch.id, '--json'], t.env)).stdout);
+    expect(one.rows.map((row: any) => [row.line, row.account, row.pid])).toEqual([[2, 'second', 'B-PUBG-60'], [3, 'second', 'B-PUBG-60'], [4, 'main', 'PUBG-325']]);
+    const rowsTable = (await runCli(['status', batch.id], t.env)).stdout;
+    expect(rowsTable).toMatch(/^\s*2\s+second\s+pending\s/m);
+  });
+
+  it('a home without accounts.toml: status shows no accounts and no account column', async () => {
+    const home = tempHome();
+    const sb = await inProcessSandbox();
+    const env = cliEnv(home, sb);
+    const r = await runCli(['status', '--json'], env);
+    expect(Object.keys(JSON.parse(r.stdout))).toEqual(['pause', 'batches']);
+    expect((await runCli(['status'], env)).stdout).not.toMatch(/Accounts:/);
+  });
+
+  it('topup balance: one line per account, each with its reserve; an account that cannot be read is named, the others still shown', async () => {
+    const t = await twoAccountHome({ secondBalanceUsd: 12.5 });
+    const r = await runCli(['balance', '--json'], t.env);
+    expect(r.code).toBe(0);
+    expect(JSON.parse(r.stdout).accounts.map((a: any) => [a.account, a.balanceUsd, a.reservedUsd, a.error])).toEqual([['main', 1000, 0, null], ['second', 12.5, 0, null]]);
+    const table = await runCli(['balance'], t.env);
+    expect(table.stdout).toMatch(/^second\s+12\.50\s+USD\s+0\.00\s+LIVE/m);
+
+    t.second.admin.setAccount({ state: 'banned' });
+    const bad = await runCli(['balance', '--json'], t.env);
+    expect(bad.code).toBe(1);
+    const accounts = JSON.parse(bad.stdout).accounts;
+    expect(accounts[0]).toMatchObject({ account: 'main', balanceUsd: 1000, error: null });
+    expect(accounts[1]).toMatchObject({ account: 'second', balanceUsd: null });
+    expect(accounts[1].error).toMatch(/.+/);
+  });
+
+  it('topup doctor: the rate limits, key, IP and clock of each account; a refused key of one account fails', async () => {
+    const t = await twoAccountHome();
+    const ok = await runCli(['doctor', '--json'], t.env);
+    const report = JSON.parse(ok.stdout);
+    const names = report.checks.map((c: any) => c.name);
+    for (const a of ['main', 'second']) for (const c of ['rate limits', 'api key', 'public ip', 'clock']) expect(names).toContain(`${c} (${a})`);
+    expect(report.accounts.map((a: any) => [a.account, a.balanceUsd])).toEqual([['main', 1000], ['second', 1000]]);
+    expect(ok.code).toBe(0);
+
+    t.second.admin.setAccount({ state: 'banned' });
+    const bad = await runCli(['doctor'], t.env);
+    expect(bad.code).toBe(1);
+    expect(bad.stdout).toMatch(/api key \(main\)\s+ok\s+accepted by http/);
+    expect(bad.stdout).toMatch(/api key \(second\)\s+FAIL/);
+    expect(bad.stdout).toMatch(/NOT READY/);
   });
 });
