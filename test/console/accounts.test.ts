@@ -7,6 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { csv, runCli, startDaemon, waitFor, waitForResult } from '../e2e/harness.js';
 import { releaseAfterEach } from '../e2e/release.js';
 import { twoAccountHome } from '../e2e/accounts.js';
+import { Client } from './helpers.js';
 
 releaseAfterEach();
 
@@ -69,5 +70,21 @@ describe('a daemon with two accounts', () => {
     expect(overview).toMatch(/data-account="second"><th scope="row">second<\/th><td data-pause><span class="badge">Maintenance<\/span> <strong>MAINTENANCE<\/strong>/);
     expect(overview).toMatch(/data-account="main"><th scope="row">main<\/th><td data-pause><span class="ok">sending<\/span><\/td><td class="num" data-balance>\d+\.\d\d /);
     expect(overview).toMatch(/data-account="second">.*?<td class="num" data-balance>\d+\.\d\d /);
+
+    // The upload's quote: the plan by account, and each pack line's account.
+    const c = new Client(url);
+    await c.get('/login');
+    await c.post('/login', { name: 'ana', next: '/' });
+    await c.get('/upload');
+    const form = new FormData();
+    form.set('file', new Blob([csv([['pid', 'userId'], ['PUBG-60', '5123456790'], ['PUBG-325', '5123456791']])]), 'next.csv');
+    const up = await c.post('/upload', form);
+    expect(up.status, up.text).toBe(303);
+    const quote = (await c.get(up.headers.get('location')!)).text;
+    // second is in maintenance: the router prefers main while second is paused.
+    expect(quote).toMatch(/<tr data-plan="main"><th scope="row">main<\/th><td class="num">2<\/td><td class="num">5\.47 USD<\/td>/);
+    // second's waiting row (more.csv, held by the maintenance) is reserved there.
+    expect(quote).toMatch(/<tr data-plan="second"><th scope="row">second<\/th><td class="num">0<\/td><td class="num">0\.00 USD<\/td><td class="num">[\d.]+ USD<\/td><td class="num">0\.80 USD<\/td>/);
+    expect(quote).toMatch(/<tr data-pack="PUBG-60"><td>main<\/td><td>PUBG Mobile<\/td>/);
   });
 });
