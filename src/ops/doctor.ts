@@ -45,7 +45,11 @@ export async function runDoctor(rt: Pick<Runtime, 'account' | 'accounts' | 'batc
   let balanceUsd: number | null = null;
   const accounts: DoctorReport['accounts'] = [];
 
-  add({ name: 'settings', ok: true, fatal: false, detail: `home ${config.home}; ${config.sandbox ? 'SANDBOX (built-in, no real money)' : `API ${config.apiUrl}`}; limits ${config.rateLimits.map((w) => `${w.limit}/${w.windowMs}ms`).join(', ')}${config.configFile ? `; config file ${config.configFile}` : ''}` });
+  // With accounts.toml the API and limits are each account's (their own lines below): the settings line names the file.
+  const where = config.accounts.file !== null
+    ? `accounts ${config.accounts.file}: ${config.accounts.accounts.map((a) => a.name).join(', ')}; routing ${config.accounts.routing}`
+    : `${config.sandbox ? 'SANDBOX (built-in, no real money)' : `API ${config.apiUrl}`}; limits ${config.rateLimits.map((w) => `${w.limit}/${w.windowMs}ms`).join(', ')}`;
+  add({ name: 'settings', ok: true, fatal: false, detail: `home ${config.home}; ${where}${config.configFile ? `; config file ${config.configFile}` : ''}` });
 
   // Each supplier account on its own (accounts.toml): the limits its gate applies, its key and
   // balance, the IP it is seen from, its clock.

@@ -150,6 +150,7 @@ describe('status, balance and doctor per account', () => {
     const names = report.checks.map((c: any) => c.name);
     for (const a of ['main', 'second']) for (const c of ['rate limits', 'api key', 'public ip', 'clock']) expect(names).toContain(`${c} (${a})`);
     expect(report.accounts.map((a: any) => [a.account, a.balanceUsd])).toEqual([['main', 1000], ['second', 1000]]);
+    expect(report.checks[0].detail).toMatch(/accounts \/.+\/accounts\.toml: main, second; routing cheapest$/);
     expect(ok.code).toBe(0);
 
     t.second.admin.setAccount({ state: 'banned' });
