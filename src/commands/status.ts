@@ -1,16 +1,20 @@
 /**
  * `topup status [BATCH]`: batches with their progress and why any is waiting; for one batch,
  * its rows. Reads the store only — no API call — so it answers while the API is down.
+ * With several accounts (accounts.toml): each account's pause, calls in the last minute, rows
+ * waiting and USD reserved, and each row's account (balances: `topup balance`, which asks the API).
  */
 import { systemClock } from '../kernel/clock.js';
 import type { Command } from 'commander';
 import { NotFoundError } from '../kernel/errors.js';
-import { Pauses } from '../account/pauses.js';
+import { Pauses, type PauseState } from '../account/pauses.js';
+import { callsWithinByAccount, namedAccounts, reservedByAccount } from '../ops/account-views.js';
+import type { Store } from '../store/store.js';
 import type { Row } from '../store/rows.js';
 import { commandConfig } from './context.js';
 import { openStoreOnly } from './store-only.js';
 import { durationText, heldByLiveProcess, runState, snapshot, storedEtaMs, waitingWhy } from '../ops/batch-view.js';
-import { addFormatOptions, formatOf, printList, usd, when, wholeNumber } from './output.js';
+import { addFormatOptions, formatOf, printList, renderTable, usd, when, wholeNumber } from './output.js';
 
 export function registerStatus(program: Command): void {
   addFormatOptions(
@@ -22,8 +26,11 @@ export function registerStatus(program: Command): void {
       .option('--active', 'only batches that are not finished'),
   ).action((batchId: string | undefined, opts: { limit: number; active?: boolean; json?: boolean; csv?: boolean }, cmd: Command) => {
     const format = formatOf(opts);
-    const store = openStoreOnly(commandConfig(cmd, { requireKey: false }));
+    const config = commandConfig(cmd, { requireKey: false });
+    const store = openStoreOnly(config);
     try {
+      const named = namedAccounts(config);
+      const accounts = named ? accountLines(store, config.accounts.accounts.map((a) => a.name)) : null;
       const pause = Pauses.read(store.meta);
       const now = systemClock.now();
       if (batchId) {
@@ -38,7 +45,7 @@ export function registerStatus(program: Command): void {
           ...s, resultFile: b.finishedAt ? b.resultFile : null, createdAt: when(b.createdAt), finishedAt: when(b.finishedAt),
         };
         if (format === 'json') {
-          process.stdout.write(`${JSON.stringify({ batch: info, pause, rows: rows.map(rowJson) }, null, 2)}\n`);
+          process.stdout.write(`${JSON.stringify({ batch: info, pause, ...(accounts ? { accounts } : {}), rows: rows.map((r) => rowJson(r, named)) }, null, 2)}\n`);
           return;
         }
         if (format === 'table') {
@@ -50,6 +57,7 @@ export function registerStatus(program: Command): void {
         }
         printList(format, rows, [
           { title: 'line', get: (r) => r.line, right: true },
+          ...(named ? [{ title: 'account', get: (r: Row) => r.account }] : []),
           { title: 'state', get: (r) => r.state },
           { title: 'trxid', get: (r) => r.trxid },
           { title: 'orderId', get: (r) => r.orderId },
@@ -71,10 +79,16 @@ export function registerStatus(program: Command): void {
           skipped: s.counts.skipped, review: s.counts.review, spentUsd: s.spentUsd, why: waitingWhy(b, pause, now),
           createdAt: when(b.createdAt), resultFile: b.finishedAt ? b.resultFile : null,
         }));
-      if (format === 'table' && pause) {
-        process.stdout.write(pause.kind === 'account'
-          ? `SENDING STOPPED: account problem ${pause.code} (${pause.detail}) since ${when(pause.since)}\n\n`
-          : `Orders paused by the API: ${pause.code} since ${when(pause.since)}\n\n`);
+      if (format === 'table' && pause && !accounts) process.stdout.write(`${pauseLine(pause)}\n\n`);
+      if (format === 'table' && accounts) {
+        for (const a of accounts) if (a.pause) process.stdout.write(`${a.account}: ${pauseLine(a.pause)}\n`);
+        process.stdout.write(`Accounts:\n${renderTable(accounts, [
+          { title: 'account', get: (a) => a.account },
+          { title: 'pause', get: (a) => (a.pause ? `${a.pause.kind} ${a.pause.code}` : '') },
+          { title: 'calls last min', get: (a) => a.callsLastMinute, right: true },
+          { title: 'rows waiting', get: (a) => a.rowsWaiting, right: true },
+          { title: 'reserved usd', get: (a) => usd(a.reservedUsd), right: true },
+        ])}\n`);
       }
       printList(format, list, [
         { title: 'batch', get: (r) => r.id },
@@ -93,17 +107,48 @@ export function registerStatus(program: Command): void {
         { title: 'eta', get: (r) => (r.etaSec === null ? '' : durationText(r.etaSec * 1000)), right: true },
         { title: 'created UTC', get: (r) => r.createdAt },
         { title: 'why', get: (r) => r.why },
-      ], { pause, batches: list });
+      ], { pause, ...(accounts ? { accounts } : {}), batches: list });
     } finally {
       store.close();
     }
   });
 }
 
+function pauseLine(pause: PauseState): string {
+  return pause.kind === 'account'
+    ? `SENDING STOPPED: account problem ${pause.code} (${pause.detail}) since ${when(pause.since)}`
+    : `Orders paused by the API: ${pause.code} since ${when(pause.since)}`;
+}
+
+interface AccountLine {
+  account: string;
+  pause: PauseState | null;
+  /** API calls started in the last minute, by every process on the home. */
+  callsLastMinute: number;
+  /** Rows waiting to be sent or resent on it (every batch). */
+  rowsWaiting: number;
+  /** USD its unfinished batches still have to spend there. */
+  reservedUsd: number;
+}
+
+/** Each account as the store knows it (no API call): its pause, its calls, its queue, its reserve. */
+function accountLines(store: Store, names: readonly string[]): AccountLine[] {
+  const calls = callsWithinByAccount(store.db, systemClock.mono());
+  const waiting = store.rows.unsentByAccountAll();
+  const reserved = reservedByAccount(store);
+  return names.map((account) => ({
+    account,
+    pause: Pauses.read(store.meta, account),
+    callsLastMinute: calls.get(account) ?? 0,
+    rowsWaiting: waiting.get(account) ?? 0,
+    reservedUsd: reserved.get(account) ?? 0,
+  }));
+}
+
 /** Never the delivered codes: status output ends up in terminals and logs. */
-function rowJson(r: Row): Record<string, unknown> {
+function rowJson(r: Row, named: boolean): Record<string, unknown> {
   return {
-    line: r.line, state: r.state, trxid: r.trxid, orderId: r.orderId, pid: r.productId, pack: r.packName, quantity: r.quantity,
+    line: r.line, ...(named ? { account: r.account } : {}), state: r.state, trxid: r.trxid, orderId: r.orderId, pid: r.productId, pack: r.packName, quantity: r.quantity,
     expectedUsd: r.expectedUsd, amountUsd: r.amountUsd, refunded: r.refunded, error: r.error, attempts: r.attempts, codesDelivered: r.codes.length,
   };
 }

@@ -55,6 +55,15 @@ export function columnLines(columns: readonly ColumnReading[]): string[] {
   return out;
 }
 
+/** How much to top up, and where: with several accounts each pays for its own rows. */
+function notAffordable(q: Quote): string {
+  if (!q.namedAccounts) return `NOT AFFORDABLE: top up at least ${usd(-q.balanceAfterUsd)} USD before submitting.`;
+  const short = q.byAccount.filter((a) => !a.affordable);
+  const parts = short.map((a) => (a.balanceAfterUsd === null ? `${a.account} (its balance cannot be read)` : `${a.account} by at least ${usd(-a.balanceAfterUsd)} USD`));
+  if (parts.length === 0) parts.push(`the accounts by at least ${usd(-q.balanceAfterUsd)} USD in all`);
+  return `NOT AFFORDABLE: top up ${parts.join(', ')} before submitting (rows on an account without the balance wait for its top-up).`;
+}
+
 function print(q: Quote, sandbox: boolean): void {
   const out: string[] = [];
   if (q.fileProblems.length > 0) {
@@ -87,6 +96,7 @@ function print(q: Quote, sandbox: boolean): void {
     out.push('To send, by pack:');
     const packs = q.byPack.length > SHOWN_PACKS ? q.byPack.slice(0, SHOWN_PACKS) : q.byPack;
     out.push(renderTable(packs, [
+      ...(q.namedAccounts ? [{ title: 'account', get: (p: Quote['byPack'][number]) => p.account }] : []),
       { title: 'game', get: (p) => plain(p.game) },
       { title: 'pack', get: (p) => plain(p.pack) },
       { title: 'pid', get: (p) => plain(p.pid) },
@@ -95,6 +105,19 @@ function print(q: Quote, sandbox: boolean): void {
       { title: 'USD', get: (p) => usd(p.usd), right: true },
     ]));
     if (q.byPack.length > SHOWN_PACKS) out.push(`  … and ${q.byPack.length - SHOWN_PACKS} more packs (all in --json)`, '');
+  }
+  if (q.namedAccounts) {
+    // Where a load now would place the rows (the routing rule, each account's catalog, queue and balance).
+    out.push(`Plan by account${sandbox ? ' (SANDBOX balances)' : ''}:`);
+    out.push(renderTable(q.byAccount, [
+      { title: 'account', get: (a) => a.account },
+      { title: 'rows', get: (a) => a.rows, right: true },
+      { title: 'USD', get: (a) => usd(a.usd), right: true },
+      { title: 'balance', get: (a) => (a.balanceUsd === null ? '?' : usd(a.balanceUsd)), right: true },
+      ...(q.byAccount.some((a) => a.reservedUsd > 0) ? [{ title: 'reserved', get: (a: Quote['byAccount'][number]) => usd(a.reservedUsd), right: true }] : []),
+      { title: 'balance after', get: (a) => (a.balanceAfterUsd === null ? '?' : usd(a.balanceAfterUsd)), right: true },
+      { title: 'note', get: (a) => (a.problem ?? (a.affordable ? '' : 'NOT AFFORDABLE')) },
+    ]));
   }
   out.push(`Quote${sandbox ? ' (SANDBOX balance)' : ''}:`);
   out.push(
@@ -113,6 +136,6 @@ function print(q: Quote, sandbox: boolean): void {
     ),
   );
   if (q.rows === 0 && q.fileProblems.length === 0) out.push('NOTHING TO ORDER: the file has no order rows, only its header.');
-  out.push(q.affordable ? (q.ok ? `OK: ready to submit${q.warnings.length > 0 ? ' (read the warnings above first)' : ''}.` : '') : `NOT AFFORDABLE: top up at least ${usd(-q.balanceAfterUsd)} USD before submitting.`);
+  out.push(q.affordable ? (q.ok ? `OK: ready to submit${q.warnings.length > 0 ? ' (read the warnings above first)' : ''}.` : '') : notAffordable(q));
   process.stdout.write(out.filter((l, i, a) => !(l === '' && i === a.length - 1)).join('\n') + '\n');
 }

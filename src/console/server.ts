@@ -15,6 +15,7 @@ import { Listing } from '../store/listing.js';
 import { AuditStore } from '../store/audit.js';
 import { Metrics } from '../metrics/metrics.js';
 import { BalanceWatch } from './balance-watch.js';
+import { AccountBalances } from './account-balances.js';
 import { RecentErrors } from './recent.js';
 import { LiveFeed } from './live.js';
 import { FiguresCache } from './figures.js';
@@ -49,6 +50,7 @@ export async function startConsole(deps: ConsoleDeps): Promise<RunningConsole | 
     listing,
     audit: new AuditStore(rt.db),
     balance,
+    accountBalances: new AccountBalances(rt),
     recent,
     live,
     figures,

@@ -13,6 +13,7 @@ import type { AuditOutcome, AuditStore } from '../store/audit.js';
 import { Pauses } from '../account/pauses.js';
 import type { ConsoleSettings } from '../config/console-settings.js';
 import type { BalanceWatch } from './balance-watch.js';
+import type { AccountBalances } from './account-balances.js';
 import type { RecentErrors } from './recent.js';
 import type { LiveFeed } from './live.js';
 import type { FiguresCache } from './figures.js';
@@ -42,6 +43,8 @@ export interface Services extends ConsoleDeps {
   listing: Listing;
   audit: AuditStore;
   balance: BalanceWatch;
+  /** Each account's balance, for the overview of a home with accounts.toml (read when a page asks). */
+  accountBalances: AccountBalances;
   recent: RecentErrors;
   live: LiveFeed;
   figures: FiguresCache;

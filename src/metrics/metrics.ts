@@ -10,8 +10,12 @@
  *    refunded, API calls, 429s, durations, notification failures): counters since this process
  *    started, as Prometheus expects counters to be (rate() copes with restarts).
  * The catalogue with each metric's meaning is in docs/notes/console.md.
+ *
+ * The API-call, rate and pause figures carry an `account` label: the supplier account's name from
+ * accounts.toml, `default` for a home without it (a small fixed set, like the others).
  */
 import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Pauses } from '../account/pauses.js';
 import type { RouteName } from '../api/client.js';
 import type { RunnerView } from '../engine/events.js';
 import type { Notifier } from '../notify/notifier.js';
@@ -64,18 +68,20 @@ export class Metrics {
     const finished = new Counter({ name: 'topup_rows_finished_total', help: 'Rows that reached an end in this process, by outcome (completed, cancelled, rejected, invalid, skipped, review)', labelNames: ['outcome'], registers: r });
     const spent = new Counter({ name: 'topup_spent_usd_total', help: 'USD charged for rows that ended in this process (completed, or cancelled without a refund)', registers: r });
     const refunded = new Counter({ name: 'topup_refunded_usd_total', help: 'USD refunded on orders that ended cancelled in this process', registers: r });
-    const calls = new Counter({ name: 'topup_api_calls_total', help: 'API calls of this process by route and outcome class (2xx, 3xx, 4xx, 5xx, no_answer)', labelNames: ['route', 'outcome'], registers: r });
-    const limited = new Counter({ name: 'topup_api_rate_limited_total', help: 'API calls answered 429 (rate limited), by route', labelNames: ['route'], registers: r });
+    const calls = new Counter({ name: 'topup_api_calls_total', help: 'API calls of this process by route, outcome class (2xx, 3xx, 4xx, 5xx, no_answer) and supplier account', labelNames: ['route', 'outcome', 'account'], registers: r });
+    const limited = new Counter({ name: 'topup_api_rate_limited_total', help: 'API calls answered 429 (rate limited), by route and supplier account', labelNames: ['route', 'account'], registers: r });
     const took = new Histogram({
-      name: 'topup_api_request_duration_seconds', help: 'How long API calls took, from leaving to the end of the answer, by route', labelNames: ['route'],
+      name: 'topup_api_request_duration_seconds', help: 'How long API calls took, from leaving to the end of the answer, by route and supplier account', labelNames: ['route', 'account'],
       buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30], registers: r,
     });
-    const pauses = new Counter({ name: 'topup_pauses_total', help: 'Times sending was paused (account problem, maintenance)', labelNames: ['kind'], registers: r });
+    const pauses = new Counter({ name: 'topup_pauses_total', help: 'Times sending was paused (account problem, maintenance), by supplier account', labelNames: ['kind', 'account'], registers: r });
     const notifyFailed = new Counter({ name: 'topup_notification_failures_total', help: 'Notifications given up on after their retries, by target (webhook, telegram)', labelNames: ['target'], registers: r });
     // Zero from the start, so alerts on increase() see a series before the first event.
     for (const s of FINAL_ROW_STATES) finished.inc({ outcome: s }, 0);
-    for (const k of ['account', 'maintenance']) pauses.inc({ kind: k }, 0);
-    for (const route of ROUTES) limited.inc({ route }, 0);
+    for (const a of rt.accounts) {
+      for (const k of ['account', 'maintenance']) pauses.inc({ kind: k, account: a.id }, 0);
+      for (const route of ROUTES) limited.inc({ route, account: a.id }, 0);
+    }
     for (const target of ['webhook', 'telegram']) notifyFailed.inc({ target }, 0);
 
     const onMoved = (m: { batchId: string; idx: number; to: RowState }): void => {
@@ -100,20 +106,37 @@ export class Metrics {
       if (counts.invalid > 0) finished.inc({ outcome: 'invalid' }, counts.invalid);
       if (counts.skipped > 0) finished.inc({ outcome: 'skipped' }, counts.skipped);
     };
-    const onCall = (c: { route: string; status: number | undefined; ms: number }): void => {
-      calls.inc({ route: c.route, outcome: outcomeClass(c.status) });
-      if (c.status === 429) limited.inc({ route: c.route });
-      took.observe({ route: c.route }, c.ms / 1000);
+    // Each account's own calls (the runner's `call` event does not say which account made it).
+    const onCall = (account: string) => (c: { route: string; status: number | undefined; ms: number }): void => {
+      calls.inc({ route: c.route, outcome: outcomeClass(c.status), account });
+      if (c.status === 429) limited.inc({ route: c.route, account });
+      took.observe({ route: c.route, account }, c.ms / 1000);
     };
-    const onPause = (kind: string): void => void pauses.inc({ kind });
+    // The `pause` event does not name the account either: it is emitted just after the account's
+    // pause was written to the store, so the account is the one whose stored pause is this kind and
+    // code and began last. (Exact once the engine's event carries the account.)
+    const onPause = (kind: string, code: string, _detail?: string, named?: unknown): void => {
+      let account = typeof named === 'string' ? named : undefined;
+      if (account === undefined) {
+        let since = -Infinity;
+        for (const a of rt.accounts) {
+          const p = Pauses.read(rt.meta, a.id);
+          if (p && p.kind === kind && p.code === code && p.since >= since) {
+            since = p.since;
+            account = a.id;
+          }
+        }
+      }
+      pauses.inc({ kind, account: account ?? rt.account.id });
+    };
     runner.on('row-moved', onMoved);
     runner.on('batch-changed', onBatch);
-    runner.on('call', onCall);
+    const callReleasers = rt.accounts.map((a) => a.onCall(onCall(a.id)));
     runner.on('pause', onPause);
     this.#releasers.push(
       () => runner.off('row-moved', onMoved),
       () => runner.off('batch-changed', onBatch),
-      () => runner.off('call', onCall),
+      ...callReleasers,
       () => runner.off('pause', onPause),
       notifier.onFailure((target) => notifyFailed.inc({ target })),
     );

@@ -17,7 +17,7 @@ export type BalanceSource = () => { usd: number; at: number } | null;
 
 /** What the gauges read at scrape time. */
 export interface GaugeDeps {
-  rt: Pick<Runtime, 'account' | 'clock' | 'config' | 'db' | 'meta' | 'rows'>;
+  rt: Pick<Runtime, 'account' | 'accounts' | 'clock' | 'config' | 'db' | 'meta' | 'rows'>;
   runner: Pick<RunnerView, 'snapshot'>;
   listing: Listing;
   balance: BalanceSource;
@@ -91,28 +91,31 @@ export function storeGauges(registry: Registry, deps: GaugeDeps, slow: SlowReads
       if (b) this.set({ mode }, seconds(rt.clock.now() - b.at));
     },
   });
+  // Per supplier account: each has its own rate budget, hold and pause (label `account`).
   new Gauge({
-    name: 'topup_rate_window_calls', help: 'API calls started within each rate window (every process on this home)', labelNames: ['window'], registers: r,
+    name: 'topup_rate_window_calls', help: 'API calls started within each rate window, per supplier account (every process on this home)', labelNames: ['window', 'account'], registers: r,
     collect() {
-      for (const w of rt.config.rateLimits) this.set({ window: windowLabel(w.windowMs) }, rt.account.scheduler.callsWithin(w.windowMs));
+      this.reset();
+      for (const a of rt.accounts) for (const w of a.scheduler.windows) this.set({ window: windowLabel(w.windowMs), account: a.id }, a.scheduler.callsWithin(w.windowMs));
     },
   });
   new Gauge({
-    name: 'topup_rate_window_limit', help: 'Calls allowed per rate window (TOPUP_RATE_LIMITS)', labelNames: ['window'], registers: r,
+    name: 'topup_rate_window_limit', help: 'Calls allowed per rate window, per supplier account (given, or learned from 429s)', labelNames: ['window', 'account'], registers: r,
     collect() {
-      for (const w of rt.config.rateLimits) this.set({ window: windowLabel(w.windowMs) }, w.limit);
+      this.reset();
+      for (const a of rt.accounts) for (const w of a.scheduler.windows) this.set({ window: windowLabel(w.windowMs), account: a.id }, w.limit);
     },
   });
   new Gauge({
-    name: 'topup_rate_hold_seconds', help: 'Seconds left of a Retry-After hold (0: none)', registers: r,
+    name: 'topup_rate_hold_seconds', help: 'Seconds left of a Retry-After hold, per supplier account (0: none)', labelNames: ['account'], registers: r,
     collect() {
-      this.set(seconds(rt.account.scheduler.holdRemainingMs()));
+      for (const a of rt.accounts) this.set({ account: a.id }, seconds(a.scheduler.holdRemainingMs()));
     },
   });
   new Gauge({
-    name: 'topup_calls_waiting', help: 'Calls of this process waiting for the rate budget', registers: r,
+    name: 'topup_calls_waiting', help: 'Calls of this process waiting for the rate budget, per supplier account', labelNames: ['account'], registers: r,
     collect() {
-      this.set(rt.account.scheduler.waiting);
+      for (const a of rt.accounts) this.set({ account: a.id }, a.scheduler.waiting);
     },
   });
   new Gauge({
@@ -122,17 +125,21 @@ export function storeGauges(registry: Registry, deps: GaugeDeps, slow: SlowReads
     },
   });
   new Gauge({
-    name: 'topup_paused', help: 'Sending paused for this reason (1) or not (0): account problem, maintenance', labelNames: ['kind'], registers: r,
+    name: 'topup_paused', help: 'Sending paused for this reason (1) or not (0), per supplier account: account problem, maintenance', labelNames: ['kind', 'account'], registers: r,
     collect() {
-      const p = Pauses.read(rt.meta);
-      for (const k of ['account', 'maintenance'] as const) this.set({ kind: k }, p?.kind === k ? 1 : 0);
+      for (const a of rt.accounts) {
+        const p = Pauses.read(rt.meta, a.id);
+        for (const k of ['account', 'maintenance'] as const) this.set({ kind: k, account: a.id }, p?.kind === k ? 1 : 0);
+      }
     },
   });
   new Gauge({
-    name: 'topup_pause_seconds', help: 'How long the current pause has lasted (0: none)', labelNames: ['kind'], registers: r,
+    name: 'topup_pause_seconds', help: 'How long the current pause has lasted, per supplier account (0: none)', labelNames: ['kind', 'account'], registers: r,
     collect() {
-      const p = Pauses.read(rt.meta);
-      for (const k of ['account', 'maintenance'] as const) this.set({ kind: k }, p?.kind === k ? seconds(rt.clock.now() - p.since) : 0);
+      for (const a of rt.accounts) {
+        const p = Pauses.read(rt.meta, a.id);
+        for (const k of ['account', 'maintenance'] as const) this.set({ kind: k, account: a.id }, p?.kind === k ? seconds(rt.clock.now() - p.since) : 0);
+      }
     },
   });
   new Gauge({

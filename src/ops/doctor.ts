@@ -9,6 +9,7 @@ import { accessSync, constants, statSync, statfsSync } from 'node:fs';
 import { Priority } from '../api/client.js';
 import { ApiError, coerceError } from '../kernel/errors.js';
 import type { Runtime } from '../runtime.js';
+import type { Account } from '../account/account.js';
 import { integrityCheck } from '../store/db.js';
 import { databaseSize, describeSize } from '../store/upkeep.js';
 import { findOrphans } from '../claim/orphans.js';
@@ -26,51 +27,36 @@ export interface Check {
 export interface DoctorReport {
   ok: boolean;
   checks: Check[];
+  /** The first account's (the only one without accounts.toml). */
   ip: string | null;
   balanceUsd: number | null;
+  /** Every account's, in the order of accounts.toml. */
+  accounts: { account: string; ip: string | null; balanceUsd: number | null }[];
 }
 
 const MIN_FREE_BYTES = 200 * 1024 * 1024;
 const MAX_CLOCK_SKEW_MS = 30_000;
 
-export async function runDoctor(rt: Pick<Runtime, 'account' | 'batches' | 'clock' | 'config' | 'db' | 'log'>, opts: { quick?: boolean } = {}): Promise<DoctorReport> {
+export async function runDoctor(rt: Pick<Runtime, 'account' | 'accounts' | 'batches' | 'clock' | 'config' | 'db' | 'log'>, opts: { quick?: boolean } = {}): Promise<DoctorReport> {
   const { config } = rt;
   const checks: Check[] = [];
   const add = (c: Check): void => void checks.push(c);
   let ip: string | null = null;
   let balanceUsd: number | null = null;
+  const accounts: DoctorReport['accounts'] = [];
 
-  add({ name: 'settings', ok: true, fatal: false, detail: `home ${config.home}; ${config.sandbox ? 'SANDBOX (built-in, no real money)' : `API ${config.apiUrl}`}; limits ${config.rateLimits.map((w) => `${w.limit}/${w.windowMs}ms`).join(', ')}${config.configFile ? `; config file ${config.configFile}` : ''}` });
+  // With accounts.toml the API and limits are each account's (their own lines below): the settings line names the file.
+  const where = config.accounts.file !== null
+    ? `accounts ${config.accounts.file}: ${config.accounts.accounts.map((a) => a.name).join(', ')}; routing ${config.accounts.routing}`
+    : `${config.sandbox ? 'SANDBOX (built-in, no real money)' : `API ${config.apiUrl}`}; limits ${config.rateLimits.map((w) => `${w.limit}/${w.windowMs}ms`).join(', ')}`;
+  add({ name: 'settings', ok: true, fatal: false, detail: `home ${config.home}; ${where}${config.configFile ? `; config file ${config.configFile}` : ''}` });
 
-  // The limits the account's gate applies now: given, the spec's while learning, or learned from 429s.
-  try {
-    add({ name: 'rate limits', ok: true, fatal: false, detail: limitsInForce(rt.db, rt.account.id, config.rateLimits, config.rateLimitsGiven).detail });
-  } catch (err) {
-    add({ name: 'rate limits', ok: false, fatal: false, detail: coerceError(err).message });
-  }
-
-  try {
-    balanceUsd = (await rt.account.client.balance({ priority: Priority.lookup })).balanceUsd;
-    add({ name: 'api key', ok: true, fatal: true, detail: `accepted; balance ${balanceUsd} USD` });
-  } catch (err) {
-    const e = coerceError(err);
-    const code = err instanceof ApiError ? err.apiCode : undefined;
-    add({ name: 'api key', ok: false, fatal: true, detail: e.message, ...(code ? { code } : {}) });
-  }
-  try {
-    ip = await rt.account.client.myIp({ priority: Priority.lookup });
-    const family = config.ipFamily === 'auto' ? 'the system\'s choice of IPv4/IPv6 (TOPUP_IP_FAMILY=auto)' : `IPv${config.ipFamily} (TOPUP_IP_FAMILY=${config.ipFamily})`;
-    add({ name: 'public ip', ok: true, fatal: false, detail: `calls go out over ${family}; the API sees this machine as ${ip} (add it to the account's IP allowlist if it uses one)` });
-  } catch (err) {
-    add({ name: 'public ip', ok: false, fatal: false, detail: coerceError(err).message });
-  }
-  const seen = rt.account.lastServerDate;
-  if (seen) {
-    const skew = seen.local - seen.server;
-    // Date headers have 1 s resolution: only a larger skew means anything.
-    add({ name: 'clock', ok: Math.abs(skew) <= MAX_CLOCK_SKEW_MS, fatal: false, detail: `local clock is ${Math.round(skew / 1000)} s ${skew >= 0 ? 'ahead of' : 'behind'} the API's` });
-  } else {
-    add({ name: 'clock', ok: true, fatal: false, detail: 'the API sent no Date header; not compared' });
+  // Each supplier account on its own (accounts.toml): the limits its gate applies, its key and
+  // balance, the IP it is seen from, its clock.
+  for (const a of rt.accounts) {
+    const r = await accountChecks(rt.db, a, rt.accounts.length > 1 ? ` (${a.id})` : '', add);
+    accounts.push({ account: a.id, ...r });
+    if (a === rt.account) ({ ip, balanceUsd } = r);
   }
   try {
     const fs = statfsSync(config.home);
@@ -122,5 +108,42 @@ export async function runDoctor(rt: Pick<Runtime, 'account' | 'batches' | 'clock
       add({ name: 'batch folders', ok: false, fatal: false, detail: coerceError(err).message });
     }
   }
-  return { ok: checks.every((c) => c.ok || !c.fatal), checks, ip, balanceUsd };
+  return { ok: checks.every((c) => c.ok || !c.fatal), checks, ip, balanceUsd, accounts };
+}
+
+/** The checks of one account: its rate limits, its key (and balance), the public IP the API sees, its clock. */
+async function accountChecks(db: Runtime['db'], a: Account, label: string, add: (c: Check) => void): Promise<{ ip: string | null; balanceUsd: number | null }> {
+  let ip: string | null = null;
+  let balanceUsd: number | null = null;
+  // The limits the account's gate applies now: given, the spec's while learning, or learned from 429s.
+  try {
+    add({ name: `rate limits${label}`, ok: true, fatal: false, detail: limitsInForce(db, a.id, a.setting.rateLimits, a.setting.rateLimitsGiven).detail });
+  } catch (err) {
+    add({ name: `rate limits${label}`, ok: false, fatal: false, detail: coerceError(err).message });
+  }
+  try {
+    balanceUsd = (await a.client.balance({ priority: Priority.lookup })).balanceUsd;
+    add({ name: `api key${label}`, ok: true, fatal: true, detail: `accepted${label ? ` by ${a.apiUrl}` : ''}; balance ${balanceUsd} USD` });
+  } catch (err) {
+    const e = coerceError(err);
+    const code = err instanceof ApiError ? err.apiCode : undefined;
+    add({ name: `api key${label}`, ok: false, fatal: true, detail: e.message, ...(code ? { code } : {}) });
+  }
+  try {
+    ip = await a.client.myIp({ priority: Priority.lookup });
+    const setting = label ? 'ip_family = ' : 'TOPUP_IP_FAMILY=';
+    const family = a.setting.ipFamily === 'auto' ? `the system's choice of IPv4/IPv6 (${setting}auto)` : `IPv${a.setting.ipFamily} (${setting}${a.setting.ipFamily})`;
+    add({ name: `public ip${label}`, ok: true, fatal: false, detail: `calls go out over ${family}; the API sees this machine as ${ip} (add it to the account's IP allowlist if it uses one)` });
+  } catch (err) {
+    add({ name: `public ip${label}`, ok: false, fatal: false, detail: coerceError(err).message });
+  }
+  const seen = a.lastServerDate;
+  if (seen) {
+    const skew = seen.local - seen.server;
+    // Date headers have 1 s resolution: only a larger skew means anything.
+    add({ name: `clock${label}`, ok: Math.abs(skew) <= MAX_CLOCK_SKEW_MS, fatal: false, detail: `local clock is ${Math.round(skew / 1000)} s ${skew >= 0 ? 'ahead of' : 'behind'} the API's` });
+  } else {
+    add({ name: `clock${label}`, ok: true, fatal: false, detail: 'the API sent no Date header; not compared' });
+  }
+  return { ip, balanceUsd };
 }

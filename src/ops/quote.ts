@@ -6,8 +6,17 @@
  *
  * A file-level problem (a column the file's orders need is missing) is reported once, the way
  * the daemon refuses the file, not as the thousands of row problems it causes.
+ *
+ * With several supplier accounts (accounts.toml) every row is placed on its account by the load's
+ * own placer (claim/placement.ts: every account's catalog, the routing rule, the queues, pauses and
+ * balances as they are now), so the plan per account (`byAccount`) is where a load now would put the
+ * rows; each account's balance after is its balance less what its unfinished batches and this file
+ * would spend there.
  */
 import { Priority } from '../api/client.js';
+import { openPlacer, readCatalogs } from '../claim/placement.js';
+import { coerceError } from '../kernel/errors.js';
+import { namedAccounts, reservedByAccount } from './account-views.js';
 import { contentHash, openOrderFile } from '../intake/formats/index.js';
 import { createRowValidator, type ColumnReading } from '../intake/validate.js';
 import { settleColumns } from '../intake/column-report.js';
@@ -38,8 +47,16 @@ export interface Quote {
   warnings: string[];
   /** Advice (a column of your own order numbers could be the trxid). */
   hints: string[];
-  /** The rows to send, by pack: what the total is made of. */
+  /** The rows to send, by pack (and account): what the total is made of. */
   byPack: PackLine[];
+  /**
+   * The plan per account, every account of the home in the order of accounts.toml: the rows the
+   * load would place on it, their USD, its balance and its balance after. One entry (`default`)
+   * in a home without accounts.toml.
+   */
+  byAccount: AccountPlan[];
+  /** Whether the home names its accounts (accounts.toml): the views then show the plan per account. */
+  namedAccounts: boolean;
   totalUsd: number;
   balanceUsd: number;
   /** USD that unfinished batches still have to spend: already promised. */
@@ -60,6 +77,8 @@ export interface RepeatGroup {
 }
 
 export interface PackLine {
+  /** The account the rows are placed on (its pid and price are those below). */
+  account: string;
   game: string;
   slug: string;
   pid: string;
@@ -70,6 +89,22 @@ export interface PackLine {
   usd: number;
 }
 
+export interface AccountPlan {
+  account: string;
+  rows: number;
+  usd: number;
+  /** Null when it could not be read (`problem` says why). */
+  balanceUsd: number | null;
+  /** USD its unfinished batches still have to spend there. */
+  reservedUsd: number;
+  /** Balance less reserved less this file's rows on it; null when the balance is not known. */
+  balanceAfterUsd: number | null;
+  /** Its balance covers its rows (true for an account given no rows). */
+  affordable: boolean;
+  /** Why it places no rows of this file, or why its balance is not known. */
+  problem?: string;
+}
+
 export const NO_ROWS = 'the file has no order rows (only its header): nothing would be ordered; was it saved before the rows were added, or exported with a filter that hid them?';
 
 /** `24 h`, `90 min`: the repeat window as people say it. */
@@ -77,14 +112,22 @@ export function windowText(ms: number): string {
   return ms % 3_600_000 === 0 ? `${ms / 3_600_000} h` : `${Math.round(ms / 60_000)} min`;
 }
 
-export async function quoteFile(rt: Pick<Runtime, 'account' | 'batches' | 'clock' | 'config' | 'rows'>, path: string, again: boolean): Promise<Quote> {
+type QuoteParts = Pick<Runtime, 'accounts' | 'batches' | 'clock' | 'config' | 'log' | 'meta' | 'routing' | 'rows'>;
+
+export async function quoteFile(rt: QuoteParts, path: string, again: boolean): Promise<Quote> {
   const hash = await contentHash(path);
   const earlier = again ? undefined : rt.batches.findByContent(hash);
   const file = await openOrderFile(path);
-  const { index } = await rt.account.catalog.get().catch((err: unknown) => {
+  // The load's own placer: every account's catalog, and each row placed as a load now would place it.
+  const catalogs = await readCatalogs(rt).catch((err: unknown) => {
     file.close();
     throw err;
   });
+  const placer = await openPlacer(rt, catalogs, file.header.header.columns).catch((err: unknown) => {
+    file.close();
+    throw err;
+  });
+  const { index } = placer;
   // Amount / Count columns are read as the quantity only when the rows show they are one.
   const header = await settleColumns(path, file.header.header, index).catch((err: unknown) => {
     file.close();
@@ -96,7 +139,7 @@ export async function quoteFile(rt: Pick<Runtime, 'account' | 'batches' | 'clock
   const checkRepeats = !again && rt.config.repeatWindowMs > 0;
   const now = rt.clock.now();
   // Rows to check are decided together once read, as the load decides a file's rows at once.
-  type Valid = Extract<ReturnType<typeof judgeRow>, { ok: true }>['order'];
+  type Valid = Extract<ReturnType<typeof judgeRow>, { ok: true }>['order'] & { account: string };
   const toCheck: (RowInFile & { fingerprint: string; order: Valid })[] = [];
   const repeats = new Map<string, Omit<RepeatGroup, 'message'>>();
   const packs = new Map<string, PackLine>();
@@ -115,11 +158,22 @@ export async function quoteFile(rt: Pick<Runtime, 'account' | 'batches' | 'clock
         for (const p of v.problems) problems.push({ line: raw.line, column: p.column, problem: p.reason, ...(p.fileProblem ? { fileProblem: p.fileProblem } : {}) });
         continue;
       }
-      if (checkRepeats && !v.order.givenTrxid) {
-        toCheck.push({ header: header.columns, cells: raw.cells, line: raw.line, topUp: isTopUp(v.order.request), fingerprint: purchaseFingerprint(v.order.request), order: v.order });
+      // As the load: the purchase fingerprinted as the file names it, then the row placed (every
+      // valid row in file order, the repeats among them, so the routing's queues and balances
+      // move exactly as the load's do).
+      const fingerprint = purchaseFingerprint(v.order.request);
+      const placed = placer.place(v.order, raw.cells);
+      if (!placed.ok) {
+        const m = /^([A-Za-z]+): ([\s\S]*)$/.exec(placed.error);
+        problems.push({ line: raw.line, column: m ? m[1]! : 'account', problem: m ? m[2]! : placed.error });
         continue;
       }
-      count(v.order);
+      const order = { ...placed.order, account: placed.account };
+      if (checkRepeats && !v.order.givenTrxid) {
+        toCheck.push({ header: header.columns, cells: raw.cells, line: raw.line, topUp: isTopUp(v.order.request), fingerprint, order });
+        continue;
+      }
+      count(order);
     }
   }
   const found = findRepeats(rt, now, toCheck);
@@ -135,23 +189,29 @@ export async function quoteFile(rt: Pick<Runtime, 'account' | 'batches' | 'clock
   function count(o: Valid): void {
     valid++;
     total += o.amountUsd;
-    const line = packs.get(o.request.pid);
+    // Two suppliers may use one pid for different packs: a line is a pid at an account.
+    const key = `${o.account}\u0000${o.request.pid}`;
+    const line = packs.get(key);
     if (line) {
       line.rows++;
       line.quantity += o.quantity;
       line.usd += o.amountUsd;
-    } else packs.set(o.request.pid, { game: o.gameName, slug: o.slug, pid: o.request.pid, pack: o.packName, rows: 1, quantity: o.quantity, usd: o.amountUsd });
+    } else packs.set(key, { account: o.account, game: o.gameName, slug: o.slug, pid: o.request.pid, pack: o.packName, rows: 1, quantity: o.quantity, usd: o.amountUsd });
   }
   const fileProblems = validator.fileProblems();
   const report = validator.columns();
   const echoes = new Set(fileProblems.map((p) => p.key));
   const rowProblems = problems.filter((p) => p.fileProblem === undefined || !echoes.has(p.fileProblem)).map(({ fileProblem: _, ...p }) => p);
-  const { balanceUsd } = await rt.account.client.balance({ priority: Priority.lookup });
-  const reserved = rt.rows.reservedUsd();
   const refused = fileProblems.length > 0;
+  const byPack = refused ? [] : [...packs.values()].map((p) => ({ ...p, usd: cents(p.usd) }));
+  const byAccount = await planByAccount(rt, byPack, new Set(catalogs.map((c) => c.name)));
+  const reserved = rt.rows.reservedUsd();
   const totalUsd = refused ? 0 : cents(total);
+  // The home's balance: the sum of what could be read (one account: its balance, as always).
+  const balanceUsd = cents(byAccount.reduce((n, a) => n + (a.balanceUsd ?? 0), 0));
   const balanceAfterUsd = cents(balanceUsd - reserved - totalUsd);
-  const affordable = balanceAfterUsd >= -1e-9;
+  // Each account pays for its own rows: one account's surplus does not fund another's.
+  const affordable = balanceAfterUsd >= -1e-9 && byAccount.every((a) => a.affordable);
   const window = windowText(rt.config.repeatWindowMs);
   const repeatRows = [...repeats.values()].reduce((n, g) => n + g.rows, 0);
   return {
@@ -173,7 +233,9 @@ export async function quoteFile(rt: Pick<Runtime, 'account' | 'batches' | 'clock
     columns: report.columns,
     warnings: rows === 0 ? [NO_ROWS, ...report.warnings] : report.warnings,
     hints: report.hints,
-    byPack: refused ? [] : [...packs.values()].map((p) => ({ ...p, usd: cents(p.usd) })).sort((a, b) => a.game.localeCompare(b.game) || a.pack.localeCompare(b.pack) || a.pid.localeCompare(b.pid)),
+    byPack: byPack.sort((a, b) => a.game.localeCompare(b.game) || a.pack.localeCompare(b.pack) || accountOrder(rt, a.account) - accountOrder(rt, b.account) || a.pid.localeCompare(b.pid)),
+    byAccount,
+    namedAccounts: namedAccounts(rt.config),
     totalUsd,
     balanceUsd,
     reservedUsd: reserved,
@@ -182,4 +244,36 @@ export async function quoteFile(rt: Pick<Runtime, 'account' | 'batches' | 'clock
     duplicateOf: earlier?.id ?? null,
     ok: !refused && rows > 0 && valid === rows && affordable && !earlier,
   };
+}
+
+const accountOrder = (rt: Pick<Runtime, 'accounts'>, name: string): number => rt.accounts.findIndex((a) => a.id === name);
+
+/**
+ * Each account's share of the file, its balance (read now) and its balance after. One account:
+ * its balance is read as before, and an error reading it is the quote's error. Several: an account
+ * whose balance cannot be read is shown with the reason, and is not affordable if it is given rows.
+ */
+async function planByAccount(rt: Pick<Runtime, 'accounts' | 'batches' | 'rows'>, byPack: readonly PackLine[], readable: ReadonlySet<string>): Promise<AccountPlan[]> {
+  const reserved = reservedByAccount(rt);
+  const out: AccountPlan[] = [];
+  for (const a of rt.accounts) {
+    const mine = byPack.filter((p) => p.account === a.id);
+    const rows = mine.reduce((n, p) => n + p.rows, 0);
+    const usd = cents(mine.reduce((n, p) => n + p.usd, 0));
+    const reservedUsd = reserved.get(a.id) ?? 0;
+    let balanceUsd: number | null = null;
+    let problem: string | undefined = readable.has(a.id) ? undefined : 'its catalog cannot be read now: it places no rows of this file';
+    if (rt.accounts.length === 1) balanceUsd = (await a.client.balance({ priority: Priority.lookup })).balanceUsd;
+    else {
+      try {
+        balanceUsd = (await a.client.balance({ priority: Priority.lookup })).balanceUsd;
+      } catch (err) {
+        problem ??= `its balance cannot be read: ${coerceError(err).message}`;
+      }
+    }
+    const balanceAfterUsd = balanceUsd === null ? null : cents(balanceUsd - reservedUsd - usd);
+    const affordable = rows === 0 || (balanceAfterUsd !== null && balanceAfterUsd >= -1e-9);
+    out.push({ account: a.id, rows, usd, balanceUsd, reservedUsd, balanceAfterUsd, affordable, ...(problem ? { problem } : {}) });
+  }
+  return out;
 }

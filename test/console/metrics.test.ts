@@ -40,15 +40,15 @@ describe('/metrics', () => {
     expect(m.get('topup_rows_finished_total{outcome="invalid"}')).toBe(1);
     expect(m.get('topup_spent_usd_total')).toBeCloseTo(0.92 + 4.55, 2);
     expect(m.get('topup_refunded_usd_total')).toBe(0);
-    expect(m.get('topup_api_calls_total{route="submit",outcome="2xx"}')).toBe(2);
-    expect(m.get('topup_api_request_duration_seconds_count{route="submit"}')).toBe(2);
+    expect(m.get('topup_api_calls_total{route="submit",outcome="2xx",account="default"}')).toBe(2);
+    expect(m.get('topup_api_request_duration_seconds_count{route="submit",account="default"}')).toBe(2);
     expect(m.get('topup_batches{state="done",wait_reason="none"}')).toBe(1);
     expect(m.get('topup_balance_usd{mode="LIVE"}')).toBeCloseTo(1000 - 0.92 - 4.55, 2);
     expect(m.get('topup_balance_age_seconds{mode="LIVE"}')).toBeLessThan(60);
-    expect(m.get('topup_rate_window_limit{window="1s"}')).toBe(40);
-    expect(m.get('topup_rate_window_calls{window="1m"}')).toBeGreaterThanOrEqual(3);
+    expect(m.get('topup_rate_window_limit{window="1s",account="default"}')).toBe(40);
+    expect(m.get('topup_rate_window_calls{window="1m",account="default"}')).toBeGreaterThanOrEqual(3);
     expect(m.get('topup_oldest_pending_row_age_seconds')).toBe(0);
-    expect(m.get('topup_paused{kind="account"}')).toBe(0);
+    expect(m.get('topup_paused{kind="account",account="default"}')).toBe(0);
     expect(m.has('topup_process_cpu_user_seconds_total')).toBe(true);
     expect(m.has('topup_nodejs_eventloop_lag_seconds')).toBe(true);
     // Labels come from fixed sets only: no batch id, file name, player or order in any of them.

@@ -12,6 +12,7 @@
  * Codes are never in a page unless the operator reveals one row's (POST, recorded in the audit
  * table). A download of a result file, which holds every code of the batch, is recorded too.
  */
+import { namedAccounts } from '../../ops/account-views.js';
 import type { Hono } from 'hono';
 import { createReadStream, existsSync, statSync } from 'node:fs';
 import { basename } from 'node:path';
@@ -79,11 +80,12 @@ function cellsOf(b: Batch, r: Row): Html {
   return html`${pairs.map(([k, v]) => html`<span class="cell"><span class="muted">${k}:</span> ${v}</span> `)}`;
 }
 
-function rowLine(ctx: PageCtx, b: Batch, r: Row): Html {
+/** named: the home has accounts.toml, so each row says which supplier account it is on. */
+function rowLine(ctx: PageCtx, b: Batch, r: Row, named: boolean): Html {
   const codes = r.codes.length > 0
     ? html`${r.codes.length} hidden ${actionButton(ctx, `/batches/${encodeURIComponent(b.id)}/rows/${r.idx}/reveal`, 'Reveal')}`
     : html`<span class="muted">—</span>`;
-  return html`<tr><td class="num">${r.line}</td><td><span class="badge s-${r.state}">${r.state}</span></td><td class="mono id">${r.trxid ?? ''}</td>
+  return html`<tr><td class="num">${r.line}</td><td><span class="badge s-${r.state}">${r.state}</span></td>${named ? html`<td data-account>${r.account}</td>` : ''}<td class="mono id">${r.trxid ?? ''}</td>
 <td class="mono id">${r.orderId ?? ''}</td><td class="id">${player(r)}</td><td>${r.packName ?? ''}</td><td class="num">${usd(r.amountUsd ?? r.expectedUsd)}</td>
 <td>${codes}</td><td>${r.error ?? ''}${r.note ? html`<br><span class="muted">${r.note}</span>` : ''}</td><td class="cells">${cellsOf(b, r)}</td></tr>`;
 }
@@ -136,9 +138,10 @@ function rowsBody(svc: Services, ctx: PageCtx, b: Batch, rq: RowsQuery): Html {
   const total = q ? (more || continued ? null : rows.length) : svc.listing.countRows(b.id, { states, q });
   const id = encodeURIComponent(b.id);
   const last = rows.at(-1);
+  const named = namedAccounts(svc.rt.config);
   return html`<p class="muted">${total === null ? `More than ${PAGE} rows match` : `${total >= 100_000 ? 'more than 100,000' : total} rows match`}${continued ? ' (continued)' : ''}.</p>
-${rows.length === 0 ? '' : tableWrap('Rows', html`<table class="rows"><thead><tr><th scope="col">Line</th><th scope="col">State</th><th scope="col">trxid</th><th scope="col">Order</th><th scope="col">Player</th><th scope="col">Pack</th><th scope="col">USD</th><th scope="col">Codes</th><th scope="col">Error / note</th><th scope="col">Cells</th></tr></thead>
-<tbody>${rows.map((r) => rowLine(ctx, b, r))}</tbody></table>`)}
+${rows.length === 0 ? '' : tableWrap('Rows', html`<table class="rows"><thead><tr><th scope="col">Line</th><th scope="col">State</th>${named ? html`<th scope="col">Account</th>` : ''}<th scope="col">trxid</th><th scope="col">Order</th><th scope="col">Player</th><th scope="col">Pack</th><th scope="col">USD</th><th scope="col">Codes</th><th scope="col">Error / note</th><th scope="col">Cells</th></tr></thead>
+<tbody>${rows.map((r) => rowLine(ctx, b, r, named))}</tbody></table>`)}
 ${more && last ? html`<p><a href="/batches/${id}${query({ rows: filter, q, after: last.idx })}">Next ${PAGE} rows</a></p>` : ''}`;
 }
 

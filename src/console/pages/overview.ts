@@ -7,6 +7,9 @@
 import type { Hono } from 'hono';
 import { JOB_NAMES, lastRunKey, scheduleKey, type JobName } from '../../reports/schedule.js';
 import { roundCents } from '../../kernel/money.js';
+import { systemClock } from '../../kernel/clock.js';
+import { Pauses } from '../../account/pauses.js';
+import { callsWithinByAccount, namedAccounts, reservedByAccount } from '../../ops/account-views.js';
 import type { ConsoleEnv } from '../auth.js';
 import { duration, html, timeTag, usd, type Html } from '../html.js';
 import { page, tableWrap } from '../layout.js';
@@ -56,6 +59,28 @@ function money(svc: Services, now: number): Html {
   <div><dt>Available for new files</dt><dd>${available === null ? '—' : usd(available)}</dd></div>
   <div><dt>Runway</dt><dd>${runway}</dd></div>
 </dl></section>`;
+}
+
+/**
+ * Each supplier account (a home with accounts.toml): its pause, balance, calls in the last minute,
+ * rows waiting and USD reserved. A view starts a read of the balances older than 5 min; the page
+ * shows the readings held (the live feed's next refresh shows the new ones).
+ */
+function accounts(svc: Services, now: number): Html {
+  void svc.accountBalances.refreshIfOld();
+  const calls = callsWithinByAccount(svc.rt.db, systemClock.mono());
+  const waiting = svc.rt.rows.unsentByAccountAll();
+  const reserved = reservedByAccount(svc.rt);
+  const lines = svc.rt.accounts.map((a) => {
+    const p = Pauses.read(svc.rt.meta, a.id);
+    const b = svc.accountBalances.get(a.id);
+    const pause = p ? html`<span class="badge">${p.kind === 'account' ? 'Account problem' : 'Maintenance'}</span> <strong>${p.code}</strong> since ${timeTag(p.since, now)}` : html`<span class="ok">sending</span>`;
+    const balance = b.reading ? html`${usd(b.reading.usd)} <span class="muted">read ${timeTag(b.reading.at, now)}</span>` : html`<span class="muted">${b.error ? `not read (${b.error})` : 'reading…'}</span>`;
+    return html`<tr data-account="${a.id}"><th scope="row">${a.id}</th><td data-pause>${pause}</td><td class="num" data-balance>${balance}</td><td class="num">${calls.get(a.id) ?? 0}</td><td class="num">${waiting.get(a.id) ?? 0}</td><td class="num">${usd(reserved.get(a.id) ?? 0)}</td></tr>`;
+  });
+  return html`<section aria-labelledby="accounts-h"><h2 id="accounts-h">Accounts</h2>
+${tableWrap('Accounts', html`<table><caption>Supplier accounts (accounts.toml)</caption><thead><tr><th scope="col">Account</th><th scope="col">Sending</th><th scope="col">Balance</th><th scope="col">Calls last min</th><th scope="col">Rows waiting</th><th scope="col">Reserved</th></tr></thead><tbody>${lines}</tbody></table>`)}
+</section>`;
 }
 
 function sending(svc: Services, now: number): Html {
@@ -112,6 +137,7 @@ export function registerOverview(app: Hono<ConsoleEnv>, svc: Services): void {
     const review = ctx.reviewRows;
     const body = html`<div class="grid">
 ${money(svc, now)}
+${namedAccounts(svc.rt.config) ? accounts(svc, now) : ''}
 <section aria-labelledby="review-h"><h2 id="review-h">Review</h2><p>${review === 0 ? html`<span class="ok">No rows waiting for review.</span>` : html`<a href="/review"><strong>${review}</strong> rows</a> need a decision: charged or not.`}</p></section>
 ${sending(svc, now)}
 ${batches(svc, now)}

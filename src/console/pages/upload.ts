@@ -54,10 +54,19 @@ ${carried.length > 0 ? html`<p class="muted" data-carried>Carried through to the
 /** What the total is made of, by game and pack. */
 function packsView(q: Quote): Html {
   if (q.byPack.length === 0) return html``;
-  const rows = q.byPack.map((p) => html`<tr data-pack="${p.pid}"><td>${p.game}</td><td>${p.pack}</td><td><code>${p.pid}</code></td><td class="num">${p.rows}</td><td class="num">${p.quantity}</td><td class="num">${usd(p.usd)}</td></tr>`);
+  const named = q.namedAccounts;
+  const rows = q.byPack.map((p) => html`<tr data-pack="${p.pid}">${named ? html`<td>${p.account}</td>` : ''}<td>${p.game}</td><td>${p.pack}</td><td><code>${p.pid}</code></td><td class="num">${p.rows}</td><td class="num">${p.quantity}</td><td class="num">${usd(p.usd)}</td></tr>`);
   return html`<h3 id="by-pack">By game and pack</h3>
-${tableWrap('By game and pack', html`<table data-by-pack><thead><tr><th scope="col">Game</th><th scope="col">Pack</th><th scope="col">pid</th><th scope="col">Rows</th><th scope="col">Quantity</th><th scope="col">USD</th></tr></thead><tbody>${rows}</tbody>
-<tfoot><tr><th scope="row" colspan="3">Total</th><td class="num">${q.validRows}</td><td class="num">${q.byPack.reduce((n, p) => n + p.quantity, 0)}</td><td class="num">${usd(q.totalUsd)}</td></tr></tfoot></table>`)}`;
+${tableWrap('By game and pack', html`<table data-by-pack><thead><tr>${named ? html`<th scope="col">Account</th>` : ''}<th scope="col">Game</th><th scope="col">Pack</th><th scope="col">pid</th><th scope="col">Rows</th><th scope="col">Quantity</th><th scope="col">USD</th></tr></thead><tbody>${rows}</tbody>
+<tfoot><tr><th scope="row" colspan="${named ? 4 : 3}">Total</th><td class="num">${q.validRows}</td><td class="num">${q.byPack.reduce((n, p) => n + p.quantity, 0)}</td><td class="num">${usd(q.totalUsd)}</td></tr></tfoot></table>`)}`;
+}
+
+/** The plan per account (a home with accounts.toml): where the load would place the rows, and each account's balance after. */
+function planView(q: Quote): Html {
+  if (!q.namedAccounts) return html``;
+  const rows = q.byAccount.map((a) => html`<tr data-plan="${a.account}"><th scope="row">${a.account}</th><td class="num">${a.rows}</td><td class="num">${usd(a.usd)}</td><td class="num">${a.balanceUsd === null ? '?' : usd(a.balanceUsd)}</td><td class="num">${usd(a.reservedUsd)}</td><td class="num"><strong>${a.balanceAfterUsd === null ? '?' : usd(a.balanceAfterUsd)}</strong></td><td>${a.problem ?? (a.affordable ? '' : html`<span class="badge">not affordable</span>`)}</td></tr>`);
+  return html`<h3 id="by-account">By account</h3>
+${tableWrap('By account', html`<table data-by-account><thead><tr><th scope="col">Account</th><th scope="col">Rows</th><th scope="col">USD</th><th scope="col">Balance</th><th scope="col">Reserved</th><th scope="col">Balance after</th><th scope="col">Note</th></tr></thead><tbody>${rows}</tbody></table>`)}`;
 }
 
 function quoteView(ctx: PageCtx, svc: Services, u: Upload, q: Quote): Html {
@@ -77,7 +86,8 @@ function quoteView(ctx: PageCtx, svc: Services, u: Upload, q: Quote): Html {
   ${q.reservedUsd > 0 ? html`<div><dt>Reserved by unfinished batches</dt><dd>${usd(q.reservedUsd)}</dd></div>` : ''}
   <div><dt>Balance after</dt><dd><strong data-quote-after>${usd(q.balanceAfterUsd)}</strong></dd></div>
 </dl>
-${q.affordable ? '' : html`<p class="message" role="alert">Not affordable: top up at least ${usd(-q.balanceAfterUsd)}. Submitted anyway, the batch waits for the top-up and then starts by itself.</p>`}
+${planView(q)}
+${q.affordable ? '' : html`<p class="message" role="alert">Not affordable: top up ${q.namedAccounts ? q.byAccount.filter((a) => !a.affordable).map((a) => (a.balanceAfterUsd === null ? `${a.account} (balance unknown)` : `${a.account} by at least ${usd(-a.balanceAfterUsd)}`)).join(', ') || `at least ${usd(-q.balanceAfterUsd)}` : `at least ${usd(-q.balanceAfterUsd)}`}. Submitted anyway, the batch waits for the top-up and then starts by itself.</p>`}
 ${q.fileProblems.length > 0 ? html`<h3>File problems</h3><ul class="errors">${q.fileProblems.map((p) => html`<li>${p}</li>`)}</ul>` : ''}
 ${q.warnings.length > 0 ? html`<h3>Warnings</h3><ul class="alerts" data-warnings>${q.warnings.map((w) => html`<li class="message">${w}</li>`)}</ul>` : ''}
 ${q.hints.length > 0 ? html`<ul class="alerts" data-hints>${q.hints.map((h) => html`<li>Hint: ${h}</li>`)}</ul>` : ''}
