@@ -158,11 +158,11 @@ export async function quoteFile(rt: QuoteParts, path: string, again: boolean): P
         for (const p of v.problems) problems.push({ line: raw.line, column: p.column, problem: p.reason, ...(p.fileProblem ? { fileProblem: p.fileProblem } : {}) });
         continue;
       }
-      // As the load: the purchase fingerprinted as the file names it, then the row placed (every
+      // As the load: the purchase fingerprinted by its pack (placement.ts packKey), then the row placed (every
       // valid row in file order, the repeats among them, so the routing's queues and balances
       // move exactly as the load's do).
-      const fingerprint = purchaseFingerprint(v.order.request);
-      const placed = placer.place(v.order, raw.cells);
+      const fingerprint = purchaseFingerprint({ ...v.order.request, pid: placer.packKey(v.order) });
+      const placed = placer.place(v.order, raw.cells, header.fields.pid !== undefined && (raw.cells[header.fields.pid] ?? '').trim() !== '');
       if (!placed.ok) {
         const m = /^([A-Za-z]+): ([\s\S]*)$/.exec(placed.error);
         problems.push({ line: raw.line, column: m ? m[1]! : 'account', problem: m ? m[2]! : placed.error });
