@@ -28,9 +28,10 @@ export async function runBatchInForeground(rt: Runtime, batchId: string, notifie
     if (s.batchId === batchId) summary = s;
   });
   runner.on('balance-wait', (_b, detail) => view.note(`waiting for balance: ${detail}. Top up the account; sending starts by itself.`));
-  runner.on('pause', (kind, code, detail) =>
-    view.note(kind === 'account' ? `sending stopped: account problem ${code} (${detail}); retrying periodically` : `orders paused by the API (${code}); retrying periodically`),
-  );
+  runner.on('pause', (kind, code, detail, account) => {
+    const on = account !== 'default' ? ` on account ${account}` : '';
+    view.note(kind === 'account' ? `sending stopped${on}: account problem ${code} (${detail}); retrying periodically` : `orders paused by the API${on} (${code}); retrying periodically`);
+  });
   runner.on('resume', () => view.note('sending resumed'));
 
   const signals = onStopSignals(

@@ -31,7 +31,8 @@ export function registerStatus(program: Command): void {
     try {
       const named = namedAccounts(config);
       const accounts = named ? accountLines(store, config.accounts.accounts.map((a) => a.name)) : null;
-      const pause = Pauses.read(store.meta);
+      // A batch is shown paused while any of the home's accounts is (the Accounts table says which).
+      const pause = named ? (config.accounts.accounts.map((a) => Pauses.read(store.meta, a.name)).find((p) => p !== null) ?? null) : Pauses.read(store.meta);
       const now = systemClock.now();
       if (batchId) {
         const b = store.batches.get(batchId);

@@ -35,7 +35,8 @@ export interface RunnerEventMap {
   'batch-changed': [batch: Batch];
   'batch-finished': [summary: BatchSummary, batch: Batch];
   'balance-wait': [batch: Batch, detail: string];
-  pause: [kind: PauseKind, code: string, detail: string];
+  /** A pause began on `account` (each account pauses on its own). */
+  pause: [kind: PauseKind, code: string, detail: string, account: string];
   resume: [kind: PauseKind];
   /** Counts of a batch, every PROGRESS_EVERY_MS while it runs. */
   progress: [batch: Batch, counts: StateCounts];

@@ -216,7 +216,7 @@ export class Runner extends EventEmitter<RunnerEventMap> implements RunnerView {
     const code = err.codeOrStatus;
     if (this.#pauses.of(account).pause('account', code, err.reason)) {
       this.#rt.log.error({ account, pause: 'account', code, detail: err.reason }, 'sending stopped: account problem');
-      this.emit('pause', 'account', code, err.reason);
+      this.emit('pause', 'account', code, err.reason, account);
     }
   }
 

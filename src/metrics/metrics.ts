@@ -112,9 +112,8 @@ export class Metrics {
       if (c.status === 429) limited.inc({ route: c.route, account });
       took.observe({ route: c.route, account }, c.ms / 1000);
     };
-    // The `pause` event does not name the account either: it is emitted just after the account's
-    // pause was written to the store, so the account is the one whose stored pause is this kind and
-    // code and began last. (Exact once the engine's event carries the account.)
+    // The `pause` event names its account; without it (an older emitter), the account whose stored
+    // pause is this kind and code and began last.
     const onPause = (kind: string, code: string, _detail?: string, named?: unknown): void => {
       let account = typeof named === 'string' ? named : undefined;
       if (account === undefined) {

@@ -60,9 +60,11 @@ export class Notifier {
       }),
     );
     runner.on('balance-wait', (b, detail) => this.send('balance-wait', `Batch ${b.id} (${b.sourceName}) is waiting for balance: ${detail}. Top up to continue.`, { batchId: b.id, file: b.sourceName, detail }));
-    runner.on('pause', (kind, code, detail) =>
-      this.send(kind === 'account' ? 'account-problem' : 'maintenance', kind === 'account' ? `Sending stopped: account problem ${code} (${detail}).` : `Orders paused by the API: ${code}.`, { code, detail }),
-    );
+    runner.on('pause', (kind, code, detail, account) => {
+      // A home with several accounts says which one (the others go on).
+      const on = account !== 'default' ? ` on account ${account}` : '';
+      this.send(kind === 'account' ? 'account-problem' : 'maintenance', kind === 'account' ? `Sending stopped${on}: account problem ${code} (${detail}).` : `Orders paused by the API${on}: ${code}.`, { code, detail, account });
+    });
   }
 
   /** Fire and forget: retried in the background, errors only logged. */

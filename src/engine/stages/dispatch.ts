@@ -157,7 +157,7 @@ export class DispatchStage implements Stage {
         onBalanceShort: (batchId, detail) => this.#funding.short(batchId, detail),
         onPause: (kind, code, detail) => {
           rt.log.error({ account, pause: kind, code, detail }, kind === 'account' ? 'sending stopped: account problem' : 'sending paused by the API');
-          emit('pause', kind, code, detail);
+          emit('pause', kind, code, detail, account);
         },
       },
       row,
