@@ -10,7 +10,8 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import Database from 'better-sqlite3';
 import { parse } from 'csv-parse/sync';
-import { CLI, cliEnv, sandboxProcess, tempHome, type SandboxProcess, type TempHome } from '../test/e2e/harness.js';
+import { writeFileSync } from 'node:fs';
+import { CLI, cliEnv, sandboxProcess, tempHome, TEST_KEY, type SandboxProcess, type TempHome } from '../test/e2e/harness.js';
 
 export { sleep };
 
@@ -109,7 +110,12 @@ export async function runScenario(s: Scenario, opts: { quick: boolean; seed: num
 
 export interface World {
   home: TempHome;
+  /** The sandbox (with `accounts`: the first account's). */
   sb: SandboxProcess;
+  /** With `accounts`: one sandbox child per account, in the file's order (sbs[0] === sb). */
+  sbs: SandboxProcess[];
+  /** With `accounts`: the account names, in the file's order; otherwise []. */
+  accounts: string[];
   stateFile: string;
   logFile: string;
   env(extra?: NodeJS.ProcessEnv): NodeJS.ProcessEnv;
@@ -122,6 +128,12 @@ export interface WorldOptions {
   apiUrl?: string;
   /** Rate windows, the same on both sides (default FAST_LIMITS). */
   limits?: string;
+  /**
+   * Several supplier accounts: one sandbox child per name (each its own state, ledger and
+   * faults; the same catalog), listed in the home's accounts.toml in this order. The daemon then
+   * gets no TOPUP_API_URL/TOPUP_API_KEY (the file is the one source of truth, docs/accounts.md).
+   */
+  accounts?: { names: string[]; routing: 'cheapest' | 'priority' | 'spread'; maxQueueDelay?: string };
 }
 
 /** Fast defaults: scaled rate limits on both sides, short polls and timeouts. */
@@ -129,20 +141,42 @@ export const FAST_LIMITS = '400/1s,2000/1m';
 
 export async function world(ctx: ScenarioCtx, opts: WorldOptions = {}): Promise<World> {
   const home = tempHome('topup-torture-');
-  ctx.defer(() => home.remove());
+  // TORTURE_KEEP=1 keeps the home (store, result files, daemon log) for a look after the run.
+  if (process.env.TORTURE_KEEP === '1') ctx.log(`home kept: ${home.dir}`);
+  else ctx.defer(() => home.remove());
   mkdirSync(join(home.dir, 'logs'), { recursive: true, mode: 0o700 });
   const stateFile = join(home.dir, 'sandbox-state.db');
-  const sb = await sandboxProcess([
-    '--state', stateFile, '--balance', '100000', '--seed', String(ctx.seed),
-    '--rate-limits', opts.limits ?? FAST_LIMITS, '--answers', ctx.answers, ...(opts.sandboxArgs ?? []),
-  ]);
-  ctx.defer(() => sb.stop());
+  const names = opts.accounts?.names ?? [];
+  const sbs: SandboxProcess[] = [];
+  for (let i = 0; i < Math.max(1, names.length); i++) {
+    // Each account's sandbox draws from its own seed, so their faults and fates differ.
+    const sb = await sandboxProcess([
+      '--state', i === 0 ? stateFile : join(home.dir, `sandbox-state-${names[i]}.db`), '--balance', '100000', '--seed', String(ctx.seed + i),
+      '--rate-limits', opts.limits ?? FAST_LIMITS, '--answers', ctx.answers, ...(opts.sandboxArgs ?? []),
+    ]);
+    ctx.defer(() => sb.stop());
+    sbs.push(sb);
+  }
+  const sb = sbs[0]!;
+  if (opts.accounts) {
+    mkdirSync(join(home.dir, 'keys'), { recursive: true, mode: 0o700 });
+    const tables = names.map((name, i) => {
+      writeFileSync(join(home.dir, 'keys', `${name}.key`), TEST_KEY, { mode: 0o600 });
+      return `[[account]]\nname = "${name}"\nurl = "${sbs[i]!.url}"\nkey_file = "keys/${name}.key"\n`;
+    });
+    const head = `routing = "${opts.accounts.routing}"\n${opts.accounts.maxQueueDelay ? `max_queue_delay = "${opts.accounts.maxQueueDelay}"\n` : ''}`;
+    writeFileSync(join(home.dir, 'accounts.toml'), `${head}\n${tables.join('\n')}`, { mode: 0o644 });
+  }
   const w: World = {
     home,
     sb,
+    sbs,
+    accounts: names,
     stateFile,
     logFile: join(home.dir, 'logs', 'daemon.log'),
-    env: (extra = {}) => cliEnv(home, { url: opts.apiUrl ?? sb.url }, {
+    env: (extra = {}) => cliEnv(home, opts.accounts ? null : { url: opts.apiUrl ?? sb.url }, {
+      // Beside accounts.toml the key must be unset or empty (cliEnv sets the test key).
+      ...(opts.accounts ? { TOPUP_API_KEY: '' } : {}),
       TOPUP_RATE_LIMITS: opts.limits ?? FAST_LIMITS,
       TOPUP_RATE_MARGIN_MS: '20',
       TOPUP_POLL_INTERVAL_MS: '200',
@@ -255,12 +289,32 @@ export interface LedgerOrder {
   refunded?: boolean;
   codes?: string[];
   createdAt: string;
+  /**
+   * The account whose ledger holds it, when several ledgers are judged together (mergeLedgers):
+   * each sandbox numbers its orders from the same start, so an order is its account + orderId.
+   */
+  ledger?: string;
 }
 export interface Ledger {
   orders: LedgerOrder[];
-  entries: { time: number; kind: 'charge' | 'refund' | 'topup'; orderId: string | null; trxid: string | null; amountUsd: number }[];
+  entries: { time: number; kind: 'charge' | 'refund' | 'topup'; orderId: string | null; trxid: string | null; amountUsd: number; ledger?: string }[];
   rateLimited: number;
 }
+
+/**
+ * Several accounts' ledgers as one, each order and entry tagged with its account. trxids are
+ * compared across all of them: the same trxid charged on two accounts is a double charge.
+ */
+export function mergeLedgers(named: { name: string; ledger: Ledger }[]): Ledger {
+  return {
+    orders: named.flatMap(({ name, ledger }) => ledger.orders.map((o) => ({ ...o, ledger: name }))),
+    entries: named.flatMap(({ name, ledger }) => ledger.entries.map((e) => ({ ...e, ledger: name }))),
+    rateLimited: named.reduce((n, x) => n + x.ledger.rateLimited, 0),
+  };
+}
+
+/** An order's identity: its orderId, qualified by its account when ledgers were merged. */
+const orderKey = (ledger: string | undefined, orderId: string): string => (ledger === undefined ? orderId : `${ledger}\u0000${orderId}`);
 
 export type ResultRow = Record<string, string>;
 
@@ -324,7 +378,7 @@ function judgeAll(inputs: { path: string | null; inputRows: number }[], ledger: 
   const netUsd = new Map<string, number>();
   const refundedOrders = new Set<string>();
   for (const e of ledger.entries) {
-    if (e.kind === 'refund' && e.orderId) refundedOrders.add(e.orderId);
+    if (e.kind === 'refund' && e.orderId) refundedOrders.add(orderKey(e.ledger, e.orderId));
     if (!e.trxid) continue;
     if (e.kind === 'charge') charges.set(e.trxid, (charges.get(e.trxid) ?? 0) + 1);
     if (e.kind === 'refund') refunds.set(e.trxid, (refunds.get(e.trxid) ?? 0) + 1);
@@ -362,8 +416,10 @@ function judgeAll(inputs: { path: string | null; inputRows: number }[], ledger: 
       const trxid = unguard(r.trxid);
       const orders = byTrx.get(trxid) ?? [];
       const orderId = unguard(r.orderId);
-      const o = orderId ? orders.find((x) => x.orderId === orderId || x.publicId === orderId) : undefined;
-      if (orderId) reported.add(o?.orderId ?? orderId);
+      // With merged ledgers the result's `account` must name the ledger that holds the order.
+      const account = unguard(r.account);
+      const o = orderId ? orders.find((x) => (x.orderId === orderId || x.publicId === orderId) && (x.ledger === undefined || x.ledger === account)) : undefined;
+      if (orderId) reported.add(o ? orderKey(o.ledger, o.orderId) : orderId);
       if (status === 'review') {
         review++;
         reviewTrx.add(trxid);
@@ -385,14 +441,14 @@ function judgeAll(inputs: { path: string | null; inputRows: number }[], ledger: 
         const amountOk = o !== undefined && Math.abs(Number(r.amountUsd) - o.amountUsd) < 0.005;
         const statusOk = o !== undefined && o.status === status;
         // The result may say "refunded" only when the ledger holds the refund, and must say it then.
-        const refundOk = o === undefined || status !== 'cancelled' || String(refundedOrders.has(o.orderId)) === r.refunded;
+        const refundOk = o === undefined || status !== 'cancelled' || String(refundedOrders.has(orderKey(o.ledger, o.orderId))) === r.refunded;
         if (o && amountOk && statusOk && refundOk && orders.length === 1) matched++;
         else {
           mismatches++;
-          if (examples.length < 8) examples.push(`trxid ${trxid}: result ${status} ${orderId} ${r.amountUsd} refunded=${r.refunded} vs ledger ${orders.map((x) => `${x.orderId}/${x.publicId ?? '-'} ${x.status} ${x.amountUsd} refunded=${refundedOrders.has(x.orderId)}`).join(', ') || 'no order'}`);
+          if (examples.length < 8) examples.push(`trxid ${trxid}: result ${status} ${orderId} ${r.amountUsd} refunded=${r.refunded} vs ledger ${orders.map((x) => `${x.orderId}/${x.publicId ?? '-'} ${x.status} ${x.amountUsd} refunded=${refundedOrders.has(orderKey(x.ledger, x.orderId))}`).join(', ') || 'no order'}`);
         }
       } else if (status === 'invalid' || status === 'rejected' || status === 'skipped') {
-        if (trxid && orders.some((x) => x.status !== 'cancelled' || !refundedOrders.has(x.orderId))) {
+        if (trxid && orders.some((x) => x.status !== 'cancelled' || !refundedOrders.has(orderKey(x.ledger, x.orderId)))) {
           wronglyNotCharged++;
           if (examples.length < 8) examples.push(`trxid ${trxid}: reported ${status} (${r.error}) but the ledger has ${orders.map((x) => `${x.orderId} ${x.status}`).join(', ')}`);
         }
@@ -408,7 +464,7 @@ function judgeAll(inputs: { path: string | null; inputRows: number }[], ledger: 
   let chargesWithoutResult = 0;
   for (const o of ledger.orders) {
     if (o.source === 'manual') continue; // placed outside the API: no row of ours can report it
-    if (reported.has(o.orderId) || reviewTrx.has(o.trxid)) continue; // review rows say "may be charged: check"
+    if (reported.has(orderKey(o.ledger, o.orderId)) || reviewTrx.has(o.trxid)) continue; // review rows say "may be charged: check"
     chargesWithoutResult++;
     if (examples.length < 8) examples.push(`ledger order ${o.orderId} (trxid ${o.trxid}, ${o.status}) is in no result row`);
   }

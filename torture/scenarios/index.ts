@@ -7,6 +7,7 @@ import { resubmit } from './resubmit.js';
 import { powerCut } from './power-cut.js';
 import { sameCsv } from './same-csv.js';
 import { swallow } from './swallow.js';
+import { accounts } from './accounts.js';
 
 /** In the order of the list. */
-export const SCENARIOS: Scenario[] = [sigkillLoop, lostResponses, duplicateInFlight, rateCompliance, retryAfter, conditions, resubmit, powerCut, sameCsv, swallow];
+export const SCENARIOS: Scenario[] = [sigkillLoop, lostResponses, duplicateInFlight, rateCompliance, retryAfter, conditions, resubmit, powerCut, sameCsv, swallow, accounts];
