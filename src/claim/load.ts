@@ -145,6 +145,7 @@ export async function loadBatch(rt: LoadParts, batch: Batch): Promise<LoadOutcom
         // The purchase is fingerprinted by its pack (placement.ts packKey: the pid with one account,
         // the pack itself with several), before an account's pid replaces the file's.
         const fingerprint = purchaseFingerprint({ ...verdict.order.request, pid: placer!.packKey(verdict.order) });
+        const fingerprintAlts = placer!.pidKeys(verdict.order).map((pid) => purchaseFingerprint({ ...verdict.order.request, pid }));
         const placed = placer!.place(verdict.order, raw.cells, pidColumn !== undefined && (raw.cells[pidColumn] ?? '').trim() !== '');
         if (!placed.ok) {
           rows.push({ ...base, request: null, error: placed.error });
@@ -164,6 +165,7 @@ export async function loadBatch(rt: LoadParts, batch: Batch): Promise<LoadOutcom
           expectedUsd: o.amountUsd,
           maxPriceUsd: o.maxPriceUsd ?? null,
           fingerprint,
+          fingerprintAlts,
           account: placed.account,
           pinned: placed.pinned === true,
           // Judged when the batch opens, in the same transaction (repeats.ts skipRepeats).

@@ -9,7 +9,7 @@ import { Priority } from '../api/client.js';
 import type { Runtime } from '../runtime.js';
 import type { CatalogEntry, CatalogIndex } from '../intake/catalog-index.js';
 import type { ValidOrder } from '../intake/validate.js';
-import { accountColumn, mergedIndex, ordersPerMinute, Router, type AccountIndex, type AccountLoad } from '../account/routing.js';
+import { accountColumn, mergedIndex, ordersPerMinute, Router, samePackAt, type AccountIndex, type AccountLoad } from '../account/routing.js';
 import { Pauses } from '../account/pauses.js';
 import { roundCents } from '../kernel/money.js';
 import { coerceError } from '../kernel/errors.js';
@@ -24,11 +24,14 @@ export interface Placer {
   /** `namedByPid`: the file gave this row's pid (not slug + pack): a pid several accounts use for different packs is refused. */
   place(order: ValidOrder, cells: readonly string[], namedByPid: boolean): Placed;
   /**
-   * What stands for the pack in the row's purchase fingerprint (claim/repeats.ts): the pid with one
-   * account (as before); with several, the pack itself (slug and name, or its [[pack]] entry), so a
-   * re-drop naming the pack by another account's pid is the same purchase (an adversarial review).
+   * What stands for the pack in the row's purchase fingerprint (claim/repeats.ts): the pack itself
+   * (slug and name; a [[pack]] entry's members share the smallest of theirs), never the pid the file
+   * used, so a re-drop naming the pack by another account's pid is the same purchase, and adding an
+   * account or a [[pack]] entry changes no fingerprint (adversarial reviews).
    */
   packKey(order: ValidOrder): string;
+  /** Every pid the pack has at an account (the file's first): homes before several accounts fingerprinted purchases by pid. */
+  pidKeys(order: ValidOrder): string[];
 }
 
 type PlacementParts = Pick<Runtime, 'accounts' | 'log' | 'meta' | 'routing' | 'rows'>;
@@ -56,9 +59,18 @@ const fold = (s: string): string => s.trim().toLowerCase().replace(/\s+/g, ' ');
 
 export async function openPlacer(rt: PlacementParts, catalogs: readonly AccountIndex[], columns: readonly string[]): Promise<Placer> {
   const index = mergedIndex(catalogs);
+  const packOf = (e: CatalogEntry): string => `pack:${fold(e.product.slug)}\u0000${fold(e.product.serviceName)}`;
   if (rt.accounts.length === 1) {
     const only = rt.accounts[0]!.id;
-    return { index, place: (order) => ({ ok: true, account: only, order }), packKey: (order) => order.request.pid };
+    return {
+      index,
+      place: (order) => ({ ok: true, account: only, order }),
+      packKey: (order) => {
+        const e = index.byPid(order.request.pid);
+        return e ? packOf(e) : order.request.pid;
+      },
+      pidKeys: (order) => [order.request.pid],
+    };
   }
   const queued = rt.rows.unsentByAccountAll();
   const loads = new Map<string, AccountLoad>();
@@ -82,15 +94,30 @@ export async function openPlacer(rt: PlacementParts, catalogs: readonly AccountI
     packKey(order) {
       const entry = index.byPid(order.request.pid);
       if (!entry) return order.request.pid;
-      // The [[pack]] entry that names this product at some account, if any.
-      const alias = rt.routing.packAliases.findIndex((al) =>
-        Object.entries(al.at).some(([name, ref]) => {
-          const c = catalogs.find((x) => x.name === name);
-          const e = c && (ref.pid !== undefined ? c.index.byPid(ref.pid) : ref.slug !== undefined && ref.pack !== undefined ? c.index.bySlugPack(ref.slug, ref.pack) : undefined);
-          return e !== undefined && e.product.id === entry.product.id && sameProduct(e, entry);
-        }),
-      );
-      return alias >= 0 ? `pack-alias:${alias}` : `pack:${fold(entry.product.slug)}\u0000${fold(entry.product.serviceName)}`;
+      // A [[pack]] entry naming this product: its members' smallest pack key, whatever the entry's
+      // place in the file (an adversarial review: a key by position moved when an entry was added).
+      let key = packOf(entry);
+      for (const al of rt.routing.packAliases) {
+        const members = Object.entries(al.at)
+          .map(([name, ref]) => {
+            const c = catalogs.find((x) => x.name === name);
+            return c && (ref.pid !== undefined ? c.index.byPid(ref.pid) : ref.slug !== undefined && ref.pack !== undefined ? c.index.bySlugPack(ref.slug, ref.pack) : undefined);
+          })
+          .filter((e): e is CatalogEntry => e !== undefined);
+        if (members.some((e) => e.product.id === entry.product.id && sameProduct(e, entry))) {
+          for (const m of members) if (packOf(m) < key) key = packOf(m);
+        }
+      }
+      return key;
+    },
+    pidKeys(order) {
+      const entry = index.byPid(order.request.pid);
+      const pids = new Set([order.request.pid]);
+      if (entry) for (const c of catalogs) {
+        const e = samePackAt(entry, c, rt.routing.packAliases, catalogs);
+        if (e) pids.add(e.product.id);
+      }
+      return [...pids];
     },
     place(order, cells, namedByPid) {
       const entry = index.byPid(order.request.pid);

@@ -350,11 +350,16 @@ function* filter<T>(it: Iterable<T>, ok: (x: T) => boolean): Generator<T> {
  * decides them: all rows of a fingerprint matched at once (RepeatMatcher.matchAll). The decision
  * that counts is made when the batch opens (skipRepeats).
  */
-export function findRepeats(rt: Pick<Runtime, 'config' | 'rows'>, now: number, rows: readonly (RowInFile & { fingerprint: string })[]): (RepeatFound | undefined)[] {
-  return matchByFingerprint(rows, (fp) => new RepeatMatcher(rt.rows.earlierRows(fp, '', now - rt.config.repeatWindowMs)));
+export function findRepeats(rt: Pick<Runtime, 'config' | 'rows'>, now: number, rows: readonly (RowInFile & { fingerprint: string; alts?: readonly string[] })[]): (RepeatFound | undefined)[] {
+  return matchByFingerprint(rows, (fps) => new RepeatMatcher(rt.rows.earlierRows(fps, '', now - rt.config.repeatWindowMs)));
 }
 
-function matchByFingerprint<R extends RowInFile & { fingerprint: string }>(rows: readonly R[], matcher: (fingerprint: string) => RepeatMatcher): (RepeatFound | undefined)[] {
+/**
+ * Rows grouped by fingerprint; each group's earlier purchases are those with its fingerprint or
+ * any of its rows' `alts` (the pid-based fingerprints of homes before several accounts, one per pid
+ * the pack has at an account: placement.ts).
+ */
+function matchByFingerprint<R extends RowInFile & { fingerprint: string; alts?: readonly string[] }>(rows: readonly R[], matcher: (fingerprints: readonly string[]) => RepeatMatcher): (RepeatFound | undefined)[] {
   const groups = new Map<string, number[]>();
   rows.forEach((r, i) => {
     const g = groups.get(r.fingerprint);
@@ -363,7 +368,8 @@ function matchByFingerprint<R extends RowInFile & { fingerprint: string }>(rows:
   });
   const out: (RepeatFound | undefined)[] = rows.map(() => undefined);
   for (const [fp, idx] of groups) {
-    const found = matcher(fp).matchAll(idx.map((i) => rows[i]!));
+    const fps = [fp, ...idx.flatMap((i) => rows[i]!.alts ?? [])];
+    const found = matcher(fps).matchAll(idx.map((i) => rows[i]!));
     idx.forEach((i, j) => (out[i] = found[j]));
   }
   return out;
@@ -383,7 +389,7 @@ export function skipRepeats(rt: Pick<Runtime, 'rows'>, batch: Batch, header: rea
   // A skipped row keeps no request; rows of one fingerprint are of one pack, so of one kind.
   const kind = new Map(candidates.map((c) => [c.fingerprint, c.topUp]));
   const standing = rt.rows.skippedAsRepeats(chain).map((c) => ({ ...c, topUp: kind.get(c.fingerprint) ?? false }));
-  const all = matchByFingerprint([...standing, ...candidates], (fp) => new RepeatMatcher(rt.rows.earlierRows(fp, batch.id, since, chain)));
+  const all = matchByFingerprint([...standing, ...candidates], (fps) => new RepeatMatcher(rt.rows.earlierRows(fps, batch.id, since, chain)));
   const found = all.slice(standing.length);
   let n = 0;
   candidates.forEach((c, i) => {

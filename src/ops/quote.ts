@@ -140,7 +140,7 @@ export async function quoteFile(rt: QuoteParts, path: string, again: boolean): P
   const now = rt.clock.now();
   // Rows to check are decided together once read, as the load decides a file's rows at once.
   type Valid = Extract<ReturnType<typeof judgeRow>, { ok: true }>['order'] & { account: string };
-  const toCheck: (RowInFile & { fingerprint: string; order: Valid })[] = [];
+  const toCheck: (RowInFile & { fingerprint: string; alts: string[]; order: Valid })[] = [];
   const repeats = new Map<string, Omit<RepeatGroup, 'message'>>();
   const packs = new Map<string, PackLine>();
   let rows = 0;
@@ -162,6 +162,7 @@ export async function quoteFile(rt: QuoteParts, path: string, again: boolean): P
       // valid row in file order, the repeats among them, so the routing's queues and balances
       // move exactly as the load's do).
       const fingerprint = purchaseFingerprint({ ...v.order.request, pid: placer.packKey(v.order) });
+      const alts = placer.pidKeys(v.order).map((pid) => purchaseFingerprint({ ...v.order.request, pid }));
       const placed = placer.place(v.order, raw.cells, header.fields.pid !== undefined && (raw.cells[header.fields.pid] ?? '').trim() !== '');
       if (!placed.ok) {
         const m = /^([A-Za-z]+): ([\s\S]*)$/.exec(placed.error);
@@ -170,7 +171,7 @@ export async function quoteFile(rt: QuoteParts, path: string, again: boolean): P
       }
       const order = { ...placed.order, account: placed.account };
       if (checkRepeats && !v.order.givenTrxid) {
-        toCheck.push({ header: header.columns, cells: raw.cells, line: raw.line, topUp: isTopUp(v.order.request), fingerprint, order });
+        toCheck.push({ header: header.columns, cells: raw.cells, line: raw.line, topUp: isTopUp(v.order.request), fingerprint, alts, order });
         continue;
       }
       count(order);

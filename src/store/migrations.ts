@@ -288,6 +288,11 @@ export const MIGRATIONS: readonly string[] = [
   CREATE INDEX rows_order_lookup ON rows (order_id) WHERE order_id IS NOT NULL;
   CREATE INDEX rows_send_account ON rows (batch_id, account, state, next_try_at, idx) WHERE state IN ('pending', 'resending');
   ALTER TABLE rows ADD COLUMN pinned INTEGER NOT NULL DEFAULT 0;
+  -- A purchase is fingerprinted by its pack (slug and name), whichever account's pid the file used;
+  -- fingerprint_alts (JSON) holds the pid-based fingerprints homes before this version stored, one
+  -- per pid the pack has at an account, so a re-drop still repeats a purchase made before
+  -- (claim/repeats.ts; an adversarial review: a home gaining accounts.toml bought a re-drop again).
+  ALTER TABLE rows ADD COLUMN fingerprint_alts TEXT;
   CREATE TRIGGER rows_account_moves BEFORE UPDATE OF account ON rows
     WHEN OLD.account IS NOT NEW.account AND NOT (
       NEW.state = 'pending' AND OLD.state IN ('pending', 'sending', 'verifying') AND OLD.order_id IS NULL
@@ -304,13 +309,20 @@ export const MIGRATIONS: readonly string[] = [
     WHEN OLD.account IS NOT NEW.account AND OLD.trxid IS NOT NULL BEGIN
     INSERT INTO left_trxids (trxid, batch_id, idx, account) VALUES (OLD.trxid, OLD.batch_id, OLD.idx, OLD.account);
   END;
+  -- Trxids are compared in any letter case, as the loader does inside a file and the history check
+  -- does against the API (an adversarial review: a re-drop writing SHOP-1001 as shop-1001 was bought
+  -- again): a new row, or a move, may not take a trxid a row has or left, in any case.
+  CREATE INDEX rows_trxid_folded ON rows (lower(trxid)) WHERE trxid IS NOT NULL;
+  CREATE INDEX left_trxids_folded ON left_trxids (lower(trxid));
   CREATE TRIGGER rows_trxid_not_left_insert BEFORE INSERT ON rows
-    WHEN NEW.trxid IS NOT NULL AND EXISTS (SELECT 1 FROM left_trxids WHERE trxid = NEW.trxid) BEGIN
-    SELECT RAISE(ABORT, 'UNIQUE constraint failed: rows.trxid (a trxid a row left on another account)');
+    WHEN NEW.trxid IS NOT NULL AND (EXISTS (SELECT 1 FROM left_trxids WHERE lower(trxid) = lower(NEW.trxid))
+      OR EXISTS (SELECT 1 FROM rows WHERE lower(trxid) = lower(NEW.trxid) AND trxid IS NOT NULL)) BEGIN
+    SELECT RAISE(ABORT, 'UNIQUE constraint failed: rows.trxid (used before, in some letter case, or left on another account)');
   END;
   CREATE TRIGGER rows_trxid_not_left_update BEFORE UPDATE OF trxid ON rows
-    WHEN NEW.trxid IS NOT NULL AND NEW.trxid IS NOT OLD.trxid AND EXISTS (SELECT 1 FROM left_trxids WHERE trxid = NEW.trxid) BEGIN
-    SELECT RAISE(ABORT, 'UNIQUE constraint failed: rows.trxid (a trxid a row left on another account)');
+    WHEN NEW.trxid IS NOT NULL AND NEW.trxid IS NOT OLD.trxid AND (EXISTS (SELECT 1 FROM left_trxids WHERE lower(trxid) = lower(NEW.trxid))
+      OR EXISTS (SELECT 1 FROM rows WHERE lower(trxid) = lower(NEW.trxid) AND trxid IS NOT NULL AND NOT (batch_id = OLD.batch_id AND idx = OLD.idx))) BEGIN
+    SELECT RAISE(ABORT, 'UNIQUE constraint failed: rows.trxid (used before, in some letter case, or left on another account)');
   END;
   `,
 ];

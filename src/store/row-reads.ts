@@ -49,7 +49,7 @@ export interface EarlierPurchase {
  * rows, where equal rows are separate purchases, never earlier purchases of it (an adversarial
  * review: a retry of a retry skipped a row as a repeat of its twin in the first batch).
  */
-const EARLIER_TERMS = `r.fingerprint = @fp AND r.batch_id != @batchId AND r.batch_id NOT IN (SELECT value FROM json_each(@chain)) AND b.state != ${batchState('claimed')}
+const EARLIER_TERMS = `r.fingerprint IN (SELECT value FROM json_each(@fps)) AND r.batch_id != @batchId AND r.batch_id NOT IN (SELECT value FROM json_each(@chain)) AND b.state != ${batchState('claimed')}
          AND (r.first_sent_at IS NULL OR r.first_sent_at >= @since)`;
 
 /** reject_code of a row stored `skipped` because it repeats an earlier purchase (topup retry --repeats). */
@@ -94,10 +94,13 @@ export class RowReads {
     return r ? toRow(r) : undefined;
   }
 
-  /** The row that has, or had before it moved to another account (left_trxids), this trxid. */
+  /** The row that has, or had before it moved to another account (left_trxids), this trxid, in any letter case. */
   byTrxid(trxid: string): { batchId: string; idx: number } | undefined {
+    // In any letter case (rows_trxid_folded): the loader folds case inside a file, the history check
+    // against the API too, so a trxid used as SHOP-1001 is used as shop-1001 (an adversarial review).
     const r = (this.stmt('SELECT batch_id, idx FROM rows WHERE trxid = ?').get(trxid) ??
-      this.stmt('SELECT batch_id, idx FROM left_trxids WHERE trxid = ?').get(trxid)) as { batch_id: string; idx: number } | undefined;
+      this.stmt('SELECT batch_id, idx FROM rows WHERE lower(trxid) = lower(?) AND trxid IS NOT NULL LIMIT 1').get(trxid) ??
+      this.stmt('SELECT batch_id, idx FROM left_trxids WHERE lower(trxid) = lower(?) LIMIT 1').get(trxid)) as { batch_id: string; idx: number } | undefined;
     return r ? { batchId: r.batch_id, idx: r.idx } : undefined;
   }
 
@@ -406,14 +409,15 @@ export class RowReads {
    * newest only, a re-drop after 200 other cards of the pack bought its cards again). The caller
    * reads them once per fingerprint (claim/repeats.ts RepeatMatcher).
    */
-  earlierRows(fingerprint: string, batchId: string, since: number, chain: readonly string[] = []): EarlierPurchase[] {
+  earlierRows(fingerprints: string | readonly string[], batchId: string, since: number, chain: readonly string[] = []): EarlierPurchase[] {
+    const fps = JSON.stringify(typeof fingerprints === 'string' ? [fingerprints] : [...new Set(fingerprints)]);
     const rows = this.stmt(
       `SELECT r.batch_id AS batchId, b.source_name AS file, r.line, r.order_id AS orderId, r.state, r.refunded, r.error,
          coalesce(r.first_sent_at, b.created_at) AS at, b.header_json AS header, r.cells_json AS cells
        FROM rows r JOIN batches b ON b.id = r.batch_id
-       WHERE ${EARLIER_TERMS.replace('@fp', '@fingerprint')}
+       WHERE ${EARLIER_TERMS}
        ORDER BY b.seq DESC, r.idx`,
-    ).all({ fingerprint, batchId, since, chain: JSON.stringify(chain) }) as (Omit<EarlierPurchase, 'header' | 'cells' | 'refunded'> & { header: string | null; cells: string; refunded: number | null })[];
+    ).all({ fps, batchId, since, chain: JSON.stringify(chain) }) as (Omit<EarlierPurchase, 'header' | 'cells' | 'refunded'> & { header: string | null; cells: string; refunded: number | null })[];
     // One header array per batch (a file's rows share it).
     const headers = new Map<string, string[]>();
     return rows.map((r) => {
@@ -439,13 +443,14 @@ export class RowReads {
    * matcher reads the earlier purchases once per fingerprint (an adversarial review: an EXISTS per
    * row walked the batch's own rows of the fingerprint, quadratic in a file of one card pack).
    */
-  repeatCandidates(batchId: string): { idx: number; line: number; fingerprint: string; cells: string[]; request: OrderRequest | null }[] {
+  repeatCandidates(batchId: string): { idx: number; line: number; fingerprint: string; alts: string[]; cells: string[]; request: OrderRequest | null }[] {
     return (this.stmt(
-      `SELECT idx, line, fingerprint, cells_json AS cells, request_json AS request FROM rows
+      `SELECT idx, line, fingerprint, fingerprint_alts AS alts, cells_json AS cells, request_json AS request FROM rows
        WHERE batch_id = ? AND state = ${rowState('pending')} AND repeat_check = 1
        ORDER BY idx`,
-    ).all(batchId) as { idx: number; line: number; fingerprint: string; cells: string; request: string | null }[]).map((r) => ({
+    ).all(batchId) as { idx: number; line: number; fingerprint: string; alts: string | null; cells: string; request: string | null }[]).map((r) => ({
       ...r,
+      alts: r.alts === null ? [] : (JSON.parse(r.alts) as string[]),
       cells: JSON.parse(r.cells) as string[],
       request: r.request === null ? null : (JSON.parse(r.request) as OrderRequest),
     }));

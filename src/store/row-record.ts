@@ -26,6 +26,8 @@ export interface NewRow {
   maxPriceUsd?: number | null;
   /** The purchase's fingerprint (claim/repeats.ts), for valid rows. */
   fingerprint?: string | null;
+  /** The same purchase's fingerprints as homes before several accounts stored them (by pid), for the repeat look-up. */
+  fingerprintAlts?: readonly string[];
   /** reject_code to store (a row skipped as a repeat says so for topup retry --repeats). */
   rejectCode?: string | null;
   /** Judged as a possible repeat of an earlier purchase when its batch opens (claim/repeats.ts). */

@@ -13,9 +13,9 @@ export class RowWrites extends RowReads {
   insertAll(batchId: string, rows: Iterable<NewRow>, now: number): number {
     const stmt = this.stmt(
       `INSERT INTO rows (batch_id, idx, line, cells_json, state, account, pinned, trxid, request_json, product_id, slug, pack_name, quantity,
-         unit_price_usd, expected_usd, max_price_usd, error, reject_code, fingerprint, repeat_check, updated_at)
+         unit_price_usd, expected_usd, max_price_usd, error, reject_code, fingerprint, fingerprint_alts, repeat_check, updated_at)
        VALUES (@batchId, @idx, @line, @cells, @state, @account, @pinned, @trxid, @request, @productId, @slug, @packName, @quantity,
-         @unitPriceUsd, @expectedUsd, @maxPriceUsd, @error, @rejectCode, @fingerprint, @repeatCheck, @now)`,
+         @unitPriceUsd, @expectedUsd, @maxPriceUsd, @error, @rejectCode, @fingerprint, @fingerprintAlts, @repeatCheck, @now)`,
     );
     let n = 0;
     for (const r of rows) {
@@ -39,6 +39,7 @@ export class RowWrites extends RowReads {
         error: r.error,
         rejectCode: r.rejectCode ?? null,
         fingerprint: r.fingerprint ?? null,
+        fingerprintAlts: r.fingerprintAlts && r.fingerprintAlts.length > 0 ? JSON.stringify(r.fingerprintAlts) : null,
         repeatCheck: r.repeatCheck && r.request && !r.skipped ? 1 : 0,
         now,
       };
