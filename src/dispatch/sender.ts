@@ -15,7 +15,7 @@ import { FOREIGN_ORDER_CODE, type Actor, type Doubt, type Row } from '../store/r
 import { describeMismatches, factsFor, foreignOrderProblem, mismatches, mustProve, originOf, serverOffset, type Came } from './order-match.js';
 import type { Pauses } from '../account/pauses.js';
 import { crashPoint } from '../kernel/crash-points.js';
-import { isAccountRefusal, moveRow, namesAnOrder } from './failover.js';
+import { isAccountRefusal, moveRow, namesAnOrder, noteBalanceShort } from './failover.js';
 
 export type SendResult =
   | 'placed'
@@ -296,6 +296,7 @@ async function handleFailure(deps: SenderDeps, row: Row, err: unknown): Promise<
         row.state === 'pending' && (err.classification === 'rejected' || err.classification === 'insufficient-balance') &&
         isAccountRefusal(err.apiCode, err.reason) && !namesAnOrder(err.answer?.body)
       ) {
+        if (err.classification === 'insufficient-balance') noteBalanceShort(row.account, rt.clock.mono());
         const to = await moveRow(rt, { ...row, state: 'sending' }, a, { code: err.apiCode ?? err.codeOrStatus, why: `${row.account} refused it: ${reason}` }, 'sending');
         if (to !== null) return 'moved';
       }
