@@ -11,6 +11,8 @@
  * - Every row gets a fresh trxid derived from the earlier batch's id and the row's index, written
  *   into the trxid column: the API sees new purchases, never a replay of the old ones, and a
  *   second retry of the same batch could only produce the same trxids, which the store refuses.
+ *   Except a row its batch's cancel skipped before it was sent, whose file gave it a trxid: it keeps
+ *   that trxid (nothing was sent under it), so this retry and a re-drop of the file cannot both buy it.
  *   A batch is retried once; to retry the rows that fail again, retry the retry batch.
  * - A column `retryOfLine` names each row's line in the original file (kept through a retry of
  *   a retry), so the retry's result can be matched to the first file.
@@ -121,7 +123,8 @@ export async function createRetryBatch(rt: Pick<Runtime, 'batches' | 'clock' | '
   const owner = opts.keepLease ? rt.owner : actionOwner(rt.owner);
 
   const header = [...old.header];
-  let trxCol = mapHeader(header).fields.trxid;
+  const oldTrxCol = mapHeader(old.header).fields.trxid;
+  let trxCol = oldTrxCol;
   if (trxCol === undefined) {
     header.push('trxid');
     trxCol = header.length - 1;
@@ -136,7 +139,12 @@ export async function createRetryBatch(rt: Pick<Runtime, 'batches' | 'clock' | '
     const cells = r.cells.slice(0, width);
     // Stryker disable next-line ConditionalExpression: unpadded, the cells assigned below past the end leave holes, which csv-stringify writes as empty cells: the same file.
     while (cells.length < header.length) cells.push('');
-    cells[trxCol] = deriveTrxid(`retry:${old.id}`, r.idx);
+    // A row the batch's cancel skipped before it was ever sent keeps the trxid its file gave it:
+    // nothing was sent under it, and the same trxid is what keeps this retry and a re-drop of the
+    // file from both buying the row (found by the simulator: a retry bought it under a new trxid
+    // while the re-dropped file bought it under its own). Every other row gets a fresh trxid.
+    const given = oldTrxCol !== undefined && r.firstSentAt === null && r.state === 'skipped' && r.rejectCode === CANCELLED_CODE ? (r.cells[oldTrxCol] ?? '').trim() : '';
+    cells[trxCol] = given !== '' ? given : deriveTrxid(`retry:${old.id}`, r.idx);
     if ((cells[originCol] ?? '').trim() === '') cells[originCol] = String(r.line);
     return cells;
   });

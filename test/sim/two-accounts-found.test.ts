@@ -26,4 +26,14 @@ describe('two accounts: schedules the simulator found', () => {
     const out = await runSchedule(found('pinned-row-moved'));
     expect(out.violations).toEqual([]);
   }, 120_000);
+
+  it('money (one account): a cancelled file with a trxid of its own, dropped again and retried at the same moment, is bought once', async () => {
+    // A file with one row trxid SHOP-1 and one without is cancelled before anything is sent (its
+    // trxids freed); it is dropped again and `topup retry` of the cancelled batch runs at once. The
+    // retry gave the row a new derived trxid, the re-drop kept SHOP-1: both bought it (found with
+    // seed 20261130, mixed accounts). The retry now keeps the file's SHOP-1 for a row never sent.
+    const out = await runSchedule(found('retry-and-redrop-of-cancelled'));
+    expect(out.violations).toEqual([]);
+  }, 120_000);
 });
+
