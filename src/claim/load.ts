@@ -35,7 +35,7 @@ import { checksRepeat, orderedAgain, purchaseFingerprint, skipRepeats } from './
 import { outboxPaths } from '../outbox/paths.js';
 import { inputDialect } from '../outbox/dialect.js';
 import { crashPoint } from '../kernel/crash-points.js';
-import { openPlacer, readCatalogs, type Placer } from './placement.js';
+import { openPlacer, readCatalogs, withPinColumn, type Placer } from './placement.js';
 
 export { deriveTrxid } from './row-verdict.js';
 
@@ -199,7 +199,7 @@ export async function loadBatch(rt: LoadParts, batch: Batch): Promise<LoadOutcom
 
   // How the columns were read, for the summary written when the batch ends (outbox/summary.ts).
   // Kept before the batch opens: a kill between leaves a claimed batch, loaded again from the start.
-  if (validator) keepColumnReport(rt, batch, validator.columns());
+  if (validator) keepColumnReport(rt, batch, withPinColumn(validator.columns(), rt, file.header.header.columns));
 
   // The last chunk and the opening in one transaction, still only while the batch is ours.
   const last = rows;

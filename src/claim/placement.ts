@@ -144,3 +144,13 @@ export async function openPlacer(rt: PlacementParts, catalogs: readonly AccountI
     },
   };
 }
+
+/**
+ * The column report (intake/column-report.ts) as a home with several accounts reads the file: its
+ * `account` column pins rows to an account, it is not carried through as the reseller's own.
+ */
+export function withPinColumn<R extends { columns: { position: number; note: string }[] }>(report: R, rt: Pick<Runtime, 'accounts'>, columns: readonly string[]): R {
+  const pin = rt.accounts.length > 1 ? accountColumn(columns) : undefined;
+  if (pin === undefined) return report;
+  return { ...report, columns: report.columns.map((c) => (c.position === pin + 1 ? { ...c, note: 'read as the supplier account each row is placed on (several accounts: a row is pinned to it and never moves)' } : c)) };
+}

@@ -14,7 +14,7 @@
  * would spend there.
  */
 import { Priority } from '../api/client.js';
-import { openPlacer, readCatalogs } from '../claim/placement.js';
+import { openPlacer, readCatalogs, withPinColumn } from '../claim/placement.js';
 import { coerceError } from '../kernel/errors.js';
 import { namedAccounts, reservedByAccount } from './account-views.js';
 import { contentHash, openOrderFile } from '../intake/formats/index.js';
@@ -200,7 +200,7 @@ export async function quoteFile(rt: QuoteParts, path: string, again: boolean): P
     } else packs.set(key, { account: o.account, game: o.gameName, slug: o.slug, pid: o.request.pid, pack: o.packName, rows: 1, quantity: o.quantity, usd: o.amountUsd });
   }
   const fileProblems = validator.fileProblems();
-  const report = validator.columns();
+  const report = withPinColumn(validator.columns(), rt, header.columns);
   const echoes = new Set(fileProblems.map((p) => p.key));
   const rowProblems = problems.filter((p) => p.fileProblem === undefined || !echoes.has(p.fileProblem)).map(({ fileProblem: _, ...p }) => p);
   const refused = fileProblems.length > 0;

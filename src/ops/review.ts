@@ -40,7 +40,7 @@ export interface ResolveResult {
   summary: BatchSummary | null;
 }
 
-export async function resolveReview(rt: Pick<Runtime, 'account' | 'accountOf' | 'batches' | 'clock' | 'config' | 'db' | 'log' | 'owner' | 'rows'>, req: ResolveRequest): Promise<ResolveResult> {
+export async function resolveReview(rt: Pick<Runtime, 'account' | 'accounts' | 'accountOf' | 'batches' | 'clock' | 'config' | 'db' | 'log' | 'owner' | 'rows'>, req: ResolveRequest): Promise<ResolveResult> {
   if ((req.chargedOrderId === undefined) === (req.notCharged !== true)) {
     throw new UsageError('say what happened: --charged ORDER_ID or --not-charged');
   }
@@ -131,7 +131,7 @@ async function chargedFacts(rt: Pick<Runtime, 'accountOf' | 'rows'>, row: Row, t
  * it: under a lease of this action's own (ops/lease.ts), given back alone, so a daemon's runner
  * beside it keeps every batch it drives.
  */
-async function finishIfIdle(rt: Pick<Runtime, 'account' | 'batches' | 'clock' | 'config' | 'db' | 'log' | 'owner' | 'rows'>, batchId: string): Promise<BatchSummary | null> {
+async function finishIfIdle(rt: Pick<Runtime, 'account' | 'accounts' | 'accountOf' | 'batches' | 'clock' | 'config' | 'db' | 'log' | 'owner' | 'rows'>, batchId: string): Promise<BatchSummary | null> {
   const counts = rt.rows.counts(batchId);
   if (LIVE_STATES.some((st) => counts[st] > 0)) return null;
   return withOwnLease(rt, batchId, async () => {

@@ -18,7 +18,7 @@ import { lateLines } from './late-lines.js';
  * Null when the result cannot be written yet: the batch's file changed after it was read and is
  * still being written (late-lines.ts); the caller tries again later.
  */
-export async function finishBatch(rt: Pick<Runtime, 'account' | 'batches' | 'clock' | 'config' | 'db' | 'log' | 'rows'>, batch: Batch): Promise<BatchSummary | null> {
+export async function finishBatch(rt: Pick<Runtime, 'account' | 'accounts' | 'accountOf' | 'batches' | 'clock' | 'config' | 'db' | 'log' | 'rows'>, batch: Batch): Promise<BatchSummary | null> {
   const late = await lateLines(rt, batch);
   if ('stillWritten' in late) {
     if (late.first) rt.log.warn({ batch: batch.id, file: batch.sourceName }, late.stillWritten);
@@ -26,11 +26,20 @@ export async function finishBatch(rt: Pick<Runtime, 'account' | 'batches' | 'clo
   }
   if (late.note !== null) rt.log.error({ batch: batch.id, file: batch.sourceName, lines: late.lines.length }, late.note);
   let balanceAfter: number | null = null;
+  // Several accounts: the balance of each account that placed rows of the batch (the summary's
+  // figure is their sum); one account: its balance, as before.
+  let byAccount: Record<string, number | null> | null = null;
   if (batch.state !== 'duplicate') {
-    try {
-      balanceAfter = (await rt.account.client.balance({ priority: Priority.lookup })).balanceUsd;
-    } catch (err) {
-      rt.log.warn({ batch: batch.id, err: coerceError(err).message }, 'could not read the balance after the batch');
+    const used = rt.accounts.length > 1 ? rt.rows.accountsOf(batch.id).filter((a) => rt.accounts.some((x) => x.id === a)) : [rt.account.id];
+    for (const name of used) {
+      try {
+        const usd = (await rt.accountOf(name).client.balance({ priority: Priority.lookup })).balanceUsd;
+        balanceAfter = (balanceAfter ?? 0) + usd;
+        if (rt.accounts.length > 1) (byAccount ??= {})[name] = usd;
+      } catch (err) {
+        if (rt.accounts.length > 1) (byAccount ??= {})[name] = null;
+        rt.log.warn({ batch: batch.id, account: name, err: coerceError(err).message }, 'could not read the balance after the batch');
+      }
     }
   }
   const now = rt.clock.now();
@@ -38,7 +47,7 @@ export async function finishBatch(rt: Pick<Runtime, 'account' | 'batches' | 'clo
   const xlsx = batch.dialect.xlsx ? paths.resultXlsx : null;
   await writeBatchResults(rt, batch, { csv: paths.resultFile, xlsx }, false, late.lines);
   removePartials(rt, batch);
-  const summary = summarize(batch, rt.rows.iterate(batch.id), { csv: paths.resultFile, xlsx }, balanceAfter, now, late, readColumnReport(rt, batch));
+  const summary = summarize(batch, rt.rows.iterate(batch.id), { csv: paths.resultFile, xlsx }, balanceAfter, now, late, readColumnReport(rt, batch), byAccount);
   writeSummaryFile(paths.summaryFile, summary);
   // The files are written and the batch not yet done: a crash here writes them again (same names).
   await rt.clock.yield();

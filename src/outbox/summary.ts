@@ -31,6 +31,8 @@ export interface BatchSummary {
   refundedUsd: number;
   balanceBeforeUsd: number | null;
   balanceAfterUsd: number | null;
+  /** Several accounts: the balance after, per account that placed rows of the batch (balanceAfterUsd is their sum). */
+  balanceAfterByAccount?: Record<string, number | null>;
   resultFile: string;
   /** The workbook result, written for an .xlsx input; null otherwise. */
   resultXlsxFile: string | null;
@@ -87,6 +89,7 @@ export function summarize(
   now: number,
   late: { lines: readonly { line: number }[]; note: string | null } = { lines: [], note: null },
   columns: ColumnReport | null = null,
+  byAccount: Record<string, number | null> | null = null,
 ): BatchSummary {
   const counts = emptyCounts();
   let spentCents = 0;
@@ -128,6 +131,7 @@ export function summarize(
     refundedUsd: refundedCents / 100,
     balanceBeforeUsd: batch.balanceBefore,
     balanceAfterUsd: balanceAfter,
+    ...(byAccount ? { balanceAfterByAccount: byAccount } : {}),
     resultFile: files.csv,
     resultXlsxFile: files.xlsx,
     version: batch.resultVersion,

@@ -9,7 +9,7 @@
 import { writeFileSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { cliEnv, csv, inProcessSandbox, readResult, runCli, startDaemon, tempHome, TEST_KEY, type TempHome } from '../e2e/harness.js';
+import { cliEnv, csv, inProcessSandbox, readResult, readSummary, runCli, startDaemon, tempHome, TEST_KEY, type TempHome } from '../e2e/harness.js';
 import { defaultCatalog } from '../../src/sandbox/default-catalog.js';
 import type { RunningSandbox } from '../../src/sandbox/index.js';
 
@@ -60,6 +60,10 @@ describe('two accounts', () => {
     expect(b.admin.ledger().orders.map((o) => Number(o.amountUsd))).toEqual(Array(6).fill(0.83));
     expect(a.admin.ledger().orders.map((o) => o.pid)).toEqual(['ML-86', 'ML-86']);
     expect(new Set([...trxids(a), ...trxids(b)]).size).toBe(8);
+    // The summary's balance after is each account's, and their sum.
+    const summary = readSummary(home, 'mixed');
+    expect(summary.balanceAfterByAccount).toEqual({ main: a.admin.account().balanceUsd, second: b.admin.account().balanceUsd });
+    expect(summary.balanceAfterUsd).toBeCloseTo(a.admin.account().balanceUsd + b.admin.account().balanceUsd, 2);
   });
 
   it('priority: the first account that sells the pack, even at a higher price; an `account` column pins a row', async () => {
@@ -73,6 +77,9 @@ describe('two accounts', () => {
     expect(a.admin.ledger().orders).toHaveLength(1);
     expect(b.admin.ledger().orders).toHaveLength(1);
     expect(r.code).not.toBe(null);
+    // The summary says how the account column was read: a pin, not a column of the reseller's own.
+    const col = readSummary(home, 'pinned').columns.find((c: { column: string }) => c.column === 'account');
+    expect(col.note).toMatch(/supplier account each row is placed on/);
   });
 
   it('an account in maintenance: after max_queue_delay its rows (never sent, or turned away before any order) go to the other, with new trxids', async () => {
