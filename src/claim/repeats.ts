@@ -30,7 +30,7 @@ import { createHash } from 'node:crypto';
 import type { OrderRequest } from '../api/schemas.js';
 import type { Runtime } from '../runtime.js';
 import type { Batch } from '../store/batches.js';
-import type { EarlierPurchase } from '../store/row-reads.js';
+import type { EarlierPurchase } from '../store/repeat-reads.js';
 import { QUANTITY_IF_WHOLE, headerKey, mapHeader, type OrderField } from '../intake/columns.js';
 import { isPlayerIdFailure } from '../api/classify.js';
 import { readCell, sameCell, type Cell } from './cell-compare.js';
@@ -65,7 +65,7 @@ export function checksRepeat(batch: Batch, givenTrxid: string | undefined): bool
   return givenTrxid === undefined || (batch.origin === 'retry' && batch.retryOf !== null);
 }
 
-export type { EarlierPurchase } from '../store/row-reads.js';
+export type { EarlierPurchase } from '../store/repeat-reads.js';
 
 /** Order fields that make the purchase (they are in its fingerprint), never what tells customers apart. */
 const PURCHASE_FIELDS: readonly OrderField[] = ['pid', 'slug', 'pack', 'trxid', 'quantity', 'maxPriceUsd'];

@@ -1,17 +1,16 @@
 /**
  * What the pipeline asks of the rows table: one row, a batch's rows and counts, which rows are
  * due to be sent or polled, and the lookups verification and reports need. Read-only; every
- * change of a row's state is in rows.ts.
+ * change of a row's state is in rows.ts; the reads of the repeat rule are in repeat-reads.ts.
  */
 import type { Statement } from 'better-sqlite3';
 import { placeholders, statementCache, type Db } from './db.js';
 import { emptyCounts, toRow, type Row, type RowRecord, type StateCounts } from './row-record.js';
 import { FOLLOWED_STATES, PLACED_STATES, SENDABLE_STATES, type RowState } from './row-states.js';
 import { ORDERING_BATCH_STATES } from './batch-states.js';
-import { IN_DOUBT_INDEX, IN_POLL_INDEX, IN_REVIEW_INDEX, IN_SEND_INDEX, batchState, batchStates, rowState, rowStates } from './state-sql.js';
+import { IN_DOUBT_INDEX, IN_POLL_INDEX, IN_REVIEW_INDEX, IN_SEND_INDEX, batchStates, rowState, rowStates } from './state-sql.js';
 import { roundCents } from '../kernel/money.js';
 import { SPENT_USD_SQL } from './cost.js';
-import type { OrderRequest } from '../api/schemas.js';
 
 /*
  * The WHERE terms of the partial indexes (IN_SEND_INDEX, IN_POLL_INDEX …: state-sql.ts, derived
@@ -20,37 +19,6 @@ import type { OrderRequest } from '../api/schemas.js';
  * the SQL, not bound: with `state = ?` or `LIMIT ?` SQLite prepares the statement again at every
  * run, to plan for the value (3× the cost, measured).
  */
-
-/** A row of another batch with the same purchase fingerprint: a purchase a row may repeat (claim/repeats.ts decides). */
-export interface EarlierPurchase {
-  batchId: string;
-  file: string;
-  line: number;
-  orderId: string | null;
-  state: RowState;
-  refunded: boolean | null;
-  error: string | null;
-  /** When it was sent (or its batch claimed, while not sent yet). */
-  at: number;
-  /** Its file's header and its cells, for the reseller's own columns (claim/repeats.ts). */
-  header: string[];
-  cells: string[];
-}
-
-/**
- * The rows of other batches with fingerprint @fp that a row of batch @batchId may repeat: in a
- * batch that is not being stored (`claimed`), sent within the window from @since or not sent yet.
- * The window counts from when the purchase was SENT, not when its batch was claimed: a batch that
- * waited for balance over a weekend and bought an hour ago is a purchase of an hour ago (found by
- * an adversarial review: an edited re-drop 30 h after the first claim bought everything again).
- * Which of them is a purchase the row repeats is claim/repeats.ts's rule (one rule for the
- * opening's decision and the dry run's). @chain (a JSON array): the batches a retry descends from,
- * the retried batch and, for a retry of a retry, the ones before it: their rows are the file's own
- * rows, where equal rows are separate purchases, never earlier purchases of it (an adversarial
- * review: a retry of a retry skipped a row as a repeat of its twin in the first batch).
- */
-const EARLIER_TERMS = `r.fingerprint IN (SELECT value FROM json_each(@fps)) AND r.batch_id != @batchId AND r.batch_id NOT IN (SELECT value FROM json_each(@chain)) AND b.state != ${batchState('claimed')}
-         AND (r.first_sent_at IS NULL OR r.first_sent_at >= @since)`;
 
 /** reject_code of a row stored `skipped` because it repeats an earlier purchase (topup retry --repeats). */
 export const REPEAT_CODE = 'TOPUP_REPEATED_ROW';
@@ -407,77 +375,6 @@ export class RowReads {
   }
 
   /** Rows of other batches this fingerprint may repeat (EARLIER_TERMS), newest batch first. */
-  /**
-   * Every row of another batch with this fingerprint in the window, newest batch first. No limit:
-   * a key/card fingerprint (pack and quantity) is shared by every customer's card of the day, and
-   * a re-drop's row must be matched against all of them (an adversarial review: with the 200
-   * newest only, a re-drop after 200 other cards of the pack bought its cards again). The caller
-   * reads them once per fingerprint (claim/repeats.ts RepeatMatcher).
-   */
-  earlierRows(fingerprints: string | readonly string[], batchId: string, since: number, chain: readonly string[] = []): EarlierPurchase[] {
-    const fps = JSON.stringify(typeof fingerprints === 'string' ? [fingerprints] : [...new Set(fingerprints)]);
-    const rows = this.stmt(
-      `SELECT r.batch_id AS batchId, b.source_name AS file, r.line, r.order_id AS orderId, r.state, r.refunded, r.error,
-         coalesce(r.first_sent_at, b.created_at) AS at, b.header_json AS header, r.cells_json AS cells
-       FROM rows r JOIN batches b ON b.id = r.batch_id
-       WHERE ${EARLIER_TERMS}
-       ORDER BY b.seq DESC, r.idx`,
-    ).all({ fps, batchId, since, chain: JSON.stringify(chain) }) as (Omit<EarlierPurchase, 'header' | 'cells' | 'refunded'> & { header: string | null; cells: string; refunded: number | null })[];
-    // One header array per batch (a file's rows share it).
-    const headers = new Map<string, string[]>();
-    return rows.map((r) => {
-      let header = headers.get(r.batchId);
-      if (!header) headers.set(r.batchId, (header = r.header ? (JSON.parse(r.header) as string[]) : []));
-      return { ...r, refunded: r.refunded === null ? null : r.refunded === 1, header, cells: JSON.parse(r.cells) as string[] };
-    });
-  }
-
-  /** The batches `batchId` retries, nearest first (a retry of a retry: both). */
-  retryChain(batchId: string | null): string[] {
-    const out: string[] = [];
-    for (let id = batchId; id !== null && !out.includes(id); ) {
-      out.push(id);
-      id = (this.stmt('SELECT retry_of FROM batches WHERE id = ?').pluck().get(id) as string | null | undefined) ?? null;
-    }
-    return out;
-  }
-
-  /**
-   * The rows of a batch being opened whose repeat is decided now (repeat_check, still pending),
-   * with their request (a top-up names a player). No per-row look at earlier rows here: the
-   * matcher reads the earlier purchases once per fingerprint (an adversarial review: an EXISTS per
-   * row walked the batch's own rows of the fingerprint, quadratic in a file of one card pack).
-   */
-  repeatCandidates(batchId: string): { idx: number; line: number; fingerprint: string; alts: string[]; cells: string[]; request: OrderRequest | null }[] {
-    return (this.stmt(
-      `SELECT idx, line, fingerprint, fingerprint_alts AS alts, cells_json AS cells, request_json AS request FROM rows
-       WHERE batch_id = ? AND state = ${rowState('pending')} AND repeat_check = 1
-       ORDER BY idx`,
-    ).all(batchId) as { idx: number; line: number; fingerprint: string; alts: string | null; cells: string; request: string | null }[]).map((r) => ({
-      ...r,
-      alts: r.alts === null ? [] : (JSON.parse(r.alts) as string[]),
-      cells: JSON.parse(r.cells) as string[],
-      request: r.request === null ? null : (JSON.parse(r.request) as OrderRequest),
-    }));
-  }
-
-  /** Rows of these batches skipped as repeats of earlier purchases, with their file's header (claim/repeats.ts skipRepeats). */
-  skippedAsRepeats(batchIds: readonly string[]): { line: number; fingerprint: string; cells: string[]; request: OrderRequest | null; header: string[] }[] {
-    if (batchIds.length === 0) return [];
-    return (this.stmt(
-      `SELECT r.line, r.fingerprint, r.cells_json AS cells, r.request_json AS request, b.header_json AS header
-       FROM rows r JOIN batches b ON b.id = r.batch_id
-       WHERE r.batch_id IN (SELECT value FROM json_each(?)) AND r.state = ${rowState('skipped')} AND r.reject_code = ? AND r.fingerprint IS NOT NULL
-       ORDER BY b.seq, r.idx`,
-    ).all(JSON.stringify(batchIds), REPEAT_CODE) as { line: number; fingerprint: string; cells: string; request: string | null; header: string | null }[]).map((r) => ({
-      line: r.line,
-      fingerprint: r.fingerprint,
-      cells: JSON.parse(r.cells) as string[],
-      request: r.request === null ? null : (JSON.parse(r.request) as OrderRequest),
-      header: r.header === null ? [] : (JSON.parse(r.header) as string[]),
-    }));
-  }
-
   /** The row at a batch's input line. */
   byLine(batchId: string, line: number): Row | undefined {
     const r = this.stmt('SELECT * FROM rows WHERE batch_id = ? AND line = ?').get(batchId, line) as RowRecord | undefined;

@@ -3,12 +3,12 @@
  * rows of a batch that is loaded again, and the due times and audit copies the stages keep.
  * Every state change is in rows.ts, built from the table in row-states.ts.
  */
-import { RowReads } from './row-reads.js';
+import { RepeatReads } from './repeat-reads.js';
 import type { NewRow } from './row-record.js';
 import { CHECKED_STATES, type RowState } from './row-states.js';
 import { IN_REVIEW_INDEX, rowState, rowStates } from './state-sql.js';
 
-export class RowWrites extends RowReads {
+export class RowWrites extends RepeatReads {
   /** Stores rows of a claimed batch (claim/load.ts calls it per chunk, inside its transaction): new rows start `pending`, `invalid` or `skipped`. */
   insertAll(batchId: string, rows: Iterable<NewRow>, now: number): number {
     const stmt = this.stmt(
