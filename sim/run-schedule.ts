@@ -459,9 +459,12 @@ function edited(file: SimFile, fileIdx: number, edit: Extract<Action, { kind: 'd
   };
   const cells = rows.map((r) => (edit === 'add-column' ? [...written(r), 'yes'] : written(r)));
   // Rows written alike are one purchase bought as many times as they are written: which of two
-  // equal rows a re-drop's row stands for cannot be told (nor needs to be).
+  // equal rows a re-drop's row stands for cannot be told (nor needs to be). A pack named by either
+  // account's pid is the same pack (docs/accounts.md: a pid of any account names its pack), so rows
+  // that differ only in which account's pid they wrote are alike too.
+  const alike = (r: SimRow): string => JSON.stringify([r.pid, ...written(r).slice(1)]);
   const keys = rows.map((r) => {
-    const i = file.rows.indexOf(r) < 0 ? -1 : file.rows.findIndex((x) => JSON.stringify(written(x)) === JSON.stringify(written(r)));
+    const i = file.rows.indexOf(r) < 0 ? -1 : file.rows.findIndex((x) => alike(x) === alike(r));
     return i >= 0 ? `${fileIdx}:${i}` : `${fileIdx}:added`;
   });
   return { rows, keys, header, cells };

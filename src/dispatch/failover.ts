@@ -121,7 +121,7 @@ export async function moveRow(
     loads.set(c.name, { queued: queued.get(c.name) ?? 0, perMinute: ordersPerMinute(acct.setting.rateLimits), paused: acct.pauses().current !== null });
   }
   const router = new Router(rt.routing.routing, catalogs, rt.routing.packAliases, loads, rt.routing.maxQueueDelayMs);
-  // The pack at the other accounts: the same slug and name, or the [[pack]] table (its own entry named first).
+  // The pack at the other accounts: the same slug and name, or the [[pack]] table.
   const placed = router.place(entry, { quantity: row.quantity ?? 1, exclude, ...(row.maxPriceUsd !== null ? { maxPriceUsd: row.maxPriceUsd } : {}) });
   if (!placed.ok) return null;
   const target = placed.entry;
@@ -134,17 +134,17 @@ export async function moveRow(
   let ok: boolean;
   try {
     ok = rt.rows.move(row.batchId, row.idx, a, {
-    fromState,
-    from: row.account,
-    fromTrxid: row.trxid,
-    to: placed.account,
-    trxid,
-    request: JSON.stringify({ ...row.request, pid: target.product.id, trxid }),
-    productId: target.product.id,
-    unitPriceUsd: price,
-    expectedUsd: roundCents(price * quantity),
-    moves: JSON.stringify(moves),
-    note,
+      fromState,
+      from: row.account,
+      fromTrxid: row.trxid,
+      to: placed.account,
+      trxid,
+      request: JSON.stringify({ ...row.request, pid: target.product.id, trxid }),
+      productId: target.product.id,
+      unitPriceUsd: price,
+      expectedUsd: roundCents(price * quantity),
+      moves: JSON.stringify(moves),
+      note,
     });
   } catch (err) {
     // The store refused it (a trxid taken meanwhile, the trigger): the row stays where it is.
