@@ -91,8 +91,8 @@ export const REVERTS: readonly Revert[] = [
     edits: [
       {
         file: 'src/dispatch/sender.ts',
-        find: "      if (row.state === 'pending' && (err.classification === 'rejected' || err.classification === 'insufficient-balance') && isAccountRefusal(err.apiCode, err.reason)) {",
-        replace: "      if ((row.state === 'pending' || row.state === 'resending') && (err.classification === 'rejected' || err.classification === 'insufficient-balance') && isAccountRefusal(err.apiCode, err.reason)) {",
+        find: "        row.state === 'pending' && (err.classification === 'rejected' || err.classification === 'insufficient-balance') &&",
+        replace: "        (row.state === 'pending' || row.state === 'resending') && (err.classification === 'rejected' || err.classification === 'insufficient-balance') &&",
       },
       {
         file: 'src/dispatch/sender.ts',
@@ -100,7 +100,7 @@ export const REVERTS: readonly Revert[] = [
         replace: "{ code: err.apiCode ?? err.codeOrStatus, why: `${row.account} refused it: ${reason}` }, row.state === 'resending' ? ('resending' as 'sending') : 'sending');",
       },
       { file: 'src/store/row-states.ts', find: "    ...edges(['sending'], 'moved', ['pending'],", replace: "    ...edges(['sending', 'resending'], 'moved', ['pending']," },
-      { file: 'src/store/migrations.ts', find: "NEW.state = 'pending' AND OLD.state IN ('pending', 'sending') AND OLD.order_id IS NULL", replace: "NEW.state = 'pending' AND OLD.state IN ('pending', 'sending', 'resending') AND OLD.order_id IS NULL" },
+      { file: 'src/store/migrations.ts', find: "NEW.state = 'pending' AND OLD.state IN ('pending', 'sending', 'verifying') AND OLD.order_id IS NULL", replace: "NEW.state = 'pending' AND OLD.state IN ('pending', 'sending', 'verifying', 'resending') AND OLD.order_id IS NULL" },
     ],
   },
   {
