@@ -91,8 +91,8 @@ export const REVERTS: readonly Revert[] = [
     edits: [
       {
         file: 'src/dispatch/sender.ts',
-        find: "        row.state === 'pending' && (err.classification === 'rejected' || err.classification === 'insufficient-balance') &&",
-        replace: "        (row.state === 'pending' || row.state === 'resending') && (err.classification === 'rejected' || err.classification === 'insufficient-balance') &&",
+        find: "        row.state === 'pending' && !namesAnOrder(err.answer?.body) && movesOnRefusal(",
+        replace: "        (row.state === 'pending' || row.state === 'resending') && !namesAnOrder(err.answer?.body) && movesOnRefusal(",
       },
       {
         file: 'src/dispatch/sender.ts',

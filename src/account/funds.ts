@@ -185,11 +185,12 @@ export class FundsGate {
       const { balanceUsd } = await rt.account.client.balance({ priority: Priority.lookup });
       return balanceUsd;
     }
-    const wanted = new Set<string>();
-    for (const b of due) for (const [a, usd] of rt.rows.unsentByAccount(b.id)) if (usd > 0) wanted.add(a);
+    // Every account that can be asked, not only those the due batches have rows on: the batch's
+    // "balance before" is then the home's whole balance, as its "balance after" is (outbox/finish.ts),
+    // so the two compare even when rows move between accounts (an adversarial review).
     const out = new Map<string, number>();
     for (const account of rt.accounts) {
-      if (!wanted.has(account.id) || !mayCall(account.id)) continue;
+      if (!mayCall(account.id)) continue;
       try {
         out.set(account.id, (await account.client.balance({ priority: Priority.lookup })).balanceUsd);
       } catch (err) {

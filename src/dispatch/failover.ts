@@ -44,6 +44,16 @@ export function isAccountRefusal(code: string | undefined | null, reason?: strin
 }
 
 /**
+ * Does a refusal of a first send (nothing created) move the row to another account? Every refusal
+ * the client reads as "no balance" (api/classify.ts: INSUFFICIENT_FUNDS, NOT ENOUGH BALANCE, Saldo
+ * tidak cukup …), or a refusal with one of the account refusals' whole codes (an adversarial review:
+ * balance refusals in other words left the row waiting while another account had money).
+ */
+export function movesOnRefusal(classification: string, apiCode: string | undefined | null, reason: string | undefined | null): boolean {
+  return classification === 'insufficient-balance' || (classification === 'rejected' && isAccountRefusal(apiCode, reason));
+}
+
+/**
  * Accounts that answered INSUFFICIENT BALANCE lately, by monotonic time until which they take no
  * moved rows: a row moved onto an account out of balance is only refused again (found by the torture
  * suite: 107 of 233 moved rows went to an account whose balance had run out). In this process's

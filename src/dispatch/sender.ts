@@ -15,7 +15,7 @@ import { FOREIGN_ORDER_CODE, type Actor, type Doubt, type Row } from '../store/r
 import { describeMismatches, factsFor, foreignOrderProblem, mismatches, mustProve, originOf, serverOffset, type Came } from './order-match.js';
 import type { Pauses } from '../account/pauses.js';
 import { crashPoint } from '../kernel/crash-points.js';
-import { isAccountRefusal, moveRow, namesAnOrder, noteBalanceShort } from './failover.js';
+import { moveRow, movesOnRefusal, namesAnOrder, noteBalanceShort } from './failover.js';
 
 export type SendResult =
   | 'placed'
@@ -293,8 +293,7 @@ async function handleFailure(deps: SenderDeps, row: Row, err: unknown): Promise<
       // account that sells it takes the row, with a new trxid (dispatch/failover.ts). Never a row
       // in doubt: its refusal proves nothing.
       if (
-        row.state === 'pending' && (err.classification === 'rejected' || err.classification === 'insufficient-balance') &&
-        isAccountRefusal(err.apiCode, err.reason) && !namesAnOrder(err.answer?.body)
+        row.state === 'pending' && !namesAnOrder(err.answer?.body) && movesOnRefusal(err.classification, err.apiCode, err.reason)
       ) {
         if (err.classification === 'insufficient-balance') noteBalanceShort(row.account, rt.clock.mono());
         const to = await moveRow(rt, { ...row, state: 'sending' }, a, { code: err.apiCode ?? err.codeOrStatus, why: `${row.account} refused it: ${reason}` }, 'sending');

@@ -143,7 +143,9 @@ export async function createRetryBatch(rt: Pick<Runtime, 'batches' | 'clock' | '
     // nothing was sent under it, and the same trxid is what keeps this retry and a re-drop of the
     // file from both buying the row (found by the simulator: a retry bought it under a new trxid
     // while the re-dropped file bought it under its own). Every other row gets a fresh trxid.
-    const given = oldTrxCol !== undefined && r.firstSentAt === null && r.state === 'skipped' && r.rejectCode === CANCELLED_CODE ? (r.cells[oldTrxCol] ?? '').trim() : '';
+    // (Not a row that moved to another account: its file's trxid stays with the account it left,
+    // used, and the row gets a fresh one like any other; an adversarial review.)
+    const given = oldTrxCol !== undefined && r.firstSentAt === null && r.moves.length === 0 && r.state === 'skipped' && r.rejectCode === CANCELLED_CODE ? (r.cells[oldTrxCol] ?? '').trim() : '';
     cells[trxCol] = given !== '' ? given : deriveTrxid(`retry:${old.id}`, r.idx);
     if ((cells[originCol] ?? '').trim() === '') cells[originCol] = String(r.line);
     return cells;

@@ -26,11 +26,13 @@ export async function finishBatch(rt: Pick<Runtime, 'account' | 'accounts' | 'ac
   }
   if (late.note !== null) rt.log.error({ batch: batch.id, file: batch.sourceName, lines: late.lines.length }, late.note);
   let balanceAfter: number | null = null;
-  // Several accounts: the balance of each account that placed rows of the batch (the summary's
-  // figure is their sum); one account: its balance, as before.
+  // Several accounts: the balance of each account (the summary's figure is their sum); one
+  // account: its balance, as before.
   let byAccount: Record<string, number | null> | null = null;
   if (batch.state !== 'duplicate') {
-    const used = rt.accounts.length > 1 ? rt.rows.accountsOf(batch.id).filter((a) => rt.accounts.some((x) => x.id === a)) : [rt.account.id];
+    // Every account of the home, as the balance before was read (account/funds.ts): rows may have
+    // moved between accounts, and the two figures must cover the same accounts to compare.
+    const used = rt.accounts.map((a) => a.id);
     for (const name of used) {
       try {
         const usd = (await rt.accountOf(name).client.balance({ priority: Priority.lookup })).balanceUsd;

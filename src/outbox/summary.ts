@@ -31,7 +31,7 @@ export interface BatchSummary {
   refundedUsd: number;
   balanceBeforeUsd: number | null;
   balanceAfterUsd: number | null;
-  /** Several accounts: the balance after, per account that placed rows of the batch (balanceAfterUsd is their sum). */
+  /** Several accounts: the balance after, per account of the home (balanceAfterUsd is their sum, as balanceBeforeUsd is; null: not readable). */
   balanceAfterByAccount?: Record<string, number | null>;
   resultFile: string;
   /** The workbook result, written for an .xlsx input; null otherwise. */

@@ -150,7 +150,7 @@ export async function verifyRow(rt: Pick<Runtime, 'accounts' | 'accountOf' | 'cl
     // Proven not placed, refused because this account cannot sell the pack (a crash came between
     // the refusal of a first send and its move): another account takes it, with a new trxid
     // (dispatch/failover.ts), rather than the row ending rejected.
-    if (rt.accounts.length > 1 && isAccountRefusal(row.rejectCode, row.error)) {
+    if (rt.accounts.length > 1 && (isAccountRefusal(row.rejectCode, row.error) || isBalanceRefusal(row.rejectCode) || isBalanceRefusal(row.error))) {
       const to = await moveRow(rt, row, { owner: rt.owner, now }, { code: row.rejectCode ?? 'REFUSED', why: `${row.account} refused it: ${row.error ?? row.rejectCode ?? 'refused'} (order history checked: no order was placed)` }, 'verifying');
       if (to !== null) return 'moved';
     }

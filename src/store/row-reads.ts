@@ -229,11 +229,6 @@ export class RowReads {
     return this.stmt(`SELECT idx FROM rows WHERE batch_id = ? AND state = ${rowState('sending')}`).pluck().all(batchId) as number[];
   }
 
-  /** The accounts the batch's valid rows are on. */
-  accountsOf(batchId: string): string[] {
-    return this.stmt('SELECT DISTINCT account FROM rows WHERE batch_id = ? AND request_json IS NOT NULL ORDER BY account').pluck().all(batchId) as string[];
-  }
-
   /** Does the batch have a row on a named account, or one that moved (results then show the account columns)? */
   hasNamedAccounts(batchId: string): boolean {
     return this.stmt(`SELECT 1 FROM rows WHERE batch_id = ? AND (account <> 'default' OR moves_json IS NOT NULL) LIMIT 1`).get(batchId) !== undefined;

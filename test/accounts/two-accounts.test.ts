@@ -60,7 +60,7 @@ describe('two accounts', () => {
     expect(b.admin.ledger().orders.map((o) => Number(o.amountUsd))).toEqual(Array(6).fill(0.83));
     expect(a.admin.ledger().orders.map((o) => o.pid)).toEqual(['ML-86', 'ML-86']);
     expect(new Set([...trxids(a), ...trxids(b)]).size).toBe(8);
-    // The summary's balance after is each account's, and their sum.
+    // The summary's balance after is each account's, and their sum (every account of the home).
     const summary = readSummary(home, 'mixed');
     expect(summary.balanceAfterByAccount).toEqual({ main: a.admin.account().balanceUsd, second: b.admin.account().balanceUsd });
     expect(summary.balanceAfterUsd).toBeCloseTo(a.admin.account().balanceUsd + b.admin.account().balanceUsd, 2);

@@ -1,6 +1,6 @@
 /**
- * Adversarial review round 3 (issue 22), failover.ts whole-code refusals. The sender moves a
- * first send refused for balance only when isAccountRefusal(apiCode, reason) holds, but the client
+ * Adversarial review round 3 (issue 22), failover.ts whole-code refusals. The sender moved a
+ * first send refused for balance only when isAccountRefusal(apiCode, reason) held, but the client
  * classifies a refusal as `insufficient-balance` by a much wider rule (api/classify.ts BALANCE_SHORT:
  * INSUFFICIENT_FUNDS, NOT ENOUGH BALANCE, SALDO TIDAK CUKUP, a text with a full stop...). Every such
  * refusal the client reads as "this account is out of money" leaves the row held for a top-up on
@@ -10,7 +10,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { classifyFailure } from '../../src/api/classify.js';
-import { isAccountRefusal } from '../../src/dispatch/failover.js';
+import { movesOnRefusal } from '../../src/dispatch/failover.js';
 
 const POST = { method: 'POST', path: '/orders' };
 
@@ -18,7 +18,7 @@ const POST = { method: 'POST', path: '/orders' };
 function senderView(body: Record<string, unknown>): { classification: string; moves: boolean } {
   const c = classifyFailure(400, body, POST);
   const reason = c.apiError && c.apiCode && c.apiError !== c.apiCode ? `${c.apiCode}: ${c.apiError}` : (c.apiCode ?? c.apiError ?? '');
-  return { classification: c.classification, moves: isAccountRefusal(c.apiCode, reason) };
+  return { classification: c.classification, moves: movesOnRefusal(c.classification, c.apiCode, reason) };
 }
 
 describe('balance refusals: what the client reads as out of balance, the failover moves', () => {

@@ -31,7 +31,7 @@ describe('summary balances with two accounts', () => {
     expect(readResult(home, 'one').map((x) => [x.status, x.account])).toEqual([['completed', 'main'], ['completed', 'main']]);
     expect(b.admin.ledger().orders).toHaveLength(0);
     const s = readSummary(home, 'one');
-    expect(s.balanceAfterByAccount).toEqual({ main: a.admin.account().balanceUsd });
+    expect(s.balanceAfterByAccount).toEqual({ main: a.admin.account().balanceUsd, second: b.admin.account().balanceUsd });
     // Before and after must be read over the same accounts (on main: before 2000, after 998.16).
     expect(s.balanceBeforeUsd - s.balanceAfterUsd, JSON.stringify({ before: s.balanceBeforeUsd, after: s.balanceAfterUsd, spent: s.spentUsd })).toBeCloseTo(s.spentUsd, 2);
   }, 150_000);
