@@ -76,7 +76,7 @@ export const REVERTS: readonly Revert[] = [
     defect: 'adversarial review 2: review resolve --charged (with --force) settles a row with an order another row holds under another spelling of its id',
     edits: [
       { file: 'src/ops/review.ts', find: '    if (holder && !(holder.batchId === row.batchId && holder.idx === row.idx)) {', replace: '    if (holder && id === orderId && !(holder.batchId === row.batchId && holder.idx === row.idx)) {' },
-      { file: 'src/store/row-reads.ts', find: "AND lower(trim(order_id)) = lower(trim(?)) LIMIT 1", replace: "AND order_id = ? AND 0 LIMIT 1" },
+      { file: 'src/store/row-reads.ts', find: "AND lower(trim(order_id)) = lower(trim(@orderId))${on} LIMIT 1", replace: "AND order_id = @orderId AND 0${on} LIMIT 1" },
     ],
   },
   {
