@@ -12,7 +12,7 @@ import type { Config } from './config/config.js';
 import type { Logger } from './kernel/log.js';
 import { openStore, type Store } from './store/store.js';
 import { checkpoint } from './store/upkeep.js';
-import { defaultAccountSetting, openAccount, type Account, type OpenedAccountSetting } from './account/account.js';
+import { openAccount, type Account, type OpenedAccountSetting } from './account/account.js';
 import type { AccountsSettings } from './config/accounts.js';
 import { TopupError, ErrorCode } from './kernel/errors.js';
 
@@ -120,9 +120,8 @@ export function openRuntime(config: Config, log: Logger, apiUrl: string, world: 
  * TOPUP_API_URL / TOPUP_API_KEY. An account without a URL is the in-process sandbox's (`apiUrl`).
  */
 function accountSettings(config: Config, apiUrl: string): OpenedAccountSetting[] {
-  const listed = config.accounts.accounts;
-  if (listed.length === 0) return [defaultAccountSetting(config, apiUrl)];
-  return listed.map((s) => ({ ...s, url: s.url ?? apiUrl }));
+  // config/accounts.ts always lists at least one: the file's, or `default` from the settings.
+  return config.accounts.accounts.map((s) => ({ ...s, url: s.url ?? apiUrl }));
 }
 
 function routingOf(config: Config): Runtime['routing'] {

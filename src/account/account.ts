@@ -70,11 +70,6 @@ export interface AccountWorld {
 /** An account's settings with its URL known (the in-process sandbox's, for a home without TOPUP_API_URL). */
 export type OpenedAccountSetting = AccountSetting & { readonly url: string };
 
-/** The one account a home has without accounts.toml: TOPUP_API_URL / TOPUP_API_KEY, named `default`. */
-export function defaultAccountSetting(config: Config, apiUrl: string): OpenedAccountSetting {
-  return { name: 'default', url: apiUrl, key: config.apiKey, authHeader: config.authHeader, rateLimits: config.rateLimits, rateLimitsGiven: config.rateLimitsGiven, ipFamily: config.ipFamily };
-}
-
 export function openAccount(config: Config, db: Db, log: Logger, setting: OpenedAccountSetting, world: AccountWorld = { clock: systemClock }): Account {
   const { clock } = world;
   const id = setting.name;
