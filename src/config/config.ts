@@ -13,6 +13,7 @@ import { validate as validateCron } from 'node-cron';
 import { ConfigError } from '../kernel/errors.js';
 import type { HeapPolicy } from '../kernel/heap-policy.js';
 import { CONSOLE_DEFAULTS, consoleSettings, type ConsoleSettings } from './console-settings.js';
+import { ORDER_API_DEFAULTS, orderApiSettings, type OrderApiSettings } from './order-api-settings.js';
 import { readAccountsFile, withAccounts, type AccountsSettings } from './accounts.js';
 import { parseAuthHeader, parseDuration, parseHttpUrl, parseIpFamily, parseRateLimits, type RateWindow } from './parse.js';
 
@@ -85,6 +86,8 @@ export interface Config {
   telegram: { botToken: string; chatId: string; apiBase: string } | null;
   /** The web console and /metrics (config/console-settings.ts); null with TOPUP_CONSOLE=off. */
   console: ConsoleSettings | null;
+  /** The order API and its webhooks (config/order-api-settings.ts, docs/order-api.md). */
+  orderApi: OrderApiSettings;
   /**
    * The supplier accounts (config/accounts.ts, docs/accounts.md): accounts.toml's, or the one named
    * `default` that TOPUP_API_URL / TOPUP_API_KEY describe. With the file, apiUrl, apiKey, sandbox,
@@ -128,6 +131,7 @@ export const SETTINGS = {
   TOPUP_TELEGRAM_CHAT_ID: '',
   TOPUP_TELEGRAM_API_BASE: 'https://api.telegram.org',
   ...CONSOLE_DEFAULTS,
+  ...ORDER_API_DEFAULTS,
 } as const satisfies Record<string, string>;
 export type SettingName = keyof typeof SETTINGS;
 
@@ -206,7 +210,7 @@ function readKeyFile(path: string): string {
  */
 export function secretsOf(config: Config): string[] {
   const keys = new Set([config.apiKey, ...config.accounts.accounts.map((a) => a.key)]);
-  return [...keys, config.telegram?.botToken ?? '', config.console?.token ?? ''];
+  return [...keys, config.telegram?.botToken ?? '', config.console?.token ?? '', config.orderApi.token ?? '', config.orderApi.webhook.secret ?? ''].filter((s) => s !== '');
 }
 
 /**
@@ -315,6 +319,7 @@ export function loadConfig(
     webhookUrl,
     telegram: botToken ? { botToken, chatId, apiBase: url(env, 'TOPUP_TELEGRAM_API_BASE')! } : null,
     console: consoleSettings(env, home, credDir),
+    orderApi: orderApiSettings(env, home, credDir),
   };
   return Object.freeze(withAccounts(config, accountsFile, given('TOPUP_RATE_LIMITS')));
 }

@@ -325,4 +325,91 @@ export const MIGRATIONS: readonly string[] = [
     SELECT RAISE(ABORT, 'UNIQUE constraint failed: rows.trxid (used before, in some letter case, or left on another account)');
   END;
   `,
+  // The order API (docs/order-api.md). API orders are rows like any file's, in one batch per UTC day
+  // (batches.api_day, unique: two processes accepting the first order of a day make one batch). A
+  // row of an API order carries the hash of the body it was accepted with (rows.api_body_hash): the
+  // same trxid with the same body is the same order, any other body a conflict; the trxid itself is
+  // unique by the indexes and triggers above, whichever code path inserts.
+  //
+  // Invariants the store enforces here (store/invariants.ts):
+  //  - an API order is inserted only into an `open` batch of its own day (rows_api_insert_open), and
+  //    an API batch is never marked done while one of its rows is live (batches_api_done_settled):
+  //    a row appended as the day's batch finished would be stored in a batch nobody sends from;
+  //  - every change of an API order's public status is recorded in order_events, in the very
+  //    transaction that changes the row (rows_api_event_*): the change feed and the webhooks read
+  //    this one table, so no code path can change an order and forget to tell the shop. The public
+  //    status is a function of the row's state (order_public_status below, as SQL); events are
+  //    only ever appended, their ids are the feed's cursor (one writer at a time: ids commit in order).
+  //  - API tokens are stored as SHA-256 hashes (api_tokens.hash); the token itself is shown once.
+  `
+  ALTER TABLE batches ADD COLUMN api_day TEXT;
+  CREATE UNIQUE INDEX batches_api_day ON batches (api_day) WHERE api_day IS NOT NULL;
+  ALTER TABLE rows ADD COLUMN api_body_hash TEXT;
+  ALTER TABLE rows ADD COLUMN callback_url TEXT;
+  ALTER TABLE rows ADD COLUMN created_at INTEGER;
+  CREATE TRIGGER rows_api_insert_open BEFORE INSERT ON rows
+    WHEN NEW.api_body_hash IS NOT NULL AND NOT EXISTS (SELECT 1 FROM batches WHERE id = NEW.batch_id AND state = 'open' AND api_day IS NOT NULL) BEGIN
+    SELECT RAISE(ABORT, 'an API order is stored only in the open API batch of its day');
+  END;
+  CREATE TRIGGER batches_api_done_settled BEFORE UPDATE OF state ON batches
+    WHEN NEW.state = 'done' AND NEW.api_day IS NOT NULL AND EXISTS (SELECT 1 FROM rows WHERE batch_id = NEW.id
+      AND state IN ('pending', 'sending', 'resending', 'verifying', 'searching', 'processing', 'unseen')) BEGIN
+    SELECT RAISE(ABORT, 'an API batch is done only when every order in it has ended');
+  END;
+  CREATE TABLE order_events (
+    id              INTEGER PRIMARY KEY AUTOINCREMENT,
+    batch_id        TEXT NOT NULL,
+    idx             INTEGER NOT NULL,
+    trxid           TEXT NOT NULL,
+    type            TEXT NOT NULL,
+    status          TEXT NOT NULL,
+    row_state       TEXT NOT NULL,
+    at              INTEGER NOT NULL,
+    delivery        TEXT NOT NULL DEFAULT 'pending' CHECK (delivery IN ('pending', 'delivered', 'failed', 'none')),
+    attempts        INTEGER NOT NULL DEFAULT 0,
+    next_attempt_at INTEGER NOT NULL DEFAULT 0,
+    last_error      TEXT,
+    last_status     INTEGER,
+    delivered_at    INTEGER,
+    url             TEXT
+  );
+  CREATE INDEX order_events_row ON order_events (batch_id, idx, id);
+  CREATE INDEX order_events_due ON order_events (next_attempt_at, id) WHERE delivery = 'pending';
+  CREATE INDEX order_events_trxid ON order_events (lower(trxid), id);
+  CREATE TRIGGER rows_api_event_insert AFTER INSERT ON rows WHEN NEW.api_body_hash IS NOT NULL BEGIN
+    INSERT INTO order_events (batch_id, idx, trxid, type, status, row_state, at)
+      VALUES (NEW.batch_id, NEW.idx, NEW.trxid, 'order.accepted', 'accepted', NEW.state, NEW.updated_at);
+  END;
+  CREATE TRIGGER rows_api_event_update AFTER UPDATE OF state ON rows
+    WHEN NEW.api_body_hash IS NOT NULL AND
+      (CASE WHEN OLD.state = 'pending' THEN 'accepted'
+            WHEN OLD.state IN ('sending', 'resending', 'verifying', 'searching') THEN 'sent'
+            WHEN OLD.state IN ('processing', 'unseen') THEN 'processing'
+            WHEN OLD.state IN ('invalid', 'rejected', 'skipped') THEN 'rejected'
+            ELSE OLD.state END)
+      IS NOT
+      (CASE WHEN NEW.state = 'pending' THEN 'accepted'
+            WHEN NEW.state IN ('sending', 'resending', 'verifying', 'searching') THEN 'sent'
+            WHEN NEW.state IN ('processing', 'unseen') THEN 'processing'
+            WHEN NEW.state IN ('invalid', 'rejected', 'skipped') THEN 'rejected'
+            ELSE NEW.state END) BEGIN
+    INSERT INTO order_events (batch_id, idx, trxid, type, status, row_state, at)
+      SELECT NEW.batch_id, NEW.idx, NEW.trxid,
+        CASE WHEN OLD.state = 'review' THEN 'order.resolved' ELSE 'order.' || s END, s, NEW.state, NEW.updated_at
+      FROM (SELECT CASE WHEN NEW.state = 'pending' THEN 'accepted'
+            WHEN NEW.state IN ('sending', 'resending', 'verifying', 'searching') THEN 'sent'
+            WHEN NEW.state IN ('processing', 'unseen') THEN 'processing'
+            WHEN NEW.state IN ('invalid', 'rejected', 'skipped') THEN 'rejected'
+            ELSE NEW.state END AS s);
+  END;
+  CREATE TABLE api_tokens (
+    id           TEXT PRIMARY KEY,
+    name         TEXT NOT NULL,
+    hash         TEXT NOT NULL UNIQUE,
+    scopes       TEXT NOT NULL,
+    created_at   INTEGER NOT NULL,
+    last_used_at INTEGER,
+    revoked_at   INTEGER
+  );
+  `,
 ];

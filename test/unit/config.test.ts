@@ -117,8 +117,11 @@ describe('secrets', () => {
       TOPUP_TELEGRAM_BOT_TOKEN: '123:bot-canary-77aa',
       TOPUP_TELEGRAM_CHAT_ID: '42',
       TOPUP_CONSOLE_TOKEN: 'console-canary-0b9d-0123456789abcdef',
+      TOPUP_ORDER_API_TOKEN: 'order-api-canary-3c4d-0123456789',
+      TOPUP_ORDER_WEBHOOK_URL: 'https://shop.example.test/hooks',
+      TOPUP_ORDER_WEBHOOK_SECRET: 'webhook-canary-9e8f-0123456789',
     });
-    expect(secretsOf(config)).toEqual(['key-canary-5f1e', '123:bot-canary-77aa', 'console-canary-0b9d-0123456789abcdef']);
+    expect(secretsOf(config)).toEqual(['key-canary-5f1e', '123:bot-canary-77aa', 'console-canary-0b9d-0123456789abcdef', 'order-api-canary-3c4d-0123456789', 'webhook-canary-9e8f-0123456789']);
     let text = '';
     const destination = new Writable({ write(chunk, _enc, done) { text += String(chunk); done(); } });
     const log = createLogger({ level: 'info', secrets: secretsOf(config), destination });

@@ -1,0 +1,166 @@
+/**
+ * The order API's vocabulary (docs/order-api.md): what a shop sends, what it is told, and the
+ * contract between the order desk (src/orders/desk.ts: acceptance, reads, the change feed), the
+ * HTTP layer (src/orderapi/) and the webhook deliverer (src/webhooks/). The HTTP layer's zod
+ * schemas describe exactly these shapes; a test holds every answer to the OpenAPI document.
+ *
+ * An API order is a row like any file's (the same state machine, trxid rules, review, results).
+ * A shop sees a coarser status than the row's state: what it can act on.
+ */
+import type { RowState } from '../store/row-states.js';
+
+/**
+ * A shop's view of a row's state. `accepted`: stored, not sent (or sent back to wait, e.g. for
+ * balance); `sent`: a request left, whether an order exists is not known yet (never "not charged");
+ * `processing`: the supplier has the order; `completed` / `cancelled`: the order's end (cancelled:
+ * placed then failed, refunded or not); `rejected`: nothing was bought (refused, price rose,
+ * cancelled before sending); `review`: a person must decide whether it was charged.
+ */
+export const PUBLIC_STATUSES = ['accepted', 'sent', 'processing', 'completed', 'cancelled', 'rejected', 'review'] as const;
+export type PublicStatus = (typeof PUBLIC_STATUSES)[number];
+
+/** The same mapping as the triggers of migration 12 (a test holds the two equal). */
+export function publicStatus(state: RowState): PublicStatus {
+  switch (state) {
+    case 'pending':
+      return 'accepted';
+    case 'sending':
+    case 'resending':
+    case 'verifying':
+    case 'searching':
+      return 'sent';
+    case 'processing':
+    case 'unseen':
+      return 'processing';
+    case 'invalid':
+    case 'rejected':
+    case 'skipped':
+      return 'rejected';
+    default:
+      return state;
+  }
+}
+
+/** The statuses an order never leaves (review may still be resolved: event `order.resolved`). */
+export const FINAL_PUBLIC_STATUSES: readonly PublicStatus[] = Object.freeze(['completed', 'cancelled', 'rejected']);
+
+/** Event types: `order.<status>`, and `order.resolved` when a review ends (its data.status is the end). */
+export type OrderEventType = `order.${PublicStatus}` | 'order.resolved';
+
+/** The scopes a token may hold. */
+export const SCOPES = ['orders:write', 'orders:read', 'codes:read'] as const;
+export type Scope = (typeof SCOPES)[number];
+
+/** POST /api/v1/orders: the fields of a file row, by their API names. */
+export interface OrderInput {
+  trxid: string;
+  pid?: string | undefined;
+  slug?: string | undefined;
+  pack?: string | undefined;
+  userId?: string | undefined;
+  zoneId?: string | undefined;
+  serverId?: string | undefined;
+  region?: string | undefined;
+  moreId?: string | undefined;
+  quantity?: number | undefined;
+  maxPriceUsd?: number | undefined;
+  /** Several accounts: pins the order to this account (as a file's account column). */
+  account?: string | undefined;
+  /** Carried through untouched (results, views, webhooks); at most 4 KB as JSON. */
+  meta?: Record<string, unknown> | undefined;
+  /** Where this order's webhooks go instead of TOPUP_ORDER_WEBHOOK_URL: only an origin TOPUP_ORDER_WEBHOOK_ALLOW names. */
+  callbackUrl?: string | undefined;
+  /** true: an order the balance cannot cover now is queued (waits for a top-up) instead of refused. */
+  queue?: boolean | undefined;
+}
+
+export interface OrderChange {
+  /** The event's id (its feed cursor): `evt_<n>`. */
+  eventId: string;
+  type: OrderEventType;
+  status: PublicStatus;
+  /** ISO 8601, UTC. */
+  at: string;
+}
+
+export interface OrderView {
+  trxid: string;
+  status: PublicStatus;
+  /** The row's state (docs/state-machine.md), for diagnosis: shops act on `status`. */
+  state: RowState;
+  /** The day's API batch it is stored in. */
+  batchId: string;
+  account: string;
+  /** The supplier's order id, once known. */
+  orderId: string | null;
+  pid: string | null;
+  slug: string | null;
+  pack: string | null;
+  quantity: number | null;
+  player: { userId?: string; zoneId?: string; serverId?: string; region?: string; moreId?: string };
+  /** Price per unit and the order's price when accepted (catalog), the cap given, and what the supplier charged. */
+  unitPriceUsd: number | null;
+  expectedUsd: number | null;
+  maxPriceUsd: number | null;
+  amountUsd: number | null;
+  refunded: boolean | null;
+  /** What the order cost in the end (charged minus refunded); null while not known. */
+  netUsd: number | null;
+  /** Codes of a key/card order: only for a token with codes:read (webhooks: only with TOPUP_ORDER_WEBHOOK_CODES=1). */
+  codes?: string[];
+  /** How many codes the order has (whoever reads it). */
+  codeCount: number;
+  error: { code: string | null; message: string } | null;
+  meta: Record<string, unknown> | null;
+  createdAt: string;
+  updatedAt: string;
+  /** Every change of status, oldest first (GET /orders/{trxid} only). */
+  history?: OrderChange[];
+}
+
+/** One event, as the feed lists it and a webhook posts it. */
+export interface OrderEvent {
+  id: string;
+  type: OrderEventType;
+  /** ISO 8601, UTC: when the order changed. */
+  createdAt: string;
+  /** The order now; `data.status` is the status this event is about (it may have moved on since). */
+  data: OrderView;
+}
+
+export interface FeedPage {
+  events: OrderEvent[];
+  /** Pass as ?since= to read on; the same cursor when nothing is new. */
+  next: string;
+}
+
+/** Stable codes of a refused order (problem+json `code`). */
+export type RefusalCode =
+  | 'INVALID_ORDER'
+  | 'TRXID_CONFLICT'
+  | 'TRXID_USED'
+  | 'INSUFFICIENT_BALANCE'
+  | 'CATALOG_UNAVAILABLE'
+  | 'CALLBACK_NOT_ALLOWED'
+  | 'NOT_ACCEPTING';
+
+export interface FieldProblem {
+  /** The JSON field ('pid', 'quantity', 'meta' …), as RFC 9457 problem details' `errors[].field`. */
+  field: string;
+  reason: string;
+}
+
+export type AcceptOutcome =
+  /** 202: stored durably just now. */
+  | { kind: 'accepted'; order: OrderView }
+  /** 200: the same trxid with the same body: the order it already is. */
+  | { kind: 'same'; order: OrderView }
+  | { kind: 'refused'; status: 402 | 409 | 422 | 503; code: RefusalCode; detail: string; problems?: FieldProblem[]; extra?: Record<string, unknown> };
+
+/** What the HTTP layer and the deliverer need from the engine (src/orders/desk.ts implements it). */
+export interface OrderDesk {
+  accept(input: OrderInput): Promise<AcceptOutcome>;
+  get(trxid: string, opts: { codes: boolean }): OrderView | undefined;
+  /** Events after the cursor (`evt_<n>`, or undefined for the start), oldest first, at most `limit`. */
+  feed(since: string | undefined, limit: number, opts: { codes: boolean }): FeedPage;
+}
