@@ -163,4 +163,6 @@ export interface OrderDesk {
   get(trxid: string, opts: { codes: boolean }): OrderView | undefined;
   /** Events after the cursor (`evt_<n>`, or undefined for the start), oldest first, at most `limit`. */
   feed(since: string | undefined, limit: number, opts: { codes: boolean }): FeedPage;
+  /** One event by its number (order_events.id), as a webhook posts it; undefined if there is none. */
+  event(id: number, opts: { codes: boolean }): OrderEvent | undefined;
 }
