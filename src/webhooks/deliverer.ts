@@ -1,0 +1,255 @@
+/**
+ * The webhook deliverer: runs in the daemon beside the runner and posts the due events of the
+ * outbox (outbox.ts) to the shop, signed (signer.ts).
+ *
+ * It must never affect orders, so:
+ *  - it has its own HTTP client (an undici Agent of its own): not the supplier's client, not its
+ *    rate gate, not its connections. A receiver that hangs holds one of our sockets, never one the
+ *    orders need;
+ *  - nothing of the runner awaits it: it is started beside the runner and only reads the
+ *    events the store's triggers wrote. Every error (of a post, of the database) is caught and
+ *    recorded or logged; none escapes into the process;
+ *  - a slow receiver holds one slot for at most the timeout; the other slots go on with other
+ *    orders' events (CONCURRENCY, at most one event per order at a time: outbox.ts's order rule).
+ *
+ * Time comes from rt.clock and jitter from rt.entropy (test/unit/world.test.ts): a test moves a
+ * virtual clock through a day of retries in a second. The request's own timeout is real time (it
+ * bounds a real socket).
+ *
+ * A post: POST <url> with the event's JSON (OrderDesk.event: the same object the feed lists),
+ * Content-Type: application/json, Topup-Signature, Topup-Event-Id, Topup-Event-Type and
+ * User-Agent: topup-runner. 2xx is delivered; anything else (3xx: redirects are not followed, a
+ * shop's URL must be the final one; 4xx; 5xx; a timeout; a reset; a refused connection) is
+ * retried by the schedule.
+ */
+import { Agent, request } from 'undici';
+import type { Clock } from '../kernel/clock.js';
+import type { Entropy } from '../kernel/entropy.js';
+import type { Logger } from '../kernel/log.js';
+import type { Db } from '../store/db.js';
+import type { OrderDesk } from '../orders/types.js';
+import { LEASE_MARGIN_MS, WebhookOutbox, type DueEvent } from './outbox.js';
+import { SIGNATURE_HEADER, sign } from './signer.js';
+
+export const USER_AGENT = 'topup-runner';
+/** Events posted at once (each of another order). */
+export const CONCURRENCY = 8;
+/** A request's whole time: connecting, the answer's headers and its body. */
+export const TIMEOUT_MS = 10_000;
+/** The deliverer looks for due events at least this often (and at once on wake()). */
+export const INTERVAL_MS = 1_000;
+/** How long a stop waits for posts in flight before it cuts them (each is then posted again later). */
+const STOP_GRACE_MS = 2_000;
+/** last_error's longest text. */
+const ERROR_CHARS = 200;
+
+export interface WebhookSettings {
+  /** TOPUP_ORDER_WEBHOOK_URL: where events of orders without a callbackUrl go (null: nowhere). */
+  url: string | null;
+  /** TOPUP_ORDER_WEBHOOK_SECRET. */
+  secret: string | null;
+  /** TOPUP_ORDER_WEBHOOK_CODES: a completed order's codes are in the body. */
+  codes: boolean;
+}
+
+export interface DelivererDeps {
+  db: Db;
+  clock: Clock;
+  entropy: Entropy;
+  log: Logger;
+  settings: WebhookSettings;
+  /** Builds an event's body (the desk: src/orders/desk.ts). */
+  events: Pick<OrderDesk, 'event'>;
+}
+
+export interface DelivererOptions {
+  concurrency?: number;
+  timeoutMs?: number;
+  intervalMs?: number;
+}
+
+/** An error as last_error shows it: short, one line, the secret never in it. */
+export function errorText(err: unknown, secret: string | null): string {
+  const e = err as { code?: string; name?: string; message?: string; cause?: { code?: string; message?: string } };
+  const code = e?.code ?? e?.cause?.code;
+  let text: string;
+  if (e?.name === 'TimeoutError' || code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT' || code === 'UND_ERR_CONNECT_TIMEOUT') text = 'timeout: no answer in time';
+  else if (code === 'ECONNREFUSED') text = 'connection refused (ECONNREFUSED)';
+  else if (code === 'ECONNRESET' || code === 'UND_ERR_SOCKET') text = `connection reset (${code})`;
+  else if (e?.name === 'AbortError') text = 'stopped before an answer (the daemon was stopping)';
+  else text = `${code ? `${code}: ` : ''}${e?.message ?? String(err)}`;
+  if (secret) text = text.split(secret).join('[REDACTED]');
+  return text.replace(/\s+/g, ' ').slice(0, ERROR_CHARS);
+}
+
+export class Deliverer {
+  readonly #d: DelivererDeps;
+  readonly #outbox: WebhookOutbox;
+  readonly #concurrency: number;
+  readonly #timeoutMs: number;
+  readonly #intervalMs: number;
+  readonly #agent: Agent;
+  /** Posts in flight, by order (batch_id:idx): never two of one order. */
+  readonly #inFlight = new Map<string, Promise<void>>();
+  readonly #stopping = new AbortController();
+  #wakeUp: (() => void) | null = null;
+  #loop: Promise<void> | null = null;
+  #lastLogged = { text: '', at: -Infinity };
+  /** Posts made by this deliverer (tests and the log). */
+  posts = 0;
+
+  constructor(deps: DelivererDeps, opts: DelivererOptions = {}) {
+    this.#d = deps;
+    this.#outbox = new WebhookOutbox(deps.db);
+    this.#concurrency = opts.concurrency ?? CONCURRENCY;
+    this.#timeoutMs = opts.timeoutMs ?? TIMEOUT_MS;
+    this.#intervalMs = opts.intervalMs ?? INTERVAL_MS;
+    // Our own connections, bounded in time at every step; never the supplier's client's.
+    this.#agent = new Agent({
+      connect: { timeout: this.#timeoutMs },
+      headersTimeout: this.#timeoutMs,
+      bodyTimeout: this.#timeoutMs,
+      connections: this.#concurrency,
+    });
+  }
+
+  /** Starts the loop: a look every interval, and at once on wake(). */
+  start(): this {
+    this.#loop ??= this.#run();
+    return this;
+  }
+
+  /** Look for due events now (an order just changed). */
+  wake(): void {
+    this.#wakeUp?.();
+  }
+
+  /**
+   * One look, then waits for every post it started and for those they make room for, until nothing
+   * is due (at this clock's time) and nothing is in flight. Returns how many were posted. For tests
+   * with a virtual clock; the loop does the same without waiting.
+   */
+  async tick(): Promise<number> {
+    const before = this.posts;
+    this.#fill();
+    while (this.#inFlight.size > 0) {
+      await Promise.allSettled([...this.#inFlight.values()]);
+      this.#fill();
+    }
+    return this.posts - before;
+  }
+
+  /** Stops looking; posts in flight get STOP_GRACE_MS, then are cut (and go again later). */
+  async stop(): Promise<void> {
+    if (this.#stopping.signal.aborted) return;
+    const grace = new AbortController();
+    const settled = Promise.allSettled([...this.#inFlight.values()]);
+    await Promise.race([settled, this.#d.clock.sleep(STOP_GRACE_MS, grace.signal).catch(() => undefined)]);
+    grace.abort();
+    this.#stopping.abort();
+    this.#wakeUp?.();
+    await settled;
+    await this.#loop;
+    await this.#agent.close().catch(() => undefined);
+  }
+
+  async #run(): Promise<void> {
+    const signal = this.#stopping.signal;
+    while (!signal.aborted) {
+      this.#fill();
+      const wait = new AbortController();
+      const onStop = (): void => wait.abort();
+      signal.addEventListener('abort', onStop, { once: true });
+      this.#wakeUp = () => wait.abort();
+      await this.#d.clock.sleep(this.#intervalMs, wait.signal).catch(() => undefined);
+      signal.removeEventListener('abort', onStop);
+      this.#wakeUp = null;
+    }
+  }
+
+  /** Starts posts for due events while there are free slots. Never throws. */
+  #fill(): void {
+    if (this.#stopping.signal.aborted) return;
+    try {
+      const { url, secret } = this.#d.settings;
+      if (url === null) this.#outbox.markNone();
+      const free = this.#concurrency - this.#inFlight.size;
+      if (free <= 0) return;
+      const now = this.#d.clock.now();
+      // A few more than the free slots: some may be of orders already in flight.
+      for (const ev of this.#outbox.due(now, free + this.#inFlight.size)) {
+        if (this.#inFlight.size >= this.#concurrency) break;
+        const key = `${ev.batchId}:${ev.idx}`;
+        if (this.#inFlight.has(key)) continue;
+        const target = ev.callbackUrl ?? url;
+        if (target === null || secret === null) continue;
+        if (!this.#outbox.claim(ev.id, ev.nextAttemptAt, now + this.#timeoutMs + LEASE_MARGIN_MS, target)) continue;
+        const post = this.#post(ev, target, secret).finally(() => {
+          this.#inFlight.delete(key);
+          // A slot is free: the next due event (maybe this order's next one) goes now.
+          this.#fill();
+        });
+        this.#inFlight.set(key, post);
+      }
+    } catch (err) {
+      this.#warn(`webhooks: could not read the outbox: ${errorText(err, this.#d.settings.secret)}`);
+    }
+  }
+
+  /** One attempt of one event; records its outcome. Never throws. */
+  async #post(ev: DueEvent, url: string, secret: string): Promise<void> {
+    this.posts++;
+    let status: number | null = null;
+    let failure: unknown = null;
+    try {
+      const event = this.#d.events.event(ev.id, { codes: this.#d.settings.codes });
+      if (!event) throw new Error(`event evt_${ev.id} cannot be read (its order is gone)`);
+      const body = JSON.stringify(event);
+      const t = Math.floor(this.#d.clock.now() / 1000);
+      const res = await request(url, {
+        method: 'POST',
+        dispatcher: this.#agent,
+        headers: {
+          'content-type': 'application/json',
+          [SIGNATURE_HEADER.toLowerCase()]: sign(secret, body, t),
+          'topup-event-id': event.id,
+          'topup-event-type': event.type,
+          'user-agent': USER_AGENT,
+        },
+        body,
+        signal: AbortSignal.any([AbortSignal.timeout(this.#timeoutMs), this.#stopping.signal]),
+      });
+      status = res.statusCode;
+      // The answer's body is not read, only drained (bounded), so the connection can be reused.
+      await res.body.dump({ limit: 64 * 1024 }).catch(() => undefined);
+      if (status < 200 || status >= 300) failure = new Error(`HTTP ${status}${status >= 300 && status < 400 ? ' (redirects are not followed: set the final URL)' : ''}`);
+    } catch (err) {
+      failure = err;
+    }
+    try {
+      const now = this.#d.clock.now();
+      if (failure === null) {
+        this.#outbox.delivered(ev.id, now, status!);
+        return;
+      }
+      const error = errorText(failure, secret);
+      const r = this.#outbox.attemptFailed(ev.id, now, { error, status }, this.#d.entropy.random());
+      if (r?.delivery === 'failed') {
+        this.#d.log.warn({ event: `evt_${ev.id}`, trxid: ev.trxid, attempts: ev.attempts + 1, err: error }, 'webhook given up after its retries: `topup webhooks replay --failed` sends it again');
+      } else {
+        this.#d.log.debug({ event: `evt_${ev.id}`, attempts: ev.attempts + 1, err: error }, 'webhook attempt failed; retried later');
+      }
+    } catch (err) {
+      // The lease runs out and the event is posted again: at least once, never lost.
+      this.#warn(`webhooks: could not record a delivery: ${errorText(err, secret)}`);
+    }
+  }
+
+  /** A problem of the deliverer itself, logged at most once a minute while it lasts. */
+  #warn(text: string): void {
+    const now = this.#d.clock.mono();
+    if (text === this.#lastLogged.text && now - this.#lastLogged.at < 60_000) return;
+    this.#lastLogged = { text, at: now };
+    this.#d.log.warn(text);
+  }
+}
