@@ -6,7 +6,7 @@
 import type { Statement } from 'better-sqlite3';
 import { placeholders, statementCache, type Db } from './db.js';
 import { emptyCounts, toRow, type Row, type RowRecord, type StateCounts } from './row-record.js';
-import { FOLLOWED_STATES, PLACED_STATES, SENDABLE_STATES, type RowState } from './row-states.js';
+import { FOLLOWED_STATES, LIVE_STATES, PLACED_STATES, SENDABLE_STATES, type RowState } from './row-states.js';
 import { ORDERING_BATCH_STATES } from './batch-states.js';
 import { IN_DOUBT_INDEX, IN_POLL_INDEX, IN_REVIEW_INDEX, IN_SEND_INDEX, batchStates, rowState, rowStates } from './state-sql.js';
 import { roundCents } from '../kernel/money.js';
@@ -92,6 +92,11 @@ export class RowReads {
     let n = 0;
     for (const id of batchIds) for (const st of states) n += (this.stmt('SELECT n FROM batch_counts WHERE batch_id = ? AND state = ?').get(id, st) as { n: number } | undefined)?.n ?? 0;
     return n;
+  }
+
+  /** Does the batch have a row not at its end (sent or not)? From the counters. */
+  hasLive(batchId: string): boolean {
+    return this.#count([batchId], LIVE_STATES) > 0;
   }
 
   /** Does the batch have rows not sent yet? */
