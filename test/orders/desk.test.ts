@@ -11,7 +11,20 @@ import { openRuntime, type Runtime } from '../../src/runtime.js';
 import type { RunningSandbox } from '../../src/sandbox/index.js';
 import { Runner } from '../../src/engine/runner.js';
 import { createOrderDesk, bodyHash } from '../../src/orders/desk.js';
-import { inProcessSandbox, tempHome, TEST_KEY, waitFor, type TempHome } from '../e2e/harness.js';
+import { systemClock, type Clock } from '../../src/kernel/clock.js';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { inProcessSandbox, parseResult, tempHome, TEST_KEY, waitFor, type TempHome } from '../e2e/harness.js';
+
+/** Real time, shifted: the wall clock reads `offset` ms ahead (to stand just before midnight UTC). */
+class ShiftedClock implements Clock {
+  offset = 0;
+  now = (): number => systemClock.now() + this.offset;
+  mono = systemClock.mono;
+  sleep = systemClock.sleep;
+  yield = systemClock.yield;
+  every = systemClock.every;
+}
 
 let homes: TempHome[] = [];
 let sandboxes: RunningSandbox[] = [];
@@ -22,12 +35,12 @@ afterEach(async () => {
   for (const h of homes.splice(0)) h.remove();
 });
 
-async function setup(env: Record<string, string> = {}, sbOpts: Parameters<typeof inProcessSandbox>[0] = {}) {
+async function setup(env: Record<string, string> = {}, sbOpts: Parameters<typeof inProcessSandbox>[0] = {}, clock?: Clock) {
   const home = tempHome();
   homes.push(home);
   const sb = await inProcessSandbox(sbOpts);
   sandboxes.push(sb);
-  const rt = openRuntime(loadConfig({ TOPUP_HOME: home.dir, TOPUP_API_KEY: TEST_KEY, TOPUP_API_URL: sb.url, TOPUP_POLL_INTERVAL_MS: '200', ...env }), silentLogger(), sb.url);
+  const rt = openRuntime(loadConfig({ TOPUP_HOME: home.dir, TOPUP_API_KEY: TEST_KEY, TOPUP_API_URL: sb.url, TOPUP_POLL_INTERVAL_MS: '200', ...env }), silentLogger(), sb.url, clock ? { clock } : {});
   runtimes.push(rt);
   let woken = 0;
   const desk = createOrderDesk(rt, () => woken++);
@@ -108,6 +121,41 @@ describe('the order desk', () => {
       const b = rt.batches.get(done.batchId)!;
       expect(b.state).toBe('open');
       expect(b.apiDay).toBe(new Date().toISOString().slice(0, 10));
+    } finally {
+      runner.stop();
+      await running;
+    }
+  });
+
+  it('the day\'s batch takes orders until its day ends, then is finished with one result row per order; the next day\'s order opens a new batch', async () => {
+    const clock = new ShiftedClock();
+    const midnight = Date.parse(`${new Date(systemClock.now() + 86_400_000).toISOString().slice(0, 10)}T00:00:00Z`);
+    clock.offset = midnight - 20_000 - systemClock.now();
+    const { rt, home } = await setup({}, {}, clock);
+    const runner = new Runner(rt, { stopGraceMs: 500 });
+    const desk = createOrderDesk(rt, () => runner.wake());
+    const running = runner.run();
+    try {
+      for (const t of ['D1-1', 'D1-2']) expect((await desk.accept({ trxid: t, pid: 'PUBG-60', userId: '5123456701' })).kind).toBe('accepted');
+      const first = desk.get('D1-1', { codes: false })!.batchId;
+      await waitFor('both completed', () => ['D1-1', 'D1-2'].every((t) => desk.get(t, { codes: false })?.status === 'completed'), 15_000);
+      await new Promise((r) => setTimeout(r, 300));
+      expect(rt.batches.get(first)!.state).toBe('open');
+      // Past midnight: a new order goes into the next day's batch; the first stays open for the grace minute.
+      clock.offset += 30_000;
+      expect((await desk.accept({ trxid: 'D2-1', pid: 'PUBG-60', userId: '5123456701' })).kind).toBe('accepted');
+      const second = desk.get('D2-1', { codes: false })!.batchId;
+      expect(second).not.toBe(first);
+      expect(rt.batches.get(first)!.state).toBe('open');
+      clock.offset += 60_000;
+      runner.wake();
+      const done = await waitFor('first day done', () => rt.batches.get(first)?.state === 'done' && rt.batches.get(first), 15_000);
+      const day = rt.batches.get(first)!.apiDay!;
+      expect(done.resultFile).toBe(join(home.dir, 'outbox', `api-${day}.result.csv`));
+      const rows = parseResult(readFileSync(done.resultFile!, 'utf8'));
+      expect(rows.map((r) => [r.trxid, r.status])).toEqual([['D1-1', 'completed'], ['D1-2', 'completed']]);
+      expect(existsSync(join(home.dir, 'outbox', `api-${day}.summary.json`))).toBe(true);
+      expect(rt.batches.get(second)!.state).toBe('open');
     } finally {
       runner.stop();
       await running;
