@@ -11,6 +11,8 @@ import { ROW_STATES } from '../../src/store/row-states.js';
 import { publicStatus } from '../../src/orders/types.js';
 import { tempHome, type TempHome } from '../e2e/harness.js';
 import { join } from 'node:path';
+import { Listing } from '../../src/store/listing.js';
+import { BatchStore } from '../../src/store/batches.js';
 
 let homes: TempHome[] = [];
 let dbs: Db[] = [];
@@ -104,5 +106,15 @@ describe('API orders in the store', () => {
       throw new Error('crash before commit');
     })()).toThrow();
     expect((d.prepare('SELECT status FROM order_events ORDER BY id').all() as { status: string }[]).map((e) => e.status)).toEqual(['accepted']);
+  });
+
+  it('the console\'s batch list filters by source: the order API\'s day batches, or files', () => {
+    const d = db();
+    batch(d, 'b261126-aaaaaa', 'open', '2026-11-26');
+    batch(d, 'b261126-bbbbbb', 'open', null);
+    const listing = new Listing(d, new BatchStore(d));
+    expect(listing.batches({ source: 'api', limit: 10 }).batches.map((b) => b.id)).toEqual(['b261126-aaaaaa']);
+    expect(listing.batches({ source: 'file', limit: 10 }).batches.map((b) => b.id)).toEqual(['b261126-bbbbbb']);
+    expect(listing.batches({ limit: 10 }).batches).toHaveLength(2);
   });
 });
