@@ -26,6 +26,8 @@ import { logProgress } from './commands/progress-log.js';
 import { startUpkeep } from './store/upkeep.js';
 import type { ScheduledJobs } from './reports/schedule.js';
 import { startConsole } from './console/server.js';
+import { createOrderDesk } from './orders/desk.js';
+import { startDeliverer } from './webhooks/deliverer.js';
 
 export function rootLogger(config: Config): Logger {
   return createLogger({
@@ -80,6 +82,15 @@ export async function runDaemon(config: Config, opts: DaemonOptions, log = rootL
     };
     const upkeep = startUpkeep(rt.db, log, idle, () => rt.account.scheduler.prune());
     parts.add('upkeep', () => upkeep.stop());
+    // The order API's webhooks (webhooks/deliverer.ts), beside the runner and never awaited by it;
+    // woken when a row moves, so a change is posted at once. Stopped before the store closes.
+    const deliverer = startDeliverer(rt, createOrderDesk(rt, () => runner.wake()));
+    const wakeDeliverer = (): void => deliverer.wake();
+    runner.on('row-moved', wakeDeliverer);
+    parts.add('webhook deliverer', async () => {
+      runner.off('row-moved', wakeDeliverer);
+      await deliverer.stop();
+    });
 
     let consoleUrl: string | undefined;
     // What the inbox can see of a file still being written (intake/watch.ts, writers.ts): said

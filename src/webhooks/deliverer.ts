@@ -28,6 +28,7 @@ import type { Entropy } from '../kernel/entropy.js';
 import type { Logger } from '../kernel/log.js';
 import type { Db } from '../store/db.js';
 import type { OrderDesk } from '../orders/types.js';
+import type { Runtime } from '../runtime.js';
 import { LEASE_MARGIN_MS, WebhookOutbox, type DueEvent } from './outbox.js';
 import { SIGNATURE_HEADER, sign } from './signer.js';
 
@@ -38,6 +39,11 @@ export const CONCURRENCY = 8;
 export const TIMEOUT_MS = 10_000;
 /** The deliverer looks for due events at least this often (and at once on wake()). */
 export const INTERVAL_MS = 1_000;
+/**
+ * The least time between two looks: wake() comes on every row that moves (thousands a second in a
+ * large file's batch), and a look is a query; wakes within this gap are served by one look.
+ */
+const MIN_GAP_MS = 25;
 /** How long a stop waits for posts in flight before it cuts them (each is then posted again later). */
 const STOP_GRACE_MS = 2_000;
 /** last_error's longest text. */
@@ -82,6 +88,15 @@ export function errorText(err: unknown, secret: string | null): string {
   return text.replace(/\s+/g, ' ').slice(0, ERROR_CHARS);
 }
 
+/**
+ * The daemon's deliverer: the home's settings (TOPUP_ORDER_WEBHOOK_*), the runtime's clock,
+ * entropy and store, and the desk's event() for the bodies. Started; woken on every row move.
+ */
+export function startDeliverer(rt: Pick<Runtime, 'db' | 'clock' | 'entropy' | 'log' | 'config'>, events: Pick<OrderDesk, 'event'>, opts: DelivererOptions = {}): Deliverer {
+  const w = rt.config.orderApi.webhook;
+  return new Deliverer({ db: rt.db, clock: rt.clock, entropy: rt.entropy, log: rt.log.child({ component: 'webhooks' }), settings: { url: w.url, secret: w.secret, codes: w.codes }, events }, opts).start();
+}
+
 export class Deliverer {
   readonly #d: DelivererDeps;
   readonly #outbox: WebhookOutbox;
@@ -93,6 +108,7 @@ export class Deliverer {
   readonly #inFlight = new Map<string, Promise<void>>();
   readonly #stopping = new AbortController();
   #wakeUp: (() => void) | null = null;
+  #woken = false;
   #loop: Promise<void> | null = null;
   #lastLogged = { text: '', at: -Infinity };
   /** Posts made by this deliverer (tests and the log). */
@@ -121,7 +137,13 @@ export class Deliverer {
 
   /** Look for due events now (an order just changed). */
   wake(): void {
+    this.#woken = true;
     this.#wakeUp?.();
+  }
+
+  /** The outbox it delivers from (for views in the same process). */
+  get outbox(): WebhookOutbox {
+    return this.#outbox;
   }
 
   /**
@@ -156,12 +178,16 @@ export class Deliverer {
   async #run(): Promise<void> {
     const signal = this.#stopping.signal;
     while (!signal.aborted) {
+      this.#woken = false;
       this.#fill();
+      await this.#d.clock.sleep(MIN_GAP_MS, signal).catch(() => undefined);
+      // A wake() during the gap is served now, not after the interval.
+      if (signal.aborted || this.#woken) continue;
       const wait = new AbortController();
       const onStop = (): void => wait.abort();
       signal.addEventListener('abort', onStop, { once: true });
       this.#wakeUp = () => wait.abort();
-      await this.#d.clock.sleep(this.#intervalMs, wait.signal).catch(() => undefined);
+      await this.#d.clock.sleep(Math.max(0, this.#intervalMs - MIN_GAP_MS), wait.signal).catch(() => undefined);
       signal.removeEventListener('abort', onStop);
       this.#wakeUp = null;
     }
