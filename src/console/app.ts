@@ -26,6 +26,7 @@ import { registerReview } from './pages/review.js';
 import { registerReports } from './pages/reports.js';
 import { registerAudit } from './pages/audit.js';
 import { registerLogin } from './pages/login.js';
+import { registerWebhooks } from './pages/webhooks.js';
 
 const CSP = {
   defaultSrc: ["'none'"],
@@ -128,5 +129,6 @@ export function createConsoleApp(svc: Services, metrics: Metrics): Hono<ConsoleE
   registerReview(app, svc);
   registerReports(app, svc);
   registerAudit(app, svc);
+  registerWebhooks(app, svc);
   return app;
 }

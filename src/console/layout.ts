@@ -26,6 +26,7 @@ const NAV: { href: string; label: string }[] = [
   { href: '/batches', label: 'Batches' },
   { href: '/review', label: 'Review' },
   { href: '/reports', label: 'Reports' },
+  { href: '/webhooks', label: 'Webhooks' },
   { href: '/audit', label: 'Audit' },
 ];
 

@@ -24,6 +24,7 @@ import { FINAL_ROW_STATES, type RowState } from '../store/rows.js';
 import { rowMoney } from '../store/cost.js';
 import { storeGauges, type GaugeDeps } from './store-gauges.js';
 import { SlowReads } from './slow-reads.js';
+import { webhookGauges } from './webhook-gauges.js';
 
 const ROUTES: readonly RouteName[] = ['services', 'products', 'my-ip', 'balance', 'submit', 'order', 'history'];
 
@@ -51,6 +52,7 @@ export class Metrics {
     // 0.01 s without it). A stalled loop still shows: the sample that waited reports the stall.
     collectDefaultMetrics({ register: this.registry, prefix: 'topup_', eventLoopMonitoringPrecision: 1_000 });
     storeGauges(this.registry, deps, this.#slow);
+    webhookGauges(this.registry, deps.rt, this.#slow);
   }
 
   get contentType(): string {
