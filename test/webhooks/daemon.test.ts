@@ -25,6 +25,18 @@ afterEach(async () => {
   for (const r of receivers.splice(0)) await r.close();
 });
 
+/** A home with one API order accepted by the real desk (as the order API does), its batch let go. */
+async function homeWithOrder(trxid: string) {
+  const home = tempHome('topup-hooks-');
+  const sb = await inProcessSandbox();
+  const rt = openRuntime(loadConfig({ TOPUP_HOME: home.dir, TOPUP_API_KEY: TEST_KEY, TOPUP_API_URL: sb.url }), silentLogger(), sb.url);
+  const a = await createOrderDesk(rt, () => {}).accept({ trxid, pid: 'PUBG-60', userId: '5123456701', meta: { shopOrder: 1 } });
+  expect(a.kind).toBe('accepted');
+  rt.batches.releaseAll(rt.owner);
+  await rt.close();
+  return { home, sb };
+}
+
 describe('webhooks from the real daemon', () => {
   it('every change of an API order reaches the receiver, signed and in order, across an outage; the console shows and replays them', async () => {
     // A port that is free now: the receiver is down when the first events are due.
@@ -34,14 +46,7 @@ describe('webhooks from the real daemon', () => {
     const url = `http://127.0.0.1:${port}/hooks`;
     // The order, accepted by the real desk (as the order API does) before the daemon starts: the
     // daemon takes the day's batch at its first look, as after a restart.
-    const home = tempHome('topup-hooks-');
-    const sb = await inProcessSandbox();
-    const rt = openRuntime(loadConfig({ TOPUP_HOME: home.dir, TOPUP_API_KEY: TEST_KEY, TOPUP_API_URL: sb.url }), silentLogger(), sb.url);
-    const desk = createOrderDesk(rt, () => {});
-    const a = await desk.accept({ trxid: 'HOOK-1', pid: 'PUBG-60', userId: '5123456701', meta: { shopOrder: 1 } });
-    expect(a.kind).toBe('accepted');
-    rt.batches.releaseAll(rt.owner);
-    await rt.close();
+    const { home, sb } = await homeWithOrder('HOOK-1');
     const daemon = startDaemon(cliEnv(home, sb, { TOPUP_CONSOLE: '127.0.0.1:0', TOPUP_ORDER_WEBHOOK_URL: url, TOPUP_ORDER_WEBHOOK_SECRET: SECRET }));
     const consoleUrl = (await waitFor('the console address', () => /console: open (http:\/\/[^\s]+\/) in a browser/.exec(daemon.output())?.[1], 30_000, 50)).replace(/\/$/, '');
     const c = { home, daemon, url: consoleUrl };
@@ -102,5 +107,34 @@ describe('webhooks from the real daemon', () => {
     }
     expect(await c.daemon.stop()).toBe(0);
     expect(c.daemon.output()).not.toContain(SECRET);
+  }, 150_000);
+
+  it('a daemon killed (SIGKILL) while a post hangs posts that event again after its restart: at least once, nothing lost', async () => {
+    const r = await receiver(0, () => 'hang');
+    receivers.push(r);
+    const { home, sb } = await homeWithOrder('KILL-1');
+    const env = cliEnv(home, sb, { TOPUP_ORDER_WEBHOOK_URL: r.url, TOPUP_ORDER_WEBHOOK_SECRET: SECRET });
+    const first = startDaemon(env);
+    await waitFor('the first event in flight', () => r.received.length === 1, 30_000, 20);
+    const killedAt = Date.now();
+    await first.kill();
+    const db = openDb(join(home.jobs, 'topup.db'));
+    try {
+      // Claimed (one attempt counted), held for the timeout and a margin, nothing recorded as delivered.
+      const [e] = eventsOf(db);
+      expect(e).toMatchObject({ id: 1, delivery: 'pending', attempts: 1 });
+      expect(e!.next_attempt_at).toBeGreaterThan(killedAt);
+      r.answer = () => 200;
+      startDaemon(env);
+      await waitFor('every event delivered after the restart', () => eventsOf(db).length >= 3 && eventsOf(db).every((x) => x.delivery === 'delivered'), 90_000, 200);
+      const ids = r.received.map((x) => x.event.id);
+      // evt_1 twice (the killed post and its retry), then the others once each, in order.
+      expect(ids[0]).toBe('evt_1');
+      expect(ids[1]).toBe('evt_1');
+      expect(ids.slice(1)).toEqual(eventsOf(db).map((x) => `evt_${x.id}`));
+      expect(Date.now() - killedAt).toBeGreaterThanOrEqual(25_000);
+    } finally {
+      db.close();
+    }
   }, 150_000);
 });
