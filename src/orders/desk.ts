@@ -286,7 +286,7 @@ export class Desk implements OrderDesk {
       rt.db.transaction(() => {
         const now = rt.clock.now();
         const day = todaysApiBatch(rt, now);
-        for (const w of batch) outcomes.push(this.#store(w.p, day.id, now));
+        for (const w of batch) outcomes.push(day.cancelRequested ? notAccepting(day.id) : this.#store(w.p, day.id, now));
       }).immediate();
     } catch (err) {
       for (const w of batch) w.reject(err);
@@ -335,6 +335,14 @@ export class Desk implements OrderDesk {
       throw err;
     }
   }
+}
+
+/**
+ * An operator cancelled the day's API batch (console, `topup cancel`): its unsent orders are
+ * skipped, and so would every order appended after, so none is taken until the next day's batch.
+ */
+function notAccepting(batchId: string): AcceptOutcome {
+  return { kind: 'refused', status: 503, code: 'NOT_ACCEPTING', detail: `today's API batch ${batchId} was cancelled by an operator: no order is taken until tomorrow's batch (UTC); nothing was stored` };
 }
 
 function invalid(problems: FieldProblem[], detail?: string): AcceptOutcome {

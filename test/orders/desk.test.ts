@@ -162,6 +162,15 @@ describe('the order desk', () => {
     }
   });
 
+  it('an operator cancelling the day\'s API batch stops acceptance (503 NOT_ACCEPTING): nothing stored that would be skipped at once', async () => {
+    const { rt, desk } = await setup();
+    expect((await desk.accept({ trxid: 'C-1', pid: 'PUBG-60', userId: '5123456701' })).kind).toBe('accepted');
+    const batchId = desk.get('C-1', { codes: false })!.batchId;
+    expect(rt.batches.requestCancel(batchId)).toBe(true);
+    expect(await desk.accept({ trxid: 'C-2', pid: 'PUBG-60', userId: '5123456701' })).toMatchObject({ kind: 'refused', status: 503, code: 'NOT_ACCEPTING' });
+    expect(rt.rows.byTrxid('C-2')).toBeUndefined();
+  });
+
   it('the body hash ignores key order and `queue`, not values', () => {
     expect(bodyHash({ trxid: 'a', pid: 'x', meta: { b: 1, a: 2 } })).toBe(bodyHash({ meta: { a: 2, b: 1 }, pid: 'x', trxid: 'a', queue: true }));
     expect(bodyHash({ trxid: 'a', pid: 'x' })).not.toBe(bodyHash({ trxid: 'a', pid: 'y' }));
