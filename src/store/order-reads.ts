@@ -74,6 +74,11 @@ export class OrderReads {
     return (this.#stmt('SELECT coalesce(max(id), 0) AS n FROM order_events').get() as { n: number }).n;
   }
 
+  /** USD of the rows with a request on its way on an account (sending, resending): not in its balance yet, not unsent either. */
+  inFlightUsd(account: string): number {
+    return (this.#stmt(`SELECT coalesce(sum(expected_usd), 0) AS usd FROM rows WHERE state IN ('sending', 'resending') AND account = ?`).get(account) as { usd: number }).usd;
+  }
+
   /**
    * USD of orders placed on an account since `since` (their first send): a balance read before
    * them does not show them spent yet (rows_placed index). Refunds are not subtracted: the figure
