@@ -215,7 +215,7 @@ async function main(): Promise<void> {
 
   let api: ApiReport | undefined;
   if (a.parts.has('api')) {
-    api = await measureApi({ orders: a.apiOrders, concurrency: 32, wireOrders: 100, spacingMs: 400, fileRuns: 5, replays: 200 });
+    api = await measureApi({ orders: a.apiOrders, ratePerSec: 500, concurrency: 32, wireOrders: 100, spacingMs: 400, fileRuns: 5, replays: 200 });
   }
 
   // ---- figures, targets, table -------------------------------------------------------------
