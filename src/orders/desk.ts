@@ -47,8 +47,12 @@ import type { AcceptOutcome, FeedPage, FieldProblem, OrderDesk, OrderEvent, Orde
 const BALANCE_MAX_AGE_MS = 10_000;
 /** Past this age a balance that cannot be read again is not trusted: orders are refused (503). */
 const BALANCE_STALE_MS = 300_000;
-/** The catalogs and routing loads an order is placed with are rebuilt this often at most. */
-const PLACER_MAX_AGE_MS = 5_000;
+/**
+ * The catalogs and routing loads an order is placed with are rebuilt this often at most. With
+ * several accounts a rebuild reads every account's balance (routing preferences): calls taken from
+ * the orders' rate budget, so not often.
+ */
+const PLACER_MAX_AGE_MS = 30_000;
 const META_MAX_BYTES = 4_096;
 
 type Prepared = { input: OrderInput; hash: string; row: NewRow & { request: NonNullable<NewRow['request']> }; callbackUrl: string | null };
