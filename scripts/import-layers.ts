@@ -22,9 +22,9 @@ export const LAYERS: readonly { name: string; paths: readonly string[]; what: st
   { name: 'kernel', paths: ['kernel/', 'config/'], what: 'time, randomness, errors, logging, money rounding, crash points, settings' },
   { name: 'base', paths: ['store/', 'api/', 'intake/', 'sandbox/'], what: 'the SQLite store and its state tables, the API client and its schemas, reading order files, the sandbox supplier' },
   { name: 'home', paths: ['account/', 'runtime.ts'], what: 'one supplier account (client, rate gate, pauses, live catalog, funds) and the runtime that opens the home' },
-  { name: 'domain', paths: ['claim/', 'dispatch/', 'poll/', 'outbox/'], what: 'what happens to a batch: claimed and loaded, sent, followed, written out' },
-  { name: 'app', paths: ['engine/', 'ops/', 'notify/', 'reports/'], what: 'the engine and its stages, operator actions, notifications, scheduled reports' },
-  { name: 'faces', paths: ['commands/', 'console/', 'metrics/'], what: 'the CLI commands, the web console, /metrics' },
+  { name: 'domain', paths: ['claim/', 'dispatch/', 'poll/', 'outbox/', 'orders/'], what: 'what happens to a batch: claimed and loaded, sent, followed, written out; API orders accepted into the day\'s batch' },
+  { name: 'app', paths: ['engine/', 'ops/', 'notify/', 'reports/', 'webhooks/'], what: 'the engine and its stages, operator actions, notifications, scheduled reports, order webhooks' },
+  { name: 'faces', paths: ['commands/', 'console/', 'metrics/', 'orderapi/'], what: 'the CLI commands, the web console, /metrics, the order API' },
   { name: 'entry', paths: ['cli.ts', 'daemon.ts'], what: 'the programs: topup and its daemon' },
 ];
 

@@ -28,6 +28,7 @@ import { FundingStage } from './stages/funding.js';
 import { DispatchStage } from './stages/dispatch.js';
 import { PollingStage } from './stages/polling.js';
 import { FinishingStage } from './stages/finishing.js';
+import { apiBatchOpenForOrders } from '../orders/api-batch.js';
 
 export type { RunnerEventMap, RunnerEvents, RunnerSnapshot, RunnerView } from './events.js';
 
@@ -192,7 +193,11 @@ export class Runner extends EventEmitter<RunnerEventMap> implements RunnerView {
    */
   #idle(): boolean {
     const rt = this.#rt;
-    const left = this.#opts.onlyBatch ? rt.batches.get(this.#opts.onlyBatch)?.finishedAt === null : rt.batches.unfinished().length > 0;
+    const now = this.#clock.now();
+    // The order API's batch of a day with no order live is not work left: it only waits for orders.
+    const left = this.#opts.onlyBatch
+      ? rt.batches.get(this.#opts.onlyBatch)?.finishedAt === null
+      : rt.batches.unfinished().some((b) => !apiBatchOpenForOrders(b, now) || rt.rows.hasLive(b.id));
     return this.#finishing.unfinished === 0 && !left && this.#intake.queued === 0 && this.#dispatch.inFlight === 0 && !this.#polling.busy;
   }
 

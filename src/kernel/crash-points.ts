@@ -11,6 +11,8 @@ export type CrashPoint =
   | 'claimed'
   /** A chunk of a big file's rows is committed; the batch is still `claimed` (not opened). */
   | 'rows-chunk-stored'
+  /** An API order's acceptance is committed (orders/desk.ts); its 202 is not written yet. */
+  | 'order-accepted'
   /** The `sending` intent is committed; the request has not left. */
   | 'intent-committed'
   /** The API answered (the order exists if it was created); nothing of the answer is stored yet. */

@@ -1,10 +1,366 @@
 /**
- * The order desk: accepts API orders into the day's API batch, reads them back, and lists their
- * changes. (Being written by the lead: this placeholder only fixes the constructor's signature.)
+ * The order desk: one API order in, durably, in milliseconds; and orders read back.
+ *
+ * Accepting an order (POST /api/v1/orders):
+ *  1. its trxid is looked up (any letter case): an API order with the same body is answered as
+ *     itself (200), any other holder is a conflict (409) — nothing is validated or stored again;
+ *  2. it is validated exactly as a file row is (intake/validate.ts through claim/row-verdict.ts,
+ *     against every account's live catalog, placed on an account by claim/placement.ts);
+ *  3. the balance must cover it, beside everything already promised (below), unless the request
+ *     says `queue: true` (then it waits for a top-up like a file does);
+ *  4. it is stored `pending` as the next row of the day's API batch (orders/api-batch.ts), with
+ *     its trxid and exact request body, in a transaction that commits (synchronous=FULL) before
+ *     the answer: the 202 means the order is on disk. Concurrent acceptances share one transaction
+ *     (a group commit: one fsync for every order that arrived meanwhile); each is judged in turn
+ *     inside it, so two requests with one trxid cannot both be stored (and the unique index would
+ *     refuse the second anyway).
+ *  5. the runner is woken: the order goes through the same rate gate, sender and poller as any
+ *     row, with no inbox settle time and no file steps.
+ *
+ * Money safety is the rows': the trxid is stored before anything is sent (the sender commits the
+ * `sending` intent as for any row), and a crash after the commit leaves a pending row that the
+ * next daemon sends once. A crash before it leaves nothing: the shop got no 202 and resends.
+ *
+ * The balance check at acceptance uses the balance read at most BALANCE_MAX_AGE_MS ago, less the
+ * orders placed since that read, the rows in flight, and the unsent rows of every batch holding
+ * money (as account/funds.ts sets them aside). An order it lets through that the supplier then
+ * refuses for balance is not charged: it waits for a top-up like any row (status `accepted`).
  */
+import { createHash } from 'node:crypto';
+import { coerceError } from '../kernel/errors.js';
+import { crashPoint } from '../kernel/crash-points.js';
+import { Priority } from '../api/client.js';
+import { roundCents } from '../kernel/money.js';
 import type { Runtime } from '../runtime.js';
-import type { OrderDesk } from './types.js';
+import { mapHeader } from '../intake/columns.js';
+import { createRowValidator } from '../intake/validate.js';
+import { judgeRow } from '../claim/row-verdict.js';
+import { openPlacer, readCatalogs, type Placer } from '../claim/placement.js';
+import { OrderReads, type ApiRow } from '../store/order-reads.js';
+import type { NewRow } from '../store/row-record.js';
+import { originOf } from '../config/order-api-settings.js';
+import { apiColumns, todaysApiBatch } from './api-batch.js';
+import { orderEvent, orderView } from './view.js';
+import type { AcceptOutcome, FeedPage, FieldProblem, OrderDesk, OrderEvent, OrderInput, OrderView } from './types.js';
 
-export function createOrderDesk(_rt: Runtime, _wake: () => void): OrderDesk {
-  throw new Error('createOrderDesk: not built yet');
+/** A balance read this recently is used as it is (minus what was spent since). */
+const BALANCE_MAX_AGE_MS = 10_000;
+/** Past this age a balance that cannot be read again is not trusted: orders are refused (503). */
+const BALANCE_STALE_MS = 300_000;
+/** The catalogs and routing loads an order is placed with are rebuilt this often at most. */
+const PLACER_MAX_AGE_MS = 5_000;
+const META_MAX_BYTES = 4_096;
+
+type Prepared = { input: OrderInput; hash: string; row: NewRow & { request: NonNullable<NewRow['request']> }; callbackUrl: string | null };
+type Waiter = { p: Prepared; resolve: (o: AcceptOutcome) => void; reject: (e: unknown) => void };
+
+/** The body's identity: every field but `queue` (how to wait, not what to buy), keys sorted, absent fields left out. */
+export function bodyHash(order: OrderInput): string {
+  const input = order as unknown as Record<string, unknown>;
+  const keys = Object.keys(input).filter((k) => k !== 'queue' && input[k] !== undefined).sort();
+  const canon = (v: unknown): unknown =>
+    v !== null && typeof v === 'object' && !Array.isArray(v)
+      ? Object.fromEntries(Object.keys(v).sort().map((k) => [k, canon((v as Record<string, unknown>)[k])]))
+      : Array.isArray(v) ? v.map(canon) : v;
+  const body = Object.fromEntries(keys.map((k) => [k, canon(input[k])]));
+  return createHash('sha256').update(JSON.stringify(body)).digest('hex');
+}
+
+export class Desk implements OrderDesk {
+  readonly #rt: Runtime;
+  readonly #wake: () => void;
+  readonly #reads: OrderReads;
+  readonly #columns: readonly string[];
+  /** The placer (every account's catalog and routing loads), rebuilt at most every PLACER_MAX_AGE_MS: building it reads balances. */
+  #placer: { at: number; p: Promise<Placer> } | null = null;
+  /** Per account, the last balance read and when (wall ms); one read in flight at a time. */
+  readonly #balances = new Map<string, { usd: number; at: number }>();
+  readonly #reading = new Map<string, Promise<void>>();
+  /** Acceptances waiting for the next group commit. */
+  #queue: Waiter[] = [];
+  #flushing = false;
+
+  constructor(rt: Runtime, wake: () => void) {
+    this.#rt = rt;
+    this.#wake = wake;
+    this.#reads = new OrderReads(rt.db);
+    this.#columns = apiColumns(rt);
+  }
+
+  async accept(input: OrderInput): Promise<AcceptOutcome> {
+    const hash = bodyHash(input);
+    const known = this.#known(input.trxid, hash);
+    if (known) return known;
+    const callback = this.#callback(input);
+    if (typeof callback !== 'string' && callback !== null) return callback;
+    const prepared = await this.#prepare(input, hash, callback);
+    if ('kind' in prepared) return prepared;
+    if (input.queue !== true) {
+      const short = await this.#readBalance(prepared.row.account ?? this.#rt.account.id);
+      if (short) return short;
+    }
+    return new Promise<AcceptOutcome>((resolve, reject) => {
+      this.#queue.push({ p: prepared, resolve, reject });
+      if (!this.#flushing) {
+        this.#flushing = true;
+        setImmediate(() => this.#flush());
+      }
+    });
+  }
+
+  get(trxid: string, opts: { codes: boolean }): OrderView | undefined {
+    const o = this.#reads.byTrxid(trxid);
+    return o ? orderView(o, this.#columns, { codes: opts.codes, history: this.#reads.history(o.row.batchId, o.row.idx) }) : undefined;
+  }
+
+  feed(since: string | undefined, limit: number, opts: { codes: boolean }): FeedPage {
+    const after = since === undefined ? 0 : cursorId(since);
+    const events = this.#reads.after(after, limit);
+    const out: OrderEvent[] = [];
+    for (const e of events) {
+      const o = this.#reads.byKey(e.batchId, e.idx);
+      if (o) out.push(orderEvent(e, o, this.#columns, opts));
+    }
+    return { events: out, next: `evt_${events.at(-1)?.id ?? after}` };
+  }
+
+  event(id: number, opts: { codes: boolean }): OrderEvent | undefined {
+    const e = this.#reads.event(id);
+    const o = e && this.#reads.byKey(e.batchId, e.idx);
+    return e && o ? orderEvent(e, o, this.#columns, opts) : undefined;
+  }
+
+  /** An order already holding this trxid: the same body is that order (200); anything else a conflict. */
+  #known(trxid: string, hash: string): AcceptOutcome | undefined {
+    const api = this.#reads.byTrxid(trxid);
+    if (api) return this.#answerKnown(api, hash);
+    const other = this.#rt.rows.byTrxid(trxid);
+    if (other) {
+      return { kind: 'refused', status: 409, code: 'TRXID_USED', detail: `trxid ${trxid} was already used by batch ${other.batchId} (a file's row, or a row that moved to another account); a new purchase needs a new trxid` };
+    }
+    return undefined;
+  }
+
+  #answerKnown(api: ApiRow, hash: string): AcceptOutcome {
+    const order = orderView(api, this.#columns, { codes: false, history: this.#reads.history(api.row.batchId, api.row.idx) });
+    if (api.apiBodyHash === hash) return { kind: 'same', order };
+    return { kind: 'refused', status: 409, code: 'TRXID_CONFLICT', detail: `trxid ${order.trxid} is already an order with a different body (accepted ${order.createdAt}, now ${order.status}); a new purchase needs a new trxid`, extra: { order } };
+  }
+
+  #callback(input: OrderInput): string | null | AcceptOutcome {
+    if (input.callbackUrl === undefined) return null;
+    const allow = this.#rt.config.orderApi.webhook.allow;
+    let origin: string;
+    try {
+      origin = originOf(input.callbackUrl, 'callbackUrl');
+    } catch (err) {
+      return { kind: 'refused', status: 422, code: 'INVALID_ORDER', detail: coerceError(err).message, problems: [{ field: 'callbackUrl', reason: 'not an http(s) URL' }] };
+    }
+    if (!allow.includes(origin)) {
+      return { kind: 'refused', status: 422, code: 'CALLBACK_NOT_ALLOWED', detail: `callbackUrl ${origin} is not among the origins TOPUP_ORDER_WEBHOOK_ALLOW names${allow.length === 0 ? ' (none: per-order callbacks are off)' : ''}`, problems: [{ field: 'callbackUrl', reason: 'origin not allowed' }] };
+    }
+    return input.callbackUrl;
+  }
+
+  async #placerNow(): Promise<Placer> {
+    const now = this.#rt.clock.now();
+    if (!this.#placer || now - this.#placer.at > PLACER_MAX_AGE_MS) {
+      const p = readCatalogs(this.#rt).then((c) => openPlacer(this.#rt, c, this.#columns));
+      this.#placer = { at: now, p };
+      p.catch(() => {
+        if (this.#placer?.p === p) this.#placer = null;
+      });
+    }
+    return this.#placer.p;
+  }
+
+  /** The order as a row of the day's batch, validated as a file row is; or why it cannot be. */
+  async #prepare(input: OrderInput, hash: string, callbackUrl: string | null): Promise<Prepared | AcceptOutcome> {
+    const rt = this.#rt;
+    const problems: FieldProblem[] = [];
+    let metaText = '';
+    if (input.meta !== undefined) {
+      metaText = JSON.stringify(input.meta);
+      if (Buffer.byteLength(metaText) > META_MAX_BYTES) problems.push({ field: 'meta', reason: `larger than ${META_MAX_BYTES} bytes as JSON` });
+    }
+    if (input.account !== undefined && rt.accounts.length === 1 && input.account !== rt.account.id) {
+      problems.push({ field: 'account', reason: `this home has one supplier account (${rt.account.id})` });
+    }
+    if (problems.length > 0) return invalid(problems);
+    let placer: Placer;
+    try {
+      placer = await this.#placerNow();
+    } catch (err) {
+      return { kind: 'refused', status: 503, code: 'CATALOG_UNAVAILABLE', detail: `cannot read the catalog: ${coerceError(err).message}; nothing was stored, send the order again later` };
+    }
+    const value: Record<string, string> = {
+      trxid: input.trxid, pid: input.pid ?? '', slug: input.slug ?? '', pack: input.pack ?? '',
+      userId: input.userId ?? '', zoneId: input.zoneId ?? '', serverId: input.serverId ?? '', region: input.region ?? '', moreId: input.moreId ?? '',
+      quantity: input.quantity === undefined ? '' : String(input.quantity), maxPriceUsd: input.maxPriceUsd === undefined ? '' : String(input.maxPriceUsd),
+      account: input.account ?? '', meta: metaText,
+    };
+    const cells = this.#columns.map((c) => value[c] ?? '');
+    const validator = createRowValidator(mapHeader([...this.#columns]), placer.index);
+    const verdict = judgeRow({ index: 0, line: 2, cells }, { validator, trxidSeed: null, usedBy: (t) => rt.rows.byTrxid(t) });
+    if (!verdict.ok) return invalid(verdict.problems.map((p) => ({ field: fieldOf(p.column), reason: p.reason })), verdict.error);
+    const fileProblems = validator.fileProblems();
+    if (fileProblems.length > 0) return invalid(fileProblems.map((p) => ({ field: 'order', reason: p.message })));
+    const placed = placer.place(verdict.order, cells, input.pid !== undefined && input.pid.trim() !== '');
+    if (!placed.ok) return invalid([{ field: input.account !== undefined ? 'account' : input.pid !== undefined ? 'pid' : 'pack', reason: placed.error }], placed.error);
+    const o = placed.order;
+    return {
+      input,
+      hash,
+      callbackUrl,
+      row: {
+        idx: 0,
+        line: 0,
+        cells,
+        request: { ...o.request, trxid: verdict.trxid! },
+        error: null,
+        productId: o.request.pid,
+        slug: o.slug,
+        packName: o.packName,
+        quantity: o.quantity,
+        unitPriceUsd: o.unitPriceUsd,
+        expectedUsd: o.amountUsd,
+        maxPriceUsd: o.maxPriceUsd ?? null,
+        account: placed.account,
+        pinned: placed.pinned === true,
+      },
+    };
+  }
+
+  /** Reads the account's balance if the last reading is too old; a 503 if it cannot be had. */
+  async #readBalance(account: string): Promise<AcceptOutcome | undefined> {
+    const rt = this.#rt;
+    const now = rt.clock.now();
+    const last = this.#balances.get(account);
+    if (last && now - last.at <= BALANCE_MAX_AGE_MS) return undefined;
+    let reading = this.#reading.get(account);
+    if (!reading) {
+      reading = (async () => {
+        const at = rt.clock.now();
+        const { balanceUsd } = await rt.accountOf(account).client.balance({ priority: Priority.lookup });
+        this.#balances.set(account, { usd: balanceUsd, at });
+      })().finally(() => this.#reading.delete(account));
+      this.#reading.set(account, reading);
+    }
+    try {
+      await reading;
+    } catch (err) {
+      const kept = this.#balances.get(account);
+      if (!kept || rt.clock.now() - kept.at > BALANCE_STALE_MS) {
+        return { kind: 'refused', status: 503, code: 'BALANCE_UNAVAILABLE', detail: `cannot read the balance of account ${account}: ${coerceError(err).message}; nothing was stored (send it again later, or with "queue": true to let it wait)` };
+      }
+    }
+    return undefined;
+  }
+
+  /**
+   * USD the account can still promise: its balance as last read, less what was placed since that
+   * read, the rows in flight on it, and the unsent rows of every batch holding money (as the funds
+   * gate sets them aside), the day's API batch always included. Inside the acceptance transaction.
+   */
+  #available(account: string): number | undefined {
+    const rt = this.#rt;
+    const b = this.#balances.get(account);
+    if (!b) return undefined;
+    const inFlight = rt.db.prepare(`SELECT coalesce(sum(expected_usd), 0) AS usd FROM rows WHERE state IN ('sending', 'resending') AND account = ?`).get(account) as { usd: number };
+    let promised = 0;
+    for (const batch of rt.batches.unfinished()) {
+      if (batch.state !== 'open' || batch.cancelRequested) continue;
+      if (batch.apiDay === null && batch.waitReason === 'balance') continue;
+      promised += rt.accounts.length === 1 ? rt.rows.unsentTotal(batch.id) : (rt.rows.unsentByAccount(batch.id).get(account) ?? 0);
+    }
+    return roundCents(b.usd - this.#reads.placedSince(account, b.at) - inFlight.usd - promised);
+  }
+
+  /** One transaction for every acceptance waiting: each judged in turn, then one commit. */
+  #flush(): void {
+    const batch = this.#queue;
+    this.#queue = [];
+    const rt = this.#rt;
+    const outcomes: AcceptOutcome[] = [];
+    try {
+      rt.db.transaction(() => {
+        const now = rt.clock.now();
+        const day = todaysApiBatch(rt, now);
+        for (const w of batch) outcomes.push(day.cancelRequested ? notAccepting(day.id) : this.#store(w.p, day.id, now));
+      }).immediate();
+    } catch (err) {
+      for (const w of batch) w.reject(err);
+      this.#next();
+      return;
+    }
+    crashPoint('order-accepted');
+    for (let i = 0; i < batch.length; i++) batch[i]!.resolve(outcomes[i]!);
+    if (outcomes.some((o) => o.kind === 'accepted')) this.#wake();
+    this.#next();
+  }
+
+  #next(): void {
+    if (this.#queue.length > 0) setImmediate(() => this.#flush());
+    else this.#flushing = false;
+  }
+
+  /** One order inside the group's transaction (a savepoint: a refusal undoes only its own writes). */
+  #store(p: Prepared, batchId: string, now: number): AcceptOutcome {
+    const rt = this.#rt;
+    const known = this.#known(p.input.trxid, p.hash);
+    if (known) return known;
+    const account = p.row.account ?? rt.account.id;
+    if (p.input.queue !== true) {
+      const available = this.#available(account);
+      const need = p.row.expectedUsd ?? 0;
+      if (available === undefined || need > available + 1e-9) {
+        const have = Math.max(available ?? 0, 0);
+        return {
+          kind: 'refused',
+          status: 402,
+          code: 'INSUFFICIENT_BALANCE',
+          detail: `the balance${rt.accounts.length > 1 ? ` of account ${account}` : ''} does not cover this order beside what is already promised: needs ${need} USD, ${have} USD available; top up, or send it with "queue": true to let it wait`,
+          extra: { needUsd: need, availableUsd: have, account },
+        };
+      }
+    }
+    try {
+      const idx = rt.db.transaction(() => rt.rows.insertApiOrder(batchId, { ...p.row, apiBodyHash: p.hash, callbackUrl: p.callbackUrl }, now))();
+      const o = this.#reads.byKey(batchId, idx)!;
+      return { kind: 'accepted', order: orderView(o, this.#columns, { codes: false, history: this.#reads.history(batchId, idx) }) };
+    } catch (err) {
+      // The unique index or the trxid triggers: another order took the trxid meanwhile.
+      const again = this.#known(p.input.trxid, p.hash);
+      if (again) return again;
+      throw err;
+    }
+  }
+}
+
+/**
+ * An operator cancelled the day's API batch (console, `topup cancel`): its unsent orders are
+ * skipped, and so would every order appended after, so none is taken until the next day's batch.
+ */
+function notAccepting(batchId: string): AcceptOutcome {
+  return { kind: 'refused', status: 503, code: 'NOT_ACCEPTING', detail: `today's API batch ${batchId} was cancelled by an operator: no order is taken until tomorrow's batch (UTC); nothing was stored` };
+}
+
+function invalid(problems: FieldProblem[], detail?: string): AcceptOutcome {
+  return { kind: 'refused', status: 422, code: 'INVALID_ORDER', detail: detail ?? problems.map((p) => `${p.field}: ${p.reason}`).join('; '), problems };
+}
+
+/** A problem's column (the API batch's column names are the API's field names) as a JSON field. */
+function fieldOf(column: string): string {
+  return column === 'row' ? 'order' : column;
+}
+
+/** `evt_<n>` → n; a malformed cursor throws a RangeError (a 400). */
+export function cursorId(cursor: string): number {
+  const m = /^evt_(\d{1,15})$/.exec(cursor.trim());
+  if (!m) throw new RangeError(`"${cursor.slice(0, 40)}" is not a cursor (evt_<number>, as "next" gave it)`);
+  return Number(m[1]);
+}
+
+export function createOrderDesk(rt: Runtime, wake: () => void): OrderDesk {
+  return new Desk(rt, wake);
 }

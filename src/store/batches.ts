@@ -57,6 +57,8 @@ export interface Batch {
   finishedAt: number | null;
   /** 1 for the first result; each reopening (a review row resolved later) writes the next version. */
   resultVersion: number;
+  /** The order API's batch of this UTC day (YYYY-MM-DD), or null for a file's batch (orders/api-batch.ts). */
+  apiDay: string | null;
 }
 
 interface BatchRow {
@@ -87,6 +89,7 @@ interface BatchRow {
   started_at: number | null;
   finished_at: number | null;
   result_version: number;
+  api_day: string | null;
 }
 
 function toBatch(r: BatchRow): Batch {
@@ -118,6 +121,7 @@ function toBatch(r: BatchRow): Batch {
     startedAt: r.started_at,
     finishedAt: r.finished_at,
     resultVersion: r.result_version,
+    apiDay: r.api_day ?? null,
   };
 }
 
@@ -180,6 +184,22 @@ export class BatchStore {
       const earlier = this.retriedAs(b.retryOf!);
       throw new UsageError(`batch ${b.retryOf} was already retried as batch ${earlier}; to retry what failed again, run: topup retry ${earlier}`);
     }
+    return this.get(b.id)!;
+  }
+
+  /**
+   * The order API's batch of a UTC day, created `open` if there is none (orders/api-batch.ts). Call
+   * inside a transaction: the unique index batches_api_day makes two processes' first orders of a
+   * day share one batch. Born `claimed` and opened at once (the state table's `stored` edge): an API
+   * batch has no file to read; its rows arrive one by one and it stays open until its day is over.
+   */
+  apiBatch(day: string, make: () => NewBatch & { header: string[]; resultFile: string }): Batch {
+    const found = this.#stmt('SELECT * FROM batches WHERE api_day = ?').get(day) as BatchRow | undefined;
+    if (found) return toBatch(found);
+    const b = make();
+    this.create(b);
+    this.#stmt('UPDATE batches SET api_day = ?, result_file = ? WHERE id = ?').run(day, b.resultFile, b.id);
+    this.open(b.id, b.header);
     return this.get(b.id)!;
   }
 

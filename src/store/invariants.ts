@@ -135,4 +135,34 @@ export const INVARIANTS: readonly Invariant[] = Object.freeze([
     ],
     simulator: 'one schedule in three has two accounts (two model APIs and ledgers, faults per account, pinned rows, a shared trxid space): invariants 10–13 — each order maps to one row by account and trxid (trxids a row left included), a moved row has a new trxid and left no order behind, a row\'s order is in its own account\'s ledger, results show the account and a pinned row never moves',
   },
+  {
+    id: 'api-order-stored-before-answer',
+    rule: 'An API order is on disk, with its trxid, before the shop is told it was accepted; one trxid is one order whoever sends it how often: the same body is answered as that order, any other body (or a trxid a file row or a moved row holds, in any letter case) is refused, never stored twice.',
+    enforcedBy: 'orders/desk.ts stores it in a transaction committed (synchronous=FULL) before the 202, re-checking the trxid inside it; the unique index rows_trxid and the folded-trxid triggers (migration 11) refuse a second row whatever inserts it; rows.api_body_hash tells the same body from another',
+    tests: [
+      { file: 'test/orders/desk.test.ts', title: 'accepts an order durably (202)' },
+      { file: 'test/orders/desk.test.ts', title: 'concurrent acceptances of one trxid store one order' },
+    ],
+    simulator: 'API orders in one schedule in four (sim/): each accepted trxid one row, never bought twice, not lost by a crash after its answer',
+  },
+  {
+    id: 'api-batch-open-until-settled',
+    rule: 'An API order is stored only in the open API batch of its day, and an API batch is done only when every order in it has ended: no order is appended to a batch nobody sends from.',
+    enforcedBy: 'the triggers rows_api_insert_open and batches_api_done_settled, and the unique index batches_api_day (migration 12); the finishing stage leaves a day\'s batch open until a minute after its day (orders/api-batch.ts)',
+    tests: [
+      { file: 'test/store/api-orders.test.ts', title: 'an API order is stored only in an open API batch' },
+      { file: 'test/store/api-orders.test.ts', title: 'an API batch is done only when every order in it has ended' },
+    ],
+    simulator: 'schedules crossing midnight: every day\'s API batch ends done with one result row per order',
+  },
+  {
+    id: 'api-change-has-its-event',
+    rule: 'Every change of an API order\'s public status is recorded, in the transaction that makes it, as an event the feed lists and the webhooks deliver: no code path can change an order and forget to tell the shop.',
+    enforcedBy: 'the triggers rows_api_event_insert and rows_api_event_update (migration 12), with the mapping of orders/types.ts publicStatus',
+    tests: [
+      { file: 'test/store/api-orders.test.ts', title: 'every change of public status is an event' },
+      { file: 'test/store/api-orders.test.ts', title: 'a file row changes no event; an event is undone with its change' },
+    ],
+    simulator: 'every API order\'s events are the statuses it went through, ending with its current one',
+  },
 ]);

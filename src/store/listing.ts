@@ -17,6 +17,8 @@ import type { Batch, BatchState, BatchStore, WaitReason } from './batches.js';
 export type BatchFilter = BatchState | 'active';
 
 export interface BatchQuery {
+  /** Where the batch's orders came from: the order API (one batch per day) or a file. */
+  source?: 'api' | 'file' | undefined;
   /** Part of the batch id or of the file name (case-insensitive). */
   q?: string;
   state?: BatchFilter;
@@ -52,6 +54,9 @@ export class Listing {
     if (query.state === 'active') where.push(`finished_at IS NULL AND state IN (${batchStates(UNFINISHED_BATCH_STATES)})`);
     else if (query.state) where.push('state = @state');
     if (query.wait) where.push('wait_reason = @wait AND finished_at IS NULL');
+    // The order API's day batches, or files' batches (inbox, submit, retry, console, POST /api/v1/batches).
+    if (query.source === 'api') where.push('api_day IS NOT NULL');
+    else if (query.source === 'file') where.push('api_day IS NULL');
     const rows = this.#stmt(`SELECT id FROM batches WHERE ${where.join(' AND ')} ORDER BY seq DESC LIMIT @limit`).all({
       before: query.beforeSeq ?? Number.MAX_SAFE_INTEGER, q: query.q ?? '', state: query.state ?? '', wait: query.wait ?? '', limit: query.limit + 1,
     }) as { id: string }[];

@@ -6,7 +6,7 @@
 import type { Statement } from 'better-sqlite3';
 import { placeholders, statementCache, type Db } from './db.js';
 import { emptyCounts, toRow, type Row, type RowRecord, type StateCounts } from './row-record.js';
-import { FOLLOWED_STATES, PLACED_STATES, SENDABLE_STATES, type RowState } from './row-states.js';
+import { FOLLOWED_STATES, LIVE_STATES, PLACED_STATES, SENDABLE_STATES, type RowState } from './row-states.js';
 import { ORDERING_BATCH_STATES } from './batch-states.js';
 import { IN_DOUBT_INDEX, IN_POLL_INDEX, IN_REVIEW_INDEX, IN_SEND_INDEX, batchStates, rowState, rowStates } from './state-sql.js';
 import { roundCents } from '../kernel/money.js';
@@ -94,6 +94,11 @@ export class RowReads {
     return n;
   }
 
+  /** Does the batch have a row not at its end (sent or not)? From the counters. */
+  hasLive(batchId: string): boolean {
+    return this.#count([batchId], LIVE_STATES) > 0;
+  }
+
   /** Does the batch have rows not sent yet? */
   hasPending(batchId: string): boolean {
     return this.#count([batchId], ['pending']) > 0;
@@ -171,10 +176,14 @@ export class RowReads {
     return out;
   }
 
-  /** These batch ids, oldest batch first. */
+  /**
+   * These batch ids, oldest batch first; the order API's batches before any file's: a shop's
+   * customer waits at a checkout for an order a file's thousands of rows would otherwise queue
+   * ahead of (issue 23's fast path).
+   */
   #bySeq(batchIds: readonly string[]): string[] {
     if (batchIds.length <= 1) return [...batchIds];
-    return (this.stmt(`SELECT id FROM batches WHERE id IN (${placeholders(batchIds)}) ORDER BY seq`).all(...batchIds) as { id: string }[]).map((r) => r.id);
+    return (this.stmt(`SELECT id FROM batches WHERE id IN (${placeholders(batchIds)}) ORDER BY api_day IS NULL, seq`).all(...batchIds) as { id: string }[]).map((r) => r.id);
   }
 
   /**

@@ -61,6 +61,42 @@ export class RowWrites extends RepeatReads {
     return n;
   }
 
+  /**
+   * Stores one API order (orders/desk.ts), as the next row of its day's batch, `pending`: funded and
+   * sendable once its transaction commits. Unlike insertAll, a trxid already used is NOT turned into
+   * an invalid row: it throws (the unique index or the trigger), and the desk answers with the order
+   * that holds it (the same body) or a conflict. The store's triggers (migration 12) refuse a row of
+   * a batch that is not the open API batch, and record the order's first event.
+   */
+  insertApiOrder(batchId: string, r: NewRow & { request: NonNullable<NewRow['request']>; apiBodyHash: string; callbackUrl: string | null }, now: number): number {
+    const row = this.stmt(
+      `INSERT INTO rows (batch_id, idx, line, cells_json, state, account, pinned, trxid, request_json, product_id, slug, pack_name, quantity,
+         unit_price_usd, expected_usd, max_price_usd, error, updated_at, created_at, api_body_hash, callback_url)
+       SELECT @batchId, n, n + 2, @cells, 'pending', @account, @pinned, @trxid, @request, @productId, @slug, @packName, @quantity,
+         @unitPriceUsd, @expectedUsd, @maxPriceUsd, NULL, @now, @now, @apiBodyHash, @callbackUrl
+       FROM (SELECT coalesce(max(idx), -1) + 1 AS n FROM rows WHERE batch_id = @batchId)
+       RETURNING idx`,
+    ).get({
+      batchId,
+      cells: JSON.stringify(r.cells),
+      account: r.account ?? 'default',
+      pinned: r.pinned ? 1 : 0,
+      trxid: r.request.trxid,
+      request: JSON.stringify(r.request),
+      productId: r.productId ?? null,
+      slug: r.slug ?? null,
+      packName: r.packName ?? null,
+      quantity: r.quantity ?? null,
+      unitPriceUsd: r.unitPriceUsd ?? null,
+      expectedUsd: r.expectedUsd ?? null,
+      maxPriceUsd: r.maxPriceUsd ?? null,
+      now,
+      apiBodyHash: r.apiBodyHash,
+      callbackUrl: r.callbackUrl,
+    }) as { idx: number };
+    return row.idx;
+  }
+
   /** A claimed batch loaded again (after a killed load) or refused: its rows go first. */
   deleteBatchRows(batchId: string): void {
     this.stmt('DELETE FROM rows WHERE batch_id = ?').run(batchId);

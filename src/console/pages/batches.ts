@@ -1,6 +1,6 @@
 /**
  * Batches: a page of batches, newest first, with a search (batch id, file name) and filters
- * (state, wait reason); the figures of the batches still running follow the live feed
+ * (state, source: the order API's day batches or files, wait reason); the figures of the batches still running follow the live feed
  * (live.ts, via /assets/console.js) without reloading. Keyset paging: "older" continues below
  * the last batch shown, so a home with thousands of batches costs one page of reads.
  */
@@ -21,6 +21,11 @@ const STATES: { value: BatchFilter | ''; label: string }[] = [
   { value: 'done', label: 'done' },
   { value: 'failed', label: 'failed (file refused)' },
   { value: 'duplicate', label: 'duplicate' },
+];
+const SOURCES: { value: 'api' | 'file' | ''; label: string }[] = [
+  { value: '', label: 'any' },
+  { value: 'api', label: 'order API (a batch a day)' },
+  { value: 'file', label: 'files' },
 ];
 const WAITS: { value: Exclude<WaitReason, null> | ''; label: string }[] = [
   { value: '', label: 'any' },
@@ -53,8 +58,9 @@ export function registerBatches(app: Hono<ConsoleEnv>, svc: Services): void {
     const q = (c.req.query('q') ?? '').trim().slice(0, 200);
     const state = pick(c.req.query('state'), STATES);
     const wait = pick(c.req.query('wait'), WAITS);
+    const source = pick(c.req.query('source'), SOURCES);
     const before = Number(c.req.query('before')) || undefined;
-    const { batches, more } = svc.listing.batches({ q, state, wait, beforeSeq: before, limit: PAGE });
+    const { batches, more } = svc.listing.batches({ q, state, wait, source, beforeSeq: before, limit: PAGE });
     const pause = Pauses.read(svc.rt.meta);
     const rows = batches.map((b) => {
       const f = svc.figures.get(b, pause, ctx.now);
@@ -65,13 +71,14 @@ ${figureCells(f, null)}<td>${timeTag(b.createdAt, ctx.now)}</td><td data-f="why"
     const body = html`<form method="get" action="/batches" class="filters" role="search">
   <label>Search <input type="search" name="q" value="${q}" placeholder="file name or batch id"></label>
   <label>State <select name="state">${STATES.map((s) => html`<option value="${s.value}"${s.value === (state ?? '') ? html` selected` : ''}>${s.label}</option>`)}</select></label>
+  <label>Source <select name="source">${SOURCES.map((s) => html`<option value="${s.value}"${s.value === (source ?? '') ? html` selected` : ''}>${s.label}</option>`)}</select></label>
   <label>Waiting for <select name="wait">${WAITS.map((s) => html`<option value="${s.value}"${s.value === (wait ?? '') ? html` selected` : ''}>${s.label}</option>`)}</select></label>
   <button type="submit">Show</button>
 </form>
 <p class="notice" data-new-batches hidden><a href="/batches">New batches arrived: show them</a></p>
-${batches.length === 0 ? html`<p>No batches${q || state || wait ? ' match' : ' yet'}.</p>`
+${batches.length === 0 ? html`<p>No batches${q || state || wait || source ? ' match' : ' yet'}.</p>`
   : tableWrap('Batches', html`<table data-live-list><thead><tr><th scope="col">Batch</th>${FIGURE_HEADERS}<th scope="col">Created</th><th scope="col">Why it waits</th></tr></thead><tbody>${rows}</tbody></table>`)}
-${more && last ? html`<p><a href="/batches${query({ q, state, wait, before: last.seq })}">Older batches</a></p>` : ''}`;
+${more && last ? html`<p><a href="/batches${query({ q, state, wait, source, before: last.seq })}">Older batches</a></p>` : ''}`;
     return c.html(page(ctx, 'Batches', body));
   });
 }

@@ -11,6 +11,7 @@ import type { Batch } from '../../store/batches.js';
 import { LIVE_STATES, type StateCounts } from '../../store/rows.js';
 import { finishBatch } from '../../outbox/finish.js';
 import { PartialResults } from '../../outbox/partial.js';
+import { apiBatchClosesAt, apiBatchOpenForOrders } from '../../orders/api-batch.js';
 
 const PROGRESS_EVERY_MS = 10_000;
 
@@ -36,9 +37,13 @@ export class FinishingStage implements Stage {
     for (const batch of b.open) {
       const counts = this.#e.rt.rows.counts(batch.id);
       const live = LIVE_STATES.reduce((n, st) => n + counts[st], 0);
-      if (live === 0 && this.#inFlightFor(batch.id) === 0) await this.#finish(batch);
+      // The order API's batch of a day still taking orders (orders/api-batch.ts) is not finished
+      // however many of its orders ended: more may come until its day is over. It counts as
+      // unfinished only while an order in it is live (`daemon --once` may stop between orders).
+      const openForOrders = apiBatchOpenForOrders(batch, now);
+      if (live === 0 && this.#inFlightFor(batch.id) === 0 && !openForOrders) await this.#finish(batch);
       else {
-        unfinished++;
+        if (live > 0 || this.#inFlightFor(batch.id) > 0) unfinished++;
         await this.#partials.update(this.#e.rt, batch, counts, now);
       }
       if (progress) this.#progress(batch, counts);
@@ -48,7 +53,14 @@ export class FinishingStage implements Stage {
   }
 
   nextDueAt(_now: number, b: StepBatches): number | undefined {
-    return b.open.length > 0 ? this.#lastProgress + PROGRESS_EVERY_MS : undefined;
+    if (b.open.length === 0) return undefined;
+    let due = this.#lastProgress + PROGRESS_EVERY_MS;
+    // A day's API batch may be finished once its day is over.
+    for (const batch of b.open) {
+      const closes = apiBatchClosesAt(batch);
+      if (closes !== undefined) due = Math.min(due, closes);
+    }
+    return due;
   }
 
   async #finish(b: Batch): Promise<void> {
