@@ -53,6 +53,7 @@ export const PROBLEM_CODES: readonly { code: string; status: number; meaning: st
   { code: 'INVALID_ORDER', status: 422, meaning: 'The order is not valid: errors names each field and why (unknown fields are refused too). Nothing was stored.' },
   { code: 'CALLBACK_NOT_ALLOWED', status: 422, meaning: 'callbackUrl names an origin TOPUP_ORDER_WEBHOOK_ALLOW does not list.' },
   { code: 'CATALOG_UNAVAILABLE', status: 503, meaning: 'The supplier\'s catalog cannot be read now, so the order cannot be checked. Nothing was stored: send the same order again later.' },
+  { code: 'BALANCE_UNAVAILABLE', status: 503, meaning: 'The balance cannot be read now, so the order cannot be funded. Nothing was stored: send it again later, or with queue: true to let it wait.' },
   { code: 'NOT_ACCEPTING', status: 503, meaning: 'The daemon is stopping. Nothing was stored: send the same order again later.' },
   { code: 'INTERNAL', status: 500, meaning: 'The daemon failed (its log has the details). Whether the order was stored is not known: read it (GET /orders/{trxid}) or send the same body again (the same trxid and body answer the same order).' },
 ];

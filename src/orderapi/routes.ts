@@ -59,7 +59,7 @@ export function routes(g: RouteGuards) {
         [413, `The body is larger than ${g.orderBodyMax} bytes (BODY_TOO_LARGE).`],
         [415, 'The body is not application/json (UNSUPPORTED_MEDIA_TYPE).'],
         [422, 'The order is not valid (INVALID_ORDER, CALLBACK_NOT_ALLOWED): errors names each field.'],
-        [503, 'The catalog cannot be read now (CATALOG_UNAVAILABLE) or the daemon is stopping (NOT_ACCEPTING): send the same order again later.'],
+        [503, 'The catalog or the balance cannot be read now (CATALOG_UNAVAILABLE, BALANCE_UNAVAILABLE), or no order is taken now (NOT_ACCEPTING): nothing was stored; send the same order again later.'],
       ),
       ...AUTH_PROBLEMS,
       ...ALWAYS,
