@@ -13,6 +13,7 @@ import { registerHistory } from './history.js';
 import { registerTemplate } from './template.js';
 import { registerDoctor } from './doctor.js';
 import { registerReview } from './review.js';
+import { registerToken } from './token.js';
 
 export function registerCommands(program: Command): void {
   registerDaemon(program);
@@ -29,4 +30,5 @@ export function registerCommands(program: Command): void {
   registerOrder(program);
   registerHistory(program);
   registerDoctor(program);
+  registerToken(program);
 }

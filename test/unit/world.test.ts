@@ -39,6 +39,7 @@ const ALLOWED_TIMERS: Record<string, string> = {
   'outbox/result-xlsx.ts': 'back-pressure of the workbook writer',
   'commands/cancel.ts': 'a command waiting for the daemon',
   'commands/foreground.ts': "a command's progress line",
+  'orderapi/tokens.ts': 'API tokens are secrets: node:crypto, never a source a simulator seeds',
 };
 
 describe('the engine runs on the injected clock and entropy', () => {
