@@ -63,7 +63,8 @@ export const OrderChangeSchema = z.object({ eventId: z.string(), type: EventType
 
 export const OrderViewSchema = z
   .object({
-    trxid: z.string(),
+    trxid: z.string().openapi({ description: 'Your trxid, as the order was accepted.' }),
+    sentAs: z.string().optional().openapi({ description: 'Several accounts: the trxid the order is sent under after it moved to another account (<trxid>-<account>); absent otherwise.' }),
     status: Status,
     state: z.enum(ROW_STATES).openapi({ description: 'The row\'s state (docs/state-machine.md), for diagnosis: act on status.' }),
     batchId: z.string(),
