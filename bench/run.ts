@@ -6,6 +6,8 @@
  *   npm run bench -- --quick           400 rows (about 2 minutes)
  *   npm run bench -- --rows N --scale K --seed S --parts ours,fixed,naive,intake,idle
  *   npm run bench -- --answers real-world   the sandbox answers like a real deployment
+ *   npm run bench -- --parts api       the order API's fast path beside the file path (bench/api.ts):
+ *                                      202 → wire, POST latency and accepted orders/s, repeats
  *   npm run bench -- --parts scale     cost per order as the batch grows (scale.ts): 2,000 and
  *                                      20,000 rows at 400 calls/s, wall time; --rows N adds N rows
  *                                      (e.g. 100000); --sizes A,B,C lists them; --baseline-dist
@@ -29,6 +31,7 @@ import { measureIntake } from './intake.js';
 import { measureIdle } from './idle.js';
 import { daemonFigures, naiveFigures, table, type ContenderFigures, type Setting } from './report.js';
 import { accountsTable, measureAccounts, type AccountsReport } from './accounts.js';
+import { apiTable, measureApi, type ApiReport } from './api.js';
 import { runScale, scaleReport, scaleTables, SCALE_PER_SECOND, type ScaleReport, type ScaleRun } from './scale.js';
 import type { SandboxSpec } from './sandbox.js';
 
@@ -48,6 +51,7 @@ function args(argv: string[]) {
   const parts = new Set((get('parts') ?? 'ours,fixed,naive,intake,idle').split(',').map((s) => s.trim()));
   const onlyScale = parts.size === 1 && parts.has('scale');
   const onlyAccounts = parts.size === 1 && parts.has('accounts');
+  const onlyApi = parts.size === 1 && parts.has('api');
   const sizes = get('sizes')?.split(',').map((x) => Math.floor(Number(x)));
   if (sizes?.some((x) => !(x > 0))) throw new Error('--sizes needs positive row counts, e.g. 2000,20000');
   const answers = get('answers') ?? 'spec';
@@ -70,8 +74,9 @@ function args(argv: string[]) {
     keepLogs: get('keep-logs'),
     marginMs: get('margin-ms') === undefined ? undefined : num('margin-ms', 0),
     // A scale-only run keeps its own file, so the rate-budget figures in latest.json stay.
-    out: get('out') ?? join(BENCH_DIR, 'results', onlyScale ? 'scale-latest.json' : onlyAccounts ? 'accounts-latest.json' : 'latest.json'),
-    onlyScale: onlyScale || onlyAccounts,
+    out: get('out') ?? join(BENCH_DIR, 'results', onlyScale ? 'scale-latest.json' : onlyAccounts ? 'accounts-latest.json' : onlyApi ? 'api-latest.json' : 'latest.json'),
+    onlyScale: onlyScale || onlyAccounts || onlyApi,
+    apiOrders: Math.floor(num('api-orders', quick ? 1000 : 3000)),
     accountsRows: Math.floor(num('accounts-rows', 400)),
     parts,
   };
@@ -208,6 +213,11 @@ async function main(): Promise<void> {
     accounts = await measureAccounts({ rows: a.accountsRows, scale: 10, log });
   }
 
+  let api: ApiReport | undefined;
+  if (a.parts.has('api')) {
+    api = await measureApi({ orders: a.apiOrders, ratePerSec: 500, concurrency: 32, wireOrders: 100, spacingMs: 400, fileRuns: 5, replays: 200 });
+  }
+
   // ---- figures, targets, table -------------------------------------------------------------
   const ours = contenders.ours;
   const naive = contenders.naive;
@@ -224,6 +234,10 @@ async function main(): Promise<void> {
     { target: 'idle: no measurable CPU (< 0.1% of a core)', measured: idle && `${idle.cpuSec} s / ${idle.windowSec} s`, met: idle ? idle.cpuPercentOfOneCore < 0.1 : undefined },
     { target: 'idle: RSS < 100 MB', measured: idle?.rssMaxInWindowMb, met: idle ? idle.rssMaxInWindowMb < 100 : undefined },
     { target: 'two accounts: each used to ≥ 0.95 of its ceiling (spread, cheapest)', measured: accounts && `${accounts.perAccountOfOne.spread}, ${accounts.perAccountOfOne.cheapest}`, met: accounts ? Math.min(accounts.perAccountOfOne.spread, accounts.perAccountOfOne.cheapest) >= 0.95 : undefined },
+    { target: 'order API: 202 → on the wire p99 ≤ 100 ms (gate with room)', measured: api?.toWire.p99Ms, met: api ? api.toWire.p99Ms <= 100 : undefined },
+    { target: 'order API: POST /api/v1/orders p99 ≤ 25 ms, each 202 durable', measured: api?.accept.p99Ms, met: api ? api.accept.p99Ms <= 25 : undefined },
+    { target: 'order API: ≥ 500 accepted orders/s sustained', measured: api?.accept.perSecond, met: api ? api.accept.perSecond >= 500 : undefined },
+    { target: 'order API: repeats answered as the same order, 0 bought twice', measured: api && `${api.replays.sameAnswered200}/${api.replays.same} 200, ${api.replays.otherAnswered409}/${api.replays.other} 409, ${api.replays.ledgerTwice} twice`, met: api ? api.replays.sameAnswered200 === api.replays.same && api.replays.otherAnswered409 === api.replays.other && api.replays.ledgerTwice === 0 && api.replays.rowsStored === api.replays.accepted : undefined },
     { target: 'faults per account: 0 bought twice across ledgers, every row bought', measured: accounts && `${accounts.faults.boughtTwice} twice, ${accounts.faults.final}/${accounts.faults.rows}`, met: accounts ? accounts.faults.boughtTwice === 0 && accounts.faults.final === accounts.faults.rows : undefined },
   ];
 
@@ -282,6 +296,7 @@ async function main(): Promise<void> {
     idle,
     scale,
     accounts,
+    api,
     targets,
   };
   mkdirSync(join(a.out, '..'), { recursive: true });
@@ -303,6 +318,7 @@ async function main(): Promise<void> {
     a.onlyScale ? '' : targetTable,
     '',
     accounts ? accountsTable(accounts) : '',
+    api ? apiTable(api) : '',
     '',
     scale ? `Scale: the real daemon, API ${SCALE_PER_SECOND}/1s (+ a minute window that does not bind), margin ${scale.marginMs} ms, wall time; load average = 1-minute figure of this 2-core machine.\n\n${scaleTables(scale)}` : '',
     '',

@@ -14,6 +14,7 @@ import { registerTemplate } from './template.js';
 import { registerDoctor } from './doctor.js';
 import { registerReview } from './review.js';
 import { registerWebhooks } from './webhooks.js';
+import { registerToken } from './token.js';
 
 export function registerCommands(program: Command): void {
   registerDaemon(program);
@@ -31,4 +32,5 @@ export function registerCommands(program: Command): void {
   registerHistory(program);
   registerDoctor(program);
   registerWebhooks(program);
+  registerToken(program);
 }

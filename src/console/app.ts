@@ -6,6 +6,16 @@
  * GET or HEAD is refused, except logging in and out), the form read once (a body that cannot be
  * read is a 400), and the CSRF check on every POST. A refused request is always a 4xx: a 500 means
  * the console itself failed.
+ *
+ * The order API (/api/v1, src/orderapi/) is mounted first, before all of these: a shop sends a
+ * bearer token, not a session cookie, so the session gate, read-only mode (a console switch, not
+ * the API's), the form parser and the CSRF check (which guards cookies) are not its guards; its
+ * own are (token and scopes, body limits, security headers, problem+json errors). The host check
+ * does not apply to it either: DNS rebinding lets a page elsewhere use what the victim's browser
+ * is already trusted with (a loopback console that needs no login), and the API trusts nothing
+ * a browser sends by itself, only an Authorization header the attacker's page cannot know; while
+ * a shop's own reverse proxy (TLS in front of a loopback daemon, passing its public Host name)
+ * must reach the API without opening the console's pages, which keep answering 421 to that Host.
  */
 import { Hono } from 'hono';
 import { HTTPException } from 'hono/http-exception';
@@ -46,9 +56,11 @@ const STATUS: Partial<Record<string, 400 | 404>> = {
   [ErrorCode.InputFile]: 400,
 };
 
-export function createConsoleApp(svc: Services, metrics: Metrics): Hono<ConsoleEnv> {
+export function createConsoleApp(svc: Services, metrics: Metrics, orderApi?: Hono<any>): Hono<ConsoleEnv> {
   const app = new Hono<ConsoleEnv>();
   const { settings, sessions } = svc;
+  // Before every console guard (see the top): everything under /api/v1 is answered by the API.
+  if (orderApi) app.route('/api/v1', orderApi);
 
   app.onError((err, c) => {
     if (err instanceof HTTPException) return err.getResponse();

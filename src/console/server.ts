@@ -24,6 +24,9 @@ import { Uploads } from './uploads.js';
 import { Sessions } from './auth.js';
 import { createConsoleApp } from './app.js';
 import type { ConsoleDeps, Services } from './services.js';
+import { createOrderDesk } from '../orders/desk.js';
+import { createOrderApi } from '../orderapi/api.js';
+import { TokenStore } from '../orderapi/tokens.js';
 
 export interface RunningConsole {
   url: string;
@@ -59,7 +62,16 @@ export async function startConsole(deps: ConsoleDeps): Promise<RunningConsole | 
     sessions: new Sessions(rt.meta, settings),
   };
   const metrics = new Metrics({ rt, runner, notifier, listing, balance: () => balance.latest() });
-  const app = createConsoleApp(svc, metrics);
+  // The order API on the console's listener: accepted orders wake the runner at once (no inbox wait).
+  const orderApi = createOrderApi({
+    rt,
+    desk: createOrderDesk(rt, () => runner.wake()),
+    tokens: new TokenStore(rt.db, rt.clock, rt.config.orderApi.token),
+    wake: () => runner.wake(),
+    stopping: () => runner.snapshot({ batches: false }).stopping,
+    batchBodyMax: settings.uploadMaxBytes,
+  });
+  const app = createConsoleApp(svc, metrics, orderApi);
   const server = createAdaptorServer({ fetch: app.fetch, overrideGlobalObjects: false }) as Server;
   const listening = await new Promise<AddressInfo | Error>((resolve) => {
     server.once('error', resolve);
@@ -93,7 +105,7 @@ export async function startConsole(deps: ConsoleDeps): Promise<RunningConsole | 
   const url = urlOf(settings.host, listening.port);
   log.info(
     { console: url, readOnly: settings.readOnly, token: settings.token !== null },
-    `console: open ${url} in a browser${settings.token ? ' (log in with TOPUP_CONSOLE_TOKEN)' : ''}; metrics at ${url}metrics`,
+    `console: open ${url} in a browser${settings.token ? ' (log in with TOPUP_CONSOLE_TOKEN)' : ''}; metrics at ${url}metrics; order API at ${url}api/v1/ (docs: ${url}api/v1/docs)`,
   );
   return {
     url,

@@ -47,8 +47,12 @@ import type { AcceptOutcome, FeedPage, FieldProblem, OrderDesk, OrderEvent, Orde
 const BALANCE_MAX_AGE_MS = 10_000;
 /** Past this age a balance that cannot be read again is not trusted: orders are refused (503). */
 const BALANCE_STALE_MS = 300_000;
-/** The catalogs and routing loads an order is placed with are rebuilt this often at most. */
-const PLACER_MAX_AGE_MS = 5_000;
+/**
+ * The catalogs and routing loads an order is placed with are rebuilt this often at most. With
+ * several accounts a rebuild reads every account's balance (routing preferences): calls taken from
+ * the orders' rate budget, so not often.
+ */
+const PLACER_MAX_AGE_MS = 30_000;
 const META_MAX_BYTES = 4_096;
 
 type Prepared = { input: OrderInput; hash: string; row: NewRow & { request: NonNullable<NewRow['request']> }; callbackUrl: string | null };
@@ -258,22 +262,28 @@ export class Desk implements OrderDesk {
   }
 
   /**
-   * USD the account can still promise: its balance as last read, less what was placed since that
-   * read, the rows in flight on it, and the unsent rows of every batch holding money (as the funds
-   * gate sets them aside), the day's API batch always included. Inside the acceptance transaction.
+   * USD each account can still promise, as of the group's transaction: its balance as last read,
+   * less what was placed since that read, the rows in flight on it, and the unsent rows of every
+   * batch holding money (as the funds gate sets them aside), the day's API batch always included.
+   * Read once per group commit (the group's own acceptances are added as they are judged): a read of
+   * every unfinished batch per order cost more than the order's own insert.
    */
-  #available(account: string): number | undefined {
+  #promisable(): (account: string) => number | undefined {
     const rt = this.#rt;
-    const b = this.#balances.get(account);
-    if (!b) return undefined;
-    const inFlight = rt.db.prepare(`SELECT coalesce(sum(expected_usd), 0) AS usd FROM rows WHERE state IN ('sending', 'resending') AND account = ?`).get(account) as { usd: number };
-    let promised = 0;
-    for (const batch of rt.batches.unfinished()) {
-      if (batch.state !== 'open' || batch.cancelRequested) continue;
-      if (batch.apiDay === null && batch.waitReason === 'balance') continue;
-      promised += rt.accounts.length === 1 ? rt.rows.unsentTotal(batch.id) : (rt.rows.unsentByAccount(batch.id).get(account) ?? 0);
-    }
-    return roundCents(b.usd - this.#reads.placedSince(account, b.at) - inFlight.usd - promised);
+    const holding = rt.batches.unfinished().filter((b) => b.state === 'open' && !b.cancelRequested && (b.apiDay !== null || b.waitReason !== 'balance'));
+    const memo = new Map<string, number | undefined>();
+    return (account) => {
+      if (memo.has(account)) return memo.get(account);
+      const b = this.#balances.get(account);
+      let v: number | undefined;
+      if (b) {
+        let promised = 0;
+        for (const batch of holding) promised += rt.accounts.length === 1 ? rt.rows.unsentTotal(batch.id) : (rt.rows.unsentByAccount(batch.id).get(account) ?? 0);
+        v = roundCents(b.usd - this.#reads.placedSince(account, b.at) - this.#reads.inFlightUsd(account) - promised);
+      }
+      memo.set(account, v);
+      return v;
+    };
   }
 
   /** One transaction for every acceptance waiting: each judged in turn, then one commit. */
@@ -286,7 +296,12 @@ export class Desk implements OrderDesk {
       rt.db.transaction(() => {
         const now = rt.clock.now();
         const day = todaysApiBatch(rt, now);
-        for (const w of batch) outcomes.push(this.#store(w.p, day.id, now));
+        const promisable = this.#promisable();
+        const taken = new Map<string, number>();
+        for (const w of batch) outcomes.push(day.cancelRequested ? notAccepting(day.id) : this.#store(w.p, day.id, now, (a) => {
+          const v = promisable(a);
+          return v === undefined ? undefined : v - (taken.get(a) ?? 0);
+        }, (a, usd) => taken.set(a, (taken.get(a) ?? 0) + usd)));
       }).immediate();
     } catch (err) {
       for (const w of batch) w.reject(err);
@@ -305,16 +320,16 @@ export class Desk implements OrderDesk {
   }
 
   /** One order inside the group's transaction (a savepoint: a refusal undoes only its own writes). */
-  #store(p: Prepared, batchId: string, now: number): AcceptOutcome {
+  #store(p: Prepared, batchId: string, now: number, available: (account: string) => number | undefined, took: (account: string, usd: number) => void): AcceptOutcome {
     const rt = this.#rt;
     const known = this.#known(p.input.trxid, p.hash);
     if (known) return known;
     const account = p.row.account ?? rt.account.id;
     if (p.input.queue !== true) {
-      const available = this.#available(account);
+      const left = available(account);
       const need = p.row.expectedUsd ?? 0;
-      if (available === undefined || need > available + 1e-9) {
-        const have = Math.max(available ?? 0, 0);
+      if (left === undefined || need > left + 1e-9) {
+        const have = roundCents(Math.max(left ?? 0, 0));
         return {
           kind: 'refused',
           status: 402,
@@ -326,6 +341,7 @@ export class Desk implements OrderDesk {
     }
     try {
       const idx = rt.db.transaction(() => rt.rows.insertApiOrder(batchId, { ...p.row, apiBodyHash: p.hash, callbackUrl: p.callbackUrl }, now))();
+      took(account, p.row.expectedUsd ?? 0);
       const o = this.#reads.byKey(batchId, idx)!;
       return { kind: 'accepted', order: orderView(o, this.#columns, { codes: false, history: this.#reads.history(batchId, idx) }) };
     } catch (err) {
@@ -335,6 +351,14 @@ export class Desk implements OrderDesk {
       throw err;
     }
   }
+}
+
+/**
+ * An operator cancelled the day's API batch (console, `topup cancel`): its unsent orders are
+ * skipped, and so would every order appended after, so none is taken until the next day's batch.
+ */
+function notAccepting(batchId: string): AcceptOutcome {
+  return { kind: 'refused', status: 503, code: 'NOT_ACCEPTING', detail: `today's API batch ${batchId} was cancelled by an operator: no order is taken until tomorrow's batch (UTC); nothing was stored` };
 }
 
 function invalid(problems: FieldProblem[], detail?: string): AcceptOutcome {

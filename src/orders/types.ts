@@ -84,7 +84,10 @@ export interface OrderChange {
 }
 
 export interface OrderView {
+  /** The shop's trxid, as it was accepted. */
   trxid: string;
+  /** Several accounts: the trxid the order is sent under after it moved to another account (`<trxid>-<account>`). */
+  sentAs?: string;
   status: PublicStatus;
   /** The row's state (docs/state-machine.md), for diagnosis: shops act on `status`. */
   state: RowState;

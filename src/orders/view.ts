@@ -46,8 +46,11 @@ export function orderView(o: ApiRow, columns: readonly string[], opts: { codes: 
   }
   const status = publicStatus(r.state);
   const showError = status === 'rejected' || status === 'review' || status === 'cancelled';
+  // The shop's trxid (its cell); a row that moved to another account is sent under a new one.
+  const trxid = cell(r.cells, columns, 'trxid') ?? r.trxid ?? '';
   return {
-    trxid: r.trxid ?? cell(r.cells, columns, 'trxid') ?? '',
+    trxid,
+    ...(r.trxid !== null && r.trxid !== trxid ? { sentAs: r.trxid } : {}),
     status,
     state: r.state,
     batchId: r.batchId,

@@ -43,9 +43,14 @@ export class OrderReads {
     this.#stmt = statementCache(db);
   }
 
-  /** The API order with this trxid, in any letter case (as every trxid is compared: migration 11). */
+  /**
+   * The API order with this trxid, in any letter case (as every trxid is compared: migration 11):
+   * the trxid it has, or one it had before it moved to another account (left_trxids: a move gives
+   * the row a new trxid, and the shop still knows its order by its own).
+   */
   byTrxid(trxid: string): ApiRow | undefined {
-    const r = this.#stmt('SELECT * FROM rows WHERE lower(trxid) = lower(?) AND trxid IS NOT NULL AND api_body_hash IS NOT NULL LIMIT 1').get(trxid) as ApiRecord | undefined;
+    const r = (this.#stmt('SELECT * FROM rows WHERE lower(trxid) = lower(?) AND trxid IS NOT NULL AND api_body_hash IS NOT NULL LIMIT 1').get(trxid) ??
+      this.#stmt('SELECT r.* FROM left_trxids l JOIN rows r ON r.batch_id = l.batch_id AND r.idx = l.idx WHERE lower(l.trxid) = lower(?) AND r.api_body_hash IS NOT NULL LIMIT 1').get(trxid)) as ApiRecord | undefined;
     return r ? toApiRow(r) : undefined;
   }
 
@@ -72,6 +77,11 @@ export class OrderReads {
   /** The newest event's id (0 when there is none). */
   lastEventId(): number {
     return (this.#stmt('SELECT coalesce(max(id), 0) AS n FROM order_events').get() as { n: number }).n;
+  }
+
+  /** USD of the rows with a request on its way on an account (sending, resending): not in its balance yet, not unsent either. */
+  inFlightUsd(account: string): number {
+    return (this.#stmt(`SELECT coalesce(sum(expected_usd), 0) AS usd FROM rows WHERE state IN ('sending', 'resending') AND account = ?`).get(account) as { usd: number }).usd;
   }
 
   /**

@@ -162,6 +162,26 @@ describe('the order desk', () => {
     }
   });
 
+  it('an operator cancelling the day\'s API batch stops acceptance (503 NOT_ACCEPTING): nothing stored that would be skipped at once', async () => {
+    const { rt, desk } = await setup();
+    expect((await desk.accept({ trxid: 'C-1', pid: 'PUBG-60', userId: '5123456701' })).kind).toBe('accepted');
+    const batchId = desk.get('C-1', { codes: false })!.batchId;
+    expect(rt.batches.requestCancel(batchId)).toBe(true);
+    expect(await desk.accept({ trxid: 'C-2', pid: 'PUBG-60', userId: '5123456701' })).toMatchObject({ kind: 'refused', status: 503, code: 'NOT_ACCEPTING' });
+    expect(rt.rows.byTrxid('C-2')).toBeUndefined();
+  });
+
+  it('an order that moved to another account (a new trxid) is still the shop\'s order by its own trxid: GET and a resend find it', async () => {
+    const { rt, desk } = await setup();
+    expect((await desk.accept({ trxid: 'MOVE-1', pid: 'PUBG-60', userId: '5123456701' })).kind).toBe('accepted');
+    // As failover moves a row (dispatch/failover.ts; the trigger rows_account_moves allows it from pending with a new trxid).
+    rt.db.prepare(`UPDATE rows SET account = 'second', trxid = 'MOVE-1-second' WHERE trxid = 'MOVE-1'`).run();
+    const v = desk.get('MOVE-1', { codes: false })!;
+    expect(v).toMatchObject({ trxid: 'MOVE-1', sentAs: 'MOVE-1-second', account: 'second' });
+    expect((await desk.accept({ trxid: 'MOVE-1', pid: 'PUBG-60', userId: '5123456701' })).kind).toBe('same');
+    expect(await desk.accept({ trxid: 'MOVE-1', pid: 'PUBG-60', userId: '5123456702' })).toMatchObject({ kind: 'refused', code: 'TRXID_CONFLICT' });
+  });
+
   it('the body hash ignores key order and `queue`, not values', () => {
     expect(bodyHash({ trxid: 'a', pid: 'x', meta: { b: 1, a: 2 } })).toBe(bodyHash({ meta: { a: 2, b: 1 }, pid: 'x', trxid: 'a', queue: true }));
     expect(bodyHash({ trxid: 'a', pid: 'x' })).not.toBe(bodyHash({ trxid: 'a', pid: 'y' }));

@@ -39,6 +39,8 @@ const ALLOWED_TIMERS: Record<string, string> = {
   'outbox/result-xlsx.ts': 'back-pressure of the workbook writer',
   'commands/cancel.ts': 'a command waiting for the daemon',
   'commands/foreground.ts': "a command's progress line",
+  'orderapi/tokens.ts': 'API tokens are secrets: node:crypto, never a source a simulator seeds',
+  'orders/desk.ts': 'the group commit: acceptances arriving in the same turn of the event loop share one transaction (setImmediate, no time)',
 };
 
 describe('the engine runs on the injected clock and entropy', () => {

@@ -1,0 +1,153 @@
+/**
+ * The order API's shapes as zod schemas: THE description of what /api/v1 takes and answers. The
+ * same objects validate the requests (routes.ts, through @hono/zod-openapi) and generate the
+ * OpenAPI 3.1 document (openapi.json), so the document cannot drift from what is enforced; the
+ * tests hold every answer the API gives to the response schema the document names for it.
+ *
+ * The TypeScript shapes are src/orders/types.ts (the desk's contract); a type check below ties
+ * each schema to its interface, so a field added there and not here fails the build.
+ */
+import { z } from '@hono/zod-openapi';
+import { ROW_STATES } from '../store/row-states.js';
+import { BATCH_STATES } from '../store/batch-states.js';
+import { PUBLIC_STATUSES, SCOPES, type OrderEvent, type OrderInput, type OrderView, type FeedPage, type OrderEventType } from '../orders/types.js';
+
+/** meta is carried through to results, views and webhooks: bounded, so one order cannot bloat them. */
+export const META_MAX_BYTES = 4096;
+/** A trxid is the supplier's idempotency key; the file path allows the same length. */
+const TRXID = z.string().trim().min(1, 'must not be empty').max(64, 'at most 64 characters');
+const CELL = (max = 128) => z.string().max(max, `at most ${max} characters`);
+
+const metaSchema = z
+  .record(z.string(), z.unknown())
+  .refine((m) => Buffer.byteLength(JSON.stringify(m), 'utf8') <= META_MAX_BYTES, `must be at most ${META_MAX_BYTES} bytes as JSON`)
+  .openapi({ description: `Your own data, carried through untouched to the result, the order's view and its webhooks (at most ${META_MAX_BYTES} bytes as JSON).`, example: { shopOrder: 'A-1001' } });
+
+/** The fields of an order that a file row has too (a batch's JSON array takes these only). */
+const orderFields = {
+  trxid: TRXID.openapi({ description: 'Your unique id for this order (the supplier\'s idempotency key): the same trxid with the same body is the same order.', example: 'shop-A-1001' }),
+  pid: CELL(64).optional().openapi({ description: 'The pack\'s product id (or slug + pack).', example: 'ml-86' }),
+  slug: CELL(64).optional().openapi({ description: 'The game\'s slug (with pack).', example: 'mobile-legends' }),
+  pack: CELL(128).optional().openapi({ description: 'The pack\'s name (with slug).', example: '86 Diamonds' }),
+  userId: CELL().optional().openapi({ example: '12345678' }),
+  zoneId: CELL().optional().openapi({ example: '2001' }),
+  serverId: CELL().optional(),
+  region: CELL().optional(),
+  moreId: CELL().optional(),
+  quantity: z.number().int('must be a whole number').min(1, 'must be at least 1').max(1_000_000, 'at most 1000000').optional().openapi({ description: 'Units of the pack (default 1).', example: 1 }),
+  maxPriceUsd: z.number().positive('must be more than 0').optional().openapi({ description: 'Refuse the order if one unit costs more than this (USD).', example: 1.5 }),
+  account: CELL(64).optional().openapi({ description: 'With several accounts: the account this order is placed on.' }),
+  meta: metaSchema.optional(),
+};
+
+/** POST /api/v1/orders. Strict: an unknown field is refused (422) rather than silently dropped. */
+export const OrderInputSchema = z
+  .strictObject({
+    ...orderFields,
+    callbackUrl: z.url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL' }).max(2048).optional().openapi({ description: 'Where this order\'s webhooks go instead of TOPUP_ORDER_WEBHOOK_URL: only an origin TOPUP_ORDER_WEBHOOK_ALLOW names.' }),
+    queue: z.boolean().optional().openapi({ description: 'true: an order the balance cannot cover now waits for a top-up instead of being refused (402).' }),
+  })
+  .openapi('OrderInput');
+
+/** One order of POST /api/v1/batches' JSON array: a file row's fields (callbackUrl and queue are an API order's, not a file's). */
+export const BatchOrderSchema = z.strictObject(orderFields).openapi('BatchOrder');
+export const BatchJsonSchema = z.array(BatchOrderSchema).min(1, 'must hold at least one order').max(100_000, 'at most 100000 orders: split the batch').openapi('BatchOrders');
+
+const ISO = z.string().openapi({ description: 'ISO 8601, UTC', example: '2025-11-26T09:15:02.123Z' });
+const Status = z.enum(PUBLIC_STATUSES).openapi('OrderStatus', { description: 'accepted: stored, not sent; sent: a request left, not known yet whether an order exists (never read it as "not charged"); processing: the supplier has the order; completed / cancelled: its end (cancelled: placed, then failed); rejected: nothing was bought; review: a person decides whether it was charged.' });
+const EVENT_TYPES = ['order.resolved', ...PUBLIC_STATUSES.map((s): OrderEventType => `order.${s}`)] as [OrderEventType, ...OrderEventType[]];
+const EventType = z.enum(EVENT_TYPES).openapi('OrderEventType');
+const NUM = z.number().nullable();
+
+export const OrderChangeSchema = z.object({ eventId: z.string(), type: EventType, status: Status, at: ISO }).openapi('OrderChange');
+
+export const OrderViewSchema = z
+  .object({
+    trxid: z.string().openapi({ description: 'Your trxid, as the order was accepted.' }),
+    sentAs: z.string().optional().openapi({ description: 'Several accounts: the trxid the order is sent under after it moved to another account (<trxid>-<account>); absent otherwise.' }),
+    status: Status,
+    state: z.enum(ROW_STATES).openapi({ description: 'The row\'s state (docs/state-machine.md), for diagnosis: act on status.' }),
+    batchId: z.string(),
+    account: z.string(),
+    orderId: z.string().nullable().openapi({ description: 'The supplier\'s order id, once known.' }),
+    pid: z.string().nullable(),
+    slug: z.string().nullable(),
+    pack: z.string().nullable(),
+    quantity: z.number().int().nullable(),
+    player: z.object({ userId: z.string().optional(), zoneId: z.string().optional(), serverId: z.string().optional(), region: z.string().optional(), moreId: z.string().optional() }),
+    unitPriceUsd: NUM,
+    expectedUsd: NUM,
+    maxPriceUsd: NUM,
+    amountUsd: NUM.openapi({ description: 'What the supplier charged.' }),
+    refunded: z.boolean().nullable(),
+    netUsd: NUM.openapi({ description: 'Charged minus refunded; null while not known.' }),
+    codes: z.array(z.string()).optional().openapi({ description: 'The codes of a key/card order: only for a token with codes:read.' }),
+    codeCount: z.number().int(),
+    error: z.object({ code: z.string().nullable(), message: z.string() }).nullable(),
+    meta: z.record(z.string(), z.unknown()).nullable(),
+    createdAt: ISO,
+    updatedAt: ISO,
+    history: z.array(OrderChangeSchema).optional().openapi({ description: 'Every change of status, oldest first (GET /orders/{trxid} only).' }),
+  })
+  .openapi('Order');
+
+export const OrderEventSchema = z.object({ id: z.string().openapi({ example: 'evt_42' }), type: EventType, createdAt: ISO, data: OrderViewSchema }).openapi('OrderEvent');
+export const FeedPageSchema = z.object({ events: z.array(OrderEventSchema), next: z.string().openapi({ description: 'Pass as ?since= to read on; the same cursor when nothing is new.', example: 'evt_42' }) }).openapi('FeedPage');
+
+export const FieldProblemSchema = z.object({ field: z.string().openapi({ example: 'quantity' }), reason: z.string() }).openapi('FieldProblem');
+
+/** RFC 9457 problem details, plus a stable `code` and the fields at fault. Other members may be added (e.g. balanceUsd). */
+export const ProblemSchema = z
+  .looseObject({
+    type: z.string().openapi({ description: 'A URI reference naming the kind of problem (this API\'s docs page).', example: '/api/v1/docs#problem-invalid_order' }),
+    title: z.string(),
+    status: z.number().int(),
+    detail: z.string(),
+    code: z.string().openapi({ description: 'Stable: act on this, not on title or detail.', example: 'INVALID_ORDER' }),
+    errors: z.array(FieldProblemSchema).optional(),
+  })
+  .openapi('Problem');
+
+const COUNTS = Object.fromEntries(ROW_STATES.map((s) => [s, z.number().int()])) as Record<(typeof ROW_STATES)[number], z.ZodNumber>;
+export const BatchViewSchema = z
+  .object({
+    id: z.string().openapi({ example: 'b251126-3fa9c1' }),
+    name: z.string().openapi({ description: 'The file name the batch was made from.' }),
+    origin: z.string(),
+    state: z.enum(BATCH_STATES).openapi({ description: 'claimed: being stored; open: ordering; done: every row ended, results written; failed: the file could not be read (nothing was sent); duplicate: the same bytes as an earlier batch (nothing was sent).' }),
+    done: z.boolean().openapi({ description: 'The result file is written (GET …/result answers).' }),
+    duplicateOf: z.string().nullable(),
+    fileError: z.string().nullable(),
+    waitReason: z.enum(['balance', 'maintenance', 'account', 'catalog']).nullable(),
+    waitDetail: z.string().nullable(),
+    cancelRequested: z.boolean(),
+    rows: z.number().int(),
+    counts: z.object(COUNTS).openapi('RowCounts'),
+    spentUsd: z.number(),
+    resultFile: z.string().nullable().openapi({ description: 'The result file\'s name in outbox/ (once done).' }),
+    createdAt: ISO,
+    finishedAt: ISO.nullable(),
+    links: z.object({ self: z.string(), result: z.string() }),
+  })
+  .openapi('Batch');
+
+export const BatchAcceptedSchema = BatchViewSchema;
+
+export const TrxidParam = z.object({ trxid: z.string().min(1).max(64).openapi({ param: { name: 'trxid', in: 'path' }, example: 'shop-A-1001' }) });
+export const BatchIdParam = z.object({ id: z.string().regex(/^b\d{6}-[0-9a-f]{6}$/, 'is not a batch id (b<yymmdd>-<6 hex>)').openapi({ param: { name: 'id', in: 'path' }, example: 'b251126-3fa9c1' }) });
+
+export const FEED_MAX = 1000;
+export const FeedQuery = z.object({
+  since: z.string().regex(/^evt_\d{1,18}$/, 'is not a cursor: pass the `next` of an earlier page (evt_<n>), or leave it out to start at the beginning').optional().openapi({ param: { name: 'since', in: 'query' }, example: 'evt_42' }),
+  limit: z.string().regex(/^\d+$/, 'must be a whole number').transform(Number).pipe(z.number().int().min(1, 'must be at least 1').max(FEED_MAX, `at most ${FEED_MAX}`)).optional().openapi({ param: { name: 'limit', in: 'query' }, type: 'integer', example: '100' } as never),
+});
+export const BatchQuery = z.object({
+  name: z.string().max(200).optional().openapi({ param: { name: 'name', in: 'query', description: 'The file name (results are written under it in outbox/): .csv, .tsv, .txt or .xlsx.' }, example: 'shop-2025-11-26.csv' }),
+});
+
+export const SCOPE_ENUM = z.enum(SCOPES);
+
+// The schemas describe exactly the desk's contract (src/orders/types.ts): checked at build time.
+type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+const checks: [Same<keyof z.infer<typeof OrderInputSchema>, keyof OrderInput>, Same<keyof z.infer<typeof OrderViewSchema>, keyof OrderView>, Same<keyof z.infer<typeof OrderEventSchema>, keyof OrderEvent>, Same<keyof z.infer<typeof FeedPageSchema>, keyof FeedPage>] = [true, true, true, true];
+void checks;
