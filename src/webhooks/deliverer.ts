@@ -109,6 +109,8 @@ export class Deliverer {
   readonly #stopping = new AbortController();
   #wakeUp: (() => void) | null = null;
   #woken = false;
+  /** stop() was called: no new post starts. */
+  #closing = false;
   #loop: Promise<void> | null = null;
   #lastLogged = { text: '', at: -Infinity };
   /** Posts made by this deliverer (tests and the log). */
@@ -161,16 +163,20 @@ export class Deliverer {
     return this.posts - before;
   }
 
-  /** Stops looking; posts in flight get STOP_GRACE_MS, then are cut (and go again later). */
+  /**
+   * Stops: no new post starts; those in flight get STOP_GRACE_MS to finish, then are cut (recorded as
+   * a failed attempt, posted again later). Every post has recorded its outcome when this resolves,
+   * so the daemon may close the store after it.
+   */
   async stop(): Promise<void> {
-    if (this.#stopping.signal.aborted) return;
+    if (this.#closing) return;
+    this.#closing = true;
     const grace = new AbortController();
-    const settled = Promise.allSettled([...this.#inFlight.values()]);
-    await Promise.race([settled, this.#d.clock.sleep(STOP_GRACE_MS, grace.signal).catch(() => undefined)]);
+    await Promise.race([Promise.allSettled([...this.#inFlight.values()]), this.#d.clock.sleep(STOP_GRACE_MS, grace.signal).catch(() => undefined)]);
     grace.abort();
     this.#stopping.abort();
     this.#wakeUp?.();
-    await settled;
+    await Promise.allSettled([...this.#inFlight.values()]);
     await this.#loop;
     await this.#agent.close().catch(() => undefined);
   }
@@ -195,7 +201,7 @@ export class Deliverer {
 
   /** Starts posts for due events while there are free slots. Never throws. */
   #fill(): void {
-    if (this.#stopping.signal.aborted) return;
+    if (this.#closing) return;
     try {
       const { url, secret } = this.#d.settings;
       if (url === null) this.#outbox.markNone();

@@ -323,4 +323,25 @@ describe('webhook delivery', () => {
     apiOrder(db, b, 1, 'w-1');
     await expect.poll(() => r.received.length, { timeout: 2_500, interval: 20 }).toBe(2);
   });
+
+  it('stop() starts no new post, gives one in flight a grace, then cuts it and records it (posted again later)', async () => {
+    const db = store();
+    const b = apiBatch(db);
+    apiOrder(db, b, 0, 'stop-0');
+    apiOrder(db, b, 1, 'stop-1');
+    const r = await recv(0, () => 'hang');
+    const d = deliverer(db, { url: r.url }, { concurrency: 1, timeoutMs: 60_000 }).start();
+    await expect.poll(() => r.received.length, { timeout: 3_000, interval: 10 }).toBe(1);
+    const t = Date.now();
+    await d.stop();
+    expect(Date.now() - t).toBeGreaterThanOrEqual(1_900);
+    expect(Date.now() - t).toBeLessThan(5_000);
+    const [first, second] = eventsOf(db);
+    expect(first).toMatchObject({ delivery: 'pending', attempts: 1 });
+    expect(first!.last_error).toMatch(/stopped before an answer/);
+    // Due again by the schedule (5 s), not held for the 60 s timeout.
+    expect(first!.next_attempt_at - Date.now()).toBeLessThan(6_000);
+    expect(second).toMatchObject({ delivery: 'pending', attempts: 0 });
+    expect(r.received).toHaveLength(1);
+  });
 });
