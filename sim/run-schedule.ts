@@ -23,7 +23,6 @@ import { claimFile } from '../src/claim/claim.js';
 import { createRetryBatch } from '../src/ops/retry.js';
 import { requestCancel } from '../src/ops/cancel.js';
 import { resolveReview } from '../src/ops/review.js';
-import { noteBalanceShort } from '../src/dispatch/failover.js';
 import { createOrderDesk } from '../src/orders/desk.js';
 import { API_DAY_GRACE_MS, apiBatchOpenForOrders } from '../src/orders/api-batch.js';
 import { publicStatus, type AcceptOutcome, type OrderDesk, type OrderInput } from '../src/orders/types.js';
@@ -85,11 +84,6 @@ const HOME_ROOT = existsSync('/dev/shm') ? '/dev/shm' : tmpdir();
 
 export async function runSchedule(s: Schedule, opts: RunOptions = {}): Promise<RunOutcome> {
   const home = mkdtempSync(join(HOME_ROOT, 'topup-sim-'));
-  // failover.ts keeps the accounts that answered INSUFFICIENT BALANCE lately in a module-level map
-  // (by the monotonic time until which they take no moved rows): one process's memory in a daemon,
-  // but here every schedule of a worker runs in one module, so a schedule would inherit the marks of
-  // the one before (by then-simulated times) and not replay alone. Cleared before each run.
-  for (const name of ['default', ...NAMES]) noteBalanceShort(name, Number.NEGATIVE_INFINITY);
   for (const d of ['inbox', 'jobs', 'outbox']) mkdirSync(join(home, d), { mode: 0o700 });
   const sim = new SimScheduler(seededEntropy(s.seed), (opts as { fullTrace?: boolean }).fullTrace ? 10_000_000 : 400);
   // A shop's schedule may start before UTC midnight: its orders go to two days' batches.
