@@ -451,7 +451,12 @@ function checkShop(
       const b = batchOf.get(r.batchId)!;
       const x = extra.get(`${r.batchId}:${r.idx}`);
       const created = x?.created_at ?? null;
-      check(created !== null && new Date(created).toISOString().slice(0, 10) === b.apiDay, () => `${where(r)}: an API order stored at ${created === null ? '(no time)' : new Date(created).toISOString()} in the batch of ${b.apiDay}`);
+      // Its own day's batch; or, after the wall clock stepped back across midnight, a later day's
+      // (orders never go back into a day whose batch may be finished: store/batches.ts apiBatch).
+      const day = created === null ? null : new Date(created).toISOString().slice(0, 10);
+      const own = day === null ? undefined : batches.find((x) => x.apiDay === day);
+      const ownClosed = own === undefined || (own.finishedAt !== null && created !== null && own.finishedAt <= created);
+      check(day !== null && b.apiDay !== null && (day === b.apiDay || (day < b.apiDay && ownClosed)), () => `${where(r)}: an API order stored at ${created === null ? '(no time)' : new Date(created).toISOString()} in the batch of ${b.apiDay}${own ? ` while its day's batch ${own.id} was ${own.state}` : ''}`);
       check(created === null || b.finishedAt === null || created <= b.finishedAt + shop.stepsBackMs, () => `${where(r)}: an API order stored at ${new Date(created!).toISOString()} in a batch finished at ${new Date(b.finishedAt!).toISOString()}`);
     }
     // 15. `same` only for the stored body; one body placed per trxid; the stored body is never refused.
