@@ -33,6 +33,28 @@
  *     account (covered by 3–5, which look there and nowhere else);
  * 13. the result files show each row's account (`account`) and the accounts that refused it
  *     (`refusedBy`), and a row pinned by the file's `account` column is on that account.
+ *
+ * With a shop placing orders through the order API (issue 23, sim/shop.ts), against what the shop
+ * was told, the store and the ledger (1 counts an API order's trxid as its purchase, in any letter
+ * case: no trxid bought twice, whatever the spelling):
+ *
+ * 14. an acceptance answered `accepted` (202) or `same` (200) has exactly one row with that trxid
+ *     (in any letter case, the trxids it left on other accounts included), an API order's, in an API
+ *     batch of the day it was stored on, stored before that batch finished; it is never lost by a
+ *     later crash (the store at the end has it);
+ * 15. `same` answers only the body the order was stored with (its cells, read back field by field),
+ *     one trxid never got `accepted`/`same` for two bodies, and the stored body sent again is never
+ *     refused (409) — a shop reads a refusal of its own order as "not placed";
+ * 16. every API order ended (or is in review) by the schedule's end, like a file's row; every day's
+ *     API batch whose day is over (its minute of grace included) and whose orders ended is done,
+ *     finished no earlier than its day's end, with a result file of one row per order;
+ * 17. order_events of every API order: ids in order, no two equal statuses in a row, first
+ *     `accepted`, last the public status of its state now, and every public status it was seen in
+ *     (sampled after every event of the run) among them in the order seen: no change without its event;
+ * 18. an acceptance refused (402, 409, 422, 503) stored nothing: a trxid that was only ever refused
+ *     (never accepted, never left without an answer) has no API row;
+ * 19. the desk answers every acceptance that reaches a living process: a stable refusal or the
+ *     order, never an internal error (a 500: the shop cannot tell whether it was stored).
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { parse } from 'csv-parse/sync';
@@ -42,6 +64,41 @@ import type { Row } from '../src/store/rows.js';
 import { outboxPaths } from '../src/outbox/paths.js';
 import type { ModelApi, ModelOrder } from './model.js';
 import type { SimRow } from './schedule.js';
+import type { OrderInput } from '../src/orders/types.js';
+import { publicStatus } from '../src/orders/types.js';
+import { apiBatchClosesAt } from '../src/orders/api-batch.js';
+import { canonicalBody } from './shop.js';
+
+/** One acceptance the shop sent (sim/shop.ts) and what it was told. */
+export interface ShopAttempt {
+  trxid: string;
+  body: OrderInput;
+  /** canonicalBody(body): the body's identity as the shop sees it. */
+  canon: string;
+  /** Sim ms it was sent; the daemon it went to (null: none was up). */
+  at: number;
+  to: string | null;
+  /** The schedule's call it belongs to, and which send of its body it is (1: the first). */
+  call: number;
+  tries: number;
+  answer:
+    | { kind: 'accepted' | 'same'; batchId: string; trxid: string; status: string }
+    | { kind: 'refused'; status: number; code: string }
+    | { kind: 'none'; why: string }
+    | { kind: 'error'; message: string }
+    | null;
+  cancelTimeout?: () => void;
+}
+
+export interface ShopRecord {
+  attempts: ShopAttempt[];
+  /** `batch:idx` of each API order → the public statuses it was seen in after each event, distinct consecutive. */
+  seen: Map<string, string[]>;
+  /** The wall clock when the run ended. */
+  endWall: number;
+  /** How far the wall clock stepped back in all (clock-step actions): wall times stored around a step compare only within it. */
+  stepsBackMs: number;
+}
 
 /** A file as it was dropped or submitted: its rows (line n is rows[n - 2]). */
 export interface Drop {
@@ -69,6 +126,10 @@ export interface Judgement {
     moved: number;
     /** Rows by final state. */
     states: Record<string, number>;
+    /** API orders stored, days' API batches, those done. */
+    apiRows: number;
+    apiBatches: number;
+    apiBatchesDone: number;
   };
 }
 
@@ -83,6 +144,8 @@ interface Ctx {
   drops: Drop[];
   failures: string[];
   stall: string | null;
+  /** The shop's acceptances (issue 23), when the schedule has a shop. */
+  shop?: ShopRecord;
 }
 
 const usd = (micros: number): number => Math.round(micros / 10_000) / 100;
@@ -211,6 +274,8 @@ export function judge(c: Ctx): Judgement {
   const purchaseOf = (r: Row, depth = 0): { key: string; onPurpose: boolean } | undefined => {
     const b = batches.find((x) => x.id === r.batchId);
     if (!b || depth > 5) return undefined;
+    // An API order is the purchase its trxid names (the first it had, before any move), in any letter case.
+    if (b.apiDay !== null && r.trxid !== null) return { key: `api:${(r.moves[0]?.trxid ?? r.trxid).toLowerCase()}`, onPurpose: false };
     const retry = /\.retry-(b\d{6}-[0-9a-f]{6})\.csv$/.exec(b.sourceName);
     if (retry) {
       const col = (b.header ?? []).findIndex((h) => h === 'retryOfLine');
@@ -310,6 +375,9 @@ export function judge(c: Ctx): Judgement {
     }
   }
 
+  if (c.shop) checkShop(c.shop, rows, batches, rt, check, where);
+  const apiBatches = batches.filter((b) => b.apiDay !== null);
+
   return {
     ok: v.length === 0,
     violations: v,
@@ -323,6 +391,145 @@ export function judge(c: Ctx): Judgement {
       moved: rows.filter((r) => r.moves.length > 0).length,
       invariantsChecked: checked,
       states: rows.reduce<Record<string, number>>((m, r) => ((m[r.state] = (m[r.state] ?? 0) + 1), m), {}),
+      apiRows: rows.filter((r) => apiBatches.some((b) => b.id === r.batchId)).length,
+      apiBatches: apiBatches.length,
+      apiBatchesDone: apiBatches.filter((b) => b.state === 'done').length,
     },
   };
+}
+
+const LIVE = ['pending', 'sending', 'resending', 'verifying', 'searching', 'processing', 'unseen'];
+
+/** The value a body gives a field of the API batch's cells, as the desk stores it ('' when absent). */
+function cellOf(body: OrderInput, column: string): string {
+  const v = (body as unknown as Record<string, unknown>)[column];
+  if (v === undefined) return '';
+  if (column === 'meta') return canonicalBody({ meta: v } as unknown as OrderInput);
+  return String(v);
+}
+
+/** 14–19: the order API's rules, against what the shop was told, the store and order_events. */
+function checkShop(
+  shop: ShopRecord,
+  rows: Row[],
+  batches: ReturnType<Runtime['batches']['list']>,
+  rt: Runtime,
+  check: (ok: boolean, message: () => string) => void,
+  where: (r: Row) => string,
+): void {
+  const batchOf = new Map(batches.map((b) => [b.id, b]));
+  const isApi = (r: Row): boolean => batchOf.get(r.batchId)?.apiDay != null;
+  const extra = new Map((rt.db.prepare('SELECT batch_id, idx, api_body_hash, created_at FROM rows WHERE api_body_hash IS NOT NULL').all() as { batch_id: string; idx: number; api_body_hash: string; created_at: number | null }[]).map((x) => [`${x.batch_id}:${x.idx}`, x]));
+  /** Every row holding a trxid, by it in lower case: its trxid now and every trxid it left on another account. */
+  const holders = new Map<string, Row[]>();
+  for (const r of rows) {
+    const ts = new Set([...(r.trxid !== null ? [r.trxid] : []), ...r.moves.map((m) => m.trxid)].map((t) => t.toLowerCase()));
+    for (const t of ts) holders.set(t, [...(holders.get(t) ?? []), r]);
+  }
+  const storedBody = (r: Row): string => {
+    const b = batchOf.get(r.batchId)!;
+    return JSON.stringify((b.header ?? []).map((col, i) => (col === 'meta' && r.cells[i] ? canonicalBody({ meta: JSON.parse(r.cells[i]!) } as unknown as OrderInput) : (r.cells[i] ?? ''))));
+  };
+  const bodyAsStored = (r: Row, body: OrderInput): string => {
+    const b = batchOf.get(r.batchId)!;
+    return JSON.stringify((b.header ?? []).map((col) => cellOf(body, col)));
+  };
+  const told = (a: ShopAttempt): string => `the acceptance of ${a.trxid} sent at ${(a.at / 1000).toFixed(3)} s to ${a.to ?? 'nobody'} (try ${a.tries}, body ${a.canon})`;
+
+  const byTrxid = new Map<string, ShopAttempt[]>();
+  for (const a of shop.attempts) byTrxid.set(a.trxid.toLowerCase(), [...(byTrxid.get(a.trxid.toLowerCase()) ?? []), a]);
+
+  for (const [t, as] of byTrxid) {
+    const hs = holders.get(t) ?? [];
+    const apiHolders = hs.filter(isApi);
+    const placed = as.filter((a) => a.answer?.kind === 'accepted' || a.answer?.kind === 'same');
+    // 14. one row, an API order's, in an API batch of its day, stored before that batch finished.
+    if (placed.length > 0) {
+      check(hs.length === 1 && apiHolders.length === 1, () => `${told(placed[0]!)} was answered ${placed[0]!.answer!.kind}; rows holding ${t} in any letter case: ${hs.length === 0 ? 'none (the order was lost)' : hs.map(where).join(' and ')}`);
+    }
+    for (const r of apiHolders) {
+      const b = batchOf.get(r.batchId)!;
+      const x = extra.get(`${r.batchId}:${r.idx}`);
+      const created = x?.created_at ?? null;
+      // Its own day's batch; or, after the wall clock stepped back across midnight, a later day's
+      // (orders never go back into a day whose batch may be finished: store/batches.ts apiBatch).
+      const day = created === null ? null : new Date(created).toISOString().slice(0, 10);
+      const own = day === null ? undefined : batches.find((x) => x.apiDay === day);
+      const ownClosed = own === undefined || (own.finishedAt !== null && created !== null && own.finishedAt <= created);
+      check(day !== null && b.apiDay !== null && (day === b.apiDay || (day < b.apiDay && ownClosed)), () => `${where(r)}: an API order stored at ${created === null ? '(no time)' : new Date(created).toISOString()} in the batch of ${b.apiDay}${own ? ` while its day's batch ${own.id} was ${own.state}` : ''}`);
+      check(created === null || b.finishedAt === null || created <= b.finishedAt + shop.stepsBackMs, () => `${where(r)}: an API order stored at ${new Date(created!).toISOString()} in a batch finished at ${new Date(b.finishedAt!).toISOString()}`);
+    }
+    // 15. `same` only for the stored body; one body placed per trxid; the stored body is never refused.
+    const row = apiHolders[0];
+    if (row) {
+      const stored = storedBody(row);
+      for (const a of placed) {
+        check(bodyAsStored(row, a.body) === stored, () => `${told(a)} was answered ${a.answer!.kind}; the order stored under ${row.trxid} has another body: ${stored}`);
+      }
+      for (const a of as) {
+        const ans = a.answer;
+        if (ans?.kind !== 'refused' || bodyAsStored(row, a.body) !== stored) continue;
+        check(ans.status !== 409, () => `${told(a)} is the body ${where(row)} was stored with, and was refused ${ans.status} ${ans.code}: the shop reads its own order as not placed`);
+      }
+    }
+    const bodies = new Set(placed.map((a) => a.canon));
+    check(bodies.size <= 1, () => `trxid ${t} was answered accepted/same for ${bodies.size} different bodies: ${[...bodies].join(' | ')}`);
+    // 18. only refused (never accepted, never left without an answer): nothing stored.
+    const onlyRefused = as.every((a) => a.answer?.kind === 'refused');
+    if (onlyRefused) check(apiHolders.length === 0, () => `trxid ${t} was only ever refused (${as.map((a) => (a.answer?.kind === 'refused' ? `${a.answer.status} ${a.answer.code}` : '?')).join(', ')}), yet ${where(apiHolders[0]!)} holds it`);
+  }
+  // 19. no internal errors.
+  for (const a of shop.attempts) {
+    if (a.answer?.kind === 'error') check(false, () => `${told(a)} was answered 500: ${a.answer!.kind === 'error' ? a.answer!.message : ''}`);
+  }
+
+  // 16. every API order ended; every day's batch whose day is over and whose orders ended is done, not before its day's end, with its result.
+  for (const r of rows.filter(isApi)) {
+    check(!LIVE.includes(r.state), () => `${where(r)}: an API order still ${r.state} at the end`);
+  }
+  for (const b of batches) {
+    if (b.apiDay === null) continue;
+    const closes = apiBatchClosesAt(b)!;
+    const brows = rows.filter((r) => r.batchId === b.id);
+    if (shop.endWall >= closes && !brows.some((r) => LIVE.includes(r.state))) {
+      check(b.state === 'done', () => `the API batch ${b.id} of ${b.apiDay}: its day is over and its ${brows.length} orders ended, yet it is ${b.state}`);
+    }
+    if (b.finishedAt !== null) {
+      check(b.finishedAt + shop.stepsBackMs >= closes, () => `the API batch ${b.id} of ${b.apiDay} was finished at ${new Date(b.finishedAt!).toISOString()}, while its day still took orders (until ${new Date(closes).toISOString()})`);
+    }
+    if (b.state === 'done') {
+      const file = outboxPaths(rt, b).resultFile;
+      const n = existsSync(file) ? (parse(readFileSync(file, 'utf8').replace(/^\ufeff/, ''), { delimiter: b.dialect.delimiter, relax_column_count: true, skip_empty_lines: true }) as string[][]).length - 1 : -1;
+      check(n === brows.length, () => `the API batch ${b.id} of ${b.apiDay} is done with ${n < 0 ? 'no result file' : `${n} result rows`} for ${brows.length} orders`);
+    }
+  }
+
+  // 17. order_events: exactly the statuses each order went through.
+  const events = rt.db.prepare('SELECT id, batch_id, idx, status, row_state FROM order_events ORDER BY id').all() as { id: number; batch_id: string; idx: number; status: string; row_state: string }[];
+  const evBy = new Map<string, typeof events>();
+  for (const e of events) evBy.set(`${e.batch_id}:${e.idx}`, [...(evBy.get(`${e.batch_id}:${e.idx}`) ?? []), e]);
+  for (const r of rows.filter((x) => extra.has(`${x.batchId}:${x.idx}`))) {
+    const k = `${r.batchId}:${r.idx}`;
+    const ev = evBy.get(k) ?? [];
+    const st = ev.map((e) => e.status);
+    const show = (): string => `${where(r)}: order_events ${st.join(' → ') || '(none)'}; seen ${(shop.seen.get(k) ?? []).join(' → ')}`;
+    check(st[0] === 'accepted', () => `${show()}: the first is not accepted`);
+    check(st.at(-1) === publicStatus(r.state), () => `${show()}: the last is not its status now (${publicStatus(r.state)})`);
+    check(st.every((x, i) => i === 0 || x !== st[i - 1]), () => `${show()}: a status repeated without a change`);
+    check(ev.every((e) => publicStatus(e.row_state as Row['state']) === e.status), () => `${show()}: an event whose status is not its row state's`);
+    // Every status seen, in the order seen, is among the events (a subsequence).
+    check(subsequence(shop.seen.get(k) ?? [], st), () => `${show()}: a status it was seen in has no event`);
+  }
+  for (const e of events) check(extra.has(`${e.batch_id}:${e.idx}`), () => `order_events ${e.id} (${e.status}) belongs to no API order (${e.batch_id}:${e.idx})`);
+}
+
+/** Is `xs` a subsequence of `ys` (every x in ys, in order)? */
+function subsequence(xs: readonly string[], ys: readonly string[]): boolean {
+  let j = 0;
+  for (const x of xs) {
+    while (j < ys.length && ys[j] !== x) j++;
+    if (j >= ys.length) return false;
+    j++;
+  }
+  return true;
 }

@@ -23,7 +23,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { seededEntropy, type Entropy } from '../src/kernel/entropy.js';
-import { SIM_EPOCH, type SimScheduler } from './scheduler.js';
+import type { SimScheduler } from './scheduler.js';
 
 export const SIM_KEY = 'sim-key-7d1c2e9f4a';
 /** The second account's key (schedules with two accounts: its own host, key, ledger and catalog). */
@@ -341,7 +341,7 @@ export class ModelApi {
   /** The API's own clock (skewed from ours by the profile). */
   get serverNow(): number {
     // The supplier's own clock: it does not step when ours does (a clock-step action is ours).
-    return SIM_EPOCH + this.#sim.mono + (this.profile.serverSkewMs ?? 0);
+    return this.#sim.epoch + this.#sim.mono + (this.profile.serverSkewMs ?? 0);
   }
 
   /** Every answer leaves through here: the Date header an origin server adds. */

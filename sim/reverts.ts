@@ -11,6 +11,8 @@ export interface Revert {
   edits: { file: string; find: string; replace: string }[];
   /** Which schedules to run (run.ts --accounts): a revert of a rule of several accounts needs two. */
   accounts?: 'mixed' | 'one' | 'two';
+  /** Which schedules have a shop (run.ts --api-orders): a revert of an order API rule needs one in each. */
+  apiOrders?: 'mixed' | 'none' | 'all';
 }
 
 export const REVERTS: readonly Revert[] = [
@@ -110,6 +112,33 @@ export const REVERTS: readonly Revert[] = [
     edits: [
       { file: 'src/dispatch/failover.ts', find: '  const root = row.moves[0]?.trxid ?? row.trxid!;\n', replace: '  if (account !== \'\') return row.trxid!;\n  const root = row.moves[0]?.trxid ?? row.trxid!;\n' },
       { file: 'src/store/migrations.ts', find: 'AND NEW.order_id IS NULL AND NEW.trxid IS NOT OLD.trxid AND NEW.trxid IS NOT NULL', replace: 'AND NEW.order_id IS NULL AND NEW.trxid IS NOT NULL' },
+    ],
+  },
+  {
+    id: 'api-body-hash-meta',
+    defect: 'issue 23: the body hash leaves out a field (meta): the same trxid with another body is answered as the same order (200)',
+    apiOrders: 'all',
+    edits: [{ file: 'src/orders/desk.ts', find: ".filter((k) => k !== 'queue' && input[k] !== undefined)", replace: ".filter((k) => k !== 'queue' && k !== 'meta' && input[k] !== undefined)" }],
+  },
+  {
+    id: 'api-day-finished-open',
+    defect: 'issue 23: the finishing stage finishes the day\'s API batch once its orders ended, while its day still takes orders',
+    apiOrders: 'all',
+    edits: [{ file: 'src/engine/stages/finishing.ts', find: 'const openForOrders = apiBatchOpenForOrders(batch, now);', replace: 'const openForOrders = apiBatchOpenForOrders(batch, now) && false;' }],
+  },
+  {
+    id: 'api-event-processing',
+    defect: 'issue 23: the order_events trigger misses the change to processing (a change of public status with no event)',
+    apiOrders: 'all',
+    edits: [{ file: 'src/store/migrations.ts', find: 'CREATE TRIGGER rows_api_event_update AFTER UPDATE OF state ON rows\n    WHEN NEW.api_body_hash IS NOT NULL AND', replace: "CREATE TRIGGER rows_api_event_update AFTER UPDATE OF state ON rows\n    WHEN NEW.api_body_hash IS NOT NULL AND NEW.state NOT IN ('processing', 'unseen') AND" }],
+  },
+  {
+    id: 'api-no-recheck',
+    defect: 'issue 23: the desk does not look the trxid up again inside the group commit (two acceptances of one trxid in one group: the store refuses the second and the whole group fails)',
+    apiOrders: 'all',
+    edits: [
+      { file: 'src/orders/desk.ts', find: '    const known = this.#known(p.input.trxid, p.hash);\n    if (known) return known;\n', replace: '' },
+      { file: 'src/orders/desk.ts', find: '      const again = this.#known(p.input.trxid, p.hash);\n      if (again) return again;\n', replace: '' },
     ],
   },
 ];

@@ -23,11 +23,16 @@ import { claimFile } from '../src/claim/claim.js';
 import { createRetryBatch } from '../src/ops/retry.js';
 import { requestCancel } from '../src/ops/cancel.js';
 import { resolveReview } from '../src/ops/review.js';
+import { createOrderDesk } from '../src/orders/desk.js';
+import { API_DAY_GRACE_MS, apiBatchOpenForOrders } from '../src/orders/api-batch.js';
+import { publicStatus, type AcceptOutcome, type OrderDesk, type OrderInput } from '../src/orders/types.js';
+import type { RowState } from '../src/store/row-states.js';
 import { ACCOUNT_A, LINES_OF_B, ModelApi, PACKS_B, PID_AT_B, SIM_KEY, SIM_KEY_B, type ModelAccount } from './model.js';
 import { quiesce, SimScheduler } from './scheduler.js';
 import { simTransport } from './transport.js';
 import type { Action, Schedule, SimFile, SimRow } from './schedule.js';
-import { judge, type Drop, type Judgement } from './invariants.js';
+import { judge, type Drop, type Judgement, type ShopAttempt } from './invariants.js';
+import { canonicalBody, MAX_TRIES, SHOP_TIMEOUT_MS, shopBody, shopTrxid } from './shop.js';
 
 export interface RunOptions {
   /** Keep the home after the run (for a failing seed). */
@@ -59,6 +64,11 @@ interface Proc {
   slot: number;
   rt: Runtime;
   runner: Runner | null;
+  /** A daemon's order desk (issue 23): the HTTP layer's entry, on the daemon's runtime. */
+  desk?: OrderDesk;
+  /** Stopped gracefully (SIGTERM): its listener is closed, its acceptances in flight are answered before its store closes. */
+  stopping?: boolean;
+  accepting?: Set<Promise<unknown>>;
   alive: boolean;
   done: Promise<void>;
 }
@@ -76,6 +86,8 @@ export async function runSchedule(s: Schedule, opts: RunOptions = {}): Promise<R
   const home = mkdtempSync(join(HOME_ROOT, 'topup-sim-'));
   for (const d of ['inbox', 'jobs', 'outbox']) mkdirSync(join(home, d), { mode: 0o700 });
   const sim = new SimScheduler(seededEntropy(s.seed), (opts as { fullTrace?: boolean }).fullTrace ? 10_000_000 : 400);
+  // A shop's schedule may start before UTC midnight: its orders go to two days' batches.
+  if (s.shop && s.shop.beforeMidnightMs > 0) sim.startAt(sim.epoch + 86_400_000 - s.shop.beforeMidnightMs);
   const two = s.second;
   // One model API per account: its own host, key, ledger, balance, stock, catalog and faults.
   const modelAccount = (i: 0 | 1): ModelAccount => {
@@ -167,6 +179,7 @@ export async function runSchedule(s: Schedule, opts: RunOptions = {}): Promise<R
     const rt = runtime(owner);
     const runner = new Runner(rt, {});
     const p: Proc = { id: owner, kind: 'daemon', slot, rt, runner, alive: true, done: Promise.resolve() };
+    if (s.shop) p.desk = createOrderDesk(rt, () => runner.wake());
     procs.push(p);
     // The daemon's start-up sweep of the inbox, and the periodic one (daemon.ts sweepInbox) that
     // offers again a file whose claim did not happen (a crash between its record and its move).
@@ -310,7 +323,7 @@ export async function runSchedule(s: Schedule, opts: RunOptions = {}): Promise<R
         const p = live[a.proc % Math.max(1, live.length)];
         if (!p) return;
         kill(p, a.dead);
-        if (p.kind === 'daemon') sim.at(s.restartMs, null, `restart daemon ${p.slot}`, () => startDaemon(p.slot));
+        if (p.kind === 'daemon') restart(p);
         // A killed submit never ends its own chain: it is no longer pending.
         if (p.kind === 'submit') pendingOps--;
         return;
@@ -318,8 +331,10 @@ export async function runSchedule(s: Schedule, opts: RunOptions = {}): Promise<R
       case 'stop': {
         const p = procs.filter((x) => x.alive && x.kind === 'daemon')[a.proc % s.daemons];
         if (!p) return;
+        p.stopping = true;
         p.runner!.stop();
         void p.done.then(async () => {
+          await Promise.allSettled([...(p.accepting ?? [])]);
           await p.rt.close().catch(() => {});
           sim.at(s.restartMs, null, `restart daemon ${p.slot}`, () => startDaemon(p.slot));
         });
@@ -328,6 +343,123 @@ export async function runSchedule(s: Schedule, opts: RunOptions = {}): Promise<R
       case 'top-up': return apis.forEach((m) => m.topUp(a.usd));
       case 'clock-step': return sim.stepWall(a.ms);
     }
+  };
+
+  const restart = (p: Proc): void => void sim.at(s.restartMs, null, `restart daemon ${p.slot}`, () => startDaemon(p.slot));
+
+  // ── The shop (issue 23, sim/shop.ts): orders through the order desk of whichever daemon is up. ──
+  const shop = s.shop;
+  const attempts: ShopAttempt[] = [];
+  /** Outstanding: calls not made yet, attempts not answered, resends not sent yet. */
+  let shopLeft = 0;
+  const shopRand = seededEntropy((s.seed ^ 0x5109) + 3);
+  const shopStats = { together: 0, cuts: 0 };
+  const fileTrxid = (f: number, r: number): string | undefined => {
+    const file = s.files[f % s.files.length]!;
+    return file.trxidColumn ? file.rows[r % file.rows.length]!.trxid : undefined;
+  };
+  const answerOf = (o: AcceptOutcome): NonNullable<ShopAttempt['answer']> =>
+    o.kind === 'refused' ? { kind: 'refused', status: o.status, code: o.code } : { kind: o.kind, batchId: o.order.batchId, trxid: o.order.trxid, status: o.order.status };
+  const sendOrders = (orders: { trxid: string; body: OrderInput }[], tries: number, call: number): void => {
+    const lat = (): number => 1 + Math.floor(shopRand.random() * 30);
+    const mine = orders.map((o) => {
+      const a: ShopAttempt = { trxid: o.trxid, body: o.body, canon: canonicalBody(o.body), at: sim.mono, to: null, call, tries, answer: null };
+      attempts.push(a);
+      shopLeft++;
+      return a;
+    });
+    const settle = (a: ShopAttempt, answer: NonNullable<ShopAttempt['answer']>): void => {
+      if (a.answer !== null) return;
+      a.answer = answer;
+      shopLeft--;
+      // No answer (or a 500): the shop cannot know whether the order is stored, and sends the same body again.
+      if ((answer.kind === 'none' || answer.kind === 'error') && a.tries < MAX_TRIES) {
+        shopLeft++;
+        sim.at(shop!.resendAfterMs, null, `shop resends ${a.trxid}`, () => {
+          shopLeft--;
+          sendOrders([{ trxid: a.trxid, body: a.body }], a.tries + 1, a.call);
+        });
+      }
+    };
+    const daemons = procs.filter((p) => p.alive && !p.stopping && p.kind === 'daemon' && p.desk);
+    if (daemons.length === 0) {
+      for (const a of mine) settle(a, { kind: 'none', why: 'no daemon listening' });
+      return;
+    }
+    // Concurrent requests are spread over the daemons up (two processes may accept one trxid at once).
+    const groups = new Map<Proc, ShopAttempt[]>();
+    for (const a of mine) {
+      const p = daemons[Math.floor(shopRand.random() * daemons.length)]!;
+      a.to = p.id;
+      groups.set(p, [...(groups.get(p) ?? []), a]);
+    }
+    for (const a of mine) {
+      const cancel = sim.at(SHOP_TIMEOUT_MS, null, `the shop's timeout for ${a.trxid}`, () => settle(a, { kind: 'none', why: 'timeout (the daemon died, or no answer in 30 s)' }));
+      a.cancelTimeout = cancel;
+    }
+    for (const [p, xs] of groups) {
+      if (xs.length > 1) shopStats.together++;
+      // The requests reach the process together (one event: one group commit); a dead process takes none.
+      sim.at(lat(), p.id, `${xs.length} order request(s) reach ${p.id}`, () => {
+        for (const a of xs) {
+          // Its listener closed meanwhile (a graceful stop): the connection is refused.
+          if (p.stopping) {
+            a.cancelTimeout?.();
+            settle(a, { kind: 'none', why: 'connection refused (the daemon is stopping)' });
+            continue;
+          }
+          const accepting = p.desk!.accept(a.body);
+          (p.accepting ??= new Set()).add(accepting);
+          void accepting.finally(() => p.accepting!.delete(accepting)).catch(() => {});
+          accepting.then(
+            (out) => void sim.at(lat(), p.id, `${out.kind} for ${a.trxid} reaches the shop`, () => (a.cancelTimeout?.(), settle(a, answerOf(out)))),
+            (err: unknown) => void sim.at(lat(), p.id, `500 for ${a.trxid} reaches the shop`, () => (a.cancelTimeout?.(), settle(a, { kind: 'error', message: (err as Error)?.message ?? String(err) }))),
+          );
+        }
+      });
+    }
+  };
+  if (shop) {
+    shopLeft += shop.calls.length;
+    shop.calls.forEach((c, i) =>
+      sim.at(c.at, null, `shop call ${i} (${c.orders.length} order(s))`, () => {
+        shopLeft--;
+        sendOrders(c.orders.map((o) => {
+          const trxid = shopTrxid(o, fileTrxid);
+          return { trxid, body: shopBody(o, trxid, two !== undefined) };
+        }), 1, i);
+      }),
+    );
+    // A daemon dies while the acceptances of a call are in flight (before their commit, or after it, before the answer).
+    for (const cut of shop.cuts) {
+      const i = cut.call % shop.calls.length;
+      sim.at(shop.calls[i]!.at + cut.afterMs, null, `crash during shop call ${i}`, () => {
+        const to = attempts.find((a) => a.call === i)?.to;
+        const p = procs.find((x) => x.id === to && x.alive);
+        if (!p) return;
+        shopStats.cuts++;
+        kill(p, cut.dead);
+        restart(p);
+      });
+    }
+  }
+  /** Every public status each API order was seen in, in order (distinct consecutive), sampled after every event. */
+  const seenStatus = new Map<string, string[]>();
+  let secondDayWhileLive = 0;
+  const sampleApiOrders = (rt: Runtime): void => {
+    if (!shop) return;
+    const rows = rt.db.prepare('SELECT batch_id, idx, state FROM rows WHERE api_body_hash IS NOT NULL').all() as { batch_id: string; idx: number; state: RowState }[];
+    const batchesBefore = new Set([...seenStatus.keys()].map((k) => k.split(':')[0]));
+    for (const r of rows) {
+      const k = `${r.batch_id}:${r.idx}`;
+      const seq = seenStatus.get(k) ?? [];
+      const st = publicStatus(r.state);
+      if (seq.at(-1) !== st) seq.push(st);
+      seenStatus.set(k, seq);
+    }
+    // A second day's batch made while the first still has live orders.
+    const fresh = rows.filter((r) => batchesBefore.size > 0 && !batchesBefore.has(r.batch_id));
+    if (fresh.length > 0 && rows.some((r) => batchesBefore.has(r.batch_id) && !['completed', 'cancelled', 'rejected', 'review'].includes(publicStatus(r.state)))) secondDayWhileLive++;
   };
 
   for (let slot = 0; slot < s.daemons; slot++) startDaemon(slot);
@@ -344,17 +476,22 @@ export async function runSchedule(s: Schedule, opts: RunOptions = {}): Promise<R
   const maxEvents = opts.maxEvents ?? 200_000;
   let stall: string | null = null;
   let toppedUp = false;
+  // A schedule that starts before midnight runs until the first day's API batch may be finished
+  // (its day and grace over): that batch must then be finished, its orders ended (invariant 16).
+  const dayTurn = shop && shop.beforeMidnightMs > 0 ? sim.epoch + shop.beforeMidnightMs + API_DAY_GRACE_MS + 1_000 : 0;
+  const over = (): boolean => actionsLeft.n === 0 && pendingOps === 0 && shopLeft === 0 && sim.now >= dayTurn && settled(observer, config);
   for (;;) {
     if (!sim.lastQuiet && !(await quiesce())) {
       stall = `BUSY LOOP: a process kept working for 10 s of real time without waiting for simulated time or an answer (last events: ${sim.trace.slice(-3).join(' | ')})`;
       for (const p of procs) if (p.alive) kill(p, true);
       break;
     }
+    sampleApiOrders(observer);
     // Whether all is done is looked at every few events (a read of the store and the inbox).
-    if ((sim.fired & 15) === 0 && actionsLeft.n === 0 && pendingOps === 0 && settled(observer, config)) break;
+    if ((sim.fired & 15) === 0 && over()) break;
     // What is left waits for a top-up only (every action done): the operator reads the notice
     // and tops the account up, once. A batch waiting for balance is live for a stated reason.
-    if (!toppedUp && (sim.fired & 15) === 0 && actionsLeft.n === 0 && onlyBalanceWaits(observer)) {
+    if (!toppedUp && (sim.fired & 15) === 0 && actionsLeft.n === 0 && shopLeft === 0 && onlyBalanceWaits(observer)) {
       toppedUp = true;
       sim.at(60_000, null, 'operator tops up after the balance notice', () => apis.forEach((m) => m.topUp(1_000)));
     }
@@ -367,20 +504,23 @@ export async function runSchedule(s: Schedule, opts: RunOptions = {}): Promise<R
       break;
     }
     if (!sim.step()) {
-      if (actionsLeft.n === 0 && pendingOps === 0 && settled(observer, config)) break;
+      if (over()) break;
       stall = `nothing left to happen, yet not finished: ${unfinished(observer)}`;
       break;
     }
   }
   // Graceful stop of every living daemon (their drain runs on the simulated clock).
+  const endWall = sim.now;
   ending = true;
   for (const p of procs) if (p.alive && p.runner) p.runner.stop();
   for (let i = 0; i < 10_000 && procs.some((p) => p.alive && p.kind === 'daemon'); i++) {
     if (!(await quiesce()) || !sim.step()) break;
+    sampleApiOrders(observer);
   }
+  sampleApiOrders(observer);
   for (const p of procs) if (p.kind === 'daemon' && !p.alive) await p.rt.close().catch(() => {});
   for (const m of apis) m.settleAll();
-  const verdict = judge({ home, config, observer, apis, apiOf, drops, failures, stall });
+  const verdict = judge({ home, config, observer, apis, apiOf, drops, failures, stall, ...(shop ? { shop: { attempts, seen: seenStatus, endWall, stepsBackMs: s.actions.reduce((n, a) => n + (a.kind === 'clock-step' && a.ms < 0 ? -a.ms : 0), 0) } } : {}) });
   await observer.close();
   const keep = opts.keep === true || (opts.keep !== false && !verdict.ok && process.env.TOPUP_SIM_KEEP === '1');
   if (!keep) rmSync(home, { recursive: true, force: true });
@@ -404,6 +544,30 @@ export async function runSchedule(s: Schedule, opts: RunOptions = {}): Promise<R
     behaviours[name] = (behaviours[name] ?? 0) + 1;
   }
   for (const [st, n] of Object.entries(verdict.figures.states)) behaviours[`rows ended ${st}`] = n;
+  if (shop) {
+    const answered = (k: string): number => attempts.filter((a) => a.answer?.kind === k).length;
+    const refused = (status: number): number => attempts.filter((a) => a.answer?.kind === 'refused' && a.answer.status === status).length;
+    Object.assign(behaviours, {
+      'api orders: schedules': 1,
+      'api orders: acceptances sent': attempts.length,
+      'api orders: accepted (202)': answered('accepted'),
+      'api orders: the same order (200)': answered('same'),
+      'api orders: refused 402': refused(402),
+      'api orders: refused 409': refused(409),
+      'api orders: refused 422': refused(422),
+      'api orders: refused 503': refused(503),
+      'api orders: no answer (crash, nobody listening, timeout)': answered('none'),
+      'api orders: 500 (the desk threw)': answered('error'),
+      'api orders: resends after no answer': attempts.filter((a) => a.tries > 1).length,
+      'api orders: queue true': attempts.filter((a) => a.body.queue === true).length,
+      'api orders: requests reaching a daemon together': shopStats.together,
+      'api orders: daemon crashed during a call': shopStats.cuts,
+      'api orders: rows stored': verdict.figures.apiRows,
+      'api orders: days with a batch': verdict.figures.apiBatches,
+      'api orders: a second day\'s batch made while the first had live orders': secondDayWhileLive,
+      'api orders: day batches finished': verdict.figures.apiBatchesDone,
+    });
+  }
   if (s.api.style === 'real-world') behaviours['real-world answers'] = 1;
   if (two) {
     const b = apis[1]!;
@@ -474,14 +638,22 @@ function inboxFiles(config: Config): string[] {
   return readdirSync(config.inboxDir).filter((n) => !n.startsWith('.')).map((n) => join(config.inboxDir, n));
 }
 
-/** Nothing left to do: no file waiting in the inbox, no batch unfinished. */
+/**
+ * The day's API batch still taking orders, with none of them live: it waits for orders, not for
+ * the engine (the runner's #idle reads it so too). It is finished once its day is over.
+ */
+function waitsForOrders(observer: Runtime, b: Parameters<typeof apiBatchOpenForOrders>[0] & { id: string }): boolean {
+  return apiBatchOpenForOrders(b, observer.clock.now()) && !observer.rows.hasLive(b.id);
+}
+
+/** Nothing left to do: no file waiting in the inbox, no batch unfinished (but a day's API batch waiting for orders). */
 function settled(observer: Runtime, config: Config): boolean {
-  return inboxFiles(config).length === 0 && observer.batches.unfinished().length === 0;
+  return inboxFiles(config).length === 0 && observer.batches.unfinished().every((b) => waitsForOrders(observer, b));
 }
 
 /** Every unfinished batch waits for balance (the funds gate says so). */
 function onlyBalanceWaits(observer: Runtime): boolean {
-  const open = observer.batches.unfinished();
+  const open = observer.batches.unfinished().filter((b) => !waitsForOrders(observer, b));
   return open.length > 0 && open.every((b) => b.waitReason === 'balance' || (b.state === 'open' && observer.rows.counts(b.id).pending > 0 && b.waitReason === null));
 }
 

@@ -1,5 +1,5 @@
 /**
- * `npm run simulate -- --seed S --schedules N [--workers W] [--accounts mixed|one|two] [--replay FILE] [--verbose] [--json]`
+ * `npm run simulate -- --seed S --schedules N [--workers W] [--accounts mixed|one|two] [--api-orders mixed|none|all] [--replay FILE] [--verbose] [--json]`
  *
  * Runs N schedules (schedule.ts) of the whole engine under the simulator, split over W worker
  * processes (default: one per core), each a fast-check run from seed S + its index. A failing
@@ -16,7 +16,7 @@ import { availableParallelism } from 'node:os';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import fc from 'fast-check';
-import { scheduleArb, type AccountsMix, type Schedule } from './schedule.js';
+import { scheduleArb, type AccountsMix, type ApiOrdersMix, type Schedule } from './schedule.js';
 import { runSchedule, type RunOutcome } from './run-schedule.js';
 
 interface Args {
@@ -29,6 +29,8 @@ interface Args {
   worker: boolean;
   /** Which schedules have two supplier accounts: one in three (mixed, the default), none, all. */
   accounts: AccountsMix;
+  /** Which schedules have a shop placing API orders (issue 23): one in four (mixed, the default), none, all. */
+  apiOrders: ApiOrdersMix;
 }
 
 function parseArgs(argv: string[]): Args {
@@ -44,7 +46,9 @@ function parseArgs(argv: string[]): Args {
   }
   const accounts = (get('accounts') ?? 'mixed') as AccountsMix;
   if (!['mixed', 'one', 'two'].includes(accounts)) throw new Error('--accounts: mixed, one or two');
-  return { seed, schedules, workers, accounts, replay: get('replay'), verbose: argv.includes('--verbose'), json: argv.includes('--json'), worker: argv.includes('--worker') };
+  const apiOrders = (get('api-orders') ?? 'mixed') as ApiOrdersMix;
+  if (!['mixed', 'none', 'all'].includes(apiOrders)) throw new Error('--api-orders: mixed, none or all');
+  return { seed, schedules, workers, accounts, apiOrders, replay: get('replay'), verbose: argv.includes('--verbose'), json: argv.includes('--json'), worker: argv.includes('--worker') };
 }
 
 /** Shrinking's budget: candidates run, and real time. */
@@ -66,7 +70,7 @@ export interface SimReport {
  * Runs `numRuns` schedules from `seed` with fast-check; a failure is shrunk. `onRun` sees every
  * outcome (for figures); the shrinking runs are not counted as schedules.
  */
-export async function simulate(seed: number, numRuns: number, opts: { onRun?: (o: RunOutcome) => void; accounts?: AccountsMix } = {}): Promise<SimReport> {
+export async function simulate(seed: number, numRuns: number, opts: { onRun?: (o: RunOutcome) => void; accounts?: AccountsMix; apiOrders?: ApiOrdersMix } = {}): Promise<SimReport> {
   const started = performance.now();
   const behaviours: Record<string, number> = {};
   const variants = new Set<string>();
@@ -77,7 +81,7 @@ export async function simulate(seed: number, numRuns: number, opts: { onRun?: (o
   let shrinkStarted = 0;
   let last: RunOutcome | undefined;
   const details = await fc.check(
-    fc.asyncProperty(scheduleArb(opts.accounts), async (s) => {
+    fc.asyncProperty(scheduleArb(opts.accounts, opts.apiOrders), async (s) => {
       // Shrinking runs every smaller candidate in full: bounded, so a failure is reported in
       // minutes (the schedule found so far is the smallest failing one; more budget, smaller).
       if (shrinking && (++shrinkRuns > SHRINK_RUNS || performance.now() - shrinkStarted > SHRINK_MS)) return true;
@@ -133,7 +137,7 @@ async function replay(file: string, verbose: boolean): Promise<number> {
 
 function runWorker(args: Args, seed: number, n: number): Promise<SimReport> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [...process.execArgv, process.argv[1]!, '--worker', '--seed', String(seed), '--schedules', String(n), '--accounts', args.accounts], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn(process.execPath, [...process.execArgv, process.argv[1]!, '--worker', '--seed', String(seed), '--schedules', String(n), '--accounts', args.accounts, '--api-orders', args.apiOrders], { stdio: ['ignore', 'pipe', 'inherit'] });
     let out = '';
     child.stdout.on('data', (d: Buffer) => {
       out += d.toString();
@@ -172,7 +176,7 @@ function print(reports: SimReport[], wallMs: number, args: Args): void {
   }
   process.stderr.write('\n');
   const lines = [
-    `seed ${args.seed}, ${args.workers} worker(s), accounts ${args.accounts}: ${schedules} schedules in ${(wallMs / 1000).toFixed(1)} s (${(schedules / (wallMs / 1000)).toFixed(1)} schedules/s)`,
+    `seed ${args.seed}, ${args.workers} worker(s), accounts ${args.accounts}, api orders ${args.apiOrders}: ${schedules} schedules in ${(wallMs / 1000).toFixed(1)} s (${(schedules / (wallMs / 1000)).toFixed(1)} schedules/s)`,
     `invariants checked: ${invariants}`,
     `answer corpus variants used: ${variants.size}`,
     'behaviours (summed over the schedules):',
@@ -204,6 +208,7 @@ async function main(): Promise<void> {
   if (args.worker) {
     const report = await simulate(args.seed, args.schedules, {
       accounts: args.accounts,
+      apiOrders: args.apiOrders,
       onRun: (() => {
         let n = 0;
         return () => {

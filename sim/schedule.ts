@@ -9,6 +9,7 @@
  */
 import fc from 'fast-check';
 import type { ApiProfile } from './model.js';
+import { shopArb, type Shop } from './shop.js';
 
 export interface SimRow {
   /** The first account's pid (the only account's, in a one-account schedule). */
@@ -98,6 +99,8 @@ export interface Schedule {
   foreign: { pid: string; trxid: string | null; userId?: string; quantity?: number; agoMs: number }[];
   /** Trxids that belong to another API user (403 FORBIDDEN). */
   forbidden: string[];
+  /** Issue 23: a shop placing orders through the order API (sim/shop.ts); absent in most schedules. */
+  shop?: Shop;
 }
 
 const MIN = 60_000;
@@ -212,8 +215,12 @@ const edits = fc.constantFrom('none' as const, 'none' as const, 'add-column' as 
 
 /** Which schedules have a second account: one in three (`mixed`, the default), none, or all. */
 export type AccountsMix = 'mixed' | 'one' | 'two';
+/** Which schedules have a shop placing API orders (issue 23): one in four (mixed, the default), none, or all. */
+export type ApiOrdersMix = 'mixed' | 'none' | 'all';
 
-export function scheduleArb(accounts: AccountsMix = 'mixed'): fc.Arbitrary<Schedule> {
+export function scheduleArb(accounts: AccountsMix = 'mixed', apiOrders: ApiOrdersMix = 'mixed'): fc.Arbitrary<Schedule> {
+  // Drawn last (after every field the schedules had before), so a seed's other fields stay as they were.
+  const shop = apiOrders === 'none' ? fc.constant(undefined) : apiOrders === 'all' ? shopArb : fc.oneof({ weight: 3, arbitrary: fc.constant(undefined) }, { weight: 1, arbitrary: shopArb });
   const twoAccounts = accounts === 'one' ? fc.constant(undefined) : accounts === 'two' ? second : fc.oneof({ weight: 2, arbitrary: fc.constant(undefined) }, { weight: 1, arbitrary: second });
   const file = fc.record({
     rows: fc.array(rowDraw, { minLength: 1, maxLength: 6 }),
@@ -254,10 +261,12 @@ export function scheduleArb(accounts: AccountsMix = 'mixed'): fc.Arbitrary<Sched
         { maxLength: 3 },
       ),
       forbidden: fc.subarray(['OTHER-0', 'OTHER-1']),
+      shop,
     })
-    .map(({ second: two, ...s }) => ({
+    .map(({ second: two, shop: api, ...s }) => ({
       ...s,
       ...(two ? { second: two } : {}),
+      ...(api ? { shop: api } : {}),
       files: s.files.map((f, fi) => ({ ...f, rows: f.rows.map((r, ri) => toRow(r, 1 + fi * 100 + ri)) })),
       actions: [...s.actions].sort((a, b) => a.at - b.at),
     }))

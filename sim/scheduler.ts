@@ -76,6 +76,13 @@ export class SimScheduler {
     this.#wallOffset += ms;
   }
 
+  /** The true time the run starts at (the model API's clock follows it); SIM_EPOCH unless a schedule starts elsewhere (before UTC midnight: sim/shop.ts). Call before anything runs. */
+  epoch = SIM_EPOCH;
+  startAt(wallMs: number): void {
+    this.#wallOffset += wallMs - this.epoch;
+    this.epoch = wallMs;
+  }
+
   /** Processes that died: nothing of theirs happens any more, even what is scheduled later (an answer to a request that arrives after the crash). */
   readonly #gone = new Set<string>();
 

@@ -59,11 +59,18 @@ export function movesOnRefusal(classification: string, apiCode: string | undefin
  * suite: 107 of 233 moved rows went to an account whose balance had run out). In this process's
  * memory: a restart forgets it, which costs one refusal per account, never money.
  */
-const shortUntil = new Map<string, number>();
+const shortUntil = new WeakMap<object, Map<string, number>>();
 const SHORT_MS = 60_000;
 
-export function noteBalanceShort(account: string, mono: number): void {
-  shortUntil.set(account, mono + SHORT_MS);
+/** Per home (its runtime's accounts): two runtimes in one process (the simulator's daemons) keep their own. */
+function shortOf(rt: Pick<Runtime, 'accounts'>): Map<string, number> {
+  let m = shortUntil.get(rt.accounts);
+  if (!m) shortUntil.set(rt.accounts, (m = new Map()));
+  return m;
+}
+
+export function noteBalanceShort(rt: Pick<Runtime, 'accounts'>, account: string, mono: number): void {
+  shortOf(rt).set(account, mono + SHORT_MS);
 }
 
 type FailoverParts = Pick<Runtime, 'accounts' | 'accountOf' | 'clock' | 'log' | 'owner' | 'routing' | 'rows'>;
@@ -108,7 +115,7 @@ export async function moveRow(
   // Never back to its own account or one that refused it; with readyOnly, not to a paused one.
   const exclude = new Set([row.account, ...row.moves.map((m) => m.from)]);
   if (opts.readyOnly) for (const acct of rt.accounts) if (acct.pauses().current !== null) exclude.add(acct.id);
-  for (const acct of rt.accounts) if ((shortUntil.get(acct.id) ?? 0) > rt.clock.mono()) exclude.add(acct.id);
+  for (const acct of rt.accounts) if ((shortOf(rt).get(acct.id) ?? 0) > rt.clock.mono()) exclude.add(acct.id);
   if (rt.accounts.every((acct) => exclude.has(acct.id))) return null;
   // Every account's catalog that can be read, its own included: a [[pack]] entry is recognised
   // through the account the row is on (an adversarial review: aliased packs never moved).

@@ -295,7 +295,7 @@ async function handleFailure(deps: SenderDeps, row: Row, err: unknown): Promise<
       if (
         row.state === 'pending' && !namesAnOrder(err.answer?.body) && movesOnRefusal(err.classification, err.apiCode, err.reason)
       ) {
-        if (err.classification === 'insufficient-balance') noteBalanceShort(row.account, rt.clock.mono());
+        if (err.classification === 'insufficient-balance') noteBalanceShort(rt, row.account, rt.clock.mono());
         const to = await moveRow(rt, { ...row, state: 'sending' }, a, { code: err.apiCode ?? err.codeOrStatus, why: `${row.account} refused it: ${reason}` }, 'sending');
         if (to !== null) return 'moved';
       }

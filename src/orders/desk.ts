@@ -291,17 +291,30 @@ export class Desk implements OrderDesk {
     const batch = this.#queue;
     this.#queue = [];
     const rt = this.#rt;
-    const outcomes: AcceptOutcome[] = [];
+    // Per order: its answer, or the error that undid only its own savepoint (the others commit).
+    const outcomes: (AcceptOutcome | { error: unknown })[] = [];
     try {
       rt.db.transaction(() => {
         const now = rt.clock.now();
         const day = todaysApiBatch(rt, now);
         const promisable = this.#promisable();
         const taken = new Map<string, number>();
-        for (const w of batch) outcomes.push(day.cancelRequested ? notAccepting(day.id) : this.#store(w.p, day.id, now, (a) => {
+        const available = (a: string): number | undefined => {
           const v = promisable(a);
           return v === undefined ? undefined : v - (taken.get(a) ?? 0);
-        }, (a, usd) => taken.set(a, (taken.get(a) ?? 0) + usd)));
+        };
+        const took = (a: string, usd: number): void => void taken.set(a, (taken.get(a) ?? 0) + usd);
+        for (const w of batch) {
+          if (day.cancelRequested) outcomes.push(notAccepting(`today's API batch ${day.id} was cancelled by an operator: no order is taken until tomorrow's batch (UTC); nothing was stored`));
+          else if (day.state !== 'open') outcomes.push(notAccepting(`the API batch of ${day.apiDay} is finished and the wall clock reads that day again (it stepped back): no order is taken until the clock reaches a day with an open batch; nothing was stored`));
+          else {
+            try {
+              outcomes.push(this.#store(w.p, day.id, now, available, took));
+            } catch (err) {
+              outcomes.push({ error: err });
+            }
+          }
+        }
       }).immediate();
     } catch (err) {
       for (const w of batch) w.reject(err);
@@ -309,8 +322,12 @@ export class Desk implements OrderDesk {
       return;
     }
     crashPoint('order-accepted');
-    for (let i = 0; i < batch.length; i++) batch[i]!.resolve(outcomes[i]!);
-    if (outcomes.some((o) => o.kind === 'accepted')) this.#wake();
+    for (let i = 0; i < batch.length; i++) {
+      const o = outcomes[i]!;
+      if ('error' in o) batch[i]!.reject(o.error);
+      else batch[i]!.resolve(o);
+    }
+    if (outcomes.some((o) => 'kind' in o && o.kind === 'accepted')) this.#wake();
     this.#next();
   }
 
@@ -354,11 +371,12 @@ export class Desk implements OrderDesk {
 }
 
 /**
- * An operator cancelled the day's API batch (console, `topup cancel`): its unsent orders are
- * skipped, and so would every order appended after, so none is taken until the next day's batch.
+ * No order can go into the day's API batch now: an operator cancelled it (console, `topup cancel`:
+ * its unsent orders are skipped, and so would every order appended after), or it is finished and
+ * the clock reads its day again. None is taken until a day with an open batch.
  */
-function notAccepting(batchId: string): AcceptOutcome {
-  return { kind: 'refused', status: 503, code: 'NOT_ACCEPTING', detail: `today's API batch ${batchId} was cancelled by an operator: no order is taken until tomorrow's batch (UTC); nothing was stored` };
+function notAccepting(detail: string): AcceptOutcome {
+  return { kind: 'refused', status: 503, code: 'NOT_ACCEPTING', detail };
 }
 
 function invalid(problems: FieldProblem[], detail?: string): AcceptOutcome {

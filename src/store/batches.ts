@@ -195,6 +195,12 @@ export class BatchStore {
    */
   apiBatch(day: string, make: () => NewBatch & { header: string[]; resultFile: string }): Batch {
     const found = this.#stmt('SELECT * FROM batches WHERE api_day = ?').get(day) as BatchRow | undefined;
+    if (found && found.state === 'open') return toBatch(found);
+    // The wall clock stepped back across midnight: the batch of the day it reads may be finished
+    // already. Orders go on into the newest day's batch, never back into a finished one (found by
+    // the simulator: every acceptance failed for an hour after such a step).
+    const newest = this.#stmt('SELECT * FROM batches WHERE api_day IS NOT NULL ORDER BY api_day DESC LIMIT 1').get() as BatchRow | undefined;
+    if (newest && newest.api_day! > day) return toBatch(newest);
     if (found) return toBatch(found);
     const b = make();
     this.create(b);

@@ -5,7 +5,7 @@
  */
 import type { ExpectStatic } from 'vitest';
 import { simulate, type SimReport } from '../../sim/run.js';
-import type { AccountsMix } from '../../sim/schedule.js';
+import type { AccountsMix, ApiOrdersMix } from '../../sim/schedule.js';
 
 /** Behaviours every CI run must have gone through at least once. */
 const MUST_HAPPEN = [
@@ -51,9 +51,9 @@ export const MUST_HAPPEN_TWO = [
   'rows ended completed',
 ];
 
-export async function runSeeds(seeds: number[], perSeed: number, expect: ExpectStatic, opts: { accounts?: AccountsMix; mustHappen?: readonly string[] } = {}): Promise<SimReport[]> {
+export async function runSeeds(seeds: number[], perSeed: number, expect: ExpectStatic, opts: { accounts?: AccountsMix; apiOrders?: ApiOrdersMix; mustHappen?: readonly string[] } = {}): Promise<SimReport[]> {
   const reports: SimReport[] = [];
-  for (const seed of seeds) reports.push(await simulate(seed, perSeed, { accounts: opts.accounts ?? 'one' }));
+  for (const seed of seeds) reports.push(await simulate(seed, perSeed, { accounts: opts.accounts ?? 'one', apiOrders: opts.apiOrders ?? 'none' }));
   for (const r of reports) {
     const f = r.failure;
     expect(f, f ? `seed ${f.seed} (path ${f.path}):\n${f.violations.join('\n')}\nschedule: ${JSON.stringify(f.schedule)}\nlast events:\n${f.trace.slice(-20).join('\n')}` : '').toBeNull();

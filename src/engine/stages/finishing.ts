@@ -52,13 +52,15 @@ export class FinishingStage implements Stage {
     this.unfinished = unfinished;
   }
 
-  nextDueAt(_now: number, b: StepBatches): number | undefined {
+  nextDueAt(now: number, b: StepBatches): number | undefined {
     if (b.open.length === 0) return undefined;
     let due = this.#lastProgress + PROGRESS_EVERY_MS;
-    // A day's API batch may be finished once its day is over.
+    // A day's API batch may be finished once its day is over; a closing time already past is not
+    // work now (its orders still live end by sends and polls, which wake the runner: found by the
+    // simulator, the runner woke every 5 ms after midnight while queued orders waited for balance).
     for (const batch of b.open) {
       const closes = apiBatchClosesAt(batch);
-      if (closes !== undefined) due = Math.min(due, closes);
+      if (closes !== undefined && closes > now) due = Math.min(due, closes);
     }
     return due;
   }

@@ -1,0 +1,42 @@
+/**
+ * Issue 23: what the simulator found in the order API's rules (the lead's desk, 0bd77f6), each a
+ * shrunk schedule replayed exactly (`npm run simulate -- --replay test/sim/found/<name>.json --verbose`).
+ * Each FAILS on 0bd77f6 and passes once the defect is fixed (the fixes are in src/, the lead's).
+ */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { runSchedule } from '../../sim/run-schedule.js';
+import type { Schedule } from '../../sim/schedule.js';
+
+const found = (name: string): Schedule => (JSON.parse(readFileSync(join(import.meta.dirname, 'found', `${name}.json`), 'utf8')) as { schedule: Schedule }).schedule;
+
+describe('API orders: schedules the simulator found', () => {
+  it('the runner does not wake every 5 ms once the day of an API batch with live orders is over', async () => {
+    // Queued orders (queue: true) wait for balance in the day's API batch; its day ends (00:01:00
+    // with the grace) while they still wait: finishing's nextDueAt keeps returning the batch's
+    // closing time, now in the past, and the runner sleeps its shortest sleep (5 ms) over and over
+    // until the orders end (SPIN, and those orders still pending when the run gives up).
+    const out = await runSchedule(found('api-day-closed-spin'));
+    expect(out.violations).toEqual([]);
+  }, 120_000);
+
+  it('a shop resending the body of its order after the order moved to another account is told it is the same order, not 409', async () => {
+    // Two accounts: API-2 is accepted on `main`, refused there (an account problem) and moved to
+    // `second` as API-2-second (API-2 kept in left_trxids). The shop sends the same body again: the
+    // desk looks for an API order whose trxid is API-2, finds none, then finds API-2 among the
+    // trxids left by a move, and answers 409 TRXID_USED: the shop reads its own order as not placed
+    // (and GET /orders/API-2 answers 404) while it is being bought.
+    const out = await runSchedule(found('api-order-moved-resend'));
+    expect(out.violations).toEqual([]);
+  }, 120_000);
+
+  it('after the wall clock steps back across midnight, an acceptance is not a 500 (the day\'s batch is already done)', async () => {
+    // Two days: the first day's API batch is finished at 00:01:00 (its orders ended); the wall
+    // clock then steps back an hour (NTP). utcDay(now) is the first day again: todaysApiBatch
+    // returns its batch, `done`, and the trigger rows_api_insert_open refuses the insert, which
+    // fails the whole group commit: every acceptance is answered 500 for an hour.
+    const out = await runSchedule(found('api-day-stepped-back-500'));
+    expect(out.violations).toEqual([]);
+  }, 120_000);
+});
