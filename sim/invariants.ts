@@ -455,7 +455,9 @@ function checkShop(
       // (orders never go back into a day whose batch may be finished: store/batches.ts apiBatch).
       const day = created === null ? null : new Date(created).toISOString().slice(0, 10);
       const own = day === null ? undefined : batches.find((x) => x.apiDay === day);
-      const ownClosed = own === undefined || (own.finishedAt !== null && created !== null && own.finishedAt <= created);
+      // (Whether that batch was finished before this order came cannot be told from wall times across
+      // a clock step; a done batch stays done, so one still open is the one the order belonged in.)
+      const ownClosed = own === undefined || own.state !== 'open';
       check(day !== null && b.apiDay !== null && (day === b.apiDay || (day < b.apiDay && ownClosed)), () => `${where(r)}: an API order stored at ${created === null ? '(no time)' : new Date(created).toISOString()} in the batch of ${b.apiDay}${own ? ` while its day's batch ${own.id} was ${own.state}` : ''}`);
       check(created === null || b.finishedAt === null || created <= b.finishedAt + shop.stepsBackMs, () => `${where(r)}: an API order stored at ${new Date(created!).toISOString()} in a batch finished at ${new Date(b.finishedAt!).toISOString()}`);
     }

@@ -84,12 +84,18 @@ export async function runDaemon(config: Config, opts: DaemonOptions, log = rootL
     parts.add('upkeep', () => upkeep.stop());
     // The order API's webhooks (webhooks/deliverer.ts), beside the runner and never awaited by it;
     // woken when a row moves, so a change is posted at once. Stopped before the store closes.
-    const deliverer = startDeliverer(rt, createOrderDesk(rt, () => runner.wake()));
-    const wakeDeliverer = (): void => deliverer.wake();
+    // One desk for the API and the deliverer: an accepted order wakes both (its first event at once).
+    let deliverer: ReturnType<typeof startDeliverer> | null = null;
+    const desk = createOrderDesk(rt, () => {
+      runner.wake();
+      deliverer?.wake();
+    });
+    deliverer = startDeliverer(rt, desk);
+    const wakeDeliverer = (): void => deliverer?.wake();
     runner.on('row-moved', wakeDeliverer);
     parts.add('webhook deliverer', async () => {
       runner.off('row-moved', wakeDeliverer);
-      await deliverer.stop();
+      await deliverer?.stop();
     });
 
     let consoleUrl: string | undefined;

@@ -65,7 +65,7 @@ export async function startConsole(deps: ConsoleDeps): Promise<RunningConsole | 
   // The order API on the console's listener: accepted orders wake the runner at once (no inbox wait).
   const orderApi = createOrderApi({
     rt,
-    desk: createOrderDesk(rt, () => runner.wake()),
+    desk: deps.desk ?? createOrderDesk(rt, () => runner.wake()),
     tokens: new TokenStore(rt.db, rt.clock, rt.config.orderApi.token),
     wake: () => runner.wake(),
     stopping: () => runner.snapshot({ batches: false }).stopping,

@@ -376,6 +376,7 @@ export const MIGRATIONS: readonly string[] = [
   CREATE INDEX order_events_row ON order_events (batch_id, idx, id);
   CREATE INDEX order_events_due ON order_events (next_attempt_at, id) WHERE delivery = 'pending';
   CREATE INDEX order_events_trxid ON order_events (lower(trxid), id);
+  CREATE INDEX order_events_failed ON order_events (id) WHERE delivery = 'failed';
   CREATE TRIGGER rows_api_event_insert AFTER INSERT ON rows WHEN NEW.api_body_hash IS NOT NULL BEGIN
     INSERT INTO order_events (batch_id, idx, trxid, type, status, row_state, at)
       VALUES (NEW.batch_id, NEW.idx, NEW.trxid, 'order.accepted', 'accepted', NEW.state, NEW.updated_at);

@@ -6,6 +6,8 @@
 import type { Statement } from 'better-sqlite3';
 import { statementCache, type Db } from './db.js';
 import { toRow, type Row, type RowRecord } from './row-record.js';
+import { IN_FLIGHT_STATES } from './row-states.js';
+import { rowStates } from './state-sql.js';
 
 /** An API order's row and what only API orders have. */
 export interface ApiRow {
@@ -81,7 +83,7 @@ export class OrderReads {
 
   /** USD of the rows with a request on its way on an account (sending, resending): not in its balance yet, not unsent either. */
   inFlightUsd(account: string): number {
-    return (this.#stmt(`SELECT coalesce(sum(expected_usd), 0) AS usd FROM rows WHERE state IN ('sending', 'resending') AND account = ?`).get(account) as { usd: number }).usd;
+    return (this.#stmt(`SELECT coalesce(sum(expected_usd), 0) AS usd FROM rows WHERE state IN (${rowStates(IN_FLIGHT_STATES)}) AND account = ?`).get(account) as { usd: number }).usd;
   }
 
   /**
