@@ -70,6 +70,7 @@ export async function startConsole(deps: ConsoleDeps): Promise<RunningConsole | 
     wake: () => runner.wake(),
     stopping: () => runner.snapshot({ batches: false }).stopping,
     batchBodyMax: settings.uploadMaxBytes,
+    onAnswer: (answer) => metrics.apiOrders.inc({ answer }),
   });
   const app = createConsoleApp(svc, metrics, orderApi);
   const server = createAdaptorServer({ fetch: app.fetch, overrideGlobalObjects: false }) as Server;

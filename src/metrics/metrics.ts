@@ -52,8 +52,13 @@ export class Metrics {
     // 0.01 s without it). A stalled loop still shows: the sample that waited reports the stall.
     collectDefaultMetrics({ register: this.registry, prefix: 'topup_', eventLoopMonitoringPrecision: 1_000 });
     storeGauges(this.registry, deps, this.#slow);
+    this.registry.registerMetric(this.apiOrders);
+    for (const answer of ['accepted', 'same']) this.apiOrders.inc({ answer }, 0);
     webhookGauges(this.registry, deps.rt, this.#slow);
   }
+
+  /** POST /api/v1/orders answered (orderapi/api.ts): accepted, same, or the refusal's code. */
+  readonly apiOrders = new Counter({ name: 'topup_api_orders_total', help: 'Orders posted to the order API, by answer: accepted (202), same (200: the same trxid and body again), or the refusal\'s code', labelNames: ['answer'], registers: [] });
 
   get contentType(): string {
     return this.registry.contentType;

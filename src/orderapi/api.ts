@@ -42,6 +42,8 @@ export interface OrderApiDeps {
   stopping(): boolean;
   /** The console's upload limit (TOPUP_CONSOLE_UPLOAD_MB): a batch is a file. */
   batchBodyMax: number;
+  /** Each POST /orders answer, for /metrics (topup_api_orders_total): accepted, same, or the refusal's code. */
+  onAnswer?: (answer: string) => void;
 }
 
 const tooLarge = (max: number) => () =>
@@ -98,6 +100,7 @@ export function createOrderApi(deps: OrderApiDeps): OpenAPIHono<ApiEnv> {
   api.openapi(r.postOrder, async (c) => {
     const input = c.req.valid('json');
     const out = await desk.accept(input);
+    deps.onAnswer?.(out.kind === 'refused' ? out.code : out.kind);
     if (out.kind === 'accepted') return orderAnswer(out.order, 202) as never;
     if (out.kind === 'same') return orderAnswer(out.order, 200) as never;
     return problem(c, { status: out.status, code: out.code, detail: out.detail, errors: out.problems, extra: out.extra }) as never;

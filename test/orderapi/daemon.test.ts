@@ -44,7 +44,7 @@ async function start(env: NodeJS.ProcessEnv) {
 describe('the order API of a running daemon', () => {
   it('places an order over HTTP: 202, the same body 200, another body 409, read until completed, in the feed', async () => {
     const { sb, env } = await shop();
-    const { daemon, call } = await start(env);
+    const { daemon, call, url } = await start(env);
     const body = { trxid: 'SHOP-E2E-1', pid: 'PUBG-60', userId: '5123456701', meta: { shopOrder: 'A-1' } };
     const a = await call('POST', '/api/v1/orders', { body: JSON.stringify(body), type: 'application/json' });
     expect(a.status, a.text).toBe(202);
@@ -71,6 +71,12 @@ describe('the order API of a running daemon', () => {
     expect(sb.admin.ledger().orders.filter((o) => o.trxid === 'SHOP-E2E-1')).toHaveLength(1);
     // Before the console's guards: no session cookie is set, no login redirect for the API.
     expect(a.headers.get('set-cookie')).toBeNull();
+    // /metrics counts the answers (the console's own route; no token set for it here).
+    const metrics = { text: await (await fetch(`${url}/metrics`)).text() };
+    expect(metrics.text).toMatch(/topup_api_orders_total\{answer="accepted"\} 1\n/);
+    expect(metrics.text).toMatch(/topup_api_orders_total\{answer="same"\} 1\n/);
+    expect(metrics.text).toMatch(/topup_api_orders_total\{answer="TRXID_CONFLICT"\} 1\n/);
+    expect(metrics.text).toMatch(/topup_api_orders_total\{answer="INVALID_ORDER"\} 1\n/);
     await daemon.stop();
   }, 90_000);
 
