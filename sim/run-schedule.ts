@@ -308,7 +308,8 @@ export async function runSchedule(s: Schedule, opts: RunOptions = {}): Promise<R
             const o = panel.byTrxid(r.trxid);
             const ours = o !== undefined && o.origin === 'engine';
             // A slip of the eye: the panel's line above, an order another row holds (forced past the check).
-            const other = a.slip === 'other' ? panel.orders.find((x) => x.origin === 'engine' && x !== o && rt.rows.placedBy(x.orderId) !== undefined) : undefined;
+            // (Held on this row's account: an id another account's row holds is another order there.)
+            const other = a.slip === 'other' ? panel.orders.find((x) => x.origin === 'engine' && x !== o && rt.rows.placedBy(x.orderId, r.account) !== undefined) : undefined;
             const typed = other ? other.orderId.toLowerCase() : ours && a.slip === 'case' ? o.orderId.toLowerCase() : o?.orderId;
             try {
               await resolveReview(rt, { batchId: r.batchId, line: r.line, by: 'sim-operator', ...(other ? { chargedOrderId: typed!, force: true } : ours ? { chargedOrderId: typed! } : { notCharged: true }) });

@@ -20,7 +20,7 @@ import { finishBatch } from '../outbox/finish.js';
 import type { BatchSummary } from '../outbox/summary.js';
 import type { Runtime } from '../runtime.js';
 import { LIVE_STATES, type OrderFacts, type Row } from '../store/rows.js';
-import { describeMismatches, factsFor, mismatches } from '../dispatch/order-match.js';
+import { describeMismatches, factsFor, mismatches, needsCodes } from '../dispatch/order-match.js';
 import { withOwnLease } from './lease.js';
 import { settleAndReopen } from '../store/settle.js';
 
@@ -119,9 +119,13 @@ async function chargedFacts(rt: Pick<Runtime, 'accountOf' | 'rows'>, row: Row, t
     if (!order.statusKnown) facts.status = 'processing';
     return { facts, note: `charged: order ${orderId} named by ${by} on ${at}, confirmed by the API (${order.statusWord ?? order.status})`, answer: auditCopy(order.answer) };
   }
+  // A key/card row recorded this way has no codes: said as every completed row without its codes
+  // is (results, summary), so nobody hands out nothing (found by the simulator: a forced resolution
+  // completed a card row silently).
+  const codes = needsCodes(row) ? 'CODES MISSING: recorded without the API\'s codes; ask the supplier for them. ' : '';
   return {
     facts: { orderId: order?.orderId ?? orderId, status: 'completed', amountUsd: row.expectedUsd ?? undefined },
-    note: `charged: order ${orderId} recorded by ${by} on ${at} WITHOUT confirmation from the API (${why})`,
+    note: `${codes}charged: order ${orderId} recorded by ${by} on ${at} WITHOUT confirmation from the API (${why})`,
     answer: null,
   };
 }

@@ -140,4 +140,16 @@ describe('review rows are rechecked, and resolved by an operator', () => {
     expect(r.row).toMatchObject({ state: 'completed', orderId: 'PANEL-77', amountUsd: 0.92 });
     expect(r.row.note).toMatch(/WITHOUT confirmation from the API/);
   });
+
+  it('--charged with --force on a key/card row says its codes are missing (found by the simulator: a card row completed silently without codes)', async () => {
+    const card = { ...pubgRow(0), request: { ...pubgRow(0).request!, userId: undefined, quantity: 2 } };
+    delete (card.request as { userId?: string }).userId;
+    const { rt, set } = await world([card]);
+    end(rt, 0, `state = 'review', error = 'REVIEW: x'`);
+    await finish(rt);
+    set(() => ({ status: 404, body: { success: false, error: 'ORDER NOT FOUND' } }));
+    const r = await resolveReview(rt, { batchId: 'b1', line: 2, chargedOrderId: 'PANEL-78', by: 'ana', force: true });
+    expect(r.row).toMatchObject({ state: 'completed', orderId: 'PANEL-78', codes: [] });
+    expect(r.row.note).toMatch(/^CODES MISSING: .*WITHOUT confirmation from the API/);
+  });
 });
