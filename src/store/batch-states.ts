@@ -10,6 +10,9 @@
  *   failed     the file could not be read: outbox/<name>.error.txt says why; nothing was sent
  *   duplicate  the file's bytes match an earlier batch: every row skipped, results name it
  * A claim whose file move failed (another process took the file) is deleted, not moved.
+ * The order API's batch of a day (batches.api_day, orders/api-batch.ts) has no file: it is born
+ * `claimed` and `stored` at once, takes orders while its day lasts, and is `finished` only after
+ * its day, once every order in it has ended (a trigger refuses `done` with a live order).
  * Waiting (for balance, the catalog …), cancellation and the lease are attributes, not states.
  */
 
