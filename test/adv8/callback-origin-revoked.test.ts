@@ -1,0 +1,53 @@
+/**
+ * Adversarial review 8 (issue 23), security: a per-order callbackUrl is checked against
+ * TOPUP_ORDER_WEBHOOK_ALLOW only when the order is accepted. The URL is stored with the row and
+ * the deliverer posts every later event of the order there, signed, for 26 h of retries (and with
+ * TOPUP_ORDER_WEBHOOK_CODES=1, the codes), whatever TOPUP_ORDER_WEBHOOK_ALLOW says by then. An
+ * operator who removes an origin (a shop's host taken over, a partner dropped) and restarts the
+ * daemon keeps sending that origin the orders' data. The settings' own comment says the daemon
+ * "posts to what a token holder names: not to any host".
+ * A correct system checks the stored callbackUrl's origin against the allow list in force when
+ * it posts (an origin no longer allowed: the event is not posted there; it falls back to
+ * TOPUP_ORDER_WEBHOOK_URL or is marked with a clear last_error, and the feed still lists it).
+ */
+import { describe, expect, it } from 'vitest';
+import { waitFor } from '../e2e/harness.js';
+import { releaseAfterEach } from '../e2e/release.js';
+import { receiver } from '../webhooks/helpers.js';
+import { SECRET, shop, start } from './shop.js';
+
+releaseAfterEach();
+
+describe('a callbackUrl whose origin the operator no longer allows', () => {
+  it.fails('receives no more posts after the origin is removed from TOPUP_ORDER_WEBHOOK_ALLOW and the daemon restarted', async () => {
+    // The shop's callback receiver refuses (503) at first, so the order's events stay pending.
+    let up = false;
+    const hook = await receiver(0, () => (up ? 200 : 503));
+    const origin = `http://127.0.0.1:${hook.port}`;
+    const { env } = await shop({ TOPUP_ORDER_WEBHOOK_SECRET: SECRET, TOPUP_ORDER_WEBHOOK_ALLOW: origin });
+    const first = await start(env);
+    try {
+      const r = await first.call('POST', '/api/v1/orders', { body: { trxid: 'ADV8-CB-1', pid: 'PUBG-60', userId: '5123456701', callbackUrl: hook.url } });
+      expect(r.status, r.text).toBe(202);
+      await waitFor('a first post to the callback', () => hook.received.length > 0, 30_000, 50);
+    } finally {
+      await first.daemon.stop();
+    }
+    // The operator drops the origin (secret kept: no URL, no allowed origin) and restarts.
+    const before = hook.received.length;
+    up = true;
+    const second = await start({ ...env, TOPUP_ORDER_WEBHOOK_ALLOW: '' });
+    try {
+      // A new order naming that origin is refused now …
+      const again = await second.call('POST', '/api/v1/orders', { body: { trxid: 'ADV8-CB-2', pid: 'PUBG-60', userId: '5123456702', callbackUrl: hook.url } });
+      expect(again.status).toBe(422);
+      expect(again.json.code).toBe('CALLBACK_NOT_ALLOWED');
+      // … but the stored order's events keep going there (the first retry is due 5 s after the failure).
+      await new Promise((res) => setTimeout(res, 12_000));
+      expect(hook.received.length - before).toBe(0);
+    } finally {
+      await second.daemon.stop();
+      await hook.close();
+    }
+  }, 90_000);
+});
