@@ -92,6 +92,10 @@ export interface RetryPlan {
 export function retryPlan(rt: Pick<Store, 'batches' | 'rows'>, batchId: string, opts: RetryOptions = {}): RetryPlan {
   const old = rt.batches.get(batchId);
   if (!old) throw new NotFoundError(`no batch ${batchId} (see topup status)`);
+  // An API order belongs to the shop that placed it: it was told "rejected" (nothing bought) and may
+  // have refunded its customer or ordered again under a new trxid; buying it here again would charge
+  // twice (an adversarial review). The shop re-orders through the API.
+  if (old.apiDay !== null) throw new UsageError(`batch ${batchId} is the order API's batch of ${old.apiDay}: its orders are the shops' own, and a shop orders again itself (POST /api/v1/orders with a new trxid); nothing is retried here`);
   if (old.finishedAt === null) throw new UsageError(`batch ${batchId} has not finished yet; retry it once it has (or cancel it first)`);
   if (!old.header) throw new UsageError(`batch ${batchId} has no rows to retry (its file could not be read)`);
   const earlier = opts.repeats ? undefined : rt.batches.retriedAs(old.id);

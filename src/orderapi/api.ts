@@ -103,7 +103,11 @@ export function createOrderApi(deps: OrderApiDeps): OpenAPIHono<ApiEnv> {
     deps.onAnswer?.(out.kind === 'refused' ? out.code : out.kind);
     if (out.kind === 'accepted') return orderAnswer(out.order, 202) as never;
     if (out.kind === 'same') return orderAnswer(out.order, 200) as never;
-    return problem(c, { status: out.status, code: out.code, detail: out.detail, errors: out.problems, extra: out.extra }) as never;
+    // A conflict's order is shown only to a token that may read orders (an adversarial review: a
+    // write-only token read any order by posting its trxid with another body).
+    const { order: conflicting, ...rest } = out.extra ?? {};
+    const extra = conflicting !== undefined && c.get('token').scopes.includes('orders:read') ? { ...rest, order: conflicting } : rest;
+    return problem(c, { status: out.status, code: out.code, detail: out.detail, errors: out.problems, extra }) as never;
   });
 
   api.openapi(r.getOrder, (c) => {

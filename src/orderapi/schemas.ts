@@ -7,6 +7,7 @@
  * The TypeScript shapes are src/orders/types.ts (the desk's contract); a type check below ties
  * each schema to its interface, so a field added there and not here fails the build.
  */
+import { jsonDepth } from '../kernel/json-depth.js';
 import { z } from '@hono/zod-openapi';
 import { ROW_STATES } from '../store/row-states.js';
 import { BATCH_STATES } from '../store/batch-states.js';
@@ -18,8 +19,12 @@ export const META_MAX_BYTES = 4096;
 const TRXID = z.string().trim().min(1, 'must not be empty').max(64, 'at most 64 characters');
 const CELL = (max = 128) => z.string().max(max, `at most ${max} characters`);
 
+/** Nesting deeper than this is refused before anything walks it recursively (JSON.stringify, the body hash). */
+export const META_MAX_DEPTH = 32;
+
 const metaSchema = z
   .record(z.string(), z.unknown())
+  .refine((m) => jsonDepth(m, META_MAX_DEPTH) <= META_MAX_DEPTH, { message: `must be nested at most ${META_MAX_DEPTH} levels deep`, abort: true })
   .refine((m) => Buffer.byteLength(JSON.stringify(m), 'utf8') <= META_MAX_BYTES, `must be at most ${META_MAX_BYTES} bytes as JSON`)
   .openapi({ description: `Your own data, carried through untouched to the result, the order's view and its webhooks (at most ${META_MAX_BYTES} bytes as JSON).`, example: { shopOrder: 'A-1001' } });
 
@@ -138,7 +143,7 @@ export const BatchIdParam = z.object({ id: z.string().regex(/^b\d{6}-[0-9a-f]{6}
 
 export const FEED_MAX = 1000;
 export const FeedQuery = z.object({
-  since: z.string().regex(/^evt_\d{1,18}$/, 'is not a cursor: pass the `next` of an earlier page (evt_<n>), or leave it out to start at the beginning').optional().openapi({ param: { name: 'since', in: 'query' }, example: 'evt_42' }),
+  since: z.string().regex(/^evt_\d{1,15}$/, 'is not a cursor: pass the `next` of an earlier page (evt_<n>), or leave it out to start at the beginning').optional().openapi({ param: { name: 'since', in: 'query' }, example: 'evt_42' }),
   limit: z.string().regex(/^\d+$/, 'must be a whole number').transform(Number).pipe(z.number().int().min(1, 'must be at least 1').max(FEED_MAX, `at most ${FEED_MAX}`)).optional().openapi({ param: { name: 'limit', in: 'query' }, type: 'integer', example: '100' } as never),
 });
 export const BatchQuery = z.object({

@@ -28,6 +28,7 @@
  */
 import { createHash } from 'node:crypto';
 import { coerceError } from '../kernel/errors.js';
+import { jsonDepth } from '../kernel/json-depth.js';
 import { crashPoint } from '../kernel/crash-points.js';
 import { Priority } from '../api/client.js';
 import { roundCents } from '../kernel/money.js';
@@ -54,6 +55,7 @@ const BALANCE_STALE_MS = 300_000;
  */
 const PLACER_MAX_AGE_MS = 30_000;
 const META_MAX_BYTES = 4_096;
+const META_MAX_DEPTH = 32;
 
 type Prepared = { input: OrderInput; hash: string; row: NewRow & { request: NonNullable<NewRow['request']> }; callbackUrl: string | null };
 type Waiter = { p: Prepared; resolve: (o: AcceptOutcome) => void; reject: (e: unknown) => void };
@@ -92,6 +94,8 @@ export class Desk implements OrderDesk {
   }
 
   async accept(input: OrderInput): Promise<AcceptOutcome> {
+    // Before anything walks it recursively (the hash, JSON.stringify): a deep `meta` overflowed the stack.
+    if (input.meta !== undefined && jsonDepth(input.meta, META_MAX_DEPTH) > META_MAX_DEPTH) return invalid([{ field: 'meta', reason: `nested more than ${META_MAX_DEPTH} levels deep` }]);
     const hash = bodyHash(input);
     const known = this.#known(input.trxid, hash);
     if (known) return known;
@@ -148,7 +152,9 @@ export class Desk implements OrderDesk {
   #answerKnown(api: ApiRow, hash: string): AcceptOutcome {
     const order = orderView(api, this.#columns, { codes: false, history: this.#reads.history(api.row.batchId, api.row.idx) });
     if (api.apiBodyHash === hash) return { kind: 'same', order };
-    return { kind: 'refused', status: 409, code: 'TRXID_CONFLICT', detail: `trxid ${order.trxid} is already an order with a different body (accepted ${order.createdAt}, now ${order.status}); a new purchase needs a new trxid`, extra: { order } };
+    // The order itself goes out only to a token that may read orders (the HTTP layer drops
+    // `extra.order` otherwise): a conflict must not let a write-only token read other orders.
+    return { kind: 'refused', status: 409, code: 'TRXID_CONFLICT', detail: `trxid ${order.trxid} is already an order with a different body; a new purchase needs a new trxid (GET /api/v1/orders/{trxid} shows it)`, extra: { order } };
   }
 
   #callback(input: OrderInput): string | null | AcceptOutcome {
@@ -390,6 +396,7 @@ function fieldOf(column: string): string {
 
 /** `evt_<n>` → n; a malformed cursor throws a RangeError (a 400). */
 export function cursorId(cursor: string): number {
+  // 15 digits at most: every such number is exact in a double (the route's schema says the same).
   const m = /^evt_(\d{1,15})$/.exec(cursor.trim());
   if (!m) throw new RangeError(`"${cursor.slice(0, 40)}" is not a cursor (evt_<number>, as "next" gave it)`);
   return Number(m[1]);

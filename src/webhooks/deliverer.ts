@@ -31,6 +31,7 @@ import type { OrderDesk } from '../orders/types.js';
 import type { Runtime } from '../runtime.js';
 import { LEASE_MARGIN_MS, WebhookOutbox, type DueEvent } from './outbox.js';
 import { SIGNATURE_HEADER, sign } from './signer.js';
+import { originOf } from '../config/order-api-settings.js';
 
 export const USER_AGENT = 'topup-runner';
 /** Events posted at once (each of another order). */
@@ -56,6 +57,8 @@ export interface WebhookSettings {
   secret: string | null;
   /** TOPUP_ORDER_WEBHOOK_CODES: a completed order's codes are in the body. */
   codes: boolean;
+  /** TOPUP_ORDER_WEBHOOK_ALLOW: the origins a stored callbackUrl may still be posted to (checked at each post; the daemon always gives it). */
+  allow?: readonly string[];
 }
 
 export interface DelivererDeps {
@@ -94,7 +97,7 @@ export function errorText(err: unknown, secret: string | null): string {
  */
 export function startDeliverer(rt: Pick<Runtime, 'db' | 'clock' | 'entropy' | 'log' | 'config'>, events: Pick<OrderDesk, 'event'>, opts: DelivererOptions = {}): Deliverer {
   const w = rt.config.orderApi.webhook;
-  return new Deliverer({ db: rt.db, clock: rt.clock, entropy: rt.entropy, log: rt.log.child({ component: 'webhooks' }), settings: { url: w.url, secret: w.secret, codes: w.codes }, events }, opts).start();
+  return new Deliverer({ db: rt.db, clock: rt.clock, entropy: rt.entropy, log: rt.log.child({ component: 'webhooks' }), settings: { url: w.url, secret: w.secret, codes: w.codes, allow: w.allow }, events }, opts).start();
 }
 
 export class Deliverer {
@@ -199,6 +202,16 @@ export class Deliverer {
     }
   }
 
+  #allowed(callbackUrl: string): boolean {
+    const allow = this.#d.settings.allow;
+    if (allow === undefined) return true; // a deliverer made without the list (tests): stored callbacks as they are
+    try {
+      return allow.includes(originOf(callbackUrl, 'callbackUrl'));
+    } catch {
+      return false;
+    }
+  }
+
   /** Starts posts for due events while there are free slots. Never throws. */
   #fill(): void {
     if (this.#closing) return;
@@ -213,7 +226,15 @@ export class Deliverer {
         if (this.#inFlight.size >= this.#concurrency) break;
         const key = `${ev.batchId}:${ev.idx}`;
         if (this.#inFlight.has(key)) continue;
-        const target = ev.callbackUrl ?? url;
+        // A callbackUrl is used only while TOPUP_ORDER_WEBHOOK_ALLOW still names its origin (an
+        // adversarial review: an origin taken off the list went on receiving an order's events,
+        // codes included, for 26 h): otherwise the home's URL, or nothing.
+        const callback = ev.callbackUrl !== null && this.#allowed(ev.callbackUrl) ? ev.callbackUrl : null;
+        const target = callback ?? url;
+        if (target === null && ev.callbackUrl !== null) {
+          this.#outbox.markOneNone(ev.id, `its callbackUrl's origin is not in TOPUP_ORDER_WEBHOOK_ALLOW any more, and TOPUP_ORDER_WEBHOOK_URL is unset: not posted`);
+          continue;
+        }
         if (target === null || secret === null) continue;
         if (!this.#outbox.claim(ev.id, ev.nextAttemptAt, now + this.#timeoutMs + LEASE_MARGIN_MS, target)) continue;
         const post = this.#post(ev, target, secret).finally(() => {

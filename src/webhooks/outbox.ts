@@ -110,6 +110,7 @@ export class WebhookOutbox {
         ORDER BY e.next_attempt_at, e.id LIMIT ?`),
       markNone: db.prepare(`UPDATE order_events SET delivery = 'none', last_error = 'no webhook URL applies (TOPUP_ORDER_WEBHOOK_URL unset, no callbackUrl)'
         WHERE delivery = 'pending' AND NOT EXISTS (SELECT 1 FROM rows r WHERE r.batch_id = order_events.batch_id AND r.idx = order_events.idx AND r.callback_url IS NOT NULL)`),
+      noneOne: db.prepare<[string, number]>(`UPDATE order_events SET delivery = 'none', last_error = ? WHERE id = ? AND delivery = 'pending'`),
       claim: db.prepare<[number, string, number, number]>(`UPDATE order_events SET next_attempt_at = ?, attempts = attempts + 1, url = ?
         WHERE id = ? AND delivery = 'pending' AND next_attempt_at = ?`),
       delivered: db.prepare<[number, number, number]>(`UPDATE order_events SET delivery = 'delivered', delivered_at = ?, last_status = ?, last_error = NULL
@@ -135,6 +136,11 @@ export class WebhookOutbox {
    */
   markNone(): number {
     return this.#q.markNone.run().changes;
+  }
+
+  /** One event that will never be posted, and why (its order's callbackUrl is no longer allowed, no other URL applies). */
+  markOneNone(id: number, why: string): boolean {
+    return this.#q.noneOne.run(why.slice(0, 200), id).changes === 1;
   }
 
   /**
