@@ -19,6 +19,11 @@ import { lateLines } from './late-lines.js';
  * still being written (late-lines.ts); the caller tries again later.
  */
 export async function finishBatch(rt: Pick<Runtime, 'account' | 'accounts' | 'accountOf' | 'batches' | 'clock' | 'config' | 'db' | 'log' | 'rows'>, batch: Batch): Promise<BatchSummary | null> {
+  // The rows as the results are about to be written: if any changes before the batch is marked done
+  // (an operator resolving a review row from another process meanwhile), the files are stale and the
+  // batch is not marked; the next step writes them again (found by the simulator: an API batch was
+  // marked done with a row the operator had just settled still "review" in its result).
+  const before = JSON.stringify(rt.rows.counts(batch.id));
   const late = await lateLines(rt, batch);
   if ('stillWritten' in late) {
     if (late.first) rt.log.warn({ batch: batch.id, file: batch.sourceName }, late.stillWritten);
@@ -53,7 +58,11 @@ export async function finishBatch(rt: Pick<Runtime, 'account' | 'accounts' | 'ac
   writeSummaryFile(paths.summaryFile, summary);
   // The files are written and the batch not yet done: a crash here writes them again (same names).
   await rt.clock.yield();
-  rt.batches.finish(batch.id, balanceAfter, paths.resultFile, now);
+  const marked = rt.db.transaction(() => JSON.stringify(rt.rows.counts(batch.id)) === before && rt.batches.finish(batch.id, balanceAfter, paths.resultFile, now)).immediate();
+  if (!marked) {
+    rt.log.info({ batch: batch.id }, 'rows changed while the results were written: they are written again');
+    return null;
+  }
   rt.log.info(
     { batch: batch.id, file: batch.sourceName, counts: summary.counts, spentUsd: summary.spentUsd, refundedUsd: summary.refundedUsd, result: paths.resultFile },
     'batch finished',

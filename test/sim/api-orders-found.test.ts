@@ -39,4 +39,12 @@ describe('API orders: schedules the simulator found', () => {
     const out = await runSchedule(found('api-day-stepped-back-500'));
     expect(out.violations).toEqual([]);
   }, 120_000);
+
+  it('a review row resolved while the day\'s batch is being finished: the batch is not marked done with the row still "review" in its result', async () => {
+    // The day's batch ends; the finishing step writes its result (row 2 in review); an operator's
+    // resolve (another process) settles row 2 "not charged" in between; the batch was then marked
+    // done with the stale result (the resolve saw an open batch, so it wrote no next version).
+    const out = await runSchedule(found('api-resolved-while-finishing'));
+    expect(out.violations).toEqual([]);
+  }, 120_000);
 });
