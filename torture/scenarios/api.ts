@@ -186,7 +186,8 @@ function planOrders(ctx: ScenarioCtx, n: number): Planned[] {
 /** Runs a child to its end: exit code and stdout (killed after `timeoutMs`). */
 function run(cmd: string, args: string[], env: NodeJS.ProcessEnv, timeoutMs: number, input?: string): Promise<{ code: number | null; out: string }> {
   return new Promise((resolve) => {
-    const child = spawn(cmd, args, { env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env }, stdio: ['pipe', 'pipe', 'pipe'] });
+    // No __pycache__ left in examples/shop/ by importing shop.py.
+    const child = spawn(cmd, args, { env: { PATH: process.env.PATH, HOME: process.env.HOME, PYTHONDONTWRITEBYTECODE: '1', ...env }, stdio: ['pipe', 'pipe', 'pipe'] });
     let out = '';
     child.stdout.on('data', (d: Buffer) => (out += d.toString()));
     child.stderr.resume();
