@@ -8,6 +8,7 @@ import { powerCut } from './power-cut.js';
 import { sameCsv } from './same-csv.js';
 import { swallow } from './swallow.js';
 import { accounts } from './accounts.js';
+import { api } from './api.js';
 
 /** In the order of the list. */
-export const SCENARIOS: Scenario[] = [sigkillLoop, lostResponses, duplicateInFlight, rateCompliance, retryAfter, conditions, resubmit, powerCut, sameCsv, swallow, accounts];
+export const SCENARIOS: Scenario[] = [sigkillLoop, lostResponses, duplicateInFlight, rateCompliance, retryAfter, conditions, resubmit, powerCut, sameCsv, swallow, accounts, api];
