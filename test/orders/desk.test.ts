@@ -13,6 +13,7 @@ import { Runner } from '../../src/engine/runner.js';
 import { createOrderDesk, bodyHash } from '../../src/orders/desk.js';
 import { systemClock, type Clock } from '../../src/kernel/clock.js';
 import { existsSync, readFileSync } from 'node:fs';
+import { performance } from 'node:perf_hooks';
 import { join } from 'node:path';
 import { inProcessSandbox, parseResult, tempHome, TEST_KEY, waitFor, type TempHome } from '../e2e/harness.js';
 
@@ -181,6 +182,20 @@ describe('the order desk', () => {
     expect((await desk.accept({ trxid: 'MOVE-1', pid: 'PUBG-60', userId: '5123456701' })).kind).toBe('same');
     expect(await desk.accept({ trxid: 'MOVE-1', pid: 'PUBG-60', userId: '5123456702' })).toMatchObject({ kind: 'refused', code: 'TRXID_CONFLICT' });
   });
+
+  it('an acceptance never waits for a balance or catalog re-read queued in a full rate gate (found by the torture suite: stalls of 3–7 s every 10 s)', async () => {
+    const clock = new ShiftedClock();
+    // Two calls per 6 s: the first catalog and balance reads fill the gate.
+    const { desk } = await setup({ TOPUP_RATE_LIMITS: '2/6s', TOPUP_CATALOG_MAX_AGE_MS: '1000' }, {}, clock);
+    expect((await desk.accept({ trxid: 'G-1', pid: 'PUBG-60', userId: '5123456701' })).kind).toBe('accepted');
+    // 40 s later by the wall clock (the gate's window is on the monotonic clock: still full).
+    clock.offset += 40_000;
+    const t = performance.now();
+    const second = await desk.accept({ trxid: 'G-2', pid: 'PUBG-60', userId: '5123456701' });
+    const took = performance.now() - t;
+    expect(second.kind).toBe('accepted');
+    expect(took).toBeLessThan(2_000);
+  }, 60_000);
 
   it('the body hash ignores key order and `queue`, not values', () => {
     expect(bodyHash({ trxid: 'a', pid: 'x', meta: { b: 1, a: 2 } })).toBe(bodyHash({ meta: { a: 2, b: 1 }, pid: 'x', trxid: 'a', queue: true }));
