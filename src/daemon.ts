@@ -91,6 +91,8 @@ export async function runDaemon(config: Config, opts: DaemonOptions, log = rootL
       deliverer?.wake();
     });
     deliverer = startDeliverer(rt, desk);
+    // The API's first order after a (re)start need not wait for the catalog and the balance.
+    if (config.console) desk.warm();
     const wakeDeliverer = (): void => deliverer?.wake();
     runner.on('row-moved', wakeDeliverer);
     parts.add('webhook deliverer', async () => {

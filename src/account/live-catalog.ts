@@ -27,11 +27,11 @@ export class LiveCatalog {
     this.#clock = clock;
   }
 
-  /** The cached catalog if fresh enough, else a new one (one fetch at a time). */
-  async get(maxAgeMs = this.#maxAgeMs): Promise<CatalogSnapshot> {
+  /** The cached catalog if fresh enough, else a new one (one fetch at a time; `priority` in the rate gate if this call starts it). */
+  async get(maxAgeMs = this.#maxAgeMs, priority: number = Priority.lookup): Promise<CatalogSnapshot> {
     const s = this.#snapshot;
     if (s && this.#clock.now() - s.fetchedAt <= maxAgeMs) return s;
-    this.#inflight ??= this.#fetch().finally(() => {
+    this.#inflight ??= this.#fetch(priority).finally(() => {
       this.#inflight = undefined;
     });
     return this.#inflight;
@@ -51,10 +51,10 @@ export class LiveCatalog {
     return entry ? [entry.product.gameName, ...(entry.line ? [entry.line.gameName, entry.line.productName] : [])] : [];
   }
 
-  async #fetch(): Promise<CatalogSnapshot> {
+  async #fetch(priority: number): Promise<CatalogSnapshot> {
     const [services, products] = await Promise.all([
-      this.#client.services({ priority: Priority.lookup }),
-      this.#client.products({ priority: Priority.lookup }),
+      this.#client.services({ priority }),
+      this.#client.products({ priority }),
     ]);
     this.#snapshot = { index: buildCatalogIndex(services, products), fetchedAt: this.#clock.now() };
     return this.#snapshot;

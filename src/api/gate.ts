@@ -5,8 +5,13 @@
  */
 export type RouteName = 'services' | 'products' | 'my-ip' | 'balance' | 'submit' | 'order' | 'history';
 
-/** Lower runs later. Orders first; reports give way to everything. */
-export const Priority = { submit: 30, poll: 20, lookup: 10, report: 0 } as const;
+/**
+ * Lower runs later. Orders first; reports give way to everything. `acceptance`: the reads a shop's
+ * POST /api/v1/orders waits for (the catalog and the balance, orders/desk.ts; a few per minute at
+ * most, and only when there is no reading to serve from): a customer waits at a checkout while
+ * they are queued, so they go before the orders queued in the gate.
+ */
+export const Priority = { acceptance: 40, submit: 30, poll: 20, lookup: 10, report: 0 } as const;
 
 export interface CallInfo {
   route: RouteName;

@@ -40,12 +40,12 @@ type PlacementParts = Pick<Runtime, 'accounts' | 'log' | 'meta' | 'routing' | 'r
  * Every account's catalog that can be read now (an account that cannot be read places nothing in
  * this file). Throws the first account's error when none can be read: the batch waits for the catalog.
  */
-export async function readCatalogs(rt: Pick<Runtime, 'accounts' | 'log'>): Promise<AccountIndex[]> {
+export async function readCatalogs(rt: Pick<Runtime, 'accounts' | 'log'>, priority: number = Priority.lookup): Promise<AccountIndex[]> {
   const out: AccountIndex[] = [];
   let first: unknown;
   for (const a of rt.accounts) {
     try {
-      out.push({ name: a.id, index: (await a.catalog.get()).index });
+      out.push({ name: a.id, index: (await a.catalog.get(undefined, priority)).index });
     } catch (err) {
       first ??= err;
       if (rt.accounts.length > 1) rt.log.warn({ account: a.id, err: coerceError(err).message }, 'cannot read this account\'s catalog: it places no rows of this file');
