@@ -35,7 +35,7 @@ import { checksRepeat, orderedAgain, purchaseFingerprint, skipRepeats } from './
 import { outboxPaths } from '../outbox/paths.js';
 import { inputDialect } from '../outbox/dialect.js';
 import { crashPoint } from '../kernel/crash-points.js';
-import { openPlacer, readCatalogs, withPinColumn, type Placer } from './placement.js';
+import { openPlacer, placedRow, readCatalogs, withPinColumn, type Placer } from './placement.js';
 
 export { deriveTrxid } from './row-verdict.js';
 
@@ -151,25 +151,13 @@ export async function loadBatch(rt: LoadParts, batch: Batch): Promise<LoadOutcom
           rows.push({ ...base, request: null, error: placed.error });
           continue;
         }
-        const o = placed.order;
-        const trxid = verdict.trxid!;
         rows.push({
           ...base,
-          request: { ...o.request, trxid },
-          error: null,
-          productId: o.request.pid,
-          slug: o.slug,
-          packName: o.packName,
-          quantity: o.quantity,
-          unitPriceUsd: o.unitPriceUsd,
-          expectedUsd: o.amountUsd,
-          maxPriceUsd: o.maxPriceUsd ?? null,
+          ...placedRow(placed, verdict.trxid!),
           fingerprint,
           fingerprintAlts,
-          account: placed.account,
-          pinned: placed.pinned === true,
           // Judged when the batch opens, in the same transaction (repeats.ts skipRepeats).
-          repeatCheck: checkRepeats && checksRepeat(batch, o.givenTrxid),
+          repeatCheck: checkRepeats && checksRepeat(batch, placed.order.givenTrxid),
         });
       }
     }

@@ -9,6 +9,8 @@ import { Priority } from '../api/client.js';
 import type { Runtime } from '../runtime.js';
 import type { CatalogEntry, CatalogIndex } from '../intake/catalog-index.js';
 import type { ValidOrder } from '../intake/validate.js';
+import type { NewRow } from '../store/row-record.js';
+import type { OrderRequest } from '../api/schemas.js';
 import { accountColumn, mergedIndex, ordersPerMinute, Router, samePackAt, type AccountIndex, type AccountLoad } from '../account/routing.js';
 import { Pauses } from '../account/pauses.js';
 import { roundCents } from '../kernel/money.js';
@@ -32,6 +34,24 @@ export interface Placer {
   packKey(order: ValidOrder): string;
   /** Every pid the pack has at an account (the file's first): homes before several accounts fingerprinted purchases by pid. */
   pidKeys(order: ValidOrder): string[];
+}
+
+/** The stored fields of a placed order (claim/load.ts's rows and the order desk's API orders): its exact request, trxid included. */
+export function placedRow(placed: Extract<Placed, { ok: true }>, trxid: string): Required<Pick<NewRow, 'productId' | 'slug' | 'packName' | 'quantity' | 'unitPriceUsd' | 'expectedUsd' | 'maxPriceUsd' | 'account' | 'pinned'>> & { request: OrderRequest; error: null } {
+  const o = placed.order;
+  return {
+    request: { ...o.request, trxid },
+    error: null,
+    productId: o.request.pid,
+    slug: o.slug,
+    packName: o.packName,
+    quantity: o.quantity,
+    unitPriceUsd: o.unitPriceUsd,
+    expectedUsd: o.amountUsd,
+    maxPriceUsd: o.maxPriceUsd ?? null,
+    account: placed.account,
+    pinned: placed.pinned === true,
+  };
 }
 
 type PlacementParts = Pick<Runtime, 'accounts' | 'log' | 'meta' | 'routing' | 'rows'>;

@@ -31,13 +31,13 @@ import { createHash } from 'node:crypto';
 import { coerceError } from '../kernel/errors.js';
 import { jsonDepth } from '../kernel/json-depth.js';
 import { crashPoint } from '../kernel/crash-points.js';
-import { Priority } from '../api/client.js';
 import { roundCents } from '../kernel/money.js';
+import { Readings } from './readings.js';
 import type { Runtime } from '../runtime.js';
 import { mapHeader } from '../intake/columns.js';
 import { createRowValidator } from '../intake/validate.js';
 import { judgeRow } from '../claim/row-verdict.js';
-import { openPlacer, readCatalogs, type Placer } from '../claim/placement.js';
+import { placedRow, type Placer } from '../claim/placement.js';
 import { OrderReads, type ApiRow } from '../store/order-reads.js';
 import type { NewRow } from '../store/row-record.js';
 import { originOf } from '../config/order-api-settings.js';
@@ -45,18 +45,6 @@ import { apiColumns, todaysApiBatch } from './api-batch.js';
 import { orderEvent, orderView } from './view.js';
 import type { AcceptOutcome, FeedPage, FieldProblem, OrderDesk, OrderEvent, OrderInput, OrderView } from './types.js';
 
-/** A balance read this recently is used as it is (minus what was spent since). */
-const BALANCE_MAX_AGE_MS = 10_000;
-/** Past this age a balance reading is not used: a new one is waited for (a 503 if it cannot be had). */
-const BALANCE_STALE_MS = 300_000;
-/**
- * The catalogs and routing loads an order is placed with are rebuilt this often at most. With
- * several accounts a rebuild reads every account's balance (routing preferences): calls taken from
- * the orders' rate budget, so not often.
- */
-const PLACER_MAX_AGE_MS = 30_000;
-/** A placer older than this is not used: the catalog it holds may be too far from the supplier's. */
-const PLACER_STALE_MS = 300_000;
 const META_MAX_BYTES = 4_096;
 const META_MAX_DEPTH = 32;
 
@@ -80,13 +68,8 @@ export class Desk implements OrderDesk {
   readonly #wake: () => void;
   readonly #reads: OrderReads;
   readonly #columns: readonly string[];
-  /** The placer (every account's catalog and routing loads) and when its build began; rebuilt in the background every PLACER_MAX_AGE_MS. */
-  #placer: { at: number; value: Placer } | null = null;
-  /** The placer being built, if one is. */
-  #building: Promise<Placer> | null = null;
-  /** Per account, the last balance read and when (wall ms); one read in flight at a time. */
-  readonly #balances = new Map<string, { usd: number; at: number }>();
-  readonly #reading = new Map<string, Promise<void>>();
+  /** What acceptance judges by (the catalogs, each account's balance), renewed in the background. */
+  readonly #readings: Readings;
   /** Acceptances waiting for the next group commit. */
   #queue: Waiter[] = [];
   #flushing = false;
@@ -96,6 +79,12 @@ export class Desk implements OrderDesk {
     this.#wake = wake;
     this.#reads = new OrderReads(rt.db);
     this.#columns = apiColumns(rt);
+    this.#readings = new Readings(rt, this.#reads, this.#columns);
+  }
+
+  /** Reads the catalogs and the balances now, in the background (a daemon serving the API, at start). */
+  warm(): void {
+    this.#readings.warm();
   }
 
   async accept(input: OrderInput): Promise<AcceptOutcome> {
@@ -109,8 +98,8 @@ export class Desk implements OrderDesk {
     const prepared = await this.#prepare(input, hash, callback);
     if ('kind' in prepared) return prepared;
     if (input.queue !== true) {
-      const short = await this.#readBalance(prepared.row.account ?? this.#rt.account.id);
-      if (short) return short;
+      const unavailable = await this.#readings.balance(prepared.row.account ?? this.#rt.account.id);
+      if (unavailable !== undefined) return { kind: 'refused', status: 503, code: 'BALANCE_UNAVAILABLE', detail: unavailable };
     }
     return new Promise<AcceptOutcome>((resolve, reject) => {
       this.#queue.push({ p: prepared, resolve, reject });
@@ -119,16 +108,6 @@ export class Desk implements OrderDesk {
         setImmediate(() => this.#flush());
       }
     });
-  }
-
-  /**
-   * Reads the catalogs and the balance now, in the background: a daemon serving the API calls it
-   * at start, so the first shop order after a (re)start does not wait for them (the torture suite:
-   * the slowest acceptances were the first after each restart).
-   */
-  warm(): void {
-    this.#placerNow().catch(() => undefined);
-    for (const a of this.#rt.accounts) void this.#readBalance(a.id).catch(() => undefined);
   }
 
   get(trxid: string, opts: { codes: boolean }): OrderView | undefined {
@@ -187,31 +166,6 @@ export class Desk implements OrderDesk {
     return input.callbackUrl;
   }
 
-  /**
-   * The placer to validate with. A placer older than PLACER_MAX_AGE_MS is rebuilt in the
-   * background while the one in hand goes on serving (up to PLACER_STALE_MS): rebuilding reads
-   * catalogs (and, with several accounts, balances) through the rate gate, and an acceptance must
-   * never wait behind the orders queued there (the torture suite measured 3–7 s stalls every 10 s
-   * while the gate was full). Only the first placer, or one past its stale age, is waited for.
-   */
-  async #placerNow(): Promise<Placer> {
-    const now = this.#rt.clock.now();
-    const cur = this.#placer;
-    if ((!cur || now - cur.at > PLACER_MAX_AGE_MS) && !this.#building) {
-      const at = now;
-      const building = readCatalogs(this.#rt, Priority.acceptance).then((c) => openPlacer(this.#rt, c, this.#columns));
-      this.#building = building;
-      building.then(
-        (value) => void (this.#placer = { at, value }),
-        (err: unknown) => this.#rt.log.warn({ err: coerceError(err).message }, 'order API: cannot read the catalogs; orders are checked against the last ones read'),
-      ).finally(() => {
-        if (this.#building === building) this.#building = null;
-      });
-    }
-    if (cur && now - cur.at <= PLACER_STALE_MS) return cur.value;
-    return this.#building ?? Promise.reject(new Error('no catalog read yet'));
-  }
-
   /** The order as a row of the day's batch, validated as a file row is; or why it cannot be. */
   async #prepare(input: OrderInput, hash: string, callbackUrl: string | null): Promise<Prepared | AcceptOutcome> {
     const rt = this.#rt;
@@ -227,7 +181,7 @@ export class Desk implements OrderDesk {
     if (problems.length > 0) return invalid(problems);
     let placer: Placer;
     try {
-      placer = await this.#placerNow();
+      placer = await this.#readings.placer();
     } catch (err) {
       return { kind: 'refused', status: 503, code: 'CATALOG_UNAVAILABLE', detail: `cannot read the catalog: ${coerceError(err).message}; nothing was stored, send the order again later` };
     }
@@ -245,86 +199,7 @@ export class Desk implements OrderDesk {
     if (fileProblems.length > 0) return invalid(fileProblems.map((p) => ({ field: 'order', reason: p.message })));
     const placed = placer.place(verdict.order, cells, input.pid !== undefined && input.pid.trim() !== '');
     if (!placed.ok) return invalid([{ field: input.account !== undefined ? 'account' : input.pid !== undefined ? 'pid' : 'pack', reason: placed.error }], placed.error);
-    const o = placed.order;
-    return {
-      input,
-      hash,
-      callbackUrl,
-      row: {
-        idx: 0,
-        line: 0,
-        cells,
-        request: { ...o.request, trxid: verdict.trxid! },
-        error: null,
-        productId: o.request.pid,
-        slug: o.slug,
-        packName: o.packName,
-        quantity: o.quantity,
-        unitPriceUsd: o.unitPriceUsd,
-        expectedUsd: o.amountUsd,
-        maxPriceUsd: o.maxPriceUsd ?? null,
-        account: placed.account,
-        pinned: placed.pinned === true,
-      },
-    };
-  }
-
-  /**
-   * The account's balance reading for the acceptance check. One older than BALANCE_MAX_AGE_MS is
-   * read again in the background while the last one goes on serving (less what was placed since
-   * it, see #promisable), up to BALANCE_STALE_MS: the read waits its turn in the rate gate behind
-   * queued orders, and acceptances must not (the torture suite: POST p99 6.3 s, stalls of 3–7 s
-   * every 10 s). Only a first reading, or one past its stale age, is waited for; a 503 if it
-   * cannot be had.
-   */
-  async #readBalance(account: string): Promise<AcceptOutcome | undefined> {
-    const rt = this.#rt;
-    const now = rt.clock.now();
-    const last = this.#balances.get(account);
-    const age = last ? now - last.at : Number.POSITIVE_INFINITY;
-    if (age <= BALANCE_MAX_AGE_MS) return undefined;
-    let reading = this.#reading.get(account);
-    if (!reading) {
-      reading = (async () => {
-        const at = rt.clock.now();
-        const { balanceUsd } = await rt.accountOf(account).client.balance({ priority: Priority.acceptance });
-        this.#balances.set(account, { usd: balanceUsd, at });
-      })().finally(() => this.#reading.delete(account));
-      this.#reading.set(account, reading);
-      reading.catch((err: unknown) => rt.log.warn({ account, err: coerceError(err).message }, 'order API: cannot read the balance; orders are checked against the last reading'));
-    }
-    if (age <= BALANCE_STALE_MS) return undefined;
-    try {
-      await reading;
-    } catch (err) {
-      return { kind: 'refused', status: 503, code: 'BALANCE_UNAVAILABLE', detail: `cannot read the balance of account ${account}: ${coerceError(err).message}; nothing was stored (send it again later, or with "queue": true to let it wait)` };
-    }
-    return undefined;
-  }
-
-  /**
-   * USD each account can still promise, as of the group's transaction: its balance as last read,
-   * less what was placed since that read, the rows in flight on it, and the unsent rows of every
-   * batch holding money (as the funds gate sets them aside), the day's API batch always included.
-   * Read once per group commit (the group's own acceptances are added as they are judged): a read of
-   * every unfinished batch per order cost more than the order's own insert.
-   */
-  #promisable(): (account: string) => number | undefined {
-    const rt = this.#rt;
-    const holding = rt.batches.unfinished().filter((b) => b.state === 'open' && !b.cancelRequested && (b.apiDay !== null || b.waitReason !== 'balance'));
-    const memo = new Map<string, number | undefined>();
-    return (account) => {
-      if (memo.has(account)) return memo.get(account);
-      const b = this.#balances.get(account);
-      let v: number | undefined;
-      if (b) {
-        let promised = 0;
-        for (const batch of holding) promised += rt.accounts.length === 1 ? rt.rows.unsentTotal(batch.id) : (rt.rows.unsentByAccount(batch.id).get(account) ?? 0);
-        v = roundCents(b.usd - this.#reads.placedSince(account, b.at) - this.#reads.inFlightUsd(account) - promised);
-      }
-      memo.set(account, v);
-      return v;
-    };
+    return { input, hash, callbackUrl, row: { idx: 0, line: 0, cells, ...placedRow(placed, verdict.trxid!) } };
   }
 
   /** One transaction for every acceptance waiting: each judged in turn, then one commit. */
@@ -338,7 +213,7 @@ export class Desk implements OrderDesk {
       rt.db.transaction(() => {
         const now = rt.clock.now();
         const day = todaysApiBatch(rt, now);
-        const promisable = this.#promisable();
+        const promisable = this.#readings.promisable();
         const taken = new Map<string, number>();
         const available = (a: string): number | undefined => {
           const v = promisable(a);
