@@ -38,8 +38,10 @@ export const USER_AGENT = 'topup-runner';
 export const CONCURRENCY = 8;
 /** A request's whole time: connecting, the answer's headers and its body. */
 export const TIMEOUT_MS = 10_000;
-/** The deliverer looks for due events at least this often (and at once on wake()). */
+/** The shortest sleep between looks while events are pending and not due (a wake() cuts any sleep short). */
 export const INTERVAL_MS = 1_000;
+/** With no event pending, the next look is this far off unless something wakes the deliverer. */
+export const IDLE_LOOK_MS = 60_000;
 /**
  * The least time between two looks: wake() comes on every row that moves (thousands a second in a
  * large file's batch), and a look is a query; wakes within this gap are served by one look.
@@ -196,10 +198,22 @@ export class Deliverer {
       const onStop = (): void => wait.abort();
       signal.addEventListener('abort', onStop, { once: true });
       this.#wakeUp = () => wait.abort();
-      await this.#d.clock.sleep(Math.max(0, this.#intervalMs - MIN_GAP_MS), wait.signal).catch(() => undefined);
+      await this.#d.clock.sleep(this.#untilNextLook(), wait.signal).catch(() => undefined);
       signal.removeEventListener('abort', onStop);
       this.#wakeUp = null;
     }
+  }
+
+  /**
+   * How long to sleep after a look: the interval while webhooks are on (a URL or an allow-list:
+   * events may be pending, replayed from the console or another process, or due after a back-off);
+   * IDLE_LOOK_MS while they are off, when every event is only marked `none` (a change in this
+   * process wakes the loop anyway). An idle daemon without webhooks does not query the outbox every
+   * second (the bench's idle figure: 0.06 CPU s per 30 s with it, target < 0.03).
+   */
+  #untilNextLook(): number {
+    const on = this.#d.settings.url !== null || (this.#d.settings.allow?.length ?? 0) > 0;
+    return Math.max(0, (on ? this.#intervalMs : IDLE_LOOK_MS) - MIN_GAP_MS);
   }
 
   #allowed(callbackUrl: string): boolean {
