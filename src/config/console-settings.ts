@@ -7,10 +7,9 @@
  * beyond this machine, it must not be open to anyone who can reach the port. So an address other
  * than loopback without a token is refused at start, with the fix in the message.
  */
-import { existsSync, readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
-import { join, resolve } from 'node:path';
 import { ConfigError } from '../kernel/errors.js';
+import { secretSetting } from './parse.js';
 
 export interface ConsoleSettings {
   /** As given: 127.0.0.1, ::1, 0.0.0.0, a LAN address or a host name. */
@@ -73,29 +72,8 @@ function flag(raw: string, name: string): boolean {
 }
 
 function token(env: Record<string, string>, home: string, credDir: string | undefined): string | null {
-  let value = env.TOPUP_CONSOLE_TOKEN!.trim();
-  let from = 'TOPUP_CONSOLE_TOKEN';
-  const file = env.TOPUP_CONSOLE_TOKEN_FILE!.trim();
-  const read = (path: string, setting: string): string => {
-    try {
-      return readFileSync(path, 'utf8').trim();
-    } catch (err) {
-      throw new ConfigError(setting, `cannot read ${path} (${(err as NodeJS.ErrnoException).code ?? 'error'})`);
-    }
-  };
-  if (value === '' && file !== '') {
-    value = read(resolve(home, file), 'TOPUP_CONSOLE_TOKEN_FILE');
-    from = 'TOPUP_CONSOLE_TOKEN_FILE';
-  }
   // systemd's LoadCredential=topup-console-token:… hands it over the way the API key is.
-  if (value === '' && credDir && existsSync(join(credDir, 'topup-console-token'))) {
-    value = read(join(credDir, 'topup-console-token'), 'TOPUP_CONSOLE_TOKEN_FILE');
-    from = 'TOPUP_CONSOLE_TOKEN_FILE';
-  }
-  if (value === '') return null;
-  if (value.length < MIN_TOKEN) throw new ConfigError(from, `the token must be at least ${MIN_TOKEN} characters (make one with: openssl rand -hex 24)`);
-  if (/\s/.test(value)) throw new ConfigError(from, 'the token contains whitespace');
-  return value;
+  return secretSetting(env, 'TOPUP_CONSOLE_TOKEN', home, credDir, 'topup-console-token', MIN_TOKEN, 'the token');
 }
 
 export function consoleSettings(env: Record<string, string>, home: string, credDir: string | undefined): ConsoleSettings | null {

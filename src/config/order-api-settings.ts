@@ -12,9 +12,8 @@
  *                                     e.g. https://shop.example.com); empty: callbackUrl is refused.
  *                                     The daemon posts to what a token holder names: not to any host.
  */
-import { existsSync, readFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
 import { ConfigError } from '../kernel/errors.js';
+import { secretSetting } from './parse.js';
 
 export interface OrderApiSettings {
   /** TOPUP_ORDER_API_TOKEN(_FILE): a token with every scope, or null. */
@@ -42,28 +41,7 @@ export const ORDER_API_DEFAULTS = {
 export const MIN_SECRET = 16;
 
 function secret(env: Record<string, string>, name: 'TOPUP_ORDER_API_TOKEN' | 'TOPUP_ORDER_WEBHOOK_SECRET', home: string, credDir: string | undefined, cred: string): string | null {
-  let value = env[name]!.trim();
-  let from: string = name;
-  const file = env[`${name}_FILE`]!.trim();
-  const read = (path: string, setting: string): string => {
-    try {
-      return readFileSync(path, 'utf8').trim();
-    } catch (err) {
-      throw new ConfigError(setting, `cannot read ${path} (${(err as NodeJS.ErrnoException).code ?? 'error'})`);
-    }
-  };
-  if (value === '' && file !== '') {
-    value = read(resolve(home, file), `${name}_FILE`);
-    from = `${name}_FILE`;
-  }
-  if (value === '' && credDir && existsSync(join(credDir, cred))) {
-    value = read(join(credDir, cred), `${name}_FILE`);
-    from = `${name}_FILE`;
-  }
-  if (value === '') return null;
-  if (value.length < MIN_SECRET) throw new ConfigError(from, `must be at least ${MIN_SECRET} characters (make one with: openssl rand -hex 24)`);
-  if (/\s/.test(value)) throw new ConfigError(from, 'contains whitespace');
-  return value;
+  return secretSetting(env, name, home, credDir, cred, MIN_SECRET, name === 'TOPUP_ORDER_API_TOKEN' ? 'the token' : 'the secret');
 }
 
 /** An http(s) URL's origin, lower case, or a ConfigError naming the setting. */

@@ -5,6 +5,8 @@
  * In a file of its own because config.ts reads accounts.ts: both import from here, never each other.
  */
 import { ConfigError } from '../kernel/errors.js';
+import { existsSync, readFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 
 export interface RateWindow {
   limit: number;
@@ -62,4 +64,35 @@ export function parseAuthHeader(raw: string, setting: string): 'x-api-key' | 'be
   const auth = raw.trim().toLowerCase();
   if (auth !== 'x-api-key' && auth !== 'bearer') throw new ConfigError(setting, `must be "x-api-key" or "bearer", not "${auth}"`);
   return auth;
+}
+
+/**
+ * A secret setting (a token, a signing secret): NAME, else the file NAME_FILE names (relative to
+ * the home), else systemd's $CREDENTIALS_DIRECTORY/<cred> (LoadCredential=), trimmed; null when
+ * none is set. At least `min` characters and no white space, else a ConfigError naming the setting
+ * it came from. One reader for the console's token and the order API's token and webhook secret.
+ */
+export function secretSetting(env: Record<string, string>, name: string, home: string, credDir: string | undefined, cred: string, min: number, noun: string): string | null {
+  let value = (env[name] ?? '').trim();
+  let from = name;
+  const file = (env[`${name}_FILE`] ?? '').trim();
+  const read = (path: string): string => {
+    try {
+      return readFileSync(path, 'utf8').trim();
+    } catch (err) {
+      throw new ConfigError(`${name}_FILE`, `cannot read ${path} (${(err as NodeJS.ErrnoException).code ?? 'error'})`);
+    }
+  };
+  if (value === '' && file !== '') {
+    value = read(resolve(home, file));
+    from = `${name}_FILE`;
+  }
+  if (value === '' && credDir && existsSync(join(credDir, cred))) {
+    value = read(join(credDir, cred));
+    from = `${name}_FILE`;
+  }
+  if (value === '') return null;
+  if (value.length < min) throw new ConfigError(from, `${noun} must be at least ${min} characters (make one with: openssl rand -hex 24)`);
+  if (/\s/.test(value)) throw new ConfigError(from, `${noun} contains whitespace`);
+  return value;
 }
