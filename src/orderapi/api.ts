@@ -23,14 +23,13 @@ import { requireScopes, type ApiEnv } from './auth.js';
 import type { TokenStore } from './tokens.js';
 import { fieldProblems, problem, problemResponse, type ProblemInit } from './problem.js';
 import { PUBLIC_PATHS, routes } from './routes.js';
-import { BatchJsonSchema, BatchQuery } from './schemas.js';
+import { BatchJsonSchema, BatchQuery, FEED_DEFAULT } from './schemas.js';
 import { batchBodyKind, batchFileName, batchView, claimBatchBytes, ordersCsv } from './batches.js';
 import { outboxPaths } from '../outbox/paths.js';
 import { docsPage } from './docs-page.js';
 
 /** One order is a few hundred bytes; 16 KB leaves room for meta (4 KB) and long player fields. */
 export const ORDER_BODY_MAX = 16 * 1024;
-export const FEED_DEFAULT = 100;
 
 export interface OrderApiDeps {
   rt: Runtime;
@@ -53,7 +52,9 @@ function validationProblem(target: string, err: import('zod').ZodError): Respons
   const errors = fieldProblems(err);
   if (target === 'json') return problemResponse({ status: 422, code: 'INVALID_ORDER', detail: `The order is not valid: ${errors.map((e) => `${e.field || 'body'}: ${e.reason}`).join('; ')}.`.slice(0, 2000), errors });
   const cursor = errors.some((e) => e.field === 'since');
-  return problemResponse({ status: 400, code: cursor ? 'INVALID_CURSOR' : 'INVALID_PARAMETER', detail: errors.map((e) => `${e.field}: ${e.reason}`).join('; '), errors });
+  // A batch's name has its own code (INVALID_NAME), as when the name fits no file the body can be.
+  const name = errors.some((e) => e.field === 'name');
+  return problemResponse({ status: 400, code: cursor ? 'INVALID_CURSOR' : name ? 'INVALID_NAME' : 'INVALID_PARAMETER', detail: errors.map((e) => `${e.field}: ${e.reason}`).join('; '), errors });
 }
 
 export function createOrderApi(deps: OrderApiDeps): OpenAPIHono<ApiEnv> {

@@ -15,6 +15,7 @@ import {
   FeedQuery,
   OrderInputSchema,
   OrderViewSchema,
+  EXAMPLE_CSV,
   ProblemSchema,
   TrxidParam,
 } from './schemas.js';
@@ -43,6 +44,7 @@ export function routes(g: RouteGuards) {
   const postOrder = createRoute({
     method: 'post',
     path: '/orders',
+    operationId: 'placeOrder',
     summary: 'Place one order',
     description: 'Validated against the live catalog like a file row and stored durably before the answer: 202 accepted (new), 200 the same trxid with the same body (the order it already is), 409 the same trxid with another body. Scope orders:write.',
     tags: ['orders'],
@@ -69,6 +71,7 @@ export function routes(g: RouteGuards) {
   const getOrder = createRoute({
     method: 'get',
     path: '/orders/{trxid}',
+    operationId: 'getOrder',
     summary: 'Read one order',
     description: 'Its status, the supplier\'s order id, pack, money, error, refund, every change of status with its time; its codes only for a token with codes:read. Scope orders:read.',
     tags: ['orders'],
@@ -86,6 +89,7 @@ export function routes(g: RouteGuards) {
   const feed = createRoute({
     method: 'get',
     path: '/orders',
+    operationId: 'listOrderEvents',
     summary: 'The change feed',
     description: 'Every change of status of API orders after the cursor, oldest first: for a shop that polls instead of taking webhooks. Pass the page\'s next as since to read on. Scope orders:read.',
     tags: ['orders'],
@@ -94,7 +98,7 @@ export function routes(g: RouteGuards) {
     request: { query: FeedQuery },
     responses: {
       200: { description: 'A page of events (empty when nothing is new; next is then the same cursor).', content: { 'application/json': { schema: FeedPageSchema } } },
-      ...problems([400, 'since is not a cursor (INVALID_CURSOR), or limit is not 1..1000 (INVALID_PARAMETER).']),
+      ...problems([400, 'since is not a cursor (INVALID_CURSOR), or limit is not a whole number within its bounds (INVALID_PARAMETER).']),
       ...AUTH_PROBLEMS,
       ...ALWAYS,
     },
@@ -103,6 +107,7 @@ export function routes(g: RouteGuards) {
   const postBatch = createRoute({
     method: 'post',
     path: '/batches',
+    operationId: 'placeBatch',
     summary: 'Place a batch (a file over HTTP)',
     description: 'A CSV body, an .xlsx body, or a JSON array of orders: handled exactly as a file dropped into the inbox (the same validation, the same duplicate rule, one result row per input row in outbox/). Answered 202 with the batch\'s id once claimed; follow it with GET /batches/{id}. Scope orders:write.',
     tags: ['batches'],
@@ -113,8 +118,9 @@ export function routes(g: RouteGuards) {
       body: {
         required: true,
         content: {
-          'text/csv': { schema: z.string().openapi({ description: 'An order file, as for the inbox (docs/input-files.md).' }) },
-          [XLSX_TYPE]: { schema: z.string().openapi({ format: 'binary', description: 'An Excel workbook, as for the inbox.' }) },
+          // minLength 1: an empty body is refused (EMPTY_BODY), and the document says so.
+          'text/csv': { schema: z.string().min(1).openapi({ description: 'An order file, as for the inbox (docs/input-files.md).' }), example: EXAMPLE_CSV },
+          [XLSX_TYPE]: { schema: z.string().min(1).openapi({ format: 'binary', description: 'An Excel workbook, as for the inbox.' }) },
           'application/json': { schema: BatchJsonSchema },
         },
       },
@@ -122,7 +128,7 @@ export function routes(g: RouteGuards) {
     responses: {
       202: { description: 'Claimed: the batch is stored and ordered by the daemon.', headers: z.object({ Location: z.string().openapi({ description: 'The batch\'s URL.', example: '/api/v1/batches/b251126-3fa9c1' }) }), content: { 'application/json': { schema: BatchViewSchema } } },
       ...problems(
-        [400, 'The body is empty or not JSON (EMPTY_BODY, MALFORMED_JSON), or name is not a usable file name (INVALID_NAME).'],
+        [400, 'The body is empty or not JSON (EMPTY_BODY, MALFORMED_JSON), or name is not a file name topup can write (INVALID_NAME: see the name parameter\'s pattern; .xlsx only for a workbook body).'],
         [413, `The body is larger than the console's upload limit, ${Math.round(g.batchBodyMax / 1024 / 1024)} MB (BODY_TOO_LARGE).`],
         [415, 'Not text/csv, the .xlsx type or application/json (UNSUPPORTED_MEDIA_TYPE).'],
         [422, 'A JSON array whose orders are not valid (INVALID_ORDER): errors names each field as [index].field.'],
@@ -136,6 +142,7 @@ export function routes(g: RouteGuards) {
   const getBatch = createRoute({
     method: 'get',
     path: '/batches/{id}',
+    operationId: 'getBatch',
     summary: 'Read a batch',
     description: 'Its state, counts per row state, why it waits, and its result file once done. Scope orders:read.',
     tags: ['batches'],
@@ -153,6 +160,7 @@ export function routes(g: RouteGuards) {
   const getResult = createRoute({
     method: 'get',
     path: '/batches/{id}/result',
+    operationId: 'getBatchResult',
     summary: 'A batch\'s result file',
     description: 'The result CSV (one row per input row) once the batch is done. It holds the codes of key/card orders: scopes orders:read and codes:read.',
     tags: ['batches'],

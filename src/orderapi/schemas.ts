@@ -28,14 +28,27 @@ const metaSchema = z
   .refine((m) => Buffer.byteLength(JSON.stringify(m), 'utf8') <= META_MAX_BYTES, `must be at most ${META_MAX_BYTES} bytes as JSON`)
   .openapi({ description: `Your own data, carried through untouched to the result, the order's view and its webhooks (at most ${META_MAX_BYTES} bytes as JSON).`, example: { shopOrder: 'A-1001' } });
 
+/**
+ * The examples the document shows. Each is a real order of the built-in sandbox's catalog
+ * (`topup sandbox`: Mobile Legends, pack ML-86, which needs a user id and a zone id), so a person
+ * who copies one against a sandbox gets 202, not 422; test/orderapi/examples.test.ts posts every
+ * request example of the served document, and the curls of docs/order-api.md, to a running one.
+ */
+export const EXAMPLE_ORDER = { trxid: 'shop-A-1001', pid: 'ML-86', userId: '12345678', zoneId: '2001', meta: { shopOrder: 'A-1001' } } as const;
+export const EXAMPLE_BATCH = [
+  { trxid: 'shop-B-1001', pid: 'ML-86', userId: '12345678', zoneId: '2001' },
+  { trxid: 'shop-B-1002', slug: 'mobilelegends', pack: '172 Diamonds', userId: '87654321', zoneId: '2002' },
+] as const;
+export const EXAMPLE_CSV = 'trxid,pid,userId,zoneId\r\nshop-C-1001,ML-86,12345678,2001\r\nshop-C-1002,ML-172,87654321,2002\r\n';
+
 /** The fields of an order that a file row has too (a batch's JSON array takes these only). */
 const orderFields = {
   trxid: TRXID.openapi({ description: 'Your unique id for this order (the supplier\'s idempotency key): the same trxid with the same body is the same order.', example: 'shop-A-1001' }),
-  pid: CELL(64).optional().openapi({ description: 'The pack\'s product id (or slug + pack).', example: 'ml-86' }),
-  slug: CELL(64).optional().openapi({ description: 'The game\'s slug (with pack).', example: 'mobile-legends' }),
+  pid: CELL(64).optional().openapi({ description: 'The pack\'s product id (or slug + pack).', example: EXAMPLE_ORDER.pid }),
+  slug: CELL(64).optional().openapi({ description: 'The game\'s slug (with pack).', example: 'mobilelegends' }),
   pack: CELL(128).optional().openapi({ description: 'The pack\'s name (with slug).', example: '86 Diamonds' }),
-  userId: CELL().optional().openapi({ example: '12345678' }),
-  zoneId: CELL().optional().openapi({ example: '2001' }),
+  userId: CELL().optional().openapi({ example: EXAMPLE_ORDER.userId }),
+  zoneId: CELL().optional().openapi({ example: EXAMPLE_ORDER.zoneId }),
   serverId: CELL().optional(),
   region: CELL().optional(),
   moreId: CELL().optional(),
@@ -45,18 +58,25 @@ const orderFields = {
   meta: metaSchema.optional(),
 };
 
+/**
+ * What z.url({ protocol: /^https?$/ }) asks beyond a URI (format uri): it refuses "http:/x",
+ * "http://" and "urn:x", which are URIs. The pattern states that (http or https, a host, no white
+ * space) in the document, and the server checks the very same pattern too.
+ */
+const CALLBACK_URL_PATTERN = /^[Hh][Tt][Tt][Pp][Ss]?:\/\/[^\s/?#]+(?:[/?#]\S*)?$/;
+
 /** POST /api/v1/orders. Strict: an unknown field is refused (422) rather than silently dropped. */
 export const OrderInputSchema = z
   .strictObject({
     ...orderFields,
-    callbackUrl: z.url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL' }).max(2048).optional().openapi({ description: 'Where this order\'s webhooks go instead of TOPUP_ORDER_WEBHOOK_URL: only an origin TOPUP_ORDER_WEBHOOK_ALLOW names.' }),
+    callbackUrl: z.url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL' }).regex(CALLBACK_URL_PATTERN, 'must be an http:// or https:// URL').max(2048).optional().openapi({ format: 'uri', description: 'Where this order\'s webhooks go instead of TOPUP_ORDER_WEBHOOK_URL: only an origin TOPUP_ORDER_WEBHOOK_ALLOW names.' }),
     queue: z.boolean().optional().openapi({ description: 'true: an order the balance cannot cover now waits for a top-up instead of being refused (402).' }),
   })
-  .openapi('OrderInput');
+  .openapi('OrderInput', { example: EXAMPLE_ORDER });
 
 /** One order of POST /api/v1/batches' JSON array: a file row's fields (callbackUrl and queue are an API order's, not a file's). */
 export const BatchOrderSchema = z.strictObject(orderFields).openapi('BatchOrder');
-export const BatchJsonSchema = z.array(BatchOrderSchema).min(1, 'must hold at least one order').max(100_000, 'at most 100000 orders: split the batch').openapi('BatchOrders');
+export const BatchJsonSchema = z.array(BatchOrderSchema).min(1, 'must hold at least one order').max(100_000, 'at most 100000 orders: split the batch').openapi('BatchOrders', { example: EXAMPLE_BATCH as never });
 
 const ISO = z.string().openapi({ description: 'ISO 8601, UTC', example: '2025-11-26T09:15:02.123Z' });
 const Status = z.enum(PUBLIC_STATUSES).openapi('OrderStatus', { description: 'accepted: stored, not sent; sent: a request left, not known yet whether an order exists (never read it as "not charged"); processing: the supplier has the order; completed / cancelled: its end (cancelled: placed, then failed); rejected: nothing was bought; review: a person decides whether it was charged.' });
@@ -138,16 +158,45 @@ export const BatchViewSchema = z
 
 export const BatchAcceptedSchema = BatchViewSchema;
 
-export const TrxidParam = z.object({ trxid: z.string().min(1).max(64).openapi({ param: { name: 'trxid', in: 'path' }, example: 'shop-A-1001' }) });
-export const BatchIdParam = z.object({ id: z.string().regex(/^b\d{6}-[0-9a-f]{6}$/, 'is not a batch id (b<yymmdd>-<6 hex>)').openapi({ param: { name: 'id', in: 'path' }, example: 'b251126-3fa9c1' }) });
+// Patterns spell digits [0-9], never \d: the document's patterns are read by other engines too
+// (Python's re, .NET), where \d is any Unicode digit ("b٢٥١١٢٦-…" would pass there, not here).
+export const TrxidParam = z.object({ trxid: z.string().min(1).max(64).openapi({ param: { name: 'trxid', in: 'path' }, example: EXAMPLE_ORDER.trxid }) });
+export const BatchIdParam = z.object({ id: z.string().regex(/^b[0-9]{6}-[0-9a-f]{6}$/, 'is not a batch id (b<yymmdd>-<6 hex>)').openapi({ param: { name: 'id', in: 'path' }, example: 'b251126-3fa9c1' }) });
 
 export const FEED_MAX = 1000;
+export const FEED_DEFAULT = 100;
+/** The feed's page size as a number: the server's rule, and (minValue, maxValue) the document's bounds. */
+const FEED_LIMIT = z.number().int('must be a whole number').min(1, 'must be at least 1').max(FEED_MAX, `at most ${FEED_MAX}`);
 export const FeedQuery = z.object({
-  since: z.string().regex(/^evt_\d{1,15}$/, 'is not a cursor: pass the `next` of an earlier page (evt_<n>), or leave it out to start at the beginning').optional().openapi({ param: { name: 'since', in: 'query' }, example: 'evt_42' }),
-  limit: z.string().regex(/^\d+$/, 'must be a whole number').transform(Number).pipe(z.number().int().min(1, 'must be at least 1').max(FEED_MAX, `at most ${FEED_MAX}`)).optional().openapi({ param: { name: 'limit', in: 'query' }, type: 'integer', example: '100' } as never),
+  since: z.string().regex(/^evt_[0-9]{1,15}$/, 'is not a cursor: pass the `next` of an earlier page (evt_<n>), or leave it out to start at the beginning').optional().openapi({ param: { name: 'since', in: 'query' }, example: 'evt_42' }),
+  // A query value is text: the digits are read as the number FEED_LIMIT bounds. The document
+  // states it as the integer it is, with FEED_LIMIT's own bounds (not copies of them).
+  limit: z
+    .string()
+    .regex(/^[0-9]+$/, 'must be a whole number')
+    .transform(Number)
+    .pipe(FEED_LIMIT)
+    .optional()
+    .openapi({ param: { name: 'limit', in: 'query', description: `Events per page, ${FEED_LIMIT.minValue} to ${FEED_LIMIT.maxValue} (default ${FEED_DEFAULT}).` }, type: 'integer', minimum: FEED_LIMIT.minValue, maximum: FEED_LIMIT.maxValue, default: FEED_DEFAULT, example: FEED_DEFAULT } as never),
 });
+
+/**
+ * A batch's name: a file name with an ASCII letter or digit before its extension, no folder
+ * (no / or \), and the extension of a file topup reads, or none (then the body's own is added).
+ * The server refuses any other with this message, and the document states this very pattern:
+ * before it, a name such as "..." or "%%%" was cleaned down to nothing and refused as if its
+ * extension were wrong. Why ASCII: a pattern in the document must mean the same to every
+ * engine, and Unicode classes (\p{L}) are not read alike; a name in another script gets a
+ * letter or digit in front ("1 заказы.csv").
+ */
+export const BATCH_NAME_PATTERN = /^(?:[^./\\]*[A-Za-z0-9][^./\\]*|[^/\\]*[A-Za-z0-9][^/\\]*\.(?:[Cc][Ss][Vv]|[Tt][Ss][Vv]|[Tt][Xx][Tt]|[Xx][Ll][Ss][Xx]))$/;
 export const BatchQuery = z.object({
-  name: z.string().max(200).optional().openapi({ param: { name: 'name', in: 'query', description: 'The file name (results are written under it in outbox/): .csv, .tsv, .txt or .xlsx.' }, example: 'shop-2025-11-26.csv' }),
+  name: z
+    .string()
+    .max(200, 'at most 200 characters')
+    .regex(BATCH_NAME_PATTERN, 'is not a file name topup can write: use a letter or digit (A-Z, a-z, 0-9) before the extension, no / or \\, and end it .csv, .tsv, .txt or .xlsx (or leave the extension out), e.g. shop-2025-11-26.csv; or leave name out for api-<time>.csv')
+    .optional()
+    .openapi({ param: { name: 'name', in: 'query', description: 'The file name (results are written under it in outbox/): a letter or digit (A-Z, a-z, 0-9) before the extension, no folder, and .csv, .tsv, .txt or .xlsx (.xlsx only for a workbook body, the others only for CSV or JSON) or no extension (the body\'s is added). Without it: api-<time>.csv or .xlsx.' }, example: 'shop-2025-11-26.csv' }),
 });
 
 export const SCOPE_ENUM = z.enum(SCOPES);
