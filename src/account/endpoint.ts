@@ -14,7 +14,13 @@ export interface ApiEndpoint {
   sandbox: RunningSandbox | null;
 }
 
-export async function resolveApi(config: Config, log: Logger): Promise<ApiEndpoint> {
+/**
+ * `sandboxNotice`: the level of the "SANDBOX: …" notice. The daemon and a command on a terminal
+ * say it as a warning (a person must not mistake the sandbox for real orders); a command run by a
+ * script (stderr not a terminal) says it at info, so its stderr carries no line it did not ask
+ * for (--verbose or TOPUP_LOG_LEVEL=info shows it; the results say SANDBOX anyway).
+ */
+export async function resolveApi(config: Config, log: Logger, opts: { sandboxNotice?: 'warn' | 'info' } = {}): Promise<ApiEndpoint> {
   if (config.apiUrl) {
     if (config.sandboxBalanceSet) {
       log.warn({ setting: 'TOPUP_SANDBOX_BALANCE_USD' }, 'TOPUP_SANDBOX_BALANCE_USD is ignored: TOPUP_API_URL is set, so orders go to that API, not to the built-in sandbox');
@@ -32,6 +38,6 @@ export async function resolveApi(config: Config, log: Logger): Promise<ApiEndpoi
     port: 0,
     logger: log.child({ component: 'sandbox' }),
   });
-  log.warn({ url: sandbox.url, answers: config.sandboxAnswers }, 'SANDBOX: no TOPUP_API_URL set, so orders go to the built-in sandbox; no real money is spent');
+  log[opts.sandboxNotice ?? 'warn']({ url: sandbox.url, answers: config.sandboxAnswers }, 'SANDBOX: no TOPUP_API_URL set, so orders go to the built-in sandbox; no real money is spent');
   return { url: sandbox.url, sandbox };
 }

@@ -2,7 +2,8 @@
  * What every command starts from: the validated config (with --home), a logger, and for
  * commands that talk to the API, the runtime (store, rate gate, client) on the same home as
  * the daemon. Commands log to stderr so that stdout carries only their output (--json, --csv):
- * as sentences on a terminal ("warning: SANDBOX: …"), as JSON lines otherwise (for scripts).
+ * as sentences on a terminal ("warning: SANDBOX: …"), as JSON lines otherwise (for scripts), where
+ * the sandbox notice is info, not a warning: a script is not told on every run what it chose.
  */
 import type { Command } from 'commander';
 import { pino } from 'pino';
@@ -41,7 +42,8 @@ export interface CommandContext {
 export async function openCommandContext(cmd: Command): Promise<CommandContext> {
   const config = commandConfig(cmd);
   const log = commandLogger(config, cmd);
-  const api = await resolveApi(config, log);
+  // A person on a terminal is told once, in a sentence; a script's stderr stays quiet (endpoint.ts).
+  const api = await resolveApi(config, log, { sandboxNotice: process.stderr.isTTY === true ? 'warn' : 'info' });
   const rt = openRuntime(config, log, api.url);
   return {
     config,

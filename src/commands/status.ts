@@ -13,7 +13,8 @@ import type { Store } from '../store/store.js';
 import type { Row } from '../store/rows.js';
 import { commandConfig } from './context.js';
 import { openStoreOnly } from './store-only.js';
-import { durationText, heldByLiveProcess, runState, snapshot, storedEtaMs, waitingWhy } from '../ops/batch-view.js';
+import { durationText, etaSeconds, heldByLiveProcess, runState, snapshot, waitingWhy } from '../ops/batch-view.js';
+import { runningDaemon } from '../store/presence.js';
 import { addFormatOptions, formatOf, printList, renderTable, usd, when, wholeNumber } from './output.js';
 
 export function registerStatus(program: Command): void {
@@ -34,14 +35,16 @@ export function registerStatus(program: Command): void {
       // A batch is shown paused while any of the home's accounts is (the Accounts table says which).
       const pause = named ? (config.accounts.accounts.map((a) => Pauses.read(store.meta, a.name)).find((p) => p !== null) ?? null) : Pauses.read(store.meta);
       const now = systemClock.now();
+      // Whether a daemon runs on this home: a batch nobody holds yet is then queued for it, not abandoned.
+      const daemon = runningDaemon(store.meta, now);
       if (batchId) {
         const b = store.batches.get(batchId);
         if (!b) throw new NotFoundError(`no batch ${batchId} (see topup status for the list)`);
         const s = snapshot(store.rows, b.id);
         const rows = [...store.rows.iterate(b.id)];
-        const eta = storedEtaMs(b, s, pause, now);
+        const etaSec = etaSeconds(b, s, pause, now);
         const info = {
-          id: b.id, file: b.sourceName, origin: b.origin, state: runState(b, pause, now), why: waitingWhy(b, pause, now), etaSec: eta === null ? null : Math.round(eta / 1000),
+          id: b.id, file: b.sourceName, origin: b.origin, state: runState(b, pause, now), why: waitingWhy(b, pause, now, daemon), etaSec,
           retryOf: b.retryOf, duplicateOf: b.duplicateOf, cancelRequested: b.cancelRequested, heldByLiveProcess: heldByLiveProcess(b, now),
           ...s, resultFile: b.finishedAt ? b.resultFile : null, createdAt: when(b.createdAt), finishedAt: when(b.finishedAt),
         };
@@ -52,7 +55,7 @@ export function registerStatus(program: Command): void {
         if (format === 'table') {
           process.stdout.write(
             `batch ${b.id} (${b.sourceName}, ${b.origin}${b.retryOf ? `, retry of ${b.retryOf}` : ''}): ${info.state}; ${s.done}/${s.rows} done; sent ${s.sent}; ` +
-              `${s.counts.completed} completed, ${s.counts.cancelled} cancelled, ${s.counts.rejected} rejected, ${s.counts.invalid} invalid, ${s.counts.skipped} skipped; spent ${usd(s.spentUsd)} USD${eta === null ? '' : `; ETA ${durationText(eta)}`}\n` +
+              `${s.counts.completed} completed, ${s.counts.cancelled} cancelled, ${s.counts.rejected} rejected, ${s.counts.invalid} invalid, ${s.counts.skipped} skipped; spent ${usd(s.spentUsd)} USD${etaSec === null ? '' : `; ETA ${durationText(etaSec * 1000)}`}\n` +
               `${info.why ? `why: ${info.why}\n` : ''}${info.resultFile ? `results: ${info.resultFile}\n` : ''}\n`,
           );
         }
@@ -72,12 +75,11 @@ export function registerStatus(program: Command): void {
       const list = batches
         .filter((b) => !opts.active || b.finishedAt === null)
         .map((b) => ({ b, s: snapshot(store.rows, b.id) }))
-        .map(({ b, s }) => ({ b, s, eta: storedEtaMs(b, s, pause, now) }))
-        .map(({ b, s, eta }) => ({
+        .map(({ b, s }) => ({
           id: b.id, file: b.sourceName, origin: b.origin, state: runState(b, pause, now), cancelRequested: b.cancelRequested, rows: s.rows, done: s.done, sent: s.sent,
-          etaSec: eta === null ? null : Math.round(eta / 1000),
+          etaSec: etaSeconds(b, s, pause, now),
           completed: s.counts.completed, cancelled: s.counts.cancelled, rejected: s.counts.rejected, invalid: s.counts.invalid,
-          skipped: s.counts.skipped, review: s.counts.review, spentUsd: s.spentUsd, why: waitingWhy(b, pause, now),
+          skipped: s.counts.skipped, review: s.counts.review, spentUsd: s.spentUsd, why: waitingWhy(b, pause, now, daemon),
           createdAt: when(b.createdAt), resultFile: b.finishedAt ? b.resultFile : null,
         }));
       if (format === 'table' && pause && !accounts) process.stdout.write(`${pauseLine(pause)}\n\n`);

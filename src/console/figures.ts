@@ -93,7 +93,8 @@ export class FiguresCache {
       id: b.id,
       file: b.sourceName,
       state: runState(b, pause, now),
-      why: waitingWhy(b, pause, now),
+      // The console is served by the daemon: a batch no process holds yet is queued for it.
+      why: waitingWhy(b, pause, now, { pid: process.pid }),
       rows: s.rows,
       sent: s.sent,
       done: s.done,

@@ -16,9 +16,10 @@ import type { Batch } from '../store/batches.js';
 import type { Listing } from '../store/listing.js';
 import { Pauses, type PauseState } from '../account/pauses.js';
 import type { Figures, FiguresCache } from './figures.js';
+import { etaSeconds } from '../ops/batch-view.js';
 
 export interface BatchLive extends Figures {
-  /** Seconds left at the pace of the last two minutes; null when unknown (not moving, or just started). */
+  /** Seconds left, as `topup status` shows them (ops/batch-view.ts etaSeconds); null when unknown. */
   etaSec: number | null;
 }
 
@@ -33,7 +34,6 @@ const MIN_INTERVAL_MS = 1_000;
 const HEARTBEAT_MS = 5_000;
 /** Finished batches stay in the feed this long, so a page sees the end of what it follows. */
 const KEEP_FINISHED_MS = 10 * 60_000;
-const PACE_WINDOW_MS = 120_000;
 const MAX_CLIENTS = 32;
 
 type Send = (p: LivePayload) => Promise<void>;
@@ -43,7 +43,6 @@ export class LiveFeed {
   readonly #listing: Listing;
   readonly #figures: FiguresCache;
   readonly #clients = new Map<number, { send: Send; busy: boolean }>();
-  readonly #pace = new Map<string, { t: number; done: number }[]>();
   #nextId = 0;
   #dirty = true;
   #last: LivePayload | null = null;
@@ -142,25 +141,12 @@ export class LiveFeed {
     const unfinished = this.#rt.batches.unfinished();
     const finished = this.#listing.finishedSince(now - KEEP_FINISHED_MS, 20).filter((b) => !unfinished.some((u) => u.id === b.id));
     const batches = [...unfinished, ...finished].map((b) => this.#batch(b, pause, now));
-    for (const id of this.#pace.keys()) if (!unfinished.some((b) => b.id === id)) this.#pace.delete(id);
     return { at: now, pause, reviewRows: this.#listing.countInState('review'), batches };
   }
 
   #batch(b: Batch, pause: PauseState | null, now: number): BatchLive {
     const f = this.#figures.get(b, pause, now);
-    return { ...f, etaSec: f.finished ? 0 : this.#eta(b.id, f.rows, f.done, now) };
-  }
-
-  #eta(id: string, rows: number, done: number, now: number): number | null {
-    const samples = this.#pace.get(id) ?? [];
-    samples.push({ t: now, done });
-    while (samples.length > 2 && samples[0]!.t < now - PACE_WINDOW_MS) samples.shift();
-    this.#pace.set(id, samples);
-    const first = samples[0]!;
-    const span = now - first.t;
-    const moved = done - first.done;
-    if (span < 5_000 || moved <= 0) return null;
-    return Math.round(((rows - done) * span) / moved / 1000);
+    return { ...f, etaSec: f.finished ? 0 : etaSeconds(b, f, pause, now) };
   }
 }
 

@@ -73,11 +73,24 @@ export class EtaBook {
  * that went through the API since the batch started sending. Null for a batch nobody is running
  * or that waits (it moves at no pace then).
  */
-export function storedEtaMs(b: Batch, s: BatchProgressSnapshot, pause: PauseState | null, now = systemClock.now()): number | null {
+export function storedEtaMs(b: Batch, s: EtaFigures, pause: PauseState | null, now = systemClock.now()): number | null {
   if (b.finishedAt !== null || b.state === 'failed') return null;
   if (b.startedAt === null || b.waitReason || pause || !heldByLiveProcess(b, now)) return null;
   const viaApi = s.counts.completed + s.counts.cancelled + s.counts.rejected + s.counts.review; // ended through the API
   return etaMs(now - b.startedAt, viaApi, s.rows - s.done);
+}
+
+/** What the ETA is computed from: a snapshot, or the console's figures of one. */
+export type EtaFigures = Pick<BatchProgressSnapshot, 'rows' | 'done'> & { counts: Pick<StateCounts, 'completed' | 'cancelled' | 'rejected' | 'review'> };
+
+/**
+ * The ETA, in whole seconds, that `topup status` and the console both show: one function, so the
+ * two never disagree at the same moment (the console had its own pace over the last two minutes
+ * and showed another figure than status, or none for its first five seconds).
+ */
+export function etaSeconds(b: Batch, s: EtaFigures, pause: PauseState | null, now = systemClock.now()): number | null {
+  const ms = storedEtaMs(b, s, pause, now);
+  return ms === null ? null : Math.round(ms / 1000);
 }
 
 export type RunState = 'running' | 'waiting' | 'queued' | 'done' | 'failed' | 'duplicate';
@@ -95,8 +108,13 @@ export function runState(b: Batch, pause: PauseState | null, now = systemClock.n
   return heldByLiveProcess(b, now) ? 'running' : 'queued';
 }
 
-/** One sentence: why an unfinished batch is not moving, or '' when it is. */
-export function waitingWhy(b: Batch, pause: PauseState | null, now = systemClock.now()): string {
+/**
+ * One sentence: why an unfinished batch is not moving, or '' when it is. `daemon`: the daemon
+ * running on this home (store/presence.ts), if the caller looked: a batch no process holds yet
+ * (a retry just made, a file just claimed) is then one the daemon takes up at its next look, not
+ * one nobody will run.
+ */
+export function waitingWhy(b: Batch, pause: PauseState | null, now = systemClock.now(), daemon?: { pid: number } | null): string {
   if (b.finishedAt !== null || b.state === 'failed') return b.fileError ?? '';
   const parts: string[] = [];
   if (b.cancelRequested) parts.push('cancel requested');
@@ -104,6 +122,8 @@ export function waitingWhy(b: Batch, pause: PauseState | null, now = systemClock
   else if (b.waitReason) parts.push(`waiting: ${b.waitReason}${b.waitDetail ? ` (${b.waitDetail})` : ''}`);
   if (pause?.kind === 'account') parts.push(`sending stopped: account problem ${pause.code} (${pause.detail})`);
   else if (pause?.kind === 'maintenance') parts.push(`sending paused by the API: ${pause.code}`);
-  if (!heldByLiveProcess(b, now)) parts.push('no process is running it: start the daemon, or topup daemon --once');
+  if (!heldByLiveProcess(b, now)) {
+    parts.push(daemon ? `not started yet: the daemon running on this home (pid ${daemon.pid}) takes it up at its next look` : 'no process is running it: start the daemon, or topup daemon --once');
+  }
   return parts.join('; ');
 }
