@@ -55,6 +55,40 @@ export function columnLines(columns: readonly ColumnReading[]): string[] {
   return out;
 }
 
+export interface ProblemGroup {
+  column: string;
+  problem: string;
+  /** The first lines with it (at most SHOWN_LINES), in file order. */
+  lines: number[];
+  count: number;
+}
+
+const SHOWN_LINES = 5;
+const SHOWN_PROBLEM_GROUPS = 200;
+
+/**
+ * The rows' problems with identical ones together: one entry per (column, problem), in the order
+ * each first appears, with its count and first lines. A file of 40,000 rows with one mistake
+ * repeated was printed as 40,000 identical lines (the trial's 39,893); --json still lists each.
+ */
+export function groupProblems(problems: readonly { line: number; column: string; problem: string }[]): ProblemGroup[] {
+  const groups = new Map<string, ProblemGroup>();
+  for (const p of problems) {
+    const key = `${p.column}\u0000${p.problem}`;
+    let g = groups.get(key);
+    if (!g) groups.set(key, (g = { column: p.column, problem: p.problem, lines: [], count: 0 }));
+    g.count++;
+    if (g.lines.length < SHOWN_LINES) g.lines.push(p.line);
+  }
+  return [...groups.values()];
+}
+
+/** `12`, or `12, 15, 20, 31, 40 … (39,893 rows)`. */
+export function linesText(g: ProblemGroup): string {
+  if (g.count === 1) return String(g.lines[0]);
+  return `${g.lines.join(', ')}${g.count > g.lines.length ? ` … (${g.count.toLocaleString('en-US')} rows)` : ''}`;
+}
+
 /** How much to top up, and where: with several accounts each pays for its own rows. */
 function notAffordable(q: Quote): string {
   if (!q.namedAccounts) return `NOT AFFORDABLE: top up at least ${usd(-q.balanceAfterUsd)} USD before submitting.`;
@@ -81,11 +115,17 @@ function print(q: Quote, sandbox: boolean): void {
   if (shown.length > 0) {
     const bad = q.invalidRows - q.repeatRows;
     out.push(q.fileProblems.length > 0 ? 'Problems in rows besides:' : `Problems (${bad} of ${q.rows} rows cannot be sent):`, '');
-    out.push(renderTable(shown, [
-      { title: 'line', get: (p) => p.line, right: true },
-      { title: 'column', get: (p) => plain(p.column) },
-      { title: 'problem', get: (p) => plain(p.problem) },
+    // Identical problems on one line each, with their count; at most SHOWN_PROBLEM_GROUPS kinds.
+    const groups = groupProblems(shown);
+    out.push(renderTable(groups.slice(0, SHOWN_PROBLEM_GROUPS), [
+      { title: 'lines', get: (g) => linesText(g), right: true },
+      { title: 'column', get: (g) => plain(g.column) },
+      { title: 'problem', get: (g) => plain(g.problem) },
     ]));
+    if (groups.length > SHOWN_PROBLEM_GROUPS) {
+      const rest = groups.slice(SHOWN_PROBLEM_GROUPS).reduce((n, g) => n + g.count, 0);
+      out.push(`  … and ${groups.length - SHOWN_PROBLEM_GROUPS} more kinds of problem on ${rest.toLocaleString('en-US')} rows (every row is in --json)`, '');
+    }
   }
   if (q.repeats.length > 0) {
     out.push(`Repeats of earlier purchases (${q.repeatRows} of ${q.rows} rows; every row is in --json):`, ...q.repeats.map((g) => `  - ${plain(g.message)}`), '');

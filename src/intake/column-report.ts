@@ -49,10 +49,10 @@ export interface PlanView {
 /** Names that look like an order field, by headerKey; tested on columns carried through only. */
 const LOOKS_LIKE: readonly [RegExp, OrderField][] = [
   [/qty|quant|menge|anzahl|cantidad|jumlah|jml|adet|kolvo|колво|количеств|aantal|ilosc|qtd|qte|pcs|stuck/, 'quantity'],
-  [/trx|transaction|transaksi/, 'trxid'],
-  [/^pid|pid$|productid|produkid|idproduk|productcode|kodeproduk|sku/, 'pid'],
-  [/maxprice|pricelimit|maxusd/, 'maxPriceUsd'],
-  [/player|userid|uid|riotid|roleid|gameid/, 'userId'],
+  [/trx|transaction|transaksi|transaktion/, 'trxid'],
+  [/^pid|pid$|productid|produkid|idproduk|productcode|kodeproduk|sku|produktid|produktn|produktcode|artikeln|artikelid|artnr/, 'pid'],
+  [/maxprice|pricelimit|maxusd|hochstpreis|maxpreis|preisgrenze|preislimit/, 'maxPriceUsd'],
+  [/player|userid|uid|riotid|roleid|gameid|spieler|benutzer|nutzerid/, 'userId'],
   [/zone|zona/, 'zoneId'],
   [/server|servidor|serveur/, 'serverId'],
   [/region|regiao/, 'region'],

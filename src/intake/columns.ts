@@ -64,18 +64,18 @@ export interface HeaderMap {
  * the "common names", the weakest kind: line-columns.ts).
  */
 export const SPELLINGS: Readonly<Record<OrderField, { api: readonly string[]; also: readonly string[] }>> = Object.freeze({
-  pid: { api: ['pid', 'PID'], also: ['Product ID', 'Product code', 'SKU', 'ID Produk', 'Kode Produk'] },
+  pid: { api: ['pid', 'PID'], also: ['Product ID', 'Product code', 'SKU', 'ID Produk', 'Kode Produk', 'Produkt-ID', 'Produktnummer', 'Produktcode', 'Artikel-Nr', 'Artikelnummer', 'Art.-Nr.'] },
   slug: { api: ['slug'], also: ['Game slug'] },
-  pack: { api: ['pack', 'packName'], also: ['serviceName', 'Package', 'Package name', 'Paket', 'Nama Paket', 'Denomination'] },
-  trxid: { api: ['trxid', 'trxId', 'idtrx', 'idTrx'], also: ['trx', 'Trx ID', 'Trx No', 'No Trx', 'Transaction ID', 'ID Transaksi'] },
+  pack: { api: ['pack', 'packName'], also: ['serviceName', 'Package', 'Package name', 'Paket', 'Nama Paket', 'Denomination', 'Paketname'] },
+  trxid: { api: ['trxid', 'trxId', 'idtrx', 'idTrx'], also: ['trx', 'Trx ID', 'Trx No', 'No Trx', 'Transaction ID', 'ID Transaksi', 'Transaktions-ID', 'Transaktionsnummer'] },
   userId: {
     api: ['userId', 'userID'],
     also: [
       'player', 'Player ID', 'Player UID', 'user', 'uid', 'Game ID', 'Riot ID', 'ID Player', 'ID Pemain', 'Role ID',
-      'Character ID', 'Spieler-ID', 'ID Jugador', 'ID de jugador', 'ID Jogador',
+      'Character ID', 'Spieler-ID', 'Spieler', 'Benutzer-ID', 'Nutzer-ID', 'ID Jugador', 'ID de jugador', 'ID Jogador',
     ],
   },
-  zoneId: { api: ['zoneId'], also: ['zone', 'Zona', 'ID Zona', 'Zone No'] },
+  zoneId: { api: ['zoneId'], also: ['zone', 'Zona', 'ID Zona', 'Zone No', 'Zonen-ID', 'Zone-Nr'] },
   serverId: { api: ['serverId'], also: ['server', 'Servidor', 'Serveur', 'ID Server', 'Server name'] },
   region: { api: ['region'], also: ['Região', 'Regione'] },
   moreId: { api: ['moreId'], also: [] },
@@ -87,7 +87,7 @@ export const SPELLINGS: Readonly<Record<OrderField, { api: readonly string[]; al
       'Kol-vo', 'Кол-во', 'Количество', 'Số lượng', 'จำนวน', '数量', '수량',
     ],
   },
-  maxPriceUsd: { api: ['maxPriceUsd'], also: ['Max price', 'Max price USD', 'Max price (USD)', 'Max USD', 'Price limit', 'Max unit price'] },
+  maxPriceUsd: { api: ['maxPriceUsd'], also: ['Max price', 'Max price USD', 'Max price (USD)', 'Max USD', 'Price limit', 'Max unit price', 'Höchstpreis', 'Höchstpreis USD', 'Höchstpreis (USD)', 'Max. Preis', 'Preisgrenze', 'Preislimit'] },
 });
 
 /** Read as the quantity only when the file's rows show they are one (column-report.ts settleColumns). */

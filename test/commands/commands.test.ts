@@ -52,7 +52,7 @@ describe('template → validate → submit → status', () => {
     const before = sb.admin.ledger().orders.length;
     const r = await runCli(['validate', file], env);
     expect(r.code).toBe(1);
-    expect(r.stdout).toMatch(/line\s+column\s+problem/);
+    expect(r.stdout).toMatch(/lines\s+column\s+problem/);
     expect(r.stdout).toMatch(/userId\s+must be 5–20 digits/);
     expect(r.stdout).toMatch(/no pack with pid "NOPE"/);
     expect(r.stdout).toMatch(/balance after\s+999\.08 USD/);

@@ -124,6 +124,24 @@ describe('a column that looks like an order field but is not read is named', () 
   });
 });
 
+describe('German headers (issue 30)', () => {
+  it('Produkt-ID, Artikel-Nr, Spieler-ID, Zonen-ID, Menge, Transaktions-ID and Höchstpreis are read', () => {
+    const a = run(['Produkt-ID', 'Spieler-ID', 'Transaktions-ID', 'Höchstpreis'], [['101', '5123456789', 'DE-1', '5']]);
+    expect(orderOf(a.verdicts[0]).request).toEqual({ pid: '101', trxid: 'DE-1', userId: '5123456789' });
+    expect(orderOf(a.verdicts[0]).maxPriceUsd).toBe(5);
+    const b = run(['Artikel-Nr.', 'Menge'], [['701', '2']]);
+    expect(orderOf(b.verdicts[0]).quantity).toBe(2);
+    expect(b.report.columns[0]).toMatchObject({ column: 'Artikel-Nr.', read: [{ field: 'pid' }] });
+    for (const h of ['Artikelnummer', 'Produktnummer', 'Art.-Nr.']) expect(mapHeader([h]).fields.pid).toBe(0);
+    expect(mapHeader(['pid', 'Zonen-ID']).fields).toEqual({ pid: 0 }); // a line field: decided by the game (line-columns.ts)
+  });
+
+  it('a German name topup does not read is hinted as the field it looks like', () => {
+    const { report } = run(['pid', 'Spieler-ID (Shop)', 'Höchstpreis EUR'], [['701', '', '']]);
+    expect(report.warnings.map((w) => /^column "([^"]+)" looks like the (\w+)/.exec(w)?.slice(1, 3))).toEqual([['Spieler-ID (Shop)', 'userId'], ['Höchstpreis EUR', 'maxPriceUsd']]);
+  });
+});
+
 describe('Amount and Count are read as the quantity only when the rows show it', () => {
   it('whole numbers on key/card rows only: read as the quantity', async () => {
     const { verdicts, report } = await validateFile('pid,Amount\n701,3\n801,2\n');

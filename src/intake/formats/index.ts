@@ -128,8 +128,37 @@ export async function openOrderFile(path: string): Promise<OrderFile> {
     return { header: { header: mapHeader(table.columns), ...table.meta }, batches: table.batches, close: table.close };
   } catch (err) {
     table.close();
+    if (err instanceof InputFileError && table.meta.format === 'csv') {
+      const other = otherDelimiter(table.columns, table.meta.delimiter);
+      if (other !== undefined) throw new InputFileError(`${err.message}. ${other}`);
+    }
     throw err;
   }
+}
+
+const DELIMITER_NAMES: Readonly<Record<string, string>> = { ',': "','", ';': "';'", '\t': "'\\t' (a tab)", '|': "'|'" };
+
+/**
+ * When a text file's header is refused, whether it was split on the wrong delimiter: a header
+ * that, split on another of , ; tab |, names the columns topup needs. The trial's file used one
+ * topup did not pick (a '|' file, or a `sep=,` line over ';' rows), and the message only said the
+ * pid column was missing. Returns the sentence naming it, or undefined.
+ */
+export function otherDelimiter(columns: readonly string[], used: string | undefined): string | undefined {
+  for (const d of [';', '\t', '|', ',']) {
+    if (d === used || !columns.some((c) => c.includes(d))) continue;
+    const split = columns.flatMap((c) => c.split(d)).map((c) => c.trim().replace(/^"(.*)"$/, '$1'));
+    try {
+      mapHeader(split);
+    } catch {
+      continue;
+    }
+    const how = d === '|'
+      ? 'topup finds , ; and tab by itself; for \'|\' put the line sep=| first in the file, or save it again as CSV'
+      : `topup read it as ${DELIMITER_NAMES[used ?? ','] ?? `'${used}'`}-separated (a sep= line, or more of those in the header); remove the sep= line or save the file again with one delimiter`;
+    return `This file seems to use ${DELIMITER_NAMES[d]} as its delimiter (its header then names ${split.slice(0, 4).map((c) => `"${c}"`).join(', ')}${split.length > 4 ? ', …' : ''}): ${how}`;
+  }
+  return undefined;
 }
 
 /** sha256 hex of the file's bytes, streamed. */
