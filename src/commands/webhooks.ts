@@ -14,6 +14,8 @@ import { eventNumber, WebhookOutbox, type OutboxEvent, type ReplaySelection } fr
 import { shownUrl, webhookSummary } from '../webhooks/views.js';
 import { commandConfig } from './context.js';
 import { openStoreOnly } from './store-only.js';
+import { runningDaemon } from '../store/presence.js';
+import type { Store } from '../store/store.js';
 import { addFormatOptions, formatOf, printList, when, wholeNumber, type Column } from './output.js';
 
 function age(ms: number): string {
@@ -37,6 +39,46 @@ const COLUMNS: Column<OutboxEvent>[] = [
 
 const json = (e: OutboxEvent): Record<string, unknown> => ({ ...e, id: `evt_${e.id}`, url: shownUrl(e.url), at: new Date(e.at).toISOString() });
 
+/**
+ * Where the webhooks go, and how this command knows. The URL is the daemon's setting: a command
+ * run from another shell (or the service's wrapper) may not have it in its environment, and the
+ * trial's `topup webhooks` then said there was no webhook URL while the daemon delivered to one.
+ * So: this command's environment first; else where the daemon last sent an event that had no
+ * callbackUrl of its own (the store keeps each event's URL); else say where it looked.
+ */
+export interface WebhookTarget {
+  /** The URL as shown (no query, no user:password), or null. */
+  url: string | null;
+  source: 'environment' | 'last-delivery' | 'none';
+  /** The event whose delivery showed the URL (source last-delivery). */
+  event: string | null;
+  /** The daemon running on this home, if any (its environment is its own). */
+  daemonPid: number | null;
+}
+
+export function webhookTarget(store: Store, envUrl: string | null | undefined): WebhookTarget {
+  const daemon = runningDaemon(store.meta);
+  const daemonPid = daemon?.pid ?? null;
+  if (envUrl) return { url: shownUrl(envUrl), source: 'environment', event: null, daemonPid };
+  const last = store.db
+    .prepare<[], { id: number; url: string }>(
+      `SELECT e.id, e.url FROM order_events e WHERE e.url IS NOT NULL
+        AND NOT EXISTS (SELECT 1 FROM rows r WHERE r.batch_id = e.batch_id AND r.idx = e.idx AND r.callback_url IS NOT NULL)
+        ORDER BY e.id DESC LIMIT 1`,
+    )
+    .get();
+  if (last) return { url: shownUrl(last.url), source: 'last-delivery', event: `evt_${last.id}`, daemonPid };
+  return { url: null, source: 'none', event: null, daemonPid };
+}
+
+function targetText(t: WebhookTarget): string {
+  if (t.source === 'environment') return `to ${t.url}`;
+  if (t.source === 'last-delivery') {
+    return `to ${t.url} (where the daemon sent ${t.event}, the latest event; this command's environment has no TOPUP_ORDER_WEBHOOK_URL: the daemon's own has it, e.g. /etc/topup/topup.env)`;
+  }
+  return `no TOPUP_ORDER_WEBHOOK_URL in this command's environment, and no event in the store was sent to one${t.daemonPid !== null ? ` (the daemon running on this home, pid ${t.daemonPid}, has its own environment: if it sets one, events go there once there are some)` : ''}`;
+}
+
 export function registerWebhooks(program: Command): void {
   const cmd = addFormatOptions(
     program
@@ -49,14 +91,15 @@ export function registerWebhooks(program: Command): void {
     const store = openStoreOnly(config);
     try {
       const s = webhookSummary(store.db, systemClock.now(), opts.limit ?? 20);
+      const w = config.orderApi.webhook;
+      const target = webhookTarget(store, w.url);
       if (format === 'json') {
-        process.stdout.write(`${JSON.stringify({ counts: s.counts, oldestPending: s.oldestPending && { ...json(s.oldestPending), ageSeconds: Math.round(s.oldestPending.ageMs / 1000) }, lastError: s.lastError && json(s.lastError), failed: s.failed.map(json) }, null, 2)}\n`);
+        process.stdout.write(`${JSON.stringify({ target, counts: s.counts, oldestPending: s.oldestPending && { ...json(s.oldestPending), ageSeconds: Math.round(s.oldestPending.ageMs / 1000) }, lastError: s.lastError && json(s.lastError), failed: s.failed.map(json) }, null, 2)}\n`);
         return;
       }
       if (format === 'csv') return printList('csv', s.failed, COLUMNS);
-      const w = config.orderApi.webhook;
       const c0 = s.counts;
-      process.stdout.write(`webhooks: ${w.url ? `to ${shownUrl(w.url)}` : 'no TOPUP_ORDER_WEBHOOK_URL'}${w.allow.length ? `; callbackUrl allowed for ${w.allow.join(', ')}` : ''}\n`);
+      process.stdout.write(`webhooks: ${targetText(target)}${w.allow.length ? `; callbackUrl allowed for ${w.allow.join(', ')}` : ''}\n`);
       process.stdout.write(`events: ${c0.pending} pending, ${c0.delivered} delivered, ${c0.failed} failed, ${c0.none} with no URL\n`);
       if (s.oldestPending) {
         const o = s.oldestPending;
