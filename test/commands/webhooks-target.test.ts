@@ -44,7 +44,11 @@ describe('topup webhooks without the URL in its own environment', () => {
     const daemon = startDaemon(cliEnv(home, sb, { TOPUP_ORDER_WEBHOOK_URL: hook, TOPUP_ORDER_WEBHOOK_SECRET: SECRET }));
     const db = openDb(join(home.jobs, 'topup.db'));
     try {
-      await waitFor('an event delivered', () => eventsOf(db).some((e) => e.delivery === 'delivered'), 40_000, 100);
+      // The order's last event delivered: no event comes after it to move "the latest".
+      await waitFor('every event delivered, the order completed', () => {
+        const ev = eventsOf(db);
+        return ev.some((e) => e.type === 'order.completed') && ev.every((e) => e.delivery === 'delivered');
+      }, 40_000, 100);
       const last = eventsOf(db).filter((e) => e.url !== null).at(-1)!;
       const shown = await runCli(['webhooks'], plain);
       expect(shown.stdout.split('\n')[0]).toBe(`webhooks: to ${hook.replace('?token=shop-secret', '?…')} (where the daemon sent evt_${last.id}, the latest event; this command's environment has no TOPUP_ORDER_WEBHOOK_URL: the daemon's own has it, e.g. /etc/topup/topup.env)`);
