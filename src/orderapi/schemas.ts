@@ -69,7 +69,7 @@ const CALLBACK_URL_PATTERN = /^[Hh][Tt][Tt][Pp][Ss]?:\/\/[^\s/?#]+(?:[/?#]\S*)?$
 export const OrderInputSchema = z
   .strictObject({
     ...orderFields,
-    callbackUrl: z.url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL' }).regex(CALLBACK_URL_PATTERN, 'must be an http:// or https:// URL').max(2048).optional().openapi({ format: 'uri', description: 'Where this order\'s webhooks go instead of TOPUP_ORDER_WEBHOOK_URL: only an origin TOPUP_ORDER_WEBHOOK_ALLOW names.' }),
+    callbackUrl: z.url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL', abort: true }).regex(CALLBACK_URL_PATTERN, 'must be an http:// or https:// URL').max(2048).optional().openapi({ format: 'uri', description: 'Where this order\'s webhooks go instead of TOPUP_ORDER_WEBHOOK_URL: only an origin TOPUP_ORDER_WEBHOOK_ALLOW names.' }),
     queue: z.boolean().optional().openapi({ description: 'true: an order the balance cannot cover now waits for a top-up instead of being refused (402).' }),
   })
   .openapi('OrderInput', { example: EXAMPLE_ORDER });

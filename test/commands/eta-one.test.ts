@@ -4,7 +4,7 @@
  * now show ops/batch-view.ts etaSeconds: the pace of the rows ended through the API since the
  * batch started sending.
  *
- * Real parts: a temp home's store with a batch claimed and loaded by the real intake, ten of its
+ * Real parts: the in-process sandbox (the catalog), a temp home's store with a batch claimed and loaded by the real intake, ten of its
  * twenty rows ended (written as the engine's end state), the console's LiveFeed on that store,
  * and `topup status --json` from the real CLI on the same home.
  */
@@ -20,7 +20,7 @@ import { Listing } from '../../src/store/listing.js';
 import { FiguresCache } from '../../src/console/figures.js';
 import { LiveFeed } from '../../src/console/live.js';
 import { etaSeconds, snapshot } from '../../src/ops/batch-view.js';
-import { cliEnv, csv, releaseAll, runCli, tempHome } from '../e2e/harness.js';
+import { cliEnv, csv, inProcessSandbox, releaseAll, runCli, tempHome } from '../e2e/harness.js';
 
 const opened: Runtime[] = [];
 afterEach(async () => {
@@ -31,13 +31,14 @@ afterEach(async () => {
 describe('one ETA for the console and topup status', () => {
   it('the console shows the ETA status shows, from the first look', async () => {
     const home = tempHome('topup-eta-');
-    const env = cliEnv(home, { url: 'http://127.0.0.1:9' });
-    const rt = openRuntime(loadConfig({}, env as never), silentLogger(), 'http://127.0.0.1:9');
+    const sb = await inProcessSandbox();
+    const env = cliEnv(home, sb);
+    const rt = openRuntime(loadConfig({}, env as never), silentLogger(), sb.url);
     opened.push(rt);
     const file = join(home.dir, 'twenty.csv');
     writeFileSync(file, csv([['pid', 'userId'], ...Array.from({ length: 20 }, (_, i) => ['PUBG-60', `51234567${String(i).padStart(2, '0')}`])]));
     const batch = await claimFile(rt, file, { origin: 'submit', move: false, own: true });
-    await loadBatch(rt as never, rt.batches.get(batch.id)!);
+    expect((await loadBatch(rt as never, rt.batches.get(batch.id)!)).loaded).toBe(true);
     const now = Date.now();
     // Half the rows ended through the API; the batch started sending 100 s ago and is held by a live process.
     rt.db.prepare(`UPDATE rows SET state = 'completed' WHERE batch_id = ? AND idx < 10`).run(batch.id);
