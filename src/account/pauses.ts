@@ -44,6 +44,8 @@ export interface PauseState {
   probeAtMono?: number;
   /** Trials that ended with maintenance again: the read probe's interval doubles with each. */
   trials?: number;
+  /** Monotonic time of the last maintenance answer to an order (a read probe lifts nothing fresher than one interval). */
+  seenAtMono?: number;
 }
 
 /** A maintenance pause lifted by a read probe, until an order tells (see the top). */
@@ -82,6 +84,12 @@ const probeKey = (account: string): string => `dispatch.probe:${account}`;
 const MAINTENANCE_BACKOFF_MS = [1_000, 2_000, 3_000, 5_000];
 /** The read probe's longest interval, however many trials failed: a recovered supplier is used again within it. */
 export const MAX_PROBE_MS = 5 * 60_000;
+/**
+ * A maintenance pause's read probe interval is at least this: twice the longest back-off of the
+ * order probe (MAINTENANCE_BACKOFF_MS), so an account whose own rows keep meeting maintenance is not
+ * lifted by a read in between.
+ */
+export const MIN_MAINTENANCE_PROBE_MS = 10_000;
 /** How long after a read lifted a maintenance pause an order meeting maintenance again continues that pause. */
 export const TRIAL_KEEP_MS = 60 * 60_000;
 
@@ -92,6 +100,14 @@ export class Pauses {
   /** Each account pauses on its own: one supplier's maintenance does not stop another's orders. */
   readonly #account: string;
   readonly #key: string;
+  /**
+   * The last read of the store and the monotonic millisecond it was made in. A runner's step asks
+   * many times within one millisecond (may it send? may it poll? when is the probe due?): one read
+   * answers them all. What another process writes is seen a millisecond later at most (as if this
+   * one had asked just before it wrote); what this object writes, at once.
+   */
+  #read: { mono: number; value: PauseState | null } | null = null;
+  #trialRead: { mono: number; value: TrialState | null } | null = null;
 
   constructor(meta: MetaStore, probeMs: number, clock: Clock = systemClock, account = 'default') {
     this.#meta = meta;
@@ -101,19 +117,11 @@ export class Pauses {
     this.#clock = clock;
   }
 
-  /** The read probe's interval now: `probeMs`, doubled for every trial that met maintenance again. */
+  /** A maintenance pause's read probe interval: `probeMs` (at least MIN_MAINTENANCE_PROBE_MS), doubled for every trial that met maintenance again, up to MAX_PROBE_MS. */
   probeIntervalMs(trials: number): number {
-    return Math.min(Math.max(this.#probeMs, MAX_PROBE_MS), this.#probeMs * 2 ** Math.min(trials, 20));
+    const base = Math.max(this.#probeMs, MIN_MAINTENANCE_PROBE_MS);
+    return Math.min(Math.max(base, MAX_PROBE_MS), base * 2 ** Math.min(trials, 20));
   }
-
-  /**
-   * The last read of the store and the monotonic millisecond it was made in. A runner's step asks
-   * many times within one millisecond (may it send? may it poll? when is the probe due?): one read
-   * answers them all. What another process writes is seen a millisecond later at most (as if this
-   * one had asked just before it wrote); what this object writes, at once.
-   */
-  #read: { mono: number; value: PauseState | null } | null = null;
-  #trialRead: { mono: number; value: TrialState | null } | null = null;
 
   /** The pause in force on this home, if any (read from the store: another process may have set it). */
   get current(): PauseState | null {
@@ -193,7 +201,7 @@ export class Pauses {
       if (t) {
         const trials = t.trials + 1;
         this.#meta.setJson(this.#key, {
-          kind, code, detail, since: t.since, retryAtMono: mono + MAINTENANCE_BACKOFF_MS[0]!, strikes: 0, probeAtMono: mono + this.probeIntervalMs(trials), trials,
+          kind, code, detail, since: t.since, retryAtMono: mono + MAINTENANCE_BACKOFF_MS[0]!, strikes: 0, probeAtMono: mono + this.probeIntervalMs(trials), trials, seenAtMono: mono,
         } satisfies PauseState);
         this.#meta.delete(trialKey(this.#account));
         this.#read = null;
@@ -205,12 +213,20 @@ export class Pauses {
     // Only a probe (a call let through after the back-off) that fails again lengthens the
     // back-off; the other calls that were in flight when the pause began do not.
     const probeFailed = !isNew && cur !== null && mono >= cur.retryAtMono;
-    if (!isNew && !probeFailed) return false;
+    if (!isNew && !probeFailed) {
+      // Still the freshest proof that orders are refused (what a read probe weighs: lift()).
+      if (kind === 'maintenance' && cur) {
+        this.#meta.setJson(this.#key, { ...cur, seenAtMono: mono } satisfies PauseState);
+        this.#read = null;
+        this.#trialRead = null;
+      }
+      return false;
+    }
     const strikes = isNew ? 0 : cur!.strikes + 1;
     const wait = kind === 'account' ? this.#probeMs : MAINTENANCE_BACKOFF_MS[Math.min(strikes, MAINTENANCE_BACKOFF_MS.length - 1)]!;
     const trials = isNew ? 0 : (cur!.trials ?? 0);
     const probeAtMono = isNew ? mono + this.probeIntervalMs(0) : (cur!.probeAtMono ?? mono);
-    const next: PauseState = { kind, code, detail, since: isNew ? this.#clock.now() : cur!.since, retryAtMono: mono + wait, strikes, probeAtMono, trials };
+    const next: PauseState = { kind, code, detail, since: isNew ? this.#clock.now() : cur!.since, retryAtMono: mono + wait, strikes, probeAtMono, trials, seenAtMono: mono };
     this.#meta.setJson(this.#key, next);
     this.#read = null;
     this.#trialRead = null;
@@ -218,18 +234,28 @@ export class Pauses {
   }
 
   /**
-   * A read probe of a maintenance pause was answered: the pause is lifted on trial (see the top).
-   * Returns the pause lifted, or null when there was none (or it was not maintenance).
+   * A read probe of a maintenance pause was answered: the pause is lifted on trial (see the top),
+   * unless an order met the maintenance less than one probe interval ago (the account's own rows
+   * still prove it: the next probe is then due when that proof is an interval old). Null when there
+   * is no maintenance pause (it ended meanwhile).
    */
-  lift(): PauseState | null {
+  lift(): { lifted: true; pause: PauseState } | { lifted: false; pause: PauseState; reason: string } | null {
     const p = this.current;
     if (!p || p.kind !== 'maintenance') return null;
-    const trial: TrialState = { kind: 'maintenance', code: p.code, detail: p.detail, since: p.since, liftedAt: this.#clock.now(), trials: p.trials ?? 0, untilMono: this.#clock.mono() + TRIAL_KEEP_MS };
+    const mono = this.#clock.mono();
+    const interval = this.probeIntervalMs(p.trials ?? 0);
+    if (p.seenAtMono !== undefined && p.seenAtMono <= mono && mono - p.seenAtMono < interval) {
+      this.#meta.setJson(this.#key, { ...p, probeAtMono: p.seenAtMono + interval } satisfies PauseState);
+      this.#read = null;
+      this.#trialRead = null;
+      return { lifted: false, pause: p, reason: `an order met ${p.code} ${Math.round((mono - p.seenAtMono) / 1000)} s ago` };
+    }
+    const trial: TrialState = { kind: 'maintenance', code: p.code, detail: p.detail, since: p.since, liftedAt: this.#clock.now(), trials: p.trials ?? 0, untilMono: mono + TRIAL_KEEP_MS };
     this.#meta.setJson(trialKey(this.#account), trial);
     this.#meta.delete(this.#key);
     this.#read = null;
     this.#trialRead = null;
-    return p;
+    return { lifted: true, pause: p };
   }
 
   /**

@@ -33,7 +33,6 @@ async function world(): Promise<{ home: TempHome; a: RunningSandbox; b: RunningS
     join(home.dir, 'accounts.toml'),
     `max_queue_delay = "1s"\n\n[[account]]\nname = "main"\nurl = "${a.url}"\nkey_file = "keys/k"\n\n[[account]]\nname = "second"\nurl = "${b.url}"\nkey_file = "keys/k"\n`,
   );
-  // Poll interval 200 ms: the read probe's interval is its floor, 2 s.
   return { home, a, b, env: cliEnv(home, null, { TOPUP_API_KEY: '', TOPUP_POLL_INTERVAL_MS: '200' }) };
 }
 
@@ -50,7 +49,8 @@ function pauseOf(home: TempHome): StoredPause | null {
   }
 }
 
-const PROBE_MS = 2_000;
+/** The maintenance read probe's interval: six poll intervals (1.2 s), at least 10 s (account/pauses.ts). */
+const PROBE_MS = 10_000;
 const pubg = (from: number, n: number) => Array.from({ length: n }, (_, i) => ['PUBG-60', String(from + i)]);
 const posts = (sb: RunningSandbox) => sb.admin.calls().filter((c) => c.method === 'POST' && c.route.includes('orders')).length;
 const balanceReads = (sb: RunningSandbox) => sb.admin.calls().filter((c) => c.method === 'GET' && c.route.includes('balance')).length;
@@ -60,7 +60,7 @@ async function waitResult(home: TempHome, name: string, rows: number): Promise<v
 }
 
 describe('a paused account recovers by itself', () => {
-  it('maintenance cleared while no row goes to the account: a read probe resumes it within one probe interval, and the cheapest account takes the rows again (no order sent to probe)', async () => {
+  it('maintenance: a read probe lifts the pause on trial (never an order); an order meeting maintenance again brings the same pause back; once the supplier recovers the account resumes within one probe interval and the cheapest account takes the rows again', async () => {
     const { home, a, b, env } = await world();
     b.admin.setFaults({ maintenance: { code: 'MAINTENANCE' } });
     const daemon = startDaemon(env);
@@ -69,25 +69,37 @@ describe('a paused account recovers by itself', () => {
       home.drop('before.csv', csv([['pid', 'userId'], ...pubg(5_123_456_000, 3)]));
       await waitResult(home, 'before', 3);
       expect(readResult(home, 'before').map((r) => [r.status, r.account])).toEqual(Array(3).fill(['completed', 'main']));
-      expect(b.admin.ledger().orders).toHaveLength(0);
+      const since = pauseOf(home)!.since;
 
-      // The read probe runs on its schedule while the maintenance lasts; it never sends an order.
+      // No row goes to `second` now. Its read probe (GET /balance) answers (the sandbox's maintenance
+      // refuses orders only), so the pause is lifted on trial; no order was sent to probe.
       const postsBefore = posts(b);
       const readsBefore = balanceReads(b);
-      await new Promise((r) => setTimeout(r, 3 * PROBE_MS));
+      await expect.poll(() => pauseOf(home), { timeout: PROBE_MS + 10_000, interval: 100 }).toBe(null);
       expect(posts(b)).toBe(postsBefore);
       expect(balanceReads(b)).toBeGreaterThan(readsBefore);
 
-      // `topup doctor` says why the account is (or was) paused and when it was last probed.
+      // On trial, routing returns to it; its first order meets the maintenance again: the same pause
+      // comes back (same since, one failed trial), the rows move on, nothing is bought there.
+      home.drop('trial.csv', csv([['pid', 'userId'], ...pubg(5_123_456_100, 2)]));
+      await waitResult(home, 'trial', 2);
+      expect(readResult(home, 'trial').map((r) => [r.status, r.account])).toEqual(Array(2).fill(['completed', 'main']));
+      expect(readResult(home, 'trial').every((r) => /^second \(trxid [^)]+\): second was in maintenance/.test(r.refusedBy ?? ''))).toBe(true);
+      const back = pauseOf(home)!;
+      expect(back).toMatchObject({ kind: 'maintenance', code: 'MAINTENANCE', since, trials: 1 });
+      expect(b.admin.ledger().orders).toHaveLength(0);
+
+      // `topup doctor` says why the account is paused, since when, and when it was last probed.
       const doctor = await runCli(['doctor', '--json'], env, { timeoutMs: 60_000 });
       const report = JSON.parse(doctor.stdout) as { checks: { name: string; detail: string }[]; accounts: { account: string; pause: { lastProbe: { at: number; ok: boolean } | null; text: string } }[] };
       const second = report.accounts.find((x) => x.account === 'second')!;
       expect(second.pause.lastProbe?.ok).toBe(true);
-      expect(second.pause.text).toMatch(/MAINTENANCE/);
-      expect(report.checks.find((c) => c.name === 'pause (second)')?.detail).toMatch(/probed \d{4}-\d\d-\d\dT/);
+      expect(second.pause.text).toMatch(/^maintenance MAINTENANCE: orders paused by the API since /);
+      expect(report.checks.find((c) => c.name === 'pause (second)')?.detail).toMatch(/last probed \d{4}-\d\d-\d\dT.*next probe in \d+ s/);
 
-      // The supplier recovers. Within one probe interval (the one in force) the account is not paused.
-      const inForce = PROBE_MS * 2 ** (pauseOf(home)?.trials ?? 0);
+      // The supplier recovers. Within one probe interval (the one in force: doubled by the failed
+      // trial) the account is sending again.
+      const inForce = PROBE_MS * 2 ** (back.trials ?? 0);
       b.admin.setFaults({ maintenance: null });
       const cleared = Date.now();
       await expect.poll(() => pauseOf(home), { timeout: inForce + 10_000, interval: 50 }).toBe(null);
@@ -99,12 +111,12 @@ describe('a paused account recovers by itself', () => {
       const rows = readResult(home, 'after');
       expect(rows.map((r) => [r.status, r.account])).toEqual(Array(4).fill(['completed', 'second']));
       expect(b.admin.ledger().orders.map((o) => Number(o.amountUsd))).toEqual(Array(4).fill(0.83));
-      expect(a.admin.ledger().orders).toHaveLength(3);
+      expect(a.admin.ledger().orders).toHaveLength(5);
       expect(pauseOf(home)).toBe(null);
     } finally {
       await daemon.stop();
     }
-  }, 120_000);
+  }, 180_000);
 
   it('a pause left by a daemon that stopped is probed by the next one at its start, with no row to send', async () => {
     const { home, b, env } = await world();
@@ -126,8 +138,8 @@ describe('a paused account recovers by itself', () => {
     const second = startDaemon(env);
     try {
       const started = Date.now();
-      await expect.poll(() => pauseOf(home), { timeout: 20_000, interval: 50 }).toBe(null);
-      expect(Date.now() - started).toBeLessThan(PROBE_MS * 4 + 5_000);
+      await expect.poll(() => pauseOf(home), { timeout: PROBE_MS + 15_000, interval: 50 }).toBe(null);
+      expect(Date.now() - started).toBeLessThan(PROBE_MS + 5_000);
       expect(posts(b)).toBe(postsBefore);
     } finally {
       await second.stop();

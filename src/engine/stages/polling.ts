@@ -166,7 +166,12 @@ export class PollingStage implements Stage {
             pauses.probed(true, `answered (balance ${b.balanceUsd} ${b.currency}): the account works again; sending resumed`);
             rt.log.info({ account, code: p.code }, 'account problem cleared: sending resumes');
           } else {
-            if (!pauses.lift()) return; // ended meanwhile (an order went through)
+            const lifted = pauses.lift();
+            if (!lifted) return; // ended meanwhile (an order went through)
+            if (!lifted.lifted) {
+              pauses.probed(true, `answered (balance ${b.balanceUsd} ${b.currency}), but ${lifted.reason}: still paused`);
+              return;
+            }
             pauses.probed(true, `answered (balance ${b.balanceUsd} ${b.currency}): orders are tried again; the next order tells whether ${p.code} is over`);
             rt.log.info({ account, code: p.code, since: new Date(p.since).toISOString() }, 'paused account answers a read again: its orders are tried again (routing returns to it)');
           }
