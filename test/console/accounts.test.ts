@@ -72,6 +72,9 @@ describe('a daemon with two accounts', () => {
     expect(overview).toMatch(/data-account="second"><th scope="row">second<\/th><td data-pause><span class="badge">Maintenance<\/span> <strong>MAINTENANCE<\/strong>/);
     expect(overview).toMatch(/data-account="main"><th scope="row">main<\/th><td data-pause><span class="ok">sending<\/span><\/td>/);
     expect(overview).not.toContain('data-balance');
+    // Why it is paused and when its read probe last ran (or that none has yet), and the next one.
+    expect(overview).toMatch(/data-account="second">.*?<span class="muted" data-probe>(last probed <time |not probed yet)/s);
+    expect(overview).toMatch(/data-account="second">.*?next probe in /s);
     const moneyOf = (account: string): number => Number(new RegExp(`data-money-account="${account}"><th scope="row">${account}</th><td class="num" data-f="balance"><strong>([\\d.]+) USD`).exec(overview)?.[1]);
     expect(moneyOf('main')).toBeCloseTo(t.main.admin.account().balanceUsd, 2);
     expect(moneyOf('second')).toBeCloseTo(t.second.admin.account().balanceUsd, 2);

@@ -130,9 +130,12 @@ function sending(svc: Services, now: number): Html {
   const named = namedAccounts(svc.rt.config);
   const held: Html[] = [];
   for (const a of svc.rt.accounts) {
-    const pause = Pauses.read(svc.rt.meta, a.id);
+    const v = pauseView(svc.rt.meta, a.id);
+    const pause = v.pause;
     const on = named ? `${a.id}: ` : '';
-    if (pause) held.push(html`<li>${on}${pause.kind === 'account' ? 'Account problem' : 'Maintenance'}: <strong>${pause.code}</strong> ${pause.detail ? `(${pause.detail})` : ''} since ${timeTag(pause.since, now)}</li>`);
+    // When its read probe last ran and what it showed (account/pauses.ts), for a home of one account too.
+    const probe = v.lastProbe ? html` <span class="muted" data-probe>· last probed ${timeTag(v.lastProbe.at, now)}: ${v.lastProbe.ok ? '' : 'failed: '}${v.lastProbe.outcome}</span>` : html` <span class="muted" data-probe>· not probed yet</span>`;
+    if (pause) held.push(html`<li>${on}${pause.kind === 'account' ? 'Account problem' : 'Maintenance'}: <strong>${pause.code}</strong> ${pause.detail ? `(${pause.detail})` : ''} since ${timeTag(pause.since, now)}${probe}</li>`);
     const hold = a.scheduler.holdRemainingMs();
     if (hold > 0) held.push(html`<li>${on}Retry-After: the API asked to wait; calls held for ${duration(hold)} more</li>`);
   }
