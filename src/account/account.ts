@@ -18,11 +18,34 @@ import type { Db } from '../store/db.js';
 import { MetaStore } from '../store/meta.js';
 import { RateScheduler, FixedWindowGate } from './rate-gate.js';
 import { Pauses } from './pauses.js';
-import { ResellerClient, type RouteName } from '../api/client.js';
+import { ResellerClient, type ClientOptions, type RouteName, type CallOptions } from '../api/client.js';
+import type { Balance } from '../api/schemas.js';
 import { LiveCatalog } from './live-catalog.js';
 import { systemClock, type Clock } from '../kernel/clock.js';
 import type { Transport } from '../api/transport.js';
 import type { AccountSetting } from '../config/accounts.js';
+
+export interface BalanceSeen {
+  usd: number;
+  currency: string;
+  /** Wall time it was read. */
+  at: number;
+}
+
+/** The account's client, keeping the last balance it read (Account.lastBalance). */
+class BalanceKeepingClient extends ResellerClient {
+  readonly #seen: (b: Balance) => void;
+  constructor(opts: ClientOptions, seen: (b: Balance) => void) {
+    super(opts);
+    this.#seen = seen;
+  }
+
+  override async balance(opts?: CallOptions): Promise<Balance> {
+    const b = await super.balance(opts);
+    this.#seen(b);
+    return b;
+  }
+}
 
 export type CallListener = (call: { route: RouteName; status: number | undefined; ms: number }) => void;
 
@@ -42,6 +65,12 @@ export interface Account {
   readonly callCounts: Record<string, number>;
   /** The API's clock from its last Date header, against ours, for the doctor's clock check. */
   readonly lastServerDate: { server: number; local: number } | null;
+  /**
+   * The last balance this process read from the account (whoever asked: the funds gate, a batch's
+   * balance after, a report, the console), with when: the console and /metrics show each account's
+   * freshest reading without a call of their own.
+   */
+  readonly lastBalance: BalanceSeen | null;
   /** Listens to every API call of this process as it ends (route, status, duration). */
   onCall(listener: CallListener): () => void;
   close(): Promise<void>;
@@ -83,7 +112,8 @@ export function openAccount(config: Config, db: Db, log: Logger, setting: Opened
   const callCounts: Record<string, number> = {};
   const listeners = new Set<CallListener>();
   let lastServerDate: Account['lastServerDate'] = null;
-  const client = new ResellerClient({
+  let lastBalance: BalanceSeen | null = null;
+  const client = new BalanceKeepingClient({
     baseUrl: apiUrl,
     apiKey: setting.key,
     auth: setting.authHeader,
@@ -102,6 +132,8 @@ export function openAccount(config: Config, db: Db, log: Logger, setting: Opened
       const key = `status:${status ?? 'none'}`;
       callCounts[key] = (callCounts[key] ?? 0) + 1;
     },
+  }, (b) => {
+    lastBalance = { usd: b.balanceUsd, currency: b.currency, at: clock.now() };
   });
   return {
     id,
@@ -114,6 +146,9 @@ export function openAccount(config: Config, db: Db, log: Logger, setting: Opened
     callCounts,
     get lastServerDate() {
       return lastServerDate;
+    },
+    get lastBalance() {
+      return lastBalance;
     },
     onCall(listener) {
       listeners.add(listener);

@@ -15,7 +15,6 @@ import { Listing } from '../store/listing.js';
 import { AuditStore } from '../store/audit.js';
 import { Metrics } from '../metrics/metrics.js';
 import { BalanceWatch } from './balance-watch.js';
-import { AccountBalances } from './account-balances.js';
 import { RecentErrors } from './recent.js';
 import { LiveFeed } from './live.js';
 import { FiguresCache } from './figures.js';
@@ -42,7 +41,7 @@ export async function startConsole(deps: ConsoleDeps): Promise<RunningConsole | 
   const { rt, runner, notifier, settings } = deps;
   const log = rt.log.child({ component: 'console' });
   const listing = new Listing(rt.db, rt.batches);
-  const balance = new BalanceWatch(rt, () => runner.snapshot({ batches: false }).balance);
+  const balance = new BalanceWatch(rt);
   const secrets = secretsOf(rt.config);
   const recent = new RecentErrors((text) => scrub(text, secrets));
   const figures = new FiguresCache(rt);
@@ -53,7 +52,6 @@ export async function startConsole(deps: ConsoleDeps): Promise<RunningConsole | 
     listing,
     audit: new AuditStore(rt.db),
     balance,
-    accountBalances: new AccountBalances(rt),
     recent,
     live,
     figures,
@@ -61,7 +59,7 @@ export async function startConsole(deps: ConsoleDeps): Promise<RunningConsole | 
     uploads: new Uploads(rt.config.jobsDir, rt.config.inboxDir),
     sessions: new Sessions(rt.meta, settings),
   };
-  const metrics = new Metrics({ rt, runner, notifier, listing, balance: () => balance.latest() });
+  const metrics = new Metrics({ rt, runner, notifier, listing, balances: () => balance.all() });
   // The order API on the console's listener: accepted orders wake the runner at once (no inbox wait).
   const orderApi = createOrderApi({
     rt,
@@ -98,11 +96,9 @@ export async function startConsole(deps: ConsoleDeps): Promise<RunningConsole | 
   spend.follow(runner);
   live.follow(runner);
   metrics.follow();
+  // Every balance read through an account's client (a batch's balance after among them) is that
+  // account's reading (Account.lastBalance): nothing to record here.
   balance.start();
-  const onFinished = (summary: { balanceAfterUsd: number | null }): void => {
-    if (summary.balanceAfterUsd !== null) balance.record(summary.balanceAfterUsd);
-  };
-  runner.on('batch-finished', onFinished);
   const url = urlOf(settings.host, listening.port);
   log.info(
     { console: url, readOnly: settings.readOnly, token: settings.token !== null },
@@ -111,7 +107,6 @@ export async function startConsole(deps: ConsoleDeps): Promise<RunningConsole | 
   return {
     url,
     async close() {
-      runner.off('batch-finished', onFinished);
       stopRecent();
       live.close();
       figures.close();

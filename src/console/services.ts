@@ -14,7 +14,6 @@ import type { AuditOutcome, AuditStore } from '../store/audit.js';
 import { Pauses } from '../account/pauses.js';
 import type { ConsoleSettings } from '../config/console-settings.js';
 import type { BalanceWatch } from './balance-watch.js';
-import type { AccountBalances } from './account-balances.js';
 import type { RecentErrors } from './recent.js';
 import type { LiveFeed } from './live.js';
 import type { FiguresCache } from './figures.js';
@@ -45,9 +44,8 @@ export interface ConsoleDeps {
 export interface Services extends ConsoleDeps {
   listing: Listing;
   audit: AuditStore;
+  /** Each account's balance: the freshest reading, read again when older than 5 min (balance-watch.ts). */
   balance: BalanceWatch;
-  /** Each account's balance, for the overview of a home with accounts.toml (read when a page asks). */
-  accountBalances: AccountBalances;
   recent: RecentErrors;
   live: LiveFeed;
   figures: FiguresCache;
@@ -75,7 +73,8 @@ export function pageCtx(c: Ctx, svc: Services): PageCtx {
     actor: actorOf(c, svc),
     csrf: c.get('csrfToken'),
     reviewRows: svc.listing.countInState('review'),
-    pause: Pauses.read(svc.rt.meta),
+    // The banner: the first account's pause in force (every account's, a home with accounts.toml).
+    pause: svc.rt.accounts.map((a) => Pauses.read(svc.rt.meta, a.id)).find((p) => p !== null) ?? null,
     now: systemClock.now(),
   };
 }

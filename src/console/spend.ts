@@ -1,5 +1,6 @@
 /**
- * This daemon's spending over the last hour, for the overview's runway: from the runner's events
+ * This daemon's spending over the last hour, for the overview's runway, per supplier account (each
+ * account's balance pays for its own rows): from the runner's events
  * (a row that ended completed, or cancelled without a refund), so showing it reads nothing but
  * the rows that just ended. A rate over less than MIN_SPAN_MS of history would make one batch
  * finishing in a minute look like a torrent, so the span counted is at least that long.
@@ -16,7 +17,7 @@ const MIN_SPAN_MS = 10 * 60_000;
 export class SpendWindow {
   readonly #rt: Pick<Runtime, 'rows'>;
   readonly #since: number;
-  readonly #spent: { at: number; cents: number }[] = [];
+  readonly #spent: { at: number; cents: number; account: string }[] = [];
   #off: (() => void) | null = null;
 
   constructor(rt: Pick<Runtime, 'rows'>, since = systemClock.now()) {
@@ -29,7 +30,7 @@ export class SpendWindow {
       if (m.to !== 'completed' && m.to !== 'cancelled') return;
       const row = this.#rt.rows.get(m.batchId, m.idx);
       const cents = row ? rowMoney(row).netCents ?? 0 : 0;
-      if (cents > 0) this.add(cents);
+      if (row && cents > 0) this.add(cents, systemClock.now(), row.account);
     };
     runner.on('row-moved', moved);
     this.#off = () => runner.off('row-moved', moved);
@@ -39,13 +40,13 @@ export class SpendWindow {
     this.#off?.();
   }
 
-  add(cents: number, at = systemClock.now()): void {
-    this.#spent.push({ at, cents });
+  add(cents: number, at = systemClock.now(), account = 'default'): void {
+    this.#spent.push({ at, cents, account });
   }
 
-  /** USD an hour at the pace of the last hour (or since start), or 0. */
-  perHour(now = systemClock.now()): number {
-    return this.pace(now).usdPerHour;
+  /** USD an hour at the pace of the last hour (or since start), or 0; with `account`, that account's rows only. */
+  perHour(now = systemClock.now(), account?: string): number {
+    return this.pace(now, account).usdPerHour;
   }
 
   /**
@@ -53,9 +54,9 @@ export class SpendWindow {
    * an hour ago, the time since it started (at least MIN_SPAN_MS). The overview names the span,
    * so "over the last hour" is never said of ten minutes.
    */
-  pace(now = systemClock.now()): { usdPerHour: number; spanMs: number } {
+  pace(now = systemClock.now(), account?: string): { usdPerHour: number; spanMs: number } {
     while (this.#spent.length > 0 && this.#spent[0]!.at < now - WINDOW_MS) this.#spent.shift();
-    const cents = this.#spent.reduce((s, e) => s + e.cents, 0);
+    const cents = this.#spent.reduce((s, e) => s + (account === undefined || e.account === account ? e.cents : 0), 0);
     const spanMs = Math.max(MIN_SPAN_MS, Math.min(WINDOW_MS, now - this.#since));
     return { usdPerHour: (cents / 100) * (WINDOW_MS / spanMs), spanMs };
   }

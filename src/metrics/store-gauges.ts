@@ -13,14 +13,15 @@ import type { Runtime } from '../runtime.js';
 import type { Listing } from '../store/listing.js';
 import type { SlowReads } from './slow-reads.js';
 
-export type BalanceSource = () => { usd: number; at: number } | null;
+/** Each supplier account's freshest balance reading (null until its first). */
+export type BalanceSource = () => readonly { account: string; reading: { usd: number; at: number } | null }[];
 
 /** What the gauges read at scrape time. */
 export interface GaugeDeps {
   rt: Pick<Runtime, 'account' | 'accounts' | 'clock' | 'config' | 'db' | 'meta' | 'rows'>;
   runner: Pick<RunnerView, 'snapshot'>;
   listing: Listing;
-  balance: BalanceSource;
+  balances: BalanceSource;
 }
 
 const WAIT_REASONS = ['balance', 'catalog', 'maintenance', 'account'] as const;
@@ -34,7 +35,7 @@ export function windowLabel(ms: number): string {
 }
 
 export function storeGauges(registry: Registry, deps: GaugeDeps, slow: SlowReads): void {
-  const { rt, runner, listing, balance } = deps;
+  const { rt, runner, listing, balances } = deps;
   const r = [registry];
   const seconds = (ms: number): number => Math.max(0, ms) / 1000;
 
@@ -75,20 +76,20 @@ export function storeGauges(registry: Registry, deps: GaugeDeps, slow: SlowReads
     },
   });
   const mode = rt.config.sandbox ? 'SANDBOX' : 'LIVE';
+  // Per supplier account (label `account`, `default` without accounts.toml): each account's own
+  // balance, never a sum (a home with several accounts has several balances).
   new Gauge({
-    name: 'topup_balance_usd', help: 'The account balance at its last reading (absent until the first)', labelNames: ['mode'], registers: r,
+    name: 'topup_balance_usd', help: 'Each supplier account\'s balance at its last reading (absent until the first)', labelNames: ['mode', 'account'], registers: r,
     collect() {
       this.reset();
-      const b = balance();
-      if (b) this.set({ mode }, b.usd);
+      for (const b of balances()) if (b.reading) this.set({ mode, account: b.account }, b.reading.usd);
     },
   });
   new Gauge({
-    name: 'topup_balance_age_seconds', help: 'Seconds since the balance was last read (absent until the first reading)', labelNames: ['mode'], registers: r,
+    name: 'topup_balance_age_seconds', help: 'Seconds since each supplier account\'s balance was last read (absent until its first reading)', labelNames: ['mode', 'account'], registers: r,
     collect() {
       this.reset();
-      const b = balance();
-      if (b) this.set({ mode }, seconds(rt.clock.now() - b.at));
+      for (const b of balances()) if (b.reading) this.set({ mode, account: b.account }, seconds(rt.clock.now() - b.reading.at));
     },
   });
   // Per supplier account: each has its own rate budget, hold and pause (label `account`).

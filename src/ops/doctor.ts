@@ -14,6 +14,7 @@ import { integrityCheck } from '../store/db.js';
 import { databaseSize, describeSize } from '../store/upkeep.js';
 import { findOrphans } from '../claim/orphans.js';
 import { limitsInForce } from '../account/learned-limits.js';
+import { pauseView, type PauseView } from '../account/pauses.js';
 
 export interface Check {
   name: string;
@@ -30,14 +31,14 @@ export interface DoctorReport {
   /** The first account's (the only one without accounts.toml). */
   ip: string | null;
   balanceUsd: number | null;
-  /** Every account's, in the order of accounts.toml. */
-  accounts: { account: string; ip: string | null; balanceUsd: number | null }[];
+  /** Every account's, in the order of accounts.toml, with its pause (why, since, the last read probe and the next). */
+  accounts: { account: string; ip: string | null; balanceUsd: number | null; pause: PauseView }[];
 }
 
 const MIN_FREE_BYTES = 200 * 1024 * 1024;
 const MAX_CLOCK_SKEW_MS = 30_000;
 
-export async function runDoctor(rt: Pick<Runtime, 'account' | 'accounts' | 'batches' | 'clock' | 'config' | 'db' | 'log'>, opts: { quick?: boolean } = {}): Promise<DoctorReport> {
+export async function runDoctor(rt: Pick<Runtime, 'account' | 'accounts' | 'batches' | 'clock' | 'config' | 'db' | 'log' | 'meta'>, opts: { quick?: boolean } = {}): Promise<DoctorReport> {
   const { config } = rt;
   const checks: Check[] = [];
   const add = (c: Check): void => void checks.push(c);
@@ -54,8 +55,13 @@ export async function runDoctor(rt: Pick<Runtime, 'account' | 'accounts' | 'batc
   // Each supplier account on its own (accounts.toml): the limits its gate applies, its key and
   // balance, the IP it is seen from, its clock.
   for (const a of rt.accounts) {
-    const r = await accountChecks(rt.db, a, rt.accounts.length > 1 ? ` (${a.id})` : '', add);
-    accounts.push({ account: a.id, ...r });
+    const label = rt.accounts.length > 1 ? ` (${a.id})` : '';
+    const r = await accountChecks(rt.db, a, label, add);
+    // Its pause as the store holds it (a daemon's runner probes it on a schedule): why, since when,
+    // the last read probe and the next. A warning, not a failure: the probe resumes it by itself.
+    const pause = pauseView(rt.meta, a.id, rt.clock);
+    add({ name: `pause${label}`, ok: pause.pause === null, fatal: false, detail: pause.text });
+    accounts.push({ account: a.id, ...r, pause });
     if (a === rt.account) ({ ip, balanceUsd } = r);
   }
   try {

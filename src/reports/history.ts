@@ -1,7 +1,9 @@
 /**
  * History export: orders that are new since the last export, read page by page through
  * GET /history (newest first) and appended, oldest first, to outbox/reports/history-YYYY-MM.csv
- * (the month of the export, UTC).
+ * (the month of the export, UTC). Each account of the home is exported from its own history into
+ * its own file (reports/files.ts: history-<account>-YYYY-MM.csv for an account of accounts.toml;
+ * order ids are each account's own numbering), with its own record of what was exported.
  *
  * No duplicates: an order is exported once, when it has ended (a `processing` order waits for
  * a later run). What was exported is remembered in `meta` and, in case a kill came between the
@@ -12,12 +14,14 @@
  * found within maxPages is given up (it is logged).
  */
 import { existsSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { parse } from 'csv-parse/sync';
 import { Priority } from '../api/client.js';
 import type { Order } from '../api/schemas.js';
 import type { Runtime } from '../runtime.js';
-import { appendCsv, monthOf } from './csv-append.js';
+import type { Account } from '../account/account.js';
+import { coerceError } from '../kernel/errors.js';
+import { appendCsv } from './csv-append.js';
+import { historyFile } from './files.js';
 
 export const HISTORY_COLUMNS = ['exportedAt', 'orderId', 'trxid', 'status', 'game', 'packName', 'amountUsd', 'refunded', 'error', 'userId', 'serverId', 'moreId', 'createdAt'] as const;
 const EXPORTED_KEY = 'reports.history.exported';
@@ -32,24 +36,52 @@ export interface HistoryExportResult {
   waiting: number;
 }
 
+/** `default` keeps the keys of homes from before several accounts. */
+const keyOf = (key: string, account: string): string => (account === 'default' ? key : `${key}:${account}`);
+
+/**
+ * Every account, each into its own file. The totals, the first account's file, and each account's
+ * part. An account whose history cannot be read does not hold back the others: they are exported,
+ * then the run fails naming it.
+ */
+export async function runHistoryExport(
+  rt: Pick<Runtime, 'accounts' | 'clock' | 'config' | 'db' | 'log' | 'meta'>,
+  opts: { now?: number; maxPages?: number } = {},
+): Promise<HistoryExportResult & { accounts: (HistoryExportResult & { account: string })[] }> {
+  const accounts: (HistoryExportResult & { account: string })[] = [];
+  const failed: string[] = [];
+  for (const a of rt.accounts) {
+    try {
+      accounts.push({ account: a.id, ...(await exportAccount(rt, a, opts)) });
+    } catch (err) {
+      failed.push(`${a.id}: ${coerceError(err).message}`);
+    }
+  }
+  if (failed.length > 0) throw new Error(`history export: ${failed.join('; ')}${accounts.length > 0 ? ' (the other accounts were exported)' : ''}`);
+  const sum = (k: 'exported' | 'pages' | 'waiting'): number => accounts.reduce((n, a) => n + a[k], 0);
+  return { file: accounts[0]!.file, exported: sum('exported'), pages: sum('pages'), waiting: sum('waiting'), accounts };
+}
+
 function idsInFile(path: string): string[] {
   if (!existsSync(path)) return [];
   const rows = parse(readFileSync(path, 'utf8'), { columns: true, skip_empty_lines: true, relax_column_count: true }) as Record<string, string>[];
   return rows.map((r) => r.orderId ?? '').filter(Boolean);
 }
 
-export async function runHistoryExport(rt: Pick<Runtime, 'account' | 'clock' | 'config' | 'db' | 'log' | 'meta'>, opts: { now?: number; maxPages?: number } = {}): Promise<HistoryExportResult> {
+async function exportAccount(rt: Pick<Runtime, 'clock' | 'config' | 'db' | 'log' | 'meta'>, account: Account, opts: { now?: number; maxPages?: number }): Promise<HistoryExportResult> {
   const now = opts.now ?? rt.clock.now();
-  const file = join(rt.config.reportsDir, `history-${monthOf(now)}.csv`);
-  const remembered = rt.meta.getJson<string[]>(EXPORTED_KEY) ?? [];
+  const file = historyFile(rt.config.reportsDir, account.id, now);
+  const exportedKey = keyOf(EXPORTED_KEY, account.id);
+  const waitingKey = keyOf(WAITING_KEY, account.id);
+  const remembered = rt.meta.getJson<string[]>(exportedKey) ?? [];
   const seen = new Set([...remembered, ...idsInFile(file)]);
-  const lookingFor = new Set(rt.meta.getJson<string[]>(WAITING_KEY) ?? []);
+  const lookingFor = new Set(rt.meta.getJson<string[]>(waitingKey) ?? []);
   const fresh: Order[] = [];
   const freshIds = new Set<string>();
   const stillProcessing: string[] = [];
   let pages = 0;
   for (let page = 1; page <= (opts.maxPages ?? 100); page++) {
-    const h = await rt.account.client.history({ page, pageSize: PAGE_SIZE }, { priority: Priority.report });
+    const h = await account.client.history({ page, pageSize: PAGE_SIZE }, { priority: Priority.report });
     pages++;
     let unexported = 0;
     for (const o of h.orders) {
@@ -66,7 +98,7 @@ export async function runHistoryExport(rt: Pick<Runtime, 'account' | 'clock' | '
     if (h.orders.length === 0 || h.hasMore === false) break;
     if (unexported === 0 && seen.size > 0 && lookingFor.size === 0) break;
   }
-  if (lookingFor.size > 0) rt.log.warn({ orders: [...lookingFor], pages }, 'history export: orders that were processing last time were not found again; not exported');
+  if (lookingFor.size > 0) rt.log.warn({ account: account.id, orders: [...lookingFor], pages }, 'history export: orders that were processing last time were not found again; not exported');
   const at = new Date(now).toISOString();
   fresh.reverse();
   appendCsv(
@@ -76,8 +108,8 @@ export async function runHistoryExport(rt: Pick<Runtime, 'account' | 'clock' | '
   );
   // Both records in one transaction: a kill between them cannot lose a waiting order.
   rt.db.transaction(() => {
-    if (fresh.length > 0) rt.meta.setJson(EXPORTED_KEY, [...remembered, ...freshIds].slice(-REMEMBER));
-    rt.meta.setJson(WAITING_KEY, stillProcessing);
+    if (fresh.length > 0) rt.meta.setJson(exportedKey, [...remembered, ...freshIds].slice(-REMEMBER));
+    rt.meta.setJson(waitingKey, stillProcessing);
   })();
   return { file, exported: fresh.length, pages, waiting: stillProcessing.length };
 }

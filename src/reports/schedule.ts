@@ -52,8 +52,8 @@ export const lastRunKey = (name: JobName): string => `reports.${name}.lastRun`;
 export const lastSuccessKey = (name: JobName): string => `reports.${name}.lastSuccess`;
 export const JOB_NAMES: readonly JobName[] = ['balance-report', 'history-export', 'reconcile', 'low-balance'];
 
-/** What the scheduled reports read and keep: the store's rows and meta (db: the history export writes its two meta records in one transaction), the account's client, settings, log, clock; never the batches or their leases. */
-type ReportParts = Pick<Runtime, 'account' | 'accounts' | 'clock' | 'config' | 'db' | 'log' | 'meta' | 'rows'>;
+/** What the scheduled reports read and keep: the store's rows and meta (db: the history export writes its two meta records in one transaction), the unfinished batches (what each account has reserved; read only, never their leases), each account's client, settings, log, clock. */
+type ReportParts = Pick<Runtime, 'accounts' | 'batches' | 'clock' | 'config' | 'db' | 'log' | 'meta' | 'rows'>;
 
 export function defaultJobs(rt: ReportParts, notifier: Notifier): JobDef[] {
   const s = rt.config.schedules;

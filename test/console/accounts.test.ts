@@ -60,16 +60,30 @@ describe('a daemon with two accounts', () => {
     expect(m.get('topup_pauses_total{kind="maintenance",account="main"}')).toBe(0);
     expect(m.get('topup_paused{kind="maintenance",account="main"}')).toBe(0);
 
-    // The overview: each account's pause and (once read) balance.
+    // The overview: each account's pause (and its probe) in the Accounts table; each account's
+    // money (balance once read, reserved, available, runway) in the Money table, with the total of
+    // all accounts: one balance per account, none shown twice (issue 30).
     await fetch(`${url}/`);
     const overview = await waitFor('both balances read', async () => {
       const text = await (await fetch(`${url}/`)).text();
-      return text.includes('data-account="second"') && !text.includes('reading…') ? text : undefined;
+      return text.includes('data-account="second"') && !text.includes('not read yet') && !text.includes('not every account read yet') ? text : undefined;
     }, 15_000, 200);
     expect(overview).toContain('<h2 id="accounts-h">Accounts</h2>');
     expect(overview).toMatch(/data-account="second"><th scope="row">second<\/th><td data-pause><span class="badge">Maintenance<\/span> <strong>MAINTENANCE<\/strong>/);
-    expect(overview).toMatch(/data-account="main"><th scope="row">main<\/th><td data-pause><span class="ok">sending<\/span><\/td><td class="num" data-balance>\d+\.\d\d /);
-    expect(overview).toMatch(/data-account="second">.*?<td class="num" data-balance>\d+\.\d\d /);
+    expect(overview).toMatch(/data-account="main"><th scope="row">main<\/th><td data-pause><span class="ok">sending<\/span><\/td>/);
+    expect(overview).not.toContain('data-balance');
+    // Why it is paused and when its read probe last ran (or that none has yet), and the next one.
+    expect(overview).toMatch(/data-account="second">.*?<span class="muted" data-probe>(last probed <time |not probed yet)/s);
+    expect(overview).toMatch(/data-account="second">.*?next probe in /s);
+    const moneyOf = (account: string): number => Number(new RegExp(`data-money-account="${account}"><th scope="row">${account}</th><td class="num" data-f="balance"><strong>([\\d.]+) USD`).exec(overview)?.[1]);
+    expect(moneyOf('main')).toBeCloseTo(t.main.admin.account().balanceUsd, 2);
+    expect(moneyOf('second')).toBeCloseTo(t.second.admin.account().balanceUsd, 2);
+    const total = Number(/data-money-total><th scope="row">All accounts<\/th><td class="num" data-f="balance"><strong>([\d.]+) USD/.exec(overview)?.[1]);
+    expect(total).toBeCloseTo(moneyOf('main') + moneyOf('second'), 2);
+    // /metrics: each account's balance under its name.
+    m = await metrics();
+    expect(m.get('topup_balance_usd{mode="LIVE",account="main"}')).toBeCloseTo(moneyOf('main'), 2);
+    expect(m.get('topup_balance_usd{mode="LIVE",account="second"}')).toBeCloseTo(moneyOf('second'), 2);
 
     // The upload's quote: the plan by account, and each pack line's account.
     const c = new Client(url);

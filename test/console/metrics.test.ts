@@ -43,8 +43,8 @@ describe('/metrics', () => {
     expect(m.get('topup_api_calls_total{route="submit",outcome="2xx",account="default"}')).toBe(2);
     expect(m.get('topup_api_request_duration_seconds_count{route="submit",account="default"}')).toBe(2);
     expect(m.get('topup_batches{state="done",wait_reason="none"}')).toBe(1);
-    expect(m.get('topup_balance_usd{mode="LIVE"}')).toBeCloseTo(1000 - 0.92 - 4.55, 2);
-    expect(m.get('topup_balance_age_seconds{mode="LIVE"}')).toBeLessThan(60);
+    expect(m.get('topup_balance_usd{mode="LIVE",account="default"}')).toBeCloseTo(1000 - 0.92 - 4.55, 2);
+    expect(m.get('topup_balance_age_seconds{mode="LIVE",account="default"}')).toBeLessThan(60);
     expect(m.get('topup_rate_window_limit{window="1s",account="default"}')).toBe(40);
     expect(m.get('topup_rate_window_calls{window="1m",account="default"}')).toBeGreaterThanOrEqual(3);
     expect(m.get('topup_oldest_pending_row_age_seconds')).toBe(0);
@@ -121,6 +121,8 @@ describe('the console in the daemon', () => {
       return p.includes('Maintenance: <strong>MAINTENANCE</strong>') ? p : undefined;
     }, 30_000, 200);
     expect(page).toMatch(/Balance<\/dt><dd><strong>\d+\.\d\d USD<\/strong> read <time/);
+    // The pause says when its read probe last ran (issue 30), in a home of one account too.
+    expect(page).toMatch(/Maintenance: <strong>MAINTENANCE<\/strong>.*?data-probe>· (last probed <time|not probed yet)/s);
     expect(page).toMatch(/Reserved<\/dt><dd>4\.55 USD/);
     expect(page).toMatch(/Runway<\/dt><dd>/);
     expect(page).toMatch(/last 1 s<\/th><td>\d+ \/ 40<\/td>/);

@@ -1,6 +1,6 @@
 /**
- * Overview: money (balance and when it was read, reserved, runway), what holds sending back
- * (pauses, Retry-After), the rate budget in use, active and waiting batches and why they wait,
+ * Overview: money per supplier account (balance and when it was read, reserved, runway), each
+ * account's pause and probe, what holds sending back (pauses, Retry-After), the rate budget in use, active and waiting batches and why they wait,
  * the scheduled jobs, recent errors, and the rows waiting for review. Store reads only, plus the
  * runner's snapshot (in-process figures: calls in flight, files queued).
  */
@@ -8,7 +8,7 @@ import type { Hono } from 'hono';
 import { JOB_NAMES, lastRunKey, scheduleKey, type JobName } from '../../reports/schedule.js';
 import { roundCents } from '../../kernel/money.js';
 import { systemClock } from '../../kernel/clock.js';
-import { Pauses } from '../../account/pauses.js';
+import { Pauses, pauseView } from '../../account/pauses.js';
 import { callsWithinByAccount, namedAccounts, reservedByAccount } from '../../ops/account-views.js';
 import type { ConsoleEnv } from '../auth.js';
 import { duration, html, timeTag, usd, type Html } from '../html.js';
@@ -41,61 +41,112 @@ export function jobViews(svc: Services): JobView[] {
   });
 }
 
-function money(svc: Services, now: number): Html {
-  const bal = svc.balance.latest();
-  const reserved = svc.rt.rows.reservedUsd(); // unsent rows of unfinished batches: already promised
-  const pace = svc.spend.pace(now);
-  const spentHour = roundCents(pace.usdPerHour);
-  const span = pace.spanMs >= 3_600_000 ? 'the last hour' : `the last ${duration(pace.spanMs)}`;
-  const available = bal ? roundCents(bal.usd - reserved) : null;
-  const runway =
-    available === null ? 'unknown until the balance is read'
-      : spentHour > 0 ? `about ${duration((Math.max(available, 0) / spentHour) * 3_600_000)} at this daemon's pace over ${span} (${usd(spentHour)} an hour)`
-        : `no spending by this daemon in ${span}`;
-  return html`<section aria-labelledby="money"><h2 id="money">Money</h2>
-<dl class="facts">
-  <div><dt>Balance${svc.rt.config.sandbox ? ' (sandbox)' : ''}</dt><dd>${bal ? html`<strong>${usd(bal.usd)}</strong> read ${timeTag(bal.at, now)}` : html`not read yet${svc.balance.lastError ? ` (${svc.balance.lastError})` : ''}`}</dd></div>
-  <div><dt>Reserved</dt><dd>${usd(reserved)} <span class="muted">(unsent rows of unfinished batches)</span></dd></div>
-  <div><dt>Available for new files</dt><dd>${available === null ? '—' : usd(available)}</dd></div>
-  <div><dt>Runway</dt><dd>${runway}</dd></div>
-</dl></section>`;
+/** What one account's money looks like: its balance (and when it was read), reserved, available, runway. */
+interface AccountMoney {
+  account: string;
+  reading: { usd: number; at: number } | null;
+  error: string | null;
+  reserved: number;
+  available: number | null;
+  runway: string;
+}
+
+function moneyOf(svc: Services, now: number): AccountMoney[] {
+  const plain = !namedAccounts(svc.rt.config);
+  // A home without accounts.toml: every row is on `default` (the home's figure); else each account's own.
+  const reservedBy = plain ? null : reservedByAccount(svc.rt);
+  return svc.balance.all().map((b) => {
+    const reserved = reservedBy ? (reservedBy.get(b.account) ?? 0) : svc.rt.rows.reservedUsd(); // unsent rows of unfinished batches: already promised
+    const pace = svc.spend.pace(now, plain ? undefined : b.account);
+    const spentHour = roundCents(pace.usdPerHour);
+    const span = pace.spanMs >= 3_600_000 ? 'the last hour' : `the last ${duration(pace.spanMs)}`;
+    const available = b.reading ? roundCents(b.reading.usd - reserved) : null;
+    const runway =
+      available === null ? 'unknown until the balance is read'
+        : spentHour > 0 ? `about ${duration((Math.max(available, 0) / spentHour) * 3_600_000)} at this daemon's pace over ${span} (${usd(spentHour)} an hour)`
+          : `no spending by this daemon in ${span}`;
+    return { account: b.account, reading: b.reading, error: b.error, reserved, available, runway };
+  });
+}
+
+function balanceCell(m: AccountMoney, now: number): Html {
+  return m.reading ? html`<strong>${usd(m.reading.usd)}</strong> <span class="muted">read ${timeTag(m.reading.at, now)}</span>` : html`<span class="muted">not read yet${m.error ? ` (${m.error})` : ''}</span>`;
 }
 
 /**
- * Each supplier account (a home with accounts.toml): its pause, balance, calls in the last minute,
- * rows waiting and USD reserved. A view starts a read of the balances older than 5 min; the page
- * shows the readings held (the live feed's next refresh shows the new ones).
+ * Money: each account's balance pays for its own rows, so each account has its own balance,
+ * reserved, available and runway (one figure each, read once: the Accounts table below does not
+ * repeat them). A home without accounts.toml shows its one account as before.
  */
-function accounts(svc: Services, now: number): Html {
-  void svc.accountBalances.refreshIfOld();
-  const calls = callsWithinByAccount(svc.rt.db, systemClock.mono());
-  const waiting = svc.rt.rows.unsentByAccountAll();
-  const reserved = reservedByAccount(svc.rt);
-  const lines = svc.rt.accounts.map((a) => {
-    const p = Pauses.read(svc.rt.meta, a.id);
-    const b = svc.accountBalances.get(a.id);
-    const pause = p ? html`<span class="badge">${p.kind === 'account' ? 'Account problem' : 'Maintenance'}</span> <strong>${p.code}</strong> since ${timeTag(p.since, now)}` : html`<span class="ok">sending</span>`;
-    const balance = b.reading ? html`${usd(b.reading.usd)} <span class="muted">read ${timeTag(b.reading.at, now)}</span>` : html`<span class="muted">${b.error ? `not read (${b.error})` : 'reading…'}</span>`;
-    return html`<tr data-account="${a.id}"><th scope="row">${a.id}</th><td data-pause>${pause}</td><td class="num" data-balance>${balance}</td><td class="num">${calls.get(a.id) ?? 0}</td><td class="num">${waiting.get(a.id) ?? 0}</td><td class="num">${usd(reserved.get(a.id) ?? 0)}</td></tr>`;
-  });
-  return html`<section aria-labelledby="accounts-h"><h2 id="accounts-h">Accounts</h2>
-${tableWrap('Accounts', html`<table><caption>Supplier accounts (accounts.toml)</caption><thead><tr><th scope="col">Account</th><th scope="col">Sending</th><th scope="col">Balance</th><th scope="col">Calls last min</th><th scope="col">Rows waiting</th><th scope="col">Reserved</th></tr></thead><tbody>${lines}</tbody></table>`)}
+function money(svc: Services, now: number): Html {
+  void svc.balance.refreshIfOld();
+  const list = moneyOf(svc, now);
+  const sandbox = svc.rt.config.sandbox ? ' (sandbox)' : '';
+  if (!namedAccounts(svc.rt.config)) {
+    const m = list[0]!;
+    return html`<section aria-labelledby="money"><h2 id="money">Money</h2>
+<dl class="facts">
+  <div><dt>Balance${sandbox}</dt><dd>${m.reading ? html`<strong>${usd(m.reading.usd)}</strong> read ${timeTag(m.reading.at, now)}` : html`not read yet${m.error ? ` (${m.error})` : ''}`}</dd></div>
+  <div><dt>Reserved</dt><dd>${usd(m.reserved)} <span class="muted">(unsent rows of unfinished batches)</span></dd></div>
+  <div><dt>Available for new files</dt><dd>${m.available === null ? '—' : usd(m.available)}</dd></div>
+  <div><dt>Runway</dt><dd>${m.runway}</dd></div>
+</dl></section>`;
+  }
+  const rows = list.map((m) => html`<tr data-money-account="${m.account}"><th scope="row">${m.account}</th><td class="num" data-f="balance">${balanceCell(m, now)}</td><td class="num" data-f="reserved">${usd(m.reserved)}</td><td class="num" data-f="available">${m.available === null ? '—' : usd(m.available)}</td><td data-f="runway">${m.runway}</td></tr>`);
+  // The total only when every account has been read: a sum with a gap would pass for the whole.
+  const all = list.every((m) => m.reading !== null);
+  const total = html`<tr data-money-total><th scope="row">All accounts</th><td class="num" data-f="balance">${all ? html`<strong>${usd(roundCents(list.reduce((n, m) => n + m.reading!.usd, 0)))}</strong>` : html`<span class="muted">— (not every account read yet)</span>`}</td><td class="num" data-f="reserved">${usd(roundCents(list.reduce((n, m) => n + m.reserved, 0)))}</td><td class="num" data-f="available">${all ? usd(roundCents(list.reduce((n, m) => n + m.available!, 0))) : '—'}</td><td class="muted">each account pays for its own rows: top up the one that runs short</td></tr>`;
+  return html`<section aria-labelledby="money"><h2 id="money">Money</h2>
+${tableWrap('Money by account', html`<table><caption>Balance${sandbox}, reserved (unsent rows of unfinished batches) and runway, per supplier account</caption><thead><tr><th scope="col">Account</th><th scope="col">Balance</th><th scope="col">Reserved</th><th scope="col">Available for new files</th><th scope="col">Runway</th></tr></thead><tbody>${rows}</tbody><tfoot>${total}</tfoot></table>`)}
 </section>`;
 }
 
+/**
+ * Each supplier account (a home with accounts.toml): whether it is sending, and if paused why,
+ * since when, and when its read probe last ran and what it showed (account/pauses.ts); its calls in
+ * the last minute and rows waiting. Its money is in the Money section above.
+ */
+function accounts(svc: Services, now: number): Html {
+  const calls = callsWithinByAccount(svc.rt.db, systemClock.mono());
+  const waiting = svc.rt.rows.unsentByAccountAll();
+  const lines = svc.rt.accounts.map((a) => {
+    const v = pauseView(svc.rt.meta, a.id);
+    const p = v.pause;
+    const probe = v.lastProbe ? html`<br><span class="muted" data-probe>last probed ${timeTag(v.lastProbe.at, now)}: ${v.lastProbe.ok ? '' : 'failed: '}${v.lastProbe.outcome}</span>` : p ? html`<br><span class="muted" data-probe>not probed yet</span>` : '';
+    const next = p && v.nextProbeInMs !== null ? html`<br><span class="muted">next probe in ${duration(v.nextProbeInMs)}</span>` : '';
+    const state = p
+      ? html`<span class="badge">${p.kind === 'account' ? 'Account problem' : 'Maintenance'}</span> <strong>${p.code}</strong> since ${timeTag(p.since, now)}${p.detail && p.detail !== p.code ? html` <span class="muted">(${p.detail})</span>` : ''}`
+      : v.trial ? html`<span class="badge">On trial</span> sending again since ${timeTag(v.trial.liftedAt, now)} after ${v.trial.code}: the next order tells` : html`<span class="ok">sending</span>`;
+    return html`<tr data-account="${a.id}"><th scope="row">${a.id}</th><td data-pause>${state}${p || v.trial ? html`${probe}${next}` : ''}</td><td class="num">${calls.get(a.id) ?? 0}</td><td class="num">${waiting.get(a.id) ?? 0}</td></tr>`;
+  });
+  return html`<section aria-labelledby="accounts-h"><h2 id="accounts-h">Accounts</h2>
+${tableWrap('Accounts', html`<table><caption>Supplier accounts (accounts.toml)</caption><thead><tr><th scope="col">Account</th><th scope="col">Sending</th><th scope="col">Calls last min</th><th scope="col">Rows waiting</th></tr></thead><tbody>${lines}</tbody></table>`)}
+</section>`;
+}
+
+/** What holds sending back (each account's pause and Retry-After hold), and each account's rate budget in use. */
 function sending(svc: Services, now: number): Html {
   const p = svc.runner.snapshot({ batches: false });
-  const hold = svc.rt.account.scheduler.holdRemainingMs();
+  const named = namedAccounts(svc.rt.config);
   const held: Html[] = [];
-  if (p.pause) held.push(html`<li>${p.pause.kind === 'account' ? 'Account problem' : 'Maintenance'}: <strong>${p.pause.code}</strong> ${p.pause.detail ? `(${p.pause.detail})` : ''} since ${timeTag(p.pause.since, now)}</li>`);
-  if (hold > 0) held.push(html`<li>Retry-After: the API asked to wait; calls held for ${duration(hold)} more</li>`);
-  const windows = svc.rt.config.rateLimits.map((w) => {
-    const used = svc.rt.account.scheduler.callsWithin(w.windowMs);
-    return html`<tr><th scope="row">last ${duration(w.windowMs)}</th><td>${used} / ${w.limit}</td><td><progress max="${w.limit}" value="${Math.min(used, w.limit)}" aria-label="calls in the last ${duration(w.windowMs)}">${used}</progress></td></tr>`;
-  });
+  for (const a of svc.rt.accounts) {
+    const v = pauseView(svc.rt.meta, a.id);
+    const pause = v.pause;
+    const on = named ? `${a.id}: ` : '';
+    // When its read probe last ran and what it showed (account/pauses.ts), for a home of one account too.
+    const probe = v.lastProbe ? html` <span class="muted" data-probe>· last probed ${timeTag(v.lastProbe.at, now)}: ${v.lastProbe.ok ? '' : 'failed: '}${v.lastProbe.outcome}</span>` : html` <span class="muted" data-probe>· not probed yet</span>`;
+    if (pause) held.push(html`<li>${on}${pause.kind === 'account' ? 'Account problem' : 'Maintenance'}: <strong>${pause.code}</strong> ${pause.detail ? `(${pause.detail})` : ''} since ${timeTag(pause.since, now)}${probe}</li>`);
+    const hold = a.scheduler.holdRemainingMs();
+    if (hold > 0) held.push(html`<li>${on}Retry-After: the API asked to wait; calls held for ${duration(hold)} more</li>`);
+  }
+  const windows = svc.rt.accounts.flatMap((a) => a.scheduler.windows.map((w) => {
+    const used = a.scheduler.callsWithin(w.windowMs);
+    const label = `${named ? `${a.id}, ` : ''}last ${duration(w.windowMs)}`;
+    return html`<tr><th scope="row">${label}</th><td>${used} / ${w.limit}</td><td><progress max="${w.limit}" value="${Math.min(used, w.limit)}" aria-label="calls in the ${label}">${used}</progress></td></tr>`;
+  }));
   return html`<section aria-labelledby="sending"><h2 id="sending">Sending</h2>
 ${held.length > 0 ? html`<ul class="alerts">${held}</ul>` : html`<p class="ok">Nothing holds sending back.</p>`}
-${tableWrap('Rate budget', html`<table><caption>Rate budget in use (calls of every process on this home)</caption><thead><tr><th scope="col">Window</th><th scope="col">Calls</th><th scope="col">Use</th></tr></thead><tbody>${windows}</tbody></table>`)}
+${tableWrap('Rate budget', html`<table><caption>Rate budget in use (calls of every process on this home${named ? ', per account' : ''})</caption><thead><tr><th scope="col">Window</th><th scope="col">Calls</th><th scope="col">Use</th></tr></thead><tbody>${windows}</tbody></table>`)}
 <p class="muted">${p.inFlight} orders on their way · ${p.rate.waitingCalls} calls waiting for the budget · ${p.queuedFiles} files queued for claiming</p>
 </section>`;
 }

@@ -60,8 +60,10 @@ export class DispatchStage implements Stage {
     this.#moveOffPaused(now);
     const one = pauses.plain;
     for (const account of pauses.sendable()) {
-      // While an account is paused, one of its orders at a time probes whether the pause is over.
-      const cap = pauses.of(account).current ? 1 : rt.config.maxInFlight;
+      // While an account is paused, one of its orders at a time probes whether the pause is over;
+      // so while a read probe has lifted its maintenance on trial (account/pauses.ts).
+      const p = pauses.of(account);
+      const cap = p.current || p.trial ? 1 : rt.config.maxInFlight;
       this.#cap.set(account, cap);
       const free = cap - (this.#countBy.get(account) ?? 0);
       if (free <= 0) continue;

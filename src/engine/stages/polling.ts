@@ -1,8 +1,8 @@
 /**
  * Polling: every placed order is followed to its end (poll/poller.ts), rows whose outcome a refusal
  * cannot prove are checked against history (poll/verify.ts), review rows are looked for again
- * (poll/review-recheck.ts), and while the account is paused a cheap probe (GET /balance) finds when it
- * works again. One round runs at a time, in the background; its end wakes the runner.
+ * (poll/review-recheck.ts), and while an account is paused a read probe (GET /balance, never an order)
+ * finds when it works again. One round runs at a time, in the background; its end wakes the runner.
  */
 import { Priority } from '../../api/client.js';
 import { ApiError, coerceError } from '../../kernel/errors.js';
@@ -54,9 +54,9 @@ export class PollingStage implements Stage {
     const due: number[] = [];
     const { pauses } = this.#e;
     for (const account of pauses.names) {
-      const pause = pauses.of(account).current;
-      // The account probe: due at its time, unless it is on its way (its end wakes the runner).
-      if (pause?.kind === 'account' && !this.#probing.has(account)) due.push(now + (pauses.of(account).untilProbe() ?? 0));
+      // A paused account's read probe: due at its time, unless it is on its way (its end wakes the runner).
+      const probe = this.#probing.has(account) ? undefined : pauses.of(account).untilReadProbe();
+      if (probe !== undefined) due.push(now + probe);
     }
     // Polls and rechecks wait for the account probe: due ones are not work now. (Both found by the
     // simulator's spin check: the runner woke every 5 ms until the probe time, or its answer.) With
@@ -142,23 +142,48 @@ export class PollingStage implements Stage {
       });
   }
 
-  /** While an account is paused for an account problem: one balance read per probe interval finds when it works again. */
+  /**
+   * Every paused account is probed by a read on a schedule (account/pauses.ts), through its own rate
+   * gate, never with an order: an account no row goes to would otherwise stay paused for ever. A read
+   * that answers ends an account problem; a maintenance pause it lifts on trial (the next order
+   * decides), since reads may answer while orders do not. What it showed is kept for the console and
+   * `topup doctor`.
+   */
   #probeAccount(account: string): void {
     const { rt } = this.#e;
     const pauses = this.#e.pauses.of(account);
-    const p = pauses.current;
-    if (this.#probing.has(account) || !p || p.kind !== 'account' || (pauses.untilProbe() ?? 0) > 0) return;
+    if (this.#probing.has(account)) return;
+    const p = pauses.claimReadProbe();
+    if (!p) return;
     this.#probing.set(
       account,
       rt
         .accountOf(account)
         .client.balance({ priority: Priority.lookup })
-        .then(() => {
-          pauses.clear();
-          rt.log.info({ account, code: p.code }, 'account problem cleared: sending resumes');
-          this.#e.emit('resume', 'account');
+        .then((b) => {
+          if (p.kind === 'account') {
+            pauses.clear();
+            pauses.probed(true, `answered (balance ${b.balanceUsd} ${b.currency}): the account works again; sending resumed`);
+            rt.log.info({ account, code: p.code }, 'account problem cleared: sending resumes');
+          } else {
+            const lifted = pauses.lift();
+            if (!lifted) return; // ended meanwhile (an order went through)
+            if (!lifted.lifted) {
+              pauses.probed(true, `answered (balance ${b.balanceUsd} ${b.currency}), but ${lifted.reason}: still paused`);
+              return;
+            }
+            pauses.probed(true, `answered (balance ${b.balanceUsd} ${b.currency}): orders are tried again; the next order tells whether ${p.code} is over`);
+            rt.log.info({ account, code: p.code, since: new Date(p.since).toISOString() }, 'paused account answers a read again: its orders are tried again (routing returns to it)');
+          }
+          this.#e.emit('resume', p.kind);
         })
-        .catch((err: unknown) => void pauses.pause('account', p.code, coerceError(err).message))
+        .catch((err: unknown) => {
+          const message = coerceError(err).message;
+          pauses.probed(false, message);
+          if (p.kind === 'account') pauses.pause('account', p.code, message);
+          else if (isAccountProblem(err)) this.#e.accountProblem(err as ApiError, account);
+          else rt.log.info({ account, code: p.code, err: message }, 'paused account: its read probe failed; probing again later');
+        })
         .finally(() => {
           this.#probing.delete(account);
           this.#e.wake();
