@@ -150,7 +150,7 @@ export function createOrderApi(deps: OrderApiDeps): OpenAPIHono<ApiEnv> {
       name = batchFileName(query.data.name, kind, rt.clock.now());
     } catch (err) {
       if (!(err instanceof UsageError)) throw err;
-      return problem(c, { status: 400, code: 'INVALID_NAME', detail: err.message, errors: [{ field: 'name', reason: err.message }] });
+      return problem(c, { status: 422, code: 'INVALID_NAME', detail: err.message, errors: [{ field: 'name', reason: err.message }] });
     }
     if (deps.stopping()) return problem(c, { status: 503, code: 'NOT_ACCEPTING', detail: 'The daemon is stopping: nothing was claimed. Send the batch again once it runs.' });
     const batch = await claimBatchBytes(rt, bytes, name);
