@@ -11,12 +11,21 @@
  *   as anyone who can read the home folder may run the CLI.
  * - Sessions are signed cookies (HttpOnly, SameSite=Strict, 12 h) under a key kept in the store,
  *   so a restart of the daemon does not log everyone out, and changing the token does.
+ * - Wrong tokens (the login form and `Authorization: Bearer` alike) go through one LoginThrottle:
+ *   checked one at a time, each wrong one holding the line for WRONG_TOKEN_DELAY_MS, so guesses
+ *   sent in parallel are no faster than one after another (40 at once took 0.7 s before); an
+ *   address with CALLER_LIMIT wrong tokens within the window is locked out for LOCKOUT_MS, and
+ *   TOTAL_LIMIT wrong tokens from all addresses together lock every token check out for LOCKOUT_MS
+ *   (a guesser with many addresses). While locked out a token is not even compared: 429 with
+ *   Retry-After. Sessions already logged in go on working. Each lockout is logged and put in the
+ *   audit table (console: Audit log).
  * - CSRF: every POST must come from the console's origin (hono/csrf: Origin or Sec-Fetch-Site)
  *   AND carry the session's form token (`_csrf` field or `x-csrf-token` header). Requests with
  *   the Bearer token need no form token: a browser never adds that header by itself.
  */
 import { systemClock } from '../kernel/clock.js';
 import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Context, MiddlewareHandler } from 'hono';
 import { getCookie, setCookie } from 'hono/cookie';
 import { csrf } from 'hono/csrf';
@@ -42,11 +51,122 @@ const COOKIE = 'topup_session';
 const SESSION_MS = 12 * 3_600_000;
 const SECRET_KEY = 'console.sessionSecret';
 
+/** A wrong token costs this long, and nothing else is checked meanwhile: guessing is slow even in parallel. */
+export const WRONG_TOKEN_DELAY_MS = 500;
+/** Wrong tokens from one address within the window before it is locked out. */
+export const CALLER_LIMIT = 5;
+/** Wrong tokens from all addresses together within the window before every token check is locked out. */
+export const TOTAL_LIMIT = 20;
+export const WINDOW_MS = 15 * 60_000;
+export const LOCKOUT_MS = 15 * 60_000;
+/** Addresses remembered at most (oldest forgotten first): a flood of addresses cannot grow memory without end. */
+const MAX_CALLERS = 10_000;
+
+export interface Lockout {
+  /** `caller`: this address only; `total`: every address. */
+  scope: 'caller' | 'total';
+  until: number;
+}
+
+export interface ThrottleEvent {
+  kind: 'wrong' | 'lockout';
+  via: 'login' | 'bearer';
+  address: string;
+  /** Set for a lockout that this wrong token started. */
+  lockout?: Lockout;
+}
+
+export type TokenCheck = { ok: true } | { ok: false; lockout: Lockout | null };
+
+/**
+ * Wrong-token limits per caller (client address) and in total, with a lockout window (see the
+ * top). In memory: a restart forgets them (and costs the guesser the restart's time).
+ */
+export class LoginThrottle {
+  readonly #now: () => number;
+  readonly #onEvent: (e: ThrottleEvent) => void;
+  readonly #callers = new Map<string, { fails: number[]; lockedUntil: number }>();
+  #total: number[] = [];
+  #totalLockedUntil = 0;
+  /** The line every token check waits in: a wrong one holds it for WRONG_TOKEN_DELAY_MS. */
+  #line: Promise<unknown> = Promise.resolve();
+
+  constructor(opts: { now?: () => number; onEvent?: (e: ThrottleEvent) => void } = {}) {
+    this.#now = opts.now ?? (() => systemClock.now());
+    this.#onEvent = opts.onEvent ?? (() => undefined);
+  }
+
+  /** The lockout in force for this address, if any. */
+  lockedOut(address: string): Lockout | null {
+    const now = this.#now();
+    if (this.#totalLockedUntil > now) return { scope: 'total', until: this.#totalLockedUntil };
+    const c = this.#callers.get(address);
+    return c && c.lockedUntil > now ? { scope: 'caller', until: c.lockedUntil } : null;
+  }
+
+  /** Compares a presented token (`matches`) in its turn; a locked-out caller is refused without comparing. */
+  async check(address: string, via: ThrottleEvent['via'], matches: () => boolean): Promise<TokenCheck> {
+    // A flood from a locked-out address is answered at once, without waiting in the line.
+    const early = this.lockedOut(address);
+    if (early) return { ok: false, lockout: early };
+    const turn = this.#line.then(async (): Promise<TokenCheck> => {
+      const locked = this.lockedOut(address);
+      if (locked) return { ok: false, lockout: locked };
+      if (matches()) return { ok: true };
+      const started = this.#fail(address);
+      this.#onEvent({ kind: 'wrong', via, address, ...(started ? { lockout: started } : {}) });
+      if (started) this.#onEvent({ kind: 'lockout', via, address, lockout: started });
+      await sleep(WRONG_TOKEN_DELAY_MS);
+      return { ok: false, lockout: null };
+    });
+    this.#line = turn.catch(() => undefined);
+    return turn;
+  }
+
+  /** Counts a wrong token; the lockout it starts, if it starts one. */
+  #fail(address: string): Lockout | null {
+    const now = this.#now();
+    const since = now - WINDOW_MS;
+    let c = this.#callers.get(address);
+    if (c) this.#callers.delete(address); // re-inserted below: the map stays oldest-first
+    c ??= { fails: [], lockedUntil: 0 };
+    c.fails = [...c.fails.filter((t) => t > since), now];
+    this.#callers.set(address, c);
+    while (this.#callers.size > MAX_CALLERS) this.#callers.delete(this.#callers.keys().next().value!);
+    this.#total = [...this.#total.filter((t) => t > since), now];
+    if (this.#total.length >= TOTAL_LIMIT) {
+      this.#total = [];
+      this.#totalLockedUntil = now + LOCKOUT_MS;
+      return { scope: 'total', until: this.#totalLockedUntil };
+    }
+    if (c.fails.length >= CALLER_LIMIT) {
+      c.fails = [];
+      c.lockedUntil = now + LOCKOUT_MS;
+      return { scope: 'caller', until: c.lockedUntil };
+    }
+    return null;
+  }
+}
+
+/** What a locked-out caller is told: no token is compared until then. */
+export function lockoutMessage(l: Lockout, now: number): string {
+  const minutes = Math.max(1, Math.ceil((l.until - now) / 60_000));
+  return l.scope === 'caller'
+    ? `Too many wrong tokens from your address: try again in ${minutes} min.`
+    : `Too many wrong tokens from several addresses: logging in with the token is paused for everyone for ${minutes} min (sessions already logged in still work).`;
+}
+
+export function retryAfter(l: Lockout, now: number): string {
+  return String(Math.max(1, Math.ceil((l.until - now) / 1000)));
+}
+
 export class Sessions {
   readonly #key: Buffer;
   readonly #tokenHash: Buffer | null;
+  readonly throttle: LoginThrottle;
 
-  constructor(meta: MetaStore, settings: ConsoleSettings) {
+  constructor(meta: MetaStore, settings: ConsoleSettings, throttle: LoginThrottle = new LoginThrottle()) {
+    this.throttle = throttle;
     let secret = meta.get(SECRET_KEY);
     if (!secret) {
       secret = randomBytes(32).toString('hex');
@@ -138,7 +258,12 @@ export function sessionGate(sessions: Sessions): MiddlewareHandler<ConsoleEnv> {
     const bearer = /^Bearer\s+(\S+)$/i.exec(c.req.header('authorization') ?? '')?.[1];
     let session: Session | null = null;
     if (bearer !== undefined) {
-      if (!sessions.tokenMatches(bearer)) return c.text('wrong token\n', 401, { 'www-authenticate': 'Bearer' });
+      const checked = await sessions.throttle.check(c.get('address'), 'bearer', () => sessions.tokenMatches(bearer));
+      if (!checked.ok && checked.lockout) {
+        const now = systemClock.now();
+        return c.text(`${lockoutMessage(checked.lockout, now)}\n`, 429, { 'retry-after': retryAfter(checked.lockout, now) });
+      }
+      if (!checked.ok) return c.text('wrong token\n', 401, { 'www-authenticate': 'Bearer' });
       session = { sid: 'bearer', authed: true, name: 'bearer', exp: Number.MAX_SAFE_INTEGER, via: 'bearer' };
     }
     session ??= sessions.read(c) ?? sessions.issue(c, { authed: !sessions.tokenRequired, name: '' });

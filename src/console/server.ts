@@ -20,7 +20,8 @@ import { LiveFeed } from './live.js';
 import { FiguresCache } from './figures.js';
 import { SpendWindow } from './spend.js';
 import { Uploads } from './uploads.js';
-import { Sessions } from './auth.js';
+import { CALLER_LIMIT, LoginThrottle, Sessions, TOTAL_LIMIT } from './auth.js';
+import { systemClock } from '../kernel/clock.js';
 import { createConsoleApp } from './app.js';
 import type { ConsoleDeps, Services } from './services.js';
 import { createOrderDesk } from '../orders/desk.js';
@@ -47,17 +48,33 @@ export async function startConsole(deps: ConsoleDeps): Promise<RunningConsole | 
   const figures = new FiguresCache(rt);
   const spend = new SpendWindow(rt);
   const live = new LiveFeed(rt, listing, figures);
+  const audit = new AuditStore(rt.db);
+  // Lockouts of the console's token (auth.ts LoginThrottle): in the log and the audit table. Wrong
+  // Bearer tokens too (the login form records its own, with the name given).
+  const throttle = new LoginThrottle({
+    onEvent: (e) => {
+      const at = systemClock.now();
+      if (e.kind === 'lockout' && e.lockout) {
+        const until = new Date(e.lockout.until).toISOString();
+        const detail = e.lockout.scope === 'caller' ? `${CALLER_LIMIT} wrong tokens from ${e.address}: this address is locked out until ${until}` : `${TOTAL_LIMIT} wrong tokens from all addresses: token checks are locked out for everyone until ${until}`;
+        log.warn({ address: e.address, scope: e.lockout.scope, until }, `console: ${detail}`);
+        audit.record({ at, actor: '(anonymous)', address: e.address, action: 'login-lockout', outcome: 'refused', detail });
+      } else if (e.kind === 'wrong' && e.via === 'bearer') {
+        audit.record({ at, actor: '(anonymous)', address: e.address, action: 'bearer', outcome: 'refused', detail: 'wrong token' });
+      }
+    },
+  });
   const svc: Services = {
     ...deps,
     listing,
-    audit: new AuditStore(rt.db),
+    audit,
     balance,
     recent,
     live,
     figures,
     spend,
     uploads: new Uploads(rt.config.jobsDir, rt.config.inboxDir),
-    sessions: new Sessions(rt.meta, settings),
+    sessions: new Sessions(rt.meta, settings, throttle),
   };
   const metrics = new Metrics({ rt, runner, notifier, listing, balances: () => balance.all() });
   // The order API on the console's listener: accepted orders wake the runner at once (no inbox wait).

@@ -54,7 +54,8 @@ function validationProblem(target: string, err: import('zod').ZodError): Respons
   const cursor = errors.some((e) => e.field === 'since');
   // A batch's name has its own code (INVALID_NAME), as when the name fits no file the body can be.
   const name = errors.some((e) => e.field === 'name');
-  return problemResponse({ status: 400, code: cursor ? 'INVALID_CURSOR' : name ? 'INVALID_NAME' : 'INVALID_PARAMETER', detail: errors.map((e) => `${e.field}: ${e.reason}`).join('; '), errors });
+  // INVALID_NAME is 422 wherever it is found (problem.ts: one code, one status).
+  return problemResponse({ status: name && !cursor ? 422 : 400, code: cursor ? 'INVALID_CURSOR' : name ? 'INVALID_NAME' : 'INVALID_PARAMETER', detail: errors.map((e) => `${e.field}: ${e.reason}`).join('; '), errors });
 }
 
 export function createOrderApi(deps: OrderApiDeps): OpenAPIHono<ApiEnv> {
@@ -151,7 +152,7 @@ export function createOrderApi(deps: OrderApiDeps): OpenAPIHono<ApiEnv> {
       name = batchFileName(query.data.name, kind, rt.clock.now());
     } catch (err) {
       if (!(err instanceof UsageError)) throw err;
-      return problem(c, { status: 400, code: 'INVALID_NAME', detail: err.message, errors: [{ field: 'name', reason: err.message }] });
+      return problem(c, { status: 422, code: 'INVALID_NAME', detail: err.message, errors: [{ field: 'name', reason: err.message }] });
     }
     if (deps.stopping()) return problem(c, { status: 503, code: 'NOT_ACCEPTING', detail: 'The daemon is stopping: nothing was claimed. Send the batch again once it runs.' });
     const batch = await claimBatchBytes(rt, bytes, name);

@@ -51,13 +51,29 @@ export function ordersCsv(orders: readonly z.infer<typeof BatchOrderSchema>[]): 
   return csvText([used, ...orders.map((o) => used.map((c) => cell(o[c])))]);
 }
 
-/** The file name the batch gets: the one asked for (made safe, as the console's uploads), or api-<time>.<ext>. */
+/**
+ * The file name the batch gets: the one asked for (made safe, as the console's uploads), or
+ * api-<time>.<ext>. Refused (UsageError, 422 INVALID_NAME naming the field), never quietly
+ * changed into another name: a name with a path in it (`../../evil.csv` used to become
+ * `evil.csv`), and a name with nothing a file name can keep (`???.csv` used to become
+ * `upload.csv`). Nothing is ever written outside the staging folder either way.
+ */
 export function batchFileName(asked: string | undefined, kind: BatchBodyKind, now: number): string {
   const ext = kind === 'xlsx' ? '.xlsx' : '.csv';
   if (asked === undefined || asked.trim() === '') {
     return `api-${new Date(now).toISOString().slice(0, 19).replace(/[-:]/g, '').replace('T', '-')}${ext}`;
   }
+  const shown = asked.slice(0, 200);
+  if (/[\\/]/.test(asked)) {
+    const last = asked.split(/[\\/]/).pop() ?? '';
+    throw new UsageError(`name "${shown}" has a path in it (/ or \\): give a file name only${last.trim() !== '' ? `, e.g. "${last.slice(0, 100)}"` : ''}`);
+  }
   const withExt = extname(asked) === '' ? `${asked}${ext}` : asked;
+  // Without a letter or digit before the extension, safeFileName would make the name up
+  // (`upload.csv`), or read `???.csv` as no extension at all: say what is wrong instead.
+  if (!/[\p{L}\p{N}]/u.test(withExt.slice(0, withExt.length - extname(withExt).length))) {
+    throw new UsageError(`name "${shown}" has nothing a file name can keep (letters, digits, spaces, . _ - ( ) + ,): give a name like "shop-day${ext}"`);
+  }
   const name = safeFileName(withExt);
   const got = extname(name).toLowerCase();
   const fits = kind === 'xlsx' ? got === '.xlsx' : got !== '.xlsx';

@@ -33,7 +33,7 @@ const TITLES: Record<number, string> = {
 export const PROBLEM_CODES: readonly { code: string; status: number; meaning: string }[] = [
   { code: 'MALFORMED_JSON', status: 400, meaning: 'The body is not JSON. Nothing was stored: fix the body and send it again.' },
   { code: 'EMPTY_BODY', status: 400, meaning: 'A batch without a body. Nothing was stored.' },
-  { code: 'INVALID_NAME', status: 400, meaning: 'The batch\'s ?name= is not a usable file name (.csv, .tsv, .txt or .xlsx, matching the body).' },
+  { code: 'INVALID_NAME', status: 422, meaning: 'The batch\'s ?name= is not a usable file name: a path in it, nothing a file name can keep, or not .csv, .tsv, .txt or .xlsx matching the body (errors names the field).' },
   { code: 'INVALID_CURSOR', status: 400, meaning: 'since is not a cursor: pass the next of an earlier page, or leave it out.' },
   { code: 'INVALID_PARAMETER', status: 400, meaning: 'A path or query parameter is not valid (errors names it).' },
   { code: 'UNAUTHORIZED', status: 401, meaning: 'No bearer token, or a wrong or revoked one.' },

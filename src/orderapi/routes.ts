@@ -128,10 +128,10 @@ export function routes(g: RouteGuards) {
     responses: {
       202: { description: 'Claimed: the batch is stored and ordered by the daemon.', headers: z.object({ Location: z.string().openapi({ description: 'The batch\'s URL.', example: '/api/v1/batches/b251126-3fa9c1' }) }), content: { 'application/json': { schema: BatchViewSchema } } },
       ...problems(
-        [400, 'The body is empty or not JSON (EMPTY_BODY, MALFORMED_JSON), or name is not a file name topup can write (INVALID_NAME: see the name parameter\'s pattern; .xlsx only for a workbook body).'],
+        [400, 'The body is empty or not JSON (EMPTY_BODY, MALFORMED_JSON).'],
         [413, `The body is larger than the console's upload limit, ${Math.round(g.batchBodyMax / 1024 / 1024)} MB (BODY_TOO_LARGE).`],
         [415, 'Not text/csv, the .xlsx type or application/json (UNSUPPORTED_MEDIA_TYPE).'],
-        [422, 'A JSON array whose orders are not valid (INVALID_ORDER): errors names each field as [index].field.'],
+        [422, 'A JSON array whose orders are not valid (INVALID_ORDER): errors names each field as [index].field; or name is not a usable file name (INVALID_NAME: see the name parameter\'s pattern — a path in it, nothing a file name can keep, or the wrong extension; .xlsx only for a workbook body).'],
         [503, 'The daemon is stopping (NOT_ACCEPTING): send it again later.'],
       ),
       ...AUTH_PROBLEMS,

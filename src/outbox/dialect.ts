@@ -8,7 +8,9 @@
  *   Its lines end as the input's first line did: CR LF (Excel, Windows tools) or LF. Read from the
  *   claimed file's first bytes here, so the parser need not report it.
  * - .xlsx input (by the file name's extension): a workbook result is written too; the CSV result
- *   is comma-separated with a BOM, the form every Excel reads as UTF-8.
+ *   is comma-separated with a BOM, the form every Excel reads as UTF-8. The input's columns that
+ *   held numbers in every filled cell are kept (numberColumns): the workbook result writes them
+ *   as numbers again.
  * - `topup retry` batches read a CSV that topup wrote itself: they keep the dialect of the batch
  *   they retry, so staff get the retry's result in the form of the file they dropped.
  */
@@ -17,6 +19,7 @@ import { join } from 'node:path';
 import type { Runtime } from '../runtime.js';
 import type { Batch, InputDialect } from '../store/batches.js';
 import { DEFAULT_DIALECT } from '../store/batches.js';
+import type { NumberColumns } from '../intake/formats/types.js';
 
 const DELIMITERS: readonly InputDialect['delimiter'][] = [',', ';', '\t'];
 
@@ -24,12 +27,21 @@ export function isWorkbookName(sourceName: string): boolean {
   return /\.xlsx$/i.test(sourceName);
 }
 
-export function inputDialect(rt: Pick<Runtime, 'config' | 'batches'>, batch: Batch, parsed: { delimiter?: string; bom?: boolean }): InputDialect {
+export function inputDialect(rt: Pick<Runtime, 'config' | 'batches'>, batch: Batch, parsed: { delimiter?: string; bom?: boolean; numbers?: NumberColumns }): InputDialect {
   if (batch.retryOf) {
     const retried = rt.batches.get(batch.retryOf);
-    if (retried) return retried.dialect;
+    // The retry's own file is a CSV topup wrote, with columns of its own: number columns of the
+    // workbook retried are not known there, so its workbook result has text cells.
+    if (retried) {
+      const { numberColumns: _, ...dialect } = retried.dialect;
+      return dialect;
+    }
   }
-  if (isWorkbookName(batch.sourceName)) return { delimiter: ',', bom: true, xlsx: true };
+  if (isWorkbookName(batch.sourceName)) {
+    // Read once every row is (load.ts stores the dialect after the last row).
+    const numberColumns = parsed.numbers?.columns() ?? [];
+    return { delimiter: ',', bom: true, xlsx: true, ...(numberColumns.length > 0 ? { numberColumns } : {}) };
+  }
   const delimiter = DELIMITERS.find((d) => d === parsed.delimiter) ?? DEFAULT_DIALECT.delimiter;
   const crlf = lineEndingOf(join(rt.config.home, batch.jobFile)) === '\r\n';
   return { delimiter, bom: parsed.bom === true, xlsx: false, ...(crlf ? { eol: '\r\n' as const } : {}) };

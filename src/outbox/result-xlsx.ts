@@ -5,9 +5,14 @@
  * - Every cell is a text cell (an inline string), whatever it looks like: ids keep their leading
  *   zeros and all their digits, and a value such as `=1+1` or `+62 812` is text, never a formula.
  *   So no cell gets the `'` the CSV result uses.
- * - amountUsd and netUsd are number cells: staff sum them.
- * - No cell styles: exceljs styles every cell one by one, which tripled the time of a 100,000-row
- *   workbook (3 s → 9 s); the header row is frozen instead.
+ * - amountUsd and netUsd are number cells shown with two decimals (`0.00`: 3.10, not 3.1): staff
+ *   sum them.
+ * - The input's own columns that held numbers in every filled cell (InputDialect.numberColumns,
+ *   e.g. a shop's price or reference number) are number cells again, so a SUM over them works;
+ *   every other input cell stays text.
+ * - No other cell styles: exceljs styles every cell one by one, which tripled the time of a
+ *   100,000-row workbook (3 s → 9 s); the header row is frozen instead. The money format is one
+ *   shared style of Excel's built-in format 2 (`0.00`), given to the money cells only (moneyStyle).
  * - Characters XML cannot hold (control characters other than tab and line breaks) are left out;
  *   a cell longer than Excel's limit of 32,767 characters is cut there.
  * - Written with exceljs's streaming writer, a page of rows at a time, to a temporary file (mode
@@ -55,7 +60,37 @@ async function zipCaughtUp(sheet: ExcelJS.Worksheet): Promise<void> {
   }
 }
 
-export async function writeResultXlsx(path: string, layout: ResultLayout, pages: Iterable<ResultCell[][]>): Promise<void> {
+/** Excel's built-in number format 2 is `0.00`: no numFmts entry needed. */
+const BUILTIN_TWO_DECIMALS = 2;
+const MONEY = '0.00';
+
+/**
+ * useStyles: false keeps exceljs's style table a stub that gives every cell style 0 (the fast
+ * path, see the top). It gets one more style here, `0.00`, handed to cells whose numFmt is MONEY
+ * and to no other: the per-cell style work stays off for every other cell.
+ */
+function moneyStyle(book: unknown): void {
+  const styles = (book as { styles?: { addStyleModel?: (model: { numFmt?: string } | undefined, type: unknown) => number; model?: { styles?: object[] } } }).styles;
+  const base = styles?.addStyleModel;
+  const table = styles?.model?.styles;
+  // exceljs is pinned (package.json); the result tests check the format, should this ever miss.
+  if (!styles || typeof base !== 'function' || !Array.isArray(table)) return;
+  let moneyId: number | undefined;
+  styles.addStyleModel = (model, type) => {
+    if (model?.numFmt !== MONEY) return base.call(styles, model, type);
+    moneyId ??= table.push({ numFmtId: BUILTIN_TWO_DECIMALS, fontId: 0, fillId: 0, borderId: 0, xfId: 0, applyNumberFormat: true }) - 1;
+    return moneyId;
+  };
+}
+
+/** A cell of a number column: the number its text was read from; text when it is not one (blank, edited). */
+function ownNumber(value: ResultCell): ExcelJS.CellValue {
+  if (typeof value === 'number') return value;
+  const n = value.trim() === '' ? Number.NaN : Number(value);
+  return Number.isFinite(n) ? n : textCell(value);
+}
+
+export async function writeResultXlsx(path: string, layout: ResultLayout, pages: Iterable<ResultCell[][]>, numberColumns: readonly number[] = []): Promise<void> {
   const { stream: { xlsx } } = await (excel ??= import('exceljs').then((m) => m.default));
   const { fd, tmp } = openTemp(path);
   const stream = createWriteStream(tmp, { fd, autoClose: false });
@@ -65,12 +100,21 @@ export async function writeResultXlsx(path: string, layout: ResultLayout, pages:
   failed.catch(() => undefined);
   try {
     const book = new xlsx.WorkbookWriter({ stream, useStyles: false, useSharedStrings: false });
+    moneyStyle(book);
     const sheet = book.addWorksheet('result', { views: [{ state: 'frozen', ySplit: 1 }] });
+    // 1-based sheet columns of amountUsd and netUsd; the input's number columns (not the trxid, which we fill).
+    const money = layout.ours.flatMap((c, i) => (c === 'amountUsd' || c === 'netUsd' ? [layout.width + i + 1] : []));
+    const numeric = new Set(numberColumns.filter((c) => c < layout.width && c !== layout.trxidCol));
     sheet.columns = layout.header.map((name) => ({ width: Math.min(Math.max(name.length + 2, 10), 40) }));
     sheet.addRow(layout.header.map(textCell)).commit();
     for (const page of pages) {
       for (const cells of page) {
-        sheet.addRow(cells.map((c) => (typeof c === 'number' ? c : textCell(c)))).commit();
+        const row = sheet.addRow(cells.map((c, i) => (numeric.has(i) ? ownNumber(c) : typeof c === 'number' ? c : textCell(c))));
+        for (const col of money) {
+          const cell = row.getCell(col);
+          if (typeof cell.value === 'number') cell.numFmt = MONEY;
+        }
+        row.commit();
       }
       // Sends and polls run between pages, and the zip takes what the page wrote.
       await Promise.race([zipCaughtUp(sheet), failed]);

@@ -24,5 +24,5 @@ export async function writeBatchResults(rt: Pick<Runtime, 'clock' | 'db' | 'rows
     for (let i = 0; i < late.length; i += 1000) yield late.slice(i, i + 1000).map((l) => lateLineCells(l, layout));
   };
   await writeResultCsv(to.csv, layout, batch.dialect, pages());
-  if (to.xlsx !== null) await writeResultXlsx(to.xlsx, layout, pages());
+  if (to.xlsx !== null) await writeResultXlsx(to.xlsx, layout, pages(), batch.dialect.numberColumns ?? []);
 }

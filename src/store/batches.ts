@@ -22,6 +22,8 @@ export interface InputDialect {
   xlsx: boolean;
   /** The input's lines ended with CR LF (Windows, Excel): so do the result's. Absent: LF. */
   eol?: '\r\n';
+  /** Workbook input: the columns (0-based) whose filled cells were all numbers; the workbook result keeps them numbers. */
+  numberColumns?: number[];
 }
 
 /** Batches stored before the dialect was recorded were written comma-separated, without a BOM. */

@@ -92,13 +92,14 @@ export function getWithHost(url: string, host: string): Promise<{ status: number
  * A POST as a script or a proxy may send it, below what fetch allows: any headers (or none: no
  * Content-Type at all), and the body either with a Content-Length or chunked (no length).
  */
-export function rawPost(url: string, path: string, headers: Record<string, string>, body: string | Buffer | null, opts: { chunked?: boolean } = {}): Promise<{ status: number; text: string }> {
+/** `localAddress`: send from another loopback address (127.0.0.x), e.g. one the login throttle has not locked out. */
+export function rawPost(url: string, path: string, headers: Record<string, string>, body: string | Buffer | null, opts: { chunked?: boolean; localAddress?: string } = {}): Promise<{ status: number; text: string }> {
   return new Promise((resolve, reject) => {
     const u = new URL(url);
     const h: Record<string, string> = { ...headers };
     if (opts.chunked) h['transfer-encoding'] = 'chunked';
     else h['content-length'] = String(body === null ? 0 : Buffer.byteLength(body));
-    const req = httpRequest({ host: u.hostname, port: u.port, path, method: 'POST', headers: h }, (res) => {
+    const req = httpRequest({ host: u.hostname, port: u.port, path, method: 'POST', headers: h, ...(opts.localAddress ? { localAddress: opts.localAddress } : {}) }, (res) => {
       let text = '';
       res.on('data', (d: Buffer) => (text += d.toString()));
       res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));

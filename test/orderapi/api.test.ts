@@ -223,9 +223,9 @@ describe('batches over HTTP', () => {
     expectProblem(await w.call('POST', '/api/v1/batches', { body: '', type: 'text/csv' }), 400, 'EMPTY_BODY');
     expectProblem(await w.call('POST', '/api/v1/batches', { body: 'x', type: 'text/plain' }), 415, 'UNSUPPORTED_MEDIA_TYPE');
     const name = await w.call('POST', '/api/v1/batches?name=orders.exe', { body: csvBody, type: 'text/csv' });
-    expectProblem(name, 400, 'INVALID_NAME');
+    expectProblem(name, 422, 'INVALID_NAME');
     expect(name.json.errors[0].field).toBe('name');
-    expectProblem(await w.call('POST', '/api/v1/batches?name=orders.xlsx', { body: csvBody, type: 'text/csv' }), 400, 'INVALID_NAME');
+    expectProblem(await w.call('POST', '/api/v1/batches?name=orders.xlsx', { body: csvBody, type: 'text/csv' }), 422, 'INVALID_NAME');
     expectProblem(await w.call('POST', '/api/v1/batches', { body: 'x'.repeat(70 * 1024), type: 'text/csv' }), 413, 'BODY_TOO_LARGE');
     w.stopping = true;
     expectProblem(await w.call('POST', '/api/v1/batches', { body: csvBody, type: 'text/csv' }), 503, 'NOT_ACCEPTING');

@@ -3,14 +3,11 @@
  * audit table and into review resolutions. Without a token this page only sets the name.
  */
 import type { Hono } from 'hono';
-import { setTimeout as sleep } from 'node:timers/promises';
-import { safeNext, type ConsoleEnv } from '../auth.js';
+import { systemClock } from '../../kernel/clock.js';
+import { lockoutMessage, retryAfter, safeNext, type ConsoleEnv } from '../auth.js';
 import { html } from '../html.js';
 import { csrfField, page, type PageCtx } from '../layout.js';
 import { pageCtx, record, type Services } from '../services.js';
-
-/** A wrong token costs this long, so guessing is slow even for a short token. */
-const WRONG_TOKEN_DELAY_MS = 500;
 
 function form(ctx: PageCtx, svc: Services, next: string, name: string, error?: string): string {
   const needToken = svc.sessions.tokenRequired;
@@ -35,10 +32,18 @@ export function registerLogin(app: Hono<ConsoleEnv>, svc: Services): void {
     const body = await c.req.parseBody();
     const next = safeNext(typeof body.next === 'string' ? body.next : undefined);
     const name = String(body.name ?? '').replace(/[\u0000-\u001f\u007f]/g, '').trim().slice(0, 60);
-    if (svc.sessions.tokenRequired && !svc.sessions.tokenMatches(String(body.token ?? ''))) {
-      await sleep(WRONG_TOKEN_DELAY_MS);
-      record(c, svc, 'login', 'refused', { detail: `wrong token${name ? ` (name given: ${name})` : ''}` });
-      return c.html(form(pageCtx(c, svc), svc, next, name, 'Wrong token.'), 401);
+    if (svc.sessions.tokenRequired) {
+      // One line for every token check, per-caller and total lockouts (auth.ts LoginThrottle).
+      const checked = await svc.sessions.throttle.check(c.get('address'), 'login', () => svc.sessions.tokenMatches(String(body.token ?? '')));
+      if (!checked.ok && checked.lockout) {
+        const now = systemClock.now();
+        c.header('retry-after', retryAfter(checked.lockout, now));
+        return c.html(form(pageCtx(c, svc), svc, next, name, lockoutMessage(checked.lockout, now)), 429);
+      }
+      if (!checked.ok) {
+        record(c, svc, 'login', 'refused', { detail: `wrong token${name ? ` (name given: ${name})` : ''}` });
+        return c.html(form(pageCtx(c, svc), svc, next, name, 'Wrong token.'), 401);
+      }
     }
     // A login with the token starts a new session (one planted before cannot be taken over);
     // only naming yourself keeps it, so the forms of other open pages stay valid.

@@ -39,6 +39,18 @@ export interface ParsedFileHeader {
   bom?: boolean;
   /** Workbooks only: the name of the sheet that was read. */
   sheet?: string;
+  /** Workbooks only: the columns whose filled cells were all numbers, once every row is read. */
+  numbers?: NumberColumns;
+}
+
+/**
+ * Which columns of a workbook held numbers (number cells, not text that looks like one) in every
+ * filled cell: the workbook result writes those back as numbers (outbox/result-xlsx.ts), so a
+ * SUM over the reseller's own figures still works. Known only after the last row is read.
+ */
+export interface NumberColumns {
+  /** 0-based column indexes, ascending; a column with no filled cell is not one. */
+  columns(): number[];
 }
 
 export interface OrderFile {

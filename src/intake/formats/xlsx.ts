@@ -20,11 +20,12 @@
  *  - Known limit of exceljs 4.4.0: an inline (not shared) string with several formatted runs keeps
  *    only its last run. Excel itself writes shared strings, whose runs are all kept.
  */
+import { posix } from 'node:path';
 import type ExcelJSModule from 'exceljs';
 import { InputFileError } from '../../kernel/errors.js';
 import { allBlank } from './csv.js';
 import { cellText, shownOtherwise, columnLetter } from './xlsx-cells.js';
-import type { CellNote, OpenedTable, RawRow } from './types.js';
+import type { CellNote, NumberColumns, OpenedTable, RawRow } from './types.js';
 import { guardWorkbookZip, type WorkbookFacts } from './zip-guard.js';
 
 /** The most data rows read from one sheet. */
@@ -96,6 +97,7 @@ async function openSheet(path: string, facts: WorkbookFacts, maxRows: number): P
     worksheets: 'emit',
     entries: 'ignore',
   });
+  relativeSheetTargets(reader);
   let sheetName = '';
   /** Cells of the sheet read whose number was stored as `1.2E+5` or `123.0` (zip-guard.ts). */
   let writtenNumbers: ReadonlySet<string> = new Set();
@@ -159,6 +161,8 @@ async function openSheet(path: string, facts: WorkbookFacts, maxRows: number): P
   for (let c = 1; c < headerCells.length; c++) if ((headerCells[c] ?? '').trim() !== '') width = c;
   const columns = Array.from({ length: width }, (_, i) => headerCells[i + 1] ?? '');
 
+  const numbers = new ColumnKinds();
+
   async function* batches(): AsyncGenerator<RawRow[]> {
     let index = 0;
     let nextLine = header!.number + 1;
@@ -172,7 +176,7 @@ async function openSheet(path: string, facts: WorkbookFacts, maxRows: number): P
     };
     try {
       for (let r = await next(); r !== undefined; r = await next()) {
-        const row = toRow(r, width, index, writtenNumbers);
+        const row = toRow(r, width, index, writtenNumbers, numbers);
         if (row === undefined) continue; // blank: emitted only if an order row follows
         for (; nextLine < r.number; nextLine++) push({ index, line: nextLine, cells: [] });
         row.index = index;
@@ -189,7 +193,32 @@ async function openSheet(path: string, facts: WorkbookFacts, maxRows: number): P
     }
   }
 
-  return { columns, meta: { format: 'xlsx', sheet: sheetName }, batches: batches(), close: stopReading };
+  return { columns, meta: { format: 'xlsx', sheet: sheetName, numbers }, batches: batches(), close: stopReading };
+}
+
+/**
+ * The workbook's relationships as exceljs 4.4.0 can match them. It names a sheet only when the
+ * relationship's Target is exactly `worksheets/sheetN.xml` (relative to xl/, as Excel writes it);
+ * openpyxl and pandas write the absolute `/xl/worksheets/sheetN.xml`, which OPC allows, and then
+ * every sheet was `Sheet1`, `Sheet2`…, so the sheet called `orders` was never found. Each Target
+ * is resolved as OPC says (absolute from the package root, else from xl/) and given back relative
+ * to xl/, once the reader has parsed the relationships part and before any sheet is matched.
+ */
+function relativeSheetTargets(reader: unknown): void {
+  const r = reader as { _parseRels?: (entry: unknown) => Promise<void>; workbookRels?: { Target?: string }[] };
+  const parse = r._parseRels;
+  // exceljs is pinned (package.json): a version without this method would fail the workbook tests.
+  if (typeof parse !== 'function') return;
+  r._parseRels = async (entry: unknown): Promise<void> => {
+    await parse.call(r, entry);
+    for (const rel of r.workbookRels ?? []) if (typeof rel.Target === 'string') rel.Target = relativeToXl(rel.Target);
+  };
+}
+
+/** `/xl/worksheets/sheet1.xml`, `./worksheets/sheet1.xml` → `worksheets/sheet1.xml`; a target outside xl/ is kept. */
+export function relativeToXl(target: string): string {
+  const full = posix.normalize(target.startsWith('/') ? target.slice(1) : posix.join('xl', target));
+  return full.startsWith('xl/') ? full.slice(3) : target;
 }
 
 /** `xl/worksheets/sheet1.xml` for a sheet name, from the workbook's relationships as exceljs read them. */
@@ -198,11 +227,26 @@ function sheetPart(reader: unknown, name: string): string | undefined {
   const rId = r.model?.sheets?.find((s) => s.name === name)?.rId;
   const target = r.workbookRels?.find((rel) => rel.Id === rId)?.Target;
   if (!target) return undefined;
-  return target.startsWith('/') ? target.slice(1) : `xl/${target}`;
+  return target.startsWith('/') ? target.slice(1) : posix.normalize(`xl/${target}`);
+}
+
+/** Per column: did every filled cell hold a number? (see types.ts NumberColumns) */
+class ColumnKinds implements NumberColumns {
+  readonly #numeric: (boolean | undefined)[] = [];
+  seen(col: number, isNumber: boolean): void {
+    if (this.#numeric[col] !== false) this.#numeric[col] = isNumber;
+  }
+  columns(): number[] {
+    const out: number[] = [];
+    this.#numeric.forEach((n, i) => {
+      if (n === true) out.push(i);
+    });
+    return out;
+  }
 }
 
 /** A sheet row as a RawRow, or undefined when every cell is blank. */
-function toRow(r: SheetRow, width: number, index: number, writtenNumbers: ReadonlySet<string>): RawRow | undefined {
+function toRow(r: SheetRow, width: number, index: number, writtenNumbers: ReadonlySet<string>, kinds: ColumnKinds): RawRow | undefined {
   const cells: string[] = new Array<string>(width).fill('');
   let notes: Map<number, CellNote> | undefined;
   let beyond: string | undefined;
@@ -226,6 +270,7 @@ function toRow(r: SheetRow, width: number, index: number, writtenNumbers: Readon
       continue;
     }
     cells[c - 1] = text;
+    if (filled) kinds.seen(c - 1, typeof v === 'number' && Number.isFinite(v));
     if (note !== undefined) (notes ??= new Map()).set(c - 1, note);
   }
   if (blank) return undefined;
