@@ -40,7 +40,7 @@ export function rootLogger(config: Config): Logger {
 }
 
 /** The quick self-check at start, each check one log line. */
-async function selfCheck(rt: Pick<Runtime, 'account' | 'accounts' | 'batches' | 'clock' | 'config' | 'db' | 'log'>, log: Logger): Promise<void> {
+async function selfCheck(rt: Pick<Runtime, 'account' | 'accounts' | 'batches' | 'clock' | 'config' | 'db' | 'log' | 'meta'>, log: Logger): Promise<void> {
   const report = await runDoctor(rt, { quick: true });
   for (const c of report.checks) {
     const level = c.ok ? 'info' : c.fatal ? 'error' : 'warn';
