@@ -45,7 +45,7 @@ export function registerRestore(program: Command): void {
         }
         if (busy) throw new TopupError(ErrorCode.BatchLocked, `restore refused: ${busy}`);
       }
-      const out = restoreBackup(backup, { dbPath: config.dbPath, jobsDir: config.jobsDir, now });
+      const out = restoreBackup(backup, { home: config.home, dbPath: config.dbPath, jobsDir: config.jobsDir, now });
       // The restored store opens with this build (migrated if it is older) and checks whole.
       const store = openStoreOnly(config);
       let integrity: string;

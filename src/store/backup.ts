@@ -341,7 +341,7 @@ export interface RestoreOutcome {
  * renamed over topup.db, then the batch folders the home lacks are copied into jobs/ (a folder
  * that survived is the same batch or newer: kept). The caller has made sure no daemon runs here.
  */
-export function restoreBackup(backup: VerifiedBackup, target: { dbPath: string; jobsDir: string; now: number }): RestoreOutcome {
+export function restoreBackup(backup: VerifiedBackup, target: { home: string; dbPath: string; jobsDir: string; now: number }): RestoreOutcome {
   const { dbPath, jobsDir, now } = target;
   mkdirSync(jobsDir, { recursive: true, mode: 0o700 });
   let keptAs: string | null = null;
@@ -364,6 +364,13 @@ export function restoreBackup(backup: VerifiedBackup, target: { dbPath: string; 
       from: backup.path,
     };
     copy.prepare('INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value').run(RECONCILE_KEY, JSON.stringify(marker));
+    // Result files are named by absolute path: restored into another home (a new machine, another
+    // folder), a batch's result goes to this home's outbox, not to the lost one's.
+    const from = resolve(backup.manifest.home);
+    const to = resolve(target.home);
+    if (from !== to) {
+      copy.prepare(`UPDATE batches SET result_file = ? || substr(result_file, ?) WHERE substr(result_file, 1, ?) = ?`).run(to, from.length + 1, from.length + 1, `${from}/`);
+    }
   } finally {
     copy.close();
   }
