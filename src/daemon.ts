@@ -22,7 +22,8 @@ import { startScheduledJobs } from './reports/schedule.js';
 import { Releasers, onStopSignals } from './kernel/shutdown.js';
 import { adoptOrphans } from './claim/orphans.js';
 import { noteCopyBehindMark, startBackupSchedule, startStoreMark } from './ops/backup-job.js';
-import { noteOrphansForRestore } from './ops/restore-reconcile.js';
+import { noteOrphansForRestore, restorePending } from './ops/restore-reconcile.js';
+import { recoverFromJournal, journalFiles } from './orders/journal.js';
 import { announceDaemon } from './store/presence.js';
 import { logProgress } from './commands/progress-log.js';
 import { startUpkeep } from './store/upkeep.js';
@@ -98,6 +99,11 @@ export async function runDaemon(config: Config, opts: DaemonOptions, log = rootL
       deliverer?.wake();
     });
     deliverer = startDeliverer(rt, desk);
+    // A store restored from an older copy, or deleted: the API orders it lacks are accepted again
+    // from the journal (orders/journal.ts) before the runner starts (which then reconciles first).
+    if (restorePending(rt.meta)) {
+      await recoverFromJournal(rt, desk).catch((err: unknown) => void log.error({ err: (err as Error).message }, 'could not read the order API journal'));
+    }
     // The API's first order after a (re)start need not wait for the catalog and the balance.
     if (config.console) desk.warm();
     const wakeDeliverer = (): void => deliverer?.wake();
@@ -132,7 +138,7 @@ export async function runDaemon(config: Config, opts: DaemonOptions, log = rootL
       parts.add('inbox watcher', () => watcher.close());
       const jobs = startScheduledJobs(rt, notifier);
       parts.add('scheduled jobs', () => jobs.stop());
-      const backups = startBackupSchedule(rt);
+      const backups = startBackupSchedule(rt, { journalFiles: () => journalFiles(config.jobsDir, rt.clock.now()) });
       if (backups) parts.add('scheduled backups', backups);
       // The console (and /metrics): beside the runner, never for --once (it would vanish when the batches end).
       if (config.console) {

@@ -7,6 +7,7 @@ import { systemClock } from '../kernel/clock.js';
 import { backupNow } from '../ops/backup-job.js';
 import { commandConfig, commandLogger } from './context.js';
 import { openStoreOnly } from './store-only.js';
+import { journalFiles } from '../orders/journal.js';
 
 export function registerBackup(program: Command): void {
   program
@@ -27,7 +28,7 @@ export function registerBackup(program: Command): void {
           process.exitCode = 2;
           return;
         }
-        const rec = await backupNow({ ...store, clock: systemClock, config, log }, opts.to ?? config.backup.dir, keep === undefined ? {} : { keep });
+        const rec = await backupNow({ ...store, clock: systemClock, config, log }, opts.to ?? config.backup.dir, { ...(keep === undefined ? {} : { keep }), journalFiles: () => journalFiles(config.jobsDir, systemClock.now()) });
         if (opts.json) process.stdout.write(`${JSON.stringify(rec, null, 2)}\n`);
         else {
           process.stdout.write(

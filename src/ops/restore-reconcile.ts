@@ -50,6 +50,7 @@ import type { Orphan } from '../claim/orphans.js';
 import { describeMismatches, factsFor, mismatches, surelyBefore } from '../dispatch/order-match.js';
 import { writeFileAtomic } from '../outbox/atomic-write.js';
 import { coerceError } from '../kernel/errors.js';
+import { JOURNAL_RECOVERY_KEY, type JournalRecovery } from '../orders/journal.js';
 import { roundCents } from '../kernel/money.js';
 
 /** meta: the last reconcile after a restore (RestoreReport without its row lists), for status and doctor. */
@@ -105,6 +106,8 @@ export interface RestoreReport {
   needsPerson: PersonRow[];
   /** Batch folders in jobs/ the copy did not know: claimed again, or reported (claim/orphans.ts). */
   orphans: { batch: string; verdict: string; detail: string }[];
+  /** API orders the store did not know, accepted again from the journal (orders/journal.ts) before this reconcile. */
+  apiOrders: JournalRecovery | null;
   /** The report file written (outbox/reports/). */
   file: string | null;
 }
@@ -250,12 +253,15 @@ async function reconcileOnce(rt: ReconcileParts, marker: ReconcileMarker, signal
       needsPerson.push({ batch: o.batch, line: 0, trxid: null, account: '', why: o.detail });
     }
   }
-  const report: RestoreReport = { at: rt.clock.now(), marker, lookedUp: rows.length, unchanged, placed, settled, needsPerson, orphans, file: null };
+  const apiOrders = rt.meta.getJson<JournalRecovery>(JOURNAL_RECOVERY_KEY) ?? null;
+  for (const f of apiOrders?.failed ?? []) needsPerson.push({ batch: '', line: 0, trxid: f.trxid, account: '', why: `API order accepted before the store was lost, not accepted again: ${f.why}` });
+  const report: RestoreReport = { at: rt.clock.now(), marker, lookedUp: rows.length, unchanged, placed, settled, needsPerson, orphans, apiOrders, file: null };
   report.file = writeReport(rt, report);
   // Last: the marker goes, and with it the gate. A kill before this line reconciles again.
   rt.db.transaction(() => {
     rt.meta.setJson(LAST_RESTORE_KEY, { ...report, settled: report.settled.length, needsPerson: report.needsPerson.length, people: report.needsPerson.slice(0, 20) });
     rt.meta.delete(RESTORE_ORPHANS_KEY);
+    rt.meta.delete(JOURNAL_RECOVERY_KEY);
     rt.meta.delete(RECONCILE_KEY);
   })();
   rt.log.warn(
@@ -358,9 +364,10 @@ export function restoreStatus(meta: Pick<Runtime, 'meta'>['meta']): { line: stri
   const last = meta.getJson<Omit<RestoreReport, 'settled' | 'needsPerson'> & { settled: number; needsPerson: number; people: PersonRow[] }>(LAST_RESTORE_KEY);
   if (!last) return null;
   const when = new Date(last.at).toISOString().replace('T', ' ').slice(0, 19);
-  const people = last.people.length > 0 ? `: ${last.people.map((p) => (p.line > 0 ? `${p.batch}:${p.line}` : p.batch)).join(', ')}` : '';
+  const people = last.people.length > 0 ? `: ${last.people.map((p) => (p.line > 0 ? `${p.batch}:${p.line}` : p.batch || p.trxid)).join(', ')}` : '';
+  const api = last.apiOrders ? `, ${last.apiOrders.recovered.length} API order(s) recovered from the journal` : '';
   return {
-    line: `restore: reconciled ${when} UTC (${last.marker.detail}): ${last.lookedUp} row(s) looked up, ${last.settled} settled from the suppliers, ${last.needsPerson} need a person${people}${last.file ? `; report ${last.file}` : ''}`,
+    line: `restore: reconciled ${when} UTC (${last.marker.detail}): ${last.lookedUp} row(s) looked up, ${last.settled} settled from the suppliers${api}, ${last.needsPerson} need a person${people}${last.file ? `; report ${last.file}` : ''}`,
     pending: false,
     needsPerson: last.needsPerson,
   };
