@@ -24,8 +24,9 @@ releaseAfterEach();
 const FILE = csv([['pid', 'userId', 'trxid'], ['PUBG-60', '5123456001', 'MV-1'], ['PUBG-60', '5123456002', 'MV-2'], ['PUBG-60', '5123456003', 'MV-3']]);
 
 async function scenario(copy: (home: TempHome, env: NodeJS.ProcessEnv) => Promise<void>, restore: (home: TempHome, env: NodeJS.ProcessEnv) => Promise<void>) {
-  // Priority routing: every row goes to `main` first; 4 s in its queue, then they move.
-  const { home, a, b, env } = await twoAccounts('routing = "priority"\nmax_queue_delay = "4s"');
+  // Priority routing: every row goes to `main` first; 12 s in its queue (room for the copy to be
+  // taken by a CLI starting on a loaded machine), then they move.
+  const { home, a, b, env } = await twoAccounts('routing = "priority"\nmax_queue_delay = "12s"');
   a.admin.setFaults({ maintenance: { code: 'MAINTENANCE' } });
   const first = startDaemon(env);
   home.drop('mv.csv', FILE);
