@@ -21,6 +21,9 @@ import { runDoctor } from './ops/doctor.js';
 import { startScheduledJobs } from './reports/schedule.js';
 import { Releasers, onStopSignals } from './kernel/shutdown.js';
 import { adoptOrphans } from './claim/orphans.js';
+import { noteCopyBehindMark, startBackupSchedule, startStoreMark } from './ops/backup-job.js';
+import { noteOrphansForRestore, restorePending } from './ops/restore-reconcile.js';
+import { recoverFromJournal, journalFiles } from './orders/journal.js';
 import { announceDaemon } from './store/presence.js';
 import { logProgress } from './commands/progress-log.js';
 import { startUpkeep } from './store/upkeep.js';
@@ -59,7 +62,12 @@ export async function runDaemon(config: Config, opts: DaemonOptions, log = rootL
     parts.add('store and account', () => rt.close());
     // Batches the database lost are claimed again before anything else looks at jobs/. Never a
     // reason not to start: what cannot be looked at is said, and the daemon runs on.
-    await adoptOrphans(rt).catch((err: unknown) => log.error({ err: (err as Error).message }, 'could not look for batch folders the database does not know'));
+    // A store older than this home's mark (a copy put back by hand, the database deleted) is marked
+    // for the reconcile-first start before anything raises the generation (ops/backup-job.ts).
+    noteCopyBehindMark(rt);
+    const orphans = await adoptOrphans(rt).catch((err: unknown) => void log.error({ err: (err as Error).message }, 'could not look for batch folders the database does not know'));
+    if (orphans) noteOrphansForRestore(rt.meta, orphans);
+    parts.add('store generation', startStoreMark(rt));
     await selfCheck(rt, log);
 
     const runner = new Runner(rt, { once: opts.once });
@@ -91,6 +99,11 @@ export async function runDaemon(config: Config, opts: DaemonOptions, log = rootL
       deliverer?.wake();
     });
     deliverer = startDeliverer(rt, desk);
+    // A store restored from an older copy, or deleted: the API orders it lacks are accepted again
+    // from the journal (orders/journal.ts) before the runner starts (which then reconciles first).
+    if (restorePending(rt.meta)) {
+      await recoverFromJournal(rt, desk).catch((err: unknown) => void log.error({ err: (err as Error).message }, 'could not read the order API journal'));
+    }
     // The API's first order after a (re)start need not wait for the catalog and the balance.
     if (config.console) desk.warm();
     const wakeDeliverer = (): void => deliverer?.wake();
@@ -125,6 +138,8 @@ export async function runDaemon(config: Config, opts: DaemonOptions, log = rootL
       parts.add('inbox watcher', () => watcher.close());
       const jobs = startScheduledJobs(rt, notifier);
       parts.add('scheduled jobs', () => jobs.stop());
+      const backups = startBackupSchedule(rt, { journalFiles: () => journalFiles(config.jobsDir, rt.clock.now()) });
+      if (backups) parts.add('scheduled backups', backups);
       // The console (and /metrics): beside the runner, never for --once (it would vanish when the batches end).
       if (config.console) {
         const web = await startConsole({ rt, runner, jobs: jobs as ScheduledJobs, notifier, settings: config.console, sandbox: api.sandbox });

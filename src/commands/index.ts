@@ -15,6 +15,8 @@ import { registerDoctor } from './doctor.js';
 import { registerReview } from './review.js';
 import { registerWebhooks } from './webhooks.js';
 import { registerToken } from './token.js';
+import { registerBackup } from './backup.js';
+import { registerRestore } from './restore.js';
 
 export function registerCommands(program: Command): void {
   registerDaemon(program);
@@ -33,4 +35,6 @@ export function registerCommands(program: Command): void {
   registerDoctor(program);
   registerWebhooks(program);
   registerToken(program);
+  registerBackup(program);
+  registerRestore(program);
 }

@@ -15,6 +15,7 @@ import { commandConfig } from './context.js';
 import { openStoreOnly } from './store-only.js';
 import { durationText, etaSeconds, heldByLiveProcess, runState, snapshot, waitingWhy } from '../ops/batch-view.js';
 import { runningDaemon } from '../store/presence.js';
+import { restoreStatus } from '../ops/restore-reconcile.js';
 import { addFormatOptions, formatOf, printList, renderTable, usd, when, wholeNumber } from './output.js';
 
 export function registerStatus(program: Command): void {
@@ -82,6 +83,8 @@ export function registerStatus(program: Command): void {
           skipped: s.counts.skipped, review: s.counts.review, spentUsd: s.spentUsd, why: waitingWhy(b, pause, now, daemon),
           createdAt: when(b.createdAt), resultFile: b.finishedAt ? b.resultFile : null,
         }));
+      const restore = restoreStatus(store.meta);
+      if (format === 'table' && restore) process.stdout.write(`${restore.line}\n\n`);
       if (format === 'table' && pause && !accounts) process.stdout.write(`${pauseLine(pause)}\n\n`);
       if (format === 'table' && accounts) {
         for (const a of accounts) if (a.pause) process.stdout.write(`${a.account}: ${pauseLine(a.pause)}\n`);
@@ -110,7 +113,7 @@ export function registerStatus(program: Command): void {
         { title: 'eta', get: (r) => (r.etaSec === null ? '' : durationText(r.etaSec * 1000)), right: true },
         { title: 'created UTC', get: (r) => r.createdAt },
         { title: 'why', get: (r) => r.why },
-      ], { pause, ...(accounts ? { accounts } : {}), batches: list });
+      ], { pause, ...(accounts ? { accounts } : {}), ...(restore ? { restore } : {}), batches: list });
     } finally {
       store.close();
     }

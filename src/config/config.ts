@@ -14,6 +14,7 @@ import { ConfigError } from '../kernel/errors.js';
 import type { HeapPolicy } from '../kernel/heap-policy.js';
 import { CONSOLE_DEFAULTS, consoleSettings, type ConsoleSettings } from './console-settings.js';
 import { ORDER_API_DEFAULTS, orderApiSettings, type OrderApiSettings } from './order-api-settings.js';
+import { BACKUP_DEFAULTS, backupSettings, type BackupSettings } from './backup-settings.js';
 import { readAccountsFile, withAccounts, type AccountsSettings } from './accounts.js';
 import { parseAuthHeader, parseDuration, parseHttpUrl, parseIpFamily, parseRateLimits, type RateWindow } from './parse.js';
 
@@ -88,6 +89,8 @@ export interface Config {
   console: ConsoleSettings | null;
   /** The order API and its webhooks (config/order-api-settings.ts, docs/order-api.md). */
   orderApi: OrderApiSettings;
+  /** Scheduled backups of the store (config/backup-settings.ts, docs/backup.md). */
+  backup: BackupSettings;
   /**
    * The supplier accounts (config/accounts.ts, docs/accounts.md): accounts.toml's, or the one named
    * `default` that TOPUP_API_URL / TOPUP_API_KEY describe. With the file, apiUrl, apiKey, sandbox,
@@ -132,6 +135,7 @@ export const SETTINGS = {
   TOPUP_TELEGRAM_API_BASE: 'https://api.telegram.org',
   ...CONSOLE_DEFAULTS,
   ...ORDER_API_DEFAULTS,
+  ...BACKUP_DEFAULTS,
 } as const satisfies Record<string, string>;
 export type SettingName = keyof typeof SETTINGS;
 
@@ -320,6 +324,7 @@ export function loadConfig(
     telegram: botToken ? { botToken, chatId, apiBase: url(env, 'TOPUP_TELEGRAM_API_BASE')! } : null,
     console: consoleSettings(env, home, credDir),
     orderApi: orderApiSettings(env, home, credDir),
+    backup: backupSettings(env, home),
   };
   return Object.freeze(withAccounts(config, accountsFile, given('TOPUP_RATE_LIMITS')));
 }

@@ -29,6 +29,7 @@ import { DispatchStage } from './stages/dispatch.js';
 import { PollingStage } from './stages/polling.js';
 import { FinishingStage } from './stages/finishing.js';
 import { apiBatchOpenForOrders } from '../orders/api-batch.js';
+import { reconcileIfRestored } from '../ops/restore-reconcile.js';
 
 export type { RunnerEventMap, RunnerEvents, RunnerSnapshot, RunnerView } from './events.js';
 
@@ -132,6 +133,11 @@ export class Runner extends EventEmitter<RunnerEventMap> implements RunnerView {
     // (a long Retry-After, a full window) must not let another process take batches this one drives.
     this.#releasers.push(keepLeases(this.#rt, LEASE_MS, RENEW_EVERY_MS));
     try {
+      // A store restored from a copy (its meta says so: ops/restore-reconcile.ts) is reconciled
+      // with every supplier account before the loop below starts, so nothing is sent before every
+      // open row has been looked up under each trxid it may have been bought under. It returns
+      // only once done, or when the runner stops (then the next start reconciles).
+      await reconcileIfRestored(this.#rt, { signal: this.#abort.signal, stopping: () => this.#stopping });
       while (!this.#stopping) {
         const batches = await this.#step();
         if (this.#opts.once && this.#idle()) break;

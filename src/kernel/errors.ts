@@ -13,6 +13,8 @@ export const ErrorCode = {
   BatchLocked: 'E_BATCH_LOCKED',
   InputFile: 'E_INPUT_FILE',
   Store: 'E_STORE',
+  /** A backup could not be taken, or a backup to restore does not verify (store/backup.ts). */
+  Backup: 'E_BACKUP',
   Internal: 'E_INTERNAL',
 } as const;
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];

@@ -40,6 +40,9 @@ export function exitCodeFor(err: TopupError): number {
       return ExitCode.InputFile;
     case ErrorCode.Config:
       return ExitCode.Config;
+    case ErrorCode.Backup:
+      // A backup that could not be taken or does not verify: a check failed.
+      return ExitCode.NotAllCompleted;
     default:
       return ExitCode.Internal;
   }

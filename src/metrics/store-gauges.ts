@@ -6,6 +6,7 @@
 import { Gauge, type Registry } from 'prom-client';
 import { Pauses } from '../account/pauses.js';
 import { JOB_NAMES, lastRunKey, lastSuccessKey } from '../reports/schedule.js';
+import { LAST_BACKUP_KEY, type BackupRecord } from '../store/backup.js';
 import { BATCH_STATES } from '../store/batch-states.js';
 import { ROW_STATES } from '../store/rows.js';
 import type { RunnerView } from '../engine/events.js';
@@ -161,6 +162,16 @@ export function storeGauges(registry: Registry, deps: GaugeDeps, slow: SlowReads
         const last = rt.meta.getJson<{ ok: boolean }>(lastRunKey(j));
         if (last) this.set({ job: j }, last.ok ? 1 : 0);
       }
+    },
+  });
+  new Gauge({
+    name: 'topup_backup_last_success_timestamp_seconds',
+    help: 'When the last backup that was written and verified was taken (Unix seconds; absent: never). Alert on its age (deploy/prometheus/backup-alerts.yml)',
+    registers: r,
+    collect() {
+      this.reset();
+      const last = rt.meta.getJson<BackupRecord>(LAST_BACKUP_KEY);
+      if (last) this.set(last.takenAt / 1000);
     },
   });
 }

@@ -5,6 +5,8 @@
  * the home folders, database integrity and size, and (in full) batch folders in jobs/ that the
  * database does not know.
  */
+import { lastBackup, lastBackupAttempt } from './backup-job.js';
+import { restoreStatus } from './restore-reconcile.js';
 import { accessSync, constants, statSync, statfsSync } from 'node:fs';
 import { Priority } from '../api/client.js';
 import { ApiError, coerceError } from '../kernel/errors.js';
@@ -114,8 +116,33 @@ export async function runDoctor(rt: Pick<Runtime, 'account' | 'accounts' | 'batc
       add({ name: 'batch folders', ok: false, fatal: false, detail: coerceError(err).message });
     }
   }
+  try {
+    add(backupCheck(rt));
+    const restore = restoreStatus(rt.meta);
+    if (restore) add({ name: 'restore', ok: !restore.pending && restore.needsPerson === 0, fatal: false, detail: restore.line.replace(/^restore: /, '') });
+  } catch (err) {
+    add({ name: 'backup', ok: false, fatal: false, detail: coerceError(err).message });
+  }
   return { ok: checks.every((c) => c.ok || !c.fatal), checks, ip, balanceUsd, accounts };
 }
+
+/** How old the last good backup is (a warning when there is none, or it is older than two scheduled intervals or a day). */
+function backupCheck(rt: Pick<Runtime, 'clock' | 'config' | 'meta'>): Check {
+  const last = lastBackup(rt.meta);
+  const attempt = lastBackupAttempt(rt.meta);
+  const { cron, dir } = rt.config.backup;
+  const failed = attempt && !attempt.ok ? `; the last attempt (${new Date(attempt.at).toISOString()}) failed: ${attempt.error ?? 'unknown'}` : '';
+  if (!last) {
+    return { name: 'backup', ok: false, fatal: false, detail: `no backup of this store was ever taken${cron ? ` (scheduled: ${cron} into ${dir})` : '; run `topup backup --to DIR`, or set TOPUP_BACKUP_SCHEDULE and TOPUP_BACKUP_DIR (docs/backup.md)'}${failed}` };
+  }
+  const ageMs = rt.clock.now() - last.takenAt;
+  const hours = Math.round(ageMs / 360_000) / 10;
+  const ok = ageMs <= BACKUP_MAX_AGE_MS && failed === '';
+  return { name: 'backup', ok, fatal: false, detail: `last good backup ${hours} h ago: ${last.path} (${last.bytes} bytes, verified)${cron ? `; scheduled ${cron}` : '; not scheduled (TOPUP_BACKUP_SCHEDULE)'}${failed}` };
+}
+
+/** A last good backup older than this is a warning. */
+const BACKUP_MAX_AGE_MS = 24 * 3_600_000;
 
 /** The checks of one account: its rate limits, its key (and balance), the public IP the API sees, its clock. */
 async function accountChecks(db: Runtime['db'], a: Account, label: string, add: (c: Check) => void): Promise<{ ip: string | null; balanceUsd: number | null }> {

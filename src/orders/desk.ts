@@ -42,6 +42,7 @@ import { OrderReads, type ApiRow } from '../store/order-reads.js';
 import type { NewRow } from '../store/row-record.js';
 import { originOf } from '../config/order-api-settings.js';
 import { apiColumns, todaysApiBatch } from './api-batch.js';
+import { appendJournal } from './journal.js';
 import { orderEvent, orderView } from './view.js';
 import type { AcceptOutcome, FeedPage, FieldProblem, OrderDesk, OrderEvent, OrderInput, OrderView } from './types.js';
 
@@ -238,6 +239,16 @@ export class Desk implements OrderDesk {
       return;
     }
     crashPoint('order-accepted');
+    // The journal (orders/journal.ts): the accepted orders again, outside the store, fsynced before
+    // any 202 leaves, one write for the whole group. It is what recovers them when the store is
+    // lost or restored from an older copy. The store has them already: if the journal cannot be
+    // written (a full disk) the orders stand and the log says so, loudly.
+    const accepted = batch.flatMap((w, i) => ('kind' in outcomes[i]! && (outcomes[i] as AcceptOutcome).kind === 'accepted' ? [{ at: rt.clock.now(), trxid: w.p.input.trxid, body: w.p.input }] : []));
+    try {
+      appendJournal(rt.config.jobsDir, accepted);
+    } catch (err) {
+      rt.log.error({ err: coerceError(err).message, orders: accepted.length }, 'accepted API orders could not be written to the journal (jobs/api-journal/): they are in the store, but a lost store would lose them');
+    }
     for (let i = 0; i < batch.length; i++) {
       const o = outcomes[i]!;
       if ('error' in o) batch[i]!.reject(o.error);

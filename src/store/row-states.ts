@@ -59,6 +59,7 @@ export const ROW_EVENTS = [
   'verified-none', 'verified-balance', 'undecidable', 'mismatch',
   'seen', 'finished', 'codes-awaited', 'not-seen', 'lost',
   'price-rose', 'cancel', 'repeat', 'found', 'resolved-charged', 'resolved-not-charged', 'moved',
+  'restored-found', 'restored-unknown',
 ] as const;
 export type RowEvent = (typeof ROW_EVENTS)[number];
 
@@ -117,6 +118,11 @@ export const ROW_EDGES: readonly RowEdge[] = Object.freeze(
     ...edges(['review'], 'found', ORDER_ENDS, 'the review recheck found its order'),
     ...edges(['review'], 'resolved-charged', ORDER_ENDS, 'an operator named its order'),
     ...edges(['review'], 'resolved-not-charged', ['rejected'], 'an operator says nothing was bought'),
+    // The first start after a restore from an older copy (ops/restore-reconcile.ts): before anything
+    // is sent, every row the copy had unsent, in flight or in doubt is looked up by its trxids at its
+    // account and at every account it could have moved to.
+    ...edges(['pending', 'sending', 'resending', 'verifying', 'searching'], 'restored-found', ORDER_ENDS, 'after a restore: its order was found by its trxid (the copy predates the send, or the move to another account)'),
+    ...edges(['pending', 'sending', 'resending', 'verifying', 'searching'], 'restored-unknown', ['review'], 'after a restore: an account it could have been bought on cannot say whether it was: a person decides before it is sent'),
   ].map((e) => Object.freeze(e)),
 );
 

@@ -263,6 +263,37 @@ export class RowStore extends RowWrites {
     );
   }
 
+  // ───────────────────────────── after a restore ─────────────────────────────
+
+  /**
+   * The first start after a restore (ops/restore-reconcile.ts): a lookup by trxid found the row's
+   * order, made after the copy was taken. Lease-guarded: the reconciling process holds the batch.
+   */
+  restoredFound(batchId: string, idx: number, a: Actor, o: OrderFacts, nextPollAt: number, note: string, answer: string | null): boolean {
+    return this.#run(
+      'restored-found',
+      this.#sql(
+        'restored-found',
+        o.status,
+        `order_id = @orderId, amount_usd = coalesce(@amountUsd, amount_usd), codes_json = coalesce(@codes, codes_json),
+         refunded = coalesce(@refunded, refunded), error = CASE WHEN @status = ${rowState('cancelled')} THEN coalesce(@error, error) ELSE NULL END,
+         last_answer = coalesce(@answer, last_answer), note = @note, doubt_since = NULL, doubt_tries = 0, next_poll_at = @nextPollAt,
+         first_sent_at = coalesce(first_sent_at, @now)`,
+        { guard: LEASED },
+      ),
+      { batchId, idx, owner: a.owner, now: a.now, nextPollAt, ...orderParams(o), answer, note },
+    );
+  }
+
+  /** After a restore, whether the row was bought somewhere cannot be told: review, never a blind send. */
+  restoredUnknown(batchId: string, idx: number, a: Actor, error: string): boolean {
+    return this.#run(
+      'restored-unknown',
+      this.#sql('restored-unknown', 'review', `error = @error, review_since = @now, next_poll_at = @recheckAt`, { guard: LEASED }),
+      { batchId, idx, owner: a.owner, now: a.now, error, recheckAt: a.now + FIRST_RECHECK_MS },
+    );
+  }
+
   // ───────────────────────────── history checks ─────────────────────────────
 
   /**

@@ -68,6 +68,8 @@ function drive(rt: Runtime, event: RowEvent, to: RowState, owner = rt.owner): vo
       });
       return void ok;
     }
+    case 'restored-found': return void rt.rows.restoredFound('b1', 0, a, order, now, 'found after a restore', null);
+    case 'restored-unknown': return void rt.rows.restoredUnknown('b1', 0, a, 'REVIEW: after a restore');
     case 'found':
     case 'resolved-charged':
     case 'resolved-not-charged': {
@@ -109,7 +111,7 @@ describe('the row state machine', () => {
     const rt = await supplierWorld(() => {}, [pubgRow(0)]);
     const leased: RowEvent[] = [
       'send', 'refused', 'trxid-used', 'no-answer', 'busy', 'not-created', 'balance-short', 'give-up',
-      'verified-none', 'verified-balance', 'undecidable', 'mismatch', 'lost', 'not-seen', 'moved',
+      'verified-none', 'verified-balance', 'undecidable', 'mismatch', 'lost', 'not-seen', 'moved', 'restored-found', 'restored-unknown',
     ];
     for (const event of leased) {
       const edge = ROW_EDGES.find((e) => e.event === event)!;

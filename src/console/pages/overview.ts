@@ -10,6 +10,7 @@ import { roundCents } from '../../kernel/money.js';
 import { systemClock } from '../../kernel/clock.js';
 import { Pauses, pauseView } from '../../account/pauses.js';
 import { callsWithinByAccount, namedAccounts, reservedByAccount } from '../../ops/account-views.js';
+import { lastBackup, lastBackupAttempt } from '../../ops/backup-job.js';
 import type { ConsoleEnv } from '../auth.js';
 import { duration, html, timeTag, usd, type Html } from '../html.js';
 import { page, tableWrap } from '../layout.js';
@@ -169,8 +170,14 @@ function jobs(svc: Services, now: number): Html {
   const rows = jobViews(svc).map((j) => html`<tr><th scope="row">${j.name}</th><td>${j.cron ?? 'off'}</td>
 <td>${j.lastRun ? html`${timeTag(j.lastRun.at, now)} ${j.lastRun.ok ? html`<span class="badge good">ok</span>` : html`<span class="badge bad">failed</span> ${j.lastRun.error ?? ''}`}` : html`<span class="muted">never</span>`}</td>
 <td>${j.nextDue ? timeTag(j.nextDue, now) : html`<span class="muted">—</span>`}</td></tr>`);
+  // The store's backups (ops/backup-job.ts): the last attempt, and the last good backup's age.
+  const good = lastBackup(svc.rt.meta);
+  const attempt = lastBackupAttempt(svc.rt.meta);
+  const backup = html`<tr data-job="backup"><th scope="row">backup</th><td>${svc.rt.config.backup.cron ?? 'off'}</td>
+<td>${attempt ? html`${timeTag(attempt.at, now)} ${attempt.ok ? html`<span class="badge good">ok</span>` : html`<span class="badge bad">failed</span> ${attempt.error ?? ''}`}` : html`<span class="muted">never</span>`}</td>
+<td>last good: ${good ? timeTag(good.takenAt, now) : html`<span class="badge bad">none</span>`}</td></tr>`;
   return html`<section aria-labelledby="jobs"><h2 id="jobs">Scheduled jobs</h2>
-${tableWrap('Scheduled jobs', html`<table><thead><tr><th scope="col">Job</th><th scope="col">Schedule</th><th scope="col">Last run</th><th scope="col">Next</th></tr></thead><tbody>${rows}</tbody></table>`)}
+${tableWrap('Scheduled jobs', html`<table><thead><tr><th scope="col">Job</th><th scope="col">Schedule</th><th scope="col">Last run</th><th scope="col">Next</th></tr></thead><tbody>${rows}${backup}</tbody></table>`)}
 <p><a href="/reports">Reports and "run now"</a></p></section>`;
 }
 

@@ -1,0 +1,73 @@
+/**
+ * `topup restore BACKUP`: puts a backup taken by `topup backup` in place of the home's store, into
+ * a stopped home (store/backup.ts restoreBackup, docs/backup.md). It refuses while a daemon runs
+ * on the home or a live process holds one of its batches. The restored store carries the marker
+ * "copy, not yet reconciled": the next daemon (or submit) looks every open row up at every account
+ * before it sends anything (ops/restore-reconcile.ts).
+ */
+import type { Command } from 'commander';
+import { existsSync } from 'node:fs';
+import { systemClock } from '../kernel/clock.js';
+import { ErrorCode, TopupError } from '../kernel/errors.js';
+import { integrityCheck } from '../store/db.js';
+import { restoreBackup, verifyBackup } from '../store/backup.js';
+import { ownerIsDead } from '../store/owner.js';
+import { runningDaemon } from '../store/presence.js';
+import { commandConfig } from './context.js';
+import { openStoreOnly } from './store-only.js';
+
+export function registerRestore(program: Command): void {
+  program
+    .command('restore')
+    .argument('<backup>', 'a backup folder written by topup backup (or its topup.db or manifest.json)')
+    .description('Restore the store from a backup into a stopped home; the next start reconciles with the suppliers before it sends anything')
+    .option('--json', 'print what was restored as JSON')
+    .addHelpText('after', '\nThe store it replaces is kept beside it (jobs/topup.db.replaced-<time>).\nExit code: 0 restored; 1 the backup does not verify; 5 a daemon or another process runs on this home.')
+    .action(async (given: string, opts: { json?: boolean }, cmd: Command) => {
+      const config = commandConfig(cmd, { requireKey: false });
+      const backup = verifyBackup(given);
+      const now = systemClock.now();
+      if (existsSync(config.dbPath)) {
+        let busy: string | null = null;
+        try {
+          const store = openStoreOnly(config);
+          try {
+            const daemon = runningDaemon(store.meta, now);
+            if (daemon) busy = `a daemon runs on this home (pid ${daemon.pid} on ${daemon.host}): stop it first`;
+            const held = store.batches.unfinished().find((b) => b.owner !== null && b.leaseUntil > now && !ownerIsDead(b.owner));
+            if (!busy && held) busy = `batch ${held.id} is held by a live process (${held.owner}): stop it first`;
+          } finally {
+            store.close();
+          }
+        } catch (err) {
+          // A store that cannot be opened (the reason to restore) has no daemon that could write it.
+          if (err instanceof TopupError && err.code === ErrorCode.BatchLocked) throw err;
+        }
+        if (busy) throw new TopupError(ErrorCode.BatchLocked, `restore refused: ${busy}`);
+      }
+      const out = restoreBackup(backup, { home: config.home, dbPath: config.dbPath, jobsDir: config.jobsDir, now });
+      // The restored store opens with this build (migrated if it is older) and checks whole.
+      const store = openStoreOnly(config);
+      let integrity: string;
+      try {
+        integrity = integrityCheck(store.db);
+      } finally {
+        store.close();
+      }
+      if (integrity !== 'ok') throw new TopupError(ErrorCode.Backup, `the restored store failed its integrity check: ${integrity}`);
+      const summary = {
+        restored: backup.path, takenAt: new Date(backup.manifest.takenAt).toISOString(), schema: backup.manifest.schema, integrity,
+        replacedStoreKeptAs: out.keptAs, batchFoldersCopied: out.batches, journalFilesCopied: out.journal,
+      };
+      if (opts.json) process.stdout.write(`${JSON.stringify(summary, null, 2)}\n`);
+      else {
+        process.stdout.write(
+          `restored the store from ${backup.path} (taken ${summary.takenAt}); integrity ok\n` +
+            (out.keptAs ? `  the store it replaced is kept as ${out.keptAs}\n` : '') +
+            `  batch folders copied into jobs/: ${out.batches.length}\n` +
+            'Start the daemon: before it sends anything it looks every unsent, in-flight or in-doubt row up at every account\n' +
+            'and settles it from what the suppliers say; its report goes to outbox/reports/restore-*.json and `topup status`.\n',
+        );
+      }
+    });
+}

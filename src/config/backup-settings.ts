@@ -1,0 +1,43 @@
+/**
+ * The backup settings (TOPUP_BACKUP_SCHEDULE, TOPUP_BACKUP_DIR, TOPUP_BACKUP_KEEP), read by
+ * config/config.ts with the others: a bad value is a ConfigError naming the setting.
+ *
+ * Off by default (no schedule): where a copy should go is the reseller's decision (a disk or a
+ * mount that does not die with this one). `topup backup --to DIR` works without any of them.
+ */
+import { isAbsolute, resolve } from 'node:path';
+import { validate as validateCron } from 'node-cron';
+import { ConfigError } from '../kernel/errors.js';
+
+export interface BackupSettings {
+  /** A node-cron expression, or null (no scheduled backups). */
+  cron: string | null;
+  /** Where backups go (absolute); default <home>/backups. */
+  dir: string;
+  /** How many backups are kept in `dir` (the oldest go after each good backup). */
+  keep: number;
+}
+
+export const BACKUP_DEFAULTS = {
+  TOPUP_BACKUP_SCHEDULE: '',
+  TOPUP_BACKUP_DIR: '',
+  TOPUP_BACKUP_KEEP: '24',
+} as const;
+
+export function backupSettings(env: Record<string, string>, home: string): BackupSettings {
+  const rawCron = (env.TOPUP_BACKUP_SCHEDULE ?? '').trim();
+  let cron: string | null = null;
+  if (rawCron !== '' && !/^(off|false|no|0|disabled)$/i.test(rawCron)) {
+    if (!validateCron(rawCron)) throw new ConfigError('TOPUP_BACKUP_SCHEDULE', `"${rawCron}" is not a cron expression (e.g. "*/15 * * * *" for every 15 minutes, or "off")`);
+    cron = rawCron;
+  }
+  const rawDir = (env.TOPUP_BACKUP_DIR ?? '').trim();
+  const dir = rawDir === '' ? resolve(home, 'backups') : isAbsolute(rawDir) ? rawDir : resolve(home, rawDir);
+  if (rawDir !== '' && resolve(dir).startsWith(resolve(home, 'jobs'))) {
+    throw new ConfigError('TOPUP_BACKUP_DIR', `"${rawDir}" is inside jobs/: a backup must not live beside the store it copies (use a disk or a mount of its own)`);
+  }
+  const rawKeep = (env.TOPUP_BACKUP_KEEP ?? BACKUP_DEFAULTS.TOPUP_BACKUP_KEEP).trim();
+  const keep = Number(rawKeep);
+  if (!/^\d+$/.test(rawKeep) || keep < 1 || keep > 10_000) throw new ConfigError('TOPUP_BACKUP_KEEP', `"${rawKeep}" is not a whole number from 1 to 10000`);
+  return { cron, dir, keep };
+}

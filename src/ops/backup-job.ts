@@ -1,0 +1,120 @@
+/**
+ * Backups as the daemon and the CLI take them (store/backup.ts does the copying): what a backup
+ * copies from jobs/, where its outcome is recorded (the live store's meta, read by /metrics,
+ * `topup doctor`, `topup status` and the console), the schedule (TOPUP_BACKUP_SCHEDULE), and the
+ * store generation that lets a home recognise a copy of its database brought back by hand.
+ */
+import cron from 'node-cron';
+import type { Runtime } from '../runtime.js';
+import {
+  GENERATION_KEY, LAST_ATTEMPT_KEY, LAST_BACKUP_KEY, RECONCILE_KEY, markGeneration, pruneBackups, storeIsBehindMark, takeBackup,
+  type BackupRecord, type ReconcileMarker,
+} from '../store/backup.js';
+import { coerceError } from '../kernel/errors.js';
+import { relative } from 'node:path';
+
+type BackupParts = Pick<Runtime, 'batches' | 'clock' | 'config' | 'db' | 'log' | 'meta'>;
+
+/** What a backup of this home copies from jobs/ besides the store: the folders of unfinished batches, and the order API's journal. */
+export function unfinishedBatchFolders(rt: Pick<Runtime, 'batches'>): string[] {
+  return rt.batches.unfinished().map((b) => b.id);
+}
+
+/**
+ * Takes one backup into `toDir` and records its outcome in the live store. With `keep`, the
+ * oldest backups beyond that number go (only after this one verified). Throws what takeBackup throws.
+ */
+export async function backupNow(rt: BackupParts, toDir: string, opts: { keep?: number; journalFiles?: () => string[] } = {}): Promise<BackupRecord & { pruned: string[] }> {
+  const at = rt.clock.now();
+  try {
+    const rec = await takeBackup(
+      {
+        db: rt.db, home: rt.config.home, jobsDir: rt.config.jobsDir, now: () => rt.clock.now(),
+        unfinishedBatches: () => unfinishedBatchFolders(rt),
+        ...(opts.journalFiles ? { journalFiles: opts.journalFiles } : {}),
+      },
+      toDir,
+    );
+    const pruned = opts.keep !== undefined ? pruneBackups(toDir, opts.keep) : [];
+    rt.meta.setJson(LAST_BACKUP_KEY, rec);
+    rt.meta.setJson(LAST_ATTEMPT_KEY, { at, ok: true });
+    return { ...rec, pruned };
+  } catch (err) {
+    try {
+      rt.meta.setJson(LAST_ATTEMPT_KEY, { at, ok: false, error: coerceError(err).message });
+    } catch {
+      // The store itself cannot be written: the error below says why.
+    }
+    throw err;
+  }
+}
+
+/** The last good backup (this home's store), or null. */
+export function lastBackup(meta: Pick<Runtime, 'meta'>['meta']): BackupRecord | null {
+  return meta.getJson<BackupRecord>(LAST_BACKUP_KEY) ?? null;
+}
+
+export function lastBackupAttempt(meta: Pick<Runtime, 'meta'>['meta']): { at: number; ok: boolean; error?: string } | null {
+  return meta.getJson<{ at: number; ok: boolean; error?: string }>(LAST_ATTEMPT_KEY) ?? null;
+}
+
+/** Backups on TOPUP_BACKUP_SCHEDULE into TOPUP_BACKUP_DIR, keeping TOPUP_BACKUP_KEEP. Returns the stop, or null when off. */
+export function startBackupSchedule(rt: BackupParts, opts: { journalFiles?: () => string[] } = {}): (() => Promise<void>) | null {
+  const { cron: pattern, dir, keep } = rt.config.backup;
+  if (pattern === null) return null;
+  let running: Promise<void> = Promise.resolve();
+  let stopped = false;
+  const run = (): void => {
+    if (stopped) return;
+    running = running.then(async () => {
+      if (stopped) return;
+      try {
+        const rec = await backupNow(rt, dir, { keep, ...opts });
+        rt.log.info({ backup: rec.path, bytes: rec.bytes, ms: rec.ms, batches: rec.batches.length, pruned: rec.pruned.length }, 'backup taken and verified');
+      } catch (err) {
+        rt.log.error({ err: coerceError(err).message, dir }, 'backup failed (the last good one stays; /metrics shows its age)');
+      }
+    });
+  };
+  const task = cron.schedule(pattern, run, { name: 'backup', noOverlap: true });
+  rt.log.info({ schedule: pattern, dir: relative(rt.config.home, dir).startsWith('..') ? dir : relative(rt.config.home, dir) || '.', keep }, 'scheduled backups on');
+  return async () => {
+    stopped = true;
+    await task.destroy();
+    await running;
+  };
+}
+
+/**
+ * At the daemon's start, before the generation is raised: a store older than the home's mark (a
+ * copy of the database put back by hand, or the database deleted) is marked "copy, not yet
+ * reconciled", so the runner reconciles before it sends (ops/restore-reconcile.ts).
+ */
+export function noteCopyBehindMark(rt: Pick<Runtime, 'clock' | 'config' | 'log' | 'meta'>): void {
+  if (rt.meta.get(RECONCILE_KEY) !== undefined) return;
+  const why = storeIsBehindMark(rt.meta, rt.config.home);
+  if (why === null) return;
+  const marker: ReconcileMarker = { kind: 'mark', copy: null, restoredAt: null, from: null, detail: why };
+  rt.meta.setJson(RECONCILE_KEY, marker);
+  rt.log.warn({ why }, 'this store is not the one this home last ran: it is reconciled with the suppliers before anything is sent');
+}
+
+/** Raises the store generation now, every `everyMs` and at the stop (the returned releaser). */
+export function startStoreMark(rt: Pick<Runtime, 'config' | 'entropy' | 'log' | 'meta'>, everyMs = 10_000): () => void {
+  const bump = (): void => {
+    try {
+      markGeneration(rt.meta, rt.config.home, () => rt.entropy.hex(8));
+    } catch (err) {
+      rt.log.debug({ err: coerceError(err).message }, 'store generation not raised this time');
+    }
+  };
+  bump();
+  const timer = setInterval(bump, everyMs);
+  timer.unref();
+  return () => {
+    clearInterval(timer);
+    bump();
+  };
+}
+
+export { GENERATION_KEY };

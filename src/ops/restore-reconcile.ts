@@ -1,0 +1,375 @@
+/**
+ * The first start after a restore: reconcile before anything is sent (docs/backup.md).
+ *
+ * A restored store is older than the world: after the copy was taken, rows may have been sent,
+ * bought, or moved to another account and bought there under the trxid a move gives
+ * (dispatch/failover.ts: `<first trxid>-<account>`). The copy says `pending` for all of them. Sent
+ * again as the copy says, a row on its own account under its own trxid only meets its purchase as
+ * a replay; but a row that moved before it was bought would be bought a second time on the account
+ * the copy names (an adversarial review: MV-1 on A and MV-1-second on B). So before the runner
+ * sends anything, every row that is unsent, in flight or in doubt is looked up by every trxid it
+ * could have been bought under, at every account it could have been bought on, and settled from
+ * what the suppliers say.
+ *
+ * MONEY SAFETY. Which durable record says a row may have been sent:
+ *  - for what happened before the copy: the copy itself (a `sending`/`resending` row, its trxid,
+ *    its moves);
+ *  - for what happened after it: nothing of ours survives (that is what a restore means), so the
+ *    suppliers' ledgers are the record, read by trxid through GET /history of every account;
+ *  - the gate itself: meta `restore.reconcile` (store/backup.ts RECONCILE_KEY), written into every
+ *    copy by topup backup and by topup restore, or set at the daemon's start when the store is older
+ *    than the home's mark. The runner's loop (and so every send) starts only once it is gone, and it
+ *    is removed only after every row's outcome has been written.
+ * What happens if the process dies at each await:
+ *  - while loading claimed batches (loadBatch): the load is the loader's own transactions; the
+ *    next start loads again; nothing was sent (the runner's loop never started);
+ *  - while reading history (sweep): nothing was written; the next start reads again;
+ *  - between two rows' settlements: each settlement is one transaction (a move and its order in one),
+ *    guarded by this process's lease; a row settled stays settled, the rest are looked up again;
+ *  - after the last settlement, before the report or the removal of the marker: the next start
+ *    looks everything up again (settled rows are no longer in the states looked at) and writes the
+ *    report; still nothing sent until the marker is gone.
+ * A row whose accounts cannot all answer (history unreadable, too short, or not echoing trxids) at
+ * an account it could have moved to is never sent blind: it goes to review (edge restored-unknown),
+ * where `topup review` shows why. A row whose own account cannot answer stays as the copy has it:
+ * resending its own trxid to its own account meets any purchase as a replay, never a second charge.
+ */
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { Priority } from '../api/client.js';
+import { auditCopy } from '../api/audit.js';
+import type { Order } from '../api/schemas.js';
+import type { Runtime } from '../runtime.js';
+import type { Row, RowMove } from '../store/row-record.js';
+import type { RowState } from '../store/row-states.js';
+import { LEASE_MS } from '../store/owner.js';
+import { RECONCILE_KEY, type ReconcileMarker } from '../store/backup.js';
+import { loadBatch } from '../claim/load.js';
+import { recoverClaims } from '../claim/claim.js';
+import type { Orphan } from '../claim/orphans.js';
+import { describeMismatches, factsFor, mismatches, surelyBefore } from '../dispatch/order-match.js';
+import { writeFileAtomic } from '../outbox/atomic-write.js';
+import { coerceError } from '../kernel/errors.js';
+import { JOURNAL_RECOVERY_KEY, type JournalRecovery } from '../orders/journal.js';
+import { roundCents } from '../kernel/money.js';
+
+/** meta: the last reconcile after a restore (RestoreReport without its row lists), for status and doctor. */
+export const LAST_RESTORE_KEY = 'restore.last';
+/** meta: what adoptOrphans found at the start that must be reconciled (claim/orphans.ts verdicts). */
+export const RESTORE_ORPHANS_KEY = 'restore.orphans';
+
+/** The states looked up: unsent, in flight, in doubt. Placed rows carry an order id: the poller follows them. */
+const LOOKED_UP: readonly RowState[] = ['pending', 'sending', 'resending', 'verifying', 'searching'];
+const PAGE_SIZE = 50;
+/** History pages read per account at most (10,000 orders): past it, absence proves nothing. */
+const MAX_PAGES = 200;
+const RETRY_MS = 15_000;
+
+type ReconcileParts = Pick<Runtime, 'accounts' | 'accountOf' | 'batches' | 'clock' | 'config' | 'db' | 'log' | 'meta' | 'owner' | 'ownerIsDead' | 'routing' | 'rows'>;
+
+interface Sweep {
+  /** Orders by lower-cased trxid. */
+  byTrxid: Map<string, Order & { orderId: string }>;
+  /** Every order listed carries its trxid: an order missing from the map is not there. */
+  echoes: boolean;
+  /** The pages read reach back before `since`. */
+  reachedBack: boolean;
+}
+
+export interface SettledRow {
+  batch: string;
+  line: number;
+  trxid: string;
+  account: string;
+  orderId: string;
+  status: string;
+  how: 'own trxid' | 'moved trxid';
+}
+
+export interface PersonRow {
+  batch: string;
+  line: number;
+  trxid: string | null;
+  account: string;
+  why: string;
+}
+
+export interface RestoreReport {
+  at: number;
+  marker: ReconcileMarker;
+  /** Rows looked up (unsent, in flight or in doubt), and how many of them were left to be sent as the copy has them. */
+  lookedUp: number;
+  unchanged: number;
+  /** Rows followed by the poller (placed in the copy). */
+  placed: number;
+  settled: SettledRow[];
+  needsPerson: PersonRow[];
+  /** Batch folders in jobs/ the copy did not know: claimed again, or reported (claim/orphans.ts). */
+  orphans: { batch: string; verdict: string; detail: string }[];
+  /** API orders the store did not know, accepted again from the journal (orders/journal.ts) before this reconcile. */
+  apiOrders: JournalRecovery | null;
+  /** The report file written (outbox/reports/). */
+  file: string | null;
+}
+
+/** Is this store a copy not yet reconciled? */
+export function restorePending(meta: Pick<Runtime, 'meta'>['meta']): ReconcileMarker | null {
+  return meta.getJson<ReconcileMarker>(RECONCILE_KEY) ?? null;
+}
+
+/** Remembers what adoptOrphans found, for the reconcile's report (only while a reconcile is due). */
+export function noteOrphansForRestore(meta: Pick<Runtime, 'meta'>['meta'], orphans: readonly Orphan[]): void {
+  if (!restorePending(meta)) return;
+  const prev = meta.getJson<RestoreReport['orphans']>(RESTORE_ORPHANS_KEY) ?? [];
+  const next = [...prev];
+  for (const o of orphans) {
+    if (o.verdict === 'finished' || o.verdict === 'empty') continue;
+    if (!next.some((p) => p.batch === o.id)) next.push({ batch: o.id, verdict: o.verdict, detail: o.detail });
+  }
+  meta.setJson(RESTORE_ORPHANS_KEY, next);
+}
+
+function escapeRe(s: string): string {
+  return s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}
+
+/**
+ * Reads an account's order history, newest first, until it reaches back before `since` (or runs
+ * out, or MAX_PAGES). Throws when the history cannot be read.
+ */
+async function sweep(rt: ReconcileParts, account: string, since: number, signal?: AbortSignal): Promise<Sweep> {
+  const client = rt.accountOf(account).client;
+  const byTrxid = new Map<string, Order & { orderId: string }>();
+  let echoes = true;
+  let reachedBack = false;
+  for (let page = 1; page <= MAX_PAGES; page++) {
+    const h = await client.history({ page, pageSize: PAGE_SIZE }, { priority: Priority.poll, ...(signal ? { signal } : {}) });
+    for (const o of h.orders) {
+      if (o.orderId === undefined) continue;
+      if (o.trxid === undefined || o.trxid.trim() === '') echoes = false;
+      else if (!byTrxid.has(o.trxid.trim().toLowerCase())) byTrxid.set(o.trxid.trim().toLowerCase(), o as Order & { orderId: string });
+    }
+    const oldest = h.orders[h.orders.length - 1];
+    if (h.orders.length < PAGE_SIZE || h.hasMore === false || (oldest !== undefined && surelyBefore(oldest, since))) {
+      reachedBack = true;
+      break;
+    }
+  }
+  return { byTrxid, echoes, reachedBack };
+}
+
+/**
+ * Runs the reconcile if the store says it is a copy not yet reconciled; returns its report, or null
+ * when there was nothing to do. Resolves only once every row has been looked up and settled (it
+ * tries again every RETRY_MS while an account cannot be read), or when `stopping()` says so (then
+ * with null, the marker kept: the next start reconciles). The caller sends nothing before it resolves.
+ */
+export async function reconcileIfRestored(rt: ReconcileParts, opts: { signal?: AbortSignal; stopping?: () => boolean } = {}): Promise<RestoreReport | null> {
+  const marker = restorePending(rt.meta);
+  if (!marker) return null;
+  rt.log.warn({ restore: marker.detail, copyTakenAt: marker.copy ? new Date(marker.copy.takenAt).toISOString() : undefined },
+    'this store is a restored copy: every unsent, in-flight or in-doubt row is looked up at every account before anything is sent');
+  for (;;) {
+    if (opts.stopping?.()) return null;
+    try {
+      return await reconcileOnce(rt, marker, opts.signal);
+    } catch (err) {
+      rt.log.warn({ err: coerceError(err).message, againInMs: RETRY_MS }, 'reconcile after the restore could not finish (nothing is sent until it does); trying again');
+    }
+    try {
+      await rt.clock.sleep(RETRY_MS, opts.signal);
+    } catch {
+      return null;
+    }
+  }
+}
+
+async function reconcileOnce(rt: ReconcileParts, marker: ReconcileMarker, signal?: AbortSignal): Promise<RestoreReport> {
+  const now = rt.clock.now();
+  // Claims left half-done, then every unfinished batch under this process's lease, and the claimed
+  // ones (files claimed after the copy was taken, adopted from jobs/) loaded: their rows, with the
+  // trxids their bytes give, are looked up like the copy's own.
+  await recoverClaims(rt);
+  for (const b of rt.batches.unfinished()) {
+    if (!rt.batches.acquire(b.id, rt.owner, rt.clock.now(), LEASE_MS) && b.owner !== null && rt.ownerIsDead(b.owner)) {
+      rt.batches.takeOver(b.id, rt.owner, b.owner, rt.clock.now(), LEASE_MS);
+    }
+  }
+  for (const b of rt.batches.ownedBy(rt.owner)) {
+    if (b.state !== 'claimed') continue;
+    const outcome = await loadBatch(rt, b);
+    if (!outcome.loaded && outcome.reason === 'catalog') throw new Error(`batch ${b.id} cannot be loaded yet: ${outcome.message}`);
+  }
+  const mine = rt.batches.ownedBy(rt.owner);
+  if (mine.length < rt.batches.unfinished().length) throw new Error('another live process holds batches of this home: reconcile waits for it');
+  const rows: Row[] = mine.flatMap((b) => rt.rows.inStates(b.id, LOOKED_UP));
+  const placed = mine.reduce((n, b) => n + rt.rows.inStates(b.id, ['processing', 'unseen']).length, 0);
+
+  // How far back the ledgers must be read: before the copy was taken, and before the first send of
+  // any row looked up (an order made by a send the copy knows of, whose answer it did not record).
+  const takenAt = marker.copy?.takenAt ?? now;
+  // (A loop, not Math.min(...rows): a 100,000-row batch would overflow the call's arguments.)
+  const since = rows.reduce((m, r) => Math.min(m, r.firstSentAt ?? r.lastSentAt ?? takenAt), takenAt);
+  const sweeps = new Map<string, Sweep>();
+  if (rows.length > 0) {
+    for (const account of rt.accounts) sweeps.set(account.id, await sweep(rt, account.id, since, signal));
+  }
+
+  const settled: SettledRow[] = [];
+  const needsPerson: PersonRow[] = [];
+  let unchanged = 0;
+  const a = (): { owner: string; now: number } => ({ owner: rt.owner, now: rt.clock.now() });
+  for (const row of rows) {
+    const verdict = decide(rt, row, sweeps);
+    if (verdict.kind === 'send as is') {
+      unchanged++;
+      continue;
+    }
+    if (verdict.kind === 'person') {
+      if (rt.rows.restoredUnknown(row.batchId, row.idx, a(), `REVIEW: after a restore: ${verdict.why}`)) {
+        needsPerson.push({ batch: row.batchId, line: row.line, trxid: row.trxid, account: row.account, why: verdict.why });
+      }
+      continue;
+    }
+    const { order, account, how } = verdict;
+    const { facts } = factsFor(row, order);
+    const answer = auditCopy({ route: 'GET /history', status: 200, at: rt.clock.now(), body: order.raw });
+    const note = how === 'own trxid'
+      ? `found after a restore: order ${order.orderId} under its trxid ${row.trxid} at ${account} (made after the copy was taken)`
+      : `found after a restore: it had moved to ${account} and was bought there as ${order.trxid} (order ${order.orderId}); never sent on ${row.account} again`;
+    let ok: boolean;
+    if (how === 'own trxid') {
+      ok = rt.rows.restoredFound(row.batchId, row.idx, a(), facts, rt.clock.now() + rt.config.pollIntervalMs, note, answer);
+    } else {
+      // The move and the order in one transaction: the row is never left on the new account unsent.
+      ok = rt.db.transaction(() => moveTo(rt, row, account, order, a()) && rt.rows.restoredFound(row.batchId, row.idx, a(), facts, rt.clock.now() + rt.config.pollIntervalMs, note, answer))();
+    }
+    if (ok) settled.push({ batch: row.batchId, line: row.line, trxid: order.trxid ?? row.trxid ?? '', account, orderId: order.orderId, status: facts.status, how });
+    else throw new Error(`row ${row.batchId}:${row.line} moved on while it was settled`);
+  }
+
+  const orphans = rt.meta.getJson<RestoreReport['orphans']>(RESTORE_ORPHANS_KEY) ?? [];
+  for (const o of orphans) {
+    if (o.verdict === 'new trxids' || o.verdict === 'submitted' || o.verdict === 'changed') {
+      needsPerson.push({ batch: o.batch, line: 0, trxid: null, account: '', why: o.detail });
+    }
+  }
+  const apiOrders = rt.meta.getJson<JournalRecovery>(JOURNAL_RECOVERY_KEY) ?? null;
+  for (const f of apiOrders?.failed ?? []) needsPerson.push({ batch: '', line: 0, trxid: f.trxid, account: '', why: `API order accepted before the store was lost, not accepted again: ${f.why}` });
+  const report: RestoreReport = { at: rt.clock.now(), marker, lookedUp: rows.length, unchanged, placed, settled, needsPerson, orphans, apiOrders, file: null };
+  report.file = writeReport(rt, report);
+  // Last: the marker goes, and with it the gate. A kill before this line reconciles again.
+  rt.db.transaction(() => {
+    rt.meta.setJson(LAST_RESTORE_KEY, { ...report, settled: report.settled.length, needsPerson: report.needsPerson.length, people: report.needsPerson.slice(0, 20) });
+    rt.meta.delete(RESTORE_ORPHANS_KEY);
+    rt.meta.delete(JOURNAL_RECOVERY_KEY);
+    rt.meta.delete(RECONCILE_KEY);
+  })();
+  rt.log.warn(
+    { lookedUp: rows.length, settled: settled.length, needsPerson: needsPerson.length, unchanged, placed, report: report.file },
+    `reconciled after the restore: ${settled.length} row(s) settled from the suppliers, ${needsPerson.length} need a person, ${unchanged} go on as the copy has them; sending starts now`,
+  );
+  return report;
+}
+
+type Verdict =
+  | { kind: 'send as is' }
+  | { kind: 'person'; why: string }
+  | { kind: 'found'; order: Order & { orderId: string }; account: string; how: 'own trxid' | 'moved trxid' };
+
+/** What the suppliers say of one row. */
+function decide(rt: ReconcileParts, row: Row, sweeps: Map<string, Sweep>): Verdict {
+  if (row.trxid === null) return { kind: 'send as is' };
+  const own = sweeps.get(row.account)?.byTrxid.get(row.trxid.toLowerCase());
+  // Every trxid a move to another account would have given it there (failover.ts trxidFor: the
+  // first trxid, the account's name, a number if a file already used that).
+  const root = row.moves[0]?.trxid ?? row.trxid;
+  const elsewhere: { account: string; order: Order & { orderId: string } }[] = [];
+  const mayMove = !row.pinned && rt.accounts.length > 1;
+  const blind: string[] = [];
+  for (const acct of rt.accounts) {
+    if (acct.id === row.account) continue;
+    const s = sweeps.get(acct.id);
+    if (!s) continue;
+    const re = new RegExp(`^${escapeRe(`${root}-${acct.id}`.toLowerCase())}\\d*$`);
+    for (const [t, o] of s.byTrxid) if (re.test(t)) elsewhere.push({ account: acct.id, order: o });
+    if (mayMove && (!s.echoes || !s.reachedBack)) blind.push(`${acct.id} (${!s.echoes ? 'its history does not show trxids' : 'its history does not reach back to the copy'})`);
+  }
+  if (own && elsewhere.length > 0) {
+    return { kind: 'person', why: `bought twice already: order ${own.orderId} at ${row.account} under ${row.trxid}, and ${elsewhere.map((e) => `order ${e.order.orderId} at ${e.account} under ${e.order.trxid}`).join(', ')}` };
+  }
+  if (own) {
+    const wrong = mismatches(row, own);
+    if (wrong.length > 0) return { kind: 'person', why: `order ${own.orderId} at ${row.account} carries its trxid ${row.trxid} but is another purchase (${describeMismatches(wrong)})` };
+    return { kind: 'found', order: own, account: row.account, how: 'own trxid' };
+  }
+  if (elsewhere.length > 1) {
+    return { kind: 'person', why: `several orders carry the trxids a move gives it: ${elsewhere.map((e) => `${e.order.orderId} at ${e.account} (${e.order.trxid})`).join(', ')}` };
+  }
+  if (elsewhere.length === 1) {
+    const { account, order } = elsewhere[0]!;
+    // Compared as the moved row would be: its new trxid, and the other account's own pid.
+    const wrong = mismatches({ ...row, trxid: order.trxid ?? row.trxid, productId: null }, order);
+    if (wrong.length > 0) return { kind: 'person', why: `order ${order.orderId} at ${account} carries the trxid a move gives it (${order.trxid}) but is another purchase (${describeMismatches(wrong)})` };
+    if (!['pending', 'sending', 'verifying'].includes(row.state) || row.orderId !== null) {
+      return { kind: 'person', why: `it was bought at ${account} as ${order.trxid} (order ${order.orderId}) after the copy, and the copy has it ${row.state} at ${row.account}` };
+    }
+    return { kind: 'found', order, account, how: 'moved trxid' };
+  }
+  if (blind.length > 0) {
+    return { kind: 'person', why: `it may have moved after the copy was taken and cannot be looked up at ${blind.join(', ')}; check those accounts' orders for trxid ${root}-<account> before ordering it` };
+  }
+  return { kind: 'send as is' };
+}
+
+/** The failover move (store edge `moved`), with the trxid the other account already has the order under. */
+function moveTo(rt: ReconcileParts, row: Row, account: string, order: Order & { orderId: string }, a: { owner: string; now: number }): boolean {
+  const target = rt.accountOf(account);
+  const entry = row.slug !== null && row.packName !== null ? target.catalog.cached?.index.bySlugPack(row.slug, row.packName) : undefined;
+  const pid = order.pid ?? entry?.product.id ?? row.productId ?? '';
+  const quantity = row.quantity ?? 1;
+  const price = order.amountUsd !== undefined ? order.amountUsd / quantity : (entry?.product.price ?? row.unitPriceUsd ?? 0);
+  const trxid = order.trxid!.trim();
+  const move: RowMove = { from: row.account, trxid: row.trxid!, code: 'RESTORE', why: `found bought on ${account} as ${trxid} after a restore`, at: a.now };
+  return rt.rows.move(row.batchId, row.idx, a, {
+    fromState: row.state as 'pending' | 'sending' | 'verifying',
+    from: row.account,
+    fromTrxid: row.trxid!,
+    to: account,
+    trxid,
+    request: JSON.stringify({ ...row.request, pid, trxid }),
+    productId: pid,
+    unitPriceUsd: price,
+    expectedUsd: roundCents(price * quantity),
+    moves: JSON.stringify([...row.moves, move]),
+    note: `moved to ${account} after a restore: bought there as ${trxid}`,
+  });
+}
+
+function writeReport(rt: ReconcileParts, report: RestoreReport): string | null {
+  try {
+    mkdirSync(rt.config.reportsDir, { recursive: true, mode: 0o700 });
+    const file = join(rt.config.reportsDir, `restore-${new Date(report.at).toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z')}.json`);
+    writeFileAtomic(file, `${JSON.stringify({ ...report, file }, null, 2)}\n`);
+    return file;
+  } catch (err) {
+    rt.log.error({ err: coerceError(err).message }, 'the restore report could not be written (the log line below says the same)');
+    return null;
+  }
+}
+
+/** What `topup status` and `topup doctor` say about restores: a reconcile still due, or the last one. */
+export function restoreStatus(meta: Pick<Runtime, 'meta'>['meta']): { line: string; pending: boolean; needsPerson: number } | null {
+  const due = restorePending(meta);
+  if (due) return { line: `restore: this store is a restored copy (${due.detail}); the next start reconciles it with the suppliers before sending anything`, pending: true, needsPerson: 0 };
+  const last = meta.getJson<Omit<RestoreReport, 'settled' | 'needsPerson'> & { settled: number; needsPerson: number; people: PersonRow[] }>(LAST_RESTORE_KEY);
+  if (!last) return null;
+  const when = new Date(last.at).toISOString().replace('T', ' ').slice(0, 19);
+  const people = last.people.length > 0 ? `: ${last.people.map((p) => (p.line > 0 ? `${p.batch}:${p.line}` : p.batch || p.trxid)).join(', ')}` : '';
+  const api = last.apiOrders ? `, ${last.apiOrders.recovered.length} API order(s) recovered from the journal` : '';
+  return {
+    line: `restore: reconciled ${when} UTC (${last.marker.detail}): ${last.lookedUp} row(s) looked up, ${last.settled} settled from the suppliers${api}, ${last.needsPerson} need a person${people}${last.file ? `; report ${last.file}` : ''}`,
+    pending: false,
+    needsPerson: last.needsPerson,
+  };
+}

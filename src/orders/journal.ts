@@ -1,0 +1,128 @@
+/**
+ * The order API's journal: every accepted order (its trxid and the body it was accepted with),
+ * appended to `jobs/api-journal/<UTC day>.jsonl` and fsynced before the 202 leaves, one write and
+ * one fsync per group commit of the desk (orders/desk.ts). File batches survive the loss of the
+ * store in their jobs/ folders (claim/orphans.ts); the day's API batch has no file, so this is its
+ * file: a store deleted, or restored from a copy older than the order, is recovered from it
+ * (recoverFromJournal) at the first start after, before anything is sent. The orders come back
+ * under their own trxids: an order the supplier already has is met as a replay, not bought again
+ * (and the reconcile-first start, ops/restore-reconcile.ts, looks each one up before any send).
+ *
+ * The journal holds what a shop sent (player ids, its meta): files 0600 in a 0700 folder, kept
+ * JOURNAL_DAYS days (a backup copies them: store/backup.ts journalFiles).
+ */
+import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readFileSync, readdirSync, rmSync, writeSync } from 'node:fs';
+import { join } from 'node:path';
+import type { OrderInput, OrderDesk } from './types.js';
+import type { Runtime } from '../runtime.js';
+import { coerceError } from '../kernel/errors.js';
+
+export const JOURNAL_DIR = 'api-journal';
+/** Days of journal kept (and read back at a recovery). */
+export const JOURNAL_DAYS = 8;
+/** meta: what the last recovery from the journal did (for the restore report, status, doctor). */
+export const JOURNAL_RECOVERY_KEY = 'restore.apiOrders';
+
+export interface JournalEntry {
+  at: number;
+  trxid: string;
+  body: OrderInput;
+}
+
+export interface JournalRecovery {
+  at: number;
+  /** Orders the store did not know, accepted again under their trxids. */
+  recovered: string[];
+  /** Orders that could not be accepted again, with why (a person decides). */
+  failed: { trxid: string; why: string }[];
+}
+
+const dayOf = (ms: number): string => new Date(ms).toISOString().slice(0, 10);
+
+/** Appends the entries and fsyncs (throws what the file system throws). */
+export function appendJournal(jobsDir: string, entries: readonly JournalEntry[]): void {
+  if (entries.length === 0) return;
+  const dir = join(jobsDir, JOURNAL_DIR);
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  const byDay = new Map<string, JournalEntry[]>();
+  for (const e of entries) byDay.set(dayOf(e.at), [...(byDay.get(dayOf(e.at)) ?? []), e]);
+  for (const [day, list] of byDay) {
+    const path = join(dir, `${day}.jsonl`);
+    const created = !existsSync(path);
+    const fd = openSync(path, 'a', 0o600);
+    try {
+      writeSync(fd, list.map((e) => `${JSON.stringify(e)}\n`).join(''));
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
+    if (created) {
+      // A new file's name must be on disk too.
+      const dfd = openSync(dir, 'r');
+      try {
+        fsyncSync(dfd);
+      } finally {
+        closeSync(dfd);
+      }
+    }
+  }
+}
+
+/** The journal files kept (relative to jobs/), oldest first; older ones than JOURNAL_DAYS are removed. */
+export function journalFiles(jobsDir: string, now: number): string[] {
+  const dir = join(jobsDir, JOURNAL_DIR);
+  if (!existsSync(dir)) return [];
+  const oldest = dayOf(now - JOURNAL_DAYS * 86_400_000);
+  const out: string[] = [];
+  for (const f of readdirSync(dir).filter((f) => /^\d{4}-\d{2}-\d{2}\.jsonl$/.test(f)).sort()) {
+    if (f.slice(0, 10) < oldest) rmSync(join(dir, f), { force: true });
+    else out.push(join(JOURNAL_DIR, f));
+  }
+  return out;
+}
+
+/** Every entry of the kept days; a torn last line (a kill mid-append, before its fsync: never answered 202) is skipped. */
+export function readJournal(jobsDir: string, now: number): JournalEntry[] {
+  const out: JournalEntry[] = [];
+  for (const rel of journalFiles(jobsDir, now)) {
+    for (const line of readFileSync(join(jobsDir, rel), 'utf8').split('\n')) {
+      if (line.trim() === '') continue;
+      try {
+        const e = JSON.parse(line) as JournalEntry;
+        if (typeof e.trxid === 'string' && e.body && typeof e.body === 'object') out.push(e);
+      } catch {
+        // torn: its order got no 202
+      }
+    }
+  }
+  return out;
+}
+
+/**
+ * Accepts again every journalled order the store does not know (deleted, or restored from an
+ * older copy), under its own trxid and with `queue: true` (it was accepted once: it waits for
+ * balance rather than being refused now). Called before the runner starts: nothing is sent here,
+ * and the reconcile-first start looks each recovered order up at the supplier before any send.
+ */
+export async function recoverFromJournal(rt: Pick<Runtime, 'clock' | 'config' | 'log' | 'meta' | 'rows'>, desk: Pick<OrderDesk, 'accept'>): Promise<JournalRecovery | null> {
+  const entries = readJournal(rt.config.jobsDir, rt.clock.now());
+  const missing = new Map<string, JournalEntry>();
+  for (const e of entries) if (rt.rows.byTrxid(e.trxid) === undefined && !missing.has(e.trxid.toLowerCase())) missing.set(e.trxid.toLowerCase(), e);
+  if (missing.size === 0) return null;
+  const rec: JournalRecovery = { at: rt.clock.now(), recovered: [], failed: [] };
+  for (const e of missing.values()) {
+    try {
+      const o = await desk.accept({ ...e.body, queue: true });
+      if (o.kind === 'accepted' || o.kind === 'same') rec.recovered.push(e.trxid);
+      else rec.failed.push({ trxid: e.trxid, why: `${o.code}: ${o.detail}` });
+    } catch (err) {
+      rec.failed.push({ trxid: e.trxid, why: coerceError(err).message });
+    }
+  }
+  rt.meta.setJson(JOURNAL_RECOVERY_KEY, rec);
+  rt.log.warn(
+    { recovered: rec.recovered.length, failed: rec.failed.length, first: rec.recovered[0] },
+    `the store did not know ${missing.size} API order(s) accepted earlier (journal in jobs/${JOURNAL_DIR}/): ${rec.recovered.length} accepted again under their trxids, ${rec.failed.length} need a person`,
+  );
+  return rec;
+}

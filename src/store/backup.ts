@@ -1,0 +1,451 @@
+/**
+ * Backups of the store (docs/backup.md): an online, consistent copy taken while the daemon runs,
+ * verified on the copy, together with the job files the store still needs, written whole or not
+ * at all.
+ *
+ * A backup is a folder `topup-backup-<UTC time>-<id>/` holding:
+ *   topup.db       the copy (SQLite's online backup API through better-sqlite3: a consistent
+ *                  snapshot of the store as of one transaction, whatever the daemon writes meanwhile)
+ *   jobs/<batch>/  the claimed files of the batches not finished at that moment (a restore onto a
+ *                  new disk can finish them from their bytes: their trxids derive from those bytes)
+ *   manifest.json  what it holds, with the copy's SHA-256, checked again by `topup restore`
+ * It is built under a hidden temporary name in the same folder and renamed when complete (a kill
+ * mid-backup leaves a `.tmp-…` folder the next backup removes, never a half backup with a final
+ * name). Every file is 0600 and every folder 0700: the copy holds delivered codes.
+ *
+ * Every copy carries its marker inside (meta `backup.copy` and `restore.reconcile`), written into
+ * the copy, never into the live store. So a copy is always recognisable as a copy, however it comes
+ * back: restored by `topup restore`, or its topup.db dropped into jobs/ by hand. A store whose meta
+ * holds `restore.reconcile` makes the first runner reconcile before it sends anything
+ * (ops/restore-reconcile.ts).
+ *
+ * A copy of the database made by other means (a file copy of a stopped home's topup.db) carries no
+ * marker; it is recognised by the store generation instead: the daemon counts a generation in the
+ * store and writes the same number beside it, outside jobs/ (`<home>/.topup-store-mark`). A store
+ * older than the mark says is a copy brought back (storeIsBehindMark).
+ */
+import Database from 'better-sqlite3';
+import { createHash, randomBytes } from 'node:crypto';
+import { hostname } from 'node:os';
+import {
+  closeSync, copyFileSync, existsSync, fsyncSync, mkdirSync, openSync, readFileSync, readdirSync, renameSync, rmSync, statSync, writeSync, chmodSync, lstatSync,
+} from 'node:fs';
+import { basename, dirname, join, relative, resolve } from 'node:path';
+import { MIGRATIONS } from './migrations.js';
+import type { Db } from './db.js';
+import type { MetaStore } from './meta.js';
+import { ErrorCode, TopupError } from '../kernel/errors.js';
+
+/** In a copy: what it is a copy of, and when it was taken. Never in a live store that was not restored. */
+export const COPY_KEY = 'backup.copy';
+/** In a store: "a copy, not yet reconciled": the first runner looks every open row up before it sends. */
+export const RECONCILE_KEY = 'restore.reconcile';
+/** In the live store: the last backup that was taken and verified (BackupRecord). */
+export const LAST_BACKUP_KEY = 'backup.last';
+/** In the live store: the last backup attempt, good or not ({at, ok, error?}). */
+export const LAST_ATTEMPT_KEY = 'backup.lastAttempt';
+/** The store's generation (a counter the daemon raises) and its identity, mirrored in the mark file. */
+export const GENERATION_KEY = 'store.generation';
+export const STORE_ID_KEY = 'store.id';
+/** The mark file, in the home (outside jobs/, so restoring jobs/ alone does not take it back too). */
+export const MARK_FILE = '.topup-store-mark';
+
+export const BACKUP_PREFIX = 'topup-backup-';
+const MANIFEST = 'manifest.json';
+const FORMAT = 'topup-backup/1';
+
+export interface CopyMarker {
+  /** The backup's id (its folder name's last part). */
+  id: string;
+  /** Wall ms at which the copy was taken (the snapshot is at most this old). */
+  takenAt: number;
+  schema: number;
+  host: string;
+  /** The home it was taken from. */
+  home: string;
+}
+
+/** Why a store must be reconciled before it sends (meta RECONCILE_KEY). */
+export interface ReconcileMarker {
+  /** 'backup': a copy taken by topup backup; 'mark': the store is older than the home's mark file says. */
+  kind: 'backup' | 'mark';
+  copy: CopyMarker | null;
+  restoredAt: number | null;
+  /** The backup restored (topup restore), when known. */
+  from: string | null;
+  detail: string;
+}
+
+export interface BackupRecord {
+  id: string;
+  path: string;
+  takenAt: number;
+  bytes: number;
+  schema: number;
+  /** Batch folders of jobs/ copied with it. */
+  batches: string[];
+  ms: number;
+}
+
+export interface BackupManifest {
+  format: string;
+  id: string;
+  takenAt: number;
+  schema: number;
+  integrity: 'ok';
+  host: string;
+  home: string;
+  db: { file: string; bytes: number; sha256: string };
+  jobs: { batch: string; files: string[] }[];
+  journal: string[];
+}
+
+/** The schema version a store file says it has. */
+function schemaOf(db: Database.Database): number {
+  const r = db.prepare('SELECT version FROM schema_version').get() as { version: number } | undefined;
+  return r?.version ?? 0;
+}
+
+function integrityOf(db: Database.Database): string {
+  return (db.pragma('integrity_check') as { integrity_check: string }[]).map((r) => r.integrity_check).join('; ');
+}
+
+function fsyncPath(path: string): void {
+  const fd = openSync(path, 'r');
+  try {
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+function sha256File(path: string): string {
+  return createHash('sha256').update(readFileSync(path)).digest('hex');
+}
+
+/** Writes `content` to `path` (0600), fsynced: for files inside a folder that is renamed into place afterwards. */
+function writeSynced(path: string, content: string): void {
+  const fd = openSync(path, 'wx', 0o600);
+  try {
+    writeSync(fd, content);
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** A UTC time as it reads in a folder name: 20261127T173448Z. */
+function stamp(ms: number): string {
+  return new Date(ms).toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z');
+}
+
+export interface BackupSource {
+  db: Db;
+  home: string;
+  jobsDir: string;
+  /** Batch folders the store still needs (unfinished batches), relative to jobsDir. */
+  unfinishedBatches: () => string[];
+  /** Files under jobsDir kept for a restore besides the batches' (the order API's journal). */
+  journalFiles?: () => string[];
+  now: () => number;
+}
+
+/**
+ * Takes a backup into `toDir` (created 0700 if need be) and verifies it. Resolves with its record;
+ * rejects with a TopupError (code backup) when the copy cannot be made or does not verify, leaving
+ * no folder with a final name behind.
+ */
+export async function takeBackup(src: BackupSource, toDir: string): Promise<BackupRecord> {
+  const started = performance.now();
+  const takenAt = src.now();
+  const id = randomBytes(3).toString('hex');
+  const name = `${BACKUP_PREFIX}${stamp(takenAt)}-${id}`;
+  const dir = resolve(toDir);
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  removeStaleTemps(dir);
+  const tmp = join(dir, `.tmp-${name}`);
+  mkdirSync(tmp, { mode: 0o700 });
+  try {
+    const copyPath = join(tmp, 'topup.db');
+    // The online backup API copies the store page by page as of one consistent snapshot; the
+    // daemon goes on writing meanwhile (better-sqlite3 steps it between turns of the event loop).
+    await src.db.backup(copyPath);
+    chmodSync(copyPath, 0o600);
+    const schema = verifyAndMark(copyPath, { id, takenAt, schema: MIGRATIONS.length, host: hostname(), home: src.home });
+    // The files the store still needs: those of batches not finished when the copy was taken.
+    const jobs: BackupManifest['jobs'] = [];
+    for (const batch of src.unfinishedBatches()) {
+      const from = join(src.jobsDir, batch);
+      if (!existsSync(from) || !statSync(from).isDirectory()) continue;
+      const files = copyTree(from, join(tmp, 'jobs', batch));
+      jobs.push({ batch, files });
+    }
+    const journal: string[] = [];
+    for (const rel of src.journalFiles?.() ?? []) {
+      const from = join(src.jobsDir, rel);
+      if (!existsSync(from)) continue;
+      const to = join(tmp, 'jobs', rel);
+      mkdirSync(dirname(to), { recursive: true, mode: 0o700 });
+      copyFileSync(from, to);
+      chmodSync(to, 0o600);
+      fsyncPath(to);
+      journal.push(rel);
+    }
+    const bytes = statSync(copyPath).size;
+    const manifest: BackupManifest = {
+      format: FORMAT, id, takenAt, schema, integrity: 'ok', host: hostname(), home: src.home,
+      db: { file: 'topup.db', bytes, sha256: sha256File(copyPath) }, jobs, journal,
+    };
+    writeSynced(join(tmp, MANIFEST), `${JSON.stringify(manifest, null, 2)}\n`);
+    fsyncPath(tmp);
+    const final = join(dir, name);
+    renameSync(tmp, final);
+    fsyncPath(dir);
+    return { id, path: final, takenAt, bytes, schema, batches: jobs.map((j) => j.batch), ms: Math.round(performance.now() - started) };
+  } catch (err) {
+    rmSync(tmp, { recursive: true, force: true });
+    if (err instanceof TopupError) throw err;
+    throw new TopupError(ErrorCode.Backup, `backup into ${dir} failed: ${(err as Error).message}`);
+  }
+}
+
+/**
+ * Checks the copy (integrity_check, a schema this build knows), then writes its marker into it and
+ * makes it one self-contained file (journal_mode DELETE: no -wal beside it). Returns its schema.
+ */
+function verifyAndMark(copyPath: string, marker: CopyMarker): number {
+  const copy = new Database(copyPath);
+  try {
+    const integrity = integrityOf(copy);
+    if (integrity !== 'ok') throw new TopupError(ErrorCode.Backup, `the copy failed its integrity check: ${integrity}`);
+    const schema = schemaOf(copy);
+    if (schema < 1 || schema > MIGRATIONS.length) throw new TopupError(ErrorCode.Backup, `the copy has schema ${schema}, this build knows 1 to ${MIGRATIONS.length}`);
+    const reconcile: ReconcileMarker = { kind: 'backup', copy: { ...marker, schema }, restoredAt: null, from: null, detail: `a copy taken by topup backup at ${new Date(marker.takenAt).toISOString()}` };
+    const set = copy.prepare('INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value');
+    copy.transaction(() => {
+      set.run(COPY_KEY, JSON.stringify({ ...marker, schema }));
+      set.run(RECONCILE_KEY, JSON.stringify(reconcile));
+      // The live store's presence and leases say nothing about the copy's future: a restored copy
+      // must not look as if a daemon held it.
+      copy.prepare(`DELETE FROM meta WHERE key = 'daemon.presence'`).run();
+      // Nor hold its batches: whoever starts on the copy takes them at once (the trigger
+      // batches_taken_over then puts their rows that were on their way in doubt, owed a resend).
+      copy.prepare('UPDATE batches SET owner = NULL, lease_until = 0 WHERE owner IS NOT NULL').run();
+    })();
+    copy.pragma('journal_mode = DELETE');
+    return schema;
+  } finally {
+    copy.close();
+  }
+}
+
+/** Copies a folder's regular files (one level of subfolders is enough for a batch folder), 0600/0700, fsynced. */
+function copyTree(from: string, to: string): string[] {
+  mkdirSync(to, { recursive: true, mode: 0o700 });
+  const out: string[] = [];
+  const walk = (f: string, t: string): void => {
+    for (const e of readdirSync(f, { withFileTypes: true })) {
+      const src = join(f, e.name);
+      const dst = join(t, e.name);
+      if (e.isDirectory()) {
+        mkdirSync(dst, { recursive: true, mode: 0o700 });
+        walk(src, dst);
+      } else if (e.isFile()) {
+        copyFileSync(src, dst);
+        chmodSync(dst, 0o600);
+        fsyncPath(dst);
+        out.push(relative(to, dst));
+      }
+    }
+  };
+  walk(from, to);
+  return out;
+}
+
+/** Temporary folders of backups that were killed half-way. */
+function removeStaleTemps(dir: string): void {
+  for (const e of readdirSync(dir)) if (e.startsWith(`.tmp-${BACKUP_PREFIX}`)) rmSync(join(dir, e), { recursive: true, force: true });
+}
+
+/** Backups in `dir`, oldest first (their names sort by time). */
+export function listBackups(dir: string): string[] {
+  if (!existsSync(dir)) return [];
+  return readdirSync(dir)
+    .filter((e) => e.startsWith(BACKUP_PREFIX) && existsSync(join(dir, e, MANIFEST)))
+    .sort()
+    .map((e) => join(dir, e));
+}
+
+/** Keeps the newest `keep` backups in `dir`; returns the ones removed. */
+export function pruneBackups(dir: string, keep: number): string[] {
+  const all = listBackups(dir);
+  const gone = all.slice(0, Math.max(0, all.length - keep));
+  for (const path of gone) rmSync(path, { recursive: true, force: true });
+  return gone;
+}
+
+export interface VerifiedBackup {
+  path: string;
+  dbFile: string;
+  manifest: BackupManifest;
+}
+
+/**
+ * Opens a backup (its folder, its manifest or its topup.db) and checks it whole: the manifest, the
+ * copy's SHA-256, integrity_check, a schema this build knows, the copy marker. Throws a TopupError
+ * (code backup) naming what is wrong.
+ */
+export function verifyBackup(given: string): VerifiedBackup {
+  const abs = resolve(given);
+  if (!existsSync(abs)) throw new TopupError(ErrorCode.Backup, `no backup at ${abs}`);
+  const path = lstatSync(abs).isDirectory() ? abs : dirname(abs);
+  const mf = join(path, MANIFEST);
+  if (!existsSync(mf)) throw new TopupError(ErrorCode.Backup, `${path} holds no ${MANIFEST}: not a backup taken by topup backup`);
+  let manifest: BackupManifest;
+  try {
+    manifest = JSON.parse(readFileSync(mf, 'utf8')) as BackupManifest;
+  } catch (err) {
+    throw new TopupError(ErrorCode.Backup, `${mf} cannot be read: ${(err as Error).message}`);
+  }
+  if (manifest.format !== FORMAT) throw new TopupError(ErrorCode.Backup, `${mf}: format "${String(manifest.format)}" is not ${FORMAT}`);
+  const dbFile = join(path, basename(manifest.db.file));
+  if (!existsSync(dbFile)) throw new TopupError(ErrorCode.Backup, `${dbFile} is missing`);
+  const sum = sha256File(dbFile);
+  if (sum !== manifest.db.sha256) throw new TopupError(ErrorCode.Backup, `${dbFile} is not the file the backup wrote (SHA-256 ${sum}, the manifest says ${manifest.db.sha256})`);
+  const copy = new Database(dbFile, { readonly: true, fileMustExist: true });
+  try {
+    const integrity = integrityOf(copy);
+    if (integrity !== 'ok') throw new TopupError(ErrorCode.Backup, `${dbFile} failed its integrity check: ${integrity}`);
+    const schema = schemaOf(copy);
+    if (schema > MIGRATIONS.length) throw new TopupError(ErrorCode.Backup, `${dbFile} was written by a newer topup-runner (schema ${schema}, this build knows ${MIGRATIONS.length})`);
+    const marker = copy.prepare('SELECT value FROM meta WHERE key = ?').get(RECONCILE_KEY) as { value: string } | undefined;
+    if (!marker) throw new TopupError(ErrorCode.Backup, `${dbFile} carries no copy marker: not a copy taken by topup backup`);
+  } finally {
+    copy.close();
+  }
+  return { path, dbFile, manifest };
+}
+
+export interface RestoreOutcome {
+  backup: VerifiedBackup;
+  /** Where the store that was replaced was kept (null: the home had none). */
+  keptAs: string | null;
+  /** Batch folders copied into jobs/ (those the home did not have). */
+  batches: string[];
+  journal: string[];
+}
+
+/**
+ * Puts a verified backup in place of the home's store: the store there (if any) is kept beside it
+ * as topup.db.replaced-<time> with its -wal and -shm, the copy is written as a temporary file and
+ * renamed over topup.db, then the batch folders the home lacks are copied into jobs/ (a folder
+ * that survived is the same batch or newer: kept). The caller has made sure no daemon runs here.
+ */
+export function restoreBackup(backup: VerifiedBackup, target: { home: string; dbPath: string; jobsDir: string; now: number }): RestoreOutcome {
+  const { dbPath, jobsDir, now } = target;
+  mkdirSync(jobsDir, { recursive: true, mode: 0o700 });
+  let keptAs: string | null = null;
+  if (existsSync(dbPath)) {
+    keptAs = `${dbPath}.replaced-${stamp(now)}`;
+    for (const suffix of ['', '-wal', '-shm']) if (existsSync(dbPath + suffix)) renameSync(dbPath + suffix, keptAs + suffix);
+  } else {
+    for (const suffix of ['-wal', '-shm']) rmSync(dbPath + suffix, { force: true });
+  }
+  const tmp = `${dbPath}.restoring`;
+  rmSync(tmp, { force: true });
+  copyFileSync(backup.dbFile, tmp);
+  chmodSync(tmp, 0o600);
+  const copy = new Database(tmp);
+  try {
+    const prev = copy.prepare('SELECT value FROM meta WHERE key = ?').get(RECONCILE_KEY) as { value: string } | undefined;
+    const marker: ReconcileMarker = {
+      ...(prev ? (JSON.parse(prev.value) as ReconcileMarker) : { kind: 'backup', copy: null, detail: 'a copy taken by topup backup' }),
+      restoredAt: now,
+      from: backup.path,
+    };
+    copy.prepare('INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value').run(RECONCILE_KEY, JSON.stringify(marker));
+    // Result files are named by absolute path: restored into another home (a new machine, another
+    // folder), a batch's result goes to this home's outbox, not to the lost one's.
+    const from = resolve(backup.manifest.home);
+    const to = resolve(target.home);
+    if (from !== to) {
+      copy.prepare(`UPDATE batches SET result_file = ? || substr(result_file, ?) WHERE substr(result_file, 1, ?) = ?`).run(to, from.length + 1, from.length + 1, `${from}/`);
+    }
+  } finally {
+    copy.close();
+  }
+  fsyncPath(tmp);
+  renameSync(tmp, dbPath);
+  fsyncPath(dirname(dbPath));
+  const batches: string[] = [];
+  for (const j of backup.manifest.jobs) {
+    const to = join(jobsDir, j.batch);
+    if (existsSync(to)) continue;
+    copyTree(join(backup.path, 'jobs', j.batch), to);
+    batches.push(j.batch);
+  }
+  const journal: string[] = [];
+  for (const rel of backup.manifest.journal ?? []) {
+    const to = join(jobsDir, rel);
+    if (existsSync(to)) continue;
+    mkdirSync(dirname(to), { recursive: true, mode: 0o700 });
+    copyFileSync(join(backup.path, 'jobs', rel), to);
+    chmodSync(to, 0o600);
+    journal.push(rel);
+  }
+  fsyncPath(jobsDir);
+  return { backup, keptAs, batches, journal };
+}
+
+// ───────────────────────────── the store generation ─────────────────────────────
+
+interface Mark {
+  storeId: string;
+  generation: number;
+}
+
+function readMark(home: string): Mark | null {
+  try {
+    const m = JSON.parse(readFileSync(join(home, MARK_FILE), 'utf8')) as Mark;
+    return typeof m.storeId === 'string' && Number.isInteger(m.generation) ? m : null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Is this store older than the home's mark file says (a copy of it brought back), or another store
+ * than the one the home had (the database deleted, or replaced by a copy from elsewhere)? Returns
+ * why, or null. Read before the daemon raises the generation (markGeneration).
+ */
+export function storeIsBehindMark(meta: MetaStore, home: string): string | null {
+  const mark = readMark(home);
+  if (!mark) return null;
+  const id = meta.get(STORE_ID_KEY);
+  const generation = Number(meta.get(GENERATION_KEY) ?? '0');
+  if (id === undefined) return `the store is new, but this home had another (generation ${mark.generation}): the database was deleted or lost`;
+  if (id !== mark.storeId) return `the store is not the one this home last ran (store ${id}, the home's mark names ${mark.storeId})`;
+  if (generation < mark.generation) return `the store is an older copy (generation ${generation}, the home's mark says ${mark.generation})`;
+  return null;
+}
+
+/**
+ * Raises the store's generation and writes the mark file beside it: the store first, then the file.
+ * A kill between the two leaves the store ahead of the mark (never mistaken for a copy); the mark
+ * is written whole (a temporary file renamed) or not at all.
+ */
+export function markGeneration(meta: MetaStore, home: string, newId: () => string): void {
+  const mark = readMark(home);
+  let id = meta.get(STORE_ID_KEY);
+  if (id === undefined) {
+    id = newId();
+    meta.set(STORE_ID_KEY, id);
+  }
+  const generation = Math.max(Number(meta.get(GENERATION_KEY) ?? '0'), mark?.storeId === id ? mark.generation : 0) + 1;
+  meta.set(GENERATION_KEY, String(generation));
+  const path = join(home, MARK_FILE);
+  const tmp = `${path}.${process.pid}.tmp`;
+  rmSync(tmp, { force: true });
+  writeSynced(tmp, `${JSON.stringify({ storeId: id, generation } satisfies Mark)}\n`);
+  renameSync(tmp, path);
+}
