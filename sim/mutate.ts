@@ -1,7 +1,7 @@
 /**
- * `npm run mutate:sim -- [--sample N] [--sample-seed K] [--per-file K] [--seed S] [--schedules B]
- *   [--workers W] [--files a.ts,b.ts:10-40] [--mutant ID,…] [--hang-ms MS] [--max-minutes M]
- *   [--out DIR] [--list] [--no-typecheck] [--keep]`
+ * `npm run mutate:sim -- [--sample N|all] [--sample-seed K] [--per-file K] [--seed S] [--schedules B]
+ *   [--workers W] [--files a.ts,b.ts:10-40] [--mutant ID,…] [--hang-ms MS] [--mutant-minutes M]
+ *   [--max-minutes M] [--out DIR] [--list] [--draw-only] [--no-typecheck] [--keep]`
  *
  * Mutation testing with the simulator as the only test (issue 29 §4): how much of the money path's
  * behaviour would the simulator notice if it were wrong?
@@ -123,6 +123,8 @@ interface Args {
   maxMinutes: number;
   out: string;
   list: boolean;
+  /** Draw the sample (and run its compile check, cached), print it, run nothing. */
+  drawOnly: boolean;
   typecheck: boolean;
   keep: boolean;
 }
@@ -152,6 +154,7 @@ export function parseArgs(argv: string[]): Args {
     maxMinutes: num('max-minutes', 0),
     out: get('out') ?? join(ROOT, 'reports', 'mutation-sim'),
     list: argv.includes('--list'),
+    drawOnly: argv.includes('--draw-only'),
     typecheck: !argv.includes('--no-typecheck'),
     keep: argv.includes('--keep'),
   };
@@ -195,8 +198,9 @@ function short(code: string, max = 70): string {
  * The scratch tree with the money-path files (and `extra`) instrumented. Returns its path and
  * every mutant, numbered as the instrumenter numbers them (in MONEY_PATH's order, then `extra`).
  */
-export async function instrumentTree(extra: string[] = []): Promise<{ dir: string; mutants: MutantInfo[]; specs: FileSpec[] }> {
-  const specs = [...MONEY_PATH, ...extra.filter((e) => !MONEY_PATH.includes(e))].map(parseFileSpec);
+export async function instrumentTree(extra: string[] = [], only?: string[]): Promise<{ dir: string; mutants: MutantInfo[]; specs: FileSpec[] }> {
+  // `only` (the tool's own test): just these files, numbered from 0 (ids then differ from a full run's).
+  const specs = (only ?? [...MONEY_PATH, ...extra.filter((e) => !MONEY_PATH.includes(e))]).map(parseFileSpec);
   const dir = mkdtempSync(join(tmpdir(), 'topup-mutate-'));
   for (const part of ['src', 'sim', 'test/fixtures', 'package.json', 'tsconfig.json']) cpSync(join(ROOT, part), join(dir, part), { recursive: true });
   symlinkSync(join(ROOT, 'node_modules'), join(dir, 'node_modules'));
@@ -254,26 +258,37 @@ function shuffled<T>(xs: T[], rand: () => number): T[] {
 
 /**
  * A seeded sample of n: `perFile` from every file first (so each file has a score), then the rest
- * uniformly from what is left. Returned in id order.
+ * uniformly from what is left. `accept` (the compile check) is asked of each candidate in the
+ * drawn order; one it refuses is not counted in n (a sample of n mutants that compile) and is
+ * returned in `refused`. Returned in id order.
  */
-export function drawSample(mutants: MutantInfo[], n: number, seed: number, perFile: number): MutantInfo[] {
+export function drawSample(mutants: MutantInfo[], n: number, seed: number, perFile: number, accept: (m: MutantInfo) => boolean = () => true): { sample: MutantInfo[]; refused: MutantInfo[] } {
   const rand = prng(seed);
   const pool = shuffled(mutants, rand);
   const taken = new Set<MutantInfo>();
+  const seen = new Set<MutantInfo>();
+  const refused: MutantInfo[] = [];
   const perFileCount = new Map<string, number>();
-  for (const m of pool) {
-    if (taken.size >= n) break;
-    const c = perFileCount.get(m.file) ?? 0;
-    if (c < perFile) {
-      taken.add(m);
-      perFileCount.set(m.file, c + 1);
+  const consider = (m: MutantInfo): void => {
+    if (seen.has(m)) return;
+    seen.add(m);
+    if (!accept(m)) {
+      refused.push(m);
+      return;
     }
+    taken.add(m);
+    perFileCount.set(m.file, (perFileCount.get(m.file) ?? 0) + 1);
+  };
+  for (const m of pool) {
+    if (taken.size >= n) break;
+    if ((perFileCount.get(m.file) ?? 0) < perFile) consider(m);
   }
   for (const m of pool) {
     if (taken.size >= n) break;
-    taken.add(m);
+    consider(m);
   }
-  return [...taken].sort((a, b) => Number(a.id) - Number(b.id));
+  const byId = (a: MutantInfo, b: MutantInfo): number => Number(a.id) - Number(b.id);
+  return { sample: [...taken].sort(byId), refused: refused.sort(byId) };
 }
 
 interface Coverage {
@@ -525,24 +540,42 @@ async function main(): Promise<void> {
       for (const m of mutants.filter(inFiles)) process.stdout.write(`${m.id}\t${m.file}:${m.line}:${m.column}\t${m.mutator}\t${short(m.original)} → ${short(m.replacement)}${m.ignored ? `\t(disabled: ${m.ignored})` : ''}\n`);
       return;
     }
-    const chosen = a.mutants
-      ? live.filter((m) => a.mutants!.some((sel) => matches(m, sel)))
-      : a.sample === 'all'
-        ? live.filter(inFiles)
-        : drawSample(live.filter(inFiles), a.sample, a.sampleSeed, a.perFile);
-    if (chosen.length === 0) throw new Error('no mutant selected (see --list)');
     const results: MutantResult[] = [];
-    let toRun = chosen;
-    if (a.typecheck) {
-      const t = performance.now();
-      const checker = new MutantTypeChecker(ROOT);
-      toRun = [];
-      for (const m of chosen) {
-        const errors = checker.check({ file: m.file, start: m.span.start, end: m.span.end, replacement: m.replacement });
-        if (errors.length > 0) results.push({ mutant: m, verdict: 'compile error', covering: 0, isStatic: false, ran: 0, detail: errors[0]!, ms: 0 });
-        else toRun.push(m);
-      }
-      process.stderr.write(`compile check: ${chosen.length - toRun.length} of ${chosen.length} do not type-check (${((performance.now() - t) / 1000).toFixed(1)} s)\n`);
+    const t = performance.now();
+    const checker = a.typecheck ? new MutantTypeChecker(ROOT) : null;
+    const compileErrors = new Map<MutantInfo, string>();
+    // The compile check's verdicts, kept in DIR by the file's text, the span and the replacement
+    // (a language service check takes a second or more on a busy machine).
+    const cacheFile = join(a.out, 'compile-cache.json');
+    const compileCache: Record<string, string[]> = existsSync(cacheFile) ? (JSON.parse(readFileSync(cacheFile, 'utf8')) as Record<string, string[]>) : {};
+    const fileHash = new Map<string, string>();
+    const compiles = (m: MutantInfo): boolean => {
+      if (!checker) return true;
+      if (!fileHash.has(m.file)) fileHash.set(m.file, createHash('sha256').update(readFileSync(join(ROOT, m.file))).digest('hex').slice(0, 16));
+      const key = `${m.file}@${fileHash.get(m.file)}:${JSON.stringify(m.span)}:${m.replacement}`;
+      const errors = (compileCache[key] ??= checker.check({ file: m.file, start: m.span.start, end: m.span.end, replacement: m.replacement }));
+      if (errors.length > 0) compileErrors.set(m, errors[0]!);
+      return errors.length === 0;
+    };
+    let toRun: MutantInfo[];
+    let refused: MutantInfo[];
+    if (a.mutants || a.sample === 'all') {
+      const chosen = a.mutants ? live.filter((m) => a.mutants!.some((sel) => matches(m, sel))) : live.filter(inFiles);
+      toRun = chosen.filter(compiles);
+      refused = chosen.filter((m) => !toRun.includes(m));
+    } else {
+      ({ sample: toRun, refused } = drawSample(live.filter(inFiles), a.sample, a.sampleSeed, a.perFile, compiles));
+    }
+    for (const m of refused) results.push({ mutant: m, verdict: 'compile error', covering: 0, isStatic: false, ran: 0, detail: compileErrors.get(m) ?? '', ms: 0 });
+    if (toRun.length === 0) throw new Error('no mutant selected that compiles (see --list)');
+    if (checker) {
+      mkdirSync(a.out, { recursive: true });
+      writeFileSync(cacheFile, JSON.stringify(compileCache));
+      process.stderr.write(`compile check: ${refused.length} of ${refused.length + toRun.length} mutants drawn do not type-check; ${toRun.length} to run (${((performance.now() - t) / 1000).toFixed(1)} s)\n`);
+    }
+    if (a.drawOnly) {
+      for (const m of toRun) process.stdout.write(`${m.id}\t${m.file}:${m.line}:${m.column}\t${m.mutator}\t${short(m.original)} → ${short(m.replacement)}\n`);
+      return;
     }
     const files = specs.map((s) => s.file);
     const cov = await baseline(dir, files, a.seed, a.schedules, a.out, a.hangMs, a.workers);
@@ -574,7 +607,7 @@ async function main(): Promise<void> {
       command: `npm run mutate:sim -- ${process.argv.slice(2).join(' ')}`.trim(),
       seed: a.seed,
       schedules: a.schedules,
-      sample: a.mutants ? `mutants ${a.mutants.join(',')}` : `${chosen.length} of ${live.filter(inFiles).length} (sample seed ${a.sampleSeed}, ${a.perFile} per file first)`,
+      sample: a.mutants ? `mutants ${a.mutants.join(',')}` : `${toRun.length} that compile of ${live.filter(inFiles).length} (sample seed ${a.sampleSeed}, ${a.perFile} per file first; ${refused.length} drawn that do not compile)`,
       workers: a.workers,
       wall: `${(wallMs / 60_000).toFixed(1)} min`,
     };
