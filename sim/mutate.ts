@@ -307,7 +307,7 @@ interface ChildOutcome {
 }
 
 /** Runs sim/mutate-child.ts in the scratch tree; a schedule that takes longer than `hangMs` ends it. */
-function runChild(dir: string, args: string[], env: Record<string, string>, hangMs: number, onProgress?: (n: number) => void): Promise<ChildOutcome> {
+function runChild(dir: string, args: string[], env: Record<string, string>, hangMs: number | ((done: number) => number), onProgress?: (n: number) => void): Promise<ChildOutcome> {
   return new Promise((resolve) => {
     const child = spawn(process.execPath, ['--max-old-space-size=1536', '--import', 'tsx', join(dir, 'sim', 'mutate-child.ts'), ...args], {
       cwd: dir,
@@ -319,10 +319,13 @@ function runChild(dir: string, args: string[], env: Record<string, string>, hang
     let timer: NodeJS.Timeout | undefined;
     const arm = (): void => {
       clearTimeout(timer);
-      timer = setTimeout(() => {
-        out.hung = true;
-        child.kill('SIGKILL');
-      }, hangMs);
+      timer = setTimeout(
+        () => {
+          out.hung = true;
+          child.kill('SIGKILL');
+        },
+        typeof hangMs === 'number' ? hangMs : hangMs(out.progressed),
+      );
     };
     arm();
     child.stdout.on('data', (d: Buffer) => {
@@ -429,7 +432,10 @@ export async function runMutant(dir: string, files: string[], m: MutantInfo, cov
   const only = join(dir, `only-${m.id}.json`);
   writeFileSync(only, JSON.stringify(order));
   const args = ['--seed', String(a.seed), '--schedules', String(a.schedules), '--files', files.join(','), '--only', only, ...(isStatic ? ['--static'] : []), '--cap-ms', String(a.mutantMinutes * 60_000)];
-  const out = await runChild(dir, args, { __STRYKER_ACTIVE_MUTANT__: m.id }, a.hangMs);
+  // The next schedule's limit: --hang-ms, or five times what it took in the baseline if more (on a
+  // busy machine a long schedule is not a hang). Loading the modules counts as the first's.
+  const limit = (done: number): number => Math.max(a.hangMs, 5 * (cov.times[order[Math.min(done, order.length - 1)]!] ?? 0));
+  const out = await runChild(dir, args, { __STRYKER_ACTIVE_MUTANT__: m.id }, limit);
   rmSync(only, { force: true });
   const ms = performance.now() - t0;
   if (!out.loaded) {
@@ -441,7 +447,7 @@ export async function runMutant(dir: string, files: string[], m: MutantInfo, cov
     if (r.verdict === 'survived') return { ...base, verdict: 'survived', ran: r.ran ?? order.length, ...(r.cut ? { detail: `time cap: ${r.ran} of ${order.length} schedules run` } : {}), ms };
     return { ...base, verdict: r.verdict === 'unconfirmed' ? 'unconfirmed' : 'killed', ran: r.ran ?? 0, schedule: r.schedule!, detail: r.violations?.[0]?.slice(0, 400), ms };
   }
-  if (out.hung) return { ...base, verdict: 'timeout', ran: out.progressed, detail: `a schedule ran longer than ${a.hangMs} ms`, ms };
+  if (out.hung) return { ...base, verdict: 'timeout', ran: out.progressed, detail: `schedule ${order[out.progressed]} ran longer than ${limit(out.progressed)} ms (${cov.times[order[out.progressed]!] ?? '?'} ms in the baseline)`, ms };
   return { ...base, verdict: 'crashed', ran: out.progressed, detail: `the simulator's process died (exit ${out.code}): ${out.stderr.split('\n').find((l) => /Error/.test(l))?.slice(0, 300) ?? out.stderr.slice(-300)}`, ms };
 }
 
