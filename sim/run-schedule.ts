@@ -117,6 +117,8 @@ const LIVE_SAMPLE_MS = 5_000;
 const TOLD_AFTER_MS = 5 * 60_000;
 /** A row whose order may exist and is not known: it must end or reach review within LIVENESS_BOUND_MS. */
 const DOUBT_STATES: readonly string[] = ['sending', 'resending', 'verifying', 'searching', 'unseen'];
+/** States that say nothing of why a row waits: a row in them for TOLD_AFTER_MS needs a stated reason (21). */
+const TOLD_STATES: readonly string[] = ['pending', 'sending'];
 
 export async function runSchedule(s: Schedule, opts: RunOptions = {}): Promise<RunOutcome> {
   const home = mkdtempSync(join(HOME_ROOT, 'topup-sim-'));
@@ -607,6 +609,8 @@ export async function runSchedule(s: Schedule, opts: RunOptions = {}): Promise<R
   // names, and a live row is never left without a reason (its error, its batch's wait) for longer
   // than TOLD_AFTER_MS.
   const liveQuery = observer.db.prepare(`SELECT r.batch_id AS batch, r.idx, r.line, r.state, r.error, r.account, r.trxid, b.wait_reason AS wait, b.source_name AS src FROM rows r JOIN batches b ON b.id = r.batch_id WHERE r.state IN (${LIVE_STATES.map((x) => `'${x}'`).join(', ')})`);
+  // An account's pause (maintenance, account trouble) is stored in meta (account/pauses.ts) and shown by `topup status`, the console and the notifier: a stated reason too.
+  const pausedQuery = observer.db.prepare(`SELECT key FROM meta WHERE key = 'dispatch.pause' OR key LIKE 'dispatch.pause:%'`);
   const liveTrack = new Map<string, { state: string; doubtMs: number; silentMs: number; since: number }>();
   const liveness: string[] = [];
   const flagged = new Set<string>();
@@ -615,6 +619,7 @@ export async function runSchedule(s: Schedule, opts: RunOptions = {}): Promise<R
     const dt = sim.mono - lastLive;
     lastLive = sim.mono;
     const seen = new Set<string>();
+    const paused = new Set((pausedQuery.all() as { key: string }[]).map((x) => (x.key === 'dispatch.pause' ? 'default' : x.key.slice('dispatch.pause:'.length))));
     for (const r of liveQuery.all() as { batch: string; idx: number; line: number; state: string; error: string | null; account: string; trxid: string | null; wait: string | null; src: string }[]) {
       const k = `${r.batch}:${r.idx}`;
       seen.add(k);
@@ -624,17 +629,19 @@ export async function runSchedule(s: Schedule, opts: RunOptions = {}): Promise<R
         liveTrack.set(k, t);
         continue;
       }
-      if (DOUBT_STATES.includes(r.state) && r.wait === null) t.doubtMs += dt;
-      if (r.state !== 'processing' && r.error === null && r.wait === null) t.silentMs += dt;
+      const stated = r.wait !== null || paused.has(r.account);
+      if (DOUBT_STATES.includes(r.state) && !stated) t.doubtMs += dt;
+      // A row in doubt says why by its state (its answer was lost; nothing definite yet), bounded by 20.
+      if (TOLD_STATES.includes(r.state) && r.error === null && !stated) t.silentMs += dt;
       else t.silentMs = 0;
       const where = `row ${r.line} of batch ${r.batch} (${r.src}, account ${r.account}, trxid ${r.trxid})`;
       if (t.doubtMs > LIVENESS_BOUND_MS && !flagged.has(`20:${k}`)) {
         flagged.add(`20:${k}`);
-        liveness.push(`LIVENESS (20): ${where} has been ${r.state} since ${(t.since / 1000).toFixed(0)} s, ${Math.round(t.doubtMs / 60_000)} simulated minutes in doubt with its batch waiting for nothing (bound ${LIVENESS_BOUND_MS / 60_000} min); told: ${r.error ?? '(no error)'}`);
+        liveness.push(`LIVENESS (20): ${where} has been ${r.state} since ${(t.since / 1000).toFixed(0)} s, ${Math.round(t.doubtMs / 60_000)} simulated minutes in doubt while neither its batch nor its account waits for a stated reason (bound ${LIVENESS_BOUND_MS / 60_000} min); told: ${r.error ?? '(no error)'}`);
       }
       if (t.silentMs > TOLD_AFTER_MS && !flagged.has(`21:${k}`)) {
         flagged.add(`21:${k}`);
-        liveness.push(`TOLD WHY (21): ${where} has been ${r.state} for ${Math.round(t.silentMs / 60_000)} simulated minutes with no error on the row and no wait reason on its batch: the operator is not told why`);
+        liveness.push(`TOLD WHY (21): ${where} has been ${r.state} for ${Math.round(t.silentMs / 60_000)} simulated minutes with no error on the row, no wait reason on its batch and no pause of its account: the operator is not told why`);
       }
     }
     for (const k of liveTrack.keys()) if (!seen.has(k)) liveTrack.delete(k);

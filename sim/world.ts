@@ -33,9 +33,8 @@
  *    files first (403 FORBIDDEN here); invariant 1 counts that charge;
  *  - config edits between restarts (`config-edit`): accounts.toml edited while the daemons are
  *    stopped (accounts renamed, removed, re-pointed, reordered; routing and max_queue_delay
- *    changed), and put back later; invariant 24 (one trxid, one endpoint);
- *  - an older copy of the store put back (`restore`): the operator copies the database file while
- *    the daemons are stopped and puts that copy back later; invariants 1 and 2.
+ *    changed), and put back later; invariant 24 (one trxid, one endpoint).
+ * Not drawn yet: a home whose database is replaced by an older copy (docs/simulator.md, Limits).
  */
 import fc from 'fast-check';
 import type { ApiProfile, ForeverKind } from './model.js';
@@ -43,7 +42,7 @@ import type { ApiProfile, ForeverKind } from './model.js';
 export const FAULT_CLASSES = [
   'lost', 'error', 'shapes', 'maintenance', 'account', 'rate', 'slow', 'refuse-resend', 'read-error',
   'unmarked-replay', 'foreign', 'forbidden', 'twins', 'sibling', 'refunds', 'forever', 'crash', 'clock',
-  'unicode', 'respell', 'player-spelling', 'fold', 'config-edit', 'config-rename', 'config-repoint', 'restore', 'withdrawn',
+  'unicode', 'respell', 'player-spelling', 'fold', 'config-edit', 'config-rename', 'config-repoint', 'withdrawn',
 ] as const;
 export type FaultClass = (typeof FAULT_CLASSES)[number];
 
@@ -124,8 +123,6 @@ export interface World {
   twins: number[];
   /** Config edits as operator actions, at these times; each put back `backAfterMs` later. */
   edits: { at: number; edit: ConfigEdit; backAfterMs: number }[];
-  /** The operator copies the store file at `copyAt` and puts the copy back at `restoreAt` (daemons stopped for both). */
-  restore: { copyAt: number; restoreAt: number } | null;
 }
 
 const MIN = 60_000;
@@ -170,7 +167,6 @@ export function worldArb(filter: FaultFilter = ALL_FAULTS): fc.Arbitrary<World> 
     sibling: fc.subarray([0, 1, 2, 3, 4, 5], { maxLength: 2 }),
     twins: fc.subarray([0, 1, 2, 3, 4, 5], { maxLength: 2 }),
     edits: fc.array(fc.record({ at: fc.integer({ min: 5_000, max: 5 * MIN }), edit: editArb, backAfterMs: fc.constantFrom(20_000, 2 * MIN, 8 * MIN) }), { minLength: 1, maxLength: 2 }),
-    restore: fc.option(fc.tuple(fc.integer({ min: 5_000, max: 3 * MIN }), fc.integer({ min: 10_000, max: 5 * MIN })).map(([copyAt, d]) => ({ copyAt, restoreAt: copyAt + d })), { nil: null, freq: 1 }),
   });
 }
 
