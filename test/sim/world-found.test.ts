@@ -21,4 +21,14 @@ describe('the wider world: schedules the simulator found', () => {
     const out = await runSchedule(found('lock-never-clears'));
     expect(out.violations).toEqual([]);
   }, 120_000);
+
+  it('a re-drop spelling a non-ASCII trxid in other letter case (ÄB-7, then äb-7) is not bought again', async () => {
+    // The file's own trxid ÄB-7, dropped; the same file dropped again with the trxid respelled
+    // " äb-7 " (world.ts respell). The docs promise a trxid is looked up in any letter case, but
+    // SQLite's lower() folds ASCII only, so the re-drop is stored as a new purchase; a supplier that
+    // compares ASCII letters only (world.ts fold) charges it again: invariants 1 and 23. Fails on
+    // main (before issue 29's fix, branch `ident`).
+    const out = await runSchedule(found('non-ascii-case-redrop'));
+    expect(out.violations).toEqual([]);
+  }, 120_000);
 });
