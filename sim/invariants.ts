@@ -139,8 +139,16 @@ interface Ctx {
   observer: Runtime;
   /** Every account's model API, the first account's first. */
   apis: ModelApi[];
-  /** The model API of the account a row names. */
-  apiOf: (account: string) => ModelApi;
+  /** The model API of the account a row names (with its trxid: the one that trxid was sent to, whatever the account is called now). */
+  apiOf: (account: string, trxid?: string | null) => ModelApi;
+  /** The account name an order of a model API was sent as (config edits rename and re-point accounts). */
+  accountOf?: (m: ModelApi, trxid: string | null) => string;
+  /** Every model API each trxid (in any letter case) was POSTed to (invariant 24). */
+  sentTo?: Map<string, Set<ModelApi>>;
+  /** Purchases another key of ours at the same supplier placed first (issue 29): charges of the purchase whose trxid they hold. */
+  siblings?: { trxid: string; orderId: string; micros: number }[];
+  /** Violations of invariants 20 and 21, found while the run went (run-schedule.ts samples them). */
+  liveness?: string[];
   drops: Drop[];
   failures: string[];
   stall: string | null;
@@ -150,7 +158,7 @@ interface Ctx {
 
 const usd = (micros: number): number => Math.round(micros / 10_000) / 100;
 /** What an order cost in the end: its price, unless refunded. */
-const netMicros = (o: ModelOrder): number => (o.status === 'cancelled' && o.refunded ? 0 : o.amountMicros);
+const netMicros = (o: ModelOrder): number => (o.status === 'cancelled' && o.refunded ? o.amountMicros - (o.refundMicros ?? o.amountMicros) : o.amountMicros);
 
 export function judge(c: Ctx): Judgement {
   const v: string[] = [...c.failures];
@@ -160,6 +168,8 @@ export function judge(c: Ctx): Judgement {
     if (!ok) v.push(message());
   };
   if (c.stall) v.push(`STALL: ${c.stall}`);
+  // 20, 21: liveness, sampled during the run.
+  for (const l of c.liveness ?? []) check(false, () => l);
   const rt = c.observer;
   const two = c.apis.length > 1;
   const batches = rt.batches.list();
@@ -171,7 +181,7 @@ export function judge(c: Ctx): Judgement {
   const left = new Map<string, Row>();
   for (const r of rows) for (const m of r.moves) left.set(at(m.from, m.trxid), r);
   const where = (r: Row): string => `row ${r.line} of batch ${r.batchId} (${batches.find((b) => b.id === r.batchId)?.sourceName}, ${two ? `account ${r.account}, ` : ''}trxid ${r.trxid}, ${r.state})`;
-  const engineOrders = c.apis.flatMap((m) => m.orders.filter((x) => x.origin === 'engine').map((o) => ({ o, account: m.account.name })));
+  const engineOrders = c.apis.flatMap((m) => m.orders.filter((x) => x.origin === 'engine').map((o) => ({ o, m, account: c.accountOf ? c.accountOf(m, o.trxid) : m.account.name })));
   /** The row an order was made for (by its account and trxid), and whether under a trxid the row left. */
   const rowOf = (o: ModelOrder, account: string): { r: Row; leftHere: boolean } | undefined => {
     if (o.trxid === null) return undefined;
@@ -200,7 +210,7 @@ export function judge(c: Ctx): Judgement {
         check(after.every((t) => t.toLowerCase() !== m.trxid.toLowerCase()), () => `${where(r)} moved from account ${m.from} keeping its trxid ${m.trxid} (moves: ${JSON.stringify(r.moves)})`);
         check(m.from !== r.account && r.moves.filter((x) => x.from === m.from).length === 1, () => `${where(r)} came back to an account it left, ${m.from} (moves: ${JSON.stringify(r.moves)})`);
         // An order of the engine's only: a foreign order (the panel's, before the run) under a trxid the file reuses is not one.
-        const found = c.apiOf(m.from).byTrxid(m.trxid);
+        const found = c.apiOf(m.from, m.trxid).byTrxid(m.trxid);
         const there = found?.origin === 'engine' ? found : undefined;
         const taker = byTrxid.get(at(m.from, m.trxid));
         check(there === undefined, () =>
@@ -229,7 +239,7 @@ export function judge(c: Ctx): Judgement {
   const codeOwner = new Map<string, string>();
   for (const r of rows) {
     if (r.orderId === null) continue;
-    const o = c.apiOf(r.account).byId(r.orderId);
+    const o = c.apiOf(r.account, r.trxid).byId(r.orderId);
     check(o !== undefined, () => {
       const elsewhere = c.apis.filter((m) => m.account.name !== r.account && m.byId(r.orderId!) !== undefined).map((m) => m.account.name);
       return `${where(r)} holds order ${r.orderId}, which the API${two ? ` of account ${r.account}` : ''} never made${elsewhere.length > 0 ? ` (account ${elsewhere.join(', ')} has an order of that id)` : ''}`;
@@ -238,12 +248,23 @@ export function judge(c: Ctx): Judgement {
     if (o.origin === 'foreign') {
       check(r.note !== null && r.request?.quantity === undefined, () =>
         `${where(r)} holds order ${o.orderId}, made before the run (${o.trxid === null ? 'no trxid' : `trxid ${o.trxid}`}) and not by its sends, ${r.request?.quantity !== undefined ? 'on a key/card row' : 'without saying so'}`);
+      // Issue 29: a foreign order taken for a row is the row's purchase in every field it names (an
+      // order under a reused trxid for another player, zone or quantity is someone else's).
+      const req = r.request as { userId?: string; zoneId?: string; quantity?: number } | null;
+      const off = [
+        o.userId !== undefined && req?.userId !== undefined && o.userId.trim() !== req.userId.trim() ? `player ${o.userId} (the row's ${req.userId})` : '',
+        o.zoneId !== undefined && req?.zoneId !== undefined && o.zoneId.trim() !== req.zoneId.trim() ? `zone ${o.zoneId} (the row's ${req.zoneId})` : '',
+      ].filter((x) => x !== '');
+      check(off.length === 0, () => `${where(r)} holds order ${o.orderId}, made before the run under its trxid for another purchase: ${off.join(', ')}`);
     } else {
       check(o.trxid !== null && r.trxid !== null && o.trxid.toLowerCase() === r.trxid.toLowerCase(), () => `${where(r)} holds order ${o.orderId}, which was made for trxid ${o.trxid}`);
     }
     if (r.state === 'completed' || r.state === 'cancelled') {
-      check(o.status === r.state, () => `${where(r)} says ${r.state}; the API's order ${o.orderId} is ${o.status}`);
-      if (r.state === 'cancelled') check((r.refunded === true) === o.refunded, () => `${where(r)}: refunded ${r.refunded}, the API's order ${o.refunded}`);
+      // A completed order refunded later (issue 29) was completed when the row ended: the row may say so.
+      check(o.status === r.state || (r.state === 'completed' && o.refundForm === 'after-completed'), () => `${where(r)} says ${r.state}; the API's order ${o.orderId} is ${o.status}`);
+      // A refund the supplier reported is the row's; one left out, late or partial may not be known (22 judges the money).
+      if (r.state === 'cancelled' && (o.refundForm ?? 'reported') === 'reported') check((r.refunded === true) === o.refunded, () => `${where(r)}: refunded ${r.refunded}, the API's order ${o.refunded}`);
+      if (r.state === 'cancelled' && o.refundForm !== undefined && o.refundForm !== 'reported') check(r.refunded !== true || o.refundForm === 'late', () => `${where(r)}: refunded ${r.refunded}, while the API ${o.refundForm === 'partial' ? `refunded only ${usd(o.refundMicros ?? 0)} of ${usd(o.amountMicros)} USD` : 'never said so'}`);
     }
     for (const code of r.codes) {
       check(o.codes.includes(code), () => `${where(r)} shows code ${code}, which is not its order ${o.orderId}'s`);
@@ -316,12 +337,45 @@ export function judge(c: Ctx): Judgement {
     if (!p) continue;
     charged.set(p.key, [...(charged.get(p.key) ?? []), o]);
   }
+  // Issue 29: a purchase another key of ours at the same supplier placed first is charged there.
+  for (const sib of c.siblings ?? []) {
+    // Counted where our sends met it: the trxid sent to the supplier that holds it (its FORBIDDEN
+    // told us), or a row that left that supplier (a move after the refusal) and bought it elsewhere.
+    const toFirst = c.sentTo?.get(sib.trxid.toLowerCase());
+    if (toFirst !== undefined && !toFirst.has(c.apis[0]!)) continue;
+    if (toFirst === undefined && !rows.some((x) => x.moves.some((m) => m.trxid.toLowerCase() === sib.trxid.toLowerCase()))) continue;
+    const r = rows.find((x) => (x.trxid !== null && x.trxid.trim().toLowerCase() === sib.trxid.toLowerCase()) || x.cells.some((cell) => cell.trim().toLowerCase() === sib.trxid.toLowerCase()));
+    const p = r ? purchaseOf(r) : undefined;
+    if (!p) continue;
+    const fake = { orderId: sib.orderId, trxid: sib.trxid } as ModelOrder;
+    charged.set(p.key, [...(charged.get(p.key) ?? []), fake]);
+  }
   for (const [key, orders] of charged) {
     const want = intended.get(key) ?? 1;
-    check(orders.length <= want, () => `purchase ${key} was bought ${orders.length} times (${orders.map((o) => `${o.orderId} for ${o.trxid}${two ? ` at ${engineOrders.find((x) => x.o === o)!.account}` : ''}`).join(', ')}), ordered ${want} time(s) on purpose`);
+    check(orders.length <= want, () => `purchase ${key} was bought ${orders.length} times (${orders.map((o) => `${o.orderId} for ${o.trxid}${two ? ` at ${engineOrders.find((x) => x.o === o)?.account ?? 'another key of ours'}` : ''}`).join(', ')}), ordered ${want} time(s) on purpose`);
+  }
+
+  // 23. one trxid, in any letter case, is one purchase: never two charges under spellings of one trxid
+  // (the docs: a trxid is looked up in any letter case; a supplier may compare them exactly).
+  const byFold = new Map<string, typeof engineOrders>();
+  for (const x of engineOrders) {
+    if (x.o.trxid === null || netMicros(x.o) === 0) continue;
+    const k = x.o.trxid.trim().toLowerCase();
+    byFold.set(k, [...(byFold.get(k) ?? []), x]);
+  }
+  for (const [k, xs] of byFold) {
+    const spellings = new Set(xs.map((x) => x.o.trxid));
+    check(xs.length <= 1 || spellings.size <= 1, () => `trxid ${JSON.stringify(k)} was charged ${xs.length} times under ${spellings.size} spellings: ${xs.map((x) => `${x.o.orderId} for ${JSON.stringify(x.o.trxid)} at ${x.account}`).join(', ')}`);
+  }
+
+  // 24. one trxid, one endpoint: a trxid (any letter case) is sent to one supplier host only (an
+  // account re-pointed in accounts.toml must not carry a row in doubt to another supplier).
+  for (const [t, ms] of c.sentTo ?? []) {
+    check(ms.size <= 1, () => `trxid ${JSON.stringify(t)} was sent to ${ms.size} supplier hosts (${[...ms].map((m) => m.account.name).join(', ')}): ${[...ms].map((m) => { const o = m.byTrxid(t); return o ? `${m.account.name} made ${o.orderId} (${o.status})` : `${m.account.name} made nothing`; }).join('; ')}`);
   }
 
   // 5, 6: result files and summaries of every finished batch.
+  let rowNetCents = 0;
   for (const b of batches) {
     if (b.state !== 'done' && b.state !== 'duplicate') continue;
     const paths = outboxPaths(rt, b);
@@ -340,12 +394,27 @@ export function judge(c: Ctx): Judgement {
       const data = table.slice(1);
       check(data.length === brows.length, () => `batch ${b.id} (${b.sourceName}): ${brows.length} rows stored, ${data.length} result rows`);
       const drop = c.drops.find((d) => d.name === b.sourceName);
+      rowNetCents = 0;
       if (drop) check(data.length === drop.rows.length, () => `batch ${b.id} (${b.sourceName}): ${drop.rows.length} input lines, ${data.length} result rows`);
       for (const [i, r] of brows.entries()) {
         const cells = data[i];
         if (!cells) continue;
         check(cells[col('status')] === r.state, () => `${where(r)}: the result file says ${cells[col('status')]}`);
         check((cells[col('orderId')] ?? '') === (r.orderId ?? ''), () => `${where(r)}: the result file says order ${cells[col('orderId')]}`);
+        // 22. money to the cent against the ledger: never less than the ledger's net charge, and equal to it
+        // when the supplier reported the refund (left out, late or partial: the engine may read it charged).
+        if (r.orderId !== null && (r.state === 'completed' || r.state === 'cancelled')) {
+          const o = c.apiOf(r.account, r.trxid).byId(r.orderId);
+          const net = Math.round(Number((cells[col('netUsd')] ?? 'NaN').replace(',', '.')) * 100); // a file written with ';' has decimal commas
+          rowNetCents += Number.isFinite(net) ? net : 0;
+          if (o) {
+            const ledgerNet = Math.round((o.amountMicros - (o.refunded ? (o.refundMicros ?? o.amountMicros) : 0)) / 10_000);
+            const amount = Math.round(o.amountMicros / 10_000);
+            const reported = (o.refundForm ?? 'reported') === 'reported';
+            check(Number.isFinite(net) && net >= ledgerNet, () => `${where(r)}: the result says it cost ${cells[col('netUsd')]} USD; the API charged ${ledgerNet / 100} USD net for ${o.orderId} (${o.refunded ? `refunded ${usd(o.refundMicros ?? o.amountMicros)} USD, ${o.refundForm ?? 'reported'}` : 'not refunded'}): a charge reported as less`);
+            check(reported ? net === ledgerNet : net === ledgerNet || net === amount, () => `${where(r)}: the result says it cost ${cells[col('netUsd')]} USD; the API charged ${ledgerNet / 100} USD net for ${o.orderId} (price ${amount / 100}${o.refunded ? `, refunded ${usd(o.refundMicros ?? o.amountMicros)} USD, ${o.refundForm ?? 'reported'}` : ''})`);
+          }
+        }
         const codes = (cells[col('codes')] ?? '').split(' ').filter((x) => x !== '').map((x) => x.replace(/^'/, ''));
         check(JSON.stringify(codes) === JSON.stringify(r.codes), () => `${where(r)}: the result file shows codes ${codes.join(' ')}, the store ${r.codes.join(' ')}`);
         if (two && r.request !== null) {
@@ -366,12 +435,19 @@ export function judge(c: Ctx): Judgement {
     if (existsSync(paths.summaryFile)) {
       const summary = JSON.parse(readFileSync(paths.summaryFile, 'utf8')) as { spentUsd: number };
       let truth = 0;
+      let allReported = true;
       for (const r of brows) {
         if (r.orderId === null || (r.state !== 'completed' && r.state !== 'cancelled')) continue;
-        const o = c.apiOf(r.account).byId(r.orderId);
-        if (o) truth += netMicros(o);
+        const o = c.apiOf(r.account, r.trxid).byId(r.orderId);
+        if (o) truth += o.amountMicros - (o.refunded ? (o.refundMicros ?? o.amountMicros) : 0);
+        if (o && (o.refundForm ?? 'reported') !== 'reported') allReported = false;
       }
-      check(Math.abs(summary.spentUsd - usd(truth)) < 0.005, () => `batch ${b.id} (${b.sourceName}): the summary says ${summary.spentUsd} USD spent; the API charged its rows ${usd(truth)} USD`);
+      const spent = Math.round(summary.spentUsd * 100);
+      const ledger = Math.round(truth / 10_000);
+      // 6 and 22: the summary adds up the result's rows to the cent; it equals the ledger when every
+      // refund was reported, and is never below it.
+      if (existsSync(paths.resultFile)) check(spent === rowNetCents, () => `batch ${b.id} (${b.sourceName}): the summary says ${summary.spentUsd} USD spent; its result rows add up to ${rowNetCents / 100} USD`);
+      check(allReported ? spent === ledger : spent >= ledger, () => `batch ${b.id} (${b.sourceName}): the summary says ${summary.spentUsd} USD spent; the API charged its rows ${ledger / 100} USD net${allReported ? '' : ' (some refunds not reported: never less)'}`);
     }
   }
 

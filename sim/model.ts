@@ -120,8 +120,14 @@ export interface ModelOrder {
   fate: 'complete' | 'fail-refund' | 'fail-keep';
   /** Codes appear this long after completion (late codes). */
   codesLateMs: number;
-  /** Who made it: an engine's request, or the world before the run (the panel, another shop). */
-  origin: 'engine' | 'foreign';
+  /** Who made it: an engine's request, the world before the run (the panel, another shop), or another key of ours at the same supplier (issue 29). */
+  origin: 'engine' | 'foreign' | 'sibling';
+  /** How its refund is shown (a failed, refunded order; or a completed one refunded later). */
+  refundForm?: 'reported' | 'omitted' | 'late' | 'partial' | 'after-completed';
+  /** Micros refunded: amountMicros, or part of it (partial). */
+  refundMicros?: number;
+  /** Monotonic sim time from which a late refund is shown. */
+  refundShownFrom?: number;
 }
 
 /** What the run's API does, decided by the schedule (schedule.ts). Shares are per request, 0..1. */
@@ -167,7 +173,25 @@ export interface ApiProfile {
   latencyMs: [number, number];
   /** The API's clock minus ours (its Date headers and creation times), or no Date header at all (null). */
   serverSkewMs: number | null;
+  // ── The wider world (issue 29, sim/world.ts). Optional: schedules written before replay as they were. ──
+  /** Share of POST failures answered in a drawn status × body shape (world.ts SHAPES) instead of the corpus' (before and after creation). */
+  shapes?: number;
+  /** Share of replays answered without the `idempotentReplay` mark. */
+  unmarkedReplay?: number;
+  /** How a refund of a failed order is shown: shares of left out, late (first `refunded: false`), partial (a card order: part refunded, `refunded` false). */
+  refundOmitted?: number;
+  refundLate?: number;
+  refundPartial?: number;
+  /** Share of completed orders refunded later (the status turns `refunded`) after the engine may have read `completed`. */
+  refundAfterCompleted?: number;
+  /** How the supplier compares trxids: every letter case (JavaScript's fold), ASCII letters only (SQLite's lower()), or exactly. */
+  trxidFold?: 'unicode' | 'ascii' | 'exact';
+  /** A fault that never clears for the engine (world.ts): from `fromMs` until the operator acts at `untilMs` (far past the liveness bound). */
+  forever?: { kind: ForeverKind; fromMs: number; untilMs: number } | null;
 }
+
+/** The faults that can last for ever (issue 29): an in-flight lock, maintenance, a history that never lists the order, account trouble, a revoked key. */
+export type ForeverKind = 'lock' | 'maintenance' | 'history' | 'account' | 'revoked';
 
 export interface ModelRequest {
   method: 'GET' | 'POST';
@@ -203,10 +227,26 @@ function loadCorpus(): Record<string, CorpusVariant[]> {
 }
 let corpus: Record<string, CorpusVariant[]> | undefined;
 
+/** Body shapes of a failure (issue 29): JSON with a code, without one, with only an error phrase (Spring's, Express's default), HTML, plain text, empty, cut short. */
+export const SHAPES = ['json-code', 'json-no-code', 'json-phrase', 'json-message', 'html', 'text', 'empty', 'cut'] as const;
+const SHAPE_STATUS_AFTER = [500, 502, 503, 504, 520, 522, 524] as const;
+const SHAPE_STATUS_BEFORE = [500, 502, 503, 504, 520, 522, 524, 400, 404, 405, 409, 413, 415, 422] as const;
+const STATUS_PHRASE: Record<number, string> = {
+  400: 'Bad Request', 404: 'Not Found', 405: 'Method Not Allowed', 409: 'Conflict', 413: 'Payload Too Large', 415: 'Unsupported Media Type', 422: 'Unprocessable Entity',
+  500: 'Internal Server Error', 502: 'Bad Gateway', 503: 'Service Unavailable', 504: 'Gateway Timeout', 520: 'Web Server Returned an Unknown Error', 522: 'Connection Timed Out', 524: 'A Timeout Occurred',
+};
+
 const WORDS = {
   spec: { processing: 'processing', completed: 'completed', cancelled: 'cancelled' },
   realWorld: { processing: ['Pending', 'PROCESSING', 'queued', 'In Progress'], completed: ['Success', 'Completed', 'done', 'DELIVERED'], cancelled: ['Failed', 'Canceled', 'CANCELLED'] },
 } as const;
+
+/** The supplier's trxid comparison (ApiProfile.trxidFold). */
+export function supplierFold(fold: ApiProfile['trxidFold'], t: string): string {
+  if (fold === 'exact') return t;
+  if (fold === 'ascii') return t.replace(/[A-Z]/g, (c) => c.toLowerCase());
+  return t.toLowerCase();
+}
 
 export class ModelApi {
   readonly orders: ModelOrder[] = [];
@@ -218,6 +258,12 @@ export class ModelApi {
   readonly forbidden = new Set<string>();
   /** trxids whose first request is being worked on (a slow creation): DUPLICATE_IN_FLIGHT. */
   readonly #inFlight = new Set<string>();
+  /** trxids stuck for ever (ForeverKind 'lock'). */
+  readonly #locked = new Set<string>();
+  /** Orders a history that never lists them leaves out (ForeverKind 'history'). */
+  readonly #hidden = new Set<ModelOrder>();
+  /** The next answer after creation is lost (the first request of a trxid stuck under a lock that never clears). */
+  #loseNext = false;
   readonly #stock = new Map<string, number>();
   readonly #calls: number[] = [];
   readonly #rand: Entropy;
@@ -232,7 +278,7 @@ export class ModelApi {
   balanceMicros: number;
   #nextId = 1;
   /** Every request that reached it, for the run's figures. */
-  readonly stats = { requests: 0, created: 0, replays: 0, lostAfter: 0, errorAfter: 0, refused: 0, rateLimited: 0, pidRefused: 0, keyRevoked: 0, peerForbidden: 0, variants: new Set<string>() };
+  readonly stats = { requests: 0, created: 0, replays: 0, lostAfter: 0, errorAfter: 0, refused: 0, rateLimited: 0, pidRefused: 0, keyRevoked: 0, peerForbidden: 0, siblingForbidden: 0, forever: 0, shapes: 0, shapesAfter: 0, unmarked: 0, refundForms: 0, variants: new Set<string>() };
 
   constructor(sim: SimScheduler, profile: ApiProfile, seed: number, account: ModelAccount = ACCOUNT_A) {
     this.#sim = sim;
@@ -242,6 +288,10 @@ export class ModelApi {
     this.balanceMicros = Math.round(profile.balanceUsd * 1e6);
     for (const p of account.packs) if (p.card) this.#stock.set(p.id, profile.stock);
     corpus ??= loadCorpus();
+  }
+
+  #fold(t: string): string {
+    return supplierFold(this.profile.trxidFold, t);
   }
 
   #chance(p: number): boolean {
@@ -290,7 +340,7 @@ export class ModelApi {
     this.orders.push(order);
     this.#byId.set(order.orderId, order);
     this.#byIdFolded.set(order.orderId.toLowerCase(), order);
-    if (trxid !== null) this.#byTrxid.set(trxid.toLowerCase(), order);
+    if (trxid !== null) this.#byTrxid.set(this.#fold(trxid), order);
     return order;
   }
 
@@ -303,9 +353,38 @@ export class ModelApi {
       o.error = this.#pick(['INVALID PLAYER', 'PROVIDER ERROR', 'OUT OF STOCK UPSTREAM']);
       if (o.fate === 'fail-refund') {
         o.refunded = true;
-        this.balanceMicros += o.amountMicros;
+        const form = this.#refundForm(o);
+        o.refundForm = form;
+        o.refundMicros = form === 'partial' ? Math.round(o.amountMicros / (o.quantity ?? 1)) : o.amountMicros;
+        if (form === 'late') o.refundShownFrom = this.#sim.mono + 5_000 + Math.floor(this.#rand.random() * 60_000);
+        this.balanceMicros += o.refundMicros;
       }
     }
+  }
+
+  /** How a refund is shown (issue 29): reported, left out, late (after a cancel saying `refunded: false`), partial (a card order of several). */
+  #refundForm(o: ModelOrder): NonNullable<ModelOrder['refundForm']> {
+    const p = this.profile;
+    const r = this.#rand.random();
+    let acc = p.refundOmitted ?? 0;
+    if (r < acc) return (this.stats.refundForms++, 'omitted');
+    acc += p.refundLate ?? 0;
+    if (r < acc) return (this.stats.refundForms++, 'late');
+    acc += p.refundPartial ?? 0;
+    if (r < acc && (o.quantity ?? 1) > 1) return (this.stats.refundForms++, 'partial');
+    return 'reported';
+  }
+
+  /** A completed order refunded later (issue 29: the supplier reverses it; its status turns `refunded`). */
+  #refundAfterCompleted(o: ModelOrder): void {
+    if (o.status !== 'completed' || o.origin !== 'engine' || o.refundForm !== undefined || o.refundShownFrom === undefined || this.#sim.mono < o.refundShownFrom) return;
+    o.status = 'cancelled';
+    o.refunded = true;
+    o.refundForm = 'after-completed';
+    o.refundMicros = o.amountMicros;
+    o.error = 'REVERSED';
+    this.balanceMicros += o.amountMicros;
+    this.stats.refundForms++;
   }
 
   /** Codes visible in an answer now (a late delivery shows none for a while). */
@@ -376,6 +455,7 @@ export class ModelApi {
   /** An order as the API shows it (spec 2.3), in the run's style. */
   orderBody(o: ModelOrder, extra: { replay?: boolean; forHistory?: boolean } = {}): Record<string, unknown> {
     this.#settle(o);
+    this.#refundAfterCompleted(o);
     const rw = this.profile.style === 'real-world';
     const codes = this.#codesNow(o);
     const body: Record<string, unknown> = {};
@@ -389,9 +469,15 @@ export class ModelApi {
     if (codes.length > 0) body.codes = rw && this.#chance(0.5) ? codes.join(',') : codes;
     if (o.status === 'cancelled') {
       body.error = o.error ?? 'FAILED';
-      body.refunded = rw ? (o.refunded ? 1 : 0) : o.refunded;
+      // What the supplier shows of a refund: all of it; nothing (left out); not yet (late); a part (partial: `refunded` false, the part beside it).
+      const form = o.refundForm ?? 'reported';
+      const shown = o.refunded && (form === 'reported' || form === 'after-completed' || (form === 'late' && this.#sim.mono >= (o.refundShownFrom ?? 0)));
+      if (form === 'after-completed') body.status = this.profile.style === 'spec' ? 'cancelled' : 'refunded';
+      if (form !== 'omitted') body.refunded = rw ? (shown ? 1 : 0) : shown;
+      if (form === 'partial') body.refundedAmountUsd = (o.refundMicros ?? 0) / 1e6;
     }
-    if (extra.replay) body.idempotentReplay = rw && this.#chance(0.5) ? 'true' : true;
+    if (extra.replay && !this.#chance(this.profile.unmarkedReplay ?? 0)) body.idempotentReplay = rw && this.#chance(0.5) ? 'true' : true;
+    else if (extra.replay) this.stats.unmarked++;
     if (extra.forHistory ? this.profile.historyTrxid && o.trxid !== null : false) body.trxid = o.trxid;
     if (extra.forHistory ? this.profile.historyCreatedAt : this.profile.answerCreatedAt) {
       body.createdAt = rw && this.#chance(0.5) ? Math.floor(o.createdAt / 1000) : new Date(o.createdAt).toISOString();
@@ -407,14 +493,14 @@ export class ModelApi {
     const key = req.headers['x-api-key'] ?? req.headers.authorization?.replace(/^Bearer /, '');
     if (key !== this.account.key) return this.#json(401, { success: false, code: 'INVALID_API_KEY', error: 'INVALID_API_KEY' });
     const revoked = this.account.keyRevoked;
-    if (revoked && this.#inWindow([revoked])) {
+    if ((revoked && this.#inWindow([revoked])) || this.#foreverNow('revoked')) {
       // The key revoked mid-run (a leak, a panel mistake): every route refuses it until it is restored.
       this.stats.keyRevoked++;
       return this.#chance(0.5)
         ? this.#json(401, { success: false, code: 'INVALID_API_KEY', error: 'INVALID_API_KEY' })
         : this.#variant('account:false', () => this.#json(403, { success: false, code: 'API_KEY_REVOKED', error: 'API KEY REVOKED' }));
     }
-    if (this.#inWindow(this.profile.accountDown)) {
+    if (this.#inWindow(this.profile.accountDown) || this.#foreverNow('account')) {
       return this.#variant('account:false', () => this.#json(403, { success: false, code: 'ACCOUNT_RESTRICTED', error: 'ACCOUNT_RESTRICTED' }));
     }
     if (this.#rateLimited()) {
@@ -461,7 +547,8 @@ export class ModelApi {
   }
 
   #history(q: URLSearchParams): ModelReply {
-    const all = [...this.orders].sort((a, b) => b.createdAt - a.createdAt || Number(b.orderId.slice(1)) - Number(a.orderId.slice(1)));
+    const hiding = this.#hidden.size > 0 && this.#sim.mono < (this.profile.forever?.untilMs ?? 0);
+    const all = this.orders.filter((o) => !hiding || !this.#hidden.has(o)).sort((a, b) => b.createdAt - a.createdAt || Number(b.orderId.slice(1)) - Number(a.orderId.slice(1)));
     if (q.has('page')) {
       const size = Math.min(50, Math.max(1, Number(q.get('pageSize') ?? 20)));
       const page = Math.max(1, Number(q.get('page')));
@@ -474,6 +561,7 @@ export class ModelApi {
   }
 
   #submit(req: ModelRequest): ModelReply {
+    this.#loseNext = false;
     let body: Record<string, unknown>;
     try {
       body = JSON.parse(req.body ?? '') as Record<string, unknown>;
@@ -484,14 +572,17 @@ export class ModelApi {
     const pid = typeof body.pid === 'string' ? body.pid : undefined;
     if (!trxid || !pid) return this.#json(400, { success: false, error: 'INVALID REQUEST' });
     if (this.#chance(this.profile.lostBefore)) return { kind: 'lost' };
-    if (this.#chance(this.profile.errorBefore)) return this.#variant('ambiguous:true', () => this.#json(500, { success: false, error: 'INTERNAL ERROR' }));
-    if (this.#inWindow(this.profile.maintenance)) {
+    if (this.#chance(this.profile.errorBefore)) {
+      if (this.#chance(this.profile.shapes ?? 0)) return this.#shaped(false);
+      return this.#variant('ambiguous:true', () => this.#json(500, { success: false, error: 'INTERNAL ERROR' }));
+    }
+    if (this.#inWindow(this.profile.maintenance) || this.#foreverNow('maintenance')) {
       return this.#variant('paused:false', () => this.#json(503, { success: false, code: 'MAINTENANCE', error: 'MAINTENANCE' }));
     }
     const pack = this.account.packs.find((p) => p.id === pid);
     if (!pack) return this.#json(400, { success: false, error: 'UNKNOWN PID' });
     const withdrawn = this.account.refusePid;
-    if (withdrawn && withdrawn.pid === pid && this.#sim.mono >= withdrawn.fromMs) {
+    if (withdrawn && withdrawn.pid === pid && this.#sim.mono >= withdrawn.fromMs && !this.#foreverNow('history')) {
       // A pack withdrawn while its catalog still lists it: every POST of the pid is refused first,
       // resends of an order already made included (the refusal then proves nothing about a charge).
       this.stats.pidRefused++;
@@ -500,7 +591,7 @@ export class ModelApi {
     const userId = typeof body.userId === 'string' ? body.userId : undefined;
     const zoneId = typeof body.zoneId === 'string' ? body.zoneId : undefined;
     const quantity = typeof body.quantity === 'number' ? body.quantity : undefined;
-    if (this.forbidden.has(trxid.toLowerCase())) {
+    if (this.forbidden.has(trxid.toLowerCase()) || this.#siblingHolds(trxid)) {
       return this.#variant('forbidden:false', () => this.#json(403, { success: false, code: 'FORBIDDEN', error: 'FORBIDDEN' }));
     }
     if (this.peer?.byTrxid(trxid) !== undefined) {
@@ -508,14 +599,30 @@ export class ModelApi {
       this.stats.peerForbidden++;
       return this.#variant('forbidden:false', () => this.#json(403, { success: false, code: 'FORBIDDEN', error: 'FORBIDDEN' }));
     }
+    if (this.#foreverNow('lock')) {
+      // A lock that never clears: the first request of a trxid during the fault is stuck at the
+      // supplier (its order made or not, half and half, its answer never comes); every later one
+      // is DUPLICATE_IN_FLIGHT until the operator has the supplier clear it.
+      this.stats.forever++;
+      const k = this.#fold(trxid);
+      if (!this.#locked.has(k)) {
+        this.#locked.add(k);
+        if (this.#chance(0.5)) return { kind: 'lost' };
+        // Else the order is made (if it can be) and its answer never comes.
+        this.#loseNext = true;
+      } else {
+        return this.#json(429, { success: false, code: 'DUPLICATE_IN_FLIGHT', error: 'DUPLICATE_IN_FLIGHT' });
+      }
+    }
     if (this.#inFlight.has(trxid.toLowerCase())) {
       return this.#variant('retry-later:true', () => this.#json(429, { success: false, code: 'DUPLICATE_IN_FLIGHT', error: 'DUPLICATE_IN_FLIGHT' }));
     }
-    const existing = this.#byTrxid.get(trxid.toLowerCase());
+    const existing = this.#byTrxid.get(this.#fold(trxid));
     if (existing) {
       const same = existing.pid === pid && (existing.userId ?? '') === (userId ?? '') && (existing.quantity ?? 1) === (quantity ?? 1);
       // A check some deployments run before idempotency refuses the resend of an order that exists.
-      if (this.#chance(this.profile.refuseResend)) {
+      // (Not while history hides orders: no one, engine or person, could then tell a charge.)
+      if (!this.#foreverNow('history') && this.#chance(this.profile.refuseResend)) {
         this.stats.refused++;
         return this.#json(400, { orderCreated: false, status: 'cancelled', game: pack.slug, error: this.#pick(['INVALID PACK', 'INSUFFICIENT BALANCE', 'INSUFFICIENT STOCK']) });
       }
@@ -539,6 +646,7 @@ export class ModelApi {
     }
     // The order is made and charged.
     const o = this.#make(pack, trxid, { userId, zoneId, quantity }, 'engine');
+    if (this.#foreverNow('history')) this.#hidden.add(o);
     this.stats.created++;
     this.balanceMicros -= price;
     if (pack.card) this.#stock.set(pack.id, (this.#stock.get(pack.id) ?? 0) - qty);
@@ -546,21 +654,61 @@ export class ModelApi {
     o.endsAt = this.#sim.mono + (processing ? 2_000 + Math.floor(this.#rand.random() * 20_000) : 0);
     o.fate = this.#chance(this.profile.failShare) ? (this.#chance(0.5) ? 'fail-refund' : 'fail-keep') : 'complete';
     o.codesLateMs = pack.card && this.#chance(0.2) ? 5_000 + Math.floor(this.#rand.random() * 30_000) : 0;
+    if (o.fate === 'complete' && this.#chance(this.profile.refundAfterCompleted ?? 0)) o.refundShownFrom = o.endsAt + 10_000 + Math.floor(this.#rand.random() * 120_000);
     return this.#afterCreation(this.orderBody(o));
   }
 
   /** The answer to a submit once an order exists: maybe lost, maybe a 5xx or a page instead. */
   #afterCreation(order: Record<string, unknown>): ModelReply {
+    if (this.#loseNext) {
+      this.#loseNext = false;
+      this.stats.lostAfter++;
+      return { kind: 'lost' };
+    }
+    if (this.#foreverNow('history')) {
+      // A history that never lists the order, and no answer for it: only a person can settle the row.
+      this.stats.forever++;
+      this.stats.lostAfter++;
+      return { kind: 'lost' };
+    }
     if (this.#chance(this.profile.lostAfter)) {
       this.stats.lostAfter++;
       return { kind: 'lost' };
     }
     if (this.#chance(this.profile.errorAfter)) {
       this.stats.errorAfter++;
+      if (this.#chance(this.profile.shapes ?? 0)) {
+        this.stats.shapesAfter++;
+        return this.#shaped(true);
+      }
       return this.#variant('ambiguous:true', () => ({ kind: 'answer', status: 502, headers: { 'content-type': 'text/html' }, body: '<html><body>502 Bad Gateway</body></html>' }));
     }
     const slowMs = this.#chance(this.profile.slow) ? 5_000 + Math.floor(this.#rand.random() * 12_000) : undefined;
     return { ...this.#json(200, order), ...(slowMs ? { slowMs } : {}) } as ModelReply;
+  }
+
+  /**
+   * A failure in one of every status × body shape (issue 29): a status a proxy, a framework or the
+   * supplier's own code gives, in a body that says nothing about whether an order was made. After
+   * creation only server-side statuses (an order made, then the answer failed on its way); before
+   * creation any status but those whose codes mean something the model did not decide.
+   */
+  #shaped(after: boolean): ModelReply {
+    this.stats.shapes++;
+    const status = this.#pick(after || this.#foreverNow('history') ? SHAPE_STATUS_AFTER : SHAPE_STATUS_BEFORE);
+    const shape = this.#pick(SHAPES);
+    const phrase = STATUS_PHRASE[status] ?? 'Error';
+    this.stats.variants.add(`shape:${status}:${shape}${after ? ':after' : ''}`);
+    switch (shape) {
+      case 'json-code': return this.#json(status, { success: false, code: 'INTERNAL_ERROR', error: 'Something went wrong' });
+      case 'json-no-code': return this.#json(status, { success: false });
+      case 'json-phrase': return this.#json(status, { status, error: phrase });
+      case 'json-message': return this.#json(status, { timestamp: new Date(this.serverNow).toISOString(), status, error: phrase, message: '', path: '/api/v1/orders' });
+      case 'html': return { kind: 'answer', status, headers: { 'content-type': 'text/html' }, body: `<html><head><title>${status} ${phrase}</title></head><body><center><h1>${status} ${phrase}</h1></center></body></html>` };
+      case 'text': return { kind: 'answer', status, headers: { 'content-type': 'text/plain' }, body: `${status} ${phrase}` };
+      case 'empty': return { kind: 'answer', status, headers: { 'content-type': 'application/json' }, body: '' };
+      case 'cut': return { kind: 'answer', status, headers: { 'content-type': 'application/json' }, body: '{"success":false,"err', cut: true };
+    }
   }
 
   /** The order a request with this trxid would meet, for DUPLICATE_IN_FLIGHT (transport.ts marks the span). */
@@ -570,7 +718,35 @@ export class ModelApi {
   }
 
   byTrxid(trxid: string): ModelOrder | undefined {
-    return this.#byTrxid.get(trxid.toLowerCase());
+    return this.#byTrxid.get(this.#fold(trxid));
+  }
+
+  /** Orders another key of ours at this supplier placed (issue 29): one trxid space, 403 FORBIDDEN here. */
+  readonly sibling = new Map<string, ModelOrder>();
+
+  #siblingHolds(trxid: string): boolean {
+    if (!this.sibling.has(this.#fold(trxid))) return false;
+    this.stats.siblingForbidden++;
+    return true;
+  }
+
+  /** Another key (another home) of ours placed this purchase before the run, under this trxid. */
+  seedSibling(o: { pid: string; trxid: string; userId?: string; zoneId?: string; quantity?: number }): void {
+    const pack = this.account.packs.find((p) => p.id === o.pid);
+    if (!pack) return;
+    const qty = pack.card ? (o.quantity ?? 1) : undefined;
+    this.sibling.set(this.#fold(o.trxid), {
+      orderId: `K${100_000 + this.sibling.size + 1}`, trxid: o.trxid, pid: pack.id, pack,
+      ...(o.userId !== undefined ? { userId: o.userId } : {}), ...(o.zoneId !== undefined ? { zoneId: o.zoneId } : {}), ...(qty !== undefined ? { quantity: qty } : {}),
+      amountMicros: Math.round(pack.price * 1e6) * (qty ?? 1), status: 'completed', refunded: false, codes: [], createdAt: this.serverNow - 3_600_000,
+      endsAt: 0, fate: 'complete', codesLateMs: 0, origin: 'sibling',
+    });
+  }
+
+  /** A never-clearing fault of this kind is on now. */
+  #foreverNow(kind: ForeverKind): boolean {
+    const f = this.profile.forever;
+    return f != null && f.kind === kind && this.#sim.mono >= f.fromMs && this.#sim.mono < f.untilMs;
   }
 
   byId(orderId: string): ModelOrder | undefined {
@@ -579,7 +755,10 @@ export class ModelApi {
 
   /** Settles every order up to now (for the final judgement). */
   settleAll(): void {
-    for (const o of this.orders) this.#settle(o);
+    for (const o of this.orders) {
+      this.#settle(o);
+      this.#refundAfterCompleted(o);
+    }
   }
 
   /** The operator tops the account up (between batches waiting for balance). */

@@ -8,6 +8,8 @@
  * After the run, invariants.ts judges the store, the result files and the model's ledger.
  */
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { LIVE_STATES } from '../src/store/row-states.js';
+import { editClass, has, LIVENESS_BOUND_MS, SIM_REVIEW_AFTER_MS, type ConfigEdit } from './world.js';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { stringify } from 'csv-stringify/sync';
@@ -28,9 +30,10 @@ import { API_DAY_GRACE_MS, apiBatchOpenForOrders } from '../src/orders/api-batch
 import { publicStatus, type AcceptOutcome, type OrderDesk, type OrderInput } from '../src/orders/types.js';
 import type { RowState } from '../src/store/row-states.js';
 import { ACCOUNT_A, LINES_OF_B, ModelApi, PACKS_B, PID_AT_B, SIM_KEY, SIM_KEY_B, type ModelAccount } from './model.js';
+import { rowIdOf } from './schedule.js';
 import { quiesce, SimScheduler } from './scheduler.js';
 import { simTransport } from './transport.js';
-import type { Action, Schedule, SimFile, SimRow } from './schedule.js';
+import type { Action, Edit, Schedule, SimFile, SimRow } from './schedule.js';
 import { judge, type Drop, type Judgement, type ShopAttempt } from './invariants.js';
 import { canonicalBody, MAX_TRIES, SHOP_TIMEOUT_MS, shopBody, shopTrxid } from './shop.js';
 
@@ -73,6 +76,34 @@ interface Proc {
   done: Promise<void>;
 }
 
+/** accounts.toml as the operator has it now (issue 29: edited between restarts). */
+interface AccountsFile {
+  accounts: { name: string; host: 0 | 1 }[];
+  routing: 'cheapest' | 'priority' | 'spread';
+  maxQueueDelayMs: number;
+  /** TOPUP_RATE_LIMITS. */
+  limits: string;
+}
+
+/** accounts.toml after one edit (world.ts ConfigEdit). */
+function applyEdit(f: AccountsFile, e: ConfigEdit): AccountsFile {
+  const accounts = f.accounts.map((a) => ({ ...a }));
+  switch (e.op) {
+    case 'rename': {
+      const a = accounts.find((x) => x.host === e.account);
+      if (a) a.name = `${a.name}-renamed`;
+      return { ...f, accounts };
+    }
+    case 'remove': return accounts.length > 1 ? { ...f, accounts: accounts.filter((x) => x.host !== e.account) } : f;
+    // The names stay, the hosts (URL and key) are swapped: `second` now reaches the first host.
+    case 'repoint': return { ...f, accounts: accounts.map((a) => ({ ...a, host: (1 - a.host) as 0 | 1 })) };
+    case 'reorder': return { ...f, accounts: accounts.reverse() };
+    case 'routing': return { ...f, routing: e.routing };
+    case 'max-queue-delay': return { ...f, maxQueueDelayMs: e.ms };
+    case 'limits': return { ...f, limits: e.limits };
+  }
+}
+
 const API_URL = 'http://api.sim.invalid';
 /** The second account's host (schedules with two accounts). */
 const API_URL_B = 'http://api-b.sim.invalid';
@@ -81,6 +112,13 @@ const NAMES = ['main', 'second'] as const;
 /** As daemon.ts: the inbox is listed again this often. */
 const SWEEP_EVERY_MS = 15_000;
 const HOME_ROOT = existsSync('/dev/shm') ? '/dev/shm' : tmpdir();
+/** Liveness (invariants 20, 21): how often the rows are looked at, and how long a live row may go without a stated reason. */
+const LIVE_SAMPLE_MS = 5_000;
+const TOLD_AFTER_MS = 5 * 60_000;
+/** A row whose order may exist and is not known: it must end or reach review within LIVENESS_BOUND_MS. */
+const DOUBT_STATES: readonly string[] = ['sending', 'resending', 'verifying', 'searching', 'unseen'];
+/** States that say nothing of why a row waits: a row in them for TOLD_AFTER_MS needs a stated reason (21). */
+const TOLD_STATES: readonly string[] = ['pending', 'sending'];
 
 export async function runSchedule(s: Schedule, opts: RunOptions = {}): Promise<RunOutcome> {
   const home = mkdtempSync(join(HOME_ROOT, 'topup-sim-'));
@@ -104,6 +142,27 @@ export async function runSchedule(s: Schedule, opts: RunOptions = {}): Promise<R
   const apis: ModelApi[] = [api];
   for (const f of s.foreign) api.seedForeign(f);
   for (const t of s.forbidden) api.forbidden.add(t.toLowerCase());
+  const w = s.world;
+  // Issue 29: rows whose own trxid another key of ours at this supplier placed first (403 FORBIDDEN
+  // here: "ours, placed earlier"), and rows with a foreign order under their trxid that differs from
+  // them in exactly one field (another player, zone or quantity).
+  const siblings: { trxid: string; orderId: string; micros: number }[] = [];
+  for (const f of s.files) {
+    if (!f.trxidColumn) continue;
+    for (const r of f.rows) {
+      const id = rowIdOf(r.trxid);
+      if (id === undefined || r.trxid === undefined || !api.account.packs.some((p) => p.id === r.pid)) continue;
+      if (has(w, 'sibling') && r.trxid.startsWith('SHOP-') && w!.sibling.includes(id % 6) && api.byTrxid(r.trxid) === undefined) {
+        api.seedSibling({ pid: r.pid, trxid: r.trxid, ...(r.userId !== undefined ? { userId: r.userId } : {}), ...(r.zoneId !== undefined ? { zoneId: r.zoneId } : {}), ...(r.quantity !== undefined ? { quantity: r.quantity } : {}) });
+        const o = [...api.sibling.values()].at(-1)!;
+        siblings.push({ trxid: r.trxid, orderId: o.orderId, micros: o.amountMicros });
+      } else if (has(w, 'twins') && r.trxid.startsWith('SHOP-') && w!.twins.includes(id % 6) && api.byTrxid(r.trxid) === undefined) {
+        const bump = (x: string): string => x.slice(0, -1) + String((Number(x.at(-1)) + 1) % 10);
+        const twin = r.quantity !== undefined ? { quantity: r.quantity + 1 } : r.zoneId !== undefined ? { userId: r.userId!, zoneId: bump(r.zoneId) } : { userId: bump(r.userId ?? '5123400000') };
+        api.seedForeign({ pid: r.pid, trxid: r.trxid, ...twin, agoMs: 600_000 });
+      }
+    }
+  }
   if (two) {
     const b = new ModelApi(sim, two.api, s.seed, modelAccount(1));
     apis.push(b);
@@ -113,45 +172,75 @@ export async function runSchedule(s: Schedule, opts: RunOptions = {}): Promise<R
       // One supplier: another API user's trxids are another user's at both accounts.
       for (const t of s.forbidden) b.forbidden.add(t.toLowerCase());
     }
-    // accounts.toml as a reseller writes it, keys in files of their own (0600), read and
-    // validated by loadConfig like any home's (config/accounts.ts).
     mkdirSync(join(home, 'keys'), { mode: 0o700 });
     writeFileSync(join(home, 'keys', 'main.key'), `${SIM_KEY}\n`, { mode: 0o600 });
     writeFileSync(join(home, 'keys', 'second.key'), `${SIM_KEY_B}\n`, { mode: 0o600 });
+  }
+  // accounts.toml as a reseller writes it, keys in files of their own (0600), read and validated by
+  // loadConfig like any home's (config/accounts.ts). Issue 29: the operator edits it between
+  // restarts (world.ts ConfigEdit): `accounts` lists each account's name and the host it reaches
+  // (its URL and key: host 0 is the first model API, host 1 the second).
+  const original: AccountsFile = { accounts: [{ name: NAMES[0], host: 0 }, { name: NAMES[1], host: 1 }], routing: two?.routing ?? 'cheapest', maxQueueDelayMs: two?.maxQueueDelayMs ?? 30_000, limits: '40/1s,200/1m' };
+  let accountsFile: AccountsFile = original;
+  /** Every name an account was ever given, to its model API (renames add names). */
+  const nameModel = new Map<string, ModelApi>();
+  const writeAccounts = (f: AccountsFile): void => {
+    accountsFile = f;
+    for (const a of f.accounts) if (!nameModel.has(a.name)) nameModel.set(a.name, apis[a.host]!);
+    if (!two) return;
     writeFileSync(
       join(home, 'accounts.toml'),
       [
-        `routing = "${two.routing}"`,
-        `max_queue_delay = "${two.maxQueueDelayMs / 1000}s"`,
+        `routing = "${f.routing}"`,
+        `max_queue_delay = "${f.maxQueueDelayMs / 1000}s"`,
         '',
-        '[[account]]',
-        `name = "${NAMES[0]}"`,
-        `url = "${API_URL}"`,
-        'key_file = "keys/main.key"',
-        '',
-        '[[account]]',
-        `name = "${NAMES[1]}"`,
-        `url = "${API_URL_B}"`,
-        'key_file = "keys/second.key"',
-        '',
+        ...f.accounts.flatMap((a) => ['[[account]]', `name = "${a.name}"`, `url = "${a.host === 0 ? API_URL : API_URL_B}"`, `key_file = "keys/${a.host === 0 ? 'main' : 'second'}.key"`, '']),
       ].join('\n'),
       { mode: 0o600 },
     );
-  }
+  };
+  if (!two) nameModel.set('default', api);
+  writeAccounts(original);
   /** The model API of an account (by its name in the store), and of a URL's host. */
-  const apiOf = (account: string): ModelApi => apis.find((m) => m.account.name === account) ?? api;
+  /**
+   * Where each trxid was sent, under which account name (issue 29: names and hosts change with
+   * config edits). The model API a row's trxid reached is the one that judges it.
+   */
+  const sentAs = new Map<string, Set<ModelApi>>();
+  const sentTo = new Map<string, Set<ModelApi>>();
+  const sentNames = new Map<string, Set<string>>();
+  const onPost = (m: ModelApi, trxid: string): void => {
+    const name = two ? (accountsFile.accounts.find((a) => apis[a.host] === m)?.name ?? m.account.name) : 'default';
+    const k = `${name}\u0000${trxid.toLowerCase()}`;
+    sentAs.set(k, new Set([...(sentAs.get(k) ?? []), m]));
+    sentTo.set(trxid.toLowerCase(), new Set([...(sentTo.get(trxid.toLowerCase()) ?? []), m]));
+    const mk = `${apis.indexOf(m)}\u0000${trxid.toLowerCase()}`;
+    sentNames.set(mk, new Set([...(sentNames.get(mk) ?? []), name]));
+  };
+  const apiOf = (account: string, trxid?: string | null): ModelApi => {
+    const sent = trxid ? sentAs.get(`${account}\u0000${trxid.toLowerCase()}`) : undefined;
+    if (sent && sent.size === 1) return [...sent][0]!;
+    return nameModel.get(account) ?? apis.find((m) => m.account.name === account) ?? api;
+  };
+  /** The account name an order of this model API was sent as (the model's own name unless a config edit renamed or re-pointed it). */
+  const accountOf = (m: ModelApi, trxid: string | null): string => {
+    const names = trxid === null ? undefined : sentNames.get(`${apis.indexOf(m)}\u0000${trxid.toLowerCase()}`);
+    return names && names.size === 1 ? [...names][0]! : m.account.name;
+  };
   const apiAt = (url: URL): ModelApi => (two && url.host === new URL(API_URL_B).host ? apis[1]! : api);
-  const config = loadConfig({
+  const configNow = (): Config => loadConfig({
     TOPUP_HOME: home,
     ...(two ? {} : { TOPUP_API_URL: API_URL, TOPUP_API_KEY: SIM_KEY }),
     TOPUP_POLL_INTERVAL_MS: '5000',
     TOPUP_REQUEST_TIMEOUT_MS: '15000',
-    TOPUP_REVIEW_AFTER_MS: '300000',
+    TOPUP_REVIEW_AFTER_MS: String(SIM_REVIEW_AFTER_MS),
     TOPUP_RETRY_AFTER_MAX_MS: '60000',
-    TOPUP_RATE_LIMITS: '40/1s,200/1m',
+    TOPUP_RATE_LIMITS: accountsFile.limits,
     TOPUP_PARTIAL_RESULT_MS: '3600000',
     TOPUP_LOG_LEVEL: 'silent',
   });
+  /** The configuration processes start with: read again after every config edit (issue 29). */
+  let config = configNow();
   const dead = new Set<string>();
   const procs: Proc[] = [];
   const failures: string[] = [];
@@ -166,7 +255,7 @@ export async function runSchedule(s: Schedule, opts: RunOptions = {}): Promise<R
     openRuntime(config, logger(owner), API_URL, {
       clock: sim.clockFor(owner),
       entropy: seededEntropy(s.seed + ++counter * 7919),
-      transport: simTransport(sim, apiAt, owner, seededEntropy(s.seed + counter * 104_729)),
+      transport: simTransport(sim, apiAt, owner, seededEntropy(s.seed + counter * 104_729), onPost),
       owner,
       ownerIsDead: (o) => dead.has(o),
     });
@@ -361,6 +450,12 @@ export async function runSchedule(s: Schedule, opts: RunOptions = {}): Promise<R
   };
   const answerOf = (o: AcceptOutcome): NonNullable<ShopAttempt['answer']> =>
     o.kind === 'refused' ? { kind: 'refused', status: o.status, code: o.code } : { kind: o.kind, batchId: o.order.batchId, trxid: o.order.trxid, status: o.order.status };
+  /** Issue 29 (`unicode`): the shop's own trxids from the whole of Unicode, one of them not well-formed text (a lone surrogate: valid JSON). */
+  const worldTrxid = (o: { trxid: object }, t: string): string => {
+    if (!has(w, 'unicode') || !('own' in o.trxid)) return t;
+    const own = (o.trxid as { own: number }).own;
+    return own === 7 ? `LS-\ud800${own}` : `${w!.trxidPrefixes[own % w!.trxidPrefixes.length]}-API-${own}`;
+  };
   const sendOrders = (orders: { trxid: string; body: OrderInput }[], tries: number, call: number): void => {
     const lat = (): number => 1 + Math.floor(shopRand.random() * 30);
     const mine = orders.map((o) => {
@@ -426,7 +521,7 @@ export async function runSchedule(s: Schedule, opts: RunOptions = {}): Promise<R
       sim.at(c.at, null, `shop call ${i} (${c.orders.length} order(s))`, () => {
         shopLeft--;
         sendOrders(c.orders.map((o) => {
-          const trxid = shopTrxid(o, fileTrxid);
+          const trxid = worldTrxid(o, shopTrxid(o, fileTrxid));
           return { trxid, body: shopBody(o, trxid, two !== undefined) };
         }), 1, i);
       }),
@@ -463,6 +558,41 @@ export async function runSchedule(s: Schedule, opts: RunOptions = {}): Promise<R
     if (fresh.length > 0 && rows.some((r) => batchesBefore.has(r.batch_id) && !['completed', 'cancelled', 'rejected', 'review'].includes(publicStatus(r.state)))) secondDayWhileLive++;
   };
 
+  // Issue 29: config edits between restarts. Every daemon is stopped (gracefully), accounts.toml
+  // (and TOPUP_RATE_LIMITS) edited, and the daemons started again on the edited file; later the
+  // operator puts the file back as it was, the same way.
+  const restartAllWith = (what: string, change: () => void): void => {
+    const live = procs.filter((p) => p.alive && p.kind === 'daemon' && !p.stopping);
+    for (const p of live) {
+      p.stopping = true;
+      p.runner!.stop();
+    }
+    void Promise.all(live.map((p) => p.done.then(async () => {
+      await Promise.allSettled([...(p.accepting ?? [])]);
+      await p.rt.close().catch(() => {});
+    }))).then(() => {
+      try {
+        change();
+        config = configNow();
+      } catch (err) {
+        failures.push(`${what}: the edited configuration was refused: ${(err as Error).message}`);
+      }
+      editStats.edits++;
+      sim.at(s.restartMs, null, `start the daemons after ${what}`, () => {
+        actionsLeft.n--;
+        for (let slot = 0; slot < s.daemons; slot++) if (!procs.some((p) => p.alive && p.kind === 'daemon' && p.slot === slot && !p.stopping)) startDaemon(slot);
+      });
+    });
+  };
+  const editStats = { edits: 0 };
+  if (two && w) {
+    for (const e of w.edits.filter((x) => has(w, editClass(x.edit)))) {
+      actionsLeft.n += 2;
+      sim.at(e.at, null, `config edit: ${e.edit.op}`, () => restartAllWith(`config edit ${JSON.stringify(e.edit)}`, () => writeAccounts(applyEdit(accountsFile, e.edit))));
+      sim.at(e.at + e.backAfterMs, null, `config edit put back: ${e.edit.op}`, () => restartAllWith(`accounts.toml put back after ${e.edit.op}`, () => writeAccounts(original)));
+    }
+  }
+
   for (let slot = 0; slot < s.daemons; slot++) startDaemon(slot);
   for (const a of s.actions) {
     sim.at(a.at, null, `action ${a.kind}${'file' in a ? ` file ${a.file}` : ''}`, () => {
@@ -473,6 +603,49 @@ export async function runSchedule(s: Schedule, opts: RunOptions = {}): Promise<R
 
   // An observer of the store, as an operator's `topup status` would be.
   const observer = runtime('sim:observer');
+
+  // Invariants 20 and 21 (issue 29), sampled every LIVE_SAMPLE_MS of simulated time: a row in
+  // doubt reaches an end or review within LIVENESS_BOUND_MS while its batch waits for nothing it
+  // names, and a live row is never left without a reason (its error, its batch's wait) for longer
+  // than TOLD_AFTER_MS.
+  const liveQuery = observer.db.prepare(`SELECT r.batch_id AS batch, r.idx, r.line, r.state, r.error, r.account, r.trxid, b.wait_reason AS wait, b.source_name AS src FROM rows r JOIN batches b ON b.id = r.batch_id WHERE r.state IN (${LIVE_STATES.map((x) => `'${x}'`).join(', ')})`);
+  // An account's pause (maintenance, account trouble) is stored in meta (account/pauses.ts) and shown by `topup status`, the console and the notifier: a stated reason too.
+  const pausedQuery = observer.db.prepare(`SELECT key FROM meta WHERE key = 'dispatch.pause' OR key LIKE 'dispatch.pause:%'`);
+  const liveTrack = new Map<string, { state: string; doubtMs: number; silentMs: number; since: number }>();
+  const liveness: string[] = [];
+  const flagged = new Set<string>();
+  let lastLive = 0;
+  const sampleLiveness = (): void => {
+    const dt = sim.mono - lastLive;
+    lastLive = sim.mono;
+    const seen = new Set<string>();
+    const paused = new Set((pausedQuery.all() as { key: string }[]).map((x) => (x.key === 'dispatch.pause' ? 'default' : x.key.slice('dispatch.pause:'.length))));
+    for (const r of liveQuery.all() as { batch: string; idx: number; line: number; state: string; error: string | null; account: string; trxid: string | null; wait: string | null; src: string }[]) {
+      const k = `${r.batch}:${r.idx}`;
+      seen.add(k);
+      let t = liveTrack.get(k);
+      if (!t || t.state !== r.state) {
+        t = { state: r.state, doubtMs: 0, silentMs: 0, since: sim.mono };
+        liveTrack.set(k, t);
+        continue;
+      }
+      const stated = r.wait !== null || paused.has(r.account);
+      if (DOUBT_STATES.includes(r.state) && !stated) t.doubtMs += dt;
+      // A row in doubt says why by its state (its answer was lost; nothing definite yet), bounded by 20.
+      if (TOLD_STATES.includes(r.state) && r.error === null && !stated) t.silentMs += dt;
+      else t.silentMs = 0;
+      const where = `row ${r.line} of batch ${r.batch} (${r.src}, account ${r.account}, trxid ${r.trxid})`;
+      if (t.doubtMs > LIVENESS_BOUND_MS && !flagged.has(`20:${k}`)) {
+        flagged.add(`20:${k}`);
+        liveness.push(`LIVENESS (20): ${where} has been ${r.state} since ${(t.since / 1000).toFixed(0)} s, ${Math.round(t.doubtMs / 60_000)} simulated minutes in doubt while neither its batch nor its account waits for a stated reason (bound ${LIVENESS_BOUND_MS / 60_000} min); told: ${r.error ?? '(no error)'}`);
+      }
+      if (t.silentMs > TOLD_AFTER_MS && !flagged.has(`21:${k}`)) {
+        flagged.add(`21:${k}`);
+        liveness.push(`TOLD WHY (21): ${where} has been ${r.state} for ${Math.round(t.silentMs / 60_000)} simulated minutes with no error on the row, no wait reason on its batch and no pause of its account: the operator is not told why`);
+      }
+    }
+    for (const k of liveTrack.keys()) if (!seen.has(k)) liveTrack.delete(k);
+  };
   const horizon = opts.horizonMs ?? 6 * 3_600_000;
   const maxEvents = opts.maxEvents ?? 200_000;
   let stall: string | null = null;
@@ -504,6 +677,7 @@ export async function runSchedule(s: Schedule, opts: RunOptions = {}): Promise<R
       stall = `not finished after ${Math.round(sim.mono / 60_000)} simulated minutes and ${sim.fired} events: ${unfinished(observer)}`;
       break;
     }
+    if (sim.mono - lastLive >= LIVE_SAMPLE_MS) sampleLiveness();
     if (!sim.step()) {
       if (over()) break;
       stall = `nothing left to happen, yet not finished: ${unfinished(observer)}`;
@@ -521,7 +695,7 @@ export async function runSchedule(s: Schedule, opts: RunOptions = {}): Promise<R
   sampleApiOrders(observer);
   for (const p of procs) if (p.kind === 'daemon' && !p.alive) await p.rt.close().catch(() => {});
   for (const m of apis) m.settleAll();
-  const verdict = judge({ home, config, observer, apis, apiOf, drops, failures, stall, ...(shop ? { shop: { attempts, seen: seenStatus, endWall, stepsBackMs: s.actions.reduce((n, a) => n + (a.kind === 'clock-step' && a.ms < 0 ? -a.ms : 0), 0) } } : {}) });
+  const verdict = judge({ home, config, observer, apis, apiOf, accountOf, sentTo, siblings, liveness, drops, failures, stall, ...(shop ? { shop: { attempts, seen: seenStatus, endWall, stepsBackMs: s.actions.reduce((n, a) => n + (a.kind === 'clock-step' && a.ms < 0 ? -a.ms : 0), 0) } } : {}) });
   await observer.close();
   const keep = opts.keep === true || (opts.keep !== false && !verdict.ok && process.env.TOPUP_SIM_KEEP === '1');
   if (!keep) rmSync(home, { recursive: true, force: true });
@@ -570,6 +744,24 @@ export async function runSchedule(s: Schedule, opts: RunOptions = {}): Promise<R
     });
   }
   if (s.api.style === 'real-world') behaviours['real-world answers'] = 1;
+  if (w) {
+    // Issue 29: the wider world, and which fault classes the swarm turned on.
+    for (const f of w.faults) behaviours[`swarm: ${f} on`] = 1;
+    Object.assign(behaviours, {
+      'world: failure answers in a drawn status x body shape': sum((m) => m.stats.shapes),
+      'world: ... of them after the order was made': sum((m) => m.stats.shapesAfter),
+      'world: replays without the replay mark': sum((m) => m.stats.unmarked),
+      'world: refunds left out, late, partial or after completed': sum((m) => m.stats.refundForms),
+      'world: answers of a fault that never clears': sum((m) => m.stats.forever),
+      [`world: never-clearing ${w.forever?.kind ?? 'none'}`]: has(w, 'forever') && w.forever ? 1 : 0,
+      'world: FORBIDDEN for a purchase another key of ours placed': sum((m) => m.stats.siblingForbidden),
+      'world: config edits between restarts': editStats.edits,
+      'world: unicode trxids': has(w, 'unicode') ? 1 : 0,
+      'world: drops respelling trxids': s.actions.filter((a) => (a.kind === 'drop' || a.kind === 'submit') && a.edit === 'respell').length,
+      [`world: supplier trxid fold ${s.api.trxidFold ?? 'unicode'}`]: 1,
+      'world: liveness samples': Math.floor(sim.mono / LIVE_SAMPLE_MS),
+    });
+  }
   if (two) {
     const b = apis[1]!;
     Object.assign(behaviours, {
@@ -602,7 +794,7 @@ export async function runSchedule(s: Schedule, opts: RunOptions = {}): Promise<R
 }
 
 /** The rows of a drop as written: the file itself, or an edited copy (a column or row added, rows reordered). */
-function edited(file: SimFile, fileIdx: number, edit: Extract<Action, { kind: 'drop' }>['edit'], two?: Schedule['second']): { rows: SimRow[]; keys: string[]; header: string[]; cells: string[][] } {
+function edited(file: SimFile, fileIdx: number, edit: Edit, two?: Schedule['second']): { rows: SimRow[]; keys: string[]; header: string[]; cells: string[][] } {
   let rows = [...file.rows];
   if (edit === 'reorder') rows.reverse();
   if (edit === 'add-row') rows = [...rows, { pid: 'PUBG-60', userId: String(5_199_000_000 + rows.length) }];
@@ -617,7 +809,7 @@ function edited(file: SimFile, fileIdx: number, edit: Extract<Action, { kind: 'd
     // Two accounts: a file may name a pack by either account's pid.
     const pid = two && r.altPid ? (PID_AT_B[r.pid] ?? r.pid) : r.pid;
     const c = [pid, r.userId ?? '', r.zoneId ?? '', r.quantity === undefined ? '' : String(r.quantity)];
-    if (file.trxidColumn) c.push(r.trxid ?? '');
+    if (file.trxidColumn) c.push(r.trxid === undefined ? '' : edit === 'respell' ? respell(r.trxid) : r.trxid);
     if (file.noteColumn) c.push(r.note ?? '');
     if (pin !== null) c.push(file.rows.indexOf(r) % 3 === 0 ? NAMES[pin] : '');
     return c;
@@ -633,6 +825,15 @@ function edited(file: SimFile, fileIdx: number, edit: Extract<Action, { kind: 'd
     return i >= 0 ? `${fileIdx}:${i}` : `${fileIdx}:added`;
   });
   return { rows, keys, header, cells };
+}
+
+/** A trxid as a person or a spreadsheet writes it again (issue 29): letter case flipped (every script), spaces around it. The same trxid. */
+export function respell(t: string): string {
+  const flipped = t === t.toUpperCase() ? t.toLowerCase() : t.toUpperCase();
+  // Only a flip both folds agree on (ÄB ↔ äb, ΣΊΣΥΦΟΣ ↔ σίσυφοσ) is another spelling of the same
+  // trxid; one that changes the string otherwise (ß → SS, İ → i̇) keeps its letters, spaces only.
+  const same = [...flipped].length === [...t].length && flipped.toLowerCase() === t.toLowerCase() && flipped.toUpperCase() === t.toUpperCase() ? flipped : t;
+  return ` ${same} `;
 }
 
 function inboxFiles(config: Config): string[] {

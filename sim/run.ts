@@ -1,5 +1,10 @@
 /**
- * `npm run simulate -- --seed S --schedules N [--workers W] [--accounts mixed|one|two] [--api-orders mixed|none|all] [--replay FILE] [--verbose] [--json]`
+ * `npm run simulate -- --seed S --schedules N [--workers W] [--accounts mixed|one|two] [--api-orders mixed|none|all]
+ *   [--faults a,b] [--no-faults c,d] [--no-swarm] [--replay FILE] [--verbose] [--json]`
+ *
+ * Fault classes (sim/world.ts FAULT_CLASSES): each schedule turns on a random subset (swarm
+ * testing); `--faults` limits the subset to those named, `--no-faults` never turns those on,
+ * `--no-swarm` turns every allowed class on in every schedule.
  *
  * Runs N schedules (schedule.ts) of the whole engine under the simulator, split over W worker
  * processes (default: one per core), each a fast-check run from seed S + its index. A failing
@@ -17,6 +22,7 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { scheduleArb, type AccountsMix, type ApiOrdersMix, type Schedule } from './schedule.js';
+import { ALL_FAULTS, faultFilter, FAULT_CLASSES, type FaultFilter } from './world.js';
 import { runSchedule, type RunOutcome } from './run-schedule.js';
 
 interface Args {
@@ -31,6 +37,10 @@ interface Args {
   accounts: AccountsMix;
   /** Which schedules have a shop placing API orders (issue 23): one in four (mixed, the default), none, all. */
   apiOrders: ApiOrdersMix;
+  /** Issue 29: the fault classes schedules may turn on (`--faults`, `--no-faults`) and whether each is drawn per schedule (swarm) or always on (`--no-swarm`). */
+  faults: FaultFilter;
+  /** As given, passed on to the workers. */
+  faultArgs: string[];
 }
 
 function parseArgs(argv: string[]): Args {
@@ -48,7 +58,10 @@ function parseArgs(argv: string[]): Args {
   if (!['mixed', 'one', 'two'].includes(accounts)) throw new Error('--accounts: mixed, one or two');
   const apiOrders = (get('api-orders') ?? 'mixed') as ApiOrdersMix;
   if (!['mixed', 'none', 'all'].includes(apiOrders)) throw new Error('--api-orders: mixed, none or all');
-  return { seed, schedules, workers, accounts, apiOrders, replay: get('replay'), verbose: argv.includes('--verbose'), json: argv.includes('--json'), worker: argv.includes('--worker') };
+  const swarm = !argv.includes('--no-swarm');
+  const faults = faultFilter(get('faults'), get('no-faults'), swarm);
+  const faultArgs = [...(get('faults') !== undefined ? ['--faults', get('faults')!] : []), ...(get('no-faults') !== undefined ? ['--no-faults', get('no-faults')!] : []), ...(swarm ? [] : ['--no-swarm'])];
+  return { seed, schedules, workers, accounts, apiOrders, faults, faultArgs, replay: get('replay'), verbose: argv.includes('--verbose'), json: argv.includes('--json'), worker: argv.includes('--worker') };
 }
 
 /** Shrinking's budget: candidates run, and real time. */
@@ -70,7 +83,7 @@ export interface SimReport {
  * Runs `numRuns` schedules from `seed` with fast-check; a failure is shrunk. `onRun` sees every
  * outcome (for figures); the shrinking runs are not counted as schedules.
  */
-export async function simulate(seed: number, numRuns: number, opts: { onRun?: (o: RunOutcome) => void; accounts?: AccountsMix; apiOrders?: ApiOrdersMix } = {}): Promise<SimReport> {
+export async function simulate(seed: number, numRuns: number, opts: { onRun?: (o: RunOutcome) => void; accounts?: AccountsMix; apiOrders?: ApiOrdersMix; faults?: FaultFilter } = {}): Promise<SimReport> {
   const started = performance.now();
   const behaviours: Record<string, number> = {};
   const variants = new Set<string>();
@@ -81,7 +94,7 @@ export async function simulate(seed: number, numRuns: number, opts: { onRun?: (o
   let shrinkStarted = 0;
   let last: RunOutcome | undefined;
   const details = await fc.check(
-    fc.asyncProperty(scheduleArb(opts.accounts, opts.apiOrders), async (s) => {
+    fc.asyncProperty(scheduleArb(opts.accounts, opts.apiOrders, opts.faults ?? ALL_FAULTS), async (s) => {
       // Shrinking runs every smaller candidate in full: bounded, so a failure is reported in
       // minutes (the schedule found so far is the smallest failing one; more budget, smaller).
       if (shrinking && (++shrinkRuns > SHRINK_RUNS || performance.now() - shrinkStarted > SHRINK_MS)) return true;
@@ -137,7 +150,7 @@ async function replay(file: string, verbose: boolean): Promise<number> {
 
 function runWorker(args: Args, seed: number, n: number): Promise<SimReport> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [...process.execArgv, process.argv[1]!, '--worker', '--seed', String(seed), '--schedules', String(n), '--accounts', args.accounts, '--api-orders', args.apiOrders], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn(process.execPath, [...process.execArgv, process.argv[1]!, '--worker', '--seed', String(seed), '--schedules', String(n), '--accounts', args.accounts, '--api-orders', args.apiOrders, ...args.faultArgs], { stdio: ['ignore', 'pipe', 'inherit'] });
     let out = '';
     child.stdout.on('data', (d: Buffer) => {
       out += d.toString();
@@ -176,7 +189,7 @@ function print(reports: SimReport[], wallMs: number, args: Args): void {
   }
   process.stderr.write('\n');
   const lines = [
-    `seed ${args.seed}, ${args.workers} worker(s), accounts ${args.accounts}, api orders ${args.apiOrders}: ${schedules} schedules in ${(wallMs / 1000).toFixed(1)} s (${(schedules / (wallMs / 1000)).toFixed(1)} schedules/s)`,
+    `seed ${args.seed}, ${args.workers} worker(s), accounts ${args.accounts}, api orders ${args.apiOrders}, fault classes ${args.faults.allowed.length === FAULT_CLASSES.length ? 'all' : args.faults.allowed.join(',') || 'none'}${args.faults.swarm ? ' (swarm)' : ' (all on)'}: ${schedules} schedules in ${(wallMs / 1000).toFixed(1)} s (${(schedules / (wallMs / 1000)).toFixed(1)} schedules/s)`,
     `invariants checked: ${invariants}`,
     `answer corpus variants used: ${variants.size}`,
     'behaviours (summed over the schedules):',
@@ -191,8 +204,9 @@ function print(reports: SimReport[], wallMs: number, args: Args): void {
   for (const r of failures) {
     const f = r.failure!;
     const file = join('sim-failures', `${f.seed}.json`);
-    writeFileSync(file, `${JSON.stringify({ seed: f.seed, path: f.path, violations: f.violations, schedule: f.schedule }, null, 1)}\n`);
-    process.stdout.write(`\nFAILED (worker seed ${f.seed}, fast-check path ${f.path}, shrunk ${f.shrinks} times):\n`);
+    // The fault classes the schedule had on (swarm testing) head the file: what world it failed in.
+    writeFileSync(file, `${JSON.stringify({ seed: f.seed, path: f.path, faults: f.schedule.world?.faults ?? null, violations: f.violations, schedule: f.schedule }, null, 1)}\n`);
+    process.stdout.write(`\nFAILED (worker seed ${f.seed}, fast-check path ${f.path}, shrunk ${f.shrinks} times${f.schedule.world ? `; fault classes on: ${f.schedule.world.faults.join(', ') || 'none'}` : ''}):\n`);
     for (const v of f.violations) process.stdout.write(`  - ${v}\n`);
     process.stdout.write(`last events:\n${f.trace.slice(-25).map((l) => `  ${l}`).join('\n')}\n`);
     process.stdout.write(`replay: npm run simulate -- --replay ${file} --verbose\n`);
@@ -209,6 +223,7 @@ async function main(): Promise<void> {
     const report = await simulate(args.seed, args.schedules, {
       accounts: args.accounts,
       apiOrders: args.apiOrders,
+      faults: args.faults,
       onRun: (() => {
         let n = 0;
         return () => {

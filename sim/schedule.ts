@@ -10,6 +10,7 @@
 import fc from 'fast-check';
 import type { ApiProfile } from './model.js';
 import { shopArb, type Shop } from './shop.js';
+import { ALL_FAULTS, has, spellPlayer, widen, worldArb, type FaultFilter, type World } from './world.js';
 
 export interface SimRow {
   /** The first account's pid (the only account's, in a one-account schedule). */
@@ -33,11 +34,19 @@ export interface SimFile {
   delimiter: ',' | ';';
 }
 
+/**
+ * How a copy of a file is edited before it is dropped again: as it was, a column or a row added,
+ * rows reordered, or (issue 29, `respell`) its own trxids respelled as people and spreadsheets do:
+ * letter case flipped (beyond ASCII too: `ÄB-7` → `äb-7`) and spaces around them. A respelled
+ * trxid is the same trxid (docs: looked up in any letter case), so its row is the same purchase.
+ */
+export type Edit = 'none' | 'add-column' | 'add-row' | 'reorder' | 'respell';
+
 export type Action =
   /** The file (or an edited copy of it) is dropped into the inbox. */
-  | { at: number; kind: 'drop'; file: number; edit: 'none' | 'add-column' | 'add-row' | 'reorder' }
+  | { at: number; kind: 'drop'; file: number; edit: Edit }
   /** `topup submit FILE` (a process of its own) of the file or an edited copy; `again`: ordered again on purpose. */
-  | { at: number; kind: 'submit'; file: number; again: boolean; edit?: 'none' | 'add-column' | 'add-row' | 'reorder' }
+  | { at: number; kind: 'submit'; file: number; again: boolean; edit?: Edit }
   /**
    * `topup retry BATCH` of the newest finished batch of this file; `repeats`: buy its repeats on
    * purpose; `twice`: a double click on the console's Retry (two retries at the same instant).
@@ -101,6 +110,8 @@ export interface Schedule {
   forbidden: string[];
   /** Issue 23: a shop placing orders through the order API (sim/shop.ts); absent in most schedules. */
   shop?: Shop;
+  /** Issue 29: the wider world and the fault classes this schedule has on (sim/world.ts); absent in schedules written before it. */
+  world?: World;
 }
 
 const MIN = 60_000;
@@ -211,14 +222,14 @@ function when(min: number, max: number): fc.Arbitrary<number> {
   );
 }
 
-const edits = fc.constantFrom('none' as const, 'none' as const, 'add-column' as const, 'add-row' as const, 'reorder' as const);
+const edits = fc.constantFrom<Edit>('none', 'none', 'add-column', 'add-row', 'reorder', 'respell');
 
 /** Which schedules have a second account: one in three (`mixed`, the default), none, or all. */
 export type AccountsMix = 'mixed' | 'one' | 'two';
 /** Which schedules have a shop placing API orders (issue 23): one in four (mixed, the default), none, or all. */
 export type ApiOrdersMix = 'mixed' | 'none' | 'all';
 
-export function scheduleArb(accounts: AccountsMix = 'mixed', apiOrders: ApiOrdersMix = 'mixed'): fc.Arbitrary<Schedule> {
+export function scheduleArb(accounts: AccountsMix = 'mixed', apiOrders: ApiOrdersMix = 'mixed', faults: FaultFilter = ALL_FAULTS): fc.Arbitrary<Schedule> {
   // Drawn last (after every field the schedules had before), so a seed's other fields stay as they were.
   const shop = apiOrders === 'none' ? fc.constant(undefined) : apiOrders === 'all' ? shopArb : fc.oneof({ weight: 3, arbitrary: fc.constant(undefined) }, { weight: 1, arbitrary: shopArb });
   const twoAccounts = accounts === 'one' ? fc.constant(undefined) : accounts === 'two' ? second : fc.oneof({ weight: 2, arbitrary: fc.constant(undefined) }, { weight: 1, arbitrary: second });
@@ -262,13 +273,58 @@ export function scheduleArb(accounts: AccountsMix = 'mixed', apiOrders: ApiOrder
       ),
       forbidden: fc.subarray(['OTHER-0', 'OTHER-1']),
       shop,
+      // Drawn last, so that the fields above are drawn as before issue 29.
+      world: worldArb(faults),
     })
-    .map(({ second: two, shop: api, ...s }) => ({
+    .map(({ second: two, shop: api, world, ...s }) => applyWorld({
       ...s,
       ...(two ? { second: two } : {}),
       ...(api ? { shop: api } : {}),
+      world,
       files: s.files.map((f, fi) => ({ ...f, rows: f.rows.map((r, ri) => toRow(r, 1 + fi * 100 + ri)) })),
       actions: [...s.actions].sort((a, b) => a.at - b.at),
     }))
     .filter((s) => s.actions.some((a) => a.kind === 'drop' || a.kind === 'submit'));
+}
+
+/** The id a row was drawn with, from its own trxid (`SHOP-<id>`), or undefined. */
+export function rowIdOf(trxid: string | undefined): number | undefined {
+  const m = trxid === undefined ? null : /-(\d+)$/.exec(trxid);
+  return m ? Number(m[1]) : undefined;
+}
+
+/**
+ * Swarm testing (world.ts): the classes the schedule has off are zeroed or removed, those it has
+ * on widen the model; identities are spelled as the world says. A pure function of the schedule's
+ * draws, so the schedule as printed is the schedule that runs.
+ */
+export function applyWorld(s: Schedule): Schedule {
+  const w = s.world;
+  if (!w) return s;
+  const out: Schedule = { ...s, api: widen(s.api, w, 0) };
+  if (s.second) {
+    out.second = {
+      ...s.second,
+      api: widen(s.second.api, w, 1),
+      ...(has(w, 'withdrawn') ? {} : { refusePid: null }),
+      ...(has(w, 'account') ? {} : { keyRevoked: null }),
+    };
+  }
+  out.actions = s.actions
+    .filter((a) => (a.kind !== 'crash' || has(w, 'crash')) && (a.kind !== 'clock-step' || has(w, 'clock')))
+    .map((a) => ((a.kind === 'drop' || a.kind === 'submit') && a.edit === 'respell' && !has(w, 'respell') ? { ...a, edit: 'none' as const } : a));
+  if (out.actions.length === 0) out.actions = [{ at: 0, kind: 'drop', file: 0, edit: 'none' }];
+  if (!has(w, 'foreign')) out.foreign = [];
+  if (!has(w, 'forbidden')) out.forbidden = [];
+  out.files = s.files.map((f) => ({
+    ...f,
+    rows: f.rows.map((r, i) => {
+      const id = rowIdOf(r.trxid);
+      const row = { ...r };
+      if (has(w, 'unicode') && id !== undefined && r.trxid?.startsWith('SHOP-')) row.trxid = `${w.trxidPrefixes[id % w.trxidPrefixes.length]}-${id}`;
+      if (has(w, 'player-spelling') && row.userId !== undefined && row.zoneId === undefined) row.userId = spellPlayer(row.userId, w.playerSpelling[i % w.playerSpelling.length]!);
+      return row;
+    }),
+  }));
+  return out;
 }

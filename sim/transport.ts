@@ -20,7 +20,7 @@ class NetworkError extends Error {
 }
 
 /** `apiAt`: the model API a URL's host reaches (two accounts: two hosts, two models). */
-export function simTransport(sim: SimScheduler, apiAt: (url: URL) => ModelApi, owner: string, rand: Entropy): Transport {
+export function simTransport(sim: SimScheduler, apiAt: (url: URL) => ModelApi, owner: string, rand: Entropy, onPost?: (api: ModelApi, trxid: string) => void): Transport {
   const latency = (api: ModelApi): number => {
     const [lo, hi] = api.profile.latencyMs;
     return lo + Math.floor(rand.random() * (hi - lo + 1));
@@ -42,6 +42,11 @@ export function simTransport(sim: SimScheduler, apiAt: (url: URL) => ModelApi, o
         const url = new URL(req.url);
         const api = apiAt(url);
         // The request travels: it arrives whatever becomes of the process (owner null).
+        if (onPost && req.method === 'POST' && url.pathname.endsWith('/orders') && req.body) {
+          // Where each trxid was sent (invariant 24: one trxid, one endpoint), when it leaves.
+          const t = (JSON.parse(req.body) as { trxid?: unknown }).trxid;
+          if (typeof t === 'string') onPost(api, t);
+        }
         sim.at(latency(api), null, `${req.method} ${url.pathname} arrives from ${owner}`, () => {
           const reply = api.answer({ method: req.method, path: url.pathname, query: url.searchParams, headers: lower(req.headers), body: req.body });
           if (reply.kind === 'lost') {

@@ -29,6 +29,12 @@ const MUST_HAPPEN = [
   'rows ended cancelled',
   'rows ended skipped',
   'rows ended completed',
+  // Issue 29: the wider world (sim/world.ts), each class on in about half the schedules (swarm).
+  'world: failure answers in a drawn status x body shape',
+  'world: ... of them after the order was made',
+  'world: replays without the replay mark',
+  'world: refunds left out, late, partial or after completed',
+  'world: answers of a fault that never clears',
 ];
 
 /** Behaviours every CI run of two-account schedules (issue 22) must have gone through. */
@@ -46,6 +52,7 @@ export const MUST_HAPPEN_TWO = [
   'two accounts: maintenance on one',
   'two accounts: answers lost after creation on one',
   'two accounts: rows pinned by an account column',
+  'world: config edits between restarts',
   'answers lost after an order was made',
   'processes crashed',
   'rows ended completed',

@@ -1,0 +1,211 @@
+/**
+ * The simulator's wider world (issue 29): what a schedule draws beyond issue 20–23's model, and
+ * swarm testing over all of it.
+ *
+ * Swarm testing (TigerBeetle's VOPR, FoundationDB's simulation): every schedule turns on a random
+ * subset of the FAULT_CLASSES below and the rest are off for the whole schedule (their knobs
+ * zeroed, their actions removed). A schedule where every fault is possible spreads its few events
+ * thinly over all of them; one with three classes on meets those three often, so rare
+ * combinations (a lock that never clears AND a refusal of a resend, a re-pointed account AND a lost
+ * answer) get schedules of their own. The classes a schedule had are in it (`world.faults`), so the
+ * failure file (sim-failures/<seed>.json) prints them and a replay has them.
+ *
+ * `--faults a,b` limits the swarm to those classes, `--no-faults a,b` turns classes off in every
+ * schedule (a defect being fixed elsewhere must not stop the loop), `--no-swarm` turns every
+ * allowed class on in every schedule.
+ *
+ * The generators of the wider world, each with the invariant it needs (sim/invariants.ts):
+ *  - faults that never clear (`forever`, ApiProfile.forever): an in-flight lock, maintenance, a
+ *    history that never lists the order, account trouble, a revoked key — for the engine they last
+ *    for ever (the operator clears them only long after the liveness bound); invariant 20
+ *    (liveness) and 21 (told why);
+ *  - failure answers in every status × body shape before and after creation (`shapes`), replays
+ *    without the replay mark (`unmarked-replay`), orders under a reused trxid that differ from the
+ *    row in exactly one field (`twins`); invariants 2, 3 (a foreign order held must be the row's
+ *    purchase in every field it names);
+ *  - refunds reported, left out, late, partial, and after `completed` (`refunds`); invariant 22
+ *    (money to the cent, never below the ledger);
+ *  - identities in every spelling (`unicode`: trxids from the whole of Unicode; `respell`: a re-drop
+ *    with its trxids in other letter case and with spaces around them; `player-spelling`: player
+ *    ids as spreadsheets write them); the supplier's own trxid comparison (`fold`); invariants 1, 8,
+ *    and 23 (one trxid in any letter case is one purchase);
+ *  - several keys of one supplier (`sibling`): another home or key of ours placed a purchase of the
+ *    files first (403 FORBIDDEN here); invariant 1 counts that charge;
+ *  - config edits between restarts (`config-edit`): accounts.toml edited while the daemons are
+ *    stopped (accounts renamed, removed, re-pointed, reordered; routing and max_queue_delay
+ *    changed), and put back later; invariant 24 (one trxid, one endpoint).
+ * Not drawn yet: a home whose database is replaced by an older copy (docs/simulator.md, Limits).
+ */
+import fc from 'fast-check';
+import type { ApiProfile, ForeverKind } from './model.js';
+
+export const FAULT_CLASSES = [
+  'lost', 'error', 'shapes', 'maintenance', 'account', 'rate', 'slow', 'refuse-resend', 'read-error',
+  'unmarked-replay', 'foreign', 'forbidden', 'twins', 'sibling', 'refunds', 'forever', 'crash', 'clock',
+  'unicode', 'respell', 'player-spelling', 'fold', 'config-edit', 'config-rename', 'config-repoint', 'withdrawn',
+] as const;
+export type FaultClass = (typeof FAULT_CLASSES)[number];
+
+/** What the run's flags allow: the classes a schedule may turn on, and whether each is drawn (swarm) or always on. */
+export interface FaultFilter {
+  allowed: readonly FaultClass[];
+  swarm: boolean;
+}
+export const ALL_FAULTS: FaultFilter = { allowed: FAULT_CLASSES, swarm: true };
+
+/** Parses `--faults a,b` and `--no-faults c,d` (unknown names refused, naming the classes). */
+export function faultFilter(only: string | undefined, off: string | undefined, swarm = true): FaultFilter {
+  const names = (s: string | undefined): FaultClass[] => {
+    if (s === undefined || s.trim() === '') return [];
+    const xs = s.split(',').map((x) => x.trim()).filter((x) => x !== '');
+    const bad = xs.filter((x) => !(FAULT_CLASSES as readonly string[]).includes(x));
+    if (bad.length > 0) throw new Error(`unknown fault class ${bad.join(', ')}: the classes are ${FAULT_CLASSES.join(', ')}`);
+    return xs as FaultClass[];
+  };
+  const base = only === undefined ? [...FAULT_CLASSES] : names(only);
+  const no = new Set(names(off));
+  return { allowed: base.filter((c) => !no.has(c)), swarm };
+}
+
+/**
+ * How long, in simulated time, a row may stay live without the engine telling why, and how long
+ * it may stay in doubt while its batch waits for nothing it names (invariant 20). From the
+ * engine's timing under the simulator's settings (TOPUP_REVIEW_AFTER_MS = R = 5 min,
+ * TOPUP_REQUEST_TIMEOUT_MS = 15 s, TOPUP_POLL_INTERVAL_MS = 5 s):
+ *  - a row in doubt (`resending`) stops being resent at its first send after R with at least 5
+ *    unanswered sends (dispatch/sender.ts stopResending; resends at most 30 s apart plus a 15 s
+ *    timeout): by R + 45 s;
+ *  - its history check is due 4 request timeouts later (60 s), and history that cannot be read is
+ *    given up on R after the first failed read (poll/verify.ts verifyFailed): by 2R + 105 s;
+ *  - an `unseen` row goes to review R after it was last seen readably (poll/poller.ts);
+ *  - a daemon restarted after a crash (at most 30 s later) takes its lease over at once or when it
+ *    lapses (30 s).
+ * So 2R + 4 min: 14 minutes. Time a row's batch waits for a reason the engine states (balance,
+ * maintenance, account, catalog) does not count: the operator is told why.
+ */
+export function livenessBoundMs(reviewAfterMs: number): number {
+  return 2 * reviewAfterMs + 4 * 60_000;
+}
+/** The engine's TOPUP_REVIEW_AFTER_MS in the simulator (run-schedule.ts passes it to loadConfig). */
+export const SIM_REVIEW_AFTER_MS = 300_000;
+export const LIVENESS_BOUND_MS = livenessBoundMs(SIM_REVIEW_AFTER_MS);
+
+/** Config edits (two accounts), each applied while the daemons are stopped; `back`: later the operator puts the file back as it was. */
+export type ConfigEdit =
+  | { op: 'rename'; account: 0 | 1 }
+  | { op: 'remove'; account: 0 | 1 }
+  | { op: 'repoint' }
+  | { op: 'reorder' }
+  | { op: 'routing'; routing: 'cheapest' | 'priority' | 'spread' }
+  | { op: 'max-queue-delay'; ms: number }
+  | { op: 'limits'; limits: string };
+
+export interface World {
+  /** The fault classes this schedule has on (swarm testing); every other is off. */
+  faults: FaultClass[];
+  /** Knobs of the wider model, for the first account (the second's are the same, drawn once). */
+  shapes: number;
+  unmarkedReplay: number;
+  refundOmitted: number;
+  refundLate: number;
+  refundPartial: number;
+  refundAfterCompleted: number;
+  trxidFold: NonNullable<ApiProfile['trxidFold']>;
+  /** A fault that never clears for the engine, on the first account (or the second, `account: 1`). */
+  forever: { kind: ForeverKind; fromMs: number; account: 0 | 1 } | null;
+  /** Spellings of the files' own trxids (rows with `trxid: own`): a prefix from the whole of Unicode, per row id mod 4. */
+  trxidPrefixes: string[];
+  /** Player ids as spreadsheets write them (per row id mod 4): as typed, trailing space, full-width digits, scientific notation, leading zeros. */
+  playerSpelling: ('plain' | 'space' | 'full-width' | 'scientific' | 'leading-zero')[];
+  /** Rows (by id mod 6) whose trxid another key of ours at the same supplier placed first (403 FORBIDDEN here, a charge of the purchase). */
+  sibling: number[];
+  /** Rows (by id mod 6) with a foreign order under their own trxid differing in exactly one field (another player, zone or quantity). */
+  twins: number[];
+  /** Config edits as operator actions, at these times; each put back `backAfterMs` later. */
+  edits: { at: number; edit: ConfigEdit; backAfterMs: number }[];
+}
+
+const MIN = 60_000;
+
+/** Unicode that spreadsheets and shops put into order numbers: other scripts, case pairs beyond ASCII, combining marks, full-width, emoji, invisible marks. */
+const UNICODE_SAMPLES = [
+  'ÄB', 'äb', 'ÖD', 'Straße', 'STRASSE', 'İstanbul', 'ǅ', 'Σίσυφος', 'ΣΊΣΥΦΟΣ', 'Привет', 'ПРИВЕТ', 'ﬁ', 'Ω', 'Ω',
+  'e\u0301', '\u00e9', 'Ｓｈｏｐ', 'ＳＨＯＰ', '注文', '주문', 'طلب', 'ऑर्डर', '🛒', 'a\u200bb', '\u00a0X', 'Ⅻ', 'ǈ', 'ß',
+];
+const prefixArb: fc.Arbitrary<string> = fc.oneof(
+  { weight: 3, arbitrary: fc.constantFrom(...UNICODE_SAMPLES) },
+  { weight: 1, arbitrary: fc.string({ unit: 'grapheme', minLength: 1, maxLength: 4 }) },
+);
+
+const editArb: fc.Arbitrary<ConfigEdit> = fc.oneof(
+  fc.record({ op: fc.constant('rename' as const), account: fc.constantFrom<0 | 1>(0, 1) }),
+  fc.record({ op: fc.constant('remove' as const), account: fc.constantFrom<0 | 1>(0, 1) }),
+  fc.record({ op: fc.constant('repoint' as const) }),
+  fc.record({ op: fc.constant('reorder' as const) }),
+  fc.record({ op: fc.constant('routing' as const), routing: fc.constantFrom<'cheapest' | 'priority' | 'spread'>('cheapest', 'priority', 'spread') }),
+  fc.record({ op: fc.constant('max-queue-delay' as const), ms: fc.constantFrom(5_000, 30_000, 120_000) }),
+  fc.record({ op: fc.constant('limits' as const), limits: fc.constantFrom('40/1s,200/1m', '5/1s', '2/1s,30/1m') }),
+);
+
+export function worldArb(filter: FaultFilter = ALL_FAULTS): fc.Arbitrary<World> {
+  const faults: fc.Arbitrary<FaultClass[]> = filter.swarm ? fc.subarray([...filter.allowed]) : fc.constant([...filter.allowed]);
+  return fc.record({
+    faults,
+    shapes: fc.constantFrom(0.5, 1),
+    unmarkedReplay: fc.constantFrom(0.5, 1),
+    refundOmitted: fc.constantFrom(0, 0.3),
+    refundLate: fc.constantFrom(0, 0.3),
+    refundPartial: fc.constantFrom(0, 0.5),
+    refundAfterCompleted: fc.constantFrom(0, 0.1),
+    trxidFold: fc.constantFrom<World['trxidFold']>('unicode', 'ascii', 'exact'),
+    forever: fc.option(
+      fc.record({ kind: fc.constantFrom<ForeverKind>('lock', 'maintenance', 'history', 'account', 'revoked'), fromMs: fc.integer({ min: 0, max: 3 * MIN }), account: fc.constantFrom<0 | 1>(0, 0, 1) }),
+      { nil: null, freq: 1 },
+    ),
+    trxidPrefixes: fc.array(prefixArb, { minLength: 4, maxLength: 4 }),
+    playerSpelling: fc.array(fc.constantFrom<World['playerSpelling'][number]>('plain', 'space', 'full-width', 'scientific', 'leading-zero'), { minLength: 4, maxLength: 4 }),
+    sibling: fc.subarray([0, 1, 2, 3, 4, 5], { maxLength: 2 }),
+    twins: fc.subarray([0, 1, 2, 3, 4, 5], { maxLength: 2 }),
+    edits: fc.array(fc.record({ at: fc.integer({ min: 5_000, max: 5 * MIN }), edit: editArb, backAfterMs: fc.constantFrom(20_000, 2 * MIN, 8 * MIN) }), { minLength: 1, maxLength: 2 }),
+  });
+}
+
+export const has = (w: World | undefined, c: FaultClass): boolean => w !== undefined && w.faults.includes(c);
+
+/** The class a config edit belongs to: renaming or removing an account, re-pointing one, or the rest (order, routing, limits). */
+export function editClass(e: ConfigEdit): FaultClass {
+  return e.op === 'rename' || e.op === 'remove' ? 'config-rename' : e.op === 'repoint' ? 'config-repoint' : 'config-edit';
+}
+
+/** The model knobs a world turns on (forever: `account` picks which account's profile gets it). */
+export function widen(p: ApiProfile, w: World, account: 0 | 1): ApiProfile {
+  const out: ApiProfile = { ...p };
+  if (has(w, 'shapes')) out.shapes = w.shapes;
+  if (has(w, 'unmarked-replay')) out.unmarkedReplay = w.unmarkedReplay;
+  if (has(w, 'refunds')) Object.assign(out, { refundOmitted: w.refundOmitted, refundLate: w.refundLate, refundPartial: w.refundPartial, refundAfterCompleted: w.refundAfterCompleted });
+  if (has(w, 'fold')) out.trxidFold = w.trxidFold;
+  if (has(w, 'forever') && w.forever && w.forever.account === account) {
+    out.forever = { kind: w.forever.kind, fromMs: w.forever.fromMs, untilMs: w.forever.fromMs + LIVENESS_BOUND_MS + 5 * MIN };
+  }
+  // Classes off: their knobs zeroed for the whole schedule.
+  if (!has(w, 'lost')) Object.assign(out, { lostAfter: 0, lostBefore: 0 });
+  if (!has(w, 'error')) Object.assign(out, { errorAfter: 0, errorBefore: 0 });
+  if (!has(w, 'maintenance')) out.maintenance = [];
+  if (!has(w, 'account')) out.accountDown = [];
+  if (!has(w, 'rate')) out.limits = [{ limit: 40, windowMs: 1_000 }, { limit: 200, windowMs: 60_000 }];
+  if (!has(w, 'slow')) out.slow = 0;
+  if (!has(w, 'refuse-resend')) out.refuseResend = 0;
+  if (!has(w, 'read-error')) out.readError = 0;
+  return out;
+}
+
+/** A player id as a spreadsheet wrote it (issue 29): what the reseller's file holds, sent as written. */
+export function spellPlayer(id: string, how: World['playerSpelling'][number]): string {
+  switch (how) {
+    case 'plain': return id;
+    case 'space': return `${id} `;
+    case 'full-width': return [...id].map((c) => (c >= '0' && c <= '9' ? String.fromCharCode(c.charCodeAt(0) + 0xfee0) : c)).join('');
+    case 'scientific': return Number(id).toExponential(4).toUpperCase().replace('E+', 'E+');
+    case 'leading-zero': return `00${id}`;
+  }
+}

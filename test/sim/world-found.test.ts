@@ -1,0 +1,34 @@
+/**
+ * Issue 29: what the wider world (sim/world.ts) found, each schedule replayed exactly
+ * (`npm run simulate -- --replay test/sim/found/<name>.json --verbose`).
+ */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { runSchedule } from '../../sim/run-schedule.js';
+import type { Schedule } from '../../sim/schedule.js';
+
+const found = (name: string): Schedule => (JSON.parse(readFileSync(join(import.meta.dirname, 'found', `${name}.json`), 'utf8')) as { schedule: Schedule }).schedule;
+
+describe('the wider world: schedules the simulator found', () => {
+  it('an in-flight lock that never clears: the row reaches review within the liveness bound', async () => {
+    // One row; from the start every POST of its trxid after the first (stuck at the supplier, its
+    // answer never comes) is 429 DUPLICATE_IN_FLIGHT, until the operator has the supplier clear it
+    // 30 minutes later. DUPLICATE_IN_FLIGHT does not count towards giving up (dispatch/sender.ts
+    // stopResending), so the row stays `resending` for ever, nothing tells the operator and the
+    // batch never finishes: invariant 20 (LIVENESS) at 14 simulated minutes. Fails on main (before
+    // issue 29's fix, branch `defects`); passes once DUPLICATE_IN_FLIGHT for ever goes to review.
+    const out = await runSchedule(found('lock-never-clears'));
+    expect(out.violations).toEqual([]);
+  }, 120_000);
+
+  it('a re-drop spelling a non-ASCII trxid in other letter case (ÄB-7, then äb-7) is not bought again', async () => {
+    // The file's own trxid ÄB-7, dropped; the same file dropped again with the trxid respelled
+    // " äb-7 " (world.ts respell). The docs promise a trxid is looked up in any letter case, but
+    // SQLite's lower() folds ASCII only, so the re-drop is stored as a new purchase; a supplier that
+    // compares ASCII letters only (world.ts fold) charges it again: invariants 1 and 23. Fails on
+    // main (before issue 29's fix, branch `ident`).
+    const out = await runSchedule(found('non-ascii-case-redrop'));
+    expect(out.violations).toEqual([]);
+  }, 120_000);
+});
