@@ -15,6 +15,7 @@ import { registerDoctor } from './doctor.js';
 import { registerReview } from './review.js';
 import { registerWebhooks } from './webhooks.js';
 import { registerToken } from './token.js';
+import { registerAccounts } from './accounts.js';
 
 export function registerCommands(program: Command): void {
   registerDaemon(program);
@@ -33,4 +34,5 @@ export function registerCommands(program: Command): void {
   registerDoctor(program);
   registerWebhooks(program);
   registerToken(program);
+  registerAccounts(program);
 }
