@@ -37,7 +37,7 @@ function accounts(home: TempHome, main: RunningSandbox, second: RunningSandbox, 
 
 const posts = (sb: RunningSandbox) => sb.admin.calls().filter((c) => c.method === 'POST' && /orders/.test(c.route)).length;
 
-function rowOf(home: TempHome): { state: string; account: string; trxid: string; sent_origin: string | null; sent_key_fp: string | null } {
+function rowOf(home: TempHome): { state: string; account: string; trxid: string; attempts: number; sent_origin: string | null; sent_key_fp: string | null } {
   const db = new Database(join(home.jobs, 'topup.db'), { readonly: true, fileMustExist: true });
   try {
     return db.prepare('SELECT * FROM rows').get() as never;
@@ -61,7 +61,7 @@ async function inDoubtOnSecond() {
   // Then B stops answering anything: no resend, no history read can tell that the order exists.
   b.admin.setFaults({ blackhole: true });
   await waitFor('the row resent in doubt', () => {
-    const r = rowOf(home) as { state: string; attempts: number } | undefined;
+    const r = rowOf(home);
     return r !== undefined && r.state === 'resending' && r.attempts >= 2;
   }, 60_000, 100);
   await daemon.stop();
