@@ -117,7 +117,7 @@ export function openRuntime(config: Config, log: Logger, apiUrl: string, world: 
     identityOf(name: string): AccountIdentity {
       const found = identities.find((i) => i.name === name);
       if (!found) throw new TopupError(ErrorCode.Config, `account "${name}" is not in this home's accounts (${identities.map((i) => i.name).join(', ')})`);
-      return found;
+      return { origin: found.origin, keyFp: found.keyFp };
     },
     owner,
     clock,
