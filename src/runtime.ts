@@ -8,13 +8,16 @@ import { systemClock, type Clock } from './kernel/clock.js';
 import { systemEntropy, type Entropy } from './kernel/entropy.js';
 import type { Transport } from './api/transport.js';
 import { chmodSync, mkdirSync, statSync } from 'node:fs';
+import { basename } from 'node:path';
 import type { Config } from './config/config.js';
 import type { Logger } from './kernel/log.js';
 import { openStore, type Store } from './store/store.js';
 import { checkpoint } from './store/upkeep.js';
 import { openAccount, type Account, type OpenedAccountSetting } from './account/account.js';
 import type { AccountsSettings } from './config/accounts.js';
-import { TopupError, ErrorCode } from './kernel/errors.js';
+import { ConfigError, TopupError, ErrorCode } from './kernel/errors.js';
+import { accountIdentity, type AccountIdentity } from './kernel/identity.js';
+import { conflictMessage, reconcileAccounts, type ConfiguredIdentity } from './store/account-identity.js';
 
 
 /**
@@ -33,6 +36,8 @@ export interface Runtime extends Store {
   accounts: readonly Account[];
   /** The account a row or call names. A name no longer configured is a clear error, never another account. */
   accountOf(name: string): Account;
+  /** Where an account's requests go and which key they carry (kernel/identity.ts): recorded with every send. */
+  identityOf(name: string): AccountIdentity;
   /** How rows pick their account when several could place them (account/routing.ts). */
   routing: Pick<AccountsSettings, 'routing' | 'packAliases' | 'maxQueueDelayMs'>;
   /** This process, as written in batch leases: host:pid:random. */
@@ -85,6 +90,14 @@ export function openRuntime(config: Config, log: Logger, apiUrl: string, world: 
   const entropy = world.entropy ?? systemEntropy;
   const store = openStore(config.dbPath, clock);
   const { db } = store;
+  const identities = configuredIdentities(config);
+  const owner = world.owner ?? newOwnerId(entropy);
+  try {
+    holdAccountsToSends(store.db, identities, config, log, clock.now(), owner);
+  } catch (err) {
+    db.close();
+    throw err;
+  }
   const accountWorld = { clock, ...(world.transport ? { transport: world.transport } : {}) };
   const accounts = accountSettings(config, apiUrl).map((s) => openAccount(config, db, log, s, accountWorld));
   const byName = new Map(accounts.map((a) => [a.id, a]));
@@ -101,7 +114,12 @@ export function openRuntime(config: Config, log: Logger, apiUrl: string, world: 
       if (!found) throw new TopupError(ErrorCode.Config, `account "${name}" is not in this home's accounts (${[...byName.keys()].join(', ')}): rows placed on it need it to be configured (accounts.toml)`);
       return found;
     },
-    owner: world.owner ?? newOwnerId(entropy),
+    identityOf(name: string): AccountIdentity {
+      const found = identities.find((i) => i.name === name);
+      if (!found) throw new TopupError(ErrorCode.Config, `account "${name}" is not in this home's accounts (${identities.map((i) => i.name).join(', ')})`);
+      return { origin: found.origin, keyFp: found.keyFp };
+    },
+    owner,
     clock,
     entropy,
     // An operator action's lease (ops/lease.ts) is dead when its process is.
@@ -122,6 +140,24 @@ export function openRuntime(config: Config, log: Logger, apiUrl: string, world: 
 function accountSettings(config: Config, apiUrl: string): OpenedAccountSetting[] {
   // config/accounts.ts always lists at least one: the file's, or `default` from the settings.
   return config.accounts.accounts.map((s) => ({ ...s, url: s.url ?? apiUrl }));
+}
+
+/** Each configured account's identity: its URL's origin as configured (none: the in-process sandbox) and its key's fingerprint. */
+export function configuredIdentities(config: Pick<Config, 'accounts'>): ConfiguredIdentity[] {
+  return config.accounts.accounts.map((s) => ({ name: s.name, ...accountIdentity(s.url, s.key) }));
+}
+
+/**
+ * Before anything is sent: an accounts file that re-points an account holding unsettled rows to
+ * another endpoint or key refuses the start, naming the rows and what to do; a renamed account
+ * takes its rows along (store/account-identity.ts). A process without keys (a read-only command)
+ * sends nothing and is not held to it.
+ */
+function holdAccountsToSends(db: Store['db'], identities: readonly ConfiguredIdentity[], config: Config, log: Logger, now: number, owner: string): void {
+  if (config.accounts.accounts.every((a) => a.key === '')) return;
+  const { renamed, conflicts } = reconcileAccounts(db, identities, now, `process ${owner}`);
+  for (const r of renamed) log.warn({ from: r.from, to: r.to, rows: r.rows }, `account "${r.from}" is named "${r.to}" now (the same endpoint and key): its ${r.rows} rows follow it`);
+  if (conflicts.length > 0) throw new ConfigError(config.accounts.file ? basename(config.accounts.file) : 'TOPUP_API_URL / TOPUP_API_KEY', conflictMessage(conflicts, config.accounts.file ? basename(config.accounts.file) : 'TOPUP_API_URL / TOPUP_API_KEY'));
 }
 
 function routingOf(config: Config): Runtime['routing'] {

@@ -45,7 +45,7 @@ function backoff(rt: Pick<Runtime, 'entropy'>, attempts: number): number {
 }
 
 export interface SenderDeps {
-  rt: Pick<Runtime, 'accounts' | 'accountOf' | 'clock' | 'config' | 'entropy' | 'log' | 'owner' | 'routing' | 'rows'>;
+  rt: Pick<Runtime, 'accounts' | 'accountOf' | 'identityOf' | 'clock' | 'config' | 'entropy' | 'log' | 'owner' | 'routing' | 'rows'>;
   /** The pause of the row's account (each account pauses on its own). */
   pausesOf(account: string): Pauses;
   /** Called when a row's batch must wait for balance. */
@@ -88,7 +88,7 @@ export async function sendRow(deps: SenderDeps, row: Row, signal?: AbortSignal):
       beforeSend: () => {
         // next_try_at = the timeout: an in-flight row is not due again while its request is open.
         const now = rt.clock.now();
-        if (!rt.rows.markSending(row.batchId, row.idx, { owner: rt.owner, now }, now + rt.config.requestTimeoutMs, { trxid: row.trxid!, account: row.account })) throw new NotSent();
+        if (!rt.rows.markSending(row.batchId, row.idx, { owner: rt.owner, now }, now + rt.config.requestTimeoutMs, { trxid: row.trxid!, account: row.account, ...rt.identityOf(row.account) })) throw new NotSent();
         intent = true;
         intentAt = now;
         crashPoint('intent-committed');

@@ -4,6 +4,7 @@
  */
 import { resolveRegion } from '../api/regions.js';
 import type { OrderRequest } from '../api/schemas.js';
+import { isWellFormed, NOT_WELL_FORMED } from '../kernel/identity.js';
 import type { CatalogEntry, RequiredField } from './catalog-index.js';
 import {
   freeFireIdProblem,
@@ -37,7 +38,7 @@ export function fieldProblem(field: RequiredField['field'], entry: CatalogEntry,
     }
     case 'region': {
       const options = line?.regionOptions;
-      if (!options || options.length === 0) return /[\u0000-\u001f]/.test(value) ? 'contains invisible control characters' : undefined;
+      if (!options || options.length === 0) return !isWellFormed(value) ? NOT_WELL_FORMED : /[\u0000-\u001f]/.test(value) ? 'contains invisible control characters' : undefined;
       const chosen = resolveRegion(value, options);
       if (chosen !== undefined) return { send: chosen };
       return `"${value}" is not a region of ${game}; choose one of: ${optionList(options)}`;

@@ -3,6 +3,7 @@
  * value is fine. Values arrive trimmed.
  */
 import type { Option } from '../api/schemas.js';
+import { isWellFormed, NOT_WELL_FORMED } from '../kernel/identity.js';
 
 export const SPREADSHEET_HINT = 'the spreadsheet turned this id into a number; format the column as Text and re-export';
 
@@ -64,6 +65,7 @@ export function idProblem(value: string): string | undefined {
 
 /** Every check of idProblem, without the fast path (exported so a test can hold the two equal). */
 export function idProblemInFull(value: string): string | undefined {
+  if (!isWellFormed(value)) return NOT_WELL_FORMED;
   const damage = numberFormatDamage(value);
   if (damage) return damage;
   if (FORMULA_START.test(value)) return `"${value}" looks like a spreadsheet formula, not an id`;
@@ -95,6 +97,7 @@ export function riotIdProblem(value: string): string | undefined {
 
 /** Every check of riotIdProblem, without the fast path (exported so a test can hold the two equal). */
 export function riotIdProblemInFull(value: string): string | undefined {
+  if (!isWellFormed(value)) return NOT_WELL_FORMED;
   if (FORMULA_START.test(value)) return `"${value}" looks like a spreadsheet formula, not a Riot ID`;
   const m = /^(.+)#(.*)$/.exec(value);
   if (!m) return `must be a Riot ID, name#tag (e.g. Player#EUW); got "${value}"`;

@@ -23,6 +23,7 @@ import type { OrderRequest } from '../api/schemas.js';
 import { canonicalField, columnName, headerKey, type HeaderMap, type OrderField } from './columns.js';
 import { isActive, type CatalogEntry, type CatalogIndex, type LineKind, type RequiredField } from './catalog-index.js';
 import { BODY_ORDER, packFacts, type PackContext, type PackFacts, type RowProblem } from './pack-facts.js';
+import { foldTrxid, trxidProblem } from '../kernel/identity.js';
 import { idProblem, numberFormatDamage, parseUsd, parseWholeNumber, splitMlId } from './field-rules.js';
 import { checkQuantity, fieldProblem, ordered } from './field-checks.js';
 import { noteProblem } from './cell-notes.js';
@@ -140,8 +141,10 @@ export function createRowValidator(header: HeaderMap, catalog: CatalogIndex): Ro
 
       const trxid = cellOf(cells, at.trxid);
       if (trxid !== '') {
-        const bad = idProblem(trxid);
-        const folded = trxid.toLowerCase();
+        // A spreadsheet's damage named as such, then the one trxid rule (kernel/identity.ts: well-formed
+        // text, no spaces or controls, no formula, its length), the order API's too.
+        const bad = numberFormatDamage(trxid) ?? trxidProblem(trxid);
+        const folded = foldTrxid(trxid);
         const firstLine = trxidLines.get(folded);
         if (bad) add(problems, shape, 'trxid', bad);
         else if (firstLine !== undefined) {

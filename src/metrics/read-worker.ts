@@ -8,9 +8,12 @@ import { parentPort, workerData } from 'node:worker_threads';
 import Database from 'better-sqlite3';
 import { READ_QUERIES, type ReadQuery } from './read-queries.js';
 import { BUSY_TIMEOUT_MS, PAGE_CACHE_KIB } from '../store/db.js';
+import { registerIdentity } from '../kernel/identity.js';
 
 const db = new Database((workerData as { path: string }).path, { readonly: true, fileMustExist: true, timeout: BUSY_TIMEOUT_MS });
 db.pragma(`cache_size = -${PAGE_CACHE_KIB}`);
+// Every connection on a home's database knows the trxid fold its indexes are built with.
+registerIdentity(db);
 
 parentPort!.on('message', (m: { id: number; query: ReadQuery }) => {
   try {

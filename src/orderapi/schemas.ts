@@ -8,6 +8,7 @@
  * each schema to its interface, so a field added there and not here fails the build.
  */
 import { jsonDepth } from '../kernel/json-depth.js';
+import { isWellFormed, NOT_WELL_FORMED, TRXID_MAX_LENGTH, TRXID_PATTERN, trxidProblem } from '../kernel/identity.js';
 import { z } from '@hono/zod-openapi';
 import { ROW_STATES } from '../store/row-states.js';
 import { BATCH_STATES } from '../store/batch-states.js';
@@ -15,9 +16,30 @@ import { PUBLIC_STATUSES, SCOPES, type OrderEvent, type OrderInput, type OrderVi
 
 /** meta is carried through to results, views and webhooks: bounded, so one order cannot bloat them. */
 export const META_MAX_BYTES = 4096;
-/** A trxid is the supplier's idempotency key; the file path allows the same length. */
-const TRXID = z.string().trim().min(1, 'must not be empty').max(64, 'at most 64 characters');
-const CELL = (max = 128) => z.string().max(max, `at most ${max} characters`);
+/**
+ * A trxid is the supplier's idempotency key. Its rule is kernel/identity.ts's, the one a file's
+ * trxid keeps: the server checks TRXID_PATTERN and the document publishes the same pattern and
+ * maxLength (code points, as JSON Schema counts and the pattern's unicode mode does). A lone
+ * surrogate is named as such before the pattern speaks (one reason per field).
+ */
+const TRXID = z
+  .string()
+  .trim()
+  .refine(isWellFormed, { message: NOT_WELL_FORMED, abort: true })
+  .min(1, { message: 'must not be empty', abort: true })
+  .regex(TRXID_PATTERN, { error: (iss) => trxidProblem(String(iss.input)) ?? 'is not a trxid' })
+  // The generator would write the flags into the pattern (`…$/u`): the source alone, which JSON Schema reads in unicode mode.
+  .openapi({ maxLength: TRXID_MAX_LENGTH, pattern: TRXID_PATTERN.source });
+/** Every identity (player fields, pid, account) is well-formed text: a lone surrogate cannot be stored or sent as itself. */
+const CELL = (max = 128) => z.string().max(max, `at most ${max} characters`).refine(isWellFormed, NOT_WELL_FORMED);
+
+/** Whether every string in a JSON value (keys too) is well-formed text. */
+function wellFormedJson(v: unknown): boolean {
+  if (typeof v === 'string') return isWellFormed(v);
+  if (Array.isArray(v)) return v.every(wellFormedJson);
+  if (typeof v === 'object' && v !== null) return Object.entries(v).every(([k, x]) => isWellFormed(k) && wellFormedJson(x));
+  return true;
+}
 
 /** Nesting deeper than this is refused before anything walks it recursively (JSON.stringify, the body hash). */
 export const META_MAX_DEPTH = 32;
@@ -26,6 +48,7 @@ const metaSchema = z
   .record(z.string(), z.unknown())
   .refine((m) => jsonDepth(m, META_MAX_DEPTH) <= META_MAX_DEPTH, { message: `must be nested at most ${META_MAX_DEPTH} levels deep`, abort: true })
   .refine((m) => Buffer.byteLength(JSON.stringify(m), 'utf8') <= META_MAX_BYTES, `must be at most ${META_MAX_BYTES} bytes as JSON`)
+  .refine(wellFormedJson, 'holds text that is not well-formed (half of a UTF-16 surrogate pair, which cannot be stored or carried as itself)')
   .openapi({ description: `Your own data, carried through untouched to the result, the order's view and its webhooks (at most ${META_MAX_BYTES} bytes as JSON).`, example: { shopOrder: 'A-1001' } });
 
 /**
@@ -160,7 +183,7 @@ export const BatchAcceptedSchema = BatchViewSchema;
 
 // Patterns spell digits [0-9], never \d: the document's patterns are read by other engines too
 // (Python's re, .NET), where \d is any Unicode digit ("b٢٥١١٢٦-…" would pass there, not here).
-export const TrxidParam = z.object({ trxid: z.string().min(1).max(64).openapi({ param: { name: 'trxid', in: 'path' }, example: EXAMPLE_ORDER.trxid }) });
+export const TrxidParam = z.object({ trxid: z.string().min(1).refine((s) => [...s].length <= TRXID_MAX_LENGTH, `at most ${TRXID_MAX_LENGTH} characters`).openapi({ param: { name: 'trxid', in: 'path' }, maxLength: TRXID_MAX_LENGTH, example: EXAMPLE_ORDER.trxid } as never) });
 export const BatchIdParam = z.object({ id: z.string().regex(/^b[0-9]{6}-[0-9a-f]{6}$/, 'is not a batch id (b<yymmdd>-<6 hex>)').openapi({ param: { name: 'id', in: 'path' }, example: 'b251126-3fa9c1' }) });
 
 export const FEED_MAX = 1000;

@@ -15,6 +15,7 @@ import { closeSync, mkdirSync, openSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { MIGRATIONS } from './migrations.js';
 import { ErrorCode, TopupError } from '../kernel/errors.js';
+import { registerIdentity, TRXID_FOLD_VERSION } from '../kernel/identity.js';
 
 export type Db = Database.Database;
 
@@ -48,8 +49,33 @@ export function openDb(path: string): Db {
   db.pragma('foreign_keys = ON');
   db.pragma(`journal_size_limit = ${JOURNAL_SIZE_LIMIT}`);
   db.pragma(`cache_size = -${PAGE_CACHE_KIB}`);
+  // The one trxid fold (kernel/identity.ts): the indexes and triggers of rows use it, so no
+  // statement can write a row on a connection without it.
+  registerIdentity(db);
   whileBusy(() => migrate(db));
+  whileBusy(() => refoldIfUnicodeChanged(db));
   return db;
+}
+
+/** What the folded trxid indexes were built with: the fold's version and the engine's Unicode tables. */
+export const FOLD_BUILD = `${TRXID_FOLD_VERSION}/${process.versions.unicode ?? 'unknown'}`;
+
+/**
+ * The folded trxid indexes hold trxid_fold() as it was when each entry was written. A Node upgrade
+ * with newer Unicode tables (or a new fold) can fold a stored trxid differently, and an index
+ * whose entries no longer match the function answers look-ups wrongly: "used" trxids would read
+ * as new. So the build is recorded, and on a change the three indexes are rebuilt (REINDEX, in one
+ * transaction, before anything else runs on this connection).
+ */
+function refoldIfUnicodeChanged(db: Db): void {
+  const run = db.transaction(() => {
+    const row = db.prepare(`SELECT value FROM meta WHERE key = 'trxid_fold_build'`).get() as { value: string } | undefined;
+    if (row?.value === FOLD_BUILD) return;
+    // A home migrated just now was indexed with this build already; rebuilding it costs one pass.
+    db.exec('REINDEX rows_trxid_folded; REINDEX left_trxids_folded; REINDEX order_events_trxid;');
+    db.prepare(`INSERT INTO meta (key, value) VALUES ('trxid_fold_build', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value`).run(FOLD_BUILD);
+  });
+  run.immediate();
 }
 
 /** Runs `fn`, again after a short pause while SQLite answers SQLITE_BUSY, up to BUSY_TIMEOUT_MS. */

@@ -138,12 +138,36 @@ export const INVARIANTS: readonly Invariant[] = Object.freeze([
   {
     id: 'api-order-stored-before-answer',
     rule: 'An API order is on disk, with its trxid, before the shop is told it was accepted; one trxid is one order whoever sends it how often: the same body is answered as that order, any other body (or a trxid a file row or a moved row holds, in any letter case) is refused, never stored twice.',
-    enforcedBy: 'orders/desk.ts stores it in a transaction committed (synchronous=FULL) before the 202, re-checking the trxid inside it; the unique index rows_trxid and the folded-trxid triggers (migration 11) refuse a second row whatever inserts it; rows.api_body_hash tells the same body from another',
+    enforcedBy: 'orders/desk.ts stores it in a transaction committed (synchronous=FULL) before the 202, re-checking the trxid inside it; the unique index rows_trxid and the folded-trxid triggers (migration 11, the one fold since migration 13) refuse a second row whatever inserts it; rows.api_body_hash tells the same body from another',
     tests: [
       { file: 'test/orders/desk.test.ts', title: 'accepts an order durably (202)' },
       { file: 'test/orders/desk.test.ts', title: 'concurrent acceptances of one trxid store one order' },
     ],
     simulator: 'API orders in one schedule in four (sim/): each accepted trxid one row, never bought twice, not lost by a crash after its answer',
+  },
+  {
+    id: 'one-trxid-one-fold',
+    rule: 'A trxid is used once in every spelling: two trxids are the same when their folds are equal (NFKC, case mapping to a fixpoint: ÄB-7 is äb-7, ＡＢ-７ is ab-7, STRASSE is straße), the same fold in the store and in every JavaScript comparison.',
+    enforcedBy: 'kernel/identity.ts foldTrxid, registered as the deterministic SQL function trxid_fold() on every connection (store/db.ts openDb, metrics/read-worker.ts); the index rows_trxid_folded and the triggers rows_trxid_not_left_* (migration 13) refuse a new row or a move onto a trxid a row has or left in any spelling; the folded indexes are rebuilt when the engine\'s Unicode tables change (db.ts refoldIfUnicodeChanged)',
+    tests: [
+      { file: 'test/store/trxid-fold.test.ts', title: 'SQLite trxid_fold() equals the JavaScript fold on arbitrary text' },
+      { file: 'test/store/trxid-fold.test.ts', title: "the store's uniqueness is the fold's" },
+      { file: 'test/store/trxid-fold.test.ts', title: 'migrates without failing, keeps both rows' },
+      { file: 'test/claim/trxid-spellings.test.ts', title: 'file 1 with ÄB-7, file 2 with äb-7' },
+      { file: 'test/orderapi/identity.test.ts', title: 'ÖD-9 then öd-9 is one trxid' },
+    ],
+    simulator: 'not yet drawn from the whole of Unicode by the simulator (issue 29, item 3): held by the property tests named here',
+  },
+  {
+    id: 'an-account-is-its-endpoint-and-key',
+    rule: 'A row that may have been charged (in flight, in doubt, placed and not ended, in review) is sent again, followed and settled only at the endpoint and key it was sent to, whatever the accounts file calls them: re-pointing its account elsewhere never buys it at a second supplier.',
+    enforcedBy: 'every send records rows.sent_origin and rows.sent_key_fp in the intent\'s commit, and RowStore.markSending refuses a row not pending whose record names another identity; the start (runtime.ts, store/account-identity.ts reconcileAccounts, one IMMEDIATE transaction) refuses an accounts file re-pointing an account with unsettled rows and moves a renamed account\'s rows to its new name (account_renames, which the trigger rows_account_moves reads); topup accounts confirm is the audited exception',
+    tests: [
+      { file: 'test/accounts/re-pointed.test.ts', title: 're-pointing an account that holds a row in doubt to another host refuses the start' },
+      { file: 'test/accounts/re-pointed.test.ts', title: 'a renamed account (the same URL and key under a new name) keeps its rows' },
+      { file: 'test/accounts/re-pointed.test.ts', title: 'is the operator\'s audited word' },
+    ],
+    simulator: 'not yet an operator action of the simulator (issue 29, item 3: config edits between restarts): held by the tests named here',
   },
   {
     id: 'api-batch-open-until-settled',

@@ -78,7 +78,8 @@ export class Listing {
     const q = query.q?.trim();
     if (q) {
       // Codes (codes_json) are never searched: a search must not tell whether a code exists.
-      parts.push(`(trxid = ? OR order_id = ? OR json_extract(request_json, '$.userId') = ? OR instr(lower(cells_json), lower(?)) > 0)`);
+      // A trxid under the one fold (kernel/identity.ts), as every trxid is compared; within one batch.
+      parts.push(`(trxid_fold(trxid) = trxid_fold(?) OR order_id = ? OR json_extract(request_json, '$.userId') = ? OR instr(lower(cells_json), lower(?)) > 0)`);
       params.push(q, q, q, q);
     }
     return { sql: parts.join(' AND '), params };

@@ -413,4 +413,69 @@ export const MIGRATIONS: readonly string[] = [
     revoked_at   INTEGER
   );
   `,
+  // Every identity declared once (issue 29, src/kernel/identity.ts).
+  //
+  // trxid: "the same trxid" was SQLite's lower(), which folds ASCII only, while the loader folded
+  // with JavaScript: ÄB-7 and äb-7 were two purchases (an adversarial review: two charges). The
+  // folded indexes and the triggers that keep a trxid to one row now use trxid_fold(), the one fold,
+  // registered on every connection (store/db.ts). ASCII folds as lower() did, so no stored ASCII
+  // trxid changes meaning. Two rows already stored whose trxids only the new fold calls the same
+  // (bought twice before this version) are both kept: the indexes are not unique, so this migration
+  // never fails on a home; the triggers refuse any new row or move onto either, and a look-up by
+  // trxid prefers the exact spelling (row-reads.ts, order-reads.ts).
+  //
+  // account: an account is its endpoint and key, not its name. Every send records on its row the
+  // origin it went to and a fingerprint of the key (sent_origin, sent_key_fp: never the key); the
+  // store's intent to send (rows.ts markSending) refuses a row in doubt whose record names another
+  // account identity, and the start refuses an accounts file that re-points an account holding
+  // unsettled rows (store/account-identity.ts). account_identities: the identity each configured
+  // name had at its last start, so a renamed account (same origin and key, new name) is found and
+  // its rows follow it (account_renames: the permission the rows_account_moves trigger reads, and
+  // the audit trail). A move to another account (proven nothing created) forgets the record: the
+  // row is sent afresh there. A rename keeps the trxid, so it leaves none behind (left_trxids).
+  `
+  DROP INDEX rows_trxid_folded;
+  DROP INDEX left_trxids_folded;
+  DROP INDEX order_events_trxid;
+  DROP TRIGGER rows_trxid_not_left_insert;
+  DROP TRIGGER rows_trxid_not_left_update;
+  CREATE INDEX rows_trxid_folded ON rows (trxid_fold(trxid)) WHERE trxid IS NOT NULL;
+  CREATE INDEX left_trxids_folded ON left_trxids (trxid_fold(trxid));
+  CREATE INDEX order_events_trxid ON order_events (trxid_fold(trxid), id);
+  CREATE TRIGGER rows_trxid_not_left_insert BEFORE INSERT ON rows
+    WHEN NEW.trxid IS NOT NULL AND (EXISTS (SELECT 1 FROM left_trxids WHERE trxid_fold(trxid) = trxid_fold(NEW.trxid))
+      OR EXISTS (SELECT 1 FROM rows WHERE trxid_fold(trxid) = trxid_fold(NEW.trxid) AND trxid IS NOT NULL)) BEGIN
+    SELECT RAISE(ABORT, 'UNIQUE constraint failed: rows.trxid (used before, in some letter case or spelling, or left on another account)');
+  END;
+  CREATE TRIGGER rows_trxid_not_left_update BEFORE UPDATE OF trxid ON rows
+    WHEN NEW.trxid IS NOT NULL AND NEW.trxid IS NOT OLD.trxid AND (EXISTS (SELECT 1 FROM left_trxids WHERE trxid_fold(trxid) = trxid_fold(NEW.trxid))
+      OR EXISTS (SELECT 1 FROM rows WHERE trxid_fold(trxid) = trxid_fold(NEW.trxid) AND trxid IS NOT NULL AND NOT (batch_id = OLD.batch_id AND idx = OLD.idx))) BEGIN
+    SELECT RAISE(ABORT, 'UNIQUE constraint failed: rows.trxid (used before, in some letter case or spelling, or left on another account)');
+  END;
+
+  ALTER TABLE rows ADD COLUMN sent_origin TEXT;
+  ALTER TABLE rows ADD COLUMN sent_key_fp TEXT;
+  CREATE TABLE account_identities (name TEXT PRIMARY KEY, origin TEXT NOT NULL, key_fp TEXT NOT NULL, since INTEGER NOT NULL);
+  CREATE TABLE account_renames (from_name TEXT NOT NULL, to_name TEXT NOT NULL, origin TEXT NOT NULL, key_fp TEXT NOT NULL, at INTEGER NOT NULL, rows INTEGER NOT NULL, PRIMARY KEY (from_name, to_name, at));
+  DROP TRIGGER rows_account_moves;
+  CREATE TRIGGER rows_account_moves BEFORE UPDATE OF account ON rows
+    WHEN OLD.account IS NOT NEW.account AND NOT (
+      NEW.state = 'pending' AND OLD.state IN ('pending', 'sending', 'verifying') AND OLD.order_id IS NULL
+      AND NEW.order_id IS NULL AND NEW.trxid IS NOT OLD.trxid AND NEW.trxid IS NOT NULL AND OLD.pinned = 0
+    ) AND NOT (
+      NEW.trxid IS OLD.trxid AND NEW.order_id IS OLD.order_id AND NEW.state IS OLD.state
+      AND EXISTS (SELECT 1 FROM account_renames WHERE from_name = OLD.account AND to_name = NEW.account)
+    ) BEGIN
+    SELECT RAISE(ABORT, 'a row changes account only when nothing was created on the account it leaves, and with a new trxid (and never a row pinned to its account), or by a recorded rename of its account');
+  END;
+  DROP TRIGGER rows_keep_left_trxid;
+  CREATE TRIGGER rows_keep_left_trxid AFTER UPDATE OF account ON rows
+    WHEN OLD.account IS NOT NEW.account AND OLD.trxid IS NOT NULL AND NEW.trxid IS NOT OLD.trxid BEGIN
+    INSERT INTO left_trxids (trxid, batch_id, idx, account) VALUES (OLD.trxid, OLD.batch_id, OLD.idx, OLD.account);
+  END;
+  CREATE TRIGGER rows_move_forgets_sends AFTER UPDATE OF account ON rows
+    WHEN OLD.account IS NOT NEW.account AND NEW.trxid IS NOT OLD.trxid AND NEW.sent_origin IS NOT NULL BEGIN
+    UPDATE rows SET sent_origin = NULL, sent_key_fp = NULL WHERE batch_id = NEW.batch_id AND idx = NEW.idx;
+  END;
+  `,
 ];

@@ -46,13 +46,13 @@ export class OrderReads {
   }
 
   /**
-   * The API order with this trxid, in any letter case (as every trxid is compared: migration 11):
+   * The API order with this trxid under the one fold (kernel/identity.ts; migration 13), its exact spelling first:
    * the trxid it has, or one it had before it moved to another account (left_trxids: a move gives
    * the row a new trxid, and the shop still knows its order by its own).
    */
   byTrxid(trxid: string): ApiRow | undefined {
-    const r = (this.#stmt('SELECT * FROM rows WHERE lower(trxid) = lower(?) AND trxid IS NOT NULL AND api_body_hash IS NOT NULL LIMIT 1').get(trxid) ??
-      this.#stmt('SELECT r.* FROM left_trxids l JOIN rows r ON r.batch_id = l.batch_id AND r.idx = l.idx WHERE lower(l.trxid) = lower(?) AND r.api_body_hash IS NOT NULL LIMIT 1').get(trxid)) as ApiRecord | undefined;
+    const r = (this.#stmt('SELECT * FROM rows WHERE trxid_fold(trxid) = trxid_fold(@t) AND trxid IS NOT NULL AND api_body_hash IS NOT NULL ORDER BY trxid = @t DESC LIMIT 1').get({ t: trxid }) ??
+      this.#stmt('SELECT r.* FROM left_trxids l JOIN rows r ON r.batch_id = l.batch_id AND r.idx = l.idx WHERE trxid_fold(l.trxid) = trxid_fold(@t) AND r.api_body_hash IS NOT NULL ORDER BY l.trxid = @t DESC LIMIT 1').get({ t: trxid })) as ApiRecord | undefined;
     return r ? toApiRow(r) : undefined;
   }
 

@@ -64,11 +64,12 @@ export class RowReads {
 
   /** The row that has, or had before it moved to another account (left_trxids), this trxid, in any letter case. */
   byTrxid(trxid: string): { batchId: string; idx: number } | undefined {
-    // In any letter case (rows_trxid_folded): the loader folds case inside a file, the history check
-    // against the API too, so a trxid used as SHOP-1001 is used as shop-1001 (an adversarial review).
+    // Under the one fold (kernel/identity.ts, rows_trxid_folded): a trxid used as SHOP-1001 is used as
+    // shop-1001 (an adversarial review), ÄB-7 as äb-7 and ＡＢ-７ as ab-7. The exact spelling first:
+    // a home that bought two spellings before the fold was one (migration 13) finds each as itself.
     const r = (this.stmt('SELECT batch_id, idx FROM rows WHERE trxid = ?').get(trxid) ??
-      this.stmt('SELECT batch_id, idx FROM rows WHERE lower(trxid) = lower(?) AND trxid IS NOT NULL LIMIT 1').get(trxid) ??
-      this.stmt('SELECT batch_id, idx FROM left_trxids WHERE lower(trxid) = lower(?) LIMIT 1').get(trxid)) as { batch_id: string; idx: number } | undefined;
+      this.stmt('SELECT batch_id, idx FROM rows WHERE trxid_fold(trxid) = trxid_fold(?) AND trxid IS NOT NULL LIMIT 1').get(trxid) ??
+      this.stmt('SELECT batch_id, idx FROM left_trxids WHERE trxid_fold(trxid) = trxid_fold(?) LIMIT 1').get(trxid)) as { batch_id: string; idx: number } | undefined;
     return r ? { batchId: r.batch_id, idx: r.idx } : undefined;
   }
 

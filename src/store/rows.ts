@@ -16,6 +16,7 @@ import { RowWrites } from './row-writes.js';
 import { unsynced } from './db.js';
 import type { OrderFacts, Resolution } from './row-record.js';
 import { ROW_EDGES, type RowEvent, type RowState } from './row-states.js';
+import type { AccountIdentity } from '../kernel/identity.js';
 import { batchState, rowState, rowStates } from './state-sql.js';
 
 export type { NewRow, OrderFacts, Resolution, Row, StateCounts } from './row-record.js';
@@ -126,13 +127,19 @@ export class RowStore extends RowWrites {
    * lost its lease can never send. Cancelled batches send no new rows, but rows in doubt are still
    * resent, because only a resend tells whether they were charged.
    */
-  markSending(batchId: string, idx: number, a: Actor, busyUntil: number, sent?: { trxid: string; account: string }): boolean {
+  markSending(batchId: string, idx: number, a: Actor, busyUntil: number, sent?: { trxid: string; account: string } & AccountIdentity): boolean {
     // `sent`: the trxid and account of the request about to leave, as the sender read the row. A
     // row moved to another account meanwhile (failover) has another trxid there: its intent is
     // refused, so a request built for the account it left never leaves.
-    return this.#run('send', this.#sql('send', undefined, `attempts = attempts + 1, first_sent_at = coalesce(first_sent_at, @now), last_sent_at = @now, next_try_at = @busyUntil`, {
+    // And where it goes (issue 29): the account's origin and key fingerprint are recorded with the
+    // send, and a row sent before to another identity is not sent unless it is `pending` (proven
+    // nothing created: a first send, or back after one): only that account can tell whether the
+    // earlier send charged it (store/account-identity.ts; the start says so and how to resolve it).
+    const identity = sent ? `, sent_origin = @origin, sent_key_fp = @keyFp` : '';
+    const sameIdentity = sent ? ` AND (state = ${rowState('pending')} OR sent_origin IS NULL OR (sent_origin = @origin AND sent_key_fp = @keyFp))` : '';
+    return this.#run('send', this.#sql('send', undefined, `attempts = attempts + 1, first_sent_at = coalesce(first_sent_at, @now), last_sent_at = @now, next_try_at = @busyUntil${identity}`, {
         guard: `EXISTS (SELECT 1 FROM batches b WHERE b.id = @batchId AND b.owner = @owner AND b.lease_until > @now
-           AND (b.cancel_requested = 0 OR rows.state = ${rowState('resending')}))${sent ? ' AND trxid = @trxid AND account = @account' : ''}`,
+           AND (b.cancel_requested = 0 OR rows.state = ${rowState('resending')}))${sent ? ' AND trxid = @trxid AND account = @account' : ''}${sameIdentity}`,
       }),
       { batchId, idx, owner: a.owner, now: a.now, busyUntil, ...(sent ?? {}) },
     );

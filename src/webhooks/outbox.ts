@@ -220,7 +220,7 @@ export class WebhookOutbox {
       where = `delivery = 'failed'`;
       args = [];
     } else if ('trxid' in sel) {
-      where = `lower(trxid) = lower(?)`;
+      where = `trxid_fold(trxid) = trxid_fold(?)`; // the one trxid fold (kernel/identity.ts), as order_events_trxid
       args = [sel.trxid];
     } else {
       where = `id >= ?`;

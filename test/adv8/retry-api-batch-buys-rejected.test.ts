@@ -13,6 +13,7 @@
  * minute after midnight.
  */
 import Database from 'better-sqlite3';
+import { registerIdentity } from '../../src/kernel/identity.js';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runCli, waitFor } from '../e2e/harness.js';
@@ -48,6 +49,7 @@ describe('topup retry of the order API batch', () => {
     }
     // A day later (see the top).
     const db = new Database(join(home.jobs, 'topup.db'));
+    registerIdentity(db); // a connection that writes the home's tables needs the trxid fold its indexes use
     const yesterday = new Date(Date.now() - 86_400_000).toISOString().slice(0, 10);
     db.prepare('UPDATE batches SET api_day = ? WHERE id = ?').run(yesterday, batchId);
     db.close();

@@ -1,5 +1,6 @@
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
+import { registerIdentity } from '../../src/kernel/identity.js';
 import { describe, expect, it } from 'vitest';
 import { cliEnv, csv, inProcessSandbox, readResult, readSummary, startDaemon, tempHome, waitFor, waitForResult, type DaemonProcess, type TempHome } from '../e2e/harness.js';
 import { releaseAfterEach } from '../e2e/release.js';
@@ -151,6 +152,7 @@ describe('a batch waiting for balance', () => {
     await waitFor('waiting for balance', () => batchRow(home)?.wait_reason === 'balance');
     // As if an earlier process sent row 0 and died before the answer: it is in doubt.
     const db = new Database(join(home.jobs, 'topup.db'), { fileMustExist: true });
+    registerIdentity(db); // a connection that writes rows needs the trxid fold its indexes use
     db.prepare(`UPDATE rows SET state = 'resending', attempts = 1, first_sent_at = ?, last_sent_at = ?, next_try_at = 0 WHERE idx = 0`)
       .run(Date.now(), Date.now());
     db.close();

@@ -6,6 +6,7 @@
  */
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
+import { registerIdentity } from '../../src/kernel/identity.js';
 import { writeFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { cliEnv, csv, inProcessSandbox, readResult, readSummary, runCli, tempHome } from '../e2e/harness.js';
@@ -86,6 +87,7 @@ describe('edited re-drops are never bought twice', () => {
     // The sandbox fails orders only for the player id, which a re-drop does not buy again (one rule
     // with topup retry: test/daemon/repeats-and-cancels.test.ts). The supplier's reason here is another.
     const db = new Database(join(home.jobs, 'topup.db'));
+    registerIdentity(db); // a connection that writes rows needs the trxid fold its indexes use
     db.prepare(`UPDATE rows SET error = 'PROVIDER ERROR' WHERE state = 'cancelled'`).run();
     db.close();
     sb.admin.setFulfilment({ failShare: 0 });

@@ -140,9 +140,9 @@ describe('the order API over HTTP', () => {
     expectProblem(cursor, 400, 'INVALID_CURSOR');
     expect(cursor.json.errors[0].field).toBe('since');
     for (const limit of ['0', '1001', 'ten', '1.5']) expectProblem(await w.call('GET', `/api/v1/orders?limit=${limit}`), 400, 'INVALID_PARAMETER');
-    // A trxid with characters a URL must escape is found by its escaped form.
-    await w.call('POST', '/api/v1/orders', json({ ...order, trxid: 'a/b c' }));
-    expect((await w.call('GET', `/api/v1/orders/${encodeURIComponent('a/b c')}`)).json.trxid).toBe('a/b c');
+    // A trxid with characters a URL must escape is found by its escaped form (white space is no trxid: kernel/identity.ts).
+    await w.call('POST', '/api/v1/orders', json({ ...order, trxid: 'a/b#ç?' }));
+    expect((await w.call('GET', `/api/v1/orders/${encodeURIComponent('a/b#ç?')}`)).json.trxid).toBe('a/b#ç?');
   });
 
   it('answers every other path under /api/v1 itself: 404 and 405 problems, never a console page', async () => {

@@ -48,13 +48,10 @@ function requestsOf(doc: Json, template: string, method: string): fc.Arbitrary<R
 }
 
 /**
- * Known refusals that are not this branch's to fix, each named: the trxid's rules (a trxid of
- * white space only, such as "\r", is refused while the document says minLength 1) are being
- * rewritten on branch `ident`, which states them in the document; remove this after its merge.
+ * Known refusals that the document cannot state, each named. (The trxid's rules are stated:
+ * the document publishes kernel/identity.ts's TRXID_PATTERN and maxLength.)
  */
 function excluded(req: Request): string | undefined {
-  const trxids: unknown[] = [req.params.trxid, (req.value as Json | undefined)?.trxid, ...(Array.isArray(req.value) ? req.value.map((o: Json) => o?.trxid) : [])];
-  if (trxids.some((t) => typeof t === 'string' && t.trim() === '')) return 'trxid of white space only (branch ident)';
   // "." and ".." are dot segments: a URL cannot carry them as a path segment (fetch, like every
   // client, removes them, even as %2E), so such a trxid can be placed but not read by its URL.
   if (req.params.trxid === '.' || req.params.trxid === '..') return 'a dot segment cannot be a path segment';

@@ -46,9 +46,9 @@ describe('a row is on one account at a time, and leaves one only on proof', () =
     const read = rt.rows.get('b1', 0)!;
     expect(move(rt, 'pending')).toBe(true);
     const now = Date.now();
-    expect(rt.rows.markSending('b1', 0, { owner: rt.owner, now }, now + 1_000, { trxid: read.trxid!, account: read.account })).toBe(false);
+    expect(rt.rows.markSending('b1', 0, { owner: rt.owner, now }, now + 1_000, { trxid: read.trxid!, account: read.account, ...rt.identityOf(read.account) })).toBe(false);
     expect(rt.rows.get('b1', 0)!.state).toBe('pending');
-    expect(rt.rows.markSending('b1', 0, { owner: rt.owner, now }, now + 1_000, { trxid: 'tu-row-0-second', account: 'second' })).toBe(true);
+    expect(rt.rows.markSending('b1', 0, { owner: rt.owner, now }, now + 1_000, { trxid: 'tu-row-0-second', account: 'second', origin: 'http://127.0.0.1:1', keyFp: '0000000000000000' })).toBe(true);
   });
 });
 

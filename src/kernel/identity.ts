@@ -1,0 +1,129 @@
+/**
+ * What makes two identities the same, declared once (issue 29). Every other module asks here.
+ *
+ * trxid. The supplier's idempotency key and our "one trxid, one purchase". Two trxids are the same
+ * when their folds are equal:
+ *
+ *     fold(s) = NFKC(s), then repeat { toUpperCase().toLowerCase(), NFKC } until nothing changes
+ *
+ *  - NFKC first: full-width forms (ＡＢ-７ → AB-7), ligatures (ﬀ → ff), compatibility spaces and
+ *    a letter with a combining mark (A + U+0308) composed to the one letter (Ä) that a keyboard
+ *    types; NFKC again after the case mapping, which can produce decomposed sequences (İ → i + U+0307).
+ *  - upper then lower is full case folding approximated with the case mappings JavaScript has
+ *    (locale-free, so a Turkish or Lithuanian machine folds as any other): ß ≡ SS ≡ ss, ẞ ≡ ß (the
+ *    repeat: ẞ lowers to ß, which folds to ss), final sigma ≡ σ ≡ Σ, Cherokee in either case, and
+ *    dotless ı ≡ I ≡ i (wider than Unicode's folding, which keeps ı apart). Turkish İ folds to
+ *    i + U+0307, not to i: it is another letter than I everywhere but in Turkish.
+ *  - Wider never costs money: a fold that calls two trxids the same when a supplier would not only
+ *    refuses the second (a reseller gives it another trxid); a fold narrower than the supplier's
+ *    would buy twice, as SQLite's ASCII-only lower() did with ÄB-7 / äb-7.
+ *  - ASCII text folds to its toLowerCase() (the fast path, and why every ASCII trxid already
+ *    stored keeps its folded value across the migration that brought this fold into the store).
+ *
+ * The same function is the SQLite function trxid_fold(), registered on every connection the
+ * project opens (registerIdentity, store/db.ts) and used by every index, trigger and look-up of
+ * a trxid; JavaScript compares trxids with sameTrxid(). A property test holds them equal.
+ *
+ * The fold depends on the Unicode tables of the JavaScript engine (process.versions.unicode): a
+ * Node upgrade may assign case or compatibility mappings to characters that had none. The store
+ * records the version its indexes were built with and rebuilds them when it changes (db.ts).
+ *
+ * The trxid rule. A trxid is well-formed text (no lone UTF-16 surrogate, which SQLite cannot store
+ * as itself: the store would hold other text than the one sent), 1 to TRXID_MAX_LENGTH characters,
+ * with no white space and no control, format or surrogate character (a "\r" or a zero-width space
+ * copied from a chat makes a trxid nobody can type again), and not starting with = + - @ or an
+ * apostrophe (a spreadsheet's formula or text mark). TRXID_PATTERN is the rule as one regular
+ * expression (the order API's OpenAPI schema publishes its source); trxidProblem() says why a
+ * value breaks it.
+ *
+ * The account. A supplier account is its endpoint (the URL's origin) and its key, not the name
+ * accounts.toml gives it: accountIdentity() is what every send records (never the key: a
+ * domain-separated fingerprint of it).
+ */
+import { createHash } from 'node:crypto';
+
+/** Bumped when fold() changes: the store rebuilds its folded indexes (db.ts). */
+export const TRXID_FOLD_VERSION = 1;
+
+const ASCII = /^[\x00-\x7f]*$/;
+
+/** The fold of a trxid (see above). Two trxids are the same purchase key when their folds are equal. */
+export function foldTrxid(s: string): string {
+  if (ASCII.test(s)) return s.toLowerCase();
+  let prev = s.normalize('NFKC');
+  // Converges in at most three rounds for every code point (ẞ → ß → ss); the bound is a guard.
+  for (let i = 0; i < 4; i++) {
+    const next = prev.toUpperCase().toLowerCase().normalize('NFKC');
+    if (next === prev) return next;
+    prev = next;
+  }
+  return prev;
+}
+
+/** Whether two trxids are the same (their folds are equal). */
+export function sameTrxid(a: string, b: string): boolean {
+  return a === b || foldTrxid(a) === foldTrxid(b);
+}
+
+/** The name of the SQL function: trxid_fold(x). NULL folds to NULL. */
+export const TRXID_FOLD_SQL = 'trxid_fold';
+
+/** The part of a connection registerIdentity needs (better-sqlite3's Database has it). */
+export interface FunctionHost {
+  function(name: string, options: { deterministic: boolean; varargs?: boolean }, fn: (...args: unknown[]) => unknown): unknown;
+}
+
+/**
+ * Registers trxid_fold() on a connection. Deterministic: SQLite may then use it in an index and
+ * in a partial index's or trigger's condition. Not direct-only, for the same reason. A connection
+ * without it cannot write a row (the indexes need it): every connection the project opens on a
+ * home's database registers it (store/db.ts openDb, metrics/read-worker.ts).
+ */
+export function registerIdentity(db: FunctionHost): void {
+  db.function(TRXID_FOLD_SQL, { deterministic: true }, (v: unknown) => (v === null || v === undefined ? null : foldTrxid(String(v))));
+}
+
+/** Whether a string is well-formed UTF-16 (no lone surrogate): the only text SQLite, UTF-8 and JSON carry unchanged. */
+export function isWellFormed(s: string): boolean {
+  return (s as string & { isWellFormed(): boolean }).isWellFormed();
+}
+
+/** The reason an identity (a trxid, a player id, an account name…) that is not well-formed text is refused. */
+export const NOT_WELL_FORMED = 'is not well-formed text (it holds half of a UTF-16 surrogate pair, which cannot be stored or sent as itself); type it again';
+
+/** Characters, not UTF-16 units (the pattern counts code points, as JSON Schema's maxLength does). */
+export const TRXID_MAX_LENGTH = 100;
+
+/** The trxid rule as one regular expression (unicode mode): the server's check and the OpenAPI schema's pattern. */
+export const TRXID_PATTERN = new RegExp(`^(?![=+\\-@'\\u2019])[^\\s\\p{Cc}\\p{Cf}\\p{Cs}]{1,${TRXID_MAX_LENGTH}}$`, 'u');
+
+/** Why a (trimmed) trxid breaks the rule, or undefined when it keeps it. The messages name no field: the caller does. */
+export function trxidProblem(v: string): string | undefined {
+  if (TRXID_PATTERN.test(v)) return undefined;
+  if (!isWellFormed(v)) return NOT_WELL_FORMED;
+  if (v === '') return 'is empty';
+  if (/^[=+\-@]/.test(v)) return `"${v}" looks like a spreadsheet formula, not an id`;
+  if (/^['\u2019]/.test(v)) return `"${v}" starts with an apostrophe (a spreadsheet's mark for text); remove it`;
+  if (/\s/u.test(v)) return `"${v}" contains spaces; an id is written without them`;
+  if (/[\p{Cc}\p{Cf}]/u.test(v)) return 'contains invisible control characters';
+  return `is longer than ${TRXID_MAX_LENGTH} characters`;
+}
+
+/** A supplier account as the store records it with every send: where the requests go and which key signs them. */
+export interface AccountIdentity {
+  /** The URL's origin (scheme, host, port), or IN_PROCESS_SANDBOX for the home's own sandbox. */
+  origin: string;
+  /** First 16 hex digits of SHA-256 over a domain tag and the key: tells keys apart, cannot give one back. */
+  keyFp: string;
+}
+
+/** The origin of an account without a URL: the sandbox the process starts in its home (its port changes at every start). */
+export const IN_PROCESS_SANDBOX = 'in-process-sandbox';
+
+/** The identity of an account from its configured URL (null: the in-process sandbox) and key. */
+export function accountIdentity(url: string | null, key: string): AccountIdentity {
+  const origin = url === null ? IN_PROCESS_SANDBOX : new URL(url).origin;
+  // Domain-separated, so this fingerprint is no SHA-256 of the key that some other system also shows.
+  const keyFp = createHash('sha256').update('topup-runner account key fingerprint v1\u0000').update(key).digest('hex').slice(0, 16);
+  return { origin, keyFp };
+}

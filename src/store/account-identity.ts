@@ -1,0 +1,139 @@
+/**
+ * "The same account" is its endpoint and key, not its name (issue 29, kernel/identity.ts).
+ *
+ * Every send records on its row the origin it went to and the key's fingerprint (rows.ts
+ * markSending, which also refuses to send a row whose record names another identity). At start,
+ * before anything is sent, reconcile() holds the accounts file to those records:
+ *
+ *  - an account that holds unsettled rows (in flight or in doubt, placed and not ended, in review)
+ *    sent to another origin or with another key is a conflict: only the account those rows were
+ *    sent to can tell whether they were charged, and sending them elsewhere buys them there too
+ *    (an adversarial review: a re-pointed account charged an in-doubt trxid at a second supplier).
+ *    The start is refused with the rows named, until the file points back, or an operator says
+ *    it is the same supplier account (confirm(): a regenerated key, another host of the same API);
+ *  - an account renamed in the file (its name gone, its origin and key under a new name) takes its
+ *    rows with it: they follow the identity, not the name. Recorded in account_renames, which is
+ *    also what lets the rows_account_moves trigger allow the change (migration 13), and audited.
+ *
+ * All of it in one IMMEDIATE transaction: two processes starting at once see one outcome.
+ */
+import type { Db } from './db.js';
+import type { AccountIdentity } from '../kernel/identity.js';
+import { rowStates } from './state-sql.js';
+import { IN_FLIGHT_STATES, CHECKED_STATES, PLACED_STATES, type RowState } from './row-states.js';
+import { AuditStore } from './audit.js';
+
+/** Rows whose money only the account they were sent to can settle. */
+export const UNSETTLED_STATES: readonly RowState[] = Object.freeze([...IN_FLIGHT_STATES, ...CHECKED_STATES, ...PLACED_STATES, 'review']);
+
+export interface ConfiguredIdentity extends AccountIdentity {
+  name: string;
+}
+
+export interface IdentityConflict {
+  account: string;
+  /** What the file says now. */
+  now: AccountIdentity;
+  /** What the rows were sent to (one entry per distinct identity). */
+  sentTo: AccountIdentity[];
+  rows: number;
+  /** A few of them, to look up. */
+  trxids: string[];
+}
+
+export interface Renamed {
+  from: string;
+  to: string;
+  rows: number;
+}
+
+/** The rows of `account` sent to another identity than `now` and not settled. */
+function conflictOf(db: Db, account: string, now: AccountIdentity): IdentityConflict | undefined {
+  const where = `account = @account AND state IN (${rowStates(UNSETTLED_STATES)}) AND sent_origin IS NOT NULL AND (sent_origin <> @origin OR sent_key_fp <> @keyFp)`;
+  const p = { account, origin: now.origin, keyFp: now.keyFp };
+  const n = (db.prepare(`SELECT count(*) AS n FROM rows WHERE ${where}`).get(p) as { n: number }).n;
+  if (n === 0) return undefined;
+  const trxids = (db.prepare(`SELECT trxid FROM rows WHERE ${where} ORDER BY batch_id, idx LIMIT 5`).all(p) as { trxid: string }[]).map((r) => r.trxid);
+  const sentTo = (db.prepare(`SELECT DISTINCT sent_origin AS origin, sent_key_fp AS keyFp FROM rows WHERE ${where}`).all(p) as AccountIdentity[]);
+  return { account, now, sentTo, rows: n, trxids };
+}
+
+class Conflicts extends Error {
+  constructor(readonly found: IdentityConflict[]) {
+    super('account identity conflicts');
+  }
+}
+
+/**
+ * Holds the configured accounts to what the store recorded (see the file's comment). Renames are
+ * applied; conflicts roll everything back and are returned (the caller refuses the start).
+ */
+export function reconcileAccounts(db: Db, configured: readonly ConfiguredIdentity[], now: number, actor: string): { renamed: Renamed[]; conflicts: IdentityConflict[] } {
+  const renamed: Renamed[] = [];
+  const run = db.transaction(() => {
+    const names = new Set(configured.map((c) => c.name));
+    const known = db.prepare('SELECT name, origin, key_fp AS keyFp FROM account_identities').all() as ConfiguredIdentity[];
+    for (const old of known) {
+      if (names.has(old.name)) continue;
+      const to = configured.find((c) => c.origin === old.origin && c.keyFp === old.keyFp);
+      if (!to) continue;
+      const rows = (db.prepare('SELECT count(*) AS n FROM rows WHERE account = ?').get(old.name) as { n: number }).n;
+      db.prepare('INSERT INTO account_renames (from_name, to_name, origin, key_fp, at, rows) VALUES (?, ?, ?, ?, ?, ?)').run(old.name, to.name, old.origin, old.keyFp, now, rows);
+      db.prepare('UPDATE rows SET account = ? WHERE account = ?').run(to.name, old.name);
+      db.prepare('DELETE FROM account_identities WHERE name = ?').run(old.name);
+      new AuditStore(db).record({ at: now, actor, action: 'account renamed', detail: `account "${old.name}" is "${to.name}" now (same endpoint ${old.origin} and key ${old.keyFp}): its ${rows} rows follow it`, outcome: 'ok' });
+      renamed.push({ from: old.name, to: to.name, rows });
+    }
+    const conflicts = configured.map((c) => conflictOf(db, c.name, c)).filter((c): c is IdentityConflict => c !== undefined);
+    if (conflicts.length > 0) throw new Conflicts(conflicts);
+    const upsert = db.prepare(`INSERT INTO account_identities (name, origin, key_fp, since) VALUES (@name, @origin, @keyFp, @now)
+      ON CONFLICT (name) DO UPDATE SET origin = excluded.origin, key_fp = excluded.key_fp, since = CASE WHEN origin IS excluded.origin AND key_fp IS excluded.key_fp THEN since ELSE excluded.since END`);
+    for (const c of configured) upsert.run({ name: c.name, origin: c.origin, keyFp: c.keyFp, now });
+  });
+  try {
+    run.immediate();
+    return { renamed, conflicts: [] };
+  } catch (err) {
+    if (err instanceof Conflicts) return { renamed: [], conflicts: err.found };
+    throw err;
+  }
+}
+
+/**
+ * The operator's word that `account`, as the file names it now, is the same supplier account its
+ * unsettled rows were sent to (a regenerated key, another host of the same API): their records
+ * take the new identity, so they are followed and resent there. Audited with both identities and
+ * the number of rows. Returns how many rows it moved over.
+ */
+export function confirmAccount(db: Db, account: ConfiguredIdentity, now: number, actor: string): { rows: number; from: AccountIdentity[] } {
+  return db.transaction(() => {
+    const c = conflictOf(db, account.name, account);
+    const rows = c?.rows ?? 0;
+    if (c) {
+      db.prepare(`UPDATE rows SET sent_origin = @origin, sent_key_fp = @keyFp WHERE account = @account AND state IN (${rowStates(UNSETTLED_STATES)}) AND sent_origin IS NOT NULL`)
+        .run({ account: account.name, origin: account.origin, keyFp: account.keyFp });
+    }
+    db.prepare(`INSERT INTO account_identities (name, origin, key_fp, since) VALUES (@name, @origin, @keyFp, @now)
+      ON CONFLICT (name) DO UPDATE SET origin = excluded.origin, key_fp = excluded.key_fp, since = excluded.since`).run({ name: account.name, origin: account.origin, keyFp: account.keyFp, now });
+    const from = c?.sentTo ?? [];
+    new AuditStore(db).record({
+      at: now,
+      actor,
+      action: 'account confirmed',
+      detail: `account "${account.name}" confirmed as the same supplier account at ${account.origin} with key ${account.keyFp}${from.length > 0 ? `; ${rows} unsettled rows sent to ${from.map((f) => `${f.origin} (key ${f.keyFp})`).join(', ')} follow it` : '; no unsettled row was sent elsewhere'}`,
+      outcome: 'ok',
+    });
+    return { rows, from };
+  }).immediate();
+}
+
+/** The message that refuses a start: every conflict, its rows, and what to do. */
+export function conflictMessage(conflicts: readonly IdentityConflict[], file: string): string {
+  return conflicts
+    .map((c) => {
+      const was = c.sentTo.map((s) => `${s.origin} (key ${s.keyFp})`).join(', ');
+      const more = c.rows > c.trxids.length ? `, … (${c.rows} in all)` : '';
+      return `account "${c.account}" now names ${c.now.origin} (key ${c.now.keyFp}), but ${c.rows} unsettled row${c.rows === 1 ? ' was' : 's were'} sent to ${was} (trxid ${c.trxids.join(', ')}${more}): only that account can tell whether ${c.rows === 1 ? 'it was' : 'they were'} charged, and sending ${c.rows === 1 ? 'it' : 'them'} elsewhere could buy ${c.rows === 1 ? 'it' : 'them'} twice. Point "${c.account}" in ${file} back to ${was.includes(',') ? 'where they were sent' : was.replace(/ \(key .*\)$/, '')} with its key until they settle, or, if it is the same supplier account (a regenerated key, another host of the same API), run: topup accounts confirm ${c.account}`;
+    })
+    .join('\n');
+}
