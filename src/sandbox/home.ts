@@ -22,6 +22,7 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
+import { registerIdentity } from '../kernel/identity.js';
 import { systemClock } from '../kernel/clock.js';
 import type { Config } from '../config/config.js';
 import type { Logger } from '../kernel/log.js';
@@ -41,6 +42,7 @@ export function homeSandboxFile(config: Pick<Config, 'jobsDir'>): string {
 export function largestOrderSeqSeen(dbPath: string): number {
   if (!existsSync(dbPath)) return 0;
   const db = new Database(dbPath, { readonly: true, fileMustExist: true });
+  registerIdentity(db); // the home's indexes call trxid_fold()
   try {
     db.pragma('busy_timeout = 5000');
     const one = (sql: string): string | number | null => (db.prepare(sql).get() as { m: string | number | null } | undefined)?.m ?? null;

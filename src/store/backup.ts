@@ -35,6 +35,7 @@ import { MIGRATIONS } from './migrations.js';
 import type { Db } from './db.js';
 import type { MetaStore } from './meta.js';
 import { ErrorCode, TopupError } from '../kernel/errors.js';
+import { registerIdentity } from '../kernel/identity.js';
 
 /** In a copy: what it is a copy of, and when it was taken. Never in a live store that was not restored. */
 export const COPY_KEY = 'backup.copy';
@@ -215,6 +216,8 @@ export async function takeBackup(src: BackupSource, toDir: string): Promise<Back
  */
 function verifyAndMark(copyPath: string, marker: CopyMarker): number {
   const copy = new Database(copyPath);
+  // Its indexes and triggers call trxid_fold(): integrity_check and every write need it.
+  registerIdentity(copy);
   try {
     const integrity = integrityOf(copy);
     if (integrity !== 'ok') throw new TopupError(ErrorCode.Backup, `the copy failed its integrity check: ${integrity}`);
@@ -313,6 +316,8 @@ export function verifyBackup(given: string): VerifiedBackup {
   const sum = sha256File(dbFile);
   if (sum !== manifest.db.sha256) throw new TopupError(ErrorCode.Backup, `${dbFile} is not the file the backup wrote (SHA-256 ${sum}, the manifest says ${manifest.db.sha256})`);
   const copy = new Database(dbFile, { readonly: true, fileMustExist: true });
+  // Its indexes and triggers call trxid_fold(): integrity_check and every write need it.
+  registerIdentity(copy);
   try {
     const integrity = integrityOf(copy);
     if (integrity !== 'ok') throw new TopupError(ErrorCode.Backup, `${dbFile} failed its integrity check: ${integrity}`);
@@ -356,6 +361,8 @@ export function restoreBackup(backup: VerifiedBackup, target: { home: string; db
   copyFileSync(backup.dbFile, tmp);
   chmodSync(tmp, 0o600);
   const copy = new Database(tmp);
+  // Its indexes and triggers call trxid_fold(): integrity_check and every write need it.
+  registerIdentity(copy);
   try {
     const prev = copy.prepare('SELECT value FROM meta WHERE key = ?').get(RECONCILE_KEY) as { value: string } | undefined;
     const marker: ReconcileMarker = {
