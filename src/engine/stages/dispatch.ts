@@ -9,6 +9,7 @@ import type { Row } from '../../store/rows.js';
 import type { FundingStage } from './funding.js';
 import { sendRow } from '../../dispatch/sender.js';
 import { moveRow } from '../../dispatch/failover.js';
+import { sweepStalled } from '../../dispatch/stall.js';
 
 export class DispatchStage implements Stage {
   readonly name = 'dispatch';
@@ -33,6 +34,9 @@ export class DispatchStage implements Stage {
   #moving: Promise<void> | null = null;
   /** Monotonic time before which no new round of moves starts (a round that moved nothing is not repeated at once). */
   #nextMoveAt = 0;
+  /** Wall time of the next look for rows past the stall bound (dispatch/stall.ts), and of its next deadline. */
+  #stallLookAt = 0;
+  #stallDue: number | undefined;
 
   constructor(e: EngineContext, funding: FundingStage) {
     this.#e = e;
@@ -57,6 +61,7 @@ export class DispatchStage implements Stage {
     this.#startedUpTo.clear();
     if (batches) this.#rescueStranded(batches, now);
     if (this.#e.stopping()) return;
+    if (batches) this.#sweepStalled(batches, now);
     this.#moveOffPaused(now);
     const one = pauses.plain;
     for (const account of pauses.sendable()) {
@@ -76,7 +81,8 @@ export class DispatchStage implements Stage {
   nextDueAt(): number | undefined {
     const { pauses, rt, clock } = this.#e;
     const one = pauses.plain;
-    let due: number | undefined;
+    // A row in doubt reaches its stall bound even while nothing else happens (a pause that never ends).
+    let due: number | undefined = this.#stallDue;
     for (const account of pauses.names) {
       // Sends finishing wake the runner; a timer is needed only for rows waiting out a back-off.
       if ((this.#countBy.get(account) ?? 0) >= (this.#cap.get(account) ?? 1)) continue;
@@ -121,6 +127,23 @@ export class DispatchStage implements Stage {
         this.#moving = null;
         this.#e.wake();
       });
+  }
+
+  /**
+   * Rows in doubt past the stall bound (dispatch/stall.ts): resent no more, then to review. Looked
+   * at when a deadline falls due, and at least every TOPUP_REVIEW_AFTER_MS / 4 (at most once a
+   * minute, at least once a second apart) for rows that came into doubt since.
+   */
+  #sweepStalled(batches: StepBatches, now: number): void {
+    const { rt } = this.#e;
+    if (now < this.#stallLookAt || batches.open.length === 0) {
+      if (batches.open.length === 0) this.#stallDue = undefined;
+      return;
+    }
+    const busy = { has: (batchId: string, idx: number) => this.#inflight.get(batchId)?.has(idx) === true };
+    const next = sweepStalled(rt, batches.open.map((b) => b.id), busy, now);
+    this.#stallLookAt = Math.min(next ?? Number.MAX_SAFE_INTEGER, now + Math.min(60_000, Math.max(1_000, rt.config.reviewAfterMs / 4)));
+    this.#stallDue = next === undefined ? undefined : Math.max(next, now + 1_000);
   }
 
   /**
