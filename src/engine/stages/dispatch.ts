@@ -10,6 +10,7 @@ import type { FundingStage } from './funding.js';
 import { sendRow } from '../../dispatch/sender.js';
 import { moveRow } from '../../dispatch/failover.js';
 import { sweepStalled } from '../../dispatch/stall.js';
+import { StoreHealth } from '../../dispatch/store-health.js';
 
 export class DispatchStage implements Stage {
   readonly name = 'dispatch';
@@ -37,10 +38,13 @@ export class DispatchStage implements Stage {
   /** Wall time of the next look for rows past the stall bound (dispatch/stall.ts), and of its next deadline. */
   #stallLookAt = 0;
   #stallDue: number | undefined;
+  /** Whether the store can be written (dispatch/store-health.ts): while it cannot, nothing is sent. */
+  readonly store: StoreHealth;
 
   constructor(e: EngineContext, funding: FundingStage) {
     this.#e = e;
     this.#funding = funding;
+    this.store = new StoreHealth(e.rt.log);
   }
 
   /** Sends in flight, all batches. */
@@ -59,6 +63,8 @@ export class DispatchStage implements Stage {
   tick(now: number, batches?: StepBatches): void {
     const { rt, pauses } = this.#e;
     this.#startedUpTo.clear();
+    // The store cannot be written: nothing is sent, nor swept, until the back-off ends (one send then probes).
+    if (this.store.blocked(this.#e.clock.mono())) return;
     if (batches) this.#rescueStranded(batches, now);
     if (this.#e.stopping()) return;
     if (batches) this.#sweepStalled(batches, now);
@@ -81,6 +87,9 @@ export class DispatchStage implements Stage {
   nextDueAt(): number | undefined {
     const { pauses, rt, clock } = this.#e;
     const one = pauses.plain;
+    // While the store cannot be written, the next look is when its back-off ends.
+    const storeUntil = this.store.blockedUntil;
+    if (storeUntil !== undefined && storeUntil > clock.mono()) return clock.now() + (storeUntil - clock.mono());
     // A row in doubt reaches its stall bound even while nothing else happens (a pause that never ends).
     let due: number | undefined = this.#stallDue;
     for (const account of pauses.names) {
@@ -182,6 +191,7 @@ export class DispatchStage implements Stage {
           rt.log.error({ account, pause: kind, code, detail }, kind === 'account' ? 'sending stopped: account problem' : 'sending paused by the API');
           emit('pause', kind, code, detail, account);
         },
+        store: this.store,
       },
       row,
       this.#e.signal,
