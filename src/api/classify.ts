@@ -15,8 +15,10 @@
  *    place. Nothing can be sent until the operator fixes it → account.
  *  - 404 on GET /orders/:id → not-found. 404 or 501 on GET /history → not-found (a deployment
  *    without history: polling falls back to GET /orders/:id). A 404 on another route → account.
- *  - 503 MAINTENANCE / API_ORDER_DISABLED, and a 503 with no code at all → paused (orders stop,
- *    polls go on). A 503 without a readable code leaves the order in doubt.
+ *  - 503 MAINTENANCE / API_ORDER_DISABLED, and any other 503 → paused (orders stop, polls go on).
+ *    Only those documented codes say nothing was created: a 503 without one (no code, a code the
+ *    spec does not document, maintenance said in words, an HTTP phrase such as "Service
+ *    Unavailable") leaves the order of a POST in doubt. Every other 5xx is ambiguous (in doubt).
  *  - A refusal (400, 409, 422, or a 2xx saying success:false / orderCreated:false) whose text says
  *    the trxid was already used → duplicate-trxid: the order may exist, history decides.
  *  - A refusal for balance → insufficient-balance (the batch waits for a top-up).
@@ -70,7 +72,6 @@ const BALANCE_SHORT = new RegExp(
     '|LOW_BALANCE|SALDO_(ANDA_)?(TIDAK_(CUKUP|MENCUKUPI)|KURANG))(_|$)',
 );
 const PLAYER_ID_FAILURE = /INVALID_(PLAYER|USER|UID|USER_?ID|PLAYER_?ID|GAME_?ID|ACCOUNT_?ID)|(PLAYER|USER|UID|ACCOUNT)_(ID_)?NOT_FOUND|WRONG_(PLAYER|USER|UID)/;
-const MAINTENANCE_TEXT = /MAINTENANCE|UNDER_MAINTENANCE/;
 /** A supplier's own DUPLICATE_IN_FLIGHT: "Order is being processed", "Transaksi sedang diproses". */
 const IN_FLIGHT_TEXT = /(^|_)(IN_FLIGHT|(IS_|ARE_)?(BEING|STILL|CURRENTLY)_(BEING_)?(PROCESSED|PROCESSING|IN_PROGRESS)|ORDER_(IS_)?IN_PROGRESS|IN_PROCESS|(SEDANG|MASIH)_(DI)?PROSES)(_|$)/;
 /** "Order not found." about the order itself; never "USER NOT FOUND" (a cancelled order's reason). */
@@ -98,7 +99,13 @@ export interface ClassifiedFailure {
   holdCalls: 'always' | 'with-retry-after' | false;
 }
 
-/** The API's code as sent, falling back to an error text that reads as a code (spec 7 lists both). */
+/**
+ * The API's code as sent, falling back to an error text that reads as a code (spec 7 lists both).
+ * Such a text is reported as the code, but it decides nothing unless it is one of the codes named
+ * above (ACCOUNT_CODES, PAUSE_CODES …): a short phrase may only name the HTTP status (`{"status":503,
+ * "error":"Service Unavailable"}`, the default error body of most Java stacks), which says nothing
+ * about whether an order was made (issue 29).
+ */
 function codeOf(body: FailureBody): string | undefined {
   if (body.code) return body.code;
   if (body.error && /^[A-Za-z_ ]{3,40}$/.test(body.error.trim())) return normaliseCode(body.error);
@@ -140,8 +147,12 @@ export function classifyFailure(status: number, rawBody: unknown, route: RouteIn
   if (code && ACCOUNT_CODES.has(code)) return result('account');
   if (code && RATE_CODES.has(code) && (status === 429 || status === 503)) return result('retry-later');
   if (status === 429) return result('retry-later', !body);
-  if ((code && PAUSE_CODES.has(code)) || (status === 503 && MAINTENANCE_TEXT.test(text))) return result('paused');
-  if (status === 503) return result('paused', code === undefined);
+  // Only a documented pause code says the request was turned away before an order was made. A 503
+  // that says maintenance in words, names a code nobody documents, or only the HTTP status (a Java
+  // framework's default body) pauses orders all the same, but a POST it answers is in doubt: the
+  // order may have been made before the service failed (issue 29).
+  if (code && PAUSE_CODES.has(code)) return result('paused');
+  if (status === 503) return result('paused', true);
   if (status === 404 || status === 501) {
     if (route.method === 'GET' && (route.path.startsWith('/orders/') || route.path.startsWith('/history'))) return result('not-found');
     return result('account', true);

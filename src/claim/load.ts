@@ -31,7 +31,7 @@ import type { Runtime } from '../runtime.js';
 import type { Batch } from '../store/batches.js';
 import type { NewRow } from '../store/rows.js';
 import { writeFileAtomic } from '../outbox/atomic-write.js';
-import { checksRepeat, orderedAgain, purchaseFingerprint, skipRepeats } from './repeats.js';
+import { BOUGHT_BEFORE_CODE, boughtBefore, checksRepeat, orderedAgain, purchaseFingerprint, skipRepeats } from './repeats.js';
 import { outboxPaths } from '../outbox/paths.js';
 import { inputDialect } from '../outbox/dialect.js';
 import { crashPoint } from '../kernel/crash-points.js';
@@ -137,9 +137,9 @@ export async function loadBatch(rt: LoadParts, batch: Batch): Promise<LoadOutcom
           continue;
         }
         // The same verdict as the dry run's (claim/row-verdict.ts): parse, catalog checks, the trxid not used.
-        const verdict = judgeRow(raw, { validator: validator!, trxidSeed: batch.contentHash, usedBy: (t) => rt.rows.byTrxid(t) });
+        const verdict = judgeRow(raw, { validator: validator!, trxidSeed: batch.contentHash, usedBy: (t) => rt.rows.byTrxid(t), boughtBefore: (u, t) => boughtBefore(rt, u, t) });
         if (!verdict.ok) {
-          rows.push({ ...base, request: null, error: verdict.error });
+          rows.push({ ...base, request: null, error: verdict.error, ...(verdict.boughtBefore ? { skipped: true, rejectCode: BOUGHT_BEFORE_CODE } : {}) });
           continue;
         }
         // The purchase is fingerprinted by its pack (placement.ts packKey: the pid with one account,

@@ -30,6 +30,7 @@ import { createHash } from 'node:crypto';
 import type { OrderRequest } from '../api/schemas.js';
 import type { Runtime } from '../runtime.js';
 import type { Batch } from '../store/batches.js';
+import type { RowState } from '../store/row-states.js';
 import type { EarlierPurchase } from '../store/repeat-reads.js';
 import { QUANTITY_IF_WHOLE, headerKey, mapHeader, type OrderField } from '../intake/columns.js';
 import { isPlayerIdFailure } from '../api/classify.js';
@@ -414,4 +415,35 @@ export function repeatMessage(e: EarlierPurchase, opts: { batchId?: string; card
     ? ` To buy it again on purpose: topup retry ${opts.batchId} --repeats (or give the row its own trxid)`
     : ' Give the row its own trxid to buy it again, or it will be skipped';
   return `repeats line ${e.line} of batch ${e.batchId} (${e.file}; ${order}, ${new Date(e.at).toISOString()}): not bought again.${player}${apart}${how}`;
+}
+
+/**
+ * reject_code of a row skipped because its trxid was bought (or may have been) by a row of an
+ * earlier batch: the same purchase (the same file dropped again derives the same trxids), reported
+ * with that row's batch, line, order and status. Never bought by `topup retry` (it is not a row
+ * "not bought"), nor by `--repeats`.
+ */
+export const BOUGHT_BEFORE_CODE = 'TOPUP_BOUGHT_BEFORE';
+
+/** States of a row whose trxid may have bought something (an order exists, may exist, or will be sent). */
+const HOLDS_PURCHASE: ReadonlySet<RowState> = new Set<RowState>(['pending', 'sending', 'resending', 'verifying', 'searching', 'processing', 'unseen', 'completed', 'cancelled', 'review']);
+
+/**
+ * Why a row whose trxid another row holds is not bought, when that row bought it or may have (claim/row-verdict.ts):
+ * it is that purchase. Undefined when the holder bought nothing (refused, invalid, skipped): the
+ * trxid rule's own message stands. Issue 29: such rows were reported `invalid` with "a new
+ * purchase needs a new trxid", advice that buys them a second time.
+ */
+export function boughtBefore(rt: Pick<Runtime, 'batches' | 'rows'>, used: { batchId: string; idx: number }, trxid: string): string | undefined {
+  const row = rt.rows.get(used.batchId, used.idx);
+  if (!row || !HOLDS_PURCHASE.has(row.state)) return undefined;
+  const file = rt.batches.get(used.batchId)?.sourceName;
+  const where = `line ${row.line} of batch ${used.batchId}${file ? ` (${file})` : ''}`;
+  const see = `not bought again: that batch reports it (topup status ${used.batchId})`;
+  if (row.orderId !== null) {
+    const refund = row.state === 'cancelled' ? (row.refunded === true ? ', refunded' : row.refunded === false ? ', not refunded' : '') : '';
+    return `already bought under trxid ${trxid}: ${where} bought it as order ${row.orderId} (${row.state}${refund}); ${see}`;
+  }
+  if (row.state === 'pending') return `already in ${where} under trxid ${trxid}, not sent yet: it is bought there; ${see}`;
+  return `already sent under trxid ${trxid} by ${where}, which is ${row.state === 'review' ? 'in review' : 'in doubt'} (${row.state}): it may have been bought, and whether it was is settled there; ${see}`;
 }

@@ -37,6 +37,11 @@ export type RowJudgement =
       problems: RowProblem[];
       /** One sentence, as the row's error in the store and the result file. */
       error: string;
+      /**
+       * Its trxid is held by a row that bought it (or may have): the same purchase, stored
+       * `skipped` (not `invalid`: nothing is wrong with it) and never advised to be bought again.
+       */
+      boughtBefore?: true;
     };
 
 export interface JudgeContext {
@@ -48,7 +53,13 @@ export interface JudgeContext {
    */
   trxidSeed: string | null;
   /** The batch already holding this trxid, if any (RowStore.byTrxid). */
-  usedBy(trxid: string): { batchId: string } | undefined;
+  usedBy(trxid: string): { batchId: string; idx: number } | undefined;
+  /**
+   * What the row holding the trxid did, when it bought it or may have (claim/repeats.ts
+   * boughtBefore): then this row is that purchase, reported as such. Undefined when that row bought
+   * nothing (refused, invalid, skipped), or when the caller cannot tell (no store).
+   */
+  boughtBefore?(used: { batchId: string; idx: number }, trxid: string): string | undefined;
 }
 
 export function judgeRow(raw: RawRow, ctx: JudgeContext): RowJudgement {
@@ -61,6 +72,11 @@ export function judgeRow(raw: RawRow, ctx: JudgeContext): RowJudgement {
   const trxid = o.givenTrxid ?? (ctx.trxidSeed === null ? null : deriveTrxid(ctx.trxidSeed, raw.index));
   const usedBy = trxid === null ? undefined : ctx.usedBy(trxid);
   if (usedBy) {
+    // Issue 29: the same file dropped again after a cancel part-way. Its bought rows derive the
+    // trxids they were bought with: they are those purchases, not new ones refused, and the advice
+    // "a new purchase needs a new trxid" would buy them a second time.
+    const bought = ctx.boughtBefore?.(usedBy, trxid!);
+    if (bought !== undefined) return { ok: false, problems: [{ column: 'trxid', reason: bought }], error: bought, boughtBefore: true };
     const reason = `${o.givenTrxid ? 'trxid' : 'generated trxid'} ${trxid} was already used by batch ${usedBy.batchId}; a new purchase needs a new trxid`;
     return { ok: false, problems: [{ column: 'trxid', reason }], error: `trxid: ${reason}` };
   }

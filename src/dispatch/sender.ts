@@ -16,6 +16,13 @@ import { describeMismatches, factsFor, foreignOrderProblem, mismatches, mustProv
 import type { Pauses } from '../account/pauses.js';
 import { crashPoint } from '../kernel/crash-points.js';
 import { moveRow, movesOnRefusal, namesAnOrder, noteBalanceShort } from './failover.js';
+import { isStoreUnwritable } from './store-health.js';
+
+/** Whether this process's intent for the row is in the store (the row is `sending` or `resending`), read again. */
+function intent(row: Row, rt: Pick<Runtime, 'rows'>): boolean {
+  const now = rt.rows.get(row.batchId, row.idx)?.state;
+  return now === 'sending' || now === 'resending';
+}
 
 export type SendResult =
   | 'placed'
@@ -52,6 +59,8 @@ export interface SenderDeps {
   onBalanceShort(batchId: string, detail: string): void;
   /** Called once when a pause starts (for logs and notifications). */
   onPause(kind: 'account' | 'maintenance', code: string, detail: string): void;
+  /** Whether the store can be written (store-health.ts): told of every failed and every good intent write. */
+  store?: { failed(err: unknown, now: number, mono: number): void; ok(now: number): void };
 }
 
 /** Re-checks maxPriceUsd against a catalog at most catalogMaxAgeMs old. False: the row was invalidated. */
@@ -89,6 +98,7 @@ export async function sendRow(deps: SenderDeps, row: Row, signal?: AbortSignal):
         // next_try_at = the timeout: an in-flight row is not due again while its request is open.
         const now = rt.clock.now();
         if (!rt.rows.markSending(row.batchId, row.idx, { owner: rt.owner, now }, now + rt.config.requestTimeoutMs, { trxid: row.trxid!, account: row.account, ...rt.identityOf(row.account) })) throw new NotSent();
+        deps.store?.ok(now);
         intent = true;
         intentAt = now;
         crashPoint('intent-committed');
@@ -258,6 +268,18 @@ async function handleFailure(deps: SenderDeps, row: Row, err: unknown): Promise<
   const pauses = deps.pausesOf(row.account);
   const a: Actor = { owner: rt.owner, now: rt.clock.now() };
   const now = a.now;
+  if (!(err instanceof ApiError) && isStoreUnwritable(err) && deps.store) {
+    // The store cannot be written (disk full, read-only, gone): the back-off below would fail too.
+    // Sending stops in memory (store-health.ts); the row stays as the store has it: never sent if
+    // the intent failed, else `sending`, owed a resend of its trxid once writes work again.
+    deps.store.failed(err, now, rt.clock.mono());
+    try {
+      if (intent(row, rt)) rt.rows.noAnswer(row.batchId, row.idx, a, { nextTryAt: now + 5_000, counted: false, answer: null });
+    } catch (again) {
+      if (!isStoreUnwritable(again)) throw again;
+    }
+    return 'retry';
+  }
   if (!(err instanceof ApiError)) {
     // Not an answer from the API (e.g. the store refused a write): the request may have left.
     rt.log.error({ batch: row.batchId, line: row.line, err: coerceError(err) }, 'unexpected failure while sending; will resend');

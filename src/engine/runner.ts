@@ -12,6 +12,7 @@
  * console, /metrics and progress views. A stop is bounded: no new work, calls in flight may
  * finish for `stopGraceMs`, then they are aborted; the leases are released.
  */
+import { isStoreUnwritable } from '../dispatch/store-health.js';
 import { EventEmitter, setMaxListeners } from 'node:events';
 import { ApiError } from '../kernel/errors.js';
 import type { Runtime } from '../runtime.js';
@@ -139,7 +140,19 @@ export class Runner extends EventEmitter<RunnerEventMap> implements RunnerView {
       // only once done, or when the runner stops (then the next start reconciles).
       await reconcileIfRestored(this.#rt, { signal: this.#abort.signal, stopping: () => this.#stopping });
       while (!this.#stopping) {
-        const batches = await this.#step();
+        let batches: StepBatches;
+        try {
+          batches = await this.#step();
+        } catch (err) {
+          // The store cannot be written (disk full, read-only, gone: dispatch/store-health.ts): a
+          // pause, not an end and not a spin. Nothing is sent until the back-off ends; then a step
+          // tries again, and work resumes by itself once a write succeeds.
+          if (!isStoreUnwritable(err)) throw err;
+          const store = this.#dispatch.store;
+          store.failed(err, this.#clock.now(), this.#clock.mono());
+          await this.#sleepFor(Math.max(5, (store.blockedUntil ?? this.#clock.mono()) - this.#clock.mono()));
+          continue;
+        }
         if (this.#opts.once && this.#idle()) break;
         await this.#sleepUntilNext(batches);
       }
@@ -228,6 +241,20 @@ export class Runner extends EventEmitter<RunnerEventMap> implements RunnerView {
     if (this.#pauses.of(account).pause('account', code, err.reason)) {
       this.#rt.log.error({ account, pause: 'account', code, detail: err.reason }, 'sending stopped: account problem');
       this.emit('pause', 'account', code, err.reason, account);
+    }
+  }
+
+  /** Sleeps `ms` on the clock, cut short by a wake or a stop. */
+  async #sleepFor(ms: number): Promise<void> {
+    if (this.#stopping) return;
+    const woken = new AbortController();
+    this.#wake = () => woken.abort();
+    try {
+      await this.#clock.sleep(ms, woken.signal);
+    } catch {
+      // woken
+    } finally {
+      this.#wake = null;
     }
   }
 

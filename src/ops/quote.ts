@@ -22,6 +22,7 @@ import { createRowValidator, type ColumnReading } from '../intake/validate.js';
 import { settleColumns } from '../intake/column-report.js';
 import { findRepeats, isTopUp, purchaseFingerprint, repeatMessage, type RowInFile } from '../claim/repeats.js';
 import { judgeRow } from '../claim/row-verdict.js';
+import { boughtBefore } from '../claim/repeats.js';
 import type { Runtime } from '../runtime.js';
 import { roundCents as cents } from '../kernel/money.js';
 
@@ -153,7 +154,7 @@ export async function quoteFile(rt: QuoteParts, path: string, again: boolean): P
       // The batch's trxids would be derived from these bytes (`hash`); with --again from a hash
       // salted with the new batch's id, new by construction. A file identical to an earlier batch
       // (duplicateOf) derives none: the load skips every row of it as a duplicate, said once.
-      const v = judgeRow(raw, { validator, trxidSeed: again || earlier ? null : hash, usedBy: (t) => rt.rows.byTrxid(t) });
+      const v = judgeRow(raw, { validator, trxidSeed: again || earlier ? null : hash, usedBy: (t) => rt.rows.byTrxid(t), boughtBefore: (u, t) => boughtBefore(rt, u, t) });
       if (!v.ok) {
         for (const p of v.problems) problems.push({ line: raw.line, column: p.column, problem: p.reason, ...(p.fileProblem ? { fileProblem: p.fileProblem } : {}) });
         continue;

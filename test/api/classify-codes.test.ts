@@ -39,10 +39,11 @@ describe('pause and rate codes', () => {
     expect(refusal({ code, error: 'Try later' }, 200)).toMatchObject({ classification: 'paused', mayExist: false });
   });
 
-  it('a 503 saying maintenance only in its text is paused, and names its code; one with no code leaves the order in doubt', () => {
-    expect(refusal({ error: 'Server under maintenance until 10:00' }, 503)).toMatchObject({ classification: 'paused', mayExist: false });
+  it('a 503 pauses orders; only a documented pause code says nothing was created, any other leaves the order in doubt (issue 29)', () => {
+    expect(refusal({ error: 'Server under maintenance until 10:00' }, 503)).toMatchObject({ classification: 'paused', mayExist: true });
     expect(classifyFailure(503, { success: false, error: 'Service unavailable, please wait 5 minutes' }, submit)).toMatchObject({ classification: 'paused', mayExist: true });
-    expect(classifyFailure(503, { success: false, code: 'SOMETHING_ELSE', error: 'x' }, submit)).toMatchObject({ classification: 'paused', mayExist: false, holdCalls: false });
+    expect(classifyFailure(503, { success: false, code: 'SOMETHING_ELSE', error: 'x' }, submit)).toMatchObject({ classification: 'paused', mayExist: true, holdCalls: false });
+    expect(classifyFailure(503, { status: 503, error: 'Service Unavailable' }, submit)).toMatchObject({ classification: 'paused', mayExist: true });
   });
 
   it.each(['RATE_LIMIT', 'TOO_MANY_REQUESTS', 'RATE_LIMIT_UNAVAILABLE'])('%s on a 503 → retry-later, every call held when it names a Retry-After', (code) => {

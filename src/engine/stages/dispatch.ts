@@ -9,6 +9,8 @@ import type { Row } from '../../store/rows.js';
 import type { FundingStage } from './funding.js';
 import { sendRow } from '../../dispatch/sender.js';
 import { moveRow } from '../../dispatch/failover.js';
+import { sweepStalled } from '../../dispatch/stall.js';
+import { StoreHealth } from '../../dispatch/store-health.js';
 
 export class DispatchStage implements Stage {
   readonly name = 'dispatch';
@@ -33,10 +35,16 @@ export class DispatchStage implements Stage {
   #moving: Promise<void> | null = null;
   /** Monotonic time before which no new round of moves starts (a round that moved nothing is not repeated at once). */
   #nextMoveAt = 0;
+  /** Wall time of the next look for rows past the stall bound (dispatch/stall.ts), and of its next deadline. */
+  #stallLookAt = 0;
+  #stallDue: number | undefined;
+  /** Whether the store can be written (dispatch/store-health.ts): while it cannot, nothing is sent. */
+  readonly store: StoreHealth;
 
   constructor(e: EngineContext, funding: FundingStage) {
     this.#e = e;
     this.#funding = funding;
+    this.store = new StoreHealth(e.rt.log);
   }
 
   /** Sends in flight, all batches. */
@@ -55,8 +63,11 @@ export class DispatchStage implements Stage {
   tick(now: number, batches?: StepBatches): void {
     const { rt, pauses } = this.#e;
     this.#startedUpTo.clear();
+    // The store cannot be written: nothing is sent, nor swept, until the back-off ends (one send then probes).
+    if (this.store.blocked(this.#e.clock.mono())) return;
     if (batches) this.#rescueStranded(batches, now);
     if (this.#e.stopping()) return;
+    if (batches) this.#sweepStalled(batches, now);
     this.#moveOffPaused(now);
     const one = pauses.plain;
     for (const account of pauses.sendable()) {
@@ -78,7 +89,11 @@ export class DispatchStage implements Stage {
   nextDueAt(): number | undefined {
     const { pauses, rt, clock } = this.#e;
     const one = pauses.plain;
-    let due: number | undefined;
+    // While the store cannot be written, the next look is when its back-off ends.
+    const storeUntil = this.store.blockedUntil;
+    if (storeUntil !== undefined && storeUntil > clock.mono()) return clock.now() + (storeUntil - clock.mono());
+    // A row in doubt reaches its stall bound even while nothing else happens (a pause that never ends).
+    let due: number | undefined = this.#stallDue;
     for (const account of pauses.names) {
       // Sends finishing wake the runner; a timer is needed only for rows waiting out a back-off.
       if ((this.#countBy.get(account) ?? 0) >= (this.#cap.get(account) ?? 1)) continue;
@@ -126,6 +141,23 @@ export class DispatchStage implements Stage {
   }
 
   /**
+   * Rows in doubt past the stall bound (dispatch/stall.ts): resent no more, then to review. Looked
+   * at when a deadline falls due, and at least every TOPUP_REVIEW_AFTER_MS / 4 (at most once a
+   * minute, at least once a second apart) for rows that came into doubt since.
+   */
+  #sweepStalled(batches: StepBatches, now: number): void {
+    const { rt } = this.#e;
+    if (now < this.#stallLookAt || batches.open.length === 0) {
+      if (batches.open.length === 0) this.#stallDue = undefined;
+      return;
+    }
+    const busy = { has: (batchId: string, idx: number) => this.#inflight.get(batchId)?.has(idx) === true };
+    const next = sweepStalled(rt, batches.open.map((b) => b.id), busy, now);
+    this.#stallLookAt = Math.min(next ?? Number.MAX_SAFE_INTEGER, now + Math.min(60_000, Math.max(1_000, rt.config.reviewAfterMs / 4)));
+    this.#stallDue = next === undefined ? undefined : Math.max(next, now + 1_000);
+  }
+
+  /**
    * A `sending` row of a batch this process holds, with no send of ours working on it, was left by
    * a send that ended without writing an answer (store/invariants.ts: such a row is resent with its
    * trxid). The counters tell in one lookup per batch when one certainly exists: more `sending`
@@ -161,6 +193,7 @@ export class DispatchStage implements Stage {
           rt.log.error({ account, pause: kind, code, detail }, kind === 'account' ? 'sending stopped: account problem' : 'sending paused by the API');
           emit('pause', kind, code, detail, account);
         },
+        store: this.store,
       },
       row,
       this.#e.signal,

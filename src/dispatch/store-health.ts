@@ -1,0 +1,84 @@
+/**
+ * Whether the store can be written, as the sender last found it (issue 32, defect 3). A full disk,
+ * a read-only or vanished database file fails every write: the intent before a send, and the
+ * back-off after a failure too. The sender then tried the row again at once, and logged
+ * "unexpected failure while sending" about 8,000 times a second (220 MB of log in 20 s, a core
+ * busy). Kept in memory, since the store is what cannot be written: while it is down no row is
+ * sent, the next try waits a back-off (1 s, doubling to 30 s), one line says so when it starts and
+ * when it ends, with a reminder a minute, and sending resumes by itself once a write succeeds.
+ * Money is not at stake: the intent is committed before a request leaves, so a failed intent sends
+ * nothing, and a row whose answer could not be written stays `sending`, owed a resend of its trxid.
+ */
+import type { Logger } from '../kernel/log.js';
+
+/** SQLite result codes (and node's) meaning the database file cannot be written now. */
+const UNWRITABLE = /^(SQLITE_FULL|SQLITE_READONLY|SQLITE_IOERR|SQLITE_CANTOPEN|SQLITE_NOTADB|ENOSPC|EROFS|EIO|ENOENT)/;
+
+export function isStoreUnwritable(err: unknown, depth = 0): boolean {
+  const e = err as { code?: unknown; cause?: unknown } | null;
+  if (typeof e?.code === 'string' && UNWRITABLE.test(e.code)) return true;
+  // A store error wrapped on its way (TopupError's cause).
+  return depth < 3 && e?.cause !== undefined && isStoreUnwritable(e.cause, depth + 1);
+}
+
+const FIRST_WAIT_MS = 1_000;
+const LONGEST_WAIT_MS = 30_000;
+const REMINDER_MS = 60_000;
+
+export interface StoreDown {
+  /** Wall time it was first found down. */
+  since: number;
+  code: string;
+  message: string;
+}
+
+export class StoreHealth {
+  #down: (StoreDown & { until: number; wait: number; remindAt: number }) | null = null;
+  readonly #log: Pick<Logger, 'error' | 'info'>;
+
+  constructor(log: Pick<Logger, 'error' | 'info'>) {
+    this.#log = log;
+  }
+
+  get down(): StoreDown | null {
+    return this.#down ? { since: this.#down.since, code: this.#down.code, message: this.#down.message } : null;
+  }
+
+  /** Monotonic time before which nothing is sent (undefined: the store is writable, as far as known). */
+  get blockedUntil(): number | undefined {
+    return this.#down?.until;
+  }
+
+  blocked(mono: number): boolean {
+    return this.#down !== null && mono < this.#down.until;
+  }
+
+  /** A write failed: sending stops until the back-off ends. Logged once, then once a minute. */
+  failed(err: unknown, now: number, mono: number): void {
+    const code = String((err as { code?: unknown }).code ?? 'unknown');
+    const message = err instanceof Error ? err.message : String(err);
+    if (this.#down === null) {
+      this.#down = { since: now, code, message, until: mono + FIRST_WAIT_MS, wait: FIRST_WAIT_MS, remindAt: mono + REMINDER_MS };
+      // Stryker disable next-line StringLiteral: log message text; the facts are in the logged fields
+      this.#log.error({ code, err: message }, 'the store cannot be written (disk full, read-only or gone): sending stopped until it can; nothing is lost, rows wait with their trxids');
+      return;
+    }
+    // Sends started in one round fail together: the wait grows once per round, not once per row.
+    if (mono < this.#down.until) return;
+    const wait = Math.min(this.#down.wait * 2, LONGEST_WAIT_MS);
+    Object.assign(this.#down, { code, message, wait, until: mono + wait });
+    if (mono >= this.#down.remindAt) {
+      this.#down.remindAt = mono + REMINDER_MS;
+      // Stryker disable next-line StringLiteral: log message text; the facts are in the logged fields
+      this.#log.error({ code, err: message, since: new Date(this.#down.since).toISOString() }, 'the store still cannot be written: sending stays stopped');
+    }
+  }
+
+  /** A write succeeded: sending resumes (said once). */
+  ok(now: number): void {
+    if (this.#down === null) return;
+    // Stryker disable next-line StringLiteral: log message text; the facts are in the logged fields
+    this.#log.info({ since: new Date(this.#down.since).toISOString(), downMs: now - this.#down.since }, 'the store can be written again: sending resumed');
+    this.#down = null;
+  }
+}
