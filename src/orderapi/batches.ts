@@ -28,6 +28,7 @@ import { outboxPaths } from '../outbox/paths.js';
 import { safeFileName } from '../console/uploads.js';
 import type { z } from '@hono/zod-openapi';
 import type { BatchOrderSchema, BatchViewSchema } from './schemas.js';
+import { batchNameProblem } from './schemas.js';
 
 export const XLSX_TYPE = 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet';
 export type BatchBodyKind = 'csv' | 'xlsx' | 'json';
@@ -63,17 +64,11 @@ export function batchFileName(asked: string | undefined, kind: BatchBodyKind, no
   if (asked === undefined || asked.trim() === '') {
     return `api-${new Date(now).toISOString().slice(0, 19).replace(/[-:]/g, '').replace('T', '-')}${ext}`;
   }
-  const shown = asked.slice(0, 200);
-  if (/[\\/]/.test(asked)) {
-    const last = asked.split(/[\\/]/).pop() ?? '';
-    throw new UsageError(`name "${shown}" has a path in it (/ or \\): give a file name only${last.trim() !== '' ? `, e.g. "${last.slice(0, 100)}"` : ''}`);
-  }
+  if (/[\\/]/.test(asked)) throw new UsageError(batchNameProblem(asked, ext));
   const withExt = extname(asked) === '' ? `${asked}${ext}` : asked;
   // Without a letter or digit before the extension, safeFileName would make the name up
   // (`upload.csv`), or read `???.csv` as no extension at all: say what is wrong instead.
-  if (!/[\p{L}\p{N}]/u.test(withExt.slice(0, withExt.length - extname(withExt).length))) {
-    throw new UsageError(`name "${shown}" has nothing a file name can keep (letters, digits, spaces, . _ - ( ) + ,): give a name like "shop-day${ext}"`);
-  }
+  if (!/[\p{L}\p{N}]/u.test(withExt.slice(0, withExt.length - extname(withExt).length))) throw new UsageError(batchNameProblem(asked, ext));
   const name = safeFileName(withExt);
   const got = extname(name).toLowerCase();
   const fits = kind === 'xlsx' ? got === '.xlsx' : got !== '.xlsx';

@@ -213,11 +213,26 @@ export const FeedQuery = z.object({
  * letter or digit in front ("1 заказы.csv").
  */
 export const BATCH_NAME_PATTERN = /^(?:[^./\\]*[A-Za-z0-9][^./\\]*|[^/\\]*[A-Za-z0-9][^/\\]*\.(?:[Cc][Ss][Vv]|[Tt][Ss][Vv]|[Tt][Xx][Tt]|[Xx][Ll][Ss][Xx]))$/;
+/**
+ * Why a batch name is refused, in words: the one explanation for BATCH_NAME_PATTERN's refusal
+ * (the query's check) and for batchFileName's (orderapi/batches.ts), so one name gets one reason.
+ */
+export function batchNameProblem(asked: string, ext = '.csv'): string {
+  const shown = asked.slice(0, 200);
+  if (/[\\/]/.test(asked)) {
+    const last = asked.split(/[\\/]/).pop() ?? '';
+    return `name "${shown}" has a path in it (/ or \\): give a file name only${last.trim() !== '' ? `, e.g. "${last.slice(0, 100)}"` : ''}`;
+  }
+  const stem = asked.replace(/\.[^.]*$/, '');
+  if (!/[\p{L}\p{N}]/u.test(stem)) return `name "${shown}" has nothing a file name can keep (letters, digits, spaces, . _ - ( ) + ,): give a name like "shop-day${ext}"`;
+  return `name "${shown}" is not a file name topup can write: use a letter or digit (A-Z, a-z, 0-9) before the extension, no / or \\, and end it .csv, .tsv, .txt or .xlsx (or leave the extension out), e.g. shop-2025-11-26.csv; or leave name out for api-<time>.csv`;
+}
+
 export const BatchQuery = z.object({
   name: z
     .string()
     .max(200, 'at most 200 characters')
-    .regex(BATCH_NAME_PATTERN, 'is not a file name topup can write: use a letter or digit (A-Z, a-z, 0-9) before the extension, no / or \\, and end it .csv, .tsv, .txt or .xlsx (or leave the extension out), e.g. shop-2025-11-26.csv; or leave name out for api-<time>.csv')
+    .regex(BATCH_NAME_PATTERN, { error: (iss) => batchNameProblem(String(iss.input)) })
     .optional()
     .openapi({ param: { name: 'name', in: 'query', description: 'The file name (results are written under it in outbox/): a letter or digit (A-Z, a-z, 0-9) before the extension, no folder, and .csv, .tsv, .txt or .xlsx (.xlsx only for a workbook body, the others only for CSV or JSON) or no extension (the body\'s is added). Without it: api-<time>.csv or .xlsx.' }, example: 'shop-2025-11-26.csv' }),
 });
