@@ -94,8 +94,22 @@ export const NOT_WELL_FORMED = 'is not well-formed text (it holds half of a UTF-
 /** Characters, not UTF-16 units (the pattern counts code points, as JSON Schema's maxLength does). */
 export const TRXID_MAX_LENGTH = 100;
 
-/** The trxid rule as one regular expression (unicode mode): the server's check and the OpenAPI schema's pattern. */
-export const TRXID_PATTERN = new RegExp(`^(?![=+\\-@'\\u2019])[^\\s\\p{Cc}\\p{Cf}\\p{Cs}]{1,${TRXID_MAX_LENGTH}}$`, 'u');
+/**
+ * The invisible characters a trxid may not hold, spelled as UTF-16 ranges rather than \p{Cc}\p{Cf},
+ * so that the pattern means the same to every engine that reads the OpenAPI document: ajv (which
+ * Spectral and many validators use) and Python's re read \p{…} without unicode mode as the letter
+ * "p" and the rest as literals, and then refused every trxid with a "p" or "s" in it. The list is
+ * Unicode's Cc (C0, DEL, C1) and the Cf of the Basic Multilingual Plane (soft hyphen, Arabic number
+ * signs, zero-width space and joiners, bidi marks, embeddings and isolates, word joiner and
+ * invisible operators, BOM, interlinear annotation); test/store/trxid-fold.test.ts holds it equal to
+ * \p{Cc}\p{Cf} over the BMP of the running Node. Format characters beyond the BMP (tag characters,
+ * U+E0001…) are not listed: a class without unicode mode cannot name them, and no spreadsheet puts
+ * them in a cell. \uD800-\uDFFF: in unicode mode only a lone surrogate (half a pair) matches it.
+ */
+export const TRXID_INVISIBLE = '\\u0000-\\u001F\\u007F-\\u009F\\u00AD\\u0600-\\u0605\\u061C\\u06DD\\u070F\\u0890\\u0891\\u08E2\\u180E\\u200B-\\u200F\\u202A-\\u202E\\u2060-\\u2064\\u2066-\\u206F\\uFEFF\\uFFF9-\\uFFFB';
+
+/** The trxid rule as one regular expression: the server's check (unicode mode) and, as its source, the OpenAPI schema's pattern. */
+export const TRXID_PATTERN = new RegExp(`^(?![=+\\-@'\\u2019])[^\\s${TRXID_INVISIBLE}\\uD800-\\uDFFF]{1,${TRXID_MAX_LENGTH}}$`, 'u');
 
 /** Why a (trimmed) trxid breaks the rule, or undefined when it keeps it. The messages name no field: the caller does. */
 export function trxidProblem(v: string): string | undefined {

@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { openDb, type Db } from '../../src/store/db.js';
 import { MIGRATIONS } from '../../src/store/migrations.js';
 import { RowReads } from '../../src/store/row-reads.js';
-import { foldTrxid, isWellFormed, sameTrxid, trxidProblem, TRXID_PATTERN } from '../../src/kernel/identity.js';
+import { foldTrxid, isWellFormed, sameTrxid, trxidProblem, TRXID_INVISIBLE, TRXID_PATTERN } from '../../src/kernel/identity.js';
 import { tempHome, type TempHome } from '../e2e/harness.js';
 
 let homes: TempHome[] = [];
@@ -179,5 +179,33 @@ describe('a home from before the one fold (schema 12)', () => {
     d.close();
     const again = db(path);
     expect((again.prepare(`SELECT value FROM meta WHERE key = 'trxid_fold_build'`).get() as { value: string }).value).toBe(`1/${process.versions.unicode}`);
+  });
+});
+
+describe('the trxid pattern, as other engines read it', () => {
+  it('names exactly the Cc and Cf characters of the BMP (of this Node\'s Unicode), without \\p{…}', () => {
+    const listed = new RegExp(`^[${TRXID_INVISIBLE}]$`, 'u');
+    const unicode = /^[\p{Cc}\p{Cf}]$/u;
+    const differ: string[] = [];
+    for (let c = 0; c < 0x10000; c++) {
+      if (c >= 0xd800 && c <= 0xdfff) continue;
+      const ch = String.fromCharCode(c);
+      if (listed.test(ch) !== unicode.test(ch)) differ.push(`U+${c.toString(16).toUpperCase().padStart(4, '0')}`);
+    }
+    expect(differ).toEqual([]);
+    expect(TRXID_PATTERN.source).not.toMatch(/\\p\{/);
+  });
+
+  it('read without unicode mode (ajv, Spectral, Python re) it agrees with the server on BMP text', () => {
+    // ajv compiles a schema's pattern without the u flag: before, \p{Cc} read as "p", "{", "C", "c", "}",
+    // so every example trxid with a "p" or "s" in it broke the document's own pattern.
+    const plain = new RegExp(TRXID_PATTERN.source);
+    for (const t of ['shop-A-1001', 'SHOP-1001', 'ÄB-7', 'öd-9', '注文-1', 'a/b#ç?', 'p{Cc}']) expect([t, plain.test(t)]).toEqual([t, true]);
+    fc.assert(
+      fc.property(fc.string({ unit: 'binary', maxLength: 40 }).filter((s) => ![...s].some((ch) => ch.codePointAt(0)! > 0xffff)), (s) => {
+        expect(plain.test(s)).toBe(TRXID_PATTERN.test(s));
+      }),
+      { numRuns: 2000 },
+    );
   });
 });
