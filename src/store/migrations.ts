@@ -478,4 +478,33 @@ export const MIGRATIONS: readonly string[] = [
     UPDATE rows SET sent_origin = NULL, sent_key_fp = NULL WHERE batch_id = NEW.batch_id AND idx = NEW.idx;
   END;
   `,
+  // 14. An API order cancelled before it was sent: the cancel clears the row's trxid, and the
+  //     event trigger wrote that NULL into order_events.trxid (NOT NULL), so topup cancel and then
+  //     every daemon start failed on the day's API batch (found by the adversarial review, adv9).
+  //     The event keeps the trxid the shop knows the order by.
+  `
+  DROP TRIGGER rows_api_event_update;
+  CREATE TRIGGER rows_api_event_update AFTER UPDATE OF state ON rows
+    WHEN NEW.api_body_hash IS NOT NULL AND
+      (CASE WHEN OLD.state = 'pending' THEN 'accepted'
+            WHEN OLD.state IN ('sending', 'resending', 'verifying', 'searching') THEN 'sent'
+            WHEN OLD.state IN ('processing', 'unseen') THEN 'processing'
+            WHEN OLD.state IN ('invalid', 'rejected', 'skipped') THEN 'rejected'
+            ELSE OLD.state END)
+      IS NOT
+      (CASE WHEN NEW.state = 'pending' THEN 'accepted'
+            WHEN NEW.state IN ('sending', 'resending', 'verifying', 'searching') THEN 'sent'
+            WHEN NEW.state IN ('processing', 'unseen') THEN 'processing'
+            WHEN NEW.state IN ('invalid', 'rejected', 'skipped') THEN 'rejected'
+            ELSE NEW.state END) BEGIN
+    INSERT INTO order_events (batch_id, idx, trxid, type, status, row_state, at)
+      SELECT NEW.batch_id, NEW.idx, coalesce(NEW.trxid, OLD.trxid),
+        CASE WHEN OLD.state = 'review' THEN 'order.resolved' ELSE 'order.' || s END, s, NEW.state, NEW.updated_at
+      FROM (SELECT CASE WHEN NEW.state = 'pending' THEN 'accepted'
+            WHEN NEW.state IN ('sending', 'resending', 'verifying', 'searching') THEN 'sent'
+            WHEN NEW.state IN ('processing', 'unseen') THEN 'processing'
+            WHEN NEW.state IN ('invalid', 'rejected', 'skipped') THEN 'rejected'
+            ELSE NEW.state END AS s);
+  END;
+  `,
 ];

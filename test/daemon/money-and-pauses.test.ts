@@ -183,7 +183,10 @@ describe('rows that never settle (TOPUP_REVIEW_AFTER_MS)', () => {
     const result = readResult(home, 'stuck');
     expect(result.map((r) => r.status)).toEqual(['review', 'review']);
     for (const r of result) {
-      expect(r.error).toMatch(/^REVIEW: no attempt got a definite answer: no definite answer since .* \(\d+ sends unanswered, last: .*\); order history showed no order with this trxid at .*, but an order can still appear/);
+      // Whichever bound came first (the sender's 5 unanswered sends, or dispatch/stall.ts's 2 ×
+      // TOPUP_REVIEW_AFTER_MS in doubt), the row says it was in doubt, that history showed nothing, and
+      // that an order can still appear.
+      expect(r.error).toMatch(/^REVIEW: no attempt got a definite answer: (no definite answer|in doubt) since .*(sends unanswered|none settled it).*last: .*order history showed no order with this trxid at .*, but an order can still appear/);
     }
     expect(readSummary(home, 'stuck').review).toHaveLength(2);
     const sent = submits();
@@ -191,7 +194,7 @@ describe('rows that never settle (TOPUP_REVIEW_AFTER_MS)', () => {
     const db = new Database(join(home.jobs, 'topup.db'), { readonly: true, fileMustExist: true });
     const stored = db.prepare('SELECT attempts, trxid FROM rows ORDER BY idx').all() as { attempts: number; trxid: string }[];
     db.close();
-    expect(stored.every((r) => r.attempts >= 5)).toBe(true);
+    expect(stored.every((r) => r.attempts >= 3)).toBe(true);
     expect(sent).toBe(stored.reduce((n, r) => n + r.attempts, 0));
     expect(result.map((r) => r.trxid)).toEqual(stored.map((r) => r.trxid));
     await new Promise((r) => setTimeout(r, 1_500));
@@ -216,7 +219,7 @@ describe('rows that never settle (TOPUP_REVIEW_AFTER_MS)', () => {
     expect(sb.admin.ledger().orders).toHaveLength(1);
     expect(submits()).toBeGreaterThanOrEqual(2);
     // It was settled by the history check, not by a resend that finally got through.
-    expect(daemon.output()).toContain('no definite answer in time: no more resends, checking order history');
+    expect(daemon.output()).toMatch(/no definite answer in time: no more resends, checking order history|met no settling answer within the stall bound: no more resends, checking order history/);
     expect(daemon.output()).toContain('found the order of an unanswered row in history');
     expect(await daemon.stop()).toBe(0);
   });

@@ -9,7 +9,7 @@
  *    non-alphanumerics into one `_`).
  * The baseline passes every schedule and says which schedules reach which mutant.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -20,6 +20,13 @@ const dirs: string[] = [];
 afterAll(() => {
   for (const d of dirs) rmSync(d, { recursive: true, force: true });
 });
+
+/** The line of a text in a source file (1-based): the test follows the code when lines above it move. */
+const lineOf = (file: string, text: string): number => {
+  const i = readFileSync(file, 'utf8').split('\n').findIndex((l) => l.includes(text));
+  if (i < 0) throw new Error(`${text} is no longer in ${file}`);
+  return i + 1;
+};
 
 const find = (mutants: MutantInfo[], file: string, line: number, mutator: string, replacement: string): MutantInfo => {
   const m = mutants.find((x) => x.file === file && x.line === line && x.mutator === mutator && x.replacement === replacement);
@@ -36,8 +43,8 @@ describe('npm run mutate:sim', () => {
     dirs.push(out);
     expect(mutants.filter((m) => m.file === 'src/store/cost.ts').length).toBeGreaterThan(20);
 
-    const money = find(mutants, 'src/store/cost.ts', 30, 'EqualityOperator', 'row.state === REFUNDABLE_END');
-    const equivalent = find(mutants, 'src/api/classify.ts', 81, 'Regex', '/^_|_+$/g');
+    const money = find(mutants, 'src/store/cost.ts', lineOf('src/store/cost.ts', 'row.state !== SPENT_END && row.state !== REFUNDABLE_END'), 'EqualityOperator', 'row.state === REFUNDABLE_END');
+    const equivalent = find(mutants, 'src/api/classify.ts', lineOf('src/api/classify.ts', ".replace(/^_+|_+$/g, '')"), 'Regex', '/^_|_+$/g');
     // The listed original and replacement are the source's own text, and applying the span gives the mutated line.
     expect(money.original).toBe('row.state !== REFUNDABLE_END');
     expect(applyMutant('x\n  if (row.state !== SPENT_END && row.state !== REFUNDABLE_END) return', { file: money.file, start: { line: 1, column: money.span.start.column }, end: { line: 1, column: money.span.end.column }, replacement: money.replacement })).toContain('row.state !== SPENT_END && row.state === REFUNDABLE_END');

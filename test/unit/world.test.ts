@@ -40,6 +40,8 @@ const ALLOWED_TIMERS: Record<string, string> = {
   'commands/cancel.ts': 'a command waiting for the daemon',
   'commands/foreground.ts': "a command's progress line",
   'orderapi/tokens.ts': 'API tokens are secrets: node:crypto, never a source a simulator seeds',
+  'ops/backup-job.ts': "the store generation mirrored into the home's mark file every 10 s (backup.md: how a copy put back by hand is seen); never on the money path",
+  'store/backup.ts': "a backup folder's name only has to be unique: a copy of the store is not the engine's",
   'orders/desk.ts': 'the group commit: acceptances arriving in the same turn of the event loop share one transaction (setImmediate, no time)',
 };
 
