@@ -1,0 +1,68 @@
+/**
+ * adv9: cancelling today's API batch while an order in it was never sent. cancelPending() gives up
+ * the trxid of a never-sent row (trxid = NULL), and the trigger rows_api_event_update appends the
+ * order's event with NEW.trxid into order_events.trxid NOT NULL: "NOT NULL constraint failed:
+ * order_events.trxid". The cancel cannot happen: the operator's `topup cancel` dies (exit 70), and
+ * then the daemon takes the batch (its cancel request was committed), meets the same error and
+ * exits; it exits again at every restart: the whole home stalls (observed: 'daemon gone').
+ */
+import Database from 'better-sqlite3';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { cliEnv, inProcessSandbox, runCli, startDaemon, tempHome, waitFor } from '../e2e/harness.js';
+import { releaseAfterEach } from '../e2e/release.js';
+
+releaseAfterEach();
+
+const TOKEN = 'adv9-cancel-api-token-0123456789abcd';
+
+async function start(env: NodeJS.ProcessEnv) {
+  const daemon = startDaemon(env);
+  const url = (await waitFor('the console address', () => /console: open (http:\/\/[^\s]+\/) in a browser/.exec(daemon.output())?.[1], 30_000, 20)).replace(/\/$/, '');
+  const call = async (method: string, path: string, body?: unknown) => {
+    const res = await fetch(url + path, { method, headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' }, ...(body !== undefined ? { body: JSON.stringify(body) } : {}) });
+    const text = await res.text();
+    return { status: res.status, json: text ? JSON.parse(text) : undefined };
+  };
+  return { daemon, call };
+}
+
+function batchOf(dbPath: string, trxid: string): string {
+  const db = new Database(dbPath, { readonly: true });
+  try {
+    return (db.prepare('SELECT batch_id FROM rows WHERE trxid = ?').get(trxid) as { batch_id: string }).batch_id;
+  } finally {
+    db.close();
+  }
+}
+
+describe('adv9: topup cancel of the day API batch with an unsent order', () => {
+  it.fails('queued for balance: topup cancel stops the batch (exit 0) and the order reads cancelled', async () => {
+    const home = tempHome('adv9-cancelapi-');
+    const sb = await inProcessSandbox();
+    const env = cliEnv(home, sb, { TOPUP_ORDER_API_TOKEN: TOKEN, TOPUP_CONSOLE: '127.0.0.1:0' });
+    sb.admin.setBalance({ balanceUsd: 0 });
+    const d = await start(env);
+    expect((await d.call('POST', '/api/v1/orders', { trxid: 'SHOP-X', pid: 'PUBG-60', userId: '5123457009', queue: true })).status).toBe(202);
+    const c = await runCli(['cancel', batchOf(join(home.jobs, 'topup.db'), 'SHOP-X')], env);
+    // What the daemon does next, once the balance is there.
+    sb.admin.setBalance({ balanceUsd: 100 });
+    await new Promise((r) => setTimeout(r, 8_000));
+    const status = (await d.call('GET', '/api/v1/orders/SHOP-X').catch(() => ({ json: { status: 'daemon gone' } }))).json?.status;
+    const out = d.daemon.output();
+    await d.daemon.stop();
+    // A restart: the cancel request is in the store, the row still unsent.
+    const again = startDaemon(env);
+    await new Promise((r) => setTimeout(r, 10_000));
+    const outAgain = again.output();
+    await again.stop();
+    console.log(`restart: NOT NULL errors ${(outAgain.match(/NOT NULL constraint failed/g) ?? []).length}`);
+    console.log(out.split('\n').filter((l) => /error|fatal|NOT NULL|exit/i.test(l)).slice(-6).join('\n'));
+    console.log(`cancel exit ${c.code}; SHOP-X ${status}; bought: ${JSON.stringify(sb.admin.ledger().orders.map((o) => o.trxid))}; daemon NOT NULL errors: ${(out.match(/NOT NULL constraint failed/g) ?? []).length}`);
+    expect(c.stderr).not.toMatch(/NOT NULL constraint failed/);
+    expect(c.code, c.stderr + c.stdout).toBe(0);
+    expect(outAgain).not.toMatch(/NOT NULL constraint failed/);
+    expect(status).toBe('cancelled');
+    expect(sb.admin.ledger().orders).toEqual([]);
+  }, 120_000);
+});
