@@ -4,6 +4,7 @@
  * files with the sandbox's own ledger (the Jepsen way: every client operation is checked
  * against the server's record, never against what the client believes).
  */
+import { registerIdentity } from '../src/kernel/identity.js';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createWriteStream, existsSync, readFileSync, readdirSync, mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
@@ -507,6 +508,7 @@ export function storeRows(
   w: World,
 ): { state: string; trxid: string | null; attempts: number; error: string | null; request_json: string | null; last_sent_at: number | null }[] {
   const db = new Database(join(w.home.jobs, 'topup.db'), { readonly: true, fileMustExist: true });
+  registerIdentity(db); // the home's indexes and triggers call trxid_fold()
   try {
     return db.prepare('SELECT state, trxid, attempts, error, request_json, last_sent_at FROM rows ORDER BY batch_id, idx').all() as never;
   } finally {
@@ -518,6 +520,7 @@ export function storeRows(
 export function integrityCheck(dbPath: string): string {
   if (!existsSync(dbPath)) return 'ok';
   const db = new Database(dbPath, { fileMustExist: true });
+  registerIdentity(db); // the home's indexes and triggers call trxid_fold()
   try {
     const rows = db.pragma('integrity_check') as { integrity_check: string }[];
     return rows.map((r) => r.integrity_check).join('; ');
@@ -565,6 +568,7 @@ export function expireDeadLeases(w: World, deadPid: number | undefined): void {
   const path = join(w.home.jobs, 'topup.db');
   if (deadPid === undefined || !existsSync(path)) return;
   const db = new Database(path, { fileMustExist: true });
+  registerIdentity(db); // the home's indexes and triggers call trxid_fold()
   try {
     db.pragma('busy_timeout = 5000');
     const hasTable = db.prepare(`SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'batches'`).get();

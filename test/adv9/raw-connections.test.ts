@@ -41,7 +41,7 @@ describe('adv9: raw connections and trxid_fold()', () => {
     }
   });
 
-  it.fails('torture/lib.ts integrityCheck() says ok on a healthy home', () => {
+  it('torture/lib.ts integrityCheck() says ok on a healthy home', () => {
     const path = homeWithRow();
     expect(integrityCheck(path)).toBe('ok');
   });

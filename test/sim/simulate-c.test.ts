@@ -8,6 +8,6 @@ import { MUST_HAPPEN_TWO, runSeeds } from './run-seeds.js';
 
 describe('the simulator with two accounts, seeds 301 and 302', () => {
   it('240 schedules: no invariant violated against either ledger, and the runs went through what two accounts can do', async () => {
-    await runSeeds([301, 302], 120, expect, { accounts: 'two', mustHappen: MUST_HAPPEN_TWO });
+    await runSeeds([301, 302], 60, expect, { accounts: 'two', mustHappen: MUST_HAPPEN_TWO });
   }, 900_000);
 });

@@ -14,16 +14,17 @@
  */
 import { describe, expect, it } from 'vitest';
 import { simulate } from '../../sim/run.js';
+import { CI_FAULTS } from './run-seeds.js';
 
-const SCHEDULES = 80;
+const SCHEDULES = 50;
 const seed = process.env.TOPUP_SIM_SEED !== undefined ? Number(process.env.TOPUP_SIM_SEED) : Date.now() % 2_147_483_647;
 
-describe(`the simulator on a fresh seed (${seed}; replay: npm run simulate -- --seed ${seed} --schedules ${SCHEDULES} --workers 1)`, () => {
+describe(`the simulator on a fresh seed (${seed}; replay: npm run simulate -- --seed ${seed} --schedules ${SCHEDULES} --workers 1 --faults ${CI_FAULTS.allowed.join(',')})`, () => {
   it(`${SCHEDULES} schedules of the whole world (swarm): no invariant violated`, async () => {
-    process.stdout.write(`fresh simulator seed ${seed}: replay with npm run simulate -- --seed ${seed} --schedules ${SCHEDULES} --workers 1\n`);
-    const r = await simulate(seed, SCHEDULES, { accounts: 'mixed', apiOrders: 'mixed' });
+    process.stdout.write(`fresh simulator seed ${seed}: replay with npm run simulate -- --seed ${seed} --schedules ${SCHEDULES} --workers 1 --faults ${CI_FAULTS.allowed.join(',')}\n`);
+    const r = await simulate(seed, SCHEDULES, { accounts: 'mixed', apiOrders: 'mixed', faults: CI_FAULTS });
     const f = r.failure;
-    expect(f, f ? `fresh seed ${seed} failed (worker seed ${f.seed}, path ${f.path}; fault classes on: ${f.schedule.world?.faults.join(', ') ?? '-'}):\n${f.violations.join('\n')}\nreplay: npm run simulate -- --seed ${seed} --schedules ${SCHEDULES} --workers 1\nschedule: ${JSON.stringify(f.schedule)}\nlast events:\n${f.trace.slice(-20).join('\n')}` : '').toBeNull();
+    expect(f, f ? `fresh seed ${seed} failed (worker seed ${f.seed}, path ${f.path}; fault classes on: ${f.schedule.world?.faults.join(', ') ?? '-'}):\n${f.violations.join('\n')}\nreplay: npm run simulate -- --seed ${seed} --schedules ${SCHEDULES} --workers 1 --faults ${CI_FAULTS.allowed.join(',')}\nschedule: ${JSON.stringify(f.schedule)}\nlast events:\n${f.trace.slice(-20).join('\n')}` : '').toBeNull();
     expect(r.schedules).toBe(SCHEDULES);
     expect(r.invariantsChecked).toBeGreaterThan(SCHEDULES * 10);
   }, 900_000);
