@@ -34,6 +34,7 @@
  * where `topup review` shows why. A row whose own account cannot answer stays as the copy has it:
  * resending its own trxid to its own account meets any purchase as a replay, never a second charge.
  */
+import { foldTrxid } from '../kernel/identity.js';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { Priority } from '../api/client.js';
@@ -147,7 +148,7 @@ async function sweep(rt: ReconcileParts, account: string, since: number, signal?
     for (const o of h.orders) {
       if (o.orderId === undefined) continue;
       if (o.trxid === undefined || o.trxid.trim() === '') echoes = false;
-      else if (!byTrxid.has(o.trxid.trim().toLowerCase())) byTrxid.set(o.trxid.trim().toLowerCase(), o as Order & { orderId: string });
+      else if (!byTrxid.has(foldTrxid(o.trxid.trim()))) byTrxid.set(foldTrxid(o.trxid.trim()), o as Order & { orderId: string });
     }
     const oldest = h.orders[h.orders.length - 1];
     if (h.orders.length < PAGE_SIZE || h.hasMore === false || (oldest !== undefined && surelyBefore(oldest, since))) {
@@ -280,20 +281,34 @@ type Verdict =
 /** What the suppliers say of one row. */
 function decide(rt: ReconcileParts, row: Row, sweeps: Map<string, Sweep>): Verdict {
   if (row.trxid === null) return { kind: 'send as is' };
-  const own = sweeps.get(row.account)?.byTrxid.get(row.trxid.toLowerCase());
+  const own = sweeps.get(row.account)?.byTrxid.get(foldTrxid(row.trxid));
   // Every trxid a move to another account would have given it there (failover.ts trxidFor: the
   // first trxid, the account's name, a number if a file already used that).
   const root = row.moves[0]?.trxid ?? row.trxid;
   const elsewhere: { account: string; order: Order & { orderId: string } }[] = [];
   const mayMove = !row.pinned && rt.accounts.length > 1;
   const blind: string[] = [];
+  // A moved trxid is searched at every account, the row's own included: a row recovered from the
+  // journal or re-routed (routing edited) may now sit on the account it had moved to, where its
+  // moved trxid bought it (adv9).
+  const movedHere: (Order & { orderId: string })[] = [];
   for (const acct of rt.accounts) {
-    if (acct.id === row.account) continue;
     const s = sweeps.get(acct.id);
     if (!s) continue;
-    const re = new RegExp(`^${escapeRe(`${root}-${acct.id}`.toLowerCase())}\\d*$`);
-    for (const [t, o] of s.byTrxid) if (re.test(t)) elsewhere.push({ account: acct.id, order: o });
+    const re = new RegExp(`^${escapeRe(foldTrxid(`${root}-${acct.id}`))}\\d*$`);
+    for (const [t, o] of s.byTrxid) {
+      if (!re.test(t)) continue;
+      // Its own trxid (a row that moved here holds the moved trxid as its own) is `own`, above.
+      if (acct.id === row.account) { if (t !== foldTrxid(row.trxid)) movedHere.push(o); }
+      else elsewhere.push({ account: acct.id, order: o });
+    }
+    if (acct.id === row.account) continue;
     if (mayMove && (!s.echoes || !s.reachedBack)) blind.push(`${acct.id} (${!s.echoes ? 'its history does not show trxids' : 'its history does not reach back to the copy'})`);
+  }
+  // Bought on this very account under a trxid a move gave it: never sent again; a person settles
+  // which purchase the row is (money safe: nothing is sent blind).
+  if (movedHere.length > 0) {
+    return { kind: 'person', why: `bought already on ${row.account} under a moved trxid: ${movedHere.map((o) => `order ${o.orderId} under ${o.trxid}`).join(', ')}${own ? `, and order ${own.orderId} under ${row.trxid}` : ''}` };
   }
   if (own && elsewhere.length > 0) {
     return { kind: 'person', why: `bought twice already: order ${own.orderId} at ${row.account} under ${row.trxid}, and ${elsewhere.map((e) => `order ${e.order.orderId} at ${e.account} under ${e.order.trxid}`).join(', ')}` };

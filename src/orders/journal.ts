@@ -11,6 +11,7 @@
  * The journal holds what a shop sent (player ids, its meta): files 0600 in a 0700 folder, kept
  * JOURNAL_DAYS days (a backup copies them: store/backup.ts journalFiles).
  */
+import { foldTrxid } from '../kernel/identity.js';
 import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readFileSync, readdirSync, rmSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import type { OrderInput, OrderDesk } from './types.js';
@@ -107,7 +108,7 @@ export function readJournal(jobsDir: string, now: number): JournalEntry[] {
 export async function recoverFromJournal(rt: Pick<Runtime, 'clock' | 'config' | 'log' | 'meta' | 'rows'>, desk: Pick<OrderDesk, 'accept'>): Promise<JournalRecovery | null> {
   const entries = readJournal(rt.config.jobsDir, rt.clock.now());
   const missing = new Map<string, JournalEntry>();
-  for (const e of entries) if (rt.rows.byTrxid(e.trxid) === undefined && !missing.has(e.trxid.toLowerCase())) missing.set(e.trxid.toLowerCase(), e);
+  for (const e of entries) if (rt.rows.byTrxid(e.trxid) === undefined && !missing.has(foldTrxid(e.trxid))) missing.set(foldTrxid(e.trxid), e);
   if (missing.size === 0) return null;
   const rec: JournalRecovery = { at: rt.clock.now(), recovered: [], failed: [] };
   for (const e of missing.values()) {

@@ -67,7 +67,7 @@ describe('§9 crash safety (SIGKILL)', () => {
     const v = judge(join(home.outbox, 'big.result.csv'), n, sb.admin.ledger() as unknown as Ledger);
     expect(v).toMatchObject({ resultRows: n, doubleCharges: 0, rowsWithoutResult: 0, chargesWithoutResult: 0, mismatches: 0, wronglyNotCharged: 0 });
     expect(sb.admin.ledger().orders).toHaveLength(n);
-  });
+  }, 150_000); // 4,500 orders twice through the real CLI: past 60 s on a busy 2-core machine since the trxid fold (a JS function) runs in every row's index and trigger
 
   it.each(['intent-committed:3', 'response-received:4', 'before-final-commit:2'])(
     'a kill at %s loses nothing and charges nothing twice',

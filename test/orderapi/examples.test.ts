@@ -86,14 +86,14 @@ describe('the order API document\'s examples against the built-in sandbox', () =
         const order = await waitFor(`order ${trxid} ended`, async () => {
           const o = await get(`/orders/${encodeURIComponent(trxid)}`);
           return ['completed', 'cancelled', 'rejected'].includes(o.status) ? o : undefined;
-        }, 60_000, 100);
+        }, 120_000, 100);
         expect(order.status, JSON.stringify(order.error)).toBe('completed');
       }
       for (const id of batches) {
         const b = await waitFor(`batch ${id} done`, async () => {
           const v = await get(`/batches/${id}`);
           return v.done ? v : undefined;
-        }, 60_000, 200);
+        }, 120_000, 200);
         expect(b.counts.completed, JSON.stringify(b.counts)).toBe(b.rows);
         expect(b.rows).toBeGreaterThan(0);
       }
@@ -101,5 +101,5 @@ describe('the order API document\'s examples against the built-in sandbox', () =
     } finally {
       await sandbox.stop();
     }
-  }, 180_000);
+  }, 300_000);
 });
