@@ -14,6 +14,9 @@
  * harder to reason about than a file that waits); it keeps its place: whenever it is covered it
  * goes first again, since batches are judged oldest first. Rows already in doubt are resent
  * whatever the balance (only a resend tells whether they were charged).
+ *
+ * Unless the operator says otherwise for one batch (`topup run-covered`, ops/run-covered.ts): then
+ * the judgement skips the rows the balance does not cover and funds the rest, in one transaction.
  */
 import { Priority } from '../api/client.js';
 import type { Runtime } from '../runtime.js';
@@ -65,6 +68,24 @@ export function waitDetail(w: Waiting): string {
   return `waiting for balance${on}: needs ${w.needUsd} USD for its unsent rows, ${w.availableUsd} USD available; top up at least ${w.topUpUsd} USD${ahead}`;
 }
 
+/** A batch's unsent total per account ('' for a home with one account). */
+function unsentOf(rt: Store, batchId: string, single: boolean): Map<string, number> {
+  return single ? new Map([['', rt.rows.unsentTotal(batchId)]]) : rt.rows.unsentByAccount(batchId);
+}
+
+/**
+ * Each account's balance less what every unfinished batch of the home not being judged holds
+ * (funded, or not judged yet by its process): the money the judged batches may share.
+ */
+function promisedAside(rt: Store, balances: ReadonlyMap<string, number>, single: boolean, judge: ReadonlySet<string>, all = rt.batches.unfinished().filter((b) => b.state === 'open')): Map<string, number> {
+  const available = new Map(balances);
+  for (const b of all) {
+    if (judge.has(b.id) || !holdsMoney(b)) continue;
+    for (const [a, usd] of unsentOf(rt, b.id, single)) available.set(a, (available.get(a) ?? 0) - usd);
+  }
+  return available;
+}
+
 /**
  * Judges the batches in `judge` (this process's, oldest first) against the balance, with what
  * every other unfinished batch of the home has been promised set aside. One transaction: the
@@ -80,23 +101,23 @@ export function judgeFunds(rt: Store, balance: number | ReadonlyMap<string, numb
     const single = typeof balance === 'number';
     const balances: ReadonlyMap<string, number> = single ? new Map([['', balance]]) : balance;
     const all = rt.batches.unfinished().filter((b) => b.state === 'open');
-    // Per batch, per account ('' for a home with one account): the unsent total.
-    const need = new Map(all.map((b) => [b.id, single ? new Map([['', rt.rows.unsentTotal(b.id)]]) : rt.rows.unsentByAccount(b.id)]));
-    const available = new Map<string, number>();
-    for (const [a, usd] of balances) available.set(a, usd);
-    for (const b of all) {
-      if (judge.has(b.id) || !holdsMoney(b)) continue;
-      for (const [a, usd] of need.get(b.id) ?? []) available.set(a, (available.get(a) ?? 0) - usd);
-    }
+    const available = promisedAside(rt, balances, single, judge, all);
     const total = [...balances.values()].reduce((x, y) => x + y, 0);
     const reserved = total - [...balances.keys()].reduce((x, a) => x + (available.get(a) ?? 0), 0);
     const verdict: FundsVerdict = { funded: [], waiting: [], balanceUsd: cents(total), reservedUsd: cents(reserved) };
     for (const b of all) {
       if (!judge.has(b.id)) continue;
-      const needs = [...(need.get(b.id) ?? [])].filter(([, usd]) => usd > 0);
+      const needs = [...unsentOf(rt, b.id, single)].filter(([, usd]) => usd > 0);
       const short = needs.filter(([a, usd]) => !balances.has(a) || usd > (available.get(a) ?? 0) + 1e-9);
       if (short.length === 0) {
         for (const [a, usd] of needs) available.set(a, (available.get(a) ?? 0) - usd);
+        rt.batches.setBalanceBefore(b.id, total, now);
+        rt.batches.setWait(b.id, null, null);
+        verdict.funded.push(b);
+        for (const w of verdict.waiting) w.wentAhead.push(b.id);
+      } else if (b.runCovered && b.apiDay === null && runCoveredPart(rt, b, single, balances, available, now)) {
+        // The operator's word (topup run-covered): the rows the balance does not cover were skipped
+        // just now, in this transaction, and what they left is covered: funded like any batch.
         rt.batches.setBalanceBefore(b.id, total, now);
         rt.batches.setWait(b.id, null, null);
         verdict.funded.push(b);
@@ -117,6 +138,70 @@ export function judgeFunds(rt: Store, balance: number | ReadonlyMap<string, numb
     }
     return verdict;
   }).immediate();
+}
+
+/**
+ * A short batch the operator asked to run the part the balance covers: its unsent rows in file
+ * order, each kept when what is left on its account covers it, every other skipped (`uncovered`,
+ * NOT_COVERED_CODE: nothing bought; `topup retry` buys them later). First fit rather than a prefix:
+ * a dear row that does not fit does not hold back a cheaper one after it. What the kept rows cost is
+ * taken from `available`, so later batches in this judgement see it promised. Runs inside
+ * judgeFunds' transaction: the skips and the funding are one commit, and no process can send a row
+ * this skips (its intent needs a `pending` row). Returns false, skipping nothing, when not even one
+ * row is covered: the batch waits whole, as it would without the operator's word.
+ */
+function runCoveredPart(rt: Store, b: Batch, single: boolean, balances: ReadonlyMap<string, number>, available: Map<string, number>, now: number): boolean {
+  const split = coveredSplit(rt.rows.unsentCosts(b.id), single, balances, available);
+  if (split.keep.length === 0) return false;
+  const why = `not covered by the balance when the batch ran the part it covers (topup run-covered): nothing was bought for it; after a top-up, buy the ${split.skip.length} skipped rows (${split.skipUsd} USD) with: topup retry ${b.id}`;
+  for (const r of split.skip) rt.rows.skipUncovered(b.id, r.idx, now, why);
+  for (const [a, usd] of split.left) available.set(a, usd);
+  return true;
+}
+
+export interface CoveredSplit {
+  keep: { idx: number; line: number; usd: number }[];
+  skip: { idx: number; line: number; usd: number }[];
+  keepUsd: number;
+  skipUsd: number;
+  /** What each account has left once the kept rows are paid for. */
+  left: Map<string, number>;
+}
+
+/** Which unsent rows (file order) the money `available` per account covers, first fit (see runCoveredPart). */
+export function coveredSplit(rows: readonly { idx: number; line: number; account: string; usd: number }[], single: boolean, balances: ReadonlyMap<string, number>, available: ReadonlyMap<string, number>): CoveredSplit {
+  const left = new Map(available);
+  const keep: CoveredSplit['keep'] = [];
+  const skip: CoveredSplit['skip'] = [];
+  for (const r of rows) {
+    const a = single ? '' : r.account;
+    // An account whose balance could not be read covers nothing.
+    const room = balances.has(a) ? (left.get(a) ?? 0) : -Infinity;
+    if (r.usd <= room + 1e-9) {
+      left.set(a, room - r.usd);
+      keep.push({ idx: r.idx, line: r.line, usd: r.usd });
+    } else {
+      skip.push({ idx: r.idx, line: r.line, usd: r.usd });
+    }
+  }
+  const sum = (xs: { usd: number }[]): number => cents(xs.reduce((x, r) => x + r.usd, 0));
+  return { keep, skip, keepUsd: sum(keep), skipUsd: sum(skip), left };
+}
+
+/**
+ * What a run of the part the balance covers would do to this batch now, as the judgement would
+ * decide it with this balance (what other batches of the home were promised set aside): for
+ * `topup run-covered` and the console to say before they ask. Writes nothing.
+ */
+export function coveredPreview(rt: Store, batchId: string, balance: number | ReadonlyMap<string, number>): CoveredSplit & { balanceUsd: number; availableUsd: number } {
+  return rt.db.transaction(() => {
+    const single = typeof balance === 'number';
+    const balances: ReadonlyMap<string, number> = single ? new Map([['', balance]]) : balance;
+    const available = promisedAside(rt, balances, single, new Set([batchId]));
+    const split = coveredSplit(rt.rows.unsentCosts(batchId), single, balances, available);
+    const total = [...balances.values()].reduce((x, y) => x + y, 0);
+    return { ...split, balanceUsd: cents(total), availableUsd: cents([...balances.keys()].reduce((x, a) => x + Math.max(available.get(a) ?? 0, 0), 0)) };
+  })();
 }
 
 /** Reads the balance and judges (see judgeFunds). */
@@ -146,6 +231,12 @@ export class FundsGate {
   readonly #nextCheck = new Map<string, number>();
   /** Batches held for balance by an answer since the last step (their step reading is stale). */
   readonly #shorted = new Set<string>();
+  /**
+   * Waiting batches whose operator's word to run the part the balance covers this gate has judged:
+   * a word given since is judged at the next step, not at the batch's next balance check (up to a
+   * minute later), so the console's button acts at once.
+   */
+  readonly #coveredJudged = new Set<string>();
 
   constructor(rt: FundsHome, recheckMs: number, onWait: (batch: Batch, detail: string) => void, onAccountProblem: (err: ApiError, account: string) => void = () => {}, clock: Clock = systemClock) {
     this.#rt = rt;
@@ -205,7 +296,10 @@ export class FundsGate {
     const rt = this.#rt;
     const mono = this.#clock.mono();
     const withUnsent = open.filter((b) => !b.cancelRequested && rt.rows.hasPending(b.id));
-    const due = withUnsent.filter((b) => (b.balanceBefore === null || b.waitReason === 'balance') && (this.#nextCheck.get(b.id) ?? 0) <= mono);
+    const due = withUnsent.filter(
+      (b) => (b.balanceBefore === null || b.waitReason === 'balance') && ((this.#nextCheck.get(b.id) ?? 0) <= mono || (b.runCovered && !this.#coveredJudged.has(b.id))),
+    );
+    for (const b of due) if (b.runCovered) this.#coveredJudged.add(b.id);
     const single = rt.accounts.length <= 1;
     if (due.length > 0 && (!single || mayCall(rt.account.id))) {
       try {

@@ -5,6 +5,7 @@ import { registerSubmit } from './submit.js';
 import { registerStatus } from './status.js';
 import { registerCancel } from './cancel.js';
 import { registerRetry } from './retry.js';
+import { registerRunCovered } from './run-covered.js';
 import { registerCatalog } from './catalog.js';
 import { registerServices } from './services.js';
 import { registerBalance } from './balance.js';
@@ -26,6 +27,7 @@ export function registerCommands(program: Command): void {
   registerStatus(program);
   registerCancel(program);
   registerRetry(program);
+  registerRunCovered(program);
   registerReview(program);
   registerTemplate(program);
   registerCatalog(program);

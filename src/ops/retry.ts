@@ -33,7 +33,7 @@ import type { Runtime } from '../runtime.js';
 import type { Store } from '../store/store.js';
 import { actionOwner } from '../store/owner.js';
 import type { Batch } from '../store/batches.js';
-import { CANCELLED_CODE, TRXID_USED_CODE, type Row, type RowState } from '../store/rows.js';
+import { CANCELLED_CODE, NOT_COVERED_CODE, TRXID_USED_CODE, type Row, type RowState } from '../store/rows.js';
 import { claimFile } from '../claim/claim.js';
 import { REPEAT_CODE } from '../claim/repeats.js';
 import { deriveTrxid } from '../claim/row-verdict.js';
@@ -75,7 +75,7 @@ export function notRetryable(row: Row, includePlayerIdFailures: boolean): string
   if (row.state === 'cancelled' && !includePlayerIdFailures && isPlayerIdFailure(row.error)) {
     return `failed for the player id (${row.error}): the same id fails again; fix it in a new file, or retry with --include-player-failures`;
   }
-  if (row.state === 'skipped' && row.rejectCode === CANCELLED_CODE) return undefined;
+  if (row.state === 'skipped' && (row.rejectCode === CANCELLED_CODE || row.rejectCode === NOT_COVERED_CODE)) return undefined;
   return RETRY_STATES.includes(row.state) ? undefined : `ended ${row.state}`;
 }
 
@@ -107,9 +107,10 @@ export function retryPlan(rt: Pick<Store, 'batches' | 'rows'>, batchId: string, 
     if (rows.length === 0) throw new UsageError(`batch ${batchId} has no rows skipped as repeats of earlier purchases`);
   }
   for (const r of opts.repeats ? [] : rt.rows.inStates(old.id, [...RETRY_STATES, 'review', 'skipped'])) {
-    // Skipped rows: only those a cancel kept from being sent (never bought); a duplicate's or a
-    // repeat's are bought again only on purpose (submit --again, retry --repeats).
-    if (r.state === 'skipped' && r.rejectCode !== CANCELLED_CODE) continue;
+    // Skipped rows: only those a cancel, or a run of the part the balance covered, kept from being
+    // sent (never bought); a duplicate's or a repeat's are bought again only on purpose (submit
+    // --again, retry --repeats).
+    if (r.state === 'skipped' && r.rejectCode !== CANCELLED_CODE && r.rejectCode !== NOT_COVERED_CODE) continue;
     const why = notRetryable(r, opts.includePlayerIdFailures === true);
     if (why === undefined) rows.push(r);
     else left.push({ line: r.line, why });
@@ -149,7 +150,9 @@ export async function createRetryBatch(rt: Pick<Runtime, 'batches' | 'clock' | '
     // while the re-dropped file bought it under its own). Every other row gets a fresh trxid.
     // (Not a row that moved to another account: its file's trxid stays with the account it left,
     // used, and the row gets a fresh one like any other; an adversarial review.)
-    const given = oldTrxCol !== undefined && r.firstSentAt === null && r.moves.length === 0 && r.state === 'skipped' && r.rejectCode === CANCELLED_CODE ? (r.cells[oldTrxCol] ?? '').trim() : '';
+    // The same for a row skipped because the balance did not cover it (topup run-covered).
+    const neverSent = r.firstSentAt === null && r.moves.length === 0 && r.state === 'skipped' && (r.rejectCode === CANCELLED_CODE || r.rejectCode === NOT_COVERED_CODE);
+    const given = oldTrxCol !== undefined && neverSent ? (r.cells[oldTrxCol] ?? '').trim() : '';
     cells[trxCol] = given !== '' ? given : deriveTrxid(`retry:${old.id}`, r.idx);
     if ((cells[originCol] ?? '').trim() === '') cells[originCol] = String(r.line);
     return cells;

@@ -61,6 +61,11 @@ export interface Batch {
   resultVersion: number;
   /** The order API's batch of this UTC day (YYYY-MM-DD), or null for a file's batch (orders/api-batch.ts). */
   apiDay: string | null;
+  /**
+   * The operator asked to run the part the balance covers (topup run-covered): while the balance
+   * is short, the funds judgement skips the rows it does not cover and funds the rest.
+   */
+  runCovered: boolean;
 }
 
 interface BatchRow {
@@ -92,6 +97,7 @@ interface BatchRow {
   finished_at: number | null;
   result_version: number;
   api_day: string | null;
+  run_covered?: number;
 }
 
 function toBatch(r: BatchRow): Batch {
@@ -124,6 +130,7 @@ function toBatch(r: BatchRow): Batch {
     finishedAt: r.finished_at,
     resultVersion: r.result_version,
     apiDay: r.api_day ?? null,
+    runCovered: r.run_covered === 1,
   };
 }
 
@@ -299,6 +306,11 @@ export class BatchStore {
    */
   reopen(id: string): boolean {
     return this.#move('reopened', 'finished_at = NULL, result_version = result_version + 1', { id });
+  }
+
+  /** The operator's word to run the part the balance covers (see Batch.runCovered); a file's batch still ordering only. */
+  requestRunCovered(id: string): boolean {
+    return this.#stmt(`UPDATE batches SET run_covered = 1 WHERE id = ? AND api_day IS NULL AND cancel_requested = 0 AND state IN (${batchStates(ORDERING_BATCH_STATES)})`).run(id).changes === 1;
   }
 
   requestCancel(id: string): boolean {

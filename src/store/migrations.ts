@@ -507,4 +507,11 @@ export const MIGRATIONS: readonly string[] = [
             ELSE NEW.state END AS s);
   END;
   `,
+  // 15. A batch the balance cannot cover may run the part it covers, on the operator's word
+  //     (topup run-covered, the console): run_covered is that word. The lease holder's funds
+  //     judgement then skips the rows the balance does not cover, in the transaction that funds the
+  //     rest (account/funds.ts), and a retry buys them later (ops/retry.ts).
+  `
+  ALTER TABLE batches ADD COLUMN run_covered INTEGER NOT NULL DEFAULT 0;
+  `,
 ];

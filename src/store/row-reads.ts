@@ -120,6 +120,13 @@ export class RowReads {
     return new Map(rows.map((r) => [r.account, roundCents(r.usd)]));
   }
 
+  /** A batch's unsent rows in file order, each with its account and what it is expected to cost. */
+  unsentCosts(batchId: string): { idx: number; line: number; account: string; usd: number }[] {
+    return this.stmt(`SELECT idx, line, account, coalesce(expected_usd, 0) AS usd FROM rows WHERE batch_id = ? AND state = ${rowState('pending')} ORDER BY idx`).all(batchId) as {
+      idx: number; line: number; account: string; usd: number;
+    }[];
+  }
+
   /**
    * USD already promised: the unsent rows of every unfinished batch of the home, whoever runs it
    * (`topup balance`, `validate`, the balance report, the console and /metrics show this one

@@ -59,7 +59,7 @@ export const ROW_EVENTS = [
   'verified-none', 'verified-balance', 'undecidable', 'mismatch',
   'seen', 'finished', 'codes-awaited', 'not-seen', 'lost',
   'price-rose', 'cancel', 'repeat', 'found', 'resolved-charged', 'resolved-not-charged', 'moved',
-  'restored-found', 'restored-unknown',
+  'restored-found', 'restored-unknown', 'uncovered',
 ] as const;
 export type RowEvent = (typeof ROW_EVENTS)[number];
 
@@ -114,6 +114,7 @@ export const ROW_EDGES: readonly RowEdge[] = Object.freeze(
     // Before sending, and operators.
     ...edges(['pending'], 'price-rose', ['invalid'], 'the catalog price rose above maxPriceUsd'),
     ...edges(['pending'], 'cancel', ['skipped'], 'the batch was cancelled before this row was sent'),
+    ...edges(['pending'], 'uncovered', ['skipped'], 'the balance does not cover it and the operator chose to run the part of the batch it covers (topup run-covered): decided in the funds judgement that funds the rest'),
     ...edges(['pending'], 'repeat', ['skipped'], 'it repeats an earlier purchase: decided in the transaction that opens its batch'),
     ...edges(['review'], 'found', ORDER_ENDS, 'the review recheck found its order'),
     ...edges(['review'], 'resolved-charged', ORDER_ENDS, 'an operator named its order'),

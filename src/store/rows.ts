@@ -42,6 +42,8 @@ export const TRXID_USED_CODE = 'TOPUP_TRXID_ALREADY_USED';
 export const FOREIGN_ORDER_CODE = 'TOPUP_FOREIGN_ORDER';
 /** reject_code of a row skipped because its batch was cancelled before it was sent: buyable again (topup retry). */
 export const CANCELLED_CODE = 'TOPUP_CANCELLED';
+/** A row skipped because the balance did not cover it when the operator ran the part it covers. */
+export const NOT_COVERED_CODE = 'TOPUP_NOT_COVERED';
 // REPEAT_CODE (a row skipped as a repeat) is declared in row-reads.ts, which reads it too.
 export { REPEAT_CODE } from './row-reads.js';
 import { REPEAT_CODE } from './row-reads.js';
@@ -430,6 +432,22 @@ export class RowStore extends RowWrites {
         trxid = CASE WHEN first_sent_at IS NULL THEN NULL ELSE trxid END`, { whole: true }),
       { batchId, now },
     ).length;
+  }
+
+  /**
+   * The balance does not cover this unsent row and the operator chose to run the part of its batch
+   * the balance covers (account/funds.ts, in the judgement's transaction). Like a cancel's skip:
+   * nothing was bought for it, a retry buys it later, and a row never sent gives up its trxid.
+   */
+  skipUncovered(batchId: string, idx: number, now: number, error: string): boolean {
+    return this.#run(
+      'uncovered',
+      this.#sql('uncovered', 'skipped', `error = @error, reject_code = ${q(NOT_COVERED_CODE)},
+        trxid = CASE WHEN first_sent_at IS NULL THEN NULL ELSE trxid END`, {
+        guard: `EXISTS (SELECT 1 FROM batches b WHERE b.id = @batchId AND b.run_covered = 1 AND b.api_day IS NULL)`,
+      }),
+      { batchId, idx, now, error },
+    );
   }
 
   /**

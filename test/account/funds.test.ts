@@ -103,3 +103,36 @@ describe('FundsGate: what may send now', () => {
     expect(gate.untilNextCheck()).toBeUndefined();
   });
 });
+
+describe('judgeFunds: the part the balance covers, on the operator\'s word (run_covered)', () => {
+  it('runs the rows that fit in file order, first fit, skips the others in the same judgement, and funds the batch', async () => {
+    // b2: 10 rows of 0.92; 5 USD less b1's 0.92 leaves 4.08: four rows of b2 fit.
+    const { rt } = await world([{ id: 'b2', rows: 10 }]);
+    expect(ids(judgeFunds(rt, 5, new Set(['b1', 'b2']), Date.now()).funded)).toEqual(['b1']);
+    expect(rt.batches.requestRunCovered('b2')).toBe(true);
+    const v = judgeFunds(rt, 5, new Set(['b2']), Date.now());
+    expect(ids(v.funded)).toEqual(['b2']);
+    expect(rt.batches.get('b2')).toMatchObject({ waitReason: null, balanceBefore: 5 });
+    const states = [...rt.rows.iterate('b2')].map((r) => r.state);
+    expect(states).toEqual([...Array(4).fill('pending'), ...Array(6).fill('skipped')]);
+    const skipped = [...rt.rows.iterate('b2')].filter((r) => r.state === 'skipped');
+    expect(skipped.every((r) => r.rejectCode === 'TOPUP_NOT_COVERED' && r.trxid === null && /topup retry b2/.test(r.error ?? ''))).toBe(true);
+    // What it kept is promised: nothing is left for another batch.
+    expect(rt.rows.unsentTotal('b2')).toBe(3.68);
+  });
+
+  it('skips nothing when not even one row fits: the batch waits whole', async () => {
+    const { rt } = await world([{ id: 'b2', rows: 3 }]);
+    rt.batches.requestRunCovered('b2');
+    const v = judgeFunds(rt, 1.5, new Set(['b1', 'b2']), Date.now()); // b1 takes 0.92, 0.58 left
+    expect(ids(v.funded)).toEqual(['b1']);
+    expect(v.waiting.map((w) => w.batch.id)).toEqual(['b2']);
+    expect([...rt.rows.iterate('b2')].every((r) => r.state === 'pending')).toBe(true);
+  });
+
+  it('a row is skipped only with the operator\'s word on its batch (the store refuses otherwise)', async () => {
+    const { rt } = await world([{ id: 'b2', rows: 2 }]);
+    expect(rt.rows.skipUncovered('b2', 0, Date.now(), 'x')).toBe(false);
+    expect(rt.rows.get('b2', 0)!.state).toBe('pending');
+  });
+});

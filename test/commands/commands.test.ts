@@ -173,7 +173,7 @@ describe('template → validate → submit → status', () => {
   });
 
   it('every command has --help, and nothing printed holds the key', async () => {
-    const cmds = ['daemon', 'submit', 'validate', 'status', 'cancel', 'retry', 'template', 'catalog', 'services', 'balance', 'order', 'history', 'doctor'];
+    const cmds = ['daemon', 'submit', 'validate', 'status', 'cancel', 'retry', 'run-covered', 'template', 'catalog', 'services', 'balance', 'order', 'history', 'doctor'];
     const results = await Promise.all(cmds.map((cmd) => runCli([cmd, '--help'], env)));
     for (const [i, cmd] of cmds.entries()) {
       const r = results[i]!;

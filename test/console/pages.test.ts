@@ -135,6 +135,31 @@ describe('console pages', () => {
     expect(auditOf(t).find((a) => a.action === 'cancel')).toMatchObject({ outcome: 'ok', batchId: id });
   });
 
+  it('a batch waiting for balance: "Run the part the balance covers" says which rows run and which are skipped, and does it (issue 30)', async () => {
+    const t = await startConsoleDaemon({}, { balanceUsd: 20 });
+    const c = new Client(t.url);
+    const id = await submitFile(c, 'mixed.csv', new Blob([readFileSync(EXAMPLE_MIXED)]));
+    await waitFor('the wait for balance', async () => (await c.get(`/batches/${id}`)).text.includes('waiting for balance'), 30_000, 200);
+    expect((await c.get(`/batches/${id}`)).text).toContain(`href="/batches/${id}/run-covered"`);
+    const confirm = await c.get(`/batches/${id}/run-covered`);
+    expect(confirm.status, confirm.text).toBe(200);
+    const run = /<strong>(\d+)<\/strong> rows \(([\d.]+) USD\) <strong>run now<\/strong>/.exec(confirm.text);
+    const skip = /<strong>(\d+)<\/strong> rows \(([\d.]+) USD\) are <strong>skipped<\/strong>/.exec(confirm.text);
+    expect(run, confirm.text).not.toBeNull();
+    expect(skip).not.toBeNull();
+    const [runRows, runUsd, skipRows] = [Number(run![1]), Number(run![2]), Number(skip![1])];
+    expect(runRows).toBeGreaterThan(0);
+    expect(skipRows).toBeGreaterThan(0);
+    expect(runUsd).toBeLessThanOrEqual(20);
+    expect(t.sb.admin.ledger().orders).toHaveLength(0);
+    expect((await c.post(`/batches/${id}/run-covered`, {})).status).toBe(303);
+    const page = await finished(c, id);
+    expect(statusOf(page).skipped).toBe(skipRows);
+    expect(t.sb.admin.ledger().orders).toHaveLength(runRows);
+    expect(page).toContain(`href="/batches/${id}/retry"`);
+    expect(auditOf(t).find((a) => a.action === 'run-covered')).toMatchObject({ outcome: 'ok', batchId: id });
+  });
+
   it('Retry shows the rows and USD and says they are new purchases; player-id failures only when asked; the new batch runs', async () => {
     const t = await startConsoleDaemon();
     const c = new Client(t.url);

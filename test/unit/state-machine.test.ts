@@ -70,6 +70,9 @@ function drive(rt: Runtime, event: RowEvent, to: RowState, owner = rt.owner): vo
     }
     case 'restored-found': return void rt.rows.restoredFound('b1', 0, a, order, now, 'found after a restore', null);
     case 'restored-unknown': return void rt.rows.restoredUnknown('b1', 0, a, 'REVIEW: after a restore');
+    case 'uncovered':
+      rt.db.prepare(`UPDATE batches SET run_covered = 1 WHERE id = 'b1'`).run();
+      return void rt.rows.skipUncovered('b1', 0, now, 'not covered');
     case 'found':
     case 'resolved-charged':
     case 'resolved-not-charged': {

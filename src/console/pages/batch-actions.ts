@@ -6,6 +6,7 @@
 import type { Hono } from 'hono';
 import { cancelPreview, requestCancel } from '../../ops/cancel.js';
 import { createRetryBatch, retryPlan } from '../../ops/retry.js';
+import { lineRanges, requestRunCovered, runCoveredPreview } from '../../ops/run-covered.js';
 import { coerceError } from '../../kernel/errors.js';
 import type { ConsoleEnv } from '../auth.js';
 import { html, usd } from '../html.js';
@@ -43,6 +44,44 @@ ${ctx.readOnly ? html`<p>Read-only console: cancelling is switched off.</p>` : h
       svc.runner.wake();
     }
     return c.redirect(`/batches/${encodeURIComponent(id)}`, 303);
+  });
+
+  app.get('/batches/:id/run-covered', async (c) => {
+    const ctx = pageCtx(c, svc);
+    const id = c.req.param('id');
+    let p;
+    try {
+      p = await runCoveredPreview(svc.rt, id);
+    } catch (err) {
+      return c.html(messagePage(ctx, 'Run the covered part', coerceError(err).message, `/batches/${encodeURIComponent(id)}`), 400);
+    }
+    const s = p.split;
+    const eid = encodeURIComponent(p.batch.id);
+    const body = html`<p>Batch <strong>${p.batch.id}</strong> (${p.batch.sourceName}) waits for balance: ${p.batch.waitDetail ?? ''}.</p>
+<p>At the balance now (${usd(s.balanceUsd)}; ${usd(s.availableUsd)} not promised to other batches):</p>
+<ul class="consequences">
+  <li><strong>${s.keep.length}</strong> rows (${usd(s.keepUsd)}) <strong>run now</strong>${s.keep.length > 0 ? html`: lines ${lineRanges(s.keep.map((r) => r.line))}` : ''}.</li>
+  <li><strong>${s.skip.length}</strong> rows (${usd(s.skipUsd)}) are <strong>skipped</strong>: nothing is bought for them${s.skip.length > 0 ? html` (lines ${lineRanges(s.skip.map((r) => r.line))})` : ''}. After a top-up, Retry buys them.</li>
+  <li>The daemon decides with the balance it reads when it acts: never more than the money there is then.</li>
+</ul>
+${s.keep.length === 0 ? html`<p class="message" role="alert">The balance covers not even one row: the batch keeps waiting whole.</p>` : ''}
+${ctx.readOnly ? html`<p>Read-only console: this is switched off.</p>` : html`<form method="post" action="/batches/${eid}/run-covered">${csrfField(ctx)}
+<button type="submit" class="primary">Run ${s.keep.length} rows, skip ${s.skip.length}</button> <a href="/batches/${eid}">Keep waiting whole</a></form>`}`;
+    return c.html(page(ctx, 'Run the part the balance covers', body));
+  });
+
+  app.post('/batches/:id/run-covered', (c) => {
+    const id = c.req.param('id');
+    try {
+      requestRunCovered(svc.rt, id);
+      record(c, svc, 'run-covered', 'ok', { batchId: id, detail: 'run the rows the balance covers; skip the rest' });
+      svc.runner.wake();
+      return c.redirect(`/batches/${encodeURIComponent(id)}`, 303);
+    } catch (err) {
+      const e = coerceError(err);
+      record(c, svc, 'run-covered', 'refused', { batchId: id, detail: e.message });
+      return c.html(messagePage(pageCtx(c, svc), 'Run the covered part', e.message, `/batches/${encodeURIComponent(id)}`), 400);
+    }
   });
 
   app.get('/batches/:id/retry', (c) => {

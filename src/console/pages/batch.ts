@@ -186,8 +186,9 @@ ${list.length === 0 ? html`<p class="muted">No files yet${f.finished ? '' : ': a
   : html`<ul class="files">${list.map((x) => html`<li><a href="/batches/${id}/files/${x.kind}" download>${x.label}</a> <span class="muted">${basename(x.path)}</span></li>`)}</ul>`}
 <h3>Actions</h3>
 <p class="actions">
+${!f.finished && b.waitReason === 'balance' && b.apiDay === null && !b.cancelRequested ? html`<a class="button" href="/batches/${id}/run-covered">Run the part the balance covers…</a>` : ''}
 ${f.finished ? '' : html`<a class="button danger" href="/batches/${id}/cancel">Cancel…</a>`}
-${b.finishedAt !== null && (f.counts.rejected + f.counts.cancelled > 0) ? html`<a class="button" href="/batches/${id}/retry">Retry failed rows…</a>` : ''}
+${b.finishedAt !== null && (f.counts.rejected + f.counts.cancelled > 0 || (b.runCovered && f.counts.skipped > 0)) ? html`<a class="button" href="/batches/${id}/retry">Retry failed rows…</a>` : ''}
 ${f.finished && f.counts.rejected + f.counts.cancelled === 0 ? html`<span class="muted">Nothing to cancel or retry.</span>` : ''}
 </p>
 </section>
