@@ -55,6 +55,12 @@
  *     (never accepted, never left without an answer) has no API row;
  * 19. the desk answers every acceptance that reaches a living process: a stable refusal or the
  *     order, never an internal error (a 500: the shop cannot tell whether it was stored).
+ *
+ * With the operator's `topup run-covered` (issue 30):
+ *
+ * 25. a row skipped as not covered by the balance (TOPUP_NOT_COVERED) is in a batch the operator
+ *     asked to run the part the balance covers, holds no order, and was never sent; its batch ran
+ *     the rest (the word is never taken for a batch nobody asked about).
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { parse } from 'csv-parse/sync';
@@ -152,6 +158,8 @@ interface Ctx {
   drops: Drop[];
   failures: string[];
   stall: string | null;
+  /** Batches the operator asked to run the covered part of (topup run-covered). */
+  runCovered?: ReadonlySet<string>;
   /** The shop's acceptances (issue 23), when the schedule has a shop. */
   shop?: ShopRecord;
 }
@@ -285,6 +293,13 @@ export function judge(c: Ctx): Judgement {
     const prev = orderHolder.get(k);
     check(prev === undefined, () => `order ${r.orderId} is held by two rows: ${prev} and ${where(r)}`);
     orderHolder.set(k, where(r));
+  }
+  // 25. run-covered: rows skipped as not covered only where the operator asked, never sent, holding nothing.
+  for (const r of rows) {
+    if (r.state !== 'skipped' || r.rejectCode !== 'TOPUP_NOT_COVERED') continue;
+    const b = batches.find((x) => x.id === r.batchId);
+    check(b !== undefined && b.runCovered && (c.runCovered === undefined || c.runCovered.has(b.id)), () => `${where(r)}: skipped as not covered, but nobody asked to run its batch's covered part`);
+    check(r.orderId === null, () => `${where(r)}: skipped as not covered, yet holds order ${r.orderId}`);
   }
   // 9. a batch is retried once.
   const retries = new Map<string, string[]>();

@@ -24,6 +24,7 @@ import { ORDERING_BATCH_STATES, type BatchState } from '../src/store/batch-state
 import { claimFile } from '../src/claim/claim.js';
 import { createRetryBatch } from '../src/ops/retry.js';
 import { requestCancel } from '../src/ops/cancel.js';
+import { requestRunCovered } from '../src/ops/run-covered.js';
 import { resolveReview } from '../src/ops/review.js';
 import { createOrderDesk } from '../src/orders/desk.js';
 import { API_DAY_GRACE_MS, apiBatchOpenForOrders } from '../src/orders/api-batch.js';
@@ -245,6 +246,8 @@ export async function runSchedule(s: Schedule, opts: RunOptions = {}): Promise<R
   const procs: Proc[] = [];
   const failures: string[] = [];
   const drops: Drop[] = [];
+  /** Batches `topup run-covered` was asked for (invariant 25). */
+  const runCovered = new Set<string>();
   let pendingOps = 0;
   let counter = 0;
   let crashes = 0;
@@ -387,6 +390,21 @@ export async function runSchedule(s: Schedule, opts: RunOptions = {}): Promise<R
           // The newest batch of the file still ordering (a copy of a file already taken orders nothing: `topup cancel` refuses it).
           const id = newestBatchOf(rt, a.file % s.files.length, false, ORDERING_BATCH_STATES);
           if (id) requestCancel(rt, id);
+        });
+      case 'run-covered':
+        return command('run-covered', async (rt) => {
+          // The operator acts on a batch the console shows waiting for balance: this file's, else any.
+          const waiting = rt.batches.list().filter((b) => b.waitReason === 'balance' && b.finishedAt === null);
+          const names = new Set(drops.filter((d) => d.file === a.file % s.files.length).map((d) => d.name));
+          const id = (waiting.find((b) => names.has(b.sourceName)) ?? waiting[0])?.id ?? newestBatchOf(rt, a.file % s.files.length, false, ORDERING_BATCH_STATES);
+          if (!id) return;
+          try {
+            requestRunCovered(rt, id);
+            runCovered.add(id);
+          } catch (err) {
+            // Not waiting for balance (or no longer): the command refuses, as it should.
+            if ((err as { code?: string }).code !== ErrorCode.Usage) throw err;
+          }
         });
       case 'resolve':
         return command('resolve', async (rt) => {
@@ -695,7 +713,7 @@ export async function runSchedule(s: Schedule, opts: RunOptions = {}): Promise<R
   sampleApiOrders(observer);
   for (const p of procs) if (p.kind === 'daemon' && !p.alive) await p.rt.close().catch(() => {});
   for (const m of apis) m.settleAll();
-  const verdict = judge({ home, config, observer, apis, apiOf, accountOf, sentTo, siblings, liveness, drops, failures, stall, ...(shop ? { shop: { attempts, seen: seenStatus, endWall, stepsBackMs: s.actions.reduce((n, a) => n + (a.kind === 'clock-step' && a.ms < 0 ? -a.ms : 0), 0) } } : {}) });
+  const verdict = judge({ home, config, observer, apis, apiOf, accountOf, sentTo, siblings, liveness, drops, failures, stall, runCovered, ...(shop ? { shop: { attempts, seen: seenStatus, endWall, stepsBackMs: s.actions.reduce((n, a) => n + (a.kind === 'clock-step' && a.ms < 0 ? -a.ms : 0), 0) } } : {}) });
   await observer.close();
   const keep = opts.keep === true || (opts.keep !== false && !verdict.ok && process.env.TOPUP_SIM_KEEP === '1');
   if (!keep) rmSync(home, { recursive: true, force: true });
@@ -712,6 +730,7 @@ export async function runSchedule(s: Schedule, opts: RunOptions = {}): Promise<R
     'processes started': procs.length,
     'processes crashed': crashes,
     'two daemons on one home': s.daemons > 1 ? 1 : 0,
+    'batches told to run the part the balance covers': runCovered.size,
   };
   for (const a of s.actions) {
     const edit = a.kind === 'drop' || a.kind === 'submit' ? (a.edit ?? 'none') : 'none';

@@ -55,6 +55,11 @@ export type Action =
   /** `topup cancel` of the newest unfinished batch of this file. */
   | { at: number; kind: 'cancel'; file: number }
   /**
+   * `topup run-covered --yes` of the newest batch of this file waiting for balance (a refusal when
+   * none waits, as the command's): the rows the balance covers run, the others end skipped.
+   */
+  | { at: number; kind: 'run-covered'; file: number }
+  /**
    * An operator settles every review row by what the supplier's panel shows (the model's truth).
    * `slip`: how the id is typed: as shown; in other letter case (suppliers look ids up either
    * way); or, a slip of the eye, another row's order in other letter case, with --force.
@@ -253,6 +258,7 @@ export function scheduleArb(accounts: AccountsMix = 'mixed', apiOrders: ApiOrder
           { weight: 2, arbitrary: fc.record({ at: when(0, 3 * MIN), kind: fc.constant('submit' as const), file: fc.nat(2), again: fc.boolean(), edit: edits }) },
           { weight: 1, arbitrary: fc.record({ at: when(MIN, 10 * MIN), kind: fc.constant('retry' as const), file: fc.nat(2), repeats: fc.boolean(), twice: fc.constantFrom(false, false, false, true) }) },
           { weight: 1, arbitrary: fc.record({ at: when(0, 4 * MIN), kind: fc.constant('cancel' as const), file: fc.nat(2) }) },
+          { weight: 1, arbitrary: fc.record({ at: when(0, 6 * MIN), kind: fc.constant('run-covered' as const), file: fc.nat(2) }) },
           { weight: 1, arbitrary: fc.record({ at: fc.integer({ min: 5 * MIN, max: 15 * MIN }), kind: fc.constant('resolve' as const), slip: fc.constantFrom('none' as const, 'none' as const, 'case' as const, 'other' as const) }) },
           { weight: 4, arbitrary: fc.record({ at: when(0, 6 * MIN), kind: fc.constant('crash' as const), proc: fc.nat(1), dead: fc.boolean() }) },
           { weight: 1, arbitrary: fc.record({ at: when(0, 6 * MIN), kind: fc.constant('stop' as const), proc: fc.nat(1) }) },
