@@ -45,7 +45,7 @@ export function litestreamPackage(platform = process.platform, arch = process.ar
  * this platform (resolved as a module, so whatever node_modules layout npm chose). E_STANDBY naming
  * both ways when neither is there.
  */
-export function litestreamBinary(config: Pick<Config, 'standby'>): string {
+export function litestreamBinary(config: Pick<Config, 'standby'>, pkg = litestreamPackage()): string {
   const given = config.standby.litestreamBin;
   if (given !== null) {
     try {
@@ -55,7 +55,6 @@ export function litestreamBinary(config: Pick<Config, 'standby'>): string {
     }
     return given;
   }
-  const pkg = litestreamPackage();
   let path: string;
   try {
     path = createRequire(import.meta.url).resolve(`${pkg}/litestream`);

@@ -138,10 +138,14 @@ export async function takeover(config: Config, opts: TakeoverOptions): Promise<T
     })();
     unfinished = copy.prepare(`SELECT id, state, job_file FROM batches WHERE state IN ('claimed', 'open')`).all() as typeof unfinished;
     open = (copy.prepare(`SELECT count(*) AS n FROM rows WHERE state IN ('pending', 'sending', 'resending', 'verifying', 'searching')`).get() as { n: number }).n;
+    // Everything in the one file before it is renamed in (the restored file is in WAL mode).
+    copy.pragma('wal_checkpoint(TRUNCATE)');
   } finally {
     copy.close();
   }
   fsyncPath(tmp);
+  // Litestream's own temporary log files of the restore, and this connection's.
+  for (const suffix of ['-wal', '-shm', '.tmp-wal', '.tmp-shm']) rmSync(tmp + suffix, { force: true });
 
   let keptAs: string | null = null;
   if (existsSync(config.dbPath)) {
