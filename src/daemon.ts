@@ -71,6 +71,8 @@ export async function runDaemon(config: Config, opts: DaemonOptions, log = rootL
     // is stopped after every other part's last write and before the store closes: its SIGTERM
     // ships what is left to the replica.
     let replication: Replication | null = null;
+    // A home taken over by another node stops here (E_FENCED), before it replicates or sends.
+    rt.fence?.claim(Date.now(), log);
     if (replicated) {
       replication = startReplication(config, log);
       parts.add('replication', () => replication?.stop());

@@ -100,14 +100,10 @@ export interface RuntimeOptions {
 
 export function openRuntime(config: Config, log: Logger, apiUrl: string, world: RuntimeWorld = {}, opts: RuntimeOptions = {}): Runtime {
   ensureHomeFolders(config, log);
-  // Before the store opens: a home taken over by another node refuses to start anything that can
-  // send (E_FENCED), and a fence that cannot be read refuses too (E_STANDBY): nothing sent blind.
-  let fence: SendFence | undefined;
-  if (config.standby.fenceFile !== null && !config.accounts.accounts.every((a) => a.key === '')) {
-    fence = new SendFence(config.standby.fenceFile, config.home);
-    const held = fence.claim(Date.now());
-    log.info({ fence: config.standby.fenceFile, epoch: held.epoch, node: fence.node }, 'this home holds the fence: it may send');
-  }
+  // The warm standby's fence: claimed by what can send (the daemon before it replicates, every
+  // runner before its loop: engine/runner.ts), not by a command that only reads (status, doctor on
+  // the standby must work while the primary holds it).
+  const fence = config.standby.fenceFile !== null && !config.accounts.accounts.every((a) => a.key === '') ? new SendFence(config.standby.fenceFile, config.home) : undefined;
   const clock = world.clock ?? systemClock;
   const entropy = world.entropy ?? systemEntropy;
   const store = openStore(config.dbPath, clock);

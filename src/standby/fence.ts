@@ -7,8 +7,9 @@
  * standby). `topup takeover` raises the epoch and names its own home the holder before it restores.
  *
  * How a primary learns it was taken over:
- *  - at every start of a process that can send (runtime.ts): a fence naming another node refuses
- *    the start (E_FENCED, exit 5), before anything is read from the inbox or sent;
+ *  - at every start of a process that can send (the daemon before it starts replicating, every
+ *    runner before its loop: engine/runner.ts): a fence naming another node refuses the start
+ *    (E_FENCED, exit 5), before anything is read from the inbox or sent;
  *  - before every send: the dispatch stage asks before each round of sends, and the sender again
  *    right before it commits a row's intent (dispatch/sender.ts) — the point where a send is decided.
  *    The file is read again when the last reading is older than FENCE_TTL_MS, so a takeover stops a
@@ -23,6 +24,7 @@ import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { dirname, join } from 'node:path';
 import { ErrorCode, TopupError } from '../kernel/errors.js';
+import type { Logger } from '../kernel/log.js';
 
 /** A reading of the fence is trusted this long before a send reads the file again. */
 export const FENCE_TTL_MS = 500;
@@ -140,16 +142,18 @@ export class SendFence {
    * At the start: no fence yet → this home takes it (epoch 1); this home's → go on; another
    * node's → E_FENCED. A fence that cannot be read → E_STANDBY (nothing is sent blind).
    */
-  claim(wall: number): FenceRecord {
+  claim(wall: number, log?: Pick<Logger, 'info'>): FenceRecord {
     const f = readFence(this.path);
     if (f === null) {
       const rec: FenceRecord = { format: FORMAT, epoch: 1, holder: this.node, host: hostname(), home: this.#home, at: wall, previous: null };
       writeFence(this.path, rec);
       this.#set({ ok: true });
+      log?.info({ fence: this.path, epoch: rec.epoch, node: this.node }, 'this home took the fence (there was none): it may send');
       return rec;
     }
     if (f.holder !== this.node) throw new TopupError(ErrorCode.Fenced, fencedMessage(f, this.path));
     this.#set({ ok: true });
+    log?.info({ fence: this.path, epoch: f.epoch, node: this.node }, 'this home holds the fence: it may send');
     return f;
   }
 

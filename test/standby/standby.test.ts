@@ -43,6 +43,9 @@ describe('the fence', () => {
     expect(r.code).toBe(5);
     expect(r.stderr).toMatch(/this home was taken over: the fence .* names .*standby-other-/);
     expect(sb.admin.ledger().orders).toEqual([]);
+    // Commands that only read work on a fenced home (the standby's status while the primary runs).
+    const st = await runCli(['status'], env, { timeoutMs: 60_000 });
+    expect(st.code, st.stderr).toBe(0);
     // A foreground submit sends nothing either.
     const s = await runCli(['submit', join(home.inbox, 'f.csv')], env, { timeoutMs: 60_000 });
     expect(s.code).toBe(5);
