@@ -46,8 +46,16 @@ export interface FenceRecord {
   previous: { holder: string; host: string; home: string; epoch: number } | null;
 }
 
-/** This home's node id, made once (0600). */
+/**
+ * This home on this machine: its id (made once, 0600) and the host name. The host name is part of
+ * it so that a standby made by copying the primary's whole home (its .topup-node too) to another
+ * machine is still another node.
+ */
 export function nodeId(home: string): string {
+  return `${homeId(home)}@${hostname()}`;
+}
+
+function homeId(home: string): string {
   const path = join(home, NODE_FILE);
   try {
     const id = readFileSync(path, 'utf8').trim();

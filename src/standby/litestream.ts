@@ -57,7 +57,7 @@ export function litestreamBinary(config: Pick<Config, 'standby'>, pkg = litestre
   }
   let path: string;
   try {
-    path = createRequire(import.meta.url).resolve(`${pkg}/litestream`);
+    path = resolveShipped(pkg);
   } catch {
     throw new TopupError(
       ErrorCode.Standby,
@@ -71,6 +71,26 @@ export function litestreamBinary(config: Pick<Config, 'standby'>, pkg = litestre
     throw new TopupError(ErrorCode.Standby, `the litestream binary ${path} is not executable (npm installed it without its mode?): chmod +x it, or set TOPUP_LITESTREAM_BIN`);
   }
   return path;
+}
+
+/**
+ * The binary's path: found from here (npm hoists the wrapper's per-platform package to the top of
+ * node_modules), else from the wrapper @flydotio/litestream itself (where npm nests it when it
+ * cannot hoist it).
+ */
+function resolveShipped(pkg: string): string {
+  const here = createRequire(import.meta.url);
+  try {
+    return here.resolve(`${pkg}/litestream`);
+  } catch (err) {
+    let wrapper: string;
+    try {
+      wrapper = here.resolve('@flydotio/litestream/package.json');
+    } catch {
+      throw err;
+    }
+    return createRequire(wrapper).resolve(`${pkg}/litestream`);
+  }
 }
 
 /** Litestream's version line (`v0.3.13`), or E_STANDBY when it does not run. */
