@@ -2,8 +2,8 @@
  * Litestream beside the daemon (docs/standby.md): continuous replication of the store to a replica,
  * and the restore a takeover starts from. Litestream (v0.3, shipped for linux x64 by the npm
  * package @flydotio/litestream through its per-platform package) is a real replication tool: it
- * reads SQLite's write-ahead log and ships each committed frame to the replica every sync
- * interval (1 s by default), with snapshots and generations; restore replays the newest
+ * reads SQLite's write-ahead log (every 200 ms here) and ships each committed frame to the replica
+ * every sync interval (500 ms by default here), with snapshots and generations; restore replays the newest
  * generation to its last frame. It beats a copy loop of our own: a loop copies whole files, cannot
  * see a commit boundary, and loses everything since its last pass.
  *
@@ -29,6 +29,7 @@ import { join } from 'node:path';
 import type { Config } from '../config/config.js';
 import type { Logger } from '../kernel/log.js';
 import { ErrorCode, TopupError } from '../kernel/errors.js';
+import { MONITOR_INTERVAL } from '../config/standby-settings.js';
 
 /** The config the daemon writes (0600) when the reseller gives none. */
 export const LITESTREAM_CONFIG_FILE = '.topup-litestream.yml';
@@ -121,6 +122,7 @@ export function litestreamConfigFile(config: Pick<Config, 'dbPath' | 'home' | 's
     '# Written by topup daemon (docs/standby.md) from TOPUP_REPLICA; set TOPUP_LITESTREAM_CONFIG to use your own.\n' +
     'dbs:\n' +
     `  - path: ${JSON.stringify(config.dbPath)}\n` +
+    `    monitor-interval: ${MONITOR_INTERVAL}\n` +
     '    replicas:\n' +
     `      - name: topup\n${replica}` +
     `        sync-interval: ${s.syncInterval}\n`;

@@ -16,7 +16,9 @@
  *    primary's store (still on this disk) minus the newest in the restored store, when the
  *    restored store lacks any row change the primary had (else 0); target ≤ 1 s;
  *  - recovery time: from the kill to the first POST /orders the sandbox receives from the
- *    standby; target ≤ 60 s (the takeover command and the daemon's start and reconcile included).
+ *    standby (the first after the takeover command finished: a request the dead primary had on
+ *    the wire may arrive after the kill); target ≤ 60 s (the takeover command and the daemon's
+ *    start and reconcile included).
  * Bounded: every wait has a timeout, every process is killed at the end.
  */
 import Database from 'better-sqlite3';
@@ -121,7 +123,9 @@ export const takeover: Scenario = {
     const r = await runOnce(standby, ctx, 180_000);
     if (r.code !== 0) throw new Error(`the standby's daemon --once exited ${r.code}; log tail:\n${tail(standby.logFile, 40)}`);
     const calls = await callsOf(w.sb);
-    const firstSend = calls.find((c) => c.method === 'POST' && c.route === 'POST /orders' && c.t > killAt);
+    // The standby cannot send before its takeover is done; a request the primary had on the wire
+    // when it died can reach the sandbox after the kill, so the kill is not the bound to look from.
+    const firstSend = calls.find((c) => c.method === 'POST' && c.route === 'POST /orders' && c.t > takeoverDoneAt);
     const rtoS = firstSend ? (firstSend.t - killAt) / 1000 : Number.NaN;
 
     // The old primary comes back with new work: the fence must stop it before any send.
