@@ -61,8 +61,7 @@ export async function runDaemon(config: Config, opts: DaemonOptions, log = rootL
     const api = await resolveApi(config, log);
     parts.add('sandbox', () => api.sandbox?.close());
     // A replicated store (TOPUP_REPLICA, docs/standby.md): a litestream left by a daemon killed
-    // before is stopped first; the fence is claimed as the runtime opens (a home taken over by
-    // another node stops here, E_FENCED, exit 5).
+    // before is stopped first; the fence is claimed below, before replication starts.
     const replicated = config.standby.replica !== null;
     if (replicated) stopStrayReplicator(config.home, log);
     const rt = openRuntime(config, log, api.url, {}, { replicated });
