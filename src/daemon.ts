@@ -31,6 +31,8 @@ import type { ScheduledJobs } from './reports/schedule.js';
 import { startConsole } from './console/server.js';
 import { createOrderDesk } from './orders/desk.js';
 import { startDeliverer } from './webhooks/deliverer.js';
+import { startReplication, stopStrayReplicator, type Replication } from './standby/litestream.js';
+import { ExitCode } from './kernel/exit-codes.js';
 
 export function rootLogger(config: Config): Logger {
   return createLogger({
@@ -58,8 +60,22 @@ export async function runDaemon(config: Config, opts: DaemonOptions, log = rootL
   try {
     const api = await resolveApi(config, log);
     parts.add('sandbox', () => api.sandbox?.close());
-    const rt = openRuntime(config, log, api.url);
+    // A replicated store (TOPUP_REPLICA, docs/standby.md): a litestream left by a daemon killed
+    // before is stopped first; the fence is claimed below, before replication starts.
+    const replicated = config.standby.replica !== null;
+    if (replicated) stopStrayReplicator(config.home, log);
+    const rt = openRuntime(config, log, api.url, {}, { replicated });
     parts.add('store and account', () => rt.close());
+    // Litestream beside the daemon (standby/litestream.ts). Registered right after the store, so it
+    // is stopped after every other part's last write and before the store closes: its SIGTERM
+    // ships what is left to the replica.
+    let replication: Replication | null = null;
+    // A home taken over by another node stops here (E_FENCED), before it replicates or sends.
+    rt.fence?.claim(Date.now(), log);
+    if (replicated) {
+      replication = startReplication(config, log);
+      parts.add('replication', () => replication?.stop());
+    }
     // Batches the database lost are claimed again before anything else looks at jobs/. Never a
     // reason not to start: what cannot be looked at is said, and the daemon runs on.
     // A store older than this home's mark (a copy put back by hand, the database deleted) is marked
@@ -71,6 +87,17 @@ export async function runDaemon(config: Config, opts: DaemonOptions, log = rootL
     await selfCheck(rt, log);
 
     const runner = new Runner(rt, { once: opts.once });
+    // Taken over while running (standby/fence.ts): no send from here on (the sender and the
+    // dispatch stage ask the fence), the replication stops at once (the replica is the new
+    // primary's now), and the daemon stops with exit 5.
+    let fenced = false;
+    rt.fence?.onFenced((why) => {
+      fenced = true;
+      log.error({ fence: rt.fence?.path }, why);
+      void replication?.stop();
+      runner.stop();
+    });
+    rt.fence?.onUnreadable((why) => log.error({ fence: rt.fence?.path }, `${why}: nothing is sent until it can be read`));
     const notifier = new Notifier(config, log);
     notifier.follow(runner);
     parts.add('notifications', () => notifier.flush());
@@ -88,7 +115,7 @@ export async function runDaemon(config: Config, opts: DaemonOptions, log = rootL
       const s = runner.snapshot();
       return s.batches.length === 0 && s.inFlight === 0 && s.queuedFiles === 0;
     };
-    const upkeep = startUpkeep(rt.db, log, idle, () => rt.account.scheduler.prune());
+    const upkeep = startUpkeep(rt.db, log, idle, () => rt.account.scheduler.prune(), undefined, !replicated);
     parts.add('upkeep', () => upkeep.stop());
     // The order API's webhooks (webhooks/deliverer.ts), beside the runner and never awaited by it;
     // woken when a row moves, so a change is posted at once. Stopped before the store closes.
@@ -152,6 +179,10 @@ export async function runDaemon(config: Config, opts: DaemonOptions, log = rootL
     log.info({ home: config.home, api: config.sandbox ? 'SANDBOX' : config.apiUrl, once: opts.once, console: consoleUrl }, 'topup daemon started');
     await runner.run();
     await parts.releaseAll(log);
+    if (fenced) {
+      log.error('topup daemon stopped: this home was taken over by another node (exit 5)');
+      return ExitCode.Locked;
+    }
     log.info('topup daemon stopped');
     return 0;
   } finally {

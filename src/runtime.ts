@@ -18,6 +18,7 @@ import type { AccountsSettings } from './config/accounts.js';
 import { ConfigError, TopupError, ErrorCode } from './kernel/errors.js';
 import { accountIdentity, type AccountIdentity } from './kernel/identity.js';
 import { conflictMessage, reconcileAccounts, type ConfiguredIdentity } from './store/account-identity.js';
+import { SendFence } from './standby/fence.js';
 
 
 /**
@@ -46,6 +47,11 @@ export interface Runtime extends Store {
   clock: Clock;
   /** Randomness: the system's, or a seeded one (src/sim/). */
   entropy: Entropy;
+  /**
+   * The warm standby's fence (standby/fence.ts, docs/standby.md): asked before every send; absent
+   * without TOPUP_FENCE_FILE / TOPUP_REPLICA and in processes that cannot send.
+   */
+  fence?: SendFence;
   /** Whether the process that wrote this lease owner is gone (this host, pid not running). */
   ownerIsDead(owner: string): boolean;
   /** Releases the account (its client's connections), then checkpoints and closes the store. */
@@ -84,12 +90,25 @@ export interface RuntimeWorld {
   ownerIsDead?: (owner: string) => boolean;
 }
 
-export function openRuntime(config: Config, log: Logger, apiUrl: string, world: RuntimeWorld = {}): Runtime {
+export interface RuntimeOptions {
+  /**
+   * Litestream replicates this store (the daemon with TOPUP_REPLICA: standby/litestream.ts) and owns
+   * its checkpoints: this connection makes none (wal_autocheckpoint = 0, none at the stop).
+   */
+  replicated?: boolean;
+}
+
+export function openRuntime(config: Config, log: Logger, apiUrl: string, world: RuntimeWorld = {}, opts: RuntimeOptions = {}): Runtime {
   ensureHomeFolders(config, log);
+  // The warm standby's fence: claimed by what can send (the daemon before it replicates, every
+  // runner before its loop: engine/runner.ts), not by a command that only reads (status, doctor on
+  // the standby must work while the primary holds it).
+  const fence = config.standby.fenceFile !== null && !config.accounts.accounts.every((a) => a.key === '') ? new SendFence(config.standby.fenceFile, config.home) : undefined;
   const clock = world.clock ?? systemClock;
   const entropy = world.entropy ?? systemEntropy;
   const store = openStore(config.dbPath, clock);
   const { db } = store;
+  if (opts.replicated) db.pragma('wal_autocheckpoint = 0');
   const identities = configuredIdentities(config);
   const owner = world.owner ?? newOwnerId(entropy);
   try {
@@ -122,12 +141,15 @@ export function openRuntime(config: Config, log: Logger, apiUrl: string, world: 
     owner,
     clock,
     entropy,
+    ...(fence ? { fence } : {}),
     // An operator action's lease (ops/lease.ts) is dead when its process is.
     ownerIsDead: (owner) => (world.ownerIsDead ?? ownerIsDead)(processOwnerOf(owner)),
     async close() {
       for (const a of accounts) await a.close();
-      // The WAL is folded into the database at every stop, so a home at rest is one file.
-      checkpoint(db, log, 'shutdown');
+      // The WAL is folded into the database at every stop, so a home at rest is one file; unless
+      // Litestream replicates it: it owns the checkpoints (a TRUNCATE here would make it start a
+      // new generation, and wait on its read lock).
+      if (!opts.replicated) checkpoint(db, log, 'shutdown');
       db.close();
     },
   };

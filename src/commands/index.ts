@@ -18,6 +18,7 @@ import { registerWebhooks } from './webhooks.js';
 import { registerToken } from './token.js';
 import { registerBackup } from './backup.js';
 import { registerRestore } from './restore.js';
+import { registerTakeover } from './takeover.js';
 import { registerAccounts } from './accounts.js';
 
 export function registerCommands(program: Command): void {
@@ -40,5 +41,6 @@ export function registerCommands(program: Command): void {
   registerToken(program);
   registerBackup(program);
   registerRestore(program);
+  registerTakeover(program);
   registerAccounts(program);
 }

@@ -15,6 +15,7 @@ import type { HeapPolicy } from '../kernel/heap-policy.js';
 import { CONSOLE_DEFAULTS, consoleSettings, type ConsoleSettings } from './console-settings.js';
 import { ORDER_API_DEFAULTS, orderApiSettings, type OrderApiSettings } from './order-api-settings.js';
 import { BACKUP_DEFAULTS, backupSettings, type BackupSettings } from './backup-settings.js';
+import { STANDBY_DEFAULTS, standbySettings, type StandbySettings } from './standby-settings.js';
 import { readAccountsFile, withAccounts, type AccountsSettings } from './accounts.js';
 import { parseAuthHeader, parseDuration, parseHttpUrl, parseIpFamily, parseRateLimits, type RateWindow } from './parse.js';
 
@@ -91,6 +92,8 @@ export interface Config {
   orderApi: OrderApiSettings;
   /** Scheduled backups of the store (config/backup-settings.ts, docs/backup.md). */
   backup: BackupSettings;
+  /** Continuous replication of the store and the fence of a warm standby (config/standby-settings.ts, docs/standby.md). */
+  standby: StandbySettings;
   /**
    * The supplier accounts (config/accounts.ts, docs/accounts.md): accounts.toml's, or the one named
    * `default` that TOPUP_API_URL / TOPUP_API_KEY describe. With the file, apiUrl, apiKey, sandbox,
@@ -136,6 +139,7 @@ export const SETTINGS = {
   ...CONSOLE_DEFAULTS,
   ...ORDER_API_DEFAULTS,
   ...BACKUP_DEFAULTS,
+  ...STANDBY_DEFAULTS,
 } as const satisfies Record<string, string>;
 export type SettingName = keyof typeof SETTINGS;
 
@@ -325,6 +329,7 @@ export function loadConfig(
     console: consoleSettings(env, home, credDir),
     orderApi: orderApiSettings(env, home, credDir),
     backup: backupSettings(env, home),
+    standby: standbySettings(env, home),
   };
   return Object.freeze(withAccounts(config, accountsFile, given('TOPUP_RATE_LIMITS')));
 }

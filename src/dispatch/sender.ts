@@ -52,7 +52,7 @@ function backoff(rt: Pick<Runtime, 'entropy'>, attempts: number): number {
 }
 
 export interface SenderDeps {
-  rt: Pick<Runtime, 'accounts' | 'accountOf' | 'identityOf' | 'clock' | 'config' | 'entropy' | 'log' | 'owner' | 'routing' | 'rows'>;
+  rt: Pick<Runtime, 'accounts' | 'accountOf' | 'identityOf' | 'clock' | 'config' | 'entropy' | 'fence' | 'log' | 'owner' | 'routing' | 'rows'>;
   /** The pause of the row's account (each account pauses on its own). */
   pausesOf(account: string): Pauses;
   /** Called when a row's batch must wait for balance. */
@@ -95,6 +95,10 @@ export async function sendRow(deps: SenderDeps, row: Row, signal?: AbortSignal):
       priority: Priority.submit,
       ...(signal ? { signal } : {}),
       beforeSend: () => {
+        // The warm standby's fence (standby/fence.ts), asked where the send is decided: right
+        // before the intent. A home taken over by another node (or one that cannot read the
+        // fence) sends nothing; the row stays as it was, unsent or owed a resend of its trxid.
+        if (rt.fence && !rt.fence.allows()) throw new NotSent();
         // next_try_at = the timeout: an in-flight row is not due again while its request is open.
         const now = rt.clock.now();
         if (!rt.rows.markSending(row.batchId, row.idx, { owner: rt.owner, now }, now + rt.config.requestTimeoutMs, { trxid: row.trxid!, account: row.account, ...rt.identityOf(row.account) })) throw new NotSent();

@@ -15,6 +15,10 @@ export const ErrorCode = {
   Store: 'E_STORE',
   /** A backup could not be taken, or a backup to restore does not verify (store/backup.ts). */
   Backup: 'E_BACKUP',
+  /** Replication or a takeover cannot work: no litestream binary, a replica that cannot be read or restored (standby/). */
+  Standby: 'E_STANDBY',
+  /** This home was taken over by another node (the fence names it): it must not send (standby/fence.ts). */
+  Fenced: 'E_FENCED',
   Internal: 'E_INTERNAL',
 } as const;
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];

@@ -40,6 +40,11 @@ export function exitCodeFor(err: TopupError): number {
       return ExitCode.InputFile;
     case ErrorCode.Config:
       return ExitCode.Config;
+    case ErrorCode.Fenced:
+      // Another node holds the fence: as "run by another process", and systemd's
+      // RestartPreventExitStatus=5 keeps a fenced primary from restarting in a loop.
+      return ExitCode.Locked;
+    case ErrorCode.Standby:
     case ErrorCode.Backup:
       // A backup that could not be taken or does not verify: a check failed.
       return ExitCode.NotAllCompleted;

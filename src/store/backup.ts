@@ -68,8 +68,11 @@ export interface CopyMarker {
 
 /** Why a store must be reconciled before it sends (meta RECONCILE_KEY). */
 export interface ReconcileMarker {
-  /** 'backup': a copy taken by topup backup; 'mark': the store is older than the home's mark file says. */
-  kind: 'backup' | 'mark';
+  /**
+   * 'backup': a copy taken by topup backup; 'mark': the store is older than the home's mark file
+   * says; 'replica': restored from a Litestream replica by topup takeover (standby/takeover.ts).
+   */
+  kind: 'backup' | 'mark' | 'replica';
   copy: CopyMarker | null;
   restoredAt: number | null;
   /** The backup restored (topup restore), when known. */

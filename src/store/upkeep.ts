@@ -98,12 +98,13 @@ export interface Upkeep {
  * Every `everyMs`, when `idle()` says this process has nothing to do: prune the call log and
  * checkpoint (PASSIVE). Its timer never keeps the process alive.
  */
-export function startUpkeep(db: Db, log: Logger, idle: () => boolean, pruneCalls: () => number, everyMs = 5 * 60_000): Upkeep {
+export function startUpkeep(db: Db, log: Logger, idle: () => boolean, pruneCalls: () => number, everyMs = 5 * 60_000, checkpoints = true): Upkeep {
   const timer = setInterval(() => {
     try {
       if (!db.open || !idle()) return;
       const pruned = pruneCalls();
-      const r = checkpoint(db, log, 'idle');
+      // Litestream replicating the store owns its checkpoints (standby/litestream.ts).
+      const r = checkpoints ? checkpoint(db, log, 'idle') : null;
       log.debug({ prunedCalls: pruned, checkpoint: r }, 'idle upkeep');
     } catch (err) {
       log.debug({ err: (err as Error).message }, 'idle upkeep skipped');

@@ -65,6 +65,9 @@ export class DispatchStage implements Stage {
     this.#startedUpTo.clear();
     // The store cannot be written: nothing is sent, nor swept, until the back-off ends (one send then probes).
     if (this.store.blocked(this.#e.clock.mono())) return;
+    // The warm standby's fence (standby/fence.ts): before every round of sends. Taken over by
+    // another node, or the fence unreadable: nothing is sent (the daemon stops when fenced).
+    if (rt.fence && !rt.fence.allows()) return;
     if (batches) this.#rescueStranded(batches, now);
     if (this.#e.stopping()) return;
     if (batches) this.#sweepStalled(batches, now);
@@ -92,6 +95,8 @@ export class DispatchStage implements Stage {
     // While the store cannot be written, the next look is when its back-off ends.
     const storeUntil = this.store.blockedUntil;
     if (storeUntil !== undefined && storeUntil > clock.mono()) return clock.now() + (storeUntil - clock.mono());
+    // While the fence forbids sending, it is read again a second later (a mount back, a takeover undone).
+    if (rt.fence && !rt.fence.allows()) return clock.now() + 1_000;
     // A row in doubt reaches its stall bound even while nothing else happens (a pause that never ends).
     let due: number | undefined = this.#stallDue;
     for (const account of pauses.names) {
