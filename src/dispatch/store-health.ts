@@ -35,9 +35,12 @@ export interface StoreDown {
 export class StoreHealth {
   #down: (StoreDown & { until: number; wait: number; remindAt: number }) | null = null;
   readonly #log: Pick<Logger, 'error' | 'info'>;
+  /** Told once when the store goes down and once when it comes back (the runner's `store` event: notification, console). */
+  readonly #onChange: ((down: StoreDown | null) => void) | undefined;
 
-  constructor(log: Pick<Logger, 'error' | 'info'>) {
+  constructor(log: Pick<Logger, 'error' | 'info'>, onChange?: (down: StoreDown | null) => void) {
     this.#log = log;
+    this.#onChange = onChange;
   }
 
   get down(): StoreDown | null {
@@ -60,7 +63,8 @@ export class StoreHealth {
     if (this.#down === null) {
       this.#down = { since: now, code, message, until: mono + FIRST_WAIT_MS, wait: FIRST_WAIT_MS, remindAt: mono + REMINDER_MS };
       // Stryker disable next-line StringLiteral: log message text; the facts are in the logged fields
-      this.#log.error({ code, err: message }, 'the store cannot be written (disk full, read-only or gone): sending stopped until it can; nothing is lost, rows wait with their trxids');
+      this.#log.error({ code, err: message }, `${storeDownSentence(code)}: sending stopped until it can be written; nothing is lost, rows wait with their trxids`);
+      this.#onChange?.(this.down);
       return;
     }
     // Sends started in one round fail together: the wait grows once per round, not once per row.
@@ -80,5 +84,14 @@ export class StoreHealth {
     // Stryker disable next-line StringLiteral: log message text; the facts are in the logged fields
     this.#log.info({ since: new Date(this.#down.since).toISOString(), downMs: now - this.#down.since }, 'the store can be written again: sending resumed');
     this.#down = null;
+    this.#onChange?.(null);
   }
+}
+
+/** What an error code says of the store, in the words every surface uses (log, status, console, notification). */
+export function storeDownSentence(code: string): string {
+  if (/FULL|ENOSPC/.test(code)) return 'the store cannot be written: the disk is full';
+  if (/READONLY|EROFS/.test(code)) return 'the store cannot be written: it is read-only';
+  if (/CANTOPEN|NOTADB|ENOENT/.test(code)) return 'the store cannot be written: its file is gone or unreadable';
+  return 'the store cannot be written (disk full, read-only or gone)';
 }

@@ -164,6 +164,27 @@ export function storeGauges(registry: Registry, deps: GaugeDeps, slow: SlowReads
       }
     },
   });
+  // From this process's memory, not the store: the store is what cannot be written (dispatch/store-health.ts).
+  new Gauge({
+    name: 'topup_store_writable',
+    help: 'Whether this daemon can write its store (1), or not (0: disk full, read-only or the file gone; sending is stopped until it can). Alert: deploy/prometheus/topup-alerts.yml TopupStoreUnwritable',
+    labelNames: ['code'], registers: r,
+    collect() {
+      this.reset();
+      const down = runner.snapshot({ batches: false }).storeDown;
+      this.set({ code: down ? down.code : 'none' }, down ? 0 : 1);
+    },
+  });
+  new Gauge({
+    name: 'topup_store_unwritable_since_timestamp_seconds',
+    help: 'Since when the store cannot be written (Unix seconds); absent while it can',
+    registers: r,
+    collect() {
+      this.reset();
+      const down = runner.snapshot({ batches: false }).storeDown;
+      if (down) this.set(down.since / 1000);
+    },
+  });
   new Gauge({
     name: 'topup_backup_last_success_timestamp_seconds',
     help: 'When the last backup that was written and verified was taken (Unix seconds; absent: never). Alert on its age (deploy/prometheus/backup-alerts.yml)',

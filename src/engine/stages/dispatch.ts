@@ -44,7 +44,7 @@ export class DispatchStage implements Stage {
   constructor(e: EngineContext, funding: FundingStage) {
     this.#e = e;
     this.#funding = funding;
-    this.store = new StoreHealth(e.rt.log);
+    this.store = new StoreHealth(e.rt.log, (down) => e.emit('store', down));
   }
 
   /** Sends in flight, all batches. */
