@@ -9,6 +9,7 @@ import { sameCsv } from './same-csv.js';
 import { swallow } from './swallow.js';
 import { accounts } from './accounts.js';
 import { api } from './api.js';
+import { restore } from './restore.js';
 
 /** In the order of the list. */
-export const SCENARIOS: Scenario[] = [sigkillLoop, lostResponses, duplicateInFlight, rateCompliance, retryAfter, conditions, resubmit, powerCut, sameCsv, swallow, accounts, api];
+export const SCENARIOS: Scenario[] = [sigkillLoop, lostResponses, duplicateInFlight, rateCompliance, retryAfter, conditions, resubmit, powerCut, sameCsv, swallow, accounts, api, restore];
