@@ -35,7 +35,7 @@ export function windowLabel(ms: number): string {
   return `${ms}ms`;
 }
 
-export function storeGauges(registry: Registry, deps: GaugeDeps, slow: SlowReads): void {
+export function storeGauges(registry: Registry, deps: GaugeDeps, slow: SlowReads, memory: Registry = registry): void {
   const { rt, runner, listing, balances } = deps;
   const r = [registry];
   const seconds = (ms: number): number => Math.max(0, ms) / 1000;
@@ -168,7 +168,7 @@ export function storeGauges(registry: Registry, deps: GaugeDeps, slow: SlowReads
   new Gauge({
     name: 'topup_store_writable',
     help: 'Whether this daemon can write its store (1), or not (0: disk full, read-only or the file gone; sending is stopped until it can). Alert: deploy/prometheus/topup-alerts.yml TopupStoreUnwritable',
-    labelNames: ['code'], registers: r,
+    labelNames: ['code'], registers: [memory],
     collect() {
       this.reset();
       const down = runner.snapshot({ batches: false }).storeDown;
@@ -178,7 +178,7 @@ export function storeGauges(registry: Registry, deps: GaugeDeps, slow: SlowReads
   new Gauge({
     name: 'topup_store_unwritable_since_timestamp_seconds',
     help: 'Since when the store cannot be written (Unix seconds); absent while it can',
-    registers: r,
+    registers: [memory],
     collect() {
       this.reset();
       const down = runner.snapshot({ batches: false }).storeDown;
