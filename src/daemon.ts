@@ -21,7 +21,7 @@ import { runDoctor } from './ops/doctor.js';
 import { startScheduledJobs } from './reports/schedule.js';
 import { Releasers, onStopSignals } from './kernel/shutdown.js';
 import { adoptOrphans } from './claim/orphans.js';
-import { noteCopyBehindMark, startBackupSchedule, startStoreMark } from './ops/backup-job.js';
+import { startBackupSchedule, startStoreMark } from './ops/backup-job.js';
 import { noteOrphansForRestore, restorePending } from './ops/restore-reconcile.js';
 import { recoverFromJournal, journalFiles } from './orders/journal.js';
 import { announceDaemon } from './store/presence.js';
@@ -78,15 +78,16 @@ export async function runDaemon(config: Config, opts: DaemonOptions, log = rootL
     }
     // Batches the database lost are claimed again before anything else looks at jobs/. Never a
     // reason not to start: what cannot be looked at is said, and the daemon runs on.
-    // A store older than this home's mark (a copy put back by hand, the database deleted) is marked
-    // for the reconcile-first start before anything raises the generation (ops/backup-job.ts).
-    noteCopyBehindMark(rt);
+    // (A store older than this home's mark was marked for the reconcile-first start by openRuntime.)
     const orphans = await adoptOrphans(rt).catch((err: unknown) => void log.error({ err: (err as Error).message }, 'could not look for batch folders the database does not know'));
     if (orphans) noteOrphansForRestore(rt.meta, orphans);
     parts.add('store generation', startStoreMark(rt));
     await selfCheck(rt, log);
 
-    const runner = new Runner(rt, { once: opts.once });
+    // The reconcile after a restore accepts the journal's API orders again at each of its tries
+    // (the desk exists by the time the runner runs).
+    let deskForJournal: Parameters<typeof recoverFromJournal>[1] | null = null;
+    const runner = new Runner(rt, { once: opts.once, recoverJournal: async () => (deskForJournal ? recoverFromJournal(rt, deskForJournal) : null) });
     // Taken over while running (standby/fence.ts): no send from here on (the sender and the
     // dispatch stage ask the fence), the replication stops at once (the replica is the new
     // primary's now), and the daemon stops with exit 5.
@@ -126,6 +127,7 @@ export async function runDaemon(config: Config, opts: DaemonOptions, log = rootL
       deliverer?.wake();
     });
     deliverer = startDeliverer(rt, desk);
+    deskForJournal = desk;
     // A store restored from an older copy, or deleted: the API orders it lacks are accepted again
     // from the journal (orders/journal.ts) before the runner starts (which then reconciles first).
     if (restorePending(rt.meta)) {

@@ -19,6 +19,7 @@ import { ConfigError, TopupError, ErrorCode } from './kernel/errors.js';
 import { accountIdentity, type AccountIdentity } from './kernel/identity.js';
 import { conflictMessage, reconcileAccounts, type ConfiguredIdentity } from './store/account-identity.js';
 import { SendFence } from './standby/fence.js';
+import { noteCopyBehindMark } from './ops/backup-job.js';
 
 
 /**
@@ -112,6 +113,17 @@ export function openRuntime(config: Config, log: Logger, apiUrl: string, world: 
   const identities = configuredIdentities(config);
   const owner = world.owner ?? newOwnerId(entropy);
   try {
+    // A store older than this home's mark (a copy put back by hand, the database deleted), or one
+    // that ran elsewhere in a home without a mark, is marked for the reconcile-first start here, in
+    // every process that opens the home: a `topup submit` or `topup cancel` running a batch itself
+    // reconciles before it sends as the daemon does, and the accounts are then held to the copy's
+    // (ops/backup-job.ts). Before anything raises the generation.
+    try {
+      noteCopyBehindMark({ config, log, meta: store.meta });
+    } catch (err) {
+      // The store cannot be written now (full, read-only): nothing can be sent either; the next opening marks it.
+      log.warn({ err: (err as Error).message }, 'could not compare the store with the home\'s mark file');
+    }
     holdAccountsToSends(store.db, identities, config, log, clock.now(), owner);
   } catch (err) {
     db.close();

@@ -16,6 +16,8 @@ import { openStoreOnly } from './store-only.js';
 import { durationText, etaSeconds, heldByLiveProcess, runState, snapshot, waitingWhy } from '../ops/batch-view.js';
 import { runningDaemon } from '../store/presence.js';
 import { restoreStatus } from '../ops/restore-reconcile.js';
+import { storeDiskProblem } from '../ops/store-disk.js';
+import { ExitCode } from '../kernel/exit-codes.js';
 import { addFormatOptions, formatOf, printList, renderTable, usd, when, wholeNumber } from './output.js';
 
 export function registerStatus(program: Command): void {
@@ -29,6 +31,14 @@ export function registerStatus(program: Command): void {
   ).action((batchId: string | undefined, opts: { limit: number; active?: boolean; json?: boolean; csv?: boolean }, cmd: Command) => {
     const format = formatOf(opts);
     const config = commandConfig(cmd, { requireKey: false });
+    // The disk first: a store that is gone is not opened (that would make an empty one), and one
+    // that cannot be written is said before anything else (ops/store-disk.ts).
+    const disk = storeDiskProblem(config);
+    if (disk) (format === 'table' ? process.stdout : process.stderr).write(`store: ${disk.line}\n\n`);
+    if (disk?.code === 'ENOENT') {
+      process.exitCode = ExitCode.NotAllCompleted;
+      return;
+    }
     const store = openStoreOnly(config);
     try {
       const named = namedAccounts(config);

@@ -4,6 +4,7 @@
  * everywhere (SANDBOX, orders paused, read-only), and who is acting.
  */
 import type { PauseState } from '../account/pauses.js';
+import { storeDownSentence, type StoreDown } from '../dispatch/store-health.js';
 import { html, usd, type Html } from './html.js';
 
 export interface PageCtx {
@@ -17,6 +18,8 @@ export interface PageCtx {
   csrf: string;
   reviewRows: number;
   pause: PauseState | null;
+  /** This daemon cannot write its store (dispatch/store-health.ts): sending is stopped. */
+  storeDown?: StoreDown | null;
   now: number;
 }
 
@@ -75,6 +78,7 @@ export function page(ctx: PageCtx, title: string, body: Html): string {
   </nav>
 </header>
 ${p ? html`<p class="banner warn" role="status">${p.kind === 'account' ? `Sending stopped: account problem ${p.code} (${p.detail}). Retried by itself; check the key and the account.` : `Orders paused by the API (${p.code}): retried by itself.`}</p>` : ''}
+${ctx.storeDown ? html`<p class="banner warn" role="alert">Sending stopped: ${storeDownSentence(ctx.storeDown.code)} (${ctx.storeDown.code}, since ${new Date(ctx.storeDown.since).toISOString().replace('T', ' ').slice(0, 19)} UTC). Nothing is lost; it resumes by itself once the store can be written.</p>` : ''}
 ${ctx.readOnly ? html`<p class="banner info">Read-only console: nothing can be changed here (TOPUP_CONSOLE_READ_ONLY=1).</p>` : ''}
 <main id="main">
 <h1>${title}</h1>

@@ -75,6 +75,7 @@ export function pageCtx(c: Ctx, svc: Services): PageCtx {
     reviewRows: svc.listing.countInState('review'),
     // The banner: the first account's pause in force (every account's, a home with accounts.toml).
     pause: svc.rt.accounts.map((a) => Pauses.read(svc.rt.meta, a.id)).find((p) => p !== null) ?? null,
+    storeDown: svc.runner.snapshot({ batches: false }).storeDown,
     now: systemClock.now(),
   };
 }

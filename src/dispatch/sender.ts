@@ -60,7 +60,7 @@ export interface SenderDeps {
   /** Called once when a pause starts (for logs and notifications). */
   onPause(kind: 'account' | 'maintenance', code: string, detail: string): void;
   /** Whether the store can be written (store-health.ts): told of every failed and every good intent write. */
-  store?: { failed(err: unknown, now: number, mono: number): void; ok(now: number): void };
+  store?: { failed(err: unknown, now: number, mono: number): void; ok(now: number): void; fileGone?(now: number, mono: number, throttled?: boolean): boolean };
 }
 
 /** Re-checks maxPriceUsd against a catalog at most catalogMaxAgeMs old. False: the row was invalidated. */
@@ -101,6 +101,8 @@ export async function sendRow(deps: SenderDeps, row: Row, signal?: AbortSignal):
         if (rt.fence && !rt.fence.allows()) throw new NotSent();
         // next_try_at = the timeout: an in-flight row is not due again while its request is open.
         const now = rt.clock.now();
+        // The store's file deleted or replaced while this send waited: it is not sent (its intent would be written into a file nobody opens again).
+        if (deps.store?.fileGone?.(now, rt.clock.mono(), false) === true) throw new NotSent();
         if (!rt.rows.markSending(row.batchId, row.idx, { owner: rt.owner, now }, now + rt.config.requestTimeoutMs, { trxid: row.trxid!, account: row.account, ...rt.identityOf(row.account) })) throw new NotSent();
         deps.store?.ok(now);
         intent = true;

@@ -9,6 +9,7 @@
  * Money is not at stake: the intent is committed before a request leaves, so a failed intent sends
  * nothing, and a row whose answer could not be written stays `sending`, owed a resend of its trxid.
  */
+import { statSync } from 'node:fs';
 import type { Logger } from '../kernel/log.js';
 
 /** SQLite result codes (and node's) meaning the database file cannot be written now. */
@@ -35,9 +36,28 @@ export interface StoreDown {
 export class StoreHealth {
   #down: (StoreDown & { until: number; wait: number; remindAt: number }) | null = null;
   readonly #log: Pick<Logger, 'error' | 'info'>;
+  /** Told once when the store goes down and once when it comes back (the runner's `store` event: notification, console). */
+  readonly #onChange: ((down: StoreDown | null) => void) | undefined;
 
-  constructor(log: Pick<Logger, 'error' | 'info'>) {
+  /** The store's file as opened (StoreFile): deleted or replaced under the process, a stop until a restart. */
+  readonly #file: StoreFile | undefined;
+
+  constructor(log: Pick<Logger, 'error' | 'info'>, onChange?: (down: StoreDown | null) => void, file?: StoreFile) {
     this.#log = log;
+    this.#onChange = onChange;
+    this.#file = file;
+  }
+
+  /**
+   * Whether the store's file is gone or replaced (then it is down, said as any failed write).
+   * `throttled`: looked at once a second (each runner step); unthrottled just before a request
+   * leaves, so no order is sent whose intent would be written into a file nobody will open again.
+   */
+  fileGone(now: number, mono: number, throttled = true): boolean {
+    const gone = this.#file?.gone(mono, !throttled) ?? null;
+    if (gone === null) return false;
+    this.failed(gone, now, mono);
+    return true;
   }
 
   get down(): StoreDown | null {
@@ -60,7 +80,8 @@ export class StoreHealth {
     if (this.#down === null) {
       this.#down = { since: now, code, message, until: mono + FIRST_WAIT_MS, wait: FIRST_WAIT_MS, remindAt: mono + REMINDER_MS };
       // Stryker disable next-line StringLiteral: log message text; the facts are in the logged fields
-      this.#log.error({ code, err: message }, 'the store cannot be written (disk full, read-only or gone): sending stopped until it can; nothing is lost, rows wait with their trxids');
+      this.#log.error({ code, err: message }, `${storeDownSentence(code)}: sending stopped until it can be written; nothing is lost, rows wait with their trxids`);
+      this.#onChange?.(this.down);
       return;
     }
     // Sends started in one round fail together: the wait grows once per round, not once per row.
@@ -77,8 +98,64 @@ export class StoreHealth {
   /** A write succeeded: sending resumes (said once). */
   ok(now: number): void {
     if (this.#down === null) return;
+    // A write into a deleted file succeeds: it says nothing of the store.
+    if (this.#file?.isGone === true) return;
     // Stryker disable next-line StringLiteral: log message text; the facts are in the logged fields
     this.#log.info({ since: new Date(this.#down.since).toISOString(), downMs: now - this.#down.since }, 'the store can be written again: sending resumed');
     this.#down = null;
+    this.#onChange?.(null);
+  }
+}
+
+/** What an error code says of the store, in the words every surface uses (log, status, console, notification). */
+export function storeDownSentence(code: string): string {
+  if (/DBMOVED/.test(code)) return 'the store cannot be written: its file was moved or deleted while open';
+  if (/FULL|ENOSPC/.test(code)) return 'the store cannot be written: the disk is full';
+  if (/READONLY|EROFS/.test(code)) return 'the store cannot be written: it is read-only';
+  if (/CANTOPEN|NOTADB|ENOENT/.test(code)) return 'the store cannot be written: its file is gone or unreadable';
+  return 'the store cannot be written (disk full, read-only or gone)';
+}
+
+/**
+ * The store's file as this process opened it (device and inode): `gone()` says when the path no
+ * longer names it (deleted, or another file put in its place). Looked at at most once a second.
+ * A path with no file at construction (an in-memory store, the simulator's) is never looked at.
+ */
+export class StoreFile {
+  readonly #path: string;
+  readonly #id: { dev: number; ino: number } | null;
+  #lookedAt = -Infinity;
+  #gone: (Error & { code: string }) | null = null;
+
+  constructor(path: string) {
+    this.#path = path;
+    let id: { dev: number; ino: number } | null = null;
+    try {
+      const st = statSync(path);
+      id = { dev: st.dev, ino: st.ino };
+    } catch {
+      id = null;
+    }
+    this.#id = id;
+  }
+
+  /** The error to stop on when the file is gone or replaced (code SQLITE_READONLY_DBMOVED, as SQLite names it), else null. */
+  get isGone(): boolean {
+    return this.#gone !== null;
+  }
+
+  gone(mono: number, now = false): (Error & { code: string }) | null {
+    if (this.#id === null || this.#gone !== null) return this.#gone;
+    if (!now && mono - this.#lookedAt < 1_000) return null;
+    this.#lookedAt = mono;
+    let why: string | null = null;
+    try {
+      const st = statSync(this.#path);
+      if (st.dev !== this.#id.dev || st.ino !== this.#id.ino) why = `${this.#path} is another file than the one opened (replaced while open): restart the daemon to open it (it is reconciled first)`;
+    } catch (err) {
+      if ((err as { code?: string }).code === 'ENOENT') why = `${this.#path} was deleted while open: put a backup back (topup restore) and restart the daemon`;
+    }
+    if (why !== null) this.#gone = Object.assign(new Error(why), { code: 'SQLITE_READONLY_DBMOVED' });
+    return this.#gone;
   }
 }

@@ -11,6 +11,7 @@ import type { RowEvent, RowState } from '../store/row-states.js';
 import type { StateCounts } from '../store/rows.js';
 import type { BatchSummary } from '../outbox/summary.js';
 import type { PauseKind, PauseState } from '../account/pauses.js';
+import type { StoreDown } from '../dispatch/store-health.js';
 
 export interface RowMoved {
   batchId: string;
@@ -42,6 +43,8 @@ export interface RunnerEventMap {
   progress: [batch: Batch, counts: StateCounts];
   /** The wall clock stepped (ms; positive: forward); stored times were moved to fit. */
   'clock-step': [stepMs: number];
+  /** The store cannot be written (full, read-only, gone: sending stopped), or (null) it can again. */
+  store: [down: StoreDown | null];
 }
 
 export type RunnerEventName = keyof RunnerEventMap;
@@ -61,6 +64,8 @@ export interface RunnerSnapshot {
   pause: PauseState | null;
   rate: { lastSecond: number; lastMinute: number; limits: readonly RateWindow[]; holdMs: number; waitingCalls: number };
   inFlight: number;
+  /** The store cannot be written since (dispatch/store-health.ts): sending stopped. null: it can. */
+  storeDown: StoreDown | null;
   balance: { usd: number; at: number } | null;
   queuedFiles: number;
   batches: {

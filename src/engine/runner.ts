@@ -42,6 +42,8 @@ export interface RunnerOptions {
   /** How long a graceful stop waits for calls in flight. */
   stopGraceMs?: number;
   clock?: Clock;
+  /** The daemon's: accepts the journal's API orders again during the reconcile after a restore (ops/restore-reconcile.ts). */
+  recoverJournal?: () => Promise<unknown>;
 }
 
 const RENEW_EVERY_MS = 5_000;
@@ -141,7 +143,7 @@ export class Runner extends EventEmitter<RunnerEventMap> implements RunnerView {
       // with every supplier account before the loop below starts, so nothing is sent before every
       // open row has been looked up under each trxid it may have been bought under. It returns
       // only once done, or when the runner stops (then the next start reconciles).
-      await reconcileIfRestored(this.#rt, { signal: this.#abort.signal, stopping: () => this.#stopping });
+      await reconcileIfRestored(this.#rt, { signal: this.#abort.signal, stopping: () => this.#stopping, ...(this.#opts.recoverJournal ? { recoverJournal: this.#opts.recoverJournal } : {}) });
       while (!this.#stopping) {
         let batches: StepBatches;
         try {
@@ -185,6 +187,7 @@ export class Runner extends EventEmitter<RunnerEventMap> implements RunnerView {
         waitingCalls: rt.account.scheduler.waiting,
       },
       inFlight: this.#dispatch.inFlight,
+      storeDown: this.#dispatch.store.down,
       balance: this.#funding.lastBalance,
       queuedFiles: this.#intake.queued,
       batches: mine.map((b) => ({

@@ -42,6 +42,12 @@ export function outcomeClass(status: number | undefined): string {
 
 export class Metrics {
   readonly registry = new Registry();
+  /**
+   * What this process knows in memory about its store (topup_store_writable …), rendered even when
+   * the store cannot be read: a gauge reading a deleted or unreadable store fails the whole
+   * registry's rendering (a 500), and then the scrape must still say why.
+   */
+  readonly #memory = new Registry();
   readonly #deps: MetricsDeps;
   readonly #releasers: (() => void)[] = [];
   readonly #slow: SlowReads;
@@ -57,7 +63,7 @@ export class Metrics {
     // (`promtool check metrics` exits 3 on them). Each is the sum of the gauge of the same name
     // without `_total` (by `type`), which stays: sum(topup_nodejs_active_handles) is the same figure.
     for (const name of ACTIVE_TOTALS) this.registry.removeSingleMetric(name);
-    storeGauges(this.registry, deps, this.#slow);
+    storeGauges(this.registry, deps, this.#slow, this.#memory);
     this.registry.registerMetric(this.apiOrders);
     for (const answer of ['accepted', 'same']) this.apiOrders.inc({ answer }, 0);
     webhookGauges(this.registry, deps.rt, this.#slow);
@@ -70,8 +76,14 @@ export class Metrics {
     return this.registry.contentType;
   }
 
-  render(): Promise<string> {
-    return this.registry.metrics();
+  async render(): Promise<string> {
+    const memory = await this.#memory.metrics();
+    try {
+      return `${await this.registry.metrics()}${memory}`;
+    } catch {
+      // (The store's trouble is said by the runner's own line, the banner and the notification.)
+      return memory;
+    }
   }
 
   /** Starts counting the runner's and the notifier's events. */

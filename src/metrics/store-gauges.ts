@@ -35,7 +35,7 @@ export function windowLabel(ms: number): string {
   return `${ms}ms`;
 }
 
-export function storeGauges(registry: Registry, deps: GaugeDeps, slow: SlowReads): void {
+export function storeGauges(registry: Registry, deps: GaugeDeps, slow: SlowReads, memory: Registry = registry): void {
   const { rt, runner, listing, balances } = deps;
   const r = [registry];
   const seconds = (ms: number): number => Math.max(0, ms) / 1000;
@@ -162,6 +162,27 @@ export function storeGauges(registry: Registry, deps: GaugeDeps, slow: SlowReads
         const last = rt.meta.getJson<{ ok: boolean }>(lastRunKey(j));
         if (last) this.set({ job: j }, last.ok ? 1 : 0);
       }
+    },
+  });
+  // From this process's memory, not the store: the store is what cannot be written (dispatch/store-health.ts).
+  new Gauge({
+    name: 'topup_store_writable',
+    help: 'Whether this daemon can write its store (1), or not (0: disk full, read-only or the file gone; sending is stopped until it can). Alert: deploy/prometheus/topup-alerts.yml TopupStoreUnwritable',
+    labelNames: ['code'], registers: [memory],
+    collect() {
+      this.reset();
+      const down = runner.snapshot({ batches: false }).storeDown;
+      this.set({ code: down ? down.code : 'none' }, down ? 0 : 1);
+    },
+  });
+  new Gauge({
+    name: 'topup_store_unwritable_since_timestamp_seconds',
+    help: 'Since when the store cannot be written (Unix seconds); absent while it can',
+    registers: [memory],
+    collect() {
+      this.reset();
+      const down = runner.snapshot({ batches: false }).storeDown;
+      if (down) this.set(down.since / 1000);
     },
   });
   new Gauge({

@@ -11,8 +11,9 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Config } from '../config/config.js';
 import type { Logger } from '../kernel/log.js';
 import type { RunnerEvents } from '../engine/events.js';
+import { storeDownSentence } from '../dispatch/store-health.js';
 
-export type NotificationEvent = 'batch-finished' | 'balance-wait' | 'low-balance' | 'low-balance-cleared' | 'account-problem' | 'maintenance';
+export type NotificationEvent = 'batch-finished' | 'balance-wait' | 'low-balance' | 'low-balance-cleared' | 'account-problem' | 'maintenance' | 'store-down' | 'store-up';
 
 export interface Notification {
   event: NotificationEvent;
@@ -64,6 +65,11 @@ export class Notifier {
       // A home with several accounts says which one (the others go on).
       const on = account !== 'default' ? ` on account ${account}` : '';
       this.send(kind === 'account' ? 'account-problem' : 'maintenance', kind === 'account' ? `Sending stopped${on}: account problem ${code} (${detail}).` : `Orders paused by the API${on}: ${code}.`, { code, detail, account });
+    });
+    // Delivered over the network, not written to the store: it goes out while the disk is full.
+    runner.on('store', (down) => {
+      if (down) this.send('store-down', `Sending stopped: ${storeDownSentence(down.code)} (${down.code}). Nothing is lost; sending resumes by itself once it can be written. Free space on the disk of jobs/ or fix its mount.`, { code: down.code, since: new Date(down.since).toISOString() });
+      else this.send('store-up', 'The store can be written again: sending resumed.', {});
     });
   }
 

@@ -51,7 +51,7 @@ import type { Orphan } from '../claim/orphans.js';
 import { describeMismatches, factsFor, mismatches, surelyBefore } from '../dispatch/order-match.js';
 import { writeFileAtomic } from '../outbox/atomic-write.js';
 import { coerceError } from '../kernel/errors.js';
-import { JOURNAL_RECOVERY_KEY, type JournalRecovery } from '../orders/journal.js';
+import { JOURNAL_DAYS, JOURNAL_RECOVERY_KEY, journalOrdersWaiting, type JournalRecovery } from '../orders/journal.js';
 import { roundCents } from '../kernel/money.js';
 
 /** meta: the last reconcile after a restore (RestoreReport without its row lists), for status and doctor. */
@@ -165,7 +165,18 @@ async function sweep(rt: ReconcileParts, account: string, since: number, signal?
  * tries again every RETRY_MS while an account cannot be read), or when `stopping()` says so (then
  * with null, the marker kept: the next start reconciles). The caller sends nothing before it resolves.
  */
-export async function reconcileIfRestored(rt: ReconcileParts, opts: { signal?: AbortSignal; stopping?: () => boolean } = {}): Promise<RestoreReport | null> {
+export interface ReconcileOptions {
+  signal?: AbortSignal;
+  stopping?: () => boolean;
+  /**
+   * Accepts again the journal's API orders the store lacks (orders/journal.ts recoverFromJournal;
+   * the daemon's, which has the order desk). Called at every try: an order that could not be priced
+   * because the supplier did not answer is accepted once it does, before anything is sent.
+   */
+  recoverJournal?: () => Promise<unknown>;
+}
+
+export async function reconcileIfRestored(rt: ReconcileParts, opts: ReconcileOptions = {}): Promise<RestoreReport | null> {
   const marker = restorePending(rt.meta);
   if (!marker) return null;
   rt.log.warn({ restore: marker.detail, copyTakenAt: marker.copy ? new Date(marker.copy.takenAt).toISOString() : undefined },
@@ -173,7 +184,7 @@ export async function reconcileIfRestored(rt: ReconcileParts, opts: { signal?: A
   for (;;) {
     if (opts.stopping?.()) return null;
     try {
-      return await reconcileOnce(rt, marker, opts.signal);
+      return await reconcileOnce(rt, marker, opts);
     } catch (err) {
       rt.log.warn({ err: coerceError(err).message, againInMs: RETRY_MS }, 'reconcile after the restore could not finish (nothing is sent until it does); trying again');
     }
@@ -185,8 +196,17 @@ export async function reconcileIfRestored(rt: ReconcileParts, opts: { signal?: A
   }
 }
 
-async function reconcileOnce(rt: ReconcileParts, marker: ReconcileMarker, signal?: AbortSignal): Promise<RestoreReport> {
+async function reconcileOnce(rt: ReconcileParts, marker: ReconcileMarker, opts: ReconcileOptions): Promise<RestoreReport> {
+  const { signal } = opts;
   const now = rt.clock.now();
+  // The journal's API orders first: a row not in the store is not looked up, and once the marker
+  // is gone it would never be (adv9: recovery tried once while the supplier was down). While any
+  // waits for the supplier to answer, this try ends here and the next one (RETRY_MS) accepts again.
+  if (opts.recoverJournal) await opts.recoverJournal();
+  const waiting = journalOrdersWaiting(rt.meta.getJson<JournalRecovery>(JOURNAL_RECOVERY_KEY));
+  if (waiting.length > 0) {
+    throw new Error(`${waiting.length} API order(s) of the journal (${waiting.slice(0, 3).map((w) => w.trxid).join(', ')}) cannot be accepted again yet: ${waiting[0]!.why}`);
+  }
   // Claims left half-done, then every unfinished batch under this process's lease, and the claimed
   // ones (files claimed after the copy was taken, adopted from jobs/) loaded: their rows, with the
   // trxids their bytes give, are looked up like the copy's own.
@@ -208,9 +228,31 @@ async function reconcileOnce(rt: ReconcileParts, marker: ReconcileMarker, signal
 
   // How far back the ledgers must be read: before the copy was taken, and before the first send of
   // any row looked up (an order made by a send the copy knows of, whose answer it did not record).
-  const takenAt = marker.copy?.takenAt ?? now;
+  // A store marked by the home's mark file (a hand copy) knows when it last ran (markGeneration);
+  // a deleted store knows nothing: its rows came back from jobs/ and the journal, and the world
+  // moved on from when they were first claimed or accepted (adv9: a deleted store read history back
+  // only 15 h from now, missed a failover purchase two days old and bought the order again).
+  const takenAt = marker.copy?.takenAt ?? marker.since ?? now;
+  const apiRecovered = rt.meta.getJson<JournalRecovery>(JOURNAL_RECOVERY_KEY);
+  const created = new Map(mine.map((b) => [b.id, b.createdAt]));
+  // Orders recovered from the journal into a store that was lost: read back over the whole span
+  // the journal keeps (JOURNAL_DAYS), not only to the oldest entry: the entry is dated by our
+  // clock, the purchase a failover made (under a moved trxid) by the supplier's, and the fillers
+  // of a busy key in between must not stop the reading early (adv9: 55 newer orders).
+  const lost = marker.copy === null && marker.since === undefined;
+  const journalFloor = apiRecovered && apiRecovered.recovered.length > 0
+    ? Math.min(apiRecovered.oldestAt ?? now, lost ? now - JOURNAL_DAYS * 86_400_000 : now)
+    : takenAt;
+  const floor = Math.min(takenAt, journalFloor);
   // (A loop, not Math.min(...rows): a 100,000-row batch would overflow the call's arguments.)
-  const since = rows.reduce((m, r) => Math.min(m, r.firstSentAt ?? r.lastSentAt ?? takenAt), takenAt);
+  const since = rows.reduce((m, r) => {
+    let t = Math.min(m, r.firstSentAt ?? r.lastSentAt ?? floor);
+    // A batch the store did not have when it was lost or copied (claimed again from jobs/) may
+    // have been sent from since its first claim.
+    const c = created.get(r.batchId);
+    if (c !== undefined && lost) t = Math.min(t, c);
+    return t;
+  }, floor);
   const sweeps = new Map<string, Sweep>();
   if (rows.length > 0) {
     for (const account of rt.accounts) sweeps.set(account.id, await sweep(rt, account.id, since, signal));
@@ -256,7 +298,7 @@ async function reconcileOnce(rt: ReconcileParts, marker: ReconcileMarker, signal
     }
   }
   const apiOrders = rt.meta.getJson<JournalRecovery>(JOURNAL_RECOVERY_KEY) ?? null;
-  for (const f of apiOrders?.failed ?? []) needsPerson.push({ batch: '', line: 0, trxid: f.trxid, account: '', why: `API order accepted before the store was lost, not accepted again: ${f.why}` });
+  for (const f of (apiOrders?.failed ?? []).filter((x) => x.transient !== true)) needsPerson.push({ batch: '', line: 0, trxid: f.trxid, account: '', why: `API order accepted before the store was lost, not accepted again: ${f.why}` });
   const report: RestoreReport = { at: rt.clock.now(), marker, lookedUp: rows.length, unchanged, placed, settled, needsPerson, orphans, apiOrders, file: null };
   report.file = writeReport(rt, report);
   // Last: the marker goes, and with it the gate. A kill before this line reconciles again.

@@ -34,9 +34,19 @@ export interface JournalRecovery {
   at: number;
   /** Orders the store did not know, accepted again under their trxids. */
   recovered: string[];
-  /** Orders that could not be accepted again, with why (a person decides). */
-  failed: { trxid: string; why: string }[];
+  /**
+   * Orders that could not be accepted again, with why. `transient`: the supplier could not be read
+   * (its catalog or balance did not answer): the reconcile-first start accepts them again at each of
+   * its tries and sends nothing until they are in (adv9: tried once at a start where the supplier was
+   * down, then never again, a 202'd order left 404). The others (the body refused now) need a person.
+   */
+  failed: { trxid: string; why: string; transient?: boolean }[];
+  /** Wall ms the oldest recovered order was first accepted (its journal entry): the reconcile reads history back to before it. */
+  oldestAt?: number;
 }
+
+/** Refusals that say the supplier could not be read now, not that the order is wrong. */
+const TRANSIENT_REFUSALS: ReadonlySet<string> = new Set(['CATALOG_UNAVAILABLE', 'BALANCE_UNAVAILABLE']);
 
 const dayOf = (ms: number): string => new Date(ms).toISOString().slice(0, 10);
 
@@ -107,23 +117,43 @@ export function readJournal(jobsDir: string, now: number): JournalEntry[] {
  */
 export async function recoverFromJournal(rt: Pick<Runtime, 'clock' | 'config' | 'log' | 'meta' | 'rows'>, desk: Pick<OrderDesk, 'accept'>): Promise<JournalRecovery | null> {
   const entries = readJournal(rt.config.jobsDir, rt.clock.now());
+  const prev = rt.meta.getJson<JournalRecovery>(JOURNAL_RECOVERY_KEY) ?? null;
   const missing = new Map<string, JournalEntry>();
   for (const e of entries) if (rt.rows.byTrxid(e.trxid) === undefined && !missing.has(foldTrxid(e.trxid))) missing.set(foldTrxid(e.trxid), e);
-  if (missing.size === 0) return null;
-  const rec: JournalRecovery = { at: rt.clock.now(), recovered: [], failed: [] };
+  if (missing.size === 0) {
+    // Called again by the reconcile: what failed before is in now (or gone from the journal).
+    if (prev && prev.failed.length > 0) {
+      const done = { ...prev, failed: [] };
+      rt.meta.setJson(JOURNAL_RECOVERY_KEY, done);
+      return done;
+    }
+    return null;
+  }
+  // Merged with an earlier try's record: the report names every order recovered since the loss.
+  const rec: JournalRecovery = { at: prev?.at ?? rt.clock.now(), recovered: [...(prev?.recovered ?? [])], failed: [] };
+  if (prev?.oldestAt !== undefined) rec.oldestAt = prev.oldestAt;
   for (const e of missing.values()) {
     try {
       const o = await desk.accept({ ...e.body, queue: true });
-      if (o.kind === 'accepted' || o.kind === 'same') rec.recovered.push(e.trxid);
-      else rec.failed.push({ trxid: e.trxid, why: `${o.code}: ${o.detail}` });
+      if (o.kind === 'accepted' || o.kind === 'same') {
+        rec.recovered.push(e.trxid);
+        rec.oldestAt = Math.min(rec.oldestAt ?? e.at, e.at);
+      } else rec.failed.push({ trxid: e.trxid, why: `${o.code}: ${o.detail}`, transient: TRANSIENT_REFUSALS.has(o.code) });
     } catch (err) {
-      rec.failed.push({ trxid: e.trxid, why: coerceError(err).message });
+      // Not an answer about the order (the store, the network): tried again.
+      rec.failed.push({ trxid: e.trxid, why: coerceError(err).message, transient: true });
     }
   }
   rt.meta.setJson(JOURNAL_RECOVERY_KEY, rec);
+  const waiting = rec.failed.filter((f) => f.transient).length;
   rt.log.warn(
-    { recovered: rec.recovered.length, failed: rec.failed.length, first: rec.recovered[0] },
-    `the store did not know ${missing.size} API order(s) accepted earlier (journal in jobs/${JOURNAL_DIR}/): ${rec.recovered.length} accepted again under their trxids, ${rec.failed.length} need a person`,
+    { recovered: rec.recovered.length, failed: rec.failed.length, waiting, first: rec.recovered[0] },
+    `the store did not know ${missing.size} API order(s) accepted earlier (journal in jobs/${JOURNAL_DIR}/): ${missing.size - rec.failed.length} accepted again under their trxids, ${waiting} wait for the supplier to answer (tried again before anything is sent), ${rec.failed.length - waiting} need a person`,
   );
   return rec;
+}
+
+/** Journal orders not accepted again yet because the supplier could not be read (tried again). */
+export function journalOrdersWaiting(rec: JournalRecovery | null | undefined): { trxid: string; why: string }[] {
+  return (rec?.failed ?? []).filter((f) => f.transient === true);
 }

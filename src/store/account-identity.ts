@@ -39,6 +39,34 @@ export interface IdentityConflict {
   rows: number;
   /** A few of them, to look up. */
   trxids: string[];
+  /**
+   * The store is a restored copy not reconciled yet (meta restore.reconcile) and the account was
+   * re-pointed since the copy: its rows are open, and what was bought at the old endpoint after the
+   * copy can only be looked up there (adv9: the reconcile swept the new endpoint, found nothing, and
+   * bought the rows a second time).
+   */
+  restored?: boolean;
+}
+
+/** meta restore.reconcile (store/backup.ts RECONCILE_KEY), read here without importing the backup code. */
+const RECONCILE_META_KEY = 'restore.reconcile';
+/** The states the reconcile after a restore looks up (ops/restore-reconcile.ts LOOKED_UP). */
+const LOOKED_UP_STATES: readonly RowState[] = ['pending', 'sending', 'resending', 'verifying', 'searching'];
+
+/**
+ * A restored copy, not reconciled yet, whose account `now` names another endpoint or key than the
+ * copy recorded for it, while any row of the store is open (it may have been bought, or moved and
+ * bought, at the old endpoint after the copy was taken).
+ */
+function restoredConflictOf(db: Db, account: string, now: AccountIdentity): IdentityConflict | undefined {
+  if (db.prepare('SELECT 1 FROM meta WHERE key = ?').get(RECONCILE_META_KEY) === undefined) return undefined;
+  const was = db.prepare('SELECT origin, key_fp AS keyFp FROM account_identities WHERE name = ?').get(account) as AccountIdentity | undefined;
+  if (!was || (was.origin === now.origin && was.keyFp === now.keyFp)) return undefined;
+  const where = `state IN (${rowStates(LOOKED_UP_STATES)})`;
+  const n = (db.prepare(`SELECT count(*) AS n FROM rows WHERE ${where}`).get() as { n: number }).n;
+  if (n === 0) return undefined;
+  const trxids = (db.prepare(`SELECT coalesce(trxid, '(none)') AS trxid FROM rows WHERE ${where} ORDER BY batch_id, idx LIMIT 5`).all() as { trxid: string }[]).map((r) => r.trxid);
+  return { account, now, sentTo: [was], rows: n, trxids, restored: true };
 }
 
 export interface Renamed {
@@ -84,7 +112,7 @@ export function reconcileAccounts(db: Db, configured: readonly ConfiguredIdentit
       new AuditStore(db).record({ at: now, actor, action: 'account renamed', detail: `account "${old.name}" is "${to.name}" now (same endpoint ${old.origin} and key ${old.keyFp}): its ${rows} rows follow it`, outcome: 'ok' });
       renamed.push({ from: old.name, to: to.name, rows });
     }
-    const conflicts = configured.map((c) => conflictOf(db, c.name, c)).filter((c): c is IdentityConflict => c !== undefined);
+    const conflicts = configured.map((c) => conflictOf(db, c.name, c) ?? restoredConflictOf(db, c.name, c)).filter((c): c is IdentityConflict => c !== undefined);
     if (conflicts.length > 0) throw new Conflicts(conflicts);
     const upsert = db.prepare(`INSERT INTO account_identities (name, origin, key_fp, since) VALUES (@name, @origin, @keyFp, @now)
       ON CONFLICT (name) DO UPDATE SET origin = excluded.origin, key_fp = excluded.key_fp, since = CASE WHEN origin IS excluded.origin AND key_fp IS excluded.key_fp THEN since ELSE excluded.since END`);
@@ -132,6 +160,9 @@ export function conflictMessage(conflicts: readonly IdentityConflict[], file: st
   return conflicts
     .map((c) => {
       const was = c.sentTo.map((s) => `${s.origin} (key ${s.keyFp})`).join(', ');
+      if (c.restored) {
+        return `start refused: this store is a restored copy not yet reconciled, and account "${c.account}" now names ${c.now.origin} (key ${c.now.keyFp}), but when the copy was taken it named ${was}; ${c.rows} open row${c.rows === 1 ? '' : 's'} (trxid ${c.trxids.join(', ')}${c.rows > c.trxids.length ? ', …' : ''}) may have been bought there after the copy, which only that account can tell: sending them now could buy them twice. Point "${c.account}" in ${file} back to ${was.replace(/ \(key .*\)$/, '')} with its key for the first start (the reconcile looks them up there), or, if it is the same supplier account, run: topup accounts confirm ${c.account}`;
+      }
       const more = c.rows > c.trxids.length ? `, … (${c.rows} in all)` : '';
       return `account "${c.account}" now names ${c.now.origin} (key ${c.now.keyFp}), but ${c.rows} unsettled row${c.rows === 1 ? ' was' : 's were'} sent to ${was} (trxid ${c.trxids.join(', ')}${more}): only that account can tell whether ${c.rows === 1 ? 'it was' : 'they were'} charged, and sending ${c.rows === 1 ? 'it' : 'them'} elsewhere could buy ${c.rows === 1 ? 'it' : 'them'} twice. Point "${c.account}" in ${file} back to ${was.includes(',') ? 'where they were sent' : was.replace(/ \(key .*\)$/, '')} with its key until they settle, or, if it is the same supplier account (a regenerated key, another host of the same API), run: topup accounts confirm ${c.account}`;
     })

@@ -47,6 +47,8 @@ export const LAST_BACKUP_KEY = 'backup.last';
 export const LAST_ATTEMPT_KEY = 'backup.lastAttempt';
 /** The store's generation (a counter the daemon raises) and its identity, mirrored in the mark file. */
 export const GENERATION_KEY = 'store.generation';
+/** Wall ms the generation was last raised: a copy of the store carrying it was taken at or after it. */
+export const GENERATION_AT_KEY = 'store.generationAt';
 export const STORE_ID_KEY = 'store.id';
 /** The mark file, in the home (outside jobs/, so restoring jobs/ alone does not take it back too). */
 export const MARK_FILE = '.topup-store-mark';
@@ -78,6 +80,12 @@ export interface ReconcileMarker {
   /** The backup restored (topup restore), when known. */
   from: string | null;
   detail: string;
+  /**
+   * For a copy recognised by the mark file: the wall ms its store last raised its generation (it
+   * was copied at or after it, so what happened without it happened after). The reconcile reads
+   * history back to before it. Absent: a deleted store, whose rows date from their first claim.
+   */
+  since?: number;
 }
 
 export interface BackupRecord {
@@ -430,9 +438,17 @@ function readMark(home: string): Mark | null {
  */
 export function storeIsBehindMark(meta: MetaStore, home: string): string | null {
   const mark = readMark(home);
-  if (!mark) return null;
   const id = meta.get(STORE_ID_KEY);
   const generation = Number(meta.get(GENERATION_KEY) ?? '0');
+  if (!mark) {
+    // A store that has run under a daemon (it has an identity) in a home without a mark: a copy
+    // brought in by hand whose dotfile did not come along (`cp home/* new/`, a sync skipping
+    // dotfiles, jobs/topup.db copied into a fresh home), or the mark removed. Which of them cannot
+    // be told; the reconcile only looks rows up, so it runs (adv9: a hand copy without its mark was
+    // not reconciled and failed-over rows were bought again).
+    if (id !== undefined) return `the store has run before (store ${id}, generation ${generation}) but this home has no ${MARK_FILE}: a copy brought here by hand, or the mark file removed`;
+    return null;
+  }
   if (id === undefined) return `the store is new, but this home had another (generation ${mark.generation}): the database was deleted or lost`;
   if (id !== mark.storeId) return `the store is not the one this home last ran (store ${id}, the home's mark names ${mark.storeId})`;
   if (generation < mark.generation) return `the store is an older copy (generation ${generation}, the home's mark says ${mark.generation})`;
@@ -444,7 +460,7 @@ export function storeIsBehindMark(meta: MetaStore, home: string): string | null 
  * A kill between the two leaves the store ahead of the mark (never mistaken for a copy); the mark
  * is written whole (a temporary file renamed) or not at all.
  */
-export function markGeneration(meta: MetaStore, home: string, newId: () => string): void {
+export function markGeneration(meta: MetaStore, home: string, newId: () => string, now: number): void {
   const mark = readMark(home);
   let id = meta.get(STORE_ID_KEY);
   if (id === undefined) {
@@ -453,6 +469,7 @@ export function markGeneration(meta: MetaStore, home: string, newId: () => strin
   }
   const generation = Math.max(Number(meta.get(GENERATION_KEY) ?? '0'), mark?.storeId === id ? mark.generation : 0) + 1;
   meta.set(GENERATION_KEY, String(generation));
+  meta.set(GENERATION_AT_KEY, String(now));
   const path = join(home, MARK_FILE);
   const tmp = `${path}.${process.pid}.tmp`;
   rmSync(tmp, { force: true });

@@ -425,11 +425,13 @@ export class RowStore extends RowWrites {
   cancelPending(batchId: string, now: number): number {
     // Nothing was bought for such a row: it can be bought again (topup retry, or the file dropped
     // again), so it says why it was skipped (CANCELLED_CODE) and, if it was never sent, gives up
-    // its trxid (a re-drop of the same bytes derives the same one).
+    // its trxid (a re-drop of the same bytes derives the same one). An API order keeps it: the
+    // shop knows its order by that trxid and is answered `cancelled` under it (adv9: the order read
+    // 404 after `topup cancel`, as if it had never been accepted).
     return this.#go(
       'cancel',
       this.#sql('cancel', 'skipped', `error = 'batch cancelled by the operator before this row was sent', reject_code = ${q(CANCELLED_CODE)},
-        trxid = CASE WHEN first_sent_at IS NULL THEN NULL ELSE trxid END`, { whole: true }),
+        trxid = CASE WHEN first_sent_at IS NULL AND api_body_hash IS NULL THEN NULL ELSE trxid END`, { whole: true }),
       { batchId, now },
     ).length;
   }

@@ -91,7 +91,7 @@ describe('adv9: deleted store, journal recovery, a failover purchase older than 
   }, 240_000);
 
   // DEFECT (money): with 55 newer orders on second, the look-back stops after page 1 and SHOP-A is bought on main too.
-  it.fails('with 55 newer orders on second: bought once, never on main', async () => {
+  it('with 55 newer orders on second: bought once, never on main', async () => {
     expect(await scenario(55)).toEqual({ main: [], second: ['SHOP-A-second'] });
   }, 240_000);
 

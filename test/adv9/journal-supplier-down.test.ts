@@ -28,7 +28,7 @@ async function start(env: NodeJS.ProcessEnv) {
 }
 
 describe('adv9: journal recovery while the supplier is down', () => {
-  it.fails('the order accepted before the loss is bought once the supplier is back', async () => {
+  it('the order accepted before the loss is bought once the supplier is back', async () => {
     const home = tempHome('adv9-jdown-');
     const sb = await inProcessSandbox();
     const env = cliEnv(home, sb, { TOPUP_ORDER_API_TOKEN: TOKEN, TOPUP_CONSOLE: '127.0.0.1:0', TOPUP_REQUEST_TIMEOUT_MS: '2000' });

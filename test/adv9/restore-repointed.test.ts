@@ -18,7 +18,7 @@ releaseAfterEach();
 const FILE = csv([['pid', 'userId', 'trxid'], ['PUBG-60', '5123456001', 'RP-1'], ['PUBG-60', '5123456002', 'RP-2']]);
 
 describe('adv9: restore, then accounts.toml re-points the account', () => {
-  it.fails('rows bought at the old endpoint after the copy are not bought again at the new one', async () => {
+  it('rows bought at the old endpoint after the copy are not bought again at the new one', async () => {
     const home = tempHome('adv9-repoint-');
     const x = await inProcessSandbox();
     const y = await inProcessSandbox();

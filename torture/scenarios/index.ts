@@ -10,6 +10,7 @@ import { swallow } from './swallow.js';
 import { accounts } from './accounts.js';
 import { api } from './api.js';
 import { takeover } from './takeover.js';
+import { restore } from './restore.js';
 
 /** In the order of the list. */
-export const SCENARIOS: Scenario[] = [sigkillLoop, lostResponses, duplicateInFlight, rateCompliance, retryAfter, conditions, resubmit, powerCut, sameCsv, swallow, accounts, api, takeover];
+export const SCENARIOS: Scenario[] = [sigkillLoop, lostResponses, duplicateInFlight, rateCompliance, retryAfter, conditions, resubmit, powerCut, sameCsv, swallow, accounts, api, restore, takeover];

@@ -10,7 +10,7 @@ import type { FundingStage } from './funding.js';
 import { sendRow } from '../../dispatch/sender.js';
 import { moveRow } from '../../dispatch/failover.js';
 import { sweepStalled } from '../../dispatch/stall.js';
-import { StoreHealth } from '../../dispatch/store-health.js';
+import { StoreHealth, StoreFile } from '../../dispatch/store-health.js';
 
 export class DispatchStage implements Stage {
   readonly name = 'dispatch';
@@ -44,7 +44,8 @@ export class DispatchStage implements Stage {
   constructor(e: EngineContext, funding: FundingStage) {
     this.#e = e;
     this.#funding = funding;
-    this.store = new StoreHealth(e.rt.log);
+    // The store's file as it was opened: a file deleted or replaced under the daemon is a store gone.
+    this.store = new StoreHealth(e.rt.log, (down) => e.emit('store', down), new StoreFile(e.rt.config.dbPath));
   }
 
   /** Sends in flight, all batches. */
@@ -63,8 +64,12 @@ export class DispatchStage implements Stage {
   tick(now: number, batches?: StepBatches): void {
     const { rt, pauses } = this.#e;
     this.#startedUpTo.clear();
+    // A store file deleted or replaced while open takes every write without an error (SQLite writes
+    // on into the unlinked file, in WAL mode): whatever is bought then is recorded nowhere a restart
+    // finds. Looked at once a second; once gone, it stays a stop until a restart opens a store.
+    const gone = this.store.fileGone(this.#e.clock.now(), this.#e.clock.mono());
     // The store cannot be written: nothing is sent, nor swept, until the back-off ends (one send then probes).
-    if (this.store.blocked(this.#e.clock.mono())) return;
+    if (gone || this.store.blocked(this.#e.clock.mono())) return;
     // The warm standby's fence (standby/fence.ts): before every round of sends. Taken over by
     // another node, or the fence unreadable: nothing is sent (the daemon stops when fenced).
     if (rt.fence && !rt.fence.allows()) return;

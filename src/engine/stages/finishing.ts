@@ -40,7 +40,10 @@ export class FinishingStage implements Stage {
       // The order API's batch of a day still taking orders (orders/api-batch.ts) is not finished
       // however many of its orders ended: more may come until its day is over. It counts as
       // unfinished only while an order in it is live (`daemon --once` may stop between orders).
-      const openForOrders = apiBatchOpenForOrders(batch, now);
+      // A cancelled one takes no order any more (orders/desk.ts refuses them until tomorrow's
+      // batch): it is finished like a file's once its sent orders end (adv9: `topup cancel` of the
+      // open day's API batch waited for a day's end and timed out).
+      const openForOrders = !batch.cancelRequested && apiBatchOpenForOrders(batch, now);
       if (live === 0 && this.#inFlightFor(batch.id) === 0 && !openForOrders) await this.#finish(batch);
       else {
         if (live > 0 || this.#inFlightFor(batch.id) > 0) unfinished++;
