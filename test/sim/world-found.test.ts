@@ -31,4 +31,15 @@ describe('the wider world: schedules the simulator found', () => {
     const out = await runSchedule(found('non-ascii-case-redrop'));
     expect(out.violations).toEqual([]);
   }, 120_000);
+
+  it('rows on an account removed from accounts.toml wait with the reason on their batch', async () => {
+    // A file pinning its row to account `second` is dropped 50 ms before the operator removes
+    // `second` from accounts.toml for 8 minutes (world.ts config-rename, op remove). The row is
+    // stored and waits `pending` on an account the restarted daemon does not have: it said so only
+    // in its log, with no error on the row, no wait reason on the batch and no pause: invariant 21
+    // (TOLD WHY) at 5 simulated minutes. Failed before the fix (engine/stages/dispatch.ts
+    // #tellGoneAccounts: the batch waits for `account`, naming the account and the rows).
+    const out = await runSchedule(found('removed-account-rows-told'));
+    expect(out.violations).toEqual([]);
+  }, 120_000);
 });
