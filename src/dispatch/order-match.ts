@@ -9,7 +9,8 @@
  * a mismatch never completes the row (the caller sends it to `review`, both sides shown).
  *
  * Compared only where the answer names the field (absent proves nothing either way):
- *  - trxid (case-insensitively, as the intake treats them), pid, quantity: exactly;
+ *  - trxid (case-insensitively, as the intake treats them), pid, quantity: exactly; a key/card
+ *    order's codes: no more than the row's quantity;
  *  - the player: the echoed userId must contain ours as a whole token, case-insensitively
  *    (suppliers echo "777888999 (2005)" or "Name#TAG" in other cases); zoneId and moreId exactly;
  *  - game and pack name only when the answer has no pid (then they are the only sign of which
@@ -53,6 +54,13 @@ export function mismatches(row: Row, order: Order, gameNames: readonly string[] 
   }
   if (order.pid !== undefined && row.productId !== null && order.pid.trim() !== row.productId) add('pid', row.productId, order.pid);
   if (order.quantity !== undefined && req && order.quantity !== (req.quantity ?? 1)) add('quantity', String(req.quantity ?? 1), String(order.quantity));
+  // A key/card order delivers one code per unit (a card's PIN travels in its code's entry:
+  // api/schemas.ts readCodes): more codes than the row asked for is another purchase even when
+  // the answer names no quantity (the simulator: an unmarked replay of a foreign 2-key order
+  // completed a 1-key row with the other buyer's codes). Fewer proves nothing (late or partial codes).
+  else if (order.quantity === undefined && req?.quantity !== undefined && order.codes !== undefined && order.codes.length > req.quantity) {
+    add('codes', `quantity ${req.quantity}`, `${order.codes.length} codes`);
+  }
   if (req?.userId !== undefined && order.userId !== undefined && !containsToken(order.userId, req.userId)) add('userId', req.userId, order.userId);
   if (req?.zoneId !== undefined && order.zoneId !== undefined && order.zoneId.trim() !== req.zoneId) add('zoneId', req.zoneId, order.zoneId);
   if (req?.moreId !== undefined && order.moreId !== undefined && order.moreId.trim().toLowerCase() !== req.moreId.toLowerCase()) {

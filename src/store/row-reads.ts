@@ -263,6 +263,19 @@ export class RowReads {
   }
 
   /** Placed orders being followed. */
+  /**
+   * Live rows of these batches on an account not among `accounts`: one renamed or removed from
+   * accounts.toml (a rename with the same endpoint and key takes its rows along at the start, so
+   * these are the rows of an account that is gone). Per batch and account, with how many.
+   */
+  onOtherAccounts(batchIds: readonly string[], accounts: readonly string[]): { batchId: string; account: string; n: number }[] {
+    if (batchIds.length === 0 || accounts.length === 0) return [];
+    return (this.stmt(
+      `SELECT batch_id AS batchId, account, count(*) AS n FROM rows WHERE batch_id IN (${placeholders(batchIds)}) AND state IN (${rowStates(LIVE_STATES)})
+         AND account NOT IN (${placeholders(accounts)}) GROUP BY batch_id, account ORDER BY batch_id, account`,
+    ).all(...batchIds, ...accounts) as { batchId: string; account: string; n: number }[]);
+  }
+
   countProcessing(batchIds: readonly string[], account?: string): number {
     if (account === undefined) return this.#count(batchIds, PLACED_STATES);
     let n = 0;

@@ -36,6 +36,18 @@ describe('mismatches: only fields the answer names, compared as the rules say', 
     expect(mismatches(topUp, order({ orderId: 'O1', status: 'completed', trxid: ' shop-1001 ', pid: 'PUBG-60', userId: '5123456789 (2005)' }))).toEqual([]);
   });
 
+  it('a key/card order delivering more codes than the row asked for is another purchase, though it names no quantity', () => {
+    // The simulator (seed 511274583, world classes twins + unmarked-replay): a 1-key row's first
+    // send answered, without a replay mark or a creation time, by a foreign order made earlier
+    // under its trxid for 2 keys; the answer named no quantity, and the row completed with the
+    // other buyer's two codes while nothing was bought for it.
+    const one = row({ pid: 'KEY-PUBG-60', trxid: 'SHOP-2', quantity: 1 });
+    expect(mismatches(one, order({ orderId: 'M1', status: 'completed', codes: ['M1-C1', 'M1-C2'] }))).toEqual([{ field: 'codes', sent: 'quantity 1', got: '2 codes' }]);
+    expect(mismatches(card, order({ orderId: 'M2', status: 'completed', codes: ['a', 'b', 'c'] }))).toEqual([]);
+    // Fewer codes than keys is not another purchase: codes can come late or in parts (CODES MISSING).
+    expect(mismatches(card, order({ orderId: 'M3', status: 'completed', codes: ['a'] }))).toEqual([]);
+  });
+
   it('another player, pack, quantity or trxid is named field by field', () => {
     const wrong = mismatches(topUp, order({ orderId: 'O1', status: 'completed', trxid: 'SHOP-9', pid: 'PUBG-325', userId: '51234567890' }));
     expect(wrong.map((m) => m.field)).toEqual(['trxid', 'pid', 'userId']);

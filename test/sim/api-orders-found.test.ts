@@ -47,4 +47,16 @@ describe('API orders: schedules the simulator found', () => {
     const out = await runSchedule(found('api-resolved-while-finishing'));
     expect(out.violations).toEqual([]);
   }, 120_000);
+
+  it('a shop order refused 409 while a file row held its trxid, stored once the file was cancelled: the door decided for the one that came second', async () => {
+    // Seed 513121147 (shrunk): file 0 holds SHOP-3 (waiting for balance); the shop sends SHOP-3
+    // and is refused 409 TRXID_USED (the file row came first: right); the file's batch is
+    // cancelled before sending, which frees the trxid; the shop's next send of SHOP-3 is stored and
+    // bought once. Invariant 15 ("the stored body is never refused 409") judged the 409 given
+    // before the order existed: a false alarm of the model, which now judges only the refusals of
+    // sends after the first that could have stored the body. Failed before that change.
+    const out = await runSchedule(found('api-refused-before-stored'));
+    expect(out.violations).toEqual([]);
+    expect(out.behaviours['action: cancel'] ?? 0).toBeGreaterThan(0);
+  }, 120_000);
 });

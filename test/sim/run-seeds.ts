@@ -9,7 +9,7 @@ import { faultFilter, type FaultFilter } from '../../sim/world.js';
 import type { AccountsMix, ApiOrdersMix } from '../../sim/schedule.js';
 
 /** Behaviours every CI run must have gone through at least once. */
-const MUST_HAPPEN = [
+export const MUST_HAPPEN = [
   'processes crashed',
   'two daemons on one home',
   'answers lost after an order was made',
@@ -53,14 +53,36 @@ export const MUST_HAPPEN_TWO = [
 ];
 
 /**
- * The fault classes CI's seeds run with: the world the simulator had before issue 29 widened it
- * (sim/world.ts). The wider classes (never-clearing faults, every answer shape, unmarked replays,
- * refunds in every form, identities in every spelling, sibling keys, config edits) are run by
- * `npm run simulate` and by the schedules saved in test/sim/found/; on the merged code they still
- * find failures not yet diagnosed (docs/simulator.md, "Not yet in CI"), and the whole world runs
- * at about a third of the speed, so CI does not run them on fixed or fresh seeds yet.
+ * The fault classes CI's seeds (fixed and fresh) run with, in the swarm: the whole world of
+ * sim/world.ts but the classes held back below, each while a failure it finds is not yet
+ * diagnosed (docs/simulator.md, "What CI runs"). `npm run simulate` runs every class.
  */
-export const CI_FAULTS: FaultFilter = faultFilter('lost,error,maintenance,account,rate,slow,refuse-resend,read-error,foreign,forbidden,crash,clock,withdrawn', undefined, true);
+export const CI_HELD_BACK = {
+  // Seed 1 (schedule 45): a shop trxid spelt with a no-break space before it (U+00A0 "X-3") is
+  // answered accepted and stored as "X-3"; the model then finds no row under its own spelling.
+  unicode: 'a shop trxid with a leading no-break space: stored trimmed (model or desk, not yet decided)',
+  // Seed 511274583 (schedule 68): a key row's first send answered, unmarked, with a foreign order
+  // made before the run under its trxid (a twin) and taken as the row's own.
+  twins: 'a key row takes an unmarked replay of a foreign order under its trxid (not yet diagnosed)',
+  'unmarked-replay': 'as twins',
+} as const;
+export const CI_FAULTS: FaultFilter = faultFilter(undefined, Object.keys(CI_HELD_BACK).join(','), true);
+
+/**
+ * Schedules per seed of each CI simulator test: the one place they live. Sized so that every
+ * test under test/sim together takes at most 90 s of wall time on 2 cores (docs/simulator.md,
+ * "What CI runs": ~0.35 s of CPU per schedule of the whole world).
+ */
+export const BUDGET = {
+  /** simulate-a, simulate-b: seeds 101/102 and 201/202, accounts one. */
+  oneAccount: 30,
+  /** simulate-c: seeds 301/302, two accounts. */
+  twoAccounts: 25,
+  /** simulate-api: seeds 401/402, a shop in every schedule. */
+  api: 15,
+  /** simulate-fresh: one seed from the time, accounts and shop mixed. */
+  fresh: 40,
+} as const;
 
 export async function runSeeds(seeds: number[], perSeed: number, expect: ExpectStatic, opts: { accounts?: AccountsMix; apiOrders?: ApiOrdersMix; mustHappen?: readonly string[]; faults?: FaultFilter } = {}): Promise<SimReport[]> {
   const reports: SimReport[] = [];

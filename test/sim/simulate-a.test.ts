@@ -5,10 +5,10 @@
  * fails the test with the shrunk schedule and the command that replays it.
  */
 import { describe, expect, it } from 'vitest';
-import { runSeeds } from './run-seeds.js';
+import { BUDGET, runSeeds } from './run-seeds.js';
 
 describe('the simulator, seeds 101 and 102', () => {
-  it('620 schedules: no invariant violated, and the runs went through what the model can do', async () => {
-    await runSeeds([101, 102], 90, expect);
+  it(`${2 * BUDGET.oneAccount} schedules: no invariant violated, and the runs went through what the model can do`, async () => {
+    await runSeeds([101, 102], BUDGET.oneAccount, expect);
   }, 900_000);
 });

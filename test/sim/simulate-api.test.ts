@@ -6,7 +6,7 @@
  * sim/invariants.ts hold beside the others. Sized to stay under about 20 s.
  */
 import { describe, expect, it } from 'vitest';
-import { runSeeds } from './run-seeds.js';
+import { BUDGET, runSeeds } from './run-seeds.js';
 
 /** Behaviours every CI run of API-order schedules must have gone through. */
 const MUST_HAPPEN_API = [
@@ -24,7 +24,7 @@ const MUST_HAPPEN_API = [
 ];
 
 describe('the simulator with API orders, seeds 401 and 402', () => {
-  it('60 schedules with a shop: no invariant violated, and the runs went through what a shop does', async () => {
-    await runSeeds([401, 402], 30, expect, { accounts: 'one', apiOrders: 'all', mustHappen: MUST_HAPPEN_API });
+  it(`${2 * BUDGET.api} schedules with a shop: no invariant violated, and the runs went through what a shop does`, async () => {
+    await runSeeds([401, 402], BUDGET.api, expect, { accounts: 'one', apiOrders: 'all', mustHappen: MUST_HAPPEN_API });
   }, 300_000);
 });

@@ -31,4 +31,25 @@ describe('the wider world: schedules the simulator found', () => {
     const out = await runSchedule(found('non-ascii-case-redrop'));
     expect(out.violations).toEqual([]);
   }, 120_000);
+
+  it('rows on an account removed from accounts.toml wait with the reason on their batch', async () => {
+    // A file pinning its row to account `second` is dropped 50 ms before the operator removes
+    // `second` from accounts.toml for 8 minutes (world.ts config-rename, op remove). The row is
+    // stored and waits `pending` on an account the restarted daemon does not have: it said so only
+    // in its log, with no error on the row, no wait reason on the batch and no pause: invariant 21
+    // (TOLD WHY) at 5 simulated minutes. Failed before the fix (engine/stages/dispatch.ts
+    // #tellGoneAccounts: the batch waits for `account`, naming the account and the rows).
+    const out = await runSchedule(found('removed-account-rows-told'));
+    expect(out.violations).toEqual([]);
+  }, 120_000);
+
+  it('a 1-key row is not completed by an unmarked replay of a foreign 2-key order under its trxid', async () => {
+    // Seed 511274583 (shrunk): a foreign order made 10 minutes before the run under the row's own
+    // trxid SHOP-2, for 2 keys (world.ts twins); the supplier answers the row's first send with it,
+    // 200 completed, no replay mark, no creation time, no quantity, two codes (unmarked-replay).
+    // The row completed with the other buyer's two codes, nothing bought for it (invariant 3).
+    // Failed before dispatch/order-match.ts compared the number of codes with the row's quantity.
+    const out = await runSchedule(found('twin-key-row-more-codes'));
+    expect(out.violations).toEqual([]);
+  }, 120_000);
 });

@@ -3,6 +3,7 @@
  * once (the rate gate is the real limit), one at a time as a probe while orders are paused. Sends
  * run in the background; each one that ends wakes the runner.
  */
+import { basename } from 'node:path';
 import { coerceError } from '../../kernel/errors.js';
 import type { EngineContext, Stage, StepBatches } from '../stage.js';
 import type { Row } from '../../store/rows.js';
@@ -76,6 +77,7 @@ export class DispatchStage implements Stage {
     if (batches) this.#rescueStranded(batches, now);
     if (this.#e.stopping()) return;
     if (batches) this.#sweepStalled(batches, now);
+    if (batches) this.#tellGoneAccounts(batches);
     this.#moveOffPaused(now);
     const one = pauses.plain;
     for (const account of pauses.sendable()) {
@@ -155,6 +157,42 @@ export class DispatchStage implements Stage {
    * at when a deadline falls due, and at least every TOPUP_REVIEW_AFTER_MS / 4 (at most once a
    * minute, at least once a second apart) for rows that came into doubt since.
    */
+  /** When the rows of accounts accounts.toml no longer names are looked for again (monotonic ms). */
+  #goneLookAt = 0;
+
+  /**
+   * Rows on an account the accounts file no longer names (removed, or renamed to an endpoint or key
+   * the rows were not sent to) cannot be sent or followed: only that account can buy them, or tell
+   * whether it did. They wait until it is configured again; the operator is told so on their batch
+   * (wait reason `account`, shown by `topup status`, the console and the batches gauge), not only in
+   * the log (the simulator: a removed account's rows waited `pending` with no reason anywhere an
+   * operator looks: invariant 21). A wait the batch already has (balance, catalog) is a reason
+   * stated already and is left as it is. Looked at on the first step and then every 30 s of steps:
+   * the accounts a process has never change while it runs, so only rows leaving those accounts
+   * (a cancel, a resolve) can end the wait, and the next look clears it.
+   */
+  #tellGoneAccounts(batches: StepBatches): void {
+    const { rt, pauses, clock } = this.#e;
+    if (pauses.plain || clock.mono() < this.#goneLookAt) return;
+    this.#goneLookAt = clock.mono() + 30_000;
+    const gone = new Map<string, { account: string; n: number }[]>();
+    for (const g of rt.rows.onOtherAccounts(batches.open.map((b) => b.id), pauses.names)) gone.set(g.batchId, [...(gone.get(g.batchId) ?? []), g]);
+    const file = rt.config.accounts.file ? basename(rt.config.accounts.file) : 'the accounts file';
+    for (const b of batches.open) {
+      const of = gone.get(b.id);
+      if (of && (b.waitReason === null || b.waitReason === 'account')) {
+        const rows = of.reduce((x, g) => x + g.n, 0);
+        const detail = `${rows} row${rows === 1 ? '' : 's'} on account${of.length === 1 ? '' : 's'} ${of.map((g) => `"${g.account}"`).join(', ')}, which ${file} no longer names: ${rows === 1 ? 'it waits' : 'they wait'} until the account is configured again (only it can buy them or tell whether it did); topup cancel ends the unsent ones`;
+        if (b.waitDetail !== detail) {
+          rt.batches.setWait(b.id, 'account', detail);
+          rt.log.error({ batch: b.id, accounts: of.map((g) => g.account), rows }, 'rows wait for an account this home no longer has (accounts file)');
+        }
+      } else if (!of && b.waitReason === 'account') {
+        rt.batches.setWait(b.id, null, null);
+      }
+    }
+  }
+
   #sweepStalled(batches: StepBatches, now: number): void {
     const { rt } = this.#e;
     if (now < this.#stallLookAt || batches.open.length === 0) {
