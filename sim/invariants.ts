@@ -74,6 +74,7 @@ import type { OrderInput } from '../src/orders/types.js';
 import { publicStatus } from '../src/orders/types.js';
 import { apiBatchClosesAt } from '../src/orders/api-batch.js';
 import { canonicalBody } from './shop.js';
+import { trxidKey } from '../src/kernel/identity.js';
 
 /** One acceptance the shop sent (sim/shop.ts) and what it was told. */
 export interface ShopAttempt {
@@ -183,7 +184,7 @@ export function judge(c: Ctx): Judgement {
   const batches = rt.batches.list();
   const rows: Row[] = batches.flatMap((b) => [...rt.rows.iterate(b.id)]);
   /** An order's place: the account it was made on and its trxid. */
-  const at = (account: string, trxid: string): string => `${account}\u0000${trxid.toLowerCase()}`;
+  const at = (account: string, trxid: string): string => `${account}\u0000${trxidKey(trxid)}`;
   const byTrxid = new Map(rows.filter((r) => r.trxid !== null).map((r) => [at(r.account, r.trxid!), r]));
   /** Trxids rows had on accounts they left (failover): an order there is an order for that row. */
   const left = new Map<string, Row>();
@@ -215,7 +216,7 @@ export function judge(c: Ctx): Judgement {
     for (const r of rows) {
       for (const [i, m] of r.moves.entries()) {
         const after = [r.trxid, ...r.moves.slice(i + 1).map((x) => x.trxid)].filter((t): t is string => t !== null);
-        check(after.every((t) => t.toLowerCase() !== m.trxid.toLowerCase()), () => `${where(r)} moved from account ${m.from} keeping its trxid ${m.trxid} (moves: ${JSON.stringify(r.moves)})`);
+        check(after.every((t) => trxidKey(t) !== trxidKey(m.trxid)), () => `${where(r)} moved from account ${m.from} keeping its trxid ${m.trxid} (moves: ${JSON.stringify(r.moves)})`);
         check(m.from !== r.account && r.moves.filter((x) => x.from === m.from).length === 1, () => `${where(r)} came back to an account it left, ${m.from} (moves: ${JSON.stringify(r.moves)})`);
         // An order of the engine's only: a foreign order (the panel's, before the run) under a trxid the file reuses is not one.
         const found = c.apiOf(m.from, m.trxid).byTrxid(m.trxid);
@@ -265,7 +266,7 @@ export function judge(c: Ctx): Judgement {
       ].filter((x) => x !== '');
       check(off.length === 0, () => `${where(r)} holds order ${o.orderId}, made before the run under its trxid for another purchase: ${off.join(', ')}`);
     } else {
-      check(o.trxid !== null && r.trxid !== null && o.trxid.toLowerCase() === r.trxid.toLowerCase(), () => `${where(r)} holds order ${o.orderId}, which was made for trxid ${o.trxid}`);
+      check(o.trxid !== null && r.trxid !== null && trxidKey(o.trxid) === trxidKey(r.trxid), () => `${where(r)} holds order ${o.orderId}, which was made for trxid ${o.trxid}`);
     }
     if (r.state === 'completed' || r.state === 'cancelled') {
       // A completed order refunded later (issue 29) was completed when the row ended: the row may say so.
@@ -311,7 +312,7 @@ export function judge(c: Ctx): Judgement {
     const b = batches.find((x) => x.id === r.batchId);
     if (!b || depth > 5) return undefined;
     // An API order is the purchase its trxid names (the first it had, before any move), in any letter case.
-    if (b.apiDay !== null && r.trxid !== null) return { key: `api:${(r.moves[0]?.trxid ?? r.trxid).toLowerCase()}`, onPurpose: false };
+    if (b.apiDay !== null && r.trxid !== null) return { key: `api:${trxidKey((r.moves[0]?.trxid ?? r.trxid))}`, onPurpose: false };
     const retry = /\.retry-(b\d{6}-[0-9a-f]{6})\.csv$/.exec(b.sourceName);
     if (retry) {
       const col = (b.header ?? []).findIndex((h) => h === 'retryOfLine');
@@ -356,10 +357,10 @@ export function judge(c: Ctx): Judgement {
   for (const sib of c.siblings ?? []) {
     // Counted where our sends met it: the trxid sent to the supplier that holds it (its FORBIDDEN
     // told us), or a row that left that supplier (a move after the refusal) and bought it elsewhere.
-    const toFirst = c.sentTo?.get(sib.trxid.toLowerCase());
+    const toFirst = c.sentTo?.get(trxidKey(sib.trxid));
     if (toFirst !== undefined && !toFirst.has(c.apis[0]!)) continue;
-    if (toFirst === undefined && !rows.some((x) => x.moves.some((m) => m.trxid.toLowerCase() === sib.trxid.toLowerCase()))) continue;
-    const r = rows.find((x) => (x.trxid !== null && x.trxid.trim().toLowerCase() === sib.trxid.toLowerCase()) || x.cells.some((cell) => cell.trim().toLowerCase() === sib.trxid.toLowerCase()));
+    if (toFirst === undefined && !rows.some((x) => x.moves.some((m) => trxidKey(m.trxid) === trxidKey(sib.trxid)))) continue;
+    const r = rows.find((x) => (x.trxid !== null && trxidKey(x.trxid) === trxidKey(sib.trxid)) || x.cells.some((cell) => trxidKey(cell) === trxidKey(sib.trxid)));
     const p = r ? purchaseOf(r) : undefined;
     if (!p) continue;
     const fake = { orderId: sib.orderId, trxid: sib.trxid } as ModelOrder;
@@ -375,7 +376,7 @@ export function judge(c: Ctx): Judgement {
   const byFold = new Map<string, typeof engineOrders>();
   for (const x of engineOrders) {
     if (x.o.trxid === null || netMicros(x.o) === 0) continue;
-    const k = x.o.trxid.trim().toLowerCase();
+    const k = trxidKey(x.o.trxid);
     byFold.set(k, [...(byFold.get(k) ?? []), x]);
   }
   for (const [k, xs] of byFold) {
@@ -514,7 +515,7 @@ function checkShop(
   /** Every row holding a trxid, by it in lower case: its trxid now and every trxid it left on another account. */
   const holders = new Map<string, Row[]>();
   for (const r of rows) {
-    const ts = new Set([...(r.trxid !== null ? [r.trxid] : []), ...r.moves.map((m) => m.trxid)].map((t) => t.toLowerCase()));
+    const ts = new Set([...(r.trxid !== null ? [r.trxid] : []), ...r.moves.map((m) => m.trxid)].map((t) => trxidKey(t)));
     for (const t of ts) holders.set(t, [...(holders.get(t) ?? []), r]);
   }
   const storedBody = (r: Row): string => {
@@ -528,7 +529,7 @@ function checkShop(
   const told = (a: ShopAttempt): string => `the acceptance of ${a.trxid} sent at ${(a.at / 1000).toFixed(3)} s to ${a.to ?? 'nobody'} (try ${a.tries}, body ${a.canon})`;
 
   const byTrxid = new Map<string, ShopAttempt[]>();
-  for (const a of shop.attempts) byTrxid.set(a.trxid.toLowerCase(), [...(byTrxid.get(a.trxid.toLowerCase()) ?? []), a]);
+  for (const a of shop.attempts) byTrxid.set(trxidKey(a.trxid), [...(byTrxid.get(trxidKey(a.trxid)) ?? []), a]);
 
   for (const [t, as] of byTrxid) {
     const hs = holders.get(t) ?? [];

@@ -9,6 +9,7 @@
  */
 import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { LIVE_STATES } from '../src/store/row-states.js';
+import { trxidKey } from '../src/kernel/identity.js';
 import { editClass, has, LIVENESS_BOUND_MS, SIM_REVIEW_AFTER_MS, type ConfigEdit } from './world.js';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -236,20 +237,20 @@ export async function runSchedule(s: Schedule, opts: RunOptions = {}): Promise<R
   const sentNames = new Map<string, Set<string>>();
   const onPost = (m: ModelApi, trxid: string): void => {
     const name = two ? (accountsFile.accounts.find((a) => apis[a.host] === m)?.name ?? m.account.name) : 'default';
-    const k = `${name}\u0000${trxid.toLowerCase()}`;
+    const k = `${name}\u0000${trxidKey(trxid)}`;
     sentAs.set(k, new Set([...(sentAs.get(k) ?? []), m]));
-    sentTo.set(trxid.toLowerCase(), new Set([...(sentTo.get(trxid.toLowerCase()) ?? []), m]));
-    const mk = `${apis.indexOf(m)}\u0000${trxid.toLowerCase()}`;
+    sentTo.set(trxidKey(trxid), new Set([...(sentTo.get(trxidKey(trxid)) ?? []), m]));
+    const mk = `${apis.indexOf(m)}\u0000${trxidKey(trxid)}`;
     sentNames.set(mk, new Set([...(sentNames.get(mk) ?? []), name]));
   };
   const apiOf = (account: string, trxid?: string | null): ModelApi => {
-    const sent = trxid ? sentAs.get(`${account}\u0000${trxid.toLowerCase()}`) : undefined;
+    const sent = trxid ? sentAs.get(`${account}\u0000${trxidKey(trxid)}`) : undefined;
     if (sent && sent.size === 1) return [...sent][0]!;
     return nameModel.get(account) ?? apis.find((m) => m.account.name === account) ?? api;
   };
   /** The account name an order of this model API was sent as (the model's own name unless a config edit renamed or re-pointed it). */
   const accountOf = (m: ModelApi, trxid: string | null): string => {
-    const names = trxid === null ? undefined : sentNames.get(`${apis.indexOf(m)}\u0000${trxid.toLowerCase()}`);
+    const names = trxid === null ? undefined : sentNames.get(`${apis.indexOf(m)}\u0000${trxidKey(trxid)}`);
     return names && names.size === 1 ? [...names][0]! : m.account.name;
   };
   const apiAt = (url: URL): ModelApi => (two && url.host === new URL(API_URL_B).host ? apis[1]! : api);

@@ -60,6 +60,21 @@ export function foldTrxid(s: string): string {
   return prev;
 }
 
+/**
+ * A trxid as a person or a shop gives it: white space around it (a spreadsheet's padding, a
+ * no-break space pasted with it) is not part of it. A file's cells are trimmed as they are read,
+ * the order API's schema trims, and the order desk trims what reaches it by any other way (the
+ * simulator calls it directly): one rule, here.
+ */
+export function trxidAsGiven(s: string): string {
+  return s.trim();
+}
+
+/** The key two spellings of one trxid share, as given anywhere: trimmed, then folded. */
+export function trxidKey(s: string): string {
+  return foldTrxid(trxidAsGiven(s));
+}
+
 /** Whether two trxids are the same (their folds are equal). */
 export function sameTrxid(a: string, b: string): boolean {
   return a === b || foldTrxid(a) === foldTrxid(b);
