@@ -55,6 +55,8 @@
  *     (never accepted, never left without an answer) has no API row;
  * 19. the desk answers every acceptance that reaches a living process: a stable refusal or the
  *     order, never an internal error (a 500: the shop cannot tell whether it was stored).
+ * 25. every money cell (amountUsd, refunded, refundedUsd, the summary's counts and lists, a
+ *     batch's progress, what each row has charged): sim/money-invariants.ts.
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { parse } from 'csv-parse/sync';
@@ -68,6 +70,7 @@ import type { OrderInput } from '../src/orders/types.js';
 import { publicStatus } from '../src/orders/types.js';
 import { apiBatchClosesAt } from '../src/orders/api-batch.js';
 import { canonicalBody } from './shop.js';
+import { checkMoneyCells } from './money-invariants.js';
 
 /** One acceptance the shop sent (sim/shop.ts) and what it was told. */
 export interface ShopAttempt {
@@ -451,6 +454,8 @@ export function judge(c: Ctx): Judgement {
     }
   }
 
+  // 25. every money cell against the ledger (sim/money-invariants.ts).
+  checkMoneyCells({ rt, rows, batches, apiOf: c.apiOf, check, where });
   if (c.shop) checkShop(c.shop, rows, batches, rt, check, where);
   const apiBatches = batches.filter((b) => b.apiDay !== null);
 
