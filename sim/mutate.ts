@@ -667,16 +667,25 @@ async function main(): Promise<void> {
     // The model's and the engine's code as it stands (src/, sim/): a survivor found on another is run again.
     const tree = hashTree(dir, '');
     const kept = new Map<string, MutantResult>();
+    /** Mutants an earlier run judged whose verdict no longer holds (survivors of an earlier model): run first. */
+    const again = new Set<string>();
+    const earlier = new Map<string, MutantResult>();
     if (a.resume && existsSync(join(a.out, `${base}.json`))) {
       const prev = JSON.parse(readFileSync(join(a.out, `${base}.json`), 'utf8')) as { setting?: typeof setting; tree?: string; results: (MutantResult & { tree?: string })[] };
       if (JSON.stringify(prev.setting) !== JSON.stringify(setting)) process.stderr.write(`--resume: ${base}.json was run with ${JSON.stringify(prev.setting)}, not ${JSON.stringify(setting)}: nothing kept\n`);
       else for (const r of prev.results) if (stillHolds(r, toRun, tree)) kept.set(r.mutant.id, r);
+      else if (r.verdict !== 'not run') {
+        again.add(r.mutant.id);
+        earlier.set(r.mutant.id, r);
+      }
       process.stderr.write(`--resume: ${kept.size} verdicts kept from ${base}.json\n`);
     }
     const results: MutantResult[] = [...compileResults, ...kept.values()];
     // Run in a seeded random order, not file by file: a run cut by --max-minutes (or killed) leaves
     // out a random part of the sample, not the last files.
+    // With --resume, the survivors of an earlier model first: the widened model's effect is measured first.
     toRun = shuffled(toRun.filter((m) => !kept.has(m.id)), prng(a.sampleSeed + 1));
+    toRun = [...toRun.filter((m) => again.has(m.id)), ...toRun.filter((m) => !again.has(m.id))];
     let next = 0;
     let done = 0;
     const deadline = a.maxMinutes > 0 ? started + a.maxMinutes * 60_000 : Infinity;
@@ -695,7 +704,8 @@ async function main(): Promise<void> {
     // Written after every mutant: a run stopped from outside (timeout, ^C) keeps what it measured; --resume goes on from there.
     const save = (final: boolean): string => {
       const sorted = [...results].sort((x, y) => Number(x.mutant.id) - Number(y.mutant.id));
-      const pending = final ? [] : toRun.filter((m) => !results.some((r) => r.mutant.id === m.id)).map((m): MutantResult => ({ mutant: m, verdict: 'not run', covering: 0, isStatic: false, ran: 0, detail: 'the run stopped first', ms: 0 }));
+      // A mutant not run yet keeps its earlier verdict (of an earlier model) in the file, so that a stopped run resumed runs it first again.
+      const pending = final ? [] : toRun.filter((m) => !results.some((r) => r.mutant.id === m.id)).map((m): MutantResult => earlier.get(m.id) ?? { mutant: m, verdict: 'not run', covering: 0, isStatic: false, ran: 0, detail: 'the run stopped first', ms: 0 });
       const all = [...sorted, ...pending].sort((x, y) => Number(x.mutant.id) - Number(y.mutant.id));
       mkdirSync(a.out, { recursive: true });
       const m = meta();
