@@ -20,7 +20,7 @@
  *  - orders processing then completing or failing (refunded or not), late codes;
  *  - history that echoes trxids and creation times, or not.
  */
-import { duplicateTrxidBody, inFlightInWords } from './phrases.js';
+import { duplicateTrxidBody, inFlightInWords, resendRefusedInWords } from './phrases.js';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { seededEntropy, type Entropy } from '../src/kernel/entropy.js';
@@ -628,7 +628,9 @@ export class ModelApi {
       // (Not while history hides orders: no one, engine or person, could then tell a charge.)
       if (!this.#foreverNow('history') && this.#chance(this.profile.refuseResend)) {
         this.stats.refused++;
-        return this.#json(400, { orderCreated: false, status: 'cancelled', game: pack.slug, error: this.#pick(['INVALID PACK', 'INSUFFICIENT BALANCE', 'INSUFFICIENT STOCK']) });
+        const generic = this.#pick(['INVALID PACK', 'INSUFFICIENT BALANCE', 'INSUFFICIENT STOCK']); // drawn as before
+        const words = resendRefusedInWords(trxid); // sim/phrases.ts
+        return this.#json(400, words ?? { orderCreated: false, status: 'cancelled', game: pack.slug, error: generic });
       }
       if (!same && !this.profile.replayOtherPurchase) {
         return this.#variant('duplicate-trxid:true', () => this.#json(400, duplicateTrxidBody(trxid)));

@@ -34,3 +34,13 @@ export function duplicateTrxidBody(trxid: string): Record<string, unknown> {
   if (pick(`${trxid}#bag`, 4) === 0) return { success: false, message: 'The given data was invalid.', errors: { trxid: ['The trxid has already been taken.'] } };
   return { success: false, error: spelled('trxid already used', trxid) };
 }
+
+/**
+ * A supplier without idempotent replays that refuses the resend of an order it already made
+ * (`refuse-resend`) says so, for one trxid in two, as "trxid already used" in words (any spelling
+ * above, or the validation bag) instead of a generic refusal: the charge then shows only in the
+ * history, so the engine must read those words as "may exist", whatever their punctuation.
+ */
+export function resendRefusedInWords(trxid: string): Record<string, unknown> | undefined {
+  return pick(`${trxid}#resend`, 2) === 0 ? duplicateTrxidBody(trxid) : undefined;
+}
