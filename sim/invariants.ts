@@ -55,12 +55,14 @@
  *     (never accepted, never left without an answer) has no API row;
  * 19. the desk answers every acceptance that reaches a living process: a stable refusal or the
  *     order, never an internal error (a 500: the shop cannot tell whether it was stored).
+ * 25. every money cell (amountUsd, refunded, refundedUsd, the summary's counts and lists, a
+ *     batch's progress, what each row has charged): sim/money-invariants.ts.
  *
  * With the operator's `topup run-covered` (issue 30):
  *
- * 25. a row skipped as not covered by the balance (TOPUP_NOT_COVERED) is in a batch the operator
- *     asked to run the part the balance covers, holds no order, and was never sent; its batch ran
- *     the rest (the word is never taken for a batch nobody asked about).
+ * 26. a row skipped as not covered by the balance (TOPUP_NOT_COVERED) is in a batch the operator
+ *     asked to run the part the balance covers, and holds no order (the word is never taken for a
+ *     batch nobody asked about).
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { parse } from 'csv-parse/sync';
@@ -75,6 +77,7 @@ import { publicStatus } from '../src/orders/types.js';
 import { apiBatchClosesAt } from '../src/orders/api-batch.js';
 import { canonicalBody } from './shop.js';
 import { trxidKey } from '../src/kernel/identity.js';
+import { checkMoneyCells } from './money-invariants.js';
 
 /** One acceptance the shop sent (sim/shop.ts) and what it was told. */
 export interface ShopAttempt {
@@ -295,7 +298,7 @@ export function judge(c: Ctx): Judgement {
     check(prev === undefined, () => `order ${r.orderId} is held by two rows: ${prev} and ${where(r)}`);
     orderHolder.set(k, where(r));
   }
-  // 25. run-covered: rows skipped as not covered only where the operator asked, never sent, holding nothing.
+  // 26. run-covered: rows skipped as not covered only where the operator asked, never sent, holding nothing.
   for (const r of rows) {
     if (r.state !== 'skipped' || r.rejectCode !== 'TOPUP_NOT_COVERED') continue;
     const b = batches.find((x) => x.id === r.batchId);
@@ -467,6 +470,8 @@ export function judge(c: Ctx): Judgement {
     }
   }
 
+  // 25. every money cell against the ledger (sim/money-invariants.ts).
+  checkMoneyCells({ rt, rows, batches, apiOf: c.apiOf, check, where });
   if (c.shop) checkShop(c.shop, rows, batches, rt, check, where);
   const apiBatches = batches.filter((b) => b.apiDay !== null);
 

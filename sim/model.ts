@@ -20,6 +20,7 @@
  *  - orders processing then completing or failing (refunded or not), late codes;
  *  - history that echoes trxids and creation times, or not.
  */
+import { duplicateTrxidBody, inFlightInWords, resendRefusedInWords } from './phrases.js';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { seededEntropy, type Entropy } from '../src/kernel/entropy.js';
@@ -615,7 +616,10 @@ export class ModelApi {
       }
     }
     if (this.#inFlight.has(trxid.toLowerCase())) {
-      return this.#variant('retry-later:true', () => this.#json(429, { success: false, code: 'DUPLICATE_IN_FLIGHT', error: 'DUPLICATE_IN_FLIGHT' }));
+      // Drawn as before (the same random stream), then said in words for one trxid in three (sim/phrases.ts).
+      const coded = this.#variant('retry-later:true', () => this.#json(429, { success: false, code: 'DUPLICATE_IN_FLIGHT', error: 'DUPLICATE_IN_FLIGHT' }));
+      const words = inFlightInWords(trxid);
+      return words ? this.#json(words.status, words.body) : coded;
     }
     const existing = this.#byTrxid.get(this.#fold(trxid));
     if (existing) {
@@ -624,10 +628,12 @@ export class ModelApi {
       // (Not while history hides orders: no one, engine or person, could then tell a charge.)
       if (!this.#foreverNow('history') && this.#chance(this.profile.refuseResend)) {
         this.stats.refused++;
-        return this.#json(400, { orderCreated: false, status: 'cancelled', game: pack.slug, error: this.#pick(['INVALID PACK', 'INSUFFICIENT BALANCE', 'INSUFFICIENT STOCK']) });
+        const generic = this.#pick(['INVALID PACK', 'INSUFFICIENT BALANCE', 'INSUFFICIENT STOCK']); // drawn as before
+        const words = resendRefusedInWords(trxid); // sim/phrases.ts
+        return this.#json(400, words ?? { orderCreated: false, status: 'cancelled', game: pack.slug, error: generic });
       }
       if (!same && !this.profile.replayOtherPurchase) {
-        return this.#variant('duplicate-trxid:true', () => this.#json(400, { success: false, error: 'trxid already used' }));
+        return this.#variant('duplicate-trxid:true', () => this.#json(400, duplicateTrxidBody(trxid)));
       }
       this.stats.replays++;
       return this.#afterCreation(this.orderBody(existing, { replay: true }));

@@ -9,7 +9,8 @@
  * value from the seed and the run's index alone), each run by sim/run-schedule.ts and judged by
  * sim/invariants.ts, exactly as the simulator does.
  *
- * `--baseline`: no mutant active; every schedule must pass. Stryker's per-test coverage is kept
+ * `--baseline`: no mutant active; a schedule that fails is recorded (it cannot judge a mutant) and
+ * the run goes on. Stryker's per-test coverage is kept
  * per schedule (`__stryker__.currentTestId` = the schedule's index), so the parent knows which
  * schedules reach each mutant; what runs while modules load is `static` (a module-level value: it
  * is in force in every schedule).
@@ -51,13 +52,20 @@ async function main(): Promise<void> {
   // the simulator kills.
   for (const f of (arg('files') ?? '').split(',').filter(Boolean)) await import(pathToFileURL(join(root, f)).href);
   const { scheduleArb } = await import('./schedule.js');
+  const { faultFilter } = await import('./world.js');
   const { runSchedule } = await import('./run-schedule.js');
   say({ loaded: true, ms: Math.round(performance.now() - t0) });
 
-  const schedules = fc.sample(scheduleArb(), { seed, numRuns: n });
+  // The world of `npm run simulate -- --faults … --no-faults … [--no-swarm]` (all classes, swarm, by default).
+  const schedules = fc.sample(scheduleArb('mixed', 'mixed', faultFilter(arg('faults'), arg('no-faults'), !process.argv.includes('--no-swarm'))), { seed, numRuns: n });
   const only = arg('only');
   const order: number[] = only ? (JSON.parse(readFileSync(only, 'utf8')) as number[]) : schedules.map((_, i) => i);
   const times: number[] = [];
+  // The baseline's cost of each schedule in simulated events (deterministic, unlike its wall time):
+  // the parent runs a mutant's schedules cheapest first. And the schedules the unmutated code
+  // fails (the wider world still finds failures not yet fixed): they cannot judge a mutant.
+  const events: number[] = [];
+  const failed: { schedule: number; violation: string }[] = [];
   // A wall-time cap on the schedules (not the load): past it, the mutant survived the schedules run so far.
   const capMs = Number(arg('cap-ms') ?? 0);
   const started = performance.now();
@@ -73,6 +81,7 @@ async function main(): Promise<void> {
     let violations: string[];
     try {
       const out = await runSchedule(s);
+      events[i] = out.events;
       violations = out.ok ? [] : out.violations;
     } catch (err) {
       // The run itself threw (the engine's error escaped the simulated processes): a failure.
@@ -82,8 +91,8 @@ async function main(): Promise<void> {
     say({ progress: i });
     if (violations.length === 0) continue;
     if (baseline) {
-      say({ result: { verdict: 'baseline-failed', schedule: i, violations: violations.slice(0, 5), scheduleValue: s } });
-      return;
+      failed.push({ schedule: i, violation: violations[0]!.slice(0, 400) });
+      continue;
     }
     let confirmed: boolean | null = null;
     if (!process.argv.includes('--static')) {
@@ -99,7 +108,7 @@ async function main(): Promise<void> {
     const perMutant: Record<string, number[]> = {};
     for (const [test, hits] of Object.entries(cov.perTest)) for (const id of Object.keys(hits)) (perMutant[id] ??= []).push(Number(test));
     const file = arg('coverage-out');
-    if (file) writeFileSync(file, JSON.stringify({ static: Object.keys(cov.static), perMutant, times: order.map((i) => [i, times[i]]) }));
+    if (file) writeFileSync(file, JSON.stringify({ static: Object.keys(cov.static), perMutant, times: order.map((i) => [i, times[i]]), events: order.map((i) => [i, events[i] ?? 0]), failed }));
   }
   say({ result: { verdict: baseline ? 'baseline-passed' : 'survived', ran: order.length } });
 }

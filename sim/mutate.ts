@@ -1,7 +1,8 @@
 /**
  * `npm run mutate:sim -- [--sample N|all] [--sample-seed K] [--per-file K] [--seed S] [--schedules B]
- *   [--workers W] [--files a.ts,b.ts:10-40] [--mutant ID,…] [--hang-ms MS] [--mutant-minutes M]
- *   [--max-minutes M] [--out DIR] [--list] [--draw-only] [--no-typecheck] [--keep]`
+ *   [--max-per-mutant K] [--faults a,b] [--no-faults c,d] [--no-swarm] [--workers W]
+ *   [--files a.ts,b.ts:10-40] [--mutant ID,…] [--hang-ms MS] [--mutant-minutes M] [--max-minutes M]
+ *   [--out DIR] [--resume] [--merge a.json,b.json] [--list] [--draw-only] [--no-typecheck] [--keep]`
  *
  * Mutation testing with the simulator as the only test (issue 29 §4): how much of the money path's
  * behaviour would the simulator notice if it were wrong?
@@ -18,20 +19,24 @@
  * 4. Compile check (sim/mutate-typecheck.ts): a mutant its file's types refuse is counted
  *    neither way, as Stryker's TypeScript checker does.
  * 5. The baseline: the B schedules of seed S (the values `npm run simulate -- --seed S --schedules
- *    B --workers 1` runs) on the instrumented code with no mutant active. Every schedule must
- *    pass; Stryker's coverage counters say which schedules reach which mutant. Cached in DIR by the
- *    tree's hash, seed and budget.
+ *    B --workers 1 [--faults …]` runs) on the instrumented code with no mutant active. A schedule
+ *    the unmutated code fails judges no mutant (listed in the report); Stryker's coverage counters
+ *    say which schedules reach which mutant, and each schedule's simulated events its cost. Cached
+ *    in DIR by the tree's hash, seed, budget and world.
  * 6. Each sampled mutant in a process of its own (sim/mutate-child.ts), `--workers` at a time: the
  *    schedules that reach it (a schedule that never runs the mutated code runs exactly as in the
  *    baseline: the simulator is deterministic), all of them for a static mutant (module-level: in
- *    force everywhere), in order, stopping at the first that fails. No schedule reaching it: `no
+ *    force everywhere), cheapest first (at most `--max-per-mutant`), stopping at the first that fails. No schedule reaching it: `no
  *    coverage` (survived, not run). A schedule still running after `--hang-ms`: `timeout`,
  *    counted killed (as Stryker does: a mutant that hangs the engine is noticed). The process
  *    dying after its modules loaded: `crashed`, killed. A module that cannot load: `load error`,
  *    neither way.
  * 7. Score = killed ÷ (killed + survived), per file and over the sample, and an estimate for the
  *    whole of the files (each file's score weighted by its mutants). Written to DIR/mutate-sim.json
- *    and DIR/mutate-sim.md (a table and every survivor), and printed.
+ *    and DIR/mutate-sim.md (a table and every survivor), after every mutant (a run stopped from
+ *    outside keeps what it measured), and printed. `--resume` keeps the verdicts of DIR's
+ *    mutate-sim.json that still hold (kills; survivors of the same src/ and sim/) and runs the
+ *    rest; `--merge` writes one report (DIR/mutate-sim-merged.*) of several runs' files.
  *
  * `--mutant 812` (or `--mutant src/poll/verify.ts:120:9`, line and column as listed) runs just
  * those mutants: a replay. `--list` lists the mutants and runs nothing.
@@ -127,6 +132,21 @@ interface Args {
   drawOnly: boolean;
   typecheck: boolean;
   keep: boolean;
+  /** The world (`npm run simulate`'s `--faults`, `--no-faults`, `--no-swarm`). */
+  faults?: string;
+  noFaults?: string;
+  swarm: boolean;
+  /** At most this many schedules per mutant (0: every one that reaches it), the cheapest first. */
+  maxPerMutant: number;
+  /** Keep the verdicts of DIR/mutate-sim.json that still hold, run the rest. */
+  resume: boolean;
+  /** Result files (mutate-sim.json) to merge into DIR's report; runs nothing. */
+  merge: string[] | null;
+}
+
+/** The world's flags as the child takes them. */
+export function worldArgs(a: Pick<Args, 'faults' | 'noFaults' | 'swarm'>): string[] {
+  return [...(a.faults !== undefined ? ['--faults', a.faults] : []), ...(a.noFaults !== undefined ? ['--no-faults', a.noFaults] : []), ...(a.swarm ? [] : ['--no-swarm'])];
 }
 
 export function parseArgs(argv: string[]): Args {
@@ -157,6 +177,12 @@ export function parseArgs(argv: string[]): Args {
     drawOnly: argv.includes('--draw-only'),
     typecheck: !argv.includes('--no-typecheck'),
     keep: argv.includes('--keep'),
+    ...(get('faults') !== undefined ? { faults: get('faults')! } : {}),
+    ...(get('no-faults') !== undefined ? { noFaults: get('no-faults')! } : {}),
+    swarm: !argv.includes('--no-swarm'),
+    maxPerMutant: num('max-per-mutant', 0),
+    resume: argv.includes('--resume'),
+    merge: list('merge'),
   };
 }
 
@@ -295,6 +321,10 @@ interface Coverage {
   static: string[];
   perMutant: Record<string, number[]>;
   times: number[];
+  /** Each schedule's simulated events in the baseline: the deterministic cost a mutant's schedules are ordered by. */
+  events?: number[];
+  /** Schedules the unmutated code fails: left out of every mutant's (they cannot judge one). */
+  failed?: { schedule: number; violation: string }[];
 }
 
 interface ChildOutcome {
@@ -375,9 +405,9 @@ function hashTree(dir: string, extra: string): string {
  * The baseline run (no mutant), split over `workers` processes: must pass every schedule; gives
  * which schedules reach which mutant, and what each schedule cost.
  */
-export async function baseline(dir: string, files: string[], seed: number, schedules: number, outDir: string, hangMs: number, workers: number): Promise<Coverage & { cached: boolean; ms: number }> {
+export async function baseline(dir: string, files: string[], seed: number, schedules: number, outDir: string, hangMs: number, workers: number, world: string[] = []): Promise<Coverage & { cached: boolean; ms: number }> {
   mkdirSync(outDir, { recursive: true });
-  const cache = join(outDir, `baseline-${hashTree(dir, `${seed}/${schedules}`)}.json`);
+  const cache = join(outDir, `baseline-${hashTree(dir, `${seed}/${schedules}/${world.join(' ')}`)}.json`);
   if (existsSync(cache)) return { ...(JSON.parse(readFileSync(cache, 'utf8')) as Coverage), cached: true, ms: 0 };
   const t0 = performance.now();
   let progressed = 0;
@@ -387,51 +417,57 @@ export async function baseline(dir: string, files: string[], seed: number, sched
       const only = join(dir, `baseline-only-${w}.json`);
       const covFile = join(dir, `baseline-coverage-${w}.json`);
       writeFileSync(only, JSON.stringify(part));
-      const out = await runChild(dir, ['--baseline', '--seed', String(seed), '--schedules', String(schedules), '--files', files.join(','), '--only', only, '--coverage-out', covFile], {}, hangMs, () => {
+      const out = await runChild(dir, ['--baseline', '--seed', String(seed), '--schedules', String(schedules), '--files', files.join(','), '--only', only, '--coverage-out', covFile, ...world], {}, hangMs, () => {
         if (++progressed % 25 === 0) process.stderr.write(`\rbaseline: ${progressed}/${schedules} schedules`);
       });
       return { out, covFile };
     }),
   );
   process.stderr.write('\n');
-  const cov: Coverage = { static: [], perMutant: {}, times: [] };
+  const cov: Coverage = { static: [], perMutant: {}, times: [], events: [], failed: [] };
   for (const { out, covFile } of outs) {
-    if (out.result?.verdict !== 'baseline-passed') {
-      throw new Error(
-        out.result?.verdict === 'baseline-failed'
-          ? `the simulator fails schedule ${out.result.schedule} of seed ${seed} on the unmutated code, so it cannot judge mutants with it: ${out.result.violations?.join(' | ').slice(0, 2000)}`
-          : `the baseline run did not finish (exit ${out.code}${out.hung ? ', a schedule hung' : ''}): ${out.stderr}`,
-      );
-    }
-    const part = JSON.parse(readFileSync(covFile, 'utf8')) as { static: string[]; perMutant: Record<string, number[]>; times: [number, number][] };
+    if (out.result?.verdict !== 'baseline-passed') throw new Error(`the baseline run did not finish (exit ${out.code}${out.hung ? ', a schedule hung' : ''}): ${out.stderr}`);
+    const part = JSON.parse(readFileSync(covFile, 'utf8')) as { static: string[]; perMutant: Record<string, number[]>; times: [number, number][]; events: [number, number][]; failed: { schedule: number; violation: string }[] };
     cov.static = [...new Set([...cov.static, ...part.static])];
     for (const [id, list] of Object.entries(part.perMutant)) (cov.perMutant[id] ??= []).push(...list);
     for (const [i, ms] of part.times) cov.times[i] = ms;
+    for (const [i, n] of part.events) cov.events![i] = n;
+    cov.failed!.push(...part.failed);
   }
+  cov.failed!.sort((x, y) => x.schedule - y.schedule);
   for (const list of Object.values(cov.perMutant)) list.sort((x, y) => x - y);
   writeFileSync(cache, JSON.stringify(cov));
   return { ...cov, cached: false, ms: performance.now() - t0 };
 }
 
-/** The schedules to run for a mutant: each that reaches it, and the one before (work it left). */
-export function coveringSchedules(id: string, cov: Coverage, schedules: number): { isStatic: boolean; order: number[] } {
-  if (cov.static.includes(id)) return { isStatic: true, order: Array.from({ length: schedules }, (_, i) => i) };
+/**
+ * The schedules to run for a mutant: each that reaches it, and the one before (work it left), but
+ * none the unmutated code fails; cheapest first (by the baseline's simulated events, deterministic;
+ * then by index), so a mutant the simulator kills is usually killed by a short schedule, and
+ * `maxPerMutant` (0: no cap) keeps the cheapest that many.
+ */
+export function coveringSchedules(id: string, cov: Coverage, schedules: number, maxPerMutant = 0): { isStatic: boolean; order: number[] } {
+  const bad = new Set((cov.failed ?? []).map((f) => f.schedule));
+  const isStatic = cov.static.includes(id);
   const set = new Set<number>();
+  if (isStatic) for (let i = 0; i < schedules; i++) set.add(i);
   for (const i of cov.perMutant[id] ?? []) {
     if (i < schedules) set.add(i);
     if (i > 0) set.add(i - 1);
   }
-  return { isStatic: false, order: [...set].sort((a, b) => a - b) };
+  const cost = (i: number): number => cov.events?.[i] ?? 0;
+  const order = [...set].filter((i) => !bad.has(i)).sort((a, b) => cost(a) - cost(b) || a - b);
+  return { isStatic, order: maxPerMutant > 0 ? order.slice(0, maxPerMutant) : order };
 }
 
-export async function runMutant(dir: string, files: string[], m: MutantInfo, cov: Coverage, a: Pick<Args, 'seed' | 'schedules' | 'hangMs' | 'mutantMinutes'>): Promise<MutantResult> {
+export async function runMutant(dir: string, files: string[], m: MutantInfo, cov: Coverage, a: Pick<Args, 'seed' | 'schedules' | 'hangMs' | 'mutantMinutes'> & Partial<Pick<Args, 'faults' | 'noFaults' | 'swarm' | 'maxPerMutant'>>): Promise<MutantResult> {
   const t0 = performance.now();
-  const { isStatic, order } = coveringSchedules(m.id, cov, a.schedules);
+  const { isStatic, order } = coveringSchedules(m.id, cov, a.schedules, a.maxPerMutant ?? 0);
   const base = { mutant: m, covering: order.length, isStatic };
   if (order.length === 0) return { ...base, verdict: 'no coverage', ran: 0, ms: 0 };
   const only = join(dir, `only-${m.id}.json`);
   writeFileSync(only, JSON.stringify(order));
-  const args = ['--seed', String(a.seed), '--schedules', String(a.schedules), '--files', files.join(','), '--only', only, ...(isStatic ? ['--static'] : []), '--cap-ms', String(a.mutantMinutes * 60_000)];
+  const args = ['--seed', String(a.seed), '--schedules', String(a.schedules), '--files', files.join(','), '--only', only, ...(isStatic ? ['--static'] : []), '--cap-ms', String(a.mutantMinutes * 60_000), ...worldArgs({ swarm: true, ...a })];
   // The next schedule's limit: --hang-ms, or five times what it took in the baseline if more (on a
   // busy machine a long schedule is not a hang). Loading the modules counts as the first's.
   const limit = (done: number): number => Math.max(a.hangMs, 5 * (cov.times[order[Math.min(done, order.length - 1)]!] ?? 0));
@@ -527,6 +563,34 @@ export function markdown(all: MutantInfo[], results: MutantResult[], meta: Recor
   return lines.join('\n');
 }
 
+/**
+ * A verdict of an earlier run kept by `--resume`: the same mutant (id, place and text: ids move
+ * when the code does), and a verdict that holds: killed, timeout, crashed, load error, or
+ * survived / no coverage on the same model and engine (src/, sim/). A survivor of an earlier
+ * model, a mutant not run, cut by the time cap or unconfirmed is run again.
+ */
+export function stillHolds(r: MutantResult & { tree?: string }, toRun: MutantInfo[], tree: string): boolean {
+  const m = toRun.find((x) => x.id === r.mutant.id);
+  if (!m || m.file !== r.mutant.file || m.line !== r.mutant.line || m.column !== r.mutant.column || m.replacement !== r.mutant.replacement) return false;
+  if (KILLED.includes(r.verdict) || r.verdict === 'load error') return true;
+  if (SURVIVED.includes(r.verdict)) return r.tree === tree && !(r.detail ?? '').startsWith('time cap');
+  return false;
+}
+
+/** `--merge a.json,b.json`: one report of several runs' results (a later file's verdict of a mutant wins unless it was not run). */
+export function mergeResults(files: string[]): MutantResult[] {
+  const by = new Map<string, MutantResult>();
+  for (const f of files) {
+    const { results } = JSON.parse(readFileSync(f, 'utf8')) as { results: MutantResult[] };
+    for (const r of results) {
+      const key = `${r.mutant.id}@${r.mutant.file}:${r.mutant.line}:${r.mutant.column}:${r.mutant.replacement}`;
+      if (r.verdict === 'not run' && by.has(key)) continue;
+      by.set(key, r);
+    }
+  }
+  return [...by.values()].sort((x, y) => Number(x.mutant.id) - Number(y.mutant.id));
+}
+
 function matches(m: MutantInfo, sel: string): boolean {
   if (/^\d+$/.test(sel)) return m.id === sel;
   const [file, line, column] = sel.split(':');
@@ -542,11 +606,21 @@ async function main(): Promise<void> {
     const live = mutants.filter((m) => !m.ignored);
     process.stderr.write(`${mutants.length} mutants in ${specs.length} files (${mutants.length - live.length} on lines marked // Stryker disable); scratch tree ${dir}\n`);
     const inFiles = (m: MutantInfo): boolean => fileFilter === null || fileFilter.some((f) => f.file === m.file && (f.lines === null || (m.line >= f.lines[0] && m.line <= f.lines[1])));
+    if (a.merge) {
+      const merged = mergeResults(a.merge);
+      const m = { command: `npm run mutate:sim -- ${process.argv.slice(2).join(' ')}`.trim(), merged: a.merge.join(', ') };
+      mkdirSync(a.out, { recursive: true });
+      writeFileSync(join(a.out, 'mutate-sim-merged.json'), `${JSON.stringify({ ...m, score: scores(live, merged), results: merged }, null, 1)}\n`);
+      const md = markdown(live, merged, m);
+      writeFileSync(join(a.out, 'mutate-sim-merged.md'), md);
+      process.stdout.write(`${md}\nwritten: ${join(a.out, 'mutate-sim-merged.json')} and .md\n`);
+      return;
+    }
     if (a.list) {
       for (const m of mutants.filter(inFiles)) process.stdout.write(`${m.id}\t${m.file}:${m.line}:${m.column}\t${m.mutator}\t${short(m.original)} → ${short(m.replacement)}${m.ignored ? `\t(disabled: ${m.ignored})` : ''}\n`);
       return;
     }
-    const results: MutantResult[] = [];
+    const compileResults: MutantResult[] = [];
     const t = performance.now();
     const checker = a.typecheck ? new MutantTypeChecker(ROOT) : null;
     const compileErrors = new Map<MutantInfo, string>();
@@ -572,7 +646,7 @@ async function main(): Promise<void> {
     } else {
       ({ sample: toRun, refused } = drawSample(live.filter(inFiles), a.sample, a.sampleSeed, a.perFile, compiles));
     }
-    for (const m of refused) results.push({ mutant: m, verdict: 'compile error', covering: 0, isStatic: false, ran: 0, detail: compileErrors.get(m) ?? '', ms: 0 });
+    for (const m of refused) compileResults.push({ mutant: m, verdict: 'compile error', covering: 0, isStatic: false, ran: 0, detail: compileErrors.get(m) ?? '', ms: 0 });
     if (toRun.length === 0) throw new Error('no mutant selected that compiles (see --list)');
     if (checker) {
       mkdirSync(a.out, { recursive: true });
@@ -584,14 +658,62 @@ async function main(): Promise<void> {
       return;
     }
     const files = specs.map((s) => s.file);
-    const cov = await baseline(dir, files, a.seed, a.schedules, a.out, a.hangMs, a.workers);
-    process.stderr.write(`baseline: ${a.schedules} schedules of seed ${a.seed} pass${cov.cached ? ' (cached)' : ` (${(cov.ms / 1000).toFixed(0)} s)`}; ${cov.static.length} static mutants\n`);
-    // Run in a seeded random order, not file by file: a run cut by --max-minutes leaves out a
-    // random part of the sample, not the last files.
-    toRun = shuffled(toRun, prng(a.sampleSeed + 1));
+    const world = worldArgs(a);
+    const cov = await baseline(dir, files, a.seed, a.schedules, a.out, a.hangMs, a.workers, world);
+    const failedBase = cov.failed ?? [];
+    process.stderr.write(`baseline: ${a.schedules} schedules of seed ${a.seed}${world.length ? ` (${world.join(' ')})` : ''}, ${a.schedules - failedBase.length} pass${failedBase.length ? `, ${failedBase.length} fail on the unmutated code and judge no mutant (${failedBase.map((f) => f.schedule).join(', ')})` : ''}${cov.cached ? ' (cached)' : ` (${(cov.ms / 1000).toFixed(0)} s)`}; ${cov.static.length} static mutants\n`);
+    const base = a.mutants ? 'mutate-sim-replay' : 'mutate-sim';
+    const setting = { seed: a.seed, schedules: a.schedules, world: world.join(' '), maxPerMutant: a.maxPerMutant };
+    // The model's and the engine's code as it stands (src/, sim/): a survivor found on another is run again.
+    const tree = hashTree(dir, '');
+    const kept = new Map<string, MutantResult>();
+    /** Mutants an earlier run judged whose verdict no longer holds (survivors of an earlier model): run first. */
+    const again = new Set<string>();
+    const earlier = new Map<string, MutantResult>();
+    if (a.resume && existsSync(join(a.out, `${base}.json`))) {
+      const prev = JSON.parse(readFileSync(join(a.out, `${base}.json`), 'utf8')) as { setting?: typeof setting; tree?: string; results: (MutantResult & { tree?: string })[] };
+      if (JSON.stringify(prev.setting) !== JSON.stringify(setting)) process.stderr.write(`--resume: ${base}.json was run with ${JSON.stringify(prev.setting)}, not ${JSON.stringify(setting)}: nothing kept\n`);
+      else for (const r of prev.results) if (stillHolds(r, toRun, tree)) kept.set(r.mutant.id, r);
+      else if (r.verdict !== 'not run') {
+        again.add(r.mutant.id);
+        earlier.set(r.mutant.id, r);
+      }
+      process.stderr.write(`--resume: ${kept.size} verdicts kept from ${base}.json\n`);
+    }
+    const results: MutantResult[] = [...compileResults, ...kept.values()];
+    // Run in a seeded random order, not file by file: a run cut by --max-minutes (or killed) leaves
+    // out a random part of the sample, not the last files.
+    // With --resume, the survivors of an earlier model first: the widened model's effect is measured first.
+    toRun = shuffled(toRun.filter((m) => !kept.has(m.id)), prng(a.sampleSeed + 1));
+    toRun = [...toRun.filter((m) => again.has(m.id)), ...toRun.filter((m) => !again.has(m.id))];
     let next = 0;
     let done = 0;
     const deadline = a.maxMinutes > 0 ? started + a.maxMinutes * 60_000 : Infinity;
+    const meta = (): Record<string, unknown> => ({
+      command: `npm run mutate:sim -- ${process.argv.slice(2).join(' ')}`.trim(),
+      seed: a.seed,
+      schedules: a.schedules,
+      world: world.join(' ') || 'all fault classes, swarm',
+      'schedules per mutant': a.maxPerMutant > 0 ? `at most ${a.maxPerMutant}, the cheapest that reach it` : 'every one that reaches it',
+      'baseline failures (left out)': failedBase.map((f) => `${f.schedule}: ${f.violation.slice(0, 160)}`),
+      sample: a.mutants ? `mutants ${a.mutants.join(',')}` : `${toRun.length + kept.size} that compile of ${live.filter(inFiles).length} (sample seed ${a.sampleSeed}, ${a.perFile} per file first; ${refused.length} drawn that do not compile)`,
+      kept: kept.size,
+      workers: a.workers,
+      wall: `${((performance.now() - started) / 60_000).toFixed(1)} min`,
+    });
+    // Written after every mutant: a run stopped from outside (timeout, ^C) keeps what it measured; --resume goes on from there.
+    const save = (final: boolean): string => {
+      const sorted = [...results].sort((x, y) => Number(x.mutant.id) - Number(y.mutant.id));
+      // A mutant not run yet keeps its earlier verdict (of an earlier model) in the file, so that a stopped run resumed runs it first again.
+      const pending = final ? [] : toRun.filter((m) => !results.some((r) => r.mutant.id === m.id)).map((m): MutantResult => earlier.get(m.id) ?? { mutant: m, verdict: 'not run', covering: 0, isStatic: false, ran: 0, detail: 'the run stopped first', ms: 0 });
+      const all = [...sorted, ...pending].sort((x, y) => Number(x.mutant.id) - Number(y.mutant.id));
+      mkdirSync(a.out, { recursive: true });
+      const m = meta();
+      writeFileSync(join(a.out, `${base}.json`), `${JSON.stringify({ ...m, setting, tree, wallMs: Math.round(performance.now() - started), score: scores(live.filter(inFiles), all), results: all }, null, 1)}\n`);
+      const md = markdown(live.filter(inFiles), all, m);
+      writeFileSync(join(a.out, `${base}.md`), md);
+      return md;
+    };
     const worker = async (): Promise<void> => {
       while (next < toRun.length) {
         const m = toRun[next++]!;
@@ -599,29 +721,15 @@ async function main(): Promise<void> {
           results.push({ mutant: m, verdict: 'not run', covering: 0, isStatic: false, ran: 0, detail: `--max-minutes ${a.maxMinutes} reached`, ms: 0 });
           continue;
         }
-        const r = await runMutant(dir, files, m, cov, a);
+        const r: MutantResult & { tree?: string } = { ...(await runMutant(dir, files, m, cov, a)), tree };
         results.push(r);
         done++;
         process.stderr.write(`[${done}/${toRun.length}] #${m.id} ${m.file}:${m.line} ${m.mutator}: ${r.verdict}${r.schedule !== undefined ? ` at schedule ${r.schedule}` : ''} (${r.ran}/${r.covering} schedules, ${(r.ms / 1000).toFixed(1)} s)\n`);
+        save(false);
       }
     };
     await Promise.all(Array.from({ length: a.workers }, worker));
-    results.sort((x, y) => Number(x.mutant.id) - Number(y.mutant.id));
-    const wallMs = performance.now() - started;
-    const s = scores(live.filter(inFiles), results);
-    const meta = {
-      command: `npm run mutate:sim -- ${process.argv.slice(2).join(' ')}`.trim(),
-      seed: a.seed,
-      schedules: a.schedules,
-      sample: a.mutants ? `mutants ${a.mutants.join(',')}` : `${toRun.length} that compile of ${live.filter(inFiles).length} (sample seed ${a.sampleSeed}, ${a.perFile} per file first; ${refused.length} drawn that do not compile)`,
-      workers: a.workers,
-      wall: `${(wallMs / 60_000).toFixed(1)} min`,
-    };
-    mkdirSync(a.out, { recursive: true });
-    const base = a.mutants ? 'mutate-sim-replay' : 'mutate-sim';
-    writeFileSync(join(a.out, `${base}.json`), `${JSON.stringify({ ...meta, wallMs: Math.round(wallMs), score: s, results }, null, 1)}\n`);
-    const md = markdown(live.filter(inFiles), results, meta);
-    writeFileSync(join(a.out, `${base}.md`), md);
+    const md = save(true);
     process.stdout.write(`${md}\nwritten: ${join(a.out, `${base}.json`)} and .md\n`);
   } finally {
     if (a.keep) process.stderr.write(`scratch tree kept: ${dir}\n`);

@@ -271,7 +271,7 @@ export async function runSchedule(s: Schedule, opts: RunOptions = {}): Promise<R
   const procs: Proc[] = [];
   const failures: string[] = [];
   const drops: Drop[] = [];
-  /** Batches `topup run-covered` was asked for (invariant 25). */
+  /** Batches `topup run-covered` was asked for (invariant 26). */
   const runCovered = new Set<string>();
   let pendingOps = 0;
   let counter = 0;

@@ -1,0 +1,155 @@
+/**
+ * Invariant 25 (issue 29 §3 "every row's money, every summary, report and metric equals the
+ * model's ledger to the cent", found missing by `npm run mutate:sim`): every money cell the engine
+ * shows, not only netUsd and spentUsd (invariants 5, 6, 22).
+ *
+ *  a. the result file's `amountUsd` of an ended row holding an order is the price the supplier
+ *     charged for that order (the ledger's amount), and empty for a row not ended; its `refunded`
+ *     is `true`/`false` as the store holds it for a cancelled row and empty otherwise; `netUsd` is
+ *     empty for a row not ended;
+ *  b. the summary's `refundedUsd` adds up the refunds of its rows (a cancelled row the store holds
+ *     refunded gives back its price) and, when every refund was reported, equals the ledger's; its
+ *     counts are the rows' states; its `codesMissing` and `review` lists name exactly the rows so;
+ *  c. a batch's progress (`topup status`, the console, `topup cancel`'s report: SQL SPENT) spends
+ *     what its summary says, to the cent;
+ *  d. what each placed row has taken from the balance as far as the home knows (store/cost.ts
+ *     CHARGED: the low-balance runway and the reconcile's balance check add it up) is, for an
+ *     order whose refund was reported (or which was never refunded), the ledger's: its price while
+ *     it runs or completed, the price less the refund once cancelled;
+ *  e. the summary's counts add up to its rows, and its rows are the result file's;
+ *  f. `topup retry --repeats` buys again only rows the batch skipped as repeats of earlier
+ *     purchases (TOPUP_REPEATED_ROW): never a row a cancel kept from being sent, a duplicate
+ *     file's row, or one skipped for any other reason (invariant 1 counts a repeats retry's rows
+ *     as bought on purpose, so it cannot see one that was not a repeat).
+ *
+ * Kept apart from sim/invariants.ts (called from judge()) so that both can change on their own.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { parse } from 'csv-parse/sync';
+import type { Runtime } from '../src/runtime.js';
+import type { Row } from '../src/store/rows.js';
+import type { Batch } from '../src/store/batches.js';
+import { outboxPaths } from '../src/outbox/paths.js';
+import { chargedUsd } from '../src/store/cost.js';
+import { REPEAT_CODE } from '../src/store/row-reads.js';
+import type { ModelApi, ModelOrder } from './model.js';
+
+export interface MoneyCtx {
+  rt: Runtime;
+  rows: Row[];
+  batches: Batch[];
+  apiOf: (account: string, trxid?: string | null) => ModelApi;
+  check: (ok: boolean, message: () => string) => void;
+  where: (r: Row) => string;
+}
+
+const cents = (micros: number): number => Math.round(micros / 10_000);
+/** A money cell as written (a file written with ';' has decimal commas), in cents; NaN if not a number. */
+const cellCents = (cell: string | undefined): number => (cell === undefined || cell.trim() === '' ? Number.NaN : Math.round(Number(cell.replace(',', '.')) * 100));
+const ENDED = ['completed', 'cancelled'];
+const PLACED_LIVE = ['processing', 'unseen'];
+
+/** The supplier said what came back (or nothing did): the engine can know the order's money exactly. */
+const knowable = (o: ModelOrder): boolean => !o.refunded || (o.refundForm ?? 'reported') === 'reported';
+
+export function checkMoneyCells(c: MoneyCtx): void {
+  const { rt, rows, batches, check, where } = c;
+  const orderOf = (r: Row): ModelOrder | undefined => (r.orderId === null ? undefined : c.apiOf(r.account, r.trxid).byId(r.orderId));
+
+  // d. CHARGED per placed row.
+  for (const r of rows) {
+    if (r.orderId === null || (!ENDED.includes(r.state) && !PLACED_LIVE.includes(r.state))) continue;
+    const o = orderOf(r);
+    if (!o || !knowable(o)) continue;
+    // A row ended before a late refund (after `completed`) is still charged as far as the home knows.
+    if (r.state !== 'cancelled' && o.status === 'cancelled') continue;
+    const expected = r.state === 'cancelled' ? cents(o.amountMicros - (o.refunded ? (o.refundMicros ?? o.amountMicros) : 0)) : cents(o.amountMicros);
+    const got = Math.round(chargedUsd(r) * 100);
+    check(got === expected, () => `${where(r)}: charged ${got / 100} USD as far as the home knows (low-balance runway, reconcile); the API's order ${o.orderId} (${o.status}${o.refunded ? ', refunded' : ''}) took ${expected / 100} USD`);
+  }
+
+  // f. a repeats retry (a retry batch that records no retryOf) holds only rows skipped as repeats.
+  for (const b of batches) {
+    const retry = /\.retry-(b\d{6}-[0-9a-f]{6})\.csv$/.exec(b.sourceName);
+    if (!retry || b.retryOf !== null) continue;
+    const col = (b.header ?? []).findIndex((h) => h === 'retryOfLine');
+    for (const r of rows.filter((x) => x.batchId === b.id)) {
+      const old = col >= 0 ? rt.rows.byLine(retry[1]!, Number(r.cells[col])) : undefined;
+      check(old !== undefined && old.state === 'skipped' && old.rejectCode === REPEAT_CODE, () =>
+        `${where(r)}: \`topup retry --repeats\` of batch ${retry[1]} took line ${r.cells[col]}, which ${old ? `was ${old.state}${old.rejectCode ? ` (${old.rejectCode})` : ''}, not skipped as a repeat` : 'is not in that batch'}`);
+    }
+  }
+
+  for (const b of batches) {
+    if (b.state !== 'done' && b.state !== 'duplicate') continue;
+    const paths = outboxPaths(rt, b);
+    const brows = rows.filter((r) => r.batchId === b.id);
+    let resultRows: number | null = null;
+    // a. the money columns of the result file.
+    if (existsSync(paths.resultFile)) {
+      const text = readFileSync(paths.resultFile, 'utf8').replace(/^\ufeff/, '');
+      const table = parse(text, { delimiter: b.dialect.delimiter, relax_column_count: true, skip_empty_lines: true }) as string[][];
+      const header = table[0] ?? [];
+      const col = (name: string): number => {
+        const i = header.lastIndexOf(`result_${name}`);
+        return i >= 0 ? i : header.lastIndexOf(name);
+      };
+      const data = table.slice(1);
+      resultRows = data.length;
+      for (const [i, r] of brows.entries()) {
+        const cells = data[i];
+        if (!cells) continue;
+        const amount = cells[col('amountUsd')];
+        const refunded = cells[col('refunded')] ?? '';
+        const net = cells[col('netUsd')] ?? '';
+        if (!ENDED.includes(r.state)) {
+          check((amount ?? '') === '' && net === '', () => `${where(r)}: the result shows amountUsd ${JSON.stringify(amount)} and netUsd ${JSON.stringify(net)} for a row whose order did not end`);
+        } else {
+          const o = orderOf(r);
+          if (o) check(cellCents(amount) === cents(o.amountMicros), () => `${where(r)}: the result says its order cost ${JSON.stringify(amount)} USD; the API charged ${cents(o.amountMicros) / 100} USD for ${o.orderId}`);
+        }
+        const want = r.state === 'cancelled' ? String(r.refunded === true) : '';
+        check(refunded === want, () => `${where(r)}: the result's refunded is ${JSON.stringify(refunded)}, the store's ${JSON.stringify(want)}`);
+      }
+    }
+    // b, c. the summary.
+    if (existsSync(paths.summaryFile)) {
+      const s = JSON.parse(readFileSync(paths.summaryFile, 'utf8')) as {
+        rows: number;
+        spentUsd: number;
+        refundedUsd: number;
+        counts: Record<string, number>;
+        codesMissing: { line: number }[];
+        review: { line: number }[];
+      };
+      let rowsRefunded = 0;
+      let ledgerRefunded = 0;
+      let allKnown = true;
+      for (const r of brows) {
+        if (r.state !== 'cancelled' || r.orderId === null) continue;
+        const o = orderOf(r);
+        if (r.refunded === true) rowsRefunded += o ? cents(o.amountMicros) : 0;
+        if (o?.refunded) ledgerRefunded += cents(o.refundMicros ?? o.amountMicros);
+        if (o && !knowable(o)) allKnown = false;
+      }
+      const refundedCents = Math.round(s.refundedUsd * 100);
+      check(refundedCents === rowsRefunded, () => `batch ${b.id} (${b.sourceName}): the summary says ${s.refundedUsd} USD refunded; its cancelled rows held refunded add up to ${rowsRefunded / 100} USD`);
+      if (allKnown) check(refundedCents === ledgerRefunded, () => `batch ${b.id} (${b.sourceName}): the summary says ${s.refundedUsd} USD refunded; the API refunded its rows ${ledgerRefunded / 100} USD`);
+      for (const state of ['completed', 'cancelled', 'rejected', 'review'] as const) {
+        const n = brows.filter((r) => r.state === state).length;
+        check(s.counts[state] === n, () => `batch ${b.id} (${b.sourceName}): the summary counts ${s.counts[state]} ${state}, the store holds ${n}`);
+      }
+      // e. the counts add up to the rows, which are the result file's.
+      const counted = Object.values(s.counts).reduce((n, x) => n + x, 0);
+      check(counted === s.rows, () => `batch ${b.id} (${b.sourceName}): the summary's counts ${JSON.stringify(s.counts)} add up to ${counted}, its rows are ${s.rows}`);
+      if (resultRows !== null) check(s.rows === resultRows, () => `batch ${b.id} (${b.sourceName}): the summary says ${s.rows} rows, the result file has ${resultRows}`);
+      const lines = (xs: { line: number }[]): string => JSON.stringify(xs.map((x) => x.line).sort((p, q) => p - q));
+      const missing = brows.filter((r) => r.state === 'completed' && r.note?.startsWith('CODES MISSING') === true);
+      check(lines(s.codesMissing) === lines(missing), () => `batch ${b.id} (${b.sourceName}): the summary lists codes missing on lines ${lines(s.codesMissing)}, the store on ${lines(missing)}`);
+      const review = brows.filter((r) => r.state === 'review');
+      check(lines(s.review) === lines(review), () => `batch ${b.id} (${b.sourceName}): the summary lists lines ${lines(s.review)} to review, the store ${lines(review)}`);
+      const progress = Math.round(rt.rows.progress(b.id).spentUsd * 100);
+      check(progress === Math.round(s.spentUsd * 100), () => `batch ${b.id} (${b.sourceName}): its progress (topup status, the console) says ${progress / 100} USD spent, its summary ${s.spentUsd} USD`);
+    }
+  }
+}
