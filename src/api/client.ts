@@ -13,10 +13,12 @@ import type { LookupFunction } from 'node:net';
 import { errors as undiciErrors } from 'undici';
 import { systemClock, type Clock } from '../kernel/clock.js';
 import { httpTransport, type Transport } from './transport.js';
-import { ApiError, ApiResponseShapeError, NotDispatchedError, TopupError, type ApiAnswer } from '../kernel/errors.js';
+import { ApiError, ApiResponseShapeError, ErrorCode, NotDispatchedError, TopupError, type ApiAnswer } from '../kernel/errors.js';
 import { classifyFailure, parseRetryAfter } from './classify.js';
 import { openGate, type CallGate, type CallOptions, type RouteName } from './gate.js';
 import { ok, readAnswer, readCapped, saysItFailed, type Exchange } from './wire.js';
+import { CHECK_PATHS, checkBody, readCheckAnswer, type PlayerCheckRequest, type PlayerCheckResult } from './player-check.js';
+import { isCheckTrxid } from '../kernel/identity.js';
 import {
   readBalance,
   readHistory,
@@ -35,6 +37,7 @@ import {
 } from './schemas.js';
 
 // The contract with the rate scheduler (gate.ts), re-exported: most callers import it from here.
+export type { CheckKind, CheckOutcome, PlayerCheckRequest, PlayerCheckResult } from './player-check.js';
 export { Priority, type CallGate, type CallInfo, type CallOptions, type RouteName } from './gate.js';
 
 /** `4`: IPv4 only (account allowlists are IPv4-only, spec §5); `6`: IPv6 only; `auto`: the system's choice. */
@@ -77,7 +80,7 @@ export type OrderAnswer = Order & { answer: ApiAnswer };
  * bigger version of what we expect (a proxy streaming a file, a loop): stop reading it.
  */
 const BODY_CAP: Record<RouteName, number> = {
-  services: 32 << 20, products: 32 << 20, history: 8 << 20, 'my-ip': 1 << 20, balance: 1 << 20, submit: 1 << 20, order: 1 << 20,
+  services: 32 << 20, products: 32 << 20, history: 8 << 20, 'my-ip': 1 << 20, balance: 1 << 20, submit: 1 << 20, order: 1 << 20, 'player-check': 1 << 20,
 };
 /**
  * Does a POST /orders answer say that an order EXISTS, so that the id it carries is an order's?
@@ -202,6 +205,8 @@ export class ResellerClient {
    */
   async submitOrder(body: OrderRequest, opts?: CallOptions): Promise<SubmitAnswer> {
     const path = '/orders';
+    // The two trxid spaces never meet (kernel/identity.ts): an order is never sent under a check's.
+    if (isCheckTrxid(body.trxid)) throw new TopupError(ErrorCode.Internal, `refused to send an order under the player-check trxid ${body.trxid}`);
     const x = await this.#exchange('submit', 'POST', path, body, opts);
     const order = x.readable ? readOrder(x.json) : undefined;
     if (order?.orderId !== undefined && saysOrderExists(x, order)) {
@@ -212,6 +217,27 @@ export class ResellerClient {
       throw new ApiError({ classification: 'ambiguous', method: 'POST', path, status: x.status, detail: 'a 2xx answer without a readable order', body: x.json, answer: x.answer });
     }
     this.#fail(x, 'POST', path);
+  }
+
+  /**
+   * POST /pubgvvfy or /mlvfy (api/player-check.ts): the player's name, or not-found, in doubt,
+   * refused, rate-limited. Never throws for an answer or a lost one: every way a check can end is
+   * an outcome. It goes through the account's rate gate like every call (priority: lookup unless
+   * told). Refuses (throws) a trxid outside the check space before anything is sent.
+   */
+  async checkPlayer(req: PlayerCheckRequest, opts?: CallOptions): Promise<PlayerCheckResult> {
+    if (!isCheckTrxid(req.trxid)) throw new TopupError(ErrorCode.Internal, `a player check's trxid must be of the check space (kernel/identity.ts), not ${req.trxid}`);
+    const path = CHECK_PATHS[req.kind];
+    let x: Exchange;
+    try {
+      x = await this.#exchange('player-check', 'POST', path, checkBody(req), opts);
+    } catch (err) {
+      // No answer, a timeout, a body too large: nothing is known about the player. A stop before
+      // the request left (NotDispatchedError) and the gate's own errors are passed on.
+      if (err instanceof ApiError) return { outcome: 'in-doubt', trxid: req.trxid, status: err.status, said: err.message };
+      throw err;
+    }
+    return readCheckAnswer(x, req.trxid, path);
   }
 
   async close(): Promise<void> {

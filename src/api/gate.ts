@@ -3,7 +3,7 @@
  * the one implementation): admission by priority, a hold-off when the API says to wait, and a
  * hook that runs right before a request leaves (where the sender commits its intent to send).
  */
-export type RouteName = 'services' | 'products' | 'my-ip' | 'balance' | 'submit' | 'order' | 'history';
+export type RouteName = 'services' | 'products' | 'my-ip' | 'balance' | 'submit' | 'order' | 'history' | 'player-check';
 
 /**
  * Lower runs later. Orders first; reports give way to everything. `acceptance`: the reads a shop's

@@ -36,6 +36,7 @@ import { outboxPaths } from '../outbox/paths.js';
 import { inputDialect } from '../outbox/dialect.js';
 import { crashPoint } from '../kernel/crash-points.js';
 import { openPlacer, placedRow, readCatalogs, withPinColumn, type Placer } from './placement.js';
+import { CheckPlanner, notFoundMessage, overrideColumn, PLAYER_NOT_FOUND_CODE, runChecks, saysSendWithoutCheck } from './player-checks.js';
 
 export { deriveTrxid } from './row-verdict.js';
 
@@ -44,10 +45,15 @@ const STORE_CHUNK = 2_000;
 
 export type LoadOutcome =
   | { loaded: true; rows: number }
-  | { loaded: false; reason: 'file-error' | 'catalog' | 'not-ours'; message: string };
+  | { loaded: false; reason: 'file-error' | 'catalog' | 'not-ours'; message: string }
+  /** Player checks owed (claim/player-checks.ts): the batch stays claimed; `soon`: load again at once (progress was made). */
+  | { loaded: false; reason: 'player-checks'; message: string; soon: boolean };
 
 /** What storing a batch reads and writes: the store, the live catalog (account), settings, log, clock, and this process's lease on the batch (owner). */
-type LoadParts = Pick<Runtime, 'accounts' | 'batches' | 'clock' | 'config' | 'db' | 'log' | 'meta' | 'owner' | 'routing' | 'rows'>;
+type LoadParts = Pick<Runtime, 'accounts' | 'batches' | 'clock' | 'config' | 'db' | 'entropy' | 'log' | 'meta' | 'owner' | 'routing' | 'rows'>;
+
+/** How long one load sends player checks before it lets the engine's other stages run (and loads again). */
+export const CHECKS_PER_LOAD_MS = 10_000;
 
 export async function loadBatch(rt: LoadParts, batch: Batch): Promise<LoadOutcome> {
   const path = join(rt.config.home, batch.jobFile);
@@ -124,6 +130,9 @@ export async function loadBatch(rt: LoadParts, batch: Batch): Promise<LoadOutcom
   // Repeats of earlier purchases are judged against the batches before this one (claim/repeats.ts).
   const checkRepeats = rt.config.repeatWindowMs > 0 && !orderedAgain(batch);
   const claimedAt = batch.createdAt;
+  // Player checks (claim/player-checks.ts): decided per row from the cache, in the transaction that stores it.
+  const checks = !duplicate && rt.config.playerChecks.lines !== 'off' ? new CheckPlanner(rt) : undefined;
+  const overrideAt = overrideColumn(file.header.header.columns);
   try {
     for await (const run of file.batches) {
       if (rows.length >= STORE_CHUNK && !flush()) {
@@ -151,9 +160,20 @@ export async function loadBatch(rt: LoadParts, batch: Batch): Promise<LoadOutcom
           rows.push({ ...base, request: null, error: placed.error });
           continue;
         }
+        let playerName: string | null = null;
+        if (checks) {
+          const j = checks.judge(placed.order.slug, placed.order.request, placed.account, saysSendWithoutCheck(raw.cells, overrideAt));
+          if (j.kind === 'cached' && j.answer.outcome === 'not-found') {
+            // Never sendable: born invalid, with why and how to buy it anyway.
+            rows.push({ ...base, request: null, error: notFoundMessage(j.answer), rejectCode: PLAYER_NOT_FOUND_CODE, slug: placed.order.slug, productId: placed.order.request.pid, packName: placed.order.packName });
+            continue;
+          }
+          if (j.kind === 'cached') playerName = j.answer.name ?? '';
+        }
         rows.push({
           ...base,
           ...placedRow(placed, verdict.trxid!),
+          playerName,
           fingerprint,
           fingerprintAlts,
           // Judged when the batch opens, in the same transaction (repeats.ts skipRepeats).
@@ -183,6 +203,19 @@ export async function loadBatch(rt: LoadParts, batch: Batch): Promise<LoadOutcom
     const message = fileProblems.map((p) => p.message).join('\n');
     failBatch(rt, batch, message, 'refused');
     return { loaded: false, reason: 'file-error', message };
+  }
+
+  // Players owed a check: the batch is not opened (nothing of it can be sent) until every one is
+  // answered. The answers are kept as they come; the next load decides the rows from them.
+  if (checks && checks.pending.size > 0) {
+    file.close();
+    const run = await runChecks(rt, checks.pending.values(), batch.id, CHECKS_PER_LOAD_MS);
+    const message = `player checks: ${checks.pending.size - run.settled} of ${checks.players.size} players still to check` +
+      (run.lastProblem ? `; last: ${run.lastProblem}` : '');
+    rt.db.transaction(() => {
+      if (ours()) rt.batches.setWait(batch.id, 'player-checks', message);
+    }).immediate();
+    return { loaded: false, reason: 'player-checks', message, soon: run.settled > 0 && !run.refused };
   }
 
   // How the columns were read, for the summary written when the batch ends (outbox/summary.ts).

@@ -18,14 +18,15 @@ export function registerValidate(program: Command): void {
     .description('Dry run: check every row against the live catalog, price the file and compare with the balance (sends nothing)')
     .argument('<file>', 'order file: .csv (or .tsv/.txt) or .xlsx')
     .option('--again', 'the file is meant to be ordered again (do not flag it as identical to an earlier batch)')
+    .option('--check-players', 'run the player-name checks the file needs now (TOPUP_PLAYER_CHECKS; they may cost money: validate says how many first)')
     .option('--json', 'print the quote and the problems as JSON')
     .addHelpText('after', '\nExit code: 0 when every row is valid and the balance covers the file; 1 otherwise (also: a file without order rows, rows that repeat an earlier purchase); 7 when the file cannot be read, or is refused as a whole (a column its orders need is missing).')
-    .action(async (file: string, opts: { again?: boolean; json?: boolean }, cmd: Command) => {
+    .action(async (file: string, opts: { again?: boolean; json?: boolean; checkPlayers?: boolean }, cmd: Command) => {
       const path = resolve(file);
       if (!existsSync(path) || !statSync(path).isFile()) throw new InputFileError(`${file}: no such file`);
       const ctx = await openCommandContext(cmd);
       try {
-        const q = await quoteFile(ctx.rt, path, opts.again === true);
+        const q = await quoteFile(ctx.rt, path, opts.again === true, { runChecks: opts.checkPlayers === true });
         if (opts.json) process.stdout.write(`${JSON.stringify(q, null, 2)}\n`);
         else print(q, ctx.config.sandbox);
         process.exitCode = q.fileProblems.length > 0 ? ExitCode.InputFile : q.ok ? ExitCode.Ok : ExitCode.NotAllCompleted;
@@ -89,6 +90,30 @@ export function linesText(g: ProblemGroup): string {
   return `${g.lines.join(', ')}${g.count > g.lines.length ? ` … (${g.count.toLocaleString('en-US')} rows)` : ''}`;
 }
 
+const SHOWN_PLAYERS = 200;
+
+/** The player checks: how many, what they may cost, each row's name, the lines whose player does not exist. */
+export function playerCheckLines(c: NonNullable<Quote['playerChecks']>): string[] {
+  const out = ['Player checks:'];
+  const kept = [`${c.cached} answered before`, ...(c.spared > 0 ? [`${c.spared} rows spared (player completed recently)`] : []), ...(c.overridden > 0 ? [`${c.overridden} rows marked send without a check`] : [])];
+  out.push(`  ${c.needed} player${c.needed === 1 ? '' : 's'} to check (${kept.join(', ')}); ${c.needed} check${c.needed === 1 ? '' : 's'} may cost up to ${usd(c.maxCostUsd)} USD`);
+  if (!c.ran && c.needed > 0) out.push('  not run: `topup validate --check-players FILE` runs them now; the daemon runs them before it sends anything of the file');
+  if (c.ran) out.push(`  ran ${c.sent} check${c.sent === 1 ? '' : 's'}${c.owed > 0 ? `; ${c.owed} not answered yet${c.problem ? ` (${plain(c.problem)})` : ''}` : ''}`);
+  const shown = c.rows.slice(0, SHOWN_PLAYERS);
+  if (shown.length > 0) {
+    out.push(renderTable(shown, [
+      { title: 'line', get: (r) => r.line, right: true },
+      { title: 'player', get: (r) => (r.playerName === undefined ? '(not checked yet)' : r.playerName === null ? 'NOT FOUND' : plain(r.playerName) || '(found, no name given)') },
+    ]));
+    if (c.rows.length > SHOWN_PLAYERS) out.push(`  … and ${c.rows.length - SHOWN_PLAYERS} more rows (all in --json)`);
+  }
+  if (c.notFoundLines.length > 0) {
+    const lines = c.notFoundLines.length > 20 ? `${c.notFoundLines.slice(0, 20).join(', ')} … (${c.notFoundLines.length} rows)` : c.notFoundLines.join(', ');
+    out.push(`PLAYER NOT FOUND on line${c.notFoundLines.length === 1 ? '' : 's'} ${lines}: ${c.notFoundLines.length === 1 ? 'that row' : 'those rows'} would not be sent. Fix the ids, or put yes in a column sendWithoutCheck to buy anyway.`);
+  }
+  return out;
+}
+
 /** How much to top up, and where: with several accounts each pays for its own rows. */
 function notAffordable(q: Quote): string {
   if (!q.namedAccounts) return `NOT AFFORDABLE: top up at least ${usd(-q.balanceAfterUsd)} USD before submitting.`;
@@ -130,6 +155,7 @@ function print(q: Quote, sandbox: boolean): void {
   if (q.repeats.length > 0) {
     out.push(`Repeats of earlier purchases (${q.repeatRows} of ${q.rows} rows; every row is in --json):`, ...q.repeats.map((g) => `  - ${plain(g.message)}`), '');
   }
+  if (q.playerChecks) out.push(...playerCheckLines(q.playerChecks), '');
   if (q.rows > 0 && q.problems.length === 0 && q.fileProblems.length === 0) out.push(`All ${q.rows} rows are valid.`, '');
   if (q.duplicateOf) out.push(`This file is identical to batch ${q.duplicateOf}: submitting it would send nothing. To order it again on purpose: topup submit --again FILE`, '');
   if (q.byPack.length > 0) {

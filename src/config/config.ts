@@ -6,6 +6,7 @@
  * The config file uses the same KEY=VALUE lines as a systemd EnvironmentFile, so one file
  * serves both. TOPUP_HOME itself is read from the environment only.
  */
+import { PLAYER_CHECK_DEFAULTS, playerCheckSettings, type PlayerCheckSettings } from './player-check-settings.js';
 import { existsSync, readFileSync } from 'node:fs';
 import { resolve, join } from 'node:path';
 import { parseEnv } from 'node:util';
@@ -100,6 +101,8 @@ export interface Config {
    * authHeader, rateLimits and ipFamily above are the first account's.
    */
   accounts: AccountsSettings;
+  /** The player-name checks (config/player-check-settings.ts, docs/player-checks.md): off by default. */
+  playerChecks: PlayerCheckSettings;
 }
 
 /** Every setting this program reads, with its default. docs/settings.md's table mirrors this (test/unit/config.test.ts). */
@@ -140,6 +143,7 @@ export const SETTINGS = {
   ...ORDER_API_DEFAULTS,
   ...BACKUP_DEFAULTS,
   ...STANDBY_DEFAULTS,
+  ...PLAYER_CHECK_DEFAULTS,
 } as const satisfies Record<string, string>;
 export type SettingName = keyof typeof SETTINGS;
 
@@ -330,6 +334,7 @@ export function loadConfig(
     orderApi: orderApiSettings(env, home, credDir),
     backup: backupSettings(env, home),
     standby: standbySettings(env, home),
+    playerChecks: playerCheckSettings(env),
   };
   return Object.freeze(withAccounts(config, accountsFile, given('TOPUP_RATE_LIMITS')));
 }

@@ -156,3 +156,24 @@ export function accountIdentity(url: string | null, key: string): AccountIdentit
   const keyFp = createHash('sha256').update('topup-runner account key fingerprint v1\u0000').update(key).digest('hex').slice(0, 16);
   return { origin, keyFp };
 }
+
+/**
+ * The trxid space of player checks (POST /pubgvvfy, /mlvfy: docs/player-checks.md), stated once.
+ * Every check carries a trxid of its own (the supplier's public clients use `CHK-PUBG-…`), and a
+ * check's trxid must never be one an order could carry, or a check and an order could be taken by
+ * the supplier for one purchase key. So a check trxid starts with CHECK_TRXID_PREFIX, whose leading
+ * "-" TRXID_PATTERN refuses for every order trxid (a file's, the order API's, a derived one):
+ * the two spaces cannot meet. checkTrxid() makes one; the client refuses to send a check under
+ * anything else (api/player-check.ts), and refuses to send an order under a check's (api/client.ts).
+ */
+export const CHECK_TRXID_PREFIX = '-CHK-';
+
+/** A fresh check trxid: `-CHK-PUBG-<16 hex>`. `hex16` is 16 random hex digits (kernel/entropy.ts). */
+export function checkTrxid(kind: 'pubg' | 'ml', hex16: string): string {
+  return `${CHECK_TRXID_PREFIX}${kind.toUpperCase()}-${hex16}`;
+}
+
+/** A trxid of the check space: the prefix, and (so it holds whatever the prefix becomes) not an order's. */
+export function isCheckTrxid(trxid: string): boolean {
+  return trxid.startsWith(CHECK_TRXID_PREFIX) && !TRXID_PATTERN.test(trxid);
+}

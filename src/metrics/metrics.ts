@@ -28,7 +28,7 @@ import { webhookGauges } from './webhook-gauges.js';
 
 const ACTIVE_TOTALS = ['topup_nodejs_active_handles_total', 'topup_nodejs_active_requests_total', 'topup_nodejs_active_resources_total'] as const;
 
-const ROUTES: readonly RouteName[] = ['services', 'products', 'my-ip', 'balance', 'submit', 'order', 'history'];
+const ROUTES: readonly RouteName[] = ['services', 'products', 'my-ip', 'balance', 'submit', 'order', 'history', 'player-check'];
 
 export interface MetricsDeps extends GaugeDeps {
   runner: RunnerView;

@@ -25,6 +25,7 @@ import { judgeRow } from '../claim/row-verdict.js';
 import { boughtBefore } from '../claim/repeats.js';
 import type { Runtime } from '../runtime.js';
 import { roundCents as cents } from '../kernel/money.js';
+import { CheckPlanner, notFoundMessage, overrideColumn, runChecks, saysSendWithoutCheck } from '../claim/player-checks.js';
 
 export interface Quote {
   file: string;
@@ -65,7 +66,31 @@ export interface Quote {
   balanceAfterUsd: number;
   affordable: boolean;
   duplicateOf: string | null;
+  /** Player-name checks (docs/player-checks.md); null when TOPUP_PLAYER_CHECKS is off. */
+  playerChecks: PlayerCheckQuote | null;
   ok: boolean;
+}
+
+export interface PlayerCheckQuote {
+  /** Players this file's rows need a check for and that have no answer kept (calls a load would make). */
+  needed: number;
+  /** Players whose answer is kept (no call). */
+  cached: number;
+  /** Rows spared a check: their player was seen completed within TOPUP_PLAYER_CHECK_SKIP_DAYS. */
+  spared: number;
+  /** Rows whose file says send without a check. */
+  overridden: number;
+  /** What the needed checks may cost (needed × TOPUP_PLAYER_CHECK_PRICE_USD). */
+  maxCostUsd: number;
+  /** The checks were run now (validate --check-players): `sent` calls, `owed` not answered. */
+  ran: boolean;
+  sent: number;
+  owed: number;
+  problem?: string;
+  /** Each checked row: its line and the name the check gave, null for not found, undefined (absent) when not known yet. */
+  rows: { line: number; playerName?: string | null }[];
+  /** Lines whose player the supplier says does not exist: never sent. */
+  notFoundLines: number[];
 }
 
 export interface RepeatGroup {
@@ -113,9 +138,12 @@ export function windowText(ms: number): string {
   return ms % 3_600_000 === 0 ? `${ms / 3_600_000} h` : `${Math.round(ms / 60_000)} min`;
 }
 
-type QuoteParts = Pick<Runtime, 'accounts' | 'batches' | 'clock' | 'config' | 'log' | 'meta' | 'routing' | 'rows'>;
+type QuoteParts = Pick<Runtime, 'accounts' | 'batches' | 'clock' | 'config' | 'db' | 'entropy' | 'log' | 'meta' | 'routing' | 'rows'>;
 
-export async function quoteFile(rt: QuoteParts, path: string, again: boolean): Promise<Quote> {
+/** The longest validate --check-players sends checks for: past it the rest are owed (the daemon asks them before sending). */
+const QUOTE_CHECKS_MS = 10 * 60_000;
+
+export async function quoteFile(rt: QuoteParts, path: string, again: boolean, opts: { runChecks?: boolean } = {}): Promise<Quote> {
   const hash = await contentHash(path);
   const earlier = again ? undefined : rt.batches.findByContent(hash);
   const file = await openOrderFile(path);
@@ -147,6 +175,12 @@ export async function quoteFile(rt: QuoteParts, path: string, again: boolean): P
   let rows = 0;
   let valid = 0;
   let total = 0;
+  // Player checks: every valid row of a checked line, judged once the checks (if run) are answered.
+  const checking = rt.config.playerChecks.lines !== 'off';
+  const overrideAt = overrideColumn(header.columns);
+  const checkRows: { line: number; slug: string; order: Valid; override: boolean }[] = [];
+  /** The rows counted in the money to send (a not-found player's row is taken out again). */
+  const counted = new Set<Valid>();
   for await (const run of file.batches) {
     for (const raw of run) {
       rows++;
@@ -171,6 +205,7 @@ export async function quoteFile(rt: QuoteParts, path: string, again: boolean): P
         continue;
       }
       const order = { ...placed.order, account: placed.account };
+      if (checking) checkRows.push({ line: raw.line, slug: placed.order.slug, order, override: saysSendWithoutCheck(raw.cells, overrideAt) });
       if (checkRepeats && !v.order.givenTrxid) {
         toCheck.push({ header: header.columns, cells: raw.cells, line: raw.line, topUp: isTopUp(v.order.request), fingerprint, alts, order });
         continue;
@@ -187,8 +222,50 @@ export async function quoteFile(rt: QuoteParts, path: string, again: boolean): P
     if (g) g.rows++;
     else repeats.set(f.e.batchId, { batchId: f.e.batchId, file: f.e.file, rows: 1, firstLine: r.line! });
   });
+  let playerChecks: PlayerCheckQuote | null = null;
+  if (checking) {
+    let planner = new CheckPlanner(rt);
+    for (const r of checkRows) planner.judge(r.slug, r.order.request, r.order.account, r.override);
+    const needed = planner.pending.size;
+    const maxCostUsd = planner.pendingCostUsd;
+    let ran: Awaited<ReturnType<typeof runChecks>> | undefined;
+    if (opts.runChecks && needed > 0) {
+      ran = await runChecks(rt, planner.pending.values(), null, QUOTE_CHECKS_MS);
+      planner = new CheckPlanner(rt);
+    }
+    const out: PlayerCheckQuote['rows'] = [];
+    const notFoundLines: number[] = [];
+    for (const r of checkRows) {
+      const j = planner.judge(r.slug, r.order.request, r.order.account, r.override);
+      if (j.kind === 'none') continue;
+      if (j.kind === 'pending') { out.push({ line: r.line }); continue; }
+      if (j.answer.outcome === 'found') { out.push({ line: r.line, playerName: j.answer.name ?? '' }); continue; }
+      out.push({ line: r.line, playerName: null });
+      notFoundLines.push(r.line);
+      // Never sent: a problem of its line, and out of the money to send.
+      problems.push({ line: r.line, column: 'userId', problem: notFoundMessage(j.answer) });
+      if (counted.has(r.order)) uncount(r.order);
+    }
+    playerChecks = {
+      needed, cached: planner.players.size - planner.pending.size, spared: planner.spared, overridden: planner.overridden, maxCostUsd,
+      ran: ran !== undefined, sent: ran?.sent ?? 0, owed: ran ? planner.pending.size : needed,
+      ...(ran?.lastProblem ? { problem: ran.lastProblem } : {}),
+      rows: out, notFoundLines,
+    };
+  }
   problems.sort((a, b) => a.line - b.line);
+  function uncount(o: Valid): void {
+    counted.delete(o);
+    valid--;
+    total -= o.amountUsd;
+    const line = packs.get(`${o.account}\u0000${o.request.pid}`)!;
+    line.rows--;
+    line.quantity -= o.quantity;
+    line.usd -= o.amountUsd;
+    if (line.rows === 0) packs.delete(`${o.account}\u0000${o.request.pid}`);
+  }
   function count(o: Valid): void {
+    counted.add(o);
     valid++;
     total += o.amountUsd;
     // Two suppliers may use one pid for different packs: a line is a pid at an account.
@@ -244,7 +321,9 @@ export async function quoteFile(rt: QuoteParts, path: string, again: boolean): P
     balanceAfterUsd,
     affordable,
     duplicateOf: earlier?.id ?? null,
-    ok: !refused && rows > 0 && valid === rows && affordable && !earlier,
+    playerChecks,
+    // Not ready while a row's player is not found (its line is among the problems, valid < rows).
+    ok: !refused && rows > 0 && valid === rows && affordable && !earlier && (playerChecks?.notFoundLines.length ?? 0) === 0,
   };
 }
 

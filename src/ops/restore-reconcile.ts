@@ -66,7 +66,7 @@ const PAGE_SIZE = 50;
 const MAX_PAGES = 200;
 const RETRY_MS = 15_000;
 
-type ReconcileParts = Pick<Runtime, 'accounts' | 'accountOf' | 'batches' | 'clock' | 'config' | 'db' | 'log' | 'meta' | 'owner' | 'ownerIsDead' | 'routing' | 'rows'>;
+type ReconcileParts = Pick<Runtime, 'accounts' | 'accountOf' | 'batches' | 'clock' | 'config' | 'db' | 'entropy' | 'log' | 'meta' | 'owner' | 'ownerIsDead' | 'routing' | 'rows'>;
 
 interface Sweep {
   /** Orders by lower-cased trxid. */

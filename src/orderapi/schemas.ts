@@ -166,7 +166,7 @@ export const BatchViewSchema = z
     done: z.boolean().openapi({ description: 'The result file is written (GET …/result answers).' }),
     duplicateOf: z.string().nullable(),
     fileError: z.string().nullable(),
-    waitReason: z.enum(['balance', 'maintenance', 'account', 'catalog']).nullable(),
+    waitReason: z.enum(['balance', 'maintenance', 'account', 'catalog', 'player-checks']).nullable(),
     waitDetail: z.string().nullable(),
     cancelRequested: z.boolean(),
     rows: z.number().int(),

@@ -4,6 +4,7 @@
  * written atomically before the batch is marked, so a kill in between only means they are
  * written again, identically, after the restart.
  */
+import { PlayerCheckStore } from '../store/player-checks.js';
 import { Priority } from '../api/client.js';
 import { coerceError } from '../kernel/errors.js';
 import type { Runtime } from '../runtime.js';
@@ -54,7 +55,7 @@ export async function finishBatch(rt: Pick<Runtime, 'account' | 'accounts' | 'ac
   const xlsx = batch.dialect.xlsx ? paths.resultXlsx : null;
   await writeBatchResults(rt, batch, { csv: paths.resultFile, xlsx }, false, late.lines);
   removePartials(rt, batch);
-  const summary = summarize(batch, rt.rows.iterate(batch.id), { csv: paths.resultFile, xlsx }, balanceAfter, now, late, readColumnReport(rt, batch), byAccount);
+  const summary = summarize(batch, rt.rows.iterate(batch.id), { csv: paths.resultFile, xlsx }, balanceAfter, now, late, readColumnReport(rt, batch), byAccount, new PlayerCheckStore(rt.db).batchCalls(batch.id));
   writeSummaryFile(paths.summaryFile, summary);
   // The files are written and the batch not yet done: a crash here writes them again (same names).
   await rt.clock.yield();

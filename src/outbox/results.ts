@@ -10,6 +10,10 @@
  * `refusedBy` (the accounts that refused it with nothing created before it moved, each with the
  * trxid it had there and why, docs/accounts.md).
  *
+ * A batch some of whose rows were player-checked (docs/player-checks.md) has `playerName` after
+ * `error` (before the account columns): the name the check gave, `not found` for a row held
+ * because its player does not exist, blank for a row not checked.
+ *
  * - The header appears once. When the input has a trxid column (any spelling the intake accepts:
  *   `trxid`, `trxId`, `idtrx`, …) that column is filled in place with the row's trxid and no
  *   second `trxid` column is added.
@@ -40,7 +44,7 @@ import { rowMoney } from '../store/cost.js';
 export { rowMoney } from '../store/cost.js';
 
 export const RESULT_COLUMNS = ['trxid', 'orderId', 'status', 'packName', 'amountUsd', 'refunded', 'netUsd', 'codes', 'finishedAt', 'error'] as const;
-export type ResultColumn = (typeof RESULT_COLUMNS)[number] | 'account' | 'refusedBy' | 'mode';
+export type ResultColumn = (typeof RESULT_COLUMNS)[number] | 'playerName' | 'account' | 'refusedBy' | 'mode';
 export const CLASH_PREFIX = 'result_';
 
 /** The column set of one batch's result. */
@@ -57,9 +61,9 @@ export interface ResultLayout {
 
 const normalise = (name: string): string => name.trim().toLowerCase().replace(/[\s_-]+/g, '');
 
-export function resultLayout(inputHeader: readonly string[], sandbox: boolean, accounts = false): ResultLayout {
+export function resultLayout(inputHeader: readonly string[], sandbox: boolean, accounts = false, players = false): ResultLayout {
   const trxidCol = inputHeader.findIndex((c) => canonicalField(c) === 'trxid');
-  const ours: ResultColumn[] = [...RESULT_COLUMNS, ...(accounts ? (['account', 'refusedBy'] as const) : []), ...(sandbox ? (['mode'] as const) : [])].filter((c) => c !== 'trxid' || trxidCol < 0);
+  const ours: ResultColumn[] = [...RESULT_COLUMNS, ...(players ? (['playerName'] as const) : []), ...(accounts ? (['account', 'refusedBy'] as const) : []), ...(sandbox ? (['mode'] as const) : [])].filter((c) => c !== 'trxid' || trxidCol < 0);
   const taken = new Set(inputHeader.filter((c) => c.trim() !== '').map(normalise));
   const names = ours.map((col) => {
     let name: string = col;
@@ -71,8 +75,8 @@ export function resultLayout(inputHeader: readonly string[], sandbox: boolean, a
 }
 
 /** `accounts`: the batch has rows on a named account (rows.ts hasNamedAccounts): the account columns are shown. */
-export function batchLayout(batch: Batch, accounts = false): ResultLayout {
-  return resultLayout(batch.header ?? [], batch.sandbox, accounts);
+export function batchLayout(batch: Batch, accounts = false, players = false): ResultLayout {
+  return resultLayout(batch.header ?? [], batch.sandbox, accounts, players);
 }
 
 /** Money cells are numbers (the writers format them); every other cell is text. */
@@ -121,6 +125,9 @@ export function resultCells(row: Row, layout: ResultLayout, partial = false): Re
         // A completed key/card order without codes says so here, never a silent empty codes cell.
         if (row.state === 'completed') return row.note?.startsWith('CODES MISSING') ? row.note : '';
         return final ? (row.error ?? '') : '';
+      case 'playerName':
+        // The name the supplier's check gave; "not found" for a row held for it; blank: not checked.
+        return row.rejectCode === 'TOPUP_PLAYER_NOT_FOUND' ? 'not found' : (row.playerName ?? '');
       case 'account':
         return row.request === null ? '' : row.account;
       case 'refusedBy':

@@ -49,6 +49,13 @@ export interface BatchSummary {
   changedAfterRead?: { lines: number[]; note: string };
   /** Review rows settled later: by the recheck (`found`) or by an operator. */
   resolved: { line: number; trxid: string | null; resolution: string; by: string | null; at: string | null; status: string; orderId: string | null }[];
+  /**
+   * Player-name checks sent while the batch was stored (docs/player-checks.md): how many, what
+   * they cost at TOPUP_PLAYER_CHECK_PRICE_USD (the supplier's own charge is in its balance, not
+   * in spentUsd, which is orders only), the rows held because their player does not exist.
+   * Only present when the batch was checked.
+   */
+  playerChecks?: { calls: number; costUsd: number; notFoundRows: number };
   /** How each column of the file was read; null when its rows were not read (a duplicate file). */
   columns: ColumnReport['columns'] | null;
   /** About the file as a whole: warnings about its columns, hints, a file without order rows. */
@@ -90,11 +97,13 @@ export function summarize(
   late: { lines: readonly { line: number }[]; note: string | null } = { lines: [], note: null },
   columns: ColumnReport | null = null,
   byAccount: Record<string, number | null> | null = null,
+  checks: { calls: number; costUsd: number } | null = null,
 ): BatchSummary {
   const counts = emptyCounts();
   let spentCents = 0;
   let refundedCents = 0;
   let n = 0;
+  let notFoundRows = 0;
   const review: BatchSummary['review'] = [];
   const codesMissing: BatchSummary['codesMissing'] = [];
   const resolved: BatchSummary['resolved'] = [];
@@ -104,6 +113,7 @@ export function summarize(
     const money = rowMoney(row);
     spentCents += money.netCents ?? 0;
     refundedCents += money.refundedCents;
+    if (row.rejectCode === 'TOPUP_PLAYER_NOT_FOUND') notFoundRows++;
     if (row.state === 'review') review.push({ line: row.line, trxid: row.trxid, reason: row.error, lastAnswer: describeAudit(row.lastAnswer) || null });
     if (row.state === 'completed' && row.note?.startsWith('CODES MISSING')) codesMissing.push({ line: row.line, orderId: row.orderId });
     if (row.resolution !== null) {
@@ -139,6 +149,7 @@ export function summarize(
     codesMissing,
     ...(late.note === null ? {} : { changedAfterRead: { lines: late.lines.map((l) => l.line), note: late.note } }),
     resolved,
+    ...(checks && (checks.calls > 0 || notFoundRows > 0) ? { playerChecks: { calls: checks.calls, costUsd: checks.costUsd, notFoundRows } } : {}),
     columns: columns?.columns ?? null,
     notes: [...(n === 0 && !batch.duplicateOf ? [NO_ORDER_ROWS] : []), ...(columns?.warnings ?? []), ...(columns?.hints ?? [])],
     createdAt: new Date(batch.createdAt).toISOString(),

@@ -18,7 +18,7 @@ export async function writeBatchResults(rt: Pick<Runtime, 'clock' | 'db' | 'rows
   // Answers of sends and polls are committed without their own fsync (store/rows.ts): make them
   // permanent before a file reports them.
   durable(rt.db, rt.clock.now());
-  const layout = batchLayout(batch, rt.rows.hasNamedAccounts(batch.id));
+  const layout = batchLayout(batch, rt.rows.hasNamedAccounts(batch.id), rt.rows.hasPlayerChecks(batch.id));
   const pages = function* (): Generator<ResultCell[][]> {
     yield* resultPages(rt, batch.id, layout, partial);
     for (let i = 0; i < late.length; i += 1000) yield late.slice(i, i + 1000).map((l) => lateLineCells(l, layout));

@@ -11,6 +11,7 @@ import type { LiveCatalog } from './live-catalog.js';
 import { publicIdOf } from './order-ids.js';
 import { publicOrder } from './orders.js';
 import type { RateLimiter, RateStats } from './rate-limit.js';
+import type { PlayerDirectory, PlayerSettings } from './players.js';
 import { placeManualOrders } from './real-world.js';
 import type { AccountRow, SandboxState } from './state.js';
 import { fingerprint } from './state.js';
@@ -58,6 +59,9 @@ export interface SandboxAdmin {
   answers(): AnswersView;
   /** Switches the answer style and/or its settings; switching to real-world places the manual orders. */
   setAnswers(patch: AnswersPatch): AnswersView;
+  /** The player checks' settings (players.ts): unknown ids, the share drawn unknown, the price per check. */
+  players(): PlayerSettings;
+  setPlayers(patch: Partial<PlayerSettings>): PlayerSettings;
 }
 
 export class AdminError extends Error {
@@ -71,6 +75,7 @@ export interface AdminDeps {
   limiter: RateLimiter;
   fulfilment: { current: FulfilmentSettings };
   answers: Answers;
+  players: PlayerDirectory;
   now: Clock;
   settle: () => void;
 }
@@ -162,6 +167,8 @@ export function createAdmin(d: AdminDeps): SandboxAdmin {
       if (d.answers.realWorld) placeManualOrders(d.state, d.catalog, d.now());
       return v;
     },
+    players: () => d.players.settings,
+    setPlayers: (patch) => wrap(() => d.players.update(patch ?? {})),
   };
 }
 
@@ -190,6 +197,8 @@ export function adminRoute(admin: SandboxAdmin, method: string, op: string, body
     'POST reset-calls': () => { admin.resetCalls(); return {}; },
     'GET answers': () => ({ answers: admin.answers() }),
     'POST answers': () => ({ answers: admin.setAnswers(b) }),
+    'GET players': () => ({ players: admin.players() }),
+    'POST players': () => ({ players: admin.setPlayers(b) }),
   };
   const fn = routes[`${method} ${op}`];
   if (!fn) return { status: 404, body: { success: false, error: 'NO SUCH ADMIN ROUTE' } };

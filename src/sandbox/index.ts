@@ -14,6 +14,8 @@ import { Faults } from './faults.js';
 import { validateFulfilment } from './fulfilment.js';
 import { LiveCatalog } from './live-catalog.js';
 import { RateLimiter } from './rate-limit.js';
+import { PlayerDirectory, type PlayerSettings } from './players.js';
+export type { PlayerSettings } from './players.js';
 import { placeManualOrders } from './real-world.js';
 import { createHandler } from './server.js';
 import { SandboxState } from './state.js';
@@ -46,6 +48,8 @@ export interface SandboxOptions {
   answers?: AnswerStyle;
   /** Knobs of the real-world style; `seed` defaults to the fulfilment seed. */
   realWorld?: Partial<RealWorldSettings>;
+  /** The player checks (players.ts): unknown ids, a price per check. */
+  players?: Partial<PlayerSettings>;
   logger?: pino.Logger;
   /** Sandbox clock in epoch ms (tests move time by hand); default Date.now. */
   now?: () => number;
@@ -93,9 +97,11 @@ export async function startSandbox(opts: SandboxOptions): Promise<RunningSandbox
         timers.add(t);
       }),
     };
-    const admin = createAdmin({ state, catalog, faults, limiter, fulfilment, answers, now, settle });
+    const players = new PlayerDirectory(fulfilment.current.seed);
+    if (opts.players) players.update(opts.players);
+    const admin = createAdmin({ state, catalog, faults, limiter, fulfilment, answers, players, now, settle });
     const adminToken = opts.adminToken ?? randomBytes(18).toString('base64url');
-    const handler = createHandler({ state, catalog, faults, limiter, admin, adminToken, now, submit, answers, logger: opts.logger });
+    const handler = createHandler({ state, catalog, faults, limiter, admin, adminToken, now, submit, answers, players, logger: opts.logger });
     const server = createServer((req, res) => {
       handler(req, res).catch((err: unknown) => {
         opts.logger?.error({ err }, 'sandbox handler failed');

@@ -15,6 +15,7 @@ import type { LiveCatalog } from './live-catalog.js';
 import { resolveOrderId } from './order-ids.js';
 import { publicOrder } from './orders.js';
 import type { RateLimiter } from './rate-limit.js';
+import type { PlayerDirectory } from './players.js';
 import type { AccountRow, SandboxState } from './state.js';
 import { type SubmitContext, submitOrder } from './submit.js';
 import type { CallLogEntry, Clock } from './types.js';
@@ -30,6 +31,7 @@ export interface ServerDeps {
   now: Clock;
   submit: SubmitContext;
   answers: Answers;
+  players: PlayerDirectory;
   logger?: Logger | undefined;
 }
 
@@ -113,7 +115,7 @@ export function createHandler(d: ServerDeps): (req: IncomingMessage, res: Server
     entry.admitted = true;
 
     let body: unknown;
-    if (route === 'POST /orders') {
+    if (route === 'POST /orders' || route === 'POST /pubgvvfy' || route === 'POST /mlvfy') {
       const text = await readText(req);
       const parsed = text === null ? undefined : parseJson(text);
       if (!parsed) return answer(401, { success: false, error: 'INVALID JSON' });
@@ -122,12 +124,12 @@ export function createHandler(d: ServerDeps): (req: IncomingMessage, res: Server
     // A proxy in front of the API fails the call: before it reaches the API, or after (POST /orders).
     const proxy = d.answers.proxyFault(route, call);
     if (proxy === 'before') return proxyPage();
-    await route_(d, who, route, url, body, answer, res, proxy, proxyPage);
+    await route_(d, who, route, url, body, answer, res, proxy, proxyPage, call);
   };
 }
 
 async function route_(d: ServerDeps, who: AccountRow, route: string, url: URL, body: unknown,
-  answer: Answer, res: ServerResponse, proxy: ProxyFault, proxyPage: () => void): Promise<void> {
+  answer: Answer, res: ServerResponse, proxy: ProxyFault, proxyPage: () => void, call: number): Promise<void> {
   const now = d.now();
   switch (route) {
     case 'GET /services': return answer(200, { success: true, services: d.catalog.services() });
@@ -150,6 +152,12 @@ async function route_(d: ServerDeps, who: AccountRow, route: string, url: URL, b
       }
       // The order (if one was made) stands; only its answer is lost behind the proxy.
       if (proxy === 'after') return proxyPage();
+      return answer(out.status, out.body);
+    }
+    case 'POST /pubgvvfy':
+    case 'POST /mlvfy': {
+      // Beyond the spec (players.ts): a name check, never an order.
+      const out = d.players.answer(d.state, who, route, body, now, d.answers.realWorld, call);
       return answer(out.status, out.body);
     }
     default: return answer(501, { success: false, error: 'NOT IMPLEMENTED' });

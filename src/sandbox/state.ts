@@ -120,6 +120,20 @@ export class SandboxState {
   }
 
   /**
+   * A player check charged by the check tariff (players.ts): the balance and its ledger entry
+   * (kind `check`, the check's trxid, no order) in one transaction. False when the balance cannot pay.
+   */
+  chargeCheck(fp: string, micros: number, trxid: string, now: number): boolean {
+    return this.db.transaction(() => {
+      const a = this.account(fp);
+      if (!a || a.balanceMicros < micros) return false;
+      this.db.prepare('UPDATE accounts SET balance_micros = balance_micros - ? WHERE fp = ?').run(micros, fp);
+      this.ledgerAdd(now, fp, 'check', null, trxid, -micros);
+      return true;
+    })();
+  }
+
+  /**
    * The starting balance an account was given (the setting it was made with, or last changed
    * to: home.ts). For an account of an older state file, which did not record it, it is what the
    * ledger does not explain: every movement since the start is in the ledger.

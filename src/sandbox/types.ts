@@ -165,7 +165,8 @@ export interface OrderRecord {
 export interface LedgerEntry {
   time: number;
   account: string;
-  kind: 'charge' | 'refund' | 'topup';
+  /** `check`: a player check charged by the check tariff (players.ts), never an order. */
+  kind: 'charge' | 'refund' | 'topup' | 'check';
   orderId: string | null;
   trxid: string | null;
   amountUsd: number;

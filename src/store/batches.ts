@@ -12,7 +12,8 @@ import { batchState, batchStates } from './state-sql.js';
 
 export type { BatchState } from './batch-states.js';
 export type BatchOrigin = 'inbox' | 'submit' | 'retry';
-export type WaitReason = 'balance' | 'maintenance' | 'account' | 'catalog' | null;
+/** `player-checks`: a claimed batch whose rows' player checks are not all answered yet (claim/player-checks.ts). */
+export type WaitReason = 'balance' | 'maintenance' | 'account' | 'catalog' | 'player-checks' | null;
 
 /** How the input file was written, so its result is written the same way (outbox/dialect.ts). */
 export interface InputDialect {

@@ -514,4 +514,22 @@ export const MIGRATIONS: readonly string[] = [
   `
   ALTER TABLE batches ADD COLUMN run_covered INTEGER NOT NULL DEFAULT 0;
   `,
+  // 16. Player-name checks (claim/player-checks.ts, docs/player-checks.md). player_checks is the
+  //     cache: the last answer that settled a player (found with its name, or not found) per
+  //     (check, player fields), with its time. player_check_calls is every check sent, with its
+  //     own trxid (the check space: kernel/identity.ts) and the price the reseller set, for the
+  //     money summaries. rows.player_name is the name a row was stored with.
+  `
+  CREATE TABLE player_checks (
+    kind TEXT NOT NULL, player TEXT NOT NULL,
+    outcome TEXT NOT NULL CHECK (outcome IN ('found', 'not-found')),
+    name TEXT, checked_at INTEGER NOT NULL, trxid TEXT NOT NULL,
+    PRIMARY KEY (kind, player));
+  CREATE TABLE player_check_calls (
+    trxid TEXT PRIMARY KEY CHECK (substr(trxid, 1, 5) = '-CHK-'),
+    kind TEXT NOT NULL, player TEXT NOT NULL, account TEXT NOT NULL, batch_id TEXT,
+    outcome TEXT NOT NULL, said TEXT, at INTEGER NOT NULL, price_usd REAL NOT NULL);
+  CREATE INDEX player_check_calls_batch ON player_check_calls (batch_id) WHERE batch_id IS NOT NULL;
+  ALTER TABLE rows ADD COLUMN player_name TEXT;
+  `,
 ];

@@ -251,6 +251,11 @@ export class RowReads {
     return this.stmt(`SELECT 1 FROM rows WHERE batch_id = ? AND (account <> 'default' OR moves_json IS NOT NULL) LIMIT 1`).get(batchId) !== undefined;
   }
 
+  /** Was a player check made for a row of the batch (its result then shows the playerName column)? */
+  hasPlayerChecks(batchId: string): boolean {
+    return this.stmt(`SELECT 1 FROM rows WHERE batch_id = ? AND (player_name IS NOT NULL OR reject_code = 'TOPUP_PLAYER_NOT_FOUND') LIMIT 1`).get(batchId) !== undefined;
+  }
+
   /** Rows waiting to be sent or resent on each account, every batch (routing's queue estimate). */
   unsentByAccountAll(): Map<string, number> {
     const rows = this.stmt(`SELECT account, count(*) AS n FROM rows WHERE ${IN_SEND_INDEX} GROUP BY account`).all() as { account: string; n: number }[];

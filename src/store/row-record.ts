@@ -36,6 +36,8 @@ export interface NewRow {
   account?: string;
   /** The file's account column named the account: the row never moves to another (failover). */
   pinned?: boolean;
+  /** The player's name a check gave (claim/player-checks.ts); absent when no check was made. */
+  playerName?: string | null;
 }
 
 /** What the API told us about a placed order. */
@@ -120,6 +122,8 @@ export interface Row {
   resolvedAt: number | null;
   /** updated_at: for a final row, when it ended. */
   updatedAt: number;
+  /** The player's name a check gave before the row was stored; null when none was made (or it said not found). */
+  playerName?: string | null;
 }
 
 export interface RowRecord {
@@ -162,6 +166,7 @@ export interface RowRecord {
   resolved_by: string | null;
   resolved_at: number | null;
   updated_at: number;
+  player_name?: string | null;
 }
 
 export function toRow(r: RowRecord): Row {
@@ -205,6 +210,7 @@ export function toRow(r: RowRecord): Row {
     resolvedBy: r.resolved_by,
     resolvedAt: r.resolved_at,
     updatedAt: r.updated_at,
+    playerName: r.player_name ?? null,
   };
 }
 

@@ -13,9 +13,9 @@ export class RowWrites extends RepeatReads {
   insertAll(batchId: string, rows: Iterable<NewRow>, now: number): number {
     const stmt = this.stmt(
       `INSERT INTO rows (batch_id, idx, line, cells_json, state, account, pinned, trxid, request_json, product_id, slug, pack_name, quantity,
-         unit_price_usd, expected_usd, max_price_usd, error, reject_code, fingerprint, fingerprint_alts, repeat_check, updated_at)
+         unit_price_usd, expected_usd, max_price_usd, error, reject_code, fingerprint, fingerprint_alts, repeat_check, player_name, updated_at)
        VALUES (@batchId, @idx, @line, @cells, @state, @account, @pinned, @trxid, @request, @productId, @slug, @packName, @quantity,
-         @unitPriceUsd, @expectedUsd, @maxPriceUsd, @error, @rejectCode, @fingerprint, @fingerprintAlts, @repeatCheck, @now)`,
+         @unitPriceUsd, @expectedUsd, @maxPriceUsd, @error, @rejectCode, @fingerprint, @fingerprintAlts, @repeatCheck, @playerName, @now)`,
     );
     let n = 0;
     for (const r of rows) {
@@ -41,6 +41,7 @@ export class RowWrites extends RepeatReads {
         fingerprint: r.fingerprint ?? null,
         fingerprintAlts: r.fingerprintAlts && r.fingerprintAlts.length > 0 ? JSON.stringify(r.fingerprintAlts) : null,
         repeatCheck: r.repeatCheck && r.request && !r.skipped ? 1 : 0,
+        playerName: r.playerName ?? null,
         now,
       };
       try {

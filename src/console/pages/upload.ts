@@ -92,6 +92,7 @@ ${q.fileProblems.length > 0 ? html`<h3>File problems</h3><ul class="errors">${q.
 ${q.warnings.length > 0 ? html`<h3>Warnings</h3><ul class="alerts" data-warnings>${q.warnings.map((w) => html`<li class="message">${w}</li>`)}</ul>` : ''}
 ${q.hints.length > 0 ? html`<ul class="alerts" data-hints>${q.hints.map((h) => html`<li>Hint: ${h}</li>`)}</ul>` : ''}
 ${packsView(q)}
+${playersView(q)}
 ${q.repeats.length > 0 ? html`<h3>Repeats of earlier purchases (${q.repeatRows})</h3><ul class="alerts" data-repeats>${q.repeats.map((g) => html`<li>${g.message}</li>`)}</ul>` : ''}
 ${rowProblems.length > 0 ? html`<h3>Row problems (${rowProblems.length})</h3>
 <p class="muted">Rows with problems are not sent; every other row is. Each row gets one line in the result file.${rowProblems.length > SHOWN_PROBLEMS ? ` The first ${SHOWN_PROBLEMS} are shown.` : ''}</p>
@@ -169,4 +170,20 @@ ${late ? html`<p class="message">It has not been taken for a minute. Is the daem
     }
     return c.redirect(`/upload/${u.id}`, 303);
   });
+}
+
+/**
+ * The player checks (docs/player-checks.md): how many the file needs and what they may cost
+ * before any is made (the console does not make them: the daemon does, before it sends anything
+ * of the file, or `topup validate --check-players`), each row's name where an answer is kept, and
+ * the lines whose player the supplier says does not exist.
+ */
+function playersView(q: Quote): ReturnType<typeof html> | string {
+  const c = q.playerChecks;
+  if (!c) return '';
+  const shown = c.rows.filter((r) => r.playerName !== undefined).slice(0, SHOWN_PROBLEMS);
+  return html`<h3>Player checks</h3>
+<p data-player-checks>${c.needed} player${c.needed === 1 ? '' : 's'} to check before sending (${c.cached} answered before${c.spared > 0 ? `, ${c.spared} rows spared: completed recently` : ''}${c.overridden > 0 ? `, ${c.overridden} rows marked sendWithoutCheck` : ''}): may cost up to ${usd(c.maxCostUsd)}. The daemon makes them before it sends anything of this file.</p>
+${c.notFoundLines.length > 0 ? html`<p class="message" role="alert" data-player-not-found>Player not found on line${c.notFoundLines.length === 1 ? '' : 's'} ${c.notFoundLines.join(', ')}: ${c.notFoundLines.length === 1 ? 'that row is' : 'those rows are'} not sent. Fix the ids, or put yes in a column sendWithoutCheck to buy anyway.</p>` : ''}
+${shown.length > 0 ? tableWrap('Player names', html`<table><thead><tr><th scope="col">Line</th><th scope="col">Player</th></tr></thead><tbody>${shown.map((r) => html`<tr><td class="num">${r.line}</td><td>${r.playerName === null ? 'NOT FOUND' : r.playerName || '(found, no name given)'}</td></tr>`)}</tbody></table>`) : ''}`;
 }

@@ -97,6 +97,15 @@ export class IntakeStage implements Stage {
         this.#nextTry.set(b.id, now + NOT_OURS_RETRY_MS);
         return false;
       }
+      if (!outcome.loaded && outcome.reason === 'player-checks') {
+        // Checks still owed: the batch stays claimed (nothing of it can be sent). Loaded again at
+        // once while answers come in, after the catalog's pause when none did.
+        const after = rt.batches.get(b.id);
+        if (after) this.#e.emit('batch-changed', after);
+        this.#nextTry.set(b.id, outcome.soon ? now : now + CATALOG_RETRY_MS);
+        if (!outcome.soon) rt.log.warn({ batch: b.id, why: outcome.message }, 'batch waits for player checks');
+        return false;
+      }
       if (outcome.loaded || outcome.reason !== 'catalog') {
         this.#nextTry.delete(b.id);
         const after = rt.batches.get(b.id);

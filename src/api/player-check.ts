@@ -1,0 +1,113 @@
+/**
+ * The player-name checks: POST /pubgvvfy `{playerId, trxid}` and POST /mlvfy `{userId, zoneId,
+ * trxid}`. Beyond the seed's spec: taken from the real supplier's public clients
+ * (docs/player-checks.md, shared/real-supplier.md). A check never places an order; its trxid is of
+ * the check space (kernel/identity.ts CHECK_TRXID_PREFIX), which no order trxid can be.
+ *
+ * Every answer becomes ONE outcome (readCheckAnswer), as classify.ts does for orders:
+ *  - found:        a 2xx whose body does not say it failed and names the player (`playerName`,
+ *                  or `name`, also inside a `data` envelope). A 2xx that says success without a
+ *                  name is found with no name: the id exists, there is just nothing to show.
+ *  - not-found:    the body says so: the code PLAYER_NOT_FOUND (or USER_NOT_FOUND, INVALID_PLAYER_ID
+ *                  …), or a text "Player not found", on a 2xx with success:false or on a
+ *                  400/404/422. Only a body that SAYS it: a bare 404 (an HTML page, `Not Found`) is
+ *                  a deployment without the route, which must not block every row as a wrong id.
+ *  - rate-limited: 429 (the client has already held the account's calls: client.ts #holdFor).
+ *  - in-doubt:     no answer, a timeout, a 5xx, an HTML error page, a 2xx that cannot be read:
+ *                  nothing is known about the player; asked again later under a new trxid (a check
+ *                  charges nothing that an order could be confused with, and its trxid is its own).
+ *  - refused:      the key, the account, the IP, a missing route, a 400 that is not about the
+ *                  player (bad parameters), a check refused for balance: a person must act.
+ */
+import type { ApiAnswer } from '../kernel/errors.js';
+import { classifyFailure, normaliseCode, wordsOf } from './classify.js';
+import { isObject, pick, readSuccess, readText, unwrap } from './read.js';
+import type { Exchange } from './wire.js';
+
+/** Which check a game line has: PUBG (player id) or Mobile Legends (user id + zone id). */
+export type CheckKind = 'pubg' | 'ml';
+
+export type PlayerCheckRequest =
+  | { kind: 'pubg'; playerId: string; trxid: string }
+  | { kind: 'ml'; userId: string; zoneId: string; trxid: string };
+
+export type CheckOutcome = 'found' | 'not-found' | 'in-doubt' | 'refused' | 'rate-limited';
+
+export interface PlayerCheckResult {
+  outcome: CheckOutcome;
+  /** The player's name (found only; absent when the supplier said found without one). */
+  name?: string;
+  trxid: string;
+  /** HTTP status, undefined when no answer came. */
+  status: number | undefined;
+  /** What the supplier said, in words (its error text or code, or why the answer was not read). */
+  said: string;
+  /** The redacted audit copy of the answer (absent when none came). */
+  answer?: ApiAnswer;
+  /** Retry-After of a 429, in ms. */
+  retryAfterMs?: number;
+}
+
+export const CHECK_PATHS: Record<CheckKind, string> = { pubg: '/pubgvvfy', ml: '/mlvfy' };
+
+/** The JSON body a check sends, as the supplier's public clients send it. */
+export function checkBody(req: PlayerCheckRequest): Record<string, string> {
+  return req.kind === 'pubg' ? { playerId: req.playerId, trxid: req.trxid } : { userId: req.userId, zoneId: req.zoneId, trxid: req.trxid };
+}
+
+/** Texts and codes that say the player (not the order, not the route) does not exist. */
+const PLAYER_NOT_FOUND = /(^|_)((PLAYER|USER|UID|ACCOUNT|GAME)_(ID_)?(NOT_FOUND|DOES_NOT_EXIST|NOT_EXISTS?|TIDAK_DITEMUKAN)|INVALID_(PLAYER|USER|UID|USER_?ID|PLAYER_?ID|GAME_?ID)|WRONG_(PLAYER|USER|UID)(_ID)?|ID_(NOT_FOUND|TIDAK_DITEMUKAN))(_|$)/;
+
+/** Does this body say the player does not exist? */
+function saysPlayerNotFound(json: unknown): { yes: boolean; said: string } {
+  const b = unwrap(json, ['code', 'error', 'message', 'success']);
+  if (!isObject(b)) return { yes: false, said: '' };
+  const nested = isObject(b.error) ? b.error : {};
+  const code = readText(pick(b, 'code', 'errorCode', 'error_code')) ?? readText(pick(nested, 'code'));
+  const text = readText(pick(b, 'error', 'message', 'msg')) ?? readText(pick(nested, 'message'));
+  const said = [code, text].filter((x) => x !== undefined).join(': ');
+  const yes = normaliseCode(code) === 'PLAYER_NOT_FOUND' || PLAYER_NOT_FOUND.test(wordsOf(`${code ?? ''} ${text ?? ''}`));
+  return { yes, said };
+}
+
+/** The player's name in a found answer: `playerName` (the clients' first reading), `name`, also inside `data`. */
+function nameIn(json: unknown): string | undefined {
+  const b = unwrap(json, ['playerName', 'name', 'nickname', 'username']);
+  if (!isObject(b)) return undefined;
+  const n = readText(pick(b, 'playerName', 'player_name', 'name', 'nickname', 'username'));
+  return n?.trim() === '' ? undefined : n?.trim();
+}
+
+/** One outcome for a check's answer (see the table above). */
+export function readCheckAnswer(x: Exchange, trxid: string, path: string): PlayerCheckResult {
+  const base = { trxid, status: x.status, answer: x.answer, ...(x.retryAfterMs !== undefined ? { retryAfterMs: x.retryAfterMs } : {}) };
+  const failed = x.readable && isObject(x.json) && readSuccess(unwrap(x.json, ['success']) as Record<string, unknown>) === false;
+  if (x.status >= 200 && x.status < 300 && x.readable && !failed) {
+    const name = nameIn(x.json);
+    const nf = saysPlayerNotFound(x.json);
+    // A 2xx whose text says the player was not found (with no name) is a not-found, however it is wrapped.
+    if (name === undefined && nf.yes) return { ...base, outcome: 'not-found', said: nf.said };
+    if (name !== undefined || (isObject(x.json) && readSuccess(x.json) === true)) {
+      return { ...base, outcome: 'found', ...(name !== undefined ? { name } : {}), said: name === undefined ? 'found, no name given' : 'found' };
+    }
+    return { ...base, outcome: 'in-doubt', said: 'a 2xx answer that names no player and does not say success' };
+  }
+  if (x.readable && (failed || [400, 404, 422].includes(x.status))) {
+    const nf = saysPlayerNotFound(x.json);
+    if (nf.yes) return { ...base, outcome: 'not-found', said: nf.said };
+  }
+  if (x.status === 429) return { ...base, outcome: 'rate-limited', said: 'rate limit: the account\'s call budget is spent' };
+  if (!x.readable) {
+    // An HTML error page or an empty body: a proxy's 502, a 404 page of a deployment without the route.
+    if (x.status === 404 || x.status === 405 || x.status === 501) return { ...base, outcome: 'refused', said: `HTTP ${x.status} without a body naming the player: this supplier may not offer ${path}` };
+    return { ...base, outcome: 'in-doubt', said: `HTTP ${x.status}, the body is not JSON` };
+  }
+  const f = classifyFailure(x.status, x.json, { method: 'POST', path }, true);
+  const said = [f.apiCode, f.apiError].filter((s) => s !== undefined && s !== '').join(': ') || `HTTP ${x.status}`;
+  switch (f.classification) {
+    case 'retry-later': return { ...base, outcome: x.status === 429 || x.status === 503 ? 'rate-limited' : 'in-doubt', said };
+    case 'ambiguous':
+    case 'paused': return { ...base, outcome: 'in-doubt', said };
+    default: return { ...base, outcome: 'refused', said };
+  }
+}
