@@ -11,6 +11,7 @@ import { sendRow } from '../../dispatch/sender.js';
 import { moveRow } from '../../dispatch/failover.js';
 import { sweepStalled } from '../../dispatch/stall.js';
 import { StoreHealth } from '../../dispatch/store-health.js';
+import { IntentGroup } from '../../dispatch/intent-group.js';
 
 export class DispatchStage implements Stage {
   readonly name = 'dispatch';
@@ -40,11 +41,14 @@ export class DispatchStage implements Stage {
   #stallDue: number | undefined;
   /** Whether the store can be written (dispatch/store-health.ts): while it cannot, nothing is sent. */
   readonly store: StoreHealth;
+  /** This process's intents to send, committed in groups (dispatch/intent-group.ts). */
+  readonly #intents: IntentGroup;
 
   constructor(e: EngineContext, funding: FundingStage) {
     this.#e = e;
     this.#funding = funding;
     this.store = new StoreHealth(e.rt.log);
+    this.#intents = new IntentGroup(e.rt.rows, e.clock);
   }
 
   /** Sends in flight, all batches. */
@@ -194,6 +198,7 @@ export class DispatchStage implements Stage {
           emit('pause', kind, code, detail, account);
         },
         store: this.store,
+        intents: this.#intents,
       },
       row,
       this.#e.signal,
