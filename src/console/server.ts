@@ -25,7 +25,7 @@ import { systemClock } from '../kernel/clock.js';
 import { createConsoleApp } from './app.js';
 import type { ConsoleDeps, Services } from './services.js';
 import { createOrderDesk } from '../orders/desk.js';
-import { lazyOrderApi } from '../orderapi/lazy.js';
+import { createOrderApi } from '../orderapi/api.js';
 import { TokenStore } from '../orderapi/tokens.js';
 
 export interface RunningConsole {
@@ -77,9 +77,8 @@ export async function startConsole(deps: ConsoleDeps): Promise<RunningConsole | 
     sessions: new Sessions(rt.meta, settings, throttle),
   };
   const metrics = new Metrics({ rt, runner, notifier, listing, balances: () => balance.all() });
-  // The order API on the console's listener: accepted orders wake the runner at once (no inbox
-  // wait). Loaded at its first request (orderapi/lazy.ts): an idle daemon does not carry it.
-  const orderApi = lazyOrderApi({
+  // The order API on the console's listener: accepted orders wake the runner at once (no inbox wait).
+  const orderApi = createOrderApi({
     rt,
     desk: deps.desk ?? createOrderDesk(rt, () => runner.wake()),
     tokens: new TokenStore(rt.db, rt.clock, rt.config.orderApi.token),
