@@ -17,6 +17,9 @@
  *     Throughput: `orders` more from `concurrency` keep-alive connections as fast as they answer
  *     (closed loop): accepted orders per second. (In a closed loop each request's time is mostly
  *     its wait behind the other connections' requests, so its latency is not the figure.)
+ *     (a) runs twice: on the machine as it is, then beside a CPU hog (another process spinning
+ *     `for (;;) {}`, one core's worth, issue 34): a shop's checkout does not get a quiet machine.
+ *     The target is judged on the second.
  *  3. Idempotency under load: `replays` of those orders sent again with the same body (each must be
  *     200 with the same order) and with another body (each must be 409); rows stored must equal the
  *     orders accepted, and the sandbox's ledger must hold no trxid twice.
@@ -27,13 +30,15 @@ import { performance } from 'node:perf_hooks';
 import { Pool } from 'undici';
 import Database from 'better-sqlite3';
 import { cliEnv, inProcessSandbox, releaseAll, startDaemon, tempHome, waitFor } from '../test/e2e/harness.js';
-import { round } from './lib.js';
+import { round, startChild, stopChild } from './lib.js';
 
 const TOKEN = 'bench-order-api-token-0123456789abcdef';
 
 export interface ApiReport {
   toWire: { orders: number; spacingMs: number; p50Ms: number; p99Ms: number; maxMs: number; fileRuns: number; fileMedianMs: number; fileMinMs: number };
-  accept: { orders: number; ratePerSec: number; p50Ms: number; p99Ms: number; maxMs: number; concurrency: number; wallSec: number; perSecond: number; statuses: Record<string, number> };
+  accept: { orders: number; ratePerSec: number; p50Ms: number; p99Ms: number; maxMs: number; concurrency: number; wallSec: number; perSecond: number; statuses: Record<string, number>; hog: boolean };
+  /** The same open-loop load without the hog, just before (same daemon). */
+  acceptQuiet: { p50Ms: number; p99Ms: number; maxMs: number };
   replays: { same: number; sameAnswered200: number; other: number; otherAnswered409: number; rowsStored: number; accepted: number; ledgerTwice: number };
 }
 
@@ -87,22 +92,34 @@ export async function measureApi(opts: { orders: number; ratePerSec: number; con
     await waitFor('every wire order at the API', () => d.sb.admin.ledger().orders.filter((o) => trxidOf(o).startsWith('wire-')).length >= opts.wireOrders, 60_000, 20);
     const wire = d.sb.admin.ledger().orders.filter((o) => trxidOf(o).startsWith('wire-')).map((o) => createdMs(o) - got.get(trxidOf(o))!);
 
-    // 2a. Latency at a steady offered load (open loop).
-    const lat: number[] = [];
+    // 2a. Latency at a steady offered load (open loop): without, then beside a CPU hog.
     const statuses: Record<string, number> = {};
     const count = (status: number): void => void (statuses[status] = (statuses[status] ?? 0) + 1);
-    const t0 = performance.now();
-    const pending: Promise<void>[] = [];
-    for (let i = 0; i < opts.orders; i++) {
-      const due = t0 + (i * 1000) / opts.ratePerSec;
-      const wait = due - performance.now();
-      if (wait > 1) await new Promise((r) => setTimeout(r, wait));
-      pending.push(d.post(order(i, 'load')).then((r) => {
-        lat.push(r.ms);
-        count(r.status);
-      }));
+    const openLoop = async (tag: string): Promise<number[]> => {
+      const lat: number[] = [];
+      const t0 = performance.now();
+      const pending: Promise<void>[] = [];
+      for (let i = 0; i < opts.orders; i++) {
+        const due = t0 + (i * 1000) / opts.ratePerSec;
+        const wait = due - performance.now();
+        if (wait > 1) await new Promise((r) => setTimeout(r, wait));
+        pending.push(d.post(order(i, tag)).then((r) => {
+          lat.push(r.ms);
+          count(r.status);
+        }));
+      }
+      await Promise.all(pending);
+      return lat;
+    };
+    const quiet = await openLoop('quiet');
+    const hog = startChild(process.execPath, ['-e', 'for (;;) {}']);
+    let lat: number[];
+    try {
+      await new Promise((r) => setTimeout(r, 500));
+      lat = await openLoop('load');
+    } finally {
+      await stopChild(hog, 2_000);
     }
-    await Promise.all(pending);
 
     // 2b. Throughput: as fast as `concurrency` connections are answered (closed loop).
     let next = 0;
@@ -125,8 +142,8 @@ export async function measureApi(opts: { orders: number; ratePerSec: number; con
     }
     await d.daemon.stop();
     const db = new Database(join(d.home.dir, 'jobs', 'topup.db'), { readonly: true });
-    const rowsStored = (db.prepare(`SELECT count(*) AS n FROM rows WHERE trxid LIKE 'load-%'`).get() as { n: number }).n;
-    // Every load order accepted once: 2 × orders rows, whatever the repeats answered.
+    const rowsStored = (db.prepare(`SELECT count(*) AS n FROM rows WHERE trxid LIKE 'load-%' OR trxid LIKE 'quiet-%'`).get() as { n: number }).n;
+    // Every load order accepted once: 3 × orders rows (quiet, beside the hog, closed loop), whatever the repeats answered.
     db.close();
     const trxids = d.sb.admin.ledger().orders.map(trxidOf);
     const ledgerTwice = trxids.length - new Set(trxids).size;
@@ -151,7 +168,8 @@ export async function measureApi(opts: { orders: number; ratePerSec: number; con
         orders: wire.length, spacingMs: opts.spacingMs, p50Ms: round(pct(wire, 50), 1), p99Ms: round(pct(wire, 99), 1), maxMs: round(Math.max(...wire), 1),
         fileRuns: fileMs.length, fileMedianMs: round(fileMs[Math.floor(fileMs.length / 2)]!, 0), fileMinMs: round(fileMs[0]!, 0),
       },
-      accept: { orders: opts.orders, ratePerSec: opts.ratePerSec, p50Ms: round(pct(lat, 50), 2), p99Ms: round(pct(lat, 99), 2), maxMs: round(Math.max(...lat), 1), concurrency: opts.concurrency, wallSec: round(wallSec, 2), perSecond: round(opts.orders / wallSec, 0), statuses },
+      accept: { orders: opts.orders, ratePerSec: opts.ratePerSec, p50Ms: round(pct(lat, 50), 2), p99Ms: round(pct(lat, 99), 2), maxMs: round(Math.max(...lat), 1), concurrency: opts.concurrency, wallSec: round(wallSec, 2), perSecond: round(opts.orders / wallSec, 0), statuses, hog: true },
+      acceptQuiet: { p50Ms: round(pct(quiet, 50), 2), p99Ms: round(pct(quiet, 99), 2), maxMs: round(Math.max(...quiet), 1) },
       replays: { same: opts.replays, sameAnswered200: same, other: opts.replays, otherAnswered409: other, rowsStored, accepted: statuses['202'] ?? 0, ledgerTwice },
     };
   } finally {
@@ -170,7 +188,8 @@ export function apiTable(r: ApiReport): string {
     '|---|---|---|',
     `| 202 → request at the API, p50 / p99 / max (${w.orders} orders, one every ${w.spacingMs} ms) | ${w.p50Ms} / ${w.p99Ms} / ${w.maxMs} ms | p99 ≤ 100 ms |`,
     `| a one-row file renamed into the inbox → at the API, median / min (${w.fileRuns} runs) | ${w.fileMedianMs} / ${w.fileMinMs} ms | (the file path) |`,
-    `| POST /api/v1/orders at ${a.ratePerSec}/s, p50 / p99 / max (${a.orders} orders, each 202 committed) | ${a.p50Ms} / ${a.p99Ms} / ${a.maxMs} ms | p99 ≤ 25 ms |`,
+    `| POST /api/v1/orders at ${a.ratePerSec}/s, p50 / p99 / max (${a.orders} orders, each 202 committed), the machine as it is | ${r.acceptQuiet.p50Ms} / ${r.acceptQuiet.p99Ms} / ${r.acceptQuiet.maxMs} ms | (beside) |`,
+    `| the same beside a CPU hog (another process keeping one core busy) | ${a.p50Ms} / ${a.p99Ms} / ${a.maxMs} ms | p99 ≤ 25 ms |`,
     `| accepted orders per second, ${a.concurrency} connections as fast as answered (${a.orders} orders, ${a.wallSec} s) | ${a.perSecond} | ≥ 500 |`,
     `| same trxid, same body → 200 / another body → 409 | ${p.sameAnswered200}/${p.same} · ${p.otherAnswered409}/${p.other} | all |`,
     `| rows stored / orders accepted; trxids bought twice | ${p.rowsStored} / ${p.accepted}; ${p.ledgerTwice} | equal; 0 |`,

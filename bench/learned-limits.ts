@@ -9,7 +9,7 @@
  * Retry-After, fed back half a round trip later the way the client does it (holdOff, then
  * onRateLimited), and the row is sent again. The gate starts from the spec's defaults and learns.
  *
- *   npx tsx bench/learned-limits.ts                      1,000 calls, API 10/1s,80/1m, RTT 20/60/150 ms,
+ *   npx tsx bench/learned-limits.ts                      1,000 calls, API 10/1s,80/1m, RTT 20/60/150/300 ms,
  *                                                        and once without learning (the daemon before)
  *   npx tsx bench/learned-limits.ts --calls 2000 --api 10/1s,80/1m --start 40/1s,200/1m --rtt 60
  *
@@ -137,7 +137,7 @@ async function main(argv: string[]): Promise<void> {
   const calls = Number(get('calls') ?? 1000);
   const api = parseRateLimits(get('api') ?? '10/1s,80/1m');
   const start = parseRateLimits(get('start') ?? '40/1s,200/1m');
-  const rtts = (get('rtt') ?? '20,60,150').split(',').map(Number);
+  const rtts = (get('rtt') ?? '20,60,150,300').split(',').map(Number);
   const ceiling = Math.min(...api.map((w) => (w.limit * 60_000) / w.windowMs));
   const runs = [...rtts.map((rttMs) => ({ rttMs, learn: true })), { rttMs: rtts[Math.min(1, rtts.length - 1)]!, learn: false }];
   for (const { rttMs, learn } of runs) {

@@ -49,6 +49,24 @@ export const PROBE_LENGTHS_MS: readonly number[] = [1_000, 60_000];
 export const QUIET_USE_MS = 10 * 60_000;
 /** A gap between two calls counts as use up to this long (see the header). */
 export const USE_GAP_CAP_MS = 60_000;
+/**
+ * Slow start: while learning and some configured window's limit has not been learned yet, at most
+ * this many calls of the account are in flight (admitted by this gate, not yet answered). The calls
+ * the API refuses besides the one that teaches a limit are those already on their way when its 429
+ * comes back: at the spec's 40/s and a 300 ms round trip, 8 more. With 2 in flight, at most 1 more
+ * per limit learned, at any distance. What it costs: 2 calls per round trip (13/s at 150 ms, 6.7/s
+ * at 300 ms) until both limits are learned, above a real supplier's 80/min either way
+ * (docs/rate-limits.md has the figures). A call unanswered for longer than the shortest configured
+ * window stops counting: a hung request (up to its timeout) must not hold every other call.
+ */
+export const SLOW_START_IN_FLIGHT = 2;
+
+/** Whether some configured window's length has no learned limit (the gate then keeps to SLOW_START_IN_FLIGHT). */
+export function slowStart(configured: readonly RateWindow[], rec: LearnedRecord | undefined): boolean {
+  const learned = new Set((rec?.windows ?? []).map((w) => w.windowMs));
+  return configured.some((w) => !learned.has(w.windowMs));
+}
+
 /** Refused calls remembered (their start times), for the other processes' inferences. */
 const REFUSED_KEPT = 64;
 

@@ -46,7 +46,10 @@
  * window's limit at once, for every process on the home (account/learned-limits.ts has the rule and
  * the re-probing upward). Learned limits only ever lower the configured ones within the configured
  * or probed window lengths, so the bounds above stay true: a lowered limit is checked against the
- * same counts, and a change of windows voids the bounds.
+ * same counts, and a change of windows voids the bounds. Until every configured window's limit is
+ * learned, at most SLOW_START_IN_FLIGHT calls this gate admitted are unanswered (slow start): the
+ * calls already on their way when a 429 comes back are refused too, and far from the supplier a
+ * free gate has many on their way (learned-limits.ts). Per gate, i.e. per process.
  */
 import PQueue from 'p-queue';
 import type { CallGate, CallInfo, RateLimitedInfo } from '../api/gate.js';
@@ -63,6 +66,8 @@ import {
   inferLimit,
   QUIET_USE_MS,
   readLearned,
+  SLOW_START_IN_FLIGHT,
+  slowStart,
   USE_GAP_CAP_MS,
   writeLearned,
   type Inference,
@@ -118,6 +123,12 @@ export class RateScheduler implements CallGate {
   /** Use of this gate since the last change of what was learned (learned-limits.ts: re-probing). */
   #useMs = 0;
   #lastAdmit: number | null = null;
+  /** Learning, and some configured window not learned yet: at most SLOW_START_IN_FLIGHT calls in flight (learned-limits.ts). */
+  #slowStart = false;
+  /** Admission times (monotonic) of the calls this gate admitted that are not answered yet. */
+  readonly #inFlight = new Set<{ at: number }>();
+  /** Wakes an admission waiting for a call in flight to be answered (slow start). */
+  #answered: (() => void) | null = null;
   readonly stats: SchedulerStats = { admitted: 0, waitedMs: 0, byRoute: {} };
 
   /** Monotonic time (kernel/clock.ts): shared by every process on this machine, immune to wall-clock steps. */
@@ -228,6 +239,7 @@ export class RateScheduler implements CallGate {
     if (seen !== this.#learnedSeen) this.#useMs = 0;
     this.#learnedSeen = seen;
     const windows = effectiveWindows(this.#configured, rec);
+    this.#slowStart = this.#learn && slowStart(this.#configured, rec);
     if (JSON.stringify(windows) !== JSON.stringify(this.#windows) || this.#spacingMs === 0) {
       this.#windows = windows;
       this.#bounds = windows.map(() => Number.POSITIVE_INFINITY);
@@ -274,6 +286,13 @@ export class RateScheduler implements CallGate {
         let id: number;
         for (;;) {
           signal?.throwIfAborted();
+          if (this.#slowStart) {
+            const wait = this.#slowStartWait();
+            if (wait > 0) {
+              await this.#untilAnswered(wait, signal);
+              continue;
+            }
+          }
           const at = this.#now();
           // The call log is not fsynced: see unsynced(). A submit's intent, committed with a full
           // sync before its request leaves, puts this admission on disk with it.
@@ -285,9 +304,15 @@ export class RateScheduler implements CallGate {
         this.stats.waitedMs += this.#now() - started;
         this.stats.byRoute[call.route] = (this.stats.byRoute[call.route] ?? 0) + 1;
         let answered = false;
+        const flight = { at: this.#now() };
+        this.#inFlight.add(flight);
         return () => {
           if (answered) return;
           answered = true;
+          this.#inFlight.delete(flight);
+          const wake = this.#answered;
+          this.#answered = null;
+          wake?.();
           try {
             unsynced(this.#db, () => this.#markDone.run(this.#now(), id));
           } catch {
@@ -297,6 +322,46 @@ export class RateScheduler implements CallGate {
       },
       { priority: call.priority, ...(signal ? { signal } : {}) },
     );
+  }
+
+  /**
+   * Slow start: 0 when fewer than SLOW_START_IN_FLIGHT recent calls are unanswered, else how long
+   * until the oldest of them stops counting. A call unanswered for longer than the shortest window
+   * is slow (a hung request waits out its timeout), not on its way at the rate the cap is about:
+   * it must not stop every other call of the account until then.
+   */
+  #slowStartWait(): number {
+    const now = this.#now();
+    const slowAfter = Math.min(...this.#configured.map((w) => w.windowMs));
+    let recent = 0;
+    let oldest = Number.POSITIVE_INFINITY;
+    for (const f of this.#inFlight) {
+      if (now - f.at >= slowAfter) continue;
+      recent++;
+      oldest = Math.min(oldest, f.at);
+    }
+    return recent < SLOW_START_IN_FLIGHT ? 0 : Math.max(1, oldest + slowAfter - now);
+  }
+
+  /** Resolves when a call in flight is answered or after `ms` (rejects when the signal aborts). */
+  async #untilAnswered(ms: number, signal?: AbortSignal): Promise<void> {
+    const timer = new AbortController();
+    const onAbort = (): void => timer.abort(signal!.reason);
+    signal?.addEventListener('abort', onAbort, { once: true });
+    try {
+      const answered = new Promise<void>((resolve) => {
+        const prev = this.#answered;
+        this.#answered = () => {
+          prev?.();
+          resolve();
+        };
+      });
+      await Promise.race([answered, this.#clock.sleep(ms, timer.signal).catch(() => undefined)]);
+      signal?.throwIfAborted();
+    } finally {
+      signal?.removeEventListener('abort', onAbort);
+      timer.abort();
+    }
   }
 
   holdOff(ms: number): void {

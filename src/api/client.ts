@@ -292,9 +292,9 @@ export class ResellerClient {
     const started = this.#clock.mono();
     try {
       await this.#gate.untilClear?.(opts?.signal);
-      opts?.beforeSend?.();
+      await opts?.beforeSend?.();
       if (this.#gate.untilClear) {
-        // beforeSend may block (a synchronous commit). A 429 that reached the socket meanwhile
+        // beforeSend may block or wait (a synchronous commit). A 429 that reached the socket meanwhile
         // is read in the next I/O phase: let it be handled, then look at the hold-off again.
         await this.#clock.yield();
         await this.#gate.untilClear(opts?.signal);

@@ -50,9 +50,10 @@ export interface CallOptions {
   signal?: AbortSignal;
   /**
    * Runs after the gate admits the call and right before the request leaves. If it throws,
-   * nothing is sent and the error is passed on. The sender commits its intent here.
+   * nothing is sent and the error is passed on. The sender commits its intent here (a promise:
+   * the request leaves once it resolves; the intents of sends admitted together share a commit).
    */
-  beforeSend?: () => void;
+  beforeSend?: () => void | Promise<void>;
 }
 
 /** No rate limit: a client built without a gate (the API tests); every runtime passes its scheduler (account/account.ts). */

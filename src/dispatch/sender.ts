@@ -11,7 +11,8 @@ import { ApiError, TopupError, ErrorCode, NotDispatchedError, coerceError } from
 import { Priority, type SubmitAnswer } from '../api/client.js';
 import { auditCopy } from '../api/audit.js';
 import type { Runtime } from '../runtime.js';
-import { FOREIGN_ORDER_CODE, type Actor, type Doubt, type Row } from '../store/rows.js';
+import { FOREIGN_ORDER_CODE, type Actor, type Doubt, type Row, type SendIntent } from '../store/rows.js';
+import type { IntentGroup } from './intent-group.js';
 import { describeMismatches, factsFor, foreignOrderProblem, mismatches, mustProve, originOf, serverOffset, type Came } from './order-match.js';
 import type { Pauses } from '../account/pauses.js';
 import { crashPoint } from '../kernel/crash-points.js';
@@ -61,6 +62,8 @@ export interface SenderDeps {
   onPause(kind: 'account' | 'maintenance', code: string, detail: string): void;
   /** Whether the store can be written (store-health.ts): told of every failed and every good intent write. */
   store?: { failed(err: unknown, now: number, mono: number): void; ok(now: number): void; fileGone?(now: number, mono: number, throttled?: boolean): boolean };
+  /** Intents committed in groups (intent-group.ts); without it, each is committed at once on its own. */
+  intents?: Pick<IntentGroup, 'write'>;
 }
 
 /** Re-checks maxPriceUsd against a catalog at most catalogMaxAgeMs old. False: the row was invalidated. */
@@ -71,6 +74,11 @@ async function priceStillOk(rt: Pick<Runtime, 'accountOf' | 'clock' | 'rows'>, r
   if (price === undefined || price <= row.maxPriceUsd + 1e-9) return true;
   const error = `maxPriceUsd: the catalog price rose to ${price} USD, above the cap of ${row.maxPriceUsd} USD; not sent`;
   return !rt.rows.priceRose(row.batchId, row.idx, rt.clock.now(), error);
+}
+
+/** One intent committed on its own (no group): markSending's answer and its time. */
+function writeIntent(rt: Pick<Runtime, 'rows'>, x: SendIntent): { ok: boolean; now: number } {
+  return { ok: rt.rows.markSending(x.batchId, x.idx, x.a, x.busyUntil, x.sent), now: x.a.now };
 }
 
 export async function sendRow(deps: SenderDeps, row: Row, signal?: AbortSignal): Promise<SendResult> {
@@ -94,16 +102,21 @@ export async function sendRow(deps: SenderDeps, row: Row, signal?: AbortSignal):
     placed = await rt.accountOf(row.account).client.submitOrder(request, {
       priority: Priority.submit,
       ...(signal ? { signal } : {}),
-      beforeSend: () => {
+      beforeSend: async () => {
         // The warm standby's fence (standby/fence.ts), asked where the send is decided: right
         // before the intent. A home taken over by another node (or one that cannot read the
         // fence) sends nothing; the row stays as it was, unsent or owed a resend of its trxid.
         if (rt.fence && !rt.fence.allows()) throw new NotSent();
-        // next_try_at = the timeout: an in-flight row is not due again while its request is open.
-        const now = rt.clock.now();
         // The store's file deleted or replaced while this send waited: it is not sent (its intent would be written into a file nobody opens again).
-        if (deps.store?.fileGone?.(now, rt.clock.mono(), false) === true) throw new NotSent();
-        if (!rt.rows.markSending(row.batchId, row.idx, { owner: rt.owner, now }, now + rt.config.requestTimeoutMs, { trxid: row.trxid!, account: row.account, ...rt.identityOf(row.account) })) throw new NotSent();
+        if (deps.store?.fileGone?.(rt.clock.now(), rt.clock.mono(), false) === true) throw new NotSent();
+        // next_try_at = the timeout: an in-flight row is not due again while its request is open.
+        const build = (now: number): SendIntent => ({
+          batchId: row.batchId, idx: row.idx, a: { owner: rt.owner, now }, busyUntil: now + rt.config.requestTimeoutMs,
+          sent: { trxid: row.trxid!, account: row.account, ...rt.identityOf(row.account) },
+        });
+        // With the dispatch stage's group (intent-group.ts) the intent shares its fsync with those of the sends admitted with it.
+        const { ok, now } = deps.intents ? await deps.intents.write(build) : writeIntent(rt, build(rt.clock.now()));
+        if (!ok) throw new NotSent();
         deps.store?.ok(now);
         intent = true;
         intentAt = now;

@@ -78,6 +78,15 @@ const UNSYNCED_EVENTS: ReadonlySet<RowEvent> = new Set<RowEvent>([
 /** Told about every row that moved (after the commit): the runner turns these into typed events. */
 export type RowMoveListener = (batchId: string, idx: number, event: RowEvent, to: RowState) => void;
 
+/** One intent to send (markSending's arguments). */
+export interface SendIntent {
+  batchId: string;
+  idx: number;
+  a: Actor;
+  busyUntil: number;
+  sent?: { trxid: string; account: string } & AccountIdentity;
+}
+
 export class RowStore extends RowWrites {
   /** Listeners of row moves (the runner's events); none by default (commands, reports). */
   readonly #listeners = new Set<RowMoveListener>();
@@ -130,6 +139,33 @@ export class RowStore extends RowWrites {
    * resent, because only a resend tells whether they were charged.
    */
   markSending(batchId: string, idx: number, a: Actor, busyUntil: number, sent?: { trxid: string; account: string } & AccountIdentity): boolean {
+    return this.#run('send', this.#sendSql(sent !== undefined), RowStore.#sendParams({ batchId, idx, a, busyUntil, ...(sent && { sent }) }));
+  }
+
+  /**
+   * Several intents in ONE synchronous=FULL commit (dispatch/intent-group.ts: the sends admitted
+   * within a few milliseconds share one fsync). Each is markSending's guarded UPDATE, with its own
+   * result; the listeners are told after the commit. Throws (nothing committed) when the
+   * transaction fails: the caller then writes them one by one.
+   */
+  markSendingAll(intents: readonly SendIntent[]): boolean[] {
+    const moved: { batchId: string; idx: number; state: RowState }[] = [];
+    const results = this.db.transaction(() =>
+      intents.map((i) => {
+        const rows = this.stmt(this.#sendSql(i.sent !== undefined)).all(RowStore.#sendParams(i)) as { _idx: number; _state: RowState }[];
+        for (const m of rows) moved.push({ batchId: i.batchId, idx: m._idx, state: m._state });
+        return rows.length === 1;
+      }),
+    ).immediate();
+    if (this.#listeners.size > 0) for (const m of moved) this.#moved(m.batchId, m.idx, 'send', m.state);
+    return results;
+  }
+
+  static #sendParams(i: SendIntent): Record<string, unknown> {
+    return { batchId: i.batchId, idx: i.idx, owner: i.a.owner, now: i.a.now, busyUntil: i.busyUntil, ...(i.sent ?? {}) };
+  }
+
+  #sendSql(sent: boolean): string {
     // `sent`: the trxid and account of the request about to leave, as the sender read the row. A
     // row moved to another account meanwhile (failover) has another trxid there: its intent is
     // refused, so a request built for the account it left never leaves.
@@ -139,12 +175,10 @@ export class RowStore extends RowWrites {
     // earlier send charged it (store/account-identity.ts; the start says so and how to resolve it).
     const identity = sent ? `, sent_origin = @origin, sent_key_fp = @keyFp` : '';
     const sameIdentity = sent ? ` AND (state = ${rowState('pending')} OR sent_origin IS NULL OR (sent_origin = @origin AND sent_key_fp = @keyFp))` : '';
-    return this.#run('send', this.#sql('send', undefined, `attempts = attempts + 1, first_sent_at = coalesce(first_sent_at, @now), last_sent_at = @now, next_try_at = @busyUntil${identity}`, {
-        guard: `EXISTS (SELECT 1 FROM batches b WHERE b.id = @batchId AND b.owner = @owner AND b.lease_until > @now
-           AND (b.cancel_requested = 0 OR rows.state = ${rowState('resending')}))${sent ? ' AND trxid = @trxid AND account = @account' : ''}${sameIdentity}`,
-      }),
-      { batchId, idx, owner: a.owner, now: a.now, busyUntil, ...(sent ?? {}) },
-    );
+    return this.#sql('send', undefined, `attempts = attempts + 1, first_sent_at = coalesce(first_sent_at, @now), last_sent_at = @now, next_try_at = @busyUntil${identity}`, {
+      guard: `EXISTS (SELECT 1 FROM batches b WHERE b.id = @batchId AND b.owner = @owner AND b.lease_until > @now
+         AND (b.cancel_requested = 0 OR rows.state = ${rowState('resending')}))${sent ? ' AND trxid = @trxid AND account = @account' : ''}${sameIdentity}`,
+    });
   }
 
   /** An answer carried the row's order (already compared with the row): processing, or already ended. */

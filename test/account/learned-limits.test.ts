@@ -97,6 +97,36 @@ describe('RateScheduler learning (a real SQLite file)', () => {
     other.db.close();
   });
 
+  it('slow start (issue 34): until both limits are learned, at most 2 calls in flight; a call unanswered for the shortest window stops counting; none when the limits are given', async () => {
+    const path = dbPath();
+    const store = openStore(path);
+    const SHORT = [{ limit: 40, windowMs: 200 }, { limit: 200, windowMs: 60_000 }];
+    const s = new RateScheduler(store.db, SHORT, 0, 15_000, { learn: true });
+    const first = await s.acquire(call);
+    await s.acquire(call); // never answered: a hung request
+    let third = false;
+    const t0 = systemClock.mono();
+    const p = s.acquire(call).then((release) => {
+      third = true;
+      return release;
+    });
+    await new Promise((r) => setTimeout(r, 50));
+    expect(third).toBe(false); // two in flight: the third waits for an answer
+    first();
+    (await p)();
+    expect(third).toBe(true);
+    // Two unanswered again (one hung since the start): the next waits until the hung one is 200 ms old (the shortest window), not for its answer.
+    await s.acquire(call);
+    (await s.acquire(call))();
+    expect(systemClock.mono() - t0).toBeGreaterThanOrEqual(150);
+    // Given limits: no slow start (three admitted with none answered).
+    const given = new RateScheduler(openStore(dbPath()).db, SHORT, 0, 15_000, { learn: false });
+    const g0 = systemClock.mono();
+    for (let i = 0; i < 3; i++) await given.acquire(call);
+    expect(systemClock.mono() - g0).toBeLessThan(150);
+    store.db.close();
+  });
+
   it('each account has its own call log, hold and learned limits; `default` keeps the hold key of older homes', async () => {
     const store = openStore(dbPath());
     const meta = new MetaStore(store.db);
@@ -124,8 +154,8 @@ describe('RateScheduler learning (a real SQLite file)', () => {
   });
 });
 
-describe('the figure (issue 22): the real gate, virtual time, an API enforcing 10/1s and 80/1min, the gate starting from 40/1s,200/1m', () => {
-  for (const rttMs of [20, 60]) {
+describe('the figure (issues 22, 34): the real gate, virtual time, an API enforcing 10/1s and 80/1min, the gate starting from 40/1s,200/1m', () => {
+  for (const rttMs of [20, 60, 150, 300]) {
     it(`1,000 calls with a ${rttMs} ms round trip: at most 5 × 429, at least 0.9 × 80 calls in every whole minute after the first`, async () => {
       const r = await runLearnedLimits({ calls: 1_000, api: API, start: SPEC, rttMs });
       expect(r.calls).toBe(1_000);

@@ -24,7 +24,10 @@ describe('limits learned from 429s (issue 22 item 6), the real CLI against a san
     expect(refused).toBeLessThanOrEqual(3);
     const doctor = await runCli(['doctor', '--json'], env);
     const check = (JSON.parse(doctor.stdout) as { checks: { name: string; detail: string }[] }).checks.find((c) => c.name === 'rate limits');
-    expect(check?.detail).toMatch(/^4\/1s,200\/1m, learned from 429 at .*4\/1s \(was 40\/1s/);
+    // The count in our log at the 429 less one: 4 when the API's 5 fell in one of our seconds; 5
+    // when one of the calls our log puts in that second reached the API after it (the slow start
+    // spaces calls by their answers, and on a loaded machine admission and arrival drift apart).
+    expect(check?.detail).toMatch(/^[45]\/1s,200\/1m, learned from 429 at .*[45]\/1s \(was 40\/1s/);
   }, 180_000);
 
   it('TOPUP_RATE_LIMITS given: kept as given, nothing learned', async () => {

@@ -12,6 +12,7 @@ import { sendRow } from '../../dispatch/sender.js';
 import { moveRow } from '../../dispatch/failover.js';
 import { sweepStalled } from '../../dispatch/stall.js';
 import { StoreHealth, StoreFile } from '../../dispatch/store-health.js';
+import { IntentGroup } from '../../dispatch/intent-group.js';
 
 export class DispatchStage implements Stage {
   readonly name = 'dispatch';
@@ -41,12 +42,15 @@ export class DispatchStage implements Stage {
   #stallDue: number | undefined;
   /** Whether the store can be written (dispatch/store-health.ts): while it cannot, nothing is sent. */
   readonly store: StoreHealth;
+  /** This process's intents to send, committed in groups (dispatch/intent-group.ts). */
+  readonly #intents: IntentGroup;
 
   constructor(e: EngineContext, funding: FundingStage) {
     this.#e = e;
     this.#funding = funding;
     // The store's file as it was opened: a file deleted or replaced under the daemon is a store gone.
     this.store = new StoreHealth(e.rt.log, (down) => e.emit('store', down), new StoreFile(e.rt.config.dbPath));
+    this.#intents = new IntentGroup(e.rt.rows, e.clock);
   }
 
   /** Sends in flight, all batches. */
@@ -242,6 +246,7 @@ export class DispatchStage implements Stage {
           emit('pause', kind, code, detail, account);
         },
         store: this.store,
+        intents: this.#intents,
       },
       row,
       this.#e.signal,

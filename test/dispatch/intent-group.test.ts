@@ -1,0 +1,70 @@
+/**
+ * Group commit of intents (src/dispatch/intent-group.ts, issue 34): the sends admitted together
+ * share one fully synced commit, each with its own answer, and nothing is answered before its
+ * intent is committed. A real SQLite store (test/unit/fake-supplier.ts).
+ */
+import { describe, expect, it, vi } from 'vitest';
+import { IntentGroup, INTENT_GROUP_MS } from '../../src/dispatch/intent-group.js';
+import { systemClock } from '../../src/kernel/clock.js';
+import type { Runtime } from '../../src/runtime.js';
+import type { SendIntent } from '../../src/store/rows.js';
+import { pubgRow, supplierWorld } from '../unit/fake-supplier.js';
+
+const world = (n: number): Promise<Runtime> => supplierWorld(() => {}, Array.from({ length: n }, (_, i) => pubgRow(i)));
+const intent = (rt: Runtime, idx: number, trxid = `tu-row-${idx}`) => (now: number): SendIntent => ({
+  batchId: 'b1', idx, a: { owner: rt.owner, now }, busyUntil: now + 15_000, sent: { trxid, account: 'default', ...rt.identityOf('default') },
+});
+
+describe('intents committed in groups', () => {
+  it('intents asked for in one turn share one fully synced commit; each gets its own answer; listeners are told after it', async () => {
+    const rt = await world(3);
+    const group = new IntentGroup(rt.rows, systemClock);
+    const all = vi.spyOn(rt.rows, 'markSendingAll');
+    const exec = vi.spyOn(rt.db, 'exec');
+    const told: string[] = [];
+    rt.rows.onMove((_b, idx, event, to) => told.push(`${idx}:${event}>${to}`));
+    // Row 1's trxid is not the one the sender read (moved meanwhile): its intent is refused, the others go.
+    const answers = await Promise.all([group.write(intent(rt, 0)), group.write(intent(rt, 1, 'another-trxid')), group.write(intent(rt, 2))]);
+    expect(answers.map((a) => a.ok)).toEqual([true, false, true]);
+    expect(all).toHaveBeenCalledTimes(1);
+    expect(exec.mock.calls.map((c) => c[0])).not.toContain('PRAGMA synchronous = NORMAL');
+    expect(told).toEqual(['0:send>sending', '2:send>sending']);
+    expect([0, 1, 2].map((i) => rt.rows.get('b1', i)!.state)).toEqual(['sending', 'pending', 'sending']);
+    expect(rt.rows.get('b1', 0)!.lastSentAt).toBe(answers[0]!.now);
+  });
+
+  it('a lone intent is committed at the next turn; one asked for right after a commit waits for the next, at most INTENT_GROUP_MS later', async () => {
+    const rt = await world(3);
+    const sleeps: number[] = [];
+    const clock = { ...systemClock, sleep: (ms: number, signal?: AbortSignal) => (sleeps.push(ms), systemClock.sleep(ms, signal)) };
+    const group = new IntentGroup(rt.rows, clock);
+    await group.write(intent(rt, 0));
+    expect(sleeps).toEqual([]); // no wait: committed at the next turn of the loop
+    let done = false;
+    const next = group.write(intent(rt, 1)).then((a) => ((done = true), a));
+    await new Promise((r) => setImmediate(r));
+    expect(done).toBe(false);
+    expect(rt.rows.get('b1', 1)!.state).toBe('pending'); // not answered, and not committed either
+    expect((await next).ok).toBe(true);
+    expect(sleeps).toHaveLength(1);
+    expect(sleeps[0]).toBeGreaterThan(0);
+    expect(sleeps[0]).toBeLessThanOrEqual(INTENT_GROUP_MS);
+    expect(rt.rows.get('b1', 1)!.state).toBe('sending');
+  });
+
+  it('a commit of the group that fails is retried intent by intent: each send gets its own answer or error', async () => {
+    const rt = await world(3);
+    const group = new IntentGroup(rt.rows, systemClock);
+    vi.spyOn(rt.rows, 'markSendingAll').mockImplementation(() => {
+      throw new Error('SQLITE_BUSY');
+    });
+    const one = vi.spyOn(rt.rows, 'markSending');
+    one.mockImplementationOnce(() => {
+      throw new Error('SQLITE_FULL: database or disk is full');
+    });
+    const answers = await Promise.allSettled([group.write(intent(rt, 0)), group.write(intent(rt, 1))]);
+    expect(answers[0]).toMatchObject({ status: 'rejected', reason: { message: 'SQLITE_FULL: database or disk is full' } });
+    expect(answers[1]).toMatchObject({ status: 'fulfilled', value: { ok: true } });
+    expect(rt.rows.get('b1', 1)!.state).toBe('sending');
+  });
+});
