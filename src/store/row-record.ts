@@ -36,6 +36,8 @@ export interface NewRow {
   account?: string;
   /** The file's account column named the account: the row never moves to another (failover). */
   pinned?: boolean;
+  /** What the reseller charged for it (intake/sale-price.ts), for revenue and margin; never what is paid. */
+  saleUsd?: number | null;
 }
 
 /** What the API told us about a placed order. */

@@ -13,9 +13,9 @@ export class RowWrites extends RepeatReads {
   insertAll(batchId: string, rows: Iterable<NewRow>, now: number): number {
     const stmt = this.stmt(
       `INSERT INTO rows (batch_id, idx, line, cells_json, state, account, pinned, trxid, request_json, product_id, slug, pack_name, quantity,
-         unit_price_usd, expected_usd, max_price_usd, error, reject_code, fingerprint, fingerprint_alts, repeat_check, updated_at)
+         unit_price_usd, expected_usd, max_price_usd, error, reject_code, fingerprint, fingerprint_alts, repeat_check, sale_usd, updated_at)
        VALUES (@batchId, @idx, @line, @cells, @state, @account, @pinned, @trxid, @request, @productId, @slug, @packName, @quantity,
-         @unitPriceUsd, @expectedUsd, @maxPriceUsd, @error, @rejectCode, @fingerprint, @fingerprintAlts, @repeatCheck, @now)`,
+         @unitPriceUsd, @expectedUsd, @maxPriceUsd, @error, @rejectCode, @fingerprint, @fingerprintAlts, @repeatCheck, @saleUsd, @now)`,
     );
     let n = 0;
     for (const r of rows) {
@@ -41,6 +41,7 @@ export class RowWrites extends RepeatReads {
         fingerprint: r.fingerprint ?? null,
         fingerprintAlts: r.fingerprintAlts && r.fingerprintAlts.length > 0 ? JSON.stringify(r.fingerprintAlts) : null,
         repeatCheck: r.repeatCheck && r.request && !r.skipped ? 1 : 0,
+        saleUsd: r.saleUsd ?? null,
         now,
       };
       try {
@@ -71,9 +72,9 @@ export class RowWrites extends RepeatReads {
   insertApiOrder(batchId: string, r: NewRow & { request: NonNullable<NewRow['request']>; apiBodyHash: string; callbackUrl: string | null }, now: number): number {
     const row = this.stmt(
       `INSERT INTO rows (batch_id, idx, line, cells_json, state, account, pinned, trxid, request_json, product_id, slug, pack_name, quantity,
-         unit_price_usd, expected_usd, max_price_usd, error, updated_at, created_at, api_body_hash, callback_url)
+         unit_price_usd, expected_usd, max_price_usd, error, updated_at, created_at, api_body_hash, callback_url, sale_usd)
        SELECT @batchId, n, n + 2, @cells, 'pending', @account, @pinned, @trxid, @request, @productId, @slug, @packName, @quantity,
-         @unitPriceUsd, @expectedUsd, @maxPriceUsd, NULL, @now, @now, @apiBodyHash, @callbackUrl
+         @unitPriceUsd, @expectedUsd, @maxPriceUsd, NULL, @now, @now, @apiBodyHash, @callbackUrl, @saleUsd
        FROM (SELECT coalesce(max(idx), -1) + 1 AS n FROM rows WHERE batch_id = @batchId)
        RETURNING idx`,
     ).get({
@@ -93,6 +94,7 @@ export class RowWrites extends RepeatReads {
       now,
       apiBodyHash: r.apiBodyHash,
       callbackUrl: r.callbackUrl,
+      saleUsd: r.saleUsd ?? null,
     }) as { idx: number };
     return row.idx;
   }
