@@ -4,6 +4,7 @@
  * spend to the cent; the Overview shows one balance, not two.
  */
 import Database from 'better-sqlite3';
+import { parse } from 'csv-parse/sync';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { cliEnv, csv, runCli, startDaemon, tempHome, waitFor, waitForResult, readResult } from '../e2e/harness.js';
@@ -14,9 +15,7 @@ import { SPENT_USD_SQL } from '../../src/store/cost.js';
 releaseAfterEach();
 
 function parseCsv(text: string): Record<string, string>[] {
-  const [head, ...lines] = text.trim().split('\n');
-  const cols = head!.split(',');
-  return lines.filter((l) => l !== '').map((l) => Object.fromEntries(l.split(',').map((v, i) => [cols[i]!, v.replace(/^"|"$/g, '')])));
+  return parse(text, { columns: true, skip_empty_lines: true }) as Record<string, string>[];
 }
 
 const cents = (usd: string | number): number => Math.round(Number(usd) * 100);
