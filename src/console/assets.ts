@@ -99,7 +99,7 @@ svg.chart { display: block; width: 100%; max-width: 100%; height: auto; }
 details.numbers { margin: .25rem 0; }
 details.numbers summary { cursor: pointer; color: var(--link); }
 .csvline { margin: .25rem 0 .75rem; font-size: .9rem; }
-.multiples { display: grid; grid-template-columns: repeat(auto-fit, minmax(min(100%, 16rem), 1fr)); gap: .25rem 1rem; }
+.multiples { display: grid; grid-template-columns: 1fr; gap: 0; }
 .h4 { font-size: .95rem; margin: .6rem 0 .2rem; }
 ul.classes { list-style: none; padding: 0; margin: .25rem 0; }
 ul.classes li { display: grid; grid-template-columns: minmax(8rem, 16rem) 1fr auto auto; gap: .5rem; align-items: center; font-size: .9rem; }

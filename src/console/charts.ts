@@ -168,7 +168,7 @@ export function lines(
   const lo = Math.min(...all, 0);
   const step = niceStep(hi - lo);
   const ticks: number[] = [];
-  for (let v = Math.floor(lo / step - 1e-9) * step; v <= Math.max(step, Math.ceil(hi / step - 1e-9) * step) + step / 2; v += step) ticks.push(Number(v.toPrecision(12)));
+  for (let v = lo < 0 ? Math.floor(lo / step - 1e-9) * step : 0; v <= Math.max(step, Math.ceil(hi / step - 1e-9) * step) + step / 2; v += step) ticks.push(Number(v.toPrecision(12)));
   const y = linearScale([ticks[0]!, ticks[ticks.length - 1]!], [height - PAD.bottom, PAD.top]);
   const n = Math.max(labels.length, 1);
   const x = linearScale([0, Math.max(n - 1, 1)], [PAD.left + 8, W - PAD.right - 8]);

@@ -261,8 +261,14 @@ export function csvRows(p: Pictures, name: string): (string | number)[][] | null
 
 export const CSV_NAMES = ['spend', 'outcomes', 'failures', 'failure-classes', 'balance', 'rate', 'latency', 'margin', 'margin-games'] as const;
 
+/** Each link names what it downloads: a page of several "Download CSV" links would not say which is which. */
+const CSV_LABELS: Record<string, string> = {
+  spend: 'spend per day', outcomes: 'orders by outcome', failures: 'failure and refund rates', 'failure-classes': 'failures by answer class',
+  balance: 'balance per day', rate: 'rate budget per minute', latency: 'time to completion', margin: 'margin per day', 'margin-games': 'margin per game',
+};
+
 function csvLink(name: string, q = ''): Html {
-  return html`<a class="csv" href="/pictures/${name}.csv${q}" download="${name}.csv">Download CSV</a>`;
+  return html`<a class="csv" href="/pictures/${name}.csv${q}" download="${name}.csv">Download CSV: ${CSV_LABELS[name] ?? name}</a>`;
 }
 
 // ───────── HTML ─────────
