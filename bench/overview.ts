@@ -71,13 +71,14 @@ export async function measureOverview(opts: { rows: number; renders: number; log
       })();
     }
     // Balance readings every 5 minutes for 30 days (a top-up every 3 days), the last hour's rate minutes.
-    const addReading = db.prepare('INSERT INTO balance_readings (account, at, usd) VALUES (?, ?, ?)');
+    const addReading = db.prepare('INSERT INTO balance_readings (account, at, usd, rise) VALUES (?, ?, ?, ?)');
     const addMinute = db.prepare('INSERT INTO rate_minutes (account, minute, calls, orders, order_wait_ms, order_wait_max_ms) VALUES (?, ?, ?, ?, ?, ?)');
     db.transaction(() => {
       let usd = 5_000;
       for (let at = now - 30 * DAY; at <= now; at += 300_000) {
-        usd = usd - rnd() * 40 + ((at - (now - 30 * DAY)) % (3 * DAY) < 300_000 ? 3_000 : 0);
-        addReading.run('default', at, Math.max(0, Math.round(usd * 100) / 100));
+        const topUp = (at - (now - 30 * DAY)) % (3 * DAY) < 300_000 ? 3_000 : 0;
+        usd = Math.max(0, usd - rnd() * 40 + topUp);
+        addReading.run('default', at, Math.round(usd * 100) / 100, topUp > 0 ? topUp : null);
       }
       const m = Math.floor(now / 60_000);
       for (let i = 0; i < 60; i++) addMinute.run('default', m - i, 150 + i, 100, 100 * 40, 900);

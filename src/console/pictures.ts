@@ -143,9 +143,7 @@ export function picturesOf(db: Db, now: number, by: SpendBy, accounts: readonly 
     .all(since) as { account: string; d: number; usd: number; at: number }[];
   const before = new Map(reads.balanceBefore(since).map((b) => [b.account, b.usd]));
   const rises = db
-    .prepare(`SELECT account, at, usd, rise FROM (
-        SELECT account, at, usd, usd - lag(usd) OVER (PARTITION BY account ORDER BY at) AS rise FROM balance_readings WHERE at >= ?)
-      WHERE rise > 0 ORDER BY account, at`)
+    .prepare('SELECT account, at, usd, rise FROM balance_readings WHERE at >= ? AND rise > 0 ORDER BY account, at')
     .all(since) as { account: string; at: number; usd: number; rise: number }[];
   const balanceAccounts = [...new Set([...accounts.map((a) => a.id), ...lastOfDay.map((l) => l.account)])];
   const balance = balanceAccounts.map((account) => {
@@ -196,10 +194,8 @@ export function picturesOf(db: Db, now: number, by: SpendBy, accounts: readonly 
   };
 
   // Time to completion per game: the games with the most completed rows.
-  const lat = reads.latency(days[0]!);
-  const gameN = new Map<string, number>();
-  for (const l of lat) gameN.set(l.game, (gameN.get(l.game) ?? 0) + l.n);
-  const games = [...gameN.entries()].sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0])).slice(0, MAX_GAMES_LATENCY).map(([g]) => g);
+  const games = (db.prepare(`SELECT game, sum(n) AS n FROM daily_latency WHERE day >= ? GROUP BY game HAVING sum(n) > 0 ORDER BY 2 DESC, 1 LIMIT ${MAX_GAMES_LATENCY}`).all(days[0]!) as { game: string }[]).map((g) => g.game);
+  const lat = games.length === 0 ? [] : reads.latency(days[0]!, games);
   const latency = games.map((game) => {
     const per = days.map(() => new Map<number, number>());
     for (const l of lat) if (l.game === game) {
@@ -413,9 +409,28 @@ export function picturesFor(svc: Services, now: number, by: SpendBy): Pictures {
   return picturesOf(svc.rt.db, now, by, svc.rt.accounts.map((a) => ({ id: a.id, windows: a.scheduler.windows })));
 }
 
+/**
+ * The pictures' HTML, kept MAX_AGE_MS per spend switch: the Overview and the live script's reads
+ * between two rows ending show the same 30 days, and the pictures are read on the daemon's own
+ * thread. Never older than that, so they follow the batches as the other live figures do (every
+ * 1–5 s). The CSV downloads are always read fresh.
+ */
+const MAX_AGE_MS = 5_000;
+const kept = new WeakMap<Services, Map<SpendBy, { at: number; html: Html }>>();
+
+export function picturesHtmlFor(svc: Services, now: number, by: SpendBy): Html {
+  const mine = kept.get(svc) ?? new Map<SpendBy, { at: number; html: Html }>();
+  kept.set(svc, mine);
+  const e = mine.get(by);
+  if (e && now - e.at >= 0 && now - e.at < MAX_AGE_MS) return e.html;
+  const made = picturesHtml(picturesFor(svc, now, by));
+  mine.set(by, { at: now, html: made });
+  return made;
+}
+
 export function registerPictures(app: Hono<ConsoleEnv>, svc: Services): void {
   // The pictures alone: the Overview's script reads them again when the figures moved.
-  app.get('/pictures', (c) => c.html(picturesHtml(picturesFor(svc, Date.now(), spendByOf(c.req.query('spend') ?? c.req.query('by')))).text));
+  app.get('/pictures', (c) => c.html(picturesHtmlFor(svc, Date.now(), spendByOf(c.req.query('spend') ?? c.req.query('by'))).text));
   app.get('/pictures/:name{[a-z-]+\\.csv}', (c) => {
     const name = c.req.param('name').replace(/\.csv$/, '');
     const rows = csvRows(picturesFor(svc, Date.now(), spendByOf(c.req.query('by'))), name);

@@ -611,6 +611,8 @@ export const MIGRATIONS: readonly string[] = [
     account TEXT NOT NULL,
     at      INTEGER NOT NULL,
     usd     REAL NOT NULL,
+    -- How much it rose since the account's reading before (a top-up, a refund); NULL when it did not.
+    rise    REAL,
     PRIMARY KEY (account, at)
   ) WITHOUT ROWID;
   CREATE TABLE rate_minutes (

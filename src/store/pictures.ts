@@ -66,8 +66,12 @@ export class PictureReads {
       .all(fromDay) as DailyRow[];
   }
 
-  latency(fromDay: string): LatencyBucket[] {
-    return this.#db.prepare('SELECT day, game, bucket, n FROM daily_latency WHERE day >= ? AND n > 0 ORDER BY day, game, bucket').all(fromDay) as LatencyBucket[];
+  /** The time buckets of `games` from `fromDay` on. */
+  latency(fromDay: string, games: readonly string[]): LatencyBucket[] {
+    if (games.length === 0) return [];
+    return this.#db
+      .prepare(`SELECT day, game, bucket, n FROM daily_latency WHERE day >= ? AND game IN (${games.map(() => '?').join(', ')}) AND n > 0 ORDER BY day, game, bucket`)
+      .all(fromDay, ...games) as LatencyBucket[];
   }
 
   /** Each account's balance readings since `since` (wall ms), oldest first. */
@@ -105,7 +109,9 @@ export function recordBalance(db: Db, account: string, usd: number, at: number):
     if (!db.open) return;
     const last = db.prepare('SELECT at, usd FROM balance_readings WHERE account = ? ORDER BY at DESC LIMIT 1').get(account) as { at: number; usd: number } | undefined;
     if (last && last.usd === usd && at - last.at < BALANCE_EVERY_MS) return;
-    db.prepare('INSERT OR REPLACE INTO balance_readings (account, at, usd) VALUES (?, ?, ?)').run(account, at, usd);
+    // The rise is kept with the reading, so the picture finds top-ups without comparing every pair of readings.
+    const rise = last && at > last.at && usd > last.usd ? Math.round((usd - last.usd) * 100) / 100 : null;
+    db.prepare('INSERT OR REPLACE INTO balance_readings (account, at, usd, rise) VALUES (?, ?, ?, ?)').run(account, at, usd, rise);
   } catch {
     // The store is closing or busy: the next reading is recorded.
   }
