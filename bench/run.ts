@@ -8,6 +8,8 @@
  *   npm run bench -- --answers real-world   the sandbox answers like a real deployment
  *   npm run bench -- --parts api       the order API's fast path beside the file path (bench/api.ts):
  *                                      202 → wire, POST latency and accepted orders/s, repeats
+ *   npm run bench -- --parts overview  the console's Overview with all its pictures over a store of
+ *                                      1,000,000 rows (bench/overview.ts; --overview-rows N, --renders R)
  *   npm run bench -- --parts scale     cost per order as the batch grows (scale.ts): 2,000 and
  *                                      20,000 rows at 400 calls/s, wall time; --rows N adds N rows
  *                                      (e.g. 100000); --sizes A,B,C lists them; --baseline-dist
@@ -34,6 +36,7 @@ import { accountsTable, measureAccounts, type AccountsReport } from './accounts.
 import { apiTable, measureApi, type ApiReport } from './api.js';
 import { runScale, scaleReport, scaleTables, SCALE_PER_SECOND, type ScaleReport, type ScaleRun } from './scale.js';
 import type { SandboxSpec } from './sandbox.js';
+import { measureOverview, type OverviewReport } from './overview.js';
 
 function args(argv: string[]) {
   const get = (name: string): string | undefined => {
@@ -52,6 +55,7 @@ function args(argv: string[]) {
   const onlyScale = parts.size === 1 && parts.has('scale');
   const onlyAccounts = parts.size === 1 && parts.has('accounts');
   const onlyApi = parts.size === 1 && parts.has('api');
+  const onlyOverview = parts.size === 1 && parts.has('overview');
   const sizes = get('sizes')?.split(',').map((x) => Math.floor(Number(x)));
   if (sizes?.some((x) => !(x > 0))) throw new Error('--sizes needs positive row counts, e.g. 2000,20000');
   const answers = get('answers') ?? 'spec';
@@ -74,8 +78,10 @@ function args(argv: string[]) {
     keepLogs: get('keep-logs'),
     marginMs: get('margin-ms') === undefined ? undefined : num('margin-ms', 0),
     // A scale-only run keeps its own file, so the rate-budget figures in latest.json stay.
-    out: get('out') ?? join(BENCH_DIR, 'results', onlyScale ? 'scale-latest.json' : onlyAccounts ? 'accounts-latest.json' : onlyApi ? 'api-latest.json' : 'latest.json'),
-    onlyScale: onlyScale || onlyAccounts || onlyApi,
+    out: get('out') ?? join(BENCH_DIR, 'results', onlyScale ? 'scale-latest.json' : onlyAccounts ? 'accounts-latest.json' : onlyApi ? 'api-latest.json' : onlyOverview ? 'overview-latest.json' : 'latest.json'),
+    onlyScale: onlyScale || onlyAccounts || onlyApi || onlyOverview,
+    overviewRows: Math.floor(num('overview-rows', 1_000_000)),
+    renders: Math.floor(num('renders', 30)),
     apiOrders: Math.floor(num('api-orders', quick ? 1000 : 3000)),
     accountsRows: Math.floor(num('accounts-rows', 400)),
     parts,
@@ -218,6 +224,11 @@ async function main(): Promise<void> {
     api = await measureApi({ orders: a.apiOrders, ratePerSec: 500, concurrency: 32, wireOrders: 100, spacingMs: 400, fileRuns: 5, replays: 200 });
   }
 
+  let overview: OverviewReport | undefined;
+  if (a.parts.has('overview')) {
+    overview = await measureOverview({ rows: a.overviewRows, renders: a.renders, log });
+  }
+
   // ---- figures, targets, table -------------------------------------------------------------
   const ours = contenders.ours;
   const naive = contenders.naive;
@@ -238,6 +249,7 @@ async function main(): Promise<void> {
     { target: 'order API: POST /api/v1/orders p99 ≤ 25 ms at 500/s beside a CPU hog, each 202 durable', measured: api?.accept.p99Ms, met: api ? api.accept.p99Ms <= 25 : undefined },
     { target: 'order API: ≥ 500 accepted orders/s sustained', measured: api?.accept.perSecond, met: api ? api.accept.perSecond >= 500 : undefined },
     { target: 'order API: repeats answered as the same order, 0 bought twice', measured: api && `${api.replays.sameAnswered200}/${api.replays.same} 200, ${api.replays.otherAnswered409}/${api.replays.other} 409, ${api.replays.ledgerTwice} twice`, met: api ? api.replays.sameAnswered200 === api.replays.same && api.replays.otherAnswered409 === api.replays.other && api.replays.ledgerTwice === 0 && api.replays.rowsStored === api.replays.accepted : undefined },
+    { target: `console Overview with its pictures ≤ 200 ms at ${a.overviewRows.toLocaleString('en')} rows (median)`, measured: overview && `${overview.overviewMs.p50} ms (p95 ${overview.overviewMs.p95})`, met: overview ? overview.overviewMs.p50 <= 200 : undefined },
     { target: 'faults per account: 0 bought twice across ledgers, every row bought', measured: accounts && `${accounts.faults.boughtTwice} twice, ${accounts.faults.final}/${accounts.faults.rows}`, met: accounts ? accounts.faults.boughtTwice === 0 && accounts.faults.final === accounts.faults.rows : undefined },
   ];
 
@@ -297,6 +309,7 @@ async function main(): Promise<void> {
     scale,
     accounts,
     api,
+    overview,
     targets,
   };
   mkdirSync(join(a.out, '..'), { recursive: true });
@@ -319,6 +332,12 @@ async function main(): Promise<void> {
     '',
     accounts ? accountsTable(accounts) : '',
     api ? apiTable(api) : '',
+    overview ? table(['console Overview (issue 33)', 'value'], [
+      ['rows in the store', overview.rows.toLocaleString('en')],
+      ['filled through the triggers (s, rows/s)', `${overview.fillSec} s, ${overview.rowsPerSecFilled}/s; store ${overview.dbMb} MB`],
+      [`GET / with all pictures, ${overview.renders} renders (ms)`, `median ${overview.overviewMs.p50}, p95 ${overview.overviewMs.p95}, max ${overview.overviewMs.max}; ${overview.pageKb} KB`],
+      ['GET /pictures alone (ms)', `median ${overview.picturesMs.p50}, p95 ${overview.picturesMs.p95}`],
+    ]) : '',
     '',
     scale ? `Scale: the real daemon, API ${SCALE_PER_SECOND}/1s (+ a minute window that does not bind), margin ${scale.marginMs} ms, wall time; load average = 1-minute figure of this 2-core machine.\n\n${scaleTables(scale)}` : '',
     '',

@@ -15,6 +15,7 @@
 import type { Config } from '../config/config.js';
 import type { Logger } from '../kernel/log.js';
 import type { Db } from '../store/db.js';
+import { recordBalance } from '../store/pictures.js';
 import { MetaStore } from '../store/meta.js';
 import { RateScheduler, FixedWindowGate } from './rate-gate.js';
 import { Pauses } from './pauses.js';
@@ -134,6 +135,8 @@ export function openAccount(config: Config, db: Db, log: Logger, setting: Opened
     },
   }, (b) => {
     lastBalance = { usd: b.balanceUsd, currency: b.currency, at: clock.now() };
+    // Balance over time and top-ups on the console (store/pictures.ts).
+    recordBalance(db, id, b.balanceUsd, lastBalance.at);
   });
   return {
     id,

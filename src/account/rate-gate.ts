@@ -78,6 +78,13 @@ import {
 /** Monotonic ms until which every call of the account is held (a Retry-After): `default` keeps the key of homes from before accounts. */
 export const holdKey = (account: string): string => (account === 'default' ? 'rate.hold_until_mono' : `rate.hold_until_mono:${account}`);
 
+/** What the admission records for the console's rate picture: the wall-clock minute, whether the call places an order, since when it waited (monotonic). */
+interface MinuteUse {
+  wallNow: number;
+  order: boolean;
+  queuedAt: number;
+}
+
 export interface SchedulerStats {
   admitted: number;
   waitedMs: number;
@@ -108,7 +115,7 @@ export class RateScheduler implements CallGate {
   readonly #marginMs: number;
   readonly #queue = new PQueue({ concurrency: 1 });
   /** Returns the new call's row id (> 0) when admitted, else minus the time to wait. */
-  readonly #admitTx: { immediate(now: number): number };
+  readonly #admitTx: { immediate(now: number, use: MinuteUse): number };
   readonly #markDone: Statement;
   readonly #prune: Statement;
   readonly #longestMs: number;
@@ -164,6 +171,13 @@ export class RateScheduler implements CallGate {
     const oldestToExpire = db.prepare(`SELECT ${end} AS e FROM api_calls WHERE ${inWindow} ORDER BY e LIMIT 1 OFFSET @offset`);
     const countSince = db.prepare(`SELECT count(*) AS n FROM api_calls WHERE ${inWindow}`);
     const insert = db.prepare('INSERT INTO api_calls (t, account) VALUES (?, ?)');
+    // The console's rate picture (store/pictures.ts): calls per wall-clock minute, and how long
+    // order calls waited for the budget, in the admission's own transaction (no write of its own).
+    const minuteUse = db.prepare(
+      `INSERT INTO rate_minutes (account, minute, calls, orders, order_wait_ms, order_wait_max_ms) VALUES (@account, @minute, 1, @order, @wait, @wait)
+       ON CONFLICT (account, minute) DO UPDATE SET calls = calls + 1, orders = orders + excluded.orders,
+         order_wait_ms = order_wait_ms + excluded.order_wait_ms, order_wait_max_ms = max(order_wait_max_ms, excluded.order_wait_max_ms)`,
+    );
     const lastStart = db.prepare('SELECT max(t) AS t FROM api_calls WHERE account = ?');
     this.#callLog = db.prepare('SELECT t, done FROM api_calls WHERE account = ?');
     this.#prune = db.prepare('DELETE FROM api_calls WHERE account = ? AND t <= ?');
@@ -184,7 +198,7 @@ export class RateScheduler implements CallGate {
     const params = { account, timeout };
     // Returns 0 when the call was recorded (admitted), else how long to wait.
     this.#admitTx = db
-      .transaction((now: number): number => {
+      .transaction((now: number, use: MinuteUse): number => {
         const hold = Number(this.#meta.get(this.#holdKey) ?? 0);
         if (hold > now) return -Math.min(hold - now, this.#maxHoldMs);
         const version = dataVersion.get() as number;
@@ -210,6 +224,7 @@ export class RateScheduler implements CallGate {
         }
         if (wait > 0) return -Math.min(wait, longestWait);
         const id = Number(insert.run(now, account).lastInsertRowid);
+        minuteUse.run({ account, minute: Math.floor(use.wallNow / 60_000), order: use.order ? 1 : 0, wait: use.order ? Math.max(0, Math.round(now - use.queuedAt)) : 0 });
         this.#grow();
         if (this.#learn) this.#noteUse(now);
         if (++this.#sinceprune >= 200) {
@@ -280,6 +295,8 @@ export class RateScheduler implements CallGate {
   }
 
   acquire(call: CallInfo, signal?: AbortSignal): Promise<() => void> {
+    // Waiting for the budget starts here, behind the calls queued before it, not when its turn comes.
+    const queuedAt = this.#now();
     return this.#queue.add(
       async () => {
         const started = this.#now();
@@ -296,7 +313,7 @@ export class RateScheduler implements CallGate {
           const at = this.#now();
           // The call log is not fsynced: see unsynced(). A submit's intent, committed with a full
           // sync before its request leaves, puts this admission on disk with it.
-          id = unsynced(this.#db, () => this.#admitTx.immediate(at));
+          id = unsynced(this.#db, () => this.#admitTx.immediate(at, { wallNow: this.#clock.now(), order: call.route === 'submit', queuedAt }));
           if (id > 0) break;
           await this.#clock.sleep(-id, signal);
         }

@@ -20,6 +20,7 @@
  * is ordered, the explanation says to drop it in again (it then gets trxids of its own bytes).
  */
 import { join } from 'node:path';
+import { parseSale, saleColumn } from '../intake/sale-price.js';
 import { InputFileError, coerceError } from '../kernel/errors.js';
 import { contentHash, openOrderFile } from '../intake/formats/index.js';
 import { createRowValidator } from '../intake/validate.js';
@@ -133,6 +134,8 @@ export async function loadBatch(rt: LoadParts, batch: Batch): Promise<LoadOutcom
   // Player checks (claim/player-checks.ts): decided per row from the cache, in the transaction that stores it.
   const checks = !duplicate && rt.config.playerChecks.lines !== 'off' ? new CheckPlanner(rt) : undefined;
   const overrideAt = overrideColumn(file.header.header.columns);
+  // The reseller's own sale price, where a column gives it (intake/sale-price.ts): margins only.
+  const saleAt = saleColumn(file.header.header.columns);
   try {
     for await (const run of file.batches) {
       if (rows.length >= STORE_CHUNK && !flush()) {
@@ -178,6 +181,7 @@ export async function loadBatch(rt: LoadParts, batch: Batch): Promise<LoadOutcom
           fingerprintAlts,
           // Judged when the batch opens, in the same transaction (repeats.ts skipRepeats).
           repeatCheck: checkRepeats && checksRepeat(batch, placed.order.givenTrxid),
+          saleUsd: saleAt === undefined ? null : parseSale(raw.cells[saleAt]),
         });
       }
     }

@@ -37,6 +37,7 @@ import { registerReports } from './pages/reports.js';
 import { registerAudit } from './pages/audit.js';
 import { registerLogin } from './pages/login.js';
 import { registerWebhooks } from './pages/webhooks.js';
+import { registerPictures } from './pictures.js';
 
 const CSP = {
   defaultSrc: ["'none'"],
@@ -135,6 +136,7 @@ export function createConsoleApp(svc: Services, metrics: Metrics, orderApi?: Hon
 
   registerLogin(app, svc);
   registerOverview(app, svc);
+  registerPictures(app, svc);
   registerUpload(app, svc);
   registerBatches(app, svc);
   registerBatch(app, svc);

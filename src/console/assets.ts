@@ -86,6 +86,27 @@ ol.review { list-style: none; padding: 0; }
 .answer { font-size: .85rem; overflow-wrap: anywhere; }
 ul.codes { font-size: 1.2rem; }
 .actions { display: flex; flex-wrap: wrap; gap: .5rem; align-items: center; }
+/* The pictures (charts.ts, pictures.ts): SVG drawn on the server, sized by the page. */
+.pictures { display: grid; gap: 0 2rem; grid-template-columns: repeat(auto-fit, minmax(min(100%, 34rem), 1fr)); }
+.picture { min-width: 0; border-top: 1px solid var(--line); }
+.picture h3 { margin-bottom: .1rem; }
+.picture figure { margin: 0; }
+.picture figcaption { font-size: .9rem; margin: .25rem 0; }
+.question, .switch { margin: 0 0 .25rem; font-size: .9rem; }
+svg.chart { display: block; width: 100%; max-width: 100%; height: auto; }
+.legend, .seglegend { list-style: none; display: flex; flex-wrap: wrap; gap: .2rem 1rem; padding: 0; margin: .25rem 0; font-size: .85rem; }
+.legend li, .seglegend li { display: flex; align-items: center; gap: .35rem; }
+details.numbers { margin: .25rem 0; }
+details.numbers summary { cursor: pointer; color: var(--link); }
+.csvline { margin: .25rem 0 .75rem; font-size: .9rem; }
+.multiples { display: grid; grid-template-columns: 1fr; gap: 0; }
+.h4 { font-size: .95rem; margin: .6rem 0 .2rem; }
+ul.classes { list-style: none; padding: 0; margin: .25rem 0; }
+ul.classes li { display: grid; grid-template-columns: minmax(8rem, 16rem) 1fr auto auto; gap: .5rem; align-items: center; font-size: .9rem; }
+svg.hbar { width: 100%; height: .6rem; }
+svg.segbar { display: block; width: 100%; height: 1.1rem; border: 1px solid #767676; border-radius: .2rem; }
+svg.segbar.small { display: inline-block; width: 7rem; height: .9rem; vertical-align: middle; }
+.segwrap { margin: .5rem 0; }
 `;
 
 const JS = `
@@ -135,6 +156,57 @@ const JS = `
       })(sec, want, st);
     }
   }
+  // The segmented progress bars (charts.ts segmentBar): the same five parts as the server draws.
+  var SEG_LABELS = { completed: 'completed', failed: 'failed', review: 'review', waiting: 'waiting', never: 'never sent' };
+  function segs(root, b) {
+    var c = b.counts;
+    var parts = [['completed', c.completed], ['failed', c.cancelled + c.rejected + c.invalid], ['review', c.review],
+      ['waiting', c.pending + c.inFlight + c.followed], ['never', c.skipped]];
+    var svgs = root.querySelectorAll('svg[data-segbar]');
+    var total = Math.max(b.rows, 1);
+    for (var i = 0; i < svgs.length; i++) {
+      var at = 0;
+      var said = [];
+      for (var j = 0; j < parts.length; j++) {
+        var r = svgs[i].querySelector('rect[data-seg="' + parts[j][0] + '"]');
+        if (r) { r.setAttribute('x', (at / total * 100).toFixed(2)); r.setAttribute('width', (parts[j][1] / total * 100).toFixed(2)); }
+        at += parts[j][1];
+        if (parts[j][1] > 0) said.push(SEG_LABELS[parts[j][0]] + ' ' + parts[j][1]);
+      }
+      svgs[i].setAttribute('aria-label', (said.join(', ') || 'no rows') + ' of ' + b.rows + ' rows');
+    }
+    for (var k = 0; k < parts.length; k++) set(root, 'seg-' + parts[k][0], String(parts[k][1]));
+  }
+  // The Overview's pictures: read again (the whole block) when rows moved, at most every 10 s,
+  // and every minute anyway (the rate picture moves with the clock). Open "Numbers" stay open.
+  var pics = document.querySelector('[data-pictures]');
+  var picsAt = performance.now();
+  var picsKey = null;
+  var picsBusy = false;
+  function followPictures(p) {
+    if (!pics || picsBusy) return;
+    var k = [];
+    for (var i = 0; i < p.batches.length; i++) k.push(p.batches[i].id + ':' + key(p.batches[i]));
+    k = k.join('|');
+    var age = performance.now() - picsAt;
+    if (picsKey === null) picsKey = k;
+    if (!((k !== picsKey && age >= 10000) || age >= 60000)) return;
+    picsBusy = true;
+    picsAt = performance.now();
+    fetch(pics.getAttribute('data-pictures'), { credentials: 'same-origin', headers: { accept: 'text/html' } })
+      .then(function (r) { if (!r.ok) throw new Error(String(r.status)); return r.text(); })
+      .then(function (t) {
+        var open = {};
+        var ds = pics.querySelectorAll('details[open] summary');
+        for (var i = 0; i < ds.length; i++) open[ds[i].textContent] = true;
+        pics.innerHTML = t;
+        var all = pics.querySelectorAll('details summary');
+        for (var j = 0; j < all.length; j++) if (open[all[j].textContent]) all[j].parentNode.open = true;
+        picsKey = k;
+      })
+      .catch(function () { /* the next payload tries again */ })
+      .then(function () { picsBusy = false; });
+  }
   function update(p) {
     var seen = {};
     for (var i = 0; i < p.batches.length; i++) {
@@ -157,6 +229,7 @@ const JS = `
         for (var q = 0; q < STATES.length; q++) set(root, 'c-' + STATES[q], String(b.counts[STATES[q]]));
         var bars = root.querySelectorAll('[data-f="bar"]');
         for (var k = 0; k < bars.length; k++) { bars[k].max = Math.max(b.rows, 1); bars[k].value = b.done; bars[k].textContent = String(b.done); }
+        segs(root, b);
         if (b.finished && root.getAttribute('data-follow') === b.id) { root.setAttribute('data-follow', ''); window.location.reload(); }
       }
       followRows(b);
@@ -165,6 +238,7 @@ const JS = `
         if (note) note.hidden = false;
       }
     }
+    followPictures(p);
     var counts = document.querySelectorAll('[data-review-count]');
     for (var c = 0; c < counts.length; c++) counts[c].textContent = String(p.reviewRows);
   }

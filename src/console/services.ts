@@ -12,6 +12,7 @@ import type { Notifier } from '../notify/notifier.js';
 import type { Listing } from '../store/listing.js';
 import type { AuditOutcome, AuditStore } from '../store/audit.js';
 import { Pauses } from '../account/pauses.js';
+import { recordBalance } from '../store/pictures.js';
 import type { ConsoleSettings } from '../config/console-settings.js';
 import type { BalanceWatch } from './balance-watch.js';
 import type { RecentErrors } from './recent.js';
@@ -87,7 +88,15 @@ export function pageCtx(c: Ctx, svc: Services): PageCtx {
 function sandboxBalance(svc: Services): number | null {
   if (!svc.sandbox) return null;
   try {
-    return svc.sandbox.admin.account({ apiKey: svc.rt.config.apiKey }).balanceUsd;
+    const usd = svc.sandbox.admin.account({ apiKey: svc.rt.config.apiKey }).balanceUsd;
+    // This read is a reading of the account's balance like any other: the Overview's Money section
+    // shows the freshest reading, so it shows this one too. Before, after `topup sandbox balance
+    // --add` the badge showed the new balance and Money the old one, two balances at once (issue 33).
+    const account = svc.rt.accounts.find((a) => a.setting.key === svc.rt.config.apiKey)?.id ?? svc.rt.account.id;
+    const now = systemClock.now();
+    svc.balance.record(account, usd, now);
+    recordBalance(svc.rt.db, account, usd, now);
+    return usd;
   } catch {
     return null;
   }

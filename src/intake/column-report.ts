@@ -19,6 +19,7 @@ import type { CatalogEntry, CatalogIndex } from './catalog-index.js';
 import { headerKey, type HeaderMap, type OrderField } from './columns.js';
 import { parseWholeNumber } from './field-rules.js';
 import { openOrderFile } from './formats/index.js';
+import { saleColumn } from './sale-price.js';
 
 /** How one column of the file was read. */
 export interface ColumnReading {
@@ -133,6 +134,7 @@ export function columnReport(
   for (const p of plans) for (const [f, i] of Object.entries(p.at) as [OrderField, number][]) add(i, f, p.game);
 
   const looks = new Map(lookalikes.map((l) => [l.index, l]));
+  const saleAt = saleColumn(header.columns);
   const warnings: string[] = [];
   const columns: ColumnReading[] = [];
   header.columns.forEach((c, i) => {
@@ -163,7 +165,7 @@ export function columnReport(
       const named = lineFieldOf(i);
       const other = named === undefined ? undefined : plans.map((p) => p.at[named]).find((j) => j !== undefined && j !== i);
       note =
-        named === undefined ? 'yours: carried through to the result'
+        named === undefined ? (i === saleAt ? 'yours: carried through to the result, and read as your sale price (the console\'s revenue and margin)' : 'yours: carried through to the result')
           : other !== undefined ? `named like ${named}, but column ${quoted(header, other)} is read as the ${named}: carried through`
             : `named like ${named}, but no pack in this file takes one: carried through`;
     }

@@ -28,6 +28,7 @@
  * refuses for balance is not charged: it waits for a top-up like any row (status `accepted`).
  */
 import { createHash } from 'node:crypto';
+import { saleFromMeta } from '../intake/sale-price.js';
 import { coerceError } from '../kernel/errors.js';
 import { jsonDepth } from '../kernel/json-depth.js';
 import { crashPoint } from '../kernel/crash-points.js';
@@ -206,7 +207,7 @@ export class Desk implements OrderDesk {
     if (fileProblems.length > 0) return invalid(fileProblems.map((p) => ({ field: 'order', reason: p.message })));
     const placed = placer.place(verdict.order, cells, input.pid !== undefined && input.pid.trim() !== '');
     if (!placed.ok) return invalid([{ field: input.account !== undefined ? 'account' : input.pid !== undefined ? 'pid' : 'pack', reason: placed.error }], placed.error);
-    return { input, hash, callbackUrl, row: { idx: 0, line: 0, cells, ...placedRow(placed, verdict.trxid!) } };
+    return { input, hash, callbackUrl, row: { idx: 0, line: 0, cells, ...placedRow(placed, verdict.trxid!), saleUsd: saleFromMeta(input.meta) } };
   }
 
   /** One transaction for every acceptance waiting: each judged in turn, then one commit. */

@@ -532,4 +532,122 @@ export const MIGRATIONS: readonly string[] = [
   CREATE INDEX player_check_calls_batch ON player_check_calls (batch_id) WHERE batch_id IS NOT NULL;
   ALTER TABLE rows ADD COLUMN player_name TEXT;
   `,
+  // 17. The console's pictures (issue 33): what a reseller asks every morning (spend per day by game and
+  // account, outcomes, failure classes, time to completion, margin) answered from roll-ups, never a
+  // scan of millions of rows. Each ended row (a final state) counts once in daily_rows, on the UTC
+  // day it ended (updated_at), by game (slug), account, outcome (its state; `cancelled` with the
+  // supplier's refund is `refunded`) and answer class (reject_code of a failure); a completed row's
+  // time from its first send to its end counts in daily_latency, in buckets of 1/8 of e (about
+  // 13 %: bucket b holds times near 100 ms × e^(b/8)). Kept by triggers, in the very transaction that
+  // ends, reopens, moves or deletes a row, whoever writes: subtract what the row counted before,
+  // add what it counts now. So a roll-up is always the sum over the rows as they are (a test holds
+  // them equal), money in whole cents (integers never drift). Money by the rules of store/cost.ts
+  // (SPENT): completed, or cancelled without a refund, at amount_usd else expected_usd.
+  //
+  // rows.sale_usd: what the reseller charged their customer (a file's sale-price column, or an API
+  // order's meta.salePriceUsd: intake/sale-price.ts), for revenue and margin of completed rows.
+  // balance_readings: each account's balance as read (account/account.ts records each read, at most
+  // one a minute unless it changed), for balance over time and top-ups. rate_minutes: per account
+  // and wall-clock minute, calls admitted and how long order calls (POST /orders) waited for the
+  // rate budget (account/rate-gate.ts, in the admission's own transaction). Both pruned after
+  // 40 days (store/upkeep.ts).
+  `
+  ALTER TABLE rows ADD COLUMN sale_usd REAL;
+  CREATE TABLE daily_rows (
+    day             TEXT NOT NULL,
+    game            TEXT NOT NULL,
+    account         TEXT NOT NULL,
+    outcome         TEXT NOT NULL,
+    class           TEXT NOT NULL,
+    n               INTEGER NOT NULL,
+    spent_cents     INTEGER NOT NULL,
+    refunded_cents  INTEGER NOT NULL,
+    sale_cents      INTEGER NOT NULL,
+    sale_n          INTEGER NOT NULL,
+    sale_cost_cents INTEGER NOT NULL,
+    PRIMARY KEY (day, game, account, outcome, class)
+  ) WITHOUT ROWID;
+  CREATE TABLE daily_latency (
+    day    TEXT NOT NULL,
+    game   TEXT NOT NULL,
+    bucket INTEGER NOT NULL,
+    n      INTEGER NOT NULL,
+    PRIMARY KEY (day, game, bucket)
+  ) WITHOUT ROWID;
+  INSERT INTO daily_rows (day, game, account, outcome, class, n, spent_cents, refunded_cents, sale_cents, sale_n, sale_cost_cents)
+    SELECT strftime('%Y-%m-%d', rows.updated_at / 1000, 'unixepoch'), coalesce(rows.slug, ''), rows.account, CASE WHEN rows.state = 'cancelled' AND coalesce(rows.refunded, 0) = 1 THEN 'refunded' ELSE rows.state END, CASE WHEN rows.state IN ('rejected', 'cancelled', 'review') THEN coalesce(rows.reject_code, '') ELSE '' END, count(*),
+      sum(CASE WHEN rows.state = 'completed' OR (rows.state = 'cancelled' AND coalesce(rows.refunded, 0) = 0) THEN CAST(round(coalesce(rows.amount_usd, rows.expected_usd, 0) * 100) AS INTEGER) ELSE 0 END), sum(CASE WHEN rows.state = 'cancelled' AND coalesce(rows.refunded, 0) = 1 THEN CAST(round(coalesce(rows.amount_usd, rows.expected_usd, 0) * 100) AS INTEGER) ELSE 0 END), 0, 0, 0
+    FROM rows WHERE state IN ('completed', 'cancelled', 'invalid', 'rejected', 'skipped', 'review') GROUP BY 1, 2, 3, 4, 5;
+  INSERT INTO daily_latency (day, game, bucket, n)
+    SELECT strftime('%Y-%m-%d', rows.updated_at / 1000, 'unixepoch'), coalesce(rows.slug, ''), CAST(round(8 * ln(max(rows.updated_at - rows.first_sent_at, 100) / 100.0)) AS INTEGER), count(*)
+    FROM rows WHERE state = 'completed' AND first_sent_at IS NOT NULL GROUP BY 1, 2, 3;
+  CREATE TRIGGER rows_daily_insert AFTER INSERT ON rows WHEN NEW.state IN ('completed', 'cancelled', 'invalid', 'rejected', 'skipped', 'review') BEGIN
+    INSERT INTO daily_rows (day, game, account, outcome, class, n, spent_cents, refunded_cents, sale_cents, sale_n, sale_cost_cents)
+      SELECT strftime('%Y-%m-%d', NEW.updated_at / 1000, 'unixepoch'), coalesce(NEW.slug, ''), NEW.account,
+        CASE WHEN NEW.state = 'cancelled' AND coalesce(NEW.refunded, 0) = 1 THEN 'refunded' ELSE NEW.state END,
+        CASE WHEN NEW.state IN ('rejected', 'cancelled', 'review') THEN coalesce(NEW.reject_code, '') ELSE '' END,
+        1, CASE WHEN NEW.state = 'completed' OR (NEW.state = 'cancelled' AND coalesce(NEW.refunded, 0) = 0) THEN CAST(round(coalesce(NEW.amount_usd, NEW.expected_usd, 0) * 100) AS INTEGER) ELSE 0 END,
+        CASE WHEN NEW.state = 'cancelled' AND coalesce(NEW.refunded, 0) = 1 THEN CAST(round(coalesce(NEW.amount_usd, NEW.expected_usd, 0) * 100) AS INTEGER) ELSE 0 END,
+        CASE WHEN NEW.state = 'completed' AND NEW.sale_usd IS NOT NULL THEN CAST(round(NEW.sale_usd * 100) AS INTEGER) ELSE 0 END, CASE WHEN NEW.state = 'completed' AND NEW.sale_usd IS NOT NULL THEN 1 ELSE 0 END, CASE WHEN NEW.state = 'completed' AND NEW.sale_usd IS NOT NULL THEN CAST(round(coalesce(NEW.amount_usd, NEW.expected_usd, 0) * 100) AS INTEGER) ELSE 0 END
+      WHERE NEW.state IN ('completed', 'cancelled', 'invalid', 'rejected', 'skipped', 'review')
+      ON CONFLICT (day, game, account, outcome, class) DO UPDATE SET n = n + 1, spent_cents = spent_cents + excluded.spent_cents,
+        refunded_cents = refunded_cents + excluded.refunded_cents, sale_cents = sale_cents + excluded.sale_cents,
+        sale_n = sale_n + excluded.sale_n, sale_cost_cents = sale_cost_cents + excluded.sale_cost_cents;
+    INSERT INTO daily_latency (day, game, bucket, n)
+      SELECT strftime('%Y-%m-%d', NEW.updated_at / 1000, 'unixepoch'), coalesce(NEW.slug, ''), CAST(round(8 * ln(max(NEW.updated_at - NEW.first_sent_at, 100) / 100.0)) AS INTEGER), 1
+      WHERE NEW.state = 'completed' AND NEW.first_sent_at IS NOT NULL
+      ON CONFLICT (day, game, bucket) DO UPDATE SET n = n + 1;
+  END;
+  CREATE TRIGGER rows_daily_delete AFTER DELETE ON rows WHEN OLD.state IN ('completed', 'cancelled', 'invalid', 'rejected', 'skipped', 'review') BEGIN
+    UPDATE daily_rows SET n = n - 1, spent_cents = spent_cents - (CASE WHEN OLD.state = 'completed' OR (OLD.state = 'cancelled' AND coalesce(OLD.refunded, 0) = 0) THEN CAST(round(coalesce(OLD.amount_usd, OLD.expected_usd, 0) * 100) AS INTEGER) ELSE 0 END),
+        refunded_cents = refunded_cents - (CASE WHEN OLD.state = 'cancelled' AND coalesce(OLD.refunded, 0) = 1 THEN CAST(round(coalesce(OLD.amount_usd, OLD.expected_usd, 0) * 100) AS INTEGER) ELSE 0 END), sale_cents = sale_cents - (CASE WHEN OLD.state = 'completed' AND OLD.sale_usd IS NOT NULL THEN CAST(round(OLD.sale_usd * 100) AS INTEGER) ELSE 0 END),
+        sale_n = sale_n - (CASE WHEN OLD.state = 'completed' AND OLD.sale_usd IS NOT NULL THEN 1 ELSE 0 END), sale_cost_cents = sale_cost_cents - (CASE WHEN OLD.state = 'completed' AND OLD.sale_usd IS NOT NULL THEN CAST(round(coalesce(OLD.amount_usd, OLD.expected_usd, 0) * 100) AS INTEGER) ELSE 0 END)
+      WHERE OLD.state IN ('completed', 'cancelled', 'invalid', 'rejected', 'skipped', 'review') AND day = strftime('%Y-%m-%d', OLD.updated_at / 1000, 'unixepoch') AND game = coalesce(OLD.slug, '') AND account = OLD.account
+        AND outcome = (CASE WHEN OLD.state = 'cancelled' AND coalesce(OLD.refunded, 0) = 1 THEN 'refunded' ELSE OLD.state END) AND class = (CASE WHEN OLD.state IN ('rejected', 'cancelled', 'review') THEN coalesce(OLD.reject_code, '') ELSE '' END);
+    UPDATE daily_latency SET n = n - 1
+      WHERE OLD.state = 'completed' AND OLD.first_sent_at IS NOT NULL AND day = strftime('%Y-%m-%d', OLD.updated_at / 1000, 'unixepoch') AND game = coalesce(OLD.slug, '') AND bucket = CAST(round(8 * ln(max(OLD.updated_at - OLD.first_sent_at, 100) / 100.0)) AS INTEGER);
+  END;
+  CREATE TRIGGER rows_daily_update AFTER UPDATE OF state, updated_at, amount_usd, expected_usd, refunded, reject_code, slug, account, sale_usd, first_sent_at ON rows
+    WHEN (OLD.state IN ('completed', 'cancelled', 'invalid', 'rejected', 'skipped', 'review') OR NEW.state IN ('completed', 'cancelled', 'invalid', 'rejected', 'skipped', 'review')) AND (OLD.state IS NOT NEW.state OR OLD.updated_at IS NOT NEW.updated_at OR OLD.amount_usd IS NOT NEW.amount_usd OR OLD.expected_usd IS NOT NEW.expected_usd OR OLD.refunded IS NOT NEW.refunded OR OLD.reject_code IS NOT NEW.reject_code OR OLD.slug IS NOT NEW.slug OR OLD.account IS NOT NEW.account OR OLD.sale_usd IS NOT NEW.sale_usd OR OLD.first_sent_at IS NOT NEW.first_sent_at) BEGIN
+    UPDATE daily_rows SET n = n - 1, spent_cents = spent_cents - (CASE WHEN OLD.state = 'completed' OR (OLD.state = 'cancelled' AND coalesce(OLD.refunded, 0) = 0) THEN CAST(round(coalesce(OLD.amount_usd, OLD.expected_usd, 0) * 100) AS INTEGER) ELSE 0 END),
+        refunded_cents = refunded_cents - (CASE WHEN OLD.state = 'cancelled' AND coalesce(OLD.refunded, 0) = 1 THEN CAST(round(coalesce(OLD.amount_usd, OLD.expected_usd, 0) * 100) AS INTEGER) ELSE 0 END), sale_cents = sale_cents - (CASE WHEN OLD.state = 'completed' AND OLD.sale_usd IS NOT NULL THEN CAST(round(OLD.sale_usd * 100) AS INTEGER) ELSE 0 END),
+        sale_n = sale_n - (CASE WHEN OLD.state = 'completed' AND OLD.sale_usd IS NOT NULL THEN 1 ELSE 0 END), sale_cost_cents = sale_cost_cents - (CASE WHEN OLD.state = 'completed' AND OLD.sale_usd IS NOT NULL THEN CAST(round(coalesce(OLD.amount_usd, OLD.expected_usd, 0) * 100) AS INTEGER) ELSE 0 END)
+      WHERE OLD.state IN ('completed', 'cancelled', 'invalid', 'rejected', 'skipped', 'review') AND day = strftime('%Y-%m-%d', OLD.updated_at / 1000, 'unixepoch') AND game = coalesce(OLD.slug, '') AND account = OLD.account
+        AND outcome = (CASE WHEN OLD.state = 'cancelled' AND coalesce(OLD.refunded, 0) = 1 THEN 'refunded' ELSE OLD.state END) AND class = (CASE WHEN OLD.state IN ('rejected', 'cancelled', 'review') THEN coalesce(OLD.reject_code, '') ELSE '' END);
+    UPDATE daily_latency SET n = n - 1
+      WHERE OLD.state = 'completed' AND OLD.first_sent_at IS NOT NULL AND day = strftime('%Y-%m-%d', OLD.updated_at / 1000, 'unixepoch') AND game = coalesce(OLD.slug, '') AND bucket = CAST(round(8 * ln(max(OLD.updated_at - OLD.first_sent_at, 100) / 100.0)) AS INTEGER);
+    INSERT INTO daily_rows (day, game, account, outcome, class, n, spent_cents, refunded_cents, sale_cents, sale_n, sale_cost_cents)
+      SELECT strftime('%Y-%m-%d', NEW.updated_at / 1000, 'unixepoch'), coalesce(NEW.slug, ''), NEW.account,
+        CASE WHEN NEW.state = 'cancelled' AND coalesce(NEW.refunded, 0) = 1 THEN 'refunded' ELSE NEW.state END,
+        CASE WHEN NEW.state IN ('rejected', 'cancelled', 'review') THEN coalesce(NEW.reject_code, '') ELSE '' END,
+        1, CASE WHEN NEW.state = 'completed' OR (NEW.state = 'cancelled' AND coalesce(NEW.refunded, 0) = 0) THEN CAST(round(coalesce(NEW.amount_usd, NEW.expected_usd, 0) * 100) AS INTEGER) ELSE 0 END,
+        CASE WHEN NEW.state = 'cancelled' AND coalesce(NEW.refunded, 0) = 1 THEN CAST(round(coalesce(NEW.amount_usd, NEW.expected_usd, 0) * 100) AS INTEGER) ELSE 0 END,
+        CASE WHEN NEW.state = 'completed' AND NEW.sale_usd IS NOT NULL THEN CAST(round(NEW.sale_usd * 100) AS INTEGER) ELSE 0 END, CASE WHEN NEW.state = 'completed' AND NEW.sale_usd IS NOT NULL THEN 1 ELSE 0 END, CASE WHEN NEW.state = 'completed' AND NEW.sale_usd IS NOT NULL THEN CAST(round(coalesce(NEW.amount_usd, NEW.expected_usd, 0) * 100) AS INTEGER) ELSE 0 END
+      WHERE NEW.state IN ('completed', 'cancelled', 'invalid', 'rejected', 'skipped', 'review')
+      ON CONFLICT (day, game, account, outcome, class) DO UPDATE SET n = n + 1, spent_cents = spent_cents + excluded.spent_cents,
+        refunded_cents = refunded_cents + excluded.refunded_cents, sale_cents = sale_cents + excluded.sale_cents,
+        sale_n = sale_n + excluded.sale_n, sale_cost_cents = sale_cost_cents + excluded.sale_cost_cents;
+    INSERT INTO daily_latency (day, game, bucket, n)
+      SELECT strftime('%Y-%m-%d', NEW.updated_at / 1000, 'unixepoch'), coalesce(NEW.slug, ''), CAST(round(8 * ln(max(NEW.updated_at - NEW.first_sent_at, 100) / 100.0)) AS INTEGER), 1
+      WHERE NEW.state = 'completed' AND NEW.first_sent_at IS NOT NULL
+      ON CONFLICT (day, game, bucket) DO UPDATE SET n = n + 1;
+  END;
+  CREATE TABLE balance_readings (
+    account TEXT NOT NULL,
+    at      INTEGER NOT NULL,
+    usd     REAL NOT NULL,
+    -- How much it rose since the account's reading before (a top-up, a refund); NULL when it did not.
+    rise    REAL,
+    PRIMARY KEY (account, at)
+  ) WITHOUT ROWID;
+  CREATE TABLE rate_minutes (
+    account       TEXT NOT NULL,
+    minute        INTEGER NOT NULL,
+    calls         INTEGER NOT NULL,
+    orders        INTEGER NOT NULL,
+    order_wait_ms INTEGER NOT NULL,
+    order_wait_max_ms INTEGER NOT NULL,
+    PRIMARY KEY (account, minute)
+  ) WITHOUT ROWID;
+  `,
 ];

@@ -38,6 +38,8 @@ export interface NewRow {
   pinned?: boolean;
   /** The player's name a check gave (claim/player-checks.ts); absent when no check was made. */
   playerName?: string | null;
+  /** What the reseller charged for it (intake/sale-price.ts), for revenue and margin; never what is paid. */
+  saleUsd?: number | null;
 }
 
 /** What the API told us about a placed order. */

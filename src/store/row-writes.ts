@@ -13,9 +13,9 @@ export class RowWrites extends RepeatReads {
   insertAll(batchId: string, rows: Iterable<NewRow>, now: number): number {
     const stmt = this.stmt(
       `INSERT INTO rows (batch_id, idx, line, cells_json, state, account, pinned, trxid, request_json, product_id, slug, pack_name, quantity,
-         unit_price_usd, expected_usd, max_price_usd, error, reject_code, fingerprint, fingerprint_alts, repeat_check, player_name, updated_at)
+         unit_price_usd, expected_usd, max_price_usd, error, reject_code, fingerprint, fingerprint_alts, repeat_check, player_name, sale_usd, updated_at)
        VALUES (@batchId, @idx, @line, @cells, @state, @account, @pinned, @trxid, @request, @productId, @slug, @packName, @quantity,
-         @unitPriceUsd, @expectedUsd, @maxPriceUsd, @error, @rejectCode, @fingerprint, @fingerprintAlts, @repeatCheck, @playerName, @now)`,
+         @unitPriceUsd, @expectedUsd, @maxPriceUsd, @error, @rejectCode, @fingerprint, @fingerprintAlts, @repeatCheck, @playerName, @saleUsd, @now)`,
     );
     let n = 0;
     for (const r of rows) {
@@ -42,6 +42,7 @@ export class RowWrites extends RepeatReads {
         fingerprintAlts: r.fingerprintAlts && r.fingerprintAlts.length > 0 ? JSON.stringify(r.fingerprintAlts) : null,
         repeatCheck: r.repeatCheck && r.request && !r.skipped ? 1 : 0,
         playerName: r.playerName ?? null,
+        saleUsd: r.saleUsd ?? null,
         now,
       };
       try {
@@ -72,9 +73,9 @@ export class RowWrites extends RepeatReads {
   insertApiOrder(batchId: string, r: NewRow & { request: NonNullable<NewRow['request']>; apiBodyHash: string; callbackUrl: string | null }, now: number): number {
     const row = this.stmt(
       `INSERT INTO rows (batch_id, idx, line, cells_json, state, account, pinned, trxid, request_json, product_id, slug, pack_name, quantity,
-         unit_price_usd, expected_usd, max_price_usd, error, updated_at, created_at, api_body_hash, callback_url)
+         unit_price_usd, expected_usd, max_price_usd, error, updated_at, created_at, api_body_hash, callback_url, sale_usd)
        SELECT @batchId, n, n + 2, @cells, 'pending', @account, @pinned, @trxid, @request, @productId, @slug, @packName, @quantity,
-         @unitPriceUsd, @expectedUsd, @maxPriceUsd, NULL, @now, @now, @apiBodyHash, @callbackUrl
+         @unitPriceUsd, @expectedUsd, @maxPriceUsd, NULL, @now, @now, @apiBodyHash, @callbackUrl, @saleUsd
        FROM (SELECT coalesce(max(idx), -1) + 1 AS n FROM rows WHERE batch_id = @batchId)
        RETURNING idx`,
     ).get({
@@ -94,6 +95,7 @@ export class RowWrites extends RepeatReads {
       now,
       apiBodyHash: r.apiBodyHash,
       callbackUrl: r.callbackUrl,
+      saleUsd: r.saleUsd ?? null,
     }) as { idx: number };
     return row.idx;
   }

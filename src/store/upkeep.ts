@@ -5,6 +5,7 @@
  *  - the call log (api_calls) is pruned of calls older than the longest rate window
  *    (account/rate-gate.ts prunes at every start and every 200 calls; the idle upkeep prunes too,
  *    so a daemon that makes few calls does not keep them for ever);
+ *  - the console's balance readings and rate minutes (store/pictures.ts) older than 40 days go too;
  *  - the sizes are reported by `topup doctor`.
  *
  * Choices:
@@ -16,6 +17,7 @@
  */
 import { statSync } from 'node:fs';
 import type { Logger } from '../kernel/log.js';
+import { prunePictures } from './pictures.js';
 import { BUSY_TIMEOUT_MS, JOURNAL_SIZE_LIMIT, type Db } from './db.js';
 
 const STOP_BUSY_MS = 1_000;
@@ -102,7 +104,7 @@ export function startUpkeep(db: Db, log: Logger, idle: () => boolean, pruneCalls
   const timer = setInterval(() => {
     try {
       if (!db.open || !idle()) return;
-      const pruned = pruneCalls();
+      const pruned = pruneCalls() + prunePictures(db, Date.now());
       // Litestream replicating the store owns its checkpoints (standby/litestream.ts).
       const r = checkpoints ? checkpoint(db, log, 'idle') : null;
       log.debug({ prunedCalls: pruned, checkpoint: r }, 'idle upkeep');

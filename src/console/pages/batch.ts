@@ -27,7 +27,8 @@ import type { ConsoleEnv } from '../auth.js';
 import { html, query, timeTag, usd, type Html } from '../html.js';
 import { actionButton, page, tableWrap, type PageCtx } from '../layout.js';
 import { pageCtx, record, type Ctx, type Services } from '../services.js';
-import { figureCells, FIGURE_HEADERS } from './batches.js';
+import { batchSegments, figureCells, FIGURE_HEADERS } from './batches.js';
+import { segmentBar } from '../charts.js';
 import type { Figures } from '../figures.js';
 import { registerBatchActions } from './batch-actions.js';
 
@@ -169,6 +170,7 @@ export function registerBatch(app: Hono<ConsoleEnv>, svc: Services): void {
     const list = files(svc, b);
     const body = html`<section aria-labelledby="fig" data-batch="${b.id}" data-follow="${f.finished ? '' : b.id}">
 <h2 id="fig">${b.sourceName}</h2>
+<div class="segwrap">${segmentBar('batchbar', batchSegments(f), f.rows, { words: true })}</div>
 ${tableWrap('Progress', html`<table><thead><tr>${FIGURE_HEADERS}</tr></thead><tbody><tr>${figureCells(f, null)}</tr></tbody></table>`)}
 <dl class="facts">
   <div><dt>Why it waits</dt><dd data-f="why">${f.why || '—'}</dd></div>

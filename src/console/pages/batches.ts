@@ -11,6 +11,7 @@ import type { WaitReason } from '../../store/batches.js';
 import type { ConsoleEnv } from '../auth.js';
 import { duration, html, query, timeTag, usd, type Html } from '../html.js';
 import { page, tableWrap } from '../layout.js';
+import { segmentBar, type Segment } from '../charts.js';
 import type { Figures } from '../figures.js';
 import { pageCtx, type Services } from '../services.js';
 
@@ -35,10 +36,27 @@ const WAITS: { value: Exclude<WaitReason, null> | ''; label: string }[] = [
   { value: 'account', label: 'account' },
 ];
 
+/**
+ * A batch's rows in the five parts a reseller asks about (issue 33: a batch with four failures no
+ * longer shows the same full bar as a perfect one): completed; failed (cancelled, rejected,
+ * invalid); in review; waiting (not sent yet, on their way, followed); never sent (skipped: the
+ * batch was cancelled, a duplicate file, a repeat). The live script (assets.ts) sums the same counts.
+ */
+export function batchSegments(f: Pick<Figures, 'counts'>): Segment[] {
+  const c = f.counts;
+  return [
+    { key: 'completed', label: 'completed', n: c.completed },
+    { key: 'failed', label: 'failed', n: c.cancelled + c.rejected + c.invalid },
+    { key: 'review', label: 'review', n: c.review },
+    { key: 'waiting', label: 'waiting', n: c.pending + c.inFlight + c.followed },
+    { key: 'never', label: 'never sent', n: c.skipped },
+  ];
+}
+
 /** The live figures of one batch, as cells the client script updates (data-f names). */
 export function figureCells(f: Figures, etaSec: number | null): Html {
   return html`<td data-f="state">${f.state}${f.cancelRequested && !f.finished ? ' (cancelling)' : ''}</td>
-<td><progress max="${Math.max(f.rows, 1)}" value="${f.done}" data-f="bar" aria-label="rows done">${f.done}</progress> <span data-f="done">${f.done} / ${f.rows}</span></td>
+<td class="nowrap">${segmentBar(`bar-${f.id}`, batchSegments(f), f.rows, { small: true })} <span data-f="done">${f.done} / ${f.rows}</span></td>
 <td class="num" data-f="sent">${f.sent}</td>
 <td class="num" data-f="completed">${f.counts.completed}</td>
 <td class="num" data-f="failed">${f.counts.cancelled + f.counts.rejected + f.counts.invalid}</td>

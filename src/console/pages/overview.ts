@@ -15,6 +15,7 @@ import type { ConsoleEnv } from '../auth.js';
 import { duration, html, timeTag, usd, type Html } from '../html.js';
 import { page, tableWrap } from '../layout.js';
 import { pageCtx, type Services } from '../services.js';
+import { DAYS, picturesHtmlFor, spendByOf } from '../pictures.js';
 
 export interface JobView {
   name: JobName;
@@ -193,10 +194,16 @@ export function registerOverview(app: Hono<ConsoleEnv>, svc: Services): void {
     const ctx = pageCtx(c, svc);
     const now = ctx.now;
     const review = ctx.reviewRows;
+    const by = spendByOf(c.req.query('spend'));
     const body = html`<div class="grid">
 ${money(svc, now)}
 ${namedAccounts(svc.rt.config) ? accounts(svc, now) : ''}
 <section aria-labelledby="review-h"><h2 id="review-h">Review</h2><p>${review === 0 ? html`<span class="ok">No rows waiting for review.</span>` : html`<a href="/review"><strong>${review}</strong> rows</a> need a decision: charged or not.`}</p></section>
+</div>
+<section aria-labelledby="pictures-h" class="pictures-wrap"><h2 id="pictures-h">The last ${DAYS} days</h2>
+<div data-pictures="/pictures?spend=${by}">${picturesHtmlFor(svc, now, by)}</div>
+</section>
+<div class="grid">
 ${sending(svc, now)}
 ${batches(svc, now)}
 ${jobs(svc, now)}
