@@ -2,7 +2,7 @@
  * Adversarial review 8 (issue 23): a real daemon (dist/cli.js) with its console on a free port of
  * 127.0.0.1, the in-process sandbox as the supplier, real SQLite; and a shop speaking HTTP.
  */
-import { cliEnv, inProcessSandbox, startDaemon, tempHome, waitFor, type DaemonProcess, type TempHome } from '../e2e/harness.js';
+import { cliEnv, inProcessSandbox, startDaemon, tempHome, waitFor, type DaemonProcess, type TempHome } from './harness.js';
 import type { RunningSandbox } from '../../src/sandbox/index.js';
 
 export const TOKEN = 'adv8-order-api-token-0123456789abcdef';
