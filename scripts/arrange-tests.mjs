@@ -22,7 +22,7 @@
  * built from import.meta.dirname stay right.
  */
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname, join, posix } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -139,13 +139,15 @@ for (const [from, to] of Object.entries(MOVES)) {
   if (existsSync(join(ROOT, from)) && existsSync(join(ROOT, to))) fail([`${from} and ${to} both exist: merge them by hand, then run again.`]);
 }
 
-// 2. Move (git mv keeps each file's history).
+// 2. Move.
 const movedNow = new Map(); // new path → old path, for files moved in this run
 const pending = Object.entries(MOVES).filter(([from]) => existsSync(join(ROOT, from)));
 if (!check) {
   for (const [from, to] of pending) {
     mkdirSync(dirname(join(ROOT, to)), { recursive: true });
-    git('mv', from, to);
+    // git mv keeps a tracked file's history; a file not yet added is simply renamed.
+    if (git('ls-files', '--', from).trim() !== '') git('mv', from, to);
+    else renameSync(join(ROOT, from), join(ROOT, to));
     movedNow.set(to, from);
   }
 }
