@@ -26,8 +26,8 @@ export const INVARIANTS: readonly Invariant[] = Object.freeze([
     enforcedBy: 'the unique index rows_order_id (migrations.ts); an answer naming an order another row holds sends the row to review (dispatch/sender.ts)',
     tests: [
       { file: 'test/unit/sender-paths.test.ts', title: 'an order another row already holds goes to review' },
-      { file: 'test/adv2/resolve-charged-alias-id.test.ts', title: 'refused, even with --force, naming the row that holds it' },
-      { file: 'test/adv3/resolve-charged-invisible-space.test.ts', title: 'refused, even with --force' },
+      { file: 'test/review/resolve-charged-alias-id.test.ts', title: 'refused, even with --force, naming the row that holds it' },
+      { file: 'test/review/resolve-charged-invisible-space.test.ts', title: 'refused, even with --force' },
     ],
     simulator: 'one order, one row, in any letter case (the operator types ids in other case, or slips to a held order with --force); codes on one row only; every charge held by its row',
   },
@@ -38,7 +38,7 @@ export const INVARIANTS: readonly Invariant[] = Object.freeze([
     tests: [
       { file: 'test/unit/money-defects.test.ts', title: 'two loaders reading at the same time' },
       { file: 'test/daemon/money-safety.test.ts', title: 'two submits of edited copies of one file' },
-      { file: 'test/adv/repeat-window.test.ts', title: 'an edited re-drop 30 h after the first file was claimed' },
+      { file: 'test/claim/repeat-window.test.ts', title: 'an edited re-drop 30 h after the first file was claimed' },
     ],
     simulator: 'no purchase bought twice',
   },
@@ -50,7 +50,7 @@ export const INVARIANTS: readonly Invariant[] = Object.freeze([
     tests: [
       { file: 'test/unit/money-defects.test.ts', title: 'the first send answered with a replay' },
       { file: 'test/unit/money-defects.test.ts', title: 'first send lost behind a proxy 502' },
-      { file: 'test/adv/created-at-and-replays.test.ts', title: 'the first send is cut by a proxy' },
+      { file: 'test/dispatch/created-at-and-replays.test.ts', title: 'the first send is cut by a proxy' },
       { file: 'test/unit/sender-paths.test.ts', title: 'a replay on the first send is noted' },
     ],
     simulator: 'no row holds an order its sends did not make unless it says so (never a key/card row)',
@@ -61,7 +61,7 @@ export const INVARIANTS: readonly Invariant[] = Object.freeze([
     enforcedBy: 'api/client.ts saysOrderExists; api/classify.ts (an order id under its own key in a failure body leaves the order in doubt)',
     tests: [
       { file: 'test/unit/money-defects.test.ts', title: 'the row stays in doubt and the same trxid is sent again' },
-      { file: 'test/adv/failure-body-order-id.test.ts', title: 'never read as "nothing charged" on a first send' },
+      { file: 'test/dispatch/failure-body-order-id.test.ts', title: 'never read as "nothing charged" on a first send' },
     ],
     simulator: 'every row holding an order holds one the API made',
   },
@@ -93,7 +93,7 @@ export const INVARIANTS: readonly Invariant[] = Object.freeze([
     enforcedBy: 'api/classify.ts (mayExist), rows.ts edges (a refusal of a row in doubt goes to `verifying`), poll/verify.ts (surelyBefore: 15 h, zones read only when named)',
     tests: [
       { file: 'test/unit/verify-paths.test.ts', title: 'the oldest order is more than 15 h older' },
-      { file: 'test/adv/created-at-and-replays.test.ts', title: 'never `rejected`' },
+      { file: 'test/dispatch/created-at-and-replays.test.ts', title: 'never `rejected`' },
     ],
     simulator: 'every charge held by its row, or its row in review',
   },
@@ -118,7 +118,7 @@ export const INVARIANTS: readonly Invariant[] = Object.freeze([
     id: 'one-retry-per-batch',
     rule: 'A batch is retried once: two retries at once (a double click, the console beside the CLI) make one retry batch; the other is refused naming it.',
     enforcedBy: 'store/batches.ts create: the INSERT of a retry batch carries the rule (INSERT … SELECT … WHERE NOT EXISTS a live retry of the same batch), one statement',
-    tests: [{ file: 'test/adv2/two-retries-at-once.test.ts', title: 'one retry batch is made; the other call is refused' }],
+    tests: [{ file: 'test/retry/two-retries-at-once.test.ts', title: 'one retry batch is made; the other call is refused' }],
     simulator: 'a batch is retried once (one retry in four is a double click)',
   },
   {
@@ -131,7 +131,7 @@ export const INVARIANTS: readonly Invariant[] = Object.freeze([
       { file: 'test/unit/state-machine.test.ts', title: 'every event has a store method' },
       { file: 'test/store/account-moves.test.ts', title: 'the trxid a row left on an account stays used' },
       { file: 'test/store/account-moves.test.ts', title: 'a row pinned to its account by the file never changes account' },
-      { file: 'test/adv5/crash-before-move.test.ts', title: 'the row is still moved to the account that sells the pack' },
+      { file: 'test/accounts/crash-before-move.test.ts', title: 'the row is still moved to the account that sells the pack' },
     ],
     simulator: 'one schedule in three has two accounts (two model APIs and ledgers, faults per account, pinned rows, a shared trxid space): invariants 10–13 — each order maps to one row by account and trxid (trxids a row left included), a moved row has a new trxid and left no order behind, a row\'s order is in its own account\'s ledger, results show the account and a pinned row never moves',
   },

@@ -1,9 +1,10 @@
 /**
  * The reads behind the repeat rule (claim/repeats.ts): the earlier purchases a row of a batch being
  * opened may repeat, the rows whose repeat is decided in the opening transaction, and what a retry
- * chain's rows already stand for. Read-only, like row-reads.ts, which it extends.
+ * chain's rows already stand for. Read-only, like row-reads.ts and row-lookups.ts, which it extends.
  */
-import { RowReads, REPEAT_CODE } from './row-reads.js';
+import { REPEAT_CODE } from './row-reads.js';
+import { RowLookups } from './row-lookups.js';
 import { batchState, rowState } from './state-sql.js';
 import type { OrderRequest } from '../api/schemas.js';
 import type { RowState } from './row-states.js';
@@ -39,7 +40,7 @@ export interface EarlierPurchase {
 const EARLIER_TERMS = `r.fingerprint IN (SELECT value FROM json_each(@fps)) AND r.batch_id != @batchId AND r.batch_id NOT IN (SELECT value FROM json_each(@chain)) AND b.state != ${batchState('claimed')}
          AND (r.first_sent_at IS NULL OR r.first_sent_at >= @since)`;
 
-export class RepeatReads extends RowReads {
+export class RepeatReads extends RowLookups {
   /**
    * Every row of another batch with this fingerprint in the window, newest batch first. No limit:
    * a key/card fingerprint (pack and quantity) is shared by every customer's card of the day, and

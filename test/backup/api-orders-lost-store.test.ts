@@ -10,7 +10,8 @@
 import { readdirSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { cliEnv, inProcessSandbox, runCli, startDaemon, tempHome, waitFor } from '../e2e/harness.js';
+import { cliEnv, inProcessSandbox, runCli, tempHome, waitFor } from '../e2e/harness.js';
+import { start as startWithConsole } from '../e2e/daemon.js';
 import { releaseAfterEach } from '../e2e/release.js';
 
 releaseAfterEach();
@@ -18,13 +19,9 @@ releaseAfterEach();
 const TOKEN = 'backup-test-order-api-token-0123456789';
 
 async function start(env: NodeJS.ProcessEnv) {
-  const daemon = startDaemon(env);
-  const url = (await waitFor('the console address', () => /console: open (http:\/\/[^\s]+\/) in a browser/.exec(daemon.output())?.[1], 30_000, 20)).replace(/\/$/, '');
-  const call = async (method: string, path: string, body?: unknown) => {
-    const res = await fetch(url + path, { method, headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' }, ...(body !== undefined ? { body: JSON.stringify(body) } : {}) });
-    const text = await res.text();
-    return { status: res.status, json: text ? JSON.parse(text) : undefined };
-  };
+  const d = await startWithConsole(env);
+  const call = (method: string, path: string, body?: unknown) => d.call(method, path, { body });
+  const daemon = d.daemon;
   const completed = (trxid: string) => waitFor(`${trxid} completed`, async () => {
     const r = await call('GET', `/api/v1/orders/${trxid}`);
     return r.json?.status === 'completed' ? r.json : undefined;

@@ -1,6 +1,6 @@
 /**
  * claim/repeats.ts RepeatMatcher directly: which earlier purchase each row of a file repeats.
- * The daemon-level tests (test/adv2, adv3, adv4, test/daemon/re-drops) reach it through whole runs.
+ * The daemon-level tests (test/claim/card-*, test/claim/redrop-*, test/daemon/re-drops) reach it through whole runs.
  */
 import { describe, expect, it } from 'vitest';
 import { RepeatMatcher, type EarlierPurchase, type RowInFile } from '../../src/claim/repeats.js';

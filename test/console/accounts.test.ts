@@ -5,6 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { csv, runCli, startDaemon, waitFor, waitForResult } from '../e2e/harness.js';
+import { consoleUrl } from '../e2e/daemon.js';
 import { releaseAfterEach } from '../e2e/release.js';
 import { twoAccountHome } from '../e2e/accounts.js';
 import { Client } from './helpers.js';
@@ -25,7 +26,7 @@ describe('a daemon with two accounts', () => {
   it('/metrics labels calls and pauses by account; the overview shows each account; the batch page each row\'s account', async () => {
     const t = await twoAccountHome();
     const daemon = startDaemon({ ...t.env, TOPUP_CONSOLE: '127.0.0.1:0' });
-    const url = (await waitFor('the console address', () => /console: open (http:\/\/[^\s]+\/) in a browser/.exec(daemon.output())?.[1], 30_000, 50)).replace(/\/$/, '');
+    const url = await consoleUrl(daemon);
     await waitFor('the daemon started', () => daemon.output().includes('topup daemon started'), 30_000, 20);
     const metrics = async () => samples(await (await fetch(`${url}/metrics`)).text());
 

@@ -13,6 +13,7 @@ import { join } from 'node:path';
 import { chromium, type Browser, type BrowserContext, type Locator, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ROOT, TEST_KEY, cliEnv, csv, startDaemon, tempHome, waitFor } from '../e2e/harness.js';
+import { consoleUrl } from '../e2e/daemon.js';
 import { releaseAfterEach } from '../e2e/release.js';
 import { EXAMPLE_MIXED, startConsoleDaemon } from './helpers.js';
 
@@ -99,7 +100,7 @@ describe.skipIf(!available)('the console in a real browser', () => {
     const env = cliEnv(home, null, { TOPUP_CONSOLE: '127.0.0.1:0' });
     for (const k of ['TOPUP_BALANCE_REPORT_CRON', 'TOPUP_HISTORY_EXPORT_CRON', 'TOPUP_RECONCILE_CRON', 'TOPUP_LOW_BALANCE_CRON']) delete env[k];
     const daemon = startDaemon(env);
-    const url = await waitFor('the console address', () => /console: open (http:\/\/[^\s]+\/) in a browser/.exec(daemon.output())?.[1], 30_000);
+    const url = `${await consoleUrl(daemon)}/`;
     const { ctx, page, outside, cspErrors } = await context();
 
     await page.goto(url);

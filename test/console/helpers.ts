@@ -1,30 +1,12 @@
 /**
- * The console under test: a real `topup daemon` (dist/cli.js) with the console on a free port of
- * 127.0.0.1, against an in-process sandbox, and a small HTTP client that keeps the session cookie
+ * The console under test (started by test/e2e/daemon.ts: a real `topup daemon` with the console on
+ * a free port of 127.0.0.1, against an in-process sandbox), and a small HTTP client that keeps the session cookie
  * and sends the page's form token the way a browser does.
  */
 import { request as httpRequest } from 'node:http';
-import { cliEnv, inProcessSandbox, startDaemon, tempHome, waitFor, type DaemonProcess, type TempHome } from '../e2e/harness.js';
-import type { RunningSandbox, SandboxOptions } from '../../src/sandbox/index.js';
 
-export interface ConsoleUnderTest {
-  url: string;
-  home: TempHome;
-  sb: RunningSandbox;
-  daemon: DaemonProcess;
-  env: NodeJS.ProcessEnv;
-}
-
-export async function startConsoleDaemon(extra: NodeJS.ProcessEnv = {}, sandbox: Partial<SandboxOptions> = {}): Promise<ConsoleUnderTest> {
-  const home = tempHome('topup-console-');
-  const sb = await inProcessSandbox(sandbox);
-  const env = cliEnv(home, sb, { TOPUP_CONSOLE: '127.0.0.1:0', ...extra });
-  const daemon = startDaemon(env);
-  const url = await waitFor('the console address in the log', () => /console: open (http:\/\/[^\s]+\/) in a browser/.exec(daemon.output())?.[1], 30_000, 50);
-  // The console starts just before the daemon says it started: the runner is running from then on.
-  await waitFor('the daemon started', () => daemon.output().includes('topup daemon started'), 30_000, 20);
-  return { url: url.replace(/\/$/, ''), home, sb, daemon, env };
-}
+// The daemon with its console is started by the one harness (test/e2e/daemon.ts).
+export { startConsoleDaemon, type ConsoleUnderTest } from '../e2e/daemon.js';
 
 export interface Reply {
   status: number;

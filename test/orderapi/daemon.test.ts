@@ -6,7 +6,8 @@
  * which needs no daemon. Every answer is held to the OpenAPI document.
  */
 import { describe, expect, it } from 'vitest';
-import { cliEnv, csv, inProcessSandbox, parseResult, runCli, startDaemon, tempHome, waitFor } from '../e2e/harness.js';
+import { cliEnv, csv, inProcessSandbox, parseResult, runCli, tempHome, waitFor } from '../e2e/harness.js';
+import { start as startWithConsole } from '../e2e/daemon.js';
 import { releaseAfterEach } from '../e2e/release.js';
 import { conforms } from './conformance.js';
 
@@ -21,24 +22,12 @@ async function shop() {
   return { home, sb, env };
 }
 
+/** The one daemon harness, every answer held to the OpenAPI document the daemon serves. */
 async function start(env: NodeJS.ProcessEnv) {
-  const daemon = startDaemon(env);
-  const url = (await waitFor('the console address', () => /console: open (http:\/\/[^\s]+\/) in a browser/.exec(daemon.output())?.[1], 30_000, 20)).replace(/\/$/, '');
-  const doc = (await (await fetch(`${url}/api/v1/openapi.json`)).json()) as Record<string, any>;
-  const call = async (method: string, path: string, o: { token?: string | null; body?: string; type?: string } = {}) => {
-    const token = o.token === undefined ? TOKEN : o.token;
-    const res = await fetch(url + path, { method, headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), ...(o.type ? { 'content-type': o.type } : {}) }, ...(o.body !== undefined ? { body: o.body } : {}) });
-    const text = await res.text();
-    await conforms(doc, method, url + path, res, text);
-    let json: any;
-    try {
-      json = JSON.parse(text);
-    } catch {
-      json = undefined;
-    }
-    return { status: res.status, headers: res.headers, text, json };
-  };
-  return { daemon, url, call };
+  let doc: Record<string, any> | undefined;
+  const d = await startWithConsole(env, { check: async (method, url, res, text) => conforms(doc!, method, url, res, text) });
+  doc = (await (await fetch(`${d.url}/api/v1/openapi.json`)).json()) as Record<string, any>;
+  return d;
 }
 
 describe('the order API of a running daemon', () => {

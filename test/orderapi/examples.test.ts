@@ -13,6 +13,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { cliEnv, ROOT, sandboxProcess, startDaemon, tempHome, waitFor } from '../e2e/harness.js';
+import { consoleUrl } from '../e2e/daemon.js';
 import { releaseAfterEach } from '../e2e/release.js';
 import { conforms } from './conformance.js';
 
@@ -51,7 +52,7 @@ describe('the order API document\'s examples against the built-in sandbox', () =
       const home = tempHome('topup-orderapi-examples-');
       const env = cliEnv(home, sandbox, { TOPUP_ORDER_API_TOKEN: TOKEN, TOPUP_CONSOLE: '127.0.0.1:0' });
       const daemon = startDaemon(env);
-      const url = (await waitFor('the console address', () => /console: open (http:\/\/[^\s]+\/) in a browser/.exec(daemon.output())?.[1], 30_000, 20)).replace(/\/$/, '');
+      const url = await consoleUrl(daemon);
       const doc = (await (await fetch(`${url}/api/v1/openapi.json`)).json()) as Json;
       const post = async (path: string, type: string, body: string) => {
         const res = await fetch(`${url}/api/v1${path}`, { method: 'POST', headers: { authorization: `Bearer ${TOKEN}`, 'content-type': type }, body });

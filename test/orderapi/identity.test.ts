@@ -8,7 +8,8 @@
  *  - every identity field and meta: well-formed text or a 422 naming the field.
  */
 import { describe, expect, it } from 'vitest';
-import { cliEnv, inProcessSandbox, startDaemon, tempHome, waitFor } from '../e2e/harness.js';
+import { cliEnv, inProcessSandbox, tempHome, waitFor } from '../e2e/harness.js';
+import { start as startWithConsole } from '../e2e/daemon.js';
 import { releaseAfterEach } from '../e2e/release.js';
 import { conforms } from './conformance.js';
 
@@ -20,21 +21,11 @@ async function start() {
   const home = tempHome('topup-orderapi-ident-');
   const sb = await inProcessSandbox();
   const env = cliEnv(home, sb, { TOPUP_ORDER_API_TOKEN: TOKEN, TOPUP_CONSOLE: '127.0.0.1:0' });
-  const daemon = startDaemon(env);
-  const url = (await waitFor('the console address', () => /console: open (http:\/\/[^\s]+\/) in a browser/.exec(daemon.output())?.[1], 30_000, 20)).replace(/\/$/, '');
-  const doc = (await (await fetch(`${url}/api/v1/openapi.json`)).json()) as Record<string, any>;
-  const call = async (method: string, path: string, body?: string) => {
-    const res = await fetch(url + path, { method, headers: { authorization: `Bearer ${TOKEN}`, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) }, ...(body !== undefined ? { body } : {}) });
-    const text = await res.text();
-    await conforms(doc, method, url + path, res, text);
-    let json: any;
-    try {
-      json = JSON.parse(text);
-    } catch {
-      json = undefined;
-    }
-    return { status: res.status, text, json };
-  };
+  let doc: Record<string, any> = {};
+  const d = await startWithConsole(env, { check: async (method, url, res, text) => conforms(doc, method, url, res, text) });
+  doc = (await (await fetch(`${d.url}/api/v1/openapi.json`)).json()) as Record<string, any>;
+  const call = (method: string, path: string, body?: string) => d.call(method, path, { body });
+  const daemon = d.daemon;
   return { sb, daemon, call, doc };
 }
 

@@ -11,6 +11,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { cliEnv, inProcessSandbox, startDaemon, tempHome, waitFor, type DaemonProcess } from '../e2e/harness.js';
+import { consoleUrl } from '../e2e/daemon.js';
 import { releaseAfterEach } from '../e2e/release.js';
 
 releaseAfterEach();
@@ -19,7 +20,7 @@ const TOKEN = 'crash-test-order-api-token-0123456789';
 
 async function daemonWithApi(env: NodeJS.ProcessEnv): Promise<{ daemon: DaemonProcess; url: string }> {
   const daemon = startDaemon(env);
-  const url = (await waitFor('the console address', () => /console: open (http:\/\/[^\s]+\/) in a browser/.exec(daemon.output())?.[1], 30_000, 20)).replace(/\/$/, '');
+  const url = await consoleUrl(daemon);
   return { daemon, url };
 }
 

@@ -14,6 +14,7 @@ import { join } from 'node:path';
 import ExcelJS from 'exceljs';
 import { describe, expect, it } from 'vitest';
 import { ROOT, cliEnv, inProcessSandbox, parseResult, readResult, startDaemon, tempHome, waitFor, waitForResult, type TempHome } from '../e2e/harness.js';
+import { consoleUrl } from '../e2e/daemon.js';
 import { releaseAfterEach } from '../e2e/release.js';
 
 releaseAfterEach();
@@ -84,7 +85,7 @@ describe('workbooks of every writer, ordered end to end', () => {
   it('over POST /api/v1/batches: the same reader, the same result', async () => {
     const { home, env } = await daemonHome({ TOPUP_ORDER_API_TOKEN: TOKEN, TOPUP_CONSOLE: '127.0.0.1:0' });
     const daemon = startDaemon(env);
-    const url = (await waitFor('the console address', () => /console: open (http:\/\/[^\s]+\/) in a browser/.exec(daemon.output())?.[1], 30_000, 20)).replace(/\/$/, '');
+    const url = await consoleUrl(daemon);
     const ids: string[] = [];
     for (const w of WRITERS) {
       const res = await fetch(`${url}/api/v1/batches?name=${w}`, { method: 'POST', headers: { authorization: `Bearer ${TOKEN}`, 'content-type': XLSX }, body: readFileSync(join(FIXTURES, `${w}.xlsx`)) });

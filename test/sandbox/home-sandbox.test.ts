@@ -10,6 +10,7 @@ import { existsSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { cliEnv, csv, readResult, runCli, startDaemon, tempHome, waitFor, waitForResult, type TempHome } from '../e2e/harness.js';
+import { consoleUrl } from '../e2e/daemon.js';
 import { releaseAfterEach } from '../e2e/release.js';
 
 releaseAfterEach();
@@ -25,7 +26,7 @@ describe('topup sandbox balance', () => {
     const home = tempHome();
     const env = cliEnv(home, null, { TOPUP_SANDBOX_BALANCE_USD: '1', TOPUP_CONSOLE: '127.0.0.1:0' });
     const daemon = startDaemon(env);
-    const url = await waitFor('the console', () => /console: open (http:\/\/[^\s]+\/) in a browser/.exec(daemon.output())?.[1], 30_000);
+    const url = `${await consoleUrl(daemon)}/`;
     const badge = async (): Promise<string | undefined> => /<span data-sandbox-balance>([^<]+)<\/span>/.exec(await (await fetch(url)).text())?.[1];
     expect(await badge()).toBe('1.00 USD');
     home.drop('big.csv', csv([['pid', 'userId'], ['PUBG-325', '5123456789'], ['PUBG-325', '5123456790']]));

@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { chromium, type Browser } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { cliEnv, startDaemon, tempHome, waitFor } from '../e2e/harness.js';
+import { consoleUrl } from '../e2e/daemon.js';
 import { releaseAfterEach } from '../e2e/release.js';
 import { openDb } from '../../src/store/db.js';
 import { SECRET, apiBatch, apiOrder, eventsOf, move, receiver, type Receiver } from './helpers.js';
@@ -50,7 +51,7 @@ describe.skipIf(!available)('the Webhooks page in a real browser', () => {
     db.prepare("UPDATE order_events SET delivery = 'failed', attempts = 20, last_status = 500, last_error = 'HTTP 500' WHERE id = 2").run();
 
     const daemon = startDaemon(cliEnv(home, null, { TOPUP_CONSOLE: '127.0.0.1:0', TOPUP_ORDER_WEBHOOK_URL: r.url, TOPUP_ORDER_WEBHOOK_SECRET: SECRET }));
-    const url = await waitFor('the console address', () => /console: open (http:\/\/[^\s]+\/) in a browser/.exec(daemon.output())?.[1], 30_000);
+    const url = `${await consoleUrl(daemon)}/`;
     const ctx = await browser.newContext({ viewport: { width: 1280, height: 900 } });
     const page = await ctx.newPage();
     const pageErrors: string[] = [];

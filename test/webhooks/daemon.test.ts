@@ -15,6 +15,7 @@ import { createOrderDesk } from '../../src/orders/desk.js';
 import { openDb } from '../../src/store/db.js';
 import { verify } from '../../src/webhooks/signer.js';
 import { TEST_KEY, cliEnv, inProcessSandbox, startDaemon, tempHome, waitFor } from '../e2e/harness.js';
+import { consoleUrl } from '../e2e/daemon.js';
 import { releaseAfterEach } from '../e2e/release.js';
 import { Client } from '../console/helpers.js';
 import { SECRET, eventsOf, receiver } from './helpers.js';
@@ -48,8 +49,8 @@ describe('webhooks from the real daemon', () => {
     // daemon takes the day's batch at its first look, as after a restart.
     const { home, sb } = await homeWithOrder('HOOK-1');
     const daemon = startDaemon(cliEnv(home, sb, { TOPUP_CONSOLE: '127.0.0.1:0', TOPUP_ORDER_WEBHOOK_URL: url, TOPUP_ORDER_WEBHOOK_SECRET: SECRET }));
-    const consoleUrl = (await waitFor('the console address', () => /console: open (http:\/\/[^\s]+\/) in a browser/.exec(daemon.output())?.[1], 30_000, 50)).replace(/\/$/, '');
-    const c = { home, daemon, url: consoleUrl };
+    const address = await consoleUrl(daemon);
+    const c = { home, daemon, url: address };
 
     const db = openDb(join(c.home.jobs, 'topup.db'));
     try {

@@ -8,6 +8,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ROOT, cliEnv, inProcessSandbox, startDaemon, tempHome, waitFor } from '../e2e/harness.js';
+import { consoleUrl } from '../e2e/daemon.js';
 import { releaseAfterEach } from '../e2e/release.js';
 import { SECRET, receiver } from './helpers.js';
 
@@ -42,7 +43,7 @@ describe('examples/shop against the real daemon', () => {
       TOPUP_ORDER_WEBHOOK_URL: `http://127.0.0.1:${port}/topup`,
       TOPUP_ORDER_WEBHOOK_SECRET: SECRET,
     }));
-    const api = (await waitFor('the console address', () => /console: open (http:\/\/[^\s]+\/) in a browser/.exec(daemon.output())?.[1], 30_000, 20)).replace(/\/$/, '');
+    const api = await consoleUrl(daemon);
     const env = { PATH: process.env.PATH, TOPUP_API: api, TOPUP_ORDER_API_TOKEN: TOKEN, TOPUP_ORDER_WEBHOOK_SECRET: SECRET, SHOP_PORT: String(port) };
 
     for (const [cmd, script, trxid] of [['python3', 'shop.py', 'SHOP-PY-1'], [process.execPath, 'shop.mjs', 'SHOP-JS-1']] as const) {

@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { cliEnv, csv, inProcessSandbox, readResult, runCli, tempHome, TEST_KEY } from '../e2e/harness.js';
 import { releaseAfterEach } from '../e2e/release.js';
-import { catalogB } from '../adv5/two-sandboxes.js';
+import { catalogB } from '../accounts/two-sandboxes.js';
 
 releaseAfterEach();
 

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { writeFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { csv, readResult, runCli } from '../e2e/harness.js';
-import { ordersOf, twoAccounts } from './two-sandboxes.js';
+import { ordersOf, twoAccounts } from '../accounts/two-sandboxes.js';
 
 describe('edited re-drop naming the pack by the other account\'s pid', () => {
   it('the second file repeats the first purchase (same pack, same player): skipped, not bought again', async () => {

@@ -15,7 +15,7 @@ import { loadConfig } from '../../src/config/config.js';
 import { silentLogger } from '../../src/kernel/log.js';
 import { openRuntime } from '../../src/runtime.js';
 import { runReconcile } from '../../src/reports/reconcile.js';
-import { twoAccounts } from './two-sandboxes.js';
+import { twoAccounts } from '../accounts/two-sandboxes.js';
 
 describe('reconciliation with two accounts', () => {
   it('two correct orders, one on each account, both numbered ORD1000001: no difference reported', async () => {

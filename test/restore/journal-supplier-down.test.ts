@@ -9,7 +9,8 @@
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { cliEnv, inProcessSandbox, startDaemon, tempHome, waitFor } from '../e2e/harness.js';
+import { cliEnv, inProcessSandbox, tempHome, waitFor } from '../e2e/harness.js';
+import { start as startWithConsole } from '../e2e/daemon.js';
 import { releaseAfterEach } from '../e2e/release.js';
 
 releaseAfterEach();
@@ -17,13 +18,9 @@ releaseAfterEach();
 const TOKEN = 'adv9-journal-down-token-0123456789ab';
 
 async function start(env: NodeJS.ProcessEnv) {
-  const daemon = startDaemon(env);
-  const url = (await waitFor('the console address', () => /console: open (http:\/\/[^\s]+\/) in a browser/.exec(daemon.output())?.[1], 60_000, 20)).replace(/\/$/, '');
-  const call = async (method: string, path: string, body?: unknown) => {
-    const res = await fetch(url + path, { method, headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' }, ...(body !== undefined ? { body: JSON.stringify(body) } : {}) });
-    const text = await res.text();
-    return { status: res.status, json: text ? JSON.parse(text) : undefined };
-  };
+  const d = await startWithConsole(env, { timeoutMs: 60_000 });
+  const call = (method: string, path: string, body?: unknown) => d.call(method, path, { body });
+  const daemon = d.daemon;
   return { daemon, call };
 }
 

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { writeFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { csv, readResult, runCli } from '../e2e/harness.js';
-import { ordersOf, twoAccounts } from '../adv5/two-sandboxes.js';
+import { ordersOf, twoAccounts } from '../accounts/two-sandboxes.js';
 
 describe('left trxids and letter case', () => {
   it('a re-drop writing a moved row\'s trxid in another case is not bought again (reported as that purchase)', async () => {

@@ -9,7 +9,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { releaseAfterEach } from '../e2e/release.js';
-import { shop, start } from './shop.js';
+import { shop, start } from '../e2e/daemon.js';
 
 releaseAfterEach();
 

@@ -18,7 +18,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runCli, waitFor } from '../e2e/harness.js';
 import { releaseAfterEach } from '../e2e/release.js';
-import { shop, start } from './shop.js';
+import { shop, start } from '../e2e/daemon.js';
 
 releaseAfterEach();
 

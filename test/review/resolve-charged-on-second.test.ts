@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { writeFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { csv, readResult, runCli, TEST_KEY } from '../e2e/harness.js';
-import { ordersOf, twoAccounts } from './two-sandboxes.js';
+import { ordersOf, twoAccounts } from '../accounts/two-sandboxes.js';
 
 describe('review resolve --charged for a row of the second account', () => {
   it('records the order of `second` named by the operator, whatever main numbers the same', async () => {

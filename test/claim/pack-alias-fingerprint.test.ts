@@ -11,7 +11,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { csv, readResult, runCli } from '../e2e/harness.js';
-import { catalogB, ordersOf, twoAccounts } from '../adv5/two-sandboxes.js';
+import { catalogB, ordersOf, twoAccounts } from '../accounts/two-sandboxes.js';
 
 describe('[[pack]] entries and the repeat window', () => {
   it('adding a [[pack]] entry above another neither re-buys a purchase of the 24 h window nor skips a different pack as its repeat', async () => {

@@ -11,6 +11,7 @@ import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { cliEnv, inProcessSandbox, startDaemon, tempHome, TEST_KEY, waitFor } from '../e2e/harness.js';
+import { consoleUrl } from '../e2e/daemon.js';
 import { releaseAfterEach } from '../e2e/release.js';
 import { defaultCatalog } from '../../src/sandbox/default-catalog.js';
 
@@ -37,7 +38,7 @@ async function scenario(fillers: number, routingAfter?: string): Promise<{ main:
 
     const start = async () => {
       const daemon = startDaemon(env);
-      const url = (await waitFor('console', () => /console: open (http:\/\/[^\s]+\/) in a browser/.exec(daemon.output())?.[1], 30_000, 20)).replace(/\/$/, '');
+      const url = await consoleUrl(daemon);
       const call = async (method: string, path: string, body?: unknown) => {
         const res = await fetch(url + path, { method, headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' }, ...(body !== undefined ? { body: JSON.stringify(body) } : {}) });
         const text = await res.text();

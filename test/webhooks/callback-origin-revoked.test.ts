@@ -13,8 +13,8 @@
 import { describe, expect, it } from 'vitest';
 import { waitFor } from '../e2e/harness.js';
 import { releaseAfterEach } from '../e2e/release.js';
-import { receiver } from '../webhooks/helpers.js';
-import { SECRET, shop, start } from './shop.js';
+import { receiver } from './helpers.js';
+import { SECRET, shop, start } from '../e2e/daemon.js';
 
 releaseAfterEach();
 

@@ -5,7 +5,8 @@
  * behind a proxy). Not so: 25 wrong tokens from the shop's own address, and its order is still 202.
  */
 import { describe, expect, it } from 'vitest';
-import { cliEnv, inProcessSandbox, startDaemon, tempHome, waitFor } from '../e2e/harness.js';
+import { cliEnv, inProcessSandbox, startDaemon, tempHome } from '../e2e/harness.js';
+import { consoleUrl } from '../e2e/daemon.js';
 import { releaseAfterEach } from '../e2e/release.js';
 
 releaseAfterEach();
@@ -18,7 +19,7 @@ describe('adv9: wrong Bearer tokens and the shop\'s order API', () => {
     const sb = await inProcessSandbox();
     const env = cliEnv(home, sb, { TOPUP_ORDER_API_TOKEN: TOKEN, TOPUP_CONSOLE: '127.0.0.1:0' });
     const daemon = startDaemon(env);
-    const url = (await waitFor('console', () => /console: open (http:\/\/[^\s]+\/) in a browser/.exec(daemon.output())?.[1], 30_000, 20)).replace(/\/$/, '');
+    const url = await consoleUrl(daemon);
     const post = (token: string, trxid: string) => fetch(`${url}/api/v1/orders`, {
       method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
       body: JSON.stringify({ trxid, pid: 'PUBG-60', userId: '5123457011' }),
