@@ -206,7 +206,7 @@ export class ResellerClient {
   async submitOrder(body: OrderRequest, opts?: CallOptions): Promise<SubmitAnswer> {
     const path = '/orders';
     // The two trxid spaces never meet (kernel/identity.ts): an order is never sent under a check's.
-    if (isCheckTrxid(body.trxid)) throw new TopupError(ErrorCode.Internal, `refused to send an order under the player-check trxid ${body.trxid}`);
+    if (isCheckTrxid((body as { trxid?: unknown } | undefined)?.trxid)) throw new TopupError(ErrorCode.Internal, `refused to send an order under the player-check trxid ${body.trxid}`);
     const x = await this.#exchange('submit', 'POST', path, body, opts);
     const order = x.readable ? readOrder(x.json) : undefined;
     if (order?.orderId !== undefined && saysOrderExists(x, order)) {

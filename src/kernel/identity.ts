@@ -174,6 +174,8 @@ export function checkTrxid(kind: 'pubg' | 'ml', hex16: string): string {
 }
 
 /** A trxid of the check space: the prefix, and (so it holds whatever the prefix becomes) not an order's. */
-export function isCheckTrxid(trxid: string): boolean {
-  return trxid.startsWith(CHECK_TRXID_PREFIX) && !TRXID_PATTERN.test(trxid);
+export function isCheckTrxid(trxid: unknown): boolean {
+  // Asked of whatever a caller is about to send: a body without a trxid (the API's own refusal
+  // answers it, INVALID REQUEST) is not a check's.
+  return typeof trxid === 'string' && trxid.startsWith(CHECK_TRXID_PREFIX) && !TRXID_PATTERN.test(trxid);
 }
