@@ -20,7 +20,7 @@ import ts from 'typescript';
 /** Lowest first. A file's layer is that of the first entry whose prefix its path (under src/) starts with. */
 export const LAYERS: readonly { name: string; paths: readonly string[]; what: string }[] = [
   { name: 'kernel', paths: ['kernel/', 'config/'], what: 'time, randomness, errors, logging, money rounding, crash points, settings' },
-  { name: 'base', paths: ['store/', 'api/', 'intake/', 'sandbox/'], what: 'the SQLite store and its state tables, the API client and its schemas, reading order files, the sandbox supplier' },
+  { name: 'base', paths: ['store/', 'api/', 'intake/', 'sandbox/', 'standby/'], what: 'the SQLite store and its state tables, the API client and its schemas, reading order files, the sandbox supplier, the warm standby (replication, takeover, the fence)' },
   { name: 'home', paths: ['account/', 'runtime.ts'], what: 'one supplier account (client, rate gate, pauses, live catalog, funds) and the runtime that opens the home' },
   { name: 'domain', paths: ['claim/', 'dispatch/', 'poll/', 'outbox/', 'orders/'], what: 'what happens to a batch: claimed and loaded, sent, followed, written out; API orders accepted into the day\'s batch' },
   { name: 'app', paths: ['engine/', 'ops/', 'notify/', 'reports/', 'webhooks/'], what: 'the engine and its stages, operator actions, notifications, scheduled reports, order webhooks' },

@@ -71,7 +71,7 @@ export async function runDaemon(config: Config, opts: DaemonOptions, log = rootL
     // ships what is left to the replica.
     let replication: Replication | null = null;
     // A home taken over by another node stops here (E_FENCED), before it replicates or sends.
-    rt.fence?.claim(Date.now(), log);
+    rt.fence?.claim(rt.clock.now(), log);
     if (replicated) {
       replication = startReplication(config, log);
       parts.add('replication', () => replication?.stop());

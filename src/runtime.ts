@@ -19,7 +19,7 @@ import { ConfigError, TopupError, ErrorCode } from './kernel/errors.js';
 import { accountIdentity, type AccountIdentity } from './kernel/identity.js';
 import { conflictMessage, reconcileAccounts, type ConfiguredIdentity } from './store/account-identity.js';
 import { SendFence } from './standby/fence.js';
-import { noteCopyBehindMark } from './ops/backup-job.js';
+import { noteCopyBehindMark } from './store/backup.js';
 
 
 /**

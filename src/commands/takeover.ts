@@ -7,6 +7,7 @@
 import type { Command } from 'commander';
 import { existsSync } from 'node:fs';
 import { ErrorCode, TopupError } from '../kernel/errors.js';
+import { systemClock } from '../kernel/clock.js';
 import { integrityCheck } from '../store/db.js';
 import { ownerIsDead } from '../store/owner.js';
 import { runningDaemon } from '../store/presence.js';
@@ -25,7 +26,7 @@ export function registerTakeover(program: Command): void {
     .addHelpText('after', '\nThen start the daemon (systemctl start topup). The store it replaces is kept beside it (jobs/topup.db.replaced-<time>).\nExit code: 0 taken over; 1 the replica cannot be restored or does not verify, or no litestream binary; 5 a daemon or another process runs on this home.')
     .action(async (opts: { from?: string; fence?: string | boolean; json?: boolean }, cmd: Command) => {
       const config = commandConfig(cmd, { requireKey: false });
-      const now = Date.now();
+      const now = systemClock.now();
       if (existsSync(config.dbPath)) {
         let busy: string | null = null;
         try {

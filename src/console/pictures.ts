@@ -430,12 +430,12 @@ export function picturesHtmlFor(svc: Services, now: number, by: SpendBy): Html {
 
 export function registerPictures(app: Hono<ConsoleEnv>, svc: Services): void {
   // The pictures alone: the Overview's script reads them again when the figures moved.
-  app.get('/pictures', (c) => c.html(picturesHtmlFor(svc, Date.now(), spendByOf(c.req.query('spend') ?? c.req.query('by'))).text));
+  app.get('/pictures', (c) => c.html(picturesHtmlFor(svc, svc.rt.clock.now(), spendByOf(c.req.query('spend') ?? c.req.query('by'))).text));
   app.get('/pictures/:name{[a-z-]+\\.csv}', (c) => {
     const name = c.req.param('name').replace(/\.csv$/, '');
-    const rows = csvRows(picturesFor(svc, Date.now(), spendByOf(c.req.query('by'))), name);
+    const rows = csvRows(picturesFor(svc, svc.rt.clock.now(), spendByOf(c.req.query('by'))), name);
     if (!rows) return c.notFound();
     const text = csvText(rows.map((r) => r.map((v) => (typeof v === 'number' ? v : safeCell(v)))));
-    return c.body(text, 200, { 'content-type': 'text/csv; charset=utf-8', 'content-disposition': `attachment; filename="${name}-${dayOf(Date.now())}.csv"` });
+    return c.body(text, 200, { 'content-type': 'text/csv; charset=utf-8', 'content-disposition': `attachment; filename="${name}-${dayOf(svc.rt.clock.now())}.csv"` });
   });
 }

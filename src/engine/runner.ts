@@ -132,7 +132,7 @@ export class Runner extends EventEmitter<RunnerEventMap> implements RunnerView {
   async run(): Promise<void> {
     // The warm standby's fence (standby/fence.ts): a home taken over by another node runs nothing
     // that can send (E_FENCED), whichever command runs the runner (daemon, submit, retry --run).
-    this.#rt.fence?.claim(Date.now());
+    this.#rt.fence?.claim(this.#clock.now());
     await recoverClaims(this.#rt);
     removeStaleTemps(this.#rt.config.outboxDir);
     // Leases are renewed on their own clock, the one place they are: a step waiting on the API

@@ -6,10 +6,7 @@
  */
 import cron from 'node-cron';
 import type { Runtime } from '../runtime.js';
-import {
-  GENERATION_AT_KEY, GENERATION_KEY, LAST_ATTEMPT_KEY, LAST_BACKUP_KEY, RECONCILE_KEY, markGeneration, pruneBackups, storeIsBehindMark, takeBackup,
-  type BackupRecord, type ReconcileMarker,
-} from '../store/backup.js';
+import { GENERATION_KEY, LAST_ATTEMPT_KEY, LAST_BACKUP_KEY, markGeneration, pruneBackups, takeBackup, type BackupRecord } from '../store/backup.js';
 import { coerceError } from '../kernel/errors.js';
 import { relative } from 'node:path';
 
@@ -83,21 +80,6 @@ export function startBackupSchedule(rt: BackupParts, opts: { journalFiles?: () =
     await task.destroy();
     await running;
   };
-}
-
-/**
- * At the daemon's start, before the generation is raised: a store older than the home's mark (a
- * copy of the database put back by hand, or the database deleted) is marked "copy, not yet
- * reconciled", so the runner reconciles before it sends (ops/restore-reconcile.ts).
- */
-export function noteCopyBehindMark(rt: Pick<Runtime, 'config' | 'log' | 'meta'>): void {
-  if (rt.meta.get(RECONCILE_KEY) !== undefined) return;
-  const why = storeIsBehindMark(rt.meta, rt.config.home);
-  if (why === null) return;
-  const lastRan = Number(rt.meta.get(GENERATION_AT_KEY) ?? 'NaN');
-  const marker: ReconcileMarker = { kind: 'mark', copy: null, restoredAt: null, from: null, detail: why, ...(Number.isFinite(lastRan) ? { since: lastRan } : {}) };
-  rt.meta.setJson(RECONCILE_KEY, marker);
-  rt.log.warn({ why }, 'this store is not the one this home last ran: it is reconciled with the suppliers before anything is sent');
 }
 
 /** Raises the store generation now, every `everyMs` and at the stop (the returned releaser). */

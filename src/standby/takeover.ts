@@ -29,6 +29,8 @@ import { parseReplica } from '../config/standby-settings.js';
 import { ErrorCode, TopupError } from '../kernel/errors.js';
 import { registerIdentity } from '../kernel/identity.js';
 import { MIGRATIONS } from '../store/migrations.js';
+import { batchStates, rowStates } from '../store/state-sql.js';
+import { CHECKED_STATES, UNSENT_STATES } from '../store/row-states.js';
 import { RECONCILE_KEY, type ReconcileMarker } from '../store/backup.js';
 import { FENCE_TTL_MS, takeFence, type FenceRecord } from './fence.js';
 import { FENCE_NAME } from '../config/standby-settings.js';
@@ -136,8 +138,8 @@ export async function takeover(config: Config, opts: TakeoverOptions): Promise<T
       const point = copy.prepare('UPDATE batches SET result_file = ? WHERE id = ?');
       for (const r of results) if (dirname(r.result_file) !== config.outboxDir) point.run(join(config.outboxDir, basename(r.result_file)), r.id);
     })();
-    unfinished = copy.prepare(`SELECT id, state, job_file FROM batches WHERE state IN ('claimed', 'open')`).all() as typeof unfinished;
-    open = (copy.prepare(`SELECT count(*) AS n FROM rows WHERE state IN ('pending', 'sending', 'resending', 'verifying', 'searching')`).get() as { n: number }).n;
+    unfinished = copy.prepare(`SELECT id, state, job_file FROM batches WHERE state IN (${batchStates(['claimed', 'open'])})`).all() as typeof unfinished;
+    open = (copy.prepare(`SELECT count(*) AS n FROM rows WHERE state IN (${rowStates([...UNSENT_STATES, ...CHECKED_STATES])})`).get() as { n: number }).n;
     // Everything in the one file before it is renamed in (the restored file is in WAL mode).
     copy.pragma('wal_checkpoint(TRUNCATE)');
   } finally {

@@ -36,6 +36,7 @@ import type { Db } from './db.js';
 import type { MetaStore } from './meta.js';
 import { ErrorCode, TopupError } from '../kernel/errors.js';
 import { registerIdentity } from '../kernel/identity.js';
+import type { Logger } from '../kernel/log.js';
 
 /** In a copy: what it is a copy of, and when it was taken. Never in a live store that was not restored. */
 export const COPY_KEY = 'backup.copy';
@@ -475,4 +476,19 @@ export function markGeneration(meta: MetaStore, home: string, newId: () => strin
   rmSync(tmp, { force: true });
   writeSynced(tmp, `${JSON.stringify({ storeId: id, generation } satisfies Mark)}\n`);
   renameSync(tmp, path);
+}
+
+/**
+ * At the daemon's start, before the generation is raised: a store older than the home's mark (a
+ * copy of the database put back by hand, or the database deleted) is marked "copy, not yet
+ * reconciled", so the runner reconciles before it sends (ops/restore-reconcile.ts).
+ */
+export function noteCopyBehindMark(rt: { config: { home: string }; log: Pick<Logger, 'warn'>; meta: MetaStore }): void {
+  if (rt.meta.get(RECONCILE_KEY) !== undefined) return;
+  const why = storeIsBehindMark(rt.meta, rt.config.home);
+  if (why === null) return;
+  const lastRan = Number(rt.meta.get(GENERATION_AT_KEY) ?? 'NaN');
+  const marker: ReconcileMarker = { kind: 'mark', copy: null, restoredAt: null, from: null, detail: why, ...(Number.isFinite(lastRan) ? { since: lastRan } : {}) };
+  rt.meta.setJson(RECONCILE_KEY, marker);
+  rt.log.warn({ why }, 'this store is not the one this home last ran: it is reconciled with the suppliers before anything is sent');
 }

@@ -17,6 +17,7 @@
  */
 import { statSync } from 'node:fs';
 import type { Logger } from '../kernel/log.js';
+import { systemClock } from '../kernel/clock.js';
 import { prunePictures } from './pictures.js';
 import { BUSY_TIMEOUT_MS, JOURNAL_SIZE_LIMIT, type Db } from './db.js';
 
@@ -104,7 +105,7 @@ export function startUpkeep(db: Db, log: Logger, idle: () => boolean, pruneCalls
   const timer = setInterval(() => {
     try {
       if (!db.open || !idle()) return;
-      const pruned = pruneCalls() + prunePictures(db, Date.now());
+      const pruned = pruneCalls() + prunePictures(db, systemClock.now());
       // Litestream replicating the store owns its checkpoints (standby/litestream.ts).
       const r = checkpoints ? checkpoint(db, log, 'idle') : null;
       log.debug({ prunedCalls: pruned, checkpoint: r }, 'idle upkeep');

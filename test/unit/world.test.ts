@@ -42,6 +42,9 @@ const ALLOWED_TIMERS: Record<string, string> = {
   'orderapi/tokens.ts': 'API tokens are secrets: node:crypto, never a source a simulator seeds',
   'ops/backup-job.ts': "the store generation mirrored into the home's mark file every 10 s (backup.md: how a copy put back by hand is seen); never on the money path",
   'store/backup.ts': "a backup folder's name only has to be unique: a copy of the store is not the engine's",
+  'standby/fence.ts': "a node's id (node:crypto) and how long a reading of the fence file holds: the fence is read from another machine's clock-free file, never from the simulator's world",
+  'standby/litestream.ts': "restarting and stopping the litestream child process: a real program's supervision, never the money path",
+  'standby/takeover.ts': "waiting for a live primary to see the fence move before the replica is restored: an operator's command, never the engine",
   'orders/desk.ts': 'the group commit: acceptances arriving in the same turn of the event loop share one transaction (setImmediate, no time)',
 };
 
