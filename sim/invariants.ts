@@ -275,8 +275,11 @@ export function judge(c: Ctx): Judgement {
       // A completed order refunded later (issue 29) was completed when the row ended: the row may say so.
       check(o.status === r.state || (r.state === 'completed' && o.refundForm === 'after-completed'), () => `${where(r)} says ${r.state}; the API's order ${o.orderId} is ${o.status}`);
       // A refund the supplier reported is the row's; one left out, late or partial may not be known (22 judges the money).
-      if (r.state === 'cancelled' && (o.refundForm ?? 'reported') === 'reported') check((r.refunded === true) === o.refunded, () => `${where(r)}: refunded ${r.refunded}, the API's order ${o.refunded}`);
-      if (r.state === 'cancelled' && o.refundForm !== undefined && o.refundForm !== 'reported') check(r.refunded !== true || o.refundForm === 'late', () => `${where(r)}: refunded ${r.refunded}, while the API ${o.refundForm === 'partial' ? `refunded only ${usd(o.refundMicros ?? 0)} of ${usd(o.amountMicros)} USD` : 'never said so'}`);
+      // A completed order reversed later is shown in full (status `refunded` or `cancelled`, `refunded` true,
+      // model.ts orderBody): a row that read it cancelled read the refund with it (seed 102, found/refund-after-completed-read-cancelled).
+      const stated = (o.refundForm ?? 'reported') === 'reported' || o.refundForm === 'after-completed';
+      if (r.state === 'cancelled' && stated) check((r.refunded === true) === o.refunded, () => `${where(r)}: refunded ${r.refunded}, the API's order ${o.refunded}`);
+      if (r.state === 'cancelled' && !stated) check(r.refunded !== true || o.refundForm === 'late', () => `${where(r)}: refunded ${r.refunded}, while the API ${o.refundForm === 'partial' ? `refunded only ${usd(o.refundMicros ?? 0)} of ${usd(o.amountMicros)} USD` : 'never said so'}`);
     }
     for (const code of r.codes) {
       check(o.codes.includes(code), () => `${where(r)} shows code ${code}, which is not its order ${o.orderId}'s`);
