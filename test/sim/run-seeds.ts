@@ -58,13 +58,22 @@ export const MUST_HAPPEN_TWO = [
  * diagnosed (docs/simulator.md, "What CI runs"). `npm run simulate` runs every class.
  */
 export const CI_HELD_BACK = {
-  // Seed 1 (schedule 45): a shop trxid spelt with a no-break space before it (U+00A0 "X-3") is
-  // answered accepted and stored as "X-3"; the model then finds no row under its own spelling.
-  unicode: 'a shop trxid with a leading no-break space: stored trimmed (model or desk, not yet decided)',
+  // Seed 1 (schedule 45): a shop trxid spelt with a no-break space before it (U+00A0 "X-3") was
+  // answered accepted and stored as "X-3", then not found under its own spelling. Fixed (the desk
+  // takes a trxid as given by kernel/identity.ts trxidAsGiven; the invariants compare by
+  // trxidKey); held back until the class has run clean on more seeds than this turn had time for.
+  unicode: 'fixed at the end of issue 29\'s second turn (trxidAsGiven, trxidKey); not yet run on enough seeds',
   // Seed 511274583 (schedule 68): a key row's first send answered, unmarked, with a foreign order
-  // made before the run under its trxid (a twin) and taken as the row's own.
-  twins: 'a key row takes an unmarked replay of a foreign order under its trxid (not yet diagnosed)',
+  // made before the run under its trxid (a twin) and taken as the row's own. Fixed (more codes than
+  // the row's quantity is a mismatch: dispatch/order-match.ts); held back as unicode.
+  twins: 'fixed (order-match: more codes than the quantity is a mismatch); not yet run on enough seeds',
   'unmarked-replay': 'as twins',
+  // Seed 101 with 4 workers (worker seed 103): "purchase 0:4 was bought 2 times (M100005 for
+  // shop-5, K100001 for SHOP-5)" with sibling, respell and fold on: another key of ours bought
+  // SHOP-5 first, the re-dropped file spells it shop-5, and a supplier comparing trxids exactly
+  // took it as new. Not yet diagnosed: whether this home could have known, or the model counts a
+  // purchase by a fold the supplier does not share.
+  sibling: 'a purchase another key of ours made under another letter case, bought again here (not yet diagnosed)',
 } as const;
 export const CI_FAULTS: FaultFilter = faultFilter(undefined, Object.keys(CI_HELD_BACK).join(','), true);
 

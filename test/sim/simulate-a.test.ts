@@ -5,10 +5,13 @@
  * fails the test with the shrunk schedule and the command that replays it.
  */
 import { describe, expect, it } from 'vitest';
-import { BUDGET, runSeeds } from './run-seeds.js';
+import { BUDGET, MUST_HAPPEN, runSeeds } from './run-seeds.js';
+
+// Refused resends are rare in the whole swarm at this budget: simulate-refused-resends.test.ts runs them.
+const MUST_HAPPEN_A = MUST_HAPPEN.filter((b) => b !== 'resends refused before idempotency');
 
 describe('the simulator, seeds 101 and 102', () => {
   it(`${2 * BUDGET.oneAccount} schedules: no invariant violated, and the runs went through what the model can do`, async () => {
-    await runSeeds([101, 102], BUDGET.oneAccount, expect);
+    await runSeeds([101, 102], BUDGET.oneAccount, expect, { mustHappen: MUST_HAPPEN_A });
   }, 900_000);
 });
