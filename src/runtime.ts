@@ -17,7 +17,7 @@ import { openAccount, type Account, type OpenedAccountSetting } from './account/
 import type { AccountsSettings } from './config/accounts.js';
 import { ConfigError, TopupError, ErrorCode } from './kernel/errors.js';
 import { accountIdentity, type AccountIdentity } from './kernel/identity.js';
-import { conflictMessage, reconcileAccounts, type ConfiguredIdentity } from './store/account-identity.js';
+import { conflictMessage, reconcileAccounts, type ConfiguredIdentity, type IdentityConflict } from './store/account-identity.js';
 import { SendFence } from './standby/fence.js';
 import { noteCopyBehindMark } from './store/backup.js';
 
@@ -191,7 +191,20 @@ function holdAccountsToSends(db: Store['db'], identities: readonly ConfiguredIde
   if (config.accounts.accounts.every((a) => a.key === '')) return;
   const { renamed, conflicts } = reconcileAccounts(db, identities, now, `process ${owner}`);
   for (const r of renamed) log.warn({ from: r.from, to: r.to, rows: r.rows }, `account "${r.from}" is named "${r.to}" now (the same endpoint and key): its ${r.rows} rows follow it`);
-  if (conflicts.length > 0) throw new ConfigError(config.accounts.file ? basename(config.accounts.file) : 'TOPUP_API_URL / TOPUP_API_KEY', conflictMessage(conflicts, config.accounts.file ? basename(config.accounts.file) : 'TOPUP_API_URL / TOPUP_API_KEY'));
+  if (conflicts.length > 0) throw new AccountsRepointedError(config.accounts.file ? basename(config.accounts.file) : 'TOPUP_API_URL / TOPUP_API_KEY', conflicts);
+}
+
+/**
+ * The start refused because an account was re-pointed while it holds unsettled rows (issue 29).
+ * A ConfigError like any (same name, same message): its own class so a caller that models the
+ * operator (the simulator) can tell it from a file that does not parse.
+ */
+export class AccountsRepointedError extends ConfigError {
+  readonly accounts: readonly string[];
+  constructor(file: string, conflicts: readonly IdentityConflict[]) {
+    super(file, conflictMessage(conflicts, file));
+    this.accounts = conflicts.map((c) => c.account);
+  }
 }
 
 function routingOf(config: Config): Runtime['routing'] {
