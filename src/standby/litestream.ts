@@ -36,7 +36,12 @@ export const LITESTREAM_CONFIG_FILE = '.topup-litestream.yml';
 export const LITESTREAM_PID_FILE = '.topup-litestream.pid';
 const STOP_WAIT_MS = 10_000;
 
-/** The package that ships the binary for this platform (its wrapper @flydotio/litestream depends on it). */
+/**
+ * The package that ships the binary for this platform. package.json names only the linux x64 one:
+ * npm's lock must list every per-platform package of the wrapper @flydotio/litestream, and the
+ * registry CI installs from serves only linux x64 (npm ci failed on the wrapper). Elsewhere the user
+ * installs the wrapper, which resolveShipped also looks through.
+ */
 export function litestreamPackage(platform = process.platform, arch = process.arch): string {
   return `@flydotio/litestream-${platform}-${arch}`;
 }
@@ -62,8 +67,8 @@ export function litestreamBinary(config: Pick<Config, 'standby'>, pkg = litestre
   } catch {
     throw new TopupError(
       ErrorCode.Standby,
-      `no litestream binary: the package ${pkg} (installed with @flydotio/litestream on linux x64, linux arm64 and macOS) is not installed. ` +
-        'Run npm install in the program folder (it is an optional dependency), or set TOPUP_LITESTREAM_BIN to a litestream 0.3 binary',
+      `no litestream binary: the package ${pkg} is not installed. ` +
+        'On linux x64 run npm ci in the program folder (it is an optional dependency); elsewhere npm install @flydotio/litestream there; or set TOPUP_LITESTREAM_BIN to a litestream 0.3 binary',
     );
   }
   try {
