@@ -61,46 +61,55 @@ export class ReviewRecheck {
     // Each account's history is read once a round, and only for that account's rows.
     const histories = new Map<string, History>();
     const troubled = new Set<string>();
+    // The rows not settled this round, written together when the round ends (rows.scheduleReviewChecks).
+    const later: { batchId: string; idx: number; at: number; answer: string | null }[] = [];
+    const lookAgain = (row: Row, answer: string | null): void => {
+      later.push({ batchId: row.batchId, idx: row.idx, at: nextRecheck(row, rt.clock.now()), answer });
+    };
     let settled = 0;
-    for (const row of due) {
-      if (troubled.has(row.account)) {
-        rt.rows.scheduleReviewCheck(row.batchId, row.idx, nextRecheck(row, rt.clock.now()), null);
-        continue;
-      }
-      const account = rt.accountOf(row.account);
-      try {
-        let order: Order | undefined;
-        let copy: string | null = null;
-        if (row.orderId !== null) {
-          try {
-            const o = await account.client.getOrder(row.orderId, opts);
-            order = o;
-            copy = auditCopy(o.answer);
-          } catch (err) {
-            if (!(err instanceof ApiError && err.classification === 'not-found')) throw err;
-          }
-        } else if (row.trxid !== null && row.rejectCode !== FOREIGN_ORDER_CODE) {
-          // (A row whose trxid the API tied to an order its sends did not make is never looked up
-          // by it: that lookup can only find the same foreign order again.)
-          let history = histories.get(row.account);
-          if (!history) histories.set(row.account, (history = await account.client.history({ limit: 200 }, opts)));
-          const trxid = foldTrxid(row.trxid);
-          order = history.orders.find((o) => o.trxid !== undefined && foldTrxid(o.trxid.trim()) === trxid);
-          if (order) copy = auditCopy({ route: 'GET /history', status: 200, at: rt.clock.now(), body: order.raw });
-        }
-        if (order && this.#settle(row, order, copy)) settled++;
-        else rt.rows.scheduleReviewCheck(row.batchId, row.idx, nextRecheck(row, rt.clock.now()), copy);
-      } catch (err) {
-        if (signal?.aborted) throw err;
-        rt.rows.scheduleReviewCheck(row.batchId, row.idx, nextRecheck(row, rt.clock.now()), null);
-        if (err instanceof ApiError && err.classification === 'account') {
-          troubled.add(row.account);
-          this.#onAccountProblem(err, row.account);
+    try {
+      for (const row of due) {
+        if (troubled.has(row.account)) {
+          lookAgain(row, null);
           continue;
         }
-        rt.rows.scheduleReviewCheck(row.batchId, row.idx, nextRecheck(row, rt.clock.now()), null);
-        rt.log.debug({ batch: row.batchId, line: row.line, err: coerceError(err).message }, 'review recheck could not read the API');
+        const account = rt.accountOf(row.account);
+        try {
+          let order: Order | undefined;
+          let copy: string | null = null;
+          if (row.orderId !== null) {
+            try {
+              const o = await account.client.getOrder(row.orderId, opts);
+              order = o;
+              copy = auditCopy(o.answer);
+            } catch (err) {
+              if (!(err instanceof ApiError && err.classification === 'not-found')) throw err;
+            }
+          } else if (row.trxid !== null && row.rejectCode !== FOREIGN_ORDER_CODE) {
+            // (A row whose trxid the API tied to an order its sends did not make is never looked up
+            // by it: that lookup can only find the same foreign order again.)
+            let history = histories.get(row.account);
+            if (!history) histories.set(row.account, (history = await account.client.history({ limit: 200 }, opts)));
+            const trxid = foldTrxid(row.trxid);
+            order = history.orders.find((o) => o.trxid !== undefined && foldTrxid(o.trxid.trim()) === trxid);
+            if (order) copy = auditCopy({ route: 'GET /history', status: 200, at: rt.clock.now(), body: order.raw });
+          }
+          if (order && this.#settle(row, order, copy)) settled++;
+          else lookAgain(row, copy);
+        } catch (err) {
+          if (signal?.aborted) throw err;
+          lookAgain(row, null);
+          if (err instanceof ApiError && err.classification === 'account') {
+            troubled.add(row.account);
+            this.#onAccountProblem(err, row.account);
+            continue;
+          }
+          rt.log.debug({ batch: row.batchId, line: row.line, err: coerceError(err).message }, 'review recheck could not read the API');
+        }
       }
+    } finally {
+      // Also when the round is cut short (shutdown, an account problem thrown): what was looked at waits its turn.
+      rt.rows.scheduleReviewChecks(later);
     }
     return settled;
   }

@@ -3,6 +3,7 @@
  * rows of a batch that is loaded again, and the due times and audit copies the stages keep.
  * Every state change is in rows.ts, built from the table in row-states.ts.
  */
+import { unsynced } from './db.js';
 import { RepeatReads } from './repeat-reads.js';
 import type { NewRow } from './row-record.js';
 import { CHECKED_STATES, type RowState } from './row-states.js';
@@ -125,9 +126,19 @@ export class RowWrites extends RepeatReads {
   }
 
   /** The next recheck of a review row. */
-  scheduleReviewCheck(batchId: string, idx: number, at: number, answer: string | null): void {
-    this.stmt(`UPDATE rows SET next_poll_at = ?, last_answer = coalesce(?, last_answer) WHERE batch_id = ? AND idx = ? AND ${IN_REVIEW_INDEX}`)
-      .run(at, answer, batchId, idx);
+  /**
+   * The next looks at review rows, all in one transaction with synchronous=NORMAL (db.ts
+   * unsynced()): one commit per recheck round instead of one fsync per row. A round over a backlog
+   * of review rows otherwise spent about 0.6 ms of the event loop per row on its own fsync (a
+   * profile of the console bench: 3.7 s of 19 s). Losing these to a power cut only makes the rows
+   * due again, and a recheck only reads.
+   */
+  scheduleReviewChecks(next: readonly { batchId: string; idx: number; at: number; answer: string | null }[]): void {
+    if (next.length === 0) return;
+    const stmt = this.stmt(`UPDATE rows SET next_poll_at = ?, last_answer = coalesce(?, last_answer) WHERE batch_id = ? AND idx = ? AND ${IN_REVIEW_INDEX}`);
+    unsynced(this.db, () => this.db.transaction(() => {
+      for (const r of next) stmt.run(r.at, r.answer, r.batchId, r.idx);
+    })());
   }
 
   /**

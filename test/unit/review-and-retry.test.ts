@@ -102,6 +102,45 @@ describe('review rows are rechecked, and resolved by an operator', () => {
     expect(rt.rows.get('b1', 0)!.nextPollAt).toBeGreaterThan(Date.now());
   });
 
+  it('a round settles what it finds and sets the next look of every other row it read, with the answer it got', async () => {
+    const { rt, set } = await world([pubgRow(0), pubgRow(1), pubgRow(2)]);
+    const since = Date.now() - 60_000;
+    end(rt, 0, `state = 'review', order_id = 'ORD-0', error = 'REVIEW: x', review_since = ?, next_poll_at = 0`, since);
+    end(rt, 1, `state = 'review', order_id = 'ORD-1', error = 'REVIEW: x', review_since = ?, next_poll_at = 0`, since);
+    end(rt, 2, `state = 'review', error = 'REVIEW: x', review_since = ?, next_poll_at = 0`, since);
+    set((req) =>
+      req.url === '/orders/ORD-0' ? { body: { orderId: 'ORD-0', status: 'Completed', amountUsd: '0.92', userId: '5123456789' } }
+      : req.url === '/orders/ORD-1' ? { body: { orderId: 'ORD-1', status: 'Completed', amountUsd: '0.92', userId: '999' } } // another player: not this row's
+      : { body: { success: true, count: 0, orders: [] } },
+    );
+    const before = Date.now();
+    expect(await new ReviewRecheck(rt).tick()).toBe(1);
+    expect(rt.rows.get('b1', 0)).toMatchObject({ state: 'completed', resolution: 'found' });
+    const look = (idx: number) => rt.db.prepare(`SELECT state, next_poll_at AS at, last_answer AS answer FROM rows WHERE batch_id = 'b1' AND idx = ?`).get(idx) as { state: string; at: number; answer: string | null };
+    for (const idx of [1, 2]) {
+      expect(look(idx).state).toBe('review');
+      expect(look(idx).at).toBeGreaterThanOrEqual(before + 15 * 60_000); // the first day: every 15 minutes
+    }
+    expect(look(1).answer).toContain('ORD-1'); // the answer that did not match is kept for the operator
+    expect(await new ReviewRecheck(rt).tick()).toBe(0); // nothing is due again in this round's wake
+  });
+
+  it('a round cut short by shutdown still sets the next look of the rows it had read', async () => {
+    const { rt, set } = await world([pubgRow(0), pubgRow(1)]);
+    const since = Date.now() - 60_000;
+    end(rt, 0, `state = 'review', order_id = 'ORD-0', error = 'REVIEW: x', review_since = ?, next_poll_at = 0`, since);
+    end(rt, 1, `state = 'review', order_id = 'ORD-1', error = 'REVIEW: x', review_since = ?, next_poll_at = 1`, since);
+    const stop = new AbortController();
+    set((req) => {
+      if (req.url === '/orders/ORD-1') stop.abort();
+      return { body: { orderId: req.url!.slice('/orders/'.length), status: 'Completed', amountUsd: '0.92', userId: '999' } };
+    });
+    await expect(new ReviewRecheck(rt).tick(Date.now(), stop.signal)).rejects.toThrow();
+    const at = (idx: number) => (rt.db.prepare(`SELECT next_poll_at AS at FROM rows WHERE batch_id = 'b1' AND idx = ?`).get(idx) as { at: number }).at;
+    expect(at(0)).toBeGreaterThan(Date.now()); // read before the stop: waits its turn
+    expect(at(1)).toBe(1); // cut short while being read: due again at the next start
+  });
+
   it('--not-charged: the row ends rejected with who and when, results written again; retry may then buy it', async () => {
     const { rt } = await world([pubgRow(0)]);
     end(rt, 0, `state = 'review', error = 'REVIEW: no answer for a day'`);
