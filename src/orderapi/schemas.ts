@@ -245,16 +245,19 @@ export const SCOPE_ENUM = z.enum(SCOPES);
 export const EXAMPLE_CHECK = { slug: 'mobilelegends', userId: '12345678', zoneId: '2001' } as const;
 
 /** POST /api/v1/players/check. Strict, as an order: an unknown field is refused rather than dropped. */
+/** Not blank: a character other than white space (a pattern, so the document states it too). */
+const NOT_BLANK = /\S/;
 export const PlayerCheckInputSchema = z
   .strictObject({
-    pid: CELL(64).optional().openapi({ description: 'A pack of the game (its product id): the check is the game\'s. Give pid or slug.', example: EXAMPLE_ORDER.pid }),
-    slug: CELL(64).optional().openapi({ description: 'The game\'s slug (pubg…: PUBG Mobile top-ups; mobilelegends…: Mobile Legends). Give pid or slug.', example: EXAMPLE_CHECK.slug }),
-    userId: CELL().trim().min(1, 'must not be empty').openapi({ description: 'The player id (PUBG Mobile) or user id (Mobile Legends), as the order will carry it.', example: EXAMPLE_CHECK.userId }),
-    zoneId: CELL().optional().openapi({ description: 'Mobile Legends: the zone id (required there; refused for PUBG Mobile).', example: EXAMPLE_CHECK.zoneId }),
+    pid: CELL(64).regex(NOT_BLANK, 'must not be blank').optional().openapi({ description: 'A pack of the game (its product id): the check is the game\'s. Give pid or slug.', example: EXAMPLE_ORDER.pid }),
+    slug: CELL(64).regex(NOT_BLANK, 'must not be blank').optional().openapi({ description: 'The game\'s slug (pubg…: PUBG Mobile top-ups; mobilelegends…: Mobile Legends). Give pid or slug.', example: EXAMPLE_CHECK.slug }),
+    userId: CELL().regex(NOT_BLANK, 'must not be blank').openapi({ description: 'The player id (PUBG Mobile) or user id (Mobile Legends), as the order will carry it.', example: EXAMPLE_CHECK.userId }),
+    zoneId: CELL().optional().openapi({ description: 'Mobile Legends: the zone id (required there; refused for PUBG Mobile: 422 INVALID_CHECK).', example: EXAMPLE_CHECK.zoneId }),
     account: CELL(64).optional().openapi({ description: 'With several accounts: the account whose supplier key and rate budget make the check (default: the first).' }),
   })
-  .refine((b) => (b.pid !== undefined && b.pid.trim() !== '') || (b.slug !== undefined && b.slug.trim() !== ''), { message: 'give pid or slug: the game whose check to make', path: ['slug'] })
-  .openapi('PlayerCheckInput', { example: EXAMPLE_CHECK });
+  .refine((b) => b.pid !== undefined || b.slug !== undefined, { message: 'give pid or slug: the game whose check to make', path: ['slug'] })
+  // The refinement, stated in the document: one of the two is required.
+  .openapi('PlayerCheckInput', { example: EXAMPLE_CHECK, anyOf: [{ required: ['pid'] }, { required: ['slug'] }] } as never);
 
 /** 200 of POST /api/v1/players/check: the player exists. */
 export const PlayerCheckSchema = z
