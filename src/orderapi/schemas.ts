@@ -99,7 +99,12 @@ export const OrderInputSchema = z
   .openapi('OrderInput', { example: EXAMPLE_ORDER });
 
 /** One order of POST /api/v1/batches' JSON array: a file row's fields (callbackUrl and queue are an API order's, not a file's). */
-export const BatchOrderSchema = z.strictObject(orderFields).openapi('BatchOrder');
+export const BatchOrderSchema = z
+  .strictObject({
+    ...orderFields,
+    sendWithoutCheck: z.boolean().optional().openapi({ description: 'true: this order is sent without the player check TOPUP_PLAYER_CHECKS would make (the file\'s sendWithoutCheck column; docs/player-checks.md).' }),
+  })
+  .openapi('BatchOrder');
 export const BatchJsonSchema = z.array(BatchOrderSchema).min(1, 'must hold at least one order').max(100_000, 'at most 100000 orders: split the batch').openapi('BatchOrders', { example: EXAMPLE_BATCH as never });
 
 const ISO = z.string().openapi({ description: 'ISO 8601, UTC', example: '2025-11-26T09:15:02.123Z' });

@@ -133,7 +133,7 @@ describe('POST /api/v1/players/check and an order\'s checkPlayer, on a running d
     await d.daemon.stop();
   }, 180_000);
 
-  it('real-world sandbox: every way it says "not found" is PLAYER_NOT_FOUND; its HTML error page is PLAYER_CHECK_IN_DOUBT, never not found; orders follow TOPUP_PLAYER_CHECKS', async () => {
+  it('real-world sandbox: every way it says "not found" is PLAYER_NOT_FOUND; its HTML error page is PLAYER_CHECK_IN_DOUBT, never not found; orders and JSON batches follow TOPUP_PLAYER_CHECKS', async () => {
     const unknown = Array.from({ length: 8 }, (_, i) => String(5400000100 + i));
     const { sb, env } = await shop({ TOPUP_PLAYER_CHECKS: 'all' }, { answers: 'real-world', realWorld: { htmlShare: 0 }, players: { unknown } }, 'topup-players-api-rw-');
     const d = await daemon(env);
@@ -180,7 +180,21 @@ describe('POST /api/v1/players/check and an order\'s checkPlayer, on a running d
     expect((await d.call('GET', '/api/v1/orders/RW-ORD-4')).status).toBe(404);
     sb.admin.setAnswers({ htmlShare: 0 });
     await waitFor('RW-ORD-3 completed', async () => ((await d.call('GET', '/api/v1/orders/RW-ORD-3')).json?.status === 'completed' ? true : undefined), 60_000, 100);
+    // A JSON batch is a file: checked by TOPUP_PLAYER_CHECKS, a row may say sendWithoutCheck.
+    const batch = await d.call('POST', '/api/v1/batches?name=rw-checks', { body: [
+      { trxid: 'RW-B-1', pid: 'PUBG-60', userId: unknown[2] },
+      { trxid: 'RW-B-2', pid: 'PUBG-60', userId: unknown[3], sendWithoutCheck: true },
+      { trxid: 'RW-B-3', pid: 'PUBG-60', userId: '5400000201' },
+    ] });
+    expect(batch.status, batch.text).toBe(202);
+    const done = await waitFor('the batch done', async () => {
+      const b = await d.call('GET', `/api/v1/batches/${batch.json.id}`);
+      return b.json?.done ? b.json : undefined;
+    }, 60_000, 200);
+    expect(done.counts).toMatchObject({ invalid: 1, completed: 2 });
     const ordered = sb.admin.ledger().orders.map((o) => o.trxid).sort();
+    expect(ordered).toEqual(expect.arrayContaining(['RW-B-2', 'RW-B-3']));
+    expect(ordered).not.toContain('RW-B-1');
     expect(ordered).not.toContain('RW-ORD-1');
     expect(ordered).not.toContain('RW-ORD-4');
     expect(ordered).toContain('RW-ORD-3');
