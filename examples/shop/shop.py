@@ -2,9 +2,11 @@
 """A shop's side of topup-runner's order API, in one file: Python 3 standard library only.
 
  - receives the webhooks (POST /topup on SHOP_PORT), checks each Topup-Signature and prints the event;
- - given a trxid, places that order first (POST /api/v1/orders with a bearer token).
+ - given a trxid, checks the player first (POST /api/v1/players/check: the in-game name to show
+   the buyer before taking their money), then places that order (POST /api/v1/orders with a
+   bearer token); a player the supplier says does not exist is not ordered.
 
-   TOPUP_ORDER_API_TOKEN=... TOPUP_ORDER_WEBHOOK_SECRET=... python3 shop.py SHOP-1001
+   TOPUP_ORDER_API_TOKEN=... TOPUP_ORDER_WEBHOOK_SECRET=... python3 shop.py SHOP-1001 [player id]
 
 Settings (environment): TOPUP_API (default http://127.0.0.1:8377, the daemon's console address),
 TOPUP_ORDER_API_TOKEN, TOPUP_ORDER_WEBHOOK_SECRET, SHOP_PORT (default 8400). See README.md.
@@ -53,17 +55,45 @@ class Webhooks(BaseHTTPRequestHandler):
         pass
 
 
-def place(trxid):
+def post(path, payload):
+    """POST JSON to the order API: (status, body text, Retry-After)."""
     api = os.environ.get("TOPUP_API", "http://127.0.0.1:8377")
-    # Resending the same trxid with the same body is safe: it answers the same order (200).
-    body = json.dumps({"trxid": trxid, "pid": "PUBG-60", "userId": "5123456701", "meta": {"shopOrder": trxid}}).encode()
-    req = urllib.request.Request(f"{api}/api/v1/orders", data=body, method="POST", headers={
+    req = urllib.request.Request(f"{api}/api/v1{path}", data=json.dumps(payload).encode(), method="POST", headers={
         "Authorization": f"Bearer {os.environ.get('TOPUP_ORDER_API_TOKEN', '')}", "Content-Type": "application/json"})
     try:
         with urllib.request.urlopen(req, timeout=30) as r:
-            print(f"POST /api/v1/orders: {r.status} {r.read().decode()}", flush=True)
+            return r.status, r.read().decode(), None
     except urllib.error.HTTPError as e:  # 4xx/5xx: problem+json with a stable code
-        print(f"POST /api/v1/orders: {e.code} {e.read().decode()}", flush=True)
+        return e.code, e.read().decode(), e.headers.get("Retry-After")
+
+
+def check_player(player):
+    """The player's in-game name before the buyer pays (the token needs the scope players:check).
+    200: show playerName and let the buyer confirm. 422 PLAYER_NOT_FOUND: a wrong id, ask the buyer to
+    correct it. 429 / 502 / 503 (PLAYER_CHECK_RATE_LIMITED, _REFUSED, _IN_DOUBT): the check could not be
+    made now, which says nothing about the player: never tell the buyer the id is wrong."""
+    status, text, retry_after = post("/players/check", player)
+    print(f"POST /api/v1/players/check: {status} {text}", flush=True)
+    body = json.loads(text)
+    if status == 200:
+        return body
+    if body.get("code") == "PLAYER_NOT_FOUND":
+        print(f"no player {player['userId']}: not ordered (ask the buyer to correct the id)", flush=True)
+    else:
+        print(f"the check could not be made ({body.get('code')}): nothing is known about the player; ask again in {retry_after or 'a few'} s", flush=True)
+    return None
+
+
+def place(trxid, user_id="5123456701"):
+    player = {"pid": "PUBG-60", "userId": user_id}
+    found = check_player(player)
+    if found is None:
+        return
+    print(f"player: {found['playerName'] or '(no name given)'} (shown to the buyer, who confirms and pays)", flush=True)
+    # Resending the same trxid with the same body is safe: it answers the same order (200).
+    # checkPlayer: checked again before it is stored (the answer just given is kept: no second call).
+    status, text, _ = post("/orders", {"trxid": trxid, **player, "checkPlayer": True, "meta": {"shopOrder": trxid}})
+    print(f"POST /api/v1/orders: {status} {text}", flush=True)
 
 
 if __name__ == "__main__":
@@ -73,5 +103,5 @@ if __name__ == "__main__":
     server = ThreadingHTTPServer(("127.0.0.1", port), Webhooks)
     print(f"webhooks: listening on http://127.0.0.1:{port}/topup", flush=True)
     if len(sys.argv) > 1:
-        place(sys.argv[1])
+        place(*sys.argv[1:3])
     server.serve_forever()

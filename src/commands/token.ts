@@ -1,6 +1,6 @@
 /**
  * `topup token create|list|revoke`: the order API's bearer tokens (docs/order-api.md). Each has
- * scopes of its own (orders:write, orders:read, codes:read) and a name, so a shop's token can
+ * scopes of its own (orders:write, orders:read, codes:read, players:check) and a name, so a shop's token can
  * place and read orders without reading codes, and a leaked one is revoked alone. The store holds
  * only each token's SHA-256: `create` prints the token once, `list` never can.
  *

@@ -78,9 +78,11 @@ export async function startConsole(deps: ConsoleDeps): Promise<RunningConsole | 
   };
   const metrics = new Metrics({ rt, runner, notifier, listing, balances: () => balance.all() });
   // The order API on the console's listener: accepted orders wake the runner at once (no inbox wait).
+  const desk = deps.desk ?? createOrderDesk(rt, () => runner.wake());
   const orderApi = createOrderApi({
     rt,
-    desk: deps.desk ?? createOrderDesk(rt, () => runner.wake()),
+    desk,
+    players: desk,
     tokens: new TokenStore(rt.db, rt.clock, rt.config.orderApi.token),
     wake: () => runner.wake(),
     stopping: () => runner.snapshot({ batches: false }).stopping,

@@ -3,7 +3,7 @@
  * the store), and the console's own parts. Built once in app.ts.
  */
 import { systemClock } from '../kernel/clock.js';
-import type { OrderDesk } from '../orders/types.js';
+import type { OrderDesk, PlayerCheckDesk } from '../orders/types.js';
 import type { Context } from 'hono';
 import type { Runtime } from '../runtime.js';
 import type { RunnerView } from '../engine/events.js';
@@ -34,7 +34,7 @@ export interface ConsoleDeps {
   /** The built-in sandbox this daemon started (no TOPUP_API_URL): its balance is in the badge. */
   sandbox?: RunningSandbox | null;
   /** The daemon's order desk (one per daemon: it wakes the runner and the webhook deliverer); made here when absent. */
-  desk?: OrderDesk;
+  desk?: OrderDesk & PlayerCheckDesk;
 }
 
 /**

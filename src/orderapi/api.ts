@@ -16,7 +16,7 @@ import { HTTPException } from 'hono/http-exception';
 import { secureHeaders } from 'hono/secure-headers';
 import type { MiddlewareHandler } from 'hono';
 import type { Runtime } from '../runtime.js';
-import type { OrderDesk, OrderView } from '../orders/types.js';
+import { SCOPES, type OrderDesk, type OrderView, type PlayerCheckDesk } from '../orders/types.js';
 import { coerceError, UsageError } from '../kernel/errors.js';
 import { bodyCap } from '../console/body.js';
 import { requireScopes, type ApiEnv } from './auth.js';
@@ -34,6 +34,8 @@ export const ORDER_BODY_MAX = 16 * 1024;
 export interface OrderApiDeps {
   rt: Runtime;
   desk: OrderDesk;
+  /** POST /players/check (orders/desk.ts implements it beside the orders). */
+  players: PlayerCheckDesk;
   tokens: TokenStore;
   /** The runner: a batch just claimed is stored and sent at once, not at its next tick. */
   wake(): void;
@@ -48,8 +50,9 @@ export interface OrderApiDeps {
 const tooLarge = (max: number) => () =>
   problemResponse({ status: 413, code: 'BODY_TOO_LARGE', detail: `The body is larger than the ${max >= 1024 * 1024 ? `${Math.round(max / 1024 / 1024)} MB` : `${Math.round(max / 1024)} KB`} this route takes.` });
 
-function validationProblem(target: string, err: import('zod').ZodError): Response {
+function validationProblem(target: string, err: import('zod').ZodError, path = ''): Response {
   const errors = fieldProblems(err);
+  if (target === 'json' && path.endsWith('/players/check')) return problemResponse({ status: 422, code: 'INVALID_CHECK', detail: `The player check is not valid: ${errors.map((e) => `${e.field || 'body'}: ${e.reason}`).join('; ')}.`.slice(0, 2000), errors });
   if (target === 'json') return problemResponse({ status: 422, code: 'INVALID_ORDER', detail: `The order is not valid: ${errors.map((e) => `${e.field || 'body'}: ${e.reason}`).join('; ')}.`.slice(0, 2000), errors });
   const cursor = errors.some((e) => e.field === 'since');
   // A batch's name has its own code (INVALID_NAME), as when the name fits no file the body can be.
@@ -62,7 +65,7 @@ export function createOrderApi(deps: OrderApiDeps): OpenAPIHono<ApiEnv> {
   const { rt, desk, tokens } = deps;
   const log = rt.log.child({ component: 'order-api' });
   const api = new OpenAPIHono<ApiEnv>({
-    defaultHook: (result) => (result.success ? undefined : validationProblem(result.target, result.error)),
+    defaultHook: (result, c) => (result.success ? undefined : validationProblem(result.target, result.error, c.req.path)),
   });
 
   api.onError((err, c) => {
@@ -109,7 +112,13 @@ export function createOrderApi(deps: OrderApiDeps): OpenAPIHono<ApiEnv> {
     // write-only token read any order by posting its trxid with another body).
     const { order: conflicting, ...rest } = out.extra ?? {};
     const extra = conflicting !== undefined && c.get('token').scopes.includes('orders:read') ? { ...rest, order: conflicting } : rest;
-    return problem(c, { status: out.status, code: out.code, detail: out.detail, errors: out.problems, extra }) as never;
+    return problem(c, { status: out.status, code: out.code, detail: out.detail, errors: out.problems, extra, ...(out.retryAfterS !== undefined ? { headers: { 'retry-after': String(out.retryAfterS) } } : {}) }) as never;
+  });
+
+  api.openapi(r.checkPlayer, async (c) => {
+    const out = await deps.players.checkPlayer(c.req.valid('json'));
+    if (out.kind === 'found') return c.json(out.view, 200) as never;
+    return problem(c, { status: out.status, code: out.code, detail: out.detail, errors: out.problems, extra: out.extra, ...(out.retryAfterS !== undefined ? { headers: { 'retry-after': String(out.retryAfterS) } } : {}) }) as never;
   });
 
   api.openapi(r.getOrder, (c) => {
@@ -194,12 +203,12 @@ export function createOrderApi(deps: OrderApiDeps): OpenAPIHono<ApiEnv> {
       },
       servers: [{ url: '/api/v1', description: 'this daemon (TOPUP_CONSOLE)' }],
       security: [{ bearer: [] }],
-      tags: [{ name: 'orders', description: 'One order at a time.' }, { name: 'batches', description: 'A file over HTTP, handled exactly as an inbox file.' }],
+      tags: [{ name: 'orders', description: 'One order at a time.' }, { name: 'batches', description: 'A file over HTTP, handled exactly as an inbox file.' }, { name: 'players', description: 'The supplier\'s player-name check, for a checkout page to show the name before the buyer pays (beyond the Reseller API spec).' }],
     });
   api.openAPIRegistry.registerComponent('securitySchemes', 'bearer', {
     type: 'http',
     scheme: 'bearer',
-    description: 'TOPUP_ORDER_API_TOKEN (every scope), or a token made with `topup token create --scope …` (scopes orders:write, orders:read, codes:read).',
+    description: `TOPUP_ORDER_API_TOKEN (every scope), or a token made with \`topup token create --scope …\` (scopes ${SCOPES.join(', ')}).`,
   });
   let cached: ReturnType<typeof document> | undefined;
   const doc = () => (cached ??= document());

@@ -43,7 +43,7 @@ export function batchBodyKind(contentType: string | undefined): BatchBodyKind | 
 }
 
 /** The order fields as CSV columns, in the order a person would write them. */
-const COLUMNS = ['trxid', 'pid', 'slug', 'pack', 'userId', 'zoneId', 'serverId', 'region', 'moreId', 'quantity', 'maxPriceUsd', 'account', 'meta'] as const;
+const COLUMNS = ['trxid', 'pid', 'slug', 'pack', 'userId', 'zoneId', 'serverId', 'region', 'moreId', 'quantity', 'maxPriceUsd', 'account', 'sendWithoutCheck', 'meta'] as const;
 
 /** A JSON array of orders as CSV text: only the columns some order uses; meta as a JSON cell. */
 export function ordersCsv(orders: readonly z.infer<typeof BatchOrderSchema>[]): string {

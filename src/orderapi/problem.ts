@@ -21,7 +21,9 @@ const TITLES: Record<number, string> = {
   413: 'Content too large',
   415: 'Unsupported media type',
   422: 'Unprocessable content',
+  429: 'Too many requests',
   500: 'Internal server error',
+  502: 'Bad gateway',
   503: 'Service unavailable',
 };
 
@@ -52,6 +54,12 @@ export const PROBLEM_CODES: readonly { code: string; status: number; meaning: st
   { code: 'UNSUPPORTED_MEDIA_TYPE', status: 415, meaning: 'The Content-Type is not one the route takes.' },
   { code: 'INVALID_ORDER', status: 422, meaning: 'The order is not valid: errors names each field and why (unknown fields are refused too). Nothing was stored.' },
   { code: 'CALLBACK_NOT_ALLOWED', status: 422, meaning: 'callbackUrl names an origin TOPUP_ORDER_WEBHOOK_ALLOW does not list.' },
+  { code: 'INVALID_CHECK', status: 422, meaning: 'The player check is not valid: errors names each field (pid or slug, the player fields, account). No check was made.' },
+  { code: 'NO_PLAYER_CHECK', status: 422, meaning: 'The game has no player check (the supplier has them for PUBG Mobile top-ups and Mobile Legends only): errors names pid, slug or an order\'s checkPlayer. Nothing was stored.' },
+  { code: 'PLAYER_NOT_FOUND', status: 422, meaning: 'The supplier\'s player check says no player has this id (errors names userId, and zoneId for Mobile Legends). Ask the buyer to correct it; nothing was stored and nothing was charged. The only code that means a wrong id. An order can be sent anyway with "checkPlayer": false.' },
+  { code: 'PLAYER_CHECK_RATE_LIMITED', status: 429, meaning: 'The player check could not be made now: the supplier account\'s call budget (Retry-After says when to ask again). Nothing is known about the player: never read it as "not found". An order refused with it was not stored.' },
+  { code: 'PLAYER_CHECK_REFUSED', status: 502, meaning: 'The supplier refused the player check itself (the key, the account, a supplier without this check): the reseller must look. Nothing is known about the player: never read it as "not found". An order refused with it was not stored.' },
+  { code: 'PLAYER_CHECK_IN_DOUBT', status: 503, meaning: 'The player check got no usable answer (a timeout, an error page). Nothing is known about the player: never read it as "not found"; ask again after Retry-After (a repeat within a minute is answered so without a new call). An order refused with it was not stored.' },
   { code: 'CATALOG_UNAVAILABLE', status: 503, meaning: 'The supplier\'s catalog cannot be read now, so the order cannot be checked. Nothing was stored: send the same order again later.' },
   { code: 'BALANCE_UNAVAILABLE', status: 503, meaning: 'The balance cannot be read now, so the order cannot be funded. Nothing was stored: send it again later, or with queue: true to let it wait.' },
   { code: 'NOT_ACCEPTING', status: 503, meaning: 'The daemon is stopping. Nothing was stored: send the same order again later.' },

@@ -15,6 +15,8 @@ import {
   FeedQuery,
   OrderInputSchema,
   OrderViewSchema,
+  PlayerCheckInputSchema,
+  PlayerCheckSchema,
   EXAMPLE_CSV,
   ProblemSchema,
   TrxidParam,
@@ -40,6 +42,7 @@ const ALWAYS = problems([500, 'The daemon failed (its log has the details); noth
 
 export function routes(g: RouteGuards) {
   const location = z.object({ Location: z.string().openapi({ description: 'The order\'s URL.', example: '/api/v1/orders/shop-A-1001' }) });
+  const retryAfter = z.object({ 'Retry-After': z.string().openapi({ description: 'Seconds to wait before asking again.', example: '30' }) });
 
   const postOrder = createRoute({
     method: 'post',
@@ -60,9 +63,11 @@ export function routes(g: RouteGuards) {
         [409, 'The trxid was used with another body (TRXID_CONFLICT) or by an earlier order (TRXID_USED).'],
         [413, `The body is larger than ${g.orderBodyMax} bytes (BODY_TOO_LARGE).`],
         [415, 'The body is not application/json (UNSUPPORTED_MEDIA_TYPE).'],
-        [422, 'The order is not valid (INVALID_ORDER, CALLBACK_NOT_ALLOWED): errors names each field.'],
-        [503, 'The catalog or the balance cannot be read now (CATALOG_UNAVAILABLE, BALANCE_UNAVAILABLE), or no order is taken now (NOT_ACCEPTING): nothing was stored; send the same order again later.'],
+        [422, 'The order is not valid (INVALID_ORDER, CALLBACK_NOT_ALLOWED): errors names each field; or its player check says the player does not exist (PLAYER_NOT_FOUND, naming userId / zoneId), or its game has no check (NO_PLAYER_CHECK, naming checkPlayer). Nothing was stored.'],
+        [502, 'The supplier refused the player check itself (PLAYER_CHECK_REFUSED). Nothing was stored; not "not found".'],
+        [503, 'The catalog or the balance cannot be read now (CATALOG_UNAVAILABLE, BALANCE_UNAVAILABLE), the player check got no usable answer (PLAYER_CHECK_IN_DOUBT, Retry-After), or no order is taken now (NOT_ACCEPTING): nothing was stored; send the same order again later.'],
       ),
+      429: { description: 'The player check could not be made now: the account\'s call budget (PLAYER_CHECK_RATE_LIMITED). Nothing was stored; not "not found".', headers: retryAfter, content: problemContent },
       ...AUTH_PROBLEMS,
       ...ALWAYS,
     },
@@ -179,7 +184,33 @@ export function routes(g: RouteGuards) {
     },
   });
 
-  return { postOrder, getOrder, feed, postBatch, getBatch, getResult };
+  const checkPlayer = createRoute({
+    method: 'post',
+    path: '/players/check',
+    operationId: 'checkPlayer',
+    summary: 'Check a player before the buyer pays',
+    description: 'The supplier\'s player-name check (PUBG Mobile: POST /pubgvvfy; Mobile Legends: POST /mlvfy; beyond the Reseller API spec, docs/player-checks.md): 200 with the in-game name for a checkout page to show before the customer pays, or 422 PLAYER_NOT_FOUND. A check never places an order. It may be charged by the supplier\'s tariff: an answer is kept (TOPUP_PLAYER_CHECK_CACHE_DAYS) and a repeat is answered from it; a repeat within a minute of a check that settled nothing (429, 502, 503) is answered as that check was, without a new call. Scope players:check.',
+    tags: ['players'],
+    security: [{ bearer: ['players:check'] }],
+    middleware: [g.auth('players:check'), g.cap(g.orderBodyMax)],
+    request: { body: { required: true, content: { 'application/json': { schema: PlayerCheckInputSchema } } } },
+    responses: {
+      200: { description: 'The player exists: the name to show (cached: the answer kept from an earlier check, no call now).', content: { 'application/json': { schema: PlayerCheckSchema } } },
+      ...problems(
+        [400, 'The body is not JSON (MALFORMED_JSON).'],
+        [413, `The body is larger than ${g.orderBodyMax} bytes (BODY_TOO_LARGE).`],
+        [415, 'The body is not application/json (UNSUPPORTED_MEDIA_TYPE).'],
+        [422, 'The supplier says no player has this id (PLAYER_NOT_FOUND: errors names userId, and zoneId for Mobile Legends); the game has no check (NO_PLAYER_CHECK); or the request is not valid (INVALID_CHECK: errors names each field).'],
+      ),
+      429: { description: 'The check could not be made now: the supplier account\'s call budget (PLAYER_CHECK_RATE_LIMITED). Nothing is known about the player: not "not found".', headers: retryAfter, content: problemContent },
+      502: { description: 'The supplier refused the check itself: the key, the account, a supplier without the check (PLAYER_CHECK_REFUSED). Not "not found".', content: problemContent },
+      503: { description: 'No usable answer from the supplier (PLAYER_CHECK_IN_DOUBT, Retry-After), or the catalog cannot be read to find a pid\'s game (CATALOG_UNAVAILABLE). Nothing is known about the player: not "not found".', headers: z.object({ 'Retry-After': z.string().optional().openapi({ description: 'Seconds to wait before asking again (PLAYER_CHECK_IN_DOUBT).', example: '30' }) }), content: problemContent },
+      ...AUTH_PROBLEMS,
+      ...ALWAYS,
+    },
+  });
+
+  return { postOrder, getOrder, feed, postBatch, getBatch, getResult, checkPlayer };
 }
 
 export type ApiRoutes = ReturnType<typeof routes>;
@@ -191,6 +222,7 @@ export const PUBLIC_PATHS: readonly { pattern: RegExp; methods: readonly string[
   { pattern: /^\/batches$/, methods: ['POST'] },
   { pattern: /^\/batches\/[^/]+$/, methods: ['GET'] },
   { pattern: /^\/batches\/[^/]+\/result$/, methods: ['GET'] },
+  { pattern: /^\/players\/check$/, methods: ['POST'] },
   { pattern: /^\/openapi\.json$/, methods: ['GET'] },
   { pattern: /^\/docs$/, methods: ['GET'] },
 ];

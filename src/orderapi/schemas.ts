@@ -12,7 +12,7 @@ import { isWellFormed, NOT_WELL_FORMED, TRXID_MAX_LENGTH, TRXID_PATTERN, trxidPr
 import { z } from '@hono/zod-openapi';
 import { ROW_STATES } from '../store/row-states.js';
 import { BATCH_STATES } from '../store/batch-states.js';
-import { PUBLIC_STATUSES, SCOPES, type OrderEvent, type OrderInput, type OrderView, type FeedPage, type OrderEventType } from '../orders/types.js';
+import { PUBLIC_STATUSES, SCOPES, type OrderEvent, type OrderInput, type OrderView, type FeedPage, type OrderEventType, type PlayerCheckInput, type PlayerCheckView } from '../orders/types.js';
 
 /** meta is carried through to results, views and webhooks: bounded, so one order cannot bloat them. */
 export const META_MAX_BYTES = 4096;
@@ -94,11 +94,17 @@ export const OrderInputSchema = z
     ...orderFields,
     callbackUrl: z.url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL', abort: true }).regex(CALLBACK_URL_PATTERN, 'must be an http:// or https:// URL').max(2048).optional().openapi({ format: 'uri', description: 'Where this order\'s webhooks go instead of TOPUP_ORDER_WEBHOOK_URL: only an origin TOPUP_ORDER_WEBHOOK_ALLOW names.' }),
     queue: z.boolean().optional().openapi({ description: 'true: an order the balance cannot cover now waits for a top-up instead of being refused (402).' }),
+    checkPlayer: z.boolean().optional().openapi({ description: 'The supplier\'s player-name check before the order is stored (PUBG Mobile top-ups, Mobile Legends): true checks it, false sends without a check, absent follows the reseller\'s TOPUP_PLAYER_CHECKS for the order\'s line. A player the supplier says does not exist is refused (422 PLAYER_NOT_FOUND naming the fields), nothing stored; a check that could not be made is refused too (429 PLAYER_CHECK_RATE_LIMITED, 503 PLAYER_CHECK_IN_DOUBT, 502 PLAYER_CHECK_REFUSED: never read as "not found"), nothing stored. Not part of the body\'s identity (as queue).' }),
   })
   .openapi('OrderInput', { example: EXAMPLE_ORDER });
 
 /** One order of POST /api/v1/batches' JSON array: a file row's fields (callbackUrl and queue are an API order's, not a file's). */
-export const BatchOrderSchema = z.strictObject(orderFields).openapi('BatchOrder');
+export const BatchOrderSchema = z
+  .strictObject({
+    ...orderFields,
+    sendWithoutCheck: z.boolean().optional().openapi({ description: 'true: this order is sent without the player check TOPUP_PLAYER_CHECKS would make (the file\'s sendWithoutCheck column; docs/player-checks.md).' }),
+  })
+  .openapi('BatchOrder');
 export const BatchJsonSchema = z.array(BatchOrderSchema).min(1, 'must hold at least one order').max(100_000, 'at most 100000 orders: split the batch').openapi('BatchOrders', { example: EXAMPLE_BATCH as never });
 
 const ISO = z.string().openapi({ description: 'ISO 8601, UTC', example: '2025-11-26T09:15:02.123Z' });
@@ -123,6 +129,7 @@ export const OrderViewSchema = z
     pack: z.string().nullable(),
     quantity: z.number().int().nullable(),
     player: z.object({ userId: z.string().optional(), zoneId: z.string().optional(), serverId: z.string().optional(), region: z.string().optional(), moreId: z.string().optional() }),
+    playerName: z.string().nullable().openapi({ description: 'The player\'s in-game name the supplier\'s check gave before the order was stored; null when no check was made (or it named no one).' }),
     unitPriceUsd: NUM,
     expectedUsd: NUM,
     maxPriceUsd: NUM,
@@ -239,7 +246,37 @@ export const BatchQuery = z.object({
 
 export const SCOPE_ENUM = z.enum(SCOPES);
 
+/** The example check: a player the built-in sandbox knows (every id but a few exists there). */
+export const EXAMPLE_CHECK = { slug: 'mobilelegends', userId: '12345678', zoneId: '2001' } as const;
+
+/** POST /api/v1/players/check. Strict, as an order: an unknown field is refused rather than dropped. */
+/** Not blank: a character other than white space (a pattern, so the document states it too). */
+const NOT_BLANK = /\S/;
+export const PlayerCheckInputSchema = z
+  .strictObject({
+    pid: CELL(64).regex(NOT_BLANK, 'must not be blank').optional().openapi({ description: 'A pack of the game (its product id): the check is the game\'s. Give pid or slug.', example: EXAMPLE_ORDER.pid }),
+    slug: CELL(64).regex(NOT_BLANK, 'must not be blank').optional().openapi({ description: 'The game\'s slug (pubg…: PUBG Mobile top-ups; mobilelegends…: Mobile Legends). Give pid or slug.', example: EXAMPLE_CHECK.slug }),
+    userId: CELL().regex(NOT_BLANK, 'must not be blank').openapi({ description: 'The player id (PUBG Mobile) or user id (Mobile Legends), as the order will carry it.', example: EXAMPLE_CHECK.userId }),
+    zoneId: CELL().optional().openapi({ description: 'Mobile Legends: the zone id (required there; refused for PUBG Mobile: 422 INVALID_CHECK).', example: EXAMPLE_CHECK.zoneId }),
+    account: CELL(64).optional().openapi({ description: 'With several accounts: the account whose supplier key and rate budget make the check (default: the first).' }),
+  })
+  .refine((b) => b.pid !== undefined || b.slug !== undefined, { message: 'give pid or slug: the game whose check to make', path: ['slug'] })
+  // The refinement, stated in the document: one of the two is required.
+  .openapi('PlayerCheckInput', { example: EXAMPLE_CHECK, anyOf: [{ required: ['pid'] }, { required: ['slug'] }] } as never);
+
+/** 200 of POST /api/v1/players/check: the player exists. */
+export const PlayerCheckSchema = z
+  .object({
+    found: z.literal(true),
+    check: z.enum(['pubg', 'ml']).openapi({ description: 'pubg: the supplier\'s POST /pubgvvfy (a player id); ml: POST /mlvfy (a user id and a zone id).' }),
+    player: z.object({ userId: z.string(), zoneId: z.string().optional() }),
+    playerName: z.string().nullable().openapi({ description: 'The in-game name to show the buyer before they pay; null when the supplier said the player exists without naming them.', example: 'ShadowFox21' }),
+    checkedAt: ISO.openapi({ description: 'When the supplier gave this answer (ISO 8601, UTC).' }),
+    cached: z.boolean().openapi({ description: 'true: the answer kept from an earlier check (no call was made now; kept TOPUP_PLAYER_CHECK_CACHE_DAYS).' }),
+  })
+  .openapi('PlayerCheck');
+
 // The schemas describe exactly the desk's contract (src/orders/types.ts): checked at build time.
 type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
-const checks: [Same<keyof z.infer<typeof OrderInputSchema>, keyof OrderInput>, Same<keyof z.infer<typeof OrderViewSchema>, keyof OrderView>, Same<keyof z.infer<typeof OrderEventSchema>, keyof OrderEvent>, Same<keyof z.infer<typeof FeedPageSchema>, keyof FeedPage>] = [true, true, true, true];
+const checks: [Same<keyof z.infer<typeof OrderInputSchema>, keyof OrderInput>, Same<keyof z.infer<typeof OrderViewSchema>, keyof OrderView>, Same<keyof z.infer<typeof OrderEventSchema>, keyof OrderEvent>, Same<keyof z.infer<typeof FeedPageSchema>, keyof FeedPage>, Same<keyof z.infer<typeof PlayerCheckInputSchema>, keyof PlayerCheckInput>, Same<keyof z.infer<typeof PlayerCheckSchema>, keyof PlayerCheckView>] = [true, true, true, true, true, true];
 void checks;

@@ -1,5 +1,6 @@
 /**
- * Who may use the order API: bearer tokens with scopes (orders:write, orders:read, codes:read).
+ * Who may use the order API: bearer tokens with scopes (orders/types.ts SCOPES: orders:write,
+ * orders:read, codes:read, players:check).
  *
  * - TOPUP_ORDER_API_TOKEN(_FILE) holds every scope. It is compared in constant time (both sides
  *   hashed to 32 bytes first, so the comparison does not even leak its length).

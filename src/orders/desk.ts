@@ -45,8 +45,10 @@ import { originOf } from '../config/order-api-settings.js';
 import { apiColumns, todaysApiBatch } from './api-batch.js';
 import { appendJournal } from './journal.js';
 import { orderEvent, orderView } from './view.js';
-import type { AcceptOutcome, FeedPage, FieldProblem, OrderDesk, OrderEvent, OrderInput, OrderView } from './types.js';
+import type { AcceptOutcome, FeedPage, FieldProblem, OrderDesk, OrderEvent, OrderInput, OrderView, PlayerCheckDesk, PlayerCheckInput, PlayerCheckOutcome } from './types.js';
 import { trxidAsGiven } from '../kernel/identity.js';
+import { checkedLine, checkKindOfSlug } from '../config/player-check-settings.js';
+import { ShopChecks, type CheckAsk } from './player-check-desk.js';
 
 const META_MAX_BYTES = 4_096;
 const META_MAX_DEPTH = 32;
@@ -54,10 +56,13 @@ const META_MAX_DEPTH = 32;
 type Prepared = { input: OrderInput; hash: string; row: NewRow & { request: NonNullable<NewRow['request']> }; callbackUrl: string | null };
 type Waiter = { p: Prepared; resolve: (o: AcceptOutcome) => void; reject: (e: unknown) => void };
 
-/** The body's identity: every field but `queue` (how to wait, not what to buy), keys sorted, absent fields left out. */
+/**
+ * The body's identity: every field but `queue` (how to wait) and `checkPlayer` (whether to check
+ * the player first): how to send, not what to buy. Keys sorted, absent fields left out.
+ */
 export function bodyHash(order: OrderInput): string {
   const input = order as unknown as Record<string, unknown>;
-  const keys = Object.keys(input).filter((k) => k !== 'queue' && input[k] !== undefined).sort();
+  const keys = Object.keys(input).filter((k) => k !== 'queue' && k !== 'checkPlayer' && input[k] !== undefined).sort();
   const canon = (v: unknown): unknown =>
     v !== null && typeof v === 'object' && !Array.isArray(v)
       ? Object.fromEntries(Object.keys(v).sort().map((k) => [k, canon((v as Record<string, unknown>)[k])]))
@@ -66,7 +71,7 @@ export function bodyHash(order: OrderInput): string {
   return createHash('sha256').update(JSON.stringify(body)).digest('hex');
 }
 
-export class Desk implements OrderDesk {
+export class Desk implements OrderDesk, PlayerCheckDesk {
   readonly #rt: Runtime;
   readonly #wake: () => void;
   readonly #reads: OrderReads;
@@ -76,6 +81,8 @@ export class Desk implements OrderDesk {
   /** Acceptances waiting for the next group commit. */
   #queue: Waiter[] = [];
   #flushing = false;
+  /** The player checks a shop asks for (POST /players/check, an order's checkPlayer). */
+  readonly #checks: ShopChecks;
 
   constructor(rt: Runtime, wake: () => void) {
     this.#rt = rt;
@@ -83,6 +90,7 @@ export class Desk implements OrderDesk {
     this.#reads = new OrderReads(rt.db);
     this.#columns = apiColumns(rt);
     this.#readings = new Readings(rt, this.#reads, this.#columns);
+    this.#checks = new ShopChecks(rt);
   }
 
   /** Reads the catalogs and the balances now, in the background (a daemon serving the API, at start). */
@@ -109,6 +117,8 @@ export class Desk implements OrderDesk {
       const unavailable = await this.#readings.balance(prepared.row.account ?? this.#rt.account.id);
       if (unavailable !== undefined) return { kind: 'refused', status: 503, code: 'BALANCE_UNAVAILABLE', detail: unavailable };
     }
+    const checked = await this.#checkFirst(input, prepared);
+    if (checked !== undefined) return checked;
     return new Promise<AcceptOutcome>((resolve, reject) => {
       this.#queue.push({ p: prepared, resolve, reject });
       if (!this.#flushing) {
@@ -116,6 +126,69 @@ export class Desk implements OrderDesk {
         setImmediate(() => this.#flush());
       }
     });
+  }
+
+  /**
+   * POST /api/v1/players/check: the game from its slug or a pack's pid, then the check
+   * (orders/player-check-desk.ts). The token's players:check scope is the reseller's word to make
+   * checks for a shop, so TOPUP_PLAYER_CHECKS (which decides for files and unflagged orders) is not
+   * asked; the price the reseller set is recorded with each call as for any check.
+   */
+  async checkPlayer(input: PlayerCheckInput): Promise<PlayerCheckOutcome> {
+    const rt = this.#rt;
+    const bad = (field: string, reason: string): PlayerCheckOutcome => ({ kind: 'refused', status: 422, code: 'INVALID_CHECK', detail: `${field}: ${reason}`, problems: [{ field, reason }] });
+    let slug = input.slug?.trim();
+    let field = 'slug';
+    if (input.pid !== undefined && input.pid.trim() !== '') {
+      field = 'pid';
+      let placer: Placer;
+      try {
+        placer = await this.#readings.placer();
+      } catch (err) {
+        return { kind: 'refused', status: 503, code: 'CATALOG_UNAVAILABLE', detail: `cannot read the catalog to find the game of pid ${input.pid}: ${coerceError(err).message}; send the slug instead, or ask again later` };
+      }
+      const entry = placer.index.byPid(input.pid.trim());
+      if (!entry) return bad('pid', `no pack has the pid ${input.pid.slice(0, 64)} in the catalog`);
+      slug = entry.product.slug;
+    }
+    const kind = slug ? checkKindOfSlug(slug) : null;
+    if (kind === null) {
+      return { kind: 'refused', status: 422, code: 'NO_PLAYER_CHECK', detail: `the supplier has player checks only for PUBG Mobile top-ups (/pubgvvfy) and Mobile Legends (/mlvfy), not for ${slug ?? 'this game'}`, problems: [{ field, reason: 'this game has no player check' }] };
+    }
+    if (kind === 'ml' && (input.zoneId === undefined || input.zoneId.trim() === '')) return bad('zoneId', 'Mobile Legends\' check needs the zone id');
+    if (kind === 'pubg' && input.zoneId !== undefined) return bad('zoneId', 'PUBG Mobile\'s check takes a player id only');
+    if (input.account !== undefined && !rt.accounts.some((a) => a.id === input.account)) return bad('account', `no supplier account is named ${input.account.slice(0, 64)} (${rt.accounts.map((a) => a.id).join(', ')})`);
+    return this.#checks.ask({ kind, userId: input.userId.trim(), zoneId: input.zoneId?.trim(), account: input.account ?? rt.account.id });
+  }
+
+  /**
+   * The player check an order asks for, or its line's setting asks for (docs/player-checks.md):
+   * undefined to go on (no check, or found: the name is stored with the row); otherwise the
+   * refusal, and nothing is stored. `checkPlayer: true` checks whatever TOPUP_PLAYER_CHECKS says;
+   * `false` sends without a check (as a file's sendWithoutCheck column); absent follows
+   * TOPUP_PLAYER_CHECKS for the order's line. (TOPUP_PLAYER_CHECK_SKIP_DAYS spares file rows only:
+   * an order is checked unless its player's answer is kept.)
+   */
+  async #checkFirst(input: OrderInput, p: Prepared): Promise<AcceptOutcome | undefined> {
+    if (input.checkPlayer === false) return undefined;
+    const slug = p.row.slug ?? '';
+    const request = p.row.request;
+    const kind = input.checkPlayer === true ? checkKindOfSlug(slug) : checkedLine(this.#rt.config.playerChecks, slug);
+    const fields = kind !== null && request.userId !== undefined && request.userId !== '' && (kind === 'pubg' || (request.zoneId !== undefined && request.zoneId !== ''));
+    if (!fields) {
+      if (input.checkPlayer !== true) return undefined;
+      return { kind: 'refused', status: 422, code: 'NO_PLAYER_CHECK', detail: `checkPlayer: the supplier has player checks only for PUBG Mobile top-ups and Mobile Legends (with user id and zone id), not for ${slug || 'this pack'}; nothing was stored`, problems: [{ field: 'checkPlayer', reason: 'this pack\'s game has no player check' }] };
+    }
+    const ask: CheckAsk = { kind: kind!, userId: request.userId!, zoneId: request.zoneId, account: p.row.account ?? this.#rt.account.id };
+    const out = await this.#checks.ask(ask);
+    if (out.kind === 'found') {
+      p.row.playerName = out.view.playerName ?? '';
+      return undefined;
+    }
+    if (out.code === 'PLAYER_NOT_FOUND') {
+      return { ...out, status: 422, code: 'PLAYER_NOT_FOUND', detail: `${out.detail}; nothing was stored and nothing was charged. To buy it anyway, send the order with "checkPlayer": false` };
+    }
+    return { ...out, status: out.status, code: out.code, detail: `${out.detail}; the order was not stored: send the same order again later, or with "checkPlayer": false to send it without a check` } as AcceptOutcome;
   }
 
   get(trxid: string, opts: { codes: boolean }): OrderView | undefined {
@@ -330,6 +403,6 @@ export function cursorId(cursor: string): number {
   return Number(m[1]);
 }
 
-export function createOrderDesk(rt: Runtime, wake: () => void): OrderDesk & { warm(): void } {
+export function createOrderDesk(rt: Runtime, wake: () => void): OrderDesk & PlayerCheckDesk & { warm(): void } {
   return new Desk(rt, wake);
 }

@@ -112,7 +112,7 @@ export function readJournal(jobsDir: string, now: number): JournalEntry[] {
 /**
  * Accepts again every journalled order the store does not know (deleted, or restored from an
  * older copy), under its own trxid and with `queue: true` (it was accepted once: it waits for
- * balance rather than being refused now). Called before the runner starts: nothing is sent here,
+ * balance rather than being refused now) and without a player check (it had its check then). Called before the runner starts: nothing is sent here,
  * and the reconcile-first start looks each recovered order up at the supplier before any send.
  */
 export async function recoverFromJournal(rt: Pick<Runtime, 'clock' | 'config' | 'log' | 'meta' | 'rows'>, desk: Pick<OrderDesk, 'accept'>): Promise<JournalRecovery | null> {
@@ -134,7 +134,9 @@ export async function recoverFromJournal(rt: Pick<Runtime, 'clock' | 'config' | 
   if (prev?.oldestAt !== undefined) rec.oldestAt = prev.oldestAt;
   for (const e of missing.values()) {
     try {
-      const o = await desk.accept({ ...e.body, queue: true });
+      // checkPlayer: false: its player was checked (if it asked) when it was first accepted; a
+      // check now could only refuse an order already promised to the shop (or cost another call).
+      const o = await desk.accept({ ...e.body, queue: true, checkPlayer: false });
       if (o.kind === 'accepted' || o.kind === 'same') {
         rec.recovered.push(e.trxid);
         rec.oldestAt = Math.min(rec.oldestAt ?? e.at, e.at);

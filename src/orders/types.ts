@@ -47,8 +47,12 @@ export const FINAL_PUBLIC_STATUSES: readonly PublicStatus[] = Object.freeze(['co
 /** Event types: `order.<status>`, and `order.resolved` when a review ends (its data.status is the end). */
 export type OrderEventType = `order.${PublicStatus}` | 'order.resolved';
 
-/** The scopes a token may hold. */
-export const SCOPES = ['orders:write', 'orders:read', 'codes:read'] as const;
+/**
+ * The scopes a token may hold, declared once (tokens, `topup token create`, the document).
+ * `players:check`: POST /players/check, a player-name check that may be charged by the supplier
+ * (docs/player-checks.md), so a token makes checks only when it was given this scope.
+ */
+export const SCOPES = ['orders:write', 'orders:read', 'codes:read', 'players:check'] as const;
 export type Scope = (typeof SCOPES)[number];
 
 /** POST /api/v1/orders: the fields of a file row, by their API names. */
@@ -72,6 +76,12 @@ export interface OrderInput {
   callbackUrl?: string | undefined;
   /** true: an order the balance cannot cover now is queued (waits for a top-up) instead of refused. */
   queue?: boolean | undefined;
+  /**
+   * The player check before the order is stored (docs/player-checks.md): true asks for one
+   * whatever TOPUP_PLAYER_CHECKS says, false sends without one, absent follows TOPUP_PLAYER_CHECKS
+   * for the order's line. How to send, not what to buy: not part of the body's identity.
+   */
+  checkPlayer?: boolean | undefined;
 }
 
 export interface OrderChange {
@@ -101,6 +111,8 @@ export interface OrderView {
   pack: string | null;
   quantity: number | null;
   player: { userId?: string; zoneId?: string; serverId?: string; region?: string; moreId?: string };
+  /** The player's in-game name the supplier's check gave before the order was stored; null when no check was made (or it named no one). */
+  playerName: string | null;
   /** Price per unit and the order's price when accepted (catalog), the cap given, and what the supplier charged. */
   unitPriceUsd: number | null;
   expectedUsd: number | null;
@@ -146,7 +158,8 @@ export type RefusalCode =
   | 'CATALOG_UNAVAILABLE'
   | 'BALANCE_UNAVAILABLE'
   | 'CALLBACK_NOT_ALLOWED'
-  | 'NOT_ACCEPTING';
+  | 'NOT_ACCEPTING'
+  | PlayerCheckRefusalCode;
 
 export interface FieldProblem {
   /** The JSON field ('pid', 'quantity', 'meta' …), as RFC 9457 problem details' `errors[].field`. */
@@ -159,7 +172,7 @@ export type AcceptOutcome =
   | { kind: 'accepted'; order: OrderView }
   /** 200: the same trxid with the same body: the order it already is. */
   | { kind: 'same'; order: OrderView }
-  | { kind: 'refused'; status: 402 | 409 | 422 | 503; code: RefusalCode; detail: string; problems?: FieldProblem[]; extra?: Record<string, unknown> };
+  | { kind: 'refused'; status: 402 | 409 | 422 | 429 | 502 | 503; code: RefusalCode; detail: string; problems?: FieldProblem[]; extra?: Record<string, unknown>; retryAfterS?: number };
 
 /** What the HTTP layer and the deliverer need from the engine (src/orders/desk.ts implements it). */
 export interface OrderDesk {
@@ -169,4 +182,47 @@ export interface OrderDesk {
   feed(since: string | undefined, limit: number, opts: { codes: boolean }): FeedPage;
   /** One event by its number (order_events.id), as a webhook posts it; undefined if there is none. */
   event(id: number, opts: { codes: boolean }): OrderEvent | undefined;
+}
+
+/** POST /api/v1/players/check: which game (its slug, or a pack of it by pid) and the player's fields, by the order's names. */
+export interface PlayerCheckInput {
+  pid?: string | undefined;
+  slug?: string | undefined;
+  userId: string;
+  zoneId?: string | undefined;
+  /** Several accounts: the account whose supplier key (and rate budget) makes the check. */
+  account?: string | undefined;
+}
+
+/** The answer of a check that found the player (200). */
+export interface PlayerCheckView {
+  found: true;
+  /** The check: `pubg` (POST /pubgvvfy, a player id) or `ml` (POST /mlvfy, a user id and a zone id). */
+  check: 'pubg' | 'ml';
+  player: { userId: string; zoneId?: string };
+  /** The in-game name; null when the supplier said the player exists without naming them. */
+  playerName: string | null;
+  /** When the supplier gave this answer (ISO 8601, UTC). */
+  checkedAt: string;
+  /** true: the answer kept from an earlier check (no call now; TOPUP_PLAYER_CHECK_CACHE_DAYS). */
+  cached: boolean;
+}
+
+/**
+ * Stable codes of a check's refusal, for POST /players/check and for an order that asks for a check:
+ * PLAYER_NOT_FOUND (422: the supplier says no such player; the only answer that means "wrong id"),
+ * PLAYER_CHECK_RATE_LIMITED (429: the account's call budget; nothing is known about the player),
+ * PLAYER_CHECK_IN_DOUBT (503: no usable answer; nothing is known about the player),
+ * PLAYER_CHECK_REFUSED (502: the supplier refused the check itself: the key, the route),
+ * NO_PLAYER_CHECK (422: the game has no check).
+ */
+export type PlayerCheckRefusalCode = 'PLAYER_NOT_FOUND' | 'PLAYER_CHECK_RATE_LIMITED' | 'PLAYER_CHECK_IN_DOUBT' | 'PLAYER_CHECK_REFUSED' | 'NO_PLAYER_CHECK' | 'INVALID_CHECK' | 'CATALOG_UNAVAILABLE';
+
+export type PlayerCheckOutcome =
+  | { kind: 'found'; view: PlayerCheckView }
+  | { kind: 'refused'; status: 422 | 429 | 502 | 503; code: PlayerCheckRefusalCode; detail: string; problems?: FieldProblem[]; extra?: Record<string, unknown>; retryAfterS?: number };
+
+/** What POST /api/v1/players/check needs (orders/desk.ts implements it beside OrderDesk). */
+export interface PlayerCheckDesk {
+  checkPlayer(input: PlayerCheckInput): Promise<PlayerCheckOutcome>;
 }

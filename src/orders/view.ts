@@ -61,6 +61,8 @@ export function orderView(o: ApiRow, columns: readonly string[], opts: { codes: 
     pack: r.packName,
     quantity: r.quantity,
     player,
+    // '' is a check that found the player without a name: shown as no name.
+    playerName: r.playerName === undefined || r.playerName === null || r.playerName === '' ? null : r.playerName,
     unitPriceUsd: r.unitPriceUsd,
     expectedUsd: r.expectedUsd,
     maxPriceUsd: r.maxPriceUsd,

@@ -650,4 +650,10 @@ export const MIGRATIONS: readonly string[] = [
     PRIMARY KEY (account, minute)
   ) WITHOUT ROWID;
   `,
+  // 18. The order API's player checks (POST /api/v1/players/check, orders/player-check-desk.ts): a
+  //     repeat of a check within its short window is answered from the last call for that player,
+  //     looked up by (kind, player, at), not by a scan of every check ever sent.
+  `
+  CREATE INDEX player_check_calls_player ON player_check_calls (kind, player, at);
+  `,
 ];

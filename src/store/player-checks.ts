@@ -54,6 +54,18 @@ export class PlayerCheckStore {
     })();
   }
 
+  /**
+   * The last check of this player sent since `since` (any outcome), with the name its answer
+   * gave: what the order API answers a repeat within its short window by, without a new call.
+   */
+  lastCall(kind: string, player: string, since: number): (CheckCall & { name: string | null }) | undefined {
+    const r = this.#db.prepare(`SELECT c.*, (SELECT name FROM player_checks p WHERE p.trxid = c.trxid) AS name FROM player_check_calls c
+      WHERE c.kind = ? AND c.player = ? AND c.at >= ? ORDER BY c.at DESC, c.rowid DESC LIMIT 1`).get(kind, player, since) as
+      | { trxid: string; kind: string; player: string; account: string; batch_id: string | null; outcome: string; said: string | null; at: number; price_usd: number; name: string | null }
+      | undefined;
+    return r && { trxid: r.trxid, kind: r.kind, player: r.player, account: r.account, batchId: r.batch_id, outcome: r.outcome, said: r.said, at: r.at, priceUsd: r.price_usd, name: r.name };
+  }
+
   /** Checks sent for a batch (while it loaded): how many, and what they cost at the price the reseller set. */
   batchCalls(batchId: string): { calls: number; costUsd: number; notFound: number } {
     const r = this.#db.prepare(`SELECT count(*) AS n, coalesce(sum(price_usd), 0) AS usd, coalesce(sum(outcome = 'not-found'), 0) AS nf

@@ -74,9 +74,9 @@ export class RowWrites extends RepeatReads {
   insertApiOrder(batchId: string, r: NewRow & { request: NonNullable<NewRow['request']>; apiBodyHash: string; callbackUrl: string | null }, now: number): number {
     const row = this.stmt(
       `INSERT INTO rows (batch_id, idx, line, cells_json, state, account, pinned, trxid, request_json, product_id, slug, pack_name, quantity,
-         unit_price_usd, expected_usd, max_price_usd, error, updated_at, created_at, api_body_hash, callback_url, sale_usd)
+         unit_price_usd, expected_usd, max_price_usd, error, updated_at, created_at, api_body_hash, callback_url, sale_usd, player_name)
        SELECT @batchId, n, n + 2, @cells, 'pending', @account, @pinned, @trxid, @request, @productId, @slug, @packName, @quantity,
-         @unitPriceUsd, @expectedUsd, @maxPriceUsd, NULL, @now, @now, @apiBodyHash, @callbackUrl, @saleUsd
+         @unitPriceUsd, @expectedUsd, @maxPriceUsd, NULL, @now, @now, @apiBodyHash, @callbackUrl, @saleUsd, @playerName
        FROM (SELECT coalesce(max(idx), -1) + 1 AS n FROM rows WHERE batch_id = @batchId)
        RETURNING idx`,
     ).get({
@@ -97,6 +97,7 @@ export class RowWrites extends RepeatReads {
       apiBodyHash: r.apiBodyHash,
       callbackUrl: r.callbackUrl,
       saleUsd: r.saleUsd ?? null,
+      playerName: r.playerName ?? null,
     }) as { idx: number };
     return row.idx;
   }

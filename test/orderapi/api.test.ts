@@ -107,6 +107,39 @@ describe('the order API over HTTP', () => {
     expectProblem(await w.call('POST', '/api/v1/orders', { token: null, body: 'x'.repeat(40_000), type: 'application/json' }), 401, 'UNAUTHORIZED');
   });
 
+  it('POST /players/check: its own scope (players:check), its answers as the document says, a refusal never read as not found', async () => {
+    const w = await apiWorld();
+    const check = { slug: 'pubgm', userId: '5123456701' };
+    // A shop's usual token (write and read orders) may not make checks: they may be charged.
+    const shopToken = w.tokens.create('shop', ['orders:write', 'orders:read']).token;
+    const denied = await w.call('POST', '/api/v1/players/check', { token: shopToken, ...json(check) });
+    expectProblem(denied, 403, 'INSUFFICIENT_SCOPE');
+    expect(denied.json.missingScopes).toEqual(['players:check']);
+    expectProblem(await w.call('POST', '/api/v1/players/check', { token: null, ...json(check) }), 401, 'UNAUTHORIZED');
+    // A checker token may not place orders either.
+    const checker = w.tokens.create('checkout', ['players:check']).token;
+    expectProblem(await w.call('POST', '/api/v1/orders', { token: checker, ...json(order) }), 403, 'INSUFFICIENT_SCOPE');
+    const found = await w.call('POST', '/api/v1/players/check', { token: checker, ...json(check) });
+    expect(found.status, found.text).toBe(200);
+    expect(found.json).toMatchObject({ found: true, check: 'pubg', player: { userId: '5123456701' }, playerName: 'FakeName1' });
+    const nobody = await w.call('POST', '/api/v1/players/check', { token: checker, ...json({ ...check, userId: 'nobody-1' }) });
+    expectProblem(nobody, 422, 'PLAYER_NOT_FOUND');
+    expect(nobody.json.errors).toEqual([{ field: 'userId', reason: 'no such player' }]);
+    const busy = await w.call('POST', '/api/v1/players/check', { token: checker, ...json({ ...check, userId: 'busy-1' }) });
+    expectProblem(busy, 429, 'PLAYER_CHECK_RATE_LIMITED');
+    expect(busy.headers.get('retry-after')).toBe('7');
+    const doubt = await w.call('POST', '/api/v1/players/check', { token: checker, ...json({ ...check, userId: 'doubt-1' }) });
+    expectProblem(doubt, 503, 'PLAYER_CHECK_IN_DOUBT');
+    expect(doubt.headers.get('retry-after')).toBe('60');
+    // Validation: neither pid nor slug, an unknown field, an empty user id: 422 INVALID_CHECK naming each.
+    const invalid = await w.call('POST', '/api/v1/players/check', { token: checker, ...json({ userId: '', playerId: 'x' }) });
+    expectProblem(invalid, 422, 'INVALID_CHECK');
+    expect(invalid.json.errors.map((e: { field: string }) => e.field).sort()).toEqual(['playerId', 'slug', 'userId']);
+    expectProblem(await w.call('POST', '/api/v1/players/check', { token: checker, body: '{', type: 'application/json' }), 400, 'MALFORMED_JSON');
+    expectProblem(await w.call('POST', '/api/v1/players/check', { token: checker, body: 'x', type: 'text/plain' }), 415, 'UNSUPPORTED_MEDIA_TYPE');
+    expectProblem(await w.call('GET', '/api/v1/players/check', { token: checker, check: false }), 405, 'METHOD_NOT_ALLOWED');
+  });
+
   it('shows codes only to a token with codes:read, in an order and in the feed', async () => {
     const w = await apiWorld();
     expect((await w.call('POST', '/api/v1/orders', json(order))).status).toBe(202);
@@ -267,7 +300,7 @@ describe('the OpenAPI document and its page', () => {
     await expectValidDocument(doc);
     expect(doc.openapi).toBe('3.1.0');
     expect(doc.components.securitySchemes.bearer).toMatchObject({ type: 'http', scheme: 'bearer' });
-    expect(Object.keys(doc.paths).sort()).toEqual(['/batches', '/batches/{id}', '/batches/{id}/result', '/orders', '/orders/{trxid}']);
+    expect(Object.keys(doc.paths).sort()).toEqual(['/batches', '/batches/{id}', '/batches/{id}/result', '/orders', '/orders/{trxid}', '/players/check']);
     for (const [path, item] of Object.entries<any>(doc.paths)) {
       for (const [method, op] of Object.entries<any>(item)) {
         for (const s of ['401', '403', '500']) expect(op.responses[s].content, `${method} ${path} ${s}`).toHaveProperty(['application/problem+json']);
@@ -277,6 +310,21 @@ describe('the OpenAPI document and its page', () => {
     expect(doc.paths['/orders'].post.requestBody.content['application/json'].schema.$ref).toBe('#/components/schemas/OrderInput');
     expect(doc.components.schemas.OrderInput.additionalProperties).toBe(false);
     expect(Object.keys(doc.paths['/batches'].post.requestBody.content).sort()).toEqual(['application/json', 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet', 'text/csv']);
+    // The player check: its own scope, its request and answer schemas, every status it can answer.
+    const chk = doc.paths['/players/check'].post;
+    expect(chk.operationId).toBe('checkPlayer');
+    expect(chk.security).toEqual([{ bearer: ['players:check'] }]);
+    expect(chk.requestBody.content['application/json'].schema.$ref).toBe('#/components/schemas/PlayerCheckInput');
+    expect(doc.components.schemas.PlayerCheckInput.additionalProperties).toBe(false);
+    expect(chk.responses['200'].content['application/json'].schema.$ref).toBe('#/components/schemas/PlayerCheck');
+    expect(Object.keys(chk.responses).sort()).toEqual(['200', '400', '401', '403', '413', '415', '422', '429', '500', '502', '503']);
+    for (const s of ['422', '429', '502', '503']) expect(chk.responses[s].content, s).toHaveProperty(['application/problem+json']);
+    expect(chk.responses['429'].headers).toHaveProperty('Retry-After');
+    expect(doc.components.securitySchemes.bearer.description).toContain('players:check');
+    // An order's check: the flag in OrderInput, the name in Order, the refusals among POST /orders' answers.
+    expect(doc.components.schemas.OrderInput.properties.checkPlayer).toMatchObject({ type: 'boolean' });
+    expect(doc.components.schemas.Order.required).toContain('playerName');
+    expect(Object.keys(doc.paths['/orders'].post.responses)).toEqual(expect.arrayContaining(['422', '429', '502', '503']));
   });
 
   it('renders the document as a page of our own markup (no script, no other origin), with an anchor for every problem code', async () => {
@@ -300,5 +348,6 @@ afterAll(() => {
     'GET /orders/{trxid} 200', 'GET /orders/{trxid} 404', 'GET /orders 200', 'GET /orders 400',
     'POST /batches 202', 'POST /batches 400', 'POST /batches 413', 'POST /batches 415', 'POST /batches 422', 'POST /batches 503',
     'GET /batches/{id} 200', 'GET /batches/{id} 400', 'GET /batches/{id} 404', 'GET /batches/{id}/result 403', 'GET /batches/{id}/result 404', 'GET /batches/{id}/result 409',
+    'POST /players/check 200', 'POST /players/check 400', 'POST /players/check 401', 'POST /players/check 403', 'POST /players/check 415', 'POST /players/check 422', 'POST /players/check 429', 'POST /players/check 503',
   ]) expect(seen.has(pair), pair).toBe(true);
 });

@@ -39,10 +39,10 @@ function requestExamples(doc: Json): { op: string; path: string; type: string; b
   return out;
 }
 
-/** The JSON bodies (`-d '…'`) of the curls in docs/order-api.md. */
-function pageBodies(): string[] {
+/** The path under /api/v1 and the JSON body (`-d '…'`) of each curl in docs/order-api.md that sends one. */
+function pageBodies(): { path: string; body: string }[] {
   const page = readFileSync(join(ROOT, 'docs', 'order-api.md'), 'utf8');
-  return [...page.matchAll(/curl [^`]*?-d '(\{[^']*\})'/g)].map((m) => m[1]!);
+  return [...page.matchAll(/curl [^`]*?\/api\/v1(\/[a-z/]+)[^`]*?-d '(\{[^']*\})'/g)].map((m) => ({ path: m[1]!, body: m[2]! }));
 }
 
 describe('the order API document\'s examples against the built-in sandbox', () => {
@@ -63,20 +63,31 @@ describe('the order API document\'s examples against the built-in sandbox', () =
 
       const examples = requestExamples(doc);
       // The document has an example for each body an order can come in (one order, a JSON batch, a CSV batch).
-      expect(examples.map((e) => `${e.op} ${e.type}`).sort()).toEqual(['placeBatch application/json', 'placeBatch text/csv', 'placeOrder application/json']);
+      // And the player check's (a player the sandbox knows: answered 200 with the name).
+      expect(examples.map((e) => `${e.op} ${e.type}`).sort()).toEqual(['checkPlayer application/json', 'placeBatch application/json', 'placeBatch text/csv', 'placeOrder application/json']);
       const bodies = pageBodies();
-      expect(bodies.length).toBeGreaterThan(0);
+      expect(bodies.filter((b) => b.path === '/orders').length).toBeGreaterThan(0);
+      expect(bodies.filter((b) => b.path === '/players/check').length).toBeGreaterThan(0);
 
       const trxids: string[] = [];
       const batches: string[] = [];
       for (const e of examples) {
         const r = await post(e.path, e.type, e.body);
+        if (e.op === 'checkPlayer') {
+          expect(r.status, `${e.op}: ${r.text}`).toBe(200);
+          expect(r.json.playerName).toEqual(expect.any(String));
+          continue;
+        }
         expect(r.status, `${e.op} ${e.type}: ${r.text}`).toBe(202);
         if (e.op === 'placeOrder') trxids.push(r.json.trxid);
         else batches.push(r.json.id);
       }
-      for (const body of bodies) {
-        const r = await post('/orders', 'application/json', body);
+      for (const { path, body } of bodies) {
+        const r = await post(path, 'application/json', body);
+        if (path === '/players/check') {
+          expect(r.status, `docs/order-api.md: ${body} → ${r.text}`).toBe(200);
+          continue;
+        }
         // The page may repeat the document's example order (then it is the same order: 200).
         expect([200, 202], `docs/order-api.md: ${body} → ${r.text}`).toContain(r.status);
         trxids.push(r.json.trxid);

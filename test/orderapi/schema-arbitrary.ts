@@ -24,7 +24,8 @@ const KNOWN: Record<string, ReadonlySet<string>> = {
   number: new Set(['type', 'minimum', 'maximum', 'exclusiveMinimum', 'exclusiveMaximum']),
   boolean: new Set(['type']),
   array: new Set(['type', 'items', 'minItems', 'maxItems']),
-  object: new Set(['type', 'properties', 'required', 'additionalProperties']),
+  // anyOf: only alternatives of required members ({anyOf: [{required: [pid]}, {required: [slug]}]}).
+  object: new Set(['type', 'properties', 'required', 'additionalProperties', 'anyOf']),
 };
 
 function checkKeywords(s: Json, type: string): void {
@@ -82,7 +83,11 @@ export function arbitraryOf(schema: Json, doc: Json): fc.Arbitrary<unknown> {
       const required = new Set<string>(schema.required ?? []);
       const model: Record<string, fc.Arbitrary<unknown>> = {};
       for (const [k, s] of props) model[k] = arbitraryOf(s, doc);
-      const known = fc.record(model, { requiredKeys: [...required] });
+      const alternatives = (schema.anyOf ?? []) as Json[];
+      for (const alt of alternatives) {
+        if (Object.keys(alt).some((k) => k !== 'required')) throw new Error('schema-arbitrary: an anyOf alternative other than {required: [...]}');
+      }
+      const known = fc.record(model, { requiredKeys: [...required] }).filter((o) => alternatives.length === 0 || alternatives.some((alt) => (alt.required as string[]).every((k) => k in (o as Json))));
       if (schema.additionalProperties === false || props.length > 0) return known;
       const extra = fc.dictionary(text(1, 12), arbitraryOf(schema.additionalProperties === true || schema.additionalProperties === undefined ? {} : schema.additionalProperties, doc), { maxKeys: 4 });
       return extra;

@@ -13,14 +13,14 @@ import { loadConfig } from '../../src/config/config.js';
 import { silentLogger } from '../../src/kernel/log.js';
 import { createOrderApi } from '../../src/orderapi/api.js';
 import { TokenStore } from '../../src/orderapi/tokens.js';
-import type { AcceptOutcome, FeedPage, OrderDesk, OrderEvent, OrderInput, OrderView } from '../../src/orders/types.js';
+import type { AcceptOutcome, FeedPage, OrderDesk, OrderEvent, OrderInput, OrderView, PlayerCheckDesk, PlayerCheckInput, PlayerCheckOutcome } from '../../src/orders/types.js';
 import { tempHome, type TempHome } from '../e2e/harness.js';
 import { conforms } from './conformance.js';
 
 export const CONFIG_TOKEN = 'config-token-0123456789abcdef';
 
 /** A desk keeping the contract: same trxid + body → same; another body → 409; `poor-*` → 402; `bad-*` → 422. */
-export class FakeDesk implements OrderDesk {
+export class FakeDesk implements OrderDesk, PlayerCheckDesk {
   readonly orders = new Map<string, { body: string; view: OrderView }>();
   readonly events: OrderEvent[] = [];
   accepting = true;
@@ -42,6 +42,7 @@ export class FakeDesk implements OrderDesk {
       trxid: input.trxid, status: 'completed', state: 'completed', batchId: 'b251126-abcdef', account: 'default', orderId: 'ORD-1',
       pid: input.pid ?? null, slug: input.slug ?? null, pack: input.pack ?? null, quantity: input.quantity ?? 1,
       player: { ...(input.userId !== undefined ? { userId: input.userId } : {}), ...(input.zoneId !== undefined ? { zoneId: input.zoneId } : {}) },
+      playerName: null,
       unitPriceUsd: 0.92, expectedUsd: 0.92, maxPriceUsd: input.maxPriceUsd ?? null, amountUsd: 0.92, refunded: false, netUsd: 0.92,
       codes: ['CODE-SECRET-1'], codeCount: 1, error: null, meta: input.meta ?? null, createdAt: at, updatedAt: at,
       history: [{ eventId: `evt_${this.events.length + 1}`, type: 'order.accepted', status: 'accepted', at }],
@@ -71,6 +72,16 @@ export class FakeDesk implements OrderDesk {
     const e = this.events.find((x) => x.id === `evt_${id}`);
     return e && { ...e, data: this.#show(e.data, opts.codes, false) };
   }
+
+  /** Player checks: `nobody-*` not found, `busy-*` 429, `doubt-*` 503, anything else found (the real one: test/players/api-check.test.ts). */
+  async checkPlayer(input: PlayerCheckInput): Promise<PlayerCheckOutcome> {
+    const check = input.zoneId !== undefined ? 'ml' as const : 'pubg' as const;
+    const player = { userId: input.userId, ...(input.zoneId !== undefined ? { zoneId: input.zoneId } : {}) };
+    if (input.userId.startsWith('nobody-')) return { kind: 'refused', status: 422, code: 'PLAYER_NOT_FOUND', detail: 'no such player', problems: [{ field: 'userId', reason: 'no such player' }], extra: { check, player, checkedAt: new Date(0).toISOString(), cached: false } };
+    if (input.userId.startsWith('busy-')) return { kind: 'refused', status: 429, code: 'PLAYER_CHECK_RATE_LIMITED', detail: 'budget spent', extra: { check, said: '429' }, retryAfterS: 7 };
+    if (input.userId.startsWith('doubt-')) return { kind: 'refused', status: 503, code: 'PLAYER_CHECK_IN_DOUBT', detail: 'no answer', extra: { check, said: 'timeout' }, retryAfterS: 60 };
+    return { kind: 'found', view: { found: true, check, player, playerName: 'FakeName1', checkedAt: new Date(0).toISOString(), cached: false } };
+  }
 }
 
 export interface ApiWorld {
@@ -96,7 +107,7 @@ export async function apiWorld(opts: { batchBodyMax?: number; env?: Record<strin
   const desk = new FakeDesk();
   const tokens = new TokenStore(rt.db, rt.clock, config.orderApi.token);
   const state = { wakes: 0, stopping: false };
-  const api = createOrderApi({ rt, desk, tokens, wake: () => void state.wakes++, stopping: () => state.stopping, batchBodyMax: opts.batchBodyMax ?? 1024 * 1024 });
+  const api = createOrderApi({ rt, desk, players: desk, tokens, wake: () => void state.wakes++, stopping: () => state.stopping, batchBodyMax: opts.batchBodyMax ?? 1024 * 1024 });
   const app = new Hono();
   app.route('/api/v1', api);
   app.all('*', (c) => c.text('a console page', 200));

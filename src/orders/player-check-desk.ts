@@ -1,0 +1,152 @@
+/**
+ * The player checks a shop asks for (POST /api/v1/players/check, and an order's `checkPlayer`):
+ * docs/player-checks.md and docs/order-api.md. The same supplier calls, cache and records as a
+ * file's checks (claim/player-checks.ts, store/player-checks.ts); what differs is that a customer
+ * waits at a checkout, so a check answers in seconds or says why it could not.
+ *
+ * One question, one answer, one call at most:
+ *  - a settled answer kept (found with its name, or not found: TOPUP_PLAYER_CHECK_CACHE_DAYS, at
+ *    least the repeat window) is the answer, with no call;
+ *  - a repeat within REPEAT_WINDOW_MS of a check that settled nothing (in doubt, rate-limited,
+ *    refused) is answered as that check was, with no call: a shop retrying a timed-out request, or
+ *    a checkout page asking again on every keystroke, does not buy a second (maybe charged) check;
+ *  - requests for the same player at the same moment share one call (single flight);
+ *  - otherwise one call, under a fresh check trxid (kernel/identity.ts: never an order's), through
+ *    the account's rate gate at the acceptance priority, recorded in player_check_calls with the
+ *    price the reseller set, and cached when it settles.
+ *
+ * Only the supplier's word "no such player" is PLAYER_NOT_FOUND. A 429, no answer, an HTML page,
+ * a refusal of the check itself are never reported as "not found" (nor as found): they are their
+ * own codes, and an order that asked for the check is then not stored at all.
+ */
+import { Priority } from '../api/client.js';
+import { CHECK_PATHS, type CheckKind, type PlayerCheckRequest, type PlayerCheckResult } from '../api/player-check.js';
+import { checkTrxid } from '../kernel/identity.js';
+import type { Runtime } from '../runtime.js';
+import { PlayerCheckStore } from '../store/player-checks.js';
+import type { FieldProblem, PlayerCheckOutcome } from './types.js';
+
+/** A repeat of a check that settled nothing, within this time, is answered as it was (no new call). */
+export const REPEAT_WINDOW_MS = 60_000;
+/** How long a check may wait for the account's rate gate before the shop is told so (429): a customer is waiting. */
+export const GATE_WAIT_MS = 10_000;
+
+type Parts = Pick<Runtime, 'accounts' | 'clock' | 'config' | 'db' | 'entropy' | 'log'>;
+
+/** One player to check, on one account. */
+export interface CheckAsk {
+  kind: CheckKind;
+  userId: string;
+  /** Mobile Legends only. */
+  zoneId?: string | undefined;
+  account: string;
+}
+
+/** The cache's key of a player (claim/player-checks.ts keys it so too): `5123456` or `777888999(2005)`. */
+export function playerKey(a: Pick<CheckAsk, 'kind' | 'userId' | 'zoneId'>): string {
+  return a.kind === 'ml' ? `${a.userId}(${a.zoneId ?? ''})` : a.userId;
+}
+
+const iso = (ms: number): string => new Date(ms).toISOString();
+
+/** The fields a not-found names: the ones that make up the player. */
+function playerFields(a: CheckAsk, reason: string): FieldProblem[] {
+  return a.kind === 'ml' ? [{ field: 'userId', reason }, { field: 'zoneId', reason }] : [{ field: 'userId', reason }];
+}
+
+export class ShopChecks {
+  readonly #rt: Parts;
+  readonly #store: PlayerCheckStore;
+  /** The checks being made now, by player: a second request for the same player waits for the first's answer. */
+  readonly #flying = new Map<string, Promise<PlayerCheckOutcome>>();
+
+  constructor(rt: Parts) {
+    this.#rt = rt;
+    this.#store = new PlayerCheckStore(rt.db);
+  }
+
+  ask(a: CheckAsk): Promise<PlayerCheckOutcome> {
+    const key = `${a.kind}\u0000${playerKey(a)}`;
+    const flying = this.#flying.get(key);
+    if (flying) return flying;
+    const p = this.#ask(a).finally(() => this.#flying.delete(key));
+    this.#flying.set(key, p);
+    return p;
+  }
+
+  async #ask(a: CheckAsk): Promise<PlayerCheckOutcome> {
+    const rt = this.#rt;
+    const player = playerKey(a);
+    const now = rt.clock.now();
+    const kept = this.#store.cached(a.kind, player, now, Math.max(rt.config.playerChecks.cacheMs, REPEAT_WINDOW_MS));
+    if (kept) return settled(a, kept.outcome, kept.name, kept.checkedAt, true);
+    const last = this.#store.lastCall(a.kind, player, now - REPEAT_WINDOW_MS);
+    if (last) {
+      const retryAfterS = Math.max(1, Math.ceil((last.at + REPEAT_WINDOW_MS - now) / 1000));
+      if (last.outcome === 'found' || last.outcome === 'not-found') return settled(a, last.outcome, last.name, last.at, true);
+      return unsettled(a, last.outcome, `${last.said ?? ''} (asked ${Math.round((now - last.at) / 1000)} s ago; not asked again before ${iso(last.at + REPEAT_WINDOW_MS)})`, retryAfterS);
+    }
+    const account = rt.accounts.find((x) => x.id === a.account) ?? rt.accounts[0]!;
+    const trxid = checkTrxid(a.kind, rt.entropy.hex(8));
+    const req: PlayerCheckRequest = a.kind === 'pubg' ? { kind: 'pubg', playerId: a.userId, trxid } : { kind: 'ml', userId: a.userId, zoneId: a.zoneId ?? '', trxid };
+    // The wait for the rate gate is bounded; once the request leaves, the client's own timeout rules.
+    const gateWait = new AbortController();
+    const timer = new AbortController();
+    let left = false;
+    rt.clock.sleep(GATE_WAIT_MS, timer.signal).then(() => { if (!left) gateWait.abort(new Error('the rate gate did not admit the check in time')); }, () => {});
+    let r: PlayerCheckResult;
+    try {
+      r = await account.client.checkPlayer(req, {
+        priority: Priority.acceptance,
+        signal: gateWait.signal,
+        beforeSend: () => {
+          left = true;
+          timer.abort();
+        },
+      });
+    } catch (err) {
+      timer.abort();
+      if (!left) {
+        // Not sent: nothing was asked, nothing charged, nothing known.
+        return unsettled(a, 'rate-limited', `not sent: the account's call budget did not admit the check within ${GATE_WAIT_MS / 1000} s`, 5);
+      }
+      // It left and failed in a way the client did not classify: nothing is known about the player.
+      r = { outcome: 'in-doubt', trxid, status: undefined, said: (err as Error).message };
+    }
+    timer.abort();
+    const at = rt.clock.now();
+    this.#store.record({ trxid, kind: a.kind, player, account: account.id, batchId: null, outcome: r.outcome, said: r.said.slice(0, 500), at, priceUsd: rt.config.playerChecks.priceUsd }, r.name ?? null);
+    rt.log.info({ check: CHECK_PATHS[a.kind], trxid, outcome: r.outcome, account: account.id }, 'order API: player check');
+    if (r.outcome === 'found' || r.outcome === 'not-found') return settled(a, r.outcome, r.name ?? null, at, false);
+    const retryAfterS = r.retryAfterMs !== undefined ? Math.max(1, Math.ceil(r.retryAfterMs / 1000)) : Math.ceil(REPEAT_WINDOW_MS / 1000);
+    return unsettled(a, r.outcome, r.said, retryAfterS);
+  }
+}
+
+function settled(a: CheckAsk, outcome: 'found' | 'not-found', name: string | null, at: number, cached: boolean): PlayerCheckOutcome {
+  const player = { userId: a.userId, ...(a.kind === 'ml' ? { zoneId: a.zoneId ?? '' } : {}) };
+  if (outcome === 'found') {
+    return { kind: 'found', view: { found: true, check: a.kind, player, playerName: name === null || name === '' ? null : name, checkedAt: iso(at), cached } };
+  }
+  const who = a.kind === 'ml' ? `user id ${a.userId} in zone ${a.zoneId ?? ''}` : `player id ${a.userId}`;
+  return {
+    kind: 'refused',
+    status: 422,
+    code: 'PLAYER_NOT_FOUND',
+    detail: `the supplier's player check (${CHECK_PATHS[a.kind]}, ${iso(at)}) says ${who} does not exist: check the id with the customer`,
+    problems: playerFields(a, 'the supplier says no player has this id'),
+    extra: { check: a.kind, player, checkedAt: iso(at), cached },
+  };
+}
+
+function unsettled(a: CheckAsk, outcome: string, said: string, retryAfterS: number): PlayerCheckOutcome {
+  const path = CHECK_PATHS[a.kind];
+  const extra = { check: a.kind, said: said.slice(0, 300) };
+  if (outcome === 'rate-limited') {
+    return { kind: 'refused', status: 429, code: 'PLAYER_CHECK_RATE_LIMITED', detail: `the player check (${path}) could not be made now: the supplier account's call budget is spent. Nothing is known about the player (this is not "not found"): ask again after Retry-After`, extra, retryAfterS };
+  }
+  if (outcome === 'refused') {
+    return { kind: 'refused', status: 502, code: 'PLAYER_CHECK_REFUSED', detail: `the supplier refused the player check itself (${path}: ${said.slice(0, 200)}): the reseller must look (the key, the account, a supplier without this check). Nothing is known about the player (this is not "not found")`, extra };
+  }
+  return { kind: 'refused', status: 503, code: 'PLAYER_CHECK_IN_DOUBT', detail: `the player check (${path}) got no usable answer (${said.slice(0, 200)}). Nothing is known about the player (this is not "not found"): ask again after Retry-After`, extra, retryAfterS };
+}
