@@ -155,6 +155,20 @@ function writeMarker(jobDir: string, m: ClaimMarker): void {
   writeFileSync(join(jobDir, CLAIM_MARKER), `${JSON.stringify(m)}\n`, { mode: 0o600 });
 }
 
+/**
+ * Per store (per process), the batches whose claim this process has committed and whose file it
+ * has not moved into jobs/<batch>/ yet. A claim yields a turn of the loop between the two (below),
+ * and the order API claims while the runner steps on: a step in that turn must not load the batch
+ * (it would find no file and fail a batch the API had just answered 202 for: intake.ts).
+ * Another process cannot mistake it the same way: a file it does not find is recoverClaims' case.
+ */
+const moving = new WeakMap<object, Set<string>>();
+
+/** Whether this process's claim of `batchId` is between its commit and its file's move. */
+export function claimMoving(rt: Pick<Runtime, 'batches'>, batchId: string): boolean {
+  return moving.get(rt.batches)?.has(batchId) === true;
+}
+
 export async function claimFile(rt: Pick<Runtime, 'batches' | 'clock' | 'config' | 'db' | 'entropy' | 'log' | 'owner'>, path: string, opts: ClaimOptions = {}): Promise<Batch> {
   const now = rt.clock.now();
   const sourceName = basename(path);
@@ -165,8 +179,10 @@ export async function claimFile(rt: Pick<Runtime, 'batches' | 'clock' | 'config'
   // reaches the batch.
   const staging = move ? undefined : join(rt.config.jobsDir, `${STAGING_PREFIX}${rt.entropy.hex(4)}`);
   if (staging) mkdirSync(staging, { mode: 0o700 });
-  let id: string;
+  let id: string | undefined;
   let duplicateOf: string | undefined;
+  let mine = moving.get(rt.batches);
+  if (!mine) moving.set(rt.batches, (mine = new Set()));
   try {
     const source = staging ? join(staging, sourceName) : path;
     const hash = staging ? await copyAndHash(path, source) : await contentHash(path);
@@ -178,6 +194,8 @@ export async function claimFile(rt: Pick<Runtime, 'batches' | 'clock' | 'config'
     const jobDir = join(rt.config.jobsDir, id);
     const jobFile = join(jobDir, sourceName);
     const storedHash = opts.again ? `${hash}:again:${id}` : hash;
+    // Marked before the commit, so no turn of the loop sees the record without the mark.
+    mine.add(id);
     ({ duplicateOf } = recordClaim(rt, { id, sourceName, jobFile, storedHash, hash, origin, again: opts.again === true, retryOf: opts.retryOf, own: opts.own === true, owner: opts.owner, now }));
     crashPoint('claim-committed');
     // The record is committed and the file not moved yet: recoverClaims finishes the move after a crash here.
@@ -196,6 +214,7 @@ export async function claimFile(rt: Pick<Runtime, 'batches' | 'clock' | 'config'
       }
     }
   } finally {
+    if (id !== undefined) mine.delete(id);
     if (staging) rmSync(staging, { recursive: true, force: true });
   }
   rt.log.info({ batch: id, file: sourceName, duplicateOf }, duplicateOf ? 'claimed a duplicate file' : 'claimed file');

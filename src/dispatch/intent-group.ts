@@ -57,11 +57,22 @@ export class IntentGroup {
 
   #flush(): void {
     this.#scheduled = false;
-    const group = this.#waiting;
+    const all = this.#waiting;
     this.#waiting = [];
-    if (group.length === 0) return;
     const now = this.#clock.now();
-    const intents = group.map((w) => w.intent(now));
+    // Each intent built on its own: one that throws is that send's error, and never leaves the
+    // others of its group waiting for an answer that would not come (nor escapes this callback).
+    const group: Waiting[] = [];
+    const intents: SendIntent[] = [];
+    for (const w of all) {
+      try {
+        intents.push(w.intent(now));
+        group.push(w);
+      } catch (err) {
+        w.reject(err);
+      }
+    }
+    if (group.length === 0) return;
     const one = (w: Waiting, x: SendIntent): void => {
       try {
         w.resolve({ ok: this.#rows.markSending(x.batchId, x.idx, x.a, x.busyUntil, x.sent), now });

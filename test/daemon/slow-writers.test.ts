@@ -18,7 +18,7 @@ import { closeSync, existsSync, openSync, readdirSync, readFileSync, writeSync }
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { cliEnv, inProcessSandbox, listOutbox, readResult, runCli, startDaemon, tempHome, waitFor, waitForResult, type DaemonProcess, type TempHome } from '../e2e/harness.js';
-import { releaseAfterEach } from '../e2e/release.js';
+import { releaseAfterEach, released } from '../e2e/release.js';
 import type { RunningSandbox } from '../../src/sandbox/index.js';
 
 releaseAfterEach();
@@ -90,33 +90,36 @@ function expectWhole(home: TempHome, sb: RunningSandbox, name: string): void {
   expect(readFileSync(join(home.jobs, batches[0]!, `${name}.csv`), 'utf8')).toBe(LINES.join(''));
 }
 
-describe('issue 21 (2): a slow copy is never taken half-written', () => {
-  it('the issue\'s writer: the file kept open, a 2.5 s pause after row 10, default settings: all 20 rows in one batch', async () => {
+// The four daemons below each wait out a writer's pauses and a settle window (seconds of
+// nothing to do, the behaviour under test): they run side by side, each with its own home,
+// sandbox and daemon, released when its own test ends (released()).
+describe.concurrent('issue 21 (2): a slow copy is never taken half-written', () => {
+  it('the issue\'s writer: the file kept open, a 2.5 s pause after row 10, default settings: all 20 rows in one batch', released(async () => {
     const { home, sb, daemon } = await running();
     await write({ path: join(home.inbox, 'stall.csv'), pauses: { 10: 2500 }, hold: true });
     await waitForResult(home, 'stall', 60_000);
     expectWhole(home, sb, 'stall');
     expect(await daemon.stop()).toBe(0);
-  }, 90_000);
+  }), 90_000);
 
-  it('a writer that closes the file after every line and pauses up to 10 s: held by the settle window alone', async () => {
+  it('a writer that closes the file after every line and pauses up to 10 s: held by the settle window alone', released(async () => {
     const { home, sb, daemon } = await running();
     await write({ path: join(home.inbox, 'lines.csv'), pauses: { 5: 4000, 10: 10_000, 15: 2500 }, hold: false });
     await waitForResult(home, 'lines', 60_000);
     expectWhole(home, sb, 'lines');
     expect(await daemon.stop()).toBe(0);
-  }, 120_000);
+  }), 120_000);
 
-  it('a writer that keeps the file open and pauses for longer than TOPUP_SETTLE_MS: held because it is open for writing, and the log says by whom', async () => {
+  it('a writer that keeps the file open and pauses for longer than TOPUP_SETTLE_MS: held because it is open for writing, and the log says by whom', released(async () => {
     const { home, sb, daemon } = await running({ TOPUP_SETTLE_MS: '2000' });
     await write({ path: join(home.inbox, 'held.csv'), pauses: { 10: 6000 }, hold: true });
     await waitForResult(home, 'held', 60_000);
     expectWhole(home, sb, 'held');
     expect(daemon.output()).toMatch(/process \d+ \(node\) has it open for writing; waiting until it is closed/);
     expect(await daemon.stop()).toBe(0);
-  }, 90_000);
+  }), 90_000);
 
-  it('x.csv.part written slowly is left alone; renamed to x.csv it is taken at once (the short window), whole', async () => {
+  it('x.csv.part written slowly is left alone; renamed to x.csv it is taken at once (the short window), whole', released(async () => {
     const { home, sb, daemon } = await running();
     const renamedAt = await write({ path: join(home.inbox, 'upload.csv.part'), pauses: { 10: 2500 }, hold: false, renameTo: join(home.inbox, 'upload.csv') });
     await waitFor('the 20 orders', () => sb.admin.ledger().orders.length >= 20, 30_000, 20);
@@ -126,7 +129,7 @@ describe('issue 21 (2): a slow copy is never taken half-written', () => {
     expectWhole(home, sb, 'upload');
     expect(existsSync(join(home.inbox, 'upload.csv.part'))).toBe(false);
     expect(await daemon.stop()).toBe(0);
-  }, 90_000);
+  }), 90_000);
 });
 
 describe('topup submit FILE', () => {

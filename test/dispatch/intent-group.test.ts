@@ -67,4 +67,24 @@ describe('intents committed in groups', () => {
     expect(answers[1]).toMatchObject({ status: 'fulfilled', value: { ok: true } });
     expect(rt.rows.get('b1', 1)!.state).toBe('sending');
   });
+
+  it('an intent that cannot be built is that send\'s error alone: the others of its group are committed and answered in the same turn', async () => {
+    const rt = await world(3);
+    const group = new IntentGroup(rt.rows, systemClock);
+    const broken = (): SendIntent => {
+      throw new Error('account "gone" is not in this home\'s accounts');
+    };
+    const settled: string[] = [];
+    const writes = [group.write(intent(rt, 0)), group.write(broken), group.write(intent(rt, 2))].map((p, i) =>
+      p.then((a) => settled.push(`${i}:${a.ok}`), (err: Error) => settled.push(`${i}:${err.message}`)),
+    );
+    // The group is committed at the next turn of the loop (a lone group after a quiet spell): two
+    // turns later every one of its sends has its answer. (Before: the throw left all three
+    // unanswered for good, and escaped the commit's callback as an unhandled rejection.)
+    await new Promise((r) => setImmediate(r));
+    await new Promise((r) => setImmediate(r));
+    expect(settled.sort()).toEqual(['0:true', '1:account "gone" is not in this home\'s accounts', '2:true']);
+    await Promise.all(writes);
+    expect([0, 1, 2].map((i) => rt.rows.get('b1', i)!.state)).toEqual(['sending', 'pending', 'sending']);
+  });
 });

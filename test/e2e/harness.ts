@@ -5,6 +5,7 @@
  *    (when the daemon under test must be killed without taking the sandbox with it);
  *  - the real CLI (dist/cli.js, built by test/global-setup.ts) as a child process.
  */
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, mkdirSync, rmSync, writeFileSync, readFileSync, existsSync, readdirSync, renameSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -49,7 +50,7 @@ export function tempHome(prefix = 'topup-'): TempHome {
     },
   };
   for (const d of [home.inbox, home.jobs, home.outbox]) mkdirSync(d, { recursive: true });
-  opened.homes.push(home);
+  opened().homes.push(home);
   return home;
 }
 
@@ -58,12 +59,39 @@ export function tempHome(prefix = 'topup-'): TempHome {
  * closed, homes removed. Test files register it with `releaseAfterEach()` (test/e2e/release.ts);
  * a failing test then cannot leave a daemon running.
  */
-const opened: { homes: TempHome[]; sandboxes: { close(): Promise<void> }[]; daemons: DaemonProcess[] } = { homes: [], sandboxes: [], daemons: [] };
+interface Opened {
+  homes: TempHome[];
+  sandboxes: { close(): Promise<void> }[];
+  daemons: DaemonProcess[];
+}
+const everyTest: Opened = { homes: [], sandboxes: [], daemons: [] };
+/** A test run by withOwnRelease: what it starts is its own, released when it ends (see there). */
+const ownScope = new AsyncLocalStorage<Opened>();
+const opened = (): Opened => ownScope.getStore() ?? everyTest;
+
+async function release(o: Opened): Promise<void> {
+  for (const d of o.daemons.splice(0)) await d.kill();
+  for (const sb of o.sandboxes.splice(0)) await sb.close();
+  for (const h of o.homes.splice(0)) h.remove();
+}
 
 export async function releaseAll(): Promise<void> {
-  for (const d of opened.daemons.splice(0)) await d.kill();
-  for (const sb of opened.sandboxes.splice(0)) await sb.close();
-  for (const h of opened.homes.splice(0)) h.remove();
+  await release(everyTest);
+}
+
+/**
+ * Runs `fn` with a release of its own: every daemon, sandbox and home the helpers start inside it
+ * (in its async context) is released when it ends, also when it fails, and releaseAll leaves them
+ * alone. For tests that run concurrently in one file (describe.concurrent): an afterEach that
+ * released everything would kill the daemons of the tests still running beside the one that ended.
+ */
+export async function withOwnRelease<T>(fn: () => Promise<T>): Promise<T> {
+  const mine: Opened = { homes: [], sandboxes: [], daemons: [] };
+  try {
+    return await ownScope.run(mine, fn);
+  } finally {
+    await release(mine);
+  }
 }
 
 /** Sandbox in this process, test-friendly defaults: no random failures, instant fulfilment. */
@@ -74,7 +102,7 @@ export async function inProcessSandbox(opts: Partial<SandboxOptions> = {}): Prom
     ...opts,
     fulfilment: { processingShare: 0, failShare: 0, ...opts.fulfilment },
   });
-  opened.sandboxes.push(sb);
+  opened().sandboxes.push(sb);
   return sb;
 }
 
@@ -256,7 +284,7 @@ export function startDaemon(env: NodeJS.ProcessEnv, args: string[] = []): Daemon
       await exited;
     },
   };
-  opened.daemons.push(daemon);
+  opened().daemons.push(daemon);
   return daemon;
 }
 

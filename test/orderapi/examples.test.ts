@@ -102,10 +102,14 @@ describe('the order API document\'s examples against the built-in sandbox', () =
         expect(order.status, JSON.stringify(order.error)).toBe('completed');
       }
       for (const id of batches) {
-        const b = await waitFor(`batch ${id} done`, async () => {
+        // Until the batch ends either way (finishedAt: done, or failed): a failed batch is never
+        // done, and waiting for `done` alone spent 120 s before saying so (a batch the runner had
+        // loaded before the API's claim moved its file in: test/orderapi/batch-claim-race.test.ts).
+        const b = await waitFor(`batch ${id} ended`, async () => {
           const v = await get(`/batches/${id}`);
-          return v.done ? v : undefined;
+          return v.finishedAt !== null ? v : undefined;
         }, 120_000, 200);
+        expect({ state: b.state, done: b.done, fileError: b.fileError }).toEqual({ state: 'done', done: true, fileError: null });
         expect(b.counts.completed, JSON.stringify(b.counts)).toBe(b.rows);
         expect(b.rows).toBeGreaterThan(0);
       }

@@ -9,7 +9,7 @@
 import Database from 'better-sqlite3';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { cliEnv, inProcessSandbox, runCli, startDaemon, tempHome } from '../e2e/harness.js';
+import { cliEnv, inProcessSandbox, runCli, startDaemon, tempHome, waitFor } from '../e2e/harness.js';
 import { start as startWithConsole } from '../e2e/daemon.js';
 import { releaseAfterEach } from '../e2e/release.js';
 
@@ -22,6 +22,15 @@ async function start(env: NodeJS.ProcessEnv) {
   const call = (method: string, path: string, body?: unknown) => d.call(method, path, { body });
   const daemon = d.daemon;
   return { daemon, call };
+}
+
+function finishedAt(dbPath: string, batchId: string): number | null {
+  const db = new Database(dbPath, { readonly: true });
+  try {
+    return (db.prepare('SELECT finished_at FROM batches WHERE id = ?').get(batchId) as { finished_at: number | null }).finished_at;
+  } finally {
+    db.close();
+  }
 }
 
 function batchOf(dbPath: string, trxid: string): string {
@@ -45,10 +54,13 @@ describe('adv9: topup cancel of the day API batch with an unsent order', () => {
     sb.admin.setBalance({ balanceUsd: 0 });
     const d = await start(env);
     expect((await d.call('POST', '/api/v1/orders', { trxid: 'SHOP-X', pid: 'PUBG-60', userId: '5123457009', queue: true })).status).toBe(202);
-    const c = await runCli(['cancel', batchOf(join(home.jobs, 'topup.db'), 'SHOP-X')], env);
-    // What the daemon does next, once the balance is there.
+    const batch = batchOf(join(home.jobs, 'topup.db'), 'SHOP-X');
+    const c = await runCli(['cancel', batch], env);
+    // What the daemon does next, once the balance is there: it carries the cancel out and finishes
+    // the batch (after which nothing of it can be sent), or, with the bug, dies on it (then the
+    // batch never finishes). Waited for as that event, not a fixed 8 s.
     sb.admin.setBalance({ balanceUsd: 100 });
-    await new Promise((r) => setTimeout(r, 8_000));
+    await waitFor('the cancelled batch finished, or the daemon gone', () => finishedAt(join(home.jobs, 'topup.db'), batch) !== null || d.daemon.child.exitCode !== null, 30_000, 100).catch(() => undefined);
     const view = (await d.call('GET', '/api/v1/orders/SHOP-X').catch(() => ({ json: { status: 'daemon gone' } }))).json;
     const status = view?.status;
     const out = d.daemon.output();

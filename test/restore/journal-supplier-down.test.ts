@@ -38,7 +38,10 @@ describe('adv9: journal recovery while the supplier is down', () => {
     sb.admin.setBalance({ balanceUsd: 100 });
     sb.admin.setFaults({ blackhole: true });
     const second = await start(env);
-    await new Promise((r) => setTimeout(r, 20_000));
+    // The first try of the reconcile (and the journal's re-accept in it) has met the supplier down
+    // and will try again (restore-reconcile.ts): only then does the supplier come back. (A fixed
+    // 20 s stood for this before; waiting for the event also holds that the try was made while down.)
+    await waitFor('a reconcile try that met the supplier down', () => /reconcile after the restore could not finish \(nothing is sent until it does\); trying again/.test(second.daemon.output()), 60_000, 100);
     sb.admin.setFaults({ blackhole: false });
     const got = await waitFor('SHOP-D completed', async () => {
       const r = await second.call('GET', '/api/v1/orders/SHOP-D');

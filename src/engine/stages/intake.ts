@@ -6,7 +6,7 @@
 import { coerceError } from '../../kernel/errors.js';
 import type { EngineContext, Stage, StepBatches } from '../stage.js';
 import type { Batch } from '../../store/batches.js';
-import { ChangedSinceSettled, claimFile } from '../../claim/claim.js';
+import { ChangedSinceSettled, claimFile, claimMoving } from '../../claim/claim.js';
 import { loadBatch } from '../../claim/load.js';
 
 const CATALOG_RETRY_MS = 10_000;
@@ -88,6 +88,9 @@ export class IntakeStage implements Stage {
     const { rt, pauses } = this.#e;
     // A load reads the catalogs: it waits only while no account can be asked (an account problem on each).
     if ((this.#nextTry.get(b.id) ?? 0) > now || pauses.pollable().length === 0) return false;
+    // The order API's claim of it (in this process) has not moved its file in yet: loaded at the
+    // step its handler wakes the runner for, never now (it would find no file and fail the batch).
+    if (claimMoving(rt, b.id)) return false;
     try {
       const outcome = await loadBatch(rt, b);
       if (!outcome.loaded && outcome.reason === 'not-ours') {
