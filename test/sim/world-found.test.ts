@@ -63,4 +63,20 @@ describe('the wider world: schedules the simulator found', () => {
     const out = await runSchedule(found('refund-after-completed-read-cancelled'));
     expect(out.violations).toEqual([]);
   }, 120_000);
+
+  it('a result file written before an account was renamed keeps the name it was written with', async () => {
+    // Seed 302 (CI, simulate-c, with config-rename on; shrunk 86 times): a row stored on `main`
+    // waits for balance; the operator renames `main` to `main-renamed` (the same URL and key), the
+    // row follows it (store/account-identity.ts), is bought as main-renamed, and its batch finishes:
+    // the result file says `main-renamed`. Then `main-renamed-renamed`, then `main` again: the row in
+    // the store says `main`, the file handed out still `main-renamed` (files are never rewritten,
+    // docs/accounts.md). Invariant 13 compared the file with the store's name at the end of the run,
+    // and invariant 2 looked for the order by the name it was sent under: two false alarms of the
+    // model's (sim/invariants.ts now keys an order's place by its model API, and reads the names
+    // a result was written with: run-schedule.ts writtenAs). Failed before that change.
+    const out = await runSchedule(found('renamed-account-result-keeps-name'));
+    expect(out.violations).toEqual([]);
+    expect(out.behaviours['world: accounts renamed in accounts.toml (config-rename)']).toBe(2);
+    expect(out.behaviours['world: finished batches whose result names an account by an earlier name']).toBeGreaterThan(0);
+  }, 120_000);
 });
