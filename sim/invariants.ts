@@ -164,6 +164,8 @@ interface Ctx {
   sameAccount?: (a: string, b: string) => boolean;
   /** Invariant 13: the names each finished batch's rows had when its result file was written. */
   writtenAs?: WrittenAs;
+  /** Batches stored while accounts.toml named one account: their `account` column pins nothing (docs/accounts.md). */
+  unpinnedBatches?: ReadonlySet<string>;
   /** Every model API each trxid (in any letter case) was POSTed to (invariant 24). */
   sentTo?: Map<string, Set<ModelApi>>;
   /** Purchases another key of ours at the same supplier placed first (issue 29): charges of the purchase whose trxid they hold. */
@@ -471,7 +473,7 @@ export function judge(c: Ctx): Judgement {
           check(rb >= 0 && r.moves.every((m, i) => (cells[rb] ?? '').includes(movedFrom[i] ?? m.from) && (cells[rb] ?? '').includes(m.trxid)) && (r.moves.length > 0) === ((cells[rb] ?? '') !== ''), () =>
             `${where(r)}: the result file's refusedBy ${rb >= 0 ? JSON.stringify(cells[rb]) : '(no column)'} does not name the accounts it left (${JSON.stringify(r.moves)}${then ? `; named ${JSON.stringify(movedFrom)} when it was written` : ''})`);
         }
-        if (two && drop && header.includes('result_account')) {
+        if (two && drop && header.includes('result_account') && !c.unpinnedBatches?.has(b.id)) {
           // A row the file pins to an account is on it (or not placed at all), under whatever name a rename gave it since.
           const pinned = (cells[header.indexOf('account')] ?? '').trim();
           check(pinned === '' || r.request === null || sameAccount(r.account, pinned), () => `${where(r)}: the file pins it to account ${pinned}`);
