@@ -143,6 +143,13 @@ export interface Judgement {
   };
 }
 
+/**
+ * The account names a finished batch's rows had when its result file was written, per result
+ * version (run-schedule.ts keeps them before each start that renames an account): a file handed
+ * out is never rewritten, so it keeps the names it was written with (docs/accounts.md).
+ */
+export type WrittenAs = Map<string, { version: number; rows: Map<number, { account: string; movedFrom: string[] }> }>;
+
 interface Ctx {
   home: string;
   config: Config;
@@ -153,6 +160,12 @@ interface Ctx {
   apiOf: (account: string, trxid?: string | null) => ModelApi;
   /** The account name an order of a model API was sent as (config edits rename and re-point accounts). */
   accountOf?: (m: ModelApi, trxid: string | null) => string;
+  /** Whether two account names in the store name one account (a rename keeps the endpoint and key). */
+  sameAccount?: (a: string, b: string) => boolean;
+  /** Invariant 13: the names each finished batch's rows had when its result file was written. */
+  writtenAs?: WrittenAs;
+  /** Batches stored while accounts.toml named one account: their `account` column pins nothing (docs/accounts.md). */
+  unpinnedBatches?: ReadonlySet<string>;
   /** Every model API each trxid (in any letter case) was POSTed to (invariant 24). */
   sentTo?: Map<string, Set<ModelApi>>;
   /** Purchases another key of ours at the same supplier placed first (issue 29): charges of the purchase whose trxid they hold. */
@@ -184,10 +197,17 @@ export function judge(c: Ctx): Judgement {
   for (const l of c.liveness ?? []) check(false, () => l);
   const rt = c.observer;
   const two = c.apis.length > 1;
+  const sameAccount = c.sameAccount ?? ((a: string, b: string) => a === b);
+  const writtenNames: WrittenAs = c.writtenAs ?? new Map();
   const batches = rt.batches.list();
   const rows: Row[] = batches.flatMap((b) => [...rt.rows.iterate(b.id)]);
-  /** An order's place: the account it was made on and its trxid. */
-  const at = (account: string, trxid: string): string => `${account}\u0000${trxidKey(trxid)}`;
+  /**
+   * An order's place: the account it was made on and its trxid. The account is its model API (the
+   * host: an endpoint and key), never its name: a config edit renames an account and the store's
+   * rows follow the new name (store/account-identity.ts), while an order was sent under the old one.
+   */
+  const placeAt = (m: ModelApi, trxid: string): string => `${c.apis.indexOf(m)}\u0000${trxidKey(trxid)}`;
+  const at = (account: string, trxid: string): string => placeAt(c.apiOf(account, trxid), trxid);
   const byTrxid = new Map(rows.filter((r) => r.trxid !== null).map((r) => [at(r.account, r.trxid!), r]));
   /** Trxids rows had on accounts they left (failover): an order there is an order for that row. */
   const left = new Map<string, Row>();
@@ -195,11 +215,11 @@ export function judge(c: Ctx): Judgement {
   const where = (r: Row): string => `row ${r.line} of batch ${r.batchId} (${batches.find((b) => b.id === r.batchId)?.sourceName}, ${two ? `account ${r.account}, ` : ''}trxid ${r.trxid}, ${r.state})`;
   const engineOrders = c.apis.flatMap((m) => m.orders.filter((x) => x.origin === 'engine').map((o) => ({ o, m, account: c.accountOf ? c.accountOf(m, o.trxid) : m.account.name })));
   /** The row an order was made for (by its account and trxid), and whether under a trxid the row left. */
-  const rowOf = (o: ModelOrder, account: string): { r: Row; leftHere: boolean } | undefined => {
+  const rowOf = (o: ModelOrder, m: ModelApi): { r: Row; leftHere: boolean } | undefined => {
     if (o.trxid === null) return undefined;
-    const r = byTrxid.get(at(account, o.trxid));
+    const r = byTrxid.get(placeAt(m, o.trxid));
     if (r) return { r, leftHere: false };
-    const l = left.get(at(account, o.trxid));
+    const l = left.get(placeAt(m, o.trxid));
     return l ? { r: l, leftHere: true } : undefined;
   };
 
@@ -211,16 +231,17 @@ export function judge(c: Ctx): Judgement {
       const places = [...(r.trxid !== null ? [at(r.account, r.trxid)] : []), ...r.moves.map((m) => at(m.from, m.trxid))];
       for (const p of places) hadPlace.set(p, [...(hadPlace.get(p) ?? []), r]);
     }
-    for (const { o, account } of engineOrders) {
+    for (const { o, m, account } of engineOrders) {
       if (o.trxid === null) continue;
-      const had = hadPlace.get(at(account, o.trxid)) ?? [];
+      const had = hadPlace.get(placeAt(m, o.trxid)) ?? [];
       check(had.length <= 1, () => `order ${o.orderId} at account ${account} (trxid ${o.trxid}) maps to ${had.length} rows: ${had.map(where).join(' and ')}`);
     }
     for (const r of rows) {
       for (const [i, m] of r.moves.entries()) {
         const after = [r.trxid, ...r.moves.slice(i + 1).map((x) => x.trxid)].filter((t): t is string => t !== null);
         check(after.every((t) => trxidKey(t) !== trxidKey(m.trxid)), () => `${where(r)} moved from account ${m.from} keeping its trxid ${m.trxid} (moves: ${JSON.stringify(r.moves)})`);
-        check(m.from !== r.account && r.moves.filter((x) => x.from === m.from).length === 1, () => `${where(r)} came back to an account it left, ${m.from} (moves: ${JSON.stringify(r.moves)})`);
+        // By the account, not its name: a renamed account is the account it was (sameAccount).
+        check(!sameAccount(m.from, r.account) && r.moves.filter((x) => sameAccount(x.from, m.from)).length === 1, () => `${where(r)} came back to an account it left, ${m.from} (moves: ${JSON.stringify(r.moves)})`);
         // An order of the engine's only: a foreign order (the panel's, before the run) under a trxid the file reuses is not one.
         const found = c.apiOf(m.from, m.trxid).byTrxid(m.trxid);
         const there = found?.origin === 'engine' ? found : undefined;
@@ -234,8 +255,8 @@ export function judge(c: Ctx): Judgement {
   }
 
   // 2. every charge made for a trxid of ours is held by its row, or its row is in review.
-  for (const { o, account } of engineOrders) {
-    const found = rowOf(o, account);
+  for (const { o, m, account } of engineOrders) {
+    const found = rowOf(o, m);
     check(found !== undefined, () => `order ${o.orderId}${two ? ` at account ${account}` : ''} was made for trxid ${o.trxid}, which no row holds`);
     if (!found) continue;
     const r = found.r;
@@ -353,8 +374,8 @@ export function judge(c: Ctx): Judgement {
     if (p.onPurpose && r.request !== null) intended.set(p.key, (intended.get(p.key) ?? 1) + 1);
   }
   // Both ledgers: a purchase charged on two accounts (or twice on one) is bought twice.
-  for (const { o, account } of engineOrders.filter((x) => netMicros(x.o) > 0)) {
-    const r = rowOf(o, account)?.r;
+  for (const { o, m } of engineOrders.filter((x) => netMicros(x.o) > 0)) {
+    const r = rowOf(o, m)?.r;
     const p = r ? purchaseOf(r) : undefined;
     if (!p) continue;
     charged.set(p.key, [...(charged.get(p.key) ?? []), o]);
@@ -440,17 +461,22 @@ export function judge(c: Ctx): Judgement {
         const codes = (cells[col('codes')] ?? '').split(' ').filter((x) => x !== '').map((x) => x.replace(/^'/, ''));
         check(JSON.stringify(codes) === JSON.stringify(r.codes), () => `${where(r)}: the result file shows codes ${codes.join(' ')}, the store ${r.codes.join(' ')}`);
         if (two && r.request !== null) {
-          // 13. the row's account, and who refused it before it moved.
+          // 13. the row's account, and who refused it before it moved, each named as the store named
+          // it when this file was written: a rename later takes the row to the new name, and the file
+          // handed out keeps the old one (docs/accounts.md).
+          const then = writtenNames.get(b.id)?.version === b.resultVersion ? writtenNames.get(b.id)!.rows.get(r.idx) : undefined;
+          const account = then?.account ?? r.account;
+          const movedFrom = then?.movedFrom ?? r.moves.map((m) => m.from);
           const ac = col('account');
-          check(ac >= 0 && cells[ac] === r.account, () => `${where(r)}: the result file says account ${ac >= 0 ? JSON.stringify(cells[ac]) : '(no account column)'}`);
+          check(ac >= 0 && cells[ac] === account, () => `${where(r)}: the result file says account ${ac >= 0 ? JSON.stringify(cells[ac]) : '(no account column)'}${then ? ` (when it was written, the row was on ${JSON.stringify(account)})` : ''}`);
           const rb = col('refusedBy');
-          check(rb >= 0 && r.moves.every((m) => (cells[rb] ?? '').includes(m.from) && (cells[rb] ?? '').includes(m.trxid)) && (r.moves.length > 0) === ((cells[rb] ?? '') !== ''), () =>
-            `${where(r)}: the result file's refusedBy ${rb >= 0 ? JSON.stringify(cells[rb]) : '(no column)'} does not name the accounts it left (${JSON.stringify(r.moves)})`);
+          check(rb >= 0 && r.moves.every((m, i) => (cells[rb] ?? '').includes(movedFrom[i] ?? m.from) && (cells[rb] ?? '').includes(m.trxid)) && (r.moves.length > 0) === ((cells[rb] ?? '') !== ''), () =>
+            `${where(r)}: the result file's refusedBy ${rb >= 0 ? JSON.stringify(cells[rb]) : '(no column)'} does not name the accounts it left (${JSON.stringify(r.moves)}${then ? `; named ${JSON.stringify(movedFrom)} when it was written` : ''})`);
         }
-        if (two && drop && header.includes('result_account')) {
-          // A row the file pins to an account is on it (or not placed at all).
+        if (two && drop && header.includes('result_account') && !c.unpinnedBatches?.has(b.id)) {
+          // A row the file pins to an account is on it (or not placed at all), under whatever name a rename gave it since.
           const pinned = (cells[header.indexOf('account')] ?? '').trim();
-          check(pinned === '' || r.request === null || r.account === pinned, () => `${where(r)}: the file pins it to account ${pinned}`);
+          check(pinned === '' || r.request === null || sameAccount(r.account, pinned), () => `${where(r)}: the file pins it to account ${pinned}`);
         }
       }
     }

@@ -37,7 +37,7 @@ import { rowIdOf } from './schedule.js';
 import { quiesce, SimScheduler } from './scheduler.js';
 import { simTransport } from './transport.js';
 import type { Action, Edit, Schedule, SimFile, SimRow } from './schedule.js';
-import { judge, type Drop, type Judgement, type ShopAttempt } from './invariants.js';
+import { judge, type Drop, type Judgement, type ShopAttempt, type WrittenAs } from './invariants.js';
 import { canonicalBody, MAX_TRIES, SHOP_TIMEOUT_MS, shopBody, shopTrxid } from './shop.js';
 
 export interface RunOptions {
@@ -208,11 +208,35 @@ export async function runSchedule(s: Schedule, opts: RunOptions = {}): Promise<R
   // (its URL and key: host 0 is the first model API, host 1 the second).
   const original: AccountsFile = { accounts: [{ name: NAMES[0], host: 0 }, { name: NAMES[1], host: 1 }], routing: two?.routing ?? 'cheapest', maxQueueDelayMs: two?.maxQueueDelayMs ?? 30_000, limits: '40/1s,200/1m' };
   let accountsFile: AccountsFile = original;
+  /** The observer's store connection, once it is open (config edits look at the store through it). */
+  let observerRt: Runtime | undefined;
   /** Every name an account was ever given, to its model API (renames add names). */
   const nameModel = new Map<string, ModelApi>();
+  /**
+   * Batches stored while accounts.toml named one account (config-rename removed the other): the
+   * file's `account` column is read as a pin only in a home with several accounts (docs/accounts.md,
+   * claim/placement.ts), so those rows are not pinned. Found by the batches that appeared between
+   * the edit that left one account and the one that put two back (or the run's end).
+   */
+  const unpinnedBatches = new Set<string>();
+  let oneAccountFrom: Set<string> | null = null;
+  const batchIds = (): Set<string> => new Set(observerRt ? (observerRt.db.prepare('SELECT id FROM batches').all() as { id: string }[]).map((b) => b.id) : []);
+  const oneAccountEnds = (): void => {
+    if (!oneAccountFrom) return;
+    for (const id of batchIds()) if (!oneAccountFrom.has(id)) unpinnedBatches.add(id);
+    oneAccountFrom = null;
+  };
+  const oneAccountPeriods = (before: AccountsFile, after: AccountsFile): void => {
+    if (before.accounts.length > 1 && after.accounts.length < 2) oneAccountFrom = batchIds();
+    else if (before.accounts.length < 2 && after.accounts.length > 1) oneAccountEnds();
+  };
+  /** Every host each name was ever given to (a re-point gives one name two). */
+  const nameHosts = new Map<string, Set<number>>();
   const writeAccounts = (f: AccountsFile): void => {
+    if (two) oneAccountPeriods(accountsFile, f);
     accountsFile = f;
     for (const a of f.accounts) if (!nameModel.has(a.name)) nameModel.set(a.name, apis[a.host]!);
+    for (const a of f.accounts) nameHosts.set(a.name, new Set([...(nameHosts.get(a.name) ?? []), a.host]));
     if (!two) return;
     writeFileSync(
       join(home, 'accounts.toml'),
@@ -253,6 +277,17 @@ export async function runSchedule(s: Schedule, opts: RunOptions = {}): Promise<R
     const names = trxid === null ? undefined : sentNames.get(`${apis.indexOf(m)}\u0000${trxidKey(trxid)}`);
     return names && names.size === 1 ? [...names][0]! : m.account.name;
   };
+  /**
+   * Whether two names in the store name one account: the same name, or (a rename: the same endpoint
+   * and key under a new name) two names each only ever given to one and the same host. A name a
+   * re-point gave two hosts is judged by its name alone.
+   */
+  const sameAccount = (a: string, b: string): boolean => {
+    if (a === b) return true;
+    const ha = nameHosts.get(a);
+    const hb = nameHosts.get(b);
+    return ha !== undefined && hb !== undefined && ha.size === 1 && hb.size === 1 && [...ha][0] === [...hb][0];
+  };
   const apiAt = (url: URL): ModelApi => (two && url.host === new URL(API_URL_B).host ? apis[1]! : api);
   const configNow = (): Config => loadConfig({
     TOPUP_HOME: home,
@@ -287,10 +322,34 @@ export async function runSchedule(s: Schedule, opts: RunOptions = {}): Promise<R
       owner,
       ownerIsDead: (o) => dead.has(o),
     });
-  const editStats = { edits: 0, refused: 0 };
+  const editStats = { edits: 0, refused: 0, renames: 0 };
   /** accounts.toml as it was when a process last started on it (the one the store's unsettled rows agree with). */
   let lastStarted: AccountsFile = original;
+  /**
+   * Invariant 13: a result file names each account as the store named it when the file was
+   * written (a file handed out is never rewritten; a rename takes the rows to the new name at the
+   * next start: store/account-identity.ts). Before a start on an accounts file whose names differ
+   * from the last start's (the start that renames), the names of every finished batch's rows are
+   * kept, per result version: the first kept for a version is the one its file was written with.
+   */
+  const writtenAs: WrittenAs = new Map();
+  const keepWrittenNames = (): void => {
+    if (!observerRt) return;
+    const db = observerRt.db;
+    const done = db.prepare(`SELECT id, result_version AS v FROM batches WHERE state IN ('done', 'duplicate')`).all() as { id: string; v: number }[];
+    const rowsOf = db.prepare('SELECT idx, account, moves_json AS moves FROM rows WHERE batch_id = ?');
+    for (const b of done) {
+      if (writtenAs.get(b.id)?.version === b.v) continue;
+      const names = new Map<number, { account: string; movedFrom: string[] }>();
+      for (const r of rowsOf.all(b.id) as { idx: number; account: string; moves: string | null }[]) {
+        names.set(r.idx, { account: r.account, movedFrom: r.moves ? (JSON.parse(r.moves) as { from: string }[]).map((m) => m.from) : [] });
+      }
+      writtenAs.set(b.id, { version: b.v, rows: names });
+    }
+  };
+  const namesOf = (f: AccountsFile): string => f.accounts.map((a) => `${a.name}@${a.host}`).sort().join(',');
   const runtime = (owner: string): Runtime => {
+    if (two && namesOf(accountsFile) !== namesOf(lastStarted)) keepWrittenNames();
     try {
       const rt = open(owner);
       lastStarted = accountsFile;
@@ -335,9 +394,19 @@ export async function runSchedule(s: Schedule, opts: RunOptions = {}): Promise<R
     );
   };
 
+  /** Who waits for a process to end, however it ends: its own return, or a kill (whose chains never resume). */
+  const deathWaiters = new Map<Proc, (() => void)[]>();
+  const killed = new Set<Proc>();
+  const ended = (p: Proc): Promise<void> => Promise.race([p.done, new Promise<void>((res) => {
+    if (!p.alive) res();
+    else deathWaiters.set(p, [...(deathWaiters.get(p) ?? []), res]);
+  })]);
   const kill = (p: Proc, ownerDead: boolean): void => {
     if (!p.alive) return;
     p.alive = false;
+    killed.add(p);
+    for (const res of deathWaiters.get(p) ?? []) res();
+    deathWaiters.delete(p);
     crashes++;
     sim.drop(p.id);
     if (ownerDead) dead.add(p.id);
@@ -630,9 +699,12 @@ export async function runSchedule(s: Schedule, opts: RunOptions = {}): Promise<R
       p.stopping = true;
       p.runner!.stop();
     }
-    void Promise.all(live.map((p) => p.done.then(async () => {
+    // A daemon killed while it drains (a crash at the edit's instant) never ends its own chain:
+    // waiting for it alone left the edit, and the run, waiting for ever (fresh seed 7301).
+    void Promise.all(live.map((p) => ended(p).then(async () => {
       await Promise.allSettled([...(p.accepting ?? [])]);
-      await p.rt.close().catch(() => {});
+      // A killed process's connection is closed as a dead process's is (kill): nothing more of it runs.
+      if (!killed.has(p)) await p.rt.close().catch(() => {});
     }))).then(() => {
       try {
         change();
@@ -650,7 +722,10 @@ export async function runSchedule(s: Schedule, opts: RunOptions = {}): Promise<R
   if (two && w) {
     for (const e of w.edits.filter((x) => has(w, editClass(x.edit)))) {
       actionsLeft.n += 2;
-      sim.at(e.at, null, `config edit: ${e.edit.op}`, () => restartAllWith(`config edit ${JSON.stringify(e.edit)}`, () => writeAccounts(applyEdit(accountsFile, e.edit))));
+      sim.at(e.at, null, `config edit: ${e.edit.op}`, () => restartAllWith(`config edit ${JSON.stringify(e.edit)}`, () => {
+        if (e.edit.op === 'rename') editStats.renames++;
+        writeAccounts(applyEdit(accountsFile, e.edit));
+      }));
       sim.at(e.at + e.backAfterMs, null, `config edit put back: ${e.edit.op}`, () => restartAllWith(`accounts.toml put back after ${e.edit.op}`, () => writeAccounts(original)));
     }
   }
@@ -665,6 +740,7 @@ export async function runSchedule(s: Schedule, opts: RunOptions = {}): Promise<R
 
   // An observer of the store, as an operator's `topup status` would be.
   const observer = runtime('sim:observer');
+  observerRt = observer;
 
   // Invariants 20 and 21 (issue 29), sampled every LIVE_SAMPLE_MS of simulated time: a row in
   // doubt reaches an end or review within LIVENESS_BOUND_MS while its batch waits for nothing it
@@ -757,7 +833,13 @@ export async function runSchedule(s: Schedule, opts: RunOptions = {}): Promise<R
   sampleApiOrders(observer);
   for (const p of procs) if (p.kind === 'daemon' && !p.alive) await p.rt.close().catch(() => {});
   for (const m of apis) m.settleAll();
-  const verdict = judge({ home, config, observer, apis, apiOf, accountOf, sentTo, siblings, liveness, drops, failures, stall, runCovered, ...(shop ? { shop: { attempts, seen: seenStatus, endWall, stepsBackMs: s.actions.reduce((n, a) => n + (a.kind === 'clock-step' && a.ms < 0 ? -a.ms : 0), 0) } } : {}) });
+  oneAccountEnds();
+  const verdict = judge({ home, config, observer, apis, apiOf, accountOf, sameAccount, writtenAs, unpinnedBatches, sentTo, siblings, liveness, drops, failures, stall, runCovered, ...(shop ? { shop: { attempts, seen: seenStatus, endWall, stepsBackMs: s.actions.reduce((n, a) => n + (a.kind === 'clock-step' && a.ms < 0 ? -a.ms : 0), 0) } } : {}) });
+  // Batches whose result file kept a name a later rename changed in the store (invariant 13 read those names).
+  const keptNames = [...writtenAs].filter(([id, w]) => {
+    const now = new Map((observer.db.prepare('SELECT idx, account FROM rows WHERE batch_id = ?').all(id) as { idx: number; account: string }[]).map((r) => [r.idx, r.account]));
+    return [...w.rows].some(([idx, r]) => now.has(idx) && now.get(idx) !== r.account);
+  }).length;
   await observer.close();
   const keep = opts.keep === true || (opts.keep !== false && !verdict.ok && process.env.TOPUP_SIM_KEEP === '1');
   if (!keep) rmSync(home, { recursive: true, force: true });
@@ -819,6 +901,8 @@ export async function runSchedule(s: Schedule, opts: RunOptions = {}): Promise<R
       [`world: never-clearing ${w.forever?.kind ?? 'none'}`]: has(w, 'forever') && w.forever ? 1 : 0,
       'world: FORBIDDEN for a purchase another key of ours placed': sum((m) => m.stats.siblingForbidden),
       'world: config edits between restarts': editStats.edits,
+      'world: accounts renamed in accounts.toml (config-rename)': editStats.renames,
+      'world: finished batches whose result names an account by an earlier name': keptNames,
       'world: starts refused for a re-pointed account (pointed back)': editStats.refused,
       'world: unicode trxids': has(w, 'unicode') ? 1 : 0,
       'world: drops respelling trxids': s.actions.filter((a) => (a.kind === 'drop' || a.kind === 'submit') && a.edit === 'respell').length,

@@ -14,6 +14,8 @@
  *  - an account renamed in the file (its name gone, its origin and key under a new name) takes its
  *    rows with it: they follow the identity, not the name. Recorded in account_renames, which is
  *    also what lets the rows_account_moves trigger allow the change (migration 13), and audited.
+ *    Every other stored reference by name goes with them (renameReferences: the accounts rows
+ *    left, left_trxids), so the store has one name per account at any time.
  *
  * All of it in one IMMEDIATE transaction: two processes starting at once see one outcome.
  */
@@ -75,6 +77,23 @@ export interface Renamed {
   rows: number;
 }
 
+/**
+ * Every other stored reference to an account by name, renamed with its rows: the accounts a row
+ * left (its moves, which failover reads to never send a row back to an account that refused it,
+ * and the result's `refusedBy` shows) and the trxids it left there (left_trxids). One name per
+ * account in the store at any time: left under the old name, a renamed account would be two
+ * accounts to failover, and one supplier account would have two names in one result file.
+ */
+function renameReferences(db: Db, from: string, to: string): void {
+  db.prepare('UPDATE left_trxids SET account = ? WHERE account = ?').run(to, from);
+  const moved = db.prepare(`SELECT batch_id AS batchId, idx, moves_json AS moves FROM rows WHERE moves_json IS NOT NULL AND EXISTS (SELECT 1 FROM json_each(rows.moves_json) WHERE json_extract(value, '$.from') = ?)`).all(from) as { batchId: string; idx: number; moves: string }[];
+  const update = db.prepare('UPDATE rows SET moves_json = ? WHERE batch_id = ? AND idx = ?');
+  for (const r of moved) {
+    const moves = (JSON.parse(r.moves) as { from: string }[]).map((m) => (m.from === from ? { ...m, from: to } : m));
+    update.run(JSON.stringify(moves), r.batchId, r.idx);
+  }
+}
+
 /** The rows of `account` sent to another identity than `now` and not settled. */
 function conflictOf(db: Db, account: string, now: AccountIdentity): IdentityConflict | undefined {
   const where = `account = @account AND state IN (${rowStates(UNSETTLED_STATES)}) AND sent_origin IS NOT NULL AND (sent_origin <> @origin OR sent_key_fp <> @keyFp)`;
@@ -108,6 +127,7 @@ export function reconcileAccounts(db: Db, configured: readonly ConfiguredIdentit
       const rows = (db.prepare('SELECT count(*) AS n FROM rows WHERE account = ?').get(old.name) as { n: number }).n;
       db.prepare('INSERT INTO account_renames (from_name, to_name, origin, key_fp, at, rows) VALUES (?, ?, ?, ?, ?, ?)').run(old.name, to.name, old.origin, old.keyFp, now, rows);
       db.prepare('UPDATE rows SET account = ? WHERE account = ?').run(to.name, old.name);
+      renameReferences(db, old.name, to.name);
       db.prepare('DELETE FROM account_identities WHERE name = ?').run(old.name);
       new AuditStore(db).record({ at: now, actor, action: 'account renamed', detail: `account "${old.name}" is "${to.name}" now (same endpoint ${old.origin} and key ${old.keyFp}): its ${rows} rows follow it`, outcome: 'ok' });
       renamed.push({ from: old.name, to: to.name, rows });

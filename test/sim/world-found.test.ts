@@ -63,4 +63,42 @@ describe('the wider world: schedules the simulator found', () => {
     const out = await runSchedule(found('refund-after-completed-read-cancelled'));
     expect(out.violations).toEqual([]);
   }, 120_000);
+
+  it('a result file written before an account was renamed keeps the name it was written with', async () => {
+    // Seed 302 (CI, simulate-c, with config-rename on; shrunk 86 times): a row stored on `main`
+    // waits for balance; the operator renames `main` to `main-renamed` (the same URL and key), the
+    // row follows it (store/account-identity.ts), is bought as main-renamed, and its batch finishes:
+    // the result file says `main-renamed`. Then `main-renamed-renamed`, then `main` again: the row in
+    // the store says `main`, the file handed out still `main-renamed` (files are never rewritten,
+    // docs/accounts.md). Invariant 13 compared the file with the store's name at the end of the run,
+    // and invariant 2 looked for the order by the name it was sent under: two false alarms of the
+    // model's (sim/invariants.ts now keys an order's place by its model API, and reads the names
+    // a result was written with: run-schedule.ts writtenAs). Failed before that change.
+    const out = await runSchedule(found('renamed-account-result-keeps-name'));
+    expect(out.violations).toEqual([]);
+    expect(out.behaviours['world: accounts renamed in accounts.toml (config-rename)']).toBe(2);
+    expect(out.behaviours['world: finished batches whose result names an account by an earlier name']).toBeGreaterThan(0);
+  }, 120_000);
+
+  it('a file whose account column names an account removed from accounts.toml, stored while the file names one account: the column pins nothing', async () => {
+    // Fresh seed 7301 (simulate-c's world with config-rename on; shrunk 42 times): `second` is
+    // removed from accounts.toml (world.ts config-rename, op remove) 10 s before a file whose
+    // `account` column says `second` is dropped. With one account the column is the reseller's own
+    // (docs/accounts.md: read only in a home with several accounts; claim/placement.ts), so the row
+    // is bought at `main`, as documented. The model took every two-account schedule's column for a
+    // pin ("the file pins it to account second"): its false alarm. It now skips batches stored
+    // while the file named one account (run-schedule.ts unpinnedBatches). Failed before that.
+    const out = await runSchedule(found('pin-while-one-account'));
+    expect(out.violations).toEqual([]);
+  }, 120_000);
+
+  it('a daemon killed while a config edit stops it: the edit goes on, the run ends', async () => {
+    // Fresh seed 7301 (crash and config-edit on; shrunk 67 times): the routing edit is put back at
+    // 125.009 s, the same instant as a crash of the daemon it is stopping. The edit waited for the
+    // daemon's own end, which a killed process never reaches: the edit was never made, and the run
+    // waited for it until its 6-hour horizon (STALL with nothing unfinished). The simulator's own
+    // bug (run-schedule.ts restartAllWith now also takes a kill as the end); fails on main.
+    const out = await runSchedule(found('crash-while-config-edit-drains'));
+    expect(out.violations).toEqual([]);
+  }, 120_000);
 });
