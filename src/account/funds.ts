@@ -42,6 +42,14 @@ export interface Waiting {
 export interface FundsVerdict {
   funded: Batch[];
   waiting: Waiting[];
+  /**
+   * Batches whose rows on the accounts that could be read are covered, with rows on an account
+   * whose balance could not be read (an account problem pauses it): they wait for that account
+   * (wait reason `account`), not for balance; its never-sent rows move to another account once it
+   * has been paused longer than max_queue_delay (engine/stages/dispatch.ts), and the batch is
+   * judged again at its next check.
+   */
+  unread: { batch: Batch; accounts: string[]; detail: string }[];
   balanceUsd: number;
   /** USD set aside for batches already funded or not yet judged (any process). */
   reservedUsd: number;
@@ -66,6 +74,21 @@ export function waitDetail(w: Waiting): string {
   const ahead = w.wentAhead.length > 0 ? `; went ahead meanwhile: ${w.wentAhead.join(', ')}` : '';
   const on = w.accounts ? ` on account${w.accounts.length > 1 ? 's' : ''} ${w.accounts.join(', ')}` : '';
   return `waiting for balance${on}: needs ${w.needUsd} USD for its unsent rows, ${w.availableUsd} USD available; top up at least ${w.topUpUsd} USD${ahead}`;
+}
+
+/**
+ * Why a batch waits for accounts whose balance could not be read: the account's problem (as its
+ * pause, or the failed read, states it) and what ends the wait; never a top-up, since nothing says
+ * money is missing.
+ */
+export function accountWaitDetail(accounts: readonly string[], why: ReadonlyMap<string, string>): string {
+  const each = accounts.map((a) => `${a} (${why.get(a) ?? 'its balance could not be read; checking again'})`);
+  return `waiting for account${accounts.length > 1 ? 's' : ''} ${each.join(', ')}: nothing is sent there meanwhile; its rows never sent move to another account that sells their pack once it has been paused longer than max_queue_delay, or are sent there once it answers again. An account problem (a revoked or disabled key, API access turned off, an IP not allowed) is cured in the supplier's panel or accounts.toml, not by a top-up`;
+}
+
+/** Is the batch waiting, by this judgement, for an account whose balance could not be read? */
+export function isAccountWait(b: Pick<Batch, 'waitReason' | 'waitDetail'>): boolean {
+  return b.waitReason === 'account' && (b.waitDetail ?? '').startsWith('waiting for account');
 }
 
 /** A batch's unsent total per account ('' for a home with one account). */
@@ -96,7 +119,7 @@ function promisedAside(rt: Store, balances: ReadonlyMap<string, number>, single:
  * every account it has unsent rows on covers them. An account whose balance is not in the map (it
  * could not be read) covers nothing: its batches wait for the next check.
  */
-export function judgeFunds(rt: Store, balance: number | ReadonlyMap<string, number>, judge: ReadonlySet<string>, now: number): FundsVerdict {
+export function judgeFunds(rt: Store, balance: number | ReadonlyMap<string, number>, judge: ReadonlySet<string>, now: number, unread: ReadonlyMap<string, string> = new Map()): FundsVerdict {
   return rt.db.transaction((): FundsVerdict => {
     const single = typeof balance === 'number';
     const balances: ReadonlyMap<string, number> = single ? new Map([['', balance]]) : balance;
@@ -104,12 +127,21 @@ export function judgeFunds(rt: Store, balance: number | ReadonlyMap<string, numb
     const available = promisedAside(rt, balances, single, judge, all);
     const total = [...balances.values()].reduce((x, y) => x + y, 0);
     const reserved = total - [...balances.keys()].reduce((x, a) => x + (available.get(a) ?? 0), 0);
-    const verdict: FundsVerdict = { funded: [], waiting: [], balanceUsd: cents(total), reservedUsd: cents(reserved) };
+    const verdict: FundsVerdict = { funded: [], waiting: [], unread: [], balanceUsd: cents(total), reservedUsd: cents(reserved) };
     for (const b of all) {
       if (!judge.has(b.id)) continue;
       const needs = [...unsentOf(rt, b.id, single)].filter(([, usd]) => usd > 0);
-      const short = needs.filter(([a, usd]) => !balances.has(a) || usd > (available.get(a) ?? 0) + 1e-9);
-      if (short.length === 0) {
+      const short = needs.filter(([a, usd]) => balances.has(a) && usd > (available.get(a) ?? 0) + 1e-9);
+      // Accounts whose balance could not be read: no figure of money, so no "top up" either (a
+      // disabled key read as 0 USD told the reseller to top up an account holding 973 USD, and the
+      // batch then waited for balance instead of its rows leaving the paused account).
+      const unreadable = needs.filter(([a]) => !balances.has(a)).map(([a]) => a);
+      if (short.length === 0 && unreadable.length > 0) {
+        // Rows on the readable accounts that are covered stay promised to this batch (it holds its
+        // money: it is not waiting for balance), so no later batch spends it meanwhile.
+        for (const [a, usd] of needs) if (balances.has(a)) available.set(a, (available.get(a) ?? 0) - usd);
+        verdict.unread.push({ batch: b, accounts: unreadable, detail: accountWaitDetail(unreadable, unread) });
+      } else if (short.length === 0) {
         for (const [a, usd] of needs) available.set(a, (available.get(a) ?? 0) - usd);
         rt.batches.setBalanceBefore(b.id, total, now);
         rt.batches.setWait(b.id, null, null);
@@ -130,6 +162,8 @@ export function judgeFunds(rt: Store, balance: number | ReadonlyMap<string, numb
       }
     }
     for (const w of verdict.waiting) rt.batches.setWait(w.batch.id, 'balance', waitDetail(w));
+    // A wait for an account the accounts file no longer names (engine/stages/dispatch.ts) says more: kept.
+    for (const w of verdict.unread) if (w.batch.waitReason !== 'account' || isAccountWait(w.batch)) rt.batches.setWait(w.batch.id, 'account', w.detail);
     // Batches waiting since an earlier check (not judged now) learn which later batches went ahead.
     for (const w of all) {
       if (judge.has(w.id) || w.waitReason !== 'balance' || w.waitDetail === null) continue;
@@ -259,6 +293,11 @@ export class FundsGate {
     if (before && before.waitReason !== 'balance') this.#onWait(before, detail);
   }
 
+  /** Rows of these batches moved to another account: their next check is due now, not a recheck later. */
+  recheckNow(batchIds: Iterable<string>): void {
+    for (const id of batchIds) if (this.#nextCheck.has(id)) this.#nextCheck.set(id, 0);
+  }
+
   /** Milliseconds until the next balance check of a waiting batch, if any. */
   untilNextCheck(): number | undefined {
     if (this.#nextCheck.size === 0) return undefined;
@@ -270,7 +309,7 @@ export class FundsGate {
    * account the due batches have unsent rows on. An account that cannot be read now (`mayCall`
    * says no: an account problem) is left out: its batches wait for the next check.
    */
-  async #balances(due: readonly Batch[], mayCall: (account: string) => boolean): Promise<number | Map<string, number>> {
+  async #balances(due: readonly Batch[], mayCall: (account: string) => boolean, unread: Map<string, string>): Promise<number | Map<string, number>> {
     const rt = this.#rt;
     if (rt.accounts.length <= 1) {
       const { balanceUsd } = await rt.account.client.balance({ priority: Priority.lookup });
@@ -280,13 +319,27 @@ export class FundsGate {
     // "balance before" is then the home's whole balance, as its "balance after" is (outbox/finish.ts),
     // so the two compare even when rows move between accounts (an adversarial review).
     const out = new Map<string, number>();
+    // Why an account is left out, in the words its pause uses: the batches with rows on it say so.
+    const paused = (id: string, fallback: string): string => {
+      const p = rt.accounts.find((a) => a.id === id)?.pauses().current;
+      return p?.kind === 'account' ? `account problem ${p.code}: ${p.detail}` : fallback;
+    };
     for (const account of rt.accounts) {
-      if (!mayCall(account.id)) continue;
+      if (!mayCall(account.id)) {
+        unread.set(account.id, paused(account.id, 'paused'));
+        continue;
+      }
       try {
         out.set(account.id, (await account.client.balance({ priority: Priority.lookup })).balanceUsd);
       } catch (err) {
-        if (err instanceof ApiError && err.classification === 'account') this.#onAccountProblem(err, account.id);
-        else rt.log.warn({ account: account.id, err: coerceError(err).message }, 'cannot read the balance; will try again');
+        // A refused read is no figure of money: the account is left out, never taken as 0 USD.
+        if (err instanceof ApiError && err.classification === 'account') {
+          this.#onAccountProblem(err, account.id);
+          unread.set(account.id, paused(account.id, `account problem ${err.codeOrStatus}: ${err.reason}`));
+        } else {
+          rt.log.warn({ account: account.id, err: coerceError(err).message }, 'cannot read the balance; will try again');
+          unread.set(account.id, `its balance could not be read (${coerceError(err).message}); checking again`);
+        }
       }
     }
     return out;
@@ -297,16 +350,21 @@ export class FundsGate {
     const mono = this.#clock.mono();
     const withUnsent = open.filter((b) => !b.cancelRequested && rt.rows.hasPending(b.id));
     const due = withUnsent.filter(
-      (b) => (b.balanceBefore === null || b.waitReason === 'balance') && ((this.#nextCheck.get(b.id) ?? 0) <= mono || (b.runCovered && !this.#coveredJudged.has(b.id))),
+      (b) => (b.balanceBefore === null || b.waitReason === 'balance' || isAccountWait(b)) && ((this.#nextCheck.get(b.id) ?? 0) <= mono || (b.runCovered && !this.#coveredJudged.has(b.id))),
     );
     for (const b of due) if (b.runCovered) this.#coveredJudged.add(b.id);
     const single = rt.accounts.length <= 1;
     if (due.length > 0 && (!single || mayCall(rt.account.id))) {
       try {
-        const balance = await this.#balances(due, mayCall);
+        const unread = new Map<string, string>();
+        const balance = await this.#balances(due, mayCall, unread);
         const usd = typeof balance === 'number' ? balance : [...balance.values()].reduce((x, y) => x + y, 0);
         this.lastBalance = { usd, at: this.#clock.now() };
-        const verdict = judgeFunds(rt, balance, new Set(due.map((b) => b.id)), this.#clock.now());
+        const verdict = judgeFunds(rt, balance, new Set(due.map((b) => b.id)), this.#clock.now(), unread);
+        for (const w of verdict.unread) {
+          this.#nextCheck.set(w.batch.id, this.#clock.mono() + this.#recheckMs);
+          if (!isAccountWait(w.batch)) rt.log.warn({ batch: w.batch.id, accounts: w.accounts }, 'batch is waiting for an account whose balance cannot be read (not for balance)');
+        }
         for (const w of verdict.waiting) {
           this.#nextCheck.set(w.batch.id, this.#clock.mono() + this.#recheckMs);
           if (w.batch.waitReason !== 'balance') {

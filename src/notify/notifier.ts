@@ -64,7 +64,10 @@ export class Notifier {
     runner.on('pause', (kind, code, detail, account) => {
       // A home with several accounts says which one (the others go on).
       const on = account !== 'default' ? ` on account ${account}` : '';
-      this.send(kind === 'account' ? 'account-problem' : 'maintenance', kind === 'account' ? `Sending stopped${on}: account problem ${code} (${detail}).` : `Orders paused by the API${on}: ${code}.`, { code, detail, account });
+      // The cure with the problem: a refused key is fixed in the supplier's panel or the key file,
+      // never by a top-up (a new-user trial was told to top up an account holding 973 USD).
+      const cure = ` Not a balance problem: check the account's key and API access in the supplier's panel (or its key file); it is probed again by itself${on ? ', and its rows never sent move to another account that sells their pack once it has been paused longer than max_queue_delay' : ''}.`;
+      this.send(kind === 'account' ? 'account-problem' : 'maintenance', kind === 'account' ? `Sending stopped${on}: account problem ${code} (${detail}).${cure}` : `Orders paused by the API${on}: ${code}.`, { code, detail, account });
     });
     // Delivered over the network, not written to the store: it goes out while the disk is full.
     runner.on('store', (down) => {

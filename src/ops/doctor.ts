@@ -6,7 +6,7 @@
  * database does not know.
  */
 import { lastBackup, lastBackupAttempt } from './backup-job.js';
-import { restoreStatus } from './restore-reconcile.js';
+import { restoreStatus, restoredFromBackup } from './restore-reconcile.js';
 import { accessSync, constants, statSync, statfsSync } from 'node:fs';
 import { Priority } from '../api/client.js';
 import { ApiError, coerceError } from '../kernel/errors.js';
@@ -128,7 +128,13 @@ export async function runDoctor(rt: Pick<Runtime, 'account' | 'accounts' | 'batc
 
 /** How old the last good backup is (a warning when there is none, or it is older than two scheduled intervals or a day). */
 function backupCheck(rt: Pick<Runtime, 'clock' | 'config' | 'meta'>): Check {
-  const last = lastBackup(rt.meta);
+  const taken = lastBackup(rt.meta);
+  // A store restored from a backup holds no record of that backup (the record is written into the
+  // live store after the copy was made): the backup it came from is its last backup until another
+  // is taken (a new-user trial: doctor said "no backup ever taken" right after a restore).
+  const restored = restoredFromBackup(rt.meta);
+  const fromRestore = restored !== null && (taken === null || taken.takenAt < restored.takenAt);
+  const last = fromRestore ? { path: restored.from, takenAt: restored.takenAt } : taken;
   const attempt = lastBackupAttempt(rt.meta);
   const { cron, dir } = rt.config.backup;
   const failed = attempt && !attempt.ok ? `; the last attempt (${new Date(attempt.at).toISOString()}) failed: ${attempt.error ?? 'unknown'}` : '';
@@ -138,7 +144,10 @@ function backupCheck(rt: Pick<Runtime, 'clock' | 'config' | 'meta'>): Check {
   const ageMs = rt.clock.now() - last.takenAt;
   const hours = Math.round(ageMs / 360_000) / 10;
   const ok = ageMs <= BACKUP_MAX_AGE_MS && failed === '';
-  return { name: 'backup', ok, fatal: false, detail: `last good backup ${hours} h ago: ${last.path} (${last.bytes} bytes, verified)${cron ? `; scheduled ${cron}` : '; not scheduled (TOPUP_BACKUP_SCHEDULE)'}${failed}` };
+  const what = fromRestore
+    ? `last backup ${hours} h ago: ${last.path}, which this store was restored from${restored.restoredAt !== null ? ` at ${new Date(restored.restoredAt).toISOString()}` : ''}; no backup taken since`
+    : `last good backup ${hours} h ago: ${last.path} (${taken!.bytes} bytes, verified)`;
+  return { name: 'backup', ok, fatal: false, detail: `${what}${cron ? `; scheduled ${cron}` : '; not scheduled (TOPUP_BACKUP_SCHEDULE)'}${failed}` };
 }
 
 /** A last good backup older than this is a warning. */

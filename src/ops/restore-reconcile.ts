@@ -416,6 +416,17 @@ function writeReport(rt: ReconcileParts, report: RestoreReport): string | null {
 }
 
 /** What `topup status` and `topup doctor` say about restores: a reconcile still due, or the last one. */
+/**
+ * The backup this store was restored from (topup restore), whether its reconcile is still due or
+ * done: the marker, with the backup's path and when it was taken and restored. Null for a store
+ * never restored from a backup.
+ */
+export function restoredFromBackup(meta: Pick<Runtime, 'meta'>['meta']): { from: string; takenAt: number; restoredAt: number | null } | null {
+  const m = restorePending(meta) ?? meta.getJson<{ marker: ReconcileMarker }>(LAST_RESTORE_KEY)?.marker ?? null;
+  if (!m || m.kind !== 'backup' || m.from === null || m.copy === null) return null;
+  return { from: m.from, takenAt: m.copy.takenAt, restoredAt: m.restoredAt };
+}
+
 export function restoreStatus(meta: Pick<Runtime, 'meta'>['meta']): { line: string; pending: boolean; needsPerson: number } | null {
   const due = restorePending(meta);
   if (due) return { line: `restore: this store is a restored copy (${due.detail}); the next start reconciles it with the suppliers before sending anything`, pending: true, needsPerson: 0 };

@@ -10,6 +10,7 @@ import type { Row } from '../../store/rows.js';
 import type { FundingStage } from './funding.js';
 import { sendRow } from '../../dispatch/sender.js';
 import { moveRow } from '../../dispatch/failover.js';
+import { isAccountWait } from '../../account/funds.js';
 import { sweepStalled } from '../../dispatch/stall.js';
 import { StoreHealth, StoreFile } from '../../dispatch/store-health.js';
 import { IntentGroup } from '../../dispatch/intent-group.js';
@@ -82,7 +83,7 @@ export class DispatchStage implements Stage {
     if (this.#e.stopping()) return;
     if (batches) this.#sweepStalled(batches, now);
     if (batches) this.#tellGoneAccounts(batches);
-    this.#moveOffPaused(now);
+    this.#moveOffPaused(now, batches);
     const one = pauses.plain;
     for (const account of pauses.sendable()) {
       // While an account is paused, one of its orders at a time probes whether the pause is over;
@@ -131,14 +132,18 @@ export class DispatchStage implements Stage {
    * account that sells their pack and is not paused (dispatch/failover.ts: from `pending` only, with
    * a new trxid). Rows in doubt stay: only their own account can tell whether they were charged.
    */
-  #moveOffPaused(now: number): void {
+  #moveOffPaused(now: number, batches: StepBatches | undefined): void {
     const { rt, pauses, clock } = this.#e;
     if (this.#moving || pauses.names.length < 2 || clock.mono() < this.#nextMoveAt) return;
     const grace = rt.routing.maxQueueDelayMs;
     const paused = pauses.all().filter((p) => now - p.pause.since >= grace);
     if (paused.length === 0 || paused.length === pauses.names.length) return;
     const busy = { has: (batchId: string, idx: number) => this.#inflight.get(batchId)?.has(idx) === true };
-    const scope = { newOrders: this.#funding.scope.newOrders, resendsOnly: [] };
+    // Funded batches, and batches waiting for the paused account itself (account/funds.ts: its
+    // balance could not be read): their rows would otherwise wait on it until it came back (a
+    // new-user trial: a disabled key held a new file's rows for minutes).
+    const waitingForAccount = (batches?.open ?? []).filter((b) => !b.cancelRequested && isAccountWait(b)).map((b) => b.id);
+    const scope = { newOrders: [...new Set([...this.#funding.scope.newOrders, ...waitingForAccount])], resendsOnly: [] };
     const rows = paused.flatMap((p) => rt.rows.sendable(scope, Number.MAX_SAFE_INTEGER, 100, busy, p.account).filter((r) => r.state === 'pending').map((r) => ({ r, p })));
     this.#nextMoveAt = clock.mono() + 5_000;
     if (rows.length === 0) return;
@@ -146,7 +151,9 @@ export class DispatchStage implements Stage {
       for (const { r, p } of rows) {
         if (this.#e.stopping() || busy.has(r.batchId, r.idx)) continue;
         const why = `${p.account} ${p.pause.kind === 'maintenance' ? 'was in maintenance' : 'had an account problem'} (${p.pause.code}) for over ${Math.round(grace / 1000)} s`;
-        await moveRow(rt, r, { owner: rt.owner, now: clock.now() }, { code: p.pause.code, why }, 'pending', { readyOnly: true });
+        const to = await moveRow(rt, r, { owner: rt.owner, now: clock.now() }, { code: p.pause.code, why }, 'pending', { readyOnly: true });
+        // A batch that waited for this account is judged again at once: its rows are now where money can be read.
+        if (to !== null) this.#funding.recheckNow([r.batchId]);
       }
     })()
       .catch((err: unknown) => rt.log.warn({ err: coerceError(err).message }, 'moving rows off a paused account failed; will try again'))
@@ -191,7 +198,8 @@ export class DispatchStage implements Stage {
           rt.batches.setWait(b.id, 'account', detail);
           rt.log.error({ batch: b.id, accounts: of.map((g) => g.account), rows }, 'rows wait for an account this home no longer has (accounts file)');
         }
-      } else if (!of && b.waitReason === 'account') {
+      } else if (!of && b.waitReason === 'account' && !isAccountWait(b)) {
+        // Only this look's own wait: a wait for a paused account is the funds check's (account/funds.ts).
         rt.batches.setWait(b.id, null, null);
       }
     }

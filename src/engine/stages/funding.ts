@@ -29,6 +29,11 @@ export class FundingStage implements Stage {
     this.#gate.short(batchId, detail);
   }
 
+  /** Rows of these batches moved to another account: judge them again at the next step. */
+  recheckNow(batchIds: Iterable<string>): void {
+    this.#gate.recheckNow(batchIds);
+  }
+
   async tick(now: number, b: StepBatches): Promise<void> {
     const { rt, pauses } = this.#e;
     for (const batch of b.open) {
