@@ -30,7 +30,7 @@ import { DispatchStage } from './stages/dispatch.js';
 import { PollingStage } from './stages/polling.js';
 import { FinishingStage } from './stages/finishing.js';
 import { apiBatchOpenForOrders } from '../orders/api-batch.js';
-import { reconcileIfRestored } from '../ops/restore-reconcile.js';
+import { reconcileIfRestored, restorePending } from '../ops/restore-reconcile.js';
 
 export type { RunnerEventMap, RunnerEvents, RunnerSnapshot, RunnerView } from './events.js';
 
@@ -145,6 +145,15 @@ export class Runner extends EventEmitter<RunnerEventMap> implements RunnerView {
       // only once done, or when the runner stops (then the next start reconciles).
       await reconcileIfRestored(this.#rt, { signal: this.#abort.signal, stopping: () => this.#stopping, ...(this.#opts.recoverJournal ? { recoverJournal: this.#opts.recoverJournal } : {}) });
       while (!this.#stopping) {
+        // A file claimed in the window after a restore marks the store again (store/backup.ts
+        // markClaimInRestoreWindow; the store refuses every intent meanwhile): the sends on their
+        // way end first (their answers are this process's to write), then the reconcile looks the
+        // new rows up before the loop sends again.
+        if (restorePending(this.#rt.meta)) {
+          await Promise.allSettled(this.#dispatch.running());
+          await reconcileIfRestored(this.#rt, { signal: this.#abort.signal, stopping: () => this.#stopping, ...(this.#opts.recoverJournal ? { recoverJournal: this.#opts.recoverJournal } : {}) });
+          continue;
+        }
         let batches: StepBatches;
         try {
           batches = await this.#step();

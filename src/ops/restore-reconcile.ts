@@ -44,7 +44,7 @@ import type { Runtime } from '../runtime.js';
 import type { Row, RowMove } from '../store/row-record.js';
 import type { RowState } from '../store/row-states.js';
 import { LEASE_MS } from '../store/owner.js';
-import { RECONCILE_KEY, type ReconcileMarker } from '../store/backup.js';
+import { RECONCILE_KEY, RESTORE_WINDOW_KEY, type ReconcileMarker, type RestoreWindow } from '../store/backup.js';
 import { loadBatch } from '../claim/load.js';
 import { recoverClaims } from '../claim/claim.js';
 import type { Orphan } from '../claim/orphans.js';
@@ -302,7 +302,17 @@ async function reconcileOnce(rt: ReconcileParts, marker: ReconcileMarker, opts: 
   const report: RestoreReport = { at: rt.clock.now(), marker, lookedUp: rows.length, unchanged, placed, settled, needsPerson, orphans, apiOrders, file: null };
   report.file = writeReport(rt, report);
   // Last: the marker goes, and with it the gate. A kill before this line reconciles again.
+  // The window after a restore (store/backup.ts RestoreWindow): the operator re-drops the day's
+  // files, and a file claimed after the copy (or a lost store) was never known here, so this look
+  // never reached its rows; claimed in the window, it is reconciled as these were. Opened by a
+  // restore, not by a reconcile of a claim in it (that would stretch it with every re-drop).
+  const window: RestoreWindow | null = marker.kind === 'claim' ? null : {
+    since: lost ? Math.min(since, now - JOURNAL_DAYS * 86_400_000) : since,
+    until: now + JOURNAL_DAYS * 86_400_000,
+    detail: marker.detail,
+  };
   rt.db.transaction(() => {
+    if (window) rt.meta.setJson(RESTORE_WINDOW_KEY, window);
     rt.meta.setJson(LAST_RESTORE_KEY, { ...report, settled: report.settled.length, needsPerson: report.needsPerson.length, people: report.needsPerson.slice(0, 20) });
     rt.meta.delete(RESTORE_ORPHANS_KEY);
     rt.meta.delete(JOURNAL_RECOVERY_KEY);

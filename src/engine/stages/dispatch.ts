@@ -9,6 +9,7 @@ import type { EngineContext, Stage, StepBatches } from '../stage.js';
 import type { Row } from '../../store/rows.js';
 import type { FundingStage } from './funding.js';
 import { sendRow } from '../../dispatch/sender.js';
+import { restorePending } from '../../ops/restore-reconcile.js';
 import { moveRow } from '../../dispatch/failover.js';
 import { sweepStalled } from '../../dispatch/stall.js';
 import { StoreHealth, StoreFile } from '../../dispatch/store-health.js';
@@ -78,6 +79,9 @@ export class DispatchStage implements Stage {
     // The warm standby's fence (standby/fence.ts): before every round of sends. Taken over by
     // another node, or the fence unreadable: nothing is sent (the daemon stops when fenced).
     if (rt.fence && !rt.fence.allows()) return;
+    // A file claimed this step in the window after a restore: its rows are looked up first (the
+    // runner reconciles before its next step; the store would refuse the intents anyway).
+    if (restorePending(rt.meta)) return;
     if (batches) this.#rescueStranded(batches, now);
     if (this.#e.stopping()) return;
     if (batches) this.#sweepStalled(batches, now);
