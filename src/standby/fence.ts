@@ -291,3 +291,30 @@ export function takeFence(path: string, home: string, wall: number): { taken: Fe
   noteHeld(home, path, taken);
   return { taken, previous: prev };
 }
+
+/**
+ * The fence's state as `topup doctor` names it (docs/standby.md), read without taking it: who
+ * holds it, whether this home may send, and what a home that held it before finds.
+ */
+export function fenceStatus(path: string, home: string): { ok: boolean; state: 'held' | 'standby' | 'taken over' | 'none yet' | 'missing' | 'unreadable'; detail: string } {
+  const node = nodeId(home);
+  const held = readHeld(home);
+  let f: FenceRecord | null;
+  try {
+    f = readFence(path);
+  } catch (err) {
+    return { ok: false, state: 'unreadable', detail: `${(err as Error).message}: nothing is sent until it can be read` };
+  }
+  const since = (r: FenceRecord): string => `epoch ${r.epoch}, since ${new Date(r.at).toISOString()}`;
+  if (f === null) {
+    if (held !== null && held.path === path) {
+      return { ok: false, state: 'missing', detail: `${path} is not there, but this home held it (epoch ${held.epoch}): the replica's mount may not be up; a start refuses until it is back (or topup takeover here)` };
+    }
+    return { ok: true, state: 'none yet', detail: `no fence at ${path} yet: the first process that can send takes it` };
+  }
+  if (f.holder === node) return { ok: true, state: 'held', detail: `this home holds the fence ${path} (${since(f)}): it may send` };
+  if (held !== null && held.path === path) {
+    return { ok: false, state: 'taken over', detail: `this home was taken over: the fence ${path} names ${f.home} on ${f.host} (${since(f)}); it sends nothing (topup takeover --from <replica> here to make it the primary again)` };
+  }
+  return { ok: true, state: 'standby', detail: `the fence ${path} names ${f.home} on ${f.host} (${since(f)}): this home is a standby and sends nothing until topup takeover` };
+}

@@ -8,7 +8,7 @@
  * there had been none: it was a primary, so it may have been taken over.
  * Real CLI, real sandbox, the real litestream binary.
  */
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, renameSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, renameSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -64,5 +64,16 @@ describe('an old primary whose fence folder is empty when it comes back (its mou
     expect(sb.admin.ledger().orders.length).toBe(afterTakeover);
     expect(back.code).not.toBe(0);
     expect(back.stderr).toMatch(/fence/);
+
+    // topup doctor names the fence's state on each node.
+    const fenceOf = async (env: NodeJS.ProcessEnv) => (JSON.parse((await runCli(['doctor', '--json'], env, { timeoutMs: 60_000 })).stdout).checks as { name: string; ok: boolean; detail: string }[]).find((c) => c.name === 'fence');
+    expect(await fenceOf(penv)).toMatchObject({ ok: false, detail: expect.stringMatching(/^missing: .*this home held it/) });
+    rmSync(replica, { recursive: true });
+    renameSync(`${mount}.away`, mount);
+    expect(await fenceOf(penv)).toMatchObject({ ok: false, detail: expect.stringMatching(/^taken over: .*fence-standby-/) });
+    expect(await fenceOf(senv)).toMatchObject({ ok: true, detail: expect.stringMatching(/^held: this home holds the fence/) });
+    const back2 = await runCli(['daemon', '--once'], penv, { timeoutMs: 90_000 });
+    expect(back2.code).toBe(5);
+    expect(sb.admin.ledger().orders.length).toBe(afterTakeover);
   }, 300_000);
 });
