@@ -108,31 +108,44 @@ export interface RestoreWindow {
   detail: string;
 }
 
+/** meta: `<prefix><batch id>` = ClaimLookup: a batch claimed in the window after a restore, not yet looked up (markClaimInRestoreWindow). */
+export const CLAIM_LOOKUP_PREFIX = 'restore.claim:';
+
+/** What a batch claimed in the window is looked up with: how far back, and why. */
+export interface ClaimLookup {
+  batchId: string;
+  since: number;
+  detail: string;
+}
+
 /**
  * Called in the claim's own transaction (claim/claim.ts recordClaim): a new file claimed while the
- * window after a restore is open marks the store for the reconcile again, so nothing of it is sent
- * (store: rows.ts markSending refuses every intent while the marker is set) before its rows have
- * been looked up at every account under the trxids a move gives. One account: a re-drop's
- * byte-derived trxids meet any purchase as a replay, nothing to look up.
+ * window after a restore is open is marked "not yet looked up" (meta CLAIM_LOOKUP_PREFIX + its id),
+ * so nothing of it is sent (store: rows.ts markSending refuses its intents while the mark is there)
+ * before its rows were looked up at every account under the trxids a move gives (ops/restore-reconcile.ts
+ * lookUpClaims, by the process that runs the batch). Per batch, not the whole store: a `topup submit`
+ * beside a running daemon must not stop the daemon's batches, nor wait for them.
+ * One account: a re-drop's byte-derived trxids meet any purchase as a replay, nothing to look up.
  */
 export function markClaimInRestoreWindow(db: Db, accounts: number, c: { batchId: string; sourceName: string; now: number }): boolean {
   if (accounts < 2) return false;
-  const get = db.prepare('SELECT value FROM meta WHERE key = ?');
-  const w = get.get(RESTORE_WINDOW_KEY) as { value: string } | undefined;
+  const w = db.prepare('SELECT value FROM meta WHERE key = ?').get(RESTORE_WINDOW_KEY) as { value: string } | undefined;
   if (!w) return false;
   const window = JSON.parse(w.value) as RestoreWindow;
   if (c.now >= window.until) return false;
-  if (get.get(RECONCILE_KEY) !== undefined) return true;
-  const marker: ReconcileMarker = {
-    kind: 'claim',
-    copy: null,
-    restoredAt: null,
-    from: null,
+  const mark: ClaimLookup = {
+    batchId: c.batchId,
     since: window.since,
     detail: `${c.sourceName} (batch ${c.batchId}) was claimed within ${Math.round((window.until - window.since) / 86_400_000)} days of a restore (${window.detail}): its rows may have been bought before under trxids a move gives`,
   };
-  db.prepare('INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value').run(RECONCILE_KEY, JSON.stringify(marker));
+  db.prepare('INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value').run(CLAIM_LOOKUP_PREFIX + c.batchId, JSON.stringify(mark));
   return true;
+}
+
+/** The batches claimed in the window not yet looked up (a range of the meta key's index: cheap for every step). */
+export function claimLookups(db: Db): ClaimLookup[] {
+  const rows = db.prepare('SELECT value FROM meta WHERE key >= ? AND key < ?').all(CLAIM_LOOKUP_PREFIX, CLAIM_LOOKUP_PREFIX.replace(/:$/, ';')) as { value: string }[];
+  return rows.map((r) => JSON.parse(r.value) as ClaimLookup);
 }
 
 export interface BackupRecord {

@@ -7,7 +7,7 @@
  * reconcile had nothing to look up; the re-dropped file is a new batch whose rows go to `main`
  * under their first trxids, which `main` has never seen: bought a second time.
  */
-import { readdirSync, rmSync } from 'node:fs';
+import { readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { csv, runCli, startDaemon, waitFor, waitForResult, type TempHome } from '../e2e/harness.js';
@@ -18,7 +18,7 @@ releaseAfterEach();
 
 const FILE = csv([['pid', 'userId', 'trxid'], ['PUBG-60', '5123456001', 'RD-1'], ['PUBG-60', '5123456002', 'RD-2'], ['PUBG-60', '5123456003', 'RD-3']]);
 
-async function scenario(beforeClaim: (home: TempHome, env: NodeJS.ProcessEnv) => Promise<void>, lose: (home: TempHome, env: NodeJS.ProcessEnv) => Promise<void>) {
+async function scenario(beforeClaim: (home: TempHome, env: NodeJS.ProcessEnv) => Promise<void>, lose: (home: TempHome, env: NodeJS.ProcessEnv) => Promise<void>, how: 'drop' | 'submit' = 'drop') {
   const { home, a, b, env } = await twoAccounts('routing = "priority"\nmax_queue_delay = "2s"');
   a.admin.setFaults({ maintenance: { code: 'MAINTENANCE' } });
   const first = startDaemon(env);
@@ -35,7 +35,15 @@ async function scenario(beforeClaim: (home: TempHome, env: NodeJS.ProcessEnv) =>
   const second = startDaemon(env);
   // The reconcile-first start done (nothing of this batch in the store), then the file again.
   await waitFor('the daemon sending again', () => /sending starts now|idle|watching/i.test(second.output()), 60_000).catch(() => undefined);
-  home.drop('rd.csv', FILE);
+  if (how === 'drop') home.drop('rd.csv', FILE);
+  else {
+    // A foreground `topup submit` of the same file beside the running daemon: its batch is looked
+    // up by the submit's own process; neither waits for the other.
+    const file = join(home.dir, 'rd.csv');
+    writeFileSync(file, FILE);
+    const r = await runCli(['submit', file], env, { timeoutMs: 120_000 });
+    expect(r.code, r.stderr.slice(-2000)).toBe(0);
+  }
   await waitFor('the re-dropped batch ended', () => {
     const bs = batchStates(home);
     return bs.length >= 1 && bs.every((x) => ['done', 'failed', 'duplicate', 'cancelled'].includes(x.state)) && storedRows(home).every((r) => !['pending', 'sending', 'resending', 'verifying', 'searching'].includes(r.state));
@@ -66,6 +74,22 @@ describe('a file dropped again after a restore of a copy older than its claim, w
         const r = await runCli(['restore', backupDir], env);
         expect(r.code, r.stderr).toBe(0);
       },
+    );
+  }, 240_000);
+
+  it('topup restore, then topup submit of the same file while the daemon runs: nothing bought on main, neither waits for the other', async () => {
+    let backupDir = '';
+    await scenario(
+      async (home, env) => {
+        const r = await runCli(['backup', '--to', join(home.dir, 'backups'), '--json'], env);
+        expect(r.code, r.stderr).toBe(0);
+        backupDir = JSON.parse(r.stdout).path;
+      },
+      async (_home, env) => {
+        const r = await runCli(['restore', backupDir], env);
+        expect(r.code, r.stderr).toBe(0);
+      },
+      'submit',
     );
   }, 240_000);
 
