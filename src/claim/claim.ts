@@ -26,6 +26,7 @@ import type { Runtime } from '../runtime.js';
 import type { Batch, BatchOrigin } from '../store/batches.js';
 import { crashPoint } from '../kernel/crash-points.js';
 import { LEASE_MS } from '../store/owner.js';
+import { markClaimInRestoreWindow } from '../store/backup.js';
 import { failBatch } from './load.js';
 
 /** `b261121-3fa9c1`: the day, then 6 hex digits that differ for every claim. */
@@ -147,6 +148,9 @@ function recordClaim(rt: Pick<Runtime, 'batches' | 'config' | 'db' | 'owner'>, c
       now: c.now,
     });
     rt.batches.setResultFile(c.id, chooseResultFile(rt, name, c.id));
+    // After a restore, a file the copy did not know is looked up at every account before it sends
+    // (store/backup.ts markClaimInRestoreWindow): in this transaction, so no send can come between.
+    if (!earlier) markClaimInRestoreWindow(rt.db, rt.config.accounts.accounts.length, { batchId: c.id, sourceName: c.sourceName, now: c.now });
     return { batch: b, duplicateOf: earlier?.id };
   }).immediate();
 }

@@ -66,6 +66,7 @@ export function registerTakeover(program: Command): void {
             (out.fence ? `  the fence ${out.fence.path} names this home (epoch ${out.fence.epoch}${out.fence.previous ? `; before: ${out.fence.previous.home} on ${out.fence.previous.host}` : ''}): that node sends nothing more\n` : '  no fence written: make sure the old primary\'s address is off the supplier\'s allowlist\n') +
             (out.keptAs ? `  the store this home had is kept as ${out.keptAs}\n` : '') +
             `  unfinished batches: ${out.unfinished}; rows to look up before any send: ${out.open}\n` +
+            (out.journalLines > 0 ? `  order API journal lines found beside the replica: ${out.journalLines} (orders the store lacks are accepted again at the start, looked up before any send)\n` : '') +
             (out.missingFiles.length > 0 ? `  claimed batches whose file this home lacks (drop the same file into inbox/ again: same bytes, same trxids): ${out.missingFiles.join(', ')}\n` : '') +
             'Start the daemon: before it sends anything it looks every unsent, in-flight or in-doubt row up at every account.\n',
         );

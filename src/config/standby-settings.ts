@@ -45,6 +45,11 @@ export const STANDBY_DEFAULTS = {
 
 /** The name of the fence file inside a folder replica (beside Litestream's `generations/`). */
 export const FENCE_NAME = 'topup-fence.json';
+/**
+ * The order API's journal folder: `jobs/api-journal/` (orders/journal.ts JOURNAL_DIR), and, with a
+ * folder replica, `<replica>/api-journal/<node id>/`, its mirror where a takeover finds it.
+ */
+export const JOURNAL_FOLDER = 'api-journal';
 
 /** How often Litestream looks at the store's write-ahead log for new frames (its `monitor-interval`; its own default is 1 s). */
 export const MONITOR_INTERVAL = '200ms';

@@ -30,7 +30,9 @@ import { DispatchStage } from './stages/dispatch.js';
 import { PollingStage } from './stages/polling.js';
 import { FinishingStage } from './stages/finishing.js';
 import { apiBatchOpenForOrders } from '../orders/api-batch.js';
-import { reconcileIfRestored } from '../ops/restore-reconcile.js';
+import { lookUpClaims, reconcileIfRestored } from '../ops/restore-reconcile.js';
+import { coerceError } from '../kernel/errors.js';
+import { claimLookups } from '../store/backup.js';
 
 export type { RunnerEventMap, RunnerEvents, RunnerSnapshot, RunnerView } from './events.js';
 
@@ -50,6 +52,8 @@ const RENEW_EVERY_MS = 5_000;
 /** Longest sleep while batches run (so a batch another process left is found soon) and while idle. */
 const BUSY_SLEEP_MS = 5_000;
 const IDLE_SLEEP_MS = 30_000;
+/** A lookup of files claimed after a restore that could not read every account: tried again after this. */
+const RETRY_CLAIMS_MS = 15_000;
 
 export class Runner extends EventEmitter<RunnerEventMap> implements RunnerView {
   readonly #rt: Runtime;
@@ -70,6 +74,7 @@ export class Runner extends EventEmitter<RunnerEventMap> implements RunnerView {
   /** What to undo on the way out (listeners on the shared store and client), last first. */
   readonly #releasers: (() => void)[] = [];
   #stopping = false;
+  #claimsRetryAt = 0;
   #wake: (() => void) | null = null;
   /** Set when something woke the runner while it was not asleep: the next sleep is skipped. */
   #again = false;
@@ -145,6 +150,18 @@ export class Runner extends EventEmitter<RunnerEventMap> implements RunnerView {
       // only once done, or when the runner stops (then the next start reconciles).
       await reconcileIfRestored(this.#rt, { signal: this.#abort.signal, stopping: () => this.#stopping, ...(this.#opts.recoverJournal ? { recoverJournal: this.#opts.recoverJournal } : {}) });
       while (!this.#stopping) {
+        // Files claimed in the window after a restore (store/backup.ts markClaimInRestoreWindow):
+        // their rows are looked up at every account before any of them is sent (the store refuses
+        // their intents until then; the dispatch stage leaves them out). Other batches go on. An
+        // account that cannot be read: tried again in RETRY_CLAIMS_MS.
+        if (this.#clock.now() >= this.#claimsRetryAt) {
+          try {
+            await lookUpClaims(this.#rt, this.#abort.signal);
+          } catch (err) {
+            this.#claimsRetryAt = this.#clock.now() + RETRY_CLAIMS_MS;
+            this.#rt.log.warn({ err: coerceError(err).message, againInMs: RETRY_CLAIMS_MS }, 'files claimed after a restore could not be looked up at every account yet: nothing of them is sent until they are');
+          }
+        }
         let batches: StepBatches;
         try {
           batches = await this.#step();
@@ -159,6 +176,8 @@ export class Runner extends EventEmitter<RunnerEventMap> implements RunnerView {
           continue;
         }
         if (this.#opts.once && this.#idle()) break;
+        // A file claimed in this step after a restore: looked up now, not after the idle sleep.
+        if (this.#clock.now() >= this.#claimsRetryAt && this.#claimsDue()) continue;
         await this.#sleepUntilNext(batches);
       }
     } finally {
@@ -195,6 +214,14 @@ export class Runner extends EventEmitter<RunnerEventMap> implements RunnerView {
         counts: rt.rows.counts(b.id), inFlight: this.#dispatch.inFlightFor(b.id),
       })),
     };
+  }
+
+  /** Batches of this process claimed after a restore, loaded and waiting for their lookup (ops/restore-reconcile.ts lookUpClaims). */
+  #claimsDue(): boolean {
+    const held = claimLookups(this.#rt.db);
+    if (held.length === 0) return false;
+    const open = new Set(this.#rt.batches.ownedBy(this.#rt.owner).filter((b) => b.state === 'open').map((b) => b.id));
+    return held.some((c) => open.has(c.batchId));
   }
 
   /** One pass over every stage. */

@@ -7,6 +7,7 @@ import { Gauge, type Registry } from 'prom-client';
 import { Pauses } from '../account/pauses.js';
 import { JOB_NAMES, lastRunKey, lastSuccessKey } from '../reports/schedule.js';
 import { LAST_BACKUP_KEY, type BackupRecord } from '../store/backup.js';
+import { replicaLag } from '../standby/litestream.js';
 import { BATCH_STATES } from '../store/batch-states.js';
 import { ROW_STATES } from '../store/rows.js';
 import type { RunnerView } from '../engine/events.js';
@@ -185,6 +186,30 @@ export function storeGauges(registry: Registry, deps: GaugeDeps, slow: SlowReads
       if (down) this.set(down.since / 1000);
     },
   });
+  // A warm standby's replica (a folder: docs/standby.md), read from Litestream's files there.
+  const replicaDir = rt.config.standby.replica?.dir ?? '';
+  if (replicaDir !== '') {
+    new Gauge({
+      name: 'topup_replica_lag_seconds',
+      help: 'Seconds of store changes the Litestream replica lacks (the store\'s newest change minus the newest file Litestream shipped; 0 when caught up): what a takeover now would lose. Alert: deploy/prometheus/standby-alerts.yml TopupReplicaLagging',
+      registers: [memory],
+      collect() {
+        this.reset();
+        const lag = replicaLag(replicaDir, rt.config.dbPath).lagSeconds;
+        if (lag !== null) this.set(lag);
+      },
+    });
+    new Gauge({
+      name: 'topup_replica_last_shipped_timestamp_seconds',
+      help: 'When Litestream last wrote a WAL segment or snapshot into the replica (Unix seconds); absent: no generation yet',
+      registers: [memory],
+      collect() {
+        this.reset();
+        const at = replicaLag(replicaDir, rt.config.dbPath).shippedAt;
+        if (at !== null) this.set(at / 1000);
+      },
+    });
+  }
   new Gauge({
     name: 'topup_backup_last_success_timestamp_seconds',
     help: 'When the last backup that was written and verified was taken (Unix seconds; absent: never). Alert on its age (deploy/prometheus/backup-alerts.yml)',

@@ -7,6 +7,8 @@
  */
 import { lastBackup, lastBackupAttempt } from './backup-job.js';
 import { restoreStatus, restoredFromBackup } from './restore-reconcile.js';
+import { fenceStatus } from '../standby/fence.js';
+import { replicaLag } from '../standby/litestream.js';
 import { accessSync, constants, statSync, statfsSync } from 'node:fs';
 import { Priority } from '../api/client.js';
 import { ApiError, coerceError } from '../kernel/errors.js';
@@ -122,6 +124,29 @@ export async function runDoctor(rt: Pick<Runtime, 'account' | 'accounts' | 'batc
     if (restore) add({ name: 'restore', ok: !restore.pending && restore.needsPerson === 0, fatal: false, detail: restore.line.replace(/^restore: /, '') });
   } catch (err) {
     add({ name: 'backup', ok: false, fatal: false, detail: coerceError(err).message });
+  }
+  // A warm standby (docs/standby.md): the fence's state, and how far the replica is behind.
+  try {
+    const { fenceFile, replica } = config.standby;
+    if (fenceFile !== null) {
+      const f = fenceStatus(fenceFile, config.home);
+      add({ name: 'fence', ok: f.ok, fatal: false, detail: `${f.state}: ${f.detail}` });
+    } else if (replica !== null) {
+      add({ name: 'fence', ok: true, fatal: false, detail: 'off (TOPUP_FENCE_FILE=off): the supplier\'s IP allowlist is the only fence; move it before a takeover' });
+    }
+    if (replica !== null && replica.dir !== '') {
+      const lag = replicaLag(replica.dir, config.dbPath);
+      add({
+        name: 'replica',
+        ok: lag.lagSeconds !== null && lag.lagSeconds <= 5,
+        fatal: false,
+        detail: lag.shippedAt === null
+          ? `${replica.url}: no generation yet (litestream has not written it; it runs beside the daemon)`
+          : `${replica.url}: last shipped ${new Date(lag.shippedAt).toISOString()}; ${lag.lagSeconds === null ? 'the store\'s last change unknown' : lag.lagSeconds <= 1 ? 'caught up' : `${lag.lagSeconds.toFixed(1)} s of store changes behind`}`,
+      });
+    }
+  } catch (err) {
+    add({ name: 'fence', ok: false, fatal: false, detail: coerceError(err).message });
   }
   return { ok: checks.every((c) => c.ok || !c.fatal), checks, ip, balanceUsd, accounts };
 }

@@ -44,7 +44,7 @@ import type { Runtime } from '../runtime.js';
 import type { Row, RowMove } from '../store/row-record.js';
 import type { RowState } from '../store/row-states.js';
 import { LEASE_MS } from '../store/owner.js';
-import { RECONCILE_KEY, type ReconcileMarker } from '../store/backup.js';
+import { CLAIM_LOOKUP_PREFIX, RECONCILE_KEY, RESTORE_WINDOW_KEY, claimLookups, type ReconcileMarker, type RestoreWindow } from '../store/backup.js';
 import { loadBatch } from '../claim/load.js';
 import { recoverClaims } from '../claim/claim.js';
 import type { Orphan } from '../claim/orphans.js';
@@ -258,6 +258,43 @@ async function reconcileOnce(rt: ReconcileParts, marker: ReconcileMarker, opts: 
     for (const account of rt.accounts) sweeps.set(account.id, await sweep(rt, account.id, since, signal));
   }
 
+  const { settled, needsPerson, unchanged } = settleRows(rt, rows, sweeps);
+
+  const orphans = rt.meta.getJson<RestoreReport['orphans']>(RESTORE_ORPHANS_KEY) ?? [];
+  for (const o of orphans) {
+    if (o.verdict === 'new trxids' || o.verdict === 'submitted' || o.verdict === 'changed') {
+      needsPerson.push({ batch: o.batch, line: 0, trxid: null, account: '', why: o.detail });
+    }
+  }
+  const apiOrders = rt.meta.getJson<JournalRecovery>(JOURNAL_RECOVERY_KEY) ?? null;
+  for (const f of (apiOrders?.failed ?? []).filter((x) => x.transient !== true)) needsPerson.push({ batch: '', line: 0, trxid: f.trxid, account: '', why: `API order accepted before the store was lost, not accepted again: ${f.why}` });
+  const report: RestoreReport = { at: rt.clock.now(), marker, lookedUp: rows.length, unchanged, placed, settled, needsPerson, orphans, apiOrders, file: null };
+  report.file = writeReport(rt, report);
+  // Last: the marker goes, and with it the gate. A kill before this line reconciles again.
+  // The window after a restore (store/backup.ts RestoreWindow): the operator re-drops the day's
+  // files, and a file claimed after the copy (or a lost store) was never known here, so this look
+  // never reached its rows; claimed in the window, its rows are looked up as these were (lookUpClaims).
+  const window: RestoreWindow | null = {
+    since: lost ? Math.min(since, now - JOURNAL_DAYS * 86_400_000) : since,
+    until: now + JOURNAL_DAYS * 86_400_000,
+    detail: marker.detail,
+  };
+  rt.db.transaction(() => {
+    rt.meta.setJson(RESTORE_WINDOW_KEY, window);
+    rt.meta.setJson(LAST_RESTORE_KEY, { ...report, settled: report.settled.length, needsPerson: report.needsPerson.length, people: report.needsPerson.slice(0, 20) });
+    rt.meta.delete(RESTORE_ORPHANS_KEY);
+    rt.meta.delete(JOURNAL_RECOVERY_KEY);
+    rt.meta.delete(RECONCILE_KEY);
+  })();
+  rt.log.warn(
+    { lookedUp: rows.length, settled: settled.length, needsPerson: needsPerson.length, unchanged, placed, report: report.file },
+    `reconciled after the restore: ${settled.length} row(s) settled from the suppliers, ${needsPerson.length} need a person, ${unchanged} go on as the copy has them; sending starts now`,
+  );
+  return report;
+}
+
+/** Each row looked up in the sweeps and settled (one transaction each); what was settled, what needs a person, how many go on as they are. */
+function settleRows(rt: ReconcileParts, rows: readonly Row[], sweeps: Map<string, Sweep>): { settled: SettledRow[]; needsPerson: PersonRow[]; unchanged: number } {
   const settled: SettledRow[] = [];
   const needsPerson: PersonRow[] = [];
   let unchanged = 0;
@@ -291,26 +328,38 @@ async function reconcileOnce(rt: ReconcileParts, marker: ReconcileMarker, opts: 
     else throw new Error(`row ${row.batchId}:${row.line} moved on while it was settled`);
   }
 
-  const orphans = rt.meta.getJson<RestoreReport['orphans']>(RESTORE_ORPHANS_KEY) ?? [];
-  for (const o of orphans) {
-    if (o.verdict === 'new trxids' || o.verdict === 'submitted' || o.verdict === 'changed') {
-      needsPerson.push({ batch: o.batch, line: 0, trxid: null, account: '', why: o.detail });
-    }
+  return { settled, needsPerson, unchanged };
+}
+
+/**
+ * Batches claimed in the window after a restore (store/backup.ts markClaimInRestoreWindow), run by
+ * this process and loaded: their rows looked up at every account under their own trxid and the
+ * trxids a move gives, settled from what the suppliers say, then their marks removed (after which
+ * the store lets their intents through). The copy never knew these files: a re-dropped file's rows
+ * that had failed over were bought on another account as `<trxid>-<account>` (an adversarial review:
+ * a re-drop after a restore bought 3 of 3 rows a second time on main). Throws when an account cannot
+ * be read: the marks stay, nothing of those batches is sent, the runner tries again later.
+ */
+export async function lookUpClaims(rt: ReconcileParts, signal?: AbortSignal): Promise<RestoreReport | null> {
+  const owned = new Map(rt.batches.ownedBy(rt.owner).map((b) => [b.id, b]));
+  const due = claimLookups(rt.db).filter((c) => owned.get(c.batchId)?.state === 'open');
+  if (due.length === 0) return null;
+  const rows: Row[] = due.flatMap((c) => rt.rows.inStates(c.batchId, LOOKED_UP));
+  const since = Math.min(...due.map((c) => c.since));
+  const sweeps = new Map<string, Sweep>();
+  if (rows.length > 0) {
+    for (const account of rt.accounts) sweeps.set(account.id, await sweep(rt, account.id, since, signal));
   }
-  const apiOrders = rt.meta.getJson<JournalRecovery>(JOURNAL_RECOVERY_KEY) ?? null;
-  for (const f of (apiOrders?.failed ?? []).filter((x) => x.transient !== true)) needsPerson.push({ batch: '', line: 0, trxid: f.trxid, account: '', why: `API order accepted before the store was lost, not accepted again: ${f.why}` });
-  const report: RestoreReport = { at: rt.clock.now(), marker, lookedUp: rows.length, unchanged, placed, settled, needsPerson, orphans, apiOrders, file: null };
+  const { settled, needsPerson, unchanged } = settleRows(rt, rows, sweeps);
+  const marker: ReconcileMarker = { kind: 'claim', copy: null, restoredAt: null, from: null, since, detail: due.map((c) => c.detail).join('; ') };
+  const report: RestoreReport = { at: rt.clock.now(), marker, lookedUp: rows.length, unchanged, placed: 0, settled, needsPerson, orphans: [], apiOrders: null, file: null };
   report.file = writeReport(rt, report);
-  // Last: the marker goes, and with it the gate. A kill before this line reconciles again.
   rt.db.transaction(() => {
-    rt.meta.setJson(LAST_RESTORE_KEY, { ...report, settled: report.settled.length, needsPerson: report.needsPerson.length, people: report.needsPerson.slice(0, 20) });
-    rt.meta.delete(RESTORE_ORPHANS_KEY);
-    rt.meta.delete(JOURNAL_RECOVERY_KEY);
-    rt.meta.delete(RECONCILE_KEY);
+    for (const c of due) rt.meta.delete(CLAIM_LOOKUP_PREFIX + c.batchId);
   })();
   rt.log.warn(
-    { lookedUp: rows.length, settled: settled.length, needsPerson: needsPerson.length, unchanged, placed, report: report.file },
-    `reconciled after the restore: ${settled.length} row(s) settled from the suppliers, ${needsPerson.length} need a person, ${unchanged} go on as the copy has them; sending starts now`,
+    { batches: due.map((c) => c.batchId), lookedUp: rows.length, settled: settled.length, needsPerson: needsPerson.length, report: report.file },
+    `looked up ${rows.length} row(s) of file(s) claimed after a restore: ${settled.length} settled from the suppliers (bought before), ${needsPerson.length} need a person, ${unchanged} are sent now`,
   );
   return report;
 }

@@ -43,7 +43,7 @@ import { OrderReads, type ApiRow } from '../store/order-reads.js';
 import type { NewRow } from '../store/row-record.js';
 import { originOf } from '../config/order-api-settings.js';
 import { apiColumns, todaysApiBatch } from './api-batch.js';
-import { appendJournal } from './journal.js';
+import { appendJournal, appendJournalMirror, journalMirror } from './journal.js';
 import { orderEvent, orderView } from './view.js';
 import type { AcceptOutcome, FeedPage, FieldProblem, OrderDesk, OrderEvent, OrderInput, OrderView, PlayerCheckDesk, PlayerCheckInput, PlayerCheckOutcome } from './types.js';
 import { trxidAsGiven } from '../kernel/identity.js';
@@ -74,6 +74,8 @@ export function bodyHash(order: OrderInput): string {
 export class Desk implements OrderDesk, PlayerCheckDesk {
   readonly #rt: Runtime;
   readonly #wake: () => void;
+  /** The journal's mirror beside a folder replica, or null (orders/journal.ts journalMirror). */
+  readonly #mirror: string | null;
   readonly #reads: OrderReads;
   readonly #columns: readonly string[];
   /** What acceptance judges by (the catalogs, each account's balance), renewed in the background. */
@@ -86,6 +88,7 @@ export class Desk implements OrderDesk, PlayerCheckDesk {
 
   constructor(rt: Runtime, wake: () => void) {
     this.#rt = rt;
+    this.#mirror = journalMirror(rt.config);
     this.#wake = wake;
     this.#reads = new OrderReads(rt.db);
     this.#columns = apiColumns(rt);
@@ -328,6 +331,15 @@ export class Desk implements OrderDesk, PlayerCheckDesk {
       appendJournal(rt.config.jobsDir, accepted);
     } catch (err) {
       rt.log.error({ err: coerceError(err).message, orders: accepted.length }, 'accepted API orders could not be written to the journal (jobs/api-journal/): they are in the store, but a lost store would lose them');
+    }
+    // And beside the replica of a warm standby (journalMirror): what a takeover finds when this
+    // machine dies before Litestream's next sync.
+    if (this.#mirror !== null) {
+      try {
+        appendJournalMirror(this.#mirror, accepted, rt.clock.now());
+      } catch (err) {
+        rt.log.error({ err: coerceError(err).message, orders: accepted.length, mirror: this.#mirror }, 'accepted API orders could not be written beside the replica: they are in the store and jobs/api-journal/, but a takeover in the next second would not find them');
+      }
     }
     for (let i = 0; i < batch.length; i++) {
       const o = outcomes[i]!;

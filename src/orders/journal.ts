@@ -17,8 +17,11 @@ import { join } from 'node:path';
 import type { OrderInput, OrderDesk } from './types.js';
 import type { Runtime } from '../runtime.js';
 import { coerceError } from '../kernel/errors.js';
+import { JOURNAL_FOLDER } from '../config/standby-settings.js';
+import type { Config } from '../config/config.js';
+import { nodeId } from '../standby/fence.js';
 
-export const JOURNAL_DIR = 'api-journal';
+export const JOURNAL_DIR = JOURNAL_FOLDER;
 /** Days of journal kept (and read back at a recovery). */
 export const JOURNAL_DAYS = 8;
 /** meta: what the last recovery from the journal did (for the restore report, status, doctor). */
@@ -50,10 +53,38 @@ const TRANSIENT_REFUSALS: ReadonlySet<string> = new Set(['CATALOG_UNAVAILABLE', 
 
 const dayOf = (ms: number): string => new Date(ms).toISOString().slice(0, 10);
 
+/**
+ * With a folder replica (TOPUP_REPLICA, docs/standby.md), the journal's mirror beside it:
+ * `<replica>/api-journal/<node id>/`. The journal in jobs/ dies with the primary's disk, and the
+ * store reaches the replica only at Litestream's next sync (500 ms): an order answered 202 just
+ * before the machine died was in neither place a takeover reads (an adversarial review: 1 of 3
+ * orders 202'd right before a SIGKILL never bought, 2 of 2 runs). `topup takeover` folds the mirror
+ * into the standby's journal, and its reconcile-first start accepts the orders again.
+ * One folder per node: two nodes never append to one file.
+ */
+export function journalMirror(config: Pick<Config, 'home' | 'standby'>): string | null {
+  const dir = config.standby.replica?.dir;
+  return dir ? join(dir, JOURNAL_FOLDER, nodeId(config.home)) : null;
+}
+
 /** Appends the entries and fsyncs (throws what the file system throws). */
 export function appendJournal(jobsDir: string, entries: readonly JournalEntry[]): void {
   if (entries.length === 0) return;
-  const dir = join(jobsDir, JOURNAL_DIR);
+  appendJournalIn(join(jobsDir, JOURNAL_DIR), entries);
+}
+
+/** The same entries appended to the mirror (journalMirror), fsynced; days older than JOURNAL_DAYS removed as a new day begins. */
+export function appendJournalMirror(mirror: string, entries: readonly JournalEntry[], now: number): void {
+  if (entries.length === 0) return;
+  const begun = appendJournalIn(mirror, entries);
+  if (!begun) return;
+  const oldest = dayOf(now - JOURNAL_DAYS * 86_400_000);
+  for (const f of readdirSync(mirror)) if (/^\d{4}-\d{2}-\d{2}\.jsonl$/.test(f) && f.slice(0, 10) < oldest) rmSync(join(mirror, f), { force: true });
+}
+
+/** Appends to `<dir>/<day>.jsonl` with fsync; true when it began a new file. */
+function appendJournalIn(dir: string, entries: readonly JournalEntry[]): boolean {
+  let begun = false;
   mkdirSync(dir, { recursive: true, mode: 0o700 });
   const byDay = new Map<string, JournalEntry[]>();
   for (const e of entries) byDay.set(dayOf(e.at), [...(byDay.get(dayOf(e.at)) ?? []), e]);
@@ -68,6 +99,7 @@ export function appendJournal(jobsDir: string, entries: readonly JournalEntry[])
       closeSync(fd);
     }
     if (created) {
+      begun = true;
       // A new file's name must be on disk too.
       const dfd = openSync(dir, 'r');
       try {
@@ -77,6 +109,7 @@ export function appendJournal(jobsDir: string, entries: readonly JournalEntry[])
       }
     }
   }
+  return begun;
 }
 
 /** The journal files kept (relative to jobs/), oldest first; older ones than JOURNAL_DAYS are removed. */

@@ -19,7 +19,7 @@
  * primary that cannot tell whether it was taken over must not buy. The daemon then waits; a fence
  * naming another node stops it (it exits 5, which the shipped unit does not restart).
  */
-import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { closeSync, existsSync, fsyncSync, linkSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -30,6 +30,15 @@ import type { Logger } from '../kernel/log.js';
 export const FENCE_TTL_MS = 500;
 /** The node id file, in the home (outside jobs/: it is this machine's, never restored with the store). */
 export const NODE_FILE = '.topup-node';
+/**
+ * The fence this home last held (`{ path, epoch, at }`), in the home (outside jobs/, like NODE_FILE).
+ * A home that has held a fence was a primary, so it may have been taken over since: it never takes
+ * a fence again as if there had been none (claim). A fence missing where it held one is most often
+ * the replica's mount not up (an empty mount point after a reboot), where a fresh fence would be
+ * written on its own disk while the standby sends (an adversarial review: 5 orders bought by an old
+ * primary after a takeover).
+ */
+export const HELD_FILE = '.topup-fence-held';
 const FORMAT = 'topup-fence/1';
 
 export interface FenceRecord {
@@ -115,6 +124,54 @@ function writeDurably(path: string, text: string): void {
   }
 }
 
+interface Held {
+  path: string;
+  epoch: number;
+  at: number;
+}
+
+function readHeld(home: string): Held | null {
+  try {
+    const h = JSON.parse(readFileSync(join(home, HELD_FILE), 'utf8')) as Held;
+    return typeof h.path === 'string' && Number.isInteger(h.epoch) ? h : null;
+  } catch {
+    return null;
+  }
+}
+
+/** Remembers the fence this home holds (claim, takeover). */
+export function noteHeld(home: string, path: string, f: FenceRecord): void {
+  const prev = readHeld(home);
+  if (prev && prev.path === path && prev.epoch === f.epoch) return;
+  mkdirSync(home, { recursive: true, mode: 0o700 });
+  writeDurably(join(home, HELD_FILE), `${JSON.stringify({ path, epoch: f.epoch, at: f.at })}\n`);
+}
+
+/**
+ * Writes the first fence only if there is still none (a hard link of a complete temporary file: it
+ * fails when the name exists), so two nodes starting at once cannot both believe they took it.
+ * Returns the fence that is there afterwards.
+ */
+function createFence(path: string, rec: FenceRecord): FenceRecord | null {
+  mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+  const tmp = `${path}.tmp-${process.pid}`;
+  writeFileSync(tmp, `${JSON.stringify(rec, null, 2)}\n`, { mode: 0o600 });
+  const fd = openSync(tmp, 'r');
+  try {
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+  try {
+    linkSync(tmp, path);
+  } catch (err) {
+    if ((err as { code?: string }).code !== 'EEXIST') throw err;
+  } finally {
+    rmSync(tmp, { force: true });
+  }
+  return readFence(path);
+}
+
 function fencedMessage(f: FenceRecord, path: string): string {
   return (
     `this home was taken over: the fence ${path} (epoch ${f.epoch}) names ${f.home} on ${f.host} since ${new Date(f.at).toISOString()}. ` +
@@ -151,15 +208,29 @@ export class SendFence {
    * node's → E_FENCED. A fence that cannot be read → E_STANDBY (nothing is sent blind).
    */
   claim(wall: number, log?: Pick<Logger, 'info'>): FenceRecord {
-    const f = readFence(this.path);
+    let f = readFence(this.path);
     if (f === null) {
+      const held = readHeld(this.#home);
+      if (held !== null && held.path === this.path) {
+        throw new TopupError(
+          ErrorCode.Standby,
+          `the fence ${this.path} is not there, but this home held it (epoch ${held.epoch}, ${new Date(held.at).toISOString()}): ` +
+            'its folder may be a mount point whose mount is not up, or the fence was removed after another node took over. Nothing is sent. ' +
+            'Mount the replica (the daemon then finds the fence and who holds it), or, to make this home the primary, run topup takeover --from <replica> here (docs/standby.md)',
+        );
+      }
       const rec: FenceRecord = { format: FORMAT, epoch: 1, holder: this.node, host: hostname(), home: this.#home, at: wall, previous: null };
-      writeFence(this.path, rec);
-      this.#set({ ok: true });
-      log?.info({ fence: this.path, epoch: rec.epoch, node: this.node }, 'this home took the fence (there was none): it may send');
-      return rec;
+      f = createFence(this.path, rec);
+      if (f === null) throw new TopupError(ErrorCode.Standby, `the fence ${this.path} could not be written`);
+      if (f.holder === this.node) {
+        noteHeld(this.#home, this.path, f);
+        this.#set({ ok: true });
+        log?.info({ fence: this.path, epoch: f.epoch, node: this.node }, 'this home took the fence (there was none): it may send');
+        return f;
+      }
     }
     if (f.holder !== this.node) throw new TopupError(ErrorCode.Fenced, fencedMessage(f, this.path));
+    noteHeld(this.#home, this.path, f);
     this.#set({ ok: true });
     log?.info({ fence: this.path, epoch: f.epoch, node: this.node }, 'this home holds the fence: it may send');
     return f;
@@ -217,5 +288,33 @@ export function takeFence(path: string, home: string, wall: number): { taken: Fe
     previous: prev ? { holder: prev.holder, host: prev.host, home: prev.home, epoch: prev.epoch } : null,
   };
   writeFence(path, taken);
+  noteHeld(home, path, taken);
   return { taken, previous: prev };
+}
+
+/**
+ * The fence's state as `topup doctor` names it (docs/standby.md), read without taking it: who
+ * holds it, whether this home may send, and what a home that held it before finds.
+ */
+export function fenceStatus(path: string, home: string): { ok: boolean; state: 'held' | 'standby' | 'taken over' | 'none yet' | 'missing' | 'unreadable'; detail: string } {
+  const node = nodeId(home);
+  const held = readHeld(home);
+  let f: FenceRecord | null;
+  try {
+    f = readFence(path);
+  } catch (err) {
+    return { ok: false, state: 'unreadable', detail: `${(err as Error).message}: nothing is sent until it can be read` };
+  }
+  const since = (r: FenceRecord): string => `epoch ${r.epoch}, since ${new Date(r.at).toISOString()}`;
+  if (f === null) {
+    if (held !== null && held.path === path) {
+      return { ok: false, state: 'missing', detail: `${path} is not there, but this home held it (epoch ${held.epoch}): the replica's mount may not be up; a start refuses until it is back (or topup takeover here)` };
+    }
+    return { ok: true, state: 'none yet', detail: `no fence at ${path} yet: the first process that can send takes it` };
+  }
+  if (f.holder === node) return { ok: true, state: 'held', detail: `this home holds the fence ${path} (${since(f)}): it may send` };
+  if (held !== null && held.path === path) {
+    return { ok: false, state: 'taken over', detail: `this home was taken over: the fence ${path} names ${f.home} on ${f.host} (${since(f)}); it sends nothing (topup takeover --from <replica> here to make it the primary again)` };
+  }
+  return { ok: true, state: 'standby', detail: `the fence ${path} names ${f.home} on ${f.host} (${since(f)}): this home is a standby and sends nothing until topup takeover` };
 }

@@ -23,7 +23,7 @@
  * both write the replica, so the next start stops the one left over first.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { accessSync, constants, existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { accessSync, constants, existsSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import type { Config } from '../config/config.js';
@@ -249,4 +249,51 @@ export function restoreReplica(bin: string, source: { url: string; configFile: s
     throw new TopupError(ErrorCode.Standby, `litestream restore from ${source.url} failed (${r.error?.message ?? `exit ${r.status}`}): ${output.split('\n').slice(-3).join(' | ')}`);
   }
   return { ms: Math.round(performance.now() - started), output };
+}
+
+export interface ReplicaLag {
+  /** Wall ms of the newest file Litestream wrote into the replica (a WAL segment or a snapshot); null: no generation yet. */
+  shippedAt: number | null;
+  /** Wall ms of the store's newest change on this disk (its file or its write-ahead log). */
+  changedAt: number | null;
+  /** Seconds of store changes the replica lacks: changedAt − shippedAt, 0 when it has them all; null when either is unknown. */
+  lagSeconds: number | null;
+}
+
+/**
+ * How far the replica is behind the store, read from Litestream's own state in a folder replica:
+ * it writes each WAL segment and snapshot as a new file under `generations/<id>/wal/` and
+ * `…/snapshots/`, so those folders' modification times are when it last shipped; the store's newest
+ * change is the modification time of `topup.db-wal` (every commit writes it) or `topup.db`.
+ * Litestream 0.3 has no status command, and a replica that cannot be written (a read-only mount, a
+ * full disk, a lost network) only shows in its log, while the daemon goes on sending: this is what
+ * tells an operator that a takeover now would lose that many seconds (docs/standby.md). Stats of a
+ * few folders: cheap enough for every scrape.
+ */
+export function replicaLag(replicaDir: string, dbPath: string): ReplicaLag {
+  const mtime = (p: string): number | null => {
+    try {
+      return statSync(p).mtimeMs;
+    } catch {
+      return null;
+    }
+  };
+  let shippedAt: number | null = null;
+  const gens = join(replicaDir, 'generations');
+  let ids: string[] = [];
+  try {
+    ids = readdirSync(gens);
+  } catch {
+    ids = [];
+  }
+  for (const id of ids) {
+    for (const sub of ['wal', 'snapshots']) {
+      const t = mtime(join(gens, id, sub));
+      if (t !== null && (shippedAt === null || t > shippedAt)) shippedAt = t;
+    }
+  }
+  const times = [mtime(`${dbPath}-wal`), mtime(dbPath)].filter((t): t is number => t !== null);
+  const changedAt = times.length > 0 ? Math.max(...times) : null;
+  const lagSeconds = shippedAt !== null && changedAt !== null ? Math.max(0, changedAt - shippedAt) / 1000 : null;
+  return { shippedAt, changedAt, lagSeconds };
 }

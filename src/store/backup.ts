@@ -42,6 +42,13 @@ import type { Logger } from '../kernel/log.js';
 export const COPY_KEY = 'backup.copy';
 /** In a store: "a copy, not yet reconciled": the first runner looks every open row up before it sends. */
 export const RECONCILE_KEY = 'restore.reconcile';
+/**
+ * In a store reconciled after a restore (or the loss of the store): for JOURNAL_DAYS, a file claimed
+ * again is reconciled too before it sends (RestoreWindow). A re-dropped file the copy never knew
+ * gets its byte-derived trxids, but a row of it that had failed over was bought on another account
+ * under `<trxid>-<account>`: resent on its own account it is a second purchase, not a replay.
+ */
+export const RESTORE_WINDOW_KEY = 'restore.window';
 /** In the live store: the last backup that was taken and verified (BackupRecord). */
 export const LAST_BACKUP_KEY = 'backup.last';
 /** In the live store: the last backup attempt, good or not ({at, ok, error?}). */
@@ -73,9 +80,11 @@ export interface CopyMarker {
 export interface ReconcileMarker {
   /**
    * 'backup': a copy taken by topup backup; 'mark': the store is older than the home's mark file
-   * says; 'replica': restored from a Litestream replica by topup takeover (standby/takeover.ts).
+   * says; 'replica': restored from a Litestream replica by topup takeover (standby/takeover.ts);
+   * 'claim': a file claimed within the window after a reconcile (RESTORE_WINDOW_KEY), whose rows
+   * the copy may never have known although they were bought.
    */
-  kind: 'backup' | 'mark' | 'replica';
+  kind: 'backup' | 'mark' | 'replica' | 'claim';
   copy: CopyMarker | null;
   restoredAt: number | null;
   /** The backup restored (topup restore), when known. */
@@ -87,6 +96,56 @@ export interface ReconcileMarker {
    * history back to before it. Absent: a deleted store, whose rows date from their first claim.
    */
   since?: number;
+}
+
+/** meta RESTORE_WINDOW_KEY: after a reconcile, until when a claim is reconciled too, and how far back its lookups read. */
+export interface RestoreWindow {
+  /** Wall ms: the suppliers' histories are read back to before this (what the copy did not know was bought after it). */
+  since: number;
+  /** Wall ms the window closes. */
+  until: number;
+  /** The restore it follows (its marker's detail). */
+  detail: string;
+}
+
+/** meta: `<prefix><batch id>` = ClaimLookup: a batch claimed in the window after a restore, not yet looked up (markClaimInRestoreWindow). */
+export const CLAIM_LOOKUP_PREFIX = 'restore.claim:';
+
+/** What a batch claimed in the window is looked up with: how far back, and why. */
+export interface ClaimLookup {
+  batchId: string;
+  since: number;
+  detail: string;
+}
+
+/**
+ * Called in the claim's own transaction (claim/claim.ts recordClaim): a new file claimed while the
+ * window after a restore is open is marked "not yet looked up" (meta CLAIM_LOOKUP_PREFIX + its id),
+ * so nothing of it is sent (store: rows.ts markSending refuses its intents while the mark is there)
+ * before its rows were looked up at every account under the trxids a move gives (ops/restore-reconcile.ts
+ * lookUpClaims, by the process that runs the batch). Per batch, not the whole store: a `topup submit`
+ * beside a running daemon must not stop the daemon's batches, nor wait for them.
+ * One account: a re-drop's byte-derived trxids meet any purchase as a replay, nothing to look up.
+ */
+export function markClaimInRestoreWindow(db: Db, accounts: number, c: { batchId: string; sourceName: string; now: number }): boolean {
+  if (accounts < 2) return false;
+  const w = db.prepare('SELECT value FROM meta WHERE key = ?').get(RESTORE_WINDOW_KEY) as { value: string } | undefined;
+  if (!w) return false;
+  const window = JSON.parse(w.value) as RestoreWindow;
+  if (c.now >= window.until) return false;
+  const mark: ClaimLookup = {
+    batchId: c.batchId,
+    since: window.since,
+    detail: `${c.sourceName} (batch ${c.batchId}) was claimed within ${Math.round((window.until - window.since) / 86_400_000)} days of a restore (${window.detail}): its rows may have been bought before under trxids a move gives`,
+  };
+  db.prepare('INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value').run(CLAIM_LOOKUP_PREFIX + c.batchId, JSON.stringify(mark));
+  return true;
+}
+
+/** The batches claimed in the window not yet looked up (a range of the meta key's index: cheap for every step). */
+export function claimLookups(db: Db): ClaimLookup[] {
+  const rows = db.prepare('SELECT value FROM meta WHERE key >= ? AND key < ?').all(CLAIM_LOOKUP_PREFIX, CLAIM_LOOKUP_PREFIX.replace(/:$/, ';')) as { value: string }[];
+  return rows.map((r) => JSON.parse(r.value) as ClaimLookup);
 }
 
 export interface BackupRecord {

@@ -9,6 +9,9 @@ import type { EngineContext, Stage, StepBatches } from '../stage.js';
 import type { Row } from '../../store/rows.js';
 import type { FundingStage } from './funding.js';
 import { sendRow } from '../../dispatch/sender.js';
+import { restorePending } from '../../ops/restore-reconcile.js';
+import { claimLookups } from '../../store/backup.js';
+import type { SendScope } from '../../store/row-reads.js';
 import { moveRow } from '../../dispatch/failover.js';
 import { isAccountWait } from '../../account/funds.js';
 import { sweepStalled } from '../../dispatch/stall.js';
@@ -79,6 +82,8 @@ export class DispatchStage implements Stage {
     // The warm standby's fence (standby/fence.ts): before every round of sends. Taken over by
     // another node, or the fence unreadable: nothing is sent (the daemon stops when fenced).
     if (rt.fence && !rt.fence.allows()) return;
+    // A store not yet reconciled sends nothing (the store refuses the intents anyway).
+    if (restorePending(rt.meta)) return;
     if (batches) this.#rescueStranded(batches, now);
     if (this.#e.stopping()) return;
     if (batches) this.#sweepStalled(batches, now);
@@ -96,9 +101,22 @@ export class DispatchStage implements Stage {
       // Rows whose send started may still be pending (waiting for the rate gate): skipped by the read.
       const busy = { has: (batchId: string, idx: number) => this.#inflight.get(batchId)?.has(idx) === true };
       // A home with one account reads without naming it (every row is on it).
-      for (const row of rt.rows.sendable(this.#funding.scope, now, free, busy, one ? undefined : account)) this.#start(row);
+      for (const row of rt.rows.sendable(this.#scope(), now, free, busy, one ? undefined : account)) this.#start(row);
       if ((this.#countBy.get(account) ?? 0) < cap) this.#startedUpTo.set(account, now);
     }
+  }
+
+  /**
+   * The batches that may send, less those claimed in the window after a restore and not yet looked
+   * up (store/backup.ts markClaimInRestoreWindow: the runner looks them up first; the store would
+   * refuse their intents, so they are not even read here).
+   */
+  #scope(): SendScope {
+    const scope = this.#funding.scope;
+    const held = claimLookups(this.#e.rt.db);
+    if (held.length === 0) return scope;
+    const out = new Set(held.map((c) => c.batchId));
+    return { newOrders: scope.newOrders.filter((id) => !out.has(id)), resendsOnly: scope.resendsOnly.filter((id) => !out.has(id)) };
   }
 
   nextDueAt(): number | undefined {
@@ -114,7 +132,7 @@ export class DispatchStage implements Stage {
     for (const account of pauses.names) {
       // Sends finishing wake the runner; a timer is needed only for rows waiting out a back-off.
       if ((this.#countBy.get(account) ?? 0) >= (this.#cap.get(account) ?? 1)) continue;
-      const rows = rt.rows.nextTryAt(this.#funding.scope, this.#startedUpTo.get(account), one ? undefined : account);
+      const rows = rt.rows.nextTryAt(this.#scope(), this.#startedUpTo.get(account), one ? undefined : account);
       if (rows === undefined) continue;
       // While paused, a probe needs both its time and a row that is due: a probe due now with every
       // row held for later (a Retry-After, a clock stepped back) is not work now. (Found by the
