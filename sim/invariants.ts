@@ -76,7 +76,7 @@ import type { OrderInput } from '../src/orders/types.js';
 import { publicStatus } from '../src/orders/types.js';
 import { apiBatchClosesAt } from '../src/orders/api-batch.js';
 import { canonicalBody } from './shop.js';
-import { trxidKey } from '../src/kernel/identity.js';
+import { trxidAsGiven, trxidKey } from '../src/kernel/identity.js';
 import { checkMoneyCells } from './money-invariants.js';
 
 /** One acceptance the shop sent (sim/shop.ts) and what it was told. */
@@ -512,6 +512,10 @@ function cellOf(body: OrderInput, column: string): string {
   const v = (body as unknown as Record<string, unknown>)[column];
   if (v === undefined) return '';
   if (column === 'meta') return canonicalBody({ meta: v } as unknown as OrderInput);
+  // A trxid as given: white space around it is not part of it (kernel/identity.ts trxidAsGiven;
+  // the desk stores " X-API-3" with a no-break space first as X-API-3, and that is the body it
+  // holds). Fresh seed 20261131 (unicode, schedule 79) read the sent spelling as another body.
+  if (column === 'trxid') return trxidAsGiven(String(v));
   return String(v);
 }
 

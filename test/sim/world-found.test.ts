@@ -96,4 +96,12 @@ describe('the wider world: schedules the simulator found', () => {
     expect(out.behaviours['world: FORBIDDEN for a purchase another key of ours placed']).toBeGreaterThan(0);
     expect(out.behaviours['orders made']).toBe(0);
   }, 120_000);
+  it('a shop trxid sent with a no-break space first is stored trimmed: the same body (invariant 15)', async () => {
+    // Fresh seed 20261131 (unicode, schedule 79, shrunk): the shop's trxid "\u00a0X-API-3" is
+    // accepted and stored as X-API-3 (kernel/identity.ts trxidAsGiven: white space around a trxid is
+    // not part of it). Invariant 15 compared the stored cells with the body as sent, trxid spelled
+    // as sent, and called it another body. The model's: it now reads the trxid as given.
+    const out = await runSchedule(found('api-trxid-nbsp-same-body'));
+    expect(out.violations).toEqual([]);
+  }, 120_000);
 });
