@@ -67,11 +67,11 @@ export const CI_HELD_BACK = {
   // row refused FORBIDDEN (the engine's; fixed). Still held back: fresh seed 20261133 (--faults
   // sibling,respell,fold,lost,error,crash,forbidden,refuse-resend --no-swarm --accounts mixed
   // --api-orders none, schedule 100) failed "purchase 0:4 was bought 2 times (M100006 for shop-5,
-  // K100001 for SHOP-5)" with the sibling met, and its shrunk schedule passes in a fresh process
-  // (replayed by its fast-check path): the verdict depends on what ran before in the process. Not
-  // diagnosed (a lead: outbox/late-lines.ts keeps a module-level map by batch id, and a schedule's shrink
-  // candidates make the same batch ids).
-  sibling: 'seed 20261133: a double count that does not replay in a fresh process (process history), not yet diagnosed',
+  // K100001 for SHOP-5)" with the sibling met on a loaded machine; its shrunk schedule passes
+  // replayed alone (by its fast-check path), and the same 100 schedules run again passed: the verdict
+  // depends on something outside the seed (real time or load). Not diagnosed (leads: what reads real
+  // time in a run; outbox/late-lines.ts's module-level map by batch id).
+  sibling: 'seed 20261133: a double count that does not replay (load-dependent verdict), not yet diagnosed',
 
   // simulate-c (seeds 301/302) after issue 29's second turn: a config-rename schedule fails
   // "the result file says account \"main-renamed\"" (invariant 13, the result's account column
