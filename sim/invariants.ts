@@ -76,7 +76,7 @@ import type { OrderInput } from '../src/orders/types.js';
 import { publicStatus } from '../src/orders/types.js';
 import { apiBatchClosesAt } from '../src/orders/api-batch.js';
 import { canonicalBody } from './shop.js';
-import { trxidKey } from '../src/kernel/identity.js';
+import { trxidAsGiven, trxidKey } from '../src/kernel/identity.js';
 import { checkMoneyCells } from './money-invariants.js';
 
 /** One acceptance the shop sent (sim/shop.ts) and what it was told. */
@@ -382,12 +382,19 @@ export function judge(c: Ctx): Judgement {
   }
   // Issue 29: a purchase another key of ours at the same supplier placed first is charged there.
   for (const sib of c.siblings ?? []) {
-    // Counted where our sends met it: the trxid sent to the supplier that holds it (its FORBIDDEN
-    // told us), or a row that left that supplier (a move after the refusal) and bought it elsewhere.
-    const toFirst = c.sentTo?.get(trxidKey(sib.trxid));
-    if (toFirst !== undefined && !toFirst.has(c.apis[0]!)) continue;
-    if (toFirst === undefined && !rows.some((x) => x.moves.some((m) => trxidKey(m.trxid) === trxidKey(sib.trxid)))) continue;
-    const r = rows.find((x) => (x.trxid !== null && trxidKey(x.trxid) === trxidKey(sib.trxid)) || x.cells.some((cell) => trxidKey(cell) === trxidKey(sib.trxid)));
+    // Counted only where a send of ours met it: the supplier holding it took a trxid this home
+    // sent as the sibling's, by the supplier's own comparison (ModelApi.siblingMet: it answered
+    // FORBIDDEN, whether or not that answer arrived), so the home was told the trxid is held and
+    // every later charge of the purchase is one too many (a row moved or bought again after it).
+    // Never by this home's fold: with a supplier comparing exactly, `shop-5` sent while the sibling
+    // holds `SHOP-5` is answered as a new purchase (seed 101, worker seed 103, and
+    // test/sim/found/sibling-other-spelling-exact.json), the home's store holds no `SHOP-5` to
+    // refuse it by, and no client of this key can see another key's orders: a purchase two homes
+    // of one reseller each place under their own spelling is not a defect one home can prevent
+    // (docs/simulator.md, Limits). A defect this home could prevent still counts: a `shop-5` sent
+    // after its own `SHOP-5` was refused FORBIDDEN meets the sibling on that first send.
+    if (!c.apis.some((m) => m.siblingMet.has(sib.orderId))) continue;
+    const r = rows.find((x) => (x.trxid !== null && trxidKey(x.trxid) === trxidKey(sib.trxid)) || x.moves.some((m) => trxidKey(m.trxid) === trxidKey(sib.trxid)) || x.cells.some((cell) => trxidKey(cell) === trxidKey(sib.trxid)));
     const p = r ? purchaseOf(r) : undefined;
     if (!p) continue;
     const fake = { orderId: sib.orderId, trxid: sib.trxid } as ModelOrder;
@@ -531,6 +538,10 @@ function cellOf(body: OrderInput, column: string): string {
   const v = (body as unknown as Record<string, unknown>)[column];
   if (v === undefined) return '';
   if (column === 'meta') return canonicalBody({ meta: v } as unknown as OrderInput);
+  // A trxid as given: white space around it is not part of it (kernel/identity.ts trxidAsGiven;
+  // the desk stores " X-API-3" with a no-break space first as X-API-3, and that is the body it
+  // holds). Fresh seed 20261131 (unicode, schedule 79) read the sent spelling as another body.
+  if (column === 'trxid') return trxidAsGiven(String(v));
   return String(v);
 }
 

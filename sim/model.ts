@@ -592,7 +592,7 @@ export class ModelApi {
     const userId = typeof body.userId === 'string' ? body.userId : undefined;
     const zoneId = typeof body.zoneId === 'string' ? body.zoneId : undefined;
     const quantity = typeof body.quantity === 'number' ? body.quantity : undefined;
-    if (this.forbidden.has(trxid.toLowerCase()) || this.#siblingHolds(trxid)) {
+    if (this.forbidden.has(trxid.toLowerCase()) || this.siblingHolds(trxid) || this.peer?.siblingHolds(trxid) === true) {
       return this.#variant('forbidden:false', () => this.#json(403, { success: false, code: 'FORBIDDEN', error: 'FORBIDDEN' }));
     }
     if (this.peer?.byTrxid(trxid) !== undefined) {
@@ -729,10 +729,26 @@ export class ModelApi {
 
   /** Orders another key of ours at this supplier placed (issue 29): one trxid space, 403 FORBIDDEN here. */
   readonly sibling = new Map<string, ModelOrder>();
+  /**
+   * The sibling orders (by order id) a POST of ours met: the supplier, comparing trxids its own way
+   * (`trxidFold`), took the trxid sent as the sibling's and refused it FORBIDDEN. Recorded when the
+   * supplier decides, whether or not its answer reaches the engine (a lost FORBIDDEN leaves the row
+   * in doubt, which must never be read as "not charged"). Invariant 1 counts a sibling's charge
+   * against a purchase of ours only when met: a trxid the supplier takes as another (`shop-5` sent,
+   * `SHOP-5` held, a supplier comparing exactly) is a new purchase to every client, and nothing in
+   * this home could tell it was placed elsewhere (docs/simulator.md, Limits).
+   */
+  readonly siblingMet = new Set<string>();
 
-  #siblingHolds(trxid: string): boolean {
-    if (!this.sibling.has(this.#fold(trxid))) return false;
+  /**
+   * Whether another key of ours holds this trxid here (FORBIDDEN): by this supplier's comparison.
+   * Asked by the peer too when both accounts are one supplier (one trxid space, its keys ours).
+   */
+  siblingHolds(trxid: string): boolean {
+    const o = this.sibling.get(this.#fold(trxid));
+    if (!o) return false;
     this.stats.siblingForbidden++;
+    this.siblingMet.add(o.orderId);
     return true;
   }
 

@@ -178,7 +178,11 @@ export async function runSchedule(s: Schedule, opts: RunOptions = {}): Promise<R
     for (const r of f.rows) {
       const id = rowIdOf(r.trxid);
       if (id === undefined || r.trxid === undefined || !api.account.packs.some((p) => p.id === r.pid)) continue;
-      if (has(w, 'sibling') && r.trxid.startsWith('SHOP-') && w!.sibling.includes(id % 6) && api.byTrxid(r.trxid) === undefined) {
+      // A row's own trxid (SHOP-<id>, or with `unicode` any prefix: schedule.ts), not a reused
+      // foreign or forbidden one: so a sibling's purchase is drawn under non-ASCII trxids too, where
+      // the supplier's fold (`fold`: exact, ASCII only, every case) decides what a FORBIDDEN meets.
+      const own = !/^(OLD-[0-3]|OTHER-[01])$/.test(r.trxid);
+      if (has(w, 'sibling') && own && w!.sibling.includes(id % 6) && api.byTrxid(r.trxid) === undefined) {
         api.seedSibling({ pid: r.pid, trxid: r.trxid, ...(r.userId !== undefined ? { userId: r.userId } : {}), ...(r.zoneId !== undefined ? { zoneId: r.zoneId } : {}), ...(r.quantity !== undefined ? { quantity: r.quantity } : {}) });
         const o = [...api.sibling.values()].at(-1)!;
         siblings.push({ trxid: r.trxid, orderId: o.orderId, micros: o.amountMicros });

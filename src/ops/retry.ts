@@ -4,8 +4,9 @@
  * like any file.
  *
  * - Never retried, because an order for them may exist or was paid: rows in `review`, rejected
- *   rows that hold an order id or were refused because their trxid "was already used", and
- *   cancelled rows that were NOT refunded (the order was paid; buying again pays twice).
+ *   rows that hold an order id or were refused because their trxid "was already used" or is held
+ *   under another API key (403 FORBIDDEN: that key may be ours), and cancelled rows that were NOT
+ *   refunded (the order was paid; buying again pays twice).
  * - Cancelled because of the player id (INVALID PLAYER …): left out unless asked
  *   (`includePlayerIdFailures`), since the same id fails again.
  * - Every row gets a fresh trxid derived from the earlier batch's id and the row's index, written
@@ -28,7 +29,7 @@ import { join } from 'node:path';
 import { csvText } from '../kernel/csv-text.js';
 import { NotFoundError, UsageError } from '../kernel/errors.js';
 import { mapHeader } from '../intake/columns.js';
-import { isPlayerIdFailure } from '../api/classify.js';
+import { isPlayerIdFailure, normaliseCode } from '../api/classify.js';
 import type { Runtime } from '../runtime.js';
 import type { Store } from '../store/store.js';
 import { actionOwner } from '../store/owner.js';
@@ -68,6 +69,14 @@ export function notRetryable(row: Row, includePlayerIdFailures: boolean): string
   if (row.state === 'review') return 'in review: whether it was charged is unknown (resolve it first: topup review)';
   if (row.state === 'rejected' && (row.orderId !== null || row.rejectCode === TRXID_USED_CODE)) {
     return 'an order for it may exist (the API named an order or said its trxid was already used)';
+  }
+  if (row.state === 'rejected' && normaliseCode(row.rejectCode ?? undefined) === 'FORBIDDEN') {
+    // 403 FORBIDDEN: the supplier holds this trxid under another API key. Several keys of one
+    // supplier share one trxid space, so that key may be ours (another home, another account at the
+    // same supplier, the same file dropped in a second home: its derived trxids are the file's):
+    // then the purchase is bought there, and a fresh trxid here would buy it twice (issue 29,
+    // found by the simulator's `sibling` class). Only the operator can look in those keys' orders.
+    return 'refused 403 FORBIDDEN: the supplier holds its trxid under another API key, which may be another key or home of yours that bought it; check those orders, and buy it in a new file under a new trxid only if it was not bought';
   }
   if (row.state === 'cancelled' && row.refunded !== true) {
     return 'cancelled WITHOUT a refund: that order was paid, so buying it again would pay twice (ask the supplier for the refund first)';

@@ -101,4 +101,48 @@ describe('the wider world: schedules the simulator found', () => {
     const out = await runSchedule(found('crash-while-config-edit-drains'));
     expect(out.violations).toEqual([]);
   }, 120_000);
+
+  it('another key of ours holds SHOP-5 at a supplier comparing exactly; this home sends only shop-5: one purchase here, not a double count', async () => {
+    // Seed 101, worker seed 103 (sibling, respell, fold), crafted to one row: the file's only drop
+    // spells the trxid " shop-5 "; another key of ours placed the purchase as SHOP-5 before the run;
+    // the supplier compares trxids exactly, so shop-5 is a new trxid to it (200, M100001), and this
+    // home's store holds no SHOP-5 to refuse it by. Invariant 1 counted K100001 by the home's fold
+    // ("bought 2 times"): a world no client of this key could see. It counts a sibling's charge now
+    // only when the supplier took a trxid we sent as the sibling's (ModelApi.siblingMet). Failed
+    // before that change of sim/invariants.ts.
+    const out = await runSchedule(found('sibling-other-spelling-exact'));
+    expect(out.violations).toEqual([]);
+    expect(out.behaviours['world: FORBIDDEN for a purchase another key of ours placed']).toBe(0);
+    expect(out.behaviours['orders made']).toBe(1);
+  }, 120_000);
+
+  it('SHOP-5 refused FORBIDDEN (another key of ours holds it), then the file again spelling shop-5: not bought', async () => {
+    // The same world, but this home sends SHOP-5 first: the supplier refuses it (403 FORBIDDEN: the
+    // sibling is met, so invariant 1 counts its charge), the row ends rejected holding SHOP-5, and
+    // the re-drop's " shop-5 " is the same trxid under the home's fold: refused, nothing bought.
+    const out = await runSchedule(found('sibling-told-then-respelled'));
+    expect(out.violations).toEqual([]);
+    expect(out.behaviours['world: FORBIDDEN for a purchase another key of ours placed']).toBeGreaterThan(0);
+    expect(out.behaviours['orders made']).toBe(0);
+  }, 120_000);
+
+  it('a row refused FORBIDDEN (another key of ours placed the purchase) is not bought again by topup retry', async () => {
+    // Crafted from the sibling generator and the operator's retry: SHOP-5 is held by another key
+    // of ours (sibling), the row's first send is refused 403 FORBIDDEN and ends rejected, and
+    // `topup retry` of the batch bought it under a fresh trxid (invariant 1: "bought 2 times",
+    // M100001 for tu…, K100001 for SHOP-5). Failed before ops/retry.ts left FORBIDDEN rows out.
+    const out = await runSchedule(found('sibling-forbidden-retried'));
+    expect(out.violations).toEqual([]);
+    expect(out.behaviours['world: FORBIDDEN for a purchase another key of ours placed']).toBeGreaterThan(0);
+    expect(out.behaviours['orders made']).toBe(0);
+  }, 120_000);
+
+  it('a shop trxid sent with a no-break space first is stored trimmed: the same body (invariant 15)', async () => {
+    // Fresh seed 20261131 (unicode, schedule 79, shrunk): the shop's trxid "\u00a0X-API-3" is
+    // accepted and stored as X-API-3 (kernel/identity.ts trxidAsGiven: white space around a trxid is
+    // not part of it). Invariant 15 compared the stored cells with the body as sent, trxid spelled
+    // as sent, and called it another body. The model's: it now reads the trxid as given.
+    const out = await runSchedule(found('api-trxid-nbsp-same-body'));
+    expect(out.violations).toEqual([]);
+  }, 120_000);
 });
