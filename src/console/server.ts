@@ -28,6 +28,9 @@ import { createOrderDesk } from '../orders/desk.js';
 import { createOrderApi } from '../orderapi/api.js';
 import { TokenStore } from '../orderapi/tokens.js';
 
+/** meta key: the URL the daemon's console last listened on (its TOPUP_CONSOLE, resolved). */
+export const CONSOLE_URL_KEY = 'console.url';
+
 export interface RunningConsole {
   url: string;
   close(): Promise<void>;
@@ -119,6 +122,8 @@ export async function startConsole(deps: ConsoleDeps): Promise<RunningConsole | 
   // account's reading (Account.lastBalance): nothing to record here.
   balance.start();
   const url = urlOf(settings.host, listening.port);
+  // Where it listens, for commands run without the daemon's environment (topup token create's hint).
+  rt.meta.set(CONSOLE_URL_KEY, url);
   log.info(
     { console: url, readOnly: settings.readOnly, token: settings.token !== null },
     `console: open ${url} in a browser${settings.token ? ' (log in with TOPUP_CONSOLE_TOKEN)' : ''}; metrics at ${url}metrics; order API at ${url}api/v1/ (docs: ${url}api/v1/docs)`,
