@@ -3,7 +3,7 @@
 # service's home folder, with the service's settings and keys. Install as /usr/local/bin/topup.
 #
 # The settings file is read with systemd's EnvironmentFile= rules (dist/service-cli.js), not by a
-# shell: `TOPUP_REPORT_SCHEDULE=0 */6 * * *` is a valid line there and must mean the same here.
+# shell: `TOPUP_BACKUP_SCHEDULE=0 */6 * * *` (docs/settings.md) is a valid line there and must mean the same here.
 # Keys come as the unit's LoadCredential= gives them ($CREDENTIALS_DIRECTORY), never as
 # TOPUP_API_KEY_FILE, so a home with accounts.toml works as well as a single-account one.
 #

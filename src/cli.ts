@@ -3,6 +3,7 @@
  * `topup`: argv → commands/*. Typed errors become one readable line and an exit code here,
  * the only place that exits; a stack trace is shown only with --verbose.
  */
+import { readFileSync } from 'node:fs';
 import { Command, CommanderError } from 'commander';
 import { coerceError, ApiError } from './kernel/errors.js';
 import { ExitCode, exitCodeFor } from './kernel/exit-codes.js';
@@ -12,9 +13,13 @@ import { registerCommands } from './commands/index.js';
 // Everything this program writes (database, results with codes, reports) is for its user only.
 process.umask(0o077);
 
+// The version is package.json's, read beside dist/ (or src/): one place to bump it.
+const { version } = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string };
+
 const program = new Command();
 program
   .name('topup')
+  .version(version, '-V, --version', 'print the version (package.json) and exit')
   .description('Places game top-up orders in bulk through a Reseller API, safely: inbox/ → outbox/.')
   .option('--home <dir>', 'home folder holding inbox/, jobs/, outbox/ (default: $TOPUP_HOME or the current folder)')
   .option('--verbose', 'show stack traces of errors')

@@ -442,7 +442,9 @@ export function boughtBefore(rt: Pick<Runtime, 'batches' | 'rows'>, used: { batc
   const see = `not bought again: that batch reports it (topup status ${used.batchId})`;
   if (row.orderId !== null) {
     const refund = row.state === 'cancelled' ? (row.refunded === true ? ', refunded' : row.refunded === false ? ', not refunded' : '') : '';
-    return `already bought under trxid ${trxid}: ${where} bought it as order ${row.orderId} (${row.state}${refund}); ${see}`;
+    // "bought" only of an order that completed: a cancelled (refunded or not) or unfinished one was sent.
+    const verb = row.state === 'completed' ? 'bought' : 'sent';
+    return `already ${verb} under trxid ${trxid}: ${where} ${verb} it as order ${row.orderId} (${row.state}${refund}); ${see}`;
   }
   if (row.state === 'pending') return `already in ${where} under trxid ${trxid}, not sent yet: it is bought there; ${see}`;
   return `already sent under trxid ${trxid} by ${where}, which is ${row.state === 'review' ? 'in review' : 'in doubt'} (${row.state}): it may have been bought, and whether it was is settled there; ${see}`;

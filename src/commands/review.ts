@@ -20,6 +20,31 @@ function operator(): string {
   }
 }
 
+/** The table's `why`: one line of at most WHY_MAX characters (the full text is in --json and --csv). */
+const WHY_MAX = 120;
+export function tableWhy(text: string | null): string {
+  if (!text) return '';
+  const line = text.replace(/\s+/g, ' ').trim();
+  return line.length > WHY_MAX ? `${line.slice(0, WHY_MAX - 1)}… (whole: --json)` : line;
+}
+
+/**
+ * The order id a review row holds: its own, or else the one its last stored answer names (the
+ * supplier's `orderId`, top level or under `data`), marked as such; never one read from the `why`
+ * text or guessed. Empty when the row holds none.
+ */
+export function heldOrderId(r: Pick<Row, 'orderId' | 'lastAnswer'>): string {
+  if (r.orderId) return r.orderId;
+  if (!r.lastAnswer) return '';
+  try {
+    const body = (JSON.parse(r.lastAnswer) as { body?: unknown }).body as { orderId?: unknown; data?: { orderId?: unknown } } | null;
+    const id = typeof body === 'object' && body !== null ? (body.orderId ?? body.data?.orderId) : undefined;
+    return typeof id === 'string' || typeof id === 'number' ? `${id} (in the last answer)` : '';
+  } catch {
+    return '';
+  }
+}
+
 /** `b261121-1e4309:17` → batch and input line. */
 function target(text: string): { batchId: string; line: number } {
   const m = /^(.+):(\d+)$/.exec(text.trim());
@@ -41,10 +66,10 @@ export function registerReview(program: Command): void {
       printList<Row>(format, rows, [
         { title: 'row', get: (r) => `${r.batchId}:${r.line}` },
         { title: 'trxid', get: (r) => r.trxid },
-        { title: 'orderId', get: (r) => r.orderId },
+        { title: 'orderId', get: (r) => (format === 'table' ? heldOrderId(r) : r.orderId) },
         { title: 'since', get: (r) => when(r.reviewSince ?? r.updatedAt) },
         { title: 'state', get: (r) => (r.resolution ? `${r.state} (${r.resolution} by ${r.resolvedBy ?? '?'})` : r.state) },
-        { title: 'why', get: (r) => r.error },
+        { title: 'why', get: (r) => (format === 'table' ? tableWhy(r.error) : r.error) },
         { title: 'last answer', get: (r) => describeAudit(r.lastAnswer, format === 'table' ? 160 : 4_000) },
       ], rows.map((r) => ({
         batchId: r.batchId, line: r.line, trxid: r.trxid, orderId: r.orderId, state: r.state, since: r.reviewSince, why: r.error,

@@ -9,6 +9,8 @@ import { openCommandContext } from './context.js';
 import { lineRanges, requestRunCovered, runCoveredPreview } from '../ops/run-covered.js';
 import { runningDaemon } from '../store/presence.js';
 
+export const rowsText = (n: number): string => `${n} row${n === 1 ? '' : 's'}`;
+
 export function registerRunCovered(program: Command): void {
   program
     .command('run-covered')
@@ -30,8 +32,8 @@ export function registerRunCovered(program: Command): void {
         process.stdout.write(
           `batch ${batchId} waits for balance: ${p.batch.waitDetail ?? ''}\n` +
             `At the balance now (${s.balanceUsd.toFixed(2)} USD, ${s.availableUsd.toFixed(2)} USD not promised to other batches):\n` +
-            `  run now:  ${s.keep.length} rows, ${s.keepUsd.toFixed(2)} USD${s.keep.length > 0 ? ` (lines ${lineRanges(s.keep.map((r) => r.line))})` : ''}\n` +
-            `  skipped:  ${s.skip.length} rows, ${s.skipUsd.toFixed(2)} USD${s.skip.length > 0 ? ` (lines ${lineRanges(s.skip.map((r) => r.line))})` : ''}: nothing bought; after a top-up: topup retry ${batchId}\n`,
+            `  run now:  ${rowsText(s.keep.length)}, ${s.keepUsd.toFixed(2)} USD${s.keep.length > 0 ? ` (lines ${lineRanges(s.keep.map((r) => r.line))})` : ''}\n` +
+            `  skipped:  ${rowsText(s.skip.length)}, ${s.skipUsd.toFixed(2)} USD${s.skip.length > 0 ? ` (lines ${lineRanges(s.skip.map((r) => r.line))})` : ''}: nothing bought; after a top-up: topup retry ${batchId}\n`,
         );
         if (s.keep.length === 0) process.stdout.write('The balance covers not even one row: the batch keeps waiting whole.\n');
         if (!asked) {

@@ -5,6 +5,7 @@
 import { type Command, InvalidArgumentError, Option } from 'commander';
 import { ANSWER_STYLES, type AnswerStyle, startSandbox } from '../sandbox/index.js';
 import { parseRateLimits } from '../sandbox/rate-limit.js';
+import { DEFAULT_FULFILMENT } from '../sandbox/types.js';
 import { changeSandboxBalance } from '../sandbox/home.js';
 import { UsageError } from '../kernel/errors.js';
 import { ensureHomeFolders } from '../runtime.js';
@@ -48,7 +49,7 @@ export function registerSandboxCommand(program: Command): void {
     .option('--rate-limits <list>', 'rolling windows, e.g. 40/1s,200/1m', limits)
     .option('--processing-share <share>', 'share of top-ups that stay processing (0..1)', number('--processing-share', 0, 1))
     .option('--processing-ms <range>', 'processing time range in ms, e.g. 2000-8000', range)
-    .option('--fail-share <share>', 'share of top-ups that end cancelled and refunded (0..1)', number('--fail-share', 0, 1))
+    .option('--fail-share <share>', `share of top-ups, any player id, that end cancelled with INVALID PLAYER and are refunded (0..1; default ${DEFAULT_FULFILMENT.failShare}, as in the built-in sandbox; 0: only ids containing "fail" or equal to 99999 fail)`, number('--fail-share', 0, 1))
     .option('--lost-response-share <share>', 'share of submits whose answer is lost after the order is made', number('--lost-response-share', 0, 1))
     .addOption(new Option('--answers <style>', 'how answers are written: the spec\'s exact types, or as real deployments write them')
       .choices(ANSWER_STYLES).default('spec'))

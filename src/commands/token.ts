@@ -15,6 +15,7 @@ import { parseScopes, TokenStore } from '../orderapi/tokens.js';
 import { commandConfig } from './context.js';
 import { openStoreOnly } from './store-only.js';
 import { addFormatOptions, formatOf, printList, when } from './output.js';
+import { CONSOLE_URL_KEY } from '../console/server.js';
 
 export function registerToken(program: Command): void {
   const token = program.command('token').description('Bearer tokens of the order API (/api/v1): create, list, revoke');
@@ -35,11 +36,22 @@ export function registerToken(program: Command): void {
           process.stdout.write(`${JSON.stringify({ id: info.id, name: info.name, scopes: info.scopes, token: value }, null, 2)}\n`);
           return;
         }
-        const where = config.console ? `http://${config.console.host.includes(':') ? `[${config.console.host}]` : config.console.host}:${config.console.port || 8377}` : 'http://127.0.0.1:8377';
+        // TOPUP_CONSOLE is often set only in the daemon's environment, so this command's own value
+        // (127.0.0.1:8377 by default) may not be the daemon's: the address the daemon recorded when
+        // its console last listened comes first; else this command's, said to be a guess.
+        const recorded = store.meta.get(CONSOLE_URL_KEY)?.replace(/\/$/, '');
+        const mine = config.console && config.console.port > 0
+          ? `http://${config.console.host.includes(':') ? `[${config.console.host}]` : config.console.host}:${config.console.port}`
+          : 'http://127.0.0.1:8377';
+        const where = recorded ?? mine;
+        const note = recorded
+          ? `(${where} is where the daemon's console last listened; TOPUP_CONSOLE sets it.)\n`
+          : `(${where} is TOPUP_CONSOLE as this command sees it, 127.0.0.1:8377 by default; the daemon's log names its own address in a "console: open …" line.)\n`;
         process.stdout.write(
           `${value}\n\n` +
             `Token ${info.id} (${info.name}), scopes ${info.scopes.join(', ')}. It is shown only now: keep it in your shop's secrets.\n` +
             `Use it as:  curl -H "Authorization: Bearer ${value}" ${where}/api/v1/orders\n` +
+            note +
             `Revoke it:  topup token revoke ${info.id}\n`,
         );
       } finally {

@@ -55,6 +55,8 @@ caption { text-align: left; padding: .4rem .6rem; color: var(--muted); }
 th, td { text-align: left; padding: .4rem .6rem; border-bottom: 1px solid var(--line); vertical-align: top; }
 thead th { background: var(--panel); white-space: nowrap; }
 td.num { text-align: right; white-space: nowrap; }
+/* A note under a figure ("read 3 s ago") may wrap, so a narrow box needs no sideways scroll. */
+td.num .note { white-space: normal; display: block; }
 td.cells { min-width: 14rem; font-size: .85rem; }
 table.states td a { display: block; }
 form.bulk fieldset { border: 1px solid var(--line); border-radius: .5rem; display: flex; flex-direction: column; gap: .5rem; max-width: 40rem; }

@@ -6,7 +6,7 @@
  *  - outcomes: orders per day by how they ended;
  *  - failures: the failure and refund rates per day, and the supplier's answer classes behind them;
  *  - balance: each account's balance over time (its stored readings), rises (top-ups) marked, and
- *    the runway each day at the account's spending pace of the 7 days before;
+ *    the runway each day (reports/runway.ts: the account's pace over that day and the 6 before);
  *  - rate: the rate budget's use per minute over the last hour, and how long orders waited for it;
  *  - latency: time from the first send to completion, p50 and p95 per day, per game;
  *  - margin: revenue (the reseller's own sale prices), cost and margin per day and per game.
@@ -17,6 +17,7 @@ import type { Hono } from 'hono';
 import type { ConsoleEnv } from './auth.js';
 import { html, type Html } from './html.js';
 import { tableWrap } from './layout.js';
+import { RUNWAY_DAYS, averagePerDay, runwayDays as runwayOf } from '../reports/runway.js';
 import type { Services } from './services.js';
 import { lines, legend, stackedBars, type ChartText, type LineSeries, type Series } from './charts.js';
 import { bucketMs, dayOf, lastDays, PictureReads, type DailyRow } from '../store/pictures.js';
@@ -158,11 +159,8 @@ export function picturesOf(db: Db, now: number, by: SpendBy, accounts: readonly 
       else carry = usd[i]!;
     }
     const spent = spentBy.get(account) ?? zero();
-    const runwayDays = usd.map((u, i) => {
-      const week = spent.slice(Math.max(0, i - 6), i + 1);
-      const perDay = week.reduce((a, b) => a + b, 0) / 100 / week.length;
-      return u === null || perDay <= 0 ? null : Math.max(u, 0) / perDay;
-    });
+    // The one runway (reports/runway.ts); a day whose week starts before the 30 days has none.
+    const runwayDays = usd.map((u, i) => (u === null || i < RUNWAY_DAYS - 1 ? null : runwayOf(u, averagePerDay(spent.slice(i - RUNWAY_DAYS + 1, i + 1).reduce((a, b) => a + b, 0)))));
     const own = rises.filter((r) => r.account === account).flatMap((r) => {
       const d = dayIx.get(dayOf(r.at));
       return d === undefined ? [] : [{ day: d, at: r.at, usd: r.usd, rise: Math.round(r.rise * 100) / 100 }];
@@ -333,7 +331,7 @@ function balanceHtml(p: Pictures): Html {
     return [...byDay.entries()].map(([day, rise]) => ({ i: day, v: a.usd[day] ?? 0, label: `+${rise.toFixed(2)}` }));
   });
   const last = p.days.length - 1;
-  const now = b.map((a) => html`<strong>${a.account}</strong> ${a.usd[last] === null ? 'not read yet' : `${a.usd[last]!.toFixed(2)} USD`}${a.runwayDays[last] === null ? '' : html` (runway about ${a.runwayDays[last]!.toFixed(1)} days at the last 7 days' pace)`}`);
+  const now = b.map((a) => html`<strong>${a.account}</strong> ${a.usd[last] === null ? 'not read yet' : `${a.usd[last]!.toFixed(2)} USD`}${a.runwayDays[last] === null ? '' : html` (runway about ${a.runwayDays[last]!.toFixed(1)} days at the last ${RUNWAY_DAYS} days' pace)`}`);
   const t: ChartText = { id: 'pic-balance', title: `Balance per account, last ${DAYS} days`, desc: b.map((a) => `${a.account}: ${a.usd[last] === null ? 'not read' : `${a.usd[last]!.toFixed(2)} USD`}, ${a.rises.length} rises`).join('; ') };
   const body = b.flatMap((a) => p.days.map((d, i) => [d, a.account, a.usd[i] === null ? '—' : a.usd[i]!.toFixed(2), money(a.spentCents[i]!), a.runwayDays[i] === null ? '—' : a.runwayDays[i]!.toFixed(1), a.rises.filter((r) => r.day === i).map((r) => `+${r.rise.toFixed(2)}`).join(' ')]));
   return picture('pic-balance', 'Balance and runway', 'When will each account run out, and when was it topped up?',

@@ -18,7 +18,6 @@ import { BalanceWatch } from './balance-watch.js';
 import { RecentErrors } from './recent.js';
 import { LiveFeed } from './live.js';
 import { FiguresCache } from './figures.js';
-import { SpendWindow } from './spend.js';
 import { Uploads } from './uploads.js';
 import { CALLER_LIMIT, LoginThrottle, Sessions, TOTAL_LIMIT } from './auth.js';
 import { systemClock } from '../kernel/clock.js';
@@ -27,6 +26,9 @@ import type { ConsoleDeps, Services } from './services.js';
 import { createOrderDesk } from '../orders/desk.js';
 import { createOrderApi } from '../orderapi/api.js';
 import { TokenStore } from '../orderapi/tokens.js';
+
+/** meta key: the URL the daemon's console last listened on (its TOPUP_CONSOLE, resolved). */
+export const CONSOLE_URL_KEY = 'console.url';
 
 export interface RunningConsole {
   url: string;
@@ -46,7 +48,6 @@ export async function startConsole(deps: ConsoleDeps): Promise<RunningConsole | 
   const secrets = secretsOf(rt.config);
   const recent = new RecentErrors((text) => scrub(text, secrets));
   const figures = new FiguresCache(rt);
-  const spend = new SpendWindow(rt);
   const live = new LiveFeed(rt, listing, figures);
   const audit = new AuditStore(rt.db);
   // Lockouts of the console's token (auth.ts LoginThrottle): in the log and the audit table. Wrong
@@ -72,7 +73,6 @@ export async function startConsole(deps: ConsoleDeps): Promise<RunningConsole | 
     recent,
     live,
     figures,
-    spend,
     uploads: new Uploads(rt.config.jobsDir, rt.config.inboxDir),
     sessions: new Sessions(rt.meta, settings, throttle),
   };
@@ -112,13 +112,14 @@ export async function startConsole(deps: ConsoleDeps): Promise<RunningConsole | 
   server.requestTimeout = 120_000;
   const stopRecent = recent.follow(runner, notifier);
   figures.follow(runner);
-  spend.follow(runner);
   live.follow(runner);
   metrics.follow();
   // Every balance read through an account's client (a batch's balance after among them) is that
   // account's reading (Account.lastBalance): nothing to record here.
   balance.start();
   const url = urlOf(settings.host, listening.port);
+  // Where it listens, for commands run without the daemon's environment (topup token create's hint).
+  rt.meta.set(CONSOLE_URL_KEY, url);
   log.info(
     { console: url, readOnly: settings.readOnly, token: settings.token !== null },
     `console: open ${url} in a browser${settings.token ? ' (log in with TOPUP_CONSOLE_TOKEN)' : ''}; metrics at ${url}metrics; order API at ${url}api/v1/ (docs: ${url}api/v1/docs)`,
@@ -129,7 +130,6 @@ export async function startConsole(deps: ConsoleDeps): Promise<RunningConsole | 
       stopRecent();
       live.close();
       figures.close();
-      spend.close();
       svc.uploads.close();
       balance.stop();
       await metrics.close();

@@ -18,7 +18,6 @@ import type { BalanceWatch } from './balance-watch.js';
 import type { RecentErrors } from './recent.js';
 import type { LiveFeed } from './live.js';
 import type { FiguresCache } from './figures.js';
-import type { SpendWindow } from './spend.js';
 import type { Uploads } from './uploads.js';
 import type { ConsoleEnv, Sessions } from './auth.js';
 import type { PageCtx } from './layout.js';
@@ -50,7 +49,6 @@ export interface Services extends ConsoleDeps {
   recent: RecentErrors;
   live: LiveFeed;
   figures: FiguresCache;
-  spend: SpendWindow;
   uploads: Uploads;
   sessions: Sessions;
 }

@@ -212,7 +212,7 @@ export function storeGauges(registry: Registry, deps: GaugeDeps, slow: SlowReads
   }
   new Gauge({
     name: 'topup_backup_last_success_timestamp_seconds',
-    help: 'When the last backup that was written and verified was taken (Unix seconds; absent: never). Alert on its age (deploy/prometheus/backup-alerts.yml)',
+    help: 'When the last backup that was written and verified was taken (Unix seconds; absent: never). Alert on its age (deploy/prometheus/topup-alerts.yml, TopupBackupOld)',
     registers: r,
     collect() {
       this.reset();

@@ -228,6 +228,9 @@ export async function quoteFile(rt: QuoteParts, path: string, again: boolean, op
     for (const r of checkRows) planner.judge(r.slug, r.order.request, r.order.account, r.override);
     const needed = planner.pending.size;
     const maxCostUsd = planner.pendingCostUsd;
+    // Answered before this validate: counted before the checks it runs (after them, every player
+    // it just checked would count as "answered before", as a first run's "3 to check (3 answered before)" did).
+    const cached = planner.players.size - planner.pending.size;
     let ran: Awaited<ReturnType<typeof runChecks>> | undefined;
     if (opts.runChecks && needed > 0) {
       ran = await runChecks(rt, planner.pending.values(), null, QUOTE_CHECKS_MS);
@@ -247,7 +250,7 @@ export async function quoteFile(rt: QuoteParts, path: string, again: boolean, op
       if (counted.has(r.order)) uncount(r.order);
     }
     playerChecks = {
-      needed, cached: planner.players.size - planner.pending.size, spared: planner.spared, overridden: planner.overridden, maxCostUsd,
+      needed, cached, spared: planner.spared, overridden: planner.overridden, maxCostUsd,
       ran: ran !== undefined, sent: ran?.sent ?? 0, owed: ran ? planner.pending.size : needed,
       ...(ran?.lastProblem ? { problem: ran.lastProblem } : {}),
       rows: out, notFoundLines,

@@ -1,7 +1,7 @@
 /**
  * Low-balance alert: when an account's balance is below TOPUP_LOW_BALANCE_USD, warn once — the
- * flag in `meta` keeps later checks quiet, across restarts too — with the runway at the spending
- * rate of that account's own orders over the last 24 hours. Topped up to the threshold or above:
+ * flag in `meta` keeps later checks quiet, across restarts too — with the account's runway, as
+ * defined once in reports/runway.ts (its own spending over the last 7 days). Topped up to the threshold or above:
  * the alert clears (and says so), so the next fall warns again.
  *
  * Each account of the home on its own (its balance pays for its rows only): its own flag, its own
@@ -13,35 +13,14 @@ import type { Runtime } from '../runtime.js';
 import type { Notifier } from '../notify/notifier.js';
 import { roundCents as cents } from '../kernel/money.js';
 import { coerceError } from '../kernel/errors.js';
-import { chargedUsd } from '../store/cost.js';
+import { runwayDays, runwayText, usdPerDay } from './runway.js';
 
 export const LOW_BALANCE_FLAG = 'reports.lowBalance.alerted';
 /** The flag of an account (`default` keeps the key of before). */
 export const lowBalanceFlag = (account: string): string => (account === 'default' ? LOW_BALANCE_FLAG : `${LOW_BALANCE_FLAG}:${account}`);
-const RATE_WINDOW_MS = 24 * 3_600_000;
-
 export type LowBalanceOutcome = 'off' | 'alerted' | 'still-low' | 'cleared' | 'ok';
 
-/**
- * USD per hour this home's orders took from the balance over the last day (0 when none): the rule
- * CHARGED (store/cost.ts), since the runway is about the balance, which an order placed and not
- * ended has already left. With `account`, that account's orders only.
- */
-export function spendingRate(rt: Pick<Runtime, 'rows'>, now: number, account?: string): number {
-  const since = now - RATE_WINDOW_MS;
-  let spent = 0;
-  for (const r of rt.rows.placedOrders(since)) if (account === undefined || r.account === account) spent += chargedUsd(r);
-  return spent / 24;
-}
-
-export function runway(balanceUsd: number, usdPerHour: number): string {
-  if (usdPerHour <= 0) return 'no orders in the last 24 hours, so no runway estimate';
-  const h = balanceUsd / usdPerHour;
-  const text = h >= 48 ? `${Math.round(h / 24)} days` : h >= 1 ? `${Math.round(h)} hours` : `${Math.max(1, Math.round(h * 60))} minutes`;
-  return `about ${text} at the last 24 hours' rate of ${cents(usdPerHour * 24)} USD/day`;
-}
-
-type LowBalanceParts = Pick<Runtime, 'accounts' | 'clock' | 'config' | 'log' | 'meta' | 'rows'>;
+type LowBalanceParts = Pick<Runtime, 'accounts' | 'clock' | 'config' | 'db' | 'log' | 'meta' | 'rows'>;
 
 /**
  * Every account. The outcome is the most telling of the accounts' (alerted, cleared, still-low,
@@ -79,16 +58,17 @@ async function checkAccount(rt: LowBalanceParts, notifier: Notifier, a: LowBalan
   const alerted = rt.meta.get(flag) !== undefined;
   if (balanceUsd < threshold) {
     if (alerted) return 'still-low';
-    const rate = spendingRate(rt, now, plain ? undefined : a.id);
-    const text = `Low balance${on}: ${cents(balanceUsd)} USD, below the ${threshold} USD threshold; runway ${runway(balanceUsd, rate)}. Top up${plain ? '' : ` ${a.id}`} to keep orders going.`;
+    const perDay = usdPerDay(rt.db, now, plain ? undefined : a.id);
+    const days = runwayDays(balanceUsd, perDay);
+    const text = `Low balance${on}: ${cents(balanceUsd)} USD, below the ${threshold} USD threshold; runway ${runwayText(balanceUsd, perDay)}. Top up${plain ? '' : ` ${a.id}`} to keep orders going.`;
     rt.meta.set(flag, new Date(now).toISOString());
     rt.log.warn({ ...named, balanceUsd, thresholdUsd: threshold }, text);
     notifier.send('low-balance', text, {
       ...named,
       balanceUsd,
       thresholdUsd: threshold,
-      usdPerDay: cents(rate * 24),
-      runwayHours: rate > 0 ? Math.round((balanceUsd / rate) * 10) / 10 : null,
+      usdPerDay: cents(perDay),
+      runwayHours: days === null ? null : Math.round(days * 24 * 10) / 10,
     });
     return 'alerted';
   }

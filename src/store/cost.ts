@@ -13,9 +13,9 @@
  *  - CHARGED, what has left the balance as far as this home knows: SPENT, plus the price of every
  *    placed order not ended yet (processing, unseen). The supplier takes the price when it accepts
  *    an order and gives it back if the order fails (spec: "a failed order after placement is
- *    usually refunded"), so those orders have already moved the balance. The low-balance alert's
- *    runway (how fast money leaves) and reconciliation's balance check (does the balance movement
- *    match the ledger) use it: they compare with the balance itself.
+ *    usually refunded"), so those orders have already moved the balance. Reconciliation's balance
+ *    check (does the balance movement match the ledger) uses it: it compares with the balance
+ *    itself. (The runway is a week's average pace, reports/runway.ts, from the roll-up of SPENT.)
  */
 import { roundCents } from '../kernel/money.js';
 import type { Row } from './row-record.js';

@@ -42,7 +42,11 @@ describe.skipIf(!hasPromtool)('promtool on the daemon and the shipped rules', ()
     expect(text).toMatch(/^# TYPE topup_nodejs_active_handles gauge$/m);
 
     const served = new Set([...text.matchAll(/^# TYPE (\S+) /gm)].map((m) => m[1]!));
-    const used = new Set([...readFileSync(RULES, 'utf8').matchAll(/\b(topup_[a-z_]+)\b/g)].map((m) => m[1]!));
+    // The backup group's gauge is absent until a backup was taken (TopupNoBackup alerts on that):
+    // test/backup/alerts.test.ts holds it to the gauges the daemon defines.
+    const rules = readFileSync(RULES, 'utf8');
+    const noBackup = rules.slice(0, rules.indexOf('  - name: topup-backup'));
+    const used = new Set([...noBackup.matchAll(/\b(topup_[a-z_]+)\b/g)].map((m) => m[1]!));
     expect(used.size).toBeGreaterThan(5);
     for (const name of used) expect(served, `${name} (used by topup-alerts.yml)`).toContain(name);
   });

@@ -115,7 +115,17 @@ describe('the order API of a running daemon', () => {
     const list = JSON.parse(listed.stdout) as { id: string; name: string; scopes: string[] }[];
     expect(list).toMatchObject([{ name: 'shop-reader', scopes: ['orders:read'] }]);
     expect(listed.stdout).not.toContain(token);
-    const { daemon, call } = await start(env);
+    // TOPUP_CONSOLE set only in the daemon's environment: before any daemon ran, the hint says its
+    // address is the default and where the real one is named.
+    const { TOPUP_CONSOLE: _only, ...cliOnly } = env;
+    const hint = await runCli(['token', 'create', '--scope', 'orders:read', '--name', 'hint'], cliOnly);
+    expect(hint.stdout).toContain('http://127.0.0.1:8377 is TOPUP_CONSOLE as this command sees it, 127.0.0.1:8377 by default; the daemon\'s log names its own address');
+    const { daemon, call, url } = await start(env);
+    // Once the daemon's console listened, its own address (port 0 here: a random one), as recorded in the home.
+    const real = await runCli(['token', 'create', '--scope', 'orders:read', '--name', 'hint2'], cliOnly);
+    expect(real.stdout).toContain(`${url.replace(/\/$/, '')}/api/v1/orders`);
+    expect(real.stdout).not.toContain('8377');
+    expect(real.stdout).toContain("is where the daemon's console last listened");
     expect((await call('GET', '/api/v1/orders', { token })).status).toBe(200);
     const denied = await call('POST', '/api/v1/orders', { token, body: '{}', type: 'application/json' });
     expect(denied.status).toBe(403);

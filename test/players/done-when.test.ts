@@ -40,6 +40,9 @@ describe('player checks, done when', () => {
     const v = await runCli(['validate', file, '--check-players'], env, { timeoutMs: 180_000 });
     expect(v.code, v.stdout + v.stderr).toBe(1);
     expect(v.stdout).toContain('PLAYER NOT FOUND on lines 51, 301, 556');
+    // The counts agree: none was answered before this first run, and it ran the 600.
+    expect(v.stdout).toContain('600 players to check (0 answered before)');
+    expect(v.stdout).toMatch(/^\s*ran 600 checks$/m);
     expect(v.stdout).not.toContain('OK: ready to submit');
     expect(v.stdout).toMatch(/^\s*2\s+[A-Z][a-z]+[A-Z][a-z]+\d+\s*$/m);
     const json = JSON.parse((await runCli(['validate', file, '--json'], env, { timeoutMs: 120_000 })).stdout);

@@ -109,8 +109,8 @@ describe('reports of a home with two accounts', () => {
     expect(await runLowBalanceCheck(rt, notifier)).toBe('cleared');
     await notifier.flush();
     expect(got.map((n) => [n.event, n.data.account])).toEqual([['low-balance', 'second'], ['low-balance-cleared', 'second']]);
-    // Its runway at its own spending (1.60 USD in the last day), not the home's (6.15 USD).
-    expect(got[0]!.data).toMatchObject({ balanceUsd: 48.4, thresholdUsd: 100, usdPerDay: 1.6 });
-    expect(got[0]!.text).toMatch(/^Low balance on account second: 48\.4 USD, below the 100 USD threshold; runway about 30 days/);
+    // Its runway at its own spending (1.60 USD over the last 7 days: reports/runway.ts), not the home's (6.15 USD).
+    expect(got[0]!.data).toMatchObject({ balanceUsd: 48.4, thresholdUsd: 100, usdPerDay: 0.23 });
+    expect(got[0]!.text).toMatch(/^Low balance on account second: 48\.4 USD, below the 100 USD threshold; runway about 211\.7 days at the last 7 days' pace \(0\.23 USD a day\)/);
   });
 });

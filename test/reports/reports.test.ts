@@ -136,8 +136,9 @@ describe('low-balance alert', () => {
     expect(await runLowBalanceCheck(rt, notifier)).toBe('ok');
     await notifier.flush();
     expect(got.map((n) => n.event)).toEqual(['low-balance', 'low-balance-cleared']);
-    expect(got[0]).toMatchObject({ data: { balanceUsd: 909, thresholdUsd: 990, usdPerDay: 91 } });
-    expect(got[0].text).toMatch(/runway about \d+ (days|hours)/);
+    expect(got[0]).toMatchObject({ data: { balanceUsd: 909, thresholdUsd: 990, usdPerDay: 13 } });
+    // The one runway (reports/runway.ts): 91 USD over the last 7 days is 13 USD a day.
+    expect(got[0].text).toContain("runway about 69.9 days at the last 7 days' pace (13.00 USD a day)");
   });
 });
 

@@ -1,6 +1,7 @@
 import { Command } from 'commander';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { registerSandboxCommand } from '../../src/commands/sandbox.js';
+import { DEFAULT_FULFILMENT } from '../../src/sandbox/types.js';
 
 /** Delivers a signal to our handlers only (the test runner's own handlers are set aside). */
 function signal(name: 'SIGINT' | 'SIGTERM') {
@@ -68,5 +69,13 @@ describe('topup sandbox command', () => {
     await expect(program.parseAsync(['node', 'topup', 'sandbox', '--port', '0'])).rejects.toThrow(/API key/);
     await expect(program.parseAsync(['node', 'topup', 'sandbox', '--api-key', 'abcdefgh1', '--answers', 'realistic'])).rejects.toThrow(/answers/);
     await expect(program.parseAsync(['node', 'topup', 'sandbox', '--api-key', 'abcdefgh1', '--html-share', '1.5'])).rejects.toThrow(/html-share/);
+  });
+
+  it('--help states the fail share every player id gets by default, and how to have none', () => {
+    const program = new Command('topup');
+    registerSandboxCommand(program);
+    const help = program.commands.find((c) => c.name() === 'sandbox')!.helpInformation().replace(/\s+/g, ' ');
+    expect(DEFAULT_FULFILMENT.failShare).toBeGreaterThan(0);
+    expect(help).toContain(`default ${DEFAULT_FULFILMENT.failShare}, as in the built-in sandbox; 0: only ids containing "fail" or equal to 99999 fail`);
   });
 });

@@ -12,10 +12,11 @@ import { Pauses, pauseView } from '../../account/pauses.js';
 import { callsWithinByAccount, namedAccounts, reservedByAccount } from '../../ops/account-views.js';
 import { lastBackup, lastBackupAttempt } from '../../ops/backup-job.js';
 import type { ConsoleEnv } from '../auth.js';
-import { duration, html, timeTag, usd, type Html } from '../html.js';
+import { ago, duration, html, timeTag, usd, when, type Html } from '../html.js';
 import { page, tableWrap } from '../layout.js';
 import { pageCtx, type Services } from '../services.js';
 import { DAYS, picturesHtmlFor, spendByOf } from '../pictures.js';
+import { RUNWAY_DAYS, runwayShort, runwayText, usdPerDay } from '../../reports/runway.js';
 
 export interface JobView {
   name: JobName;
@@ -51,6 +52,8 @@ interface AccountMoney {
   reserved: number;
   available: number | null;
   runway: string;
+  /** The runway alone, for the table (its caption states the pace). */
+  runwayShort: string;
 }
 
 function moneyOf(svc: Services, now: number): AccountMoney[] {
@@ -59,20 +62,17 @@ function moneyOf(svc: Services, now: number): AccountMoney[] {
   const reservedBy = plain ? null : reservedByAccount(svc.rt);
   return svc.balance.all().map((b) => {
     const reserved = reservedBy ? (reservedBy.get(b.account) ?? 0) : svc.rt.rows.reservedUsd(); // unsent rows of unfinished batches: already promised
-    const pace = svc.spend.pace(now, plain ? undefined : b.account);
-    const spentHour = roundCents(pace.usdPerHour);
-    const span = pace.spanMs >= 3_600_000 ? 'the last hour' : `the last ${duration(pace.spanMs)}`;
     const available = b.reading ? roundCents(b.reading.usd - reserved) : null;
-    const runway =
-      available === null ? 'unknown until the balance is read'
-        : spentHour > 0 ? `about ${duration((Math.max(available, 0) / spentHour) * 3_600_000)} at this daemon's pace over ${span} (${usd(spentHour)} an hour)`
-          : `no spending by this daemon in ${span}`;
-    return { account: b.account, reading: b.reading, error: b.error, reserved, available, runway };
+    // The one runway (reports/runway.ts), of the balance left for new files.
+    const perDay = usdPerDay(svc.rt.db, now, plain ? undefined : b.account);
+    const runway = available === null ? 'unknown until the balance is read' : runwayText(available, perDay);
+    const short = available === null ? 'unknown until read' : runwayShort(available, perDay);
+    return { account: b.account, reading: b.reading, error: b.error, reserved, available, runway, runwayShort: short };
   });
 }
 
 function balanceCell(m: AccountMoney, now: number): Html {
-  return m.reading ? html`<strong>${usd(m.reading.usd)}</strong> <span class="muted">read ${timeTag(m.reading.at, now)}</span>` : html`<span class="muted">not read yet${m.error ? ` (${m.error})` : ''}</span>`;
+  return m.reading ? html`<strong>${usd(m.reading.usd)}</strong> <span class="muted note">read <time datetime="${new Date(m.reading.at).toISOString()}" title="${when(m.reading.at)}">${ago(m.reading.at, now)}</time></span>` : html`<span class="muted">not read yet${m.error ? ` (${m.error})` : ''}</span>`;
 }
 
 /**
@@ -94,12 +94,12 @@ function money(svc: Services, now: number): Html {
   <div><dt>Runway</dt><dd>${m.runway}</dd></div>
 </dl></section>`;
   }
-  const rows = list.map((m) => html`<tr data-money-account="${m.account}"><th scope="row">${m.account}</th><td class="num" data-f="balance">${balanceCell(m, now)}</td><td class="num" data-f="reserved">${usd(m.reserved)}</td><td class="num" data-f="available">${m.available === null ? '—' : usd(m.available)}</td><td data-f="runway">${m.runway}</td></tr>`);
+  const rows = list.map((m) => html`<tr data-money-account="${m.account}"><th scope="row">${m.account}</th><td class="num" data-f="balance">${balanceCell(m, now)}</td><td class="num" data-f="reserved">${usd(m.reserved)}</td><td class="num" data-f="available">${m.available === null ? '—' : usd(m.available)}</td><td data-f="runway">${m.runwayShort}</td></tr>`);
   // The total only when every account has been read: a sum with a gap would pass for the whole.
   const all = list.every((m) => m.reading !== null);
-  const total = html`<tr data-money-total><th scope="row">All accounts</th><td class="num" data-f="balance">${all ? html`<strong>${usd(roundCents(list.reduce((n, m) => n + m.reading!.usd, 0)))}</strong>` : html`<span class="muted">— (not every account read yet)</span>`}</td><td class="num" data-f="reserved">${usd(roundCents(list.reduce((n, m) => n + m.reserved, 0)))}</td><td class="num" data-f="available">${all ? usd(roundCents(list.reduce((n, m) => n + m.available!, 0))) : '—'}</td><td class="muted">each account pays for its own rows: top up the one that runs short</td></tr>`;
+  const total = html`<tr data-money-total><th scope="row">All accounts</th><td class="num" data-f="balance">${all ? html`<strong>${usd(roundCents(list.reduce((n, m) => n + m.reading!.usd, 0)))}</strong>` : html`<span class="muted">— (not every account read yet)</span>`}</td><td class="num" data-f="reserved">${usd(roundCents(list.reduce((n, m) => n + m.reserved, 0)))}</td><td class="num" data-f="available">${all ? usd(roundCents(list.reduce((n, m) => n + m.available!, 0))) : '—'}</td><td class="muted">each account pays for its own rows</td></tr>`;
   return html`<section aria-labelledby="money"><h2 id="money">Money</h2>
-${tableWrap('Money by account', html`<table><caption>Balance${sandbox}, reserved (unsent rows of unfinished batches) and runway, per supplier account</caption><thead><tr><th scope="col">Account</th><th scope="col">Balance</th><th scope="col">Reserved</th><th scope="col">Available for new files</th><th scope="col">Runway</th></tr></thead><tbody>${rows}</tbody><tfoot>${total}</tfoot></table>`)}
+${tableWrap('Money by account', html`<table><caption>Balance${sandbox} per supplier account; reserved: unsent rows of unfinished batches; available: what is left for new files; runway: how long that lasts at the account's last ${RUNWAY_DAYS} days' pace</caption><thead><tr><th scope="col">Account</th><th scope="col">Balance</th><th scope="col">Reserved</th><th scope="col">Available</th><th scope="col">Runway</th></tr></thead><tbody>${rows}</tbody><tfoot>${total}</tfoot></table>`)}
 </section>`;
 }
 
