@@ -191,7 +191,7 @@ export function storeGauges(registry: Registry, deps: GaugeDeps, slow: SlowReads
   if (replicaDir !== '') {
     new Gauge({
       name: 'topup_replica_lag_seconds',
-      help: 'Seconds of store changes the Litestream replica lacks (the store\'s newest change minus the newest file Litestream shipped; 0 when caught up): what a takeover now would lose. Alert: deploy/prometheus/standby-alerts.yml TopupReplicaLagging',
+      help: 'Seconds of store changes the Litestream replica lacks (the store\'s newest change minus the newest file Litestream shipped; 0 when caught up): what a takeover now would lose. Alert: deploy/prometheus/topup-alerts.yml TopupReplicaLagging',
       registers: [memory],
       collect() {
         this.reset();
