@@ -8,7 +8,7 @@
  * corpus variant answers a refusal).
  */
 import fc from 'fast-check';
-import type { ApiProfile } from './model.js';
+import { DEAR_PACK_A, PACKS, type ApiProfile } from './model.js';
 import { shopArb, type Shop } from './shop.js';
 import { ALL_FAULTS, has, spellPlayer, widen, worldArb, type FaultFilter, type World } from './world.js';
 
@@ -24,6 +24,8 @@ export interface SimRow {
   trxid?: string;
   /** The reseller's own column (a customer, a note): carried through. */
   note?: string;
+  /** The file's `maxPriceUsd` column (the `price-cap` class): the most the row may cost a unit, on any account. */
+  maxPriceUsd?: number;
 }
 
 export interface SimFile {
@@ -329,6 +331,11 @@ export function applyWorld(s: Schedule): Schedule {
       const row = { ...r };
       if (has(w, 'unicode') && id !== undefined && r.trxid?.startsWith('SHOP-')) row.trxid = `${w.trxidPrefixes[id % w.trxidPrefixes.length]}-${id}`;
       if (has(w, 'player-spelling') && row.userId !== undefined && row.zoneId === undefined) row.userId = spellPlayer(row.userId, w.playerSpelling[i % w.playerSpelling.length]!);
+      // `dear`: the files buy the 81000 UC pack (over 1,000 USD) where they bought 325 UC.
+      if (has(w, 'dear') && row.pid === 'PUBG-325') row.pid = DEAR_PACK_A.id;
+      // `price-cap`: every row capped at its pack's price at the first account (so no dearer account may take it).
+      const listed = [...PACKS, DEAR_PACK_A].find((p) => p.id === row.pid);
+      if (has(w, 'price-cap') && listed) row.maxPriceUsd = listed.price;
       return row;
     }),
   }));
