@@ -20,7 +20,7 @@
  *  - orders processing then completing or failing (refunded or not), late codes;
  *  - history that echoes trxids and creation times, or not.
  */
-import { duplicateTrxidBody, inFlightInWords, resendRefusedInWords } from './phrases.js';
+import { duplicateTrxidBody, inFlightInWords, resendRefusedInWords, resendWordsBody } from './phrases.js';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { seededEntropy, type Entropy } from '../src/kernel/entropy.js';
@@ -213,7 +213,16 @@ export interface ApiProfile {
   forever?: { kind: ForeverKind; fromMs: number; untilMs: number } | null;
   /** The `dear` class (world.ts): a pack over 1,000 USD, a volume discount, amounts with thousands separators. */
   dear?: boolean;
+  /**
+   * The `resend-words` class (world.ts): no idempotent replays; every resend of an order already
+   * made is refused as "trxid already used" in words (phrases.ts resendWordsBody), and the order
+   * shows in history only RESEND_WORDS_LAG_MS after that refusal (a history read from a replica).
+   */
+  resendWords?: boolean;
 }
+
+/** How long after a resend refused in words its order stays out of history (`resend-words`). */
+export const RESEND_WORDS_LAG_MS = 4 * 60_000;
 
 /** The faults that can last for ever (issue 29): an in-flight lock, maintenance, a history that never lists the order, account trouble, a revoked key. */
 export type ForeverKind = 'lock' | 'maintenance' | 'history' | 'account' | 'revoked';
@@ -287,6 +296,8 @@ export class ModelApi {
   readonly #locked = new Set<string>();
   /** Orders a history that never lists them leaves out (ForeverKind 'history'). */
   readonly #hidden = new Set<ModelOrder>();
+  /** Orders out of history until this sim time (`resend-words`: a history that lags the refusal of a resend). */
+  readonly #lagUntil = new Map<ModelOrder, number>();
   /** The next answer after creation is lost (the first request of a trxid stuck under a lock that never clears). */
   #loseNext = false;
   readonly #stock = new Map<string, number>();
@@ -303,7 +314,7 @@ export class ModelApi {
   balanceMicros: number;
   #nextId = 1;
   /** Every request that reached it, for the run's figures. */
-  readonly stats = { requests: 0, created: 0, replays: 0, lostAfter: 0, errorAfter: 0, refused: 0, rateLimited: 0, pidRefused: 0, keyRevoked: 0, peerForbidden: 0, siblingForbidden: 0, forever: 0, shapes: 0, shapesAfter: 0, unmarked: 0, refundForms: 0, variants: new Set<string>() };
+  readonly stats = { requests: 0, created: 0, replays: 0, lostAfter: 0, errorAfter: 0, refused: 0, rateLimited: 0, pidRefused: 0, keyRevoked: 0, peerForbidden: 0, siblingForbidden: 0, resendWords: 0, forever: 0, shapes: 0, shapesAfter: 0, unmarked: 0, refundForms: 0, variants: new Set<string>() };
 
   constructor(sim: SimScheduler, profile: ApiProfile, seed: number, account: ModelAccount = ACCOUNT_A) {
     this.#sim = sim;
@@ -578,7 +589,8 @@ export class ModelApi {
 
   #history(q: URLSearchParams): ModelReply {
     const hiding = this.#hidden.size > 0 && this.#sim.mono < (this.profile.forever?.untilMs ?? 0);
-    const all = this.orders.filter((o) => !hiding || !this.#hidden.has(o)).sort((a, b) => b.createdAt - a.createdAt || Number(b.orderId.slice(1)) - Number(a.orderId.slice(1)));
+    const now = this.#sim.mono;
+    const all = this.orders.filter((o) => (!hiding || !this.#hidden.has(o)) && !((this.#lagUntil.get(o) ?? 0) > now)).sort((a, b) => b.createdAt - a.createdAt || Number(b.orderId.slice(1)) - Number(a.orderId.slice(1)));
     if (q.has('page')) {
       const size = Math.min(50, Math.max(1, Number(q.get('pageSize') ?? 20)));
       const page = Math.max(1, Number(q.get('page')));
@@ -653,6 +665,14 @@ export class ModelApi {
     const existing = this.#byTrxid.get(this.#fold(trxid));
     if (existing) {
       const same = existing.pid === pid && (existing.userId ?? '') === (userId ?? '') && (existing.quantity ?? 1) === (quantity ?? 1);
+      if (this.profile.resendWords === true && same && !this.#foreverNow('history')) {
+        // No idempotent replays: the resend is refused in words only ("trxid already used"), and
+        // history, read from a lagging replica, does not list the order for a while: the words
+        // are the only sign of the charge, so the engine must read them (and wait for history).
+        this.stats.resendWords++;
+        if (!this.#lagUntil.has(existing)) this.#lagUntil.set(existing, this.#sim.mono + RESEND_WORDS_LAG_MS);
+        return this.#json(400, resendWordsBody(trxid));
+      }
       // A check some deployments run before idempotency refuses the resend of an order that exists.
       // (Not while history hides orders: no one, engine or person, could then tell a charge.)
       if (!this.#foreverNow('history') && this.#chance(this.profile.refuseResend)) {

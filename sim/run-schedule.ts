@@ -833,6 +833,7 @@ export async function runSchedule(s: Schedule, opts: RunOptions = {}): Promise<R
       [`world: supplier trxid fold ${s.api.trxidFold ?? 'unicode'}`]: 1,
       'world: liveness samples': Math.floor(sim.mono / LIVE_SAMPLE_MS),
       'world: orders of 1,000 USD or more (dear)': apis.reduce((n, m) => n + m.orders.filter((o) => o.origin === 'engine' && o.amountMicros >= 1_000_000_000).length, 0),
+      "world: resends refused in words, history lagging (resend-words)": sum((m) => m.stats.resendWords),
       'world: file rows with a price cap': s.files.reduce((n, f) => n + f.rows.filter((r) => r.maxPriceUsd !== undefined).length, 0),
       "world: yesterday's orders for a row's player and pack": has(w, 'old-foreign') ? api.orders.filter((o) => o.origin === 'foreign' && o.trxid === null && o.createdAt < api.serverNow - 15 * 3_600_000).length : 0,
     });

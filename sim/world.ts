@@ -44,7 +44,11 @@
  *  - yesterday's purchase of the same player and pack (`old-foreign`): the panel or another shop
  *    bought a top-up row's very pack for its very player 20 hours before the run, without a trxid:
  *    a history without trxids shows two orders alike, and only their creation times tell which is
- *    the row's (dispatch/order-match.ts surelyBefore); invariants 2, 3.
+ *    the row's (dispatch/order-match.ts surelyBefore); invariants 2, 3;
+ *  - a supplier without idempotent replays (`resend-words`): every resend of an order it made is
+ *    refused as "trxid already used" in words (punctuated, or only in a validation `errors` bag),
+ *    and its history lists the order only minutes later: read as a plain refusal, the row would
+ *    be judged "not placed" by a history that does not show it yet; invariant 2.
  * Not drawn yet: a home whose database is replaced by an older copy (docs/simulator.md, Limits).
  */
 import fc from 'fast-check';
@@ -55,7 +59,7 @@ export const FAULT_CLASSES = [
   'unmarked-replay', 'foreign', 'forbidden', 'twins', 'sibling', 'refunds', 'forever', 'crash', 'clock',
   'unicode', 'respell', 'player-spelling', 'fold', 'config-edit', 'config-rename', 'config-repoint', 'withdrawn',
   // Appended (issue 29's third turn, branch sim-widen): a list CI filters keeps its draws as long as new classes come last.
-  'dear', 'price-cap', 'old-foreign',
+  'dear', 'price-cap', 'old-foreign', 'resend-words',
 ] as const;
 export type FaultClass = (typeof FAULT_CLASSES)[number];
 
@@ -216,6 +220,11 @@ export function widen(p: ApiProfile, w: World, account: 0 | 1): ApiProfile {
     // An account that buys 1,000 USD packs holds more than the model's usual balances.
     out.balanceUsd += DEAR_BALANCE_USD;
     out.dear = true;
+  }
+  if (has(w, 'resend-words')) {
+    // A supplier without replays: resends of lost answers refused in words (model.ts resendWords).
+    out.resendWords = true;
+    out.lostAfter = Math.max(out.lostAfter, 0.2);
   }
   return out;
 }
