@@ -78,6 +78,14 @@ export const CI_HELD_BACK = {
   // "the result file says account \"main-renamed\"" (invariant 13, the result's account column
   // against the row's account). Not yet diagnosed.
   'config-rename': 'a renamed account in the result file against the row (invariant 13), not yet diagnosed',
+  // Issue 29's third turn (branch sim-widen): classes added from mutate:sim's money survivors. They
+  // ran clean on the unmutated code (npm run simulate, seeds 777-779 and mutate:sim's baseline of
+  // seed 20261127) but their cost against BUDGET was not measured on a loaded machine: held back
+  // until it is, so CI's draws and time stay as they were.
+  dear: 'new (sim-widen); CI time not yet measured against BUDGET',
+  'price-cap': 'new (sim-widen); CI time not yet measured against BUDGET',
+  'old-foreign': 'new (sim-widen); CI time not yet measured against BUDGET',
+  'resend-words': 'new (sim-widen); CI time not yet measured against BUDGET',
 } as const;
 export const CI_FAULTS: FaultFilter = faultFilter(undefined, Object.keys(CI_HELD_BACK).join(','), true);
 
