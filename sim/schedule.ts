@@ -94,7 +94,7 @@ export interface SecondAccount {
   /** Both accounts at one supplier: one trxid space (a trxid the other holds an order under: 403 FORBIDDEN). */
   sameSupplier: boolean;
   /** A pack one account withdraws mid-run while its catalog still lists it (every POST of it refused with `error`). */
-  refusePid: { account: 0 | 1; pack: 'PUBG-60' | 'PUBG-325' | 'STEAM-5'; error: 'UNKNOWN PID' | 'GAME DISABLED' | 'INVALID PACK' | 'PRODUCT_DISABLED'; fromMs: number } | null;
+  refusePid: { account: 0 | 1; pack: 'PUBG-60' | 'PUBG-325' | 'STEAM-5' | 'PUBG-81000'; error: 'UNKNOWN PID' | 'GAME DISABLED' | 'INVALID PACK' | 'PRODUCT_DISABLED'; fromMs: number } | null;
   /** One account's key revoked during [fromMs, toMs) (401/403 on every route), then restored. */
   keyRevoked: { account: 0 | 1; fromMs: number; toMs: number } | null;
   /** The files' `account` column pins these rows (by id mod 5 == 0) to this account, when not null. */
@@ -315,6 +315,9 @@ export function applyWorld(s: Schedule): Schedule {
       ...s.second,
       api: widen(s.second.api, w, 1),
       ...(has(w, 'withdrawn') ? {} : { refusePid: null }),
+      // `price-cap` with two accounts: the first account withdraws the pack that is dearer at the
+      // second (325 UC, or 81000 UC with `dear`) 20 s in, so its capped rows must not move there.
+      ...(has(w, 'price-cap') && !(has(w, 'withdrawn') && s.second.refusePid) ? { refusePid: { account: 0 as const, pack: has(w, 'dear') ? ('PUBG-81000' as const) : ('PUBG-325' as const), error: 'PRODUCT_DISABLED' as const, fromMs: 20_000 } } : {}),
       ...(has(w, 'account') ? {} : { keyRevoked: null }),
     };
   }
