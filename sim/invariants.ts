@@ -57,6 +57,8 @@
  *     order, never an internal error (a 500: the shop cannot tell whether it was stored).
  * 25. every money cell (amountUsd, refunded, refundedUsd, the summary's counts and lists, a
  *     batch's progress, what each row has charged): sim/money-invariants.ts.
+ * 27. no row bought above its maxPriceUsd, on any account (a moved row's cap moves with it):
+ *     sim/money-invariants.ts checkPriceCaps.
  *
  * With the operator's `topup run-covered` (issue 30):
  *
@@ -77,7 +79,7 @@ import { publicStatus } from '../src/orders/types.js';
 import { apiBatchClosesAt } from '../src/orders/api-batch.js';
 import { canonicalBody } from './shop.js';
 import { trxidAsGiven, trxidKey } from '../src/kernel/identity.js';
-import { checkMoneyCells } from './money-invariants.js';
+import { checkMoneyCells, checkPriceCaps } from './money-invariants.js';
 
 /** One acceptance the shop sent (sim/shop.ts) and what it was told. */
 export interface ShopAttempt {
@@ -508,6 +510,8 @@ export function judge(c: Ctx): Judgement {
 
   // 25. every money cell against the ledger (sim/money-invariants.ts).
   checkMoneyCells({ rt, rows, batches, apiOf: c.apiOf, check, where });
+  // 27. no row bought above its maxPriceUsd, on any account.
+  checkPriceCaps({ rt, rows, batches, apiOf: c.apiOf, check, where });
   if (c.shop) checkShop(c.shop, rows, batches, rt, check, where);
   const apiBatches = batches.filter((b) => b.apiDay !== null);
 

@@ -20,7 +20,7 @@
  *  - orders processing then completing or failing (refunded or not), late codes;
  *  - history that echoes trxids and creation times, or not.
  */
-import { duplicateTrxidBody, inFlightInWords, resendRefusedInWords } from './phrases.js';
+import { duplicateTrxidBody, inFlightInWords, resendRefusedInWords, resendWordsBody } from './phrases.js';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { seededEntropy, type Entropy } from '../src/kernel/entropy.js';
@@ -76,8 +76,30 @@ export const PACKS_B: readonly SimPack[] = [
   { id: 'ff_100dm', slug: 'freefire', gameName: 'Free Fire', serviceName: '100 Diamonds', price: 1.1, card: false },
 ];
 
+/**
+ * The `dear` class (sim/world.ts): a pack over 1,000 USD at each account (dearer at the second),
+ * sold only in schedules with the class on. Charged at a reseller's volume discount (DEAR_DISCOUNT),
+ * so the charge is not the catalog price and only the answer's amount says what was paid.
+ */
+export const DEAR_PACK_A: SimPack = { id: 'PUBG-81000', slug: 'pubg', gameName: 'PUBG Mobile', serviceName: '81000 UC', price: 1149.99, card: false };
+export const DEAR_PACK_B: SimPack = { id: 'pubg_uc_81000', slug: 'pubg', gameName: 'PUBG Mobile', serviceName: '81000 UC', price: 1169.99, card: false };
+/** Share off the list price of an order of 1,000 USD or more (volume tiers of real reseller panels). */
+export const DEAR_DISCOUNT = 0.015;
+
 /** The second account's pid of a first-account pack it also sells (a file may name either). */
-export const PID_AT_B: Readonly<Record<string, string>> = { 'PUBG-60': 'pubg_uc_60', 'PUBG-325': 'pubg_uc_325', 'STEAM-5': 'steam_5usd', 'KEY-PUBG-60': 'pubg_key_60' };
+export const PID_AT_B: Readonly<Record<string, string>> = { 'PUBG-60': 'pubg_uc_60', 'PUBG-325': 'pubg_uc_325', 'STEAM-5': 'steam_5usd', 'KEY-PUBG-60': 'pubg_key_60', [DEAR_PACK_A.id]: DEAR_PACK_B.id };
+
+/** What the supplier charges for `qty` of `pack`, in micros: the list price, less the volume discount from 1,000 USD (the `dear` class). */
+export function chargeMicros(pack: SimPack, qty: number, dear: boolean): number {
+  const list = Math.round(pack.price * 1e6) * qty;
+  return dear && list >= 1_000_000_000 ? Math.round((list * (1 - DEAR_DISCOUNT)) / 10_000) * 10_000 : list;
+}
+
+/** An amount as PHP's number_format writes it (`1,132.74`): what real-world answers of the `dear` class show from 1,000 up. */
+export function withSeparators(micros: number): string {
+  const [whole, cents] = (micros / 1e6).toFixed(2).split('.') as [string, string];
+  return `${whole.replace(/\B(?=(\d{3})+(?!\d))/g, ',')}.${cents}`;
+}
 
 /** What makes one model account differ from another: where it is, its key, catalog, order ids, and its own faults. */
 export interface ModelAccount {
@@ -189,7 +211,18 @@ export interface ApiProfile {
   trxidFold?: 'unicode' | 'ascii' | 'exact';
   /** A fault that never clears for the engine (world.ts): from `fromMs` until the operator acts at `untilMs` (far past the liveness bound). */
   forever?: { kind: ForeverKind; fromMs: number; untilMs: number } | null;
+  /** The `dear` class (world.ts): a pack over 1,000 USD, a volume discount, amounts with thousands separators. */
+  dear?: boolean;
+  /**
+   * The `resend-words` class (world.ts): no idempotent replays; every resend of an order already
+   * made is refused as "trxid already used" in words (phrases.ts resendWordsBody), and the order
+   * shows in history only RESEND_WORDS_LAG_MS after that refusal (a history read from a replica).
+   */
+  resendWords?: boolean;
 }
+
+/** How long after a resend refused in words its order stays out of history (`resend-words`). */
+export const RESEND_WORDS_LAG_MS = 4 * 60_000;
 
 /** The faults that can last for ever (issue 29): an in-flight lock, maintenance, a history that never lists the order, account trouble, a revoked key. */
 export type ForeverKind = 'lock' | 'maintenance' | 'history' | 'account' | 'revoked';
@@ -263,6 +296,8 @@ export class ModelApi {
   readonly #locked = new Set<string>();
   /** Orders a history that never lists them leaves out (ForeverKind 'history'). */
   readonly #hidden = new Set<ModelOrder>();
+  /** Orders out of history until this sim time (`resend-words`: a history that lags the refusal of a resend). */
+  readonly #lagUntil = new Map<ModelOrder, number>();
   /** The next answer after creation is lost (the first request of a trxid stuck under a lock that never clears). */
   #loseNext = false;
   readonly #stock = new Map<string, number>();
@@ -279,12 +314,12 @@ export class ModelApi {
   balanceMicros: number;
   #nextId = 1;
   /** Every request that reached it, for the run's figures. */
-  readonly stats = { requests: 0, created: 0, replays: 0, lostAfter: 0, errorAfter: 0, refused: 0, rateLimited: 0, pidRefused: 0, keyRevoked: 0, peerForbidden: 0, siblingForbidden: 0, forever: 0, shapes: 0, shapesAfter: 0, unmarked: 0, refundForms: 0, variants: new Set<string>() };
+  readonly stats = { requests: 0, created: 0, replays: 0, lostAfter: 0, errorAfter: 0, refused: 0, rateLimited: 0, pidRefused: 0, keyRevoked: 0, peerForbidden: 0, siblingForbidden: 0, resendWords: 0, forever: 0, shapes: 0, shapesAfter: 0, unmarked: 0, refundForms: 0, variants: new Set<string>() };
 
   constructor(sim: SimScheduler, profile: ApiProfile, seed: number, account: ModelAccount = ACCOUNT_A) {
     this.#sim = sim;
     this.profile = profile;
-    this.account = account;
+    this.account = profile.dear ? { ...account, packs: [...account.packs, account.key === SIM_KEY ? DEAR_PACK_A : DEAR_PACK_B] } : account;
     this.#rand = seededEntropy(account.key === SIM_KEY ? seed ^ 0x5eed : (seed ^ 0xb0b) + 17);
     this.balanceMicros = Math.round(profile.balanceUsd * 1e6);
     for (const p of account.packs) if (p.card) this.#stock.set(p.id, profile.stock);
@@ -325,7 +360,7 @@ export class ModelApi {
       ...(f.userId !== undefined ? { userId: f.userId } : {}),
       ...(f.zoneId !== undefined ? { zoneId: f.zoneId } : {}),
       ...(qty !== undefined ? { quantity: qty } : {}),
-      amountMicros: Math.round(pack.price * 1e6) * (qty ?? 1),
+      amountMicros: chargeMicros(pack, qty ?? 1, this.profile.dear === true),
       status: 'processing',
       refunded: false,
       codes: [],
@@ -449,6 +484,11 @@ export class ModelApi {
     return { kind: 'answer', status: r.status, headers, body, ...(r.dropAfterBody ? { cut: true } : {}) };
   }
 
+  /** A real-world money text: `12.50`; from 1,000 up, in `dear` schedules, with thousands separators (`1,132.74`). */
+  #money(micros: number): string {
+    return this.profile.dear === true && micros >= 1_000_000_000 ? withSeparators(micros) : (micros / 1e6).toFixed(2);
+  }
+
   #statusWord(s: ModelStatus): string {
     return this.profile.style === 'spec' ? WORDS.spec[s] : this.#pick(WORDS.realWorld[s]);
   }
@@ -465,7 +505,7 @@ export class ModelApi {
     body.status = this.#statusWord(o.status);
     body.game = o.pack.slug;
     if (!rw || this.#chance(0.7)) body.packName = o.pack.serviceName;
-    body.amountUsd = rw ? (o.amountMicros / 1e6).toFixed(2) : o.amountMicros / 1e6;
+    body.amountUsd = rw ? this.#money(o.amountMicros) : o.amountMicros / 1e6;
     if (o.userId !== undefined && (!rw || this.#chance(0.8))) body.userId = rw && this.#chance(0.3) ? `${o.userId}${o.zoneId ? ` (${o.zoneId})` : ''}` : o.userId;
     if (codes.length > 0) body.codes = rw && this.#chance(0.5) ? codes.join(',') : codes;
     if (o.status === 'cancelled') {
@@ -532,7 +572,7 @@ export class ModelApi {
           })),
         });
       case '/balance':
-        return this.#json(200, { success: true, balanceUsd: this.profile.style === 'real-world' ? (this.balanceMicros / 1e6).toFixed(2) : this.balanceMicros / 1e6, currency: 'USD' });
+        return this.#json(200, { success: true, balanceUsd: this.profile.style === 'real-world' ? this.#money(this.balanceMicros) : this.balanceMicros / 1e6, currency: 'USD' });
       case '/my-ip':
         return this.#json(200, { success: true, ip: '203.0.113.7' });
       case '/history':
@@ -549,7 +589,8 @@ export class ModelApi {
 
   #history(q: URLSearchParams): ModelReply {
     const hiding = this.#hidden.size > 0 && this.#sim.mono < (this.profile.forever?.untilMs ?? 0);
-    const all = this.orders.filter((o) => !hiding || !this.#hidden.has(o)).sort((a, b) => b.createdAt - a.createdAt || Number(b.orderId.slice(1)) - Number(a.orderId.slice(1)));
+    const now = this.#sim.mono;
+    const all = this.orders.filter((o) => (!hiding || !this.#hidden.has(o)) && !((this.#lagUntil.get(o) ?? 0) > now)).sort((a, b) => b.createdAt - a.createdAt || Number(b.orderId.slice(1)) - Number(a.orderId.slice(1)));
     if (q.has('page')) {
       const size = Math.min(50, Math.max(1, Number(q.get('pageSize') ?? 20)));
       const page = Math.max(1, Number(q.get('page')));
@@ -624,6 +665,14 @@ export class ModelApi {
     const existing = this.#byTrxid.get(this.#fold(trxid));
     if (existing) {
       const same = existing.pid === pid && (existing.userId ?? '') === (userId ?? '') && (existing.quantity ?? 1) === (quantity ?? 1);
+      if (this.profile.resendWords === true && same && !this.#foreverNow('history')) {
+        // No idempotent replays: the resend is refused in words only ("trxid already used"), and
+        // history, read from a lagging replica, does not list the order for a while: the words
+        // are the only sign of the charge, so the engine must read them (and wait for history).
+        this.stats.resendWords++;
+        if (!this.#lagUntil.has(existing)) this.#lagUntil.set(existing, this.#sim.mono + RESEND_WORDS_LAG_MS);
+        return this.#json(400, resendWordsBody(trxid));
+      }
       // A check some deployments run before idempotency refuses the resend of an order that exists.
       // (Not while history hides orders: no one, engine or person, could then tell a charge.)
       if (!this.#foreverNow('history') && this.#chance(this.profile.refuseResend)) {
@@ -646,7 +695,7 @@ export class ModelApi {
     if (pack.card && (this.#stock.get(pack.id) ?? 0) < qty) {
       return this.#json(400, { orderCreated: false, status: 'cancelled', game: pack.slug, error: 'INSUFFICIENT STOCK' });
     }
-    const price = Math.round(pack.price * 1e6) * qty;
+    const price = chargeMicros(pack, qty, this.profile.dear === true);
     if (this.balanceMicros < price) {
       return this.#variant('insufficient-balance:false', () => this.#json(400, { orderCreated: false, status: 'cancelled', game: pack.slug, error: 'INSUFFICIENT BALANCE' }));
     }

@@ -153,3 +153,32 @@ export function checkMoneyCells(c: MoneyCtx): void {
     }
   }
 }
+
+/**
+ * Invariant 27 (issue 29's third turn, `price-cap`; found missing by `npm run mutate:sim`: a
+ * failover that dropped the row's cap survived): no row is bought above its `maxPriceUsd`, on any
+ * account. The cap is per unit (routing.ts compares a pack's price with it); what the supplier
+ * charged per unit (the ledger of the account the row holds its order on) is at most the cap. A
+ * row's cap rides with it when it moves, so a row moved to a dearer account must not be bought there
+ * (a), and a row never moves to an account whose catalog sells its pack above its cap (b).
+ */
+export function checkPriceCaps(c: MoneyCtx): void {
+  for (const r of c.rows) {
+    if (r.maxPriceUsd === null) continue;
+    // b. a row moves only to an account that sells its pack within its cap (routing.ts excludes the
+    // others): the sender's own re-check (dispatch/sender.ts) would then end it `invalid` with "the
+    // catalog price rose", a false reason, where staying would have told the truth (the model's
+    // prices do not change). What `npm run mutate:sim` showed unobserved: a failover without the cap.
+    if (r.moves.length > 0 && r.productId !== null) {
+      const pack = c.apiOf(r.account, r.trxid).account.packs.find((p) => p.id === r.productId);
+      c.check(pack === undefined || pack.price <= r.maxPriceUsd + 1e-9, () =>
+        `${c.where(r)}: moved from ${r.moves.map((m) => m.from).join(', ')} to account ${r.account}, which sells ${r.productId} at ${pack!.price} USD, above the row's maxPriceUsd ${r.maxPriceUsd}`);
+    }
+    if (r.orderId === null) continue;
+    const o = c.apiOf(r.account, r.trxid).byId(r.orderId);
+    if (!o || o.origin !== 'engine') continue;
+    const unitMicros = o.amountMicros / (o.quantity ?? 1);
+    c.check(unitMicros <= Math.round(r.maxPriceUsd * 1e6) + 1, () =>
+      `${c.where(r)}: bought above its cap: order ${o.orderId} on account ${r.account} cost ${unitMicros / 1e6} USD a unit, the row's maxPriceUsd is ${r.maxPriceUsd}${r.moves.length > 0 ? ` (moved from ${r.moves.map((m) => m.from).join(', ')})` : ''}`);
+  }
+}

@@ -44,3 +44,14 @@ export function duplicateTrxidBody(trxid: string): Record<string, unknown> {
 export function resendRefusedInWords(trxid: string): Record<string, unknown> | undefined {
   return pick(`${trxid}#resend`, 2) === 0 ? duplicateTrxidBody(trxid) : undefined;
 }
+
+/**
+ * A supplier without idempotent replays (the `resend-words` class, sim/world.ts): every resend of
+ * an order it already made is refused as "trxid already used", half the time in a framework's
+ * validation bag (the words only in `errors`), else in one of the spellings above. Chosen by the
+ * trxid, so the schedule's random stream stays as it was.
+ */
+export function resendWordsBody(trxid: string): Record<string, unknown> {
+  if (pick(`${trxid}#words-bag`, 2) === 0) return { success: false, message: 'The given data was invalid.', errors: { trxid: ['The trxid has already been taken.'] } };
+  return { success: false, error: spelled('trxid already used', trxid) };
+}

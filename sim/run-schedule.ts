@@ -193,6 +193,14 @@ export async function runSchedule(s: Schedule, opts: RunOptions = {}): Promise<R
       }
     }
   }
+  // `old-foreign` (issue 29's third turn): yesterday (20 h before the run) the panel or another shop
+  // bought every other top-up row's very pack for its very player, without a trxid.
+  if (has(w, 'old-foreign')) {
+    s.files.forEach((f, fi) => f.rows.forEach((r, ri) => {
+      if (r.userId === undefined || (fi + ri) % 2 !== 0 || !api.account.packs.some((p) => p.id === r.pid)) return;
+      api.seedForeign({ pid: r.pid, trxid: null, userId: r.userId, ...(r.zoneId !== undefined ? { zoneId: r.zoneId } : {}), agoMs: 20 * 3_600_000 });
+    }));
+  }
   if (two) {
     const b = new ModelApi(sim, two.api, s.seed, modelAccount(1));
     apis.push(b);
@@ -912,6 +920,10 @@ export async function runSchedule(s: Schedule, opts: RunOptions = {}): Promise<R
       'world: drops respelling trxids': s.actions.filter((a) => (a.kind === 'drop' || a.kind === 'submit') && a.edit === 'respell').length,
       [`world: supplier trxid fold ${s.api.trxidFold ?? 'unicode'}`]: 1,
       'world: liveness samples': Math.floor(sim.mono / LIVE_SAMPLE_MS),
+      'world: orders of 1,000 USD or more (dear)': apis.reduce((n, m) => n + m.orders.filter((o) => o.origin === 'engine' && o.amountMicros >= 1_000_000_000).length, 0),
+      "world: resends refused in words, history lagging (resend-words)": sum((m) => m.stats.resendWords),
+      'world: file rows with a price cap': s.files.reduce((n, f) => n + f.rows.filter((r) => r.maxPriceUsd !== undefined).length, 0),
+      "world: yesterday's orders for a row's player and pack": has(w, 'old-foreign') ? api.orders.filter((o) => o.origin === 'foreign' && o.trxid === null && o.createdAt < api.serverNow - 15 * 3_600_000).length : 0,
     });
   }
   if (two) {
@@ -956,6 +968,9 @@ function edited(file: SimFile, fileIdx: number, edit: Edit, two?: Schedule['seco
   // Two accounts: an `account` column pins every third row of the file (as written) to one account.
   const pin = two?.pin ?? null;
   if (pin !== null) header.push('account');
+  // `price-cap`: a cap column when any row of the file has one.
+  const capped = file.rows.some((r) => r.maxPriceUsd !== undefined);
+  if (capped) header.push('maxPriceUsd');
   if (edit === 'add-column') header.push('checked');
   const written = (r: SimRow): string[] => {
     // Two accounts: a file may name a pack by either account's pid.
@@ -964,6 +979,7 @@ function edited(file: SimFile, fileIdx: number, edit: Edit, two?: Schedule['seco
     if (file.trxidColumn) c.push(r.trxid === undefined ? '' : edit === 'respell' ? respell(r.trxid) : r.trxid);
     if (file.noteColumn) c.push(r.note ?? '');
     if (pin !== null) c.push(file.rows.indexOf(r) % 3 === 0 ? NAMES[pin] : '');
+    if (capped) c.push(r.maxPriceUsd === undefined ? '' : String(r.maxPriceUsd));
     return c;
   };
   const cells = rows.map((r) => (edit === 'add-column' ? [...written(r), 'yes'] : written(r)));

@@ -8,7 +8,7 @@
  * corpus variant answers a refusal).
  */
 import fc from 'fast-check';
-import type { ApiProfile } from './model.js';
+import { DEAR_PACK_A, PACKS, type ApiProfile } from './model.js';
 import { shopArb, type Shop } from './shop.js';
 import { ALL_FAULTS, has, spellPlayer, widen, worldArb, type FaultFilter, type World } from './world.js';
 
@@ -24,6 +24,8 @@ export interface SimRow {
   trxid?: string;
   /** The reseller's own column (a customer, a note): carried through. */
   note?: string;
+  /** The file's `maxPriceUsd` column (the `price-cap` class): the most the row may cost a unit, on any account. */
+  maxPriceUsd?: number;
 }
 
 export interface SimFile {
@@ -92,7 +94,7 @@ export interface SecondAccount {
   /** Both accounts at one supplier: one trxid space (a trxid the other holds an order under: 403 FORBIDDEN). */
   sameSupplier: boolean;
   /** A pack one account withdraws mid-run while its catalog still lists it (every POST of it refused with `error`). */
-  refusePid: { account: 0 | 1; pack: 'PUBG-60' | 'PUBG-325' | 'STEAM-5'; error: 'UNKNOWN PID' | 'GAME DISABLED' | 'INVALID PACK' | 'PRODUCT_DISABLED'; fromMs: number } | null;
+  refusePid: { account: 0 | 1; pack: 'PUBG-60' | 'PUBG-325' | 'STEAM-5' | 'PUBG-81000'; error: 'UNKNOWN PID' | 'GAME DISABLED' | 'INVALID PACK' | 'PRODUCT_DISABLED'; fromMs: number } | null;
   /** One account's key revoked during [fromMs, toMs) (401/403 on every route), then restored. */
   keyRevoked: { account: 0 | 1; fromMs: number; toMs: number } | null;
   /** The files' `account` column pins these rows (by id mod 5 == 0) to this account, when not null. */
@@ -313,6 +315,9 @@ export function applyWorld(s: Schedule): Schedule {
       ...s.second,
       api: widen(s.second.api, w, 1),
       ...(has(w, 'withdrawn') ? {} : { refusePid: null }),
+      // `price-cap` with two accounts: the first account withdraws the pack that is dearer at the
+      // second (325 UC, or 81000 UC with `dear`) 20 s in, so its capped rows must not move there.
+      ...(has(w, 'price-cap') && !(has(w, 'withdrawn') && s.second.refusePid) ? { refusePid: { account: 0 as const, pack: has(w, 'dear') ? ('PUBG-81000' as const) : ('PUBG-325' as const), error: 'PRODUCT_DISABLED' as const, fromMs: 20_000 } } : {}),
       ...(has(w, 'account') ? {} : { keyRevoked: null }),
     };
   }
@@ -329,6 +334,11 @@ export function applyWorld(s: Schedule): Schedule {
       const row = { ...r };
       if (has(w, 'unicode') && id !== undefined && r.trxid?.startsWith('SHOP-')) row.trxid = `${w.trxidPrefixes[id % w.trxidPrefixes.length]}-${id}`;
       if (has(w, 'player-spelling') && row.userId !== undefined && row.zoneId === undefined) row.userId = spellPlayer(row.userId, w.playerSpelling[i % w.playerSpelling.length]!);
+      // `dear`: the files buy the 81000 UC pack (over 1,000 USD) where they bought 325 UC.
+      if (has(w, 'dear') && row.pid === 'PUBG-325') row.pid = DEAR_PACK_A.id;
+      // `price-cap`: every row capped at its pack's price at the first account (so no dearer account may take it).
+      const listed = [...PACKS, DEAR_PACK_A].find((p) => p.id === row.pid);
+      if (has(w, 'price-cap') && listed) row.maxPriceUsd = listed.price;
       return row;
     }),
   }));

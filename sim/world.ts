@@ -33,7 +33,22 @@
  *    files first (403 FORBIDDEN here); invariant 1 counts that charge;
  *  - config edits between restarts (`config-edit`): accounts.toml edited while the daemons are
  *    stopped (accounts renamed, removed, re-pointed, reordered; routing and max_queue_delay
- *    changed), and put back later; invariant 24 (one trxid, one endpoint).
+ *    changed), and put back later; invariant 24 (one trxid, one endpoint);
+ *  - money as big suppliers write it (`dear`): a pack priced over 1,000 USD that the files buy
+ *    instead of the 325 UC pack, charged at a reseller's volume discount (the charge is not the
+ *    catalog price), with amounts and balances written with a thousands separator (`1,132.74`,
+ *    PHP's number_format) in real-world answers; invariants 6, 22, 25 (money to the cent);
+ *  - a price cap per row (`price-cap`): the file's `maxPriceUsd` column caps every row at its
+ *    pack's price at the first account, so a row that moves (failover) may go only where the
+ *    pack is no dearer; invariant 27 (no row bought above its cap, on any account);
+ *  - yesterday's purchase of the same player and pack (`old-foreign`): the panel or another shop
+ *    bought a top-up row's very pack for its very player 20 hours before the run, without a trxid:
+ *    a history without trxids shows two orders alike, and only their creation times tell which is
+ *    the row's (dispatch/order-match.ts surelyBefore); invariants 2, 3;
+ *  - a supplier without idempotent replays (`resend-words`): every resend of an order it made is
+ *    refused as "trxid already used" in words (punctuated, or only in a validation `errors` bag),
+ *    and its history lists the order only minutes later: read as a plain refusal, the row would
+ *    be judged "not placed" by a history that does not show it yet; invariant 2.
  * Not drawn yet: a home whose database is replaced by an older copy (docs/simulator.md, Limits).
  */
 import fc from 'fast-check';
@@ -43,6 +58,8 @@ export const FAULT_CLASSES = [
   'lost', 'error', 'shapes', 'maintenance', 'account', 'rate', 'slow', 'refuse-resend', 'read-error',
   'unmarked-replay', 'foreign', 'forbidden', 'twins', 'sibling', 'refunds', 'forever', 'crash', 'clock',
   'unicode', 'respell', 'player-spelling', 'fold', 'config-edit', 'config-rename', 'config-repoint', 'withdrawn',
+  // Appended (issue 29's third turn, branch sim-widen): a list CI filters keeps its draws as long as new classes come last.
+  'dear', 'price-cap', 'old-foreign', 'resend-words',
 ] as const;
 export type FaultClass = (typeof FAULT_CLASSES)[number];
 
@@ -170,6 +187,9 @@ export function worldArb(filter: FaultFilter = ALL_FAULTS): fc.Arbitrary<World> 
   });
 }
 
+/** What the `dear` class adds to each account's balance (two of its packs and change). */
+export const DEAR_BALANCE_USD = 2_500;
+
 export const has = (w: World | undefined, c: FaultClass): boolean => w !== undefined && w.faults.includes(c);
 
 /** The class a config edit belongs to: renaming or removing an account, re-pointing one, or the rest (order, routing, limits). */
@@ -196,6 +216,16 @@ export function widen(p: ApiProfile, w: World, account: 0 | 1): ApiProfile {
   if (!has(w, 'slow')) out.slow = 0;
   if (!has(w, 'refuse-resend')) out.refuseResend = 0;
   if (!has(w, 'read-error')) out.readError = 0;
+  if (has(w, 'dear')) {
+    // An account that buys 1,000 USD packs holds more than the model's usual balances.
+    out.balanceUsd += DEAR_BALANCE_USD;
+    out.dear = true;
+  }
+  if (has(w, 'resend-words')) {
+    // A supplier without replays: resends of lost answers refused in words (model.ts resendWords).
+    out.resendWords = true;
+    out.lostAfter = Math.max(out.lostAfter, 0.2);
+  }
   return out;
 }
 

@@ -72,6 +72,16 @@ export const CI_HELD_BACK = {
   // depends on something outside the seed (real time or load). Not diagnosed (leads: what reads real
   // time in a run; outbox/late-lines.ts's module-level map by batch id).
   sibling: 'seed 20261133: a double count that does not replay (load-dependent verdict), not yet diagnosed',
+  // Issue 29's third turn (branch sim-widen): classes added from mutate:sim's money survivors. They
+  // ran clean on the unmutated code (npm run simulate, seeds 777-779 and mutate:sim's baseline of
+  // seed 20261127) but their cost against BUDGET was not measured on a loaded machine: held back
+  // until it is, so CI's draws and time stay as they were.
+  dear: 'new (sim-widen); CI time not yet measured against BUDGET',
+  'price-cap': 'new (sim-widen); CI time not yet measured against BUDGET',
+  'old-foreign': 'new (sim-widen); CI time not yet measured against BUDGET',
+  // Also: with a clock stepped back an hour, a `searching` row waits that hour (engine/stages/leases.ts
+  // clamps only times past 2 h; docs/simulator.md, the mutation section), which this class reaches.
+  'resend-words': 'new (sim-widen); CI time not yet measured; meets the clock-step-back liveness defect (not fixed)',
 } as const;
 export const CI_FAULTS: FaultFilter = faultFilter(undefined, Object.keys(CI_HELD_BACK).join(','), true);
 
