@@ -143,13 +143,21 @@ export class RowWrites extends RepeatReads {
   }
 
   /**
-   * After the wall clock stepped back: due times further ahead than `horizon` were written on the
-   * old clock; they become `now`. Returns how many rows were touched.
+   * After the wall clock stepped back by `stepBackMs`: every due time ahead of now was written on the
+   * old clock, so it lies `stepBackMs` further ahead than the wait it holds; it moves back by the
+   * step (never before now). What still lies beyond `horizon` (no wait is that long) becomes `now`.
+   * One transaction. Returns how many rows were touched.
    */
-  clampFutureTimes(now: number, horizon: number): number {
-    const a = this.stmt('UPDATE rows SET next_try_at = ? WHERE next_try_at > ?').run(now, horizon).changes;
-    const b = this.stmt('UPDATE rows SET next_poll_at = ? WHERE next_poll_at > ?').run(now, horizon).changes;
-    return a + b;
+  clampFutureTimes(now: number, horizon: number, stepBackMs = 0): number {
+    return this.db.transaction(() => {
+      let n = 0;
+      for (const col of ['next_try_at', 'next_poll_at'] as const) {
+        const shifted = stepBackMs > 0 ? this.stmt(`UPDATE rows SET ${col} = max(?, ${col} - ?) WHERE ${col} > ?`).run(now, stepBackMs, now).changes : 0;
+        const clamped = this.stmt(`UPDATE rows SET ${col} = ? WHERE ${col} > ?`).run(now, horizon).changes;
+        n += Math.max(shifted, clamped);
+      }
+      return n;
+    })();
   }
 
   deferPending(batchId: string, until: number): void {

@@ -79,9 +79,9 @@ export const CI_HELD_BACK = {
   dear: 'new (sim-widen); CI time not yet measured against BUDGET',
   'price-cap': 'new (sim-widen); CI time not yet measured against BUDGET',
   'old-foreign': 'new (sim-widen); CI time not yet measured against BUDGET',
-  // Also: with a clock stepped back an hour, a `searching` row waits that hour (engine/stages/leases.ts
-  // clamps only times past 2 h; docs/simulator.md, the mutation section), which this class reaches.
-  'resend-words': 'new (sim-widen); CI time not yet measured; meets the clock-step-back liveness defect (not fixed)',
+  // It met the clock-step-back liveness defect (a `searching` row waited the hour the clock stepped
+  // back; docs/simulator.md, the mutation section): fixed, rows.clampFutureTimes moves due times back by the step.
+  'resend-words': 'new (sim-widen); CI time not yet measured against BUDGET',
 } as const;
 export const CI_FAULTS: FaultFilter = faultFilter(undefined, Object.keys(CI_HELD_BACK).join(','), true);
 

@@ -145,4 +145,14 @@ describe('the wider world: schedules the simulator found', () => {
     const out = await runSchedule(found('api-trxid-nbsp-same-body'));
     expect(out.violations).toEqual([]);
   }, 120_000);
+
+  it('a wall clock stepped back an hour while a row waits for its history check: it waits its 30 s, not the hour', async () => {
+    // Seed 20261127, schedule 107 of mutate:sim's baseline with resend-words (branch sim-widen):
+    // the answer is lost, the resend is refused in words, the row waits for its history check; the
+    // clock steps back 3,600 s and engine/stages/leases.ts pulled back only times past its 2 h
+    // horizon, so the row reached review at 3,744 s (liveness: at most 14 simulated minutes). Stored
+    // due times now move back by the step (rows.clampFutureTimes). Failed before that.
+    const out = await runSchedule(found('clock-step-back-searching'));
+    expect(out.violations).toEqual([]);
+  }, 120_000);
 });

@@ -87,7 +87,7 @@ describe('a wall clock stepped back', () => {
     return new LeaseStage(e);
   }
 
-  it('brings stored due times and leases that lie ahead of any possible wait back to now, and says so', async () => {
+  it('moves stored due times back by the step, brings those still ahead of any possible wait and leases back, and says so', async () => {
     const rt = await supplierWorld(() => {}, [pubgRow(0), pubgRow(1)]);
     const clock = new FakeClock();
     const steps: number[] = [];
@@ -103,10 +103,38 @@ describe('a wall clock stepped back', () => {
     const now = clock.now();
     leases.tick(now);
     expect(steps).toEqual([-4 * 3_600_000]);
-    expect(rt.rows.get('b1', 0)!.nextTryAt).toBe(now);
-    expect(rt.rows.get('b1', 1)!.nextPollAt).toBe(now);
-    expect(rt.rows.sendable({ newOrders: ['b1'], resendsOnly: [] }, now, 10).map((r) => r.idx)).toEqual([0]);
+    // Each moves back by the step: the waits they held (1 s, 5 s) are kept, not lengthened by four hours.
+    expect(rt.rows.get('b1', 0)!.nextTryAt).toBe(now + 1_000);
+    expect(rt.rows.get('b1', 1)!.nextPollAt).toBe(now + 5_000);
+    expect(rt.rows.sendable({ newOrders: ['b1'], resendsOnly: [] }, now + 1_000, 10).map((r) => r.idx)).toEqual([0]);
+    // A time still ahead of any possible wait after the shift (written 3 h ahead on the old clock, then
+    // another 3 h step back: 6 h ahead of now) is brought to now.
+    rt.db.prepare(`UPDATE rows SET next_try_at = ? WHERE idx = 0`).run(clock.now() + 3 * 3_600_000);
+    leases.tick(clock.now());
+    clock.step(-3 * 3_600_000);
+    leases.tick(clock.now());
+    expect(rt.rows.get('b1', 0)!.nextTryAt).toBe(clock.now());
     expect(rt.batches.get('b1')!.leaseUntil).toBeLessThanOrEqual(now + 15_000);
+  });
+
+  it('a step back of one hour moves every stored due time back by the hour: a 30 s wait stays 30 s (sim/found/clock-step-back-searching.json)', async () => {
+    const rt = await supplierWorld(() => {}, [pubgRow(0), pubgRow(1)]);
+    const clock = new FakeClock();
+    const steps: number[] = [];
+    const leases = stage(rt, clock, steps);
+    const before = clock.now();
+    // Written on the old clock: a history check due in 30 s, a poll due in 90 s (inside the 2 h horizon).
+    rt.db.prepare(`UPDATE rows SET state = 'searching', next_try_at = ?, next_poll_at = ? WHERE idx = 0`).run(before + 30_000, before + 30_000);
+    rt.db.prepare(`UPDATE rows SET state = 'processing', order_id = 'O1', next_poll_at = ? WHERE idx = 1`).run(before + 90_000);
+    leases.tick(before);
+    clock.step(-3_600_000);
+    const now = clock.now();
+    leases.tick(now);
+    expect(steps).toEqual([-3_600_000]);
+    const due = (idx: number) => rt.db.prepare(`SELECT next_try_at AS t, next_poll_at AS p FROM rows WHERE batch_id = 'b1' AND idx = ?`).get(idx) as { t: number | null; p: number | null };
+    expect(due(0).p).toBe(now + 30_000);
+    expect(due(0).t).toBe(now + 30_000);
+    expect(due(1).p).toBe(now + 90_000);
   });
 
   it('a step forward is reported and leaves stored times alone (they fall due; the rate gate paces the calls)', async () => {

@@ -7,9 +7,13 @@
  * A step of the wall clock (NTP, a resumed VM) would make stored times lie: stepped back, every
  * `next_try_at` / `next_poll_at` and lease lies in the future by the size of the step (rows wait
  * for hours, dead owners' leases look alive); stepped forward, they all fall due at once (harmless:
- * the rate gate, on the monotonic clock, paces the calls). So when a step back is seen, stored
- * times further ahead than any wait could be are brought back to now (rows) or to one lease length
- * (leases), and the step is logged and reported as an event.
+ * the rate gate, on the monotonic clock, paces the calls). So when a step back is seen, stored due
+ * times move back by the step (a row waiting 30 s for its history check waits 30 s, not an hour
+ * more: found by the simulator, sim/found/clock-step-back-searching.json), those still further
+ * ahead than any wait could be come to now, leases to one lease length, and the step is logged and
+ * reported as an event. (A due time written in the moment between the step and this look moves
+ * back too: it falls due early, which only makes a wait shorter — never a second purchase: resends
+ * carry the row's trxid and the rate gate paces every call.)
  */
 import type { EngineContext, Stage, StepBatches } from '../stage.js';
 import { StepWatch } from '../../kernel/clock.js';
@@ -77,9 +81,9 @@ export class LeaseStage implements Stage {
   #clockStepped(stepMs: number, now: number): void {
     const { rt } = this.#e;
     if (stepMs < 0) {
-      const moved = rt.rows.clampFutureTimes(now, now + LONGEST_WAIT_MS);
+      const moved = rt.rows.clampFutureTimes(now, now + LONGEST_WAIT_MS, -stepMs);
       const leases = rt.batches.clampLeases(now, LEASE_MS);
-      rt.log.warn({ stepMs, rowsMoved: moved, leasesMoved: leases }, 'the wall clock stepped back: stored times ahead of any wait were brought back to now');
+      rt.log.warn({ stepMs, rowsMoved: moved, leasesMoved: leases }, 'the wall clock stepped back: stored due times moved back by the step (those ahead of any wait to now)');
     } else {
       rt.log.warn({ stepMs }, 'the wall clock stepped forward: waits end early, calls stay paced by the rate gate');
     }
