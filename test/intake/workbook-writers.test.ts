@@ -38,6 +38,16 @@ describe('workbooks from every writer, read from the sheet named orders', () => 
     await expectOrders(join(FIXTURES, `${writer}.xlsx`));
   });
 
+  // list-last.xlsx is xlsxwriter.xlsx with its parts reordered (Python's zipfile, same bytes per
+  // part): the rels and shared strings first, both sheets, and xl/workbook.xml (the sheet names)
+  // last. exceljs then streams each sheet before it knows any name; the first sheet ("Read me")
+  // was read as the order sheet, and the file was refused for its columns.
+  it('a workbook that lists its sheets after them: still the sheet named orders', async () => {
+    const r = spawnSync('unzip', ['-Z1', join(FIXTURES, 'list-last.xlsx')], { encoding: 'utf8' });
+    if (r.status === 0) expect(r.stdout.trim().split('\n').at(-1)).toBe('xl/workbook.xml');
+    await expectOrders(join(FIXTURES, 'list-last.xlsx'));
+  });
+
   it('openpyxl and pandas fixtures do have absolute relationship targets (what this guards)', () => {
     for (const w of ['openpyxl', 'pandas']) {
       const r = spawnSync('unzip', ['-p', join(FIXTURES, `${w}.xlsx`), 'xl/_rels/workbook.xml.rels'], { encoding: 'utf8' });

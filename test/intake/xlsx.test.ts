@@ -9,7 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { InputFileError } from '../../src/kernel/errors.js';
 import { openOrderFile, type RawRow } from '../../src/intake/formats/index.js';
 import { openXlsx } from '../../src/intake/formats/xlsx.js';
-import { guardWorkbookZip } from '../../src/intake/formats/zip-guard.js';
+import { guardWorkbookZip, sheetList } from '../../src/intake/formats/zip-guard.js';
 import { createRowValidator, formatProblems } from '../../src/intake/validate.js';
 import { encryptedWorkbook, oldXls, odsFile, overlappingBomb, zip } from '../fixtures/zip-kit.js';
 import { loadCatalog, readAll, tempDir } from './helpers.js';
@@ -255,5 +255,35 @@ describe('every other file type is refused with what to do', () => {
   it('.tsv and .txt are read as delimited text', async () => {
     expect((await readAll(writeTemp('orders.tsv', 'pid\tuserId\nPUBG-60\t1\n'))).rows[0]?.cells).toEqual(['PUBG-60', '1']);
     expect((await readAll(writeTemp('orders.txt', 'pid;userId\nPUBG-60;1\n'))).header.format).toBe('csv');
+  });
+});
+
+describe('the sheet list, read from the workbook itself', () => {
+  it('names in tab order with their parts: any namespace prefix, absolute or relative targets, escaped names, hidden sheets', () => {
+    const workbook = `<?xml version="1.0"?><x:workbook xmlns:x="main" xmlns:rel="r"><x:sheets>
+      <x:sheet name="Lookup &amp; prices" sheetId="1" state="hidden" rel:id="rId1"/>
+      <x:sheet name='orders' sheetId="2" rel:id="rId2"/>
+      <x:sheet name="Chart" sheetId="3" rel:id="rId9"/>
+      <x:sheet name="no rel" sheetId="4"/></x:sheets></x:workbook>`;
+    const rels = `<Relationships><Relationship Id="rId1" Type="t/worksheet" Target="/xl/worksheets/sheet1.xml"/>
+      <Relationship Id="rId2" Type="t/worksheet" Target="./worksheets/sheet2.xml"/>
+      <Relationship Id="rId9" Type="t/chartsheet" Target="chartsheets/sheet1.xml"/></Relationships>`;
+    expect(sheetList(workbook, rels)).toEqual([
+      { name: 'Lookup & prices', state: 'hidden', part: 'xl/worksheets/sheet1.xml' },
+      { name: 'orders', state: 'visible', part: 'xl/worksheets/sheet2.xml' },
+      { name: 'Chart', state: 'visible', part: 'xl/chartsheets/sheet1.xml' },
+      { name: 'no rel', state: 'visible', part: undefined },
+    ]);
+    expect(sheetList(undefined, rels)).toEqual([]);
+  });
+
+  it('the guard gives the list of a real workbook, whatever the order of its parts', async () => {
+    for (const w of ['exceljs', 'openpyxl', 'list-last']) {
+      const facts = await guardWorkbookZip(join(import.meta.dirname, '..', 'fixtures', 'workbooks', `${w}.xlsx`));
+      expect(facts.sheets.map((s) => [s.name, s.part]), w).toEqual([
+        ['Read me', 'xl/worksheets/sheet1.xml'],
+        ['orders', 'xl/worksheets/sheet2.xml'],
+      ]);
+    }
   });
 });

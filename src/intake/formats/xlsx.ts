@@ -20,7 +20,6 @@
  *  - Known limit of exceljs 4.4.0: an inline (not shared) string with several formatted runs keeps
  *    only its last run. Excel itself writes shared strings, whose runs are all kept.
  */
-import { posix } from 'node:path';
 import type ExcelJSModule from 'exceljs';
 import { InputFileError } from '../../kernel/errors.js';
 import { allBlank } from './csv.js';
@@ -53,9 +52,9 @@ function unreadable(err: unknown): InputFileError {
 }
 
 /** The sheet to read: `orders` (any case), else the first visible one, else the first. */
-export function chooseSheet(sheets: readonly SheetInfo[]): string | undefined {
+export function chooseSheet<S extends SheetInfo>(sheets: readonly S[]): S | undefined {
   const named = sheets.find((s) => s.name.trim().toLowerCase() === 'orders');
-  return (named ?? sheets.find((s) => s.state === undefined || s.state === 'visible') ?? sheets[0])?.name;
+  return named ?? sheets.find((s) => s.state === undefined || s.state === 'visible') ?? sheets[0];
 }
 
 /**
@@ -97,7 +96,11 @@ async function openSheet(path: string, facts: WorkbookFacts, maxRows: number): P
     worksheets: 'emit',
     entries: 'ignore',
   });
-  relativeSheetTargets(reader);
+  tagSheetParts(reader);
+  // The sheet is chosen from the workbook's own list (zip-guard.ts), never from what exceljs has
+  // parsed by the time a sheet streams past: it names a sheet only when xl/workbook.xml came
+  // earlier in the archive, and otherwise every sheet was nameless and the first was read.
+  const wanted = chooseSheet(facts.sheets.filter((sh) => sh.part === undefined || sh.part.startsWith('xl/worksheets/')));
   let sheetName = '';
   /** Cells of the sheet read whose number was stored as `1.2E+5` or `123.0` (zip-guard.ts). */
   let writtenNumbers: ReadonlySet<string> = new Set();
@@ -108,12 +111,12 @@ async function openSheet(path: string, facts: WorkbookFacts, maxRows: number): P
   };
 
   async function* sheetRows(): AsyncGenerator<SheetRow> {
-    let wanted: string | undefined;
     let found = false;
     for await (const ws of reader) {
-      const sheet = ws as unknown as { name: string; iterator?: { destroy?: () => void; on?: (event: string, fn: () => void) => void } } & AsyncIterable<SheetRow>;
-      if (!found && wanted === undefined) wanted = chooseSheet((reader as unknown as { model?: { sheets?: SheetInfo[] } }).model?.sheets ?? []) ?? sheet.name;
-      if (found || sheet.name !== wanted) {
+      const sheet = ws as unknown as { name: string; [PART]?: string; iterator?: { destroy?: () => void; on?: (event: string, fn: () => void) => void } } & AsyncIterable<SheetRow>;
+      // Without a list in the workbook (no xl/workbook.xml), the first sheet in the archive.
+      const isWanted = wanted === undefined ? true : sheet[PART] === wanted.part;
+      if (found || !isWanted) {
         // Not read: release the part's stream (a temp file when exceljs had to park it). exceljs
         // removes that temp file as soon as we move on, which can be before the stream has opened
         // it: the ENOENT then comes as an 'error' nobody listens to, and it killed the daemon
@@ -124,14 +127,17 @@ async function openSheet(path: string, facts: WorkbookFacts, maxRows: number): P
         continue;
       }
       found = true;
-      sheetName = sheet.name;
-      writtenNumbers = facts.writtenNumbers.get(sheetPart(reader, sheet.name) ?? '') ?? new Set();
+      sheetName = wanted?.name ?? sheet.name;
+      writtenNumbers = facts.writtenNumbers.get(sheet[PART] ?? '') ?? new Set();
       for await (const row of sheet) {
         if (closed) return;
         yield row;
       }
     }
-    if (!found) throw new InputFileError(`the workbook has no sheet to read${wanted ? ` (looked for "${wanted}")` : ''}; ${RESAVE}`);
+    if (!found) {
+      const where = wanted?.part === undefined ? '' : `, whose cells should be in ${wanted.part}`;
+      throw new InputFileError(`the workbook has no sheet to read${wanted ? ` (looked for "${wanted.name}"${where})` : ''}; ${RESAVE}`);
+    }
   }
 
   const rows = sheetRows();
@@ -196,38 +202,30 @@ async function openSheet(path: string, facts: WorkbookFacts, maxRows: number): P
   return { columns, meta: { format: 'xlsx', sheet: sheetName, numbers }, batches: batches(), close: stopReading };
 }
 
+/** Where a worksheet reader's cells come from: `xl/worksheets/sheet2.xml`. */
+const PART = Symbol('topup.part');
+
 /**
- * The workbook's relationships as exceljs 4.4.0 can match them. It names a sheet only when the
- * relationship's Target is exactly `worksheets/sheetN.xml` (relative to xl/, as Excel writes it);
- * openpyxl and pandas write the absolute `/xl/worksheets/sheetN.xml`, which OPC allows, and then
- * every sheet was `Sheet1`, `Sheet2`…, so the sheet called `orders` was never found. Each Target
- * is resolved as OPC says (absolute from the package root, else from xl/) and given back relative
- * to xl/, once the reader has parsed the relationships part and before any sheet is matched.
+ * Tags every worksheet exceljs 4.4.0 emits with the part it streams (it knows only the number in
+ * `sheetN.xml`, and a name only when xl/workbook.xml came earlier), so the sheet is matched by its
+ * part against the workbook's own list. exceljs reads only parts named `xl/worksheets/sheetN.xml`.
  */
-function relativeSheetTargets(reader: unknown): void {
-  const r = reader as { _parseRels?: (entry: unknown) => Promise<void>; workbookRels?: { Target?: string }[] };
-  const parse = r._parseRels;
-  // exceljs is pinned (package.json): a version without this method would fail the workbook tests.
-  if (typeof parse !== 'function') return;
-  r._parseRels = async (entry: unknown): Promise<void> => {
-    await parse.call(r, entry);
-    for (const rel of r.workbookRels ?? []) if (typeof rel.Target === 'string') rel.Target = relativeToXl(rel.Target);
+function tagSheetParts(reader: unknown): void {
+  const r = reader as { model?: { sheets?: unknown[] }; _parseWorksheet?: (iterator: unknown, sheetNo: string) => Iterable<{ value?: Record<symbol, unknown> }> };
+  const parse = r._parseWorksheet;
+  // exceljs is pinned (package.json); a version without this method fails the workbook tests.
+  if (typeof parse !== 'function') throw new Error('exceljs has no _parseWorksheet: the pinned version was changed');
+  r._parseWorksheet = function* (iterator: unknown, sheetNo: string) {
+    // exceljs reads `this.model.sheets` here, and has no model before xl/workbook.xml: a sheet
+    // streamed ahead of it threw "Cannot read properties of undefined (reading 'sheets')". An
+    // empty list leaves the sheet nameless, which is all we need (the part tells which it is);
+    // xl/workbook.xml, when it comes, replaces the model as before.
+    r.model ??= { sheets: [] };
+    for (const event of parse.call(r, iterator, sheetNo)) {
+      if (event.value) event.value[PART] = `xl/worksheets/sheet${sheetNo}.xml`;
+      yield event;
+    }
   };
-}
-
-/** `/xl/worksheets/sheet1.xml`, `./worksheets/sheet1.xml` → `worksheets/sheet1.xml`; a target outside xl/ is kept. */
-export function relativeToXl(target: string): string {
-  const full = posix.normalize(target.startsWith('/') ? target.slice(1) : posix.join('xl', target));
-  return full.startsWith('xl/') ? full.slice(3) : target;
-}
-
-/** `xl/worksheets/sheet1.xml` for a sheet name, from the workbook's relationships as exceljs read them. */
-function sheetPart(reader: unknown, name: string): string | undefined {
-  const r = reader as { model?: { sheets?: { name: string; rId?: string }[] }; workbookRels?: { Id: string; Target: string }[] };
-  const rId = r.model?.sheets?.find((s) => s.name === name)?.rId;
-  const target = r.workbookRels?.find((rel) => rel.Id === rId)?.Target;
-  if (!target) return undefined;
-  return target.startsWith('/') ? target.slice(1) : posix.normalize(`xl/${target}`);
 }
 
 /** Per column: did every filled cell hold a number? (see types.ts NumberColumns) */

@@ -17,6 +17,7 @@
  *     column is refused even when the number it parses to is whole.
  */
 import { createReadStream } from 'node:fs';
+import { posix } from 'node:path';
 import { StringDecoder } from 'node:string_decoder';
 import { open, type FileHandle } from 'node:fs/promises';
 import { PassThrough } from 'node:stream';
@@ -66,9 +67,25 @@ export interface ZipLimits {
 
 const LIMITS: ZipLimits = { bytes: MAX_XLSX_BYTES, uncompressed: MAX_XLSX_UNCOMPRESSED_BYTES };
 
-/** What the guard learned on the way: sheet part → references of number cells not stored as plain digits. */
+/** A sheet as the workbook lists it, with the part that holds its cells. */
+export interface SheetFact {
+  name: string;
+  /** `visible` when the workbook says nothing. */
+  state: string;
+  /** `xl/worksheets/sheet2.xml`; undefined when its relationship is missing. */
+  part: string | undefined;
+}
+
+/** What the guard learned on the way. */
 export interface WorkbookFacts {
+  /** Sheet part → references of number cells not stored as plain digits. */
   writtenNumbers: Map<string, Set<string>>;
+  /**
+   * The sheets in tab order, read here from xl/workbook.xml and its relationships rather than
+   * from exceljs: its streaming reader names a sheet only when xl/workbook.xml came before that
+   * sheet in the archive, and some writers put it after. Empty when the workbook has no list.
+   */
+  sheets: SheetFact[];
 }
 
 /** Throws InputFileError unless the file is a ZIP whose entries exceljs may inflate safely. */
@@ -166,6 +183,7 @@ async function readCentralDirectory(fh: FileHandle, size: number, limits: ZipLim
 async function inflateLikeUnzipper(fh: FileHandle, path: string, dir: Directory): Promise<WorkbookFacts> {
   const centralStart = dir.centralStart;
   const writtenNumbers = new Map<string, Set<string>>();
+  const lists = new Map<string, PartText>();
   let offset = 0;
   let budget = dir.declared;
   for (let n = 0; ; n++) {
@@ -194,12 +212,82 @@ async function inflateLikeUnzipper(fh: FileHandle, path: string, dir: Directory)
       offset = end + 16;
     }
     if (end > centralStart) damaged('a ZIP entry runs into the directory');
-    const scan = SHEET_PART.test(name) ? new NumberScan() : undefined;
+    const scan = SHEET_PART.test(name) ? new NumberScan() : LIST_PARTS.has(name) ? new PartText() : undefined;
     budget -= await inflatedSize(path, start, end, budget, method === 8, scan);
     if (budget < 0) lying();
-    if (scan && scan.refs.size > 0) writtenNumbers.set(name, scan.refs);
+    if (scan instanceof NumberScan && scan.refs.size > 0) writtenNumbers.set(name, scan.refs);
+    if (scan instanceof PartText) lists.set(name, scan);
   }
-  return { writtenNumbers };
+  return { writtenNumbers, sheets: sheetList(lists.get(WORKBOOK)?.text(), lists.get(WORKBOOK_RELS)?.text()) };
+}
+
+const WORKBOOK = 'xl/workbook.xml';
+const WORKBOOK_RELS = 'xl/_rels/workbook.xml.rels';
+const LIST_PARTS = new Set([WORKBOOK, WORKBOOK_RELS]);
+/** The sheet list and its relationships are a few KB; a larger part is not kept (no list). */
+const MAX_LIST_PART = 4 * 1024 * 1024;
+
+/** The text of a small part, kept while the guard inflates it anyway. */
+class PartText {
+  readonly #chunks: Buffer[] = [];
+  #size = 0;
+  feed(chunk: Buffer): void {
+    this.#size += chunk.length;
+    if (this.#size <= MAX_LIST_PART) this.#chunks.push(chunk);
+  }
+  text(): string | undefined {
+    return this.#size <= MAX_LIST_PART ? Buffer.concat(this.#chunks).toString('utf8') : undefined;
+  }
+}
+
+const ENTITY: Record<string, string> = { amp: '&', lt: '<', gt: '>', quot: '"', apos: "'" };
+function unescapeXml(v: string): string {
+  return v.replace(/&(#x[0-9a-fA-F]+|#\d+|amp|lt|gt|quot|apos);/g, (_, e: string) =>
+    e.startsWith('#x') ? String.fromCodePoint(parseInt(e.slice(2), 16)) : e.startsWith('#') ? String.fromCodePoint(Number(e.slice(1))) : ENTITY[e]!,
+  );
+}
+
+/** An element's attributes by local name (`r:id` → `id`; namespace prefixes vary by writer). */
+function attributes(tag: string): Map<string, string> {
+  const out = new Map<string, string>();
+  for (const m of tag.matchAll(/([\w.-]+:)?([\w.-]+)\s*=\s*(?:"([^"]*)"|'([^']*)')/g)) {
+    const local = m[2]!;
+    const value = unescapeXml(m[3] ?? m[4] ?? '');
+    // `r:id` is the relationship; a plain `id` (none in the schema) never overrides it.
+    if (!out.has(local) || m[1] !== undefined) out.set(local, value);
+  }
+  return out;
+}
+
+/**
+ * The sheets of xl/workbook.xml in tab order, each with its part from the relationships: a Target
+ * is resolved as OPC says (absolute from the package root, else relative to xl/), so openpyxl's
+ * `/xl/worksheets/sheet1.xml` and Excel's `worksheets/sheet1.xml` name the same part.
+ */
+export function sheetList(workbook: string | undefined, rels: string | undefined): SheetFact[] {
+  if (workbook === undefined) return [];
+  const targets = new Map<string, string>();
+  for (const m of (rels ?? '').matchAll(/<(?:[\w.-]+:)?Relationship\b([^>]*?)\/?>/g)) {
+    const a = attributes(m[1]!);
+    const id = a.get('Id');
+    const target = a.get('Target');
+    if (id !== undefined && target !== undefined && a.get('TargetMode') !== 'External') targets.set(id, partOf(target));
+  }
+  const sheets: SheetFact[] = [];
+  for (const m of workbook.matchAll(/<(?:[\w.-]+:)?sheet\b([^>]*?)\/?>/g)) {
+    const a = attributes(m[1]!);
+    const name = a.get('name');
+    if (name === undefined) continue;
+    const rId = a.get('id');
+    sheets.push({ name, state: a.get('state') ?? 'visible', part: rId === undefined ? undefined : targets.get(rId) });
+  }
+  return sheets;
+}
+
+/** A relationship Target of xl/workbook.xml as a part name: `/xl/a.xml`, `a.xml`, `./a.xml` → `xl/a.xml`. */
+export function partOf(target: string): string {
+  const full = posix.normalize(target.startsWith('/') ? target.slice(1) : posix.join('xl', target));
+  return full.replace(/^\.\//, '');
 }
 
 const SHEET_PART = /^xl\/worksheets\/[^/]+\.xml$/;
@@ -242,7 +330,7 @@ async function findDescriptor(fh: FileHandle, from: number, limit: number): Prom
 }
 
 /** Bytes the range inflates to (stored: its length); stops (returning more than `budget`) once past it. */
-function inflatedSize(path: string, start: number, end: number, budget: number, deflated: boolean, scan?: NumberScan): Promise<number> {
+function inflatedSize(path: string, start: number, end: number, budget: number, deflated: boolean, scan?: { feed(chunk: Buffer): void }): Promise<number> {
   if (end <= start) return Promise.resolve(0);
   if (!deflated && !scan) return Promise.resolve(end - start);
   return new Promise((resolve, reject) => {
