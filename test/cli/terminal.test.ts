@@ -115,16 +115,18 @@ describe('status, history and order; and who carries a stopped batch on', () => 
     sb = await inProcessSandbox();
     const env = cliEnv(home, sb, { TOPUP_RATE_LIMITS: '3/1s' });
     const file = join(home.dir, 'slow.csv');
-    writeFileSync(file, rowsOf(30));
+    // 120 rows at 3 calls/s take 40 s to send: long enough that the three status commands (a few
+    // seconds each on a loaded machine) cannot outlast it, so Ctrl-C always meets a running batch.
+    writeFileSync(file, rowsOf(120));
     const submit = startCli(['submit', file], env);
     const id = await waitFor('batch id', () => /batch (b\d{6}-[0-9a-f]{6})/.exec(submit.output())?.[1], 20_000);
     await waitFor('some rows sent', () => sb.admin.ledger().orders.length >= 6, 30_000, 100);
 
     const list = await runCli(['status'], env);
     expect(list.stdout).toMatch(/batch\s+file\s+state\s+done\s+sent\s+ok\s+cancelled\s+rejected\s+invalid\s+skipped\s+review\s+usd\s+eta\s+created UTC/);
-    expect(list.stdout).toMatch(new RegExp(`${id}\\s+slow\\.csv\\s+running\\s+\\d+/30\\s+\\d+\\s+\\d+\\s+0\\s+0\\s+0\\s+0\\s+0\\s+\\d+\\.\\d\\d\\s+\\d+s`));
+    expect(list.stdout).toMatch(new RegExp(`${id}\\s+slow\\.csv\\s+running\\s+\\d+/120\\s+\\d+\\s+\\d+\\s+0\\s+0\\s+0\\s+0\\s+0\\s+\\d+\\.\\d\\d\\s+(\\d+s|\\d+m\\d\\ds)`));
     const one = await runCli(['status', id], env);
-    expect(one.stdout).toMatch(/running; \d+\/30 done; sent \d+; .*; spent \d+\.\d\d USD; ETA \d+s\n/);
+    expect(one.stdout).toMatch(/running; \d+\/120 done; sent \d+; .*; spent \d+\.\d\d USD; ETA (\d+s|\d+m\d\ds)\n/);
     expect(JSON.parse((await runCli(['status', '--json'], env)).stdout).batches[0]).toMatchObject({ id, sent: expect.any(Number), etaSec: expect.any(Number) });
 
     submit.kill('SIGINT');
@@ -133,7 +135,9 @@ describe('status, history and order; and who carries a stopped batch on', () => 
     expect(submit.output()).toMatch(/not finished \(stopped\); no daemon is running on this home, so it waits where it stopped .*topup daemon --once/);
     expect(submit.output()).not.toMatch(/carries it on/);
 
-    const daemon = startDaemon(env);
+    // The daemon carries the stopped batch's ~100 rows on at the sandbox's own pace, so the second
+    // batch's first send is not queued behind 30 s of them.
+    const daemon = startDaemon({ ...env, TOPUP_RATE_LIMITS: '40/1s' });
     await waitFor('daemon start', () => daemon.output().includes('topup daemon started'), 20_000);
     const file2 = join(home.dir, 'slow2.csv');
     writeFileSync(file2, rowsOf(30, 'PUBG-325'));
@@ -144,7 +148,7 @@ describe('status, history and order; and who carries a stopped batch on', () => 
     expect(await new Promise<number | null>((res) => submit2.once('exit', (c) => res(c)))).toBe(130);
     expect(submit2.output()).toContain(`the daemon running on this home (pid ${daemon.child.pid}) carries it on.`);
     expect(await daemon.stop()).toBe(0);
-  });
+  }, 150_000);
 
   it('history and order tables show when each order was created; order also when its row was sent', async () => {
     home = tempHome();
