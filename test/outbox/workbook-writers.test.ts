@@ -8,7 +8,7 @@
  * Where LibreOffice is installed, the result is also shown by it: 3.10, and SUM(ref) = 2003.
  */
 import { spawnSync } from 'node:child_process';
-import { copyFileSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import ExcelJS from 'exceljs';
@@ -77,7 +77,13 @@ describe('workbooks of every writer, ordered end to end', () => {
     const { home, env } = await daemonHome();
     const daemon = startDaemon(env);
     for (const w of WRITERS) copyFileSync(join(FIXTURES, `${w}.xlsx`), join(home.inbox, `${w}.xlsx`));
-    for (const w of WRITERS) await waitForResult(home, w, 90_000);
+    try {
+      for (const w of WRITERS) await waitForResult(home, w, 90_000);
+    } catch (err) {
+      // Say what the daemon did instead: the outbox (an .error.txt?) and the end of its log.
+      const said = readdirSync(home.outbox).map((f) => (f.endsWith('.error.txt') ? `${f}: ${readFileSync(join(home.outbox, f), 'utf8')}` : f));
+      throw new Error(`${(err as Error).message}\noutbox: ${said.join('\n')}\ninbox: ${readdirSync(home.inbox).join(', ')}\nlog: ${daemon.output().slice(-4000)}`);
+    }
     for (const w of WRITERS) await expectResult(home, w);
     await daemon.kill();
   }, 180_000);
