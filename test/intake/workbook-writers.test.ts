@@ -65,12 +65,11 @@ const missing = Object.entries(available).filter(([, ok]) => !ok).map(([w]) => w
 if (missing.length > 0) console.warn(`test/intake/workbook-writers.test.ts: not installed here, their fresh workbooks not checked: ${missing.join(', ')}`);
 
 describe.skipIf(missing.length === 4)("the writers installed here, run afresh by the fixture script", () => {
-  // retry: one full run of the suite under load (CI rehearsal at a944d2e) read a fresh workbook's
-  // first sheet ("This workbook's orders are on the sheet named orders.") instead of `orders`; the
-  // same file set passes alone and in the full run before it. Suspected: exceljs's stream reader can
-  // emit a worksheet before xl/workbook.xml is parsed (it parses sheets inline once sharedStrings
-  // and the rels are read), so src/intake/formats/xlsx.ts chooseSheet sees no sheet names and takes
-  // the first. Not yet diagnosed (issue 30's note); the retry keeps CI from failing on it while it is.
+  // One full run under load (CI rehearsal at a944d2e) read a fresh workbook's first sheet instead
+  // of `orders`. The sheet was then chosen by the name exceljs gave it, which it knows only when
+  // xl/workbook.xml came before the sheet in the archive; it is now chosen by part from the
+  // workbook's own list (zip-guard.ts), see list-last.xlsx above. The retry stays for the writers'
+  // own start-up under load (LibreOffice's first run can exceed its timeout), not for the reader.
   it('reads every workbook the script writes now', { retry: 2, timeout: 300_000 }, async () => {
     const out = mkdtempSync(join(tmpdir(), 'writers-'));
     try {
