@@ -47,7 +47,7 @@ describe('a backup taken under load', () => {
     const atKill = ledgerTrxids(sb).length;
 
     // A new home: the backup is all that is left.
-    const fresh = tempHome('backup-load-restored-');
+    const fresh = tempHome('backup-load-restored-', { store: false }); // no store of its own, not even an empty one
     const env2 = cliEnv(fresh, sb, { TOPUP_RATE_LIMITS: '4/1s,400/1m' });
     const restored = await runCli(['restore', rec.path, '--json'], env2);
     expect(restored.code, restored.stderr).toBe(0);

@@ -7,7 +7,7 @@
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, mkdirSync, rmSync, writeFileSync, readFileSync, existsSync, readdirSync, renameSync } from 'node:fs';
+import { chmodSync, copyFileSync, mkdtempSync, mkdirSync, rmSync, writeFileSync, readFileSync, existsSync, readdirSync, renameSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -15,6 +15,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { parse } from 'csv-parse/sync';
 import { startSandbox, type RunningSandbox, type SandboxOptions } from '../../src/sandbox/index.js';
 import { detectDelimiter } from '../../src/intake/formats/csv.js';
+import { openDb } from '../../src/store/db.js';
 
 export const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 export const CLI = join(ROOT, 'dist', 'cli.js');
@@ -30,7 +31,59 @@ export interface TempHome {
   remove(): void;
 }
 
-export function tempHome(prefix = 'topup-'): TempHome {
+/** Where test/global-setup.ts leaves the migrated empty store every temp home starts from. */
+export const STORE_TEMPLATE_ENV = 'TOPUP_TEST_STORE_TEMPLATE';
+
+/**
+ * The only meta a store has before a daemon or a command has run on it: the trxid fold's build
+ * (store/db.ts). Everything a home identifies its store by (store.id, the generation, the copy and
+ * restore markers of store/backup.ts) is written later, by the process that runs on the home, so
+ * copies of the template do not look like one store to each other; makeStoreTemplate refuses a
+ * template with anything more, so a later migration that writes an identity cannot slip in here.
+ */
+const TEMPLATE_META = ['trxid_fold_build'];
+
+/**
+ * A migrated, empty store in `dir` (topup.db, 0600, checkpointed, no -wal or -shm beside it), made
+ * by the same openDb the daemon runs. Opening a new file runs every migration: about 0.07 s of a
+ * quiet core per home and 0.2 s of a busy one, paid by the first process on each of the suite's
+ * hundreds of temp homes; a copy of this file costs a few milliseconds and is the same bytes.
+ */
+export function makeStoreTemplate(dir: string): string {
+  const path = join(dir, 'topup.db');
+  const db = openDb(path);
+  try {
+    const keys = (db.prepare('SELECT key FROM meta ORDER BY key').all() as { key: string }[]).map((r) => r.key);
+    if (keys.join() !== TEMPLATE_META.join()) throw new Error(`a new store holds meta ${JSON.stringify(keys)}, not only ${JSON.stringify(TEMPLATE_META)}: copies of it could share an identity; give temp homes a fresh store instead`);
+    db.pragma('wal_checkpoint(TRUNCATE)');
+  } finally {
+    db.close();
+  }
+  for (const s of ['-wal', '-shm']) if (existsSync(path + s)) throw new Error(`${path}${s} left after the template's close`);
+  chmodSync(path, 0o600);
+  return path;
+}
+
+/** This process's own template, when no global setup made one (the torture runner, outside vitest). */
+let ownTemplate: string | undefined;
+function storeTemplate(): string {
+  const given = process.env[STORE_TEMPLATE_ENV];
+  if (given && existsSync(given)) return given;
+  if (ownTemplate === undefined || !existsSync(ownTemplate)) {
+    const dir = mkdtempSync(join(tmpdir(), 'topup-template-'));
+    process.once('exit', () => rmSync(dir, { recursive: true, force: true }));
+    ownTemplate = makeStoreTemplate(dir);
+  }
+  return ownTemplate;
+}
+
+/**
+ * A home with inbox/ jobs/ outbox/ and, unless `store: false`, jobs/topup.db copied from the
+ * migrated template (see makeStoreTemplate): what the first process on a new home would have made.
+ * `store: false` for a test whose subject is a home before its store exists (its creation, its
+ * mode, a migration from an older schema written by the test).
+ */
+export function tempHome(prefix = 'topup-', opts: { store?: boolean } = {}): TempHome {
   const dir = mkdtempSync(join(tmpdir(), prefix));
   const home: TempHome = {
     dir,
@@ -50,6 +103,11 @@ export function tempHome(prefix = 'topup-'): TempHome {
     },
   };
   for (const d of [home.inbox, home.jobs, home.outbox]) mkdirSync(d, { recursive: true });
+  if (opts.store !== false) {
+    const db = join(home.jobs, 'topup.db');
+    copyFileSync(storeTemplate(), db);
+    chmodSync(db, 0o600); // as openDb creates it: the store holds delivered codes
+  }
   opened().homes.push(home);
   return home;
 }

@@ -7,7 +7,7 @@
  * reconcile had nothing to look up; the re-dropped file is a new batch whose rows go to `main`
  * under their first trxids, which `main` has never seen: bought a second time.
  */
-import { readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { csv, runCli, startDaemon, waitFor, waitForResult, type TempHome } from '../e2e/harness.js';
@@ -22,7 +22,9 @@ async function scenario(beforeClaim: (home: TempHome, env: NodeJS.ProcessEnv) =>
   const { home, a, b, env } = await twoAccounts('routing = "priority"\nmax_queue_delay = "2s"');
   a.admin.setFaults({ maintenance: { code: 'MAINTENANCE' } });
   const first = startDaemon(env);
-  await waitFor('the store made', () => readdirSync(home.jobs).includes('topup.db'), 30_000);
+  // The home's store mark (store/backup.ts MARK_FILE), written once the daemon has opened its
+  // store: temp homes start with jobs/topup.db already there (harness.ts tempHome).
+  await waitFor('the store opened by the daemon', () => existsSync(join(home.dir, '.topup-store-mark')), 30_000);
   await beforeClaim(home, env);
   home.drop('rd.csv', FILE);
   await waitForResult(home, 'rd', 60_000);

@@ -10,6 +10,8 @@
  * it posts (an origin no longer allowed: the event is not posted there; it falls back to
  * TOPUP_ORDER_WEBHOOK_URL or is marked with a clear last_error, and the feed still lists it).
  */
+import Database from 'better-sqlite3';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { waitFor } from '../e2e/harness.js';
 import { releaseAfterEach } from '../e2e/release.js';
@@ -24,7 +26,7 @@ describe('a callbackUrl whose origin the operator no longer allows', () => {
     let up = false;
     const hook = await receiver(0, () => (up ? 200 : 503));
     const origin = `http://127.0.0.1:${hook.port}`;
-    const { env } = await shop({ TOPUP_ORDER_WEBHOOK_SECRET: SECRET, TOPUP_ORDER_WEBHOOK_ALLOW: origin });
+    const { env, home } = await shop({ TOPUP_ORDER_WEBHOOK_SECRET: SECRET, TOPUP_ORDER_WEBHOOK_ALLOW: origin });
     const first = await start(env);
     try {
       const r = await first.call('POST', '/api/v1/orders', { body: { trxid: 'ADV8-CB-1', pid: 'PUBG-60', userId: '5123456701', callbackUrl: hook.url } });
@@ -33,6 +35,21 @@ describe('a callbackUrl whose origin the operator no longer allows', () => {
     } finally {
       await first.daemon.stop();
     }
+    // The event the callback refused, and its retry (5 s after the failure) due before the restart:
+    // the restarted daemon's first look then meets it (with webhooks off it looks again only after
+    // IDLE_LOOK_MS, 60 s, so a retry not yet due at the start would prove nothing in a short wait).
+    const events = (): { id: number; delivery: string; attempts: number; nextAttemptAt: number }[] => {
+      const db = new Database(join(home.jobs, 'topup.db'), { readonly: true, fileMustExist: true });
+      try {
+        return db.prepare(`SELECT id, delivery, attempts, next_attempt_at AS nextAttemptAt FROM order_events WHERE trxid = 'ADV8-CB-1' ORDER BY id`).all() as { id: number; delivery: string; attempts: number; nextAttemptAt: number }[];
+      } finally {
+        db.close();
+      }
+    };
+    const delivery = (id: number): string | undefined => events().find((e) => e.id === id)?.delivery;
+    const tried = events().find((e) => e.delivery === 'pending' && e.attempts > 0);
+    expect(tried, JSON.stringify(events())).toBeDefined();
+    await waitFor('the retry due', () => Date.now() > tried!.nextAttemptAt + 100, 30_000, 100);
     // The operator drops the origin (secret kept: no URL, no allowed origin) and restarts.
     const before = hook.received.length;
     up = true;
@@ -42,8 +59,12 @@ describe('a callbackUrl whose origin the operator no longer allows', () => {
       const again = await second.call('POST', '/api/v1/orders', { body: { trxid: 'ADV8-CB-2', pid: 'PUBG-60', userId: '5123456702', callbackUrl: hook.url } });
       expect(again.status).toBe(422);
       expect(again.json.code).toBe('CALLBACK_NOT_ALLOWED');
-      // … but the stored order's events keep going there (the first retry is due 5 s after the failure).
-      await new Promise((res) => setTimeout(res, 12_000));
+      // … and the stored order's events no longer go there either (the defect: they did). The
+      // deliverer's first look, at its start, meets the due retry: waited for until it is decided.
+      await waitFor('the retried event decided', () => delivery(tried!.id) !== 'pending', 30_000, 100).catch((err: Error) => {
+        throw new Error(`${err.message}: still ${delivery(tried!.id)}; the daemon said:\n${second.daemon.output().slice(-3000)}`);
+      });
+      expect(delivery(tried!.id)).toBe('none');
       expect(hook.received.length - before).toBe(0);
     } finally {
       await second.daemon.stop();
