@@ -48,9 +48,12 @@ export interface Pictures {
 const FAILED = new Set(['rejected', 'cancelled', 'refunded']);
 const ENDED = new Set(['completed', 'cancelled', 'refunded', 'rejected', 'review']);
 
-/** A failure's answer class as people read it. */
+/**
+ * A failure's answer class as people read it: the supplier's code (a refusal's, or the error on an
+ * order it cancelled: daily_rows.class, migration 19) with what became of the money.
+ */
 export function classLabel(cls: string, outcome: string): string {
-  if (cls !== '') return cls;
+  if (cls !== '') return outcome === 'refunded' ? `${cls} (cancelled by the supplier, refunded)` : outcome === 'cancelled' ? `${cls} (cancelled, not refunded)` : cls;
   return outcome === 'rejected' ? 'refused (no code)' : outcome === 'refunded' ? 'cancelled by the supplier, refunded' : 'cancelled by the supplier, not refunded';
 }
 

@@ -103,6 +103,9 @@ describe('the Overview\'s pictures (issue 33)', () => {
     expect(failures.reduce((s, r) => s + Number(r.refunded), 0)).toBe(3);
     const classes = await get('/pictures/failure-classes.csv');
     expect(classes.reduce((s, r) => s + Number(r.failed_orders_30_days), 0)).toBe(3);
+    // By the supplier's own code (its error on the cancelled order), with what became of the money.
+    expect(classes.map((r) => [r.answer_class, r.failed_orders_30_days])).toEqual([['INVALID PLAYER (cancelled by the supplier, refunded)', '3']]);
+    expect(overview).toContain('INVALID PLAYER (cancelled by the supplier, refunded)');
 
     // Time to completion: one count per completed row, on its day and game.
     const latency = await get('/pictures/latency.csv');
