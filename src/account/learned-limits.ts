@@ -42,6 +42,7 @@
 import type { RateWindow } from '../config/config.js';
 import { MetaStore } from '../store/meta.js';
 import type { Db } from '../store/db.js';
+import { learnedKey } from '../store/account-keys.js';
 
 /** The window lengths a 429 is judged on besides the configured ones: the spec's and real suppliers' second and minute. */
 export const PROBE_LENGTHS_MS: readonly number[] = [1_000, 60_000];
@@ -70,7 +71,7 @@ export function slowStart(configured: readonly RateWindow[], rec: LearnedRecord 
 /** Refused calls remembered (their start times), for the other processes' inferences. */
 const REFUSED_KEPT = 64;
 
-export const learnedKey = (account: string): string => `rate.learned:${account}`;
+export { learnedKey };
 
 export interface LearnedWindow {
   windowMs: number;

@@ -27,6 +27,7 @@
  */
 import type { MetaStore } from '../store/meta.js';
 import { systemClock, type Clock } from '../kernel/clock.js';
+import { pauseKey, probeKey, trialKey } from '../store/account-keys.js';
 
 export type PauseKind = 'account' | 'maintenance';
 
@@ -72,12 +73,9 @@ export interface ProbeRecord {
   outcome: string;
 }
 
-/** The pause of account `default` keeps the key it had before homes had several accounts. */
-export function pauseKey(account: string): string {
-  return account === 'default' ? 'dispatch.pause' : `dispatch.pause:${account}`;
-}
-const trialKey = (account: string): string => `dispatch.trial:${account}`;
-const probeKey = (account: string): string => `dispatch.probe:${account}`;
+// The pause of account `default` keeps the key it had before homes had several accounts. Every
+// per-account key is named in store/account-keys.ts, which a rename of the account reads.
+export { pauseKey };
 
 // Nothing else can be ordered during the window, so frequent probes cost no useful budget
 // and shorten the time to resume once it ends.

@@ -57,6 +57,7 @@ import type { RateWindow } from '../config/config.js';
 import { unsynced, type Db } from '../store/db.js';
 import type { Statement } from 'better-sqlite3';
 import { MetaStore } from '../store/meta.js';
+import { holdKey } from '../store/account-keys.js';
 import { systemClock, type Clock } from '../kernel/clock.js';
 import {
   afterQuietUse,
@@ -75,8 +76,8 @@ import {
   type LoggedCall,
 } from './learned-limits.js';
 
-/** Monotonic ms until which every call of the account is held (a Retry-After): `default` keeps the key of homes from before accounts. */
-export const holdKey = (account: string): string => (account === 'default' ? 'rate.hold_until_mono' : `rate.hold_until_mono:${account}`);
+/** Monotonic ms until which every call of the account is held (a Retry-After): `default` keeps the key of homes from before accounts (store/account-keys.ts). */
+export { holdKey };
 
 /** What the admission records for the console's rate picture: the wall-clock minute, whether the call places an order, since when it waited (monotonic). */
 interface MinuteUse {

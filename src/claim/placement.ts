@@ -54,7 +54,19 @@ export function placedRow(placed: Extract<Placed, { ok: true }>, trxid: string):
   };
 }
 
-type PlacementParts = Pick<Runtime, 'accounts' | 'log' | 'meta' | 'routing' | 'rows'>;
+type PlacementParts = Pick<Runtime, 'accounts' | 'config' | 'log' | 'meta' | 'routing' | 'rows'>;
+
+/**
+ * Whether a file's `account` column pins its rows: in a home whose accounts are named in an accounts
+ * file, one or several. A reseller who names accounts means them: a row naming an account the file
+ * does not list (one removed for a while, a typo) is refused, never bought through another account
+ * (with one account listed it used to be bought through that one). A home without the file has one
+ * account, `default`, named by no one: a column called `Account` there is the reseller's own (their
+ * customer's account, say), carried through as before.
+ */
+export function readsAccountColumn(rt: Pick<Runtime, 'accounts' | 'config'>): boolean {
+  return rt.accounts.length > 1 || rt.config.accounts.file !== null;
+}
 
 /**
  * Every account's catalog that can be read now (an account that cannot be read places nothing in
@@ -82,9 +94,16 @@ export async function openPlacer(rt: PlacementParts, catalogs: readonly AccountI
   const packOf = (e: CatalogEntry): string => `pack:${fold(e.product.slug)}\u0000${fold(e.product.serviceName)}`;
   if (rt.accounts.length === 1) {
     const only = rt.accounts[0]!.id;
+    const pinAt = readsAccountColumn(rt) ? accountColumn(columns) : undefined;
     return {
       index,
-      place: (order) => ({ ok: true, account: only, order }),
+      place: (order, cells) => {
+        const pinned = pinAt === undefined ? '' : (cells[pinAt] ?? '').trim();
+        if (pinned === '') return { ok: true, account: only, order };
+        // The same words as a home with several accounts (account/routing.ts Router.place).
+        if (pinned.toLowerCase() !== only) return { ok: false, error: `account: "${pinned}" is not one of this home's accounts (${only})` };
+        return { ok: true, account: only, order, pinned: true };
+      },
       packKey: (order) => {
         const e = index.byPid(order.request.pid);
         return e ? packOf(e) : order.request.pid;
@@ -169,8 +188,9 @@ export async function openPlacer(rt: PlacementParts, catalogs: readonly AccountI
  * The column report (intake/column-report.ts) as a home with several accounts reads the file: its
  * `account` column pins rows to an account, it is not carried through as the reseller's own.
  */
-export function withPinColumn<R extends { columns: { position: number; note: string }[] }>(report: R, rt: Pick<Runtime, 'accounts'>, columns: readonly string[]): R {
-  const pin = rt.accounts.length > 1 ? accountColumn(columns) : undefined;
+export function withPinColumn<R extends { columns: { position: number; note: string }[] }>(report: R, rt: Pick<Runtime, 'accounts' | 'config'>, columns: readonly string[]): R {
+  const pin = readsAccountColumn(rt) ? accountColumn(columns) : undefined;
   if (pin === undefined) return report;
-  return { ...report, columns: report.columns.map((c) => (c.position === pin + 1 ? { ...c, note: 'read as the supplier account each row is placed on (several accounts: a row is pinned to it and never moves)' } : c)) };
+  const why = rt.accounts.length > 1 ? 'several accounts: a row is pinned to it and never moves' : 'a name accounts.toml does not list is refused, never bought through another account';
+  return { ...report, columns: report.columns.map((c) => (c.position === pin + 1 ? { ...c, note: `read as the supplier account each row is placed on (${why})` } : c)) };
 }

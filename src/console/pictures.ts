@@ -48,9 +48,12 @@ export interface Pictures {
 const FAILED = new Set(['rejected', 'cancelled', 'refunded']);
 const ENDED = new Set(['completed', 'cancelled', 'refunded', 'rejected', 'review']);
 
-/** A failure's answer class as people read it. */
+/**
+ * A failure's answer class as people read it: the supplier's code (a refusal's, or the error on an
+ * order it cancelled: daily_rows.class, migration 19) with what became of the money.
+ */
 export function classLabel(cls: string, outcome: string): string {
-  if (cls !== '') return cls;
+  if (cls !== '') return outcome === 'refunded' ? `${cls} (cancelled by the supplier, refunded)` : outcome === 'cancelled' ? `${cls} (cancelled, not refunded)` : cls;
   return outcome === 'rejected' ? 'refused (no code)' : outcome === 'refunded' ? 'cancelled by the supplier, refunded' : 'cancelled by the supplier, not refunded';
 }
 
@@ -284,9 +287,14 @@ function spendHtml(p: Pictures): Html {
   const sw = html`<p class="switch">By <strong aria-current="true">${s.by}</strong> · <a href="/?spend=${other}#pic-spend-h">by ${other}</a></p>`;
   const body = p.days.map((d, i) => [d, ...s.keys.map((_, k) => money(s.cents[k]![i]!)), money(sum(s.keys.map((_, k) => s.cents[k]![i]!)))]);
   const foot = ['Total', ...s.keys.map((_, k) => money(sum(s.cents[k]!))), money(total)];
+  // "This week": the last 7 UTC days, today included (the same 7 days the runway divides by), by
+  // the same keys as the chart, so the week's spend per game or per account is read at a glance.
+  const weekFrom = Math.max(0, p.days.length - 7);
+  const week = s.keys.map((k, i) => ({ k, c: sum(s.cents[i]!.slice(weekFrom)) })).filter((x) => x.c > 0);
+  const weekTotal = sum(week.map((x) => x.c));
   return picture('pic-spend', 'Spend per day', `How much did I spend each day, on which ${s.by}s?`,
     html`${stackedBars(t, p.days, series, usdAxis, { xLabel: shortDay })}${legend('pic-spend', s.keys, 'fill')}`,
-    html`<strong data-total="spend">${money(total)} USD</strong> spent in the last ${DAYS} days (completed orders, and cancelled ones not refunded); today ${money(sum(s.keys.map((_, k) => s.cents[k]![p.days.length - 1]!)))} USD.`,
+    html`<strong data-total="spend">${money(total)} USD</strong> spent in the last ${DAYS} days (completed orders, and cancelled ones not refunded); today ${money(sum(s.keys.map((_, k) => s.cents[k]![p.days.length - 1]!)))} USD; this week (the last 7 days, today included) <strong data-total="spend-week">${money(weekTotal)} USD</strong>${week.length > 0 ? `: ${week.map((x) => `${x.k} ${money(x.c)} USD`).join(', ')}` : ''}.`,
     numbers(`spend per day (USD) by ${s.by}`, ['Day', ...s.keys, 'All'], body, foot), csvLink('spend', `?by=${s.by}`), sw);
 }
 

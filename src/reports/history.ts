@@ -22,10 +22,9 @@ import type { Account } from '../account/account.js';
 import { coerceError } from '../kernel/errors.js';
 import { appendCsv } from './csv-append.js';
 import { historyFile } from './files.js';
+import { historyExportedKey, historyWaitingKey } from '../store/account-keys.js';
 
 export const HISTORY_COLUMNS = ['exportedAt', 'orderId', 'trxid', 'status', 'game', 'packName', 'amountUsd', 'refunded', 'error', 'userId', 'serverId', 'moreId', 'createdAt'] as const;
-const EXPORTED_KEY = 'reports.history.exported';
-const WAITING_KEY = 'reports.history.waiting';
 const REMEMBER = 20_000;
 const PAGE_SIZE = 50;
 
@@ -36,8 +35,6 @@ export interface HistoryExportResult {
   waiting: number;
 }
 
-/** `default` keeps the keys of homes from before several accounts. */
-const keyOf = (key: string, account: string): string => (account === 'default' ? key : `${key}:${account}`);
 
 /**
  * Every account, each into its own file. The totals, the first account's file, and each account's
@@ -71,8 +68,9 @@ function idsInFile(path: string): string[] {
 async function exportAccount(rt: Pick<Runtime, 'clock' | 'config' | 'db' | 'log' | 'meta'>, account: Account, opts: { now?: number; maxPages?: number }): Promise<HistoryExportResult> {
   const now = opts.now ?? rt.clock.now();
   const file = historyFile(rt.config.reportsDir, account.id, now);
-  const exportedKey = keyOf(EXPORTED_KEY, account.id);
-  const waitingKey = keyOf(WAITING_KEY, account.id);
+  // Per account (`default` keeps the keys of homes from before several accounts; store/account-keys.ts).
+  const exportedKey = historyExportedKey(account.id);
+  const waitingKey = historyWaitingKey(account.id);
   const remembered = rt.meta.getJson<string[]>(exportedKey) ?? [];
   const seen = new Set([...remembered, ...idsInFile(file)]);
   const lookingFor = new Set(rt.meta.getJson<string[]>(waitingKey) ?? []);

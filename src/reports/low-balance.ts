@@ -14,10 +14,11 @@ import type { Notifier } from '../notify/notifier.js';
 import { roundCents as cents } from '../kernel/money.js';
 import { coerceError } from '../kernel/errors.js';
 import { runwayDays, runwayText, usdPerDay } from './runway.js';
+import { lowBalanceFlag } from '../store/account-keys.js';
 
-export const LOW_BALANCE_FLAG = 'reports.lowBalance.alerted';
+export const LOW_BALANCE_FLAG = lowBalanceFlag('default');
 /** The flag of an account (`default` keeps the key of before). */
-export const lowBalanceFlag = (account: string): string => (account === 'default' ? LOW_BALANCE_FLAG : `${LOW_BALANCE_FLAG}:${account}`);
+export { lowBalanceFlag };
 export type LowBalanceOutcome = 'off' | 'alerted' | 'still-low' | 'cleared' | 'ok';
 
 type LowBalanceParts = Pick<Runtime, 'accounts' | 'clock' | 'config' | 'db' | 'log' | 'meta' | 'rows'>;

@@ -33,9 +33,9 @@ import { PLACED_STATES } from '../store/row-states.js';
 import { ApiError, coerceError } from '../kernel/errors.js';
 import type { History } from '../api/schemas.js';
 import type { Account } from '../account/account.js';
+import { reconcileLastKey } from '../store/account-keys.js';
 
 export const RECONCILE_COLUMNS = ['kind', 'orderId', 'trxid', 'batchId', 'line', 'localStatus', 'apiStatus', 'localAmountUsd', 'apiAmountUsd', 'refunded', 'note'] as const;
-const LAST_KEY = 'reports.reconcile.last';
 const DAY = 86_400_000;
 /** Waits before each new try of a page that could not be read: three more tries over 14 s. */
 export const PAGE_RETRY_MS: readonly number[] = [1_000, 3_000, 10_000];
@@ -74,8 +74,8 @@ async function readPage(rt: Pick<Runtime, 'clock' | 'log'>, account: Account, pa
 
 type ReconcileParts = Pick<Runtime, 'accounts' | 'clock' | 'config' | 'log' | 'meta' | 'rows'>;
 
-/** The last reconciliation's time and balance, per account (`default` keeps the key of before). */
-const lastKey = (account: string): string => (account === 'default' ? LAST_KEY : `${LAST_KEY}:${account}`);
+/** The last reconciliation's time and balance, per account (`default` keeps the key of before; store/account-keys.ts). */
+const lastKey = reconcileLastKey;
 
 /**
  * Every account of the home is reconciled against its own history and balance (order ids are each

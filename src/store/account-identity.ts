@@ -15,7 +15,9 @@
  *    rows with it: they follow the identity, not the name. Recorded in account_renames, which is
  *    also what lets the rows_account_moves trigger allow the change (migration 13), and audited.
  *    Every other stored reference by name goes with them (renameReferences: the accounts rows
- *    left, left_trxids), so the store has one name per account at any time.
+ *    left, left_trxids, and every per-account record of store/account-keys.ts: pause, call log,
+ *    learned limits, balance readings, report marks), so the store has one name per account at
+ *    any time.
  *
  * All of it in one IMMEDIATE transaction: two processes starting at once see one outcome.
  */
@@ -24,6 +26,7 @@ import type { AccountIdentity } from '../kernel/identity.js';
 import { rowStates } from './state-sql.js';
 import { IN_FLIGHT_STATES, CHECKED_STATES, PLACED_STATES, type RowState } from './row-states.js';
 import { AuditStore } from './audit.js';
+import { ACCOUNT_META_KEYS, ACCOUNT_TABLES } from './account-keys.js';
 
 /** Rows whose money only the account they were sent to can settle. */
 export const UNSETTLED_STATES: readonly RowState[] = Object.freeze([...IN_FLIGHT_STATES, ...CHECKED_STATES, ...PLACED_STATES, 'review']);
@@ -86,6 +89,31 @@ export interface Renamed {
  */
 function renameReferences(db: Db, from: string, to: string): void {
   db.prepare('UPDATE left_trxids SET account = ? WHERE account = ?').run(to, from);
+  // Everything else kept per account (store/account-keys.ts): its pause, its call log (what its rate
+  // gate counts), what the gate learned from 429s, its balance readings and report marks. Left under
+  // the old name, the renamed account would start unpaused, with an empty rate budget and limits to
+  // learn again by being refused. What the new name held before (an account of that name removed
+  // earlier, another endpoint or key) is not this account's: its state is replaced, its call records
+  // kept (more calls counted only slows the gate down).
+  for (const { table, merge } of ACCOUNT_TABLES) {
+    if (merge) {
+      db.prepare(merge).run({ from, to });
+      db.prepare(`DELETE FROM ${table} WHERE account = ?`).run(from);
+    } else {
+      db.prepare(`UPDATE ${table} SET account = ? WHERE account = ?`).run(to, from);
+    }
+  }
+  const get = db.prepare('SELECT value FROM meta WHERE key = ?');
+  const del = db.prepare('DELETE FROM meta WHERE key = ?');
+  const put = db.prepare('INSERT INTO meta (key, value) VALUES (?, ?)');
+  for (const keyOf of ACCOUNT_META_KEYS) {
+    const was = get.get(keyOf(from)) as { value: string } | undefined;
+    del.run(keyOf(to));
+    if (was) {
+      put.run(keyOf(to), was.value);
+      del.run(keyOf(from));
+    }
+  }
   const moved = db.prepare(`SELECT batch_id AS batchId, idx, moves_json AS moves FROM rows WHERE moves_json IS NOT NULL AND EXISTS (SELECT 1 FROM json_each(rows.moves_json) WHERE json_extract(value, '$.from') = ?)`).all(from) as { batchId: string; idx: number; moves: string }[];
   const update = db.prepare('UPDATE rows SET moves_json = ? WHERE batch_id = ? AND idx = ?');
   for (const r of moved) {

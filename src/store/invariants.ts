@@ -161,12 +161,13 @@ export const INVARIANTS: readonly Invariant[] = Object.freeze([
   {
     id: 'an-account-is-its-endpoint-and-key',
     rule: 'A row that may have been charged (in flight, in doubt, placed and not ended, in review) is sent again, followed and settled only at the endpoint and key it was sent to, whatever the accounts file calls them: re-pointing its account elsewhere never buys it at a second supplier.',
-    enforcedBy: 'every send records rows.sent_origin and rows.sent_key_fp in the intent\'s commit, and RowStore.markSending refuses a row not pending whose record names another identity; the start (runtime.ts, store/account-identity.ts reconcileAccounts, one IMMEDIATE transaction) refuses an accounts file re-pointing an account with unsettled rows and moves a renamed account\'s rows, and every other stored reference to it (the accounts rows left, left_trxids), to its new name (account_renames, which the trigger rows_account_moves reads); topup accounts confirm is the audited exception',
+    enforcedBy: 'every send records rows.sent_origin and rows.sent_key_fp in the intent\'s commit, and RowStore.markSending refuses a row not pending whose record names another identity; the start (runtime.ts, store/account-identity.ts reconcileAccounts, one IMMEDIATE transaction) refuses an accounts file re-pointing an account with unsettled rows and moves a renamed account\'s rows, and every other stored reference to it (the accounts rows left, left_trxids, and every per-account record of store/account-keys.ts: its pause, call log, learned limits), to its new name (account_renames, which the trigger rows_account_moves reads); topup accounts confirm is the audited exception',
     tests: [
       { file: 'test/accounts/re-pointed.test.ts', title: 're-pointing an account that holds a row in doubt to another host refuses the start' },
       { file: 'test/accounts/re-pointed.test.ts', title: 'a renamed account (the same URL and key under a new name) keeps its rows' },
       { file: 'test/accounts/re-pointed.test.ts', title: 'is the operator\'s audited word' },
       { file: 'test/accounts/renamed-account-left-by-a-row.test.ts', title: 'a row that left the account before the rename names it by its new name' },
+      { file: 'test/accounts/rename-keeps-state.test.ts', title: 'its pause, its rate use, what it learned from 429s' },
     ],
     simulator: 'sim/world.ts config-rename and config-repoint (accounts.toml edited between restarts): invariants 10, 11 and 24 judge by the account (its model API), not its name, and 13 reads the names each result file was written with',
   },

@@ -656,4 +656,79 @@ export const MIGRATIONS: readonly string[] = [
   `
   CREATE INDEX player_check_calls_player ON player_check_calls (kind, player, at);
   `,
+  // 19. The failure picture by the supplier's own code (issue 30, from the console trial): a row the
+  //     supplier cancelled keeps the supplier's error on the order (INVALID PLAYER …) in rows.error,
+  //     not in reject_code, so its class in daily_rows was '' and the picture said only "cancelled
+  //     by the supplier". Its class is now its reject_code, else its error (trimmed, at most 80
+  //     characters): the triggers of migration 17 again with that class (and error among the
+  //     columns that move a row's count), and daily_rows rebuilt from the rows under the new rule.
+  `
+  DROP TRIGGER rows_daily_insert;
+  DROP TRIGGER rows_daily_delete;
+  DROP TRIGGER rows_daily_update;
+  CREATE TRIGGER rows_daily_insert AFTER INSERT ON rows WHEN NEW.state IN ('completed', 'cancelled', 'invalid', 'rejected', 'skipped', 'review') BEGIN
+    INSERT INTO daily_rows (day, game, account, outcome, class, n, spent_cents, refunded_cents, sale_cents, sale_n, sale_cost_cents)
+      SELECT strftime('%Y-%m-%d', NEW.updated_at / 1000, 'unixepoch'), coalesce(NEW.slug, ''), NEW.account,
+        CASE WHEN NEW.state = 'cancelled' AND coalesce(NEW.refunded, 0) = 1 THEN 'refunded' ELSE NEW.state END,
+        CASE WHEN NEW.state IN ('rejected', 'review') THEN coalesce(NEW.reject_code, '') WHEN NEW.state = 'cancelled' THEN coalesce(NEW.reject_code, nullif(substr(trim(NEW.error), 1, 80), ''), '') ELSE '' END,
+        1, CASE WHEN NEW.state = 'completed' OR (NEW.state = 'cancelled' AND coalesce(NEW.refunded, 0) = 0) THEN CAST(round(coalesce(NEW.amount_usd, NEW.expected_usd, 0) * 100) AS INTEGER) ELSE 0 END,
+        CASE WHEN NEW.state = 'cancelled' AND coalesce(NEW.refunded, 0) = 1 THEN CAST(round(coalesce(NEW.amount_usd, NEW.expected_usd, 0) * 100) AS INTEGER) ELSE 0 END,
+        CASE WHEN NEW.state = 'completed' AND NEW.sale_usd IS NOT NULL THEN CAST(round(NEW.sale_usd * 100) AS INTEGER) ELSE 0 END, CASE WHEN NEW.state = 'completed' AND NEW.sale_usd IS NOT NULL THEN 1 ELSE 0 END, CASE WHEN NEW.state = 'completed' AND NEW.sale_usd IS NOT NULL THEN CAST(round(coalesce(NEW.amount_usd, NEW.expected_usd, 0) * 100) AS INTEGER) ELSE 0 END
+      WHERE NEW.state IN ('completed', 'cancelled', 'invalid', 'rejected', 'skipped', 'review')
+      ON CONFLICT (day, game, account, outcome, class) DO UPDATE SET n = n + 1, spent_cents = spent_cents + excluded.spent_cents,
+        refunded_cents = refunded_cents + excluded.refunded_cents, sale_cents = sale_cents + excluded.sale_cents,
+        sale_n = sale_n + excluded.sale_n, sale_cost_cents = sale_cost_cents + excluded.sale_cost_cents;
+    INSERT INTO daily_latency (day, game, bucket, n)
+      SELECT strftime('%Y-%m-%d', NEW.updated_at / 1000, 'unixepoch'), coalesce(NEW.slug, ''), CAST(round(8 * ln(max(NEW.updated_at - NEW.first_sent_at, 100) / 100.0)) AS INTEGER), 1
+      WHERE NEW.state = 'completed' AND NEW.first_sent_at IS NOT NULL
+      ON CONFLICT (day, game, bucket) DO UPDATE SET n = n + 1;
+  END;
+  CREATE TRIGGER rows_daily_delete AFTER DELETE ON rows WHEN OLD.state IN ('completed', 'cancelled', 'invalid', 'rejected', 'skipped', 'review') BEGIN
+    UPDATE daily_rows SET n = n - 1, spent_cents = spent_cents - (CASE WHEN OLD.state = 'completed' OR (OLD.state = 'cancelled' AND coalesce(OLD.refunded, 0) = 0) THEN CAST(round(coalesce(OLD.amount_usd, OLD.expected_usd, 0) * 100) AS INTEGER) ELSE 0 END),
+        refunded_cents = refunded_cents - (CASE WHEN OLD.state = 'cancelled' AND coalesce(OLD.refunded, 0) = 1 THEN CAST(round(coalesce(OLD.amount_usd, OLD.expected_usd, 0) * 100) AS INTEGER) ELSE 0 END), sale_cents = sale_cents - (CASE WHEN OLD.state = 'completed' AND OLD.sale_usd IS NOT NULL THEN CAST(round(OLD.sale_usd * 100) AS INTEGER) ELSE 0 END),
+        sale_n = sale_n - (CASE WHEN OLD.state = 'completed' AND OLD.sale_usd IS NOT NULL THEN 1 ELSE 0 END), sale_cost_cents = sale_cost_cents - (CASE WHEN OLD.state = 'completed' AND OLD.sale_usd IS NOT NULL THEN CAST(round(coalesce(OLD.amount_usd, OLD.expected_usd, 0) * 100) AS INTEGER) ELSE 0 END)
+      WHERE OLD.state IN ('completed', 'cancelled', 'invalid', 'rejected', 'skipped', 'review') AND day = strftime('%Y-%m-%d', OLD.updated_at / 1000, 'unixepoch') AND game = coalesce(OLD.slug, '') AND account = OLD.account
+        AND outcome = (CASE WHEN OLD.state = 'cancelled' AND coalesce(OLD.refunded, 0) = 1 THEN 'refunded' ELSE OLD.state END) AND class = (CASE WHEN OLD.state IN ('rejected', 'review') THEN coalesce(OLD.reject_code, '') WHEN OLD.state = 'cancelled' THEN coalesce(OLD.reject_code, nullif(substr(trim(OLD.error), 1, 80), ''), '') ELSE '' END);
+    UPDATE daily_latency SET n = n - 1
+      WHERE OLD.state = 'completed' AND OLD.first_sent_at IS NOT NULL AND day = strftime('%Y-%m-%d', OLD.updated_at / 1000, 'unixepoch') AND game = coalesce(OLD.slug, '') AND bucket = CAST(round(8 * ln(max(OLD.updated_at - OLD.first_sent_at, 100) / 100.0)) AS INTEGER);
+  END;
+  CREATE TRIGGER rows_daily_update AFTER UPDATE OF state, updated_at, amount_usd, expected_usd, refunded, reject_code, error, slug, account, sale_usd, first_sent_at ON rows
+    WHEN (OLD.state IN ('completed', 'cancelled', 'invalid', 'rejected', 'skipped', 'review') OR NEW.state IN ('completed', 'cancelled', 'invalid', 'rejected', 'skipped', 'review')) AND (OLD.state IS NOT NEW.state OR OLD.updated_at IS NOT NEW.updated_at OR OLD.amount_usd IS NOT NEW.amount_usd OR OLD.expected_usd IS NOT NEW.expected_usd OR OLD.refunded IS NOT NEW.refunded OR OLD.reject_code IS NOT NEW.reject_code OR OLD.error IS NOT NEW.error OR OLD.slug IS NOT NEW.slug OR OLD.account IS NOT NEW.account OR OLD.sale_usd IS NOT NEW.sale_usd OR OLD.first_sent_at IS NOT NEW.first_sent_at) BEGIN
+    UPDATE daily_rows SET n = n - 1, spent_cents = spent_cents - (CASE WHEN OLD.state = 'completed' OR (OLD.state = 'cancelled' AND coalesce(OLD.refunded, 0) = 0) THEN CAST(round(coalesce(OLD.amount_usd, OLD.expected_usd, 0) * 100) AS INTEGER) ELSE 0 END),
+        refunded_cents = refunded_cents - (CASE WHEN OLD.state = 'cancelled' AND coalesce(OLD.refunded, 0) = 1 THEN CAST(round(coalesce(OLD.amount_usd, OLD.expected_usd, 0) * 100) AS INTEGER) ELSE 0 END), sale_cents = sale_cents - (CASE WHEN OLD.state = 'completed' AND OLD.sale_usd IS NOT NULL THEN CAST(round(OLD.sale_usd * 100) AS INTEGER) ELSE 0 END),
+        sale_n = sale_n - (CASE WHEN OLD.state = 'completed' AND OLD.sale_usd IS NOT NULL THEN 1 ELSE 0 END), sale_cost_cents = sale_cost_cents - (CASE WHEN OLD.state = 'completed' AND OLD.sale_usd IS NOT NULL THEN CAST(round(coalesce(OLD.amount_usd, OLD.expected_usd, 0) * 100) AS INTEGER) ELSE 0 END)
+      WHERE OLD.state IN ('completed', 'cancelled', 'invalid', 'rejected', 'skipped', 'review') AND day = strftime('%Y-%m-%d', OLD.updated_at / 1000, 'unixepoch') AND game = coalesce(OLD.slug, '') AND account = OLD.account
+        AND outcome = (CASE WHEN OLD.state = 'cancelled' AND coalesce(OLD.refunded, 0) = 1 THEN 'refunded' ELSE OLD.state END) AND class = (CASE WHEN OLD.state IN ('rejected', 'review') THEN coalesce(OLD.reject_code, '') WHEN OLD.state = 'cancelled' THEN coalesce(OLD.reject_code, nullif(substr(trim(OLD.error), 1, 80), ''), '') ELSE '' END);
+    UPDATE daily_latency SET n = n - 1
+      WHERE OLD.state = 'completed' AND OLD.first_sent_at IS NOT NULL AND day = strftime('%Y-%m-%d', OLD.updated_at / 1000, 'unixepoch') AND game = coalesce(OLD.slug, '') AND bucket = CAST(round(8 * ln(max(OLD.updated_at - OLD.first_sent_at, 100) / 100.0)) AS INTEGER);
+    INSERT INTO daily_rows (day, game, account, outcome, class, n, spent_cents, refunded_cents, sale_cents, sale_n, sale_cost_cents)
+      SELECT strftime('%Y-%m-%d', NEW.updated_at / 1000, 'unixepoch'), coalesce(NEW.slug, ''), NEW.account,
+        CASE WHEN NEW.state = 'cancelled' AND coalesce(NEW.refunded, 0) = 1 THEN 'refunded' ELSE NEW.state END,
+        CASE WHEN NEW.state IN ('rejected', 'review') THEN coalesce(NEW.reject_code, '') WHEN NEW.state = 'cancelled' THEN coalesce(NEW.reject_code, nullif(substr(trim(NEW.error), 1, 80), ''), '') ELSE '' END,
+        1, CASE WHEN NEW.state = 'completed' OR (NEW.state = 'cancelled' AND coalesce(NEW.refunded, 0) = 0) THEN CAST(round(coalesce(NEW.amount_usd, NEW.expected_usd, 0) * 100) AS INTEGER) ELSE 0 END,
+        CASE WHEN NEW.state = 'cancelled' AND coalesce(NEW.refunded, 0) = 1 THEN CAST(round(coalesce(NEW.amount_usd, NEW.expected_usd, 0) * 100) AS INTEGER) ELSE 0 END,
+        CASE WHEN NEW.state = 'completed' AND NEW.sale_usd IS NOT NULL THEN CAST(round(NEW.sale_usd * 100) AS INTEGER) ELSE 0 END, CASE WHEN NEW.state = 'completed' AND NEW.sale_usd IS NOT NULL THEN 1 ELSE 0 END, CASE WHEN NEW.state = 'completed' AND NEW.sale_usd IS NOT NULL THEN CAST(round(coalesce(NEW.amount_usd, NEW.expected_usd, 0) * 100) AS INTEGER) ELSE 0 END
+      WHERE NEW.state IN ('completed', 'cancelled', 'invalid', 'rejected', 'skipped', 'review')
+      ON CONFLICT (day, game, account, outcome, class) DO UPDATE SET n = n + 1, spent_cents = spent_cents + excluded.spent_cents,
+        refunded_cents = refunded_cents + excluded.refunded_cents, sale_cents = sale_cents + excluded.sale_cents,
+        sale_n = sale_n + excluded.sale_n, sale_cost_cents = sale_cost_cents + excluded.sale_cost_cents;
+    INSERT INTO daily_latency (day, game, bucket, n)
+      SELECT strftime('%Y-%m-%d', NEW.updated_at / 1000, 'unixepoch'), coalesce(NEW.slug, ''), CAST(round(8 * ln(max(NEW.updated_at - NEW.first_sent_at, 100) / 100.0)) AS INTEGER), 1
+      WHERE NEW.state = 'completed' AND NEW.first_sent_at IS NOT NULL
+      ON CONFLICT (day, game, bucket) DO UPDATE SET n = n + 1;
+  END;
+  DELETE FROM daily_rows;
+  INSERT INTO daily_rows (day, game, account, outcome, class, n, spent_cents, refunded_cents, sale_cents, sale_n, sale_cost_cents)
+    SELECT day, game, account, outcome, class, count(*), sum(spent), sum(refunded), sum(sale), sum(sale_n), sum(sale_cost) FROM (
+      SELECT strftime('%Y-%m-%d', rows.updated_at / 1000, 'unixepoch') AS day, coalesce(rows.slug, '') AS game, rows.account AS account,
+        CASE WHEN rows.state = 'cancelled' AND coalesce(rows.refunded, 0) = 1 THEN 'refunded' ELSE rows.state END AS outcome,
+        CASE WHEN rows.state IN ('rejected', 'review') THEN coalesce(rows.reject_code, '') WHEN rows.state = 'cancelled' THEN coalesce(rows.reject_code, nullif(substr(trim(rows.error), 1, 80), ''), '') ELSE '' END AS class,
+        CASE WHEN rows.state = 'completed' OR (rows.state = 'cancelled' AND coalesce(rows.refunded, 0) = 0) THEN CAST(round(coalesce(rows.amount_usd, rows.expected_usd, 0) * 100) AS INTEGER) ELSE 0 END AS spent,
+        CASE WHEN rows.state = 'cancelled' AND coalesce(rows.refunded, 0) = 1 THEN CAST(round(coalesce(rows.amount_usd, rows.expected_usd, 0) * 100) AS INTEGER) ELSE 0 END AS refunded,
+        CASE WHEN rows.state = 'completed' AND rows.sale_usd IS NOT NULL THEN CAST(round(rows.sale_usd * 100) AS INTEGER) ELSE 0 END AS sale,
+        CASE WHEN rows.state = 'completed' AND rows.sale_usd IS NOT NULL THEN 1 ELSE 0 END AS sale_n,
+        CASE WHEN rows.state = 'completed' AND rows.sale_usd IS NOT NULL THEN CAST(round(coalesce(rows.amount_usd, rows.expected_usd, 0) * 100) AS INTEGER) ELSE 0 END AS sale_cost
+      FROM rows WHERE rows.state IN ('completed', 'cancelled', 'invalid', 'rejected', 'skipped', 'review')
+    ) GROUP BY day, game, account, outcome, class;
+  `,
 ];

@@ -183,6 +183,17 @@ describe('console pages', () => {
     expect(page).toContain(`retry of <a href="/batches/${id}">${id}</a>`);
     expect(t.sb.admin.ledger().orders.length).toBe(3);
     expect(auditOf(t).find((a) => a.action === 'retry')).toMatchObject({ outcome: 'ok', batchId: id, detail: `new batch ${retryId}: 1 rows (lines 2)` });
+    // The batch already retried offers no second retry (which `topup retry` refuses too): it says
+    // where its rows went, and that what failed again is retried from there.
+    const again = await c.get(`/batches/${id}`);
+    expect(again.text).not.toContain(`href="/batches/${id}/retry"`);
+    expect(again.text).toContain(`Retried as <a href="/batches/${retryId}">${retryId}</a>`);
+    expect(again.text).toContain(`topup retry ${retryId}`);
+    const second = await c.get(`/batches/${id}/retry?players=1`);
+    expect(second.status).toBe(409);
+    expect(second.text).toContain(`already retried as batch <a href="/batches/${retryId}">${retryId}</a>`);
+    expect(second.text).toContain(`topup retry ${id}</code> refuses a second retry`);
+    expect(second.text).not.toContain('Buy these');
   });
 });
 

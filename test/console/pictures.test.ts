@@ -18,6 +18,7 @@ function parseCsv(text: string): Record<string, string>[] {
   return parse(text, { columns: true, skip_empty_lines: true }) as Record<string, string>[];
 }
 
+const DAY_MS = 86_400_000;
 const cents = (usd: string | number): number => Math.round(Number(usd) * 100);
 
 describe('the Overview\'s pictures (issue 33)', () => {
@@ -83,6 +84,12 @@ describe('the Overview\'s pictures (issue 33)', () => {
     // The Overview says the same total, and draws it.
     const overview = (await c.get('/')).text;
     expect(overview).toContain(`<strong data-total="spend">${(totalStore / 100).toFixed(2)} USD</strong>`);
+    // This week: the last 7 UTC days, today included, in all and by game.
+    const weekFrom = new Date(Date.now() - 6 * DAY_MS).toISOString().slice(0, 10);
+    const week = storeSpend.filter((r) => r.day >= weekFrom);
+    expect(week.length).toBeGreaterThan(0);
+    expect(overview).toContain(`<strong data-total="spend-week">${(week.reduce((n, r) => n + r.c, 0) / 100).toFixed(2)} USD</strong>`);
+    for (const slug of new Set(week.map((r) => r.slug))) expect(overview).toContain(`${slug} ${(week.filter((r) => r.slug === slug).reduce((n, r) => n + r.c, 0) / 100).toFixed(2)} USD`);
     for (const id of ['pic-spend', 'pic-outcomes', 'pic-failures', 'pic-balance', 'pic-rate', 'pic-latency-0', 'pic-margin']) expect(overview, id).toContain(`data-chart="${id}"`);
 
     // Outcomes per day.
@@ -103,6 +110,9 @@ describe('the Overview\'s pictures (issue 33)', () => {
     expect(failures.reduce((s, r) => s + Number(r.refunded), 0)).toBe(3);
     const classes = await get('/pictures/failure-classes.csv');
     expect(classes.reduce((s, r) => s + Number(r.failed_orders_30_days), 0)).toBe(3);
+    // By the supplier's own code (its error on the cancelled order), with what became of the money.
+    expect(classes.map((r) => [r.answer_class, r.failed_orders_30_days])).toEqual([['INVALID PLAYER (cancelled by the supplier, refunded)', '3']]);
+    expect(overview).toContain('INVALID PLAYER (cancelled by the supplier, refunded)');
 
     // Time to completion: one count per completed row, on its day and game.
     const latency = await get('/pictures/latency.csv');

@@ -9,6 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { pubgRow, supplierWorld } from '../unit/fake-supplier.js';
 import { reconcileAccounts, UNSETTLED_STATES } from '../../src/store/account-identity.js';
 import { ROW_STATES } from '../../src/store/row-states.js';
+import { ACCOUNT_META_KEYS, holdKey, learnedKey, lowBalanceFlag, pauseKey } from '../../src/store/account-keys.js';
 
 const OTHER = { origin: 'https://other.example', keyFp: '0123456789abcdef' };
 
@@ -47,5 +48,40 @@ describe('the store holds a row to the account identity it was sent to', () => {
     expect(rt.db.prepare(`SELECT account, sent_origin, sent_key_fp FROM rows`).get()).toEqual({ account: 'second', sent_origin: null, sent_key_fp: null });
     // A change of account keeping the trxid is no move: only a recorded rename may do it.
     expect(() => rt.db.prepare(`UPDATE rows SET account = 'third' WHERE batch_id = 'b1'`).run()).toThrow(/recorded rename/);
+  });
+});
+
+describe('a rename carries every per-account record (store/account-keys.ts)', () => {
+  it('`default` renamed `main` (a home gaining accounts.toml, same URL and key): its bare keys become main\'s, the tables follow, and what `main` held before is replaced or merged', async () => {
+    const rt = await supplierWorld(() => {}, [pubgRow(0)]);
+    const me = rt.identityOf('default');
+    reconcileAccounts(rt.db, [{ name: 'default', ...me }], Date.now(), 'test');
+    const set = rt.db.prepare('INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)');
+    const pause = { kind: 'maintenance', code: 'MAINTENANCE', detail: 'x', since: 1_000 };
+    set.run(pauseKey('default'), JSON.stringify(pause));
+    set.run(holdKey('default'), '123');
+    set.run(lowBalanceFlag('default'), '2026-11-28T00:00:00.000Z');
+    // Left by an earlier account called `main` (another endpoint, removed since): not this account's.
+    set.run(learnedKey('main'), '{"stale":true}');
+    set.run(pauseKey('main'), '{"stale":true}');
+    rt.db.prepare('INSERT INTO api_calls (t, account) VALUES (1, ?), (2, ?)').run('default', 'default');
+    const minute = rt.db.prepare('INSERT INTO rate_minutes (account, minute, calls, orders, order_wait_ms, order_wait_max_ms) VALUES (?, 7, ?, 1, 10, ?)');
+    minute.run('default', 3, 10);
+    minute.run('main', 2, 40);
+    rt.db.prepare('INSERT INTO balance_readings (account, at, usd, rise) VALUES (?, 5, 10, NULL)').run('default');
+
+    const { renamed, conflicts } = reconcileAccounts(rt.db, [{ name: 'main', ...me }], Date.now(), 'test');
+    expect(conflicts).toEqual([]);
+    expect(renamed).toEqual([{ from: 'default', to: 'main', rows: 1 }]);
+    const meta = (key: string) => (rt.db.prepare('SELECT value FROM meta WHERE key = ?').get(key) as { value: string } | undefined)?.value;
+    expect(JSON.parse(meta(pauseKey('main'))!)).toEqual(pause);
+    expect(meta(holdKey('main'))).toBe('123');
+    expect(meta(lowBalanceFlag('main'))).toBe('2026-11-28T00:00:00.000Z');
+    expect(meta(learnedKey('main'))).toBeUndefined(); // `default` had learned nothing: the stale record is not kept
+    for (const keyOf of ACCOUNT_META_KEYS) expect(meta(keyOf('default')), keyOf('default')).toBeUndefined();
+    expect(rt.db.prepare("SELECT count(*) AS n FROM api_calls WHERE account = 'main'").get()).toEqual({ n: 2 });
+    expect(rt.db.prepare('SELECT account, calls, orders, order_wait_ms AS w, order_wait_max_ms AS m FROM rate_minutes').all()).toEqual([{ account: 'main', calls: 5, orders: 2, w: 20, m: 40 }]);
+    expect(rt.db.prepare('SELECT account FROM balance_readings').all()).toEqual([{ account: 'main' }]);
+    expect(rt.db.prepare('SELECT account FROM rows').all()).toEqual([{ account: 'main' }]);
   });
 });

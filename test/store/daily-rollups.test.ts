@@ -32,7 +32,7 @@ const T0 = Date.parse('2026-11-01T00:00:00Z');
 function fromRows(db: Db): unknown[] {
   return db.prepare(`SELECT strftime('%Y-%m-%d', updated_at / 1000, 'unixepoch') AS day, coalesce(slug, '') AS game, account,
       CASE WHEN state = 'cancelled' AND coalesce(refunded, 0) = 1 THEN 'refunded' ELSE state END AS outcome,
-      CASE WHEN state IN ('rejected', 'cancelled', 'review') THEN coalesce(reject_code, '') ELSE '' END AS class,
+      CASE WHEN state IN ('rejected', 'review') THEN coalesce(reject_code, '') WHEN state = 'cancelled' THEN coalesce(reject_code, nullif(substr(trim(error), 1, 80), ''), '') ELSE '' END AS class,
       count(*) AS n, CAST(sum(round((${SPENT_USD_SQL}) * 100)) AS INTEGER) AS spent,
       CAST(sum(CASE WHEN state = 'completed' AND sale_usd IS NOT NULL THEN round(sale_usd * 100) ELSE 0 END) AS INTEGER) AS sale
     FROM rows WHERE state IN ('completed', 'cancelled', 'invalid', 'rejected', 'skipped', 'review') GROUP BY 1, 2, 3, 4, 5 ORDER BY 1, 2, 3, 4, 5`).all();
@@ -49,7 +49,9 @@ function latencyFromRows(db: Db): unknown[] {
 }
 
 const op = fc.oneof(
-  fc.record({ kind: fc.constant('insert' as const), state: fc.constantFrom(...ROW_STATES), slug: fc.constantFrom('ml', 'pubg', null), day: fc.integer({ min: 0, max: 3 }), amount: fc.option(fc.integer({ min: 1, max: 5000 })), expected: fc.integer({ min: 1, max: 5000 }), refunded: fc.constantFrom(0, 1, null), sale: fc.option(fc.integer({ min: 0, max: 9000 })), code: fc.constantFrom('INVALID_USER', 'OUT_OF_STOCK', null) }),
+  fc.record({ kind: fc.constant('insert' as const), state: fc.constantFrom(...ROW_STATES), slug: fc.constantFrom('ml', 'pubg', null), day: fc.integer({ min: 0, max: 3 }), amount: fc.option(fc.integer({ min: 1, max: 5000 })), expected: fc.integer({ min: 1, max: 5000 }), refunded: fc.constantFrom(0, 1, null), sale: fc.option(fc.integer({ min: 0, max: 9000 })), code: fc.constantFrom('INVALID_USER', 'OUT_OF_STOCK', null), error: fc.constantFrom('INVALID PLAYER', '  ', null) }),
+  // The supplier's error on an order it cancelled is the failure's class when no code was kept (migration 19).
+  fc.record({ kind: fc.constant('error' as const), pick: fc.nat(), error: fc.constantFrom('INVALID PLAYER', 'Player not found', '', null) }),
   fc.record({ kind: fc.constant('state' as const), pick: fc.nat(), state: fc.constantFrom(...ROW_STATES), day: fc.integer({ min: 0, max: 3 }), ms: fc.integer({ min: 0, max: 600_000 }) }),
   fc.record({ kind: fc.constant('money' as const), pick: fc.nat(), amount: fc.option(fc.integer({ min: 1, max: 5000 })), refunded: fc.constantFrom(0, 1, null) }),
   fc.record({ kind: fc.constant('move' as const), pick: fc.nat(), account: fc.constantFrom('default', 'second') }),
@@ -70,13 +72,14 @@ describe('daily roll-ups equal the rows (issue 33)', () => {
     for (const o of ops) {
       if (o.kind === 'insert') {
         const at = T0 + o.day * DAY + 3_600_000;
-        db.prepare(`INSERT INTO rows (batch_id, idx, line, cells_json, state, slug, amount_usd, expected_usd, refunded, sale_usd, reject_code, first_sent_at, updated_at)
-          VALUES ('b', ?, 1, '[]', ?, ?, ?, ?, ?, ?, ?, ?, ?)`).run(next++, o.state, o.slug, o.amount === null ? null : o.amount / 100, o.expected / 100, o.refunded, o.sale === null ? null : o.sale / 100, o.code, at - 5_000, at);
+        db.prepare(`INSERT INTO rows (batch_id, idx, line, cells_json, state, slug, amount_usd, expected_usd, refunded, sale_usd, reject_code, error, first_sent_at, updated_at)
+          VALUES ('b', ?, 1, '[]', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`).run(next++, o.state, o.slug, o.amount === null ? null : o.amount / 100, o.expected / 100, o.refunded, o.sale === null ? null : o.sale / 100, o.code, o.error, at - 5_000, at);
       } else {
         const idx = pick(o.pick);
         if (idx === undefined) continue;
         if (o.kind === 'state') db.prepare('UPDATE rows SET state = ?, updated_at = ? WHERE idx = ?').run(o.state, T0 + o.day * DAY + o.ms + 10_000, idx);
         else if (o.kind === 'money') db.prepare('UPDATE rows SET amount_usd = ?, refunded = ? WHERE idx = ?').run(o.amount === null ? null : o.amount / 100, o.refunded, idx);
+        else if (o.kind === 'error') db.prepare('UPDATE rows SET error = ? WHERE idx = ?').run(o.error, idx);
         else if (o.kind === 'move') db.prepare('UPDATE rows SET account = ? WHERE idx = ?').run(o.account, idx);
         else db.prepare('DELETE FROM rows WHERE idx = ?').run(idx);
       }
@@ -101,6 +104,14 @@ describe('the migration fills the roll-ups from the rows a home already has', ()
     db.exec(fill);
     expect(rollup(db).length).toBeGreaterThan(0);
     expect(rollup(db)).toEqual(fromRows(db));
+    // Rows the supplier cancelled, its error kept (before migration 19 their class was '').
+    db.prepare(`INSERT INTO rows (batch_id, idx, line, cells_json, state, slug, expected_usd, refunded, error, updated_at) VALUES ('b', 100, 1, '[]', 'cancelled', 'ml', 1.10, 1, 'INVALID PLAYER', ?)`).run(T0);
+    db.prepare(`INSERT INTO rows (batch_id, idx, line, cells_json, state, slug, expected_usd, refunded, error, updated_at) VALUES ('b', 101, 1, '[]', 'cancelled', 'ml', 1.10, 0, NULL, ?)`).run(T0);
+    // Migration 19's rebuild, found by its comment: the roll-up by the rule of today.
+    const m19 = MIGRATIONS.find((m) => m.includes('DROP TRIGGER rows_daily_insert'))!;
+    db.exec(m19.slice(m19.indexOf('DELETE FROM daily_rows;')));
+    expect(rollup(db)).toEqual(fromRows(db));
+    expect(rollup(db)).toContainEqual(expect.objectContaining({ outcome: 'refunded', class: 'INVALID PLAYER', n: 1 }));
     expect(db.prepare('SELECT day, game, bucket, n FROM daily_latency WHERE n <> 0 ORDER BY 1, 2, 3').all()).toEqual(latencyFromRows(db));
     db.close();
   });

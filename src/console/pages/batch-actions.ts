@@ -88,6 +88,16 @@ ${ctx.readOnly ? html`<p>Read-only console: this is switched off.</p>` : html`<f
     const ctx = pageCtx(c, svc);
     const include = c.req.query('players') === '1';
     const id = c.req.param('id');
+    // A batch is retried once (ops/retry.ts refuses a second retry, from here and from the CLI):
+    // say where its rows went and how to retry what failed again, rather than only an error.
+    const earlier = svc.rt.batches.get(id) ? svc.rt.batches.retriedAs(id) : undefined;
+    if (earlier) {
+      const ee = encodeURIComponent(earlier);
+      const body = html`<p>Batch <strong>${id}</strong> was already retried as batch <a href="/batches/${ee}">${earlier}</a>: its failed rows were bought again there. A batch is retried once (<code>topup retry ${id}</code> refuses a second retry too), so nothing is bought twice by two retries.</p>
+<p>To retry what failed again, retry that batch: <a class="button" href="/batches/${ee}/retry">Retry ${earlier}…</a> (<code>topup retry ${earlier}</code>).</p>
+<p><a href="/batches/${encodeURIComponent(id)}">Back to batch ${id}</a></p>`;
+      return c.html(page(ctx, 'Retry failed rows', body), 409);
+    }
     let plan;
     try {
       plan = retryPlan(svc.rt, id, { includePlayerIdFailures: include });

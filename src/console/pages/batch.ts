@@ -168,6 +168,8 @@ export function registerBatch(app: Hono<ConsoleEnv>, svc: Services): void {
     const f = svc.figures.get(b, Pauses.read(svc.rt.meta), ctx.now);
     const id = encodeURIComponent(b.id);
     const list = files(svc, b);
+    // A batch is retried once (ops/retry.ts): once it has been, the page points at its retry instead.
+    const retriedAs = b.finishedAt !== null ? svc.rt.batches.retriedAs(b.id) : undefined;
     const body = html`<section aria-labelledby="fig" data-batch="${b.id}" data-follow="${f.finished ? '' : b.id}">
 <h2 id="fig">${b.sourceName}</h2>
 <div class="segwrap">${segmentBar('batchbar', batchSegments(f), f.rows, { words: true })}</div>
@@ -190,7 +192,8 @@ ${list.length === 0 ? html`<p class="muted">No files yet${f.finished ? '' : ': a
 <p class="actions">
 ${!f.finished && b.waitReason === 'balance' && b.apiDay === null && !b.cancelRequested ? html`<a class="button" href="/batches/${id}/run-covered">Run the part the balance covers…</a>` : ''}
 ${f.finished ? '' : html`<a class="button danger" href="/batches/${id}/cancel">Cancel…</a>`}
-${b.finishedAt !== null && (f.counts.rejected + f.counts.cancelled > 0 || (b.runCovered && f.counts.skipped > 0)) ? html`<a class="button" href="/batches/${id}/retry">Retry failed rows…</a>` : ''}
+${retriedAs ? html`<span>Retried as <a href="/batches/${encodeURIComponent(retriedAs)}">${retriedAs}</a>: its failed rows were bought again there; to retry what failed again, retry that batch (<code>topup retry ${retriedAs}</code>).</span>`
+  : b.finishedAt !== null && (f.counts.rejected + f.counts.cancelled > 0 || (b.runCovered && f.counts.skipped > 0)) ? html`<a class="button" href="/batches/${id}/retry">Retry failed rows…</a>` : ''}
 ${f.finished && f.counts.rejected + f.counts.cancelled === 0 ? html`<span class="muted">Nothing to cancel or retry.</span>` : ''}
 </p>
 </section>
