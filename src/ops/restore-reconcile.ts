@@ -300,9 +300,10 @@ function settleRows(rt: ReconcileParts, rows: readonly Row[], sweeps: Map<string
   const settled: SettledRow[] = [];
   const needsPerson: PersonRow[] = [];
   let unchanged = 0;
+  const aliases = formerNames(rt.db);
   const a = (): { owner: string; now: number } => ({ owner: rt.owner, now: rt.clock.now() });
   for (const row of rows) {
-    const verdict = decide(rt, row, sweeps, unreadable);
+    const verdict = decide(rt, row, sweeps, unreadable, aliases);
     if (verdict.kind === 'send as is') {
       unchanged++;
       continue;
@@ -449,13 +450,37 @@ function iso(ms: number): string {
   return `${new Date(ms).toISOString().replace('T', ' ').slice(0, 19)} UTC`;
 }
 
+/**
+ * Each account's former names (account_renames, followed through chains of renames): a row moved
+ * to an account before it was renamed was bought there as `<trxid>-<old name>` (an adversary's
+ * case: `second` renamed after a restore, the file re-dropped, its moved trxid not recognised).
+ */
+function formerNames(db: ReconcileParts['db']): Map<string, string[]> {
+  const renames = db.prepare('SELECT from_name AS fromName, to_name AS toName FROM account_renames').all() as { fromName: string; toName: string }[];
+  const out = new Map<string, string[]>();
+  const walk = (name: string, seen: Set<string>): void => {
+    for (const r of renames) {
+      if (r.toName !== name || seen.has(r.fromName)) continue;
+      seen.add(r.fromName);
+      walk(r.fromName, seen);
+    }
+  };
+  for (const name of new Set(renames.map((r) => r.toName))) {
+    const seen = new Set<string>([name]);
+    walk(name, seen);
+    seen.delete(name);
+    out.set(name, [...seen]);
+  }
+  return out;
+}
+
 type Verdict =
   | { kind: 'send as is' }
   | { kind: 'person'; why: string }
   | { kind: 'found'; order: Order & { orderId: string }; account: string; how: 'own trxid' | 'moved trxid' };
 
 /** What the suppliers say of one row. */
-function decide(rt: ReconcileParts, row: Row, sweeps: Map<string, Sweep>, unreadable: ReadonlyMap<string, string>): Verdict {
+function decide(rt: ReconcileParts, row: Row, sweeps: Map<string, Sweep>, unreadable: ReadonlyMap<string, string>, aliases: ReadonlyMap<string, string[]>): Verdict {
   if (row.trxid === null) return { kind: 'send as is' };
   const own = sweeps.get(row.account)?.byTrxid.get(foldTrxid(row.trxid));
   // Its own trxid bought on another account: a file claimed before under another routing (the
@@ -484,7 +509,10 @@ function decide(rt: ReconcileParts, row: Row, sweeps: Map<string, Sweep>, unread
   for (const acct of rt.accounts) {
     const s = sweeps.get(acct.id);
     if (!s) continue;
-    const re = new RegExp(`^${escapeRe(foldTrxid(`${root}-${acct.id}`))}\\d*$`);
+    // Under its name now and every name it had (a renamed account keeps its rows, and a move made
+    // under the old name gave `<trxid>-<old name>`: store/account-identity.ts account_renames).
+    const names = [acct.id, ...(aliases.get(acct.id) ?? [])];
+    const re = new RegExp(`^(${names.map((n) => escapeRe(foldTrxid(`${root}-${n}`))).join('|')})\\d*$`);
     for (const [t, o] of s.byTrxid) {
       if (!re.test(t)) continue;
       // Its own trxid (a row that moved here holds the moved trxid as its own) is `own`, above.
