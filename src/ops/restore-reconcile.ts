@@ -50,7 +50,7 @@ import { recoverClaims } from '../claim/claim.js';
 import type { Orphan } from '../claim/orphans.js';
 import { describeMismatches, factsFor, mismatches, surelyBefore } from '../dispatch/order-match.js';
 import { writeFileAtomic } from '../outbox/atomic-write.js';
-import { ApiError, coerceError } from '../kernel/errors.js';
+import { ApiError, ErrorCode, TopupError, coerceError } from '../kernel/errors.js';
 import { JOURNAL_DAYS, JOURNAL_RECOVERY_KEY, journalOrdersWaiting, type JournalRecovery } from '../orders/journal.js';
 import { roundCents } from '../kernel/money.js';
 
@@ -357,7 +357,10 @@ export async function lookUpClaims(rt: ReconcileParts, signal?: AbortSignal): Pr
   if (due.length === 0) return null;
   const now = rt.clock.now();
   const configured = new Set(rt.accounts.map((a) => a.id));
-  // Marks of earlier versions name no accounts: the configured ones.
+  // Marks of earlier versions name no accounts: the configured ones. An account renamed since the
+  // claim (same URL and key, store/account-identity.ts) is looked up under its name now.
+  const renamedTo = currentNames(rt.db, configured);
+  for (const c of due) if (c.accounts) c.accounts = c.accounts.map((a) => renamedTo(a));
   const wanted = new Set<string>(configured);
   for (const c of due) for (const a of c.accounts ?? []) wanted.add(a);
   const rowsOf = (ids: readonly ClaimLookup[]): Row[] => ids.flatMap((c) => rt.rows.inStates(c.batchId, LOOKED_UP));
@@ -417,9 +420,9 @@ export async function lookUpClaims(rt: ReconcileParts, signal?: AbortSignal): Pr
 }
 
 /** A claim lookup that waits for an account it cannot read (its message says which, why, and until when). */
-export class ClaimLookupWaiting extends Error {
+export class ClaimLookupWaiting extends TopupError {
   constructor(message: string) {
-    super(message);
+    super(ErrorCode.Backup, message);
     this.name = 'ClaimLookupWaiting';
   }
 }
@@ -472,6 +475,20 @@ function formerNames(db: ReconcileParts['db']): Map<string, string[]> {
     out.set(name, [...seen]);
   }
   return out;
+}
+
+/** An account's name now, following account_renames from a name it had (a chain of renames included; a name configured now is itself). */
+function currentNames(db: ReconcileParts['db'], configured: ReadonlySet<string>): (name: string) => string {
+  const renames = db.prepare('SELECT from_name AS fromName, to_name AS toName FROM account_renames ORDER BY at').all() as { fromName: string; toName: string }[];
+  return (name) => {
+    let n = name;
+    for (let i = 0; i < renames.length && !configured.has(n); i++) {
+      const r = renames.findLast((x) => x.fromName === n);
+      if (!r || r.toName === n) break;
+      n = r.toName;
+    }
+    return n;
+  };
 }
 
 type Verdict =
