@@ -19,7 +19,7 @@ import { ConfigError, TopupError, ErrorCode } from './kernel/errors.js';
 import { accountIdentity, type AccountIdentity } from './kernel/identity.js';
 import { conflictMessage, reconcileAccounts, type ConfiguredIdentity, type IdentityConflict } from './store/account-identity.js';
 import { SendFence } from './standby/fence.js';
-import { noteCopyBehindMark } from './store/backup.js';
+import { adoptRememberedAccounts, noteCopyBehindMark } from './store/backup.js';
 
 
 /**
@@ -123,6 +123,12 @@ export function openRuntime(config: Config, log: Logger, apiUrl: string, world: 
     } catch (err) {
       // The store cannot be written now (full, read-only): nothing can be sent either; the next opening marks it.
       log.warn({ err: (err as Error).message }, 'could not compare the store with the home\'s mark file');
+    }
+    // Accounts the home remembers and a copy does not (added after it, taken out since): a file
+    // claimed in the window after the restore looks them up too, or holds for them.
+    if (!config.accounts.accounts.every((a) => a.key === '')) {
+      const adopted = adoptRememberedAccounts(store.db, config.home, identities.map((i) => i.name), clock.now());
+      if (adopted.length > 0) log.warn({ accounts: adopted }, 'this home ran with accounts the restored store does not know and accounts.toml no longer names: files claimed within the window after the restore are held for them (docs/backup.md)');
     }
     holdAccountsToSends(store.db, identities, config, log, clock.now(), owner);
   } catch (err) {

@@ -150,7 +150,7 @@ function recordClaim(rt: Pick<Runtime, 'batches' | 'config' | 'db' | 'owner'>, c
     rt.batches.setResultFile(c.id, chooseResultFile(rt, name, c.id));
     // After a restore, a file the copy did not know is looked up at every account before it sends
     // (store/backup.ts markClaimInRestoreWindow): in this transaction, so no send can come between.
-    if (!earlier) markClaimInRestoreWindow(rt.db, rt.config.accounts.accounts.length, { batchId: c.id, sourceName: c.sourceName, now: c.now });
+    if (!earlier) markClaimInRestoreWindow(rt.db, rt.config.accounts.accounts.map((a) => a.name), { batchId: c.id, sourceName: c.sourceName, now: c.now });
     return { batch: b, duplicateOf: earlier?.id };
   }).immediate();
 }

@@ -15,7 +15,7 @@ import { commandConfig } from './context.js';
 import { openStoreOnly } from './store-only.js';
 import { durationText, etaSeconds, heldByLiveProcess, runState, snapshot, waitingWhy } from '../ops/batch-view.js';
 import { runningDaemon } from '../store/presence.js';
-import { restoreStatus } from '../ops/restore-reconcile.js';
+import { claimLookupStatus, restoreStatus } from '../ops/restore-reconcile.js';
 import { storeDiskProblem } from '../ops/store-disk.js';
 import { ExitCode } from '../kernel/exit-codes.js';
 import { addFormatOptions, formatOf, printList, renderTable, usd, when, wholeNumber } from './output.js';
@@ -95,6 +95,9 @@ export function registerStatus(program: Command): void {
         }));
       const restore = restoreStatus(store.meta);
       if (format === 'table' && restore) process.stdout.write(`${restore.line}\n\n`);
+      // Files claimed after a restore that wait for their lookup, and why (an account not read).
+      const lookups = claimLookupStatus(store.db, now, config.backup.restoreLookupWaitMs);
+      if (format === 'table' && lookups.lines.length > 0) process.stdout.write(`${lookups.lines.join('\n')}\n\n`);
       if (format === 'table' && pause && !accounts) process.stdout.write(`${pauseLine(pause)}\n\n`);
       if (format === 'table' && accounts) {
         for (const a of accounts) if (a.pause) process.stdout.write(`${a.account}: ${pauseLine(a.pause)}\n`);

@@ -8,6 +8,7 @@
 import { isAbsolute, resolve } from 'node:path';
 import { validate as validateCron } from 'node-cron';
 import { ConfigError } from '../kernel/errors.js';
+import { parseDuration } from './parse.js';
 
 export interface BackupSettings {
   /** A node-cron expression, or null (no scheduled backups). */
@@ -16,12 +17,20 @@ export interface BackupSettings {
   dir: string;
   /** How many backups are kept in `dir` (the oldest go after each good backup). */
   keep: number;
+  /**
+   * TOPUP_RESTORE_LOOKUP_WAIT: how long a file claimed in the window after a restore waits for an
+   * account its lookup cannot read (a key refused, unreachable, taken out of accounts.toml) before
+   * its rows that could have been bought there go to review (ops/restore-reconcile.ts lookUpClaims).
+   * 0: at once.
+   */
+  restoreLookupWaitMs: number;
 }
 
 export const BACKUP_DEFAULTS = {
   TOPUP_BACKUP_SCHEDULE: '',
   TOPUP_BACKUP_DIR: '',
   TOPUP_BACKUP_KEEP: '24',
+  TOPUP_RESTORE_LOOKUP_WAIT: '30m',
 } as const;
 
 export function backupSettings(env: Record<string, string>, home: string): BackupSettings {
@@ -39,5 +48,8 @@ export function backupSettings(env: Record<string, string>, home: string): Backu
   const rawKeep = (env.TOPUP_BACKUP_KEEP ?? BACKUP_DEFAULTS.TOPUP_BACKUP_KEEP).trim();
   const keep = Number(rawKeep);
   if (!/^\d+$/.test(rawKeep) || keep < 1 || keep > 10_000) throw new ConfigError('TOPUP_BACKUP_KEEP', `"${rawKeep}" is not a whole number from 1 to 10000`);
-  return { cron, dir, keep };
+  const rawWait = (env.TOPUP_RESTORE_LOOKUP_WAIT ?? BACKUP_DEFAULTS.TOPUP_RESTORE_LOOKUP_WAIT).trim();
+  const restoreLookupWaitMs = /^0+(ms|s|m|h)?$/.test(rawWait) ? 0 : parseDuration(rawWait, 'TOPUP_RESTORE_LOOKUP_WAIT');
+  if (restoreLookupWaitMs > 7 * 86_400_000) throw new ConfigError('TOPUP_RESTORE_LOOKUP_WAIT', `"${rawWait}" is longer than the 8-day window after a restore allows (at most 168h)`);
+  return { cron, dir, keep, restoreLookupWaitMs };
 }

@@ -6,7 +6,7 @@
  */
 import cron from 'node-cron';
 import type { Runtime } from '../runtime.js';
-import { GENERATION_KEY, LAST_ATTEMPT_KEY, LAST_BACKUP_KEY, markGeneration, pruneBackups, takeBackup, type BackupRecord } from '../store/backup.js';
+import { GENERATION_KEY, LAST_ATTEMPT_KEY, LAST_BACKUP_KEY, knownAccounts, markGeneration, pruneBackups, takeBackup, type BackupRecord } from '../store/backup.js';
 import { coerceError } from '../kernel/errors.js';
 import { relative } from 'node:path';
 
@@ -83,10 +83,15 @@ export function startBackupSchedule(rt: BackupParts, opts: { journalFiles?: () =
 }
 
 /** Raises the store generation now, every `everyMs` and at the stop (the returned releaser). */
-export function startStoreMark(rt: Pick<Runtime, 'clock' | 'config' | 'entropy' | 'log' | 'meta'>, everyMs = 10_000): () => void {
+export function startStoreMark(rt: Pick<Runtime, 'clock' | 'config' | 'db' | 'entropy' | 'log' | 'meta'>, everyMs = 10_000): () => void {
+  const names = rt.config.accounts.accounts.map((a) => a.name);
   const bump = (): void => {
     try {
-      markGeneration(rt.meta, rt.config.home, () => rt.entropy.hex(8), rt.clock.now());
+      // This daemon sends with its accounts while it runs: they are in use, whatever a process
+      // started later with another accounts.toml recorded (store/account-identity.ts removed_at).
+      const inUse = rt.db.prepare('UPDATE account_identities SET removed_at = NULL WHERE name = ? AND removed_at IS NOT NULL');
+      rt.db.transaction(() => { for (const n of names) inUse.run(n); })();
+      markGeneration(rt.meta, rt.config.home, () => rt.entropy.hex(8), rt.clock.now(), knownAccounts(rt.db));
     } catch (err) {
       rt.log.debug({ err: coerceError(err).message }, 'store generation not raised this time');
     }

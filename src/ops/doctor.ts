@@ -6,7 +6,7 @@
  * database does not know.
  */
 import { lastBackup, lastBackupAttempt } from './backup-job.js';
-import { restoreStatus, restoredFromBackup } from './restore-reconcile.js';
+import { claimLookupStatus, restoreStatus, restoredFromBackup } from './restore-reconcile.js';
 import { fenceStatus } from '../standby/fence.js';
 import { replicaLag } from '../standby/litestream.js';
 import { accessSync, constants, statSync, statfsSync } from 'node:fs';
@@ -122,6 +122,9 @@ export async function runDoctor(rt: Pick<Runtime, 'account' | 'accounts' | 'batc
     add(backupCheck(rt));
     const restore = restoreStatus(rt.meta);
     if (restore) add({ name: 'restore', ok: !restore.pending && restore.needsPerson === 0, fatal: false, detail: restore.line.replace(/^restore: /, '') });
+    // A file claimed after a restore whose lookup waits for an account it cannot read.
+    const lookups = claimLookupStatus(rt.db, rt.clock.now(), rt.config.backup.restoreLookupWaitMs);
+    for (const line of lookups.lines) add({ name: 'restore lookup', ok: !/waiting for the restore lookup/.test(line), fatal: false, detail: line.replace(/^restore lookup: /, '') });
   } catch (err) {
     add({ name: 'backup', ok: false, fatal: false, detail: coerceError(err).message });
   }

@@ -44,13 +44,13 @@ import type { Runtime } from '../runtime.js';
 import type { Row, RowMove } from '../store/row-record.js';
 import type { RowState } from '../store/row-states.js';
 import { LEASE_MS } from '../store/owner.js';
-import { CLAIM_LOOKUP_PREFIX, RECONCILE_KEY, RESTORE_WINDOW_KEY, claimLookups, type ReconcileMarker, type RestoreWindow } from '../store/backup.js';
+import { CLAIM_LOOKUP_PREFIX, RECONCILE_KEY, RESTORE_WINDOW_KEY, claimLookups, noteClaimBlocked, removedSince, type ClaimLookup, type ReconcileMarker, type RestoreWindow } from '../store/backup.js';
 import { loadBatch } from '../claim/load.js';
 import { recoverClaims } from '../claim/claim.js';
 import type { Orphan } from '../claim/orphans.js';
 import { describeMismatches, factsFor, mismatches, surelyBefore } from '../dispatch/order-match.js';
 import { writeFileAtomic } from '../outbox/atomic-write.js';
-import { coerceError } from '../kernel/errors.js';
+import { ApiError, ErrorCode, TopupError, coerceError } from '../kernel/errors.js';
 import { JOURNAL_DAYS, JOURNAL_RECOVERY_KEY, journalOrdersWaiting, type JournalRecovery } from '../orders/journal.js';
 import { roundCents } from '../kernel/money.js';
 
@@ -258,7 +258,9 @@ async function reconcileOnce(rt: ReconcileParts, marker: ReconcileMarker, opts: 
     for (const account of rt.accounts) sweeps.set(account.id, await sweep(rt, account.id, since, signal));
   }
 
-  const { settled, needsPerson, unchanged } = settleRows(rt, rows, sweeps);
+  // An account taken out of accounts.toml after the copy was taken may have bought rows after it
+  // and cannot be read: the rows that could have moved there go to review (store/backup.ts removedSince).
+  const { settled, needsPerson, unchanged } = settleRows(rt, rows, sweeps, removedSince(rt.db, rt.accounts.map((a) => a.id), since));
 
   const orphans = rt.meta.getJson<RestoreReport['orphans']>(RESTORE_ORPHANS_KEY) ?? [];
   for (const o of orphans) {
@@ -294,13 +296,14 @@ async function reconcileOnce(rt: ReconcileParts, marker: ReconcileMarker, opts: 
 }
 
 /** Each row looked up in the sweeps and settled (one transaction each); what was settled, what needs a person, how many go on as they are. */
-function settleRows(rt: ReconcileParts, rows: readonly Row[], sweeps: Map<string, Sweep>): { settled: SettledRow[]; needsPerson: PersonRow[]; unchanged: number } {
+function settleRows(rt: ReconcileParts, rows: readonly Row[], sweeps: Map<string, Sweep>, unreadable: ReadonlyMap<string, string> = new Map()): { settled: SettledRow[]; needsPerson: PersonRow[]; unchanged: number } {
   const settled: SettledRow[] = [];
   const needsPerson: PersonRow[] = [];
   let unchanged = 0;
+  const aliases = formerNames(rt.db);
   const a = (): { owner: string; now: number } => ({ owner: rt.owner, now: rt.clock.now() });
   for (const row of rows) {
-    const verdict = decide(rt, row, sweeps);
+    const verdict = decide(rt, row, sweeps, unreadable, aliases);
     if (verdict.kind === 'send as is') {
       unchanged++;
       continue;
@@ -337,31 +340,155 @@ function settleRows(rt: ReconcileParts, rows: readonly Row[], sweeps: Map<string
  * trxids a move gives, settled from what the suppliers say, then their marks removed (after which
  * the store lets their intents through). The copy never knew these files: a re-dropped file's rows
  * that had failed over were bought on another account as `<trxid>-<account>` (an adversarial review:
- * a re-drop after a restore bought 3 of 3 rows a second time on main). Throws when an account cannot
- * be read: the marks stay, nothing of those batches is sent, the runner tries again later.
+ * a re-drop after a restore bought 3 of 3 rows a second time on main).
+ *
+ * Every account the mark names is looked up, not only those configured now: an account taken out
+ * of accounts.toml after the restore may have bought the rows (a second review: `second` removed,
+ * the file dropped again, both rows bought again on `main`). An account that cannot be read (no
+ * longer configured, its key refused, unreachable) holds the batch: the mark stays, its cause is
+ * written on it (status and doctor show it), and the runner tries again; once the batch has waited
+ * TOPUP_RESTORE_LOOKUP_WAIT, its rows that could have been bought there go to review (edge
+ * restored-unknown, the account and what to do in their why), the rest are settled or sent, and
+ * the mark goes. Throws while any batch still waits (ClaimLookupWaiting), after settling the others.
  */
 export async function lookUpClaims(rt: ReconcileParts, signal?: AbortSignal): Promise<RestoreReport | null> {
   const owned = new Map(rt.batches.ownedBy(rt.owner).map((b) => [b.id, b]));
   const due = claimLookups(rt.db).filter((c) => owned.get(c.batchId)?.state === 'open');
   if (due.length === 0) return null;
-  const rows: Row[] = due.flatMap((c) => rt.rows.inStates(c.batchId, LOOKED_UP));
+  const now = rt.clock.now();
+  const configured = new Set(rt.accounts.map((a) => a.id));
+  // Marks of earlier versions name no accounts: the configured ones. An account renamed since the
+  // claim (same URL and key, store/account-identity.ts) is looked up under its name now.
+  const renamedTo = currentNames(rt.db, configured);
+  for (const c of due) if (c.accounts) c.accounts = c.accounts.map((a) => renamedTo(a));
+  const wanted = new Set<string>(configured);
+  for (const c of due) for (const a of c.accounts ?? []) wanted.add(a);
+  const rowsOf = (ids: readonly ClaimLookup[]): Row[] => ids.flatMap((c) => rt.rows.inStates(c.batchId, LOOKED_UP));
   const since = Math.min(...due.map((c) => c.since));
   const sweeps = new Map<string, Sweep>();
-  if (rows.length > 0) {
-    for (const account of rt.accounts) sweeps.set(account.id, await sweep(rt, account.id, since, signal));
+  const unreadable = new Map<string, string>();
+  if (rowsOf(due).length > 0) {
+    for (const account of wanted) {
+      if (!configured.has(account)) {
+        unreadable.set(account, `account "${account}" is no longer in accounts.toml, so its orders cannot be read`);
+        continue;
+      }
+      try {
+        sweeps.set(account, await sweep(rt, account, since, signal));
+      } catch (err) {
+        if (signal?.aborted) throw err;
+        unreadable.set(account, `account "${account}" cannot be read: ${unreadableWhy(err)}`);
+      }
+    }
   }
-  const { settled, needsPerson, unchanged } = settleRows(rt, rows, sweeps);
-  const marker: ReconcileMarker = { kind: 'claim', copy: null, restoredAt: null, from: null, since, detail: due.map((c) => c.detail).join('; ') };
-  const report: RestoreReport = { at: rt.clock.now(), marker, lookedUp: rows.length, unchanged, placed: 0, settled, needsPerson, orphans: [], apiOrders: null, file: null };
-  report.file = writeReport(rt, report);
-  rt.db.transaction(() => {
-    for (const c of due) rt.meta.delete(CLAIM_LOOKUP_PREFIX + c.batchId);
-  })();
-  rt.log.warn(
-    { batches: due.map((c) => c.batchId), lookedUp: rows.length, settled: settled.length, needsPerson: needsPerson.length, report: report.file },
-    `looked up ${rows.length} row(s) of file(s) claimed after a restore: ${settled.length} settled from the suppliers (bought before), ${needsPerson.length} need a person, ${unchanged} are sent now`,
-  );
+  // Which batches wait for an account still, and which have waited long enough (their rows that
+  // could have been bought there go to review now).
+  const waitMs = rt.config.backup.restoreLookupWaitMs;
+  const ready: ClaimLookup[] = [];
+  const waiting: ClaimLookup[] = [];
+  for (const c of due) {
+    const relevant = new Map([...unreadable].filter(([a]) => (c.accounts ?? [...configured]).includes(a)));
+    if (relevant.size === 0 || now >= (c.blocked?.since ?? now) + waitMs) ready.push(c);
+    else waiting.push(c);
+  }
+  if (waiting.length > 0) {
+    rt.db.transaction(() => {
+      for (const c of waiting) noteClaimBlocked(rt.db, c.batchId, { since: c.blocked?.since ?? now, at: now, accounts: Object.fromEntries(unreadable) });
+    })();
+  }
+  let report: RestoreReport | null = null;
+  if (ready.length > 0) {
+    const rows = rowsOf(ready);
+    const { settled, needsPerson, unchanged } = settleRows(rt, rows, sweeps, unreadable);
+    const marker: ReconcileMarker = { kind: 'claim', copy: null, restoredAt: null, from: null, since, detail: ready.map((c) => c.detail).join('; ') };
+    report = { at: rt.clock.now(), marker, lookedUp: rows.length, unchanged, placed: 0, settled, needsPerson, orphans: [], apiOrders: null, file: null };
+    report.file = writeReport(rt, report);
+    rt.db.transaction(() => {
+      for (const c of ready) rt.meta.delete(CLAIM_LOOKUP_PREFIX + c.batchId);
+    })();
+    rt.log.warn(
+      { batches: ready.map((c) => c.batchId), lookedUp: rows.length, settled: settled.length, needsPerson: needsPerson.length, report: report.file, unreadable: Object.fromEntries(unreadable) },
+      `looked up ${rows.length} row(s) of file(s) claimed after a restore: ${settled.length} settled from the suppliers (bought before), ${needsPerson.length} need a person${unreadable.size > 0 ? ` (could not be looked up at ${[...unreadable.keys()].join(', ')}: see topup review)` : ''}, ${unchanged} are sent now`,
+    );
+  }
+  if (waiting.length > 0) {
+    const first = waiting.reduce((a, b) => ((a.blocked?.since ?? now) <= (b.blocked?.since ?? now) ? a : b));
+    const until = (first.blocked?.since ?? now) + waitMs;
+    throw new ClaimLookupWaiting(`${waiting.length} file(s) claimed after a restore (${waiting.map((c) => c.batchId).join(', ')}) wait for their lookup: ${[...unreadable.values()].join('; ')}; nothing of them is sent; their rows that could have been bought there go to review at ${new Date(until).toISOString()} (TOPUP_RESTORE_LOOKUP_WAIT) unless it can be read before`);
+  }
   return report;
+}
+
+/** A claim lookup that waits for an account it cannot read (its message says which, why, and until when). */
+export class ClaimLookupWaiting extends TopupError {
+  constructor(message: string) {
+    super(ErrorCode.Backup, message);
+    this.name = 'ClaimLookupWaiting';
+  }
+}
+
+/** Why an account's history could not be read, in an operator's words (never the key). */
+function unreadableWhy(err: unknown): string {
+  if (err instanceof ApiError) {
+    if (err.status === 401 || err.status === 403) return `its key is refused (${err.status}${err.apiCode ? ` ${err.apiCode}` : ''}): fix its key in accounts.toml`;
+    return `${err.codeOrStatus}${err.apiError && err.apiError !== err.apiCode ? ` (${err.apiError})` : ''}`;
+  }
+  return coerceError(err).message;
+}
+
+/** What `topup status` and `topup doctor` say of files claimed after a restore that wait for their lookup. */
+export function claimLookupStatus(db: ReconcileParts['db'], now: number, waitMs: number): { lines: string[]; waiting: number } {
+  const marks = claimLookups(db);
+  const lines = marks.map((c) => {
+    const b = c.blocked;
+    if (!b) return `restore lookup: batch ${c.batchId} is looked up at ${(c.accounts ?? []).join(', ') || 'every account'} before it sends (claimed within the window after a restore)`;
+    const why = Object.values(b.accounts).join('; ');
+    const at = b.since + waitMs;
+    return `restore lookup: batch ${c.batchId} is waiting for the restore lookup since ${iso(b.since)} (last try ${iso(b.at)}): ${why}; nothing of it is sent; ${at > now ? `at ${iso(at)} (TOPUP_RESTORE_LOOKUP_WAIT)` : 'at the next try'} its rows that could have been bought there go to review (topup review), unless the account can be read before (put it back in accounts.toml, or fix its key, and restart)`;
+  });
+  return { lines, waiting: marks.filter((c) => c.blocked !== undefined).length };
+}
+
+function iso(ms: number): string {
+  return `${new Date(ms).toISOString().replace('T', ' ').slice(0, 19)} UTC`;
+}
+
+/**
+ * Each account's former names (account_renames, followed through chains of renames): a row moved
+ * to an account before it was renamed was bought there as `<trxid>-<old name>` (an adversary's
+ * case: `second` renamed after a restore, the file re-dropped, its moved trxid not recognised).
+ */
+function formerNames(db: ReconcileParts['db']): Map<string, string[]> {
+  const renames = db.prepare('SELECT from_name AS fromName, to_name AS toName FROM account_renames').all() as { fromName: string; toName: string }[];
+  const out = new Map<string, string[]>();
+  const walk = (name: string, seen: Set<string>): void => {
+    for (const r of renames) {
+      if (r.toName !== name || seen.has(r.fromName)) continue;
+      seen.add(r.fromName);
+      walk(r.fromName, seen);
+    }
+  };
+  for (const name of new Set(renames.map((r) => r.toName))) {
+    const seen = new Set<string>([name]);
+    walk(name, seen);
+    seen.delete(name);
+    out.set(name, [...seen]);
+  }
+  return out;
+}
+
+/** An account's name now, following account_renames from a name it had (a chain of renames included; a name configured now is itself). */
+function currentNames(db: ReconcileParts['db'], configured: ReadonlySet<string>): (name: string) => string {
+  const renames = db.prepare('SELECT from_name AS fromName, to_name AS toName FROM account_renames ORDER BY at').all() as { fromName: string; toName: string }[];
+  return (name) => {
+    let n = name;
+    for (let i = 0; i < renames.length && !configured.has(n); i++) {
+      const r = renames.findLast((x) => x.fromName === n);
+      if (!r || r.toName === n) break;
+      n = r.toName;
+    }
+    return n;
+  };
 }
 
 type Verdict =
@@ -370,14 +497,27 @@ type Verdict =
   | { kind: 'found'; order: Order & { orderId: string }; account: string; how: 'own trxid' | 'moved trxid' };
 
 /** What the suppliers say of one row. */
-function decide(rt: ReconcileParts, row: Row, sweeps: Map<string, Sweep>): Verdict {
+function decide(rt: ReconcileParts, row: Row, sweeps: Map<string, Sweep>, unreadable: ReadonlyMap<string, string>, aliases: ReadonlyMap<string, string[]>): Verdict {
   if (row.trxid === null) return { kind: 'send as is' };
   const own = sweeps.get(row.account)?.byTrxid.get(foldTrxid(row.trxid));
+  // Its own trxid bought on another account: a file claimed before under another routing (the
+  // cheapest account then, another now) was bought there as it is; sent here it would be bought again.
+  const ownElsewhere: { account: string; order: Order & { orderId: string } }[] = [];
+  for (const [acct, s] of sweeps) {
+    if (acct === row.account) continue;
+    const o = s.byTrxid.get(foldTrxid(row.trxid));
+    if (o) ownElsewhere.push({ account: acct, order: o });
+  }
+  if (ownElsewhere.length > 0) {
+    return { kind: 'person', why: `bought already under its trxid ${row.trxid} on another account: ${ownElsewhere.map((e) => `order ${e.order.orderId} at ${e.account}`).join(', ')}${own ? `, and order ${own.orderId} at ${row.account}` : ''}` };
+  }
   // Every trxid a move to another account would have given it there (failover.ts trxidFor: the
   // first trxid, the account's name, a number if a file already used that).
   const root = row.moves[0]?.trxid ?? row.trxid;
   const elsewhere: { account: string; order: Order & { orderId: string } }[] = [];
-  const mayMove = !row.pinned && rt.accounts.length > 1;
+  // An account that cannot be read (store/backup.ts ClaimLookup: one taken out of accounts.toml, a
+  // key refused) may have bought it too, under its own trxid or a moved one.
+  const mayMove = !row.pinned && (rt.accounts.length > 1 || unreadable.size > 0);
   const blind: string[] = [];
   // A moved trxid is searched at every account, the row's own included: a row recovered from the
   // journal or re-routed (routing edited) may now sit on the account it had moved to, where its
@@ -386,7 +526,10 @@ function decide(rt: ReconcileParts, row: Row, sweeps: Map<string, Sweep>): Verdi
   for (const acct of rt.accounts) {
     const s = sweeps.get(acct.id);
     if (!s) continue;
-    const re = new RegExp(`^${escapeRe(foldTrxid(`${root}-${acct.id}`))}\\d*$`);
+    // Under its name now and every name it had (a renamed account keeps its rows, and a move made
+    // under the old name gave `<trxid>-<old name>`: store/account-identity.ts account_renames).
+    const names = [acct.id, ...(aliases.get(acct.id) ?? [])];
+    const re = new RegExp(`^(${names.map((n) => escapeRe(foldTrxid(`${root}-${n}`))).join('|')})\\d*$`);
     for (const [t, o] of s.byTrxid) {
       if (!re.test(t)) continue;
       // Its own trxid (a row that moved here holds the moved trxid as its own) is `own`, above.
@@ -422,8 +565,9 @@ function decide(rt: ReconcileParts, row: Row, sweeps: Map<string, Sweep>): Verdi
     }
     return { kind: 'found', order, account, how: 'moved trxid' };
   }
+  for (const [acct, why] of unreadable) if (mayMove && acct !== row.account && !sweeps.has(acct)) blind.push(`${acct} (${why})`);
   if (blind.length > 0) {
-    return { kind: 'person', why: `it may have moved after the copy was taken and cannot be looked up at ${blind.join(', ')}; check those accounts' orders for trxid ${root}-<account> before ordering it` };
+    return { kind: 'person', why: `it may have been bought after the copy was taken and cannot be looked up at ${blind.join(', ')}; check those accounts' orders for trxid ${row.trxid} and ${root}-<account> before ordering it (topup review resolve)` };
   }
   return { kind: 'send as is' };
 }

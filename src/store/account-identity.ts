@@ -133,6 +133,36 @@ function conflictOf(db: Db, account: string, now: AccountIdentity): IdentityConf
   return { account, now, sentTo, rows: n, trxids };
 }
 
+/** meta restore.window (store/backup.ts RESTORE_WINDOW_KEY), read here without importing the backup code. */
+const WINDOW_META_KEY = 'restore.window';
+
+/**
+ * Accounts the store knows that are not in the accounts file any more: since when (removed_at,
+ * set once, at the first start without them). After a restore, a file claimed in the window is
+ * looked up at every account that may have bought its rows after the copy was taken, one taken
+ * out of the file since included (store/backup.ts markClaimInRestoreWindow); one taken out before
+ * the window reaches back does not hold anything.
+ *
+ * When: in a live store (neither a copy waiting for its reconcile nor within the window after
+ * one) every send is on record, so the account bought nothing after the last send recorded on it
+ * (a row that left it by a failover was proven not bought there): a store upgraded from a version
+ * without removed_at, whose account went long ago, is not held for it. In a copy, or within the
+ * window, sends after the copy are unknown: now.
+ */
+function markRemoved(db: Db, configured: ReadonlySet<string>, now: number): void {
+  const gone = (db.prepare('SELECT name, since FROM account_identities WHERE removed_at IS NULL').all() as { name: string; since: number }[]).filter((k) => !configured.has(k.name));
+  if (gone.length === 0) return;
+  const win = db.prepare('SELECT value FROM meta WHERE key = ?').get(WINDOW_META_KEY) as { value: string } | undefined;
+  const windowOpen = win !== undefined && now < (JSON.parse(win.value) as { until: number }).until;
+  const live = !windowOpen && db.prepare('SELECT 1 FROM meta WHERE key = ?').get(RECONCILE_META_KEY) === undefined;
+  const lastSent = db.prepare('SELECT max(last_sent_at) AS at FROM rows WHERE account = ?');
+  const set = db.prepare('UPDATE account_identities SET removed_at = ? WHERE name = ? AND removed_at IS NULL');
+  for (const k of gone) {
+    const at = live ? Math.max(k.since, (lastSent.get(k.name) as { at: number | null }).at ?? 0) : now;
+    set.run(at, k.name);
+  }
+}
+
 class Conflicts extends Error {
   constructor(readonly found: IdentityConflict[]) {
     super('account identity conflicts');
@@ -163,8 +193,9 @@ export function reconcileAccounts(db: Db, configured: readonly ConfiguredIdentit
     const conflicts = configured.map((c) => conflictOf(db, c.name, c) ?? restoredConflictOf(db, c.name, c)).filter((c): c is IdentityConflict => c !== undefined);
     if (conflicts.length > 0) throw new Conflicts(conflicts);
     const upsert = db.prepare(`INSERT INTO account_identities (name, origin, key_fp, since) VALUES (@name, @origin, @keyFp, @now)
-      ON CONFLICT (name) DO UPDATE SET origin = excluded.origin, key_fp = excluded.key_fp, since = CASE WHEN origin IS excluded.origin AND key_fp IS excluded.key_fp THEN since ELSE excluded.since END`);
+      ON CONFLICT (name) DO UPDATE SET origin = excluded.origin, key_fp = excluded.key_fp, removed_at = NULL, since = CASE WHEN origin IS excluded.origin AND key_fp IS excluded.key_fp THEN since ELSE excluded.since END`);
     for (const c of configured) upsert.run({ name: c.name, origin: c.origin, keyFp: c.keyFp, now });
+    markRemoved(db, names, now);
   });
   try {
     run.immediate();

@@ -116,6 +116,21 @@ export interface ClaimLookup {
   batchId: string;
   since: number;
   detail: string;
+  /**
+   * Every account that may have bought its rows after the copy was taken, as the claim's own
+   * transaction read them: those configured for the claiming process and every account the store
+   * knows that was still in accounts.toml when the window reaches back (account_identities,
+   * removed_at). One no longer configured cannot be read: its rows are held, then put in review
+   * (ops/restore-reconcile.ts lookUpClaims), never sent blind. Absent in marks of earlier versions:
+   * the accounts configured.
+   */
+  accounts?: string[];
+  /**
+   * The lookup could not read every account (key refused, unreachable, no longer configured):
+   * since when, and why, per account. Shown by status and doctor; after the wait
+   * (TOPUP_RESTORE_LOOKUP_WAIT), the rows that could have been bought there go to review.
+   */
+  blocked?: { since: number; at: number; accounts: Record<string, string> };
 }
 
 /**
@@ -125,21 +140,54 @@ export interface ClaimLookup {
  * before its rows were looked up at every account under the trxids a move gives (ops/restore-reconcile.ts
  * lookUpClaims, by the process that runs the batch). Per batch, not the whole store: a `topup submit`
  * beside a running daemon must not stop the daemon's batches, nor wait for them.
- * One account: a re-drop's byte-derived trxids meet any purchase as a replay, nothing to look up.
+ *
+ * Which accounts may have bought its rows is read here, in the same transaction, from the store:
+ * the claiming process's accounts and every account the store knows that was in accounts.toml at
+ * any time since the window reaches back (an adversarial review: `second` taken out of the file
+ * after a restore, the day's file dropped again, its rows bought on `second` by a failover were
+ * bought again on `main`, because the mark was skipped with one account configured and the lookup
+ * read only the accounts configured). Only when that is a single account is nothing looked up: a
+ * re-drop's byte-derived trxids meet any purchase there as a replay.
  */
-export function markClaimInRestoreWindow(db: Db, accounts: number, c: { batchId: string; sourceName: string; now: number }): boolean {
-  if (accounts < 2) return false;
+export function markClaimInRestoreWindow(db: Db, configured: readonly string[], c: { batchId: string; sourceName: string; now: number }): boolean {
   const w = db.prepare('SELECT value FROM meta WHERE key = ?').get(RESTORE_WINDOW_KEY) as { value: string } | undefined;
   if (!w) return false;
   const window = JSON.parse(w.value) as RestoreWindow;
   if (c.now >= window.until) return false;
+  const known = (db.prepare('SELECT name FROM account_identities WHERE removed_at IS NULL OR removed_at >= ? ORDER BY name').all(window.since) as { name: string }[]).map((r) => r.name);
+  const accounts = [...new Set([...configured, ...known])];
+  if (accounts.length < 2) return false;
   const mark: ClaimLookup = {
     batchId: c.batchId,
     since: window.since,
     detail: `${c.sourceName} (batch ${c.batchId}) was claimed within ${Math.round((window.until - window.since) / 86_400_000)} days of a restore (${window.detail}): its rows may have been bought before under trxids a move gives`,
+    accounts,
   };
   db.prepare('INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value').run(CLAIM_LOOKUP_PREFIX + c.batchId, JSON.stringify(mark));
   return true;
+}
+
+/**
+ * The accounts the store knows that are not configured now and were still in accounts.toml at or
+ * after `since` (account_identities.removed_at): after a restore, each may have bought rows after
+ * the copy was taken, and none can be read. Name → why.
+ */
+export function removedSince(db: Db, configured: readonly string[], since: number): Map<string, string> {
+  const names = new Set(configured);
+  const rows = db.prepare('SELECT name, removed_at AS removedAt FROM account_identities WHERE removed_at IS NULL OR removed_at >= ? ORDER BY name').all(since) as { name: string; removedAt: number | null }[];
+  return new Map(rows.filter((r) => !names.has(r.name)).map((r) => [r.name, `account "${r.name}" is no longer in accounts.toml, so its orders cannot be read`]));
+}
+
+/**
+ * Records on a claim's mark that its lookup could not read every account. An UPDATE, never an
+ * insert: a mark another process removed meanwhile (its lookup done) is not brought back.
+ */
+export function noteClaimBlocked(db: Db, batchId: string, blocked: NonNullable<ClaimLookup['blocked']>): void {
+  const key = CLAIM_LOOKUP_PREFIX + batchId;
+  const row = db.prepare('SELECT value FROM meta WHERE key = ?').get(key) as { value: string } | undefined;
+  if (!row) return;
+  const mark = JSON.parse(row.value) as ClaimLookup;
+  db.prepare('UPDATE meta SET value = ? WHERE key = ?').run(JSON.stringify({ ...mark, blocked }), key);
 }
 
 /** The batches claimed in the window not yet looked up (a range of the meta key's index: cheap for every step). */
@@ -480,6 +528,42 @@ export function restoreBackup(backup: VerifiedBackup, target: { home: string; db
 interface Mark {
   storeId: string;
   generation: number;
+  /**
+   * Every account the store knew when the mark was written (account_identities), with since when
+   * it is out of accounts.toml (null: in it). Outside jobs/, so a copy restored into this home, or
+   * a store lost, learns the accounts added after the copy and taken out again since
+   * (adoptRememberedAccounts): one of them may have bought a re-dropped file's rows.
+   */
+  accounts?: RememberedAccount[];
+}
+
+export interface RememberedAccount {
+  name: string;
+  origin: string;
+  keyFp: string;
+  removedAt: number | null;
+}
+
+/** The accounts the store knows, for the mark file. */
+export function knownAccounts(db: Db): RememberedAccount[] {
+  return db.prepare('SELECT name, origin, key_fp AS keyFp, removed_at AS removedAt FROM account_identities ORDER BY name').all() as RememberedAccount[];
+}
+
+/**
+ * At the start of a process with keys, on a store that must be reconciled (a copy, a lost store):
+ * the accounts the home's mark file remembers and the store does not (added after the copy was
+ * taken, or all of them for a lost store), not configured now, are recorded as the mark has them;
+ * a remembered account still in the file at the mark's time is then marked out of it now by the
+ * start (store/account-identity.ts), so a claim in the window looks it up, or holds for it.
+ * Returns the names adopted.
+ */
+export function adoptRememberedAccounts(db: Db, home: string, configured: readonly string[], now: number): string[] {
+  const mark = readMark(home);
+  if (!mark?.accounts || mark.accounts.length === 0) return [];
+  if (db.prepare('SELECT 1 FROM meta WHERE key = ?').get(RECONCILE_KEY) === undefined) return [];
+  const names = new Set(configured);
+  const add = db.prepare('INSERT INTO account_identities (name, origin, key_fp, since, removed_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT (name) DO NOTHING');
+  return db.transaction(() => mark.accounts!.filter((a) => !names.has(a.name) && add.run(a.name, a.origin, a.keyFp, now, a.removedAt).changes > 0).map((a) => a.name))();
 }
 
 function readMark(home: string): Mark | null {
@@ -520,7 +604,7 @@ export function storeIsBehindMark(meta: MetaStore, home: string): string | null 
  * A kill between the two leaves the store ahead of the mark (never mistaken for a copy); the mark
  * is written whole (a temporary file renamed) or not at all.
  */
-export function markGeneration(meta: MetaStore, home: string, newId: () => string, now: number): void {
+export function markGeneration(meta: MetaStore, home: string, newId: () => string, now: number, accounts?: RememberedAccount[]): void {
   const mark = readMark(home);
   let id = meta.get(STORE_ID_KEY);
   if (id === undefined) {
@@ -533,7 +617,7 @@ export function markGeneration(meta: MetaStore, home: string, newId: () => strin
   const path = join(home, MARK_FILE);
   const tmp = `${path}.${process.pid}.tmp`;
   rmSync(tmp, { force: true });
-  writeSynced(tmp, `${JSON.stringify({ storeId: id, generation } satisfies Mark)}\n`);
+  writeSynced(tmp, `${JSON.stringify({ storeId: id, generation, ...(accounts ? { accounts } : {}) } satisfies Mark)}\n`);
   renameSync(tmp, path);
 }
 

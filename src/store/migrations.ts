@@ -730,5 +730,16 @@ export const MIGRATIONS: readonly string[] = [
         CASE WHEN rows.state = 'completed' AND rows.sale_usd IS NOT NULL THEN CAST(round(coalesce(rows.amount_usd, rows.expected_usd, 0) * 100) AS INTEGER) ELSE 0 END AS sale_cost
       FROM rows WHERE rows.state IN ('completed', 'cancelled', 'invalid', 'rejected', 'skipped', 'review')
     ) GROUP BY day, game, account, outcome, class;
+`,
+  // 20. Accounts taken out of accounts.toml (store/account-identity.ts): account_identities keeps
+  //     every account a process with keys ever ran with, and removed_at says since when it has not
+  //     been in the file (NULL: it was at the last start). After a restore, a file claimed in the
+  //     window is looked up at every account that may have bought its rows after the copy, those
+  //     no longer configured included (store/backup.ts markClaimInRestoreWindow): an adversarial
+  //     review took `second` out after a restore, dropped the day's file again, and both rows bought
+  //     on `second` by a failover were bought again on `main`. Rows of earlier versions: NULL (as
+  //     if configured at the last start; the next start sets it for those that are not).
+  `
+  ALTER TABLE account_identities ADD COLUMN removed_at INTEGER;
   `,
 ];
