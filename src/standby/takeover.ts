@@ -22,7 +22,7 @@
  * unsettled row up at the supplier by its trxids before anything is sent.
  */
 import Database from 'better-sqlite3';
-import { chmodSync, closeSync, existsSync, fsyncSync, mkdirSync, openSync, readFileSync, readdirSync, renameSync, rmSync, writeSync } from 'node:fs';
+import { chmodSync, closeSync, existsSync, fsyncSync, mkdirSync, openSync, readdirSync, renameSync, rmSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import type { Config } from '../config/config.js';
 import { parseReplica } from '../config/standby-settings.js';
@@ -33,7 +33,8 @@ import { batchStates, rowStates } from '../store/state-sql.js';
 import { CHECKED_STATES, UNSENT_STATES } from '../store/row-states.js';
 import { RECONCILE_KEY, type ReconcileMarker } from '../store/backup.js';
 import { FENCE_TTL_MS, takeFence, type FenceRecord } from './fence.js';
-import { FENCE_NAME, JOURNAL_FOLDER } from '../config/standby-settings.js';
+import { FENCE_NAME } from '../config/standby-settings.js';
+import { foldJournalMirrors } from '../orders/journal.js';
 import { litestreamBinary, restoreReplica } from './litestream.js';
 
 export interface TakeoverOptions {
@@ -64,48 +65,6 @@ export interface TakeoverOutcome {
   open: number;
   /** Order API journal lines found beside the replica and added to this home's journal (the first start accepts again those the store lacks). */
   journalLines: number;
-}
-
-/**
- * The order API journal's mirrors beside a folder replica (`<replica>/api-journal/<node>/<day>.jsonl`,
- * orders/journal.ts journalMirror) folded into this home's `jobs/api-journal/<day>.jsonl`: lines it
- * lacks are appended and fsynced. The first start (restore marker) accepts again every journalled
- * order the restored store lacks: an order 202'd in the dead primary's last sync interval is not
- * lost. Returns the lines added.
- */
-export function foldJournalMirrors(replicaDir: string, jobsDir: string): number {
-  const root = join(replicaDir, JOURNAL_FOLDER);
-  if (!existsSync(root)) return 0;
-  const byDay = new Map<string, string[]>();
-  for (const node of readdirSync(root, { withFileTypes: true })) {
-    if (!node.isDirectory()) continue;
-    for (const f of readdirSync(join(root, node.name))) {
-      if (!/^\d{4}-\d{2}-\d{2}\.jsonl$/.test(f)) continue;
-      // A torn last line (a kill mid-append, before its fsync) got no 202: skipped by the reader too.
-      const lines = readFileSync(join(root, node.name, f), 'utf8').split('\n').filter((l) => l.trim() !== '');
-      byDay.set(f, [...(byDay.get(f) ?? []), ...lines]);
-    }
-  }
-  const dir = join(jobsDir, JOURNAL_FOLDER);
-  mkdirSync(dir, { recursive: true, mode: 0o700 });
-  let added = 0;
-  for (const [f, lines] of byDay) {
-    const path = join(dir, f);
-    const have = new Set(existsSync(path) ? readFileSync(path, 'utf8').split('\n') : []);
-    const fresh = [...new Set(lines)].filter((l) => !have.has(l));
-    if (fresh.length === 0) continue;
-    const fd = openSync(path, 'a', 0o600);
-    try {
-      // A line of ours may end without its newline (torn): start on a line of its own.
-      writeSync(fd, `\n${fresh.join('\n')}\n`);
-      fsyncSync(fd);
-    } finally {
-      closeSync(fd);
-    }
-    added += fresh.length;
-  }
-  if (added > 0) fsyncPath(dir);
-  return added;
 }
 
 function syncMs(interval: string): number {
@@ -194,7 +153,7 @@ export async function takeover(config: Config, opts: TakeoverOptions): Promise<T
   for (const suffix of ['-wal', '-shm', '.tmp-wal', '.tmp-shm']) rmSync(tmp + suffix, { force: true });
 
   // The journal's lines before the store: once the marked store is in, its first start reads them.
-  const journalLines = replica.dir !== '' ? foldJournalMirrors(replica.dir, config.jobsDir) : 0;
+  const journalLines = replica.dir !== '' ? foldJournalMirrors(replica.dir, config.jobsDir, opts.now) : 0;
 
   let keptAs: string | null = null;
   if (existsSync(config.dbPath)) {
