@@ -12,8 +12,8 @@
  * JOURNAL_DAYS days (a backup copies them: store/backup.ts journalFiles).
  */
 import { foldTrxid } from '../kernel/identity.js';
-import { closeSync, existsSync, fstatSync, fsyncSync, mkdirSync, openSync, readFileSync, readSync, readdirSync, rmSync, writeSync } from 'node:fs';
-import { join } from 'node:path';
+import { accessSync, closeSync, constants, existsSync, fstatSync, fsyncSync, mkdirSync, openSync, readFileSync, readSync, readdirSync, rmSync, statSync, writeSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import type { OrderInput, OrderDesk } from './types.js';
 import type { Runtime } from '../runtime.js';
 import { coerceError } from '../kernel/errors.js';
@@ -65,6 +65,48 @@ const dayOf = (ms: number): string => new Date(ms).toISOString().slice(0, 10);
 export function journalMirror(config: Pick<Config, 'home' | 'standby'>): string | null {
   const dir = config.standby.replica?.dir;
   return dir ? join(dir, JOURNAL_FOLDER, nodeId(config.home)) : null;
+}
+
+/** meta: the journal's mirror beside the replica cannot be written (MirrorTrouble); absent while it can. */
+export const MIRROR_TROUBLE_KEY = 'api.journalMirror';
+
+export interface MirrorTrouble {
+  /** Wall ms of the first failed write since the last that succeeded. */
+  since: number;
+  /** Wall ms of the latest. */
+  at: number;
+  error: string;
+  /** Accepted orders whose line is not beside the replica (in the store and jobs/api-journal/ only). */
+  orders: number;
+}
+
+/**
+ * Whether the mirror (journalMirror) can be written, without writing an order: a folder that is
+ * there and writable, or one that can be made under the nearest folder that is there. For
+ * `topup doctor`, which must not wait for the first order to say the replica's journal fails.
+ */
+export function probeMirror(mirror: string): string | null {
+  let dir = mirror;
+  for (;;) {
+    let st: ReturnType<typeof statSync> | undefined;
+    try {
+      st = statSync(dir);
+    } catch (err) {
+      if ((err as { code?: string }).code !== 'ENOENT') return `${dir}: ${(err as Error).message}`;
+    }
+    if (st) {
+      if (!st.isDirectory()) return `${dir} is not a folder`;
+      try {
+        accessSync(dir, constants.W_OK | constants.X_OK);
+        return null;
+      } catch (err) {
+        return `${dir} cannot be written: ${(err as Error).message}`;
+      }
+    }
+    const up = dirname(dir);
+    if (up === dir) return `${mirror}: no folder of its path exists`;
+    dir = up;
+  }
 }
 
 /** Appends the entries and fsyncs (throws what the file system throws). */

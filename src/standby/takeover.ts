@@ -94,6 +94,21 @@ export async function takeover(config: Config, opts: TakeoverOptions): Promise<T
   if (!opts.noFence && fencePath === null) {
     throw new TopupError(ErrorCode.Usage, `the replica ${replica.url} is not a folder: name the fence (--fence PATH or TOPUP_FENCE_FILE), or --no-fence once the old primary's address is off the supplier's allowlist`);
   }
+  // A folder replica with no generation holds no store: the restore below would fail, after the
+  // fence had moved (an adversarial review: a replica folder re-created empty at the old path; the
+  // takeover failed and left a new fence as its side effect). Said before anything is written.
+  // (With a litestream.yml of the operator's, the replica it names is read as it says.)
+  const fromConfig = opts.from === undefined ? config.standby.litestreamConfig : null;
+  if (replica.dir !== '' && fromConfig === null) {
+    const gens = join(replica.dir, 'generations');
+    if (!existsSync(gens) || readdirSync(gens).length === 0) {
+      throw new TopupError(
+        ErrorCode.Standby,
+        `the replica ${replica.dir} holds no store (no Litestream generation in it): nothing to take over from, and the fence was not moved. ` +
+          'If the replica folder was re-created empty at the path of the old one and this home is the primary, `topup fence reset --i-know` here (docs/standby.md)',
+      );
+    }
+  }
   let fence: TakeoverOutcome['fence'] = null;
   if (fencePath !== null) {
     const { taken } = takeFence(fencePath, config.home, opts.now);
@@ -105,7 +120,6 @@ export async function takeover(config: Config, opts: TakeoverOptions): Promise<T
   mkdirSync(config.jobsDir, { recursive: true, mode: 0o700 });
   const tmp = `${config.dbPath}.takeover`;
   for (const suffix of ['', '-wal', '-shm', '.tmp', '.tmp-wal', '.tmp-shm']) rmSync(tmp + suffix, { force: true });
-  const fromConfig = opts.from === undefined ? config.standby.litestreamConfig : null;
   const { ms: restoreMs } = restoreReplica(bin, { url: replica.url, configFile: fromConfig, dbPath: config.dbPath }, tmp);
   chmodSync(tmp, 0o600);
 
