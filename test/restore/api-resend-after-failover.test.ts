@@ -17,7 +17,7 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { runCli, waitFor } from '../e2e/harness.js';
+import { runCli, startDaemon, waitFor } from '../e2e/harness.js';
 import { start } from '../e2e/daemon.js';
 import { releaseAfterEach } from '../e2e/release.js';
 import { ledgerTrxids, storedRows, twoAccounts } from '../backup/world.js';
@@ -28,9 +28,10 @@ const BIN: NodeJS.ProcessEnv = process.env.TOPUP_LITESTREAM_BIN ? { TOPUP_LITEST
 
 describe('an API order failed over after the last backup, the disk lost, the backup restored', () => {
   it.each([
-    ['topup restore of the backup', true],
-    ['the store deleted, no restore run', false],
-  ])('%s: the shop\'s resend is not bought a second time', async (_name, restore) => {
+    ['topup restore of the backup', true, false],
+    ['the store deleted, no restore run', false, false],
+    ['topup restore, the first start killed right after it accepted the order again', true, true],
+  ])('%s: the shop\'s resend is not bought a second time', async (_name, restore, kill) => {
     const { home, a, b, env: base } = await twoAccounts('routing = "priority"\nmax_queue_delay = "2s"');
     const replica = join(mkdtempSync(join(tmpdir(), 'restore-api-resend-mnt-')), 'replica');
     mkdirSync(replica);
@@ -55,6 +56,14 @@ describe('an API order failed over after the last backup, the disk lost, the bac
       const rs = await runCli(['restore', backupDir], env);
       expect(rs.code, rs.stderr).toBe(0);
       expect(rs.stdout).toMatch(/order API journal lines found beside the replica: 1\b/);
+    }
+    if (kill) {
+      // SIGKILL right after the recovered order's acceptance is committed, before its lookup: the
+      // marker is still in the store, so the next start looks it up before any send.
+      const killed = startDaemon({ ...env, TOPUP_CRASH_AT: 'order-accepted:1' });
+      await Promise.race([killed.exited, new Promise((_, reject) => setTimeout(() => reject(new Error(`not killed at order-accepted: ${killed.output().slice(-600)}`)), 90_000))]);
+      expect(storedRows(home).filter((r) => r.trxid === 'SHOP-X').map((r) => r.state)).toEqual(['pending']);
+      expect(ledgerTrxids(a)).toEqual([]);
     }
     const second = await start(env);
     await waitFor('reconciled', () => /sending starts now/i.test(second.daemon.output()), 90_000, 200);
