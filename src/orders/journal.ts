@@ -194,7 +194,9 @@ function parseLine(line: string): JournalEntry | null {
  */
 export function foldJournalMirrors(replicaDir: string, jobsDir: string, now: number): number {
   const root = join(replicaDir, JOURNAL_DIR);
-  if (!existsSync(root)) return 0;
+  // Not there, or not a folder (nothing was ever written into it: every append failed, which the
+  // metric and doctor say): no lines. A folder that cannot be read throws.
+  if (!existsSync(root) || !statSync(root).isDirectory()) return 0;
   const oldest = dayOf(now - JOURNAL_DAYS * 86_400_000);
   const byDay = new Map<string, string[]>();
   for (const node of readdirSync(root, { withFileTypes: true })) {

@@ -5,7 +5,8 @@
  *    does get its 202, was appended right after the fragment and became one unparseable line with
  *    it: lost to every reader (recovery after a restore, the takeover's fold). Found by this attack;
  *  - the same order in the copy's journal and beside the replica is carried over once, and a torn
- *    line of the mirror is not carried over at all.
+ *    line of the mirror is not carried over at all;
+ *  - a mirror path that is a file holds no lines (the first start must not stall on it).
  */
 import { appendFileSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -52,5 +53,12 @@ describe('the order API journal', () => {
     // Again: nothing more (a kill after the fold, the first start folds again).
     expect(foldJournalMirrors(replica, jobs, now)).toBe(0);
     expect(readFileSync(join(jobs, 'api-journal', day), 'utf8').split('\n').filter((l) => l.includes('"S-2"'))).toHaveLength(1);
+  });
+
+  it('a mirror path that is a file (every append failed) holds no lines: the fold does not throw and stall the first start', () => {
+    const replica = mkdtempSync(join(tmpdir(), 'journal-file-mnt-'));
+    writeFileSync(join(replica, 'api-journal'), 'not a folder');
+    const jobs = mkdtempSync(join(tmpdir(), 'journal-file-jobs-'));
+    expect(foldJournalMirrors(replica, jobs, now)).toBe(0);
   });
 });
