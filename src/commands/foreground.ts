@@ -7,6 +7,8 @@
  * batch on from the store. A second signal exits at once, which is as safe as a crash.
  */
 import { Runner } from '../engine/runner.js';
+import { createOrderDesk } from '../orders/desk.js';
+import { recoverFromJournal } from '../orders/journal.js';
 import type { Runtime } from '../runtime.js';
 import type { BatchSummary } from '../outbox/summary.js';
 import type { Notifier } from '../notify/notifier.js';
@@ -20,7 +22,12 @@ export interface ForegroundResult {
 }
 
 export async function runBatchInForeground(rt: Runtime, batchId: string, notifier: Notifier, opts: { quiet?: boolean } = {}): Promise<ForegroundResult> {
-  const runner = new Runner(rt, { once: true, onlyBatch: batchId });
+  // The first start after a restore may be this one (every process that opens the home checks):
+  // its reconcile accepts the order API's journal again (and the lines beside a folder replica) as
+  // the daemon's does, or the marker would go with those orders never taken back (their shop's
+  // resend then bought on the first account an order that had failed over).
+  let desk: ReturnType<typeof createOrderDesk> | null = null;
+  const runner: Runner = new Runner(rt, { once: true, onlyBatch: batchId, recoverJournal: () => recoverFromJournal(rt, (desk ??= createOrderDesk(rt, () => runner.wake()))) });
   notifier.follow(runner);
   const view = createProgressView(batchId, process.stderr.isTTY === true && !opts.quiet, opts.quiet ? devNull : process.stderr);
   let summary: BatchSummary | null = null;

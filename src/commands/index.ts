@@ -20,6 +20,7 @@ import { registerBackup } from './backup.js';
 import { registerRestore } from './restore.js';
 import { registerTakeover } from './takeover.js';
 import { registerAccounts } from './accounts.js';
+import { registerFence } from './fence.js';
 
 export function registerCommands(program: Command): void {
   registerDaemon(program);
@@ -43,4 +44,5 @@ export function registerCommands(program: Command): void {
   registerRestore(program);
   registerTakeover(program);
   registerAccounts(program);
+  registerFence(program);
 }

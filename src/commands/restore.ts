@@ -11,10 +11,20 @@ import { systemClock } from '../kernel/clock.js';
 import { ErrorCode, TopupError } from '../kernel/errors.js';
 import { integrityCheck } from '../store/db.js';
 import { restoreBackup, verifyBackup } from '../store/backup.js';
+import { foldJournalMirrors } from '../orders/journal.js';
 import { ownerIsDead } from '../store/owner.js';
 import { runningDaemon } from '../store/presence.js';
 import { commandConfig } from './context.js';
 import { openStoreOnly } from './store-only.js';
+
+/**
+ * What a restore without a folder replica cannot protect (docs/backup.md "Order API orders after a
+ * restore"), said by every restore that has none, not only in the docs.
+ */
+const UNPROTECTED =
+  'WARNING: no folder replica (TOPUP_REPLICA) holds a copy of the order API journal: orders accepted after this backup are recovered only from jobs/api-journal/ on this disk. ' +
+  'If that was lost too, an order a shop resends is accepted as new; one that had failed over to another account (bought there as <trxid>-<account>) would be bought again. ' +
+  'Before a shop resends an order this store does not know (GET /api/v1/orders/<trxid> answers 404), look for <trxid> and <trxid>-<account> in every account\'s order history (the supplier\'s panel) and answer the shop from what you find (docs/backup.md).';
 
 export function registerRestore(program: Command): void {
   program
@@ -46,6 +56,12 @@ export function registerRestore(program: Command): void {
         if (busy) throw new TopupError(ErrorCode.BatchLocked, `restore refused: ${busy}`);
       }
       const out = restoreBackup(backup, { home: config.home, dbPath: config.dbPath, jobsDir: config.jobsDir, now });
+      // The order API's journal beside a folder replica (orders/journal.ts foldJournalMirrors, the
+      // path topup takeover and the first start take too): the orders accepted after the backup
+      // was taken, which the backup's journal lacks. After the backup's files, so a day's file the
+      // backup had is copied whole first. The first start carries them over again (a kill here).
+      const replicaDir = config.standby.replica?.dir ?? '';
+      const journalLines = replicaDir !== '' ? foldJournalMirrors(replicaDir, config.jobsDir, now) : null;
       // The restored store opens with this build (migrated if it is older) and checks whole.
       const store = openStoreOnly(config);
       let integrity: string;
@@ -58,6 +74,9 @@ export function registerRestore(program: Command): void {
       const summary = {
         restored: backup.path, takenAt: new Date(backup.manifest.takenAt).toISOString(), schema: backup.manifest.schema, integrity,
         replacedStoreKeptAs: out.keptAs, batchFoldersCopied: out.batches, journalFilesCopied: out.journal,
+        /** Order API journal lines found beside the folder replica and carried over; null: no folder replica, no such copy. */
+        journalLinesFromReplica: journalLines,
+        warning: journalLines === null ? UNPROTECTED : null,
       };
       if (opts.json) process.stdout.write(`${JSON.stringify(summary, null, 2)}\n`);
       else {
@@ -65,6 +84,9 @@ export function registerRestore(program: Command): void {
           `restored the store from ${backup.path} (taken ${summary.takenAt}); integrity ok\n` +
             (out.keptAs ? `  the store it replaced is kept as ${out.keptAs}\n` : '') +
             `  batch folders copied into jobs/: ${out.batches.length}\n` +
+            (journalLines !== null
+              ? `  order API journal lines found beside the replica: ${journalLines} (orders the store lacks are accepted again at the start, looked up at every account before any send)\n`
+              : `  ${UNPROTECTED}\n`) +
             'Start the daemon: before it sends anything it looks every unsent, in-flight or in-doubt row up at every account\n' +
             'and settles it from what the suppliers say; its report goes to outbox/reports/restore-*.json and `topup status`.\n',
         );

@@ -8,6 +8,7 @@ import { Pauses } from '../account/pauses.js';
 import { JOB_NAMES, lastRunKey, lastSuccessKey } from '../reports/schedule.js';
 import { LAST_BACKUP_KEY, type BackupRecord } from '../store/backup.js';
 import { replicaLag } from '../standby/litestream.js';
+import { MIRROR_TROUBLE_KEY, type MirrorTrouble } from '../orders/journal.js';
 import { BATCH_STATES } from '../store/batch-states.js';
 import { ROW_STATES } from '../store/rows.js';
 import type { RunnerView } from '../engine/events.js';
@@ -197,6 +198,14 @@ export function storeGauges(registry: Registry, deps: GaugeDeps, slow: SlowReads
         this.reset();
         const lag = replicaLag(replicaDir, rt.config.dbPath).lagSeconds;
         if (lag !== null) this.set(lag);
+      },
+    });
+    new Gauge({
+      name: 'topup_api_journal_mirror_writable',
+      help: 'Whether the last write of accepted order API orders beside the replica (<replica>/api-journal/) succeeded (1) or failed (0: a takeover, or a restore after this disk is lost, would not find the orders accepted since; topup doctor names the error)',
+      registers: r,
+      collect() {
+        this.set(rt.meta.getJson<MirrorTrouble>(MIRROR_TROUBLE_KEY) ? 0 : 1);
       },
     });
     new Gauge({

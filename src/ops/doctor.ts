@@ -9,6 +9,7 @@ import { lastBackup, lastBackupAttempt } from './backup-job.js';
 import { claimLookupStatus, restoreStatus, restoredFromBackup } from './restore-reconcile.js';
 import { fenceStatus } from '../standby/fence.js';
 import { replicaLag } from '../standby/litestream.js';
+import { journalMirror, MIRROR_TROUBLE_KEY, probeMirror, type MirrorTrouble } from '../orders/journal.js';
 import { accessSync, constants, statSync, statfsSync } from 'node:fs';
 import { Priority } from '../api/client.js';
 import { ApiError, coerceError } from '../kernel/errors.js';
@@ -146,6 +147,23 @@ export async function runDoctor(rt: Pick<Runtime, 'account' | 'accounts' | 'batc
         detail: lag.shippedAt === null
           ? `${replica.url}: no generation yet (litestream has not written it; it runs beside the daemon)`
           : `${replica.url}: last shipped ${new Date(lag.shippedAt).toISOString()}; ${lag.lagSeconds === null ? 'the store\'s last change unknown' : lag.lagSeconds <= 1 ? 'caught up' : `${lag.lagSeconds.toFixed(1)} s of store changes behind`}`,
+      });
+    }
+    // The order API journal's copy beside a folder replica (orders/journal.ts journalMirror): what
+    // a takeover, or a restore after this disk is lost, finds of the orders accepted since.
+    const mirror = journalMirror(config);
+    if (mirror !== null) {
+      const trouble = rt.meta.getJson<MirrorTrouble>(MIRROR_TROUBLE_KEY);
+      const probe = probeMirror(mirror);
+      add({
+        name: 'api journal mirror',
+        ok: !trouble && probe === null,
+        fatal: false,
+        detail: trouble
+          ? `accepted API orders could not be written beside the replica since ${new Date(trouble.since).toISOString()} (${trouble.orders} order(s), last ${new Date(trouble.at).toISOString()}: ${trouble.error}): a takeover, or a restore after this disk is lost, would not find them; make ${mirror} writable`
+          : probe !== null
+            ? `${probe}: accepted API orders cannot be written beside the replica (a takeover, or a restore after this disk is lost, would not find them)`
+            : `${mirror}: writable`,
       });
     }
   } catch (err) {

@@ -223,7 +223,9 @@ async function reconcileOnce(rt: ReconcileParts, marker: ReconcileMarker, opts: 
   }
   const mine = rt.batches.ownedBy(rt.owner);
   if (mine.length < rt.batches.unfinished().length) throw new Error('another live process holds batches of this home: reconcile waits for it');
-  const rows: Row[] = mine.flatMap((b) => rt.rows.inStates(b.id, LOOKED_UP));
+  // The rows looked up: collected again after every sweep (below), so this is a `let`.
+  const collect = (): Row[] => rt.batches.ownedBy(rt.owner).flatMap((b) => rt.rows.inStates(b.id, LOOKED_UP));
+  let rows: Row[] = collect();
   const placed = mine.reduce((n, b) => n + rt.rows.inStates(b.id, ['processing', 'unseen']).length, 0);
 
   // How far back the ledgers must be read: before the copy was taken, and before the first send of
@@ -234,7 +236,6 @@ async function reconcileOnce(rt: ReconcileParts, marker: ReconcileMarker, opts: 
   // only 15 h from now, missed a failover purchase two days old and bought the order again).
   const takenAt = marker.copy?.takenAt ?? marker.since ?? now;
   const apiRecovered = rt.meta.getJson<JournalRecovery>(JOURNAL_RECOVERY_KEY);
-  const created = new Map(mine.map((b) => [b.id, b.createdAt]));
   // Orders recovered from the journal into a store that was lost: read back over the whole span
   // the journal keeps (JOURNAL_DAYS), not only to the oldest entry: the entry is dated by our
   // clock, the purchase a failover made (under a moved trxid) by the supplier's, and the fillers
@@ -244,18 +245,40 @@ async function reconcileOnce(rt: ReconcileParts, marker: ReconcileMarker, opts: 
     ? Math.min(apiRecovered.oldestAt ?? now, lost ? now - JOURNAL_DAYS * 86_400_000 : now)
     : takenAt;
   const floor = Math.min(takenAt, journalFloor);
-  // (A loop, not Math.min(...rows): a 100,000-row batch would overflow the call's arguments.)
-  const since = rows.reduce((m, r) => {
-    let t = Math.min(m, r.firstSentAt ?? r.lastSentAt ?? floor);
-    // A batch the store did not have when it was lost or copied (claimed again from jobs/) may
-    // have been sent from since its first claim.
-    const c = created.get(r.batchId);
-    if (c !== undefined && lost) t = Math.min(t, c);
-    return t;
-  }, floor);
-  const sweeps = new Map<string, Sweep>();
-  if (rows.length > 0) {
-    for (const account of rt.accounts) sweeps.set(account.id, await sweep(rt, account.id, since, signal));
+  const sinceOf = (list: readonly Row[]): number => {
+    const created = new Map(rt.batches.ownedBy(rt.owner).map((b) => [b.id, b.createdAt]));
+    // (A loop, not Math.min(...rows): a 100,000-row batch would overflow the call's arguments.)
+    return list.reduce((m, r) => {
+      let t = Math.min(m, r.firstSentAt ?? r.lastSentAt ?? floor);
+      // A batch the store did not have when it was lost or copied (claimed again from jobs/) may
+      // have been sent from since its first claim.
+      const c = created.get(r.batchId);
+      if (c !== undefined && lost) t = Math.min(t, c);
+      return t;
+    }, floor);
+  };
+  // The order API is open during this reconcile (a shop's checkout): an order accepted while the
+  // ledgers are read is a row this list did not have; if it is a resend of an order bought (or
+  // failed over and bought) before the loss, it must be looked up too, or it would be sent as
+  // soon as the marker goes (an adversarial attack: a resend racing the first start). So after
+  // each reading the rows are collected again, and from there to the marker's removal nothing
+  // awaits (settleRows, the report and the last transaction are synchronous): no acceptance can
+  // slip in between (the desk's group commit runs on this thread, from a later macrotask). A row
+  // that came in is decided against the ledgers just read: nothing was sent by this home since
+  // (the loop has not started), so they hold every purchase it could have, back to `since`; when
+  // it needs them read further back (or none were read yet), they are read again.
+  let since = sinceOf(rows);
+  let sweeps = new Map<string, Sweep>();
+  let sweptSince = Infinity;
+  for (;;) {
+    if (rows.length > 0 && since < sweptSince) {
+      sweeps = new Map<string, Sweep>();
+      for (const account of rt.accounts) sweeps.set(account.id, await sweep(rt, account.id, since, signal));
+      sweptSince = since;
+    }
+    rows = collect();
+    since = sinceOf(rows);
+    if (rows.length === 0 || since >= sweptSince) break;
   }
 
   // An account taken out of accounts.toml after the copy was taken may have bought rows after it
@@ -277,7 +300,7 @@ async function reconcileOnce(rt: ReconcileParts, marker: ReconcileMarker, opts: 
   // files, and a file claimed after the copy (or a lost store) was never known here, so this look
   // never reached its rows; claimed in the window, its rows are looked up as these were (lookUpClaims).
   const window: RestoreWindow | null = {
-    since: lost ? Math.min(since, now - JOURNAL_DAYS * 86_400_000) : since,
+    since: lost ? Math.min(since, sweptSince, now - JOURNAL_DAYS * 86_400_000) : Math.min(since, sweptSince),
     until: now + JOURNAL_DAYS * 86_400_000,
     detail: marker.detail,
   };

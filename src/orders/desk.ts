@@ -43,7 +43,7 @@ import { OrderReads, type ApiRow } from '../store/order-reads.js';
 import type { NewRow } from '../store/row-record.js';
 import { originOf } from '../config/order-api-settings.js';
 import { apiColumns, todaysApiBatch } from './api-batch.js';
-import { appendJournal, appendJournalMirror, journalMirror } from './journal.js';
+import { appendJournal, appendJournalMirror, journalMirror, MIRROR_TROUBLE_KEY, type MirrorTrouble } from './journal.js';
 import { orderEvent, orderView } from './view.js';
 import type { AcceptOutcome, FeedPage, FieldProblem, OrderDesk, OrderEvent, OrderInput, OrderView, PlayerCheckDesk, PlayerCheckInput, PlayerCheckOutcome } from './types.js';
 import { trxidAsGiven } from '../kernel/identity.js';
@@ -76,6 +76,8 @@ export class Desk implements OrderDesk, PlayerCheckDesk {
   readonly #wake: () => void;
   /** The journal's mirror beside a folder replica, or null (orders/journal.ts journalMirror). */
   readonly #mirror: string | null;
+  /** The last write beside the replica failed (meta MIRROR_TROUBLE_KEY holds it). */
+  #mirrorFailing = false;
   readonly #reads: OrderReads;
   readonly #columns: readonly string[];
   /** What acceptance judges by (the catalogs, each account's balance), renewed in the background. */
@@ -89,6 +91,8 @@ export class Desk implements OrderDesk, PlayerCheckDesk {
   constructor(rt: Runtime, wake: () => void) {
     this.#rt = rt;
     this.#mirror = journalMirror(rt.config);
+    // A trouble recorded by the last run stays until a write succeeds (or is cleared by it).
+    this.#mirrorFailing = this.#mirror !== null && rt.meta.getJson<MirrorTrouble>(MIRROR_TROUBLE_KEY) !== undefined;
     this.#wake = wake;
     this.#reads = new OrderReads(rt.db);
     this.#columns = apiColumns(rt);
@@ -334,11 +338,26 @@ export class Desk implements OrderDesk, PlayerCheckDesk {
     }
     // And beside the replica of a warm standby (journalMirror): what a takeover finds when this
     // machine dies before Litestream's next sync.
-    if (this.#mirror !== null) {
+    if (this.#mirror !== null && accepted.length > 0) {
       try {
         appendJournalMirror(this.#mirror, accepted, rt.clock.now());
+        if (this.#mirrorFailing) {
+          this.#mirrorFailing = false;
+          rt.meta.delete(MIRROR_TROUBLE_KEY);
+          rt.log.info({ mirror: this.#mirror }, 'accepted API orders are written beside the replica again');
+        }
       } catch (err) {
-        rt.log.error({ err: coerceError(err).message, orders: accepted.length, mirror: this.#mirror }, 'accepted API orders could not be written beside the replica: they are in the store and jobs/api-journal/, but a takeover in the next second would not find them');
+        rt.log.error({ err: coerceError(err).message, orders: accepted.length, mirror: this.#mirror }, 'accepted API orders could not be written beside the replica: they are in the store and jobs/api-journal/, but a takeover in the next second, or a restore after this disk is lost, would not find them');
+        // Kept in the store, where /metrics (topup_api_journal_mirror_writable) and `topup doctor`
+        // (another process) read it: a log line alone went unseen (an adversarial review).
+        try {
+          const was = this.#mirrorFailing ? rt.meta.getJson<MirrorTrouble>(MIRROR_TROUBLE_KEY) : undefined;
+          const now = rt.clock.now();
+          rt.meta.setJson(MIRROR_TROUBLE_KEY, { since: was?.since ?? now, at: now, error: coerceError(err).message, orders: (was?.orders ?? 0) + accepted.length } satisfies MirrorTrouble);
+          this.#mirrorFailing = true;
+        } catch {
+          // The store cannot be written either: its own alarm (store-health) says so.
+        }
       }
     }
     for (let i = 0; i < batch.length; i++) {

@@ -12,8 +12,8 @@
  * JOURNAL_DAYS days (a backup copies them: store/backup.ts journalFiles).
  */
 import { foldTrxid } from '../kernel/identity.js';
-import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readFileSync, readdirSync, rmSync, writeSync } from 'node:fs';
-import { join } from 'node:path';
+import { accessSync, closeSync, constants, existsSync, fstatSync, fsyncSync, mkdirSync, openSync, readFileSync, readSync, readdirSync, rmSync, statSync, writeSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import type { OrderInput, OrderDesk } from './types.js';
 import type { Runtime } from '../runtime.js';
 import { coerceError } from '../kernel/errors.js';
@@ -67,6 +67,48 @@ export function journalMirror(config: Pick<Config, 'home' | 'standby'>): string 
   return dir ? join(dir, JOURNAL_FOLDER, nodeId(config.home)) : null;
 }
 
+/** meta: the journal's mirror beside the replica cannot be written (MirrorTrouble); absent while it can. */
+export const MIRROR_TROUBLE_KEY = 'api.journalMirror';
+
+export interface MirrorTrouble {
+  /** Wall ms of the first failed write since the last that succeeded. */
+  since: number;
+  /** Wall ms of the latest. */
+  at: number;
+  error: string;
+  /** Accepted orders whose line is not beside the replica (in the store and jobs/api-journal/ only). */
+  orders: number;
+}
+
+/**
+ * Whether the mirror (journalMirror) can be written, without writing an order: a folder that is
+ * there and writable, or one that can be made under the nearest folder that is there. For
+ * `topup doctor`, which must not wait for the first order to say the replica's journal fails.
+ */
+export function probeMirror(mirror: string): string | null {
+  let dir = mirror;
+  for (;;) {
+    let st: ReturnType<typeof statSync> | undefined;
+    try {
+      st = statSync(dir);
+    } catch (err) {
+      if ((err as { code?: string }).code !== 'ENOENT') return `${dir}: ${(err as Error).message}`;
+    }
+    if (st) {
+      if (!st.isDirectory()) return `${dir} is not a folder`;
+      try {
+        accessSync(dir, constants.W_OK | constants.X_OK);
+        return null;
+      } catch (err) {
+        return `${dir} cannot be written: ${(err as Error).message}`;
+      }
+    }
+    const up = dirname(dir);
+    if (up === dir) return `${mirror}: no folder of its path exists`;
+    dir = up;
+  }
+}
+
 /** Appends the entries and fsyncs (throws what the file system throws). */
 export function appendJournal(jobsDir: string, entries: readonly JournalEntry[]): void {
   if (entries.length === 0) return;
@@ -82,6 +124,19 @@ export function appendJournalMirror(mirror: string, entries: readonly JournalEnt
   for (const f of readdirSync(mirror)) if (/^\d{4}-\d{2}-\d{2}\.jsonl$/.test(f) && f.slice(0, 10) < oldest) rmSync(join(mirror, f), { force: true });
 }
 
+/**
+ * True when the file ends in the middle of a line: a kill mid-append (before its fsync, so that
+ * order got no 202) left a torn line. The next append must start on a line of its own, or the next
+ * order's line, which does get its 202, is glued to the torn one and lost with it to every reader.
+ */
+function endsTorn(fd: number): boolean {
+  const size = fstatSync(fd).size;
+  if (size === 0) return false;
+  const last = Buffer.alloc(1);
+  readSync(fd, last, 0, 1, size - 1);
+  return last[0] !== 0x0a;
+}
+
 /** Appends to `<dir>/<day>.jsonl` with fsync; true when it began a new file. */
 function appendJournalIn(dir: string, entries: readonly JournalEntry[]): boolean {
   let begun = false;
@@ -91,9 +146,11 @@ function appendJournalIn(dir: string, entries: readonly JournalEntry[]): boolean
   for (const [day, list] of byDay) {
     const path = join(dir, `${day}.jsonl`);
     const created = !existsSync(path);
-    const fd = openSync(path, 'a', 0o600);
+    // 'a+': appends, and the last byte can be read (endsTorn).
+    const fd = openSync(path, 'a+', 0o600);
     try {
-      writeSync(fd, list.map((e) => `${JSON.stringify(e)}\n`).join(''));
+      const lines = list.map((e) => `${JSON.stringify(e)}\n`).join('');
+      writeSync(fd, endsTorn(fd) ? `\n${lines}` : lines);
       fsyncSync(fd);
     } finally {
       closeSync(fd);
@@ -110,6 +167,76 @@ function appendJournalIn(dir: string, entries: readonly JournalEntry[]): boolean
     }
   }
   return begun;
+}
+
+/** A journal line as an entry, or null (a torn line: a kill mid-append, before its fsync: never answered 202). */
+function parseLine(line: string): JournalEntry | null {
+  if (line.trim() === '') return null;
+  try {
+    const e = JSON.parse(line) as JournalEntry;
+    return typeof e.trxid === 'string' && e.body && typeof e.body === 'object' ? e : null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * The journal's mirrors beside a folder replica (`<replica>/api-journal/<node>/<day>.jsonl`,
+ * journalMirror; every node's folder: a home that took over once wrote its own) carried into this
+ * home's `jobs/api-journal/<day>.jsonl`: the lines it lacks are appended and fsynced. The one path
+ * for every recovery that may lack orders the mirror has: `topup takeover` (the dead primary's last
+ * sync interval), `topup restore` (a disk lost with `jobs/`: the backup's journal stops at the
+ * backup), and the first start after either, or after a store deleted (recoverFromJournal). Orders
+ * accepted after the backup and failed over to another account were bought there under a moved
+ * trxid; without their line, a shop's resend was accepted as new and bought again on the first
+ * account (an adversarial review: twice in two runs). Returns the lines added; throws what the file
+ * system throws (a mirror that cannot be read is not "no orders").
+ */
+export function foldJournalMirrors(replicaDir: string, jobsDir: string, now: number): number {
+  const root = join(replicaDir, JOURNAL_DIR);
+  // Not there, or not a folder (nothing was ever written into it: every append failed, which the
+  // metric and doctor say): no lines. A folder that cannot be read throws.
+  if (!existsSync(root) || !statSync(root).isDirectory()) return 0;
+  const oldest = dayOf(now - JOURNAL_DAYS * 86_400_000);
+  const byDay = new Map<string, string[]>();
+  for (const node of readdirSync(root, { withFileTypes: true })) {
+    if (!node.isDirectory()) continue;
+    for (const f of readdirSync(join(root, node.name))) {
+      if (!/^\d{4}-\d{2}-\d{2}\.jsonl$/.test(f) || f.slice(0, 10) < oldest) continue;
+      // Whole entries only: a torn line got no 202 (and is skipped by every reader).
+      const lines = readFileSync(join(root, node.name, f), 'utf8').split('\n').filter((l) => parseLine(l) !== null);
+      byDay.set(f, [...(byDay.get(f) ?? []), ...lines]);
+    }
+  }
+  const dir = join(jobsDir, JOURNAL_DIR);
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  let added = 0;
+  for (const [f, lines] of byDay) {
+    const path = join(dir, f);
+    // The same order in the copy's journal and the mirror is the same line (one JSON.stringify of
+    // one entry); a second line of one trxid would do no harm either (recoverFromJournal takes one).
+    const have = new Set(existsSync(path) ? readFileSync(path, 'utf8').split('\n') : []);
+    const fresh = [...new Set(lines)].filter((l) => !have.has(l));
+    if (fresh.length === 0) continue;
+    const fd = openSync(path, 'a+', 0o600);
+    try {
+      const text = `${fresh.join('\n')}\n`;
+      writeSync(fd, endsTorn(fd) ? `\n${text}` : text);
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
+    added += fresh.length;
+  }
+  if (added > 0) {
+    const dfd = openSync(dir, 'r');
+    try {
+      fsyncSync(dfd);
+    } finally {
+      closeSync(dfd);
+    }
+  }
+  return added;
 }
 
 /** The journal files kept (relative to jobs/), oldest first; older ones than JOURNAL_DAYS are removed. */
@@ -130,13 +257,8 @@ export function readJournal(jobsDir: string, now: number): JournalEntry[] {
   const out: JournalEntry[] = [];
   for (const rel of journalFiles(jobsDir, now)) {
     for (const line of readFileSync(join(jobsDir, rel), 'utf8').split('\n')) {
-      if (line.trim() === '') continue;
-      try {
-        const e = JSON.parse(line) as JournalEntry;
-        if (typeof e.trxid === 'string' && e.body && typeof e.body === 'object') out.push(e);
-      } catch {
-        // torn: its order got no 202
-      }
+      const e = parseLine(line);
+      if (e) out.push(e);
     }
   }
   return out;
@@ -149,6 +271,14 @@ export function readJournal(jobsDir: string, now: number): JournalEntry[] {
  * and the reconcile-first start looks each recovered order up at the supplier before any send.
  */
 export async function recoverFromJournal(rt: Pick<Runtime, 'clock' | 'config' | 'log' | 'meta' | 'rows'>, desk: Pick<OrderDesk, 'accept'>): Promise<JournalRecovery | null> {
+  // The mirror beside a folder replica first (foldJournalMirrors): after a disk lost with jobs/, it
+  // holds the orders accepted since the backup. At every try of the reconcile: a mirror that cannot
+  // be read throws, and the reconcile (nothing sent) tries again.
+  const replicaDir = rt.config.standby.replica?.dir ?? '';
+  if (replicaDir !== '') {
+    const added = foldJournalMirrors(replicaDir, rt.config.jobsDir, rt.clock.now());
+    if (added > 0) rt.log.warn({ lines: added, replica: replicaDir }, `${added} order API journal line(s) found beside the replica that jobs/${JOURNAL_DIR}/ lacked: carried over`);
+  }
   const entries = readJournal(rt.config.jobsDir, rt.clock.now());
   const prev = rt.meta.getJson<JournalRecovery>(JOURNAL_RECOVERY_KEY) ?? null;
   const missing = new Map<string, JournalEntry>();

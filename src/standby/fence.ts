@@ -293,6 +293,38 @@ export function takeFence(path: string, home: string, wall: number): { taken: Fe
 }
 
 /**
+ * `topup fence reset --i-know` (docs/standby.md): the way out when a fence this home held is gone
+ * from its path and the operator knows why (the replica folder was re-created empty at the same
+ * path, a new mount, a new standby set up) and that no other node has taken over. A start refuses
+ * then (claim: this home held it, so a missing fence may be a mount that is not up), and before
+ * this the only way out was a `topup takeover` that failed on the empty replica and wrote a new
+ * fence as its side effect. Here the fence is written on purpose, and only if there is still none:
+ * a hard link of a complete file (createFence), the epoch above the one this home held, so a node
+ * that takes it at the same instant wins and this says so. Refused when a fence is there (one
+ * naming another node is moved only by `topup takeover`) or its folder is not (the mount is down).
+ */
+export function resetFence(path: string, home: string, wall: number): { fence: FenceRecord; heldBefore: number | null } {
+  const there = readFence(path);
+  if (there !== null) {
+    throw new TopupError(
+      ErrorCode.Standby,
+      there.holder === nodeId(home)
+        ? `the fence ${path} is there and names this home (epoch ${there.epoch}): nothing to reset`
+        : `the fence ${path} is there and names ${there.home} on ${there.host} (epoch ${there.epoch}): it is not reset; to make this home the primary, topup takeover --from <replica> (docs/standby.md)`,
+    );
+  }
+  const held = readHeld(home);
+  const heldBefore = held !== null && held.path === path ? held.epoch : null;
+  const node = nodeId(home);
+  const rec: FenceRecord = { format: FORMAT, epoch: (heldBefore ?? 0) + 1, holder: node, host: hostname(), home, at: wall, previous: null };
+  const f = createFence(path, rec);
+  if (f === null) throw new TopupError(ErrorCode.Standby, `the fence ${path} could not be written`);
+  if (f.holder !== node) throw new TopupError(ErrorCode.Fenced, `another node wrote the fence ${path} first: ${fencedMessage(f, path)}`);
+  noteHeld(home, path, f);
+  return { fence: f, heldBefore };
+}
+
+/**
  * The fence's state as `topup doctor` names it (docs/standby.md), read without taking it: who
  * holds it, whether this home may send, and what a home that held it before finds.
  */

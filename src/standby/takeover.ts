@@ -22,7 +22,7 @@
  * unsettled row up at the supplier by its trxids before anything is sent.
  */
 import Database from 'better-sqlite3';
-import { chmodSync, closeSync, existsSync, fsyncSync, mkdirSync, openSync, readFileSync, readdirSync, renameSync, rmSync, writeSync } from 'node:fs';
+import { chmodSync, closeSync, existsSync, fsyncSync, mkdirSync, openSync, readdirSync, renameSync, rmSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import type { Config } from '../config/config.js';
 import { parseReplica } from '../config/standby-settings.js';
@@ -33,7 +33,8 @@ import { batchStates, rowStates } from '../store/state-sql.js';
 import { CHECKED_STATES, UNSENT_STATES } from '../store/row-states.js';
 import { RECONCILE_KEY, type ReconcileMarker } from '../store/backup.js';
 import { FENCE_TTL_MS, takeFence, type FenceRecord } from './fence.js';
-import { FENCE_NAME, JOURNAL_FOLDER } from '../config/standby-settings.js';
+import { FENCE_NAME } from '../config/standby-settings.js';
+import { foldJournalMirrors } from '../orders/journal.js';
 import { litestreamBinary, restoreReplica } from './litestream.js';
 
 export interface TakeoverOptions {
@@ -66,48 +67,6 @@ export interface TakeoverOutcome {
   journalLines: number;
 }
 
-/**
- * The order API journal's mirrors beside a folder replica (`<replica>/api-journal/<node>/<day>.jsonl`,
- * orders/journal.ts journalMirror) folded into this home's `jobs/api-journal/<day>.jsonl`: lines it
- * lacks are appended and fsynced. The first start (restore marker) accepts again every journalled
- * order the restored store lacks: an order 202'd in the dead primary's last sync interval is not
- * lost. Returns the lines added.
- */
-export function foldJournalMirrors(replicaDir: string, jobsDir: string): number {
-  const root = join(replicaDir, JOURNAL_FOLDER);
-  if (!existsSync(root)) return 0;
-  const byDay = new Map<string, string[]>();
-  for (const node of readdirSync(root, { withFileTypes: true })) {
-    if (!node.isDirectory()) continue;
-    for (const f of readdirSync(join(root, node.name))) {
-      if (!/^\d{4}-\d{2}-\d{2}\.jsonl$/.test(f)) continue;
-      // A torn last line (a kill mid-append, before its fsync) got no 202: skipped by the reader too.
-      const lines = readFileSync(join(root, node.name, f), 'utf8').split('\n').filter((l) => l.trim() !== '');
-      byDay.set(f, [...(byDay.get(f) ?? []), ...lines]);
-    }
-  }
-  const dir = join(jobsDir, JOURNAL_FOLDER);
-  mkdirSync(dir, { recursive: true, mode: 0o700 });
-  let added = 0;
-  for (const [f, lines] of byDay) {
-    const path = join(dir, f);
-    const have = new Set(existsSync(path) ? readFileSync(path, 'utf8').split('\n') : []);
-    const fresh = [...new Set(lines)].filter((l) => !have.has(l));
-    if (fresh.length === 0) continue;
-    const fd = openSync(path, 'a', 0o600);
-    try {
-      // A line of ours may end without its newline (torn): start on a line of its own.
-      writeSync(fd, `\n${fresh.join('\n')}\n`);
-      fsyncSync(fd);
-    } finally {
-      closeSync(fd);
-    }
-    added += fresh.length;
-  }
-  if (added > 0) fsyncPath(dir);
-  return added;
-}
-
 function syncMs(interval: string): number {
   const m = /^(\d+)(ms|s)$/.exec(interval);
   return m ? (m[2] === 'ms' ? Number(m[1]) : Number(m[1]) * 1000) : 1000;
@@ -135,6 +94,21 @@ export async function takeover(config: Config, opts: TakeoverOptions): Promise<T
   if (!opts.noFence && fencePath === null) {
     throw new TopupError(ErrorCode.Usage, `the replica ${replica.url} is not a folder: name the fence (--fence PATH or TOPUP_FENCE_FILE), or --no-fence once the old primary's address is off the supplier's allowlist`);
   }
+  // A folder replica with no generation holds no store: the restore below would fail, after the
+  // fence had moved (an adversarial review: a replica folder re-created empty at the old path; the
+  // takeover failed and left a new fence as its side effect). Said before anything is written.
+  // (With a litestream.yml of the operator's, the replica it names is read as it says.)
+  const fromConfig = opts.from === undefined ? config.standby.litestreamConfig : null;
+  if (replica.dir !== '' && fromConfig === null) {
+    const gens = join(replica.dir, 'generations');
+    if (!existsSync(gens) || readdirSync(gens).length === 0) {
+      throw new TopupError(
+        ErrorCode.Standby,
+        `the replica ${replica.dir} holds no store (no Litestream generation in it): nothing to take over from, and the fence was not moved. ` +
+          'If the replica folder was re-created empty at the path of the old one and this home is the primary, `topup fence reset --i-know` here (docs/standby.md)',
+      );
+    }
+  }
   let fence: TakeoverOutcome['fence'] = null;
   if (fencePath !== null) {
     const { taken } = takeFence(fencePath, config.home, opts.now);
@@ -146,7 +120,6 @@ export async function takeover(config: Config, opts: TakeoverOptions): Promise<T
   mkdirSync(config.jobsDir, { recursive: true, mode: 0o700 });
   const tmp = `${config.dbPath}.takeover`;
   for (const suffix of ['', '-wal', '-shm', '.tmp', '.tmp-wal', '.tmp-shm']) rmSync(tmp + suffix, { force: true });
-  const fromConfig = opts.from === undefined ? config.standby.litestreamConfig : null;
   const { ms: restoreMs } = restoreReplica(bin, { url: replica.url, configFile: fromConfig, dbPath: config.dbPath }, tmp);
   chmodSync(tmp, 0o600);
 
@@ -194,7 +167,7 @@ export async function takeover(config: Config, opts: TakeoverOptions): Promise<T
   for (const suffix of ['-wal', '-shm', '.tmp-wal', '.tmp-shm']) rmSync(tmp + suffix, { force: true });
 
   // The journal's lines before the store: once the marked store is in, its first start reads them.
-  const journalLines = replica.dir !== '' ? foldJournalMirrors(replica.dir, config.jobsDir) : 0;
+  const journalLines = replica.dir !== '' ? foldJournalMirrors(replica.dir, config.jobsDir, opts.now) : 0;
 
   let keptAs: string | null = null;
   if (existsSync(config.dbPath)) {
