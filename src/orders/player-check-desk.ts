@@ -78,7 +78,7 @@ export class ShopChecks {
     const s = this.#rt.config.playerChecks;
     if (s.skipSeenMs <= 0) return false;
     const since = this.#rt.clock.now() - s.skipSeenMs;
-    return this.#store.completedFor(a.userId, since).some((r) => checkKindOfSlug(r.slug) === a.kind && (a.kind === 'pubg' || (r.zoneId ?? '') === (a.zoneId ?? '')));
+    return this.#store.completedFor(a.userId, since).some((r) => checkKindOfSlug(r.slug) === a.kind && (a.kind === 'pubg' || String(r.zoneId ?? '') === (a.zoneId ?? '')));
   }
 
   ask(a: CheckAsk): Promise<PlayerCheckOutcome> {
