@@ -10,6 +10,9 @@
  *                                      202 → wire, POST latency and accepted orders/s, repeats
  *   npm run bench -- --parts overview  the console's Overview with all its pictures over a store of
  *                                      1,000,000 rows (bench/overview.ts; --overview-rows N, --renders R)
+ *   npm run bench -- --parts checks    the daemon with player checks on beside off (player-checks.ts):
+ *                                      600 rows, three mistyped ids, a second file of the same
+ *                                      players; calls, 429s, wall time, ratios (--checks-rows N)
  *   npm run bench -- --parts scale     cost per order as the batch grows (scale.ts): 2,000 and
  *                                      20,000 rows at 400 calls/s, wall time; --rows N adds N rows
  *                                      (e.g. 100000); --sizes A,B,C lists them; --baseline-dist
@@ -37,6 +40,7 @@ import { apiTable, measureApi, type ApiReport } from './api.js';
 import { runScale, scaleReport, scaleTables, SCALE_PER_SECOND, type ScaleReport, type ScaleRun } from './scale.js';
 import type { SandboxSpec } from './sandbox.js';
 import { measureOverview, type OverviewReport } from './overview.js';
+import { checksTable, measureChecks, type ChecksReport } from './player-checks.js';
 
 function args(argv: string[]) {
   const get = (name: string): string | undefined => {
@@ -56,6 +60,7 @@ function args(argv: string[]) {
   const onlyAccounts = parts.size === 1 && parts.has('accounts');
   const onlyApi = parts.size === 1 && parts.has('api');
   const onlyOverview = parts.size === 1 && parts.has('overview');
+  const onlyChecks = parts.size === 1 && parts.has('checks');
   const sizes = get('sizes')?.split(',').map((x) => Math.floor(Number(x)));
   if (sizes?.some((x) => !(x > 0))) throw new Error('--sizes needs positive row counts, e.g. 2000,20000');
   const answers = get('answers') ?? 'spec';
@@ -78,8 +83,9 @@ function args(argv: string[]) {
     keepLogs: get('keep-logs'),
     marginMs: get('margin-ms') === undefined ? undefined : num('margin-ms', 0),
     // A scale-only run keeps its own file, so the rate-budget figures in latest.json stay.
-    out: get('out') ?? join(BENCH_DIR, 'results', onlyScale ? 'scale-latest.json' : onlyAccounts ? 'accounts-latest.json' : onlyApi ? 'api-latest.json' : onlyOverview ? 'overview-latest.json' : 'latest.json'),
-    onlyScale: onlyScale || onlyAccounts || onlyApi || onlyOverview,
+    out: get('out') ?? join(BENCH_DIR, 'results', onlyScale ? 'scale-latest.json' : onlyAccounts ? 'accounts-latest.json' : onlyApi ? 'api-latest.json' : onlyOverview ? 'overview-latest.json' : onlyChecks ? 'checks-latest.json' : 'latest.json'),
+    onlyScale: onlyScale || onlyAccounts || onlyApi || onlyOverview || onlyChecks,
+    checksRows: Math.floor(num('checks-rows', 600)),
     overviewRows: Math.floor(num('overview-rows', 1_000_000)),
     renders: Math.floor(num('renders', 30)),
     apiOrders: Math.floor(num('api-orders', quick ? 1000 : 3000)),
@@ -224,6 +230,12 @@ async function main(): Promise<void> {
     api = await measureApi({ orders: a.apiOrders, ratePerSec: 500, concurrency: 32, wireOrders: 100, spacingMs: 400, fileRuns: 5, replays: 200 });
   }
 
+  let checks: ChecksReport | undefined;
+  if (a.parts.has('checks')) {
+    const lower = ((a.checksRows * 2 / PER_MINUTE) * 60 + PROCESSING_MS[1] / 1000 * 2) / K;
+    checks = await measureChecks({ rows: a.checksRows, seed: a.seed, sandbox, env: clientEnv, timeoutMs: Math.round(lower * 1000 * 5 + 60_000), log });
+  }
+
   let overview: OverviewReport | undefined;
   if (a.parts.has('overview')) {
     overview = await measureOverview({ rows: a.overviewRows, renders: a.renders, log });
@@ -250,6 +262,9 @@ async function main(): Promise<void> {
     { target: 'order API: ≥ 500 accepted orders/s sustained', measured: api?.accept.perSecond, met: api ? api.accept.perSecond >= 500 : undefined },
     { target: 'order API: repeats answered as the same order, 0 bought twice', measured: api && `${api.replays.sameAnswered200}/${api.replays.same} 200, ${api.replays.otherAnswered409}/${api.replays.other} 409, ${api.replays.ledgerTwice} twice`, met: api ? api.replays.sameAnswered200 === api.replays.same && api.replays.otherAnswered409 === api.replays.other && api.replays.ledgerTwice === 0 && api.replays.rowsStored === api.replays.accepted : undefined },
     { target: `console Overview with its pictures ≤ 200 ms at ${a.overviewRows.toLocaleString('en')} rows (median)`, measured: overview && `${overview.overviewMs.p50} ms (p95 ${overview.overviewMs.p95})`, met: overview ? overview.overviewMs.p50 <= 200 : undefined },
+    { target: 'player checks on: 0 × 429 (checks share the account\'s rate gate)', measured: checks && `${checks.on.first.calls.rateLimited429 + checks.on.second.calls.rateLimited429}`, met: checks ? checks.on.first.calls.rateLimited429 + checks.on.second.calls.rateLimited429 === 0 : undefined },
+    { target: 'player checks on: a second file of the same players makes 0 check calls', measured: checks?.on.second.calls.checks, met: checks ? checks.on.second.calls.checks === 0 : undefined },
+    { target: 'player checks on: 0 orders for the mistyped ids', measured: checks?.on.ordersForMistyped, met: checks ? checks.on.ordersForMistyped === 0 : undefined },
     { target: 'faults per account: 0 bought twice across ledgers, every row bought', measured: accounts && `${accounts.faults.boughtTwice} twice, ${accounts.faults.final}/${accounts.faults.rows}`, met: accounts ? accounts.faults.boughtTwice === 0 && accounts.faults.final === accounts.faults.rows : undefined },
   ];
 
@@ -310,6 +325,7 @@ async function main(): Promise<void> {
     accounts,
     api,
     overview,
+    checks,
     targets,
   };
   mkdirSync(join(a.out, '..'), { recursive: true });
@@ -328,10 +344,11 @@ async function main(): Promise<void> {
     '',
     idleTable ?? '',
     '',
-    a.onlyScale ? '' : targetTable,
+    a.onlyScale ? (checks ? table(['target', 'measured', 'met'], targets.filter((t) => t.target.startsWith('player checks')).map((t) => [t.target, t.measured, t.met ? 'yes' : 'NO'])) : '') : targetTable,
     '',
     accounts ? accountsTable(accounts) : '',
     api ? apiTable(api) : '',
+    checks ? `${checksTable(checks)}\nload average (1, 5, 15 min) before ${checks.loadavg.before.join(' ')}, after ${checks.loadavg.after.join(' ')}; 429s and call counts do not depend on the load, measured times do.\n` : '',
     overview ? table(['console Overview (issue 33)', 'value'], [
       ['rows in the store', overview.rows.toLocaleString('en')],
       ['filled through the triggers (s, rows/s)', `${overview.fillSec} s, ${overview.rowsPerSecFilled}/s; store ${overview.dbMb} MB`],

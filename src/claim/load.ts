@@ -37,6 +37,7 @@ import { outboxPaths } from '../outbox/paths.js';
 import { inputDialect } from '../outbox/dialect.js';
 import { crashPoint } from '../kernel/crash-points.js';
 import { openPlacer, placedRow, readCatalogs, withPinColumn, type Placer } from './placement.js';
+import { countCheck } from '../metrics/player-check-counts.js';
 import { CheckPlanner, notFoundMessage, overrideColumn, PLAYER_NOT_FOUND_CODE, runChecks, saysSendWithoutCheck } from './player-checks.js';
 
 export { deriveTrxid } from './row-verdict.js';
@@ -246,6 +247,9 @@ export async function loadBatch(rt: LoadParts, batch: Batch): Promise<LoadOutcom
     return true;
   }).immediate();
   if (!stored) return notOurs(rt, batch);
+  // Players this batch was decided for by answers kept from before it was claimed (validate, an
+  // earlier file, the order API): checks it did not have to make (metrics/player-check-counts.ts).
+  if (checks) countCheck('file', 'cached', [...checks.keptAt.values()].filter((at) => at < claimedAt).length);
   total += last.length;
   invalid += last.filter((r) => r.request === null).length;
   rt.log.info({ batch: batch.id, rows: total, invalid, repeats, duplicateOf: duplicate?.id }, 'batch stored');

@@ -20,6 +20,7 @@ import type { OrderRequest } from '../api/schemas.js';
 import { checkedLine, checkKindOfSlug, type PlayerCheckSettings } from '../config/player-check-settings.js';
 import { checkTrxid } from '../kernel/identity.js';
 import { CHECK_PATHS } from '../api/player-check.js';
+import { countCheck, countedOutcome } from '../metrics/player-check-counts.js';
 import type { Runtime } from '../runtime.js';
 import { PlayerCheckStore, type CachedCheck } from '../store/player-checks.js';
 
@@ -84,6 +85,8 @@ export class CheckPlanner {
   readonly players = new Set<string>();
   spared = 0;
   overridden = 0;
+  /** When the kept answer of each player judged from the cache was made (the metric's `cached`). */
+  readonly keptAt = new Map<string, number>();
 
   constructor(rt: Parts) {
     this.#rt = rt;
@@ -126,7 +129,10 @@ export class CheckPlanner {
     }
     this.players.add(key);
     const answer = this.store.cached(need.kind, need.player, this.#now, this.#rt.config.playerChecks.cacheMs);
-    if (answer) return { kind: 'cached', answer };
+    if (answer) {
+      this.keptAt.set(key, answer.checkedAt);
+      return { kind: 'cached', answer };
+    }
     if (!this.pending.has(key)) this.pending.set(key, need);
     return { kind: 'pending', need };
   }
@@ -181,6 +187,7 @@ export async function runChecks(rt: Parts, needs: Iterable<CheckNeed>, batchId: 
         return;
       }
       out.sent++;
+      countCheck('file', countedOutcome(r.outcome));
       store.record({ trxid, kind: need.kind, player: need.player, account: account.id, batchId, outcome: r.outcome, said: r.said.slice(0, 500), at: rt.clock.now(), priceUsd: price }, r.name ?? null);
       if (r.outcome === 'found' || r.outcome === 'not-found') {
         out.settled++;

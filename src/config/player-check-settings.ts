@@ -6,9 +6,9 @@
  *   TOPUP_PLAYER_CHECKS            off (default) | all | the game lines to check, comma-separated
  *                                  (`pubg,mobilelegends`): a line must be one the supplier has a
  *                                  check for (PUBG Mobile top-ups: /pubgvvfy; Mobile Legends: /mlvfy)
- *   TOPUP_PLAYER_CHECK_SKIP_DAYS   0 (default): every row of a checked line; N: only rows whose
- *                                  player was not seen completed (same line, same player fields) in
- *                                  the last N days
+ *   TOPUP_PLAYER_CHECK_SKIP_DAYS   0 (default): every row of a checked line; N: only rows (and the
+ *                                  order API's orders) whose player was not seen completed (same
+ *                                  check, same player fields) in the last N days
  *   TOPUP_PLAYER_CHECK_PRICE_USD   what one check costs at the supplier (default 0): what validate
  *                                  and the console say checks may cost, and what summaries count
  *   TOPUP_PLAYER_CHECK_CACHE_DAYS  how long an answer is kept (default 30): a regular customer is

@@ -25,6 +25,7 @@ import { rowMoney } from '../store/cost.js';
 import { storeGauges, type GaugeDeps } from './store-gauges.js';
 import { SlowReads } from './slow-reads.js';
 import { webhookGauges } from './webhook-gauges.js';
+import { CHECK_COUNTED, CHECK_SOURCES, onCheckCounted } from './player-check-counts.js';
 
 const ACTIVE_TOTALS = ['topup_nodejs_active_handles_total', 'topup_nodejs_active_requests_total', 'topup_nodejs_active_resources_total'] as const;
 
@@ -100,6 +101,8 @@ export class Metrics {
       buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30], registers: r,
     });
     const pauses = new Counter({ name: 'topup_pauses_total', help: 'Times sending was paused (account problem, maintenance), by supplier account', labelNames: ['kind', 'account'], registers: r });
+    // Defined once in player-check-counts.ts: sources, outcomes, and what `cached` counts.
+    const checks = new Counter({ name: 'topup_player_checks_total', help: 'Player-name checks (/pubgvvfy, /mlvfy) by source (file, api) and outcome: found, not_found, in_doubt, refused, rate_limited (a call\'s answer; for the order API also not admitted by the rate gate in time), cached (answered with no call)', labelNames: ['source', 'outcome'], registers: r });
     const notifyFailed = new Counter({ name: 'topup_notification_failures_total', help: 'Notifications given up on after their retries, by target (webhook, telegram)', labelNames: ['target'], registers: r });
     // Zero from the start, so alerts on increase() see a series before the first event.
     for (const s of FINAL_ROW_STATES) finished.inc({ outcome: s }, 0);
@@ -108,6 +111,7 @@ export class Metrics {
       for (const route of ROUTES) limited.inc({ route, account: a.id }, 0);
     }
     for (const target of ['webhook', 'telegram']) notifyFailed.inc({ target }, 0);
+    for (const source of CHECK_SOURCES) for (const outcome of CHECK_COUNTED) checks.inc({ source, outcome }, 0);
 
     const onMoved = (m: { batchId: string; idx: number; to: RowState }): void => {
       if (!FINAL_ROW_STATES.includes(m.to)) return;
@@ -163,6 +167,7 @@ export class Metrics {
       ...callReleasers,
       () => runner.off('pause', onPause),
       notifier.onFailure((target) => notifyFailed.inc({ target })),
+      onCheckCounted((source, outcome, n) => checks.inc({ source, outcome }, n)),
     );
   }
 

@@ -173,8 +173,9 @@ export class Desk implements OrderDesk, PlayerCheckDesk {
    * undefined to go on (no check, or found: the name is stored with the row); otherwise the
    * refusal, and nothing is stored. `checkPlayer: true` checks whatever TOPUP_PLAYER_CHECKS says;
    * `false` sends without a check (as a file's sendWithoutCheck column); absent follows
-   * TOPUP_PLAYER_CHECKS for the order's line. (TOPUP_PLAYER_CHECK_SKIP_DAYS spares file rows only:
-   * an order is checked unless its player's answer is kept.)
+   * TOPUP_PLAYER_CHECKS for the order's line. TOPUP_PLAYER_CHECK_SKIP_DAYS spares an order as it
+   * spares a file's row: a player seen completed in the last N days is not checked (whether the
+   * order said `true` or followed the setting), and the order carries no name, as a row not checked.
    */
   async #checkFirst(input: OrderInput, p: Prepared): Promise<AcceptOutcome | undefined> {
     if (input.checkPlayer === false) return undefined;
@@ -187,6 +188,7 @@ export class Desk implements OrderDesk, PlayerCheckDesk {
       return { kind: 'refused', status: 422, code: 'NO_PLAYER_CHECK', detail: `checkPlayer: the supplier has player checks only for PUBG Mobile top-ups and Mobile Legends (with user id and zone id), not for ${slug || 'this pack'}; nothing was stored`, problems: [{ field: 'checkPlayer', reason: 'this pack\'s game has no player check' }] };
     }
     const ask: CheckAsk = { kind: kind!, userId: request.userId!, zoneId: request.zoneId, account: p.row.account ?? this.#rt.account.id };
+    if (this.#checks.seenCompleted(ask)) return undefined;
     const out = await this.#checks.ask(ask);
     if (out.kind === 'found') {
       p.row.playerName = out.view.playerName ?? '';

@@ -21,7 +21,9 @@
  */
 import { Priority } from '../api/client.js';
 import { CHECK_PATHS, type CheckKind, type PlayerCheckRequest, type PlayerCheckResult } from '../api/player-check.js';
+import { checkKindOfSlug } from '../config/player-check-settings.js';
 import { checkTrxid } from '../kernel/identity.js';
+import { countCheck, countedOutcome } from '../metrics/player-check-counts.js';
 import type { Runtime } from '../runtime.js';
 import { PlayerCheckStore } from '../store/player-checks.js';
 import type { FieldProblem, PlayerCheckOutcome } from './types.js';
@@ -65,10 +67,28 @@ export class ShopChecks {
     this.#store = new PlayerCheckStore(rt.db);
   }
 
+  /**
+   * TOPUP_PLAYER_CHECK_SKIP_DAYS for an order (as claim/player-checks.ts's CheckPlanner for a
+   * file's rows): whether this player got a completed top-up of a line of the same check (and, for
+   * Mobile Legends, the same zone) in the last N days. The supplier completed a top-up to that id,
+   * so the id exists: the order is not checked again. Never for POST /players/check, which asks
+   * for the name itself.
+   */
+  seenCompleted(a: CheckAsk): boolean {
+    const s = this.#rt.config.playerChecks;
+    if (s.skipSeenMs <= 0) return false;
+    const since = this.#rt.clock.now() - s.skipSeenMs;
+    return this.#store.completedFor(a.userId, since).some((r) => checkKindOfSlug(r.slug) === a.kind && (a.kind === 'pubg' || String(r.zoneId ?? '') === (a.zoneId ?? '')));
+  }
+
   ask(a: CheckAsk): Promise<PlayerCheckOutcome> {
     const key = `${a.kind}\u0000${playerKey(a)}`;
     const flying = this.#flying.get(key);
-    if (flying) return flying;
+    if (flying) {
+      // Answered by the call another ask is making: no call of its own.
+      countCheck('api', 'cached');
+      return flying;
+    }
     const p = this.#ask(a).finally(() => this.#flying.delete(key));
     this.#flying.set(key, p);
     return p;
@@ -79,10 +99,14 @@ export class ShopChecks {
     const player = playerKey(a);
     const now = rt.clock.now();
     const kept = this.#store.cached(a.kind, player, now, Math.max(rt.config.playerChecks.cacheMs, REPEAT_WINDOW_MS));
-    if (kept) return settled(a, kept.outcome, kept.name, kept.checkedAt, true);
+    if (kept) {
+      countCheck('api', 'cached');
+      return settled(a, kept.outcome, kept.name, kept.checkedAt, true);
+    }
     const last = this.#store.lastCall(a.kind, player, now - REPEAT_WINDOW_MS);
     if (last) {
       const retryAfterS = Math.max(1, Math.ceil((last.at + REPEAT_WINDOW_MS - now) / 1000));
+      countCheck('api', 'cached');
       if (last.outcome === 'found' || last.outcome === 'not-found') return settled(a, last.outcome, last.name, last.at, true);
       return unsettled(a, last.outcome, `${last.said ?? ''} (asked ${Math.round((now - last.at) / 1000)} s ago; not asked again before ${iso(last.at + REPEAT_WINDOW_MS)})`, retryAfterS);
     }
@@ -108,6 +132,7 @@ export class ShopChecks {
       timer.abort();
       if (!left) {
         // Not sent: nothing was asked, nothing charged, nothing known.
+        countCheck('api', 'rate_limited');
         return unsettled(a, 'rate-limited', `not sent: the account's call budget did not admit the check within ${GATE_WAIT_MS / 1000} s`, 5);
       }
       // It left and failed in a way the client did not classify: nothing is known about the player.
@@ -116,6 +141,7 @@ export class ShopChecks {
     timer.abort();
     const at = rt.clock.now();
     this.#store.record({ trxid, kind: a.kind, player, account: account.id, batchId: null, outcome: r.outcome, said: r.said.slice(0, 500), at, priceUsd: rt.config.playerChecks.priceUsd }, r.name ?? null);
+    countCheck('api', countedOutcome(r.outcome));
     rt.log.info({ check: CHECK_PATHS[a.kind], trxid, outcome: r.outcome, account: account.id }, 'order API: player check');
     if (r.outcome === 'found' || r.outcome === 'not-found') return settled(a, r.outcome, r.name ?? null, at, false);
     const retryAfterS = r.retryAfterMs !== undefined ? Math.max(1, Math.ceil(r.retryAfterMs / 1000)) : Math.ceil(REPEAT_WINDOW_MS / 1000);

@@ -80,6 +80,17 @@ export class PlayerCheckStore {
   }
 
   /**
+   * The slugs and zone ids of the rows completed since `since` for this user id (the order API's
+   * TOPUP_PLAYER_CHECK_SKIP_DAYS, per order): the caller keeps those of the same check and zone,
+   * as completedSince's caller does. Read through the rows_completed_player index (migration 21).
+   */
+  completedFor(userId: string, since: number): { slug: string; zoneId: string | null }[] {
+    return this.#db.prepare(`SELECT slug, json_extract(request_json, '$.zoneId') AS zoneId FROM rows
+      WHERE state = ${rowState('completed')} AND json_extract(CASE WHEN json_valid(request_json) THEN request_json END, '$.userId') = ? AND updated_at >= ? AND slug IS NOT NULL`)
+      .all(userId, since) as { slug: string; zoneId: string | null }[];
+  }
+
+  /**
    * (slug, userId, zoneId) of the rows completed since `since`: the players seen receiving a
    * top-up recently, whom TOPUP_PLAYER_CHECK_SKIP_DAYS spares a check.
    */
