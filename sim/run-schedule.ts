@@ -846,8 +846,18 @@ export async function runSchedule(s: Schedule, opts: RunOptions = {}): Promise<R
     for (let slot = 0; slot < s.daemons; slot++) if (!procs.some((p) => p.alive && p.kind === 'daemon' && p.slot === slot && !p.stopping)) startDaemon(slot);
     const until = sim.mono + REVIEW_WATCH_MS;
     sim.at(REVIEW_WATCH_MS, null, 'the operator looks at the review list again', () => {});
-    while (sim.mono < until && sim.fired <= maxEvents) {
-      if (!(await quiesce()) || !sim.step()) break;
+    while (sim.mono < until) {
+      if (!(await quiesce())) {
+        stall = `BUSY LOOP while rows were in review: a process kept working for 10 s of real time without waiting (last events: ${sim.trace.slice(-3).join(' | ')})`;
+        for (const p of procs) if (p.alive) kill(p, true);
+        break;
+      }
+      // A daemon that wakes again and again with nothing to do (a review check that is always due) is spinning.
+      if (sim.spin !== null || sim.fired > maxEvents) {
+        stall = sim.spin !== null ? `SPIN while rows were in review: ${sim.spin}` : `${sim.fired} events while rows were in review: a loop that never ends`;
+        break;
+      }
+      if (!sim.step()) break;
       sampleApiOrders(observer);
     }
     // Seen in history (or by id) from the start of the watch to its end: a recheck had its chance.
