@@ -79,7 +79,8 @@ import { publicStatus } from '../src/orders/types.js';
 import { apiBatchClosesAt } from '../src/orders/api-batch.js';
 import { canonicalBody } from './shop.js';
 import { trxidAsGiven, trxidKey } from '../src/kernel/identity.js';
-import { checkMoneyCells, checkPriceCaps } from './money-invariants.js';
+import { DERIVED_TRXID } from '../src/dispatch/order-match.js';
+import { checkBalanceRefusals, checkMoneyCells, checkPriceCaps } from './money-invariants.js';
 
 /** One acceptance the shop sent (sim/shop.ts) and what it was told. */
 export interface ShopAttempt {
@@ -181,6 +182,12 @@ interface Ctx {
   runCovered?: ReadonlySet<string>;
   /** The shop's acceptances (issue 23), when the schedule has a shop. */
   shop?: ShopRecord;
+  /**
+   * Invariant 29: when the run ended with rows in review, the daemons ran on (run-schedule.ts
+   * REVIEW_WATCH_MS); per model API (by index), the orders a reader could find the whole time:
+   * `i:<id>` by id, `h:<id>` by id and in history with its trxid (ModelApi.visibleNow).
+   */
+  reviewWatch?: Map<string, Set<string>> | null;
 }
 
 const usd = (micros: number): number => Math.round(micros / 10_000) / 100;
@@ -512,6 +519,27 @@ export function judge(c: Ctx): Judgement {
   checkMoneyCells({ rt, rows, batches, apiOf: c.apiOf, check, where });
   // 27. no row bought above its maxPriceUsd, on any account.
   checkPriceCaps({ rt, rows, batches, apiOf: c.apiOf, check, where });
+  checkBalanceRefusals({ rt, rows, batches, apiOf: c.apiOf, check, where });
+
+  // 29. A review row is only undecided: the review recheck (poll/review-recheck.ts, every 15
+  // minutes in its first day) settles it once the supplier shows its order. After the watch, no row
+  // is still in review whose order (made by our sends, under the row's own trxid, held by no other
+  // row) the supplier showed the whole time: by its id, when the row knows it, or in history with
+  // its trxid, for a trxid this home derived (a trxid the file gave needs a proof of origin the
+  // recheck may rightly not have: dispatch/order-match.ts mustProve).
+  if (c.reviewWatch) {
+    for (const r of rows) {
+      if (r.state !== 'review' || r.trxid === null) continue;
+      const m = c.apiOf(r.account, r.trxid);
+      const seen = c.reviewWatch.get(String(c.apis.indexOf(m)));
+      const o = m.byTrxid(r.trxid);
+      if (!seen || !o || o.origin !== 'engine' || o.status === 'processing') continue;
+      if (rows.some((x) => x !== r && x.orderId !== null && x.orderId.toLowerCase() === o.orderId.toLowerCase())) continue;
+      const byId = r.orderId !== null && r.orderId.toLowerCase() === o.orderId.toLowerCase() && (seen.has(`i:${o.orderId}`) || seen.has(`h:${o.orderId}`));
+      const inHistory = r.orderId === null && DERIVED_TRXID.test(r.trxid) && seen.has(`h:${o.orderId}`);
+      check(!byId && !inHistory, () => `${where(r)}: still in review after the review recheck's rounds, while the supplier showed its order ${o.orderId} (${o.status}) ${byId ? 'by its id' : 'in history under its trxid'} the whole time (29)`);
+    }
+  }
   if (c.shop) checkShop(c.shop, rows, batches, rt, check, where);
   const apiBatches = batches.filter((b) => b.apiDay !== null);
 

@@ -587,6 +587,27 @@ export class ModelApi {
     return this.#json(404, { success: false, error: 'NOT FOUND' });
   }
 
+  /**
+   * The orders (by id) a reader could find now and tie to their trxid: by id always, and in
+   * history with the trxid when this supplier's history lists trxids and shows the order now
+   * (not hidden by a never-clearing fault, not behind a lagging replica). `byId` are the ids only
+   * GET /orders/:id shows; the rest are in history too. Invariant 29 reads both.
+   */
+  visibleNow(): Set<string> {
+    const out = new Set<string>();
+    // A key revoked or an account in trouble answers nothing; random read errors may answer the one look a round has.
+    const revoked = this.account.keyRevoked;
+    if ((revoked && this.#inWindow([revoked])) || this.#foreverNow('revoked') || this.#inWindow(this.profile.accountDown) || this.#foreverNow('account') || this.profile.readError > 0) return out;
+    const hiding = this.#hidden.size > 0 && this.#sim.mono < (this.profile.forever?.untilMs ?? 0);
+    const now = this.#sim.mono;
+    for (const o of this.orders) {
+      if (o.origin !== 'engine') continue;
+      const inHistory = this.profile.historyTrxid && o.trxid !== null && (!hiding || !this.#hidden.has(o)) && !((this.#lagUntil.get(o) ?? 0) > now);
+      out.add(`${inHistory ? 'h' : 'i'}:${o.orderId}`);
+    }
+    return out;
+  }
+
   #history(q: URLSearchParams): ModelReply {
     const hiding = this.#hidden.size > 0 && this.#sim.mono < (this.profile.forever?.untilMs ?? 0);
     const now = this.#sim.mono;
@@ -613,6 +634,8 @@ export class ModelApi {
     const trxid = typeof body.trxid === 'string' ? body.trxid : undefined;
     const pid = typeof body.pid === 'string' ? body.pid : undefined;
     if (!trxid || !pid) return this.#json(400, { success: false, error: 'INVALID REQUEST' });
+    // Invariant 28: what the supplier last decided about this trxid (a balance refusal, or anything else).
+    this.#lastDecision.set(this.#fold(trxid), 'other');
     if (this.#chance(this.profile.lostBefore)) return { kind: 'lost' };
     if (this.#chance(this.profile.errorBefore)) {
       if (this.#chance(this.profile.shapes ?? 0)) return this.#shaped(false);
@@ -697,6 +720,7 @@ export class ModelApi {
     }
     const price = chargeMicros(pack, qty, this.profile.dear === true);
     if (this.balanceMicros < price) {
+      this.#lastDecision.set(this.#fold(trxid), 'balance');
       return this.#variant('insufficient-balance:false', () => this.#json(400, { orderCreated: false, status: 'cancelled', game: pack.slug, error: 'INSUFFICIENT BALANCE' }));
     }
     // The order is made and charged.
@@ -774,6 +798,13 @@ export class ModelApi {
 
   byTrxid(trxid: string): ModelOrder | undefined {
     return this.#byTrxid.get(this.#fold(trxid));
+  }
+
+  /** What the supplier last decided on a POST of each trxid (by its fold): refused for want of balance, or anything else. */
+  readonly #lastDecision = new Map<string, 'balance' | 'other'>();
+  /** The last POST of this trxid was refused because the balance could not pay for it (nothing made). */
+  lastRefusedForBalance(trxid: string): boolean {
+    return this.#lastDecision.get(this.#fold(trxid)) === 'balance';
   }
 
   /** Orders another key of ours at this supplier placed (issue 29): one trxid space, 403 FORBIDDEN here. */

@@ -52,6 +52,25 @@ const PLACED_LIVE = ['processing', 'unseen'];
 /** The supplier said what came back (or nothing did): the engine can know the order's money exactly. */
 const knowable = (o: ModelOrder): boolean => !o.refunded || (o.refundForm ?? 'reported') === 'reported';
 
+/**
+ * 28. A row refused for want of balance is held, never ended refused (docs/how-it-works.md: "A row
+ * refused with INSUFFICIENT BALANCE is held the same way" as a batch the balance cannot cover): its
+ * batch waits for a top-up, and the operator tops up and it is bought. Suppliers say it in every
+ * shape (test/fixtures/answers/submit.json's balance variants: codes, sentences, other languages,
+ * HTTP 200 with `success: false`); a row whose last send the supplier refused for balance, with
+ * nothing made under its trxid, that ends `rejected` was read as a refusal of the purchase itself:
+ * the operator is told to fix a row that needed only money (and a `topup retry` buys it under a
+ * new trxid).
+ */
+export function checkBalanceRefusals(c: MoneyCtx): void {
+  for (const r of c.rows) {
+    if (r.state !== 'rejected' || r.trxid === null) continue;
+    const m = c.apiOf(r.account, r.trxid);
+    if (!m.lastRefusedForBalance(r.trxid) || m.byTrxid(r.trxid)?.origin === 'engine') continue;
+    c.check(false, () => `${c.where(r)}: ended rejected (${r.error ?? 'no reason'}) while the supplier's last answer to it was a refusal for want of balance, nothing made: the row should wait for a top-up (28)`);
+  }
+}
+
 export function checkMoneyCells(c: MoneyCtx): void {
   const { rt, rows, batches, check, where } = c;
   const orderOf = (r: Row): ModelOrder | undefined => (r.orderId === null ? undefined : c.apiOf(r.account, r.trxid).byId(r.orderId));

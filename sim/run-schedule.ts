@@ -118,6 +118,8 @@ const HOME_ROOT = existsSync('/dev/shm') ? '/dev/shm' : tmpdir();
 /** Liveness (invariants 20, 21): how often the rows are looked at, and how long a live row may go without a stated reason. */
 const LIVE_SAMPLE_MS = 5_000;
 const TOLD_AFTER_MS = 5 * 60_000;
+/** Invariant 29: how long the daemons run on after the schedule when rows are in review (the recheck comes every 15 minutes: two rounds, so one failed read is not a verdict). */
+const REVIEW_WATCH_MS = 32 * 60_000;
 /** A row whose order may exist and is not known: it must end or reach review within LIVENESS_BOUND_MS. */
 const DOUBT_STATES: readonly string[] = ['sending', 'resending', 'verifying', 'searching', 'unseen'];
 /** States that say nothing of why a row waits: a row in them for TOLD_AFTER_MS needs a stated reason (21). */
@@ -834,6 +836,34 @@ export async function runSchedule(s: Schedule, opts: RunOptions = {}): Promise<R
       break;
     }
   }
+  // Invariant 29: review rows are rechecked (poll/review-recheck.ts, every 15 minutes in their
+  // first day). When the run ends with rows in review, the operator leaves the daemons running
+  // (started again where the schedule stopped them) for REVIEW_WATCH_MS more, with every fault the
+  // schedule drew still as it is; then 29 looks at what the supplier shows.
+  let reviewWatch: Map<string, Set<string>> | null = null;
+  if (stall === null && inReview(observer).length > 0) {
+    reviewWatch = new Map(apis.map((m, i) => [String(i), m.visibleNow()]));
+    for (let slot = 0; slot < s.daemons; slot++) if (!procs.some((p) => p.alive && p.kind === 'daemon' && p.slot === slot && !p.stopping)) startDaemon(slot);
+    const until = sim.mono + REVIEW_WATCH_MS;
+    sim.at(REVIEW_WATCH_MS, null, 'the operator looks at the review list again', () => {});
+    while (sim.mono < until) {
+      if (!(await quiesce())) {
+        stall = `BUSY LOOP while rows were in review: a process kept working for 10 s of real time without waiting (last events: ${sim.trace.slice(-3).join(' | ')})`;
+        for (const p of procs) if (p.alive) kill(p, true);
+        break;
+      }
+      // A daemon that wakes again and again with nothing to do (a review check that is always due) is spinning.
+      if (sim.spin !== null || sim.fired > maxEvents) {
+        stall = sim.spin !== null ? `SPIN while rows were in review: ${sim.spin}` : `${sim.fired} events while rows were in review: a loop that never ends`;
+        break;
+      }
+      if (!sim.step()) break;
+      sampleApiOrders(observer);
+    }
+    // Seen in history (or by id) from the start of the watch to its end: a recheck had its chance.
+    const end = apis.map((m) => m.visibleNow());
+    for (const [i, set] of reviewWatch) for (const id of set) if (!end[Number(i)]!.has(id)) set.delete(id);
+  }
   // Graceful stop of every living daemon (their drain runs on the simulated clock).
   const endWall = sim.now;
   ending = true;
@@ -846,7 +876,7 @@ export async function runSchedule(s: Schedule, opts: RunOptions = {}): Promise<R
   for (const p of procs) if (p.kind === 'daemon' && !p.alive) await p.rt.close().catch(() => {});
   for (const m of apis) m.settleAll();
   oneAccountEnds();
-  const verdict = judge({ home, config, observer, apis, apiOf, accountOf, sameAccount, writtenAs, unpinnedBatches, sentTo, siblings, liveness, drops, failures, stall, runCovered, ...(shop ? { shop: { attempts, seen: seenStatus, endWall, stepsBackMs: s.actions.reduce((n, a) => n + (a.kind === 'clock-step' && a.ms < 0 ? -a.ms : 0), 0) } } : {}) });
+  const verdict = judge({ home, config, observer, apis, reviewWatch, apiOf, accountOf, sameAccount, writtenAs, unpinnedBatches, sentTo, siblings, liveness, drops, failures, stall, runCovered, ...(shop ? { shop: { attempts, seen: seenStatus, endWall, stepsBackMs: s.actions.reduce((n, a) => n + (a.kind === 'clock-step' && a.ms < 0 ? -a.ms : 0), 0) } } : {}) });
   // Batches whose result file kept a name a later rename changed in the store (invariant 13 read those names).
   const keptNames = [...writtenAs].filter(([id, w]) => {
     const now = new Map((observer.db.prepare('SELECT idx, account FROM rows WHERE batch_id = ?').all(id) as { idx: number; account: string }[]).map((r) => [r.idx, r.account]));
@@ -1019,6 +1049,10 @@ function waitsForOrders(observer: Runtime, b: Parameters<typeof apiBatchOpenForO
 /** Nothing left to do: no file waiting in the inbox, no batch unfinished (but a day's API batch waiting for orders). */
 function settled(observer: Runtime, config: Config): boolean {
   return inboxFiles(config).length === 0 && observer.batches.unfinished().every((b) => waitsForOrders(observer, b));
+}
+
+function inReview(observer: Runtime): { id: number }[] {
+  return observer.db.prepare(`SELECT 1 AS id FROM rows WHERE state = 'review' LIMIT 1`).all() as { id: number }[];
 }
 
 /** Every unfinished batch waits for balance (the funds gate says so). */

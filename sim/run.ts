@@ -18,8 +18,9 @@
  */
 import { spawn } from 'node:child_process';
 import { availableParallelism } from 'node:os';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { createHash } from 'node:crypto';
+import { mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
 import fc from 'fast-check';
 import { scheduleArb, type AccountsMix, type ApiOrdersMix, type Schedule } from './schedule.js';
 import { ALL_FAULTS, faultFilter, FAULT_CLASSES, type FaultFilter } from './world.js';
@@ -62,6 +63,25 @@ function parseArgs(argv: string[]): Args {
   const faults = faultFilter(get('faults'), get('no-faults'), swarm);
   const faultArgs = [...(get('faults') !== undefined ? ['--faults', get('faults')!] : []), ...(get('no-faults') !== undefined ? ['--no-faults', get('no-faults')!] : []), ...(swarm ? [] : ['--no-swarm'])];
   return { seed, schedules, workers, accounts, apiOrders, faults, faultArgs, replay: get('replay'), verbose: argv.includes('--verbose'), json: argv.includes('--json'), worker: argv.includes('--worker') };
+}
+
+/**
+ * The code a failure was found on: a hash of src/, sim/ and test/fixtures/ (what a schedule runs).
+ * Written into every failure file and compared on replay: seed 20261133's "verdict that does not
+ * replay" (docs/simulator.md, Determinism) was a failure found on one checkout's code and replayed
+ * on another's, where a fixed invariant judged the same events differently.
+ */
+export function codeTree(root = join(import.meta.dirname, '..')): string {
+  const h = createHash('sha256');
+  const walk = (d: string): void => {
+    for (const name of readdirSync(d).sort()) {
+      const p = join(d, name);
+      if (statSync(p).isDirectory()) walk(p);
+      else h.update(relative(root, p)).update(readFileSync(p));
+    }
+  };
+  for (const part of ['src', 'sim', 'test/fixtures']) walk(join(root, part));
+  return h.digest('hex').slice(0, 16);
 }
 
 /** Shrinking's budget: candidates run, and real time. */
@@ -138,8 +158,12 @@ export async function simulate(seed: number, numRuns: number, opts: { onRun?: (o
 
 async function replay(file: string, verbose: boolean): Promise<number> {
   const text = file.trim().startsWith('{') ? file : readFileSync(file, 'utf8');
-  const parsed = JSON.parse(text) as { schedule?: Schedule } & Schedule;
+  const parsed = JSON.parse(text) as { schedule?: Schedule; tree?: string } & Schedule;
   const schedule = parsed.schedule ?? parsed;
+  const tree = codeTree();
+  if (parsed.tree !== undefined && parsed.tree !== tree) {
+    process.stdout.write(`NOTE: this failure was found on other code (tree ${parsed.tree}; this checkout is ${tree}): the same schedule runs the same events, but a changed engine or invariant may judge them otherwise\n`);
+  }
   const out = await runSchedule(schedule, { verbose, keep: true });
   process.stdout.write(`${out.ok ? 'OK' : 'FAILED'}: ${out.events} events, ${(out.simMs / 60_000).toFixed(1)} simulated minutes, ${out.processes} processes, ${out.crashes} crashes\n`);
   for (const v of out.violations) process.stdout.write(`  - ${v}\n`);
@@ -205,7 +229,7 @@ function print(reports: SimReport[], wallMs: number, args: Args): void {
     const f = r.failure!;
     const file = join('sim-failures', `${f.seed}.json`);
     // The fault classes the schedule had on (swarm testing) head the file: what world it failed in.
-    writeFileSync(file, `${JSON.stringify({ seed: f.seed, path: f.path, faults: f.schedule.world?.faults ?? null, violations: f.violations, schedule: f.schedule }, null, 1)}\n`);
+    writeFileSync(file, `${JSON.stringify({ seed: f.seed, path: f.path, tree: codeTree(), faults: f.schedule.world?.faults ?? null, violations: f.violations, schedule: f.schedule }, null, 1)}\n`);
     process.stdout.write(`\nFAILED (worker seed ${f.seed}, fast-check path ${f.path}, shrunk ${f.shrinks} times${f.schedule.world ? `; fault classes on: ${f.schedule.world.faults.join(', ') || 'none'}` : ''}):\n`);
     for (const v of f.violations) process.stdout.write(`  - ${v}\n`);
     process.stdout.write(`last events:\n${f.trace.slice(-25).map((l) => `  ${l}`).join('\n')}\n`);

@@ -201,6 +201,17 @@ const REAL_IO = /^(FSReq|FileHandleCloseReq|CloseReq|Zlib|GetAddrInfo|Immediate)
  * drained, real file I/O finished (a CSV read in chunks, a result file written). Two quiet turns
  * of the event loop in a row, because a stream issues its next read one turn after the last.
  */
+/**
+ * Real-time jitter (ms) added to every turn of quiesce(): a machine under load, made on purpose.
+ * A run is deterministic only if nothing it decides reads real time; with jitter on, real time
+ * between two events grows by a random amount, so a schedule run with and without it must give
+ * the same events (sim/determinism.ts checks that). 0: off.
+ */
+let jitterMs = 0;
+export function setRealJitter(ms: number): void {
+  jitterMs = ms;
+}
+
 export async function quiesce(maxRealMs = 10_000): Promise<boolean> {
   let quiet = 0;
   // Chains of promises alone are done after one turn (microtasks run before the next macrotask);
@@ -212,7 +223,8 @@ export async function quiesce(maxRealMs = 10_000): Promise<boolean> {
     // core until a timer of the real clock ends it; here time cannot move, so it is reported.
     // (Real milliseconds, not turns: a slow disk under load must not look like a loop.)
     if ((turn & 255) === 255 && performance.now() - started > maxRealMs) return false;
-    await new Promise<void>((r) => setImmediate(r));
+    if (jitterMs > 0 && Math.random() < 0.3) await new Promise<void>((r) => setTimeout(r, Math.random() * jitterMs));
+    else await new Promise<void>((r) => setImmediate(r));
     const busy = process.getActiveResourcesInfo().some((r) => REAL_IO.test(r));
     if (busy) need = 2;
     quiet = busy ? 0 : quiet + 1;

@@ -62,26 +62,15 @@ export const CI_HELD_BACK = {
   // "What CI runs"): unicode (trxidAsGiven, trxidKey; invariant 15 reads a trxid as given), twins
   // and unmarked-replay (order-match: more codes than the quantity is a mismatch).
 
-  // Seed 101, worker seed 103 ("bought 2 times (M100005 for shop-5, K100001 for SHOP-5)") was the
-  // model's (invariant 1 counted another key's SHOP-5 by our fold; fixed), and topup retry bought a
-  // row refused FORBIDDEN (the engine's; fixed). Still held back: fresh seed 20261133 (--faults
-  // sibling,respell,fold,lost,error,crash,forbidden,refuse-resend --no-swarm --accounts mixed
-  // --api-orders none, schedule 100) failed "purchase 0:4 was bought 2 times (M100006 for shop-5,
-  // K100001 for SHOP-5)" with the sibling met on a loaded machine; its shrunk schedule passes
-  // replayed alone (by its fast-check path), and the same 100 schedules run again passed: the verdict
-  // depends on something outside the seed (real time or load). Not diagnosed (leads: what reads real
-  // time in a run; outbox/late-lines.ts's module-level map by batch id).
-  sibling: 'seed 20261133: a double count that does not replay (load-dependent verdict), not yet diagnosed',
-  // Issue 29's third turn (branch sim-widen): classes added from mutate:sim's money survivors. They
-  // ran clean on the unmutated code (npm run simulate, seeds 777-779 and mutate:sim's baseline of
-  // seed 20261127) but their cost against BUDGET was not measured on a loaded machine: held back
-  // until it is, so CI's draws and time stay as they were.
-  dear: 'new (sim-widen); CI time not yet measured against BUDGET',
-  'price-cap': 'new (sim-widen); CI time not yet measured against BUDGET',
-  'old-foreign': 'new (sim-widen); CI time not yet measured against BUDGET',
-  // It met the clock-step-back liveness defect (a `searching` row waited the hour the clock stepped
-  // back; docs/simulator.md, the mutation section): fixed, rows.clampFutureTimes moves due times back by the step.
-  'resend-words': 'new (sim-widen); CI time not yet measured against BUDGET',
+  // sibling: back in (issue 29's fourth turn). Seed 101's double count was the model's (invariant 1
+  // counts another key's charge only when the supplier took a trxid we sent as it: siblingMet), and
+  // seed 20261133's failure that "did not replay" was found on main's code before that fix and
+  // replayed on the fixed code: on the code it was found on (86d15e3) its shrunk schedule fails every
+  // time, on this code it passes with the same 657 events; the same seed's 101 schedules run with 30 ms
+  // of real-time jitter give the same events (sim/determinism.ts; docs/simulator.md, Determinism).
+  // dear, price-cap, old-foreign, resend-words (sim-widen's classes) back in (issue 29's fourth
+  // turn): seed 101's 30 one-account schedules cost the same with them as without (39.9 s / 39.8 s,
+  // one worker, load ~9), both clean, and every CI seed test passed with them on.
 } as const;
 export const CI_FAULTS: FaultFilter = faultFilter(undefined, Object.keys(CI_HELD_BACK).join(','), true);
 
