@@ -3,7 +3,7 @@
  * operator does — upload, check, submit, follow, download, reveal, cancel, retry, resolve a
  * review row, run a report — and what each leaves in the store, the outbox and the audit table.
  */
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
@@ -204,6 +204,10 @@ describe('console pages: a running batch, a workbook', () => {
     const c = new Client(t.url);
     const id = await submitFile(c, 'running.csv', new Blob([csv([['pid', 'userId'], ['PUBG-60', '5123456789'], ['PUBG-60', '99999'], ['PUBG-325', '5123456790']])]));
     await waitFor('the partial result', async () => (await c.get(`/batches/${id}`)).text.includes('Partial result so far (CSV)'), 30_000, 200);
+    // The first partial can be written before the two good rows complete (a loaded machine): wait,
+    // on disk (a download is audited), until it shows them, then download it once.
+    const onDisk = join(t.home.outbox, 'running.partial.result.csv');
+    await waitFor('both good rows completed in the partial result', () => existsSync(onDisk) && parseResult(readFileSync(onDisk, 'utf8')).filter((r) => r.status === 'completed').length === 2, 30_000, 100);
     const partial = await c.get(`/batches/${id}/files/partial`);
     expect(partial.status).toBe(200);
     expect(parseResult(partial.text).map((r) => r.status)).toEqual(['completed', 'in progress', 'completed']);
