@@ -94,21 +94,23 @@ describe('history export', () => {
   it('an order still processing at one export is exported at a later one, even when exported orders now sit between it and the newest', async () => {
     await setup();
     const now = Date.parse('2026-03-15T00:30:00Z');
-    sb.admin.setFulfilment({ processingShare: 1, processingMs: [6_000, 6_000] });
+    // 20 s: the fifty orders below must be placed and exported while it still processes (6 s was
+    // outlasted once on a loaded machine).
+    sb.admin.setFulfilment({ processingShare: 1, processingMs: [20_000, 20_000] });
     const slow = await rt.account.client.submitOrder({ pid: 'PUBG-660', trxid: 'slow-2', userId: '5123456789' });
     sb.admin.setFulfilment({ processingShare: 0 });
     // A full history page of orders newer than the slow one, exported while it is processing.
     const fifty = Array.from({ length: 50 }, (_, i) => ['PUBG-60', String(5_100_000_000 + i)]);
     await placeBatch(fifty);
     expect(await runHistoryExport(rt, { now })).toMatchObject({ exported: 50, waiting: 1 });
-    await waitFor('the slow order to complete', async () => (await rt.account.client.getOrder(slow.orderId)).status === 'completed', 20_000, 250);
+    await waitFor('the slow order to complete', async () => (await rt.account.client.getOrder(slow.orderId)).status === 'completed', 45_000, 250);
     // Fifty more: page 1 is new, page 2 is all exported, and the slow order is on page 3.
     await placeBatch(fifty.map(([pid, user]) => [pid!, String(Number(user) + 100)]));
     const later = await runHistoryExport(rt, { now });
     expect(later).toMatchObject({ exported: 51, waiting: 0 });
     expect(readCsv(later.file).map((r) => r.orderId)).toContain(slow.orderId);
     expect((await runHistoryExport(rt, { now })).exported).toBe(0);
-  }, 60_000);
+  }, 120_000);
 });
 
 describe('low-balance alert', () => {
