@@ -137,24 +137,55 @@ function escapeRe(s: string): string {
 /**
  * Reads an account's order history, newest first, until it reaches back before `since` (or runs
  * out, or MAX_PAGES). Throws when the history cannot be read.
+ *
+ * "Runs out" is only what the supplier says: `hasMore: false`, or as many orders read as its
+ * `total`, or (when it says neither) an empty page. A page shorter than asked is not the end: the
+ * spec's pageSize is "max 50", and a supplier serving 20 with `hasMore: true` had the lookup stop
+ * after one page and read a failed-over purchase 25 orders deep as "not bought" (an adversarial
+ * review, twice). An empty page while the supplier says there is more, or a page that repeats the
+ * one before (paging ignored), proves nothing: the sweep ends without reaching back, and the
+ * caller holds what it cannot prove.
  */
 async function sweep(rt: ReconcileParts, account: string, since: number, signal?: AbortSignal): Promise<Sweep> {
   const client = rt.accountOf(account).client;
   const byTrxid = new Map<string, Order & { orderId: string }>();
   let echoes = true;
   let reachedBack = false;
+  let listed = 0;
+  let previousFirst: string | undefined;
   for (let page = 1; page <= MAX_PAGES; page++) {
     const h = await client.history({ page, pageSize: PAGE_SIZE }, { priority: Priority.poll, ...(signal ? { signal } : {}) });
+    const first = h.orders[0]?.orderId;
+    if (page > 1 && first !== undefined && first === previousFirst) break; // the same page again: paging ignored
+    previousFirst = first;
+    listed += h.orders.length;
     for (const o of h.orders) {
       if (o.orderId === undefined) continue;
       if (o.trxid === undefined || o.trxid.trim() === '') echoes = false;
       else if (!byTrxid.has(foldTrxid(o.trxid.trim()))) byTrxid.set(foldTrxid(o.trxid.trim()), o as Order & { orderId: string });
     }
     const oldest = h.orders[h.orders.length - 1];
-    if (h.orders.length < PAGE_SIZE || h.hasMore === false || (oldest !== undefined && surelyBefore(oldest, since))) {
+    if (oldest !== undefined && surelyBefore(oldest, since)) {
       reachedBack = true;
       break;
     }
+    const saysMore = h.hasMore === true || (h.total !== undefined && listed < h.total);
+    if (h.orders.length === 0) {
+      // An empty page is the end only when nothing the supplier said promises more.
+      reachedBack = !saysMore;
+      break;
+    }
+    const totalSaysMore = h.total !== undefined && listed < h.total;
+    if (h.hasMore === false) {
+      // The end, unless its own total disagrees (then nothing is proven).
+      reachedBack = !totalSaysMore;
+      break;
+    }
+    if (h.hasMore === undefined && h.total !== undefined && !totalSaysMore) {
+      reachedBack = true;
+      break;
+    }
+    // Otherwise the next page: more was promised, or nothing was said (the end is an empty page).
   }
   return { byTrxid, echoes, reachedBack };
 }
