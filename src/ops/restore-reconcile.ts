@@ -44,7 +44,7 @@ import type { Runtime } from '../runtime.js';
 import type { Row, RowMove } from '../store/row-record.js';
 import type { RowState } from '../store/row-states.js';
 import { LEASE_MS } from '../store/owner.js';
-import { CLAIM_LOOKUP_PREFIX, RECONCILE_KEY, RESTORE_WINDOW_KEY, claimLookups, noteClaimBlocked, removedSince, type ClaimLookup, type ReconcileMarker, type RestoreWindow } from '../store/backup.js';
+import { CLAIM_LOOKUP_PREFIX, RECONCILE_KEY, RESTORE_WINDOW_KEY, claimLookups, noteClaimBlocked, notReadableWhy, removedSince, type ClaimLookup, type ReconcileMarker, type RestoreWindow } from '../store/backup.js';
 import { loadBatch } from '../claim/load.js';
 import { recoverClaims } from '../claim/claim.js';
 import type { Orphan } from '../claim/orphans.js';
@@ -424,7 +424,7 @@ export async function lookUpClaims(rt: ReconcileParts, signal?: AbortSignal): Pr
   if (rowsOf(due).length > 0) {
     for (const account of wanted) {
       if (!configured.has(account)) {
-        unreadable.set(account, `account "${account}" is no longer in accounts.toml, so its orders cannot be read`);
+        unreadable.set(account, notReadableWhy(account));
         continue;
       }
       try {

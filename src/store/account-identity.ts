@@ -163,6 +163,50 @@ function markRemoved(db: Db, configured: ReadonlySet<string>, now: number): void
   }
 }
 
+/**
+ * The name kept for what an account name pointed at before it was pointed elsewhere: `second (was
+ * https://b.example, key 1a2b…)`. Not a name accounts.toml can give (names are plain words), so it
+ * is never configured, never sent with, and only ever read as "an account that may have bought".
+ */
+export function retiredName(name: string, origin: string, keyFp: string): string {
+  return `${name} (was ${origin}, key ${keyFp})`;
+}
+
+/** Is this a name retiredName made? Then the account it was, and since when it points elsewhere. */
+export function isRetiredName(name: string): boolean {
+  return / \(was .+, key [^)]+\)$/.test(name);
+}
+
+/**
+ * An account name pointed at another endpoint or key (accounts.toml edited, or a process started
+ * with another accounts file) keeps what it pointed at before as a retired identity, removed now.
+ * The identities are keyed by name, and the upsert below replaced the old one without a trace:
+ * after a restore, a file re-dropped in the window was then looked up at the new endpoint only,
+ * found nothing there, and its rows bought on a failover at the old one were bought again (an
+ * adversarial review, 4 of 4, also with a `topup submit` beside a daemon). A retired identity is
+ * in the window's lookups (store/backup.ts) as an account that cannot be read: its claims are held,
+ * then their rows go to review. Pointing the name back removes it; `topup accounts confirm`
+ * (the same supplier account) removes them all.
+ */
+function retireRepointed(db: Db, configured: readonly ConfiguredIdentity[], now: number): void {
+  const was = db.prepare('SELECT origin, key_fp AS keyFp, since FROM account_identities WHERE name = ?');
+  const keep = db.prepare('INSERT INTO account_identities (name, origin, key_fp, since, removed_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT (name) DO UPDATE SET removed_at = excluded.removed_at');
+  const drop = db.prepare('DELETE FROM account_identities WHERE name = ?');
+  for (const c of configured) {
+    // Pointed back where it was: that identity is read under its name again.
+    drop.run(retiredName(c.name, c.origin, c.keyFp));
+    const old = was.get(c.name) as { origin: string; keyFp: string; since: number } | undefined;
+    if (old && (old.origin !== c.origin || old.keyFp !== c.keyFp)) keep.run(retiredName(c.name, old.origin, old.keyFp), old.origin, old.keyFp, old.since, now);
+  }
+}
+
+/** `topup accounts confirm`: the name is the same supplier account as before, so nothing it pointed at before is another account. */
+function forgetRetired(db: Db, name: string): void {
+  const rows = db.prepare('SELECT name, origin, key_fp AS keyFp FROM account_identities').all() as { name: string; origin: string; keyFp: string }[];
+  const drop = db.prepare('DELETE FROM account_identities WHERE name = ?');
+  for (const r of rows) if (r.name === retiredName(name, r.origin, r.keyFp)) drop.run(r.name);
+}
+
 class Conflicts extends Error {
   constructor(readonly found: IdentityConflict[]) {
     super('account identity conflicts');
@@ -179,7 +223,8 @@ export function reconcileAccounts(db: Db, configured: readonly ConfiguredIdentit
     const names = new Set(configured.map((c) => c.name));
     const known = db.prepare('SELECT name, origin, key_fp AS keyFp FROM account_identities').all() as ConfiguredIdentity[];
     for (const old of known) {
-      if (names.has(old.name)) continue;
+      // A retired identity (retireRepointed) is not an account to rename: it never sends.
+      if (names.has(old.name) || isRetiredName(old.name)) continue;
       const to = configured.find((c) => c.origin === old.origin && c.keyFp === old.keyFp);
       if (!to) continue;
       const rows = (db.prepare('SELECT count(*) AS n FROM rows WHERE account = ?').get(old.name) as { n: number }).n;
@@ -192,6 +237,7 @@ export function reconcileAccounts(db: Db, configured: readonly ConfiguredIdentit
     }
     const conflicts = configured.map((c) => conflictOf(db, c.name, c) ?? restoredConflictOf(db, c.name, c)).filter((c): c is IdentityConflict => c !== undefined);
     if (conflicts.length > 0) throw new Conflicts(conflicts);
+    retireRepointed(db, configured, now);
     const upsert = db.prepare(`INSERT INTO account_identities (name, origin, key_fp, since) VALUES (@name, @origin, @keyFp, @now)
       ON CONFLICT (name) DO UPDATE SET origin = excluded.origin, key_fp = excluded.key_fp, removed_at = NULL, since = CASE WHEN origin IS excluded.origin AND key_fp IS excluded.key_fp THEN since ELSE excluded.since END`);
     for (const c of configured) upsert.run({ name: c.name, origin: c.origin, keyFp: c.keyFp, now });
@@ -222,6 +268,7 @@ export function confirmAccount(db: Db, account: ConfiguredIdentity, now: number,
     }
     db.prepare(`INSERT INTO account_identities (name, origin, key_fp, since) VALUES (@name, @origin, @keyFp, @now)
       ON CONFLICT (name) DO UPDATE SET origin = excluded.origin, key_fp = excluded.key_fp, since = excluded.since`).run({ name: account.name, origin: account.origin, keyFp: account.keyFp, now });
+    forgetRetired(db, account.name);
     const from = c?.sentTo ?? [];
     new AuditStore(db).record({
       at: now,

@@ -175,7 +175,17 @@ export function markClaimInRestoreWindow(db: Db, configured: readonly string[], 
 export function removedSince(db: Db, configured: readonly string[], since: number): Map<string, string> {
   const names = new Set(configured);
   const rows = db.prepare('SELECT name, removed_at AS removedAt FROM account_identities WHERE removed_at IS NULL OR removed_at >= ? ORDER BY name').all(since) as { name: string; removedAt: number | null }[];
-  return new Map(rows.filter((r) => !names.has(r.name)).map((r) => [r.name, `account "${r.name}" is no longer in accounts.toml, so its orders cannot be read`]));
+  return new Map(rows.filter((r) => !names.has(r.name)).map((r) => [r.name, notReadableWhy(r.name)]));
+}
+
+/** Why an account the store knows cannot be read now: taken out of accounts.toml, or its name now points elsewhere. */
+export function notReadableWhy(name: string): string {
+  const m = / \(was (.+), key ([^)]+)\)$/.exec(name);
+  if (m) {
+    const base = name.slice(0, m.index);
+    return `account "${base}" pointed at ${m[1]} (key ${m[2]}) and now points elsewhere, so its orders there cannot be read; if it is the same supplier account, run: topup accounts confirm ${base}; else point it back for the lookup`;
+  }
+  return `account "${name}" is no longer in accounts.toml, so its orders cannot be read`;
 }
 
 /**
@@ -563,7 +573,12 @@ export function adoptRememberedAccounts(db: Db, home: string, configured: readon
   if (db.prepare('SELECT 1 FROM meta WHERE key = ?').get(RECONCILE_KEY) === undefined) return [];
   const names = new Set(configured);
   const add = db.prepare('INSERT INTO account_identities (name, origin, key_fp, since, removed_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT (name) DO NOTHING');
-  return db.transaction(() => mark.accounts!.filter((a) => !names.has(a.name) && add.run(a.name, a.origin, a.keyFp, now, a.removedAt).changes > 0).map((a) => a.name))();
+  // A name configured now is recorded too, as the mark has it: when accounts.toml now points it
+  // elsewhere, the start's reconcileAccounts keeps what it pointed at as a retired identity (an
+  // adversarial review re-pointed `second` with the restore, and the copy, taken before `second`
+  // was recorded, knew nothing to retire: the re-drop was looked up at the new endpoint only).
+  const added = db.transaction(() => mark.accounts!.filter((a) => add.run(a.name, a.origin, a.keyFp, now, names.has(a.name) ? null : a.removedAt).changes > 0))();
+  return added.filter((a) => !names.has(a.name)).map((a) => a.name);
 }
 
 function readMark(home: string): Mark | null {
