@@ -131,6 +131,7 @@ function print(q: Quote, sandbox: boolean): void {
     for (const p of q.fileProblems) out.push(`  - ${p}`);
     out.push('');
   }
+  if (q.sheet !== undefined) out.push(`Sheet read: "${plain(q.sheet)}" (${plain(q.sheetChosen ?? 'the sheet read')})`, '');
   if (q.columns.length > 0) out.push('Columns:', ...columnLines(q.columns), '');
   if (q.warnings.length > 0) {
     out.push('Warnings:', ...q.warnings.map((w) => `  - ${plain(w)}`), '');
