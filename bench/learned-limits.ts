@@ -112,7 +112,7 @@ export async function runLearnedLimits(o: LearnedRunOptions): Promise<LearnedRun
     const after = accepted.filter((t) => t >= 60_000);
     const byMinute: number[] = [];
     for (const t of accepted) byMinute[Math.floor(t / 60_000)] = (byMinute[Math.floor(t / 60_000)] ?? 0) + 1;
-    const inForce = limitsInForce(store.db, 'default', o.start, o.learn === false);
+    const inForce = limitsInForce(store.db, 'default', o.start, o.learn === false ? 'TOPUP_RATE_LIMITS' : null);
     return {
       calls: accepted.length,
       rateLimited: at429.length,

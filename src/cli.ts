@@ -13,6 +13,18 @@ import { registerCommands } from './commands/index.js';
 // Everything this program writes (database, results with codes, reports) is for its user only.
 process.umask(0o077);
 
+// stdout closed by its reader (`topup status | head -5`): every later write fails with EPIPE,
+// which Node throws as an unhandled 'error' event (a stack trace, exit 1). The reader has all it
+// wanted, so that is no error: the output is dropped (a destroyed stream discards later writes
+// silently) and the command runs to its end, exit 0 unless it fails for a reason of its own. It
+// is not killed at once: a command that is placing orders (submit, the daemon in the foreground)
+// finishes its work rather than stopping between a send and its record. One listener here covers
+// printList, commander's help and every other write to process.stdout.
+process.stdout.on('error', (err: NodeJS.ErrnoException) => {
+  if (err.code === 'EPIPE') return;
+  throw err;
+});
+
 // The version is package.json's, read beside dist/ (or src/): one place to bump it.
 const { version } = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string };
 

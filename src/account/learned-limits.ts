@@ -238,7 +238,7 @@ const fmtWindow = (limit: number, windowMs: number): string =>
 export interface LimitsInForce {
   account: string;
   windows: RateWindow[];
-  /** given: TOPUP_RATE_LIMITS (or the account's rate_limits) kept as given; learning: the start, nothing learned yet; learned. */
+  /** given: TOPUP_RATE_LIMITS or the account's rate_limits, kept as given; learning: the start, nothing learned yet; learned. */
   source: 'given' | 'learning' | 'learned';
   /** One line: the limits and where they came from. */
   detail: string;
@@ -247,11 +247,13 @@ export interface LimitsInForce {
 
 /**
  * The limits an account's gate applies now and where they came from, for `topup doctor` and the
- * console. `given`: the limits were set explicitly (then nothing learned applies).
+ * console. `givenIn`: where the limits were set explicitly (TOPUP_RATE_LIMITS, or the account's
+ * rate_limits in accounts.toml: AccountSetting.rateLimitsFrom), then nothing learned applies; null:
+ * learned.
  */
-export function limitsInForce(db: Db, account: string, configured: readonly RateWindow[], given: boolean): LimitsInForce {
+export function limitsInForce(db: Db, account: string, configured: readonly RateWindow[], givenIn: string | null): LimitsInForce {
   const text = (ws: readonly RateWindow[]): string => ws.map((w) => fmtWindow(w.limit, w.windowMs)).join(',');
-  if (given) return { account, windows: configured.map((w) => ({ ...w })), source: 'given', detail: `${text(configured)}, given in TOPUP_RATE_LIMITS (kept; not learned)`, learned: [] };
+  if (givenIn !== null) return { account, windows: configured.map((w) => ({ ...w })), source: 'given', detail: `${text(configured)}, given in ${givenIn} (kept; not learned)`, learned: [] };
   const rec = readLearned(new MetaStore(db), account);
   const windows = effectiveWindows(configured, rec);
   if (!rec || rec.windows.length === 0) {

@@ -1,6 +1,7 @@
 /**
  * `topup retry BATCH`: a new batch of the rows of BATCH that ended rejected or cancelled, with
- * fresh trxids. By default it is left for the daemon, which starts it within seconds (or
+ * fresh trxids. By default it is left for the daemon, which takes it up at its next look for
+ * batches it does not hold, within IDLE_LOOK_MS (30 s) (or
  * `topup daemon --once` when no daemon runs); `--run` runs it here in the foreground like submit.
  */
 import type { Command } from 'commander';
@@ -10,6 +11,8 @@ import { openCommandContext } from './context.js';
 import { runBatchInForeground } from './foreground.js';
 import { report } from './submit.js';
 import { runningDaemon } from '../store/presence.js';
+import { counted, linesLabel } from '../kernel/counts.js';
+import { IDLE_LOOK_MS } from '../engine/stages/leases.js';
 
 export function registerRetry(program: Command): void {
   program
@@ -30,18 +33,27 @@ export function registerRetry(program: Command): void {
         if (!opts.run) {
           if (opts.json) process.stdout.write(`${JSON.stringify(info, null, 2)}\n`);
           else {
-            process.stdout.write(
-              `new batch ${r.batch.id}: ${r.rows} rows of ${batchId} (lines ${r.lines.join(', ')}) with fresh trxids, file ${r.batch.jobFile}\n` +
-                `${runningDaemon(ctx.rt.meta) ? 'The daemon running on this home starts it within seconds.' : 'No daemon is running on this home: start one (topup daemon), or run it now with topup daemon --once.'}   Follow it: topup status ${r.batch.id}\n`,
-            );
+            process.stdout.write(retryCreatedText(r.batch, batchId, r.rows, r.lines, runningDaemon(ctx.rt.meta) !== null));
           }
           return;
         }
-        process.stderr.write(`new batch ${r.batch.id}: ${r.rows} rows of ${batchId}; running it now\n`);
+        process.stderr.write(`new batch ${r.batch.id}: ${counted(r.rows, 'row')} of ${batchId}; running it now\n`);
         const run = await runBatchInForeground(ctx.rt, r.batch.id, new Notifier(ctx.config, ctx.log), { quiet: opts.json === true });
         process.exitCode = report(ctx.rt, r.batch.id, run.summary, run.interrupted, opts.json === true);
       } finally {
         await ctx.close();
       }
     });
+}
+
+/**
+ * What `topup retry` says of the batch it made (without --run). The wait named is the longest an
+ * idle daemon goes between looks for batches it does not hold (engine/stages/leases.ts); a busy
+ * one looks every 5 s.
+ */
+export function retryCreatedText(batch: { id: string; jobFile: string }, retryOf: string, rows: number, lines: readonly number[], daemonRuns: boolean): string {
+  return (
+    `new batch ${batch.id}: ${counted(rows, 'row')} of ${retryOf} (${linesLabel(lines)}) with fresh trxids, file ${batch.jobFile}\n` +
+    `${daemonRuns ? `The daemon running on this home starts it within ${IDLE_LOOK_MS / 1000} s.` : 'No daemon is running on this home: start one (topup daemon), or run it now with topup daemon --once.'}   Follow it: topup status ${batch.id}\n`
+  );
 }

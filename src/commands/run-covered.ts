@@ -8,6 +8,7 @@ import type { Command } from 'commander';
 import { openCommandContext } from './context.js';
 import { lineRanges, requestRunCovered, runCoveredPreview } from '../ops/run-covered.js';
 import { runningDaemon } from '../store/presence.js';
+import { linesLabel } from '../kernel/counts.js';
 
 export const rowsText = (n: number): string => `${n} row${n === 1 ? '' : 's'}`;
 
@@ -32,8 +33,8 @@ export function registerRunCovered(program: Command): void {
         process.stdout.write(
           `batch ${batchId} waits for balance: ${p.batch.waitDetail ?? ''}\n` +
             `At the balance now (${s.balanceUsd.toFixed(2)} USD, ${s.availableUsd.toFixed(2)} USD not promised to other batches):\n` +
-            `  run now:  ${rowsText(s.keep.length)}, ${s.keepUsd.toFixed(2)} USD${s.keep.length > 0 ? ` (lines ${lineRanges(s.keep.map((r) => r.line))})` : ''}\n` +
-            `  skipped:  ${rowsText(s.skip.length)}, ${s.skipUsd.toFixed(2)} USD${s.skip.length > 0 ? ` (lines ${lineRanges(s.skip.map((r) => r.line))})` : ''}: nothing bought; after a top-up: topup retry ${batchId}\n`,
+            `  run now:  ${rowsText(s.keep.length)}, ${s.keepUsd.toFixed(2)} USD${s.keep.length > 0 ? ` (${linesLabel(s.keep.map((r) => r.line), lineRanges(s.keep.map((r) => r.line)))})` : ''}\n` +
+            `  skipped:  ${rowsText(s.skip.length)}, ${s.skipUsd.toFixed(2)} USD${s.skip.length > 0 ? ` (${linesLabel(s.skip.map((r) => r.line), lineRanges(s.skip.map((r) => r.line)))})` : ''}: nothing bought; after a top-up: topup retry ${batchId}\n`,
         );
         if (s.keep.length === 0) process.stdout.write('The balance covers not even one row: the batch keeps waiting whole.\n');
         if (!asked) {

@@ -11,6 +11,7 @@ import type { ColumnReading } from '../intake/validate.js';
 import { quoteFile, type Quote } from '../ops/quote.js';
 import { openCommandContext } from './context.js';
 import { renderTable, usd } from './output.js';
+import { counted } from '../kernel/counts.js';
 
 export function registerValidate(program: Command): void {
   program
@@ -130,6 +131,7 @@ function print(q: Quote, sandbox: boolean): void {
     for (const p of q.fileProblems) out.push(`  - ${p}`);
     out.push('');
   }
+  if (q.sheet !== undefined) out.push(`Sheet read: "${plain(q.sheet)}" (${plain(q.sheetChosen ?? 'the sheet read')})`, '');
   if (q.columns.length > 0) out.push('Columns:', ...columnLines(q.columns), '');
   if (q.warnings.length > 0) {
     out.push('Warnings:', ...q.warnings.map((w) => `  - ${plain(w)}`), '');
@@ -156,7 +158,7 @@ function print(q: Quote, sandbox: boolean): void {
     out.push(`Repeats of earlier purchases (${q.repeatRows} of ${q.rows} rows; every row is in --json):`, ...q.repeats.map((g) => `  - ${plain(g.message)}`), '');
   }
   if (q.playerChecks) out.push(...playerCheckLines(q.playerChecks), '');
-  if (q.rows > 0 && q.problems.length === 0 && q.fileProblems.length === 0) out.push(`All ${q.rows} rows are valid.`, '');
+  if (q.rows > 0 && q.problems.length === 0 && q.fileProblems.length === 0) out.push(`All ${counted(q.rows, 'row')} ${q.rows === 1 ? 'is' : 'are'} valid.`, '');
   if (q.duplicateOf) out.push(`This file is identical to batch ${q.duplicateOf}: submitting it would send nothing. To order it again on purpose: topup submit --again FILE`, '');
   if (q.byPack.length > 0) {
     out.push('To send, by pack:');

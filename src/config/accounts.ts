@@ -26,6 +26,11 @@ export interface AccountSetting {
   readonly rateLimits: readonly RateWindow[];
   /** True: given (rate_limits / TOPUP_RATE_LIMITS) and kept; false: learned from 429s (account/learned-limits.ts). */
   readonly rateLimitsGiven: boolean;
+  /**
+   * Where the given limits were set, as doctor and the daemon's start name it: `TOPUP_RATE_LIMITS`
+   * or the account's `rate_limits` in accounts.toml; null when they are learned.
+   */
+  readonly rateLimitsFrom: string | null;
   readonly ipFamily: 4 | 6 | 'auto';
 }
 
@@ -133,6 +138,7 @@ export function withAccounts<C extends SingleAccountFields>(
       authHeader: config.authHeader,
       rateLimits: Object.freeze(config.rateLimits.map((w) => Object.freeze({ ...w }))),
       rateLimitsGiven,
+      rateLimitsFrom: rateLimitsGiven ? 'TOPUP_RATE_LIMITS' : null,
       ipFamily: config.ipFamily,
     });
     const accounts: AccountsSettings = Object.freeze({
@@ -277,15 +283,16 @@ function account(t: Table, i: number, label: string, input: AccountsInput): Acco
   if (/\s/.test(key)) throw new ConfigError(at(t.key_file !== undefined ? 'key_file' : 'key'), 'the key contains whitespace');
 
   let rateLimits: readonly RateWindow[] = SPEC_RATE_LIMITS;
-  let rateLimitsGiven = false;
+  let rateLimitsFrom: string | null = null;
   if (t.rate_limits !== undefined) {
     rateLimits = parseRateLimits(str(t.rate_limits, at('rate_limits')), at('rate_limits'));
-    rateLimitsGiven = true;
+    rateLimitsFrom = at('rate_limits');
   } else if (input.given('TOPUP_RATE_LIMITS')) {
     // TOPUP_RATE_LIMITS is every account's default, like TOPUP_AUTH_HEADER and TOPUP_IP_FAMILY.
     rateLimits = parseRateLimits(input.env.TOPUP_RATE_LIMITS!, 'TOPUP_RATE_LIMITS');
-    rateLimitsGiven = true;
+    rateLimitsFrom = 'TOPUP_RATE_LIMITS';
   }
+  const rateLimitsGiven = rateLimitsFrom !== null;
 
   const authHeader = t.auth_header !== undefined
     ? parseAuthHeader(str(t.auth_header, at('auth_header')), at('auth_header'))
@@ -294,7 +301,7 @@ function account(t: Table, i: number, label: string, input: AccountsInput): Acco
     ? parseIpFamily(typeof t.ip_family === 'number' || typeof t.ip_family === 'bigint' ? String(t.ip_family) : str(t.ip_family, at('ip_family')), at('ip_family'))
     : parseIpFamily(input.env.TOPUP_IP_FAMILY ?? '4', 'TOPUP_IP_FAMILY');
 
-  return { name, url, key, authHeader, rateLimits, rateLimitsGiven, ipFamily };
+  return { name, url, key, authHeader, rateLimits, rateLimitsGiven, rateLimitsFrom, ipFamily };
 }
 
 function packAlias(t: Table, i: number, label: string, names: readonly string[]): PackAlias {

@@ -378,7 +378,7 @@ function latencyHtml(p: Pictures): Html {
   const body = p.latency.flatMap((g) => p.days.flatMap((d, i) => (g.n[i]! > 0 ? [[d, g.game, g.n[i]!, secs(g.p50Ms[i]!), secs(g.p95Ms[i]!)]] : [])));
   return picture('pic-latency', 'Time to completion', 'Is the supplier getting slower?',
     html`<div class="multiples">${charts}</div>${legend('pic-latency', ['p50 (half of the orders were faster)', 'p95 (19 in 20 were faster)'], 'line')}`,
-    html`From the first send to the order's end, for completed orders, per day and game (the ${p.latency.length} busiest games). Measured in steps of about 13 %.`,
+    html`From the first send to the order's end, for completed orders, per day and game (${p.latency.length === 1 ? 'the busiest game' : `the ${p.latency.length} busiest games`}). Measured in steps of about 13 %.`,
     numbers('time to completion per day and game', ['Day', 'Game', 'Completed', 'p50', 'p95'], body), csvLink('latency'));
 }
 

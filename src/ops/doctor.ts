@@ -205,7 +205,7 @@ async function accountChecks(db: Runtime['db'], a: Account, label: string, add: 
   let balanceUsd: number | null = null;
   // The limits the account's gate applies now: given, the spec's while learning, or learned from 429s.
   try {
-    add({ name: `rate limits${label}`, ok: true, fatal: false, detail: limitsInForce(db, a.id, a.setting.rateLimits, a.setting.rateLimitsGiven).detail });
+    add({ name: `rate limits${label}`, ok: true, fatal: false, detail: limitsInForce(db, a.id, a.setting.rateLimits, a.setting.rateLimitsFrom).detail });
   } catch (err) {
     add({ name: `rate limits${label}`, ok: false, fatal: false, detail: coerceError(err).message });
   }

@@ -37,6 +37,8 @@ export interface Quote {
   /** Reads `csv` or `xlsx` (and the sheet read, for a workbook). */
   format: string;
   sheet?: string;
+  /** Workbooks: how the sheet was chosen (named "orders", or the first visible). */
+  sheetChosen?: string;
   /** Problems with the file as a whole: when there is one, the daemon would order nothing from it. */
   fileProblems: string[];
   /** Every row's problems, the repeats among them (one entry per row: `repeats` sums them up). */
@@ -299,7 +301,7 @@ export async function quoteFile(rt: QuoteParts, path: string, again: boolean, op
   return {
     file: path,
     format: file.header.format,
-    ...(file.header.sheet ? { sheet: file.header.sheet } : {}),
+    ...(file.header.sheet ? { sheet: file.header.sheet, ...(file.header.sheetChosen ? { sheetChosen: file.header.sheetChosen } : {}) } : {}),
     fileProblems: fileProblems.map((p) => p.message),
     rows,
     validRows: refused ? 0 : valid,

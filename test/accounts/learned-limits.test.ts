@@ -86,13 +86,13 @@ describe('RateScheduler learning (a real SQLite file)', () => {
     a.db.close();
     const b = openStore(path);
     expect(new RateScheduler(b.db, SPEC, 0, 15_000, { learn: true }).windows[0]).toEqual({ windowMs: 1_000, limit: 9 });
-    expect(limitsInForce(b.db, 'default', SPEC, false)).toMatchObject({ source: 'learned', windows: [{ windowMs: 1_000, limit: 9 }, { windowMs: 60_000, limit: 200 }] });
-    expect(limitsInForce(b.db, 'default', SPEC, false).detail).toMatch(/^9\/1s,200\/1m, learned from 429 at .*9\/1s \(was 40\/1s/);
+    expect(limitsInForce(b.db, 'default', SPEC, null)).toMatchObject({ source: 'learned', windows: [{ windowMs: 1_000, limit: 9 }, { windowMs: 60_000, limit: 200 }] });
+    expect(limitsInForce(b.db, 'default', SPEC, null).detail).toMatch(/^9\/1s,200\/1m, learned from 429 at .*9\/1s \(was 40\/1s/);
     // Given limits are kept as given: nothing learned applies, nothing is learned.
     const given = new RateScheduler(b.db, SPEC, 0, 15_000, { learn: false });
     expect(given.windows[0]).toEqual({ windowMs: 1_000, limit: 40 });
     expect(given.onRateLimited({ route: 'submit', startedMono: systemClock.mono(), retryAfterMs: 1_000 })).toBeNull();
-    expect(limitsInForce(b.db, 'default', SPEC, true)).toMatchObject({ source: 'given', detail: '40/1s,200/1m, given in TOPUP_RATE_LIMITS (kept; not learned)' });
+    expect(limitsInForce(b.db, 'default', SPEC, 'TOPUP_RATE_LIMITS')).toMatchObject({ source: 'given', detail: '40/1s,200/1m, given in TOPUP_RATE_LIMITS (kept; not learned)' });
     b.db.close();
     other.db.close();
   });

@@ -143,8 +143,8 @@ describe('console pages', () => {
     expect((await c.get(`/batches/${id}`)).text).toContain(`href="/batches/${id}/run-covered"`);
     const confirm = await c.get(`/batches/${id}/run-covered`);
     expect(confirm.status, confirm.text).toBe(200);
-    const run = /<strong>(\d+)<\/strong> rows \(([\d.]+) USD\) <strong>run now<\/strong>/.exec(confirm.text);
-    const skip = /<strong>(\d+)<\/strong> rows \(([\d.]+) USD\) are <strong>skipped<\/strong>/.exec(confirm.text);
+    const run = /<strong>(\d+)<\/strong> rows? \(([\d.]+) USD\) <strong>run now<\/strong>/.exec(confirm.text);
+    const skip = /<strong>(\d+)<\/strong> rows? \(([\d.]+) USD\) (?:is|are) <strong>skipped<\/strong>/.exec(confirm.text);
     expect(run, confirm.text).not.toBeNull();
     expect(skip).not.toBeNull();
     const [runRows, runUsd, skipRows] = [Number(run![1]), Number(run![2]), Number(skip![1])];
@@ -172,7 +172,7 @@ describe('console pages', () => {
     expect(plain.text).toMatch(/no rows that can be bought again safely; left out: line 2: failed for the player id \(INVALID PLAYER\)/);
     const confirm = await c.get(`/batches/${id}/retry?players=1`);
     expect(confirm.status, confirm.text).toBe(200);
-    expect(confirm.text).toMatch(/a new batch of <strong>1<\/strong> rows, lines 2\./);
+    expect(confirm.text).toMatch(/a new batch of <strong>1<\/strong> row, line 2\./);
     expect(confirm.text).toMatch(/<strong>new purchases<\/strong>.*about <strong>0\.92 USD<\/strong>/s);
     expect(confirm.text).toContain('Buy these 1 rows again for about 0.92 USD');
     const r = await c.post(`/batches/${id}/retry`, { players: '1' });
@@ -182,7 +182,7 @@ describe('console pages', () => {
     const page = await finished(c, retryId);
     expect(page).toContain(`retry of <a href="/batches/${id}">${id}</a>`);
     expect(t.sb.admin.ledger().orders.length).toBe(3);
-    expect(auditOf(t).find((a) => a.action === 'retry')).toMatchObject({ outcome: 'ok', batchId: id, detail: `new batch ${retryId}: 1 rows (lines 2)` });
+    expect(auditOf(t).find((a) => a.action === 'retry')).toMatchObject({ outcome: 'ok', batchId: id, detail: `new batch ${retryId}: 1 row (line 2)` });
     // The batch already retried offers no second retry (which `topup retry` refuses too): it says
     // where its rows went, and that what failed again is retried from there.
     const again = await c.get(`/batches/${id}`);

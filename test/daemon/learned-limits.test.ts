@@ -1,6 +1,7 @@
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { cliEnv, csv, inProcessSandbox, runCli, tempHome } from '../e2e/harness.js';
+import { cliEnv, csv, inProcessSandbox, runCli, tempHome, TEST_KEY } from '../e2e/harness.js';
 import { releaseAfterEach } from '../e2e/release.js';
 import { judge, type Ledger } from '../../torture/lib.js';
 
@@ -36,5 +37,16 @@ describe('limits learned from 429s (issue 22 item 6), the real CLI against a san
     const doctor = await runCli(['doctor', '--json'], cliEnv(home, sb, { TOPUP_RATE_LIMITS: '40/1s,200/1m' }));
     const check = (JSON.parse(doctor.stdout) as { checks: { name: string; detail: string }[] }).checks.find((c) => c.name === 'rate limits');
     expect(check?.detail).toBe('40/1s,200/1m, given in TOPUP_RATE_LIMITS (kept; not learned)');
+  }, 60_000);
+  it('rate_limits of an account in accounts.toml: doctor names that account\'s rate_limits, not TOPUP_RATE_LIMITS', async () => {
+    // A new-user trial read "10/1s,80/1m, given in TOPUP_RATE_LIMITS" with no such setting anywhere.
+    const home = tempHome();
+    const sb = await inProcessSandbox({});
+    mkdirSync(join(home.dir, 'keys'), { recursive: true, mode: 0o700 });
+    writeFileSync(join(home.dir, 'keys', 'main.key'), TEST_KEY, { mode: 0o600 });
+    writeFileSync(join(home.dir, 'accounts.toml'), `[[account]]\nname = "main"\nurl = "${sb.url}"\nkey_file = "keys/main.key"\nrate_limits = "10/1s,80/1m"\n`);
+    const doctor = await runCli(['doctor', '--json'], cliEnv(home, null, { TOPUP_API_KEY: '' }));
+    const check = (JSON.parse(doctor.stdout) as { checks: { name: string; detail: string }[] }).checks.find((c) => c.name.startsWith('rate limits'));
+    expect(check?.detail, doctor.stdout + doctor.stderr).toBe('10/1s,80/1m, given in accounts.toml: account "main": rate_limits (kept; not learned)');
   }, 60_000);
 });

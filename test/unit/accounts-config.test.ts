@@ -85,11 +85,11 @@ describe('accounts.toml', () => {
     expect(c.accounts.accounts).toEqual([
       {
         name: 'main', url: 'https://api.supplier-a.example', key: KEY_A, authHeader: 'x-api-key',
-        rateLimits: [{ limit: 10, windowMs: 1000 }, { limit: 80, windowMs: 60_000 }], rateLimitsGiven: true, ipFamily: 4,
+        rateLimits: [{ limit: 10, windowMs: 1000 }, { limit: 80, windowMs: 60_000 }], rateLimitsGiven: true, rateLimitsFrom: 'accounts.toml: account "main": rate_limits', ipFamily: 4,
       },
       {
         name: 'second', url: 'https://api.supplier-b.example', key: KEY_B, authHeader: 'bearer',
-        rateLimits: [{ limit: 40, windowMs: 1000 }, { limit: 200, windowMs: 60_000 }], rateLimitsGiven: false, ipFamily: 'auto',
+        rateLimits: [{ limit: 40, windowMs: 1000 }, { limit: 200, windowMs: 60_000 }], rateLimitsGiven: false, rateLimitsFrom: null, ipFamily: 'auto',
       },
     ]);
     expect(c.accounts.packAliases).toEqual([{ at: { main: { slug: 'mobile-legends', pack: '86 Diamonds' }, second: { pid: 'ML86' } } }]);
@@ -152,7 +152,7 @@ describe('without the file: one account named default, as before', () => {
       routing: 'cheapest',
       accounts: [{
         name: 'default', url: 'https://api.example.test', key: KEY_A, authHeader: 'bearer',
-        rateLimits: [{ limit: 40, windowMs: 1000 }, { limit: 200, windowMs: 60_000 }], rateLimitsGiven: false, ipFamily: 'auto',
+        rateLimits: [{ limit: 40, windowMs: 1000 }, { limit: 200, windowMs: 60_000 }], rateLimitsGiven: false, rateLimitsFrom: null, ipFamily: 'auto',
       }],
       packAliases: [],
       maxQueueDelayMs: 30_000,

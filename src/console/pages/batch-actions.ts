@@ -8,6 +8,7 @@ import { cancelPreview, requestCancel } from '../../ops/cancel.js';
 import { createRetryBatch, retryPlan } from '../../ops/retry.js';
 import { lineRanges, requestRunCovered, runCoveredPreview } from '../../ops/run-covered.js';
 import { coerceError } from '../../kernel/errors.js';
+import { counted, linesLabel } from '../../kernel/counts.js';
 import type { ConsoleEnv } from '../auth.js';
 import { html, usd } from '../html.js';
 import { csrfField, messagePage, page } from '../layout.js';
@@ -60,8 +61,8 @@ ${ctx.readOnly ? html`<p>Read-only console: cancelling is switched off.</p>` : h
     const body = html`<p>Batch <strong>${p.batch.id}</strong> (${p.batch.sourceName}) waits for balance: ${p.batch.waitDetail ?? ''}.</p>
 <p>At the balance now (${usd(s.balanceUsd)}; ${usd(s.availableUsd)} not promised to other batches):</p>
 <ul class="consequences">
-  <li><strong>${s.keep.length}</strong> rows (${usd(s.keepUsd)}) <strong>run now</strong>${s.keep.length > 0 ? html`: lines ${lineRanges(s.keep.map((r) => r.line))}` : ''}.</li>
-  <li><strong>${s.skip.length}</strong> rows (${usd(s.skipUsd)}) are <strong>skipped</strong>: nothing is bought for them${s.skip.length > 0 ? html` (lines ${lineRanges(s.skip.map((r) => r.line))})` : ''}. After a top-up, Retry buys them.</li>
+  <li><strong>${s.keep.length}</strong> ${s.keep.length === 1 ? 'row' : 'rows'} (${usd(s.keepUsd)}) <strong>run now</strong>${s.keep.length > 0 ? html`: ${linesLabel(s.keep.map((r) => r.line), lineRanges(s.keep.map((r) => r.line)))}` : ''}.</li>
+  <li><strong>${s.skip.length}</strong> ${s.skip.length === 1 ? 'row' : 'rows'} (${usd(s.skipUsd)}) ${s.skip.length === 1 ? 'is' : 'are'} <strong>skipped</strong>: nothing is bought for them${s.skip.length > 0 ? html` (${linesLabel(s.skip.map((r) => r.line), lineRanges(s.skip.map((r) => r.line)))})` : ''}. After a top-up, Retry buys them.</li>
   <li>The daemon decides with the balance it reads when it acts: never more than the money there is then.</li>
 </ul>
 ${s.keep.length === 0 ? html`<p class="message" role="alert">The balance covers not even one row: the batch keeps waiting whole.</p>` : ''}
@@ -105,7 +106,7 @@ ${ctx.readOnly ? html`<p>Read-only console: this is switched off.</p>` : html`<f
       return c.html(messagePage(ctx, 'Retry', coerceError(err).message, `/batches/${encodeURIComponent(id)}`), 400);
     }
     const eid = encodeURIComponent(plan.old.id);
-    const body = html`<p>Retry batch <strong>${plan.old.id}</strong> (${plan.old.sourceName}): a new batch of <strong>${plan.rows.length}</strong> rows, lines ${plan.rows.slice(0, 30).map((r) => r.line).join(', ')}${plan.rows.length > 30 ? ' …' : ''}.</p>
+    const body = html`<p>Retry batch <strong>${plan.old.id}</strong> (${plan.old.sourceName}): a new batch of <strong>${plan.rows.length}</strong> ${plan.rows.length === 1 ? 'row' : 'rows'}, ${linesLabel(plan.rows.map((r) => r.line), plan.rows.slice(0, 30).map((r) => r.line).join(', '))}${plan.rows.length > 30 ? ' …' : ''}.</p>
 <p class="message" role="alert">These are <strong>new purchases</strong>: every row gets a new trxid and is charged again if it completes, about <strong>${usd(plan.usd)}</strong> at the prices of the first attempt.</p>
 ${plan.left.length > 0 ? html`<h2>Left out (${plan.left.length})</h2><ul>${plan.left.slice(0, 50).map((l) => html`<li>line ${l.line}: ${l.why}</li>`)}</ul>` : ''}
 <p>${include ? html`Rows that failed for the player id are included. <a href="/batches/${eid}/retry">Leave them out</a>` : html`Rows that failed for the player id are left out (the same id fails again). <a href="/batches/${eid}/retry?players=1">Include them (after fixing the ids)</a>`}</p>
@@ -120,7 +121,7 @@ ${include ? html`<input type="hidden" name="players" value="1">` : ''}
     const form = await c.req.parseBody();
     try {
       const r = await createRetryBatch(svc.rt, id, { includePlayerIdFailures: form.players === '1' });
-      record(c, svc, 'retry', 'ok', { batchId: id, detail: `new batch ${r.batch.id}: ${r.rows} rows (lines ${r.lines.slice(0, 50).join(', ')})` });
+      record(c, svc, 'retry', 'ok', { batchId: id, detail: `new batch ${r.batch.id}: ${counted(r.rows, 'row')} (${linesLabel(r.lines, r.lines.slice(0, 50).join(', '))})` });
       svc.runner.wake();
       return c.redirect(`/batches/${encodeURIComponent(r.batch.id)}`, 303);
     } catch (err) {

@@ -22,7 +22,7 @@ import { LEASE_MS } from '../../store/owner.js';
 /** Longest any stored wait can legitimately be ahead of now: the review recheck's 2 h. */
 const LONGEST_WAIT_MS = 2 * 3_600_000 + 60_000;
 /** How often unfinished batches nobody holds are looked for while idle. */
-const IDLE_LOOK_MS = 30_000;
+export const IDLE_LOOK_MS = 30_000;
 const BUSY_LOOK_MS = 5_000;
 
 export class LeaseStage implements Stage {

@@ -128,6 +128,11 @@ export async function openOrderFile(path: string): Promise<OrderFile> {
     return { header: { header: mapHeader(table.columns), ...table.meta }, batches: table.batches, close: table.close };
   } catch (err) {
     table.close();
+    // A workbook's header error names the sheet read and why that one: the orders may sit on
+    // another sheet (a "Read me" first, the orders second), which is then the thing to fix.
+    if (err instanceof InputFileError && table.meta.format === 'xlsx' && table.meta.sheet) {
+      throw new InputFileError(`read the sheet "${table.meta.sheet}" (${table.meta.sheetChosen ?? 'the sheet read'}): ${err.message}`);
+    }
     if (err instanceof InputFileError && table.meta.format === 'csv') {
       const other = otherDelimiter(table.columns, table.meta.delimiter);
       if (other !== undefined) throw new InputFileError(`${err.message}. ${other}`);

@@ -39,6 +39,8 @@ export interface ParsedFileHeader {
   bom?: boolean;
   /** Workbooks only: the name of the sheet that was read. */
   sheet?: string;
+  /** Workbooks only: how that sheet was chosen, e.g. `the first; no sheet is named "orders"`. */
+  sheetChosen?: string;
   /** Workbooks only: the columns whose filled cells were all numbers, once every row is read. */
   numbers?: NumberColumns;
 }

@@ -51,6 +51,17 @@ function unreadable(err: unknown): InputFileError {
   return new InputFileError(`the workbook cannot be read: it is damaged or not a real .xlsx file (${detail.slice(0, 200)}); ${RESAVE}`, { cause: err });
 }
 
+/**
+ * How chooseSheet came to the sheet read, for messages naming it: a reseller whose orders sit on a
+ * second sheet learns why the first was read and what to name the right one.
+ */
+function howChosen(sheets: readonly SheetInfo[], wanted: SheetInfo | undefined): string {
+  if (wanted === undefined) return 'the first in the file; the workbook lists no sheets';
+  if (wanted.name.trim().toLowerCase() === 'orders') return 'named "orders"';
+  const first = wanted === sheets[0] ? 'the first' : wanted.state === undefined || wanted.state === 'visible' ? 'the first visible' : 'the first; none is visible';
+  return `${first}; no sheet is named "orders"`;
+}
+
 /** The sheet to read: `orders` (any case), else the first visible one, else the first. */
 export function chooseSheet<S extends SheetInfo>(sheets: readonly S[]): S | undefined {
   const named = sheets.find((s) => s.name.trim().toLowerCase() === 'orders');
@@ -199,7 +210,7 @@ async function openSheet(path: string, facts: WorkbookFacts, maxRows: number): P
     }
   }
 
-  return { columns, meta: { format: 'xlsx', sheet: sheetName, numbers }, batches: batches(), close: stopReading };
+  return { columns, meta: { format: 'xlsx', sheet: sheetName, sheetChosen: howChosen(facts.sheets, wanted), numbers }, batches: batches(), close: stopReading };
 }
 
 /** Where a worksheet reader's cells come from: `xl/worksheets/sheet2.xml`. */
