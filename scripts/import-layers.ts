@@ -32,6 +32,8 @@ export const LAYERS: readonly { name: string; paths: readonly string[]; what: st
 export const EXCEPTIONS: Readonly<Record<string, string>> = {
   'commands/daemon.ts -> daemon.ts':
     "the CLI's thin wrapper: `topup daemon` reads its options and hands over to the daemon's wiring (daemon.ts is reached only through the CLI: npm start runs `dist/cli.js daemon`)",
+  'standby/takeover.ts -> orders/journal.ts':
+    "takeover carries over the order journal's lines kept beside a folder replica with the one fold that restore and every first start use (foldJournalMirrors), so a journal line is never read two ways; the journal's format lives with the order desk that writes it",
 };
 
 export interface ImportGraph {

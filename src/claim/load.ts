@@ -37,7 +37,7 @@ import { outboxPaths } from '../outbox/paths.js';
 import { inputDialect } from '../outbox/dialect.js';
 import { crashPoint } from '../kernel/crash-points.js';
 import { openPlacer, placedRow, readCatalogs, withPinColumn, type Placer } from './placement.js';
-import { countCheck } from '../metrics/player-check-counts.js';
+import { countCheck } from '../api/player-check-counts.js';
 import { CheckPlanner, notFoundMessage, overrideColumn, PLAYER_NOT_FOUND_CODE, runChecks, saysSendWithoutCheck } from './player-checks.js';
 
 export { deriveTrxid } from './row-verdict.js';

@@ -20,7 +20,7 @@ import type { OrderRequest } from '../api/schemas.js';
 import { checkedLine, checkKindOfSlug, type PlayerCheckSettings } from '../config/player-check-settings.js';
 import { checkTrxid } from '../kernel/identity.js';
 import { CHECK_PATHS } from '../api/player-check.js';
-import { countCheck, countedOutcome } from '../metrics/player-check-counts.js';
+import { countCheck, countedOutcome } from '../api/player-check-counts.js';
 import type { Runtime } from '../runtime.js';
 import { PlayerCheckStore, type CachedCheck } from '../store/player-checks.js';
 

@@ -25,7 +25,7 @@ import { rowMoney } from '../store/cost.js';
 import { storeGauges, type GaugeDeps } from './store-gauges.js';
 import { SlowReads } from './slow-reads.js';
 import { webhookGauges } from './webhook-gauges.js';
-import { CHECK_COUNTED, CHECK_SOURCES, onCheckCounted } from './player-check-counts.js';
+import { CHECK_COUNTED, CHECK_SOURCES, onCheckCounted } from '../api/player-check-counts.js';
 
 const ACTIVE_TOTALS = ['topup_nodejs_active_handles_total', 'topup_nodejs_active_requests_total', 'topup_nodejs_active_resources_total'] as const;
 

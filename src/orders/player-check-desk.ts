@@ -23,7 +23,7 @@ import { Priority } from '../api/client.js';
 import { CHECK_PATHS, type CheckKind, type PlayerCheckRequest, type PlayerCheckResult } from '../api/player-check.js';
 import { checkKindOfSlug } from '../config/player-check-settings.js';
 import { checkTrxid } from '../kernel/identity.js';
-import { countCheck, countedOutcome } from '../metrics/player-check-counts.js';
+import { countCheck, countedOutcome } from '../api/player-check-counts.js';
 import type { Runtime } from '../runtime.js';
 import { PlayerCheckStore } from '../store/player-checks.js';
 import type { FieldProblem, PlayerCheckOutcome } from './types.js';

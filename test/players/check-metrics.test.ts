@@ -1,6 +1,6 @@
 /**
  * Issue 31: `topup_player_checks_total{source, outcome}` on a real daemon's /metrics
- * (metrics/player-check-counts.ts defines it once): a file's checks and the order API's by
+ * (api/player-check-counts.ts defines it once): a file's checks and the order API's by
  * outcome, and the questions answered with no call (`cached`), counted against the sandbox's own
  * call log. Player ids never appear as labels.
  */

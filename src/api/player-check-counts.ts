@@ -19,7 +19,7 @@
  * the runtime (ShopChecks, runChecks, the load), and a process without /metrics (`topup validate`)
  * has no listener, so its counts go nowhere.
  */
-import type { CheckOutcome } from '../api/player-check.js';
+import type { CheckOutcome } from './player-check.js';
 
 export const CHECK_SOURCES = ['file', 'api'] as const;
 export type CheckSource = (typeof CHECK_SOURCES)[number];
