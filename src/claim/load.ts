@@ -248,7 +248,7 @@ export async function loadBatch(rt: LoadParts, batch: Batch): Promise<LoadOutcom
   }).immediate();
   if (!stored) return notOurs(rt, batch);
   // Players this batch was decided for by answers kept from before it was claimed (validate, an
-  // earlier file, the order API): checks it did not have to make (metrics/player-check-counts.ts).
+  // earlier file, the order API): checks it did not have to make (api/player-check-counts.ts).
   if (checks) countCheck('file', 'cached', [...checks.keptAt.values()].filter((at) => at < claimedAt).length);
   total += last.length;
   invalid += last.filter((r) => r.request === null).length;
