@@ -62,12 +62,13 @@ describe('§9 crash safety (SIGKILL)', () => {
     db.close();
     expect(sb.admin.ledger().orders).toHaveLength(0);
 
-    const again = await runCli(['daemon', '--once'], env);
+    // 4,500 orders: past the default 60 s for one run on a loaded CI machine (3,574 done at 60 s).
+    const again = await runCli(['daemon', '--once'], env, { timeoutMs: 200_000 });
     expect(again.code, again.stderr).toBe(0);
     const v = judge(join(home.outbox, 'big.result.csv'), n, sb.admin.ledger() as unknown as Ledger);
     expect(v).toMatchObject({ resultRows: n, doubleCharges: 0, rowsWithoutResult: 0, chargesWithoutResult: 0, mismatches: 0, wronglyNotCharged: 0 });
     expect(sb.admin.ledger().orders).toHaveLength(n);
-  }, 150_000); // 4,500 orders twice through the real CLI: past 60 s on a busy 2-core machine since the trxid fold (a JS function) runs in every row's index and trigger
+  }, 300_000); // 4,500 orders twice through the real CLI: past 60 s on a busy 2-core machine since the trxid fold (a JS function) runs in every row's index and trigger
 
   it.each(['intent-committed:3', 'response-received:4', 'before-final-commit:2'])(
     'a kill at %s loses nothing and charges nothing twice',

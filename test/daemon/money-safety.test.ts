@@ -42,7 +42,7 @@ describe('money safety with two processes and a stop', () => {
     expect(sb.admin.ledger().orders).toHaveLength(5);
     expect(counts.map((c) => c.completed).sort()).toEqual([0, 5]);
     expect(counts.map((c) => c.skipped).sort()).toEqual([0, 5]);
-  });
+  }, 180_000); // two CLI processes and a sandbox: past 60 s once on a loaded CI machine
 
   it('a batch released with a row left `sending` (as a stop during a Retry-After hold left it) is finished by the next daemon, bought once', async () => {
     const home = tempHome();
