@@ -157,7 +157,8 @@ export const restore: Scenario = {
     // The verdict.
     const ledger = await ledgerOf(w.sb);
     const byFold = new Map<string, number>();
-    for (const o of ledger.orders) byFold.set(foldTrxid(o.trxid), (byFold.get(foldTrxid(o.trxid)) ?? 0) + 1);
+    // A real-world supplier also holds an order placed on its website (no trxid): no row of ours is it.
+    for (const o of ledger.orders) if (o.source !== 'manual') byFold.set(foldTrxid(o.trxid), (byFold.get(foldTrxid(o.trxid)) ?? 0) + 1);
     const boughtTwice = [...byFold.values()].filter((n) => n > 1).length;
     const rows = storeRows(w).filter((x) => x.batch_state !== 'duplicate');
     const inStore = new Map<string, StoreRow[]>();
