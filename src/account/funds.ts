@@ -227,15 +227,43 @@ export function coveredSplit(rows: readonly { idx: number; line: number; account
  * decide it with this balance (what other batches of the home were promised set aside): for
  * `topup run-covered` and the console to say before they ask. Writes nothing.
  */
-export function coveredPreview(rt: Store, batchId: string, balance: number | ReadonlyMap<string, number>): CoveredSplit & { balanceUsd: number; availableUsd: number } {
+export function coveredPreview(rt: Store, batchId: string, balance: number | ReadonlyMap<string, number>): CoveredSplit & { balanceUsd: number; availableUsd: number; accounts: CoveredAccount[] } {
   return rt.db.transaction(() => {
     const single = typeof balance === 'number';
     const balances: ReadonlyMap<string, number> = single ? new Map([['', balance]]) : balance;
     const available = promisedAside(rt, balances, single, new Set([batchId]));
-    const split = coveredSplit(rt.rows.unsentCosts(batchId), single, balances, available);
-    const total = [...balances.values()].reduce((x, y) => x + y, 0);
-    return { ...split, balanceUsd: cents(total), availableUsd: cents([...balances.keys()].reduce((x, a) => x + Math.max(available.get(a) ?? 0, 0), 0)) };
+    const unsent = rt.rows.unsentCosts(batchId);
+    const split = coveredSplit(unsent, single, balances, available);
+    // Only the accounts the batch's rows wait on decide (each account's balance covers its own
+    // rows): another account's money is no part of the answer, so it is neither shown nor summed.
+    const byAccount = new Map<string, { rows: number; usd: number }>();
+    for (const r of unsent) {
+      const a = single ? '' : r.account;
+      const cur = byAccount.get(a) ?? { rows: 0, usd: 0 };
+      byAccount.set(a, { rows: cur.rows + 1, usd: cur.usd + r.usd });
+    }
+    const accounts: CoveredAccount[] = [...byAccount].map(([a, u]) => ({
+      account: a,
+      balanceUsd: balances.has(a) ? cents(balances.get(a)!) : null,
+      availableUsd: balances.has(a) ? cents(Math.max(available.get(a) ?? 0, 0)) : null,
+      rows: u.rows,
+      usd: cents(u.usd),
+    }));
+    const sum = (f: (x: CoveredAccount) => number | null): number => cents(accounts.reduce((x, a) => x + (f(a) ?? 0), 0));
+    return { ...split, balanceUsd: sum((a) => a.balanceUsd), availableUsd: sum((a) => a.availableUsd), accounts };
   })();
+}
+
+/** One account a batch's unsent rows wait on, as coveredPreview read it ('' for the one account of a home without accounts.toml). */
+export interface CoveredAccount {
+  account: string;
+  /** Null: its balance could not be read (it covers nothing). */
+  balanceUsd: number | null;
+  /** Its balance less what other batches were promised on it. */
+  availableUsd: number | null;
+  /** The batch's unsent rows on it, and what they cost. */
+  rows: number;
+  usd: number;
 }
 
 /** Reads the balance and judges (see judgeFunds). */

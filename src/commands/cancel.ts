@@ -1,8 +1,9 @@
 /**
  * `topup cancel BATCH`: rows not yet sent end `skipped`; rows already sent are followed to
  * their end (they may still be charged); then the result files are written. If a live process
- * (the daemon, a submit) holds the batch, it does this within a few seconds and we wait for
- * the result; otherwise this command runs the batch to its end itself.
+ * (the daemon, a submit) holds the batch, it does this at its next step (BUSY_SLEEP_MS apart at
+ * most, longer only while a step waits for the API) and we wait for the result; otherwise this
+ * command runs the batch to its end itself.
  */
 import type { Command } from 'commander';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -13,6 +14,16 @@ import { requestCancel } from '../ops/cancel.js';
 import { heldByLiveProcess, snapshot } from '../ops/batch-view.js';
 import { runBatchInForeground } from './foreground.js';
 import { wholeNumber } from './output.js';
+import { BUSY_SLEEP_MS } from '../engine/runner.js';
+
+/**
+ * What a cancel of a batch another process runs can promise: that process reads the word at its
+ * next step, and its steps are at most BUSY_SLEEP_MS apart (a step waiting for an answer from the
+ * supplier ends when the answer, or its timeout, comes).
+ */
+export function cancelHeldText(batchId: string, owner: string | null): string {
+  return `batch ${batchId} is run by another process (${owner ?? 'unknown'}); it stops sending the batch's rows at its next step, within ${BUSY_SLEEP_MS / 1000} s (longer only while that step waits for an answer from the supplier)\n`;
+}
 
 export function registerCancel(program: Command): void {
   program
@@ -33,7 +44,7 @@ export function registerCancel(program: Command): void {
         }
         const held = asked.batch;
         if (asked.heldByLive) {
-          process.stderr.write(`batch ${batchId} is run by another process (${held.owner}); it stops the batch within seconds\n`);
+          process.stderr.write(cancelHeldText(batchId, held.owner));
           if (!opts.wait) {
             process.stdout.write(`cancel requested for batch ${batchId}; see topup status ${batchId}\n`);
             return;

@@ -9,8 +9,38 @@ import { openCommandContext } from './context.js';
 import { lineRanges, requestRunCovered, runCoveredPreview } from '../ops/run-covered.js';
 import { runningDaemon } from '../store/presence.js';
 import { linesLabel } from '../kernel/counts.js';
+import { BUSY_SLEEP_MS } from '../engine/runner.js';
+import { IDLE_LOOK_MS } from '../engine/stages/leases.js';
+import type { CoveredAccount } from '../account/funds.js';
 
 export const rowsText = (n: number): string => `${n} row${n === 1 ? '' : 's'}`;
+
+/**
+ * Who acts on the word, and the wait that is guaranteed: the process holding the batch reads it at
+ * its next step (steps at most BUSY_SLEEP_MS apart; a step waiting for the supplier's answer ends
+ * when it comes); a running daemon takes a batch nobody holds within IDLE_LOOK_MS.
+ */
+export function runCoveredAskedText(batchId: string, holder: string | null, daemonRuns: boolean): string {
+  const who = holder !== null
+    ? `the process running it (${holder}) does it at its next step, within ${BUSY_SLEEP_MS / 1000} s (longer only while that step waits for an answer from the supplier)`
+    : daemonRuns
+      ? `the daemon running on this home takes the batch within ${IDLE_LOOK_MS / 1000} s and does it then`
+      : 'no daemon is running: start one (topup daemon), or topup daemon --once';
+  return `Asked: ${who}, with the balance it reads then. Follow it: topup status ${batchId}\n`;
+}
+
+/**
+ * The balance that decides, by account: only the accounts the batch's unsent rows wait on (each
+ * account's balance covers its own rows), each named; never the sum of every account of the home.
+ */
+export function decidingBalanceText(accounts: readonly CoveredAccount[]): string {
+  const one = (a: CoveredAccount): string =>
+    a.balanceUsd === null
+      ? `account ${a.account}: balance could not be read (it covers none of its ${rowsText(a.rows)})`
+      : `account ${a.account}: ${a.balanceUsd.toFixed(2)} USD, ${a.availableUsd!.toFixed(2)} USD not promised to other batches; the batch has ${rowsText(a.rows)}, ${a.usd.toFixed(2)} USD on it`;
+  if (accounts.length === 1) return `At the balance now of the account its rows wait on (${one(accounts[0]!)}):\n`;
+  return `At the balance now of the accounts its rows wait on:\n${accounts.map((a) => `  ${one(a)}\n`).join('')}`;
+}
 
 export function registerRunCovered(program: Command): void {
   program
@@ -27,12 +57,12 @@ export function registerRunCovered(program: Command): void {
         const s = p.split;
         const asked = opts.yes === true ? requestRunCovered(ctx.rt, batchId) : undefined;
         if (opts.json) {
-          process.stdout.write(`${JSON.stringify({ batchId, balanceUsd: s.balanceUsd, availableUsd: s.availableUsd, run: { rows: s.keep.length, usd: s.keepUsd, lines: s.keep.map((r) => r.line) }, skip: { rows: s.skip.length, usd: s.skipUsd, lines: s.skip.map((r) => r.line) }, asked: asked !== undefined }, null, 2)}\n`);
+          process.stdout.write(`${JSON.stringify({ batchId, balanceUsd: s.balanceUsd, availableUsd: s.availableUsd, accounts: s.accounts, run: { rows: s.keep.length, usd: s.keepUsd, lines: s.keep.map((r) => r.line) }, skip: { rows: s.skip.length, usd: s.skipUsd, lines: s.skip.map((r) => r.line) }, asked: asked !== undefined }, null, 2)}\n`);
           return;
         }
         process.stdout.write(
           `batch ${batchId} waits for balance: ${p.batch.waitDetail ?? ''}\n` +
-            `At the balance now (${s.balanceUsd.toFixed(2)} USD, ${s.availableUsd.toFixed(2)} USD not promised to other batches):\n` +
+            decidingBalanceText(s.accounts) +
             `  run now:  ${rowsText(s.keep.length)}, ${s.keepUsd.toFixed(2)} USD${s.keep.length > 0 ? ` (${linesLabel(s.keep.map((r) => r.line), lineRanges(s.keep.map((r) => r.line)))})` : ''}\n` +
             `  skipped:  ${rowsText(s.skip.length)}, ${s.skipUsd.toFixed(2)} USD${s.skip.length > 0 ? ` (${linesLabel(s.skip.map((r) => r.line), lineRanges(s.skip.map((r) => r.line)))})` : ''}: nothing bought; after a top-up: topup retry ${batchId}\n`,
         );
@@ -41,8 +71,7 @@ export function registerRunCovered(program: Command): void {
           process.stdout.write(`Nothing changed. To do it: topup run-covered ${batchId} --yes\n`);
           return;
         }
-        const who = asked.heldByLive ? `the process running it (${asked.batch.owner}) does it within seconds` : runningDaemon(ctx.rt.meta) ? 'the daemon does it within seconds' : 'no daemon is running: start one (topup daemon), or topup daemon --once';
-        process.stdout.write(`Asked: ${who}, with the balance it reads then. Follow it: topup status ${batchId}\n`);
+        process.stdout.write(runCoveredAskedText(batchId, asked.heldByLive ? (asked.batch.owner ?? 'unknown') : null, runningDaemon(ctx.rt.meta) !== null));
       } finally {
         await ctx.close();
       }

@@ -49,8 +49,12 @@ export interface RunnerOptions {
 }
 
 const RENEW_EVERY_MS = 5_000;
-/** Longest sleep while batches run (so a batch another process left is found soon) and while idle. */
-const BUSY_SLEEP_MS = 5_000;
+/**
+ * Longest sleep while batches run (so a batch another process left is found soon) and while idle.
+ * The first is what `topup cancel` and `topup run-covered` promise: the process running a batch
+ * reads a word given for it at its next step, at most this long after the last one ended.
+ */
+export const BUSY_SLEEP_MS = 5_000;
 const IDLE_SLEEP_MS = 30_000;
 /** A lookup of files claimed after a restore that could not read every account: tried again after this. */
 const RETRY_CLAIMS_MS = 15_000;

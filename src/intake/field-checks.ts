@@ -6,7 +6,9 @@ import { resolveRegion } from '../api/regions.js';
 import type { OrderRequest } from '../api/schemas.js';
 import { isWellFormed, NOT_WELL_FORMED } from '../kernel/identity.js';
 import type { CatalogEntry, RequiredField } from './catalog-index.js';
+import { checkKindOfSlug } from '../config/player-check-settings.js';
 import {
+  digitsIdProblem,
   freeFireIdProblem,
   idProblem,
   matchOption,
@@ -23,10 +25,13 @@ const MAX_PER_ORDER = 500;
 export function fieldProblem(field: RequiredField['field'], entry: CatalogEntry, game: string, value: string): string | undefined | { send: string } {
   const line = entry.line;
   switch (field) {
-    case 'userId':
+    case 'userId': {
       if (entry.kind === 'riot-id') return riotIdProblem(value);
       if (/^ff/i.test(entry.product.slug)) return freeFireIdProblem(value);
-      return entry.kind === 'ml' ? mlUserIdProblem(value) : idProblem(value);
+      const digits = digitsGame(entry);
+      if (entry.kind === 'ml') return mlUserIdProblem(value, digits);
+      return digits !== null ? digitsIdProblem(value, digits) : idProblem(value);
+    }
     case 'zoneId':
       return zoneIdProblem(value);
     case 'serverId': {
@@ -48,9 +53,24 @@ export function fieldProblem(field: RequiredField['field'], entry: CatalogEntry,
   }
 }
 
+/**
+ * The game whose player ids are digits only (field-rules.ts digitsIdProblem), by the line's slug as
+ * the supplier's player checks know it, or its game name (a real catalog's slug may differ); null
+ * for any other line, whose ids may be names or carry letters ("player / uid / username as the line
+ * defines", spec §2.1).
+ */
+function digitsGame(entry: CatalogEntry): string | null {
+  if (entry.kind === 'stock' || entry.kind === 'riot-id') return null;
+  const bySlug = checkKindOfSlug(entry.product.slug);
+  const name = entry.product.gameName;
+  if (bySlug === 'ml' || /mobile\s*legends/i.test(name)) return 'Mobile Legends';
+  if (bySlug === 'pubg' || /^pubg/i.test(name)) return 'PUBG Mobile';
+  return null;
+}
+
 /** `777888999 2005` on an ML line: most likely id and zone, but it could be grouped digits, so it is refused with the way to write it. */
-function mlUserIdProblem(value: string): string | undefined {
-  const bad = idProblem(value);
+function mlUserIdProblem(value: string, digits: string | null): string | undefined {
+  const bad = digits !== null ? digitsIdProblem(value, digits) : idProblem(value);
   if (bad === undefined) return undefined;
   const m = /^(\d+)\s+(\d+)$/.exec(value);
   if (!m || numberFormatDamage(value)) return bad;

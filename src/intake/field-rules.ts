@@ -108,7 +108,23 @@ export function riotIdProblemInFull(value: string): string | undefined {
   return undefined;
 }
 
-const ZONE_ID = /^\d{1,20}$/;
+const DIGITS_ID = /^\d{1,20}$/;
+
+/**
+ * Games whose player ids are digits and nothing else: Mobile Legends (user id and zone id) and PUBG
+ * Mobile (the player id the supplier's own check takes as `playerId: "5…"`). An id with a letter or
+ * a sign in it names no player: sent, it would be refused, or worse, bought for nobody.
+ */
+export function digitsIdProblem(value: string, game: string): string | undefined {
+  if (DIGITS_ID.test(value)) return undefined;
+  // What any id is told first (a formula, spaces, a spreadsheet's number format …): the more useful reason.
+  const general = idProblemInFull(value);
+  if (general) return general;
+  if (/^\d+$/.test(value)) return `a ${game} id is at most 20 digits (got ${value.length})`;
+  return `a ${game} id is digits only (got "${value}")`;
+}
+
+const ZONE_ID = DIGITS_ID;
 
 export function zoneIdProblem(value: string): string | undefined {
   if (ZONE_ID.test(value)) return undefined;

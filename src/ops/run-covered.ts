@@ -11,7 +11,7 @@
  * (coveredPreview) is the same judgement with the balance read now, written nowhere.
  */
 import { NotFoundError, UsageError } from '../kernel/errors.js';
-import { coveredPreview, type CoveredSplit } from '../account/funds.js';
+import { coveredPreview, type CoveredAccount, type CoveredSplit } from '../account/funds.js';
 import type { Batch } from '../store/batches.js';
 import type { Runtime } from '../runtime.js';
 import { Priority } from '../api/client.js';
@@ -19,8 +19,11 @@ import { heldByLiveProcess } from './batch-view.js';
 
 export interface RunCoveredPreview {
   batch: Batch;
-  /** With the balance read now: the rows that would run and those that would be skipped. */
-  split: CoveredSplit & { balanceUsd: number; availableUsd: number };
+  /**
+   * With the balance read now: the rows that would run and those that would be skipped, and each
+   * account the unsent rows wait on (named; balanceUsd and availableUsd are over those accounts only).
+   */
+  split: CoveredSplit & { balanceUsd: number; availableUsd: number; accounts: CoveredAccount[] };
 }
 
 /** The batch, if the operator may ask it to run the part the balance covers; else why not. */
@@ -51,7 +54,9 @@ async function balancesNow(rt: Pick<Runtime, 'account' | 'accounts'>): Promise<n
 
 export async function runCoveredPreview(rt: Runtime, batchId: string): Promise<RunCoveredPreview> {
   const batch = askable(rt, batchId);
-  return { batch, split: coveredPreview(rt, batchId, await balancesNow(rt)) };
+  const split = coveredPreview(rt, batchId, await balancesNow(rt));
+  // A home with one account keys it '' in the judgement: say its name.
+  return { batch, split: { ...split, accounts: split.accounts.map((a) => (a.account === '' ? { ...a, account: rt.account.id } : a)) } };
 }
 
 /** Records the operator's word; the holder of the batch acts on it at its next step (or the next process to take it). */

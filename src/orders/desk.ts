@@ -37,6 +37,7 @@ import { Readings } from './readings.js';
 import type { Runtime } from '../runtime.js';
 import { mapHeader } from '../intake/columns.js';
 import { createRowValidator } from '../intake/validate.js';
+import { digitsIdProblem, zoneIdProblem } from '../intake/field-rules.js';
 import { judgeRow } from '../claim/row-verdict.js';
 import { placedRow, type Placer } from '../claim/placement.js';
 import { OrderReads, type ApiRow } from '../store/order-reads.js';
@@ -164,6 +165,12 @@ export class Desk implements OrderDesk, PlayerCheckDesk {
     }
     if (kind === 'ml' && (input.zoneId === undefined || input.zoneId.trim() === '')) return bad('zoneId', 'Mobile Legends\' check needs the zone id');
     if (kind === 'pubg' && input.zoneId !== undefined) return bad('zoneId', 'PUBG Mobile\'s check takes a player id only');
+    // The same digits-only rule as an order's (intake/field-checks.ts): a check of an id no order
+    // could be placed for spends a call of the rate budget (maybe a charge) to learn nothing.
+    const idBad = digitsIdProblem(input.userId.trim(), kind === 'ml' ? 'Mobile Legends' : 'PUBG Mobile');
+    if (idBad) return bad('userId', idBad);
+    const zoneBad = kind === 'ml' ? zoneIdProblem(input.zoneId!.trim()) : undefined;
+    if (zoneBad) return bad('zoneId', zoneBad);
     if (input.account !== undefined && !rt.accounts.some((a) => a.id === input.account)) return bad('account', `no supplier account is named ${input.account.slice(0, 64)} (${rt.accounts.map((a) => a.id).join(', ')})`);
     return this.#checks.ask({ kind, userId: input.userId.trim(), zoneId: input.zoneId?.trim(), account: input.account ?? rt.account.id });
   }

@@ -129,12 +129,12 @@ describe('one rule for re-drops and retry: a row cancelled for its player id', (
     const home = tempHome();
     const sb = await inProcessSandbox();
     const env = cliEnv(home, sb);
-    // A player id containing "fail" ends cancelled with INVALID PLAYER, refunded (the sandbox's rule).
-    home.drop('p.csv', semi([['pid', 'userId'], ['PUBG-60', '51234fail1'], ['PUBG-60', '5123456799']]));
+    // The player id 99999 ends cancelled with INVALID PLAYER, refunded (the sandbox's rule; a PUBG id is digits only).
+    home.drop('p.csv', semi([['pid', 'userId'], ['PUBG-60', '99999'], ['PUBG-60', '5123456799']]));
     expect((await runCli(['daemon', '--once'], env)).code).toBe(0);
     expect(readResult(home, 'p').map((r) => r.status)).toEqual(['cancelled', 'completed']);
     expect(sb.admin.ledger().orders).toHaveLength(2);
-    home.drop('p-again.csv', semi([['pid', 'userId', 'note'], ['PUBG-60', '51234fail1', 'again'], ['PUBG-60', '5123456799', 'again']]));
+    home.drop('p-again.csv', semi([['pid', 'userId', 'note'], ['PUBG-60', '99999', 'again'], ['PUBG-60', '5123456799', 'again']]));
     expect((await runCli(['daemon', '--once'], env)).code).toBe(0);
     const rows = readResult(home, 'p-again');
     expect(rows.map((r) => r.status)).toEqual(['skipped', 'skipped']);
