@@ -27,7 +27,7 @@
  */
 import type { MetaStore } from '../store/meta.js';
 import { systemClock, type Clock } from '../kernel/clock.js';
-import { pauseKey, probeKey, trialKey } from '../store/account-keys.js';
+import { lastPauseKey, pauseKey, probeKey, trialKey } from '../store/account-keys.js';
 
 export type PauseKind = 'account' | 'maintenance';
 
@@ -61,6 +61,17 @@ export interface TrialState {
   trials: number;
   /** Monotonic time after which a maintenance answer is a new pause. */
   untilMono: number;
+}
+
+/** The account's last pause that ended (an order or a read went through), kept for `topup doctor`. */
+export interface EndedPause {
+  kind: PauseKind;
+  code: string;
+  detail: string;
+  /** Wall time it began. */
+  since: number;
+  /** Wall time it ended. */
+  endedAt: number;
 }
 
 /** The last read probe of an account, kept after its pause ended (console, `topup doctor`). */
@@ -265,6 +276,10 @@ export class Pauses {
     if (ended) this.#meta.delete(this.#key);
     const t = ended ? null : this.trial;
     if (t) this.#meta.delete(trialKey(this.#account));
+    // What ended, and when: the views then say "sending since …" from the store, rather than
+    // quoting the last read probe's words ("… still paused") about a pause that is over.
+    const over = ended ?? t;
+    if (over) this.#meta.setJson(lastPauseKey(this.#account), { kind: over.kind, code: over.code, detail: over.detail, since: over.since, endedAt: this.#clock.now() } satisfies EndedPause);
     this.#read = null;
     this.#trialRead = null;
     return ended ?? (t ? { kind: t.kind, code: t.code, detail: t.detail, since: t.since, retryAtMono: 0, strikes: 0, trials: t.trials } : null);
@@ -285,6 +300,11 @@ export class Pauses {
     return meta.getJson<TrialState>(trialKey(account)) ?? null;
   }
 
+  /** The account's last pause that ended, for views. */
+  static lastEnded(meta: MetaStore, account = 'default'): EndedPause | null {
+    return meta.getJson<EndedPause>(lastPauseKey(account)) ?? null;
+  }
+
   /** The last read probe of the account, for views. */
   static lastProbe(meta: MetaStore, account = 'default'): ProbeRecord | null {
     return meta.getJson<ProbeRecord>(probeKey(account)) ?? null;
@@ -298,6 +318,8 @@ export interface PauseView {
   /** A maintenance pause a read lifted, still on trial (the next order decides). */
   trial: TrialState | null;
   lastProbe: ProbeRecord | null;
+  /** The last pause that ended (null: none recorded). */
+  lastEnded: EndedPause | null;
   /** Milliseconds until the next read probe (null without a pause). */
   nextProbeInMs: number | null;
   /** One line for people. */
@@ -313,6 +335,7 @@ export function pauseView(meta: MetaStore, account: string, clock: Clock = syste
   const mono = clock.mono();
   const trial = t && t.untilMono > mono && t.untilMono <= mono + TRIAL_KEEP_MS ? t : null;
   const lastProbe = Pauses.lastProbe(meta, account);
+  const lastEnded = Pauses.lastEnded(meta, account);
   let nextProbeInMs: number | null = null;
   if (pause) {
     const at = pause.kind === 'account' ? pause.retryAtMono : (pause.probeAtMono ?? mono);
@@ -327,7 +350,15 @@ export function pauseView(meta: MetaStore, account: string, clock: Clock = syste
   } else if (trial) {
     text = `sending on trial since ${iso(trial.liftedAt)}: the API answered a read after ${trial.code} (paused since ${iso(trial.since)}); the next order tells whether it is over${probe}`;
   } else {
-    text = `sending${lastProbe ? `; last paused, probed ${iso(lastProbe.at)}: ${lastProbe.ok ? '' : 'failed: '}${lastProbe.outcome}` : ''}`;
+    // Sending, and nothing else: the last read probe's words were about a pause that is over
+    // ("sending; … still paused" said two things at once after a maintenance cleared: a new-user
+    // trial). What ended, and when, comes from the store: the ended pause, or a trial that lapsed
+    // with no order meeting the maintenance again.
+    const lapsed = t && !trial && (lastEnded === null || lastEnded.endedAt < t.liftedAt) ? t : null;
+    const why = (kind: PauseKind, code: string): string => (kind === 'account' ? `account problem ${code}` : `maintenance ${code}`);
+    if (lastEnded && !lapsed) text = `sending since ${iso(lastEnded.endedAt)}; the last pause (${why(lastEnded.kind, lastEnded.code)}, from ${iso(lastEnded.since)}) ended then`;
+    else if (lapsed) text = `sending since ${iso(lapsed.liftedAt)}; the last pause (${why('maintenance', lapsed.code)}, from ${iso(lapsed.since)}) was lifted then by a read probe, and no order met it again`;
+    else text = 'sending';
   }
-  return { account, pause, trial, lastProbe, nextProbeInMs, text };
+  return { account, pause, trial, lastProbe, lastEnded, nextProbeInMs, text };
 }

@@ -5,6 +5,7 @@
  * file's size before it is sent. Colours meet WCAG AA contrast (checked by axe in the tests).
  */
 import { createHash } from 'node:crypto';
+import { segmentsForScript } from './segments.js';
 
 const CSS = `
 :root { --fg: #1b1b1b; --muted: #545454; --bg: #ffffff; --panel: #f4f5f7; --line: #d0d4da; --link: #0b57d0;
@@ -43,6 +44,9 @@ td.id, td .id, td.mono, .nowrap { white-space: nowrap; word-break: normal; overf
 .banner { margin: 0; padding: .6rem 1rem; font-weight: 600; }
 .banner.warn, .message { background: var(--warn-bg); color: var(--warn); }
 .banner.info, .notice { background: #e8f0fe; color: #0b3d91; }
+.banner p, .banner ul { margin: 0; }
+.banner ul { padding-left: 1.2rem; }
+.banner a { color: inherit; text-decoration: underline; }
 .message, .notice { padding: .6rem .8rem; border-radius: .4rem; }
 dl.facts { display: grid; grid-template-columns: max-content 1fr; gap: .3rem 1rem; margin: .5rem 0; }
 dl.facts div { display: contents; }
@@ -126,7 +130,12 @@ const JS = `
     var els = root.querySelectorAll('[data-f="' + field + '"]');
     for (var i = 0; i < els.length; i++) if (els[i].textContent !== text) els[i].textContent = text;
   }
-  var STATES = ['pending', 'inFlight', 'followed', 'completed', 'cancelled', 'rejected', 'invalid', 'skipped', 'review'];
+  // The segments of a batch's progress and the counts each sums (segments.ts, written in here).
+  var SEGMENTS = ${segmentsForScript()};
+  var STATES = [];
+  for (var si = 0; si < SEGMENTS.length; si++) STATES = STATES.concat(SEGMENTS[si].parts);
+  function segN(c, s) { var n = 0; for (var i = 0; i < s.parts.length; i++) n += c[s.parts[i]]; return n; }
+  function segOf(key) { for (var i = 0; i < SEGMENTS.length; i++) if (SEGMENTS[i].key === key) return SEGMENTS[i]; return null; }
   function key(b) {
     var k = [b.done, b.sent];
     for (var i = 0; i < STATES.length; i++) k.push(b.counts[STATES[i]]);
@@ -158,26 +167,24 @@ const JS = `
       })(sec, want, st);
     }
   }
-  // The segmented progress bars (charts.ts segmentBar): the same five parts as the server draws.
-  var SEG_LABELS = { completed: 'completed', failed: 'failed', review: 'review', waiting: 'waiting', never: 'never sent' };
+  // The segmented progress bars (charts.ts segmentBar): the same segments as the server draws.
   function segs(root, b) {
     var c = b.counts;
-    var parts = [['completed', c.completed], ['failed', c.cancelled + c.rejected + c.invalid], ['review', c.review],
-      ['waiting', c.pending + c.inFlight + c.followed], ['never', c.skipped]];
     var svgs = root.querySelectorAll('svg[data-segbar]');
     var total = Math.max(b.rows, 1);
     for (var i = 0; i < svgs.length; i++) {
       var at = 0;
       var said = [];
-      for (var j = 0; j < parts.length; j++) {
-        var r = svgs[i].querySelector('rect[data-seg="' + parts[j][0] + '"]');
-        if (r) { r.setAttribute('x', (at / total * 100).toFixed(2)); r.setAttribute('width', (parts[j][1] / total * 100).toFixed(2)); }
-        at += parts[j][1];
-        if (parts[j][1] > 0) said.push(SEG_LABELS[parts[j][0]] + ' ' + parts[j][1]);
+      for (var j = 0; j < SEGMENTS.length; j++) {
+        var n = segN(c, SEGMENTS[j]);
+        var r = svgs[i].querySelector('rect[data-seg="' + SEGMENTS[j].key + '"]');
+        if (r) { r.setAttribute('x', (at / total * 100).toFixed(2)); r.setAttribute('width', (n / total * 100).toFixed(2)); }
+        at += n;
+        if (n > 0) said.push(SEGMENTS[j].label + ' ' + n);
       }
       svgs[i].setAttribute('aria-label', (said.join(', ') || 'no rows') + ' of ' + b.rows + ' rows');
     }
-    for (var k = 0; k < parts.length; k++) set(root, 'seg-' + parts[k][0], String(parts[k][1]));
+    for (var k = 0; k < SEGMENTS.length; k++) set(root, 'seg-' + SEGMENTS[k].key, String(segN(c, SEGMENTS[k])));
   }
   // The Overview's pictures: read again (the whole block) when rows moved, at most every 10 s,
   // and every minute anyway (the rate picture moves with the clock). Open "Numbers" stay open.
@@ -224,7 +231,7 @@ const JS = `
         set(root, 'done', b.done + ' / ' + b.rows);
         set(root, 'sent', String(b.sent));
         set(root, 'completed', String(b.counts.completed));
-        set(root, 'failed', String(b.counts.cancelled + b.counts.rejected + b.counts.invalid));
+        set(root, 'failed', String(segN(b.counts, segOf('failed'))));
         set(root, 'spent', usd(b.spentUsd));
         set(root, 'eta', b.finished ? '\\u2014' : fmtEta(b.etaSec));
         set(root, 'why', b.why || (root.tagName === 'TR' ? '' : '\\u2014'));

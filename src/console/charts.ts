@@ -201,10 +201,14 @@ export interface Segment {
   key: string;
   label: string;
   n: number;
+  /** The counts it sums, each with the words of the batch's status table (segments.ts): the legend names them. */
+  parts?: readonly { count: string; label: string; n: number }[];
+  /** What it means (the legend's title). */
+  what?: string;
 }
 
 /**
- * A batch's progress as one bar of segments (completed, failed, review, waiting, never sent), each
+ * A batch's progress as one bar of segments (segments.ts: completed, failed, in review, in progress, skipped), each
  * with its pattern; widths are shares of `total`. With `words`, the counts are written beside it.
  * HTML, not SVG: the live script resizes the segments by their data-seg key.
  */
@@ -221,7 +225,12 @@ export function segmentBar(id: string, segments: readonly Segment[], total: numb
   const defs = html`${segments.map((_, i) => segPattern(`${id}-s${i}`, segments[i]!.key))}`;
   const bar = html`<svg class="${opts.small ? 'segbar small' : 'segbar'}" viewBox="0 0 100 10" preserveAspectRatio="none" role="img" aria-label="${said} of ${total} rows" data-segbar data-total="${total}"><defs>${defs}</defs><rect x="0" y="0" width="100" height="10" fill="#f4f5f7"/>${svgSegs}</svg>`;
   if (!opts.words) return bar;
-  return html`${bar}<ul class="seglegend">${segments.map((s, i) => html`<li><svg width="16" height="10" viewBox="0 0 16 10" aria-hidden="true"><defs>${segPattern(`${id}-k${i}`, s.key)}</defs><rect width="16" height="10" fill="url(#${id}-k${i})" stroke="#1b1b1b" stroke-width=".5"/></svg> ${s.label} <strong data-f="seg-${s.key}">${s.n}</strong></li>`)}</ul>`;
+  // A segment of several states names each with its count, in the status table's words and with
+  // the same live fields (data-f="c-…"), so the legend and the table cannot say different things.
+  const parts = (s: Segment): Html => (s.parts && s.parts.length > 1
+    ? html` <span class="muted">(${s.parts.map((p, j) => html`${j > 0 ? ', ' : ''}${p.label} <span data-f="c-${p.count}">${p.n}</span>`)})</span>`
+    : html``);
+  return html`${bar}<ul class="seglegend">${segments.map((s, i) => html`<li data-seg-legend="${s.key}"${s.what ? html` title="${s.what}"` : ''}><svg width="16" height="10" viewBox="0 0 16 10" aria-hidden="true"><defs>${segPattern(`${id}-k${i}`, s.key)}</defs><rect width="16" height="10" fill="url(#${id}-k${i})" stroke="#1b1b1b" stroke-width=".5"/></svg> ${s.label} <strong data-f="seg-${s.key}">${s.n}</strong>${parts(s)}</li>`)}</ul>`;
 }
 
 /** The batch bar's looks, by meaning rather than order: completed is solid green everywhere. */
@@ -230,7 +239,7 @@ const SEG_LOOKS: Record<string, { c: string; mark: string }> = {
   failed: { c: '#a3123a', mark: '<path d="M0 0l8 8M8 0l-8 8" stroke="#fff" stroke-width="1.4"/>' },
   review: { c: '#b3541e', mark: '<circle cx="4" cy="4" r="1.6" fill="#fff"/>' },
   waiting: { c: '#1f5fbf', mark: '<path d="M-1 1l2-2M0 8l8-8M7 9l2-2" stroke="#fff" stroke-width="1.6"/>' },
-  never: { c: '#757575', mark: '<path d="M4 0v8" stroke="#fff" stroke-width="2"/>' },
+  skipped: { c: '#757575', mark: '<path d="M4 0v8" stroke="#fff" stroke-width="2"/>' },
 };
 
 function segPattern(id: string, key: string): Html {

@@ -4,6 +4,11 @@
  * everywhere (SANDBOX, orders paused, read-only), and who is acting.
  */
 import type { PauseState } from '../account/pauses.js';
+
+export interface AccountPause {
+  account: string;
+  pause: PauseState;
+}
 import { storeDownSentence, type StoreDown } from '../dispatch/store-health.js';
 import { html, usd, type Html } from './html.js';
 
@@ -17,7 +22,10 @@ export interface PageCtx {
   actor: string;
   csrf: string;
   reviewRows: number;
-  pause: PauseState | null;
+  /** Every account's pause in force, in the order of the accounts (one banner line each). */
+  pauses: readonly AccountPause[];
+  /** The home has accounts.toml (the banner links to the Overview's Accounts table). */
+  namedAccounts?: boolean;
   /** This daemon cannot write its store (dispatch/store-health.ts): sending is stopped. */
   storeDown?: StoreDown | null;
   now: number;
@@ -51,7 +59,6 @@ export function actionButton(ctx: PageCtx, action: string, label: string, opts: 
 
 /** Every page follows the live feed (the Review count in the menu, and the figures a page shows). */
 export function page(ctx: PageCtx, title: string, body: Html): string {
-  const p = ctx.pause;
   return html`<!doctype html>
 <html lang="en">
 <head>
@@ -77,7 +84,7 @@ export function page(ctx: PageCtx, title: string, body: Html): string {
     </ul>
   </nav>
 </header>
-${p ? html`<p class="banner warn" role="status">${p.kind === 'account' ? `Sending stopped: account problem ${p.code} (${p.detail}). Retried by itself; check the key and the account.` : `Orders paused by the API (${p.code}): retried by itself.`}</p>` : ''}
+${pauseBanner(ctx)}
 ${ctx.storeDown ? html`<p class="banner warn" role="alert">Sending stopped: ${storeDownSentence(ctx.storeDown.code)} (${ctx.storeDown.code}, since ${new Date(ctx.storeDown.since).toISOString().replace('T', ' ').slice(0, 19)} UTC). Nothing is lost; it resumes by itself once the store can be written.</p>` : ''}
 ${ctx.readOnly ? html`<p class="banner info">Read-only console: nothing can be changed here (TOPUP_CONSOLE_READ_ONLY=1).</p>` : ''}
 <main id="main">
@@ -92,6 +99,28 @@ ${body}
 </footer>
 </body>
 </html>`.text;
+}
+
+/**
+ * The pause banner names the account each pause is on: with several supplier accounts a banner
+ * that said only "Orders paused by the API (MAINTENANCE)" left the operator unable to tell which
+ * supplier had stopped (a new-user trial). One line per paused account, in the accounts' order.
+ */
+function pauseSentence(a: AccountPause): Html {
+  const p = a.pause;
+  const since = new Date(p.since).toISOString().replace('T', ' ').slice(0, 19);
+  const detail = p.detail && p.detail !== p.code ? ` (${p.detail})` : '';
+  return p.kind === 'account'
+    ? html`Sending stopped on account <strong data-paused-account>${a.account}</strong>: account problem ${p.code}${detail}, since ${since} UTC. Retried by itself; check that account's key.`
+    : html`Orders paused by the API on account <strong data-paused-account>${a.account}</strong>: ${p.code}${detail}, since ${since} UTC. Retried by itself.`;
+}
+
+function pauseBanner(ctx: PageCtx): Html {
+  const list = ctx.pauses;
+  if (list.length === 0) return html``;
+  const more = ctx.namedAccounts ? html` <a href="/#accounts-h">Accounts</a>` : '';
+  if (list.length === 1) return html`<p class="banner warn" role="status" data-pause-banner>${pauseSentence(list[0]!)}${more}</p>`;
+  return html`<div class="banner warn" role="status" data-pause-banner><p>${list.length} accounts paused:${more}</p><ul>${list.map((a) => html`<li>${pauseSentence(a)}</li>`)}</ul></div>`;
 }
 
 /** A short page for an error or a refusal, with the way back. */

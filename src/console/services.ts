@@ -12,6 +12,7 @@ import type { Notifier } from '../notify/notifier.js';
 import type { Listing } from '../store/listing.js';
 import type { AuditOutcome, AuditStore } from '../store/audit.js';
 import { Pauses } from '../account/pauses.js';
+import { namedAccounts } from '../ops/account-views.js';
 import { recordBalance } from '../store/pictures.js';
 import type { ConsoleSettings } from '../config/console-settings.js';
 import type { BalanceWatch } from './balance-watch.js';
@@ -72,8 +73,12 @@ export function pageCtx(c: Ctx, svc: Services): PageCtx {
     actor: actorOf(c, svc),
     csrf: c.get('csrfToken'),
     reviewRows: svc.listing.countInState('review'),
-    // The banner: the first account's pause in force (every account's, a home with accounts.toml).
-    pause: svc.rt.accounts.map((a) => Pauses.read(svc.rt.meta, a.id)).find((p) => p !== null) ?? null,
+    // The banner: every account's pause in force, each named (not only the first account's).
+    pauses: svc.rt.accounts.flatMap((a) => {
+      const pause = Pauses.read(svc.rt.meta, a.id);
+      return pause ? [{ account: a.id, pause }] : [];
+    }),
+    namedAccounts: namedAccounts(svc.rt.config),
     storeDown: svc.runner.snapshot({ batches: false }).storeDown,
     now: systemClock.now(),
   };

@@ -21,6 +21,8 @@ export const pauseKey = perAccount('dispatch.pause', true);
 export const trialKey = perAccount('dispatch.trial', false);
 /** account/pauses.ts: the last read probe of the account. */
 export const probeKey = perAccount('dispatch.probe', false);
+/** account/pauses.ts: the account's last pause that ended, and when (`topup doctor`'s pause line). */
+export const lastPauseKey = perAccount('dispatch.last_pause', false);
 /** account/rate-gate.ts: monotonic ms until which every call of the account is held (a Retry-After). */
 export const holdKey = perAccount('rate.hold_until_mono', true);
 /** account/learned-limits.ts: the limits the account's gate learned from 429s. */
@@ -39,6 +41,7 @@ export const ACCOUNT_META_KEYS: readonly ((account: string) => string)[] = Objec
   pauseKey,
   trialKey,
   probeKey,
+  lastPauseKey,
   holdKey,
   learnedKey,
   lowBalanceFlag,

@@ -167,9 +167,12 @@ describe('console pages', () => {
     const id = await submitFile(c, 'two.csv', new Blob([csv([['pid', 'userId'], ['PUBG-60', '99999'], ['PUBG-325', '5123456789']])]));
     const done = await finished(c, id);
     expect(statusOf(done)).toMatchObject({ cancelled: 1 });
+    // Every failure was a player id: the plain retry buys nothing, and its page says so and leads on.
     const plain = await c.get(`/batches/${id}/retry`);
-    expect(plain.status).toBe(400);
-    expect(plain.text).toMatch(/no rows that can be bought again safely; left out: line 2: failed for the player id \(INVALID PLAYER\)/);
+    expect(plain.status).toBe(200);
+    expect(plain.text).toContain('failed for its <strong>player id</strong>: <strong>1</strong> row, line 2.');
+    expect(plain.text).toContain(`href="/batches/${id}/retry?players=1"`);
+    expect(plain.text).not.toContain('Buy these');
     const confirm = await c.get(`/batches/${id}/retry?players=1`);
     expect(confirm.status, confirm.text).toBe(200);
     expect(confirm.text).toMatch(/a new batch of <strong>1<\/strong> row, line 2\./);

@@ -5,13 +5,14 @@
  */
 import type { Hono } from 'hono';
 import { cancelPreview, requestCancel } from '../../ops/cancel.js';
-import { createRetryBatch, retryPlan } from '../../ops/retry.js';
+import { createRetryBatch, retryPlan, type RetryPlan } from '../../ops/retry.js';
+import { isPlayerIdFailure } from '../../api/classify.js';
 import { lineRanges, requestRunCovered, runCoveredPreview } from '../../ops/run-covered.js';
 import { coerceError } from '../../kernel/errors.js';
 import { counted, linesLabel } from '../../kernel/counts.js';
 import type { ConsoleEnv } from '../auth.js';
-import { html, usd } from '../html.js';
-import { csrfField, messagePage, page } from '../layout.js';
+import { html, usd, type Html } from '../html.js';
+import { csrfField, messagePage, page, tableWrap, type PageCtx } from '../layout.js';
 import { pageCtx, record, type Services } from '../services.js';
 
 export function registerBatchActions(app: Hono<ConsoleEnv>, svc: Services): void {
@@ -103,11 +104,16 @@ ${ctx.readOnly ? html`<p>Read-only console: this is switched off.</p>` : html`<f
     try {
       plan = retryPlan(svc.rt, id, { includePlayerIdFailures: include });
     } catch (err) {
+      // Every row that could be bought again failed for its player id: the plain retry has nothing
+      // to buy. Say so and lead on (a new user met a bare refusal here and was stuck), rather than
+      // only the refusal: the same plan with those rows included is what ?players=1 would buy.
+      const withIds = include ? undefined : planOrUndefined(svc, id, true);
+      if (withIds) return c.html(page(ctx, 'Retry failed rows', playerIdsOnly(ctx, withIds)));
       return c.html(messagePage(ctx, 'Retry', coerceError(err).message, `/batches/${encodeURIComponent(id)}`), 400);
     }
     const eid = encodeURIComponent(plan.old.id);
     const body = html`<p>Retry batch <strong>${plan.old.id}</strong> (${plan.old.sourceName}): a new batch of <strong>${plan.rows.length}</strong> ${plan.rows.length === 1 ? 'row' : 'rows'}, ${linesLabel(plan.rows.map((r) => r.line), plan.rows.slice(0, 30).map((r) => r.line).join(', '))}${plan.rows.length > 30 ? ' …' : ''}.</p>
-<p class="message" role="alert">These are <strong>new purchases</strong>: every row gets a new trxid and is charged again if it completes, about <strong>${usd(plan.usd)}</strong> at the prices of the first attempt.</p>
+<p class="message" role="alert">These are <strong>new purchases</strong>: every row gets a new trxid and is charged again if it completes, about <strong>${usd(plan.usd)}</strong> at the prices of the first attempt.${include && plan.rows.some((r) => isPlayerIdFailure(r.error)) ? html` The rows that failed for their player id are sent with the <strong>same player ids</strong>: where an id is still wrong, the supplier cancels the order again (the first time they refunded it).` : ''}</p>
 ${plan.left.length > 0 ? html`<h2>Left out (${plan.left.length})</h2><ul>${plan.left.slice(0, 50).map((l) => html`<li>line ${l.line}: ${l.why}</li>`)}</ul>` : ''}
 <p>${include ? html`Rows that failed for the player id are included. <a href="/batches/${eid}/retry">Leave them out</a>` : html`Rows that failed for the player id are left out (the same id fails again). <a href="/batches/${eid}/retry?players=1">Include them (after fixing the ids)</a>`}</p>
 ${ctx.readOnly ? html`<p>Read-only console: retrying is switched off.</p>` : html`<form method="post" action="/batches/${eid}/retry">${csrfField(ctx)}
@@ -130,4 +136,38 @@ ${include ? html`<input type="hidden" name="players" value="1">` : ''}
       return c.html(messagePage(pageCtx(c, svc), 'Retry', e.message, `/batches/${encodeURIComponent(id)}`), 400);
     }
   });
+}
+
+function planOrUndefined(svc: Services, id: string, includePlayerIdFailures: boolean): RetryPlan | undefined {
+  try {
+    return retryPlan(svc.rt, id, { includePlayerIdFailures });
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The Retry page of a batch whose every retryable failure was a player id (the plain retry leaves
+ * those out: the same id fails again). It says so, shows the ids, says where the money is (the
+ * supplier cancelled those orders and refunded them: nothing was spent, nothing is bought until
+ * the operator chooses), and offers both ways on: a corrected file, or ?players=1 when the ids are
+ * right after all (the retry sends the ids as the file had them).
+ */
+function playerIdsOnly(ctx: PageCtx, plan: RetryPlan): Html {
+  const eid = encodeURIComponent(plan.old.id);
+  const n = plan.rows.length;
+  const rows = n === 1 ? 'row' : 'rows';
+  const lines = linesLabel(plan.rows.map((r) => r.line), plan.rows.slice(0, 30).map((r) => r.line).join(', '));
+  return html`<p data-player-ids-only>Every failed row of batch <strong>${plan.old.id}</strong> (${plan.old.sourceName}) that could be bought again failed for its <strong>player id</strong>: <strong>${n}</strong> ${rows}, ${lines}${n > 30 ? ' …' : ''}. A plain retry leaves such rows out, because the same id fails again, so it has nothing to buy.</p>
+<p class="notice" role="status" data-money>Money: the supplier cancelled ${n === 1 ? 'this order' : 'these orders'} and refunded ${n === 1 ? 'it' : 'them'}: nothing was spent on ${n === 1 ? 'it' : 'them'}, and nothing is bought until you choose below. Buying ${n === 1 ? 'it' : 'them'} again would cost about <strong>${usd(plan.usd)}</strong> at the prices of the first attempt.</p>
+${tableWrap('Rows that failed for the player id', html`<table><thead><tr><th scope="col">Line</th><th scope="col">Player</th><th scope="col">Pack</th><th scope="col">USD</th><th scope="col">Supplier's answer</th></tr></thead>
+<tbody>${plan.rows.slice(0, 50).map((r) => html`<tr><td class="num">${r.line}</td><td class="id">${[r.request?.userId, r.request?.zoneId].filter((x) => x !== undefined && x !== null && String(x) !== '').join(' / ')}</td><td>${r.packName ?? ''}</td><td class="num">${usd(r.expectedUsd)}</td><td>${r.error ?? ''}</td></tr>`)}</tbody></table>`)}
+${n > 50 ? html`<p class="muted">and ${n - 50} more.</p>` : ''}
+<h2>What you can do</h2>
+<ul class="consequences">
+  <li><strong>An id in your file is wrong:</strong> correct it in the file and <a href="/upload">upload the file</a> again (or drop it into the inbox). The corrected rows are new purchases; the rows already bought are recognised as repeats and not bought twice.</li>
+  <li><strong>The ids are right after all</strong> (the player fixed their account, or the game refused them for a while): <a class="button" href="/batches/${eid}/retry?players=1">Retry these ${n} ${rows} with the same ids…</a> The next page shows exactly what is bought before anything is. Where an id is still wrong, the supplier cancels the order again.</li>
+</ul>
+${plan.left.length > 0 ? html`<h2>Left out in any case (${plan.left.length})</h2><ul>${plan.left.slice(0, 50).map((l) => html`<li>line ${l.line}: ${l.why}</li>`)}</ul>` : ''}
+<p><a href="/batches/${eid}">Back to batch ${plan.old.id}</a>${ctx.readOnly ? ' (read-only console: retrying is switched off)' : ''}</p>`;
 }

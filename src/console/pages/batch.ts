@@ -29,6 +29,7 @@ import { actionButton, page, tableWrap, type PageCtx } from '../layout.js';
 import { pageCtx, record, type Ctx, type Services } from '../services.js';
 import { batchSegments, figureCells, FIGURE_HEADERS } from './batches.js';
 import { segmentBar } from '../charts.js';
+import { SEGMENTS, STATUS_PARTS, type SegmentDef } from '../segments.js';
 import type { Figures } from '../figures.js';
 import { registerBatchActions } from './batch-actions.js';
 
@@ -91,31 +92,30 @@ function rowLine(ctx: PageCtx, b: Batch, r: Row, named: boolean): Html {
 <td>${codes}</td><td>${r.error ?? ''}${r.note ? html`<br><span class="muted">${r.note}</span>` : ''}</td><td class="cells">${cellsOf(b, r)}</td></tr>`;
 }
 
-/** The order of the status columns, of the live payload's counts, and of the list's key. */
-const STATUS_COLUMNS: readonly [key: keyof Figures['counts'], label: string, filter: string][] = [
-  ['pending', 'not sent', 'unsent'],
-  ['inFlight', 'on their way', 'in flight'],
-  ['followed', 'being followed', 'followed'],
-  ['completed', 'completed', 'completed'],
-  ['cancelled', 'cancelled', 'cancelled'],
-  ['rejected', 'rejected', 'rejected'],
-  ['invalid', 'invalid', 'invalid'],
-  ['skipped', 'skipped', 'skipped'],
-  ['review', 'review', 'review'],
-];
-
 /**
  * What the row list was read with: done, sent and every count. console.js reads the list again
- * when the live payload's differ (the same words, in the same order, in assets.ts).
+ * when the live payload's differ (the same counts, in the same order: both from segments.ts).
  */
 function figuresKey(f: Figures): string {
-  return [f.done, f.sent, ...STATUS_COLUMNS.map(([k]) => f.counts[k])].join(',');
+  return [f.done, f.sent, ...STATUS_PARTS.map((p) => f.counts[p.count])].join(',');
 }
 
-/** Rows by status: each count live (data-f="c-…") and a link to those rows. */
+/**
+ * Rows by status, grouped by the bar's segments (segments.ts) under the same words as its legend:
+ * each count live (data-f="c-…") and a link to those rows.
+ */
 function statusTable(f: Figures, id: string): Html {
-  return tableWrap('Rows by status', html`<table class="states"><thead><tr>${STATUS_COLUMNS.map(([, label]) => html`<th scope="col">${label}</th>`)}</tr></thead>
-<tbody><tr>${STATUS_COLUMNS.map(([k, , filter]) => html`<td class="num"><a href="/batches/${id}${query({ rows: filter })}#rows-h" data-f="c-${k}">${f.counts[k]}</a></td>`)}</tr></tbody></table>`);
+  const single = (s: SegmentDef): boolean => s.parts.length === 1;
+  // Two header rows (a segment over its states); each count names its headers by id, so a screen
+  // reader says "in progress, not sent yet: 32".
+  const head1 = SEGMENTS.map((s) => (single(s)
+    ? html`<th scope="col" rowspan="2" id="st-${s.parts[0]!.count}" data-seg-head="${s.key}">${s.parts[0]!.label}</th>`
+    : html`<th scope="colgroup" colspan="${s.parts.length}" id="st-${s.key}" data-seg-head="${s.key}">${s.label}</th>`));
+  const head2 = SEGMENTS.filter((s) => !single(s)).flatMap((s) => s.parts.map((p) => html`<th scope="col" id="st-${p.count}">${p.label}</th>`));
+  const cols = SEGMENTS.map((s) => html`<colgroup span="${s.parts.length}"></colgroup>`);
+  const cells = SEGMENTS.flatMap((s) => s.parts.map((p) => html`<td class="num" headers="${single(s) ? `st-${p.count}` : `st-${s.key} st-${p.count}`}"><a href="/batches/${id}${query({ rows: p.filter })}#rows-h" data-f="c-${p.count}">${f.counts[p.count]}</a></td>`));
+  return tableWrap('Rows by status', html`<table class="states">${cols}<thead><tr>${head1}</tr><tr>${head2}</tr></thead>
+<tbody><tr>${cells}</tr></tbody></table>`);
 }
 
 interface RowsQuery {
@@ -153,7 +153,7 @@ function rowsSection(c: Ctx, svc: Services, ctx: PageCtx, b: Batch, f: Figures):
   const follow = f.finished ? '' : `/batches/${id}/rows${query({ rows: rq.filter, q: rq.q, after: rq.after })}`;
   return html`<section aria-labelledby="rows-h" data-rows-batch="${b.id}" data-rows="${follow}" data-rows-key="${figuresKey(f)}"><h2 id="rows-h">Rows</h2>
 <form method="get" action="/batches/${id}" class="filters" role="search">
-  <label>State <select name="rows"><option value="">all</option>${Object.keys(FILTERS).map((k) => html`<option value="${k}"${k === rq.filter ? html` selected` : ''}>${k}</option>`)}</select></label>
+  <label>State <select name="rows"><option value="">all</option>${Object.keys(FILTERS).map((k) => html`<option value="${k}"${k === rq.filter ? html` selected` : ''}>${STATUS_PARTS.find((p) => p.filter === k)?.label ?? k}</option>`)}</select></label>
   <label>Search <input type="search" name="q" value="${rq.q}" placeholder="trxid, order id, player id or any cell"></label>
   <button type="submit">Show</button>
 </form>

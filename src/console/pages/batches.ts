@@ -13,6 +13,7 @@ import { duration, html, query, timeTag, usd, type Html } from '../html.js';
 import { page, tableWrap } from '../layout.js';
 import { segmentBar, type Segment } from '../charts.js';
 import type { Figures } from '../figures.js';
+import { SEGMENTS, segmentCounts } from '../segments.js';
 import { pageCtx, type Services } from '../services.js';
 
 const PAGE = 25;
@@ -38,19 +39,11 @@ const WAITS: { value: Exclude<WaitReason, null> | ''; label: string }[] = [
 
 /**
  * A batch's rows in the five parts a reseller asks about (issue 33: a batch with four failures no
- * longer shows the same full bar as a perfect one): completed; failed (cancelled, rejected,
- * invalid); in review; waiting (not sent yet, on their way, followed); never sent (skipped: the
- * batch was cancelled, a duplicate file, a repeat). The live script (assets.ts) sums the same counts.
+ * longer shows the same full bar as a perfect one), as segments.ts defines them for the bar, its
+ * legend, the status table and the live script alike.
  */
 export function batchSegments(f: Pick<Figures, 'counts'>): Segment[] {
-  const c = f.counts;
-  return [
-    { key: 'completed', label: 'completed', n: c.completed },
-    { key: 'failed', label: 'failed', n: c.cancelled + c.rejected + c.invalid },
-    { key: 'review', label: 'review', n: c.review },
-    { key: 'waiting', label: 'waiting', n: c.pending + c.inFlight + c.followed },
-    { key: 'never', label: 'never sent', n: c.skipped },
-  ];
+  return segmentCounts(f.counts).map((s, i) => ({ ...s, what: SEGMENTS[i]!.what }));
 }
 
 /** The live figures of one batch, as cells the client script updates (data-f names). */
@@ -59,7 +52,7 @@ export function figureCells(f: Figures, etaSec: number | null): Html {
 <td class="nowrap">${segmentBar(`bar-${f.id}`, batchSegments(f), f.rows, { small: true })} <span data-f="done">${f.done} / ${f.rows}</span></td>
 <td class="num" data-f="sent">${f.sent}</td>
 <td class="num" data-f="completed">${f.counts.completed}</td>
-<td class="num" data-f="failed">${f.counts.cancelled + f.counts.rejected + f.counts.invalid}</td>
+<td class="num" data-f="failed">${segmentCounts(f.counts).find((s) => s.key === 'failed')!.n}</td>
 <td class="num" data-f="spent">${usd(f.spentUsd)}</td>
 <td data-f="eta">${f.finished ? '—' : etaSec === null ? '…' : duration(etaSec * 1000)}</td>`;
 }
