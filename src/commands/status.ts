@@ -18,7 +18,7 @@ import { runningDaemon } from '../store/presence.js';
 import { claimLookupStatus, restoreStatus } from '../ops/restore-reconcile.js';
 import { storeDiskProblem } from '../ops/store-disk.js';
 import { ExitCode } from '../kernel/exit-codes.js';
-import { addFormatOptions, formatOf, printList, renderTable, usd, when, wholeNumber } from './output.js';
+import { addFormatOptions, formatOf, printList, renderTable, usd, when, whenUtc, wholeNumber } from './output.js';
 import { basename } from 'node:path';
 import type { Config } from '../config/config.js';
 import { pendingAccountChanges, type Renamed } from '../store/account-identity.js';
@@ -149,8 +149,8 @@ function pendingRenames(store: Store, config: Config): Renamed[] {
 
 function pauseLine(pause: PauseState): string {
   return pause.kind === 'account'
-    ? `SENDING STOPPED: account problem ${pause.code} (${pause.detail}) since ${when(pause.since)}`
-    : `Orders paused by the API: ${pause.code} since ${when(pause.since)}`;
+    ? `SENDING STOPPED: account problem ${pause.code} (${pause.detail}) since ${whenUtc(pause.since)}`
+    : `Orders paused by the API: ${pause.code} since ${whenUtc(pause.since)}`;
 }
 
 interface AccountLine {
