@@ -17,7 +17,7 @@ import { openAccount, type Account, type OpenedAccountSetting } from './account/
 import type { AccountsSettings } from './config/accounts.js';
 import { ConfigError, TopupError, ErrorCode } from './kernel/errors.js';
 import { accountIdentity, type AccountIdentity } from './kernel/identity.js';
-import { conflictMessage, reconcileAccounts, type ConfiguredIdentity, type IdentityConflict } from './store/account-identity.js';
+import { conflictMessage, pendingAccountChanges, reconcileAccounts, type ConfiguredIdentity, type IdentityConflict, type Renamed } from './store/account-identity.js';
 import { SendFence } from './standby/fence.js';
 import { adoptRememberedAccounts, noteCopyBehindMark } from './store/backup.js';
 
@@ -97,6 +97,15 @@ export interface RuntimeOptions {
    * its checkpoints: this connection makes none (wal_autocheckpoint = 0, none at the stop).
    */
   replicated?: boolean;
+  /**
+   * 'apply' (default): this process may send, and holds the accounts file to the store: a rename is
+   * applied (its rows and records follow the new name), a re-pointed account with unsettled rows
+   * refuses the start. 'inspect': a command that only reads or asks (doctor, balance, validate …):
+   * the same refusal, but a rename is left pending and said, never written: the running daemon
+   * still knows the account by its old name, and applying it under the daemon would move the
+   * account's rows and records away from it (store/account-identity.ts pendingAccountChanges).
+   */
+  accounts?: 'apply' | 'inspect';
 }
 
 export function openRuntime(config: Config, log: Logger, apiUrl: string, world: RuntimeWorld = {}, opts: RuntimeOptions = {}): Runtime {
@@ -130,7 +139,8 @@ export function openRuntime(config: Config, log: Logger, apiUrl: string, world: 
       const adopted = adoptRememberedAccounts(store.db, config.home, identities.map((i) => i.name), clock.now());
       if (adopted.length > 0) log.warn({ accounts: adopted }, 'this home ran with accounts the restored store does not know and accounts.toml no longer names: files claimed within the window after the restore are held for them (docs/backup.md)');
     }
-    holdAccountsToSends(store.db, identities, config, log, clock.now(), owner);
+    if (opts.accounts === 'inspect') sayPendingAccountChanges(store.db, identities, config, log);
+    else holdAccountsToSends(store.db, identities, config, log, clock.now(), owner);
   } catch (err) {
     db.close();
     throw err;
@@ -198,6 +208,20 @@ function holdAccountsToSends(db: Store['db'], identities: readonly ConfiguredIde
   const { renamed, conflicts } = reconcileAccounts(db, identities, now, `process ${owner}`);
   for (const r of renamed) log.warn({ from: r.from, to: r.to, rows: r.rows }, `account "${r.from}" is named "${r.to}" now (the same endpoint and key): its ${r.rows} rows follow it`);
   if (conflicts.length > 0) throw new AccountsRepointedError(config.accounts.file ? basename(config.accounts.file) : 'TOPUP_API_URL / TOPUP_API_KEY', conflicts);
+}
+
+/** A rename the accounts file makes that no process has applied yet, as every read-only command says it. */
+export function pendingRenameText(r: Renamed, file: string): string {
+  return `account "${r.from}" is named "${r.to}" in ${file}: not applied yet (this command only reads); the daemon applies it when it next starts (or a submit, retry or cancel that runs a batch), and its ${r.rows} row${r.rows === 1 ? '' : 's'} then follow it`;
+}
+
+/** For a read-only command: the same refusal as a start, renames only said (see RuntimeOptions.accounts). */
+function sayPendingAccountChanges(db: Store['db'], identities: readonly ConfiguredIdentity[], config: Config, log: Logger): void {
+  if (config.accounts.accounts.every((a) => a.key === '')) return;
+  const file = config.accounts.file ? basename(config.accounts.file) : 'TOPUP_API_URL / TOPUP_API_KEY';
+  const { pending, conflicts } = pendingAccountChanges(db, identities);
+  for (const r of pending) log.warn({ from: r.from, to: r.to, rows: r.rows }, pendingRenameText(r, file));
+  if (conflicts.length > 0) throw new AccountsRepointedError(file, conflicts);
 }
 
 /**

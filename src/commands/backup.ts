@@ -8,6 +8,7 @@ import { backupNow } from '../ops/backup-job.js';
 import { commandConfig, commandLogger } from './context.js';
 import { openStoreOnly } from './store-only.js';
 import { journalFiles } from '../orders/journal.js';
+import { whenUtc } from './output.js';
 
 export function registerBackup(program: Command): void {
   program
@@ -33,7 +34,7 @@ export function registerBackup(program: Command): void {
         else {
           process.stdout.write(
             `backup written and verified: ${rec.path}\n` +
-              `  store: ${rec.bytes} bytes, schema ${rec.schema}, integrity ok; taken ${new Date(rec.takenAt).toISOString()} in ${rec.ms} ms\n` +
+              `  store: ${rec.bytes} bytes, schema ${rec.schema}, integrity ok; taken ${whenUtc(rec.takenAt)} in ${rec.ms} ms\n` +
               `  files of unfinished batches: ${rec.batches.length}${rec.pruned.length > 0 ? `; removed ${rec.pruned.length} older backup(s)` : ''}\n` +
               `restore it with: topup restore ${rec.path}\n`,
           );

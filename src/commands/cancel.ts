@@ -34,7 +34,7 @@ export function registerCancel(program: Command): void {
     .option('--timeout <seconds>', 'how long to wait for the process running the batch to finish it', wholeNumber('--timeout', 1, 86_400), 300)
     .addHelpText('after', '\nExit code: 0 when the batch is stopped and its results are written (or it had already finished); 6 no such batch; 1 timed out waiting.')
     .action(async (batchId: string, opts: { wait: boolean; timeout: number }, cmd: Command) => {
-      const ctx = await openCommandContext(cmd);
+      const ctx = await openCommandContext(cmd, { sends: true });
       const { rt } = ctx;
       try {
         const asked = requestCancel(rt, batchId);

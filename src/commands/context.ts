@@ -39,12 +39,17 @@ export interface CommandContext {
   close(): Promise<void>;
 }
 
-export async function openCommandContext(cmd: Command): Promise<CommandContext> {
+/**
+ * `sends`: the command may send orders (submit, retry, cancel run a batch themselves): it applies a
+ * rename of the accounts file as the daemon's start does. Every other command only reads or asks:
+ * a rename stays pending and is said (runtime.ts RuntimeOptions.accounts).
+ */
+export async function openCommandContext(cmd: Command, opts: { sends?: boolean } = {}): Promise<CommandContext> {
   const config = commandConfig(cmd);
   const log = commandLogger(config, cmd);
   // A person on a terminal is told once, in a sentence; a script's stderr stays quiet (endpoint.ts).
   const api = await resolveApi(config, log, { sandboxNotice: process.stderr.isTTY === true ? 'warn' : 'info' });
-  const rt = openRuntime(config, log, api.url);
+  const rt = openRuntime(config, log, api.url, {}, { accounts: opts.sends === true ? 'apply' : 'inspect' });
   return {
     config,
     log,

@@ -56,6 +56,15 @@ export function when(ms: number | null | undefined): string {
   return ms === null || ms === undefined ? '' : new Date(ms).toISOString().replace('T', ' ').slice(0, 19);
 }
 
+/**
+ * A time in a sentence a person reads: `2026-11-28 06:14:26 UTC`. Every time topup prints is UTC
+ * (the store, the result files, the logs); a time without its zone reads as local time, which on
+ * most resellers' machines it is not. (Table columns say UTC in their title and use when().)
+ */
+export function whenUtc(ms: number | null | undefined): string {
+  return ms === null || ms === undefined ? '' : `${when(ms)} UTC`;
+}
+
 /** commander option parser for whole numbers in a range. */
 export function wholeNumber(name: string, min: number, max: number) {
   return (v: string): number => {

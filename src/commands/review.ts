@@ -67,7 +67,7 @@ export function registerReview(program: Command): void {
         { title: 'row', get: (r) => `${r.batchId}:${r.line}` },
         { title: 'trxid', get: (r) => r.trxid },
         { title: 'orderId', get: (r) => (format === 'table' ? heldOrderId(r) : r.orderId) },
-        { title: 'since', get: (r) => when(r.reviewSince ?? r.updatedAt) },
+        { title: 'since UTC', get: (r) => when(r.reviewSince ?? r.updatedAt) },
         { title: 'state', get: (r) => (r.resolution ? `${r.state} (${r.resolution} by ${r.resolvedBy ?? '?'})` : r.state) },
         { title: 'why', get: (r) => (format === 'table' ? tableWhy(r.error) : r.error) },
         { title: 'last answer', get: (r) => describeAudit(r.lastAnswer, format === 'table' ? 160 : 4_000) },

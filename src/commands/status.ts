@@ -18,7 +18,11 @@ import { runningDaemon } from '../store/presence.js';
 import { claimLookupStatus, restoreStatus } from '../ops/restore-reconcile.js';
 import { storeDiskProblem } from '../ops/store-disk.js';
 import { ExitCode } from '../kernel/exit-codes.js';
-import { addFormatOptions, formatOf, printList, renderTable, usd, when, wholeNumber } from './output.js';
+import { addFormatOptions, formatOf, printList, renderTable, usd, when, whenUtc, wholeNumber } from './output.js';
+import { basename } from 'node:path';
+import type { Config } from '../config/config.js';
+import { pendingAccountChanges, type Renamed } from '../store/account-identity.js';
+import { configuredIdentities, pendingRenameText } from '../runtime.js';
 
 export function registerStatus(program: Command): void {
   addFormatOptions(
@@ -95,6 +99,10 @@ export function registerStatus(program: Command): void {
         }));
       const restore = restoreStatus(store.meta);
       if (format === 'table' && restore) process.stdout.write(`${restore.line}\n\n`);
+      // A rename in accounts.toml no process has applied yet: said, never written (status only reads).
+      const renames = pendingRenames(store, config);
+      const file = config.accounts.file ? basename(config.accounts.file) : 'accounts.toml';
+      if (format === 'table' && renames.length > 0) process.stdout.write(`${renames.map((r) => pendingRenameText(r, file)).join('\n')}\n\n`);
       // Files claimed after a restore that wait for their lookup, and why (an account not read).
       const lookups = claimLookupStatus(store.db, now, config.backup.restoreLookupWaitMs);
       if (format === 'table' && lookups.lines.length > 0) process.stdout.write(`${lookups.lines.join('\n')}\n\n`);
@@ -126,17 +134,23 @@ export function registerStatus(program: Command): void {
         { title: 'eta', get: (r) => (r.etaSec === null ? '' : durationText(r.etaSec * 1000)), right: true },
         { title: 'created UTC', get: (r) => r.createdAt },
         { title: 'why', get: (r) => r.why },
-      ], { pause, ...(accounts ? { accounts } : {}), ...(restore ? { restore } : {}), batches: list });
+      ], { pause, ...(accounts ? { accounts } : {}), ...(restore ? { restore } : {}), ...(renames.length > 0 ? { pendingRenames: renames } : {}), batches: list });
     } finally {
       store.close();
     }
   });
 }
 
+/** Renames the accounts file makes that no sending process has applied (none when a key is not at hand: identities are endpoint and key). */
+function pendingRenames(store: Store, config: Config): Renamed[] {
+  if (!namedAccounts(config) || config.accounts.accounts.some((a) => a.key === '')) return [];
+  return pendingAccountChanges(store.db, configuredIdentities(config)).pending;
+}
+
 function pauseLine(pause: PauseState): string {
   return pause.kind === 'account'
-    ? `SENDING STOPPED: account problem ${pause.code} (${pause.detail}) since ${when(pause.since)}`
-    : `Orders paused by the API: ${pause.code} since ${when(pause.since)}`;
+    ? `SENDING STOPPED: account problem ${pause.code} (${pause.detail}) since ${whenUtc(pause.since)}`
+    : `Orders paused by the API: ${pause.code} since ${whenUtc(pause.since)}`;
 }
 
 interface AccountLine {

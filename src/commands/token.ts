@@ -71,9 +71,9 @@ export function registerToken(program: Command): void {
         { title: 'id', get: (t) => t.id },
         { title: 'name', get: (t) => t.name },
         { title: 'scopes', get: (t) => t.scopes.join(',') },
-        { title: 'created', get: (t) => when(t.createdAt) },
-        { title: 'last used', get: (t) => when(t.lastUsedAt) },
-        ...(opts.all ? [{ title: 'revoked', get: (t: { revokedAt: number | null }) => when(t.revokedAt) }] : []),
+        { title: 'created UTC', get: (t) => when(t.createdAt) },
+        { title: 'last used UTC', get: (t) => when(t.lastUsedAt) },
+        ...(opts.all ? [{ title: 'revoked UTC', get: (t: { revokedAt: number | null }) => when(t.revokedAt) }] : []),
       ], rows.map((t) => ({ id: t.id, name: t.name, scopes: t.scopes, createdAt: new Date(t.createdAt).toISOString(), lastUsedAt: t.lastUsedAt === null ? null : new Date(t.lastUsedAt).toISOString(), revokedAt: t.revokedAt === null ? null : new Date(t.revokedAt).toISOString() })));
       if (format === 'table' && config.orderApi.token) process.stderr.write('TOPUP_ORDER_API_TOKEN is set too (every scope); it is not listed here.\n');
     } finally {

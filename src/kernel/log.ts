@@ -94,9 +94,11 @@ export function textLine(json: string, opts: { time: boolean }): string {
   const msg = `${typeof e.msg === 'string' ? e.msg : ''}${fields.length > 0 ? ` (${fields.join(', ')})` : ''}`.replace(/\s*\n\s*/g, ' ');
   if (!opts.time) return level === 'info' || level === 'debug' || level === 'trace' ? msg : `${level}: ${msg}`;
   const at = new Date(typeof e.time === 'number' ? e.time : systemClock.now());
-  const hms = [at.getHours(), at.getMinutes(), at.getSeconds()].map((n) => String(n).padStart(2, '0')).join(':');
+  // UTC, and said: every other time topup writes (store, results, JSON logs) is UTC, and a bare
+  // 14:03:15 reads as the machine's local time.
+  const hms = [at.getUTCHours(), at.getUTCMinutes(), at.getUTCSeconds()].map((n) => String(n).padStart(2, '0')).join(':');
   const tag = e.mode === 'SANDBOX' ? ' SANDBOX' : '';
-  return `${hms} ${level.toUpperCase().padEnd(7)}${tag} ${msg}`;
+  return `${hms} UTC ${level.toUpperCase().padEnd(7)}${tag} ${msg}`;
 }
 
 /**

@@ -70,8 +70,8 @@ const orderFields = {
   pid: CELL(64).optional().openapi({ description: 'The pack\'s product id (or slug + pack).', example: EXAMPLE_ORDER.pid }),
   slug: CELL(64).optional().openapi({ description: 'The game\'s slug (with pack).', example: 'mobilelegends' }),
   pack: CELL(128).optional().openapi({ description: 'The pack\'s name (with slug).', example: '86 Diamonds' }),
-  userId: CELL().optional().openapi({ example: EXAMPLE_ORDER.userId }),
-  zoneId: CELL().optional().openapi({ example: EXAMPLE_ORDER.zoneId }),
+  userId: CELL().optional().openapi({ description: 'The player as the pack\'s line needs it: Mobile Legends and PUBG Mobile ids are digits only (at most 20), Free Fire ids 5–20 digits, Riot lines name#tag; any other game a plain id (no spaces, at most 100 characters). Another form is refused, 422 naming userId (src/intake/field-checks.ts).', example: EXAMPLE_ORDER.userId }),
+  zoneId: CELL().optional().openapi({ description: 'Mobile Legends–style lines: the zone id, digits only (at most 20); another form is refused, 422 naming zoneId.', example: EXAMPLE_ORDER.zoneId }),
   serverId: CELL().optional(),
   region: CELL().optional(),
   moreId: CELL().optional(),
@@ -256,7 +256,7 @@ export const PlayerCheckInputSchema = z
   .strictObject({
     pid: CELL(64).regex(NOT_BLANK, 'must not be blank').optional().openapi({ description: 'A pack of the game (its product id): the check is the game\'s. Give pid or slug.', example: EXAMPLE_ORDER.pid }),
     slug: CELL(64).regex(NOT_BLANK, 'must not be blank').optional().openapi({ description: 'The game\'s slug (pubg…: PUBG Mobile top-ups; mobilelegends…: Mobile Legends). Give pid or slug.', example: EXAMPLE_CHECK.slug }),
-    userId: CELL().regex(NOT_BLANK, 'must not be blank').openapi({ description: 'The player id (PUBG Mobile) or user id (Mobile Legends), as the order will carry it.', example: EXAMPLE_CHECK.userId }),
+    userId: CELL().regex(NOT_BLANK, 'must not be blank').openapi({ description: 'The player id (PUBG Mobile) or user id (Mobile Legends), as the order will carry it: digits only (at most 20). Another form is refused before any call, 422 INVALID_CHECK naming userId (and a zoneId that is not digits, naming zoneId).', example: EXAMPLE_CHECK.userId }),
     zoneId: CELL().optional().openapi({ description: 'Mobile Legends: the zone id (required there; refused for PUBG Mobile: 422 INVALID_CHECK).', example: EXAMPLE_CHECK.zoneId }),
     account: CELL(64).optional().openapi({ description: 'With several accounts: the account whose supplier key and rate budget make the check (default: the first).' }),
   })

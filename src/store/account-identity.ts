@@ -214,6 +214,39 @@ class Conflicts extends Error {
 }
 
 /**
+ * The renames the accounts file makes against what the store recorded: a known account whose name
+ * the file no longer has, its endpoint and key under a new name. Reads only.
+ */
+function findRenames(db: Db, configured: readonly ConfiguredIdentity[]): { old: ConfiguredIdentity; to: ConfiguredIdentity; rows: number }[] {
+  const names = new Set(configured.map((c) => c.name));
+  const known = db.prepare('SELECT name, origin, key_fp AS keyFp FROM account_identities').all() as ConfiguredIdentity[];
+  const out: { old: ConfiguredIdentity; to: ConfiguredIdentity; rows: number }[] = [];
+  for (const old of known) {
+    // A retired identity (retireRepointed) is not an account to rename: it never sends.
+    if (names.has(old.name) || isRetiredName(old.name)) continue;
+    const to = configured.find((c) => c.origin === old.origin && c.keyFp === old.keyFp);
+    if (!to) continue;
+    out.push({ old, to, rows: (db.prepare('SELECT count(*) AS n FROM rows WHERE account = ?').get(old.name) as { n: number }).n });
+  }
+  return out;
+}
+
+/**
+ * What reconcileAccounts would do, without doing it: for a command that only reads (doctor, status,
+ * balance …). A rename is applied by a process that sends (runtime.ts), when it opens the home: a
+ * read-only command applying it would move the rows, the pause and the call log of an account to a
+ * name the running daemon does not know (it read the accounts file when it started). So the
+ * renames are returned as pending, and the conflicts that would refuse a start (reads only: a
+ * renamed account has the same endpoint and key, so its rows can never be in conflict).
+ */
+export function pendingAccountChanges(db: Db, configured: readonly ConfiguredIdentity[]): { pending: Renamed[]; conflicts: IdentityConflict[] } {
+  return db.transaction(() => ({
+    pending: findRenames(db, configured).map((r) => ({ from: r.old.name, to: r.to.name, rows: r.rows })),
+    conflicts: configured.map((c) => conflictOf(db, c.name, c) ?? restoredConflictOf(db, c.name, c)).filter((c): c is IdentityConflict => c !== undefined),
+  }))();
+}
+
+/**
  * Holds the configured accounts to what the store recorded (see the file's comment). Renames are
  * applied; conflicts roll everything back and are returned (the caller refuses the start).
  */
@@ -221,13 +254,7 @@ export function reconcileAccounts(db: Db, configured: readonly ConfiguredIdentit
   const renamed: Renamed[] = [];
   const run = db.transaction(() => {
     const names = new Set(configured.map((c) => c.name));
-    const known = db.prepare('SELECT name, origin, key_fp AS keyFp FROM account_identities').all() as ConfiguredIdentity[];
-    for (const old of known) {
-      // A retired identity (retireRepointed) is not an account to rename: it never sends.
-      if (names.has(old.name) || isRetiredName(old.name)) continue;
-      const to = configured.find((c) => c.origin === old.origin && c.keyFp === old.keyFp);
-      if (!to) continue;
-      const rows = (db.prepare('SELECT count(*) AS n FROM rows WHERE account = ?').get(old.name) as { n: number }).n;
+    for (const { old, to, rows } of findRenames(db, configured)) {
       db.prepare('INSERT INTO account_renames (from_name, to_name, origin, key_fp, at, rows) VALUES (?, ?, ?, ?, ?, ?)').run(old.name, to.name, old.origin, old.keyFp, now, rows);
       db.prepare('UPDATE rows SET account = ? WHERE account = ?').run(to.name, old.name);
       renameReferences(db, old.name, to.name);

@@ -91,12 +91,20 @@ describe('a renamed account keeps everything the store holds for it', () => {
     const readingsBefore = query<{ n: number }>(home, "SELECT count(*) AS n FROM balance_readings WHERE account = 'second'")[0]!.n;
     expect(readingsBefore).toBeGreaterThan(0);
 
-    // The operator renames `second` to `backup` (same URL, same key). The next command that opens
-    // the accounts (here `topup balance`, which reads each balance) renames it.
+    // The operator renames `second` to `backup` (same URL, same key). A command that only reads
+    // (here `topup balance`) says the rename is pending and leaves the store as it is; the daemon's
+    // next start renames it (test/accounts/rename-pending.test.ts).
     writeAccounts(home, a, b, 'backup');
     const bal = await runCli(['balance', '--json'], env);
     expect(bal.code, bal.stderr).toBe(0);
-    expect(bal.stderr + bal.stdout).toMatch(/account \\?"second\\?" is named \\?"backup\\?" now/);
+    expect(bal.stderr + bal.stdout).toMatch(/account \\?"second\\?" is named \\?"backup\\?" in accounts\.toml: not applied yet/);
+    expect(query(home, "SELECT 1 FROM rows WHERE account = 'backup'")).toHaveLength(0);
+    const restarted = startDaemon(env);
+    try {
+      await expect.poll(() => /account \\?"second\\?" is named \\?"backup\\?" now/.test(restarted.output()), { timeout: 60_000, interval: 100 }).toBe(true);
+    } finally {
+      await restarted.stop();
+    }
 
     const after = await statusAccounts(env);
     expect(after.map((x) => x.account)).toEqual(['main', 'backup']);

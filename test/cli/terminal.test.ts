@@ -96,7 +96,7 @@ describe('on a terminal', () => {
     const progress = lines.filter((l) => l.includes(' progress b'));
     expect(progress.length, r.out).toBeGreaterThanOrEqual(1);
     for (const p of progress) {
-      expect(p).toMatch(/^\d\d:\d\d:\d\d INFO    progress b\d{6}-[0-9a-f]{6} \(big\.csv\): \d+\/24 done; sent \d+, completed \d+, cancelled 0, rejected 0, invalid 0; spent \d+\.\d\d USD; ETA (\d+s|\d+m\d\ds)$/);
+      expect(p).toMatch(/^\d\d:\d\d:\d\d UTC INFO    progress b\d{6}-[0-9a-f]{6} \(big\.csv\): \d+\/24 done; sent \d+, completed \d+, cancelled 0, rejected 0, invalid 0; spent \d+\.\d\d USD; ETA (\d+s|\d+m\d\ds)$/);
     }
     expect(lines.length, r.out).toBeLessThan(40);
 

@@ -32,7 +32,7 @@ describe('log entries as sentences', () => {
   it('the daemon starts each line with the time, the level and SANDBOX', () => {
     const { lines, log } = capture(true);
     log.info({ batch: 'b250101-abcdef' }, 'took batch');
-    expect(lines[0]).toMatch(/^\d\d:\d\d:\d\d INFO    SANDBOX took batch \(batch: b250101-abcdef\)\n$/);
+    expect(lines[0]).toMatch(/^\d\d:\d\d:\d\d UTC INFO    SANDBOX took batch \(batch: b250101-abcdef\)\n$/);
     expect(textLine('not json', { time: true })).toBe('not json');
   });
 });
