@@ -25,7 +25,7 @@ export const LAYERS: readonly { name: string; paths: readonly string[]; what: st
   { name: 'domain', paths: ['claim/', 'dispatch/', 'poll/', 'outbox/', 'orders/'], what: 'what happens to a batch: claimed and loaded, sent, followed, written out; API orders accepted into the day\'s batch' },
   { name: 'app', paths: ['engine/', 'ops/', 'notify/', 'reports/', 'webhooks/'], what: 'the engine and its stages, operator actions, notifications, scheduled reports, order webhooks' },
   { name: 'faces', paths: ['commands/', 'console/', 'metrics/', 'orderapi/'], what: 'the CLI commands, the web console, /metrics, the order API' },
-  { name: 'entry', paths: ['cli.ts', 'daemon.ts', 'service-cli.ts'], what: 'the programs: topup, its daemon, and topup as the systemd service sees it (deploy/topup-cli.sh)' },
+  { name: 'entry', paths: ['cli.ts', 'program.ts', 'daemon.ts', 'service-cli.ts'], what: 'the programs: topup (cli.ts sets the start-up heap flag, then loads program.ts), its daemon, and topup as the systemd service sees it (deploy/topup-cli.sh)' },
 ];
 
 /** Imports allowed against the rule, each with why. An entry is `from -> to` (paths under src/). */

@@ -10,6 +10,7 @@ import type { AddressInfo } from 'node:net';
 import { hostname } from 'node:os';
 import { createAdaptorServer } from '@hono/node-server';
 import { scrub } from '../kernel/log.js';
+import { coerceError } from '../kernel/errors.js';
 import { secretsOf } from '../config/config.js';
 import { Listing } from '../store/listing.js';
 import { AuditStore } from '../store/audit.js';
@@ -23,9 +24,52 @@ import { CALLER_LIMIT, LoginThrottle, Sessions, TOTAL_LIMIT } from './auth.js';
 import { systemClock } from '../kernel/clock.js';
 import { createConsoleApp } from './app.js';
 import type { ConsoleDeps, Services } from './services.js';
+import { Hono } from 'hono';
 import { createOrderDesk } from '../orders/desk.js';
-import { createOrderApi } from '../orderapi/api.js';
+import type { OrderApiDeps } from '../orderapi/api.js';
+import { problemResponse } from '../orderapi/problem.js';
 import { TokenStore } from '../orderapi/tokens.js';
+
+/**
+ * The order API, mounted on /api/v1 like the application itself, but loaded at its first request:
+ * its routes are zod schemas (zod, @hono/zod-openapi: about 100 modules and 2–4 MB of heap) that a
+ * daemon whose shop never calls the API would hold for nothing (issue 34, idle memory: docs/bench.md).
+ * A home with a usable token (TOPUP_ORDER_API_TOKEN, or one made by `topup token create`) has a
+ * shop: there `ready()` loads it as soon as the console listens, so no order waits for the import
+ * (the import alone: 1.0–2.4 s at a load of 22 on 2 cores). Otherwise the first request waits for it (once; every request
+ * meanwhile waits for the same one);
+ * each request then goes to the API's own Hono application with the request and the server's
+ * bindings (the caller's address) as they came, under the same /api/v1 prefix, so the API answers
+ * exactly as when it was mounted directly: its guards, problems, 404s and 405s.
+ */
+function orderApiOnFirstUse(deps: OrderApiDeps): { app: Hono; ready(): void } {
+  let loading: Promise<Hono> | null = null;
+  const load = (): Promise<Hono> =>
+    (loading ??= import('../orderapi/api.js').then(
+      ({ createOrderApi }) => new Hono().route('/api/v1', createOrderApi(deps)),
+      (err: unknown) => {
+        // Not kept: the next request tries again (a module that could not be read, dist/ being replaced).
+        loading = null;
+        throw err;
+      },
+    ));
+  const lazy = new Hono();
+  lazy.all('*', async (c) => {
+    let api: Hono;
+    try {
+      api = await load();
+    } catch (err) {
+      // Still the API's kind of answer (a problem, never a console page): nothing was stored.
+      deps.rt.log.error({ component: 'order-api', err: coerceError(err).message }, 'order API: cannot be loaded');
+      return problemResponse({ status: 500, code: 'INTERNAL', detail: 'The order API could not be loaded (the daemon log has the details). Nothing was stored: send the same request again.' });
+    }
+    return api.fetch(c.req.raw, c.env);
+  });
+  const ready = (): void => {
+    load().catch((err: unknown) => deps.rt.log.error({ component: 'order-api', err: coerceError(err).message }, 'order API: cannot be loaded'));
+  };
+  return { app: lazy, ready };
+}
 
 /** meta key: the URL the daemon's console last listened on (its TOPUP_CONSOLE, resolved). */
 export const CONSOLE_URL_KEY = 'console.url';
@@ -79,17 +123,18 @@ export async function startConsole(deps: ConsoleDeps): Promise<RunningConsole | 
   const metrics = new Metrics({ rt, runner, notifier, listing, balances: () => balance.all() });
   // The order API on the console's listener: accepted orders wake the runner at once (no inbox wait).
   const desk = deps.desk ?? createOrderDesk(rt, () => runner.wake());
-  const orderApi = createOrderApi({
+  const tokens = new TokenStore(rt.db, rt.clock, rt.config.orderApi.token);
+  const orderApi = orderApiOnFirstUse({
     rt,
     desk,
     players: desk,
-    tokens: new TokenStore(rt.db, rt.clock, rt.config.orderApi.token),
+    tokens,
     wake: () => runner.wake(),
     stopping: () => runner.snapshot({ batches: false }).stopping,
     batchBodyMax: settings.uploadMaxBytes,
     onAnswer: (answer) => metrics.apiOrders.inc({ answer }),
   });
-  const app = createConsoleApp(svc, metrics, orderApi);
+  const app = createConsoleApp(svc, metrics, orderApi.app);
   const server = createAdaptorServer({ fetch: app.fetch, overrideGlobalObjects: false }) as Server;
   const listening = await new Promise<AddressInfo | Error>((resolve) => {
     server.once('error', resolve);
@@ -117,6 +162,8 @@ export async function startConsole(deps: ConsoleDeps): Promise<RunningConsole | 
   // Every balance read through an account's client (a batch's balance after among them) is that
   // account's reading (Account.lastBalance): nothing to record here.
   balance.start();
+  // A shop can call the API: have it ready before its first order (see orderApiOnFirstUse).
+  if (rt.config.orderApi.token !== null || tokens.list().some((t) => t.revokedAt === null)) orderApi.ready();
   const url = urlOf(settings.host, listening.port);
   // Where it listens, for commands run without the daemon's environment (topup token create's hint).
   rt.meta.set(CONSOLE_URL_KEY, url);
