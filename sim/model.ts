@@ -396,7 +396,7 @@ export class ModelApi {
   readonly postedTrxids: string[] = [];
   /** The trxid of every check request that reached it, as sent (whatever was answered). */
   readonly checkTrxids: string[] = [];
-  /** Sim times it answered an account signal (401, 403, a redirect, a 404/405/501 to a POST): an account pause needs one (invariant 34). */
+  /** Sim times it answered an account signal (401, 403, a redirect, a 404/405/501 to a POST): an account pause needs one (invariant 33). */
   readonly accountSignals: number[] = [];
   /** Sim times it answered GET /history with 404 (`read-404`). */
   readonly history404s: number[] = [];
@@ -550,7 +550,7 @@ export class ModelApi {
   /** Every answer leaves through here: the Date header an origin server adds. */
   answer(req: ModelRequest): ModelReply {
     const r = this.handle(req);
-    // Invariant 34: what an account pause may stand on (classify.ts: 401, 403, a redirect, a missing POST route).
+    // Invariant 33: what an account pause may stand on (classify.ts: 401, 403, a redirect, a missing POST route).
     if (r.kind === 'answer' && (r.status === 401 || r.status === 403 || (r.status >= 300 && r.status < 400) || (req.method !== 'GET' && [404, 405, 501].includes(r.status)))) this.accountSignals.push(this.#sim.mono);
     if (r.kind === 'answer' && this.profile.serverSkewMs !== null) r.headers = { date: new Date(this.serverNow).toUTCString(), ...r.headers };
     return r;

@@ -832,7 +832,7 @@ export async function runSchedule(s: Schedule, opts: RunOptions = {}): Promise<R
   const liveQuery = observer.db.prepare(`SELECT r.batch_id AS batch, r.idx, r.line, r.state, r.error, r.account, r.trxid, b.wait_reason AS wait, b.source_name AS src FROM rows r JOIN batches b ON b.id = r.batch_id WHERE r.state IN (${LIVE_STATES.map((x) => `'${x}'`).join(', ')})`);
   // An account's pause (maintenance, account trouble) is stored in meta (account/pauses.ts) and shown by `topup status`, the console and the notifier: a stated reason too.
   const pausedQuery = observer.db.prepare(`SELECT key, value FROM meta WHERE key = 'dispatch.pause' OR key LIKE 'dispatch.pause:%'`);
-  /** Invariant 34: the account pauses present at the last sample (account name → its `since`): a pause is judged when it appears. */
+  /** Invariant 33: the account pauses present at the last sample (account name → its `since`): a pause is judged when it appears. */
   const pausesSeen = new Map<string, number>();
   /** Invariant 34: the rows judged for a history route gone (flagged once). */
   const goneFlagged = new Set<string>();
@@ -848,7 +848,7 @@ export async function runSchedule(s: Schedule, opts: RunOptions = {}): Promise<R
     const seen = new Set<string>();
     const pauseRows = pausedQuery.all() as { key: string; value: string }[];
     const paused = new Set(pauseRows.map((x) => (x.key === 'dispatch.pause' ? 'default' : x.key.slice('dispatch.pause:'.length))));
-    // 34. An account is paused for account trouble only when its supplier said so (401, 403, a
+    // 33. An account is paused for account trouble only when its supplier said so (401, 403, a
     // redirect, a missing POST route): a 404 to a read is about that order or route, never the account.
     for (const name of [...pausesSeen.keys()]) if (!paused.has(name)) pausesSeen.delete(name);
     for (const x of pauseRows) {
@@ -864,7 +864,7 @@ export async function runSchedule(s: Schedule, opts: RunOptions = {}): Promise<R
       pausesSeen.set(name, p.since ?? 0);
       const m = apiOf(name);
       const signal = m.accountSignals.some((t) => t <= sim.mono && t >= sim.mono - dt - 60_000);
-      if (!signal) liveness.push(`ACCOUNT PAUSE (34): account ${name} paused at ${(sim.mono / 1000).toFixed(1)} s for account trouble (${p.code ?? '?'}: ${(p.detail ?? '').slice(0, 200)}) while its supplier gave no 401, 403, redirect or missing POST route in the last ${Math.round((dt + 60_000) / 1000)} s`);
+      if (!signal) liveness.push(`ACCOUNT PAUSE (33): account ${name} paused at ${(sim.mono / 1000).toFixed(1)} s for account trouble (${p.code ?? '?'}: ${(p.detail ?? '').slice(0, 200)}) while its supplier gave no 401, 403, redirect or missing POST route in the last ${Math.round((dt + 60_000) / 1000)} s`);
     }
     for (const r of liveQuery.all() as { batch: string; idx: number; line: number; state: string; error: string | null; account: string; trxid: string | null; wait: string | null; src: string }[]) {
       const k = `${r.batch}:${r.idx}`;
@@ -877,7 +877,7 @@ export async function runSchedule(s: Schedule, opts: RunOptions = {}): Promise<R
       }
       const stated = r.wait !== null || paused.has(r.account);
       if (DOUBT_STATES.includes(r.state) && !stated) t.doubtMs += dt;
-      // 34b. The history route gone (read-404, never clearing): a row searching cannot be settled by
+      // 34. The history route gone (read-404, never clearing): a row searching cannot be settled by
       // history, so its next history check (a 404) sends it to review, not R later.
       const gone = r.state === 'searching' && !stated ? apiOf(r.account, r.trxid).profile.read404?.gone : undefined;
       if (gone && gone.route === 'history' && sim.mono >= gone.fromMs && sim.mono < gone.untilMs && sim.mono - Math.max(t.since, gone.fromMs) > HISTORY_GONE_REVIEW_MS && !goneFlagged.has(k)) {

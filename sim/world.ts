@@ -49,6 +49,17 @@
  *    refused as "trxid already used" in words (punctuated, or only in a validation `errors` bag),
  *    and its history lists the order only minutes later: read as a plain refusal, the row would
  *    be judged "not placed" by a history that does not show it yet; invariant 2.
+ *  - player checks (`checks`, issue 31): POST /pubgvvfy and /mlvfy answered found, not found (in
+ *    the spec's and real-world shapes), lost before or after the check ran, with error pages, 429s,
+ *    a refused window, a refusal for balance, each check that runs charged the supplier's tariff;
+ *    some rows' players do not exist, some of those say sendWithoutCheck; invariants 30, 31, 32;
+ *  - a 404 on reads (`read-404`): GET /orders/:id behind a read replica, /history 404 in a deploy
+ *    window, or either route gone (never clearing for the engine), in the spec's and real-world
+ *    404 shapes; invariants 33 (an account pause stands on an account signal) and 34 (a row
+ *    searching when history is gone goes to review at its next check), and 2, 5, 20;
+ *  - lines written into a claimed file (`late-lines`): an operator or a spreadsheet appends lines
+ *    to, or rewrites a line of, the file of a batch after it was claimed; invariant 35 (never
+ *    ordered, one `skipped` result row each, counted by the summary).
  * Not drawn yet: a home whose database is replaced by an older copy (docs/simulator.md, Limits).
  */
 import fc from 'fast-check';
