@@ -775,11 +775,18 @@ export async function runSchedule(s: Schedule, opts: RunOptions = {}): Promise<R
   let lateSeq = 0;
   if (has(w, 'late-lines')) {
     for (const lw of w!.lateWrites ?? []) {
-      sim.at(lw.at, null, `lines written into a claimed file (${lw.how})`, () => {
+      // The writer comes back to a file whose rows were read (an `open` batch): from the drawn time
+      // (folded into the first half minute, when the drops begin), at the first second it finds one
+      // (up to six minutes later).
+      let tries = 0;
+      const write = (): void => {
         if (!observerRt) return;
-        const open = observerRt.batches.unfinished().filter((b) => b.apiDay === null && existsSync(join(home, b.jobFile)) && join(home, b.jobFile).startsWith(config.jobsDir)).reverse();
+        const open = observerRt.batches.unfinished().filter((b) => b.apiDay === null && b.state === 'open' && existsSync(join(home, b.jobFile)) && join(home, b.jobFile).startsWith(config.jobsDir)).reverse();
         const b = open[lw.nth % Math.max(1, open.length)];
-        if (!b) return;
+        if (!b) {
+          if (++tries <= 360) sim.at(1_000, null, 'a writer looks for a claimed file again', write);
+          return;
+        }
         const path = join(home, b.jobFile);
         const text = readFileSync(path, 'utf8');
         const eol = text.includes('\r\n') ? '\r\n' : '\n';
@@ -809,7 +816,8 @@ export async function runSchedule(s: Schedule, opts: RunOptions = {}): Promise<R
         const past = new Date(Date.now() - 3_600_000);
         utimesSync(path, past, past);
         lateWritten.set(b.id, (lateWritten.get(b.id) ?? 0) + n);
-      });
+      };
+      sim.at(1_000 + (lw.at % 30_000), null, `lines written into a claimed file (${lw.how})`, write);
     }
   }
 
