@@ -151,6 +151,8 @@ export interface ModelOrder {
   refundMicros?: number;
   /** Sim time (monotonic) it was made (a read replica's lag counts from it). */
   madeAtMono?: number;
+  /** For a player who does not exist (`checks`): it fails, refunded, "PLAYER NOT FOUND". */
+  ghost?: boolean;
   /** Monotonic sim time from which a late refund is shown. */
   refundShownFrom?: number;
 }
@@ -475,6 +477,9 @@ export class ModelApi {
     else {
       o.status = 'cancelled';
       o.error = this.#pick(['INVALID PLAYER', 'PROVIDER ERROR', 'OUT OF STOCK UPSTREAM']);
+      // A player who does not exist, as the game's provider says it: in real-world answers, Indonesian
+      // providers' "Data tidak ditemukan" (data not found), words that also mean "no such order".
+      if (o.ghost) o.error = this.profile.style === 'real-world' ? 'Data tidak ditemukan' : 'PLAYER NOT FOUND';
       if (o.fate === 'fail-refund') {
         o.refunded = true;
         const form = this.#refundForm(o);
@@ -958,6 +963,14 @@ export class ModelApi {
     o.fate = this.#chance(this.profile.failShare) ? (this.#chance(0.5) ? 'fail-refund' : 'fail-keep') : 'complete';
     o.codesLateMs = pack.card && this.#chance(0.2) ? 5_000 + Math.floor(this.#rand.random() * 30_000) : 0;
     if (o.fate === 'complete' && this.#chance(this.profile.refundAfterCompleted ?? 0)) o.refundShownFrom = o.endsAt + 10_000 + Math.floor(this.#rand.random() * 120_000);
+    // A top-up for a player who does not exist (`checks`: bought without a check) fails at the
+    // game, refunded, its reason the player's ("PLAYER NOT FOUND"): decided after the draws above, so
+    // the model's random stream is the same. Its reason is then in "not found" words (#settle).
+    const kind = checkKindOf(pack.slug);
+    if (kind !== null && userId !== undefined && !this.playerExists(kind, userId, zoneId)) {
+      o.fate = 'fail-refund';
+      o.ghost = true;
+    }
     return this.#afterCreation(this.orderBody(o));
   }
 
