@@ -771,6 +771,7 @@ export async function runSchedule(s: Schedule, opts: RunOptions = {}): Promise<R
   // does not wait for a writer that is done. Invariant 35: those lines are never ordered, and the
   // result and summary account for every one of them.
   const lateWritten = new Map<string, number>();
+  const lateAt = new Map<string, Set<number>>();
   const latePlayers = new Set<string>();
   let lateSeq = 0;
   if (has(w, 'late-lines')) {
@@ -796,26 +797,30 @@ export async function runSchedule(s: Schedule, opts: RunOptions = {}): Promise<R
         const delimiter = header.split(';').length > header.split(',').length ? ';' : ',';
         const width = header.split(delimiter).length;
         const line = (player: string): string => ['PUBG-60', player, ...Array.from({ length: Math.max(0, width - 2) }, () => '')].join(delimiter);
-        let n = 0;
+        // The lines no stored row stands for as it was read, by line number: a line rewritten twice,
+        // or an appended line rewritten, is one line (outbox/late-lines.ts gives each one result row).
+        const lateLines = lateAt.get(b.id) ?? new Set<number>();
+        lateAt.set(b.id, lateLines);
         if ((lw.how === 'rewrite' || lw.how === 'both') && lines.length > 1) {
           const player = String(5_177_000_000 + ++lateSeq);
           lines[lines.length - 1] = line(player);
           latePlayers.add(player);
-          n++;
+          lateLines.add(lines.length);
         }
         if (lw.how === 'append' || lw.how === 'both') {
           for (let i = 0; i < 2; i++) {
             const player = String(5_188_000_000 + ++lateSeq);
             lines.push(line(player));
             latePlayers.add(player);
-            n++;
+            lateLines.add(lines.length);
           }
         }
+        const n = lateLines.size;
         writeFileSync(path, `${lines.join(eol)}${eol}`);
         // Written a while ago (the writer is done): the result need not wait for it to hold still.
         const past = new Date(Date.now() - 3_600_000);
         utimesSync(path, past, past);
-        lateWritten.set(b.id, (lateWritten.get(b.id) ?? 0) + n);
+        lateWritten.set(b.id, n);
       };
       sim.at(1_000 + (lw.at % 30_000), null, `lines written into a claimed file (${lw.how})`, write);
     }
