@@ -81,6 +81,7 @@ import { canonicalBody } from './shop.js';
 import { trxidAsGiven, trxidKey } from '../src/kernel/identity.js';
 import { DERIVED_TRXID } from '../src/dispatch/order-match.js';
 import { checkBalanceRefusals, checkMoneyCells, checkPriceCaps } from './money-invariants.js';
+import { checkPlayerChecks, type CheckWorld } from './check-invariants.js';
 
 /** One acceptance the shop sent (sim/shop.ts) and what it was told. */
 export interface ShopAttempt {
@@ -188,6 +189,13 @@ interface Ctx {
    * `i:<id>` by id, `h:<id>` by id and in history with its trxid (ModelApi.visibleNow).
    */
   reviewWatch?: Map<string, Set<string>> | null;
+  /** `late-lines`: lines the run wrote into each batch's claimed file, and the players of those lines (invariant 35). */
+  lateWritten?: ReadonlyMap<string, number>;
+  latePlayers?: ReadonlySet<string>;
+  /** Issue 31: the run's player checks (absent: TOPUP_PLAYER_CHECKS off). */
+  checkWorld?: CheckWorld;
+  /** Figures: checks charged and never recorded, their sender killed first (invariant 32 counts them). */
+  unrecordedChecks?: { n: number };
 }
 
 const usd = (micros: number): number => Math.round(micros / 10_000) / 100;
@@ -451,10 +459,13 @@ export function judge(c: Ctx): Judgement {
         return i >= 0 ? i : header.lastIndexOf(name);
       };
       const data = table.slice(1);
-      check(data.length === brows.length, () => `batch ${b.id} (${b.sourceName}): ${brows.length} rows stored, ${data.length} result rows`);
+      // Lines written into the claimed file after it was read (`late-lines`) add a `skipped` result row each (35: money-invariants.ts).
+      const written = c.lateWritten?.get(b.id) ?? 0;
+      const late = data.length - brows.length;
+      check(data.length === brows.length || (written > 0 && late === written), () => `batch ${b.id} (${b.sourceName}): ${brows.length} rows stored, ${data.length} result rows${written > 0 ? ` (${written} lines written into its file after the claim)` : ''}`);
       const drop = c.drops.find((d) => d.name === b.sourceName);
       rowNetCents = 0;
-      if (drop) check(data.length === drop.rows.length, () => `batch ${b.id} (${b.sourceName}): ${drop.rows.length} input lines, ${data.length} result rows`);
+      if (drop) check(data.length === drop.rows.length + Math.max(0, late), () => `batch ${b.id} (${b.sourceName}): ${drop.rows.length} input lines, ${data.length} result rows`);
       for (const [i, r] of brows.entries()) {
         const cells = data[i];
         if (!cells) continue;
@@ -516,10 +527,20 @@ export function judge(c: Ctx): Judgement {
   }
 
   // 25. every money cell against the ledger (sim/money-invariants.ts).
-  checkMoneyCells({ rt, rows, batches, apiOf: c.apiOf, check, where });
+  checkMoneyCells({ rt, rows, batches, apiOf: c.apiOf, check, where, ...(c.lateWritten ? { lateWritten: c.lateWritten } : {}) });
+  // 35. a line written into a claimed file is never ordered.
+  if (c.latePlayers && c.latePlayers.size > 0) {
+    for (const m of c.apis) {
+      for (const o of m.orders) {
+        if (o.origin === 'engine' && o.userId !== undefined && c.latePlayers.has(o.userId.trim())) check(false, () => `order ${o.orderId} (trxid ${o.trxid}) was placed for player ${o.userId}, of a line written into a file after it was claimed: never read, never to be ordered (35)`);
+      }
+    }
+  }
   // 27. no row bought above its maxPriceUsd, on any account.
   checkPriceCaps({ rt, rows, batches, apiOf: c.apiOf, check, where });
   checkBalanceRefusals({ rt, rows, batches, apiOf: c.apiOf, check, where });
+  // 30, 31, 32: player checks (issue 31).
+  checkPlayerChecks({ rt, rows, batches, apis: c.apis, world: c.checkWorld, check, where, ...(c.unrecordedChecks ? { unrecorded: c.unrecordedChecks } : {}) });
 
   // 29. A review row is only undecided: the review recheck (poll/review-recheck.ts, every 15
   // minutes in its first day) settles it once the supplier shows its order. After the watch, no row

@@ -149,6 +149,10 @@ export interface ModelOrder {
   refundForm?: 'reported' | 'omitted' | 'late' | 'partial' | 'after-completed';
   /** Micros refunded: amountMicros, or part of it (partial). */
   refundMicros?: number;
+  /** Sim time (monotonic) it was made (a read replica's lag counts from it). */
+  madeAtMono?: number;
+  /** For a player who does not exist (`checks`): it fails, refunded, "PLAYER NOT FOUND". */
+  ghost?: boolean;
   /** Monotonic sim time from which a late refund is shown. */
   refundShownFrom?: number;
 }
@@ -219,6 +223,79 @@ export interface ApiProfile {
    * shows in history only RESEND_WORDS_LAG_MS after that refusal (a history read from a replica).
    */
   resendWords?: boolean;
+  /** Player checks (issue 31, world.ts `checks`): the route's tariff and how its answers fail. Absent: the route answers, free, without faults. */
+  checks?: CheckProfile;
+  /** A 404 on reads (world.ts `read-404`): GET /orders/:id behind a replica, /history in a deploy window, or either route gone. */
+  read404?: Read404Profile;
+}
+
+/**
+ * The supplier's player checks (POST /pubgvvfy, /mlvfy: beyond the seed's spec, from the real
+ * supplier's public clients, shared/real-supplier.md). A check that runs is charged `priceMicros`
+ * by the supplier's tariff, whatever its answer says and whether the answer arrives.
+ */
+export interface CheckProfile {
+  priceMicros: number;
+  /** Answers lost: half before the check ran (nothing charged), half after (charged). */
+  lost: number;
+  /** A 5xx, proxy page or cut body after the check ran (charged). */
+  error: number;
+  /** 429 from the check route's own limiter (nothing charged). */
+  limited: number;
+  /** Windows [from, to) of sim time in which the route is refused (403 with a code, or a bare 404 page: nothing charged). */
+  refused: [number, number][];
+}
+
+/** What a 404 on reads looks like (world.ts `read-404`). */
+export interface Read404Profile {
+  /** GET /orders/:id answers 404 for this long after the order was made (a read replica behind its primary). */
+  lagMs: number;
+  /** Windows [from, to) of sim time in which GET /history answers 404 (a deploy). */
+  history: [number, number][];
+  /** A route gone for the engine (the never-clearing form): every GET of it 404 from `fromMs` until the operator has the supplier fix it. */
+  gone: { route: 'orders' | 'history'; fromMs: number; untilMs: number } | null;
+}
+
+/** One player check the model received (the checks' ledger). */
+export interface ModelCheck {
+  trxid: string;
+  kind: 'pubg' | 'ml';
+  player: string;
+  zone?: string;
+  /** Sim time it arrived. */
+  at: number;
+  /** What the supplier charged for it (0 when it never ran, or the tariff is 0). */
+  chargedMicros: number;
+  /** Whether the check ran (a charge of the tariff, even at 0). */
+  ran: boolean;
+  /** What the model answered: the verdict, or why there was none. */
+  answer: 'found' | 'not-found' | 'lost' | 'error' | 'refused' | 'rate-limited' | 'bad-request';
+  /** The process that sent it (set by the transport). */
+  owner?: string;
+}
+
+/** A player id as the supplier compares it: Unicode-normalised, trimmed, without leading zeros. */
+export function canonPlayer(id: string): string {
+  const t = id.normalize('NFKC').trim();
+  return /^\d+$/.test(t) ? t.replace(/^0+(?=\d)/, '') : t;
+}
+
+/** The ghost key of a player (a player id, with its zone for Mobile Legends). */
+export function ghostKey(kind: 'pubg' | 'ml', userId: string, zoneId?: string): string {
+  return kind === 'ml' ? `ml:${canonPlayer(userId)}(${canonPlayer(zoneId ?? '')})` : `pubg:${canonPlayer(userId)}`;
+}
+
+/** The check a pack's line has at the supplier, by its slug (the model's own reading, not the engine's). */
+export function checkKindOf(slug: string): 'pubg' | 'ml' | null {
+  return slug === 'pubg' ? 'pubg' : slug === 'mobilelegends' ? 'ml' : null;
+}
+
+/** A stable in-game name for a player id (the same id, the same name). */
+export function playerName(key: string): string {
+  let h = 2166136261;
+  for (const ch of key) h = Math.imul(h ^ ch.charCodeAt(0), 16777619) >>> 0;
+  const first = ['Shadow', 'Ace', 'Lotus', 'Viper', 'Nova', 'Rex', 'Kira', 'Zed'];
+  return `${first[h % first.length]}${(h >>> 8) % 10_000}`;
 }
 
 /** How long after a resend refused in words its order stays out of history (`resend-words`). */
@@ -313,8 +390,20 @@ export class ModelApi {
   peer: ModelApi | null = null;
   balanceMicros: number;
   #nextId = 1;
+  /** Players that do not exist (ghostKey): their checks answer not found; orders for them are still made (the money is gone). */
+  readonly ghosts = new Set<string>();
+  /** Every player check that reached it (issue 31): the checks' ledger. */
+  readonly checks: ModelCheck[] = [];
+  /** The trxid of every POST /orders that reached it, as sent (a check's trxid must never be one). */
+  readonly postedTrxids: string[] = [];
+  /** The trxid of every check request that reached it, as sent (whatever was answered). */
+  readonly checkTrxids: string[] = [];
+  /** Sim times it answered an account signal (401, 403, a redirect, a 404/405/501 to a POST): an account pause needs one (invariant 33). */
+  readonly accountSignals: number[] = [];
+  /** Sim times it answered GET /history with 404 (`read-404`). */
+  readonly history404s: number[] = [];
   /** Every request that reached it, for the run's figures. */
-  readonly stats = { requests: 0, created: 0, replays: 0, lostAfter: 0, errorAfter: 0, refused: 0, rateLimited: 0, pidRefused: 0, keyRevoked: 0, peerForbidden: 0, siblingForbidden: 0, resendWords: 0, forever: 0, shapes: 0, shapesAfter: 0, unmarked: 0, refundForms: 0, variants: new Set<string>() };
+  readonly stats = { requests: 0, created: 0, replays: 0, lostAfter: 0, errorAfter: 0, refused: 0, rateLimited: 0, pidRefused: 0, keyRevoked: 0, peerForbidden: 0, siblingForbidden: 0, resendWords: 0, forever: 0, checks: 0, checksCharged: 0, checksNotFound: 0, checksLost: 0, read404: 0, shapes: 0, shapesAfter: 0, unmarked: 0, refundForms: 0, variants: new Set<string>() };
 
   constructor(sim: SimScheduler, profile: ApiProfile, seed: number, account: ModelAccount = ACCOUNT_A) {
     this.#sim = sim;
@@ -369,6 +458,7 @@ export class ModelApi {
       fate: 'complete',
       codesLateMs: 0,
       origin,
+      madeAtMono: this.#sim.mono,
     };
     // Codes are the account's own: two accounts that number orders alike still deliver different codes.
     const codePrefix = this.account.key === SIM_KEY ? order.orderId : `${order.orderId}-B`;
@@ -387,6 +477,9 @@ export class ModelApi {
     else {
       o.status = 'cancelled';
       o.error = this.#pick(['INVALID PLAYER', 'PROVIDER ERROR', 'OUT OF STOCK UPSTREAM']);
+      // A player who does not exist, as the game's provider says it: in real-world answers, Indonesian
+      // providers' "Data tidak ditemukan" (data not found), words that also mean "no such order".
+      if (o.ghost) o.error = this.profile.style === 'real-world' ? 'Data tidak ditemukan' : 'PLAYER NOT FOUND';
       if (o.fate === 'fail-refund') {
         o.refunded = true;
         const form = this.#refundForm(o);
@@ -462,6 +555,8 @@ export class ModelApi {
   /** Every answer leaves through here: the Date header an origin server adds. */
   answer(req: ModelRequest): ModelReply {
     const r = this.handle(req);
+    // Invariant 33: what an account pause may stand on (classify.ts: 401, 403, a redirect, a missing POST route).
+    if (r.kind === 'answer' && (r.status === 401 || r.status === 403 || (r.status >= 300 && r.status < 400) || (req.method !== 'GET' && [404, 405, 501].includes(r.status)))) this.accountSignals.push(this.#sim.mono);
     if (r.kind === 'answer' && this.profile.serverSkewMs !== null) r.headers = { date: new Date(this.serverNow).toUTCString(), ...r.headers };
     return r;
   }
@@ -531,17 +626,30 @@ export class ModelApi {
 
   handle(req: ModelRequest): ModelReply {
     this.stats.requests++;
+    // The ledger of trxids as they arrive, whatever is answered (invariant 31: a check's never an order's).
+    const isCheck = req.method === 'POST' && (req.path === '/pubgvvfy' || req.path === '/mlvfy');
+    if (req.method === 'POST' && (req.path === '/orders' || isCheck)) {
+      let t: unknown;
+      try {
+        t = (JSON.parse(req.body ?? '') as Record<string, unknown>).trxid;
+      } catch {
+        t = undefined;
+      }
+      if (typeof t === 'string') (isCheck ? this.checkTrxids : this.postedTrxids).push(t);
+    }
     const key = req.headers['x-api-key'] ?? req.headers.authorization?.replace(/^Bearer /, '');
     if (key !== this.account.key) return this.#json(401, { success: false, code: 'INVALID_API_KEY', error: 'INVALID_API_KEY' });
     const revoked = this.account.keyRevoked;
     if ((revoked && this.#inWindow([revoked])) || this.#foreverNow('revoked')) {
       // The key revoked mid-run (a leak, a panel mistake): every route refuses it until it is restored.
       this.stats.keyRevoked++;
+      this.accountSignals.push(this.#sim.mono);
       return this.#chance(0.5)
         ? this.#json(401, { success: false, code: 'INVALID_API_KEY', error: 'INVALID_API_KEY' })
         : this.#variant('account:false', () => this.#json(403, { success: false, code: 'API_KEY_REVOKED', error: 'API KEY REVOKED' }));
     }
     if (this.#inWindow(this.profile.accountDown) || this.#foreverNow('account')) {
+      this.accountSignals.push(this.#sim.mono);
       return this.#variant('account:false', () => this.#json(403, { success: false, code: 'ACCOUNT_RESTRICTED', error: 'ACCOUNT_RESTRICTED' }));
     }
     if (this.#rateLimited()) {
@@ -550,6 +658,7 @@ export class ModelApi {
       return this.#json(429, { success: false, code: 'RATE_LIMIT', error: 'TOO MANY REQUESTS' }, headers);
     }
     if (req.method === 'POST' && req.path === '/orders') return this.#submit(req);
+    if (isCheck) return this.#check(req, req.path === '/pubgvvfy' ? 'pubg' : 'ml');
     if (req.method !== 'GET') return this.#json(404, { success: false, error: 'NOT FOUND' });
     if (this.#chance(this.profile.readError)) {
       return this.#pick<ModelReply>([
@@ -576,11 +685,18 @@ export class ModelApi {
       case '/my-ip':
         return this.#json(200, { success: true, ip: '203.0.113.7' });
       case '/history':
+        if (this.#read404('history')) {
+          this.history404s.push(this.#sim.mono);
+          return this.#notFound(req.path);
+        }
         return this.#history(req.query);
     }
     const m = /^\/orders\/(.+)$/.exec(req.path);
     if (m) {
       const o = this.#byIdFolded.get(decodeURIComponent(m[1]!).toLowerCase());
+      // `read-404`: the route gone, or a read replica that has not seen the order yet.
+      const r4 = this.profile.read404;
+      if (this.#read404('orders') || (o && r4 && o.madeAtMono !== undefined && this.#sim.mono - o.madeAtMono < r4.lagMs)) return this.#notFound(req.path);
       if (!o) return this.#json(404, { success: false, error: 'ORDER NOT FOUND' });
       return this.#json(200, this.orderBody(o));
     }
@@ -600,12 +716,125 @@ export class ModelApi {
     if ((revoked && this.#inWindow([revoked])) || this.#foreverNow('revoked') || this.#inWindow(this.profile.accountDown) || this.#foreverNow('account') || this.profile.readError > 0) return out;
     const hiding = this.#hidden.size > 0 && this.#sim.mono < (this.profile.forever?.untilMs ?? 0);
     const now = this.#sim.mono;
+    // `read-404`: a route gone shows nothing; a history in a deploy window may be the one look a round has.
+    const r4 = this.profile.read404;
+    if (this.#read404('orders') || this.#read404('history') || (r4 && r4.history.length > 0)) return out;
     for (const o of this.orders) {
       if (o.origin !== 'engine') continue;
       const inHistory = this.profile.historyTrxid && o.trxid !== null && (!hiding || !this.#hidden.has(o)) && !((this.#lagUntil.get(o) ?? 0) > now);
       out.add(`${inHistory ? 'h' : 'i'}:${o.orderId}`);
     }
     return out;
+  }
+
+  /** Is this read route answering 404 now (`read-404`: gone, or /history in a deploy window)? */
+  #read404(route: 'orders' | 'history'): boolean {
+    const r4 = this.profile.read404;
+    if (!r4) return false;
+    const t = this.#sim.mono;
+    if (r4.gone && r4.gone.route === route && t >= r4.gone.fromMs && t < r4.gone.untilMs) return true;
+    return route === 'history' && this.#inWindow(r4.history);
+  }
+
+  /** A 404 to a read as suppliers write it: the spec's, with a code, framework defaults, proxy and empty pages. */
+  #notFound(path: string): ModelReply {
+    this.stats.read404++;
+    const api = `/api/v1${path}`;
+    return this.#pick<ModelReply>([
+      this.#json(404, { success: false, error: 'ORDER NOT FOUND' }),
+      this.#json(404, { success: false, code: 'ORDER_NOT_FOUND', error: 'Order not found' }),
+      this.#json(404, { message: 'Not Found' }),
+      this.#json(404, { timestamp: new Date(this.serverNow).toISOString(), status: 404, error: 'Not Found', path: api }),
+      { kind: 'answer', status: 404, headers: { 'content-type': 'text/html; charset=utf-8' }, body: `<!DOCTYPE html><html><head><title>Error</title></head><body><pre>Cannot GET ${api}</pre></body></html>` },
+      { kind: 'answer', status: 404, headers: { 'content-type': 'text/html' }, body: '<html><head><title>404 Not Found</title></head><body><center><h1>404 Not Found</h1></center><hr><center>nginx</center></body></html>' },
+      { kind: 'answer', status: 404, headers: { 'content-type': 'application/json' }, body: '' },
+    ]);
+  }
+
+  /** Whether a player exists at this supplier (ghosts do not). */
+  playerExists(kind: 'pubg' | 'ml', userId: string, zoneId?: string): boolean {
+    return !this.ghosts.has(ghostKey(kind, userId, zoneId));
+  }
+
+  /**
+   * POST /pubgvvfy `{playerId, trxid}` and /mlvfy `{userId, zoneId, trxid}` (issue 31). Never makes
+   * an order. A check that runs is charged the tariff (the checks' ledger), whether its answer
+   * arrives or not; one refused, rate-limited or lost on its way in is not.
+   */
+  #check(req: ModelRequest, kind: 'pubg' | 'ml'): ModelReply {
+    this.stats.checks++;
+    let body: Record<string, unknown>;
+    try {
+      body = JSON.parse(req.body ?? '') as Record<string, unknown>;
+    } catch {
+      body = {};
+    }
+    const str = (x: unknown): string | undefined => (typeof x === 'string' ? x : typeof x === 'number' ? String(x) : undefined);
+    const trxid = str(body.trxid);
+    const player = str(kind === 'pubg' ? body.playerId : body.userId);
+    const zone = kind === 'ml' ? str(body.zoneId) : undefined;
+    const rec: ModelCheck = { trxid: trxid ?? '', kind, player: player ?? '', ...(zone !== undefined ? { zone } : {}), at: this.#sim.mono, chargedMicros: 0, ran: false, answer: 'bad-request' };
+    this.checks.push(rec);
+    if (!trxid || !player || (kind === 'ml' && !zone)) return this.#json(400, { success: false, error: 'INVALID REQUEST' });
+    const p: CheckProfile = this.profile.checks ?? { priceMicros: 0, lost: 0, error: 0, limited: 0, refused: [] };
+    const rw = this.profile.style === 'real-world';
+    if (this.#inWindow(p.refused)) {
+      rec.answer = 'refused';
+      return this.#chance(0.5)
+        ? this.#json(403, { success: false, code: 'FEATURE_DISABLED', error: 'Player check is not enabled for this account' })
+        : { kind: 'answer', status: 404, headers: { 'content-type': 'text/html' }, body: `<!DOCTYPE html><html><body><pre>Cannot POST /api/v1${req.path}</pre></body></html>` };
+    }
+    if (this.#chance(p.limited)) {
+      rec.answer = 'rate-limited';
+      return this.#json(429, { success: false, code: 'RATE_LIMIT', error: 'TOO MANY REQUESTS' }, this.profile.retryAfter ? { 'retry-after': '2' } : {});
+    }
+    if (this.#chance(p.lost / 2)) {
+      rec.answer = 'lost';
+      this.stats.checksLost++;
+      return { kind: 'lost' };
+    }
+    if (this.balanceMicros < p.priceMicros) {
+      rec.answer = 'refused';
+      return this.#json(402, { success: false, code: 'INSUFFICIENT_BALANCE', error: 'Insufficient balance for player check' });
+    }
+    // The check runs: charged by the tariff from here on, whatever becomes of its answer.
+    rec.ran = true;
+    rec.chargedMicros = p.priceMicros;
+    this.balanceMicros -= p.priceMicros;
+    if (p.priceMicros > 0) this.stats.checksCharged++;
+    const exists = this.playerExists(kind, player, zone);
+    if (this.#chance(p.lost / 2)) {
+      rec.answer = 'lost';
+      this.stats.checksLost++;
+      return { kind: 'lost' };
+    }
+    if (this.#chance(p.error)) {
+      rec.answer = 'error';
+      return this.#pick<ModelReply>([
+        { kind: 'answer', status: 502, headers: { 'content-type': 'text/html' }, body: '<html><body><h1>502 Bad Gateway</h1></body></html>' },
+        this.#json(500, { success: false, error: 'INTERNAL ERROR' }),
+        { kind: 'answer', status: 200, headers: { 'content-type': 'application/json' }, body: '{"success":true,"player', cut: true },
+      ]);
+    }
+    rec.answer = exists ? 'found' : 'not-found';
+    if (!exists) {
+      this.stats.checksNotFound++;
+      if (!rw) return this.#json(200, { success: false, error: 'Player not found' });
+      return this.#pick<ModelReply>([
+        this.#json(200, { success: false, error: 'Player not found' }),
+        this.#json(400, { success: false, code: 'PLAYER_NOT_FOUND', error: 'Player not found' }),
+        this.#json(422, { success: false, code: 'PLAYER_NOT_FOUND', message: 'Player not found' }),
+        this.#json(404, { success: false, error: 'Player not found' }),
+      ]);
+    }
+    const name = playerName(ghostKey(kind, player, zone));
+    if (!rw) return this.#json(200, { success: true, playerName: name });
+    return this.#pick<ModelReply>([
+      this.#json(200, { success: true, playerName: name }),
+      this.#json(200, { success: true, name }),
+      this.#json(200, { status: 'success', data: { playerName: name } }),
+      this.#json(200, { success: 'true', data: { name } }),
+    ]);
   }
 
   #history(q: URLSearchParams): ModelReply {
@@ -734,6 +963,14 @@ export class ModelApi {
     o.fate = this.#chance(this.profile.failShare) ? (this.#chance(0.5) ? 'fail-refund' : 'fail-keep') : 'complete';
     o.codesLateMs = pack.card && this.#chance(0.2) ? 5_000 + Math.floor(this.#rand.random() * 30_000) : 0;
     if (o.fate === 'complete' && this.#chance(this.profile.refundAfterCompleted ?? 0)) o.refundShownFrom = o.endsAt + 10_000 + Math.floor(this.#rand.random() * 120_000);
+    // A top-up for a player who does not exist (`checks`: bought without a check) fails at the
+    // game, refunded, its reason the player's ("PLAYER NOT FOUND"): decided after the draws above, so
+    // the model's random stream is the same. Its reason is then in "not found" words (#settle).
+    const kind = checkKindOf(pack.slug);
+    if (kind !== null && userId !== undefined && !this.playerExists(kind, userId, zoneId)) {
+      o.fate = 'fail-refund';
+      o.ghost = true;
+    }
     return this.#afterCreation(this.orderBody(o));
   }
 

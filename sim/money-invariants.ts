@@ -41,6 +41,8 @@ export interface MoneyCtx {
   apiOf: (account: string, trxid?: string | null) => ModelApi;
   check: (ok: boolean, message: () => string) => void;
   where: (r: Row) => string;
+  /** `late-lines`: how many lines the run wrote into each batch's claimed file after the claim (invariant 35). */
+  lateWritten?: ReadonlyMap<string, number>;
 }
 
 const cents = (micros: number): number => Math.round(micros / 10_000);
@@ -115,6 +117,14 @@ export function checkMoneyCells(c: MoneyCtx): void {
       };
       const data = table.slice(1);
       resultRows = data.length;
+      // 35. lines written into the claimed file after it was read: each has a result row after the
+      // batch's own, `skipped` (never ordered); there are as many as were written, or none when the
+      // result was being written meanwhile (outbox/late-lines.ts: lines after the result are not in it).
+      const late = data.length - brows.length;
+      const written = c.lateWritten?.get(b.id) ?? 0;
+      check(late === 0 || late === written, () => `batch ${b.id} (${b.sourceName}): its result has ${data.length} rows for ${brows.length} stored rows; ${written} lines were written into its file after the claim (35)`);
+      const statusCol = header.lastIndexOf('result_status') >= 0 ? header.lastIndexOf('result_status') : header.lastIndexOf('status');
+      for (const cells of data.slice(brows.length)) check(statusCol >= 0 && cells[statusCol] === 'skipped', () => `batch ${b.id} (${b.sourceName}): a result row for a line written after the claim says ${JSON.stringify(statusCol >= 0 ? cells[statusCol] : '(no status column)')}, not skipped (35)`);
       for (const [i, r] of brows.entries()) {
         const cells = data[i];
         if (!cells) continue;
@@ -157,6 +167,12 @@ export function checkMoneyCells(c: MoneyCtx): void {
       for (const state of ['completed', 'cancelled', 'rejected', 'review'] as const) {
         const n = brows.filter((r) => r.state === state).length;
         check(s.counts[state] === n, () => `batch ${b.id} (${b.sourceName}): the summary counts ${s.counts[state]} ${state}, the store holds ${n}`);
+      }
+      // e. (35) lines written into the file after the claim are counted skipped, beside the store's skipped rows.
+      if (resultRows !== null) {
+        const storeSkipped = brows.filter((r) => r.state === 'skipped').length;
+        const late = Math.max(0, resultRows - brows.length);
+        check((s.counts.skipped ?? 0) === storeSkipped + late, () => `batch ${b.id} (${b.sourceName}): the summary counts ${s.counts.skipped ?? 0} skipped; the store holds ${storeSkipped} and the result ${late} lines written after the claim (35)`);
       }
       // e. the counts add up to the rows, which are the result file's.
       const counted = Object.values(s.counts).reduce((n, x) => n + x, 0);

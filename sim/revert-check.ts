@@ -35,7 +35,7 @@ for (const r of REVERTS) {
     }
     execFileSync(process.execPath, [join(ROOT, 'node_modules/typescript/bin/tsc'), '--noEmit', '-p', join(dir, 'tsconfig.json')], { cwd: dir, stdio: 'inherit' });
     const t0 = performance.now();
-    const out = spawnSync(process.execPath, ['--import', 'tsx', join(dir, 'sim/run.ts'), '--seed', String(seed), '--schedules', String(schedules), '--accounts', r.accounts ?? 'mixed', '--api-orders', r.apiOrders ?? 'mixed', '--json'], { cwd: dir, encoding: 'utf8', maxBuffer: 64 << 20 });
+    const out = spawnSync(process.execPath, ['--import', 'tsx', join(dir, 'sim/run.ts'), '--seed', String(seed), '--schedules', String(schedules), '--accounts', r.accounts ?? 'mixed', '--api-orders', r.apiOrders ?? 'mixed', ...(r.faults ? ['--faults', r.faults] : []), '--json'], { cwd: dir, encoding: 'utf8', maxBuffer: 64 << 20 });
     const s = (performance.now() - t0) / 1000;
     const line = out.stdout.split('\n').find((l) => l.startsWith('{'));
     if (!line) throw new Error(`${r.id}: the simulator printed no report (exit ${out.status}): ${out.stderr.slice(-2000)}`);

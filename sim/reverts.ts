@@ -13,6 +13,8 @@ export interface Revert {
   accounts?: 'mixed' | 'one' | 'two';
   /** Which schedules have a shop (run.ts --api-orders): a revert of an order API rule needs one in each. */
   apiOrders?: 'mixed' | 'none' | 'all';
+  /** The fault classes the swarm draws from (run.ts --faults): a defect of one class's world needs that class. */
+  faults?: string;
 }
 
 export const REVERTS: readonly Revert[] = [
@@ -140,5 +142,24 @@ export const REVERTS: readonly Revert[] = [
       { file: 'src/orders/desk.ts', find: '    const known = this.#known(p.input.trxid, p.hash);\n    if (known) return known;\n', replace: '' },
       { file: 'src/orders/desk.ts', find: '      const again = this.#known(p.input.trxid, p.hash);\n      if (again) return again;\n', replace: '' },
     ],
+  },
+  // Issue 31: planted defects of the player checks, one per invariant (30, 31, 32): each must be found.
+  {
+    id: 'check-not-found-ignored',
+    defect: 'issue 31 (planted): a cached not-found answer is ignored when the batch is stored, so the row of a player who does not exist is sent (invariant 30)',
+    faults: 'checks,lost,crash',
+    edits: [{ file: 'src/claim/load.ts', find: "if (j.kind === 'cached' && j.answer.outcome === 'not-found') {", replace: "if (j.kind === 'cached' && j.answer.outcome === 'not-found' && j.answer.name !== null) {" }],
+  },
+  {
+    id: 'check-sent-as-order',
+    defect: 'issue 31 (planted): the player check is posted to the order route (a check that could place an order; invariant 31)',
+    faults: 'checks,lost,crash',
+    edits: [{ file: 'src/api/client.ts', find: '    const path = CHECK_PATHS[req.kind];\n    let x: Exchange;', replace: "    const path = req.kind === 'ml' ? CHECK_PATHS[req.kind] : '/orders';\n    let x: Exchange;" }],
+  },
+  {
+    id: 'check-cost-found-only',
+    defect: 'issue 31 (planted): only checks that found a player are counted at the tariff (a not-found or lost check the supplier charged is not in the money the reseller sees; invariant 32)',
+    faults: 'checks,lost,crash',
+    edits: [{ file: 'src/claim/player-checks.ts', find: 'at: rt.clock.now(), priceUsd: price }, r.name ?? null);', replace: "at: rt.clock.now(), priceUsd: r.outcome === 'found' ? price : 0 }, r.name ?? null);" }],
   },
 ];

@@ -7,7 +7,7 @@
  *
  * After the run, invariants.ts judges the store, the result files and the model's ledger.
  */
-import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { LIVE_STATES } from '../src/store/row-states.js';
 import { trxidKey } from '../src/kernel/identity.js';
 import { editClass, has, LIVENESS_BOUND_MS, SIM_REVIEW_AFTER_MS, type ConfigEdit } from './world.js';
@@ -32,7 +32,7 @@ import { createOrderDesk } from '../src/orders/desk.js';
 import { API_DAY_GRACE_MS, apiBatchOpenForOrders } from '../src/orders/api-batch.js';
 import { publicStatus, type AcceptOutcome, type OrderDesk, type OrderInput } from '../src/orders/types.js';
 import type { RowState } from '../src/store/row-states.js';
-import { ACCOUNT_A, LINES_OF_B, ModelApi, PACKS_B, PID_AT_B, SIM_KEY, SIM_KEY_B, type ModelAccount } from './model.js';
+import { ACCOUNT_A, checkKindOf, DEAR_PACK_A, ghostKey, LINES_OF_B, ModelApi, PACKS, PACKS_B, PID_AT_B, SIM_KEY, SIM_KEY_B, type ModelAccount } from './model.js';
 import { rowIdOf } from './schedule.js';
 import { quiesce, SimScheduler } from './scheduler.js';
 import { simTransport } from './transport.js';
@@ -216,6 +216,25 @@ export async function runSchedule(s: Schedule, opts: RunOptions = {}): Promise<R
     writeFileSync(join(home, 'keys', 'main.key'), `${SIM_KEY}\n`, { mode: 0o600 });
     writeFileSync(join(home, 'keys', 'second.key'), `${SIM_KEY_B}\n`, { mode: 0o600 });
   }
+  // Issue 31 (`checks`): the players that do not exist, at every account of the run (one game,
+  // one set of players); and the players whose every row says send without a check.
+  const checkWorld = has(w, 'checks') && w!.checks ? w!.checks : undefined;
+  const overrideOnly = new Set<string>();
+  if (checkWorld) {
+    const plain = new Set<string>();
+    for (const f of s.files) {
+      for (const r of f.rows) {
+        const pack = [...PACKS, DEAR_PACK_A].find((p) => p.id === r.pid);
+        const kind = pack ? checkKindOf(pack.slug) : null;
+        if (kind === null || r.userId === undefined) continue;
+        const key = ghostKey(kind, r.userId, r.zoneId);
+        if (r.ghost) for (const m of apis) m.ghosts.add(key);
+        if (r.noCheck) overrideOnly.add(key);
+        else plain.add(key);
+      }
+    }
+    for (const k of plain) overrideOnly.delete(k);
+  }
   // accounts.toml as a reseller writes it, keys in files of their own (0600), read and validated by
   // loadConfig like any home's (config/accounts.ts). Issue 29: the operator edits it between
   // restarts (world.ts ConfigEdit): `accounts` lists each account's name and the host it reaches
@@ -313,6 +332,8 @@ export async function runSchedule(s: Schedule, opts: RunOptions = {}): Promise<R
     TOPUP_RATE_LIMITS: accountsFile.limits,
     TOPUP_PARTIAL_RESULT_MS: '3600000',
     TOPUP_LOG_LEVEL: 'silent',
+    // Issue 31: player checks on for the drawn lines, priced at the supplier's tariff.
+    ...(checkWorld ? { TOPUP_PLAYER_CHECKS: checkWorld.lines, TOPUP_PLAYER_CHECK_PRICE_USD: String(checkWorld.priceUsd) } : {}),
   });
   /** The configuration processes start with: read again after every config edit (issue 29). */
   let config = configNow();
@@ -744,6 +765,67 @@ export async function runSchedule(s: Schedule, opts: RunOptions = {}): Promise<R
     }
   }
 
+  // `late-lines` (the fifth turn): an operator or a spreadsheet writes into a file after it was
+  // claimed (a writer that kept its handle across the claim: outbox/late-lines.ts): lines appended,
+  // a line rewritten, or both. Its mtime is set into the past (the real clock's), so the result
+  // does not wait for a writer that is done. Invariant 35: those lines are never ordered, and the
+  // result and summary account for every one of them.
+  const lateWritten = new Map<string, number>();
+  const lateAt = new Map<string, Set<number>>();
+  const latePlayers = new Set<string>();
+  let lateSeq = 0;
+  if (has(w, 'late-lines')) {
+    for (const lw of w!.lateWrites ?? []) {
+      // The writer comes back to a file whose rows were read (an `open` batch): from the drawn time
+      // (folded into the first half minute, when the drops begin), at the first second it finds one
+      // (up to six minutes later).
+      let tries = 0;
+      const write = (): void => {
+        if (!observerRt) return;
+        const open = observerRt.batches.unfinished().filter((b) => b.apiDay === null && b.state === 'open' && existsSync(join(home, b.jobFile)) && join(home, b.jobFile).startsWith(config.jobsDir)).reverse();
+        const b = open[lw.nth % Math.max(1, open.length)];
+        if (!b) {
+          if (++tries <= 360) sim.at(1_000, null, 'a writer looks for a claimed file again', write);
+          return;
+        }
+        const path = join(home, b.jobFile);
+        const text = readFileSync(path, 'utf8');
+        const eol = text.includes('\r\n') ? '\r\n' : '\n';
+        const lines = text.split(eol);
+        while (lines.length > 0 && lines.at(-1) === '') lines.pop();
+        const header = lines[0] ?? '';
+        const delimiter = header.split(';').length > header.split(',').length ? ';' : ',';
+        const width = header.split(delimiter).length;
+        const line = (player: string): string => ['PUBG-60', player, ...Array.from({ length: Math.max(0, width - 2) }, () => '')].join(delimiter);
+        // The lines no stored row stands for as it was read, by line number: a line rewritten twice,
+        // or an appended line rewritten, is one line (outbox/late-lines.ts gives each one result row).
+        const lateLines = lateAt.get(b.id) ?? new Set<number>();
+        lateAt.set(b.id, lateLines);
+        if ((lw.how === 'rewrite' || lw.how === 'both') && lines.length > 1) {
+          const player = String(5_177_000_000 + ++lateSeq);
+          lines[lines.length - 1] = line(player);
+          latePlayers.add(player);
+          lateLines.add(lines.length);
+        }
+        if (lw.how === 'append' || lw.how === 'both') {
+          for (let i = 0; i < 2; i++) {
+            const player = String(5_188_000_000 + ++lateSeq);
+            lines.push(line(player));
+            latePlayers.add(player);
+            lateLines.add(lines.length);
+          }
+        }
+        const n = lateLines.size;
+        writeFileSync(path, `${lines.join(eol)}${eol}`);
+        // Written a while ago (the writer is done): the result need not wait for it to hold still.
+        const past = new Date(Date.now() - 3_600_000);
+        utimesSync(path, past, past);
+        lateWritten.set(b.id, n);
+      };
+      sim.at(1_000 + (lw.at % 30_000), null, `lines written into a claimed file (${lw.how})`, write);
+    }
+  }
+
   for (let slot = 0; slot < s.daemons; slot++) startDaemon(slot);
   for (const a of s.actions) {
     sim.at(a.at, null, `action ${a.kind}${'file' in a ? ` file ${a.file}` : ''}`, () => {
@@ -762,7 +844,13 @@ export async function runSchedule(s: Schedule, opts: RunOptions = {}): Promise<R
   // than TOLD_AFTER_MS.
   const liveQuery = observer.db.prepare(`SELECT r.batch_id AS batch, r.idx, r.line, r.state, r.error, r.account, r.trxid, b.wait_reason AS wait, b.source_name AS src FROM rows r JOIN batches b ON b.id = r.batch_id WHERE r.state IN (${LIVE_STATES.map((x) => `'${x}'`).join(', ')})`);
   // An account's pause (maintenance, account trouble) is stored in meta (account/pauses.ts) and shown by `topup status`, the console and the notifier: a stated reason too.
-  const pausedQuery = observer.db.prepare(`SELECT key FROM meta WHERE key = 'dispatch.pause' OR key LIKE 'dispatch.pause:%'`);
+  const pausedQuery = observer.db.prepare(`SELECT key, value FROM meta WHERE key = 'dispatch.pause' OR key LIKE 'dispatch.pause:%'`);
+  /** Invariant 33: the account pauses present at the last sample (account name → its `since`): a pause is judged when it appears. */
+  const pausesSeen = new Map<string, number>();
+  /** Invariant 34: the rows judged for a history route gone (flagged once). */
+  const goneFlagged = new Set<string>();
+  /** How long a row may stay `searching` once the history route is gone: its check comes due (60 s + a poll) and a 404 settles it for review. */
+  const HISTORY_GONE_REVIEW_MS = 3 * 60_000;
   const liveTrack = new Map<string, { state: string; doubtMs: number; silentMs: number; since: number }>();
   const liveness: string[] = [];
   const flagged = new Set<string>();
@@ -771,7 +859,26 @@ export async function runSchedule(s: Schedule, opts: RunOptions = {}): Promise<R
     const dt = sim.mono - lastLive;
     lastLive = sim.mono;
     const seen = new Set<string>();
-    const paused = new Set((pausedQuery.all() as { key: string }[]).map((x) => (x.key === 'dispatch.pause' ? 'default' : x.key.slice('dispatch.pause:'.length))));
+    const pauseRows = pausedQuery.all() as { key: string; value: string }[];
+    const paused = new Set(pauseRows.map((x) => (x.key === 'dispatch.pause' ? 'default' : x.key.slice('dispatch.pause:'.length))));
+    // 33. An account is paused for account trouble only when its supplier said so (401, 403, a
+    // redirect, a missing POST route): a 404 to a read is about that order or route, never the account.
+    for (const name of [...pausesSeen.keys()]) if (!paused.has(name)) pausesSeen.delete(name);
+    for (const x of pauseRows) {
+      const name = x.key === 'dispatch.pause' ? 'default' : x.key.slice('dispatch.pause:'.length);
+      let p: { kind?: string; since?: number; code?: string; detail?: string };
+      try {
+        p = JSON.parse(x.value) as typeof p;
+      } catch {
+        continue;
+      }
+      // Judged when it appears (a pause held on by failing probes keeps its reason).
+      if (p.kind !== 'account' || pausesSeen.has(name)) continue;
+      pausesSeen.set(name, p.since ?? 0);
+      const m = apiOf(name);
+      const signal = m.accountSignals.some((t) => t <= sim.mono && t >= sim.mono - dt - 60_000);
+      if (!signal) liveness.push(`ACCOUNT PAUSE (33): account ${name} paused at ${(sim.mono / 1000).toFixed(1)} s for account trouble (${p.code ?? '?'}: ${(p.detail ?? '').slice(0, 200)}) while its supplier gave no 401, 403, redirect or missing POST route in the last ${Math.round((dt + 60_000) / 1000)} s`);
+    }
     for (const r of liveQuery.all() as { batch: string; idx: number; line: number; state: string; error: string | null; account: string; trxid: string | null; wait: string | null; src: string }[]) {
       const k = `${r.batch}:${r.idx}`;
       seen.add(k);
@@ -783,6 +890,13 @@ export async function runSchedule(s: Schedule, opts: RunOptions = {}): Promise<R
       }
       const stated = r.wait !== null || paused.has(r.account);
       if (DOUBT_STATES.includes(r.state) && !stated) t.doubtMs += dt;
+      // 34. The history route gone (read-404, never clearing): a row searching cannot be settled by
+      // history, so its next history check (a 404) sends it to review, not R later.
+      const gone = r.state === 'searching' && !stated ? apiOf(r.account, r.trxid).profile.read404?.gone : undefined;
+      if (gone && gone.route === 'history' && sim.mono >= gone.fromMs && sim.mono < gone.untilMs && sim.mono - Math.max(t.since, gone.fromMs) > HISTORY_GONE_REVIEW_MS && !goneFlagged.has(k)) {
+        goneFlagged.add(k);
+        liveness.push(`HISTORY GONE (34): row ${r.line} of batch ${r.batch} (${r.src}, account ${r.account}, trxid ${r.trxid}) is still searching ${Math.round((sim.mono - Math.max(t.since, gone.fromMs)) / 1000)} s after the history route began answering 404 (at ${(gone.fromMs / 1000).toFixed(0)} s): a history that is not there can never settle it; it goes to review at its next check`);
+      }
       // A row in doubt says why by its state (its answer was lost; nothing definite yet), bounded by 20.
       if (TOLD_STATES.includes(r.state) && r.error === null && !stated) t.silentMs += dt;
       else t.silentMs = 0;
@@ -876,7 +990,9 @@ export async function runSchedule(s: Schedule, opts: RunOptions = {}): Promise<R
   for (const p of procs) if (p.kind === 'daemon' && !p.alive) await p.rt.close().catch(() => {});
   for (const m of apis) m.settleAll();
   oneAccountEnds();
-  const verdict = judge({ home, config, observer, apis, reviewWatch, apiOf, accountOf, sameAccount, writtenAs, unpinnedBatches, sentTo, siblings, liveness, drops, failures, stall, runCovered, ...(shop ? { shop: { attempts, seen: seenStatus, endWall, stepsBackMs: s.actions.reduce((n, a) => n + (a.kind === 'clock-step' && a.ms < 0 ? -a.ms : 0), 0) } } : {}) });
+  const unrecordedChecks = { n: 0 };
+  const checkCtx = checkWorld ? { lines: checkWorld.lines, overrideOnly, priceMicros: Math.round(checkWorld.priceUsd * 1e6), killed: new Set([...killed].map((p) => p.id)) } : undefined;
+  const verdict = judge({ lateWritten, latePlayers, checkWorld: checkCtx, unrecordedChecks, home, config, observer, apis, reviewWatch, apiOf, accountOf, sameAccount, writtenAs, unpinnedBatches, sentTo, siblings, liveness, drops, failures, stall, runCovered, ...(shop ? { shop: { attempts, seen: seenStatus, endWall, stepsBackMs: s.actions.reduce((n, a) => n + (a.kind === 'clock-step' && a.ms < 0 ? -a.ms : 0), 0) } } : {}) });
   // Batches whose result file kept a name a later rename changed in the store (invariant 13 read those names).
   const keptNames = [...writtenAs].filter(([id, w]) => {
     const now = new Map((observer.db.prepare('SELECT idx, account FROM rows WHERE batch_id = ?').all(id) as { idx: number; account: string }[]).map((r) => [r.idx, r.account]));
@@ -953,6 +1069,15 @@ export async function runSchedule(s: Schedule, opts: RunOptions = {}): Promise<R
       'world: orders of 1,000 USD or more (dear)': apis.reduce((n, m) => n + m.orders.filter((o) => o.origin === 'engine' && o.amountMicros >= 1_000_000_000).length, 0),
       "world: resends refused in words, history lagging (resend-words)": sum((m) => m.stats.resendWords),
       'world: file rows with a price cap': s.files.reduce((n, f) => n + f.rows.filter((r) => r.maxPriceUsd !== undefined).length, 0),
+      'world: player checks sent (checks)': sum((m) => m.stats.checks),
+      'world: player checks charged by the tariff': sum((m) => m.stats.checksCharged),
+      'world: player checks answered not found': sum((m) => m.stats.checksNotFound),
+      'world: player checks whose answer was lost': sum((m) => m.stats.checksLost),
+      'world: player checks charged and never recorded (their sender killed)': unrecordedChecks.n,
+      'world: rows of players that do not exist': has(w, 'checks') ? s.files.reduce((n, f) => n + f.rows.filter((r) => r.ghost).length, 0) : 0,
+      'world: lines written into a claimed file (late-lines)': [...lateWritten.values()].reduce((n, x) => n + x, 0),
+      'world: reads answered 404 (read-404)': sum((m) => m.stats.read404),
+      [`world: read route gone ${w.read404?.gone?.route ?? 'none'}`]: has(w, 'read-404') && w.read404?.gone ? 1 : 0,
       "world: yesterday's orders for a row's player and pack": has(w, 'old-foreign') ? api.orders.filter((o) => o.origin === 'foreign' && o.trxid === null && o.createdAt < api.serverNow - 15 * 3_600_000).length : 0,
     });
   }
@@ -1001,6 +1126,9 @@ function edited(file: SimFile, fileIdx: number, edit: Edit, two?: Schedule['seco
   // `price-cap`: a cap column when any row of the file has one.
   const capped = file.rows.some((r) => r.maxPriceUsd !== undefined);
   if (capped) header.push('maxPriceUsd');
+  // `checks` (issue 31): a sendWithoutCheck column when any row of the file says so.
+  const noCheck = file.rows.some((r) => r.noCheck === true);
+  if (noCheck) header.push('sendWithoutCheck');
   if (edit === 'add-column') header.push('checked');
   const written = (r: SimRow): string[] => {
     // Two accounts: a file may name a pack by either account's pid.
@@ -1010,6 +1138,7 @@ function edited(file: SimFile, fileIdx: number, edit: Edit, two?: Schedule['seco
     if (file.noteColumn) c.push(r.note ?? '');
     if (pin !== null) c.push(file.rows.indexOf(r) % 3 === 0 ? NAMES[pin] : '');
     if (capped) c.push(r.maxPriceUsd === undefined ? '' : String(r.maxPriceUsd));
+    if (noCheck) c.push(r.noCheck === true ? 'yes' : '');
     return c;
   };
   const cells = rows.map((r) => (edit === 'add-column' ? [...written(r), 'yes'] : written(r)));
@@ -1058,7 +1187,8 @@ function inReview(observer: Runtime): { id: number }[] {
 /** Every unfinished batch waits for balance (the funds gate says so). */
 function onlyBalanceWaits(observer: Runtime): boolean {
   const open = observer.batches.unfinished().filter((b) => !waitsForOrders(observer, b));
-  return open.length > 0 && open.every((b) => b.waitReason === 'balance' || (b.state === 'open' && observer.rows.counts(b.id).pending > 0 && b.waitReason === null));
+  // A batch whose player checks the supplier refused for want of balance says so in its wait (issue 31): the operator tops up too.
+  return open.length > 0 && open.every((b) => b.waitReason === 'balance' || (b.waitReason === 'player-checks' && /balance/i.test(b.waitDetail ?? '')) || (b.state === 'open' && observer.rows.counts(b.id).pending > 0 && b.waitReason === null));
 }
 
 function unfinished(observer: Runtime): string {

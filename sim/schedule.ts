@@ -26,6 +26,10 @@ export interface SimRow {
   note?: string;
   /** The file's `maxPriceUsd` column (the `price-cap` class): the most the row may cost a unit, on any account. */
   maxPriceUsd?: number;
+  /** `checks` (issue 31): the row's player does not exist at the supplier (its check says not found). */
+  ghost?: boolean;
+  /** `checks`: the row says `sendWithoutCheck: yes` (bought without a check, whatever the check would say). */
+  noCheck?: boolean;
 }
 
 export interface SimFile {
@@ -327,7 +331,7 @@ export function applyWorld(s: Schedule): Schedule {
   if (out.actions.length === 0) out.actions = [{ at: 0, kind: 'drop', file: 0, edit: 'none' }];
   if (!has(w, 'foreign')) out.foreign = [];
   if (!has(w, 'forbidden')) out.forbidden = [];
-  out.files = s.files.map((f) => ({
+  out.files = s.files.map((f, fi) => ({
     ...f,
     rows: f.rows.map((r, i) => {
       const id = rowIdOf(r.trxid);
@@ -339,6 +343,12 @@ export function applyWorld(s: Schedule): Schedule {
       // `price-cap`: every row capped at its pack's price at the first account (so no dearer account may take it).
       const listed = [...PACKS, DEAR_PACK_A].find((p) => p.id === row.pid);
       if (has(w, 'price-cap') && listed) row.maxPriceUsd = listed.price;
+      // `checks`: some rows' players do not exist; with `override`, some of those say send without a check.
+      const rid = 1 + fi * 100 + i;
+      if (has(w, 'checks') && w.checks && row.userId !== undefined && w.checks.ghosts.includes(rid % 5)) {
+        row.ghost = true;
+        if (w.checks.override && rid % 2 === 0) row.noCheck = true;
+      }
       return row;
     }),
   }));

@@ -48,7 +48,10 @@ export function simTransport(sim: SimScheduler, apiAt: (url: URL) => ModelApi, o
           if (typeof t === 'string') onPost(api, t);
         }
         sim.at(latency(api), null, `${req.method} ${url.pathname} arrives from ${owner}`, () => {
+          const checksBefore = api.checks.length;
           const reply = api.answer({ method: req.method, path: url.pathname, query: url.searchParams, headers: lower(req.headers), body: req.body });
+          // A player check reached the model: who sent it (invariant 32 excuses a charge its killed sender never recorded).
+          if (api.checks.length > checksBefore) api.checks[checksBefore]!.owner = owner;
           if (reply.kind === 'lost') {
             // No answer ever: the connection is reset at some point, or hangs until the client's timeout.
             if (rand.random() < 0.5) sim.at(latency(api), owner, `reset to ${owner}`, () => done(() => reject(new NetworkError('ECONNRESET', 'socket hang up'))));

@@ -49,6 +49,17 @@
  *    refused as "trxid already used" in words (punctuated, or only in a validation `errors` bag),
  *    and its history lists the order only minutes later: read as a plain refusal, the row would
  *    be judged "not placed" by a history that does not show it yet; invariant 2.
+ *  - player checks (`checks`, issue 31): POST /pubgvvfy and /mlvfy answered found, not found (in
+ *    the spec's and real-world shapes), lost before or after the check ran, with error pages, 429s,
+ *    a refused window, a refusal for balance, each check that runs charged the supplier's tariff;
+ *    some rows' players do not exist, some of those say sendWithoutCheck; invariants 30, 31, 32;
+ *  - a 404 on reads (`read-404`): GET /orders/:id behind a read replica, /history 404 in a deploy
+ *    window, or either route gone (never clearing for the engine), in the spec's and real-world
+ *    404 shapes; invariants 33 (an account pause stands on an account signal) and 34 (a row
+ *    searching when history is gone goes to review at its next check), and 2, 5, 20;
+ *  - lines written into a claimed file (`late-lines`): an operator or a spreadsheet appends lines
+ *    to, or rewrites a line of, the file of a batch after it was claimed; invariant 35 (never
+ *    ordered, one `skipped` result row each, counted by the summary).
  * Not drawn yet: a home whose database is replaced by an older copy (docs/simulator.md, Limits).
  */
 import fc from 'fast-check';
@@ -60,6 +71,8 @@ export const FAULT_CLASSES = [
   'unicode', 'respell', 'player-spelling', 'fold', 'config-edit', 'config-rename', 'config-repoint', 'withdrawn',
   // Appended (issue 29's third turn, branch sim-widen): a list CI filters keeps its draws as long as new classes come last.
   'dear', 'price-cap', 'old-foreign', 'resend-words',
+  // Appended (issue 29's fifth turn, issue 31): player checks, a 404 on reads, lines written into a claimed file.
+  'checks', 'read-404', 'late-lines',
 ] as const;
 export type FaultClass = (typeof FAULT_CLASSES)[number];
 
@@ -140,6 +153,29 @@ export interface World {
   twins: number[];
   /** Config edits as operator actions, at these times; each put back `backAfterMs` later. */
   edits: { at: number; edit: ConfigEdit; backAfterMs: number }[];
+  /** Player checks (`checks`, issue 31); absent in schedules written before them. */
+  checks?: WorldChecks;
+  /** A 404 on reads (`read-404`); absent in schedules written before it. */
+  read404?: { lagMs: number; history: { fromMs: number; ms: number } | null; gone: { route: 'orders' | 'history'; fromMs: number } | null };
+  /** Lines written into a claimed file (`late-lines`): at `at`, into the claimed file of the `nth` newest unfinished file batch. */
+  lateWrites?: { at: number; nth: number; how: 'append' | 'rewrite' | 'both' }[];
+}
+
+/**
+ * Player checks (issue 31): TOPUP_PLAYER_CHECKS on for these lines; the players of the rows whose
+ * id mod 5 is in `ghosts` do not exist (the check says not found; an order for them is made and
+ * the money is gone); with `override`, the even ones of those rows say `sendWithoutCheck: yes`.
+ * The supplier's tariff (also TOPUP_PLAYER_CHECK_PRICE_USD) and how the check route fails.
+ */
+export interface WorldChecks {
+  lines: 'all' | 'pubg' | 'mobilelegends';
+  ghosts: number[];
+  override: boolean;
+  priceUsd: number;
+  lost: number;
+  error: number;
+  limited: number;
+  refused: { fromMs: number; ms: number } | null;
 }
 
 const MIN = 60_000;
@@ -184,6 +220,23 @@ export function worldArb(filter: FaultFilter = ALL_FAULTS): fc.Arbitrary<World> 
     sibling: fc.subarray([0, 1, 2, 3, 4, 5], { maxLength: 2 }),
     twins: fc.subarray([0, 1, 2, 3, 4, 5], { maxLength: 2 }),
     edits: fc.array(fc.record({ at: fc.integer({ min: 5_000, max: 5 * MIN }), edit: editArb, backAfterMs: fc.constantFrom(20_000, 2 * MIN, 8 * MIN) }), { minLength: 1, maxLength: 2 }),
+    // Drawn last (issue 31 and the fifth turn), so the fields above are drawn as before.
+    checks: fc.record({
+      lines: fc.constantFrom<WorldChecks['lines']>('all', 'all', 'pubg', 'mobilelegends'),
+      ghosts: fc.subarray([0, 1, 2, 3, 4], { minLength: 1, maxLength: 2 }),
+      override: fc.boolean(),
+      priceUsd: fc.constantFrom(0, 0.01, 0.03),
+      lost: fc.constantFrom(0, 0.2, 0.4),
+      error: fc.constantFrom(0, 0.15),
+      limited: fc.constantFrom(0, 0.2),
+      refused: fc.option(fc.record({ fromMs: fc.integer({ min: 0, max: 3 * MIN }), ms: fc.integer({ min: 10_000, max: 3 * MIN }) }), { nil: null, freq: 3 }),
+    }),
+    read404: fc.record({
+      lagMs: fc.constantFrom(0, 10_000, 60_000),
+      history: fc.option(fc.record({ fromMs: fc.integer({ min: 0, max: 4 * MIN }), ms: fc.integer({ min: 10_000, max: 3 * MIN }) }), { nil: null, freq: 2 }),
+      gone: fc.option(fc.record({ route: fc.constantFrom<'orders' | 'history'>('orders', 'history'), fromMs: fc.integer({ min: 0, max: 3 * MIN }) }), { nil: null, freq: 2 }),
+    }),
+    lateWrites: fc.array(fc.record({ at: fc.integer({ min: 2_000, max: 4 * MIN }), nth: fc.nat(2), how: fc.constantFrom<'append' | 'rewrite' | 'both'>('append', 'append', 'rewrite', 'both') }), { minLength: 1, maxLength: 2 }),
   });
 }
 
@@ -220,6 +273,19 @@ export function widen(p: ApiProfile, w: World, account: 0 | 1): ApiProfile {
     // An account that buys 1,000 USD packs holds more than the model's usual balances.
     out.balanceUsd += DEAR_BALANCE_USD;
     out.dear = true;
+  }
+  if (has(w, 'checks') && w.checks) {
+    const c = w.checks;
+    out.checks = { priceMicros: Math.round(c.priceUsd * 1e6), lost: c.lost, error: c.error, limited: c.limited, refused: c.refused ? [[c.refused.fromMs, c.refused.fromMs + c.refused.ms]] : [] };
+  }
+  if (has(w, 'read-404') && w.read404) {
+    const r = w.read404;
+    out.read404 = {
+      lagMs: r.lagMs,
+      history: r.history ? [[r.history.fromMs, r.history.fromMs + r.history.ms]] : [],
+      // A route gone for ever (for the engine): the operator has the supplier fix it 5 minutes past the liveness bound, as `forever`.
+      gone: r.gone ? { route: r.gone.route, fromMs: r.gone.fromMs, untilMs: r.gone.fromMs + LIVENESS_BOUND_MS + 5 * MIN } : null,
+    };
   }
   if (has(w, 'resend-words')) {
     // A supplier without replays: resends of lost answers refused in words (model.ts resendWords).

@@ -71,6 +71,14 @@ export const CI_HELD_BACK = {
   // dear, price-cap, old-foreign, resend-words (sim-widen's classes) back in (issue 29's fourth
   // turn): seed 101's 30 one-account schedules cost the same with them as without (39.9 s / 39.8 s,
   // one worker, load ~9), both clean, and every CI seed test passed with them on.
+
+  // Held back (issue 29's fifth turn, issue 31) until their cost against BUDGET is measured on a
+  // quiet machine: at load ~20, simulate-a passed with them (60 schedules) and simulate-api ran
+  // past its 300 s, which a loaded machine alone may explain. Held back, CI's swarm draws exactly
+  // the schedules it drew before them. `npm run simulate` and `npm run mutate:sim` run them.
+  checks: 'player checks (sim/check-invariants.ts, 30-32): cost not yet measured against BUDGET',
+  'read-404': 'a 404 on reads (33, 34): the never-clearing form runs a schedule to review and its watch',
+  'late-lines': 'lines written into a claimed file (35): cost not yet measured against BUDGET',
 } as const;
 export const CI_FAULTS: FaultFilter = faultFilter(undefined, Object.keys(CI_HELD_BACK).join(','), true);
 
