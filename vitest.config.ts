@@ -141,7 +141,10 @@ export default defineConfig({
     globalSetup: ['test/global-setup.ts'],
     projects: [
       { test: { ...common, name: 'quick', include: ['test/**/*.test.ts'], exclude: slow } },
-      { test: { ...common, name: 'slow', include: slow } },
+      // A slow file may run its tests side by side (describe.concurrent with released(): each test
+      // its own home, sandboxes and daemons), so one test shares the cores with its neighbours:
+      // twice the quick tier's limit, which only says when a hung test is given up on.
+      { test: { ...common, name: 'slow', include: slow, testTimeout: 120_000 } },
     ],
   },
 });
