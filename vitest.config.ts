@@ -12,7 +12,8 @@ import { defineConfig } from 'vitest/config';
  * or simulator budgets. Such files hold about a sixth of the tests and four fifths of the time. The
  * tier says how long a file takes, not how much it matters: CI runs both, and a change to what a
  * slow file holds is checked by running that file (`npx vitest run <file>` runs any file, whichever
- * its tier). Each entry: [file, seconds it took in the full run of 88ca788]; a file renamed without
+ * its tier). Each entry: [file, seconds it took in the full run of 88ca788 (the three restore files
+ * added since: run on their own)]; a file renamed without
  * its entry here fails `node scripts/arrange-tests.mjs --check` (test/unit/tests-arranged.test.ts),
  * so a slow file cannot slip into the quick tier by a move. A new file that takes 10 s or more
  * belongs here (.ci/run lists the quick tier's files that took that long).
