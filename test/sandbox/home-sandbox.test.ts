@@ -82,7 +82,7 @@ describe.concurrent('topup sandbox balance', () => {
     expect(r.code).toBe(0);
     const d = await runCli(['balance'], { ...env, TOPUP_SANDBOX_BALANCE_USD: '7000', TOPUP_API_URL: 'http://127.0.0.1:9', TOPUP_REQUEST_TIMEOUT_MS: '500' });
     expect(d.stderr).toMatch(/TOPUP_SANDBOX_BALANCE_USD is ignored: TOPUP_API_URL is set/);
-  }), 60_000);
+  }), 120_000); // nine CLI runs, one after another, beside the file's other tests
 });
 
 describe.concurrent('a new sandbox state', () => {
