@@ -13,14 +13,13 @@
 import { join } from 'node:path';
 import { writeFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { released } from '../e2e/release.js';
 import { csv, readResult, runCli, startCli, TEST_KEY, waitFor } from '../e2e/harness.js';
 import { ordersOf, twoAccounts } from './two-sandboxes.js';
 
-describe.concurrent('history check with order ids that collide across accounts', () => {
+describe('history check with order ids that collide across accounts', () => {
   // The control (no rows on `main`) passes on the code under review: the check goes to review.
   for (const mainRows of [true, false]) {
-    it(`a row charged on \`second\` whose order is deeper than one page of history is never reported "not charged" (${mainRows ? 'main holds ORD1000001..3 from earlier rows' : 'control: no rows on main'})`, released(async () => {
+    it(`a row charged on \`second\` whose order is deeper than one page of history is never reported "not charged" (${mainRows ? 'main holds ORD1000001..3 from earlier rows' : 'control: no rows on main'})`, async () => {
       const { home, b, env } = await twoAccounts({ b: { rateLimits: [{ limit: 100_000, windowMs: 1_000 }] } });
       // 1. Three Mobile Legends rows (only `main` sells it): main's ORD1000001..ORD1000003, placed first.
       if (mainRows) {
@@ -61,6 +60,6 @@ describe.concurrent('history check with order ids that collide across accounts',
       const [row] = readResult(home, 'late');
       // The order exists (charged); history does not reach back to it: review, or found, never rejected.
       expect(row!.status, `${row!.status}: ${row!.error}`).not.toBe('rejected');
-    }), 120_000);
+    }, 120_000);
   }
 });
