@@ -18,6 +18,7 @@
  * files (a moved file's own, and any file's that points at a moved one), and repository paths
  * (`test/adv2/x.test.ts`, also with .js) in every tracked text file: src/store/invariants.ts (the
  * list test/unit/invariants-list.test.ts checks), docs, the mutation and vitest configs.
+ * SLOW_FILES in vitest.config.ts (the slow tier) must name files that exist: --check says which do not.
  * Every move keeps the file at the same depth (test/<folder>/<file>), so a moved file's paths
  * built from import.meta.dirname stay right.
  */
@@ -196,6 +197,13 @@ for (const f of files()) {
   if (check) {
     for (const m of out.matchAll(RETIRED_WORD)) problems.push(`${f}: mentions ${m[0]} (a retired folder)`);
   }
+}
+
+// 4. The slow tier (SLOW_FILES in vitest.config.ts) names files by path: an entry left behind by a
+// rename would let the renamed slow file run in the quick tier (`npm test`) unnoticed.
+const TIERS = 'vitest.config.ts';
+for (const m of readFileSync(join(ROOT, TIERS), 'utf8').matchAll(/\['(test\/[^']+)', \d+\]/g)) {
+  if (!existsSync(join(ROOT, m[1]))) problems.push(`${TIERS}: SLOW_FILES names ${m[1]}, which does not exist (renamed? give the entry its new path)`);
 }
 
 if (check) {

@@ -16,7 +16,7 @@ import { copyFileSync, existsSync, readdirSync, readFileSync, rmSync } from 'nod
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { csv, runCli, startDaemon, waitFor, waitForResult, type TempHome } from '../e2e/harness.js';
-import { releaseAfterEach } from '../e2e/release.js';
+import { releaseAfterEach, released } from '../e2e/release.js';
 import { batchStates, ledgerTrxids, storedRows, twoAccounts } from './world.js';
 
 releaseAfterEach();
@@ -70,8 +70,8 @@ async function scenario(copy: (home: TempHome, env: NodeJS.ProcessEnv) => Promis
   return { home };
 }
 
-describe('a restore after a failover', () => {
-  it('a copy taken by hand and put back over jobs/topup.db: the first start settles the rows from second, nothing bought on main', async () => {
+describe.concurrent('a restore after a failover', () => {
+  it('a copy taken by hand and put back over jobs/topup.db: the first start settles the rows from second, nothing bought on main', released(async () => {
     let copyPath = '';
     await scenario(
       async (home) => {
@@ -85,9 +85,9 @@ describe('a restore after a failover', () => {
         copyFileSync(copyPath, join(home.jobs, 'topup.db'));
       },
     );
-  }, 180_000);
+  }), 180_000);
 
-  it('topup backup while the daemon runs, topup restore into the stopped home: the same', async () => {
+  it('topup backup while the daemon runs, topup restore into the stopped home: the same', released(async () => {
     let backupDir = '';
     const { home } = await scenario(
       async (home, env) => {
@@ -103,5 +103,5 @@ describe('a restore after a failover', () => {
     );
     expect(existsSync(backupDir)).toBe(true);
     expect(readdirSync(home.jobs).some((f) => f.startsWith('topup.db.replaced-'))).toBe(true);
-  }, 180_000);
+  }), 180_000);
 });

@@ -11,12 +11,9 @@ import { spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { CLI, cliEnv, csv, inProcessSandbox, runCli, startCli, startDaemon, tempHome, waitFor, type TempHome } from '../e2e/harness.js';
-import { releaseAfterEach } from '../e2e/release.js';
-import type { RunningSandbox } from '../../src/sandbox/index.js';
+import { CLI, cliEnv, csv, inProcessSandbox, runCli, startCli, startDaemon, tempHome, waitFor } from '../e2e/harness.js';
+import { releaseAfterEach, released } from '../e2e/release.js';
 
-let home: TempHome;
-let sb: RunningSandbox;
 releaseAfterEach();
 
 const quote = (s: string): string => `'${s.replace(/'/g, `'\\''`)}'`;
@@ -45,10 +42,10 @@ function onTerminal(args: string[], env: NodeJS.ProcessEnv, cols = 80, timeoutMs
 const segments = (out: string): string[] => out.replace(ANSI, '').split(/\r|\n/).filter((s) => s.trim() !== '');
 const rowsOf = (n: number, pid = 'PUBG-60'): string => csv([['pid', 'userId'], ...Array.from({ length: n }, (_, i) => [pid, `51${String(i).padStart(8, '0')}`])]);
 
-describe('on a terminal', () => {
-  it('the submit line fits 80 columns and shows done/rows, USD and ETA', async () => {
-    home = tempHome();
-    sb = await inProcessSandbox();
+describe.concurrent('on a terminal', () => {
+  it('the submit line fits 80 columns and shows done/rows, USD and ETA', released(async () => {
+    const home = tempHome();
+    const sb = await inProcessSandbox();
     const file = join(home.dir, 'bar.csv');
     writeFileSync(file, rowsOf(20));
     const r = await onTerminal(['submit', file], cliEnv(home, sb, { TOPUP_RATE_LIMITS: '8/1s' }));
@@ -61,10 +58,10 @@ describe('on a terminal', () => {
     expect(shown.some((s) => /^batch b\d{6}-[0-9a-f]{6}: 20 rows: 20 completed/.test(s))).toBe(true);
     // A log line written while the bar shows goes on a line of its own, never glued to the bar.
     expect(shown).toContainEqual(expect.stringMatching(/^batch finished \(batch: b\d{6}-[0-9a-f]{6}, file: bar\.csv/));
-  });
+  }));
 
-  it('a command in sandbox mode says its warning as a sentence on a terminal, and nothing on a pipe unless asked (issue 30)', async () => {
-    home = tempHome();
+  it('a command in sandbox mode says its warning as a sentence on a terminal, and nothing on a pipe unless asked (issue 30)', released(async () => {
+    const home = tempHome();
     const env = cliEnv(home, null);
     delete env.TOPUP_LOG_LEVEL; // as an operator runs it: warnings only
     const tty = await onTerminal(['balance'], env);
@@ -77,9 +74,9 @@ describe('on a terminal', () => {
     expect(pipe.stderr).toBe('');
     const asked = await runCli(['balance'], { ...env, TOPUP_LOG_LEVEL: 'info' });
     expect(asked.stderr.trim().split('\n').map((l) => JSON.parse(l))).toContainEqual(expect.objectContaining({ level: 30, mode: 'SANDBOX', msg: expect.stringMatching(/^SANDBOX: no TOPUP_API_URL set/) }));
-  });
+  }));
 
-  it('the daemon says progress in one line per batch (counts, USD, ETA); on a pipe one JSON line', async () => {
+  it('the daemon says progress in one line per batch (counts, USD, ETA); on a pipe one JSON line', released(async () => {
     // Progress is said every 10 s: each daemon gets a batch that takes longer (2 orders a second).
     const [tty, pipe] = [tempHome(), tempHome()];
     const [sbTty, sbPipe] = [await inProcessSandbox(), await inProcessSandbox()];
@@ -106,13 +103,13 @@ describe('on a terminal', () => {
     expect(p).toMatchObject({ level: 30, file: 'big.csv', rows: 24, done: expect.any(Number), sent: expect.any(Number), counts: expect.objectContaining({ completed: expect.any(Number) }) });
     expect(typeof p.etaSec).toBe('number');
     expect(typeof p.spentUsd).toBe('number');
-  });
+  }));
 });
 
-describe('status, history and order; and who carries a stopped batch on', () => {
-  it('status shows sent and ETA; Ctrl-C names a running daemon only when one runs', async () => {
-    home = tempHome();
-    sb = await inProcessSandbox();
+describe.concurrent('status, history and order; and who carries a stopped batch on', () => {
+  it('status shows sent and ETA; Ctrl-C names a running daemon only when one runs', released(async () => {
+    const home = tempHome();
+    const sb = await inProcessSandbox();
     const env = cliEnv(home, sb, { TOPUP_RATE_LIMITS: '3/1s' });
     const file = join(home.dir, 'slow.csv');
     // 120 rows at 3 calls/s take 40 s to send: long enough that the three status commands (a few
@@ -148,11 +145,11 @@ describe('status, history and order; and who carries a stopped batch on', () => 
     expect(await new Promise<number | null>((res) => submit2.once('exit', (c) => res(c)))).toBe(130);
     expect(submit2.output()).toContain(`the daemon running on this home (pid ${daemon.child.pid}) carries it on.`);
     expect(await daemon.stop()).toBe(0);
-  }, 150_000);
+  }), 150_000);
 
-  it('history and order tables show when each order was created; order also when its row was sent', async () => {
-    home = tempHome();
-    sb = await inProcessSandbox();
+  it('history and order tables show when each order was created; order also when its row was sent', released(async () => {
+    const home = tempHome();
+    const sb = await inProcessSandbox();
     const env = cliEnv(home, sb);
     const file = join(home.dir, 'two.csv');
     writeFileSync(file, rowsOf(2));
@@ -164,5 +161,5 @@ describe('status, history and order; and who carries a stopped batch on', () => 
     const o = await runCli(['order', id], env);
     expect(o.stdout).toMatch(/^created UTC\s+orderId/);
     expect(o.stdout).toMatch(/placed by batch b\d{6}-[0-9a-f]{6}, line \d \(completed; sent \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC, last changed \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC\)/);
-  });
+  }));
 });

@@ -10,14 +10,14 @@ import { registerIdentity } from '../../src/kernel/identity.js';
 import { writeFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { cliEnv, csv, inProcessSandbox, readResult, readSummary, runCli, tempHome } from '../e2e/harness.js';
-import { releaseAfterEach } from '../e2e/release.js';
+import { releaseAfterEach, released } from '../e2e/release.js';
 
 releaseAfterEach();
 
 const FIRST = [['pid', 'userId'], ['PUBG-60', '5123456789'], ['PUBG-325', '5123456790'], ['PUBG-60', '5123456791']];
 
-describe('edited re-drops are never bought twice', () => {
-  it('an edited copy (a row and a column added) buys only the new row; validate says so first; retry --repeats buys the rest on purpose', async () => {
+describe.concurrent('edited re-drops are never bought twice', () => {
+  it('an edited copy (a row and a column added) buys only the new row; validate says so first; retry --repeats buys the rest on purpose', released(async () => {
     const home = tempHome();
     const sb = await inProcessSandbox();
     const env = cliEnv(home, sb);
@@ -54,9 +54,9 @@ describe('edited re-drops are never bought twice', () => {
     expect(retry.code, retry.stderr).toBe(0);
     expect(JSON.parse(retry.stdout)).toMatchObject({ rows: 3, counts: { completed: 3 } });
     expect(sb.admin.ledger().orders).toHaveLength(7);
-  });
+  }));
 
-  it('rows with their own trxid keep the trxid rule; refused and refunded rows may be dropped again; --again orders everything', async () => {
+  it('rows with their own trxid keep the trxid rule; refused and refunded rows may be dropped again; --again orders everything', released(async () => {
     const home = tempHome();
     const sb = await inProcessSandbox({ fulfilment: { failShare: 0 } });
     const env = cliEnv(home, sb);
@@ -75,9 +75,9 @@ describe('edited re-drops are never bought twice', () => {
     expect(JSON.parse(again.stdout).counts).toMatchObject({ completed: 1, skipped: 0 });
     const plain = await runCli(['submit', join(home.dir, 'c.csv'), '--json'], env);
     expect(JSON.parse(plain.stdout).counts).toMatchObject({ skipped: 1 });
-  });
+  }));
 
-  it('a cancelled and refunded row dropped again is bought again (that is how a reseller tries again)', async () => {
+  it('a cancelled and refunded row dropped again is bought again (that is how a reseller tries again)', released(async () => {
     const home = tempHome();
     const sb = await inProcessSandbox({ fulfilment: { failShare: 1 } });
     const env = cliEnv(home, sb);
@@ -94,5 +94,5 @@ describe('edited re-drops are never bought twice', () => {
     home.drop('x2.csv', csv([['pid', 'userId', 'n'], ['PUBG-60', '5123456789', '1']]));
     expect((await runCli(['daemon', '--once'], env)).code).toBe(0);
     expect(readResult(home, 'x2')[0]!.status).toBe('completed');
-  });
+  }));
 });

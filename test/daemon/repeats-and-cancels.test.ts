@@ -13,12 +13,12 @@ import { join } from 'node:path';
 import { readdirSync, writeFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { cliEnv, inProcessSandbox, readResult, runCli, semi, tempHome } from '../e2e/harness.js';
-import { releaseAfterEach } from '../e2e/release.js';
+import { releaseAfterEach, released } from '../e2e/release.js';
 
 releaseAfterEach();
 
-describe('repeats that tell customers apart', () => {
-  it("the afternoon's cards for new customers are bought; the morning file's edited re-drop is skipped whole", async () => {
+describe.concurrent('repeats that tell customers apart', () => {
+  it("the afternoon's cards for new customers are bought; the morning file's edited re-drop is skipped whole", released(async () => {
     const home = tempHome();
     const sb = await inProcessSandbox();
     const env = cliEnv(home, sb);
@@ -37,9 +37,9 @@ describe('repeats that tell customers apart', () => {
     expect((await runCli(['daemon', '--once'], env)).code).toBe(0);
     expect(readResult(home, 'morning-v2').map((r) => r.status)).toEqual(['skipped', 'skipped']);
     expect(sb.admin.ledger().orders).toHaveLength(4);
-  });
+  }));
 
-  it('a key/card row with nothing but its pack and quantity to tell it apart is named in validate: give it a trxid', async () => {
+  it('a key/card row with nothing but its pack and quantity to tell it apart is named in validate: give it a trxid', released(async () => {
     const home = tempHome();
     const sb = await inProcessSandbox();
     const env = cliEnv(home, sb);
@@ -50,11 +50,11 @@ describe('repeats that tell customers apart', () => {
     const v = await runCli(['validate', file, '--json'], env);
     const quote = JSON.parse(v.stdout);
     expect(quote.problems[0].problem).toMatch(/Nothing but the pack and quantity tells this key\/card row from that purchase: if it is a new customer's, give the row its own trxid/);
-  });
+  }));
 });
 
-describe('cancelled means re-buyable', () => {
-  it('a batch cancelled before anything was sent: retry buys its rows under new trxids, and so does the file dropped again', async () => {
+describe.concurrent('cancelled means re-buyable', () => {
+  it('a batch cancelled before anything was sent: retry buys its rows under new trxids, and so does the file dropped again', released(async () => {
     const home = tempHome();
     const sb = await inProcessSandbox({ balanceUsd: 0 });
     const env = cliEnv(home, sb);
@@ -79,9 +79,9 @@ describe('cancelled means re-buyable', () => {
     home.drop('wait.csv', rows);
     expect((await runCli(['daemon', '--once'], env)).code).toBe(0);
     expect(sb.admin.ledger().orders).toHaveLength(2);
-  });
+  }));
 
-  it('the file of a batch cancelled before anything was sent, dropped again, is bought (no "trxid already used")', async () => {
+  it('the file of a batch cancelled before anything was sent, dropped again, is bought (no "trxid already used")', released(async () => {
     const home = tempHome();
     const sb = await inProcessSandbox({ balanceUsd: 0 });
     const env = cliEnv(home, sb);
@@ -98,11 +98,11 @@ describe('cancelled means re-buyable', () => {
     const result = readResult(home, again ? again.replace(/\.result\.csv$/, '') : 'c');
     expect(result.map((r) => r.status)).toEqual(['completed', 'completed']);
     expect(sb.admin.ledger().orders).toHaveLength(2);
-  });
+  }));
 });
 
-describe('a retry is checked against purchases made since (found by the simulator)', () => {
-  it('a cancelled batch re-dropped as an edited copy that buys its rows: a retry of the cancelled batch then skips them as repeats', async () => {
+describe.concurrent('a retry is checked against purchases made since (found by the simulator)', () => {
+  it('a cancelled batch re-dropped as an edited copy that buys its rows: a retry of the cancelled batch then skips them as repeats', released(async () => {
     const home = tempHome();
     const sb = await inProcessSandbox({ balanceUsd: 0 });
     const env = cliEnv(home, sb);
@@ -121,11 +121,11 @@ describe('a retry is checked against purchases made since (found by the simulato
     const retry = await runCli(['retry', batchId, '--run', '--json'], env);
     expect(JSON.parse(retry.stdout).counts).toMatchObject({ completed: 0, skipped: 2 });
     expect(sb.admin.ledger().orders).toHaveLength(2);
-  });
+  }));
 });
 
-describe('one rule for re-drops and retry: a row cancelled for its player id', () => {
-  it('is not bought again by a re-drop (the same id fails again), nor by retry unless asked', async () => {
+describe.concurrent('one rule for re-drops and retry: a row cancelled for its player id', () => {
+  it('is not bought again by a re-drop (the same id fails again), nor by retry unless asked', released(async () => {
     const home = tempHome();
     const sb = await inProcessSandbox();
     const env = cliEnv(home, sb);
@@ -140,7 +140,7 @@ describe('one rule for re-drops and retry: a row cancelled for its player id', (
     expect(rows.map((r) => r.status)).toEqual(['skipped', 'skipped']);
     expect(rows[0]!.error).toMatch(/cancelled for its player id \(INVALID PLAYER\): the same id fails again; fix it in the file/);
     expect(sb.admin.ledger().orders).toHaveLength(2);
-  });
+  }));
 });
 
 /** The batch `topup status` shows waiting for balance (a submit with no balance behind it), polled until it does. */

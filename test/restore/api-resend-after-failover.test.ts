@@ -17,7 +17,7 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { runCli, startDaemon, waitFor } from '../e2e/harness.js';
+import { runCli, startDaemon, waitFor, withOwnRelease } from '../e2e/harness.js';
 import { start } from '../e2e/daemon.js';
 import { releaseAfterEach } from '../e2e/release.js';
 import { ledgerTrxids, storedRows, twoAccounts } from '../backup/world.js';
@@ -26,12 +26,12 @@ releaseAfterEach();
 const TOKEN = 'restore-api-resend-token-0123456789abcdef';
 const BIN: NodeJS.ProcessEnv = process.env.TOPUP_LITESTREAM_BIN ? { TOPUP_LITESTREAM_BIN: process.env.TOPUP_LITESTREAM_BIN } : {};
 
-describe('an API order failed over after the last backup, the disk lost, the backup restored', () => {
+describe.concurrent('an API order failed over after the last backup, the disk lost, the backup restored', () => {
   it.each([
     ['topup restore of the backup', true, false],
     ['the store deleted, no restore run', false, false],
     ['topup restore, the first start killed right after it accepted the order again', true, true],
-  ])('%s: the shop\'s resend is not bought a second time', async (_name, restore, kill) => {
+  ])('%s: the shop\'s resend is not bought a second time', (_name, restore, kill) => withOwnRelease(async () => {
     const { home, a, b, env: base } = await twoAccounts('routing = "priority"\nmax_queue_delay = "2s"');
     const replica = join(mkdtempSync(join(tmpdir(), 'restore-api-resend-mnt-')), 'replica');
     mkdirSync(replica);
@@ -80,5 +80,5 @@ describe('an API order failed over after the last backup, the disk lost, the bac
     const rows = storedRows(home).filter((r) => r.trxid?.startsWith('SHOP-X'));
     expect(rows.map((r) => [r.account, r.trxid])).toEqual([['second', 'SHOP-X-second']]);
     expect(existsSync(join(home.dir, 'outbox', 'reports')) && readdirSync(join(home.dir, 'outbox', 'reports')).some((f) => f.startsWith('restore-'))).toBe(true);
-  }, 300_000);
+  }), 300_000);
 });

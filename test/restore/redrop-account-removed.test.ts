@@ -16,7 +16,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { csv, runCli, startDaemon, waitFor, waitForResult, type TempHome } from '../e2e/harness.js';
-import { releaseAfterEach } from '../e2e/release.js';
+import { releaseAfterEach, released } from '../e2e/release.js';
 import { ledgerTrxids, storedRows, twoAccounts } from '../backup/world.js';
 import Database from 'better-sqlite3';
 
@@ -59,8 +59,8 @@ function withoutSecond(home: TempHome): string {
   return t;
 }
 
-describe('an account the restore lookup cannot read', () => {
-  it('second taken out of accounts.toml after the restore, the file dropped again: held (status names second), then put back: settled from second, 0 bought twice', async () => {
+describe.concurrent('an account the restore lookup cannot read', () => {
+  it('second taken out of accounts.toml after the restore, the file dropped again: held (status names second), then put back: settled from second, 0 bought twice', released(async () => {
     const { home, a, b, env } = await prep();
     const whole = withoutSecond(home);
     const d = startDaemon({ ...env, TOPUP_RESTORE_LOOKUP_WAIT: '10m' });
@@ -88,9 +88,9 @@ describe('an account the restore lookup cannot read', () => {
     expect(ledgerTrxids(a)).toEqual([]);
     expect(ledgerTrxids(b).sort()).toEqual(['RD-1-second', 'RD-2-second']);
     expect(storedRows(home).map((r) => [r.state, r.account, r.trxid])).toEqual([['completed', 'second', 'RD-1-second'], ['completed', 'second', 'RD-2-second']]);
-  }, 240_000);
+  }), 240_000);
 
-  it('second taken out, the wait over: the rows go to review naming second, never sent', async () => {
+  it('second taken out, the wait over: the rows go to review naming second, never sent', released(async () => {
     const { home, a, b, env } = await prep();
     withoutSecond(home);
     const d = startDaemon({ ...env, TOPUP_RESTORE_LOOKUP_WAIT: '0' });
@@ -111,9 +111,9 @@ describe('an account the restore lookup cannot read', () => {
     }
     const rv = await runCli(['review'], env);
     expect(rv.stdout).toMatch(/RD-1/);
-  }, 240_000);
+  }), 240_000);
 
-  it('second\'s key revoked after the restore: status and doctor name the wait and the 401, then the rows go to review, never sent', async () => {
+  it('second\'s key revoked after the restore: status and doctor name the wait and the 401, then the rows go to review, never sent', released(async () => {
     const { home, a, b, env } = await prep();
     writeFileSync(join(home.dir, 'keys', 'second.key'), 'revoked-key-0123456789abcdef', { mode: 0o600 });
     const d = startDaemon({ ...env, TOPUP_RESTORE_LOOKUP_WAIT: '20s' });
@@ -138,9 +138,9 @@ describe('an account the restore lookup cannot read', () => {
     for (const r of rowsWithWhy(home)) expect(r.error).toMatch(/account "second" cannot be read: its key is refused \(401/);
     const after = await runCli(['status'], env);
     expect(after.stdout).not.toMatch(/waiting for the restore lookup/);
-  }, 240_000);
+  }), 240_000);
 
-  it('an account taken out of accounts.toml before the backup holds nothing after the restore', async () => {
+  it('an account taken out of accounts.toml before the backup holds nothing after the restore', released(async () => {
     const { home, a, b, env } = await twoAccounts('routing = "priority"\nmax_queue_delay = "2s"');
     const both = startDaemon(env);
     await waitFor('store', () => { try { readFileSync(join(home.jobs, 'topup.db')); return true; } catch { return false; } }, 30_000);
@@ -165,5 +165,5 @@ describe('an account the restore lookup cannot read', () => {
     expect(storedRows(home).map((r) => [r.state, r.account, r.trxid])).toEqual([['completed', 'main', 'RD-1'], ['completed', 'main', 'RD-2']]);
     expect(ledgerTrxids(a).sort()).toEqual(['RD-1', 'RD-2']);
     expect(ledgerTrxids(b)).toEqual([]);
-  }, 240_000);
+  }), 240_000);
 });

@@ -11,7 +11,7 @@ import { existsSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { csv, runCli, startDaemon, waitFor, waitForResult, type TempHome } from '../e2e/harness.js';
-import { releaseAfterEach } from '../e2e/release.js';
+import { releaseAfterEach, released } from '../e2e/release.js';
 import { batchStates, ledgerTrxids, storedRows, twoAccounts } from '../backup/world.js';
 
 releaseAfterEach();
@@ -63,8 +63,8 @@ async function scenario(beforeClaim: (home: TempHome, env: NodeJS.ProcessEnv) =>
   return { home, env };
 }
 
-describe('a file dropped again after a restore of a copy older than its claim, whose rows had failed over', () => {
-  it('topup backup before the claim, topup restore, the same file dropped again: nothing bought on main', async () => {
+describe.concurrent('a file dropped again after a restore of a copy older than its claim, whose rows had failed over', () => {
+  it('topup backup before the claim, topup restore, the same file dropped again: nothing bought on main', released(async () => {
     let backupDir = '';
     await scenario(
       async (home, env) => {
@@ -77,9 +77,9 @@ describe('a file dropped again after a restore of a copy older than its claim, w
         expect(r.code, r.stderr).toBe(0);
       },
     );
-  }, 240_000);
+  }), 240_000);
 
-  it('topup restore, then topup submit of the same file while the daemon runs: nothing bought on main, neither waits for the other', async () => {
+  it('topup restore, then topup submit of the same file while the daemon runs: nothing bought on main, neither waits for the other', released(async () => {
     let backupDir = '';
     await scenario(
       async (home, env) => {
@@ -93,14 +93,14 @@ describe('a file dropped again after a restore of a copy older than its claim, w
       },
       'submit',
     );
-  }, 240_000);
+  }), 240_000);
 
-  it('the store deleted, the same file dropped again: nothing bought on main', async () => {
+  it('the store deleted, the same file dropped again: nothing bought on main', released(async () => {
     await scenario(
       async () => undefined,
       async (home) => {
         for (const s of ['', '-wal', '-shm']) rmSync(join(home.jobs, `topup.db${s}`), { force: true });
       },
     );
-  }, 240_000);
+  }), 240_000);
 });

@@ -11,7 +11,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { csv, inProcessSandbox, runCli, startDaemon, waitFor, waitForResult, TEST_KEY } from '../e2e/harness.js';
-import { releaseAfterEach } from '../e2e/release.js';
+import { releaseAfterEach, released } from '../e2e/release.js';
 import { ledgerTrxids, storedRows, twoAccounts } from '../backup/world.js';
 
 releaseAfterEach();
@@ -63,7 +63,7 @@ async function scenario(when: 'after first start' | 'before first start'): Promi
     expect(st.stdout + st.stderr).not.toMatch(/RP-1.*completed/);
 }
 
-describe('an account re-pointed under the same name within the window after a restore', () => {
-  it('second re-pointed to another supplier after the first start, the file dropped again: not bought twice', () => scenario('after first start'), 240_000);
-  it('second re-pointed to another supplier with the restore (before its first start, nothing open in the copy), the file dropped again: not bought twice', () => scenario('before first start'), 240_000);
+describe.concurrent('an account re-pointed under the same name within the window after a restore', () => {
+  it('second re-pointed to another supplier after the first start, the file dropped again: not bought twice', released(() => scenario('after first start')), 240_000);
+  it('second re-pointed to another supplier with the restore (before its first start, nothing open in the copy), the file dropped again: not bought twice', released(() => scenario('before first start')), 240_000);
 });

@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { csv, runCli, startDaemon, waitFor, waitForResult } from '../e2e/harness.js';
-import { releaseAfterEach } from '../e2e/release.js';
+import { releaseAfterEach, released } from '../e2e/release.js';
 import { ledgerTrxids, storedRows, twoAccounts } from '../backup/world.js';
 
 releaseAfterEach();
@@ -90,8 +90,8 @@ async function scenario(cap: number, emptyAfterRestore = false): Promise<void> {
     }
 }
 
-describe('a history whose pages are shorter than asked', () => {
-  it('pages of 20 with hasMore true: the moved purchase behind 25 newer orders is found, not bought again', () => scenario(20), 300_000);
-  it('an empty page 1 that says total 27: not read as "not bought"', () => scenario(50, true), 300_000);
-  it('control: pages of 50 (as asked): found, not bought again', () => scenario(50), 300_000);
+describe.concurrent('a history whose pages are shorter than asked', () => {
+  it('pages of 20 with hasMore true: the moved purchase behind 25 newer orders is found, not bought again', released(() => scenario(20)), 300_000);
+  it('an empty page 1 that says total 27: not read as "not bought"', released(() => scenario(50, true)), 300_000);
+  it('control: pages of 50 (as asked): found, not bought again', released(() => scenario(50)), 300_000);
 });

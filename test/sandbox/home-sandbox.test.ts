@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { cliEnv, csv, readResult, runCli, startDaemon, tempHome, waitFor, waitForResult, type TempHome } from '../e2e/harness.js';
 import { consoleUrl } from '../e2e/daemon.js';
-import { releaseAfterEach } from '../e2e/release.js';
+import { releaseAfterEach, released } from '../e2e/release.js';
 
 releaseAfterEach();
 
@@ -21,8 +21,8 @@ function deleteSandboxState(home: TempHome): void {
   for (const f of ['sandbox.db', 'sandbox.db-wal', 'sandbox.db-shm']) rmSync(join(home.jobs, f), { force: true });
 }
 
-describe('topup sandbox balance', () => {
-  it('tops up the sandbox a running daemon uses: a batch waiting for balance goes on, and the console badge shows the balance', async () => {
+describe.concurrent('topup sandbox balance', () => {
+  it('tops up the sandbox a running daemon uses: a batch waiting for balance goes on, and the console badge shows the balance', released(async () => {
     const home = tempHome();
     const env = cliEnv(home, null, { TOPUP_SANDBOX_BALANCE_USD: '1', TOPUP_CONSOLE: '127.0.0.1:0' });
     const daemon = startDaemon(env);
@@ -54,9 +54,9 @@ describe('topup sandbox balance', () => {
     const live = await runCli(['sandbox', 'balance', '--add', '5'], { ...env, TOPUP_API_URL: 'http://127.0.0.1:9' });
     expect(live.code).toBe(2);
     expect(live.stderr).toMatch(/TOPUP_API_URL.*its balance is the supplier's/);
-  }, 120_000);
+  }), 120_000);
 
-  it('TOPUP_SANDBOX_BALANCE_USD is applied once when it differs from the starting balance, and said; leaving it unset takes nothing back', async () => {
+  it('TOPUP_SANDBOX_BALANCE_USD is applied once when it differs from the starting balance, and said; leaving it unset takes nothing back', released(async () => {
     const home = tempHome();
     const env = cliEnv(home, null);
     const balance = async (extra: NodeJS.ProcessEnv = {}): Promise<{ usd: number; stderr: string }> => {
@@ -82,12 +82,12 @@ describe('topup sandbox balance', () => {
     expect(r.code).toBe(0);
     const d = await runCli(['balance'], { ...env, TOPUP_SANDBOX_BALANCE_USD: '7000', TOPUP_API_URL: 'http://127.0.0.1:9', TOPUP_REQUEST_TIMEOUT_MS: '500' });
     expect(d.stderr).toMatch(/TOPUP_SANDBOX_BALANCE_USD is ignored: TOPUP_API_URL is set/);
-  }, 60_000);
+  }), 120_000); // nine CLI runs, one after another, beside the file's other tests
 });
 
-describe('a new sandbox state', () => {
+describe.concurrent('a new sandbox state', () => {
   for (const answers of ['spec', 'real-world'] as const) {
-    it(`never gives out an order id the home has seen (${answers} answers)`, async () => {
+    it(`never gives out an order id the home has seen (${answers} answers)`, released(async () => {
       const home = tempHome();
       const env = cliEnv(home, null, { TOPUP_SANDBOX_ANSWERS: answers });
       home.drop('morning.csv', csv([['pid', 'userId'], ...players(6, 0)]));
@@ -108,6 +108,6 @@ describe('a new sandbox state', () => {
       expect(fresh.length).toBeGreaterThan(0);
       expect(fresh.filter((id) => seen.has(id))).toEqual([]);
       expect(r.stdout + r.stderr).toMatch(/SANDBOX: new orders get ids after ORD\d+, the largest this home has seen/);
-    }, 120_000);
+    }), 120_000);
   }
 });
