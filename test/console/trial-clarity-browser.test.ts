@@ -255,6 +255,20 @@ describe.skipIf(!available)('what the new-user trial found confusing, in a real 
     expect(await banner.locator('[data-paused-account]').allTextContents()).toEqual(['second']);
     await axe(page, 'a page with one account paused');
 
+    // A batch whose rows wait on the paused account says so on its page and in the list, naming the
+    // account (before: "running", and no reason, while the Overview said it waited).
+    t.home.drop('pinned.csv', csv([['pid', 'userId', 'account'], ['PUBG-60', '5123456790', 'second']]));
+    const row = page.locator('tr', { hasText: 'pinned.csv' });
+    await expect.poll(async () => {
+      await page.goto(`${url}/batches`);
+      return (await row.count()) > 0 ? squash(await row.locator('[data-f="why"]').textContent()) : '';
+    }, { timeout: 30_000, interval: 500 }).toMatch(/^sending paused by the API on account second: MAINTENANCE/);
+    expect(squash(await row.locator('[data-f="state"]').textContent())).toBe('waiting');
+    await row.getByRole('link').first().click();
+    await page.locator('[data-f="why"]').first().waitFor();
+    expect(squash(await page.locator('dd[data-f="why"]').textContent())).toMatch(/^sending paused by the API on account second: MAINTENANCE/);
+    expect(squash(await page.locator('.segwrap ~ div [data-f="state"], td[data-f="state"]').first().textContent())).toBe('waiting');
+
     // main too: both named, one line each.
     t.main.admin.setFaults({ maintenance: { code: 'API_ORDER_DISABLED' } });
     t.home.drop('two.csv', csv([['pid', 'userId'], ['PUBG-325', '5123456784']]));
