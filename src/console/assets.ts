@@ -108,7 +108,11 @@ details.numbers summary { cursor: pointer; color: var(--link); }
 .multiples { display: grid; grid-template-columns: 1fr; gap: 0; }
 .h4 { font-size: .95rem; margin: .6rem 0 .2rem; }
 ul.classes { list-style: none; padding: 0; margin: .25rem 0; }
-ul.classes li { display: grid; grid-template-columns: minmax(8rem, 16rem) 1fr auto auto; gap: .5rem; align-items: center; font-size: .9rem; }
+ul.classes li { display: grid; grid-template-columns: minmax(8rem, 24rem) 1fr auto auto; gap: .5rem; align-items: center; font-size: .9rem; }
+.from { display: inline-block; font-size: .75rem; font-weight: 600; padding: 0 .35rem; border-radius: .2rem; border: 1px solid currentColor; margin-right: .25rem; }
+.from-supplier { color: #a50e0e; }
+.from-topup { color: #0b3d91; }
+.from-none { color: #545454; }
 svg.hbar { width: 100%; height: .6rem; }
 svg.segbar { display: block; width: 100%; height: 1.1rem; border: 1px solid #767676; border-radius: .2rem; }
 svg.segbar.small { display: inline-block; width: 7rem; height: .9rem; vertical-align: middle; }

@@ -15,7 +15,8 @@ import type { Runtime } from '../runtime.js';
 import type { Batch } from '../store/batches.js';
 import { FOLLOWED_STATES, IN_FLIGHT_STATES, type RowState } from '../store/row-states.js';
 import type { StateCounts } from '../store/rows.js';
-import type { PauseState } from '../account/pauses.js';
+import { Pauses } from '../account/pauses.js';
+import type { AccountPause } from './layout.js';
 import { runState, snapshot, waitingWhy, type BatchProgressSnapshot, type RunState } from '../ops/batch-view.js';
 
 const sum = (c: StateCounts, states: readonly RowState[]): number => states.reduce((n, st) => n + c[st], 0);
@@ -48,12 +49,12 @@ export interface Figures {
 }
 
 export class FiguresCache {
-  readonly #rt: Pick<Runtime, 'rows'>;
+  readonly #rt: Pick<Runtime, 'rows' | 'accounts'>;
   readonly #entries = new Map<string, Entry>();
   readonly #dirty = new Set<string>();
   #off: (() => void) | null = null;
 
-  constructor(rt: Pick<Runtime, 'rows'>) {
+  constructor(rt: Pick<Runtime, 'rows' | 'accounts'>) {
     this.#rt = rt;
   }
 
@@ -86,15 +87,39 @@ export class FiguresCache {
     return s;
   }
 
-  get(b: Batch, pause: PauseState | null, now = systemClock.now()): Figures {
+  /**
+   * The pause that holds this batch back: with one account, that account's; with several, the
+   * pause of an account the batch's unsent rows are on (one grouped read, only while some account
+   * is paused). Before, every page read the `default` account's pause alone, which a home with
+   * accounts.toml does not have: a batch whose rows waited on a paused account showed "running"
+   * and no reason on its page and in the list, while the Overview said it waited (a trial walk).
+   */
+  pauseFor(b: Batch, pauses: readonly AccountPause[]): AccountPause | null {
+    if (pauses.length === 0 || b.finishedAt !== null || b.state === 'failed') return null;
+    if (this.#rt.accounts.length === 1) return pauses[0]!;
+    const on = this.#rt.rows.unsentByAccount(b.id);
+    return pauses.find((p) => on.has(p.account)) ?? null;
+  }
+
+  get(b: Batch, pauses: readonly AccountPause[], now = systemClock.now()): Figures {
     const s = this.#snapshot(b, now);
     const c = s.counts;
+    const held = this.pauseFor(b, pauses);
+    const pause = held?.pause ?? null;
+    // With several accounts the reason names the account (the pause banner does too).
+    const several = this.#rt.accounts.length > 1;
+    const onAccount = held && several
+      ? held.pause.kind === 'account'
+        ? `sending stopped on account ${held.account}: account problem ${held.pause.code} (${held.pause.detail})`
+        : `sending paused by the API on account ${held.account}: ${held.pause.code}`
+      : '';
+    // The console is served by the daemon: a batch no process holds yet is queued for it.
+    const why = waitingWhy(b, several ? null : pause, now, { pid: process.pid });
     return {
       id: b.id,
       file: b.sourceName,
       state: runState(b, pause, now),
-      // The console is served by the daemon: a batch no process holds yet is queued for it.
-      why: waitingWhy(b, pause, now, { pid: process.pid }),
+      why: [onAccount, why].filter((x) => x !== '').join('; '),
       rows: s.rows,
       sent: s.sent,
       done: s.done,
@@ -107,4 +132,12 @@ export class FiguresCache {
       cancelRequested: b.cancelRequested,
     };
   }
+}
+
+/** Every account's pause in force, in the order of the accounts (the banner and the batches read it). */
+export function accountPauses(rt: Pick<Runtime, 'accounts' | 'meta'>): AccountPause[] {
+  return rt.accounts.flatMap((a) => {
+    const pause = Pauses.read(rt.meta, a.id);
+    return pause ? [{ account: a.id, pause }] : [];
+  });
 }

@@ -14,8 +14,9 @@ import type { RunnerEvents } from '../engine/events.js';
 import type { Runtime } from '../runtime.js';
 import type { Batch } from '../store/batches.js';
 import type { Listing } from '../store/listing.js';
-import { Pauses, type PauseState } from '../account/pauses.js';
-import type { Figures, FiguresCache } from './figures.js';
+import type { PauseState } from '../account/pauses.js';
+import { accountPauses, type Figures, type FiguresCache } from './figures.js';
+import type { AccountPause } from './layout.js';
 import { etaSeconds } from '../ops/batch-view.js';
 
 export interface BatchLive extends Figures {
@@ -39,7 +40,7 @@ const MAX_CLIENTS = 32;
 type Send = (p: LivePayload) => Promise<void>;
 
 export class LiveFeed {
-  readonly #rt: Pick<Runtime, 'batches' | 'log' | 'meta'>;
+  readonly #rt: Pick<Runtime, 'accounts' | 'batches' | 'log' | 'meta'>;
   readonly #listing: Listing;
   readonly #figures: FiguresCache;
   readonly #clients = new Map<number, { send: Send; busy: boolean }>();
@@ -51,7 +52,7 @@ export class LiveFeed {
   #timer: NodeJS.Timeout | null = null;
   #off: (() => void) | null = null;
 
-  constructor(rt: Pick<Runtime, 'batches' | 'log' | 'meta'>, listing: Listing, figures: FiguresCache) {
+  constructor(rt: Pick<Runtime, 'accounts' | 'batches' | 'log' | 'meta'>, listing: Listing, figures: FiguresCache) {
     this.#rt = rt;
     this.#listing = listing;
     this.#figures = figures;
@@ -137,16 +138,16 @@ export class LiveFeed {
 
   /** The figures of unfinished batches and of those finished in the last minutes. */
   compute(now = systemClock.now()): LivePayload {
-    const pause = Pauses.read(this.#rt.meta);
+    const pauses = accountPauses(this.#rt);
     const unfinished = this.#rt.batches.unfinished();
     const finished = this.#listing.finishedSince(now - KEEP_FINISHED_MS, 20).filter((b) => !unfinished.some((u) => u.id === b.id));
-    const batches = [...unfinished, ...finished].map((b) => this.#batch(b, pause, now));
-    return { at: now, pause, reviewRows: this.#listing.countInState('review'), batches };
+    const batches = [...unfinished, ...finished].map((b) => this.#batch(b, pauses, now));
+    return { at: now, pause: pauses[0]?.pause ?? null, reviewRows: this.#listing.countInState('review'), batches };
   }
 
-  #batch(b: Batch, pause: PauseState | null, now: number): BatchLive {
-    const f = this.#figures.get(b, pause, now);
-    return { ...f, etaSec: f.finished ? 0 : etaSeconds(b, f, pause, now) };
+  #batch(b: Batch, pauses: readonly AccountPause[], now: number): BatchLive {
+    const f = this.#figures.get(b, pauses, now);
+    return { ...f, etaSec: f.finished ? 0 : etaSeconds(b, f, this.#figures.pauseFor(b, pauses)?.pause ?? null, now) };
   }
 }
 

@@ -4,7 +4,8 @@
  * table under "Numbers", and a CSV download from /pictures/<name>.csv):
  *  - spend: what was spent per day over 30 days, stacked by game (or by account);
  *  - outcomes: orders per day by how they ended;
- *  - failures: the failure and refund rates per day, and the supplier's answer classes behind them;
+ *  - failures: the failure and refund rates per day, and the answer classes behind them (the
+ *    supplier's codes as the supplier's, topup's own TOPUP_… codes as topup's, in words);
  *  - balance: each account's balance over time (its stored readings), rises (top-ups) marked, and
  *    the runway each day (reports/runway.ts: the account's pace over that day and the 6 before);
  *  - rate: the rate budget's use per minute over the last hour, and how long orders waited for it;
@@ -25,6 +26,9 @@ import { safeCell } from '../outbox/cell-safety.js';
 import { csvText } from '../kernel/csv-text.js';
 import type { Db } from '../store/db.js';
 import type { RateWindow } from '../config/config.js';
+import { CANCELLED_CODE, FOREIGN_ORDER_CODE, NOT_COVERED_CODE, REPEAT_CODE, TRXID_USED_CODE } from '../store/rows.js';
+import { PLAYER_NOT_FOUND_CODE } from '../claim/player-checks.js';
+import { BOUGHT_BEFORE_CODE } from '../claim/repeats.js';
 
 export const DAYS = 30;
 const DAY_MS = 86_400_000;
@@ -38,7 +42,7 @@ export interface Pictures {
   days: string[];
   spend: { by: SpendBy; keys: string[]; cents: number[][]; orders: number[][]; totalCents: number };
   outcomes: { completed: number[]; cancelled: number[]; rejected: number[]; review: number[] };
-  failures: { ended: number[]; failed: number[]; refunded: number[]; classes: { cls: string; n: number }[] };
+  failures: { ended: number[]; failed: number[]; refunded: number[]; classes: FailureClass[] };
   balance: { account: string; usd: (number | null)[]; rises: { day: number; at: number; usd: number; rise: number }[]; runwayDays: (number | null)[]; spentCents: number[] }[];
   rate: { minutes: number[]; accounts: { account: string; calls: number[]; orders: number[]; waitAvgMs: (number | null)[]; waitMaxMs: number[]; perMinute: number | null }[] };
   latency: { game: string; n: number[]; p50Ms: (number | null)[]; p95Ms: (number | null)[] }[];
@@ -49,13 +53,53 @@ const FAILED = new Set(['rejected', 'cancelled', 'refunded']);
 const ENDED = new Set(['completed', 'cancelled', 'refunded', 'rejected', 'review']);
 
 /**
- * A failure's answer class as people read it: the supplier's code (a refusal's, or the error on an
- * order it cancelled: daily_rows.class, migration 19) with what became of the money.
+ * topup's own codes (reject_code values topup writes itself, never the supplier's), in words. The
+ * failure picture used to list them as if the supplier had said them (a new-user trial read
+ * TOPUP_FOREIGN_ORDER as the supplier's code).
  */
-export function classLabel(cls: string, outcome: string): string {
-  if (cls !== '') return outcome === 'refunded' ? `${cls} (cancelled by the supplier, refunded)` : outcome === 'cancelled' ? `${cls} (cancelled, not refunded)` : cls;
-  return outcome === 'rejected' ? 'refused (no code)' : outcome === 'refunded' ? 'cancelled by the supplier, refunded' : 'cancelled by the supplier, not refunded';
+const TOPUP_CODE_WORDS: Record<string, string> = {
+  [TRXID_USED_CODE]: 'its trxid was already used by another purchase, and no order of its own was found',
+  [FOREIGN_ORDER_CODE]: 'its trxid named an order it did not make (an earlier purchase under the same trxid)',
+  [PLAYER_NOT_FOUND_CODE]: 'the player check found no such player: not sent',
+  [BOUGHT_BEFORE_CODE]: 'bought before: not sent again',
+  [REPEAT_CODE]: 'a repeat of an earlier purchase: not sent',
+  [CANCELLED_CODE]: 'skipped by a cancel before it was sent',
+  [NOT_COVERED_CODE]: 'not covered by the balance: not sent',
+  TOPUP_NO_DEFINITE_ANSWER: 'no definite answer from the API',
+};
+
+/** Whose answer a failure class is: the supplier's code, topup's own, or none given. */
+export type AnswerFrom = 'supplier' | 'topup' | 'none';
+
+export interface FailureClass {
+  /** As people read it: the answer in words, with what became of the money. */
+  cls: string;
+  from: AnswerFrom;
+  /** The code as stored ('' when none was given). */
+  code: string;
+  n: number;
 }
+
+/** topup writes its own codes with this prefix; nothing the supplier says is stored under it. */
+export const isTopupCode = (code: string): boolean => /^TOPUP_[A-Z_]+$/.test(code);
+
+/**
+ * A failure's answer class as people read it: whose it is, the code (a refusal's, or the error on
+ * an order the supplier cancelled: daily_rows.class, migration 19), and what became of the money.
+ */
+export function classOf(cls: string, outcome: string): Omit<FailureClass, 'n'> {
+  const money = outcome === 'refunded' ? ' (cancelled by the supplier, refunded)' : outcome === 'cancelled' ? ' (cancelled, not refunded)' : '';
+  if (cls === '') {
+    return { from: 'none', code: '', cls: outcome === 'rejected' ? 'refused (no code)' : outcome === 'refunded' ? 'cancelled by the supplier, refunded' : 'cancelled by the supplier, not refunded' };
+  }
+  if (isTopupCode(cls)) {
+    const words = TOPUP_CODE_WORDS[cls] ?? 'a code of topup\'s own';
+    return { from: 'topup', code: cls, cls: `${words}${money} [topup's code ${cls}]` };
+  }
+  return { from: 'supplier', code: cls, cls: `${cls}${money}` };
+}
+
+const FROM_WORDS: Record<AnswerFrom, string> = { supplier: "supplier's code", topup: "topup's own", none: 'no code' };
 
 /** The budget a window allows per minute: the tightest of the account's windows. */
 export function perMinute(windows: readonly RateWindow[]): number | null {
@@ -97,8 +141,8 @@ export function picturesOf(db: Db, now: number, by: SpendBy, accounts: readonly 
   const cents = keys.map(zero);
   const orders = keys.map(zero);
   const outcomes = { completed: zero(), cancelled: zero(), rejected: zero(), review: zero() };
-  const failures = { ended: zero(), failed: zero(), refunded: zero(), classes: [] as { cls: string; n: number }[] };
-  const classes = new Map<string, number>();
+  const failures = { ended: zero(), failed: zero(), refunded: zero(), classes: [] as FailureClass[] };
+  const classes = new Map<string, FailureClass>();
   const revenue = zero();
   const cost = zero();
   const byGame = new Map<string, { n: number; revenueCents: number; costCents: number }>();
@@ -123,8 +167,10 @@ export function picturesOf(db: Db, now: number, by: SpendBy, accounts: readonly 
     if (ENDED.has(r.outcome)) failures.ended[d]! += r.n;
     if (FAILED.has(r.outcome)) {
       failures.failed[d]! += r.n;
-      const label = classLabel(r.cls, r.outcome);
-      classes.set(label, (classes.get(label) ?? 0) + r.n);
+      const c = classOf(r.cls, r.outcome);
+      const had = classes.get(c.cls);
+      if (had) had.n += r.n;
+      else classes.set(c.cls, { ...c, n: r.n });
     }
     if (r.outcome === 'refunded') failures.refunded[d]! += r.n;
     if (r.saleN > 0) {
@@ -138,7 +184,7 @@ export function picturesOf(db: Db, now: number, by: SpendBy, accounts: readonly 
       byGame.set(r.game, g);
     }
   }
-  failures.classes = [...classes.entries()].map(([cls, n]) => ({ cls, n })).sort((a, b) => b.n - a.n || a.cls.localeCompare(b.cls));
+  failures.classes = [...classes.values()].sort((a, b) => b.n - a.n || a.cls.localeCompare(b.cls));
 
   // Balance per account: the last reading of each day, carried over days without one.
   const since = Date.parse(`${days[0]}T00:00:00Z`);
@@ -240,7 +286,7 @@ export function csvRows(p: Pictures, name: string): (string | number)[][] | null
     case 'failures':
       return [['day', 'orders_ended', 'failed', 'refunded', 'failure_rate_pct', 'refund_rate_pct'], ...p.days.map((d, i) => [d, p.failures.ended[i]!, p.failures.failed[i]!, p.failures.refunded[i]!, pct(p.failures.failed[i]!, p.failures.ended[i]!) ?? '', pct(p.failures.refunded[i]!, p.failures.ended[i]!) ?? ''])];
     case 'failure-classes':
-      return [['answer_class', 'failed_orders_30_days'], ...p.failures.classes.map((c) => [c.cls, c.n])];
+      return [['answer_from', 'code', 'answer_class', 'failed_orders_30_days'], ...p.failures.classes.map((c) => [c.from, c.code, c.cls, c.n])];
     case 'balance':
       return [['day', 'account', 'balance_usd', 'spent_usd', 'runway_days', 'rises_usd'], ...p.balance.flatMap((b) => p.days.map((d, i) => [d, b.account, b.usd[i] === null ? '' : b.usd[i]!.toFixed(2), money(b.spentCents[i]!), b.runwayDays[i] === null ? '' : b.runwayDays[i]!.toFixed(1), b.rises.filter((r) => r.day === i).map((r) => r.rise.toFixed(2)).join(' ')]))];
     case 'rate':
@@ -321,7 +367,7 @@ function failuresHtml(p: Pictures): Html {
   const maxN = Math.max(1, ...f.classes.map((c) => c.n));
   const classes = f.classes.length === 0
     ? html`<p class="ok">No failures in the last ${DAYS} days.</p>`
-    : html`<h4 class="h4">Behind the failures: the supplier's answers</h4><ul class="classes">${f.classes.slice(0, 8).map((c) => html`<li><span class="cls">${c.cls}</span> <svg class="hbar" viewBox="0 0 100 8" preserveAspectRatio="none" aria-hidden="true"><rect width="${((c.n / maxN) * 100).toFixed(1)}" height="8" fill="#a3123a"/></svg> <strong>${c.n}</strong> <span class="muted">(${pct(c.n, tf)} %)</span></li>`)}</ul>${numbers('failures by answer class', ['Answer class', 'Failed orders'], f.classes.map((c) => [c.cls, c.n]), ['Total', tf])}<p class="csvline">${csvLink('failure-classes')}</p>`;
+    : html`<h4 class="h4">Behind the failures: whose answer, and what it said</h4><p class="muted">The supplier's code as the supplier gave it; topup's own (TOPUP_…) in words: topup decided it, the supplier did not say it.</p><ul class="classes">${f.classes.slice(0, 8).map((c) => html`<li data-answer-from="${c.from}"><span class="cls"><span class="from from-${c.from}">${FROM_WORDS[c.from]}</span> ${c.cls}</span> <svg class="hbar" viewBox="0 0 100 8" preserveAspectRatio="none" aria-hidden="true"><rect width="${((c.n / maxN) * 100).toFixed(1)}" height="8" fill="#a3123a"/></svg> <strong>${c.n}</strong> <span class="muted">(${pct(c.n, tf)} %)</span></li>`)}</ul>${numbers('failures by answer class', ['Answer class', 'Whose', 'Code', 'Failed orders'], f.classes.map((c) => [c.cls, FROM_WORDS[c.from], c.code || '—', c.n]), ['Total', '', '', tf])}<p class="csvline">${csvLink('failure-classes')}</p>`;
   return picture('pic-failures', 'Failures and refunds', 'Are failures or refunds rising, and why do orders fail?',
     html`${lines(t, p.days, series, (v) => `${v} %`, { xLabel: shortDay })}${legend('pic-failures', series.map((s) => s.name), 'line')}`,
     html`Last ${DAYS} days: <strong>${tf}</strong> of ${te} orders failed (${pct(tf, te) ?? 0} %: rejected, or cancelled by the supplier), <strong>${sum(f.refunded)}</strong> refunded. A rate is of the orders that ended that day.`,

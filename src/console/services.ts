@@ -11,14 +11,13 @@ import type { ScheduledJobs } from '../reports/schedule.js';
 import type { Notifier } from '../notify/notifier.js';
 import type { Listing } from '../store/listing.js';
 import type { AuditOutcome, AuditStore } from '../store/audit.js';
-import { Pauses } from '../account/pauses.js';
 import { namedAccounts } from '../ops/account-views.js';
 import { recordBalance } from '../store/pictures.js';
 import type { ConsoleSettings } from '../config/console-settings.js';
 import type { BalanceWatch } from './balance-watch.js';
 import type { RecentErrors } from './recent.js';
 import type { LiveFeed } from './live.js';
-import type { FiguresCache } from './figures.js';
+import { accountPauses, type FiguresCache } from './figures.js';
 import type { Uploads } from './uploads.js';
 import type { ConsoleEnv, Sessions } from './auth.js';
 import type { PageCtx } from './layout.js';
@@ -74,10 +73,7 @@ export function pageCtx(c: Ctx, svc: Services): PageCtx {
     csrf: c.get('csrfToken'),
     reviewRows: svc.listing.countInState('review'),
     // The banner: every account's pause in force, each named (not only the first account's).
-    pauses: svc.rt.accounts.flatMap((a) => {
-      const pause = Pauses.read(svc.rt.meta, a.id);
-      return pause ? [{ account: a.id, pause }] : [];
-    }),
+    pauses: accountPauses(svc.rt),
     namedAccounts: namedAccounts(svc.rt.config),
     storeDown: svc.runner.snapshot({ batches: false }).storeDown,
     now: systemClock.now(),

@@ -13,9 +13,10 @@ import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
+import { parse } from 'csv-parse/sync';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ROOT, csv, startDaemon, waitFor, waitForResult } from '../e2e/harness.js';
+import { ROOT, TEST_KEY, csv, runCli, startDaemon, waitFor, waitForResult } from '../e2e/harness.js';
 import { consoleUrl } from '../e2e/daemon.js';
 import { releaseAfterEach } from '../e2e/release.js';
 import { twoAccountHome } from '../e2e/accounts.js';
@@ -188,6 +189,53 @@ describe.skipIf(!available)('what the new-user trial found confusing, in a real 
     await close();
   });
 
+  it('the failure picture shows topup\'s own codes as topup\'s, in words, and the supplier\'s as the supplier\'s; its table and CSV too', { timeout: 150_000 }, async () => {
+    const t = await startConsoleDaemon();
+    // An order bought outside this home under trxid SHOP-77 (another player); then a file that uses
+    // SHOP-77 again: the API answers with that earlier order, which is not this row's purchase
+    // (TOPUP_FOREIGN_ORDER, review), and the operator resolves it as not charged. 99999: INVALID PLAYER, the supplier's.
+    const outside = await fetch(`${t.sb.url}/orders`, { method: 'POST', headers: { 'x-api-key': TEST_KEY, 'content-type': 'application/json' }, body: JSON.stringify({ pid: 'PUBG-60', trxid: 'SHOP-77', userId: '5123456701' }) });
+    expect(outside.status).toBe(200);
+    t.home.drop('codes.csv', csv([['pid', 'userId', 'trxid'], ['PUBG-60', '5123456700', 'SHOP-77'], ['PUBG-60', '99999', 'SHOP-78']]));
+    await waitForResult(t.home, 'codes');
+    const status = JSON.parse((await runCli(['status', '--json'], t.env)).stdout) as { batches: { id: string; file: string }[] };
+    const batch = status.batches.find((b) => b.file === 'codes.csv')!.id;
+    const db = new Database(join(t.home.jobs, 'topup.db'), { readonly: true, fileMustExist: true });
+    expect(db.prepare('SELECT state, reject_code AS code FROM rows WHERE batch_id = ? AND line = 2').get(batch)).toEqual({ state: 'review', code: 'TOPUP_FOREIGN_ORDER' });
+    const resolved = await runCli(['review', 'resolve', `${batch}:2`, '--not-charged', '--by', 'test'], t.env, { timeoutMs: 60_000 });
+    expect(resolved.code, resolved.stderr).toBe(0);
+    const store = db.prepare("SELECT reject_code AS code, coalesce(reject_code, error) AS cls, count(*) AS n FROM rows WHERE state IN ('rejected', 'cancelled') GROUP BY 2 ORDER BY 2").all() as { code: string | null; cls: string; n: number }[];
+    db.close();
+    expect(store).toEqual([{ code: null, cls: 'INVALID PLAYER', n: 1 }, { code: 'TOPUP_FOREIGN_ORDER', cls: 'TOPUP_FOREIGN_ORDER', n: 1 }]);
+
+    const { page, close, cspErrors } = await newPage();
+    await page.goto(`${t.url}/`);
+    const pic = page.locator('[data-picture="pic-failures"]');
+    const topup = squash(await pic.locator('li[data-answer-from="topup"]').textContent({ timeout: 30_000 }));
+    expect(topup).toMatch(/^topup's own its trxid named an order it did not make \(an earlier purchase under the same trxid\) \[topup's code TOPUP_FOREIGN_ORDER\] 1 \(50 %\)$/);
+    const supplier = squash(await pic.locator('li[data-answer-from="supplier"]').textContent());
+    expect(supplier).toBe("supplier's code INVALID PLAYER (cancelled by the supplier, refunded) 1 (50 %)");
+    // The table behind it: whose, and the code as stored.
+    await pic.getByText('Numbers: failures by answer class').click();
+    const trs = await pic.locator('details', { hasText: 'failures by answer class' }).locator('tbody tr').all();
+    const rows = await Promise.all(trs.map(async (tr) => (await tr.locator('th, td').allTextContents()).map(squash)));
+    expect(rows.sort()).toEqual([
+      ['INVALID PLAYER (cancelled by the supplier, refunded)', "supplier's code", 'INVALID PLAYER', '1'],
+      ["its trxid named an order it did not make (an earlier purchase under the same trxid) [topup's code TOPUP_FOREIGN_ORDER]", "topup's own", 'TOPUP_FOREIGN_ORDER', '1'],
+    ]);
+    await axe(page, 'the failure picture with both kinds of answer');
+    await shot(page, '33-failure-answers');
+    // The CSV: whose each answer is, its code, the class, the count; summing to the store's failures.
+    const csvRows = parse(await (await fetch(`${t.url}/pictures/failure-classes.csv`)).text(), { columns: true }) as Record<string, string>[];
+    expect(csvRows.sort((a, b) => a.answer_from!.localeCompare(b.answer_from!))).toEqual([
+      { answer_from: 'supplier', code: 'INVALID PLAYER', answer_class: 'INVALID PLAYER (cancelled by the supplier, refunded)', failed_orders_30_days: '1' },
+      { answer_from: 'topup', code: 'TOPUP_FOREIGN_ORDER', answer_class: "its trxid named an order it did not make (an earlier purchase under the same trxid) [topup's code TOPUP_FOREIGN_ORDER]", failed_orders_30_days: '1' },
+    ]);
+    expect(csvRows.reduce((a, r) => a + Number(r.failed_orders_30_days), 0)).toBe(store.reduce((a, r) => a + r.n, 0));
+    expect(cspErrors).toEqual([]);
+    await close();
+  });
+
   it('the pause banner names the paused account, and each when several are paused', { timeout: 150_000 }, async () => {
     const t = await twoAccountHome();
     const daemon = startDaemon({ ...t.env, TOPUP_CONSOLE: '127.0.0.1:0' });
@@ -206,6 +254,20 @@ describe.skipIf(!available)('what the new-user trial found confusing, in a real 
     expect(one).not.toContain('main');
     expect(await banner.locator('[data-paused-account]').allTextContents()).toEqual(['second']);
     await axe(page, 'a page with one account paused');
+
+    // A batch whose rows wait on the paused account says so on its page and in the list, naming the
+    // account (before: "running", and no reason, while the Overview said it waited).
+    t.home.drop('pinned.csv', csv([['pid', 'userId', 'account'], ['PUBG-60', '5123456790', 'second']]));
+    const row = page.locator('tr', { hasText: 'pinned.csv' });
+    await expect.poll(async () => {
+      await page.goto(`${url}/batches`);
+      return (await row.count()) > 0 ? squash(await row.locator('[data-f="why"]').textContent()) : '';
+    }, { timeout: 30_000, interval: 500 }).toMatch(/^sending paused by the API on account second: MAINTENANCE/);
+    expect(squash(await row.locator('[data-f="state"]').textContent())).toBe('waiting');
+    await row.getByRole('link').first().click();
+    await page.locator('[data-f="why"]').first().waitFor();
+    expect(squash(await page.locator('dd[data-f="why"]').textContent())).toMatch(/^sending paused by the API on account second: MAINTENANCE/);
+    expect(squash(await page.locator('.segwrap ~ div [data-f="state"], td[data-f="state"]').first().textContent())).toBe('waiting');
 
     // main too: both named, one line each.
     t.main.admin.setFaults({ maintenance: { code: 'API_ORDER_DISABLED' } });

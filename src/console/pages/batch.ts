@@ -17,7 +17,6 @@ import type { Hono } from 'hono';
 import { createReadStream, existsSync, statSync } from 'node:fs';
 import { basename } from 'node:path';
 import { Readable } from 'node:stream';
-import { Pauses } from '../../account/pauses.js';
 import { NotFoundError } from '../../kernel/errors.js';
 import { outboxPaths } from '../../outbox/paths.js';
 import { ROW_STATES, type RowState, type Row } from '../../store/rows.js';
@@ -30,7 +29,7 @@ import { pageCtx, record, type Ctx, type Services } from '../services.js';
 import { batchSegments, figureCells, FIGURE_HEADERS } from './batches.js';
 import { segmentBar } from '../charts.js';
 import { SEGMENTS, STATUS_PARTS, type SegmentDef } from '../segments.js';
-import type { Figures } from '../figures.js';
+import { accountPauses, type Figures } from '../figures.js';
 import { registerBatchActions } from './batch-actions.js';
 
 const PAGE = 50;
@@ -165,7 +164,7 @@ export function registerBatch(app: Hono<ConsoleEnv>, svc: Services): void {
   app.get('/batches/:id', (c) => {
     const ctx = pageCtx(c, svc);
     const b = batchOr404(svc, c.req.param('id'));
-    const f = svc.figures.get(b, Pauses.read(svc.rt.meta), ctx.now);
+    const f = svc.figures.get(b, accountPauses(svc.rt), ctx.now);
     const id = encodeURIComponent(b.id);
     const list = files(svc, b);
     // A batch is retried once (ops/retry.ts): once it has been, the page points at its retry instead.

@@ -5,14 +5,13 @@
  * the last batch shown, so a home with thousands of batches costs one page of reads.
  */
 import type { Hono } from 'hono';
-import { Pauses } from '../../account/pauses.js';
 import type { BatchFilter } from '../../store/listing.js';
 import type { WaitReason } from '../../store/batches.js';
 import type { ConsoleEnv } from '../auth.js';
 import { duration, html, query, timeTag, usd, type Html } from '../html.js';
 import { page, tableWrap } from '../layout.js';
 import { segmentBar, type Segment } from '../charts.js';
-import type { Figures } from '../figures.js';
+import { accountPauses, type Figures } from '../figures.js';
 import { SEGMENTS, segmentCounts } from '../segments.js';
 import { pageCtx, type Services } from '../services.js';
 
@@ -72,9 +71,9 @@ export function registerBatches(app: Hono<ConsoleEnv>, svc: Services): void {
     const source = pick(c.req.query('source'), SOURCES);
     const before = Number(c.req.query('before')) || undefined;
     const { batches, more } = svc.listing.batches({ q, state, wait, source, beforeSeq: before, limit: PAGE });
-    const pause = Pauses.read(svc.rt.meta);
+    const pauses = accountPauses(svc.rt);
     const rows = batches.map((b) => {
-      const f = svc.figures.get(b, pause, ctx.now);
+      const f = svc.figures.get(b, pauses, ctx.now);
       return html`<tr data-batch="${b.id}"><td><a class="id" href="/batches/${encodeURIComponent(b.id)}">${b.id}</a><br><span class="muted">${b.sourceName}</span></td>
 ${figureCells(f, null)}<td>${timeTag(b.createdAt, ctx.now)}</td><td data-f="why">${f.why}</td></tr>`;
     });

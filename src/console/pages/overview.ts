@@ -4,11 +4,12 @@
  * the scheduled jobs, recent errors, and the rows waiting for review. Store reads only, plus the
  * runner's snapshot (in-process figures: calls in flight, files queued).
  */
+import { accountPauses } from '../figures.js';
 import type { Hono } from 'hono';
 import { JOB_NAMES, lastRunKey, scheduleKey, type JobName } from '../../reports/schedule.js';
 import { roundCents } from '../../kernel/money.js';
 import { systemClock } from '../../kernel/clock.js';
-import { Pauses, pauseView } from '../../account/pauses.js';
+import { pauseView } from '../../account/pauses.js';
 import { callsWithinByAccount, namedAccounts, reservedByAccount } from '../../ops/account-views.js';
 import { lastBackup, lastBackupAttempt } from '../../ops/backup-job.js';
 import type { ConsoleEnv } from '../auth.js';
@@ -154,11 +155,11 @@ ${tableWrap('Rate budget', html`<table><caption>Rate budget in use (calls of eve
 }
 
 function batches(svc: Services, now: number): Html {
-  const pause = svc.runner.snapshot({ batches: false }).pause;
+  const pauses = accountPauses(svc.rt);
   const list = svc.rt.batches.unfinished().slice(0, 20);
   if (list.length === 0) return html`<section aria-labelledby="active"><h2 id="active">Active batches</h2><p>None. <a href="/upload">Upload a file</a> or drop one into the inbox.</p></section>`;
   const rows = list.map((b) => {
-    const f = svc.figures.get(b, pause, now);
+    const f = svc.figures.get(b, pauses, now);
     return html`<tr data-batch="${b.id}"><td><a class="id" href="/batches/${encodeURIComponent(b.id)}">${b.id}</a><br><span class="muted">${b.sourceName}</span></td>
 <td data-f="state">${f.state}</td><td><span data-f="done">${f.done} / ${f.rows}</span></td><td data-f="why">${f.why}</td></tr>`;
   });
