@@ -58,7 +58,7 @@ table { border-collapse: collapse; width: 100%; font-size: .92rem; }
 caption { text-align: left; padding: .4rem .6rem; color: var(--muted); }
 th, td { text-align: left; padding: .4rem .6rem; border-bottom: 1px solid var(--line); vertical-align: top; }
 thead th { background: var(--panel); white-space: nowrap; }
-td.num { text-align: right; white-space: nowrap; }
+td.num, th.num { text-align: right; white-space: nowrap; }
 /* A note under a figure ("read 3 s ago") may wrap, so a narrow box needs no sideways scroll. */
 td.num .note { white-space: normal; display: block; }
 td.cells { min-width: 14rem; font-size: .85rem; }
