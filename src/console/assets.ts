@@ -248,6 +248,15 @@ const JS = `
       }
     }
     followPictures(p);
+    // Each account's queue, the figures topup status shows (ops/account-views.ts accountQueues).
+    var qs = p.accounts || [];
+    for (var a = 0; a < qs.length; a++) {
+      var acc = qs[a];
+      var rowsOf = document.querySelectorAll('tr[data-account]');
+      for (var ra = 0; ra < rowsOf.length; ra++) if (rowsOf[ra].getAttribute('data-account') === acc.account) set(rowsOf[ra], 'waiting', String(acc.rowsWaiting));
+      var money = document.querySelectorAll('tr[data-money-account]');
+      for (var ma = 0; ma < money.length; ma++) if (money[ma].getAttribute('data-money-account') === acc.account) set(money[ma], 'reserved', usd(acc.reservedUsd));
+    }
     var counts = document.querySelectorAll('[data-review-count]');
     for (var c = 0; c < counts.length; c++) counts[c].textContent = String(p.reviewRows);
   }
