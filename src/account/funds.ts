@@ -37,6 +37,12 @@ export interface Waiting {
   wentAhead: string[];
   /** Several accounts: the accounts whose balance does not cover the batch's rows on them. */
   accounts?: string[];
+  /**
+   * Several accounts: each short account's own need, what it has available and its top-up. Money
+   * does not move between accounts, so the top-up that starts the batch is one per account, never
+   * their sum on any one of them.
+   */
+  short?: { account: string; needUsd: number; availableUsd: number; topUpUsd: number }[];
 }
 
 export interface FundsVerdict {
@@ -70,9 +76,21 @@ function withWentAhead(detail: string, ids: readonly string[]): string {
   return `${m ? detail.slice(0, m.index) : detail}; went ahead meanwhile: ${all.join(', ')}`;
 }
 
+/**
+ * THE text of a wait for balance: stored as the batch's wait detail, so `topup status`, `topup
+ * doctor`, the console and the notification all say this. With several short accounts it names
+ * each account's need and top-up (a trial was told "top up at least 0.75 USD" for two accounts short
+ * 0.40 and 0.35: 0.75 on either would not have started the batch).
+ */
 export function waitDetail(w: Waiting): string {
   const ahead = w.wentAhead.length > 0 ? `; went ahead meanwhile: ${w.wentAhead.join(', ')}` : '';
   const on = w.accounts ? ` on account${w.accounts.length > 1 ? 's' : ''} ${w.accounts.join(', ')}` : '';
+  if (w.short && w.short.length > 1) {
+    const and = (xs: string[]): string => (xs.length > 1 ? `${xs.slice(0, -1).join(', ')} and ${xs[xs.length - 1]}` : xs.join(''));
+    const needs = and(w.short.map((a) => `${a.needUsd.toFixed(2)} USD on ${a.account} (${a.availableUsd.toFixed(2)} USD available)`));
+    const tops = and(w.short.map((a) => `${a.topUpUsd.toFixed(2)} USD on ${a.account}`));
+    return `waiting for balance${on}: needs ${needs} for its unsent rows; top up at least ${tops} (each account pays for its own rows)${ahead}`;
+  }
   return `waiting for balance${on}: needs ${w.needUsd} USD for its unsent rows, ${w.availableUsd} USD available; top up at least ${w.topUpUsd} USD${ahead}`;
 }
 
@@ -158,7 +176,11 @@ export function judgeFunds(rt: Store, balance: number | ReadonlyMap<string, numb
         const n = short.reduce((x, [, usd]) => x + usd, 0);
         const avail = cents(short.reduce((x, [a]) => x + Math.max(available.get(a) ?? 0, 0), 0));
         const accounts = single ? undefined : short.map(([a]) => a);
-        verdict.waiting.push({ batch: b, needUsd: cents(n), availableUsd: avail, topUpUsd: cents(n - avail), wentAhead: [], ...(accounts ? { accounts } : {}) });
+        const each = single ? undefined : short.map(([a, usd]) => {
+          const has = cents(Math.max(available.get(a) ?? 0, 0));
+          return { account: a, needUsd: cents(usd), availableUsd: has, topUpUsd: cents(usd - has) };
+        });
+        verdict.waiting.push({ batch: b, needUsd: cents(n), availableUsd: avail, topUpUsd: cents(n - avail), wentAhead: [], ...(accounts ? { accounts, short: each } : {}) });
       }
     }
     for (const w of verdict.waiting) rt.batches.setWait(w.batch.id, 'balance', waitDetail(w));

@@ -8,7 +8,7 @@ import { systemClock } from '../kernel/clock.js';
 import type { Command } from 'commander';
 import { NotFoundError } from '../kernel/errors.js';
 import { Pauses, type PauseState } from '../account/pauses.js';
-import { callsWithinByAccount, namedAccounts, reservedByAccount } from '../ops/account-views.js';
+import { accountQueues, callsWithinByAccount, namedAccounts } from '../ops/account-views.js';
 import type { Store } from '../store/store.js';
 import type { Row } from '../store/rows.js';
 import { commandConfig } from './context.js';
@@ -167,14 +167,12 @@ interface AccountLine {
 /** Each account as the store knows it (no API call): its pause, its calls, its queue, its reserve. */
 function accountLines(store: Store, names: readonly string[]): AccountLine[] {
   const calls = callsWithinByAccount(store.db, systemClock.mono());
-  const waiting = store.rows.unsentByAccountAll();
-  const reserved = reservedByAccount(store);
-  return names.map((account) => ({
-    account,
-    pause: Pauses.read(store.meta, account),
-    callsLastMinute: calls.get(account) ?? 0,
-    rowsWaiting: waiting.get(account) ?? 0,
-    reservedUsd: reserved.get(account) ?? 0,
+  return accountQueues(store, names).map((q) => ({
+    account: q.account,
+    pause: Pauses.read(store.meta, q.account),
+    callsLastMinute: calls.get(q.account) ?? 0,
+    rowsWaiting: q.rowsWaiting,
+    reservedUsd: q.reservedUsd,
   }));
 }
 

@@ -58,7 +58,7 @@ table { border-collapse: collapse; width: 100%; font-size: .92rem; }
 caption { text-align: left; padding: .4rem .6rem; color: var(--muted); }
 th, td { text-align: left; padding: .4rem .6rem; border-bottom: 1px solid var(--line); vertical-align: top; }
 thead th { background: var(--panel); white-space: nowrap; }
-td.num { text-align: right; white-space: nowrap; }
+td.num, th.num { text-align: right; white-space: nowrap; }
 /* A note under a figure ("read 3 s ago") may wrap, so a narrow box needs no sideways scroll. */
 td.num .note { white-space: normal; display: block; }
 td.cells { min-width: 14rem; font-size: .85rem; }
@@ -252,6 +252,15 @@ const JS = `
       }
     }
     followPictures(p);
+    // Each account's queue, the figures topup status shows (ops/account-views.ts accountQueues).
+    var qs = p.accounts || [];
+    for (var a = 0; a < qs.length; a++) {
+      var acc = qs[a];
+      var rowsOf = document.querySelectorAll('tr[data-account]');
+      for (var ra = 0; ra < rowsOf.length; ra++) if (rowsOf[ra].getAttribute('data-account') === acc.account) set(rowsOf[ra], 'waiting', String(acc.rowsWaiting));
+      var money = document.querySelectorAll('tr[data-money-account]');
+      for (var ma = 0; ma < money.length; ma++) if (money[ma].getAttribute('data-money-account') === acc.account) set(money[ma], 'reserved', usd(acc.reservedUsd));
+    }
     var counts = document.querySelectorAll('[data-review-count]');
     for (var c = 0; c < counts.length; c++) counts[c].textContent = String(p.reviewRows);
   }

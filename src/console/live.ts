@@ -18,6 +18,7 @@ import type { PauseState } from '../account/pauses.js';
 import { accountPauses, type Figures, type FiguresCache } from './figures.js';
 import type { AccountPause } from './layout.js';
 import { etaSeconds } from '../ops/batch-view.js';
+import { accountQueues, type AccountQueue } from '../ops/account-views.js';
 
 export interface BatchLive extends Figures {
   /** Seconds left, as `topup status` shows them (ops/batch-view.ts etaSeconds); null when unknown. */
@@ -29,6 +30,8 @@ export interface LivePayload {
   pause: PauseState | null;
   reviewRows: number;
   batches: BatchLive[];
+  /** Each account's rows waiting and USD reserved (ops/account-views.ts accountQueues, as `topup status`). */
+  accounts: AccountQueue[];
 }
 
 const MIN_INTERVAL_MS = 1_000;
@@ -40,7 +43,7 @@ const MAX_CLIENTS = 32;
 type Send = (p: LivePayload) => Promise<void>;
 
 export class LiveFeed {
-  readonly #rt: Pick<Runtime, 'accounts' | 'batches' | 'log' | 'meta'>;
+  readonly #rt: Pick<Runtime, 'accounts' | 'batches' | 'log' | 'meta' | 'rows'>;
   readonly #listing: Listing;
   readonly #figures: FiguresCache;
   readonly #clients = new Map<number, { send: Send; busy: boolean }>();
@@ -52,7 +55,7 @@ export class LiveFeed {
   #timer: NodeJS.Timeout | null = null;
   #off: (() => void) | null = null;
 
-  constructor(rt: Pick<Runtime, 'accounts' | 'batches' | 'log' | 'meta'>, listing: Listing, figures: FiguresCache) {
+  constructor(rt: Pick<Runtime, 'accounts' | 'batches' | 'log' | 'meta' | 'rows'>, listing: Listing, figures: FiguresCache) {
     this.#rt = rt;
     this.#listing = listing;
     this.#figures = figures;
@@ -142,7 +145,8 @@ export class LiveFeed {
     const unfinished = this.#rt.batches.unfinished();
     const finished = this.#listing.finishedSince(now - KEEP_FINISHED_MS, 20).filter((b) => !unfinished.some((u) => u.id === b.id));
     const batches = [...unfinished, ...finished].map((b) => this.#batch(b, pauses, now));
-    return { at: now, pause: pauses[0]?.pause ?? null, reviewRows: this.#listing.countInState('review'), batches };
+    const accounts = accountQueues(this.#rt, this.#rt.accounts.map((a) => a.id));
+    return { at: now, pause: pauses[0]?.pause ?? null, reviewRows: this.#listing.countInState('review'), batches, accounts };
   }
 
   #batch(b: Batch, pauses: readonly AccountPause[], now: number): BatchLive {

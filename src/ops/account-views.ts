@@ -106,3 +106,23 @@ export function callsWithinByAccount(db: Db, monoNow: number, ms = 60_000): Map<
 export function namedAccounts(config: { accounts: { file: string | null } }): boolean {
   return config.accounts.file !== null;
 }
+
+/** One account's queue: what `topup status`, the console's Accounts and Money tables and its live feed all show. */
+export interface AccountQueue {
+  account: string;
+  /** Rows waiting to be sent or resent on it, of every batch (files, retries, the order API's). */
+  rowsWaiting: number;
+  /** USD its unfinished batches still have to spend there (reservedByAccount). */
+  reservedUsd: number;
+}
+
+/**
+ * THE per-account queue figures, read in one place so the CLI and the console cannot drift apart
+ * (a new-user trial compared them during a pause and found them different: the console's were
+ * rendered once while the rows moved on, now its live feed carries these same figures).
+ */
+export function accountQueues(rt: Pick<Runtime, 'batches' | 'rows'>, names: readonly string[]): AccountQueue[] {
+  const waiting = rt.rows.unsentByAccountAll();
+  const reserved = reservedByAccount(rt);
+  return names.map((account) => ({ account, rowsWaiting: waiting.get(account) ?? 0, reservedUsd: reserved.get(account) ?? 0 }));
+}

@@ -9,7 +9,7 @@
  *   refunded (the order was paid; buying again pays twice).
  * - Cancelled because of the player id (INVALID PLAYER …): left out unless asked
  *   (`includePlayerIdFailures`), since the same id fails again.
- * - Every row gets a fresh trxid derived from the earlier batch's id and the row's index, written
+ * - A row that needs a new purchase gets a fresh trxid derived from the earlier batch's id and the row's index, written
  *   into the trxid column: the API sees new purchases, never a replay of the old ones, and a
  *   second retry of the same batch could only produce the same trxids, which the store refuses.
  *   Except a row its batch's cancel skipped before it was sent, whose file gave it a trxid: it keeps
@@ -50,6 +50,12 @@ export interface RetryBatch {
   lines: number[];
   /** Lines left out, and why. */
   left: { line: number; why: string }[];
+  /**
+   * Of `lines`, those that keep the trxid their file gave them (never sent, so no purchase was made
+   * under it); every other line is bought under a fresh trxid. The same decision that wrote the file,
+   * so what `topup retry` says of the trxids is what the file holds.
+   */
+  keptTrxid: number[];
 }
 
 export interface RetryOptions {
@@ -124,6 +130,13 @@ export function retryPlan(rt: Pick<Store, 'batches' | 'rows'>, batchId: string, 
     if (why === undefined) rows.push(r);
     else left.push({ line: r.line, why });
   }
+  // Rows that failed validation were never sent, and a retry sends the same cells again, which fail
+  // the same way: named with their reason, so "nothing to retry" says which rows and why (the
+  // new-user trial saw a bare refusal for a batch whose only failure was a bad player id).
+  if (!opts.repeats) {
+    for (const r of rt.rows.inStates(old.id, ['invalid'])) left.push({ line: r.line, why: `invalid (${r.error ?? 'refused before sending'}): the same cells fail again; fix it in the file` });
+    left.sort((a, b) => a.line - b.line);
+  }
   if (rows.length === 0) {
     const detail = left.length > 0 ? `; left out: ${left.map((l) => `line ${l.line}: ${l.why}`).join('; ')}` : '';
     throw new UsageError(`batch ${batchId} has no rows that can be bought again safely${detail}`);
@@ -149,6 +162,7 @@ export async function createRetryBatch(rt: Pick<Runtime, 'batches' | 'clock' | '
     originCol = header.length - 1;
   }
   const width = old.header.length;
+  const keptTrxid: number[] = [];
   const body = rows.map((r) => {
     const cells = r.cells.slice(0, width);
     // Stryker disable next-line ConditionalExpression: unpadded, the cells assigned below past the end leave holes, which csv-stringify writes as empty cells: the same file.
@@ -162,6 +176,7 @@ export async function createRetryBatch(rt: Pick<Runtime, 'batches' | 'clock' | '
     // The same for a row skipped because the balance did not cover it (topup run-covered).
     const neverSent = r.firstSentAt === null && r.moves.length === 0 && r.state === 'skipped' && (r.rejectCode === CANCELLED_CODE || r.rejectCode === NOT_COVERED_CODE);
     const given = oldTrxCol !== undefined && neverSent ? (r.cells[oldTrxCol] ?? '').trim() : '';
+    if (given !== '') keptTrxid.push(r.line);
     cells[trxCol] = given !== '' ? given : deriveTrxid(`retry:${old.id}`, r.idx);
     if ((cells[originCol] ?? '').trim() === '') cells[originCol] = String(r.line);
     return cells;
@@ -183,5 +198,5 @@ export async function createRetryBatch(rt: Pick<Runtime, 'batches' | 'clock' | '
     rmSync(stage, { recursive: true, force: true });
   }
   if (!opts.keepLease) rt.batches.release(claimed.id, owner);
-  return { batch: rt.batches.get(claimed.id)!, rows: rows.length, lines: rows.map((r) => r.line), left };
+  return { batch: rt.batches.get(claimed.id)!, rows: rows.length, lines: rows.map((r) => r.line), left, keptTrxid };
 }

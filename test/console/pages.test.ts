@@ -172,12 +172,12 @@ describe('console pages', () => {
     expect(plain.status).toBe(200);
     expect(plain.text).toContain('failed for its <strong>player id</strong>: <strong>1</strong> row, line 2.');
     expect(plain.text).toContain(`href="/batches/${id}/retry?players=1"`);
-    expect(plain.text).not.toContain('Buy these');
+    expect(plain.text).not.toMatch(/Buy th(ese|is)/);
     const confirm = await c.get(`/batches/${id}/retry?players=1`);
     expect(confirm.status, confirm.text).toBe(200);
     expect(confirm.text).toMatch(/a new batch of <strong>1<\/strong> row, line 2\./);
     expect(confirm.text).toMatch(/<strong>new purchases<\/strong>.*about <strong>0\.92 USD<\/strong>/s);
-    expect(confirm.text).toContain('Buy these 1 rows again for about 0.92 USD');
+    expect(confirm.text).toContain('Buy this row again for about 0.92 USD');
     const r = await c.post(`/batches/${id}/retry`, { players: '1' });
     expect(r.status, r.text).toBe(303);
     const retryId = decodeURIComponent(r.headers.get('location')!.replace('/batches/', ''));
@@ -196,7 +196,7 @@ describe('console pages', () => {
     expect(second.status).toBe(409);
     expect(second.text).toContain(`already retried as batch <a href="/batches/${retryId}">${retryId}</a>`);
     expect(second.text).toContain(`topup retry ${id}</code> refuses a second retry`);
-    expect(second.text).not.toContain('Buy these');
+    expect(second.text).not.toMatch(/Buy th(ese|is)/);
   });
 });
 

@@ -118,7 +118,7 @@ ${plan.left.length > 0 ? html`<h2>Left out (${plan.left.length})</h2><ul>${plan.
 <p>${include ? html`Rows that failed for the player id are included. <a href="/batches/${eid}/retry">Leave them out</a>` : html`Rows that failed for the player id are left out (the same id fails again). <a href="/batches/${eid}/retry?players=1">Include them (after fixing the ids)</a>`}</p>
 ${ctx.readOnly ? html`<p>Read-only console: retrying is switched off.</p>` : html`<form method="post" action="/batches/${eid}/retry">${csrfField(ctx)}
 ${include ? html`<input type="hidden" name="players" value="1">` : ''}
-<button type="submit" class="primary">Buy these ${plan.rows.length} rows again for about ${usd(plan.usd)}</button> <a href="/batches/${eid}">Do not retry</a></form>`}`;
+<button type="submit" class="primary">${plan.rows.length === 1 ? 'Buy this row again' : `Buy these ${plan.rows.length} rows again`} for about ${usd(plan.usd)}</button> <a href="/batches/${eid}">Do not retry</a></form>`}`;
     return c.html(page(ctx, 'Retry failed rows', body));
   });
 
@@ -166,7 +166,7 @@ ${n > 50 ? html`<p class="muted">and ${n - 50} more.</p>` : ''}
 <h2>What you can do</h2>
 <ul class="consequences">
   <li><strong>An id in your file is wrong:</strong> correct it in the file and <a href="/upload">upload the file</a> again (or drop it into the inbox). The corrected rows are new purchases; the rows already bought are recognised as repeats and not bought twice.</li>
-  <li><strong>The ids are right after all</strong> (the player fixed their account, or the game refused them for a while): <a class="button" href="/batches/${eid}/retry?players=1">Retry these ${n} ${rows} with the same ids…</a> The next page shows exactly what is bought before anything is. Where an id is still wrong, the supplier cancels the order again.</li>
+  <li><strong>The ids are right after all</strong> (the player fixed their account, or the game refused them for a while): <a class="button" href="/batches/${eid}/retry?players=1">${n === 1 ? 'Retry this row' : `Retry these ${n} rows`} with the same ids…</a> The next page shows exactly what is bought before anything is. Where an id is still wrong, the supplier cancels the order again.</li>
 </ul>
 ${plan.left.length > 0 ? html`<h2>Left out in any case (${plan.left.length})</h2><ul>${plan.left.slice(0, 50).map((l) => html`<li>line ${l.line}: ${l.why}</li>`)}</ul>` : ''}
 <p><a href="/batches/${eid}">Back to batch ${plan.old.id}</a>${ctx.readOnly ? ' (read-only console: retrying is switched off)' : ''}</p>`;

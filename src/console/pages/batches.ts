@@ -56,7 +56,8 @@ export function figureCells(f: Figures, etaSec: number | null): Html {
 <td data-f="eta">${f.finished ? '—' : etaSec === null ? '…' : duration(etaSec * 1000)}</td>`;
 }
 
-export const FIGURE_HEADERS = html`<th scope="col">State</th><th scope="col">Done</th><th scope="col">Sent</th><th scope="col">Completed</th><th scope="col">Failed</th><th scope="col">Spent</th><th scope="col">ETA</th>`;
+/** Right-aligned over the right-aligned numbers of figureCells (td.num), so each figure sits under its own name. */
+export const FIGURE_HEADERS = html`<th scope="col">State</th><th scope="col">Done</th><th scope="col" class="num">Sent</th><th scope="col" class="num">Completed</th><th scope="col" class="num">Failed</th><th scope="col" class="num">Spent</th><th scope="col">ETA</th>`;
 
 function pick<T extends string>(value: string | undefined, allowed: readonly { value: T | '' }[]): T | undefined {
   return allowed.some((a) => a.value !== '' && a.value === value) ? (value as T) : undefined;

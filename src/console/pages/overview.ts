@@ -10,7 +10,7 @@ import { JOB_NAMES, lastRunKey, scheduleKey, type JobName } from '../../reports/
 import { roundCents } from '../../kernel/money.js';
 import { systemClock } from '../../kernel/clock.js';
 import { pauseView } from '../../account/pauses.js';
-import { callsWithinByAccount, namedAccounts, reservedByAccount } from '../../ops/account-views.js';
+import { accountQueues, callsWithinByAccount, namedAccounts } from '../../ops/account-views.js';
 import { lastBackup, lastBackupAttempt } from '../../ops/backup-job.js';
 import type { ConsoleEnv } from '../auth.js';
 import { ago, duration, html, timeTag, usd, when, type Html } from '../html.js';
@@ -60,7 +60,7 @@ interface AccountMoney {
 function moneyOf(svc: Services, now: number): AccountMoney[] {
   const plain = !namedAccounts(svc.rt.config);
   // A home without accounts.toml: every row is on `default` (the home's figure); else each account's own.
-  const reservedBy = plain ? null : reservedByAccount(svc.rt);
+  const reservedBy = plain ? null : new Map(accountQueues(svc.rt, svc.rt.accounts.map((a) => a.id)).map((q) => [q.account, q.reservedUsd]));
   return svc.balance.all().map((b) => {
     const reserved = reservedBy ? (reservedBy.get(b.account) ?? 0) : svc.rt.rows.reservedUsd(); // unsent rows of unfinished batches: already promised
     const available = b.reading ? roundCents(b.reading.usd - reserved) : null;
@@ -111,7 +111,7 @@ ${tableWrap('Money by account', html`<table><caption>Balance${sandbox} per suppl
  */
 function accounts(svc: Services, now: number): Html {
   const calls = callsWithinByAccount(svc.rt.db, systemClock.mono());
-  const waiting = svc.rt.rows.unsentByAccountAll();
+  const waiting = new Map(accountQueues(svc.rt, svc.rt.accounts.map((a) => a.id)).map((q) => [q.account, q.rowsWaiting]));
   const lines = svc.rt.accounts.map((a) => {
     const v = pauseView(svc.rt.meta, a.id);
     const p = v.pause;
@@ -120,7 +120,7 @@ function accounts(svc: Services, now: number): Html {
     const state = p
       ? html`<span class="badge">${p.kind === 'account' ? 'Account problem' : 'Maintenance'}</span> <strong>${p.code}</strong> since ${timeTag(p.since, now)}${p.detail && p.detail !== p.code ? html` <span class="muted">(${p.detail})</span>` : ''}`
       : v.trial ? html`<span class="badge">On trial</span> sending again since ${timeTag(v.trial.liftedAt, now)} after ${v.trial.code}: the next order tells` : html`<span class="ok">sending</span>`;
-    return html`<tr data-account="${a.id}"><th scope="row">${a.id}</th><td data-pause>${state}${p || v.trial ? html`${probe}${next}` : ''}</td><td class="num">${calls.get(a.id) ?? 0}</td><td class="num">${waiting.get(a.id) ?? 0}</td></tr>`;
+    return html`<tr data-account="${a.id}"><th scope="row">${a.id}</th><td data-pause>${state}${p || v.trial ? html`${probe}${next}` : ''}</td><td class="num">${calls.get(a.id) ?? 0}</td><td class="num" data-f="waiting">${waiting.get(a.id) ?? 0}</td></tr>`;
   });
   return html`<section aria-labelledby="accounts-h"><h2 id="accounts-h">Accounts</h2>
 ${tableWrap('Accounts', html`<table><caption>Supplier accounts (accounts.toml)</caption><thead><tr><th scope="col">Account</th><th scope="col">Sending</th><th scope="col">Calls last min</th><th scope="col">Rows waiting</th></tr></thead><tbody>${lines}</tbody></table>`)}
