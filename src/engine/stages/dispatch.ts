@@ -143,10 +143,13 @@ export class DispatchStage implements Stage {
       let at: number;
       if (probe !== undefined && !pauses.ordersProbe(account)) {
         // No order probe: what is due is the move of its rows (#moveOffPaused) once the pause is
-        // max_queue_delay old, no sooner than the next round of moves may start.
+        // max_queue_delay old; after that a round of moves at most every 5 s (a round may move
+        // nothing: every account paused, rows pinned). Never "now" again and again: the simulator
+        // caught a runner waking every 5 ms while every account was paused.
         const since = pauses.of(account).current?.since;
         if (since === undefined) continue;
-        at = Math.max(rows, since + rt.routing.maxQueueDelayMs, clock.now() + Math.max(0, this.#nextMoveAt - clock.mono()));
+        const moveAt = since + rt.routing.maxQueueDelayMs;
+        at = Math.max(rows, moveAt > clock.now() ? moveAt : clock.now() + Math.max(5_000, this.#nextMoveAt - clock.mono()));
       } else at = probe === undefined ? rows : Math.max(rows, clock.now() + probe);
       if (due === undefined || at < due) due = at;
     }
