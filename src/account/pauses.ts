@@ -342,7 +342,11 @@ export function pauseView(meta: MetaStore, account: string, clock: Clock = syste
     // A time far ahead was written before a reboot: the next runner probes at once.
     nextProbeInMs = at - mono > MAX_PROBE_MS + 60_000 ? 0 : Math.max(0, at - mono);
   }
-  const probe = lastProbe ? `; last probed ${iso(lastProbe.at)} (${lastProbe.route}): ${lastProbe.ok ? '' : 'failed: '}${lastProbe.outcome}` : '; not probed yet';
+  // A probe older than the pause in force was about an earlier pause: quoting it ("… answered:
+  // orders are tried again") as this pause's misled (a new-user trial, a second pause). A pause a
+  // failed trial brought back keeps its first `since`, so the probe that lifted it is still its own.
+  const own = lastProbe !== null && (pause === null || lastProbe.at >= pause.since);
+  const probe = lastProbe && own ? `; last probed ${iso(lastProbe.at)} (${lastProbe.route}): ${lastProbe.ok ? '' : 'failed: '}${lastProbe.outcome}` : '; not probed yet';
   let text: string;
   if (pause) {
     const why = pause.kind === 'account' ? `account problem ${pause.code}: sending and calls stopped` : `maintenance ${pause.code}: orders paused by the API`;
@@ -360,5 +364,5 @@ export function pauseView(meta: MetaStore, account: string, clock: Clock = syste
     else if (lapsed) text = `sending since ${iso(lapsed.liftedAt)}; the last pause (${why('maintenance', lapsed.code)}, from ${iso(lapsed.since)}) was lifted then by a read probe, and no order met it again`;
     else text = 'sending';
   }
-  return { account, pause, trial, lastProbe, lastEnded, nextProbeInMs, text };
+  return { account, pause, trial, lastProbe: own ? lastProbe : null, lastEnded, nextProbeInMs, text };
 }

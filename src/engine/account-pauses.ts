@@ -45,9 +45,30 @@ export class AccountPauses {
     return this.all()[0]?.pause ?? null;
   }
 
-  /** Accounts whose orders may leave now (a paused one only when its probe is due). */
+  /**
+   * Whether a pause lets one of the account's orders through as a probe once its back-off ends.
+   * Not a maintenance pause on a home with several accounts: its rows wait max_queue_delay and move
+   * to an account that is not paused (dispatch/failover.ts), and the read probe on its schedule
+   * (account/pauses.ts) tells when it is worth an order again. An order probe every 1–5 s there cost
+   * a refused order each (a new-user trial: 8 refused POST /orders in 27 s for one order, and a
+   * webhook pair for each) while the README and docs/accounts.md promise probes by a read, never an
+   * order. One account alone keeps its order probe: no other account can take its rows.
+   */
+  ordersProbe(account: string): boolean {
+    return this.names.length < 2 || this.of(account).current?.kind !== 'maintenance';
+  }
+
+  /** Milliseconds until one of the account's orders may leave (0: now), or undefined when none may until a read probe lifts its pause. */
+  untilSend(account: string): number | undefined {
+    const p = this.of(account);
+    const wait = p.untilProbe();
+    if (wait === undefined) return 0;
+    return this.ordersProbe(account) ? wait : undefined;
+  }
+
+  /** Accounts whose orders may leave now (a paused one only when its order probe is due: ordersProbe). */
   sendable(): string[] {
-    return this.names.filter((n) => this.of(n).canSend());
+    return this.names.filter((n) => this.untilSend(n) === 0);
   }
 
   /** Accounts whose polls and lookups may leave now (only an account problem stops them). */

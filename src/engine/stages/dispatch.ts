@@ -137,8 +137,20 @@ export class DispatchStage implements Stage {
       // While paused, a probe needs both its time and a row that is due: a probe due now with every
       // row held for later (a Retry-After, a clock stepped back) is not work now. (Found by the
       // simulator: the runner woke every 5 ms until the rows fell due.)
+      // A paused account that takes no order probe (several accounts, maintenance: AccountPauses)
+      // sends nothing until its read probe lifts the pause (the polling stage wakes the runner then).
       const probe = pauses.of(account).untilProbe();
-      const at = probe === undefined ? rows : Math.max(rows, clock.now() + probe);
+      let at: number;
+      if (probe !== undefined && !pauses.ordersProbe(account)) {
+        // No order probe: what is due is the move of its rows (#moveOffPaused) once the pause is
+        // max_queue_delay old; after that a round of moves at most every 5 s (a round may move
+        // nothing: every account paused, rows pinned). Never "now" again and again: the simulator
+        // caught a runner waking every 5 ms while every account was paused.
+        const since = pauses.of(account).current?.since;
+        if (since === undefined) continue;
+        const moveAt = since + rt.routing.maxQueueDelayMs;
+        at = Math.max(rows, moveAt > clock.now() ? moveAt : clock.now() + Math.max(5_000, this.#nextMoveAt - clock.mono()));
+      } else at = probe === undefined ? rows : Math.max(rows, clock.now() + probe);
       if (due === undefined || at < due) due = at;
     }
     return due;
