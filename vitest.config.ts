@@ -13,18 +13,21 @@ import { defineConfig } from 'vitest/config';
  * tier says how long a file takes, not how much it matters: CI runs both, and a change to what a
  * slow file holds is checked by running that file (`npx vitest run <file>` runs any file, whichever
  * its tier). Each entry: [file, seconds it took in the full run of 88ca788 (the three restore files
- * added since: run on their own)]; a file renamed without
+ * added since: run on their own; the nine files added after it: the full run of 7ec079c)]; a file renamed without
  * its entry here fails `node scripts/arrange-tests.mjs --check` (test/unit/tests-arranged.test.ts),
  * so a slow file cannot slip into the quick tier by a move. A new file that takes 10 s or more
  * belongs here (.ci/run lists the quick tier's files that took that long).
  */
 export const SLOW_FILES: [file: string, seconds: number][] = [
+  ['test/accounts/doctor-pause-line.test.ts', 20],
   ['test/accounts/one-account-pin.test.ts', 12],
   ['test/accounts/re-pointed.test.ts', 17],
   ['test/accounts/recovery.test.ts', 45],
   ['test/accounts/rename-keeps-state.test.ts', 16],
+  ['test/accounts/rename-pending.test.ts', 10],
   ['test/accounts/two-accounts.test.ts', 24],
   ['test/accounts/verify-other-account-order-ids.test.ts', 39],
+  ['test/backup/api-orders-lost-store.test.ts', 12],
   ['test/backup/backup-under-load.test.ts', 29],
   ['test/backup/doctor-after-restore.test.ts', 11],
   ['test/backup/restore-after-failover.test.ts', 47],
@@ -49,6 +52,7 @@ export const SLOW_FILES: [file: string, seconds: number][] = [
   ['test/console/review-reports.test.ts', 17],
   ['test/console/security.test.ts', 23],
   ['test/console/slow-reads.test.ts', 36],
+  ['test/console/trial-clarity-browser.test.ts', 55],
   ['test/daemon/claiming.test.ts', 14],
   ['test/daemon/claims-and-orphans.test.ts', 23],
   ['test/daemon/crash.test.ts', 67],
@@ -61,6 +65,7 @@ export const SLOW_FILES: [file: string, seconds: number][] = [
   ['test/daemon/real-world.test.ts', 15],
   ['test/daemon/repeats-and-cancels.test.ts', 54],
   ['test/daemon/run-covered.test.ts', 16],
+  ['test/daemon/shared-money.test.ts', 10],
   ['test/daemon/slow-writers.test.ts', 37],
   ['test/daemon/spreadsheets.test.ts', 18],
   ['test/dispatch/crash-reused-trxid.test.ts', 14],
@@ -77,9 +82,11 @@ export const SLOW_FILES: [file: string, seconds: number][] = [
   ['test/orders/crash.test.ts', 12],
   ['test/outbox/daemon.test.ts', 12],
   ['test/outbox/workbook-writers.test.ts', 14],
+  ['test/players/api-check.test.ts', 13],
   ['test/players/check-metrics.test.ts', 62],
   ['test/players/done-when.test.ts', 22],
   ['test/players/owed-checks.test.ts', 13],
+  ['test/quickstart/npm-start-builds.test.ts', 41],
   ['test/reports/reports.test.ts', 31],
   ['test/restore/api-resend-after-failover.test.ts', 47],
   ['test/restore/deleted-store-lookback.test.ts', 23],
@@ -99,6 +106,7 @@ export const SLOW_FILES: [file: string, seconds: number][] = [
   ['test/retry/retry-moved-cancelled.test.ts', 10],
   ['test/review/resolve-charged-on-second.test.ts', 18],
   ['test/sandbox/home-sandbox.test.ts', 60],
+  ['test/security/formula.test.ts', 13],
   ['test/security/two-keys-secret.test.ts', 18],
   ['test/sim/mutate.test.ts', 21],
   ['test/sim/simulate-a.test.ts', 23],
@@ -111,6 +119,7 @@ export const SLOW_FILES: [file: string, seconds: number][] = [
   ['test/standby/replica-lag.test.ts', 15],
   ['test/standby/standby.test.ts', 12],
   ['test/standby/takeover-api-orders.test.ts', 11],
+  ['test/templates/distinct-trxids.test.ts', 13],
   ['test/torture/bad-inputs.test.ts', 67],
   ['test/torture/takeover.test.ts', 26],
   ['test/torture/torture-crashes.test.ts', 49],
