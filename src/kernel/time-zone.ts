@@ -27,12 +27,18 @@ export interface OffsetChange {
   offsetMs: number;
 }
 
-/** The canonical IANA name of `raw`, or null when Intl does not know the zone. */
+/**
+ * The zone name to keep for `raw`, or null when Intl does not know the zone. The name as given,
+ * with Intl's spelling when the two differ only in case ("asia/jakarta" → "Asia/Jakarta"); an
+ * alias is kept as given, since Node's ICU resolves current names to older ones (Asia/Kolkata →
+ * Asia/Calcutta) that a reseller would not recognise.
+ */
 export function canonicalZone(raw: string): string | null {
   const v = raw.trim();
   if (v === '') return null;
   try {
-    return new Intl.DateTimeFormat('en-US', { timeZone: v }).resolvedOptions().timeZone;
+    const resolved = new Intl.DateTimeFormat('en-US', { timeZone: v }).resolvedOptions().timeZone;
+    return resolved.toLowerCase() === v.toLowerCase() ? resolved : v;
   } catch {
     return null;
   }
@@ -46,7 +52,7 @@ export function parseTimeZone(raw: string, setting = 'TOPUP_TIME_ZONE'): string 
     throw new ConfigError(setting, `"${raw.trim()}" is not a time zone this system knows: give an IANA name such as UTC, Asia/Jakarta or America/New_York (\`timedatectl list-timezones\` lists them)`);
   }
   // Etc/UTC, UTC, Etc/GMT… all read as one zone: the store keeps one roll-up per zone name.
-  return zone === 'Etc/UTC' || zone === 'Etc/GMT' || zone === 'GMT' || zone === 'Etc/Universal' || zone === 'UCT' ? 'UTC' : zone;
+  return /^(etc\/)?(utc|gmt|uct|universal|zulu|gmt[+-]?0|greenwich)$/i.test(zone) ? 'UTC' : zone;
 }
 
 const zones = new Map<string, TimeZone>();
