@@ -120,6 +120,7 @@ export const SLOW_FILES: [file: string, seconds: number][] = [
   ['test/standby/standby.test.ts', 12],
   ['test/standby/takeover-api-orders.test.ts', 11],
   ['test/templates/distinct-trxids.test.ts', 13],
+  ['test/time-zone/daemon-days.test.ts', 80],
   ['test/torture/bad-inputs.test.ts', 67],
   ['test/torture/takeover.test.ts', 26],
   ['test/torture/torture-crashes.test.ts', 49],

@@ -23,6 +23,10 @@ export interface OverviewReport {
   overviewMs: { p50: number; p95: number; max: number };
   picturesMs: { p50: number; p95: number };
   pageKb: number;
+  /** TOPUP_TIME_ZONE of the daemon (UTC unless --overview-zone). */
+  zone: string;
+  /** How long the daemon's start took to rebuild the daily roll-ups for that zone (store/rollup-zone.ts); null for UTC (nothing to rebuild). */
+  rollupRebuildMs: number | null;
 }
 
 const pct = (xs: number[], p: number): number => {
@@ -33,7 +37,7 @@ const pct = (xs: number[], p: number): number => {
 const GAMES = ['pubgm', 'mlbb', 'freefire', 'genshin', 'valorant', 'steam', 'honkai', 'codm'];
 const CODES = ['INVALID_USER', 'OUT_OF_STOCK', 'PRODUCT_DISABLED'];
 
-export async function measureOverview(opts: { rows: number; renders: number; log: (s: string) => void }): Promise<OverviewReport> {
+export async function measureOverview(opts: { rows: number; renders: number; log: (s: string) => void; zone?: string }): Promise<OverviewReport> {
   const home = tempDir('topup-bench-overview-');
   for (const d of ['inbox', 'jobs', 'outbox']) mkdirSync(join(home, d), { recursive: true, mode: 0o700 });
   try {
@@ -91,7 +95,7 @@ export async function measureOverview(opts: { rows: number; renders: number; log
     opts.log(`overview: ${n} rows stored in ${fillSec.toFixed(1)} s (triggers keeping the roll-ups), store ${dbMb} MB; starting the daemon…`);
 
     const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, HOME: process.env.HOME, TOPUP_HOME: home, TOPUP_API_KEY: 'bench-overview-key', TOPUP_CONSOLE: '127.0.0.1:0', TOPUP_LOG_LEVEL: 'info',
-      TOPUP_BALANCE_REPORT_CRON: 'off', TOPUP_HISTORY_EXPORT_CRON: 'off', TOPUP_RECONCILE_CRON: 'off', TOPUP_LOW_BALANCE_CRON: 'off', TOPUP_BACKUP_CRON: 'off' };
+      TOPUP_BALANCE_REPORT_CRON: 'off', TOPUP_HISTORY_EXPORT_CRON: 'off', TOPUP_RECONCILE_CRON: 'off', TOPUP_LOW_BALANCE_CRON: 'off', TOPUP_BACKUP_CRON: 'off', ...(opts.zone !== undefined && { TOPUP_TIME_ZONE: opts.zone }) };
     const child = startChild(process.execPath, [CLI, 'daemon'], { env, logFile: join(home, 'daemon.log') });
     let out = '';
     child.stdout?.on('data', (d: Buffer) => (out += d.toString()));
@@ -121,7 +125,10 @@ export async function measureOverview(opts: { rows: number; renders: number; log
       pictures.push((await time('/pictures')).ms);
     }
     await stopChild(child);
+    const rebuilt = /"ms":(\d+)[^\n]*daily roll-ups rebuilt|daily roll-ups rebuilt[^\n]*"ms":(\d+)/.exec(out);
     return {
+      zone: opts.zone ?? 'UTC',
+      rollupRebuildMs: rebuilt ? Number(rebuilt[1] ?? rebuilt[2]) : null,
       rows: n,
       fillSec: Math.round(fillSec * 10) / 10,
       rowsPerSecFilled: Math.round(n / fillSec),

@@ -9,7 +9,9 @@
  *   npm run bench -- --parts api       the order API's fast path beside the file path (bench/api.ts):
  *                                      202 → wire, POST latency and accepted orders/s, repeats
  *   npm run bench -- --parts overview  the console's Overview with all its pictures over a store of
- *                                      1,000,000 rows (bench/overview.ts; --overview-rows N, --renders R)
+ *                                      1,000,000 rows (bench/overview.ts; --overview-rows N, --renders R,
+ *                                      --overview-zone Z: the daemon runs with TOPUP_TIME_ZONE=Z and
+ *                                      first rebuilds the daily roll-ups for it, timed)
  *   npm run bench -- --parts checks    the daemon with player checks on beside off (player-checks.ts):
  *                                      600 rows, three mistyped ids, a second file of the same
  *                                      players; calls, 429s, wall time, ratios (--checks-rows N)
@@ -87,6 +89,7 @@ function args(argv: string[]) {
     onlyScale: onlyScale || onlyAccounts || onlyApi || onlyOverview || onlyChecks,
     checksRows: Math.floor(num('checks-rows', 600)),
     overviewRows: Math.floor(num('overview-rows', 1_000_000)),
+    overviewZone: get('overview-zone'),
     renders: Math.floor(num('renders', 30)),
     apiOrders: Math.floor(num('api-orders', quick ? 1000 : 3000)),
     accountsRows: Math.floor(num('accounts-rows', 400)),
@@ -238,7 +241,7 @@ async function main(): Promise<void> {
 
   let overview: OverviewReport | undefined;
   if (a.parts.has('overview')) {
-    overview = await measureOverview({ rows: a.overviewRows, renders: a.renders, log });
+    overview = await measureOverview({ rows: a.overviewRows, renders: a.renders, log, ...(a.overviewZone !== undefined && { zone: a.overviewZone }) });
   }
 
   // ---- figures, targets, table -------------------------------------------------------------
@@ -354,6 +357,7 @@ async function main(): Promise<void> {
       ['filled through the triggers (s, rows/s)', `${overview.fillSec} s, ${overview.rowsPerSecFilled}/s; store ${overview.dbMb} MB`],
       [`GET / with all pictures, ${overview.renders} renders (ms)`, `median ${overview.overviewMs.p50}, p95 ${overview.overviewMs.p95}, max ${overview.overviewMs.max}; ${overview.pageKb} KB`],
       ['GET /pictures alone (ms)', `median ${overview.picturesMs.p50}, p95 ${overview.picturesMs.p95}`],
+      ['TOPUP_TIME_ZONE; roll-ups rebuilt at start (ms)', `${overview.zone}; ${overview.rollupRebuildMs ?? 'not needed'}`],
     ]) : '',
     '',
     scale ? `Scale: the real daemon, API ${SCALE_PER_SECOND}/1s (+ a minute window that does not bind), margin ${scale.marginMs} ms, wall time; load average = 1-minute figure of this 2-core machine.\n\n${scaleTables(scale)}` : '',

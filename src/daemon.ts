@@ -19,6 +19,8 @@ import { writerCheckReach } from './intake/writers.js';
 import { Notifier } from './notify/notifier.js';
 import { runDoctor } from './ops/doctor.js';
 import { startScheduledJobs } from './reports/schedule.js';
+import { canonicalZone, parseTimeZone, TimeZone } from './kernel/time-zone.js';
+import { useRollupZone } from './store/rollup-zone.js';
 import { Releasers, onStopSignals } from './kernel/shutdown.js';
 import { adoptOrphans } from './claim/orphans.js';
 import { startBackupSchedule, startStoreMark } from './ops/backup-job.js';
@@ -55,6 +57,22 @@ export interface DaemonOptions {
   once: boolean;
 }
 
+/**
+ * The daily roll-ups follow TOPUP_TIME_ZONE (store/rollup-zone.ts): rebuilt from the rows, once,
+ * when the zone changed. And a TZ of the process that differs is named: before TOPUP_TIME_ZONE,
+ * cron schedules were read in the process's TZ; now they are read in TOPUP_TIME_ZONE only.
+ */
+function keyRollupsInZone(rt: Pick<Runtime, 'clock' | 'config' | 'db'>, log: Logger): void {
+  const zone = TimeZone.of(rt.config.timeZone);
+  const change = useRollupZone(rt.db, zone, rt.clock.now());
+  if (change.rebuilt) log.info({ from: change.from, to: change.to, ms: change.ms }, `daily roll-ups rebuilt for the days of ${change.to} (they were ${change.from} days)`);
+  const tz = process.env.TZ === undefined ? null : canonicalZone(process.env.TZ.replace(/^:/, ''));
+  const norm = tz === null ? null : parseTimeZone(tz);
+  if (norm !== null && norm !== zone.name) {
+    log.warn({ TZ: process.env.TZ, timeZone: zone.name }, `TZ=${process.env.TZ} is set but TOPUP_TIME_ZONE is ${zone.name}: cron schedules and report days are in ${zone.name}; set TOPUP_TIME_ZONE=${norm} for days and schedules in that zone`);
+  }
+}
+
 export async function runDaemon(config: Config, opts: DaemonOptions, log = rootLogger(config)): Promise<number> {
   const parts = new Releasers();
   try {
@@ -82,6 +100,7 @@ export async function runDaemon(config: Config, opts: DaemonOptions, log = rootL
     const orphans = await adoptOrphans(rt).catch((err: unknown) => void log.error({ err: (err as Error).message }, 'could not look for batch folders the database does not know'));
     if (orphans) noteOrphansForRestore(rt.meta, orphans);
     parts.add('store generation', startStoreMark(rt));
+    keyRollupsInZone(rt, log);
     await selfCheck(rt, log);
 
     // The reconcile after a restore accepts the journal's API orders again at each of its tries

@@ -12,6 +12,7 @@ import { resolve, join } from 'node:path';
 import { parseEnv } from 'node:util';
 import { validate as validateCron } from 'node-cron';
 import { ConfigError } from '../kernel/errors.js';
+import { parseTimeZone } from '../kernel/time-zone.js';
 import type { HeapPolicy } from '../kernel/heap-policy.js';
 import { CONSOLE_DEFAULTS, consoleSettings, type ConsoleSettings } from './console-settings.js';
 import { ORDER_API_DEFAULTS, orderApiSettings, type OrderApiSettings } from './order-api-settings.js';
@@ -85,6 +86,12 @@ export interface Config {
   sandboxAnswers: 'spec' | 'real-world';
   lowBalanceUsd: number | null;
   schedules: { balanceReport: ScheduleSetting; historyExport: ScheduleSetting; reconcile: ScheduleSetting; lowBalance: ScheduleSetting };
+  /**
+   * TOPUP_TIME_ZONE, a canonical IANA name ('UTC' by default): the zone cron schedules are read in
+   * and the days of reports, their file names, the daily roll-up and the console's pictures are in
+   * (kernel/time-zone.ts, docs/reports.md "Time zones").
+   */
+  timeZone: string;
   webhookUrl: string | null;
   telegram: { botToken: string; chatId: string; apiBase: string } | null;
   /** The web console and /metrics (config/console-settings.ts); null with TOPUP_CONSOLE=off. */
@@ -135,6 +142,7 @@ export const SETTINGS = {
   TOPUP_HISTORY_EXPORT_CRON: '30 0 * * *',
   TOPUP_RECONCILE_CRON: '45 0 * * *',
   TOPUP_LOW_BALANCE_CRON: '*/10 * * * *',
+  TOPUP_TIME_ZONE: 'UTC',
   TOPUP_WEBHOOK_URL: '',
   TOPUP_TELEGRAM_BOT_TOKEN: '',
   TOPUP_TELEGRAM_CHAT_ID: '',
@@ -328,6 +336,7 @@ export function loadConfig(
       reconcile: schedule(env, 'TOPUP_RECONCILE_CRON'),
       lowBalance: schedule(env, 'TOPUP_LOW_BALANCE_CRON'),
     },
+    timeZone: parseTimeZone(env.TOPUP_TIME_ZONE!),
     webhookUrl,
     telegram: botToken ? { botToken, chatId, apiBase: url(env, 'TOPUP_TELEGRAM_API_BASE')! } : null,
     console: consoleSettings(env, home, credDir),

@@ -21,7 +21,8 @@ import { tableWrap } from './layout.js';
 import { RUNWAY_DAYS, averagePerDay, runwayDays as runwayOf } from '../reports/runway.js';
 import type { Services } from './services.js';
 import { lines, legend, stackedBars, type ChartText, type LineSeries, type Series } from './charts.js';
-import { bucketMs, dayOf, lastDays, PictureReads, type DailyRow } from '../store/pictures.js';
+import { bucketMs, daysZone, PictureReads, type DailyRow } from '../store/pictures.js';
+import { zoneDaySql } from '../store/migrations.js';
 import { safeCell } from '../outbox/cell-safety.js';
 import { csvText } from '../kernel/csv-text.js';
 import type { Db } from '../store/db.js';
@@ -31,7 +32,6 @@ import { PLAYER_NOT_FOUND_CODE } from '../claim/player-checks.js';
 import { BOUGHT_BEFORE_CODE } from '../claim/repeats.js';
 
 export const DAYS = 30;
-const DAY_MS = 86_400_000;
 /** Series named in a stacked picture; the rest are summed as "other". */
 const MAX_KEYS = 6;
 const MAX_GAMES_LATENCY = 4;
@@ -39,7 +39,10 @@ const MAX_GAMES_LATENCY = 4;
 export type SpendBy = 'game' | 'account';
 
 export interface Pictures {
+  /** The days pictured, oldest first, in `zone` (the roll-up's: TOPUP_TIME_ZONE). */
   days: string[];
+  /** The IANA zone of `days`, and how a page names it ("Asia/Jakarta, UTC+07:00 now"). */
+  zone: { name: string; label: string };
   spend: { by: SpendBy; keys: string[]; cents: number[][]; orders: number[][]; totalCents: number };
   outcomes: { completed: number[]; cancelled: number[]; rejected: number[]; review: number[] };
   failures: { ended: number[]; failed: number[]; refunded: number[]; classes: FailureClass[] };
@@ -127,7 +130,8 @@ function percentile(buckets: Map<number, number>, q: number): number | null {
 /** Every picture's figures, from the store. `accounts`: the home's accounts and their rate windows. */
 export function picturesOf(db: Db, now: number, by: SpendBy, accounts: readonly { id: string; windows: readonly RateWindow[] }[]): Pictures {
   const reads = new PictureReads(db);
-  const days = lastDays(now, DAYS);
+  const zone = daysZone(db);
+  const days = zone.lastDays(now, DAYS);
   const dayIx = new Map(days.map((d, i) => [d, i]));
   const rows = reads.daily(days[0]!);
   const zero = (): number[] => days.map(() => 0);
@@ -186,11 +190,12 @@ export function picturesOf(db: Db, now: number, by: SpendBy, accounts: readonly 
   }
   failures.classes = [...classes.values()].sort((a, b) => b.n - a.n || a.cls.localeCompare(b.cls));
 
-  // Balance per account: the last reading of each day, carried over days without one.
-  const since = Date.parse(`${days[0]}T00:00:00Z`);
+  // Balance per account: the last reading of each day (a day of the zone: the store's own offsets
+  // name it, as for the roll-ups), carried over days without one.
+  const since = zone.startOf(days[0]!);
   const lastOfDay = db
-    .prepare(`SELECT account, at / ${DAY_MS} AS d, usd, max(at) AS at FROM balance_readings WHERE at >= ? GROUP BY account, at / ${DAY_MS}`)
-    .all(since) as { account: string; d: number; usd: number; at: number }[];
+    .prepare(`SELECT account, ${zoneDaySql('at')} AS d, usd, max(at) AS at FROM balance_readings WHERE at >= ? GROUP BY account, d`)
+    .all(since) as { account: string; d: string; usd: number; at: number }[];
   const before = new Map(reads.balanceBefore(since).map((b) => [b.account, b.usd]));
   const rises = db
     .prepare('SELECT account, at, usd, rise FROM balance_readings WHERE at >= ? AND rise > 0 ORDER BY account, at')
@@ -199,7 +204,7 @@ export function picturesOf(db: Db, now: number, by: SpendBy, accounts: readonly 
   const balance = balanceAccounts.map((account) => {
     const usd: (number | null)[] = days.map(() => null);
     for (const l of lastOfDay) if (l.account === account) {
-      const d = dayIx.get(dayOf(l.at));
+      const d = dayIx.get(l.d);
       if (d !== undefined) usd[d] = l.usd;
     }
     let carry: number | null = before.get(account) ?? null;
@@ -211,7 +216,7 @@ export function picturesOf(db: Db, now: number, by: SpendBy, accounts: readonly 
     // The one runway (reports/runway.ts); a day whose week starts before the 30 days has none.
     const runwayDays = usd.map((u, i) => (u === null || i < RUNWAY_DAYS - 1 ? null : runwayOf(u, averagePerDay(spent.slice(i - RUNWAY_DAYS + 1, i + 1).reduce((a, b) => a + b, 0)))));
     const own = rises.filter((r) => r.account === account).flatMap((r) => {
-      const d = dayIx.get(dayOf(r.at));
+      const d = dayIx.get(zone.dayOf(r.at));
       return d === undefined ? [] : [{ day: d, at: r.at, usd: r.usd, rise: Math.round(r.rise * 100) / 100 }];
     });
     return { account, usd, rises: own, runwayDays, spentCents: spent };
@@ -254,6 +259,7 @@ export function picturesOf(db: Db, now: number, by: SpendBy, accounts: readonly 
 
   return {
     days,
+    zone: { name: zone.name, label: zone.label(now) },
     spend: { by, keys, cents, orders, totalCents: cents.flat().reduce((a, b) => a + b, 0) },
     outcomes,
     failures,
@@ -333,7 +339,7 @@ function spendHtml(p: Pictures): Html {
   const sw = html`<p class="switch">By <strong aria-current="true">${s.by}</strong> · <a href="/?spend=${other}#pic-spend-h">by ${other}</a></p>`;
   const body = p.days.map((d, i) => [d, ...s.keys.map((_, k) => money(s.cents[k]![i]!)), money(sum(s.keys.map((_, k) => s.cents[k]![i]!)))]);
   const foot = ['Total', ...s.keys.map((_, k) => money(sum(s.cents[k]!))), money(total)];
-  // "This week": the last 7 UTC days, today included (the same 7 days the runway divides by), by
+  // "This week": the last 7 days (of the zone), today included (the same 7 days the runway divides by), by
   // the same keys as the chart, so the week's spend per game or per account is read at a glance.
   const weekFrom = Math.max(0, p.days.length - 7);
   const week = s.keys.map((k, i) => ({ k, c: sum(s.cents[i]!.slice(weekFrom)) })).filter((x) => x.c > 0);
@@ -450,7 +456,9 @@ function marginHtml(p: Pictures): Html {
 
 /** The pictures block of the Overview (also served alone, for the live script). */
 export function picturesHtml(p: Pictures): Html {
-  return html`<div class="pictures">${spendHtml(p)}${outcomesHtml(p)}${failuresHtml(p)}${balanceHtml(p)}${rateHtml(p)}${latencyHtml(p)}${marginHtml(p)}</div>`;
+  // Which zone a day is in, said once above the pictures (TOPUP_TIME_ZONE): "today" is the reseller's today.
+  const zoneLine = html`<p class="muted days-zone" data-days-zone="${p.zone.name}">Days are ${p.zone.name === 'UTC' ? 'UTC days' : html`days in <strong>${p.zone.label}</strong>`}: each runs from midnight to midnight there (<code>TOPUP_TIME_ZONE</code>${p.zone.name === 'UTC' ? ', not set' : ''}). Times of day are UTC.</p>`;
+  return html`<div class="pictures">${zoneLine}${spendHtml(p)}${outcomesHtml(p)}${failuresHtml(p)}${balanceHtml(p)}${rateHtml(p)}${latencyHtml(p)}${marginHtml(p)}</div>`;
 }
 
 export function spendByOf(q: string | undefined): SpendBy {
@@ -488,6 +496,6 @@ export function registerPictures(app: Hono<ConsoleEnv>, svc: Services): void {
     const rows = csvRows(picturesFor(svc, svc.rt.clock.now(), spendByOf(c.req.query('by'))), name);
     if (!rows) return c.notFound();
     const text = csvText(rows.map((r) => r.map((v) => (typeof v === 'number' ? v : safeCell(v)))));
-    return c.body(text, 200, { 'content-type': 'text/csv; charset=utf-8', 'content-disposition': `attachment; filename="${name}-${dayOf(svc.rt.clock.now())}.csv"` });
+    return c.body(text, 200, { 'content-type': 'text/csv; charset=utf-8', 'content-disposition': `attachment; filename="${name}-${daysZone(svc.rt.db).dayOf(svc.rt.clock.now())}.csv"` });
   });
 }

@@ -73,8 +73,9 @@ export function startBackupSchedule(rt: BackupParts, opts: { journalFiles?: () =
       }
     });
   };
-  const task = cron.schedule(pattern, run, { name: 'backup', noOverlap: true });
-  rt.log.info({ schedule: pattern, dir: relative(rt.config.home, dir).startsWith('..') ? dir : relative(rt.config.home, dir) || '.', keep }, 'scheduled backups on');
+  // In TOPUP_TIME_ZONE, like every schedule of the daemon: "0 3 * * *" is 03:00 there, whatever the machine's TZ.
+  const task = cron.schedule(pattern, run, { name: 'backup', noOverlap: true, timezone: rt.config.timeZone });
+  rt.log.info({ schedule: pattern, timeZone: rt.config.timeZone, dir: relative(rt.config.home, dir).startsWith('..') ? dir : relative(rt.config.home, dir) || '.', keep }, 'scheduled backups on');
   return async () => {
     stopped = true;
     await task.destroy();

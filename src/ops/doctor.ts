@@ -20,6 +20,8 @@ import { databaseSize, describeSize } from '../store/upkeep.js';
 import { findOrphans } from '../claim/orphans.js';
 import { limitsInForce } from '../account/learned-limits.js';
 import { pauseView, type PauseView } from '../account/pauses.js';
+import { TimeZone } from '../kernel/time-zone.js';
+import { rollupZoneOf } from '../store/rollup-zone.js';
 
 export interface Check {
   name: string;
@@ -56,6 +58,7 @@ export async function runDoctor(rt: Pick<Runtime, 'account' | 'accounts' | 'batc
     ? `accounts ${config.accounts.file}: ${config.accounts.accounts.map((a) => a.name).join(', ')}; routing ${config.accounts.routing}`
     : `${config.sandbox ? 'SANDBOX (built-in, no real money)' : `API ${config.apiUrl}`}; limits ${config.rateLimits.map((w) => `${w.limit}/${w.windowMs}ms`).join(', ')}`;
   add({ name: 'settings', ok: true, fatal: false, detail: `home ${config.home}; ${where}${config.configFile ? `; config file ${config.configFile}` : ''}` });
+  add(timeZoneCheck(rt));
 
   // Each supplier account on its own (accounts.toml): the limits its gate applies, its key and
   // balance, the IP it is seen from, its clock.
@@ -234,4 +237,23 @@ async function accountChecks(db: Runtime['db'], a: Account, label: string, add: 
     add({ name: `clock${label}`, ok: true, fatal: false, detail: 'the API sent no Date header; not compared' });
   }
   return { ip, balanceUsd };
+}
+
+/**
+ * The zone of the days (TOPUP_TIME_ZONE): where cron schedules run and reports' days start. A warning
+ * when the store's roll-up is still keyed in another zone: the daemon rebuilds it at its next start
+ * (store/rollup-zone.ts); this command only reads.
+ */
+function timeZoneCheck(rt: Pick<Runtime, 'clock' | 'config' | 'db'>): Check {
+  const zone = TimeZone.of(rt.config.timeZone);
+  const now = rt.clock.now();
+  const what = `${zone.label(now)} (TOPUP_TIME_ZONE${rt.config.timeZone === 'UTC' ? ', the default' : ''}): cron schedules run and report days start there; today there is ${zone.dayOf(now)}`;
+  let stored = zone.name;
+  try {
+    stored = rollupZoneOf(rt.db).name;
+  } catch {
+    // A store without migration 22 yet is migrated on open: nothing to say.
+  }
+  if (stored !== zone.name) return { name: 'time zone', ok: false, fatal: false, detail: `${what}; the store's daily figures are still ${stored} days: the daemon rebuilds them for ${zone.name} at its next start` };
+  return { name: 'time zone', ok: true, fatal: false, detail: what };
 }

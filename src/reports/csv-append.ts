@@ -7,6 +7,7 @@ import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, writeSync } from
 import { dirname } from 'node:path';
 import { csvText } from '../kernel/csv-text.js';
 import { safeCell } from '../outbox/cell-safety.js';
+import { TimeZone } from '../kernel/time-zone.js';
 
 export type ReportCell = string | number | boolean | null | undefined;
 
@@ -25,12 +26,12 @@ export function appendCsv(path: string, header: readonly string[], rows: readonl
   }
 }
 
-/** `2026-11` / `2026-11-21` in UTC, for file names. */
-export function monthOf(ms: number): string {
-  return new Date(ms).toISOString().slice(0, 7);
+/** `2026-11` / `2026-11-21` in TOPUP_TIME_ZONE (an IANA name), for file names. */
+export function monthOf(ms: number, zone: string): string {
+  return TimeZone.of(zone).monthOf(ms);
 }
 
-export function dayOf(ms: number): string {
-  return new Date(ms).toISOString().slice(0, 10);
+export function dayOf(ms: number, zone: string): string {
+  return TimeZone.of(zone).dayOf(ms);
 }
 

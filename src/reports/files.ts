@@ -17,8 +17,9 @@ export function balanceFile(reportsDir: string, account: string): string {
   return join(reportsDir, `balance${tag(account)}.csv`);
 }
 
-export function historyFile(reportsDir: string, account: string, now: number): string {
-  return join(reportsDir, `history${tag(account)}-${monthOf(now)}.csv`);
+/** The month in the name is the export's month in TOPUP_TIME_ZONE (`zone`). */
+export function historyFile(reportsDir: string, account: string, now: number, zone: string): string {
+  return join(reportsDir, `history${tag(account)}-${monthOf(now, zone)}.csv`);
 }
 
 /**

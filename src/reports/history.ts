@@ -67,7 +67,7 @@ function idsInFile(path: string): string[] {
 
 async function exportAccount(rt: Pick<Runtime, 'clock' | 'config' | 'db' | 'log' | 'meta'>, account: Account, opts: { now?: number; maxPages?: number }): Promise<HistoryExportResult> {
   const now = opts.now ?? rt.clock.now();
-  const file = historyFile(rt.config.reportsDir, account.id, now);
+  const file = historyFile(rt.config.reportsDir, account.id, now, rt.config.timeZone);
   // Per account (`default` keeps the keys of homes from before several accounts; store/account-keys.ts).
   const exportedKey = historyExportedKey(account.id);
   const waitingKey = historyWaitingKey(account.id);

@@ -27,6 +27,7 @@ import { writeFileAtomic } from '../outbox/atomic-write.js';
 import type { Runtime } from '../runtime.js';
 import type { Row } from '../store/rows.js';
 import { dayOf, type ReportCell } from './csv-append.js';
+import { TimeZone } from '../kernel/time-zone.js';
 import { roundCents as cents } from '../kernel/money.js';
 import { chargedUsd } from '../store/cost.js';
 import { PLACED_STATES } from '../store/row-states.js';
@@ -95,7 +96,8 @@ export async function runReconcile(rt: ReconcileParts, opts: { now?: number; max
     result.unreadPages.push(...part.unreadPages);
     balances.set(account.id, part.balanceUsd);
   }
-  const file = join(rt.config.reportsDir, `reconcile-${dayOf(now)}.csv`);
+  // Named by the day of the run in TOPUP_TIME_ZONE: the 00:45 run in Jakarta writes Jakarta's date.
+  const file = join(rt.config.reportsDir, `reconcile-${dayOf(now, rt.config.timeZone)}.csv`);
   const cells = (r: readonly ReportCell[]): string[] => r.map((c) => safeCell(c === null || c === undefined ? '' : String(c)));
   writeFileAtomic(file, csvText([several ? [...RECONCILE_COLUMNS, 'account'] : RECONCILE_COLUMNS, ...out].map(cells)));
   for (const [account, balanceUsd] of balances) rt.meta.setJson(lastKey(account), { at: now, balanceUsd });
@@ -111,8 +113,11 @@ async function reconcileAccount(
   opts: { maxPages?: number; retryDelaysMs?: readonly number[] },
 ): Promise<{ out: ReportCell[][]; checked: number; refunds: number; unreadPages: number[]; balanceUsd: number }> {
   const last = rt.meta.getJson<{ at: number; balanceUsd: number }>(lastKey(account.id));
-  // At least the last day, with an hour of overlap with the previous run, at most a week.
-  const since = Math.max(now - 7 * DAY, Math.min(last?.at ?? now, now - DAY) - 3_600_000);
+  // At least the whole day before today (in TOPUP_TIME_ZONE: a run at 00:45 covers all of
+  // yesterday there) and the last 24 h, with an hour of overlap with the previous run, at most a week.
+  const zone = TimeZone.of(rt.config.timeZone);
+  const yesterday = zone.startOf(zone.lastDays(now, 2)[0]!);
+  const since = Math.max(now - 7 * DAY, Math.min(last?.at ?? now, now - DAY, yesterday) - 3_600_000);
   const mine = (rows: Row[]): Row[] => (several ? rows.filter((r) => r.account === account.id) : rows);
   const local = mine(rt.rows.placedOrders(since));
   const wanted = new Map(local.map((r) => [r.orderId!, r]));

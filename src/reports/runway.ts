@@ -3,7 +3,10 @@
  * used by everything that states one: the console's Money table, the balance picture (per day)
  * and the low-balance alert (text and `runwayHours`):
  *
- *   runway = balance ÷ (what the account spent over the last RUNWAY_DAYS UTC days, today included) ÷ RUNWAY_DAYS)
+ *   runway = balance ÷ (what the account spent over the last RUNWAY_DAYS days, today included) ÷ RUNWAY_DAYS)
+ *
+ * The days are the roll-up's (TOPUP_TIME_ZONE's, store/rollup-zone.ts): "today" starts at the
+ * reseller's midnight.
  *
  * "Spent" is the daily roll-up's spent_cents (store/migrations.ts, daily_rows): a completed row's
  * price, or a cancelled one's the supplier did not refund, counted on the day the row ended. Why a
@@ -12,13 +15,13 @@
  * reseller plans a top-up by, survives restarts, and is one indexed read of the roll-up.
  */
 import type { Db } from '../store/db.js';
-import { lastDays } from '../store/pictures.js';
+import { daysZone } from '../store/pictures.js';
 
 export const RUNWAY_DAYS = 7;
 
 /** The account's (or, without one, the home's) average USD per day over the last RUNWAY_DAYS days. */
 export function usdPerDay(db: Db, now: number, account?: string): number {
-  const from = lastDays(now, RUNWAY_DAYS)[0]!;
+  const from = daysZone(db).lastDays(now, RUNWAY_DAYS)[0]!;
   const row = (account === undefined
     ? db.prepare('SELECT coalesce(sum(spent_cents), 0) AS c FROM daily_rows WHERE day >= ?').get(from)
     : db.prepare('SELECT coalesce(sum(spent_cents), 0) AS c FROM daily_rows WHERE day >= ? AND account = ?').get(from, account)) as { c: number };

@@ -9,6 +9,7 @@
  *   if the daemon was down when it came, the job runs now (once, however many were missed).
  *   A changed cron expression starts afresh rather than counting as missed.
  * - A failing job is logged and never stops the daemon or the other jobs.
+ * - Cron expressions are read in TOPUP_TIME_ZONE (config.timeZone), as the days of the reports are.
  */
 import cron, { type ScheduledTask } from 'node-cron';
 import { coerceError } from '../kernel/errors.js';
@@ -44,6 +45,8 @@ export interface ScheduledJobs {
 interface ScheduleRecord {
   pattern: string;
   nextDue: number;
+  /** The zone the pattern was read in (absent in records written before TOPUP_TIME_ZONE). */
+  timeZone?: string;
 }
 
 export const scheduleKey = (name: JobName): string => `reports.${name}.schedule`;
@@ -79,7 +82,7 @@ export function startScheduledJobs(rt: ReportParts, notifier: Notifier, jobs: Jo
 
   const remember = (job: JobDef): void => {
     const next = tasks.get(job.name)?.getNextRun();
-    if (next && job.cron) rt.meta.setJson(scheduleKey(job.name), { pattern: job.cron, nextDue: next.getTime() } satisfies ScheduleRecord);
+    if (next && job.cron) rt.meta.setJson(scheduleKey(job.name), { pattern: job.cron, nextDue: next.getTime(), timeZone: rt.config.timeZone } satisfies ScheduleRecord);
   };
   const runOne = async (job: JobDef, why: string): Promise<void> => {
     if (stopped) return;
@@ -104,17 +107,20 @@ export function startScheduledJobs(rt: ReportParts, notifier: Notifier, jobs: Jo
   const now = rt.clock.now();
   for (const job of jobs) {
     if (!job.cron) continue;
-    const task = cron.schedule(job.cron, () => enqueue(job, 'schedule'), { name: job.name, noOverlap: true, logger: cronLog });
+    // Read in TOPUP_TIME_ZONE, not the process's TZ: "30 0 * * *" is 00:30 in the reseller's zone, the
+    // zone the report days are in, so the export and reconciliation run just after the day they cover.
+    const task = cron.schedule(job.cron, () => enqueue(job, 'schedule'), { name: job.name, noOverlap: true, logger: cronLog, timezone: rt.config.timeZone });
     tasks.set(job.name, task);
     const prev = rt.meta.getJson<ScheduleRecord>(scheduleKey(job.name));
-    if (prev && prev.pattern === job.cron && prev.nextDue <= now) {
+    // A changed zone, like a changed expression, starts afresh: its old next time is not a missed run.
+    if (prev && prev.pattern === job.cron && (prev.timeZone ?? rt.config.timeZone) === rt.config.timeZone && prev.nextDue <= now) {
       log.info({ job: job.name, due: new Date(prev.nextDue).toISOString() }, `missed schedule of ${job.name} while stopped: running it now`);
       enqueue(job, 'missed');
     } else {
       remember(job);
     }
   }
-  log.info({ jobs: [...tasks.keys()] }, 'scheduled jobs started');
+  log.info({ jobs: [...tasks.keys()], timeZone: rt.config.timeZone }, `scheduled jobs started (cron times in ${rt.config.timeZone})`);
 
   return {
     names: [...tasks.keys()],

@@ -750,4 +750,117 @@ export const MIGRATIONS: readonly string[] = [
   CREATE INDEX rows_completed_player ON rows (json_extract(CASE WHEN json_valid(request_json) THEN request_json END, '$.userId'), updated_at)
     WHERE state = 'completed';
   `,
+  // 22. TOPUP_TIME_ZONE (issue 30): the daily roll-ups (daily_rows, daily_latency) are keyed by the day
+  //     in the store's roll-up zone, not the UTC day. The triggers know no IANA zones, so the zone is
+  //     kept as its list of offset changes (rollup_offsets: from this instant on, local = UTC + offset;
+  //     kernel/time-zone.ts computes it from Node's own zone data, exact for DST zones and for
+  //     +05:30 / +05:45 ones) and the triggers of migration 19 look the offset up by updated_at.
+  //     rollup_zone names the zone. Created as UTC, one offset of 0: the roll-up as it stands is
+  //     already right for it, so nothing is rebuilt here. A daemon started with another zone
+  //     (store/rollup-zone.ts) replaces the offsets and rebuilds both roll-ups from the rows in one
+  //     transaction, so rows that ended before the change are counted on their day in the new zone,
+  //     and a trigger never subtracts a row from a day other than the one it added it to.
+  `
+  CREATE TABLE rollup_zone (id INTEGER PRIMARY KEY CHECK (id = 1), zone TEXT NOT NULL, changed_at INTEGER);
+  INSERT INTO rollup_zone (id, zone, changed_at) VALUES (1, 'UTC', NULL);
+  CREATE TABLE rollup_offsets (from_ms INTEGER PRIMARY KEY, offset_ms INTEGER NOT NULL) WITHOUT ROWID;
+  INSERT INTO rollup_offsets (from_ms, offset_ms) VALUES (-8640000000000000, 0);
+  DROP TRIGGER rows_daily_insert;
+  DROP TRIGGER rows_daily_delete;
+  DROP TRIGGER rows_daily_update;
+  ${dailyRollupTriggers()}`,
 ];
+
+/**
+ * The local day of the instant `ms` (an SQL expression of wall ms) in the store's roll-up zone
+ * (migration 22): the offset in force at that instant from rollup_offsets, then the UTC date of
+ * the shifted instant. One indexed look-up per row.
+ */
+export function zoneDaySql(ms: string): string {
+  return `strftime('%Y-%m-%d', (${ms} + coalesce((SELECT offset_ms FROM rollup_offsets WHERE from_ms <= ${ms} ORDER BY from_ms DESC LIMIT 1), 0)) / 1000, 'unixepoch')`;
+}
+
+/** Migration 19's triggers of the daily roll-ups, with the day taken in the roll-up zone (migration 22). */
+function dailyRollupTriggers(): string {
+  const day = zoneDaySql;
+  return `
+  CREATE TRIGGER rows_daily_insert AFTER INSERT ON rows WHEN NEW.state IN ('completed', 'cancelled', 'invalid', 'rejected', 'skipped', 'review') BEGIN
+    INSERT INTO daily_rows (day, game, account, outcome, class, n, spent_cents, refunded_cents, sale_cents, sale_n, sale_cost_cents)
+      SELECT ${day('NEW.updated_at')}, coalesce(NEW.slug, ''), NEW.account,
+        CASE WHEN NEW.state = 'cancelled' AND coalesce(NEW.refunded, 0) = 1 THEN 'refunded' ELSE NEW.state END,
+        CASE WHEN NEW.state IN ('rejected', 'review') THEN coalesce(NEW.reject_code, '') WHEN NEW.state = 'cancelled' THEN coalesce(NEW.reject_code, nullif(substr(trim(NEW.error), 1, 80), ''), '') ELSE '' END,
+        1, CASE WHEN NEW.state = 'completed' OR (NEW.state = 'cancelled' AND coalesce(NEW.refunded, 0) = 0) THEN CAST(round(coalesce(NEW.amount_usd, NEW.expected_usd, 0) * 100) AS INTEGER) ELSE 0 END,
+        CASE WHEN NEW.state = 'cancelled' AND coalesce(NEW.refunded, 0) = 1 THEN CAST(round(coalesce(NEW.amount_usd, NEW.expected_usd, 0) * 100) AS INTEGER) ELSE 0 END,
+        CASE WHEN NEW.state = 'completed' AND NEW.sale_usd IS NOT NULL THEN CAST(round(NEW.sale_usd * 100) AS INTEGER) ELSE 0 END, CASE WHEN NEW.state = 'completed' AND NEW.sale_usd IS NOT NULL THEN 1 ELSE 0 END, CASE WHEN NEW.state = 'completed' AND NEW.sale_usd IS NOT NULL THEN CAST(round(coalesce(NEW.amount_usd, NEW.expected_usd, 0) * 100) AS INTEGER) ELSE 0 END
+      WHERE NEW.state IN ('completed', 'cancelled', 'invalid', 'rejected', 'skipped', 'review')
+      ON CONFLICT (day, game, account, outcome, class) DO UPDATE SET n = n + 1, spent_cents = spent_cents + excluded.spent_cents,
+        refunded_cents = refunded_cents + excluded.refunded_cents, sale_cents = sale_cents + excluded.sale_cents,
+        sale_n = sale_n + excluded.sale_n, sale_cost_cents = sale_cost_cents + excluded.sale_cost_cents;
+    INSERT INTO daily_latency (day, game, bucket, n)
+      SELECT ${day('NEW.updated_at')}, coalesce(NEW.slug, ''), CAST(round(8 * ln(max(NEW.updated_at - NEW.first_sent_at, 100) / 100.0)) AS INTEGER), 1
+      WHERE NEW.state = 'completed' AND NEW.first_sent_at IS NOT NULL
+      ON CONFLICT (day, game, bucket) DO UPDATE SET n = n + 1;
+  END;
+  CREATE TRIGGER rows_daily_delete AFTER DELETE ON rows WHEN OLD.state IN ('completed', 'cancelled', 'invalid', 'rejected', 'skipped', 'review') BEGIN
+    UPDATE daily_rows SET n = n - 1, spent_cents = spent_cents - (CASE WHEN OLD.state = 'completed' OR (OLD.state = 'cancelled' AND coalesce(OLD.refunded, 0) = 0) THEN CAST(round(coalesce(OLD.amount_usd, OLD.expected_usd, 0) * 100) AS INTEGER) ELSE 0 END),
+        refunded_cents = refunded_cents - (CASE WHEN OLD.state = 'cancelled' AND coalesce(OLD.refunded, 0) = 1 THEN CAST(round(coalesce(OLD.amount_usd, OLD.expected_usd, 0) * 100) AS INTEGER) ELSE 0 END), sale_cents = sale_cents - (CASE WHEN OLD.state = 'completed' AND OLD.sale_usd IS NOT NULL THEN CAST(round(OLD.sale_usd * 100) AS INTEGER) ELSE 0 END),
+        sale_n = sale_n - (CASE WHEN OLD.state = 'completed' AND OLD.sale_usd IS NOT NULL THEN 1 ELSE 0 END), sale_cost_cents = sale_cost_cents - (CASE WHEN OLD.state = 'completed' AND OLD.sale_usd IS NOT NULL THEN CAST(round(coalesce(OLD.amount_usd, OLD.expected_usd, 0) * 100) AS INTEGER) ELSE 0 END)
+      WHERE OLD.state IN ('completed', 'cancelled', 'invalid', 'rejected', 'skipped', 'review') AND day = ${day('OLD.updated_at')} AND game = coalesce(OLD.slug, '') AND account = OLD.account
+        AND outcome = (CASE WHEN OLD.state = 'cancelled' AND coalesce(OLD.refunded, 0) = 1 THEN 'refunded' ELSE OLD.state END) AND class = (CASE WHEN OLD.state IN ('rejected', 'review') THEN coalesce(OLD.reject_code, '') WHEN OLD.state = 'cancelled' THEN coalesce(OLD.reject_code, nullif(substr(trim(OLD.error), 1, 80), ''), '') ELSE '' END);
+    UPDATE daily_latency SET n = n - 1
+      WHERE OLD.state = 'completed' AND OLD.first_sent_at IS NOT NULL AND day = ${day('OLD.updated_at')} AND game = coalesce(OLD.slug, '') AND bucket = CAST(round(8 * ln(max(OLD.updated_at - OLD.first_sent_at, 100) / 100.0)) AS INTEGER);
+  END;
+  CREATE TRIGGER rows_daily_update AFTER UPDATE OF state, updated_at, amount_usd, expected_usd, refunded, reject_code, error, slug, account, sale_usd, first_sent_at ON rows
+    WHEN (OLD.state IN ('completed', 'cancelled', 'invalid', 'rejected', 'skipped', 'review') OR NEW.state IN ('completed', 'cancelled', 'invalid', 'rejected', 'skipped', 'review')) AND (OLD.state IS NOT NEW.state OR OLD.updated_at IS NOT NEW.updated_at OR OLD.amount_usd IS NOT NEW.amount_usd OR OLD.expected_usd IS NOT NEW.expected_usd OR OLD.refunded IS NOT NEW.refunded OR OLD.reject_code IS NOT NEW.reject_code OR OLD.error IS NOT NEW.error OR OLD.slug IS NOT NEW.slug OR OLD.account IS NOT NEW.account OR OLD.sale_usd IS NOT NEW.sale_usd OR OLD.first_sent_at IS NOT NEW.first_sent_at) BEGIN
+    UPDATE daily_rows SET n = n - 1, spent_cents = spent_cents - (CASE WHEN OLD.state = 'completed' OR (OLD.state = 'cancelled' AND coalesce(OLD.refunded, 0) = 0) THEN CAST(round(coalesce(OLD.amount_usd, OLD.expected_usd, 0) * 100) AS INTEGER) ELSE 0 END),
+        refunded_cents = refunded_cents - (CASE WHEN OLD.state = 'cancelled' AND coalesce(OLD.refunded, 0) = 1 THEN CAST(round(coalesce(OLD.amount_usd, OLD.expected_usd, 0) * 100) AS INTEGER) ELSE 0 END), sale_cents = sale_cents - (CASE WHEN OLD.state = 'completed' AND OLD.sale_usd IS NOT NULL THEN CAST(round(OLD.sale_usd * 100) AS INTEGER) ELSE 0 END),
+        sale_n = sale_n - (CASE WHEN OLD.state = 'completed' AND OLD.sale_usd IS NOT NULL THEN 1 ELSE 0 END), sale_cost_cents = sale_cost_cents - (CASE WHEN OLD.state = 'completed' AND OLD.sale_usd IS NOT NULL THEN CAST(round(coalesce(OLD.amount_usd, OLD.expected_usd, 0) * 100) AS INTEGER) ELSE 0 END)
+      WHERE OLD.state IN ('completed', 'cancelled', 'invalid', 'rejected', 'skipped', 'review') AND day = ${day('OLD.updated_at')} AND game = coalesce(OLD.slug, '') AND account = OLD.account
+        AND outcome = (CASE WHEN OLD.state = 'cancelled' AND coalesce(OLD.refunded, 0) = 1 THEN 'refunded' ELSE OLD.state END) AND class = (CASE WHEN OLD.state IN ('rejected', 'review') THEN coalesce(OLD.reject_code, '') WHEN OLD.state = 'cancelled' THEN coalesce(OLD.reject_code, nullif(substr(trim(OLD.error), 1, 80), ''), '') ELSE '' END);
+    UPDATE daily_latency SET n = n - 1
+      WHERE OLD.state = 'completed' AND OLD.first_sent_at IS NOT NULL AND day = ${day('OLD.updated_at')} AND game = coalesce(OLD.slug, '') AND bucket = CAST(round(8 * ln(max(OLD.updated_at - OLD.first_sent_at, 100) / 100.0)) AS INTEGER);
+    INSERT INTO daily_rows (day, game, account, outcome, class, n, spent_cents, refunded_cents, sale_cents, sale_n, sale_cost_cents)
+      SELECT ${day('NEW.updated_at')}, coalesce(NEW.slug, ''), NEW.account,
+        CASE WHEN NEW.state = 'cancelled' AND coalesce(NEW.refunded, 0) = 1 THEN 'refunded' ELSE NEW.state END,
+        CASE WHEN NEW.state IN ('rejected', 'review') THEN coalesce(NEW.reject_code, '') WHEN NEW.state = 'cancelled' THEN coalesce(NEW.reject_code, nullif(substr(trim(NEW.error), 1, 80), ''), '') ELSE '' END,
+        1, CASE WHEN NEW.state = 'completed' OR (NEW.state = 'cancelled' AND coalesce(NEW.refunded, 0) = 0) THEN CAST(round(coalesce(NEW.amount_usd, NEW.expected_usd, 0) * 100) AS INTEGER) ELSE 0 END,
+        CASE WHEN NEW.state = 'cancelled' AND coalesce(NEW.refunded, 0) = 1 THEN CAST(round(coalesce(NEW.amount_usd, NEW.expected_usd, 0) * 100) AS INTEGER) ELSE 0 END,
+        CASE WHEN NEW.state = 'completed' AND NEW.sale_usd IS NOT NULL THEN CAST(round(NEW.sale_usd * 100) AS INTEGER) ELSE 0 END, CASE WHEN NEW.state = 'completed' AND NEW.sale_usd IS NOT NULL THEN 1 ELSE 0 END, CASE WHEN NEW.state = 'completed' AND NEW.sale_usd IS NOT NULL THEN CAST(round(coalesce(NEW.amount_usd, NEW.expected_usd, 0) * 100) AS INTEGER) ELSE 0 END
+      WHERE NEW.state IN ('completed', 'cancelled', 'invalid', 'rejected', 'skipped', 'review')
+      ON CONFLICT (day, game, account, outcome, class) DO UPDATE SET n = n + 1, spent_cents = spent_cents + excluded.spent_cents,
+        refunded_cents = refunded_cents + excluded.refunded_cents, sale_cents = sale_cents + excluded.sale_cents,
+        sale_n = sale_n + excluded.sale_n, sale_cost_cents = sale_cost_cents + excluded.sale_cost_cents;
+    INSERT INTO daily_latency (day, game, bucket, n)
+      SELECT ${day('NEW.updated_at')}, coalesce(NEW.slug, ''), CAST(round(8 * ln(max(NEW.updated_at - NEW.first_sent_at, 100) / 100.0)) AS INTEGER), 1
+      WHERE NEW.state = 'completed' AND NEW.first_sent_at IS NOT NULL
+      ON CONFLICT (day, game, bucket) DO UPDATE SET n = n + 1;
+  END;
+`;
+}
+
+/**
+ * Both daily roll-ups rebuilt from the rows, each row on its day in the roll-up zone: run by
+ * store/rollup-zone.ts in the transaction that changes the zone.
+ */
+export function rebuildDailyRollupsSql(): string {
+  const day = zoneDaySql;
+  return `
+  DELETE FROM daily_rows;
+  INSERT INTO daily_rows (day, game, account, outcome, class, n, spent_cents, refunded_cents, sale_cents, sale_n, sale_cost_cents)
+    SELECT day, game, account, outcome, class, count(*), sum(spent), sum(refunded), sum(sale), sum(sale_n), sum(sale_cost) FROM (
+      SELECT ${day('rows.updated_at')} AS day, coalesce(rows.slug, '') AS game, rows.account AS account,
+        CASE WHEN rows.state = 'cancelled' AND coalesce(rows.refunded, 0) = 1 THEN 'refunded' ELSE rows.state END AS outcome,
+        CASE WHEN rows.state IN ('rejected', 'review') THEN coalesce(rows.reject_code, '') WHEN rows.state = 'cancelled' THEN coalesce(rows.reject_code, nullif(substr(trim(rows.error), 1, 80), ''), '') ELSE '' END AS class,
+        CASE WHEN rows.state = 'completed' OR (rows.state = 'cancelled' AND coalesce(rows.refunded, 0) = 0) THEN CAST(round(coalesce(rows.amount_usd, rows.expected_usd, 0) * 100) AS INTEGER) ELSE 0 END AS spent,
+        CASE WHEN rows.state = 'cancelled' AND coalesce(rows.refunded, 0) = 1 THEN CAST(round(coalesce(rows.amount_usd, rows.expected_usd, 0) * 100) AS INTEGER) ELSE 0 END AS refunded,
+        CASE WHEN rows.state = 'completed' AND rows.sale_usd IS NOT NULL THEN CAST(round(rows.sale_usd * 100) AS INTEGER) ELSE 0 END AS sale,
+        CASE WHEN rows.state = 'completed' AND rows.sale_usd IS NOT NULL THEN 1 ELSE 0 END AS sale_n,
+        CASE WHEN rows.state = 'completed' AND rows.sale_usd IS NOT NULL THEN CAST(round(coalesce(rows.amount_usd, rows.expected_usd, 0) * 100) AS INTEGER) ELSE 0 END AS sale_cost
+      FROM rows WHERE rows.state IN ('completed', 'cancelled', 'invalid', 'rejected', 'skipped', 'review')
+    ) GROUP BY day, game, account, outcome, class;
+  DELETE FROM daily_latency;
+  INSERT INTO daily_latency (day, game, bucket, n)
+    SELECT ${day('rows.updated_at')}, coalesce(rows.slug, ''), CAST(round(8 * ln(max(rows.updated_at - rows.first_sent_at, 100) / 100.0)) AS INTEGER), count(*)
+    FROM rows WHERE state = 'completed' AND first_sent_at IS NOT NULL GROUP BY 1, 2, 3;
+`;
+}

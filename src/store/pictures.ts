@@ -5,19 +5,23 @@
  * the store holds. Money in whole cents, as the roll-ups keep it.
  */
 import type { Db } from './db.js';
+import type { TimeZone } from '../kernel/time-zone.js';
+import { rollupZoneOf } from './rollup-zone.js';
 
 const DAY_MS = 86_400_000;
 
-/** The UTC day of an instant, as the roll-ups key it. */
-export function dayOf(ms: number): string {
-  return new Date(ms).toISOString().slice(0, 10);
+/**
+ * The zone the roll-ups' days are in (migration 22, store/rollup-zone.ts): the daemon keys them in
+ * TOPUP_TIME_ZONE at start. Every reader of a day takes it from here, so the days it names are the
+ * days the store counted, even in a process started with another setting.
+ */
+export function daysZone(db: Db): TimeZone {
+  return rollupZoneOf(db);
 }
 
-/** The `days` UTC days ending with today's, oldest first. */
-export function lastDays(now: number, days: number): string[] {
-  const out: string[] = [];
-  for (let i = days - 1; i >= 0; i--) out.push(dayOf(now - i * DAY_MS));
-  return out;
+/** The `days` days of `zone` ending with today's, oldest first. */
+export function lastDays(zone: TimeZone, now: number, days: number): string[] {
+  return zone.lastDays(now, days);
 }
 
 export interface DailyRow {
@@ -55,7 +59,7 @@ export class PictureReads {
     this.#db = db;
   }
 
-  /** Every roll-up line of the days from `fromDay` on (UTC, inclusive). */
+  /** Every roll-up line of the days from `fromDay` on (days of the roll-up zone, inclusive). */
   daily(fromDay: string): DailyRow[] {
     return this.#db
       .prepare(
