@@ -114,6 +114,8 @@ export interface ShopRecord {
   attempts: ShopAttempt[];
   /** `batch:idx` of each API order → the public statuses it was seen in after each event, distinct consecutive. */
   seen: Map<string, string[]>;
+  /** The schedule steps the wall clock (wall times stored around a step do not compare). */
+  wallSteps: boolean;
   /** Days' API batches an operator cancelled (`api-cancel`): batch id → when (wall, and sim mono). */
   cancelled: Map<string, { wall: number; mono: number }>;
   /** The wall clock when the run ended. */
@@ -752,6 +754,12 @@ function checkShop(
       }
     }
     const live = brows.filter((r) => LIVE.includes(r.state));
+    // Finished once its last order ended (or at the cancel), not held open for its day: within a
+    // minute (a lease holder's step, a restart), on a wall clock that never stepped.
+    if (b.finishedAt !== null && !shop.wallSteps) {
+      const ended = Math.max(at.wall, ...brows.map((r) => r.updatedAt));
+      check(b.finishedAt <= ended + 60_000, () => `the API batch ${id} of ${b.apiDay}, cancelled at ${new Date(at.wall).toISOString()}, its last order ended at ${new Date(ended).toISOString()}, was finished only at ${new Date(b.finishedAt!).toISOString()}: a cancelled day's batch takes no order and is finished once its sent orders end, not at its day's end (36)`);
+    }
     check(live.length > 0 || b.finishedAt !== null, () => `the API batch ${id} of ${b.apiDay}, cancelled at ${new Date(at.wall).toISOString()}, has no live order at the end yet is ${b.state}, unfinished: a cancelled day's batch is finished once its sent orders end (36)`);
   }
 
