@@ -179,7 +179,7 @@ export const REVERTS: readonly Revert[] = [
   {
     id: 'plain-refusal-in-doubt',
     defect: "issue 29's sixth turn (planted, as mutant #296): a plain refusal of a first send read as in doubt (resent until the give-up, then review: a person asked about a row nothing can have charged; invariant 37)",
-    faults: 'withdrawn',
+    faults: 'plain-refusals',
     edits: [{ file: 'src/api/classify.ts', find: "    return result(submit || status === 400 ? 'rejected' : 'ambiguous');", replace: "    return result('ambiguous', true);" }],
   },
   {

@@ -158,12 +158,12 @@ export async function runSchedule(s: Schedule, opts: RunOptions = {}): Promise<R
   // One model API per account: its own host, key, ledger, balance, stock, catalog and faults.
   const modelAccount = (i: 0 | 1): ModelAccount => {
     const base: ModelAccount = i === 0 ? { ...ACCOUNT_A, name: two ? NAMES[0] : 'default' } : { name: NAMES[1], key: SIM_KEY_B, packs: PACKS_B, lines: LINES_OF_B, idPrefix: two?.sameIds ? 'M' : 'N', refusePid: null, keyRevoked: null };
-    // `withdrawn` (the sixth turn): in a one-account schedule too, a pack the catalog lists refused
+    // `plain-refusals` (the sixth turn): in a one-account schedule too, a pack the catalog lists refused
     // from a drawn time (the row ends rejected: no other account sells it); real-world suppliers
     // may say so in an HTTP 200 with success:false (docs/real-suppliers.md: refused, nothing created).
-    const here = !two && has(s.world, 'withdrawn') ? s.world?.withdrawnHere : undefined;
+    const here = !two && has(s.world, 'plain-refusals') ? s.world?.withdrawnHere : undefined;
     const w = two?.refusePid ?? (here ? { account: 0 as const, pack: here.pack, error: here.error, fromMs: here.fromMs } : undefined);
-    const asOk = has(s.world, 'withdrawn') && s.world?.withdrawnHere?.asOk === true && s.api.style === 'real-world';
+    const asOk = has(s.world, 'plain-refusals') && s.world?.withdrawnHere?.asOk === true && s.api.style === 'real-world';
     const k = two?.keyRevoked;
     return {
       ...base,

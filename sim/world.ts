@@ -62,7 +62,10 @@
  *    ordered, one `skipped` result row each, counted by the summary).
  *  - an operator cancels the day's API batch (`api-cancel`, schedules with a shop): its unsent
  *    orders end `rejected` (TOPUP_CANCELLED) keeping their trxids, no order is taken into it after,
- *    and it is finished once its sent orders end, before its day is over; invariants 16, 36.
+ *    and it is finished once its sent orders end, before its day is over; invariants 16, 36;
+ *  - plain refusals of a first send (`plain-refusals`): a pack the catalog lists refused in a
+ *    one-account schedule too (its rows end rejected), and, drawn, said by a real-world supplier in
+ *    an HTTP 200 with success:false (docs/real-suppliers.md: refused, nothing created); invariant 37.
  * Not drawn yet: a home whose database is replaced by an older copy (docs/simulator.md, Limits).
  */
 import fc from 'fast-check';
@@ -76,8 +79,10 @@ export const FAULT_CLASSES = [
   'dear', 'price-cap', 'old-foreign', 'resend-words',
   // Appended (issue 29's fifth turn, issue 31): player checks, a 404 on reads, lines written into a claimed file.
   'checks', 'read-404', 'late-lines',
-  // Appended (issue 29's sixth turn): an operator's cancel of the day's API batch (invariant 36).
-  'api-cancel',
+  // Appended (issue 29's sixth turn): an operator's cancel of the day's API batch (invariant 36);
+  // plain refusals of a first send where the model gave few: a pack withdrawn in a one-account
+  // schedule, and said in an HTTP 200 with success:false (invariant 37).
+  'api-cancel', 'plain-refusals',
 ] as const;
 export type FaultClass = (typeof FAULT_CLASSES)[number];
 
@@ -167,7 +172,7 @@ export interface World {
   /** `api-cancel`: at `at`, `topup cancel` of the newest unfinished day's API batch; absent in schedules written before it. */
   apiCancel?: { at: number; afterCall: { call: number; ms: number } | null };
   /**
-   * `withdrawn` in a one-account schedule (the sixth turn): this pack refused from `fromMs` (no other
+   * `plain-refusals` (the sixth turn), one-account schedules: this pack refused from `fromMs` (no other
    * account to move to: its rows end rejected); `asOk`: a real-world supplier says it in an HTTP 200
    * with `success: false` (in two-account schedules too). Absent in schedules written before it.
    */
