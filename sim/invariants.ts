@@ -47,7 +47,8 @@
  *     refused (409) — a shop reads a refusal of its own order as "not placed";
  * 16. every API order ended (or is in review) by the schedule's end, like a file's row; every day's
  *     API batch whose day is over (its minute of grace included) and whose orders ended is done,
- *     finished no earlier than its day's end, with a result file of one row per order;
+ *     finished no earlier than its day's end (unless an operator cancelled it: 36), with a result
+ *     file of one row per order;
  * 17. order_events of every API order: ids in order, no two equal statuses in a row, first
  *     `accepted`, last the public status of its state now, and every public status it was seen in
  *     (sampled after every event of the run) among them in the order seen: no change without its event;
@@ -55,6 +56,10 @@
  *     (never accepted, never left without an answer) has no API row;
  * 19. the desk answers every acceptance that reaches a living process: a stable refusal or the
  *     order, never an internal error (a 500: the shop cannot tell whether it was stored).
+ * 36. a day's API batch an operator cancelled (`api-cancel`): no order is stored into it after the
+ *     cancel; its unsent orders end `skipped` (public `rejected`) with TOPUP_CANCELLED, keeping the
+ *     trxid the shop knows them by; and it is finished once its sent orders end,
+ *     before its day is over if they end first (engine/stages/finishing.ts, docs/order-api.md).
  * 25. every money cell (amountUsd, refunded, refundedUsd, the summary's counts and lists, a
  *     batch's progress, what each row has charged): sim/money-invariants.ts.
  * 27. no row bought above its maxPriceUsd, on any account (a moved row's cap moves with it):
@@ -71,6 +76,7 @@ import { parse } from 'csv-parse/sync';
 import type { Config } from '../src/config/config.js';
 import type { Runtime } from '../src/runtime.js';
 import type { Row } from '../src/store/rows.js';
+import { CANCELLED_CODE } from '../src/store/rows.js';
 import { outboxPaths } from '../src/outbox/paths.js';
 import type { ModelApi, ModelOrder } from './model.js';
 import type { SimRow } from './schedule.js';
@@ -108,6 +114,10 @@ export interface ShopRecord {
   attempts: ShopAttempt[];
   /** `batch:idx` of each API order → the public statuses it was seen in after each event, distinct consecutive. */
   seen: Map<string, string[]>;
+  /** The schedule steps the wall clock (wall times stored around a step do not compare). */
+  wallSteps: boolean;
+  /** Days' API batches an operator cancelled (`api-cancel`): batch id → when (wall, and sim mono). */
+  cancelled: Map<string, { wall: number; mono: number }>;
   /** The wall clock when the run ended. */
   endWall: number;
   /** How far the wall clock stepped back in all (clock-step actions): wall times stored around a step compare only within it. */
@@ -183,6 +193,10 @@ interface Ctx {
   runCovered?: ReadonlySet<string>;
   /** The shop's acceptances (issue 23), when the schedule has a shop. */
   shop?: ShopRecord;
+  /** Invariant 37: the processes killed or stopped during the run (their answers may be unread). */
+  interrupted?: ReadonlySet<string>;
+  /** Invariant 37: the schedule steps the wall clock (a lease lost to a step leaves an answer unapplied). */
+  clockSteps?: boolean;
   /**
    * Invariant 29: when the run ended with rows in review, the daemons ran on (run-schedule.ts
    * REVIEW_WATCH_MS); per model API (by index), the orders a reader could find the whole time:
@@ -561,6 +575,25 @@ export function judge(c: Ctx): Judgement {
       check(!byId && !inHistory, () => `${where(r)}: still in review after the review recheck's rounds, while the supplier showed its order ${o.orderId} (${o.status}) ${byId ? 'by its id' : 'in history under its trxid'} the whole time (29)`);
     }
   }
+  // 37. Review is for doubt: a row ends in review only if some send of its trxid left the supplier's
+  // answer unknown to the engine (lost, cut, an error page, an in-flight lock, an answer naming an
+  // order, or an answer its process did not live to read). A row every send of which the supplier
+  // refused plainly, with nothing under its trxid (docs/real-suppliers.md: refused, nothing
+  // created: rejected; a balance refusal is held; maintenance waits), each answer read by a
+  // process that went on (never killed or stopped), cannot have been charged: a person asked to
+  // decide is asked for nothing. Not judged in a schedule whose wall clock steps (a lease lost
+  // to a step leaves an answer unapplied) or for a row that moved between accounts.
+  if (c.interrupted) {
+    for (const r of rows) {
+      if (r.state !== 'review' || r.trxid === null || r.moves.length > 0 || c.clockSteps) continue;
+      const m = c.apiOf(r.account, r.trxid);
+      const key = m.foldKey(r.trxid);
+      const posts = m.posts.filter((p) => p.key === key);
+      if (posts.length === 0 || m.byTrxid(r.trxid) !== undefined) continue;
+      const plain = posts.every((p) => p.nothing && p.delivered && !c.interrupted!.has(p.owner));
+      check(!plain, () => `${where(r)}: in review, though the supplier refused each of its ${posts.length} send(s) plainly with nothing under its trxid, every answer read by a process that went on: nothing can have been charged, and review asks a person for nothing (37)`);
+    }
+  }
   if (c.shop) checkShop(c.shop, rows, batches, rt, check, where);
   const apiBatches = batches.filter((b) => b.apiDay !== null);
 
@@ -693,7 +726,9 @@ function checkShop(
     if (shop.endWall >= closes && !brows.some((r) => LIVE.includes(r.state))) {
       check(b.state === 'done', () => `the API batch ${b.id} of ${b.apiDay}: its day is over and its ${brows.length} orders ended, yet it is ${b.state}`);
     }
-    if (b.finishedAt !== null) {
+    // A cancelled day's batch takes no order any more: it is finished once its sent orders end, its
+    // day over or not (engine/stages/finishing.ts, docs/order-api.md; invariant 36 judges it).
+    if (b.finishedAt !== null && !shop.cancelled.has(b.id)) {
       check(b.finishedAt + shop.stepsBackMs >= closes, () => `the API batch ${b.id} of ${b.apiDay} was finished at ${new Date(b.finishedAt!).toISOString()}, while its day still took orders (until ${new Date(closes).toISOString()})`);
     }
     if (b.state === 'done') {
@@ -701,6 +736,33 @@ function checkShop(
       const n = existsSync(file) ? (parse(readFileSync(file, 'utf8').replace(/^\ufeff/, ''), { delimiter: b.dialect.delimiter, relax_column_count: true, skip_empty_lines: true }) as string[][]).length - 1 : -1;
       check(n === brows.length, () => `the API batch ${b.id} of ${b.apiDay} is done with ${n < 0 ? 'no result file' : `${n} result rows`} for ${brows.length} orders`);
     }
+  }
+
+  // 36. a cancelled day's API batch (api-cancel): no order stored into it after the cancel; its
+  // unsent orders end rejected (skipped, TOPUP_CANCELLED) under the trxid the shop knows, with
+  // nothing bought under it; and it is finished (done, with its result file) once its sent orders
+  // end, whether or not its day is over (16 checks the file).
+  for (const [id, at] of shop.cancelled) {
+    const b = batchOf.get(id);
+    if (!b) continue;
+    const brows = rows.filter((r) => r.batchId === id);
+    for (const r of brows) {
+      const created = extra.get(`${r.batchId}:${r.idx}`)?.created_at ?? null;
+      check(created === null || created <= at.wall, () => `${where(r)}: stored into the API batch ${id} at ${new Date(created!).toISOString()}, after an operator cancelled it at ${new Date(at.wall).toISOString()} (36)`);
+      // (A row sent once and turned away with nothing made, maintenance say, is unsent again: the
+      // cancel skips it too. That nothing was bought under its trxid is invariant 1's and 12's.)
+      if (r.state === 'skipped') {
+        check(r.rejectCode === CANCELLED_CODE && r.trxid !== null, () => `${where(r)}: an API order skipped by the cancel of ${id} with code ${r.rejectCode ?? 'none'}, trxid ${r.trxid ?? 'none'}: the shop knows it by its trxid, and it must say it was cancelled before it was bought (36)`);
+      }
+    }
+    const live = brows.filter((r) => LIVE.includes(r.state));
+    // Finished once its last order ended (or at the cancel), not held open for its day: within a
+    // minute (a lease holder's step, a restart), on a wall clock that never stepped.
+    if (b.finishedAt !== null && !shop.wallSteps) {
+      const ended = Math.max(at.wall, ...brows.map((r) => r.updatedAt));
+      check(b.finishedAt <= ended + 60_000, () => `the API batch ${id} of ${b.apiDay}, cancelled at ${new Date(at.wall).toISOString()}, its last order ended at ${new Date(ended).toISOString()}, was finished only at ${new Date(b.finishedAt!).toISOString()}: a cancelled day's batch takes no order and is finished once its sent orders end, not at its day's end (36)`);
+    }
+    check(live.length > 0 || b.finishedAt !== null, () => `the API batch ${id} of ${b.apiDay}, cancelled at ${new Date(at.wall).toISOString()}, has no live order at the end yet is ${b.state}, unfinished: a cancelled day's batch is finished once its sent orders end (36)`);
   }
 
   // 17. order_events: exactly the statuses each order went through.

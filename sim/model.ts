@@ -111,7 +111,7 @@ export interface ModelAccount {
   /** The first letter of its order ids: two deployments may well both number orders M100001… */
   idPrefix: string;
   /** From this sim time on, POST /orders of this pid is refused before anything else (a pack withdrawn; its catalog still lists it). */
-  refusePid: { pid: string; error: string; fromMs: number } | null;
+  refusePid: { pid: string; error: string; fromMs: number; asOk?: boolean } | null;
   /** The key is revoked during [fromMs, toMs): 401/403 on every route (an account problem), then restored. */
   keyRevoked: [number, number] | null;
 }
@@ -396,6 +396,26 @@ export class ModelApi {
   readonly checks: ModelCheck[] = [];
   /** The trxid of every POST /orders that reached it, as sent (a check's trxid must never be one). */
   readonly postedTrxids: string[] = [];
+  /**
+   * Invariant 37: every POST /orders that reached the model, with whether its answer was a plain
+   * refusal of a trxid under which no order exists (`nothing`: a refusal the engine's rule reads as
+   * final, docs/real-suppliers.md: nothing created), whether that answer reached its process
+   * (sim/transport.ts sets `delivered`), and the process that sent it.
+   */
+  readonly posts: { key: string; owner: string; at: number; nothing: boolean; delivered: boolean }[] = [];
+  /** The last POST /orders' verdict (#submit sets it; the transport reads it with the answer). */
+  lastPostNothing = false;
+
+  /** The supplier's own reading of a trxid (its fold), for invariants that look a trxid up as it does. */
+  foldKey(t: string): string {
+    return this.#fold(t);
+  }
+
+  /** A plain refusal of a new purchase (invariant 37): nothing is created, and nothing exists under the trxid. */
+  #refusal(trxid: string, r: ModelReply): ModelReply {
+    this.lastPostNothing = !this.#byTrxid.has(this.#fold(trxid));
+    return r;
+  }
   /** The trxid of every check request that reached it, as sent (whatever was answered). */
   readonly checkTrxids: string[] = [];
   /** Sim times it answered an account signal (401, 403, a redirect, a 404/405/501 to a POST): an account pause needs one (invariant 33). */
@@ -626,6 +646,7 @@ export class ModelApi {
 
   handle(req: ModelRequest): ModelReply {
     this.stats.requests++;
+    this.lastPostNothing = false;
     // The ledger of trxids as they arrive, whatever is answered (invariant 31: a check's never an order's).
     const isCheck = req.method === 'POST' && (req.path === '/pubgvvfy' || req.path === '/mlvfy');
     if (req.method === 'POST' && (req.path === '/orders' || isCheck)) {
@@ -853,6 +874,7 @@ export class ModelApi {
   }
 
   #submit(req: ModelRequest): ModelReply {
+    this.lastPostNothing = false;
     this.#loseNext = false;
     let body: Record<string, unknown>;
     try {
@@ -871,16 +893,16 @@ export class ModelApi {
       return this.#variant('ambiguous:true', () => this.#json(500, { success: false, error: 'INTERNAL ERROR' }));
     }
     if (this.#inWindow(this.profile.maintenance) || this.#foreverNow('maintenance')) {
-      return this.#variant('paused:false', () => this.#json(503, { success: false, code: 'MAINTENANCE', error: 'MAINTENANCE' }));
+      return this.#refusal(trxid, this.#variant('paused:false', () => this.#json(503, { success: false, code: 'MAINTENANCE', error: 'MAINTENANCE' })));
     }
     const pack = this.account.packs.find((p) => p.id === pid);
-    if (!pack) return this.#json(400, { success: false, error: 'UNKNOWN PID' });
+    if (!pack) return this.#refusal(trxid, this.#json(400, { success: false, error: 'UNKNOWN PID' }));
     const withdrawn = this.account.refusePid;
     if (withdrawn && withdrawn.pid === pid && this.#sim.mono >= withdrawn.fromMs && !this.#foreverNow('history')) {
       // A pack withdrawn while its catalog still lists it: every POST of the pid is refused first,
       // resends of an order already made included (the refusal then proves nothing about a charge).
       this.stats.pidRefused++;
-      return this.#json(400, { success: false, orderCreated: false, error: withdrawn.error });
+      return this.#refusal(trxid, withdrawn.asOk === true ? this.#json(200, { success: false, error: withdrawn.error }) : this.#json(400, { success: false, orderCreated: false, error: withdrawn.error }));
     }
     const userId = typeof body.userId === 'string' ? body.userId : undefined;
     const zoneId = typeof body.zoneId === 'string' ? body.zoneId : undefined;
@@ -940,17 +962,17 @@ export class ModelApi {
       return this.#afterCreation(this.orderBody(existing, { replay: true }));
     }
     // Validation of a new purchase: nothing is created on these refusals.
-    if (!pack.card && quantity !== undefined) return this.#json(400, { success: false, error: 'QUANTITY ONLY FOR GAMEKEY OR GIFTCARD' });
-    if (!pack.card && !userId) return this.#json(400, { success: false, error: 'INVALID REQUEST' });
-    if (pack.slug === 'mobilelegends' && !zoneId) return this.#json(400, { success: false, error: 'INVALID REQUEST' });
+    if (!pack.card && quantity !== undefined) return this.#refusal(trxid, this.#json(400, { success: false, error: 'QUANTITY ONLY FOR GAMEKEY OR GIFTCARD' }));
+    if (!pack.card && !userId) return this.#refusal(trxid, this.#json(400, { success: false, error: 'INVALID REQUEST' }));
+    if (pack.slug === 'mobilelegends' && !zoneId) return this.#refusal(trxid, this.#json(400, { success: false, error: 'INVALID REQUEST' }));
     const qty = pack.card ? (quantity ?? 1) : 1;
     if (pack.card && (this.#stock.get(pack.id) ?? 0) < qty) {
-      return this.#json(400, { orderCreated: false, status: 'cancelled', game: pack.slug, error: 'INSUFFICIENT STOCK' });
+      return this.#refusal(trxid, this.#json(400, { orderCreated: false, status: 'cancelled', game: pack.slug, error: 'INSUFFICIENT STOCK' }));
     }
     const price = chargeMicros(pack, qty, this.profile.dear === true);
     if (this.balanceMicros < price) {
       this.#lastDecision.set(this.#fold(trxid), 'balance');
-      return this.#variant('insufficient-balance:false', () => this.#json(400, { orderCreated: false, status: 'cancelled', game: pack.slug, error: 'INSUFFICIENT BALANCE' }));
+      return this.#refusal(trxid, this.#variant('insufficient-balance:false', () => this.#json(400, { orderCreated: false, status: 'cancelled', game: pack.slug, error: 'INSUFFICIENT BALANCE' })));
     }
     // The order is made and charged.
     const o = this.#make(pack, trxid, { userId, zoneId, quantity }, 'engine');

@@ -162,4 +162,31 @@ export const REVERTS: readonly Revert[] = [
     faults: 'checks,lost,crash',
     edits: [{ file: 'src/claim/player-checks.ts', find: 'at: rt.clock.now(), priceUsd: price }, r.name ?? null);', replace: "at: rt.clock.now(), priceUsd: r.outcome === 'found' ? price : 0 }, r.name ?? null);" }],
   },
+  {
+    id: 'api-cancel-still-accepting',
+    defect: "issue 29's sixth turn (planted): the desk takes orders into the day's API batch an operator cancelled (invariant 36: no order stored into it after the cancel)",
+    apiOrders: 'all',
+    faults: 'api-cancel',
+    edits: [{ file: 'src/orders/desk.ts', find: '          if (day.cancelRequested) outcomes.push(notAccepting(', replace: '          if (day.cancelRequested && !day.cancelRequested) outcomes.push(notAccepting(' }],
+  },
+  {
+    id: 'api-cancel-drops-trxid',
+    defect: "adv9 again (planted): a cancel gives up the trxid of a never-sent API order as of a file's row (the shop's order read 404 under the trxid it knows; invariant 36)",
+    apiOrders: 'all',
+    faults: 'api-cancel',
+    edits: [{ file: 'src/store/rows.ts', find: 'trxid = CASE WHEN first_sent_at IS NULL AND api_body_hash IS NULL THEN NULL ELSE trxid END', replace: 'trxid = CASE WHEN first_sent_at IS NULL THEN NULL ELSE trxid END' }],
+  },
+  {
+    id: 'plain-refusal-in-doubt',
+    defect: "issue 29's sixth turn (planted, as mutant #296): a plain refusal of a first send read as in doubt (resent until the give-up, then review: a person asked about a row nothing can have charged; invariant 37)",
+    faults: 'plain-refusals',
+    edits: [{ file: 'src/api/classify.ts', find: "    return result(submit || status === 400 ? 'rejected' : 'ambiguous');", replace: "    return result('ambiguous', true);" }],
+  },
+  {
+    id: 'api-cancel-waits-for-day',
+    defect: "adv9 again (planted): a cancelled day's API batch is held open until its day is over (invariant 36, and the run's stall: the batch never finishes while its day lasts)",
+    apiOrders: 'all',
+    faults: 'api-cancel',
+    edits: [{ file: 'src/engine/stages/finishing.ts', find: 'const openForOrders = !batch.cancelRequested && apiBatchOpenForOrders(batch, now);', replace: 'const openForOrders = apiBatchOpenForOrders(batch, now);' }],
+  },
 ];

@@ -158,11 +158,16 @@ export async function runSchedule(s: Schedule, opts: RunOptions = {}): Promise<R
   // One model API per account: its own host, key, ledger, balance, stock, catalog and faults.
   const modelAccount = (i: 0 | 1): ModelAccount => {
     const base: ModelAccount = i === 0 ? { ...ACCOUNT_A, name: two ? NAMES[0] : 'default' } : { name: NAMES[1], key: SIM_KEY_B, packs: PACKS_B, lines: LINES_OF_B, idPrefix: two?.sameIds ? 'M' : 'N', refusePid: null, keyRevoked: null };
-    const w = two?.refusePid;
+    // `plain-refusals` (the sixth turn): in a one-account schedule too, a pack the catalog lists refused
+    // from a drawn time (the row ends rejected: no other account sells it); real-world suppliers
+    // may say so in an HTTP 200 with success:false (docs/real-suppliers.md: refused, nothing created).
+    const here = !two && has(s.world, 'plain-refusals') ? s.world?.withdrawnHere : undefined;
+    const w = two?.refusePid ?? (here ? { account: 0 as const, pack: here.pack, error: here.error, fromMs: here.fromMs } : undefined);
+    const asOk = has(s.world, 'plain-refusals') && s.world?.withdrawnHere?.asOk === true && s.api.style === 'real-world';
     const k = two?.keyRevoked;
     return {
       ...base,
-      refusePid: w && w.account === i ? { pid: i === 0 ? w.pack : PID_AT_B[w.pack]!, error: w.error, fromMs: w.fromMs } : null,
+      refusePid: w && w.account === i ? { pid: i === 0 ? w.pack : PID_AT_B[w.pack]!, error: w.error, fromMs: w.fromMs, ...(asOk ? { asOk } : {}) } : null,
       keyRevoked: k && k.account === i ? [k.fromMs, k.toMs] : null,
     };
   };
@@ -706,6 +711,24 @@ export async function runSchedule(s: Schedule, opts: RunOptions = {}): Promise<R
       });
     }
   }
+  // `api-cancel` (the sixth turn): the operator cancels the day's API batch (`topup cancel`, the
+  // console) while the shop may still be ordering. Invariant 36 judges what follows; invariant 16
+  // lets a cancelled batch finish before its day's end (engine/stages/finishing.ts, order-api.md).
+  const apiCancels = new Map<string, { wall: number; mono: number }>();
+  if (shop && has(w, 'api-cancel') && w!.apiCancel) {
+    actionsLeft.n++;
+    const ac = w!.apiCancel;
+    const call = ac.afterCall ? shop.calls[ac.afterCall.call % shop.calls.length] : undefined;
+    sim.at(call && ac.afterCall ? call.at + 31 + ac.afterCall.ms : ac.at, null, "cancel of the day's API batch", () => {
+      actionsLeft.n--;
+      command('cancel-api', async (rt) => {
+        const b = rt.batches.list().find((x) => x.apiDay !== null && x.finishedAt === null && ORDERING_BATCH_STATES.includes(x.state));
+        if (!b) return;
+        const out = requestCancel(rt, b.id);
+        if (out.kind === 'requested' && !apiCancels.has(b.id)) apiCancels.set(b.id, { wall: rt.clock.now(), mono: sim.mono });
+      });
+    });
+  }
   /** Every public status each API order was seen in, in order (distinct consecutive), sampled after every event. */
   const seenStatus = new Map<string, string[]>();
   let secondDayWhileLive = 0;
@@ -992,7 +1015,8 @@ export async function runSchedule(s: Schedule, opts: RunOptions = {}): Promise<R
   oneAccountEnds();
   const unrecordedChecks = { n: 0 };
   const checkCtx = checkWorld ? { lines: checkWorld.lines, overrideOnly, priceMicros: Math.round(checkWorld.priceUsd * 1e6), killed: new Set([...killed].map((p) => p.id)) } : undefined;
-  const verdict = judge({ lateWritten, latePlayers, checkWorld: checkCtx, unrecordedChecks, home, config, observer, apis, reviewWatch, apiOf, accountOf, sameAccount, writtenAs, unpinnedBatches, sentTo, siblings, liveness, drops, failures, stall, runCovered, ...(shop ? { shop: { attempts, seen: seenStatus, endWall, stepsBackMs: s.actions.reduce((n, a) => n + (a.kind === 'clock-step' && a.ms < 0 ? -a.ms : 0), 0) } } : {}) });
+  const interrupted = new Set(procs.filter((p) => killed.has(p) || p.stopping === true).map((p) => p.id));
+  const verdict = judge({ interrupted, clockSteps: s.actions.some((a) => a.kind === 'clock-step'), lateWritten, latePlayers, checkWorld: checkCtx, unrecordedChecks, home, config, observer, apis, reviewWatch, apiOf, accountOf, sameAccount, writtenAs, unpinnedBatches, sentTo, siblings, liveness, drops, failures, stall, runCovered, ...(shop ? { shop: { attempts, seen: seenStatus, cancelled: apiCancels, wallSteps: s.actions.some((a) => a.kind === 'clock-step'), endWall, stepsBackMs: s.actions.reduce((n, a) => n + (a.kind === 'clock-step' && a.ms < 0 ? -a.ms : 0), 0) } } : {}) });
   // Batches whose result file kept a name a later rename changed in the store (invariant 13 read those names).
   const keptNames = [...writtenAs].filter(([id, w]) => {
     const now = new Map((observer.db.prepare('SELECT idx, account FROM rows WHERE batch_id = ?').all(id) as { idx: number; account: string }[]).map((r) => [r.idx, r.account]));
@@ -1076,6 +1100,7 @@ export async function runSchedule(s: Schedule, opts: RunOptions = {}): Promise<R
       'world: player checks charged and never recorded (their sender killed)': unrecordedChecks.n,
       'world: rows of players that do not exist': has(w, 'checks') ? s.files.reduce((n, f) => n + f.rows.filter((r) => r.ghost).length, 0) : 0,
       'world: lines written into a claimed file (late-lines)': [...lateWritten.values()].reduce((n, x) => n + x, 0),
+      "world: days' API batches cancelled (api-cancel)": apiCancels.size,
       'world: reads answered 404 (read-404)': sum((m) => m.stats.read404),
       [`world: read route gone ${w.read404?.gone?.route ?? 'none'}`]: has(w, 'read-404') && w.read404?.gone ? 1 : 0,
       "world: yesterday's orders for a row's player and pack": has(w, 'old-foreign') ? api.orders.filter((o) => o.origin === 'foreign' && o.trxid === null && o.createdAt < api.serverNow - 15 * 3_600_000).length : 0,
@@ -1171,8 +1196,9 @@ function inboxFiles(config: Config): string[] {
  * The day's API batch still taking orders, with none of them live: it waits for orders, not for
  * the engine (the runner's #idle reads it so too). It is finished once its day is over.
  */
-function waitsForOrders(observer: Runtime, b: Parameters<typeof apiBatchOpenForOrders>[0] & { id: string }): boolean {
-  return apiBatchOpenForOrders(b, observer.clock.now()) && !observer.rows.hasLive(b.id);
+function waitsForOrders(observer: Runtime, b: Parameters<typeof apiBatchOpenForOrders>[0] & { id: string; cancelRequested: boolean }): boolean {
+  // A cancelled day's batch takes no order any more: it is finished once its sent orders end (the run waits for that).
+  return !b.cancelRequested && apiBatchOpenForOrders(b, observer.clock.now()) && !observer.rows.hasLive(b.id);
 }
 
 /** Nothing left to do: no file waiting in the inbox, no batch unfinished (but a day's API batch waiting for orders). */

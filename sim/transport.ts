@@ -52,6 +52,11 @@ export function simTransport(sim: SimScheduler, apiAt: (url: URL) => ModelApi, o
           const reply = api.answer({ method: req.method, path: url.pathname, query: url.searchParams, headers: lower(req.headers), body: req.body });
           // A player check reached the model: who sent it (invariant 32 excuses a charge its killed sender never recorded).
           if (api.checks.length > checksBefore) api.checks[checksBefore]!.owner = owner;
+          // Invariant 37: every POST /orders that arrived, whether its answer was a plain refusal and
+          // whether it reaches the process (set when it does; a lost or cut answer never counts as one).
+          const sentTrxid = req.method === 'POST' && url.pathname.endsWith('/orders') && req.body ? (JSON.parse(req.body) as { trxid?: unknown }).trxid : undefined;
+          const post = typeof sentTrxid === 'string' ? { key: api.foldKey(sentTrxid), owner, at: sim.mono, nothing: reply.kind === 'answer' && reply.cut !== true && api.lastPostNothing, delivered: false } : null;
+          if (post) api.posts.push(post);
           if (reply.kind === 'lost') {
             // No answer ever: the connection is reset at some point, or hangs until the client's timeout.
             if (rand.random() < 0.5) sim.at(latency(api), owner, `reset to ${owner}`, () => done(() => reject(new NetworkError('ECONNRESET', 'socket hang up'))));
@@ -62,7 +67,10 @@ export function simTransport(sim: SimScheduler, apiAt: (url: URL) => ModelApi, o
           if (slow > 0 && trxid) api.markInFlight(trxid, true);
           sim.at(slow + latency(api), owner, `${reply.status} for ${req.method} ${url.pathname} reaches ${owner}`, () => {
             if (slow > 0 && trxid) api.markInFlight(trxid, false);
-            done(() => resolve({ status: reply.status, headers: reply.headers, body: bodyOf(reply.body, reply.cut === true) }));
+            done(() => {
+              if (post) post.delivered = true;
+              resolve({ status: reply.status, headers: reply.headers, body: bodyOf(reply.body, reply.cut === true) });
+            });
           });
           if (slow > 0 && trxid) {
             // The in-flight mark ends with the answer even if the process is gone.

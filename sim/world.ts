@@ -60,6 +60,12 @@
  *  - lines written into a claimed file (`late-lines`): an operator or a spreadsheet appends lines
  *    to, or rewrites a line of, the file of a batch after it was claimed; invariant 35 (never
  *    ordered, one `skipped` result row each, counted by the summary).
+ *  - an operator cancels the day's API batch (`api-cancel`, schedules with a shop): its unsent
+ *    orders end `rejected` (TOPUP_CANCELLED) keeping their trxids, no order is taken into it after,
+ *    and it is finished once its sent orders end, before its day is over; invariants 16, 36;
+ *  - plain refusals of a first send (`plain-refusals`): a pack the catalog lists refused in a
+ *    one-account schedule too (its rows end rejected), and, drawn, said by a real-world supplier in
+ *    an HTTP 200 with success:false (docs/real-suppliers.md: refused, nothing created); invariant 37.
  * Not drawn yet: a home whose database is replaced by an older copy (docs/simulator.md, Limits).
  */
 import fc from 'fast-check';
@@ -73,6 +79,10 @@ export const FAULT_CLASSES = [
   'dear', 'price-cap', 'old-foreign', 'resend-words',
   // Appended (issue 29's fifth turn, issue 31): player checks, a 404 on reads, lines written into a claimed file.
   'checks', 'read-404', 'late-lines',
+  // Appended (issue 29's sixth turn): an operator's cancel of the day's API batch (invariant 36);
+  // plain refusals of a first send where the model gave few: a pack withdrawn in a one-account
+  // schedule, and said in an HTTP 200 with success:false (invariant 37).
+  'api-cancel', 'plain-refusals',
 ] as const;
 export type FaultClass = (typeof FAULT_CLASSES)[number];
 
@@ -159,6 +169,14 @@ export interface World {
   read404?: { lagMs: number; history: { fromMs: number; ms: number } | null; gone: { route: 'orders' | 'history'; fromMs: number } | null };
   /** Lines written into a claimed file (`late-lines`): at `at`, into the claimed file of the `nth` newest unfinished file batch. */
   lateWrites?: { at: number; nth: number; how: 'append' | 'rewrite' | 'both' }[];
+  /** `api-cancel`: at `at`, `topup cancel` of the newest unfinished day's API batch; absent in schedules written before it. */
+  apiCancel?: { at: number; afterCall: { call: number; ms: number } | null };
+  /**
+   * `plain-refusals` (the sixth turn), one-account schedules: this pack refused from `fromMs` (no other
+   * account to move to: its rows end rejected); `asOk`: a real-world supplier says it in an HTTP 200
+   * with `success: false` (in two-account schedules too). Absent in schedules written before it.
+   */
+  withdrawnHere?: { pack: 'PUBG-60' | 'PUBG-325' | 'STEAM-5'; error: 'UNKNOWN PID' | 'GAME DISABLED' | 'INVALID PACK' | 'PRODUCT_DISABLED'; fromMs: number; asOk: boolean };
 }
 
 /**
@@ -237,6 +255,18 @@ export function worldArb(filter: FaultFilter = ALL_FAULTS): fc.Arbitrary<World> 
       gone: fc.option(fc.record({ route: fc.constantFrom<'orders' | 'history'>('orders', 'history'), fromMs: fc.integer({ min: 0, max: 3 * MIN }) }), { nil: null, freq: 2 }),
     }),
     lateWrites: fc.array(fc.record({ at: fc.integer({ min: 2_000, max: 4 * MIN }), nth: fc.nat(2), how: fc.constantFrom<'append' | 'rewrite' | 'both'>('append', 'append', 'rewrite', 'both') }), { minLength: 1, maxLength: 2 }),
+    // Drawn last (the sixth turn): a cancel while the shop's calls (0-5 min) still come, some before any order, some after all.
+    // At a drawn time, or a few ms after one of the shop's calls (its orders accepted, not all sent yet).
+    apiCancel: fc.record({
+      at: fc.integer({ min: 1_000, max: 5 * MIN }),
+      afterCall: fc.option(fc.record({ call: fc.nat(7), ms: fc.constantFrom(0, 1, 2, 5, 20, 60, 1_000) }), { nil: null, freq: 3 }),
+    }),
+    withdrawnHere: fc.record({
+      pack: fc.constantFrom<'PUBG-60' | 'PUBG-325' | 'STEAM-5'>('PUBG-60', 'PUBG-325', 'STEAM-5'),
+      error: fc.constantFrom<'UNKNOWN PID' | 'GAME DISABLED' | 'INVALID PACK' | 'PRODUCT_DISABLED'>('UNKNOWN PID', 'GAME DISABLED', 'INVALID PACK', 'PRODUCT_DISABLED'),
+      fromMs: fc.constantFrom(0, 20_000, 90_000),
+      asOk: fc.boolean(),
+    }),
   });
 }
 
