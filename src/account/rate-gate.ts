@@ -101,6 +101,9 @@ export interface SchedulerOptions {
   learn?: boolean;
 }
 
+/** Why a wait's timer is cancelled: the wait ended first. */
+const WAIT_ENDED = Symbol('wait ended');
+
 export class RateScheduler implements CallGate {
   readonly #db: Db;
   readonly #meta: MetaStore;
@@ -378,7 +381,8 @@ export class RateScheduler implements CallGate {
       signal?.throwIfAborted();
     } finally {
       signal?.removeEventListener('abort', onAbort);
-      timer.abort();
+      // A constant reason: abort() without one builds a DOMException, on every wait of every call.
+      timer.abort(WAIT_ENDED);
     }
   }
 

@@ -106,6 +106,9 @@ export function saysOrderExists(x: Exchange, order: Order): boolean {
   return ownKey && order.statusKnown;
 }
 
+/** Why a request's timeout timer is cancelled: it ended first. */
+const REQUEST_ENDED = Symbol('request ended');
+
 export class ResellerClient {
   readonly baseUrl: string;
   readonly timeoutMs: number;
@@ -351,7 +354,8 @@ export class ResellerClient {
       if (err instanceof ApiError || err instanceof ApiResponseShapeError) throw err;
       throw this.#networkError(method, path, err, status);
     } finally {
-      timer.abort();
+      // A constant reason: abort() without one builds a DOMException, per call.
+      timer.abort(REQUEST_ENDED);
       opts?.signal?.removeEventListener('abort', onAbort);
       answered?.();
       this.#onResponse?.({ route, status, ms: this.#clock.mono() - started, serverDate });

@@ -8,7 +8,7 @@ import type { RouteName } from '../api/client.js';
 import type { RateWindow } from '../config/config.js';
 import type { Batch, BatchState, WaitReason } from '../store/batches.js';
 import type { RowEvent, RowState } from '../store/row-states.js';
-import type { StateCounts } from '../store/rows.js';
+import type { MovedMoney, StateCounts } from '../store/rows.js';
 import type { BatchSummary } from '../outbox/summary.js';
 import type { PauseKind, PauseState } from '../account/pauses.js';
 import type { StoreDown } from '../dispatch/store-health.js';
@@ -18,6 +18,8 @@ export interface RowMoved {
   idx: number;
   event: RowEvent;
   to: RowState;
+  /** What the row cost as the move left it (store/rows.ts MovedMoney). */
+  money: MovedMoney;
 }
 
 export interface CallMade {

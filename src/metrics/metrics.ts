@@ -17,10 +17,10 @@
 import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { Pauses } from '../account/pauses.js';
 import type { RouteName } from '../api/client.js';
-import type { RunnerView } from '../engine/events.js';
+import type { RowMoved, RunnerView } from '../engine/events.js';
 import type { Notifier } from '../notify/notifier.js';
 import type { Batch } from '../store/batches.js';
-import { FINAL_ROW_STATES, type RowState } from '../store/rows.js';
+import { FINAL_ROW_STATES } from '../store/rows.js';
 import { rowMoney } from '../store/cost.js';
 import { storeGauges, type GaugeDeps } from './store-gauges.js';
 import { SlowReads } from './slow-reads.js';
@@ -113,13 +113,12 @@ export class Metrics {
     for (const target of ['webhook', 'telegram']) notifyFailed.inc({ target }, 0);
     for (const source of CHECK_SOURCES) for (const outcome of CHECK_COUNTED) checks.inc({ source, outcome }, 0);
 
-    const onMoved = (m: { batchId: string; idx: number; to: RowState }): void => {
+    const onMoved = (m: RowMoved): void => {
       if (!FINAL_ROW_STATES.includes(m.to)) return;
       finished.inc({ outcome: m.to });
       if (m.to !== 'completed' && m.to !== 'cancelled') return;
-      const row = rt.rows.get(m.batchId, m.idx);
-      if (!row) return;
-      const money = rowMoney(row);
+      // The row as its move left it (RETURNING): no read of the row per order.
+      const money = rowMoney({ state: m.to, ...m.money });
       if (money.netCents) spent.inc(money.netCents / 100);
       if (money.refundedCents) refunded.inc(money.refundedCents / 100);
     };

@@ -406,8 +406,11 @@ function settleRows(rt: ReconcileParts, rows: readonly Row[], sweeps: Map<string
  * the mark goes. Throws while any batch still waits (ClaimLookupWaiting), after settling the others.
  */
 export async function lookUpClaims(rt: ReconcileParts, signal?: AbortSignal): Promise<RestoreReport | null> {
+  // No mark (the usual case, asked every step): one seek, not a read of every batch this process holds.
+  const marks = claimLookups(rt.db);
+  if (marks.length === 0) return null;
   const owned = new Map(rt.batches.ownedBy(rt.owner).map((b) => [b.id, b]));
-  const due = claimLookups(rt.db).filter((c) => owned.get(c.batchId)?.state === 'open');
+  const due = marks.filter((c) => owned.get(c.batchId)?.state === 'open');
   if (due.length === 0) return null;
   const now = rt.clock.now();
   const configured = new Set(rt.accounts.map((a) => a.id));

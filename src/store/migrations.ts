@@ -769,6 +769,16 @@ export const MIGRATIONS: readonly string[] = [
   DROP TRIGGER rows_daily_delete;
   DROP TRIGGER rows_daily_update;
   ${dailyRollupTriggers()}`,
+  // 23. One index on order ids instead of two (issue 34, the bench's scale part): rows_order_id
+  //     (account, order_id) and rows_order_lookup (order_id) both took an entry for every order
+  //     placed, one more page written per answer that carries an order. Every look-up is by
+  //     order_id, alone or with the account (store/row-lookups.ts), which (order_id, account)
+  //     serves both ways; unique over the same pair, so the same orders are refused.
+  `
+  DROP INDEX rows_order_lookup;
+  DROP INDEX rows_order_id;
+  CREATE UNIQUE INDEX rows_order_id ON rows (order_id, account) WHERE order_id IS NOT NULL;
+  `,
 ];
 
 /**

@@ -76,8 +76,23 @@ const UNSYNCED_EVENTS: ReadonlySet<RowEvent> = new Set<RowEvent>([
   'placed', 'refused', 'trxid-used', 'no-answer', 'busy', 'not-created', 'balance-short', 'seen', 'finished', 'codes-awaited', 'not-seen',
 ]);
 
+/**
+ * What a moved row cost, as its UPDATE left it (RETURNING): the metrics count money spent and
+ * refunded from it, without reading the row again per order.
+ */
+export interface MovedMoney {
+  amountUsd: number | null;
+  expectedUsd: number | null;
+  refunded: boolean | null;
+}
+
 /** Told about every row that moved (after the commit): the runner turns these into typed events. */
-export type RowMoveListener = (batchId: string, idx: number, event: RowEvent, to: RowState) => void;
+export type RowMoveListener = (batchId: string, idx: number, event: RowEvent, to: RowState, money: MovedMoney) => void;
+
+/** The columns of MovedMoney, returned by every move. */
+const MONEY_RETURNING = 'amount_usd AS _amountUsd, expected_usd AS _expectedUsd, refunded AS _refunded';
+type Moved = { _idx: number; _state: RowState; _amountUsd: number | null; _expectedUsd: number | null; _refunded: number | null };
+const movedMoney = (m: Moved): MovedMoney => ({ amountUsd: m._amountUsd, expectedUsd: m._expectedUsd, refunded: m._refunded === null ? null : m._refunded === 1 });
 
 /** One intent to send (markSending's arguments). */
 export interface SendIntent {
@@ -97,8 +112,9 @@ export class RowStore extends RowWrites {
     return () => void this.#listeners.delete(listener);
   }
 
-  #moved(batchId: string, idx: number, event: RowEvent, to: RowState): void {
-    for (const l of this.#listeners) l(batchId, idx, event, to);
+  #moved(batchId: string, idx: number, event: RowEvent, m: Moved): void {
+    const money = movedMoney(m);
+    for (const l of this.#listeners) l(batchId, idx, event, m._state, money);
   }
 
   /**
@@ -115,15 +131,15 @@ export class RowStore extends RowWrites {
     return (
       `UPDATE rows SET state = ${next}${sets ? `, ${sets}` : ''}, updated_at = @now ` +
       `WHERE ${where} AND state IN (${rowStates(from)})${opts.guard ? ` AND ${opts.guard}` : ''}` +
-      ` RETURNING idx AS _idx, state AS _state${opts.returning ? `, ${opts.returning}` : ''}`
+      ` RETURNING idx AS _idx, state AS _state, ${MONEY_RETURNING}${opts.returning ? `, ${opts.returning}` : ''}`
     );
   }
 
   /** Runs one move; reports each moved row to the listeners. Returns the moved rows (RETURNING). */
-  #go<T extends object = object>(event: RowEvent, sql: string, params: Record<string, unknown>): (T & { _idx: number; _state: RowState })[] {
-    const write = (): (T & { _idx: number; _state: RowState })[] => this.stmt(sql).all(params) as (T & { _idx: number; _state: RowState })[];
+  #go<T extends object = object>(event: RowEvent, sql: string, params: Record<string, unknown>): (T & Moved)[] {
+    const write = (): (T & Moved)[] => this.stmt(sql).all(params) as (T & Moved)[];
     const moved = UNSYNCED_EVENTS.has(event) ? unsynced(this.db, write) : write();
-    if (this.#listeners.size > 0) for (const m of moved) this.#moved(params.batchId as string, m._idx, event, m._state);
+    if (this.#listeners.size > 0) for (const m of moved) this.#moved(params.batchId as string, m._idx, event, m);
     return moved;
   }
 
@@ -150,15 +166,15 @@ export class RowStore extends RowWrites {
    * transaction fails: the caller then writes them one by one.
    */
   markSendingAll(intents: readonly SendIntent[]): boolean[] {
-    const moved: { batchId: string; idx: number; state: RowState }[] = [];
+    const moved: { batchId: string; m: Moved }[] = [];
     const results = this.db.transaction(() =>
       intents.map((i) => {
-        const rows = this.stmt(this.#sendSql(i.sent !== undefined)).all(RowStore.#sendParams(i)) as { _idx: number; _state: RowState }[];
-        for (const m of rows) moved.push({ batchId: i.batchId, idx: m._idx, state: m._state });
+        const rows = this.stmt(this.#sendSql(i.sent !== undefined)).all(RowStore.#sendParams(i)) as Moved[];
+        for (const m of rows) moved.push({ batchId: i.batchId, m });
         return rows.length === 1;
       }),
     ).immediate();
-    if (this.#listeners.size > 0) for (const m of moved) this.#moved(m.batchId, m.idx, 'send', m.state);
+    if (this.#listeners.size > 0) for (const { batchId, m } of moved) this.#moved(batchId, m._idx, 'send', m);
     return results;
   }
 

@@ -210,12 +210,28 @@ describe('who is told, and how durably', () => {
     const stop = rt.rows.onMove((...m) => told.push(m));
     prime(rt, 1, { state: 'sending' });
     rt.rows.cancelPending('b1', T);
-    expect(told).toEqual([['b1', 0, 'cancel', 'skipped'], ['b1', 2, 'cancel', 'skipped']]);
+    const money = (idx: number) => ({ amountUsd: null, expectedUsd: row(rt, idx).expectedUsd, refunded: null });
+    expect(told).toEqual([['b1', 0, 'cancel', 'skipped', money(0)], ['b1', 2, 'cancel', 'skipped', money(2)]]);
     expect(rt.rows.priceRose('b1', 0, T, 'x')).toBe(false);
     expect(told).toHaveLength(2);
     stop();
     rt.rows.noAnswer('b1', 1, { owner: rt.owner, now: T }, { nextTryAt: T, counted: true, answer: null });
     expect(told).toHaveLength(2);
+  });
+
+  it('each move tells what the row cost as the move left it: the metrics count spent and refunded money from it, reading no row per order', async () => {
+    const rt = await world(2);
+    const told: unknown[] = [];
+    rt.rows.onMove((_b, idx, _event, to, money) => told.push([idx, to, money]));
+    prime(rt, 0, { state: 'sending', amount_usd: 1.5 });
+    expect(rt.rows.placed('b1', 0, { orderId: 'O-1', status: 'cancelled', amountUsd: 0.99, refunded: true }, T, T)).toBe(true);
+    prime(rt, 1, { state: 'sending', refunded: 0 });
+    expect(rt.rows.placed('b1', 1, { orderId: 'O-2', status: 'completed' }, T, T)).toBe(true);
+    expect(row(rt, 0).expectedUsd).not.toBeNull();
+    expect(told).toEqual([
+      [0, 'cancelled', { amountUsd: 0.99, expectedUsd: row(rt, 0).expectedUsd, refunded: true }],
+      [1, 'completed', { amountUsd: null, expectedUsd: row(rt, 1).expectedUsd, refunded: false }],
+    ]);
   });
 
   it('each move tells its own event', async () => {

@@ -57,6 +57,14 @@ export class LeaseStage implements Stage {
 
   #adopt(now: number): boolean {
     const { rt, onlyBatch } = this.#e;
+    if (!onlyBatch) {
+      // Every batch unfinished is ours already (the usual step of a busy daemon): nothing to take.
+      const held = rt.batches.unfinishedHeld(rt.owner);
+      if (held.others === 0) {
+        this.#unfinishedSeen = held.unfinished;
+        return false;
+      }
+    }
     const candidates = onlyBatch ? [rt.batches.get(onlyBatch)].filter((b) => b !== undefined) : rt.batches.unfinished();
     this.#unfinishedSeen = candidates.length;
     let took = false;
