@@ -20,6 +20,7 @@ import { accountIdentity, type AccountIdentity } from './kernel/identity.js';
 import { conflictMessage, pendingAccountChanges, reconcileAccounts, type ConfiguredIdentity, type IdentityConflict, type Renamed } from './store/account-identity.js';
 import { SendFence } from './standby/fence.js';
 import { adoptRememberedAccounts, noteCopyBehindMark } from './store/backup.js';
+import { runningDaemon } from './store/presence.js';
 
 
 /**
@@ -104,8 +105,14 @@ export interface RuntimeOptions {
    * the same refusal, but a rename is left pending and said, never written: the running daemon
    * still knows the account by its old name, and applying it under the daemon would move the
    * account's rows and records away from it (store/account-identity.ts pendingAccountChanges).
+   * 'apply-or-refuse' (submit, retry) and 'apply-or-inspect' (cancel): 'apply' while no daemon runs
+   * on the home; while one runs and the file renames an account, the command refuses before it
+   * changes anything (RenameUnderDaemonError), or leaves the rename pending as 'inspect' does (a
+   * cancel is a word the daemon acts on by its own names). Applied beside a running daemon, the
+   * rename moved the account's rows to a name the daemon does not know: they waited "not
+   * configured" until it restarted.
    */
-  accounts?: 'apply' | 'inspect';
+  accounts?: 'apply' | 'inspect' | 'apply-or-refuse' | 'apply-or-inspect';
 }
 
 export function openRuntime(config: Config, log: Logger, apiUrl: string, world: RuntimeWorld = {}, opts: RuntimeOptions = {}): Runtime {
@@ -139,7 +146,14 @@ export function openRuntime(config: Config, log: Logger, apiUrl: string, world: 
       const adopted = adoptRememberedAccounts(store.db, config.home, identities.map((i) => i.name), clock.now());
       if (adopted.length > 0) log.warn({ accounts: adopted }, 'this home ran with accounts the restored store does not know and accounts.toml no longer names: files claimed within the window after the restore are held for them (docs/backup.md)');
     }
-    if (opts.accounts === 'inspect') sayPendingAccountChanges(store.db, identities, config, log);
+    let mode = opts.accounts ?? 'apply';
+    if (mode === 'apply-or-refuse' || mode === 'apply-or-inspect') {
+      const daemon = runningDaemon(store.meta, clock.now());
+      const pending = daemon && !config.accounts.accounts.every((a) => a.key === '') ? pendingAccountChanges(store.db, identities).pending : [];
+      if (daemon && pending.length > 0 && mode === 'apply-or-refuse') throw new RenameUnderDaemonError(accountsFileName(config), pending, daemon.pid);
+      mode = pending.length > 0 ? 'inspect' : 'apply';
+    }
+    if (mode === 'inspect') sayPendingAccountChanges(store.db, identities, config, log);
     else holdAccountsToSends(store.db, identities, config, log, clock.now(), owner);
   } catch (err) {
     db.close();
@@ -212,13 +226,28 @@ function holdAccountsToSends(db: Store['db'], identities: readonly ConfiguredIde
 
 /** A rename the accounts file makes that no process has applied yet, as every read-only command says it. */
 export function pendingRenameText(r: Renamed, file: string): string {
-  return `account "${r.from}" is named "${r.to}" in ${file}: not applied yet (this command only reads); the daemon applies it when it next starts (or a submit, retry or cancel that runs a batch), and its ${r.rows} row${r.rows === 1 ? '' : 's'} then follow it`;
+  return `account "${r.from}" is named "${r.to}" in ${file}: not applied yet (this command does not apply it); the daemon applies it when it next starts (or a submit, retry or cancel while no daemon runs), and its ${r.rows} row${r.rows === 1 ? '' : 's'} then follow it`;
+}
+
+const accountsFileName = (config: Config): string => (config.accounts.file ? basename(config.accounts.file) : 'TOPUP_API_URL / TOPUP_API_KEY');
+
+/**
+ * `submit` or `retry` beside a running daemon, with a rename in the accounts file the daemon has not
+ * applied: refused before anything changes (RuntimeOptions.accounts 'apply-or-refuse'). A
+ * ConfigError (exit 3): the accounts file and the running daemon disagree until it restarts.
+ */
+export class RenameUnderDaemonError extends ConfigError {
+  constructor(file: string, pending: readonly Renamed[], pid: number) {
+    const names = pending.map((r) => `account "${r.from}" is named "${r.to}" in ${file}`).join('; ');
+    const old = pending.map((r) => `"${r.from}"`).join(', ');
+    super(file, `${names}, and the daemon running on this home (pid ${pid}) still knows it as ${old}: a daemon applies a rename when it starts, and applied here the account's rows would move to a name the daemon does not know. Restart the daemon (systemctl restart topup, or stop it and run topup daemon), then run this command again; or put the old name back in ${file}. Nothing was changed.`);
+  }
 }
 
 /** For a read-only command: the same refusal as a start, renames only said (see RuntimeOptions.accounts). */
 function sayPendingAccountChanges(db: Store['db'], identities: readonly ConfiguredIdentity[], config: Config, log: Logger): void {
   if (config.accounts.accounts.every((a) => a.key === '')) return;
-  const file = config.accounts.file ? basename(config.accounts.file) : 'TOPUP_API_URL / TOPUP_API_KEY';
+  const file = accountsFileName(config);
   const { pending, conflicts } = pendingAccountChanges(db, identities);
   for (const r of pending) log.warn({ from: r.from, to: r.to, rows: r.rows }, pendingRenameText(r, file));
   if (conflicts.length > 0) throw new AccountsRepointedError(file, conflicts);

@@ -15,6 +15,10 @@ import { heldByLiveProcess, snapshot } from '../ops/batch-view.js';
 import { runBatchInForeground } from './foreground.js';
 import { wholeNumber } from './output.js';
 import { BUSY_SLEEP_MS } from '../engine/runner.js';
+import { IDLE_LOOK_MS } from '../engine/stages/leases.js';
+import { runningDaemon } from '../store/presence.js';
+import { pendingAccountChanges } from '../store/account-identity.js';
+import { configuredIdentities } from '../runtime.js';
 
 /**
  * What a cancel of a batch another process runs can promise: that process reads the word at its
@@ -34,6 +38,7 @@ export function registerCancel(program: Command): void {
     .option('--timeout <seconds>', 'how long to wait for the process running the batch to finish it', wholeNumber('--timeout', 1, 86_400), 300)
     .addHelpText('after', '\nExit code: 0 when the batch is stopped and its results are written (or it had already finished); 6 no such batch; 1 timed out waiting.')
     .action(async (batchId: string, opts: { wait: boolean; timeout: number }, cmd: Command) => {
+      // Beside a running daemon a rename in accounts.toml stays pending (runtime.ts 'apply-or-inspect').
       const ctx = await openCommandContext(cmd, { sends: true });
       const { rt } = ctx;
       try {
@@ -43,8 +48,12 @@ export function registerCancel(program: Command): void {
           return;
         }
         const held = asked.batch;
-        if (asked.heldByLive) {
-          process.stderr.write(cancelHeldText(batchId, held.owner));
+        // A rename in accounts.toml the running daemon has not applied (this process left it pending:
+        // runtime.ts 'apply-or-inspect'): this process, reading the new names, must not run the
+        // batch whose rows carry the old one. The daemon does it, by its own names.
+        const leaveToDaemon = runningDaemon(rt.meta) !== null && pendingAccountChanges(rt.db, configuredIdentities(rt.config)).pending.length > 0;
+        if (asked.heldByLive || leaveToDaemon) {
+          process.stderr.write(asked.heldByLive ? cancelHeldText(batchId, held.owner) : `batch ${batchId}: the daemon running on this home takes it within ${IDLE_LOOK_MS / 1000} s and stops it (a rename in accounts.toml is pending, so this command does not run the batch itself)\n`);
           if (!opts.wait) {
             process.stdout.write(`cancel requested for batch ${batchId}; see topup status ${batchId}\n`);
             return;
@@ -53,8 +62,13 @@ export function registerCancel(program: Command): void {
           for (;;) {
             const cur = rt.batches.get(batchId)!;
             if (cur.finishedAt !== null) break;
+            if (leaveToDaemon && runningDaemon(rt.meta) === null) {
+              process.stdout.write(`batch ${batchId}: cancel requested, but the daemon stopped before finishing it; run topup cancel ${batchId} again (with no daemon running it applies the rename and finishes the batch here)\n`);
+              process.exitCode = ExitCode.NotAllCompleted;
+              return;
+            }
             // The holder died: take over, or we would wait for ever.
-            if (!heldByLiveProcess(cur)) {
+            if (!leaveToDaemon && !heldByLiveProcess(cur)) {
               await runBatchInForeground(rt, batchId, new Notifier(ctx.config, ctx.log), { quiet: true });
               break;
             }

@@ -40,16 +40,18 @@ export interface CommandContext {
 }
 
 /**
- * `sends`: the command may send orders (submit, retry, cancel run a batch themselves): it applies a
- * rename of the accounts file as the daemon's start does. Every other command only reads or asks:
- * a rename stays pending and is said (runtime.ts RuntimeOptions.accounts).
+ * `sends`: the command may send orders (submit, retry, cancel run a batch themselves): while no
+ * daemon runs it applies a rename of the accounts file as the daemon's start does; while one runs,
+ * `'refuse-beside-daemon'` (submit, retry) refuses and `true` (cancel) leaves the rename pending
+ * (runtime.ts RuntimeOptions.accounts). Every other command only reads or asks: a rename stays
+ * pending and is said.
  */
-export async function openCommandContext(cmd: Command, opts: { sends?: boolean } = {}): Promise<CommandContext> {
+export async function openCommandContext(cmd: Command, opts: { sends?: boolean | 'refuse-beside-daemon' } = {}): Promise<CommandContext> {
   const config = commandConfig(cmd);
   const log = commandLogger(config, cmd);
   // A person on a terminal is told once, in a sentence; a script's stderr stays quiet (endpoint.ts).
   const api = await resolveApi(config, log, { sandboxNotice: process.stderr.isTTY === true ? 'warn' : 'info' });
-  const rt = openRuntime(config, log, api.url, {}, { accounts: opts.sends === true ? 'apply' : 'inspect' });
+  const rt = openRuntime(config, log, api.url, {}, { accounts: opts.sends === 'refuse-beside-daemon' ? 'apply-or-refuse' : opts.sends === true ? 'apply-or-inspect' : 'inspect' });
   return {
     config,
     log,

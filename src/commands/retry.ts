@@ -25,7 +25,7 @@ export function registerRetry(program: Command): void {
     .option('--json', 'print {batchId, retryOf, rows, lines} (and with --run the summary) as JSON')
     .addHelpText('after', '\nThese are NEW purchases: every retried row that was sent gets a new trxid and is charged again if it completes;\na row never sent (skipped by a cancel or by run-covered) keeps the trxid its file gave it.\nNever retried: rows in review, rows an order may exist for, cancelled rows that were not refunded;\nrows cancelled for the player id only with --include-player-failures.\nExit code: 0 batch created (with --run: every row completed); 1 with --run when some rows did not complete; 2 nothing to retry; 6 no such batch.')
     .action(async (batchId: string, opts: { run?: boolean; json?: boolean; includePlayerFailures?: boolean; repeats?: boolean }, cmd: Command) => {
-      const ctx = await openCommandContext(cmd, { sends: true });
+      const ctx = await openCommandContext(cmd, { sends: 'refuse-beside-daemon' });
       try {
         const r = await createRetryBatch(ctx.rt, batchId, { keepLease: opts.run === true, includePlayerIdFailures: opts.includePlayerFailures === true, repeats: opts.repeats === true });
         const info = { batchId: r.batch.id, retryOf: batchId, rows: r.rows, lines: r.lines, keptTrxid: r.keptTrxid, left: r.left, file: r.batch.jobFile };

@@ -115,6 +115,8 @@ export function registerStatus(program: Command): void {
           { title: 'calls last min', get: (a) => a.callsLastMinute, right: true },
           { title: 'rows waiting', get: (a) => a.rowsWaiting, right: true },
           { title: 'reserved usd', get: (a) => usd(a.reservedUsd), right: true },
+          // Rows of batches waiting for balance: nothing is set aside for them (not reserved).
+          { title: 'waiting for balance usd', get: (a) => usd(a.waitingForBalanceUsd), right: true },
         ])}\n`);
       }
       printList(format, list, [
@@ -160,8 +162,10 @@ interface AccountLine {
   callsLastMinute: number;
   /** Rows waiting to be sent or resent on it (every batch). */
   rowsWaiting: number;
-  /** USD its unfinished batches still have to spend there. */
+  /** USD its unfinished batches that hold money still have to spend there. */
   reservedUsd: number;
+  /** USD of its rows in batches waiting for balance (not reserved). */
+  waitingForBalanceUsd: number;
 }
 
 /** Each account as the store knows it (no API call): its pause, its calls, its queue, its reserve. */
@@ -173,6 +177,7 @@ function accountLines(store: Store, names: readonly string[]): AccountLine[] {
     callsLastMinute: calls.get(q.account) ?? 0,
     rowsWaiting: q.rowsWaiting,
     reservedUsd: q.reservedUsd,
+    waitingForBalanceUsd: q.waitingForBalanceUsd,
   }));
 }
 

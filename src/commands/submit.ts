@@ -43,7 +43,7 @@ export function registerSubmit(program: Command): void {
       if (writers.length > 0) {
         throw new InputFileError(`${file}: ${describeWriters(writers)} has it open for writing, so it may not be complete yet; nothing was submitted. Submit it again once it is saved and closed.`);
       }
-      const ctx = await openCommandContext(cmd, { sends: true });
+      const ctx = await openCommandContext(cmd, { sends: 'refuse-beside-daemon' });
       applyHeapPolicy(ctx.config.heap);
       try {
         const batch = await claimFile(ctx.rt, path, { origin: 'submit', own: true, move: false, again: opts.again === true });

@@ -259,7 +259,7 @@ const JS = `
       var rowsOf = document.querySelectorAll('tr[data-account]');
       for (var ra = 0; ra < rowsOf.length; ra++) if (rowsOf[ra].getAttribute('data-account') === acc.account) set(rowsOf[ra], 'waiting', String(acc.rowsWaiting));
       var money = document.querySelectorAll('tr[data-money-account]');
-      for (var ma = 0; ma < money.length; ma++) if (money[ma].getAttribute('data-money-account') === acc.account) set(money[ma], 'reserved', usd(acc.reservedUsd));
+      for (var ma = 0; ma < money.length; ma++) if (money[ma].getAttribute('data-money-account') === acc.account) { set(money[ma], 'reserved', usd(acc.reservedUsd)); set(money[ma], 'waiting-balance', acc.waitingForBalanceUsd > 0 ? 'waiting for balance: ' + usd(acc.waitingForBalanceUsd) : ''); }
     }
     var counts = document.querySelectorAll('[data-review-count]');
     for (var c = 0; c < counts.length; c++) counts[c].textContent = String(p.reviewRows);

@@ -5,6 +5,7 @@
  * stop the daemon: orders matter more than the page that shows them. It is logged as an error
  * naming the setting, and the daemon runs on without a console.
  */
+import { CONSOLE_STATE_KEY, type ConsoleState } from './console-state.js';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { hostname } from 'node:os';
@@ -142,6 +143,14 @@ export async function startConsole(deps: ConsoleDeps): Promise<RunningConsole | 
   });
   if (listening instanceof Error) {
     const code = (listening as NodeJS.ErrnoException).code;
+    const address = `${settings.host}:${settings.port}`;
+    const why = code === 'EADDRINUSE' ? `${address} is already in use (another program, or another topup daemon)` : `cannot listen on ${address} (${code ?? listening.message})`;
+    // Said on stderr in one sentence, whatever the log's format: a log line among the start's others
+    // (JSON under a service manager) went unseen in a new-user trial. The daemon goes on: files in
+    // the inbox are still ordered, and a shop's order a closed port refuses was never taken.
+    process.stderr.write(`topup: the console is not running: ${why}. The daemon goes on without it: files in the inbox are still ordered; the console, /metrics and the order API are off until you set TOPUP_CONSOLE to a free address (or off) and restart it.\n`);
+    // For `topup doctor` in another process (ops/doctor.ts).
+    rt.meta.setJson(CONSOLE_STATE_KEY, { ok: false, address, detail: why.replace(`${address} is `, ''), owner: rt.owner } satisfies ConsoleState);
     log.error(
       { setting: 'TOPUP_CONSOLE', address: `${settings.host}:${settings.port}`, err: listening.message },
       code === 'EADDRINUSE'
@@ -167,6 +176,7 @@ export async function startConsole(deps: ConsoleDeps): Promise<RunningConsole | 
   const url = urlOf(settings.host, listening.port);
   // Where it listens, for commands run without the daemon's environment (topup token create's hint).
   rt.meta.set(CONSOLE_URL_KEY, url);
+  rt.meta.setJson(CONSOLE_STATE_KEY, { ok: true, address: `${settings.host}:${listening.port}`, detail: `listening: ${url}`, owner: rt.owner } satisfies ConsoleState);
   log.info(
     { console: url, readOnly: settings.readOnly, token: settings.token !== null },
     `console: open ${url} in a browser${settings.token ? ' (log in with TOPUP_CONSOLE_TOKEN)' : ''}; metrics at ${url}metrics; order API at ${url}api/v1/ (docs: ${url}api/v1/docs)`,

@@ -47,15 +47,27 @@ export class AccountPauses {
 
   /**
    * Whether a pause lets one of the account's orders through as a probe once its back-off ends.
+   *
+   * Never an account problem (401/403, a redirect), on any home: the read probe (account/pauses.ts,
+   * GET /balance with the same key, due at the same time) proves whether the key and the account
+   * work, since spec §5's codes answer every route. An order probe proved nothing more and cost a
+   * refused POST /orders every interval (3 in 10.5 s at a 3 s interval, one and two accounts alike,
+   * test/accounts/no-order-probe-account-problem.test.ts); and an answer that cannot prove "not
+   * created" (a redirect, a 404 page: api/classify.ts) would have left the probing row in doubt,
+   * where no failover can take it.
+   *
    * Not a maintenance pause on a home with several accounts: its rows wait max_queue_delay and move
    * to an account that is not paused (dispatch/failover.ts), and the read probe on its schedule
-   * (account/pauses.ts) tells when it is worth an order again. An order probe every 1–5 s there cost
-   * a refused order each (a new-user trial: 8 refused POST /orders in 27 s for one order, and a
-   * webhook pair for each) while the README and docs/accounts.md promise probes by a read, never an
-   * order. One account alone keeps its order probe: no other account can take its rows.
+   * tells when it is worth an order again. An order probe every 1–5 s there cost a refused order
+   * each (a new-user trial: 8 refused POST /orders in 27 s for one order, and a webhook pair for
+   * each). One account alone keeps its maintenance order probe: a read cannot tell that an
+   * orders-only maintenance is over (the spec: "GET routes may still work"), and no other account
+   * can take its rows.
    */
   ordersProbe(account: string): boolean {
-    return this.names.length < 2 || this.of(account).current?.kind !== 'maintenance';
+    const kind = this.of(account).current?.kind;
+    if (kind === 'account') return false;
+    return this.names.length < 2 || kind !== 'maintenance';
   }
 
   /** Milliseconds until one of the account's orders may leave (0: now), or undefined when none may until a read probe lifts its pause. */

@@ -183,10 +183,7 @@ export function mapHeader(columns: string[]): HeaderMap {
   }
 
   if (fields.pid === undefined && (fields.slug === undefined || fields.pack === undefined)) {
-    const found = columns.slice(0, 8).map((c) => `"${c}"`).join(', ');
-    throw new InputFileError(
-      `the first row must be a header with a "pid" column (or "slug" and "pack" columns); found ${found}${columns.length > 8 ? ', …' : ''}`,
-    );
+    throw new InputFileError(missingPidText(columns));
   }
   const header: HeaderMap = { columns, fields, via, unread };
   if (maybeQuantity.length > 0) {
@@ -195,6 +192,31 @@ export function mapHeader(columns: string[]): HeaderMap {
     } else header.maybeQuantity = maybeQuantity;
   }
   return header;
+}
+
+/**
+ * The refusal of a header without a pid (or slug and pack): which of its columns topup understood,
+ * and as what, which it did not, and what it needs. It used to list only the first eight cells,
+ * so a reseller could not tell that "Spieler-ID" had been read and "Produkt" had not (issue 30).
+ */
+function missingPidText(columns: readonly string[]): string {
+  const line = lineSpellings();
+  const known: string[] = [];
+  const unknown: string[] = [];
+  for (const cell of columns) {
+    if (cell.trim() === '') continue;
+    const key = headerKey(cell);
+    const field = API.get(key) ?? ALSO.get(key) ?? line.get(key) ?? (MAYBE_QUANTITY.has(key) ? 'quantity' : undefined);
+    if (field !== undefined) known.push(`"${cell.trim()}" (${field})`);
+    else unknown.push(`"${cell.trim()}"`);
+  }
+  const list = (xs: string[]): string => (xs.length === 0 ? 'none' : `${xs.slice(0, 8).join(', ')}${xs.length > 8 ? `, … (${xs.length - 8} more)` : ''}`);
+  const pids = SPELLINGS.pid.also.filter((n) => ['Product ID', 'SKU', 'Produkt-ID', 'Artikel-Nr', 'ID Produk'].includes(n)).map((n) => `"${n}"`).join(', ');
+  return (
+    `the first row must be a header with a "pid" column (or "slug" and "pack" columns), and this one has ${known.length === 0 ? 'none of the columns topup reads' : 'neither'}. ` +
+    `Its columns recognised: ${list(known)}; not recognised: ${list(unknown)}. ` +
+    `Rename the column that holds the pack ids to "pid" (also read: ${pids} …), or name the game and pack columns "slug" and "pack"; docs/input-files.md lists every spelling topup reads`
+  );
 }
 
 /** The user's own name for a field's column, or the field name when the file has no such column. */

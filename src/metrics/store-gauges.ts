@@ -73,9 +73,15 @@ export function storeGauges(registry: Registry, deps: GaugeDeps, slow: SlowReads
     },
   });
   new Gauge({
-    name: 'topup_reserved_usd', help: 'USD the unfinished batches still have to spend on rows not sent yet', registers: r,
+    name: 'topup_reserved_usd', help: 'USD the unfinished batches that hold money (not those waiting for balance) still have to spend on rows not sent yet', registers: r,
     collect() {
       this.set(rt.rows.reservedUsd());
+    },
+  });
+  new Gauge({
+    name: 'topup_waiting_for_balance_usd', help: 'USD of the rows not sent yet of the batches waiting for balance (nothing is set aside for them: not in topup_reserved_usd)', registers: r,
+    collect() {
+      this.set(rt.rows.waitingForBalanceUsd());
     },
   });
   const mode = rt.config.sandbox ? 'SANDBOX' : 'LIVE';

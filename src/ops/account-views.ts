@@ -78,13 +78,16 @@ export function comparePacks(list: readonly AccountIndex[], aliases: readonly Pa
 
 /**
  * USD the unfinished batches still have to spend, per account: the unsent rows of every batch that
- * may still order (not those whose cancel was asked for), as RowStore.reservedUsd counts them for
- * the home as a whole.
+ * may still order and holds money (not those whose cancel was asked for, not those waiting for
+ * balance: the funds gate sets nothing aside for them), as RowStore.reservedUsd counts them for
+ * the home as a whole. `waiting: true`: the batches waiting for balance instead
+ * (RowStore.waitingForBalanceUsd).
  */
-export function reservedByAccount(rt: Pick<Runtime, 'batches' | 'rows'>): Map<string, number> {
+export function reservedByAccount(rt: Pick<Runtime, 'batches' | 'rows'>, opts: { waiting?: boolean } = {}): Map<string, number> {
   const out = new Map<string, number>();
   for (const b of rt.batches.unfinished()) {
     if (!ORDERING_BATCH_STATES.includes(b.state) || b.cancelRequested) continue;
+    if ((b.waitReason === 'balance') !== (opts.waiting === true)) continue;
     for (const [account, usd] of rt.rows.unsentByAccount(b.id)) out.set(account, roundCents((out.get(account) ?? 0) + usd));
   }
   return out;
@@ -112,8 +115,10 @@ export interface AccountQueue {
   account: string;
   /** Rows waiting to be sent or resent on it, of every batch (files, retries, the order API's). */
   rowsWaiting: number;
-  /** USD its unfinished batches still have to spend there (reservedByAccount). */
+  /** USD its unfinished batches that hold money still have to spend there (reservedByAccount). */
   reservedUsd: number;
+  /** USD of its rows in batches waiting for balance: not reserved (nothing is set aside for them). */
+  waitingForBalanceUsd: number;
 }
 
 /**
@@ -124,5 +129,6 @@ export interface AccountQueue {
 export function accountQueues(rt: Pick<Runtime, 'batches' | 'rows'>, names: readonly string[]): AccountQueue[] {
   const waiting = rt.rows.unsentByAccountAll();
   const reserved = reservedByAccount(rt);
-  return names.map((account) => ({ account, rowsWaiting: waiting.get(account) ?? 0, reservedUsd: reserved.get(account) ?? 0 }));
+  const short = reservedByAccount(rt, { waiting: true });
+  return names.map((account) => ({ account, rowsWaiting: waiting.get(account) ?? 0, reservedUsd: reserved.get(account) ?? 0, waitingForBalanceUsd: short.get(account) ?? 0 }));
 }

@@ -22,6 +22,9 @@ import { limitsInForce } from '../account/learned-limits.js';
 import { pauseView, type PauseView } from '../account/pauses.js';
 import { TimeZone } from '../kernel/time-zone.js';
 import { rollupZoneOf } from '../store/rollup-zone.js';
+import { createServer } from 'node:net';
+import { CONSOLE_STATE_KEY, type ConsoleState } from '../console/console-state.js';
+import { runningDaemon } from '../store/presence.js';
 
 export interface Check {
   name: string;
@@ -100,6 +103,15 @@ export async function runDoctor(rt: Pick<Runtime, 'account' | 'accounts' | 'batc
     add({ name: 'database size', ok: size.ok, fatal: false, detail: size.detail });
   } catch (err) {
     add({ name: 'database size', ok: false, fatal: false, detail: coerceError(err).message });
+  }
+  // The console's address (TOPUP_CONSOLE): the running daemon's own word, or, with none running,
+  // whether it is free now. Not at the daemon's start (it is about to listen there itself).
+  if (!opts.quick && config.console) {
+    try {
+      add(await consoleCheck(rt, config.console.host, config.console.port));
+    } catch (err) {
+      add({ name: 'console', ok: false, fatal: false, detail: coerceError(err).message });
+    }
   }
   // At the daemon's start the folders were just claimed again or logged one by one (claim/orphans.ts).
   if (!opts.quick) {
@@ -256,4 +268,32 @@ function timeZoneCheck(rt: Pick<Runtime, 'clock' | 'config' | 'db'>): Check {
   }
   if (stored !== zone.name) return { name: 'time zone', ok: false, fatal: false, detail: `${what}; the store's daily figures are still ${stored} days: the daemon rebuilds them for ${zone.name} at its next start` };
   return { name: 'time zone', ok: true, fatal: false, detail: what };
+}
+
+/**
+ * The console line: a running daemon says whether its console listens (console/server.ts writes
+ * it at start); with no daemon, the address is tried (listened on and closed at once). A console
+ * that cannot listen is a warning, not a FAIL: the daemon goes on sending without it.
+ */
+async function consoleCheck(rt: Pick<Runtime, 'meta'>, host: string, port: number): Promise<Check> {
+  const daemon = runningDaemon(rt.meta);
+  const address = `${host}:${port}`;
+  if (daemon) {
+    const st = rt.meta.getJson<ConsoleState>(CONSOLE_STATE_KEY);
+    if (st && st.owner === daemon.owner) {
+      return st.ok
+        ? { name: 'console', ok: true, fatal: false, detail: `the running daemon (pid ${daemon.pid}) serves it: ${st.detail}` }
+        : { name: 'console', ok: false, fatal: false, detail: `the running daemon (pid ${daemon.pid}) could not listen on ${st.address}: ${st.detail}; it sends without the console, /metrics and the order API. Set TOPUP_CONSOLE to a free address (or off) and restart it` };
+    }
+    return { name: 'console', ok: true, fatal: false, detail: `a daemon runs (pid ${daemon.pid}); it has not said whether its console listens on ${address}` };
+  }
+  if (port === 0) return { name: 'console', ok: true, fatal: false, detail: `${host}: any free port (the daemon's log names the one taken)` };
+  const err = await new Promise<NodeJS.ErrnoException | null>((resolve) => {
+    const s = createServer();
+    s.once('error', (e: NodeJS.ErrnoException) => resolve(e));
+    s.listen(port, host, () => s.close(() => resolve(null)));
+  });
+  if (err === null) return { name: 'console', ok: true, fatal: false, detail: `${address} is free (no daemon runs now)` };
+  const why = err.code === 'EADDRINUSE' ? `${address} is already in use by another program` : `cannot listen on ${address} (${err.code ?? err.message})`;
+  return { name: 'console', ok: false, fatal: false, detail: `${why}: the daemon would start without the console, /metrics and the order API. Set TOPUP_CONSOLE to a free address, or off` };
 }

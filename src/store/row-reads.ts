@@ -129,16 +129,27 @@ export class RowReads {
   }
 
   /**
-   * USD already promised: the unsent rows of every unfinished batch of the home, whoever runs it
-   * (`topup balance`, `validate`, the balance report, the console and /metrics show this one
-   * figure). A batch whose cancel was asked for promises nothing: its unsent rows are skipped.
-   * The funds gate (account/funds.ts) judges batch by batch from unsentTotal instead, because it
-   * also sets aside batches that wait for balance.
+   * USD already promised: the unsent rows of every unfinished batch of the home that holds money,
+   * whoever runs it (`topup balance`, `validate`, the balance report, the console and /metrics show
+   * this one figure). As the funds gate sets money aside (account/funds.ts holdsMoney): a batch
+   * whose cancel was asked for promises nothing (its unsent rows are skipped), and a batch waiting
+   * for balance holds none (a later file the balance covers goes ahead of it): its rows are
+   * waitingForBalanceUsd, shown beside. Counted in, they understated what a new file may use by
+   * exactly what waited (issue 30).
    */
   reservedUsd(): number {
+    return this.#unsentOfOrdering(`(b.wait_reason IS NULL OR b.wait_reason <> 'balance')`);
+  }
+
+  /** USD of the unsent rows of the batches waiting for balance (not reserved: reservedUsd). */
+  waitingForBalanceUsd(): number {
+    return this.#unsentOfOrdering(`b.wait_reason = 'balance'`);
+  }
+
+  #unsentOfOrdering(where: string): number {
     const r = this.stmt(
       `SELECT coalesce(sum(c.usd_micros), 0) AS micros FROM batches b JOIN batch_counts c ON c.batch_id = b.id AND c.state = ${rowState('pending')}
-       WHERE b.state IN (${batchStates(ORDERING_BATCH_STATES)}) AND b.cancel_requested = 0`,
+       WHERE b.state IN (${batchStates(ORDERING_BATCH_STATES)}) AND b.cancel_requested = 0 AND ${where}`,
     ).get() as { micros: number };
     return roundCents(r.micros / 1_000_000);
   }

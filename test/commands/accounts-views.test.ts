@@ -108,8 +108,8 @@ describe('status, balance and doctor per account', () => {
 
     const table = await runCli(['status'], t.env);
     expect(table.stdout).toMatch(/^second: Orders paused by the API: MAINTENANCE since /m);
-    expect(table.stdout).toMatch(/^main\s+\d+\s+1\s+4\.55$/m);
-    expect(table.stdout).toMatch(/^second\s+maintenance MAINTENANCE\s+\d+\s+2\s+1\.60$/m);
+    expect(table.stdout).toMatch(/^main\s+\d+\s+1\s+4\.55\s+0\.00$/m);
+    expect(table.stdout).toMatch(/^second\s+maintenance MAINTENANCE\s+\d+\s+2\s+1\.60\s+0\.00$/m);
 
     const one = JSON.parse((await runCli(['status', batch.id, '--json'], t.env)).stdout);
     expect(one.rows.map((row: any) => [row.line, row.account, row.pid])).toEqual([[2, 'second', 'B-PUBG-60'], [3, 'second', 'B-PUBG-60'], [4, 'main', 'PUBG-325']]);

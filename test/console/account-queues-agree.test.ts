@@ -15,7 +15,7 @@ import { Client } from './helpers.js';
 
 releaseAfterEach();
 
-type Queue = { account: string; rowsWaiting: number; reservedUsd: number };
+type Queue = { account: string; rowsWaiting: number; reservedUsd: number; waitingForBalanceUsd: number };
 
 /** The next `progress` payload of the console's event feed. */
 async function livePayload(url: string, cookie: string): Promise<{ accounts?: Queue[] }> {
@@ -56,7 +56,7 @@ describe('rows waiting and reserved per account', () => {
       return st.stdout !== '' && (JSON.parse(st.stdout) as { batches: { why: string | null }[] }).batches.some((b) => /balance/.test(b.why ?? '')) ? true : undefined;
     }, 60_000, 200);
 
-    const status = (JSON.parse((await runCli(['status', '--json'], env)).stdout) as { accounts: Queue[] }).accounts.map((a) => ({ account: a.account, rowsWaiting: a.rowsWaiting, reservedUsd: a.reservedUsd }));
+    const status = (JSON.parse((await runCli(['status', '--json'], env)).stdout) as { accounts: Queue[] }).accounts.map((a) => ({ account: a.account, rowsWaiting: a.rowsWaiting, reservedUsd: a.reservedUsd, waitingForBalanceUsd: a.waitingForBalanceUsd }));
     expect(status.map((a) => [a.account, a.rowsWaiting])).toEqual([['supa', 1], ['supb', 0]]);
     const live = await livePayload(url, c.cookie);
     expect(live.accounts).toEqual(status);

@@ -31,7 +31,7 @@ describe('a workbook whose orders are not on the sheet read', () => {
   it('the header error names the sheet read and how it was chosen', async () => {
     const home = tempHome('topup-sheet-read-');
     const path = await workbook(home.dir, 'shop.xlsx', [README, { name: 'Order list', rows: ORDERS }]);
-    await expect(openOrderFile(path)).rejects.toThrow(/^read the sheet "Read me" \(the first; no sheet is named "orders"\): the first row must be a header with a "pid" column .*found "Instructions: /);
+    await expect(openOrderFile(path)).rejects.toThrow(/^read the sheet "Read me" \(the first; no sheet is named "orders"\): the first row must be a header with a "pid" column .*not recognised: "Instructions: /);
     const hidden = await workbook(home.dir, 'hidden.xlsx', [{ ...README, name: 'Lookup', hidden: true }, { ...README, name: 'Notes' }, { name: 'Order list', rows: ORDERS }]);
     await expect(openOrderFile(hidden)).rejects.toThrow(/^read the sheet "Notes" \(the first visible; no sheet is named "orders"\): /);
 

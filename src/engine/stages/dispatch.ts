@@ -137,11 +137,15 @@ export class DispatchStage implements Stage {
       // While paused, a probe needs both its time and a row that is due: a probe due now with every
       // row held for later (a Retry-After, a clock stepped back) is not work now. (Found by the
       // simulator: the runner woke every 5 ms until the rows fell due.)
-      // A paused account that takes no order probe (several accounts, maintenance: AccountPauses)
+      // A paused account that takes no order probe (an account problem; maintenance with several
+      // accounts: AccountPauses.ordersProbe)
       // sends nothing until its read probe lifts the pause (the polling stage wakes the runner then).
       const probe = pauses.of(account).untilProbe();
       let at: number;
       if (probe !== undefined && !pauses.ordersProbe(account)) {
+        // One account has nowhere to move its rows: nothing is due here until the read probe lifts
+        // the pause (the polling stage wakes the runner then).
+        if (pauses.names.length < 2) continue;
         // No order probe: what is due is the move of its rows (#moveOffPaused) once the pause is
         // max_queue_delay old; after that a round of moves at most every 5 s (a round may move
         // nothing: every account paused, rows pinned). Never "now" again and again: the simulator
