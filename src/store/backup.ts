@@ -167,6 +167,65 @@ export function markClaimInRestoreWindow(db: Db, configured: readonly string[], 
   return true;
 }
 
+/** meta: `<prefix><batch id>:<idx>` = OrderLookup: an API order accepted in the window after a restore, not yet looked up (markOrderInRestoreWindow). */
+export const ORDER_LOOKUP_PREFIX = 'restore.order:';
+
+/** What an API order accepted in the window is looked up with (as ClaimLookup, for one row of the day's API batch). */
+export interface OrderLookup {
+  batchId: string;
+  idx: number;
+  trxid: string;
+  /** Wall ms the order was accepted (how long it has waited). */
+  at: number;
+  since: number;
+  /** Every account that may have bought it after the copy was taken (as ClaimLookup.accounts). */
+  accounts: string[];
+  blocked?: { since: number; at: number; accounts: Record<string, string> };
+}
+
+/**
+ * Called in the acceptance's own transaction (orders/desk.ts): a new API order (a trxid the store
+ * does not know) accepted while the window after a restore is open, on a home with more than one
+ * account, is marked "not yet looked up" (meta ORDER_LOOKUP_PREFIX + batch:idx). The store refuses
+ * its intent while the mark is there (rows.ts), the dispatch stage leaves it out, and the runner
+ * looks its trxid and the trxids a move gives up at every account back to the window's start
+ * (ops/restore-reconcile.ts lookUpOrders) before it is sent or settled.
+ *
+ * Why: without a folder replica, an order accepted after the last backup, failed over and bought on
+ * another account as `<trxid>-<account>`, then lost with the disk (the store and jobs/api-journal/),
+ * leaves nothing local; the shop resends it, and the restored home took it as new and bought it on
+ * its first account too (issue 32, reproduced: test/restore/api-resend-no-replica.test.ts). The
+ * 202 does not wait for the lookup: it still means "on disk", and the lookup runs after it.
+ * Which accounts: as markClaimInRestoreWindow. One account: nothing looked up (a resend under its
+ * own trxid meets its purchase as a replay).
+ */
+export function markOrderInRestoreWindow(db: Db, configured: readonly string[], o: { batchId: string; idx: number; trxid: string; now: number }): boolean {
+  const w = db.prepare('SELECT value FROM meta WHERE key = ?').get(RESTORE_WINDOW_KEY) as { value: string } | undefined;
+  if (!w) return false;
+  const window = JSON.parse(w.value) as RestoreWindow;
+  if (o.now >= window.until) return false;
+  const known = (db.prepare('SELECT name FROM account_identities WHERE removed_at IS NULL OR removed_at >= ? ORDER BY name').all(window.since) as { name: string }[]).map((r) => r.name);
+  const accounts = [...new Set([...configured, ...known])];
+  if (accounts.length < 2) return false;
+  const mark: OrderLookup = { batchId: o.batchId, idx: o.idx, trxid: o.trxid, at: o.now, since: window.since, accounts };
+  db.prepare('INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value').run(`${ORDER_LOOKUP_PREFIX}${o.batchId}:${o.idx}`, JSON.stringify(mark));
+  return true;
+}
+
+/** The API orders accepted in the window not yet looked up (a range of the meta key's index: cheap for every step). */
+export function orderLookups(db: Db): OrderLookup[] {
+  const rows = db.prepare('SELECT value FROM meta WHERE key >= ? AND key < ?').all(ORDER_LOOKUP_PREFIX, ORDER_LOOKUP_PREFIX.replace(/:$/, ';')) as { value: string }[];
+  return rows.map((r) => JSON.parse(r.value) as OrderLookup);
+}
+
+/** Records on an order's mark that its lookup could not read every account (an UPDATE: a mark removed meanwhile stays removed). */
+export function noteOrderBlocked(db: Db, o: Pick<OrderLookup, 'batchId' | 'idx'>, blocked: NonNullable<OrderLookup['blocked']>): void {
+  const key = `${ORDER_LOOKUP_PREFIX}${o.batchId}:${o.idx}`;
+  const row = db.prepare('SELECT value FROM meta WHERE key = ?').get(key) as { value: string } | undefined;
+  if (!row) return;
+  db.prepare('UPDATE meta SET value = ? WHERE key = ?').run(JSON.stringify({ ...(JSON.parse(row.value) as OrderLookup), blocked }), key);
+}
+
 /**
  * The accounts the store knows that are not configured now and were still in accounts.toml at or
  * after `since` (account_identities.removed_at): after a restore, each may have bought rows after
