@@ -667,7 +667,20 @@ export function claimLookupStatus(db: ReconcileParts['db'], now: number, waitMs:
     const at = b.since + waitMs;
     return `restore lookup: batch ${c.batchId} is waiting for the restore lookup since ${iso(b.since)} (last try ${iso(b.at)}): ${why}; nothing of it is sent; ${at > now ? `at ${iso(at)} (TOPUP_RESTORE_LOOKUP_WAIT)` : 'at the next try'} its rows that could have been bought there go to review (topup review), unless the account can be read before (put it back in accounts.toml, or fix its key, and restart)`;
   });
-  return { lines, waiting: marks.filter((c) => c.blocked !== undefined).length };
+  // API orders accepted in the window (store/backup.ts markOrderInRestoreWindow): one line for
+  // those on their way through the lookup, one for those waiting for an account.
+  const orders = orderLookups(db);
+  const stuck = orders.filter((o) => o.blocked !== undefined);
+  const moving = orders.length - stuck.length;
+  if (moving > 0) lines.push(`restore lookup: ${moving} API order(s) accepted within the window after a restore are looked up at every account before they are sent`);
+  if (stuck.length > 0) {
+    const since = Math.min(...stuck.map((o) => o.blocked!.since));
+    const last = Math.max(...stuck.map((o) => o.blocked!.at));
+    const why = [...new Set(stuck.flatMap((o) => Object.values(o.blocked!.accounts)))].join('; ');
+    const at = since + waitMs;
+    lines.push(`restore lookup: ${stuck.length} API order(s) accepted after a restore (${stuck.slice(0, 5).map((o) => o.trxid).join(', ')}${stuck.length > 5 ? ' …' : ''}) are waiting for the restore lookup since ${iso(since)} (last try ${iso(last)}): ${why}; none is sent; ${at > now ? `at ${iso(at)} (TOPUP_RESTORE_LOOKUP_WAIT)` : 'at the next try'} they go to review (topup review), unless the account can be read before (put it back in accounts.toml, or fix its key, and restart)`);
+  }
+  return { lines, waiting: marks.filter((c) => c.blocked !== undefined).length + stuck.length };
 }
 
 function iso(ms: number): string {

@@ -53,9 +53,11 @@ async function historyProxy(target: string, down: { on: boolean }): Promise<{ ur
 
 describe.concurrent('an API order failed over after the last backup, the disk lost on a home without a folder replica', () => {
   it.each([
-    ['every account readable', false],
-    ['second\'s history unavailable after the restore (TOPUP_RESTORE_LOOKUP_WAIT=0)', true],
-  ])('%s: the shop\'s resend is not bought a second time', (_name, historyDown) => withOwnRelease(async () => {
+    ['every account readable', 'readable'],
+    ['second\'s history unavailable after the restore (TOPUP_RESTORE_LOOKUP_WAIT=0)', 'down'],
+    ['second\'s history unavailable for a while, then back (TOPUP_RESTORE_LOOKUP_WAIT=30m)', 'down, then back'],
+  ] as const)('%s: the shop\'s resend is not bought a second time', (_name, mode) => withOwnRelease(async () => {
+    const historyDown = mode === 'down';
     const { home, a, b, env: base } = await twoAccounts('routing = "priority"\nmax_queue_delay = "2s"');
     const down = { on: false };
     const proxy = await historyProxy(b.url, down);
@@ -82,7 +84,7 @@ describe.concurrent('an API order failed over after the last backup, the disk lo
       rmSync(home.jobs, { recursive: true, force: true });
       const rs = await runCli(['restore', backupDir], env);
       expect(rs.code, rs.stderr).toBe(0);
-      down.on = historyDown;
+      down.on = mode !== 'readable';
 
       const second = await start(env);
       await waitFor('reconciled', () => /sending starts now/i.test(second.daemon.output()), 90_000, 200);
@@ -92,6 +94,16 @@ describe.concurrent('an API order failed over after the last backup, the disk lo
       // And an order bought nowhere: it is sent once its lookup found nothing.
       const fresh = { trxid: 'SHOP-NEW', pid: 'PUBG-60', userId: '5123456012', queue: true };
       expect((await second.call('POST', '/api/v1/orders', { body: fresh })).status).toBe(202);
+      if (mode === 'down, then back') {
+        // Held while second cannot be read: neither order is sent; status and doctor say why.
+        await waitFor('the lookup waits for second', () => /2 API order\(s\) accepted after a restore \(SHOP-X, SHOP-NEW\) wait for their lookup/.test(second.daemon.output()), 90_000, 200);
+        await new Promise((r) => setTimeout(r, 3_000));
+        expect(storedRows(home).filter((r) => r.trxid?.startsWith('SHOP-')).map((r) => r.state)).toEqual(['pending', 'pending']);
+        expect(ledgerTrxids(a)).toEqual([]);
+        const st = await runCli(['status'], env);
+        expect(st.stdout).toMatch(/2 API order\(s\) accepted after a restore \(SHOP-X, SHOP-NEW\) are waiting for the restore lookup since .*account "second" cannot be read.*none is sent/);
+        down.on = false;
+      }
       await waitFor('both orders at an end or in review', () => {
         const rows = storedRows(home).filter((r) => r.trxid?.startsWith('SHOP-'));
         return rows.length === 2 && rows.every((r) => !OPEN.includes(r.state));
