@@ -18,13 +18,14 @@ import { commandConfig } from './context.js';
 import { openStoreOnly } from './store-only.js';
 
 /**
- * What a restore without a folder replica cannot protect (docs/backup.md "Order API orders after a
- * restore"), said by every restore that has none, not only in the docs.
+ * What a restore without a folder replica cannot protect (docs/backup.md "What is not protected
+ * without a folder replica"), said by every restore that has none, not only in the docs.
  */
 const UNPROTECTED =
   'WARNING: no folder replica (TOPUP_REPLICA) holds a copy of the order API journal: orders accepted after this backup are recovered only from jobs/api-journal/ on this disk. ' +
-  'If that was lost too, an order a shop resends is accepted as new; one that had failed over to another account (bought there as <trxid>-<account>) would be bought again. ' +
-  'Before a shop resends an order this store does not know (GET /api/v1/orders/<trxid> answers 404), look for <trxid> and <trxid>-<account> in every account\'s order history (the supplier\'s panel) and answer the shop from what you find (docs/backup.md).';
+  'If that was lost too, this store does not know them: an order the shop does not resend is not bought, and its customer waits. ' +
+  'An order the shop resends is accepted again (202); on a home with several accounts it is first looked up at every account under <trxid> and <trxid>-<account> (for 8 days after this restore) and settled from a purchase found there, never bought twice; ' +
+  'an account that cannot be read then, or one taken out of accounts.toml since the backup, sends it to review instead (docs/backup.md).';
 
 export function registerRestore(program: Command): void {
   program
