@@ -10,7 +10,7 @@ import { existsSync } from 'node:fs';
 import { systemClock } from '../kernel/clock.js';
 import { ErrorCode, TopupError } from '../kernel/errors.js';
 import { integrityCheck } from '../store/db.js';
-import { restoreBackup, verifyBackup } from '../store/backup.js';
+import { accountsOfNewerBackups, adoptAccounts, restoreBackup, verifyBackup } from '../store/backup.js';
 import { foldJournalMirrors } from '../orders/journal.js';
 import { ownerIsDead } from '../store/owner.js';
 import { runningDaemon } from '../store/presence.js';
@@ -63,10 +63,16 @@ export function registerRestore(program: Command): void {
       // backup had is copied whole first. The first start carries them over again (a kill here).
       const replicaDir = config.standby.replica?.dir ?? '';
       const journalLines = replicaDir !== '' ? foldJournalMirrors(replicaDir, config.jobsDir, now) : null;
+      // Accounts a newer backup knew and this copy does not (added after it, taken out again):
+      // recorded, so the window after the restore looks them up or holds for them. On a disk lost
+      // whole nothing else remembers them (the mark file went too).
+      const newer = accountsOfNewerBackups(backup, [config.backup.dir]);
       // The restored store opens with this build (migrated if it is older) and checks whole.
       const store = openStoreOnly(config);
       let integrity: string;
+      let adopted: string[];
       try {
+        adopted = adoptAccounts(store.db, newer.accounts, now);
         integrity = integrityCheck(store.db);
       } finally {
         store.close();
@@ -77,6 +83,9 @@ export function registerRestore(program: Command): void {
         replacedStoreKeptAs: out.keptAs, batchFoldersCopied: out.batches, journalFilesCopied: out.journal,
         /** Order API journal lines found beside the folder replica and carried over; null: no folder replica, no such copy. */
         journalLinesFromReplica: journalLines,
+        /** Accounts newer backups knew that the copy did not, now recorded in it (and the newer backups that could not be read). */
+        accountsFromNewerBackups: adopted,
+        newerBackupsUnreadable: newer.unreadable,
         warning: journalLines === null ? UNPROTECTED : null,
       };
       if (opts.json) process.stdout.write(`${JSON.stringify(summary, null, 2)}\n`);
@@ -85,6 +94,8 @@ export function registerRestore(program: Command): void {
           `restored the store from ${backup.path} (taken ${summary.takenAt}); integrity ok\n` +
             (out.keptAs ? `  the store it replaced is kept as ${out.keptAs}\n` : '') +
             `  batch folders copied into jobs/: ${out.batches.length}\n` +
+            (adopted.length > 0 ? `  accounts known to newer backups and not to this copy, recorded so the restore lookup covers them: ${adopted.join(', ')}\n` : '') +
+            newer.unreadable.map((u) => `  WARNING: a newer backup could not be read for the accounts it knew: ${u.path}: ${u.why}\n`).join('') +
             (journalLines !== null
               ? `  order API journal lines found beside the replica: ${journalLines} (orders the store lacks are accepted again at the start, looked up at every account before any send)\n`
               : `  ${UNPROTECTED}\n`) +

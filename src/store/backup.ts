@@ -640,6 +640,52 @@ export function adoptRememberedAccounts(db: Db, home: string, configured: readon
   return added.filter((a) => !names.has(a.name)).map((a) => a.name);
 }
 
+/**
+ * The accounts known to the backups in `dirs` taken after `backup` (their stores'
+ * account_identities), for `topup restore`: an account added after the restored copy was taken,
+ * used (a failover bought rows there as `<trxid>-<account>`) and taken out of accounts.toml again
+ * is in no file of a disk lost whole (the mark file went with it), and the copy never knew it; a
+ * newer backup beside it does (issue 32: the older of two backups restored, the day's file dropped
+ * again, its rows bought on `second` were bought again on `main`). A newer backup that cannot be
+ * read is named, not trusted.
+ */
+export function accountsOfNewerBackups(backup: VerifiedBackup, dirs: readonly string[]): { accounts: RememberedAccount[]; from: string[]; unreadable: { path: string; why: string }[] } {
+  const seen = new Set<string>();
+  const accounts = new Map<string, RememberedAccount>();
+  const from: string[] = [];
+  const unreadable: { path: string; why: string }[] = [];
+  for (const dir of new Set([dirname(backup.path), ...dirs].map((d) => resolve(d)))) {
+    for (const path of listBackups(dir)) {
+      if (path === backup.path || seen.has(path)) continue;
+      seen.add(path);
+      try {
+        const m = JSON.parse(readFileSync(join(path, MANIFEST), 'utf8')) as BackupManifest;
+        if (!(m.takenAt > backup.manifest.takenAt)) continue;
+        const db = new Database(join(path, basename(m.db.file)), { readonly: true, fileMustExist: true });
+        try {
+          for (const a of db.prepare('SELECT name, origin, key_fp AS keyFp, removed_at AS removedAt FROM account_identities').all() as RememberedAccount[]) {
+            const had = accounts.get(a.name);
+            // The newest word on an account: still in the file (null) beats a removal, a later removal an earlier one.
+            if (!had || (had.removedAt !== null && (a.removedAt === null || a.removedAt > had.removedAt))) accounts.set(a.name, a);
+          }
+        } finally {
+          db.close();
+        }
+        from.push(path);
+      } catch (err) {
+        unreadable.push({ path, why: (err as Error).message });
+      }
+    }
+  }
+  return { accounts: [...accounts.values()], from, unreadable };
+}
+
+/** Records in a restored store the accounts it does not know (accountsOfNewerBackups); returns their names. */
+export function adoptAccounts(db: Db, accounts: readonly RememberedAccount[], now: number): string[] {
+  const add = db.prepare('INSERT INTO account_identities (name, origin, key_fp, since, removed_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT (name) DO NOTHING');
+  return db.transaction(() => accounts.filter((a) => add.run(a.name, a.origin, a.keyFp, now, a.removedAt).changes > 0).map((a) => a.name))();
+}
+
 function readMark(home: string): Mark | null {
   try {
     const m = JSON.parse(readFileSync(join(home, MARK_FILE), 'utf8')) as Mark;
