@@ -10,7 +10,7 @@ import { existsSync } from 'node:fs';
 import { systemClock } from '../kernel/clock.js';
 import { ErrorCode, TopupError } from '../kernel/errors.js';
 import { integrityCheck } from '../store/db.js';
-import { restoreBackup, verifyBackup } from '../store/backup.js';
+import { accountsOfNewerBackups, adoptAccounts, restoreBackup, verifyBackup } from '../store/backup.js';
 import { foldJournalMirrors } from '../orders/journal.js';
 import { ownerIsDead } from '../store/owner.js';
 import { runningDaemon } from '../store/presence.js';
@@ -18,13 +18,14 @@ import { commandConfig } from './context.js';
 import { openStoreOnly } from './store-only.js';
 
 /**
- * What a restore without a folder replica cannot protect (docs/backup.md "Order API orders after a
- * restore"), said by every restore that has none, not only in the docs.
+ * What a restore without a folder replica cannot protect (docs/backup.md "What is not protected
+ * without a folder replica"), said by every restore that has none, not only in the docs.
  */
 const UNPROTECTED =
   'WARNING: no folder replica (TOPUP_REPLICA) holds a copy of the order API journal: orders accepted after this backup are recovered only from jobs/api-journal/ on this disk. ' +
-  'If that was lost too, an order a shop resends is accepted as new; one that had failed over to another account (bought there as <trxid>-<account>) would be bought again. ' +
-  'Before a shop resends an order this store does not know (GET /api/v1/orders/<trxid> answers 404), look for <trxid> and <trxid>-<account> in every account\'s order history (the supplier\'s panel) and answer the shop from what you find (docs/backup.md).';
+  'If that was lost too, this store does not know them: an order the shop does not resend is not bought, and its customer waits. ' +
+  'An order the shop resends is accepted again (202); on a home with several accounts it is first looked up at every account under <trxid> and <trxid>-<account> (for 8 days after this restore) and settled from a purchase found there, never bought twice; ' +
+  'an account that cannot be read then, or one taken out of accounts.toml since the backup, sends it to review instead (docs/backup.md).';
 
 export function registerRestore(program: Command): void {
   program
@@ -62,10 +63,16 @@ export function registerRestore(program: Command): void {
       // backup had is copied whole first. The first start carries them over again (a kill here).
       const replicaDir = config.standby.replica?.dir ?? '';
       const journalLines = replicaDir !== '' ? foldJournalMirrors(replicaDir, config.jobsDir, now) : null;
+      // Accounts a newer backup knew and this copy does not (added after it, taken out again):
+      // recorded, so the window after the restore looks them up or holds for them. On a disk lost
+      // whole nothing else remembers them (the mark file went too).
+      const newer = accountsOfNewerBackups(backup, [config.backup.dir]);
       // The restored store opens with this build (migrated if it is older) and checks whole.
       const store = openStoreOnly(config);
       let integrity: string;
+      let adopted: string[];
       try {
+        adopted = adoptAccounts(store.db, newer.accounts, now);
         integrity = integrityCheck(store.db);
       } finally {
         store.close();
@@ -76,6 +83,9 @@ export function registerRestore(program: Command): void {
         replacedStoreKeptAs: out.keptAs, batchFoldersCopied: out.batches, journalFilesCopied: out.journal,
         /** Order API journal lines found beside the folder replica and carried over; null: no folder replica, no such copy. */
         journalLinesFromReplica: journalLines,
+        /** Accounts newer backups knew that the copy did not, now recorded in it (and the newer backups that could not be read). */
+        accountsFromNewerBackups: adopted,
+        newerBackupsUnreadable: newer.unreadable,
         warning: journalLines === null ? UNPROTECTED : null,
       };
       if (opts.json) process.stdout.write(`${JSON.stringify(summary, null, 2)}\n`);
@@ -84,6 +94,8 @@ export function registerRestore(program: Command): void {
           `restored the store from ${backup.path} (taken ${summary.takenAt}); integrity ok\n` +
             (out.keptAs ? `  the store it replaced is kept as ${out.keptAs}\n` : '') +
             `  batch folders copied into jobs/: ${out.batches.length}\n` +
+            (adopted.length > 0 ? `  accounts known to newer backups and not to this copy, recorded so the restore lookup covers them: ${adopted.join(', ')}\n` : '') +
+            newer.unreadable.map((u) => `  WARNING: a newer backup could not be read for the accounts it knew: ${u.path}: ${u.why}\n`).join('') +
             (journalLines !== null
               ? `  order API journal lines found beside the replica: ${journalLines} (orders the store lacks are accepted again at the start, looked up at every account before any send)\n`
               : `  ${UNPROTECTED}\n`) +

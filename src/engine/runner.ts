@@ -30,9 +30,9 @@ import { DispatchStage } from './stages/dispatch.js';
 import { PollingStage } from './stages/polling.js';
 import { FinishingStage } from './stages/finishing.js';
 import { apiBatchOpenForOrders } from '../orders/api-batch.js';
-import { lookUpClaims, reconcileIfRestored } from '../ops/restore-reconcile.js';
+import { HistoryCache, lookUpClaims, lookUpOrders, reconcileIfRestored } from '../ops/restore-reconcile.js';
 import { coerceError } from '../kernel/errors.js';
-import { claimLookups } from '../store/backup.js';
+import { claimLookups, hasOrderLookups, orderLookups } from '../store/backup.js';
 
 export type { RunnerEventMap, RunnerEvents, RunnerSnapshot, RunnerView } from './events.js';
 
@@ -101,6 +101,10 @@ export class Runner extends EventEmitter<RunnerEventMap> implements RunnerView {
   #again: false | 'soon' | 'now' = false;
   /** Monotonic time the last step began (STEP_GAP_MS is counted from it). */
   #stepAt = Number.NEGATIVE_INFINITY;
+  /** API orders accepted in the window after a restore: their lookup, running beside the loop (one at a time). */
+  #ordersLookup: Promise<void> | null = null;
+  #ordersRetryAt = 0;
+  readonly #histories = new HistoryCache();
 
   constructor(rt: Runtime, opts: RunnerOptions = {}) {
     super();
@@ -185,6 +189,7 @@ export class Runner extends EventEmitter<RunnerEventMap> implements RunnerView {
             this.#rt.log.warn({ err: coerceError(err).message, againInMs: RETRY_CLAIMS_MS }, 'files claimed after a restore could not be looked up at every account yet: nothing of them is sent until they are');
           }
         }
+        this.#startOrderLookup();
         let batches: StepBatches;
         this.#stepAt = this.#clock.mono();
         try {
@@ -240,6 +245,31 @@ export class Runner extends EventEmitter<RunnerEventMap> implements RunnerView {
     };
   }
 
+  /**
+   * API orders accepted in the window after a restore (store/backup.ts markOrderInRestoreWindow):
+   * looked up beside the loop, not in it, so the other batches' sends and polls go on while the
+   * histories are read; the orders themselves are held by the store until their lookup is done.
+   * It wakes the loop when it ends (its orders may be sent now, or more came in meanwhile).
+   */
+  #startOrderLookup(): void {
+    if (this.#ordersLookup !== null || this.#stopping || this.#clock.now() < this.#ordersRetryAt) return;
+    if (!hasOrderLookups(this.#rt.db)) return;
+    const owned = new Set(this.#rt.batches.ownedBy(this.#rt.owner).map((b) => b.id));
+    if (!orderLookups(this.#rt.db).some((o) => owned.has(o.batchId))) return;
+    this.#ordersLookup = lookUpOrders(this.#rt, this.#histories, this.#abort.signal)
+      .then(
+        () => undefined,
+        (err: unknown) => {
+          this.#ordersRetryAt = this.#clock.now() + RETRY_CLAIMS_MS;
+          if (!this.#abort.signal.aborted) this.#rt.log.warn({ err: coerceError(err).message, againInMs: RETRY_CLAIMS_MS }, 'API orders accepted after a restore could not be looked up at every account yet: they are not sent until they are');
+        },
+      )
+      .finally(() => {
+        this.#ordersLookup = null;
+        this.#wakeUp(false);
+      });
+  }
+
   /** Batches of this process claimed after a restore, loaded and waiting for their lookup (ops/restore-reconcile.ts lookUpClaims). */
   #claimsDue(): boolean {
     const held = claimLookups(this.#rt.db);
@@ -279,7 +309,7 @@ export class Runner extends EventEmitter<RunnerEventMap> implements RunnerView {
 
   async #drain(): Promise<void> {
     const grace = this.#opts.stopGraceMs ?? 8_000;
-    const pending = this.#stages.flatMap((s) => s.running?.() ?? []);
+    const pending = [...this.#stages.flatMap((s) => s.running?.() ?? []), ...(this.#ordersLookup ? [this.#ordersLookup] : [])];
     const cancelTimer = new AbortController();
     const timer = this.#clock.sleep(grace, cancelTimer.signal).then(() => 'timeout' as const, () => 'done' as const);
     const outcome = await Promise.race([Promise.allSettled(pending).then(() => 'done' as const), timer]);

@@ -44,7 +44,7 @@ import type { Runtime } from '../runtime.js';
 import type { Row, RowMove } from '../store/row-record.js';
 import type { RowState } from '../store/row-states.js';
 import { LEASE_MS } from '../store/owner.js';
-import { CLAIM_LOOKUP_PREFIX, RECONCILE_KEY, RESTORE_WINDOW_KEY, claimLookups, noteClaimBlocked, notReadableWhy, removedSince, type ClaimLookup, type ReconcileMarker, type RestoreWindow } from '../store/backup.js';
+import { CLAIM_LOOKUP_PREFIX, ORDER_LOOKUP_PREFIX, RECONCILE_KEY, RESTORE_WINDOW_KEY, claimLookups, noteClaimBlocked, noteOrderBlocked, notReadableWhy, orderLookups, removedSince, type ClaimLookup, type OrderLookup, type ReconcileMarker, type RestoreWindow } from '../store/backup.js';
 import { loadBatch } from '../claim/load.js';
 import { recoverClaims } from '../claim/claim.js';
 import type { Orphan } from '../claim/orphans.js';
@@ -75,6 +75,8 @@ interface Sweep {
   echoes: boolean;
   /** The pages read reach back before `since`. */
   reachedBack: boolean;
+  /** Every order id listed (HistoryCache: a later read of the newest pages stops at one of them). */
+  ids: Set<string>;
 }
 
 export interface SettledRow {
@@ -149,6 +151,7 @@ function escapeRe(s: string): string {
 async function sweep(rt: ReconcileParts, account: string, since: number, signal?: AbortSignal): Promise<Sweep> {
   const client = rt.accountOf(account).client;
   const byTrxid = new Map<string, Order & { orderId: string }>();
+  const ids = new Set<string>();
   let echoes = true;
   let reachedBack = false;
   let listed = 0;
@@ -161,6 +164,7 @@ async function sweep(rt: ReconcileParts, account: string, since: number, signal?
     listed += h.orders.length;
     for (const o of h.orders) {
       if (o.orderId === undefined) continue;
+      ids.add(o.orderId);
       if (o.trxid === undefined || o.trxid.trim() === '') echoes = false;
       else if (!byTrxid.has(foldTrxid(o.trxid.trim()))) byTrxid.set(foldTrxid(o.trxid.trim()), o as Order & { orderId: string });
     }
@@ -187,7 +191,7 @@ async function sweep(rt: ReconcileParts, account: string, since: number, signal?
     }
     // Otherwise the next page: more was promised, or nothing was said (the end is an empty page).
   }
-  return { byTrxid, echoes, reachedBack };
+  return { byTrxid, echoes, reachedBack, ids };
 }
 
 /**
@@ -476,6 +480,169 @@ export async function lookUpClaims(rt: ReconcileParts, signal?: AbortSignal): Pr
   return report;
 }
 
+/**
+ * The histories read for API orders' lookups in the window after a restore, kept by the process
+ * that runs them (the runner), so a lookup does not read every account back to the window's start
+ * for every order: the first reads back to it (as lookUpClaims does), each later one only the
+ * newest pages, down to the first page holding an order already read (history is newest first).
+ *
+ * Cost, per lookup round (every order accepted since the last round is decided in one round): one
+ * history page per account plus one per 50 orders made since the last round; the first round of
+ * a process reads back to the window's start (bounded by the copy's age: before the copy was taken,
+ * or the journal's 8 days for a store lost without a copy; MAX_PAGES at most, past which absence
+ * proves nothing and such an order goes to review, never sent blind).
+ */
+export class HistoryCache {
+  readonly #kept = new Map<string, { since: number; sweep: Sweep }>();
+
+  /** The account's history back to `since`: from what was read before when it reaches back that far, plus the newest pages. */
+  async read(rt: ReconcileParts, account: string, since: number, signal?: AbortSignal): Promise<Sweep> {
+    const kept = this.#kept.get(account);
+    if (kept && kept.since <= since && kept.sweep.reachedBack && kept.sweep.ids.size > 0) {
+      const head = await readHead(rt, account, kept.sweep.ids, signal);
+      if (head !== null) {
+        for (const [t, o] of head.byTrxid) if (!kept.sweep.byTrxid.has(t)) kept.sweep.byTrxid.set(t, o);
+        for (const id of head.ids) kept.sweep.ids.add(id);
+        if (!head.echoes) kept.sweep.echoes = false;
+        return kept.sweep;
+      }
+      // The newest pages never met an order read before (more than MAX_PAGES new, or the
+      // history changed under us): read it whole again.
+    }
+    const fresh = await sweep(rt, account, since, signal);
+    if (fresh.reachedBack) this.#kept.set(account, { since, sweep: fresh });
+    else this.#kept.delete(account);
+    return fresh;
+  }
+}
+
+/**
+ * The newest pages of an account's history, down to the first page that lists an order in `known`
+ * (everything older was read before) or the end the supplier states. Null when MAX_PAGES were
+ * read without meeting one (the caller reads the whole history again).
+ */
+async function readHead(rt: ReconcileParts, account: string, known: ReadonlySet<string>, signal?: AbortSignal): Promise<Sweep | null> {
+  const client = rt.accountOf(account).client;
+  const byTrxid = new Map<string, Order & { orderId: string }>();
+  const ids = new Set<string>();
+  let echoes = true;
+  for (let page = 1; page <= MAX_PAGES; page++) {
+    const h = await client.history({ page, pageSize: PAGE_SIZE }, { priority: Priority.poll, ...(signal ? { signal } : {}) });
+    let met = false;
+    for (const o of h.orders) {
+      if (o.orderId === undefined) continue;
+      if (known.has(o.orderId)) met = true;
+      ids.add(o.orderId);
+      if (o.trxid === undefined || o.trxid.trim() === '') echoes = false;
+      else if (!byTrxid.has(foldTrxid(o.trxid.trim()))) byTrxid.set(foldTrxid(o.trxid.trim()), o as Order & { orderId: string });
+    }
+    if (met) return { byTrxid, echoes, reachedBack: true, ids };
+    // An empty first page while orders were read before: the history shrank; prove nothing from it.
+    if (h.orders.length === 0) return null;
+  }
+  return null;
+}
+
+/**
+ * API orders accepted in the window after a restore (store/backup.ts markOrderInRestoreWindow), in
+ * batches this process runs: each looked up at every account the mark names, under its own trxid
+ * and the trxids a move gives, back to the window's start, and decided as a restored row is
+ * (decide): found bought on another account under a moved trxid → moved there and settled from
+ * that purchase, never sent; found under its own trxid → settled; found in two places, another
+ * purchase, or an account that cannot say → review; found nowhere with every account able to say
+ * so → its mark goes and it is sent. An account that cannot be read (its key refused,
+ * unreachable, taken out of accounts.toml) holds the orders that could have been bought there;
+ * once they have waited TOPUP_RESTORE_LOOKUP_WAIT they go to review, never sent blind.
+ *
+ * Runs beside the runner's loop (it does not hold other batches' sends, nor any 202): the 202 was
+ * answered when the order and its mark were committed together. Only the marks read at its start
+ * are decided; an order accepted while the histories are read waits for the next round (it may
+ * name an account this round did not read). Between the last read and the removal of the marks
+ * nothing awaits: no send of these rows, nor any acceptance, can come in between. Returns what it
+ * decided, or null when nothing was due; throws OrderLookupWaiting while some order waits for an
+ * account, after deciding the others.
+ */
+export async function lookUpOrders(rt: ReconcileParts, cache: HistoryCache, signal?: AbortSignal): Promise<{ lookedUp: number; settled: number; needsPerson: number; sent: number } | null> {
+  const owned = new Set(rt.batches.ownedBy(rt.owner).map((b) => b.id));
+  const due = orderLookups(rt.db).filter((o) => owned.has(o.batchId));
+  if (due.length === 0) return null;
+  const keyOf = (o: Pick<OrderLookup, 'batchId' | 'idx'>): string => `${ORDER_LOOKUP_PREFIX}${o.batchId}:${o.idx}`;
+  const open = (o: OrderLookup): Row | undefined => {
+    const r = rt.rows.get(o.batchId, o.idx);
+    return r && LOOKED_UP.includes(r.state) ? r : undefined;
+  };
+  // Orders already at an end, settled or in review (a reconcile or a person got there first): nothing to look up.
+  const ended = due.filter((o) => open(o) === undefined);
+  if (ended.length > 0) rt.db.transaction(() => { for (const o of ended) rt.meta.delete(keyOf(o)); })();
+  const live = due.filter((o) => open(o) !== undefined);
+  if (live.length === 0) return { lookedUp: 0, settled: 0, needsPerson: 0, sent: 0 };
+  const now = rt.clock.now();
+  const configured = new Set(rt.accounts.map((a) => a.id));
+  const renamedTo = currentNames(rt.db, configured);
+  for (const o of live) o.accounts = o.accounts.map((a) => renamedTo(a));
+  const wanted = new Set<string>(configured);
+  for (const o of live) for (const a of o.accounts) wanted.add(a);
+  const since = Math.min(...live.map((o) => o.since));
+  const sweeps = new Map<string, Sweep>();
+  const unreadable = new Map<string, string>();
+  for (const account of wanted) {
+    if (!configured.has(account)) {
+      unreadable.set(account, notReadableWhy(account));
+      continue;
+    }
+    try {
+      sweeps.set(account, await cache.read(rt, account, since, signal));
+    } catch (err) {
+      if (signal?.aborted) throw err;
+      unreadable.set(account, `account "${account}" cannot be read: ${unreadableWhy(err)}`);
+    }
+  }
+  // From here to the marks' removal nothing awaits.
+  const waitMs = rt.config.backup.restoreLookupWaitMs;
+  const ready: OrderLookup[] = [];
+  const waiting: OrderLookup[] = [];
+  for (const o of live) {
+    if (open(o) === undefined) continue;
+    const relevant = [...unreadable.keys()].some((a) => o.accounts.includes(a));
+    if (!relevant || now >= (o.blocked?.since ?? now) + waitMs) ready.push(o);
+    else waiting.push(o);
+  }
+  let out = { lookedUp: 0, settled: 0, needsPerson: 0, sent: 0 };
+  if (ready.length > 0) {
+    const rows = ready.map((o) => open(o)!);
+    const { settled, needsPerson, unchanged } = settleRows(rt, rows, sweeps, unreadable);
+    rt.db.transaction(() => { for (const o of ready) rt.meta.delete(keyOf(o)); })();
+    out = { lookedUp: rows.length, settled: settled.length, needsPerson: needsPerson.length, sent: unchanged };
+    if (settled.length > 0 || needsPerson.length > 0) {
+      const marker: ReconcileMarker = { kind: 'claim', copy: null, restoredAt: null, from: null, since, detail: `API order(s) ${ready.map((o) => o.trxid).slice(0, 10).join(', ')}${ready.length > 10 ? ' …' : ''} accepted within the window after a restore` };
+      const report: RestoreReport = { at: rt.clock.now(), marker, lookedUp: rows.length, unchanged, placed: 0, settled, needsPerson, orphans: [], apiOrders: null, file: null };
+      report.file = writeReport(rt, report);
+      rt.log.warn(
+        { lookedUp: rows.length, settled: settled.length, needsPerson: needsPerson.length, report: report.file, unreadable: Object.fromEntries(unreadable) },
+        `looked up ${rows.length} API order(s) accepted after a restore: ${settled.length} settled from the suppliers (bought before, never sent again), ${needsPerson.length} need a person, ${unchanged} are sent now`,
+      );
+    } else {
+      rt.log.info({ lookedUp: rows.length }, `looked up ${rows.length} API order(s) accepted after a restore at every account: bought nowhere, sent now`);
+    }
+  }
+  if (waiting.length > 0) {
+    rt.db.transaction(() => {
+      for (const o of waiting) noteOrderBlocked(rt.db, o, { since: o.blocked?.since ?? now, at: now, accounts: Object.fromEntries(unreadable) });
+    })();
+    const first = Math.min(...waiting.map((o) => o.blocked?.since ?? now));
+    throw new OrderLookupWaiting(`${waiting.length} API order(s) accepted after a restore (${waiting.slice(0, 5).map((o) => o.trxid).join(', ')}${waiting.length > 5 ? ' …' : ''}) wait for their lookup: ${[...unreadable.values()].join('; ')}; nothing of them is sent; at ${new Date(first + waitMs).toISOString()} (TOPUP_RESTORE_LOOKUP_WAIT) they go to review unless it can be read before`);
+  }
+  return out;
+}
+
+/** An API orders' lookup that waits for an account it cannot read. */
+export class OrderLookupWaiting extends TopupError {
+  constructor(message: string) {
+    super(ErrorCode.Backup, message);
+    this.name = 'OrderLookupWaiting';
+  }
+}
+
 /** A claim lookup that waits for an account it cannot read (its message says which, why, and until when). */
 export class ClaimLookupWaiting extends TopupError {
   constructor(message: string) {
@@ -503,7 +670,20 @@ export function claimLookupStatus(db: ReconcileParts['db'], now: number, waitMs:
     const at = b.since + waitMs;
     return `restore lookup: batch ${c.batchId} is waiting for the restore lookup since ${iso(b.since)} (last try ${iso(b.at)}): ${why}; nothing of it is sent; ${at > now ? `at ${iso(at)} (TOPUP_RESTORE_LOOKUP_WAIT)` : 'at the next try'} its rows that could have been bought there go to review (topup review), unless the account can be read before (put it back in accounts.toml, or fix its key, and restart)`;
   });
-  return { lines, waiting: marks.filter((c) => c.blocked !== undefined).length };
+  // API orders accepted in the window (store/backup.ts markOrderInRestoreWindow): one line for
+  // those on their way through the lookup, one for those waiting for an account.
+  const orders = orderLookups(db);
+  const stuck = orders.filter((o) => o.blocked !== undefined);
+  const moving = orders.length - stuck.length;
+  if (moving > 0) lines.push(`restore lookup: ${moving} API order(s) accepted within the window after a restore are looked up at every account before they are sent`);
+  if (stuck.length > 0) {
+    const since = Math.min(...stuck.map((o) => o.blocked!.since));
+    const last = Math.max(...stuck.map((o) => o.blocked!.at));
+    const why = [...new Set(stuck.flatMap((o) => Object.values(o.blocked!.accounts)))].join('; ');
+    const at = since + waitMs;
+    lines.push(`restore lookup: ${stuck.length} API order(s) accepted after a restore (${stuck.slice(0, 5).map((o) => o.trxid).join(', ')}${stuck.length > 5 ? ' …' : ''}) are waiting for the restore lookup since ${iso(since)} (last try ${iso(last)}): ${why}; none is sent; ${at > now ? `at ${iso(at)} (TOPUP_RESTORE_LOOKUP_WAIT)` : 'at the next try'} they go to review (topup review), unless the account can be read before (put it back in accounts.toml, or fix its key, and restart)`);
+  }
+  return { lines, waiting: marks.filter((c) => c.blocked !== undefined).length + stuck.length };
 }
 
 function iso(ms: number): string {

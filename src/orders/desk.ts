@@ -48,6 +48,7 @@ import { appendJournal, appendJournalMirror, journalMirror, MIRROR_TROUBLE_KEY, 
 import { orderEvent, orderView } from './view.js';
 import type { AcceptOutcome, FeedPage, FieldProblem, OrderDesk, OrderEvent, OrderInput, OrderView, PlayerCheckDesk, PlayerCheckInput, PlayerCheckOutcome } from './types.js';
 import { trxidAsGiven } from '../kernel/identity.js';
+import { markOrderInRestoreWindow } from '../store/backup.js';
 import { checkedLine, checkKindOfSlug } from '../config/player-check-settings.js';
 import { ShopChecks, type CheckAsk } from './player-check-desk.js';
 
@@ -404,7 +405,13 @@ export class Desk implements OrderDesk, PlayerCheckDesk {
       }
     }
     try {
-      const idx = rt.db.transaction(() => rt.rows.insertApiOrder(batchId, { ...p.row, apiBodyHash: p.hash, callbackUrl: p.callbackUrl }, now))();
+      const idx = rt.db.transaction(() => {
+        const i = rt.rows.insertApiOrder(batchId, { ...p.row, apiBodyHash: p.hash, callbackUrl: p.callbackUrl }, now);
+        // In the window after a restore: held until it was looked up at every account (a resend of
+        // an order the lost record bought elsewhere under a moved trxid), in this same commit.
+        markOrderInRestoreWindow(rt.db, rt.accounts.map((a) => a.id), { batchId, idx: i, trxid: p.input.trxid, now });
+        return i;
+      })();
       took(account, p.row.expectedUsd ?? 0);
       const o = this.#reads.byKey(batchId, idx)!;
       return { kind: 'accepted', order: orderView(o, this.#columns, { codes: false, history: this.#reads.history(batchId, idx) }) };

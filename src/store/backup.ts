@@ -167,6 +167,77 @@ export function markClaimInRestoreWindow(db: Db, configured: readonly string[], 
   return true;
 }
 
+/** meta: `<prefix><batch id>:<idx>` = OrderLookup: an API order accepted in the window after a restore, not yet looked up (markOrderInRestoreWindow). */
+export const ORDER_LOOKUP_PREFIX = 'restore.order:';
+
+/** What an API order accepted in the window is looked up with (as ClaimLookup, for one row of the day's API batch). */
+export interface OrderLookup {
+  batchId: string;
+  idx: number;
+  trxid: string;
+  /** Wall ms the order was accepted (how long it has waited). */
+  at: number;
+  since: number;
+  /** Every account that may have bought it after the copy was taken (as ClaimLookup.accounts). */
+  accounts: string[];
+  blocked?: { since: number; at: number; accounts: Record<string, string> };
+}
+
+/**
+ * Called in the acceptance's own transaction (orders/desk.ts): a new API order (a trxid the store
+ * does not know) accepted while the window after a restore is open, on a home with more than one
+ * account, is marked "not yet looked up" (meta ORDER_LOOKUP_PREFIX + batch:idx). The store refuses
+ * its intent while the mark is there (rows.ts), the dispatch stage leaves it out, and the runner
+ * looks its trxid and the trxids a move gives up at every account back to the window's start
+ * (ops/restore-reconcile.ts lookUpOrders) before it is sent or settled.
+ *
+ * Why: without a folder replica, an order accepted after the last backup, failed over and bought on
+ * another account as `<trxid>-<account>`, then lost with the disk (the store and jobs/api-journal/),
+ * leaves nothing local; the shop resends it, and the restored home took it as new and bought it on
+ * its first account too (issue 32, reproduced: test/restore/api-resend-no-replica.test.ts). The
+ * 202 does not wait for the lookup: it still means "on disk", and the lookup runs after it.
+ * Which accounts: as markClaimInRestoreWindow. One account: nothing looked up (a resend under its
+ * own trxid meets its purchase as a replay).
+ */
+export function markOrderInRestoreWindow(db: Db, configured: readonly string[], o: { batchId: string; idx: number; trxid: string; now: number }): boolean {
+  const w = db.prepare('SELECT value FROM meta WHERE key = ?').get(RESTORE_WINDOW_KEY) as { value: string } | undefined;
+  if (!w) return false;
+  const window = JSON.parse(w.value) as RestoreWindow;
+  if (o.now >= window.until) return false;
+  const known = (db.prepare('SELECT name FROM account_identities WHERE removed_at IS NULL OR removed_at >= ? ORDER BY name').all(window.since) as { name: string }[]).map((r) => r.name);
+  const accounts = [...new Set([...configured, ...known])];
+  if (accounts.length < 2) return false;
+  const mark: OrderLookup = { batchId: o.batchId, idx: o.idx, trxid: o.trxid, at: o.now, since: window.since, accounts };
+  db.prepare('INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value').run(`${ORDER_LOOKUP_PREFIX}${o.batchId}:${o.idx}`, JSON.stringify(mark));
+  return true;
+}
+
+/** The API orders accepted in the window not yet looked up (a range of the meta key's index). */
+export function orderLookups(db: Db): OrderLookup[] {
+  const rows = claimStatements(db).all.all(ORDER_LOOKUP_PREFIX, ORDER_LOOKUP_END) as { value: string }[];
+  return rows.map((r) => JSON.parse(r.value) as OrderLookup);
+}
+
+/**
+ * Whether any API order waits for its lookup: one seek on a statement prepared once, what the
+ * runner asks every step (as hasClaimLookups; issue 34's profile: reading and parsing the marks
+ * each step was a cost of every order). Read from the store each time, not cached: the order API
+ * of another process writes marks.
+ */
+export function hasOrderLookups(db: Db): boolean {
+  return claimStatements(db).any.get(ORDER_LOOKUP_PREFIX, ORDER_LOOKUP_END) !== undefined;
+}
+
+const ORDER_LOOKUP_END = ORDER_LOOKUP_PREFIX.replace(/:$/, ';');
+
+/** Records on an order's mark that its lookup could not read every account (an UPDATE: a mark removed meanwhile stays removed). */
+export function noteOrderBlocked(db: Db, o: Pick<OrderLookup, 'batchId' | 'idx'>, blocked: NonNullable<OrderLookup['blocked']>): void {
+  const key = `${ORDER_LOOKUP_PREFIX}${o.batchId}:${o.idx}`;
+  const row = db.prepare('SELECT value FROM meta WHERE key = ?').get(key) as { value: string } | undefined;
+  if (!row) return;
+  db.prepare('UPDATE meta SET value = ? WHERE key = ?').run(JSON.stringify({ ...(JSON.parse(row.value) as OrderLookup), blocked }), key);
+}
+
 /**
  * The accounts the store knows that are not configured now and were still in accounts.toml at or
  * after `since` (account_identities.removed_at): after a restore, each may have bought rows after
@@ -604,6 +675,52 @@ export function adoptRememberedAccounts(db: Db, home: string, configured: readon
   // was recorded, knew nothing to retire: the re-drop was looked up at the new endpoint only).
   const added = db.transaction(() => mark.accounts!.filter((a) => add.run(a.name, a.origin, a.keyFp, now, names.has(a.name) ? null : a.removedAt).changes > 0))();
   return added.filter((a) => !names.has(a.name)).map((a) => a.name);
+}
+
+/**
+ * The accounts known to the backups in `dirs` taken after `backup` (their stores'
+ * account_identities), for `topup restore`: an account added after the restored copy was taken,
+ * used (a failover bought rows there as `<trxid>-<account>`) and taken out of accounts.toml again
+ * is in no file of a disk lost whole (the mark file went with it), and the copy never knew it; a
+ * newer backup beside it does (issue 32: the older of two backups restored, the day's file dropped
+ * again, its rows bought on `second` were bought again on `main`). A newer backup that cannot be
+ * read is named, not trusted.
+ */
+export function accountsOfNewerBackups(backup: VerifiedBackup, dirs: readonly string[]): { accounts: RememberedAccount[]; from: string[]; unreadable: { path: string; why: string }[] } {
+  const seen = new Set<string>();
+  const accounts = new Map<string, RememberedAccount>();
+  const from: string[] = [];
+  const unreadable: { path: string; why: string }[] = [];
+  for (const dir of new Set([dirname(backup.path), ...dirs].map((d) => resolve(d)))) {
+    for (const path of listBackups(dir)) {
+      if (path === backup.path || seen.has(path)) continue;
+      seen.add(path);
+      try {
+        const m = JSON.parse(readFileSync(join(path, MANIFEST), 'utf8')) as BackupManifest;
+        if (!(m.takenAt > backup.manifest.takenAt)) continue;
+        const db = new Database(join(path, basename(m.db.file)), { readonly: true, fileMustExist: true });
+        try {
+          for (const a of db.prepare('SELECT name, origin, key_fp AS keyFp, removed_at AS removedAt FROM account_identities').all() as RememberedAccount[]) {
+            const had = accounts.get(a.name);
+            // The newest word on an account: still in the file (null) beats a removal, a later removal an earlier one.
+            if (!had || (had.removedAt !== null && (a.removedAt === null || a.removedAt > had.removedAt))) accounts.set(a.name, a);
+          }
+        } finally {
+          db.close();
+        }
+        from.push(path);
+      } catch (err) {
+        unreadable.push({ path, why: (err as Error).message });
+      }
+    }
+  }
+  return { accounts: [...accounts.values()], from, unreadable };
+}
+
+/** Records in a restored store the accounts it does not know (accountsOfNewerBackups); returns their names. */
+export function adoptAccounts(db: Db, accounts: readonly RememberedAccount[], now: number): string[] {
+  const add = db.prepare('INSERT INTO account_identities (name, origin, key_fp, since, removed_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT (name) DO NOTHING');
+  return db.transaction(() => accounts.filter((a) => add.run(a.name, a.origin, a.keyFp, now, a.removedAt).changes > 0).map((a) => a.name))();
 }
 
 function readMark(home: string): Mark | null {

@@ -18,7 +18,7 @@ import type { OrderFacts, Resolution } from './row-record.js';
 import { ROW_EDGES, type RowEvent, type RowState } from './row-states.js';
 import type { AccountIdentity } from '../kernel/identity.js';
 import { batchState, rowState, rowStates } from './state-sql.js';
-import { CLAIM_LOOKUP_PREFIX, RECONCILE_KEY } from './backup.js';
+import { CLAIM_LOOKUP_PREFIX, ORDER_LOOKUP_PREFIX, RECONCILE_KEY } from './backup.js';
 
 export type { NewRow, OrderFacts, Resolution, Row, StateCounts } from './row-record.js';
 export { emptyCounts } from './row-record.js';
@@ -196,11 +196,13 @@ export class RowStore extends RowWrites {
       // And never while the store is a copy not yet reconciled (store/backup.ts RECONCILE_KEY): the
       // marker is set by a restore and by a start on a store older than its mark; nor for a batch
       // claimed in the window after a restore and not yet looked up (store/backup.ts
-      // markClaimInRestoreWindow). In the intent's own statement, so no process (a runner mid-step,
+      // markClaimInRestoreWindow), nor for an API order accepted in that window and not yet looked up
+      // (markOrderInRestoreWindow; the CAST because better-sqlite3 binds a JS number as REAL, and
+      // 'x' || 0.0 is 'x0.0', a key no mark has). In the intent's own statement, so no process (a runner mid-step,
       // another process) sends a row before its trxids have been looked up at every account.
       guard: `EXISTS (SELECT 1 FROM batches b WHERE b.id = @batchId AND b.owner = @owner AND b.lease_until > @now
          AND (b.cancel_requested = 0 OR rows.state = ${rowState('resending')}))${sent ? ' AND trxid = @trxid AND account = @account' : ''}${sameIdentity}
-         AND NOT EXISTS (SELECT 1 FROM meta WHERE key IN (${q(RECONCILE_KEY)}, ${q(CLAIM_LOOKUP_PREFIX)} || @batchId))`,
+         AND NOT EXISTS (SELECT 1 FROM meta WHERE key IN (${q(RECONCILE_KEY)}, ${q(CLAIM_LOOKUP_PREFIX)} || @batchId, ${q(ORDER_LOOKUP_PREFIX)} || @batchId || ':' || CAST(@idx AS INTEGER)))`,
     });
   }
 

@@ -10,7 +10,7 @@ import type { Row } from '../../store/rows.js';
 import type { FundingStage } from './funding.js';
 import { sendRow } from '../../dispatch/sender.js';
 import { restorePending } from '../../ops/restore-reconcile.js';
-import { claimLookups } from '../../store/backup.js';
+import { claimLookups, orderLookups } from '../../store/backup.js';
 import type { SendScope } from '../../store/row-reads.js';
 import { moveRow } from '../../dispatch/failover.js';
 import { isAccountWait } from '../../account/funds.js';
@@ -90,6 +90,9 @@ export class DispatchStage implements Stage {
     if (batches) this.#tellGoneAccounts(batches);
     this.#moveOffPaused(now, batches);
     const one = pauses.plain;
+    // API orders accepted in the window after a restore and not yet looked up (store/backup.ts
+    // markOrderInRestoreWindow): skipped as if on their way (the store would refuse their intents).
+    const held = new Set(orderLookups(rt.db).map((o) => `${o.batchId}:${o.idx}`));
     for (const account of pauses.sendable()) {
       // While an account is paused, one of its orders at a time probes whether the pause is over;
       // so while a read probe has lifted its maintenance on trial (account/pauses.ts).
@@ -99,7 +102,7 @@ export class DispatchStage implements Stage {
       const free = cap - (this.#countBy.get(account) ?? 0);
       if (free <= 0) continue;
       // Rows whose send started may still be pending (waiting for the rate gate): skipped by the read.
-      const busy = { has: (batchId: string, idx: number) => this.#inflight.get(batchId)?.has(idx) === true };
+      const busy = { has: (batchId: string, idx: number) => this.#inflight.get(batchId)?.has(idx) === true || (held.size > 0 && held.has(`${batchId}:${idx}`)) };
       // A home with one account reads without naming it (every row is on it).
       for (const row of rt.rows.sendable(this.#scope(), now, free, busy, one ? undefined : account)) this.#start(row);
       if ((this.#countBy.get(account) ?? 0) < cap) this.#startedUpTo.set(account, now);
