@@ -35,7 +35,7 @@
  * the writers' (kernel/csv-text.ts).
  */
 import type { ApiAnswer } from '../kernel/errors.js';
-import { classifyFailure, normaliseCode, wordsOf } from './classify.js';
+import { classifyFailure, isBalanceRefusal, normaliseCode, wordsOf } from './classify.js';
 import { isObject, pick, readSuccess, readText, unwrap } from './read.js';
 import type { Exchange } from './wire.js';
 
@@ -143,6 +143,9 @@ export function readCheckAnswer(x: Exchange, trxid: string, path: string): Playe
     if (x.status === 404 || x.status === 405 || x.status === 501) return { ...base, outcome: 'refused', charged: 'no', said: `HTTP ${x.status} without a body naming the player: this supplier may not offer ${path}` };
     return { ...base, outcome: 'in-doubt', charged: 'maybe', said: `HTTP ${x.status}, the body is not JSON` };
   }
+  // A refusal for balance, whatever its status (a 402 too): the check was not run, nothing charged.
+  const words = saysPlayerNotFound(x.json).said;
+  if (x.status >= 400 && x.status < 500 && isBalanceRefusal(words)) return { ...base, outcome: 'refused', charged: 'no', said: words };
   const f = classifyFailure(x.status, x.json, { method: 'POST', path }, true);
   const said = [f.apiCode, f.apiError].filter((s) => s !== undefined && s !== '').join(': ') || `HTTP ${x.status}`;
   // Turned away before the check ran (see `charged` above): only these say so.

@@ -36,6 +36,11 @@ describe('the money of checks the supplier did not run', () => {
     expect(await d.stop()).toBe(0);
     expect(readResult(home, 'turned').map((r) => r.status)).toEqual(['completed']);
 
+    const charged = sb.admin.ledger().entries.filter((e) => e.kind === 'check');
+    expect(charged).toHaveLength(1);
+    const s = readSummary(home, 'turned');
+    expect(s.playerChecks).toMatchObject({ calls: 4, inDoubt: 0, inDoubtUsd: 0 });
+    expect(s.playerChecks.costUsd).toBeCloseTo(PRICE, 6);
     const db = new Database(join(home.jobs, 'topup.db'), { readonly: true });
     const calls = db.prepare('SELECT outcome, charged, price_usd AS price FROM player_check_calls ORDER BY at, rowid').all();
     db.close();
@@ -45,10 +50,5 @@ describe('the money of checks the supplier did not run', () => {
       { outcome: 'in-doubt', charged: 'no', price: 0 },
       { outcome: 'found', charged: 'yes', price: PRICE },
     ]);
-    const charged = sb.admin.ledger().entries.filter((e) => e.kind === 'check');
-    expect(charged).toHaveLength(1);
-    const s = readSummary(home, 'turned');
-    expect(s.playerChecks).toMatchObject({ calls: 4, inDoubt: 0, inDoubtUsd: 0 });
-    expect(s.playerChecks.costUsd).toBeCloseTo(PRICE, 6);
   }, 240_000);
 });

@@ -30,6 +30,7 @@ describe('a player check charged whose answer is lost beside a kill', () => {
 
     // After the kill, before any restart: the store says a check was sent and may be charged.
     const db = new Database(join(home.jobs, 'topup.db'), { readonly: true });
+    expect((db.prepare('SELECT count(*) AS n FROM player_check_calls').get() as { n: number }).n, 'a record of the check sent').toBe(1);
     const sent = db.prepare('SELECT outcome, charged, price_usd AS price, batch_id AS batch FROM player_check_calls').all() as { outcome: string; charged: string; price: number; batch: string | null }[];
     db.close();
     expect(sent).toEqual([{ outcome: 'sent', charged: 'maybe', price: PRICE, batch: expect.any(String) }]);
