@@ -9,13 +9,13 @@
  * 31. a check never places an order: no POST /orders carries a trxid of the check space, every
  *     check carries one, no check's trxid is any order's (in any letter case, at any account of
  *     the run), no two checks share one, and the store never holds a check's trxid on a row;
- * 32. the checks' charges appear in the money the reseller sees, to the cent: every check the
- *     supplier charged is in player_check_calls with that price (unless the process that sent it
- *     was killed before it could record it: then the run must say so, see `unrecorded`); a check
- *     whose answer settled the player (found, not found) is one the supplier ran; what the home
- *     counts beyond the ledger is the tariff of checks whose answer did not say whether they ran
- *     (lost, an error page, a 429, a refusal); each summary's `playerChecks` is its batch's calls
- *     and their cost.
+ * 32. the checks' charges appear in the money the reseller sees, to the cent: every check that
+ *     reached the supplier is in player_check_calls (recorded before it left, so a kill cannot
+ *     lose one: `unrecorded` counts those that are not, each a failure), one the supplier charged
+ *     at that price; a check whose answer settled the player (found, not found) is one the
+ *     supplier ran; a 429 or a refusal is counted at 0 (the supplier did not run it), an answer
+ *     lost at the tariff (it may have run); each summary's `playerChecks` is its batch's calls and
+ *     their cost.
  *
  * Kept apart from sim/invariants.ts (called from judge()).
  */
@@ -73,7 +73,7 @@ export function checkPlayerChecks(c: CheckCtx): void {
   }
   for (const [k, n] of checkSeen) check(n === 1, () => `${n} player checks carried the trxid ${k}: each check has a trxid of its own (31)`);
   const rowTrxids = new Set(c.rows.filter((r) => r.trxid !== null).map((r) => trxidKey(r.trxid!)));
-  const calls = c.rt.db.prepare('SELECT trxid, kind, player, account, batch_id AS batchId, outcome, price_usd AS priceUsd FROM player_check_calls').all() as { trxid: string; kind: string; player: string; account: string; batchId: string | null; outcome: string; priceUsd: number }[];
+  const calls = c.rt.db.prepare('SELECT trxid, kind, player, account, batch_id AS batchId, outcome, said, price_usd AS priceUsd FROM player_check_calls').all() as { trxid: string; kind: string; player: string; account: string; batchId: string | null; outcome: string; said: string | null; priceUsd: number }[];
   for (const call of calls) check(!rowTrxids.has(trxidKey(call.trxid)), () => `the store holds the check trxid ${call.trxid} on a row too (31)`);
 
   const w = c.world;
@@ -107,18 +107,21 @@ export function checkPlayerChecks(c: CheckCtx): void {
     for (const ch of m.checks) {
       if (ch.trxid === '') continue;
       const call = byTrxid.get(ch.trxid);
-      if (ch.ran && call === undefined) {
-        // A check charged whose sender died before its answer could be recorded: counted, not judged
-        // (the home writes no record before a check; docs/simulator.md, what it found).
-        const excused = ch.owner !== undefined && w.killed.has(ch.owner);
-        if (excused) unrecorded++;
-        check(excused, () => `the supplier charged ${usd(ch.chargedMicros)} USD for the player check ${ch.trxid} (player ${ch.player}, ${ch.answer}, sent by ${ch.owner ?? '?'}), which the home recorded nowhere: a charge the reseller never sees (32)`);
+      // Every check that reached the supplier is recorded: the home writes its record before the
+      // request leaves (store/player-checks.ts begin), so a kill after it leaves "sent", never nothing.
+      if (call === undefined) {
+        unrecorded++;
+        check(false, () => `the player check ${ch.trxid} reached the supplier (player ${ch.player}, ${ch.answer}${ch.ran ? `, charged ${usd(ch.chargedMicros)} USD` : ''}, sent by ${ch.owner ?? '?'}${ch.owner !== undefined && w.killed.has(ch.owner) ? ', killed later' : ''}), and the home recorded it nowhere: a charge the reseller may never see (32)`);
         continue;
       }
-      if (call === undefined) continue;
       if (ch.ran) check(cents(Math.round(call.priceUsd * 1e6)) === cents(ch.chargedMicros), () => `the player check ${ch.trxid} is recorded at ${call.priceUsd} USD; the supplier charged ${usd(ch.chargedMicros)} USD (32)`);
       else check(!['found', 'not-found'].includes(call.outcome), () => `the player check ${ch.trxid} is recorded ${call.outcome}, an answer only a check that ran can give, while the supplier never ran it (${ch.answer}) (32)`);
-      if (!ch.ran) check(cents(Math.round(call.priceUsd * 1e6)) === cents(w.priceMicros), () => `the player check ${ch.trxid} (not run: ${ch.answer}) is recorded at ${call.priceUsd} USD, not at the tariff ${usd(w.priceMicros)} USD (32)`);
+      // Not run: a 429 or a refusal says so and costs nothing; an answer lost says nothing, so it may have been charged (the tariff).
+      // Its answer never recorded (its sender killed after it left: `sent`, or marked in doubt for that by a later ask): the home
+      // never heard the refusal, so the tariff is the safe count.
+      const unheard = call.outcome === 'sent' || (call.outcome === 'in-doubt' && (call.said ?? '').startsWith('sent at '));
+      const notRun = unheard ? w.priceMicros : ch.answer === 'rate-limited' || ch.answer === 'refused' ? 0 : ch.answer === 'lost' ? w.priceMicros : undefined;
+      if (!ch.ran && notRun !== undefined) check(cents(Math.round(call.priceUsd * 1e6)) === cents(notRun), () => `the player check ${ch.trxid} (not run: ${ch.answer}) is recorded at ${call.priceUsd} USD, not at ${usd(notRun)} USD (32: only what may have been charged is counted)`);
     }
   }
   if (c.unrecorded) c.unrecorded.n += unrecorded;

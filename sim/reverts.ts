@@ -160,7 +160,7 @@ export const REVERTS: readonly Revert[] = [
     id: 'check-cost-found-only',
     defect: 'issue 31 (planted): only checks that found a player are counted at the tariff (a not-found or lost check the supplier charged is not in the money the reseller sees; invariant 32)',
     faults: 'checks,lost,crash',
-    edits: [{ file: 'src/claim/player-checks.ts', find: 'at: rt.clock.now(), priceUsd: price }, r.name ?? null);', replace: "at: rt.clock.now(), priceUsd: r.outcome === 'found' ? price : 0 }, r.name ?? null);" }],
+    edits: [{ file: 'src/claim/player-checks.ts', find: 'store.finish(trxid, { outcome: r.outcome, said: r.said, charged: r.charged,', replace: "store.finish(trxid, { outcome: r.outcome, said: r.said, charged: r.outcome === 'found' ? r.charged : 'no'," }],
   },
   {
     id: 'api-cancel-still-accepting',

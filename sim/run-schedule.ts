@@ -1097,7 +1097,7 @@ export async function runSchedule(s: Schedule, opts: RunOptions = {}): Promise<R
       'world: player checks charged by the tariff': sum((m) => m.stats.checksCharged),
       'world: player checks answered not found': sum((m) => m.stats.checksNotFound),
       'world: player checks whose answer was lost': sum((m) => m.stats.checksLost),
-      'world: player checks charged and never recorded (their sender killed)': unrecordedChecks.n,
+      'world: player checks that reached the supplier and were never recorded (each a failure of 32)': unrecordedChecks.n,
       'world: rows of players that do not exist': has(w, 'checks') ? s.files.reduce((n, f) => n + f.rows.filter((r) => r.ghost).length, 0) : 0,
       'world: lines written into a claimed file (late-lines)': [...lateWritten.values()].reduce((n, x) => n + x, 0),
       "world: days' API batches cancelled (api-cancel)": apiCancels.size,

@@ -18,7 +18,7 @@ import { classifyFailure, parseRetryAfter } from './classify.js';
 import { openGate, type CallGate, type CallOptions, type RouteName } from './gate.js';
 import { ok, readAnswer, readCapped, saysItFailed, type Exchange } from './wire.js';
 import { CHECK_PATHS, checkBody, readCheckAnswer, type PlayerCheckRequest, type PlayerCheckResult } from './player-check.js';
-import { isCheckTrxid } from '../kernel/identity.js';
+import { inCheckSpace, isCheckTrxid } from '../kernel/identity.js';
 import {
   readBalance,
   readHistory,
@@ -209,7 +209,8 @@ export class ResellerClient {
   async submitOrder(body: OrderRequest, opts?: CallOptions): Promise<SubmitAnswer> {
     const path = '/orders';
     // The two trxid spaces never meet (kernel/identity.ts): an order is never sent under a check's.
-    if (isCheckTrxid((body as { trxid?: unknown } | undefined)?.trxid)) throw new TopupError(ErrorCode.Internal, `refused to send an order under the player-check trxid ${body.trxid}`);
+    const sent = (body as { trxid?: unknown } | undefined)?.trxid;
+    if (isCheckTrxid(sent) || (typeof sent === 'string' && inCheckSpace(sent))) throw new TopupError(ErrorCode.Internal, `refused to send an order under the player-check trxid ${body.trxid}`);
     const x = await this.#exchange('submit', 'POST', path, body, opts);
     const order = x.readable ? readOrder(x.json) : undefined;
     if (order?.orderId !== undefined && saysOrderExists(x, order)) {
@@ -237,7 +238,7 @@ export class ResellerClient {
     } catch (err) {
       // No answer, a timeout, a body too large: nothing is known about the player. A stop before
       // the request left (NotDispatchedError) and the gate's own errors are passed on.
-      if (err instanceof ApiError) return { outcome: 'in-doubt', trxid: req.trxid, status: err.status, said: err.message };
+      if (err instanceof ApiError) return { outcome: 'in-doubt', charged: 'maybe', trxid: req.trxid, status: err.status, said: err.message };
       throw err;
     }
     return readCheckAnswer(x, req.trxid, path);

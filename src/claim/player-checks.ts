@@ -19,10 +19,10 @@ import { Priority, type PlayerCheckRequest, type PlayerCheckResult } from '../ap
 import type { OrderRequest } from '../api/schemas.js';
 import { checkedLine, checkKindOfSlug, type PlayerCheckSettings } from '../config/player-check-settings.js';
 import { checkTrxid } from '../kernel/identity.js';
-import { CHECK_PATHS } from '../api/player-check.js';
+import { CHECK_PATHS, oneLine } from '../api/player-check.js';
 import { countCheck, countedOutcome } from '../api/player-check-counts.js';
 import type { Runtime } from '../runtime.js';
-import { PlayerCheckStore, type CachedCheck } from '../store/player-checks.js';
+import { CheckInFlight, FLIGHT_MARGIN_MS, PlayerCheckStore, type CachedCheck } from '../store/player-checks.js';
 
 /** reject_code of a row held because the supplier's check said its player does not exist. */
 export const PLAYER_NOT_FOUND_CODE = 'TOPUP_PLAYER_NOT_FOUND';
@@ -156,6 +156,9 @@ export interface CheckRun {
   refused: boolean;
 }
 
+/** How soon a check of a player another ask is making is looked for again. */
+const IN_FLIGHT_LOOK_MS = 250;
+
 /** Checks at once: the rate gate paces them; more would only queue in it. */
 const CONCURRENCY = 4;
 
@@ -168,6 +171,8 @@ export async function runChecks(rt: Parts, needs: Iterable<CheckNeed>, batchId: 
   const store = new PlayerCheckStore(rt.db);
   const queue = [...needs];
   const out: CheckRun = { sent: 0, settled: 0, owed: 0, lastProblem: undefined, refused: false };
+  /** Players not asked this time (asked too often without an answer): owed, not retried in this run. */
+  const held: CheckNeed[] = [];
   const until = rt.clock.now() + budgetMs;
   const price = rt.config.playerChecks.priceUsd;
   const worker = async (): Promise<void> => {
@@ -175,26 +180,60 @@ export async function runChecks(rt: Parts, needs: Iterable<CheckNeed>, batchId: 
       if (out.refused || rt.clock.now() >= until || signal?.aborted) return;
       const need = queue.shift();
       if (!need) return;
+      const now = rt.clock.now();
+      // Answered meanwhile (another process — the daemon, `topup validate` — or another batch): no call.
+      if (store.cached(need.kind, need.player, now, rt.config.playerChecks.cacheMs)) {
+        out.settled++;
+        continue;
+      }
+      const wait = store.mayAsk(need.kind, need.player, now);
+      if (wait) {
+        held.push(need);
+        out.lastProblem = `${CHECK_PATHS[need.kind]} for ${need.player}: ${wait.why}`;
+        continue;
+      }
       const account = rt.accounts.find((a) => a.id === need.account) ?? rt.accounts[0]!;
       const trxid = checkTrxid(need.kind, rt.entropy.hex(8));
+      let began = false;
       let r: PlayerCheckResult;
       try {
-        r = await account.client.checkPlayer(requestOf(need, trxid), { priority: Priority.lookup, ...(signal ? { signal } : {}) });
+        r = await account.client.checkPlayer(requestOf(need, trxid), {
+          priority: Priority.lookup,
+          ...(signal ? { signal } : {}),
+          // The record before the request: a kill before its answer is recorded leaves "sent, may
+          // be charged", never nothing (store/player-checks.ts begin).
+          beforeSend: () => {
+            const at = rt.clock.now();
+            store.begin({ trxid, kind: need.kind, player: need.player, account: account.id, batchId, at, priceUsd: price }, at - account.client.timeoutMs - FLIGHT_MARGIN_MS, at - rt.config.playerChecks.cacheMs);
+            began = true;
+          },
+        });
       } catch (err) {
-        // Not sent (a stop while it waited for the gate): owed still.
+        // Not sent (a stop while it waited for the gate, or a check of this player in flight
+        // elsewhere): owed still; a record written for it is of nothing.
+        if (began) store.unsent(trxid);
+        if (err instanceof CheckInFlight) {
+          // Another process (or ask) is checking this player now: its answer lands in the cache;
+          // this one looks again shortly, without a second (maybe charged) call.
+          queue.push(need);
+          if (err.answered) continue; // the cache holds it: settled at the top of the loop
+          out.lastProblem = `${CHECK_PATHS[need.kind]} for ${need.player}: ${err.message}`;
+          await rt.clock.sleep(IN_FLIGHT_LOOK_MS, signal).catch(() => {});
+          continue;
+        }
         queue.unshift(need);
         out.lastProblem = (err as Error).message;
         return;
       }
       out.sent++;
       countCheck('file', countedOutcome(r.outcome));
-      store.record({ trxid, kind: need.kind, player: need.player, account: account.id, batchId, outcome: r.outcome, said: r.said.slice(0, 500), at: rt.clock.now(), priceUsd: price }, r.name ?? null);
+      store.finish(trxid, { outcome: r.outcome, said: r.said, charged: r.charged, name: r.name ?? null, at: rt.clock.now() });
       if (r.outcome === 'found' || r.outcome === 'not-found') {
         out.settled++;
         continue;
       }
       queue.push(need);
-      out.lastProblem = `${CHECK_PATHS[need.kind]} for ${need.player}: ${r.outcome} (${r.said})`;
+      out.lastProblem = `${CHECK_PATHS[need.kind]} for ${need.player}: ${r.outcome} (${oneLine(r.said, 300)})`;
       if (r.outcome === 'refused') out.refused = true;
       // A lost answer or a 429: this worker gives the gate and the supplier a moment.
       if (r.outcome !== 'refused') await rt.clock.sleep(Math.min(5_000, r.retryAfterMs ?? 1_000)).catch(() => {});
@@ -204,7 +243,7 @@ export async function runChecks(rt: Parts, needs: Iterable<CheckNeed>, batchId: 
     }
   };
   await Promise.all(Array.from({ length: CONCURRENCY }, () => worker()));
-  out.owed = queue.length;
+  out.owed = queue.length + held.length;
   if (out.sent > 0) rt.log.info({ batch: batchId, sent: out.sent, settled: out.settled, owed: out.owed }, 'player checks');
   return out;
 }

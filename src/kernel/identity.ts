@@ -128,7 +128,7 @@ export const TRXID_PATTERN = new RegExp(`^(?![=+\\-@'\\u2019])[^\\s${TRXID_INVIS
 
 /** Why a (trimmed) trxid breaks the rule, or undefined when it keeps it. The messages name no field: the caller does. */
 export function trxidProblem(v: string): string | undefined {
-  if (TRXID_PATTERN.test(v)) return undefined;
+  if (TRXID_PATTERN.test(v)) return inCheckSpace(v) ? `"${v}" is spelled like a player check's trxid (${CHECK_TRXID_PREFIX}…, once its characters are folded as the supplier may fold them); orders and checks never share one: choose another` : undefined;
   if (!isWellFormed(v)) return NOT_WELL_FORMED;
   if (v === '') return 'is empty';
   if (/^[=+\-@]/.test(v)) return `"${v}" looks like a spreadsheet formula, not an id`;
@@ -167,10 +167,20 @@ export function accountIdentity(url: string | null, key: string): AccountIdentit
  * anything else (api/player-check.ts), and refuses to send an order under a check's (api/client.ts).
  */
 export const CHECK_TRXID_PREFIX = '-CHK-';
+const CHECK_SPACE_KEY = foldTrxid(CHECK_TRXID_PREFIX);
 
 /** A fresh check trxid: `-CHK-PUBG-<16 hex>`. `hex16` is 16 random hex digits (kernel/entropy.ts). */
 export function checkTrxid(kind: 'pubg' | 'ml', hex16: string): string {
   return `${CHECK_TRXID_PREFIX}${kind.toUpperCase()}-${hex16}`;
+}
+
+/**
+ * Whether a trxid, as given anywhere (an order's from a file or a shop, one about to be sent),
+ * is in the check space once folded: `－CHK-…` (a fullwidth hyphen-minus) or `﹣chk-…` is the
+ * same purchase key as `-CHK-…` (foldTrxid), so no order may carry it.
+ */
+export function inCheckSpace(trxid: string): boolean {
+  return trxidKey(trxid).startsWith(CHECK_SPACE_KEY);
 }
 
 /** A trxid of the check space: the prefix, and (so it holds whatever the prefix becomes) not an order's. */

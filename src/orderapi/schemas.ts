@@ -8,7 +8,7 @@
  * each schema to its interface, so a field added there and not here fails the build.
  */
 import { jsonDepth } from '../kernel/json-depth.js';
-import { isWellFormed, NOT_WELL_FORMED, TRXID_MAX_LENGTH, TRXID_PATTERN, trxidProblem } from '../kernel/identity.js';
+import { inCheckSpace, isWellFormed, NOT_WELL_FORMED, TRXID_MAX_LENGTH, TRXID_PATTERN, trxidProblem } from '../kernel/identity.js';
 import { z } from '@hono/zod-openapi';
 import { ROW_STATES } from '../store/row-states.js';
 import { BATCH_STATES } from '../store/batch-states.js';
@@ -27,7 +27,9 @@ const TRXID = z
   .trim()
   .refine(isWellFormed, { message: NOT_WELL_FORMED, abort: true })
   .min(1, { message: 'must not be empty', abort: true })
-  .regex(TRXID_PATTERN, { error: (iss) => trxidProblem(String(iss.input)) ?? 'is not a trxid' })
+  .regex(TRXID_PATTERN, { error: (iss) => trxidProblem(String(iss.input)) ?? 'is not a trxid', abort: true })
+  // Folded (NFKC, case), `－CHK-…` is a player check's trxid: the pattern cannot say it, the rule does.
+  .refine((v) => !inCheckSpace(v), { error: (iss) => trxidProblem(String(iss.input)) ?? 'is a player check\'s trxid' })
   // The generator would write the flags into the pattern (`…$/u`): the source alone, which JSON Schema reads in unicode mode.
   .openapi({ maxLength: TRXID_MAX_LENGTH, pattern: TRXID_PATTERN.source });
 /** Every identity (player fields, pid, account) is well-formed text: a lone surrogate cannot be stored or sent as itself. */

@@ -51,11 +51,13 @@ export interface BatchSummary {
   resolved: { line: number; trxid: string | null; resolution: string; by: string | null; at: string | null; status: string; orderId: string | null }[];
   /**
    * Player-name checks sent while the batch was stored (docs/player-checks.md): how many, what
-   * they cost at TOPUP_PLAYER_CHECK_PRICE_USD (the supplier's own charge is in its balance, not
-   * in spentUsd, which is orders only), the rows held because their player does not exist.
-   * Only present when the batch was checked.
+   * they may have cost at TOPUP_PLAYER_CHECK_PRICE_USD (those the supplier ran, and those that may
+   * have run; a 429 or a refusal costs nothing), of which `inDoubt` checks (`inDoubtUsd`) got no
+   * answer that says whether they ran (a lost answer, a kill before it was recorded): the
+   * supplier's own charge is in its balance, not in spentUsd, which is orders only; the rows held
+   * because their player does not exist. Only present when the batch was checked.
    */
-  playerChecks?: { calls: number; costUsd: number; notFoundRows: number };
+  playerChecks?: { calls: number; costUsd: number; inDoubt: number; inDoubtUsd: number; notFoundRows: number };
   /** How each column of the file was read; null when its rows were not read (a duplicate file). */
   columns: ColumnReport['columns'] | null;
   /** About the file as a whole: warnings about its columns, hints, a file without order rows. */
@@ -97,7 +99,7 @@ export function summarize(
   late: { lines: readonly { line: number }[]; note: string | null } = { lines: [], note: null },
   columns: ColumnReport | null = null,
   byAccount: Record<string, number | null> | null = null,
-  checks: { calls: number; costUsd: number } | null = null,
+  checks: { calls: number; costUsd: number; inDoubt: number; inDoubtUsd: number } | null = null,
 ): BatchSummary {
   const counts = emptyCounts();
   let spentCents = 0;
@@ -149,7 +151,7 @@ export function summarize(
     codesMissing,
     ...(late.note === null ? {} : { changedAfterRead: { lines: late.lines.map((l) => l.line), note: late.note } }),
     resolved,
-    ...(checks && (checks.calls > 0 || notFoundRows > 0) ? { playerChecks: { calls: checks.calls, costUsd: checks.costUsd, notFoundRows } } : {}),
+    ...(checks && (checks.calls > 0 || notFoundRows > 0) ? { playerChecks: { calls: checks.calls, costUsd: checks.costUsd, inDoubt: checks.inDoubt, inDoubtUsd: checks.inDoubtUsd, notFoundRows } } : {}),
     columns: columns?.columns ?? null,
     notes: [...(n === 0 && !batch.duplicateOf ? [NO_ORDER_ROWS] : []), ...(columns?.warnings ?? []), ...(columns?.hints ?? [])],
     createdAt: new Date(batch.createdAt).toISOString(),

@@ -158,7 +158,18 @@ async function route_(d: ServerDeps, who: AccountRow, route: string, url: URL, b
     case 'POST /mlvfy': {
       // Beyond the spec (players.ts): a name check, never an order.
       const out = d.players.answer(d.state, who, route, body, now, d.answers.realWorld, call);
-      return answer(out.status, out.body);
+      if ('drop' in out) {
+        // Charged, then the connection is cut: the client never learns what the check said.
+        res.socket?.destroy();
+        return;
+      }
+      if (out.holdMs !== undefined) await new Promise((r) => setTimeout(r, out.holdMs));
+      if (typeof out.body === 'string') {
+        res.writeHead(out.status, { 'content-type': 'text/html; charset=utf-8', ...(out.headers ?? {}) });
+        res.end(out.body);
+        return;
+      }
+      return answer(out.status, out.body, out.headers);
     }
     default: return answer(501, { success: false, error: 'NOT IMPLEMENTED' });
   }

@@ -779,6 +779,21 @@ export const MIGRATIONS: readonly string[] = [
   DROP INDEX rows_order_id;
   CREATE UNIQUE INDEX rows_order_id ON rows (order_id, account) WHERE order_id IS NOT NULL;
   `,
+  // 24. Player checks made durable before they are sent (issue 31's adversarial review): a check is
+  //     recorded `sent` (it may be charged) before its request leaves and its answer replaces that,
+  //     so a kill between the two leaves "in doubt, may have cost X", never nothing. `charged` says
+  //     what the supplier may have taken: `yes` (the check ran: found, not found), `maybe` (no
+  //     answer, or one that does not say it did not run), `no` (a 429, a refusal of the key, the
+  //     account, maintenance: the supplier did not run it, so price_usd is 0). One check of a
+  //     player in flight at a time, for every process on this store: the partial unique index.
+  //     Rows of earlier versions: settled answers `yes`; a 429 `no` at 0 (it was counted at the
+  //     tariff); the rest `maybe` at the tariff (an old refusal cannot be told apart).
+  `
+  ALTER TABLE player_check_calls ADD COLUMN charged TEXT NOT NULL DEFAULT 'maybe' CHECK (charged IN ('yes', 'maybe', 'no'));
+  UPDATE player_check_calls SET charged = 'yes' WHERE outcome IN ('found', 'not-found');
+  UPDATE player_check_calls SET charged = 'no', price_usd = 0 WHERE outcome = 'rate-limited';
+  CREATE UNIQUE INDEX player_check_calls_flying ON player_check_calls (kind, player) WHERE outcome = 'sent';
+  `,
 ];
 
 /**

@@ -70,7 +70,7 @@ describe('player checks, done when', () => {
       expect(h.error).toMatch(/player not found: .*nothing was sent and nothing was charged.*sendWithoutCheck/);
     }
     expect(rows[0]!.playerName).toMatch(/^[A-Z][a-z]+[A-Z][a-z]+\d+$/);
-    expect(readSummary(home, 'day1').playerChecks).toEqual({ calls: 0, costUsd: 0, notFoundRows: 3 });
+    expect(readSummary(home, 'day1').playerChecks).toEqual({ calls: 0, costUsd: 0, inDoubt: 0, inDoubtUsd: 0, notFoundRows: 3 });
 
     // A second file, the same players (another pack: not a repeat): no check call at all.
     home.drop('day2.csv', csv([['pid', 'userId'], ...ids.slice(0, 100).map((u) => ['PUBG-325', u])]));
@@ -100,7 +100,7 @@ describe('player checks, done when', () => {
     const charged = sb.admin.ledger().entries.filter((e) => e.kind === 'check');
     expect(charged).toHaveLength(19);
     expect(charged.every((e) => /^-CHK-PUBG-[0-9a-f]{16}$/.test(e.trxid!) && e.orderId === null)).toBe(true);
-    expect(readSummary(home, 'mixed').playerChecks).toEqual({ calls: 19, costUsd: 0.19, notFoundRows: 1 });
+    expect(readSummary(home, 'mixed').playerChecks).toEqual({ calls: 19, costUsd: 0.19, inDoubt: 0, inDoubtUsd: 0, notFoundRows: 1 });
     expect(sb.admin.ledger().orders.filter((o) => o.userId === '5200000003')).toHaveLength(1);
   }, 300_000);
 });

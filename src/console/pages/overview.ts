@@ -8,6 +8,7 @@ import { accountPauses } from '../figures.js';
 import type { Hono } from 'hono';
 import { JOB_NAMES, lastRunKey, scheduleKey, type JobName } from '../../reports/schedule.js';
 import { roundCents } from '../../kernel/money.js';
+import { PlayerCheckStore } from '../../store/player-checks.js';
 import { systemClock } from '../../kernel/clock.js';
 import { pauseView } from '../../account/pauses.js';
 import { accountQueues, callsWithinByAccount, namedAccounts } from '../../ops/account-views.js';
@@ -113,7 +114,7 @@ function money(svc: Services, now: number): Html {
   <div><dt>Waiting for balance</dt><dd>${usd(m.waitingForBalance)} <span class="muted">(unsent rows of batches the balance does not cover: nothing is set aside for them until a top-up)</span></dd></div>
   <div><dt>Available for new files</dt><dd>${m.available === null ? '—' : usd(m.available)}</dd></div>
   <div><dt>Runway</dt><dd>${m.runway}</dd></div>
-</dl></section>`;
+</dl>${checksMoney(svc, now)}</section>`;
   }
   const rows = list.map((m) => html`<tr data-money-account="${m.account}"><th scope="row">${m.account}</th><td class="num" data-f="balance">${balanceCell(m, now)}</td><td class="num">${reservedCell(m.reserved, m.waitingForBalance)}</td><td class="num" data-f="available">${m.available === null ? '—' : usd(m.available)}</td><td data-f="runway">${m.runwayShort}</td></tr>`);
   // The total only when every account has been read: a sum with a gap would pass for the whole.
@@ -121,7 +122,18 @@ function money(svc: Services, now: number): Html {
   const total = html`<tr data-money-total><th scope="row">All accounts</th><td class="num" data-f="balance">${all ? html`<strong>${usd(roundCents(list.reduce((n, m) => n + m.reading!.usd, 0)))}</strong>` : html`<span class="muted">— (not every account read yet)</span>`}</td><td class="num">${reservedCell(roundCents(list.reduce((n, m) => n + m.reserved, 0)), roundCents(list.reduce((n, m) => n + m.waitingForBalance, 0)))}</td><td class="num" data-f="available">${all ? usd(roundCents(list.reduce((n, m) => n + m.available!, 0))) : '—'}</td><td class="muted">each account pays for its own rows</td></tr>`;
   return html`<section aria-labelledby="money"><h2 id="money">Money</h2>
 ${tableWrap('Money by account', html`<table><caption>Balance${sandbox} per supplier account; reserved: unsent rows of unfinished batches the balance covers (rows of batches waiting for balance are shown under it, not in it: nothing is set aside for them); available: what is left for new files; runway: how long that lasts at the account's last ${RUNWAY_DAYS} days' pace</caption><thead><tr><th scope="col">Account</th><th scope="col">Balance</th><th scope="col">Reserved</th><th scope="col">Available</th><th scope="col">Runway</th></tr></thead><tbody>${rows}</tbody><tfoot>${total}</tfoot></table>`)}
-</section>`;
+${checksMoney(svc, now)}</section>`;
+}
+
+/**
+ * The player checks of the last day and what they may have cost (docs/player-checks.md): those
+ * the supplier ran and those whose answer never said (a lost answer, a process killed before it
+ * recorded one) are counted, the second kind named apart; a 429 or a refusal costs nothing.
+ */
+function checksMoney(svc: Services, now: number): Html | '' {
+  const c = new PlayerCheckStore(svc.rt.db).callsSince(now - 24 * 3_600_000);
+  if (c.calls === 0) return '';
+  return html`<p data-player-checks-money>Player checks, last 24 h: ${c.calls} sent, may have cost <strong>${usd(c.costUsd)}</strong> at your price${c.inDoubt > 0 ? html` <span data-in-doubt>(${c.inDoubt} in doubt: no answer said whether the supplier ran ${c.inDoubt === 1 ? 'it' : 'them'}, possibly charged ${usd(c.inDoubtUsd)})</span>` : ''}; the supplier's charge is in its balance.</p>`;
 }
 
 /**
