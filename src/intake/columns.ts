@@ -87,7 +87,15 @@ export const SPELLINGS: Readonly<Record<OrderField, { api: readonly string[]; al
       'Kol-vo', 'Кол-во', 'Количество', 'Số lượng', 'จำนวน', '数量', '수량',
     ],
   },
-  maxPriceUsd: { api: ['maxPriceUsd'], also: ['Max price', 'Max price USD', 'Max price (USD)', 'Max USD', 'Price limit', 'Max unit price', 'Höchstpreis', 'Höchstpreis USD', 'Höchstpreis (USD)', 'Max. Preis', 'Preisgrenze', 'Preislimit'] },
+  maxPriceUsd: {
+    api: ['maxPriceUsd'],
+    also: [
+      'Max price', 'Max price USD', 'Max price (USD)', 'Max USD', 'Price limit', 'Max unit price', 'Höchstpreis', 'Höchstpreis USD', 'Höchstpreis (USD)', 'Max. Preis', 'Preisgrenze', 'Preislimit',
+      'Harga Maks', 'Harga Maksimal', 'Harga Maksimum', 'Harga Max', 'Maks Harga', 'Batas Harga',
+      'Precio máximo', 'Precio max', 'Preço máximo', 'Preço max', 'Prix max', 'Prix maximum', 'Prezzo massimo', 'Prezzo max',
+      'Max prijs', 'Maximale prijs', 'Maks fiyat', 'Azami fiyat',
+    ],
+  },
 });
 
 /** Read as the quantity only when the file's rows show they are one (column-report.ts settleColumns). */
