@@ -192,8 +192,11 @@ export function mapHeader(columns: string[]): HeaderMap {
 
   if (fields.pid === undefined && (fields.slug === undefined || fields.pack === undefined)) {
     const found = columns.slice(0, 8).map((c) => `"${c}"`).join(', ');
+    const close = closePidColumn(columns, fields);
+    // Only a hint: a `Produk` column may hold names, so the reseller decides (docs/input-files.md).
+    const hint = close === undefined ? '' : `; if column "${columns[close]?.trim()}" holds the supplier's product codes (pids like ML-86), rename it to "pid"`;
     throw new InputFileError(
-      `the first row must be a header with a "pid" column (or "slug" and "pack" columns); found ${found}${columns.length > 8 ? ', …' : ''}`,
+      `the first row must be a header with a "pid" column (or "slug" and "pack" columns); found ${found}${columns.length > 8 ? ', …' : ''}${hint}`,
     );
   }
   const header: HeaderMap = { columns, fields, via, unread };
@@ -203,6 +206,21 @@ export function mapHeader(columns: string[]): HeaderMap {
     } else header.maybeQuantity = maybeQuantity;
   }
   return header;
+}
+
+/**
+ * The one column, not read as anything, whose name is close to a pid spelling (`Produk`,
+ * `Produkt`, `Kode`, `Product`): one contains the other. None when no column or several are.
+ */
+function closePidColumn(columns: readonly string[], fields: Partial<Record<OrderField, number>>): number | undefined {
+  const read = new Set(Object.values(fields));
+  const targets = [...SPELLINGS.pid.api, ...SPELLINGS.pid.also].map(headerKey);
+  const hits = columns.flatMap((c, i) => {
+    const n = headerKey(c);
+    if (n.length < 3 || read.has(i) || canonicalField(c) !== undefined) return [];
+    return targets.some((t) => t.includes(n) || (t.length >= 3 && n.includes(t))) ? [i] : [];
+  });
+  return hits.length === 1 ? hits[0] : undefined;
 }
 
 /** The user's own name for a field's column, or the field name when the file has no such column. */

@@ -42,5 +42,5 @@ describe('price-cap column spellings (trial s34 M1)', () => {
     expect(v.stdout).toMatch(/Warnings:\n {2}- column "Harga Maks IDR" looks like the maxPriceUsd but is not a name topup reads/);
     const json = JSON.parse((await runCli(['validate', file, '--json'], env)).stdout);
     expect(json.warnings).toEqual([expect.stringMatching(/^column "Harga Maks IDR" looks like the maxPriceUsd/)]);
-  });
+  }, 300000);
 });
