@@ -52,7 +52,11 @@ const LOOKS_LIKE: readonly [RegExp, OrderField][] = [
   [/qty|quant|menge|anzahl|cantidad|jumlah|jml|adet|kolvo|колво|количеств|aantal|ilosc|qtd|qte|pcs|stuck/, 'quantity'],
   [/trx|transaction|transaksi|transaktion/, 'trxid'],
   [/^pid|pid$|productid|produkid|idproduk|productcode|kodeproduk|sku|produktid|produktn|produktcode|artikeln|artikelid|artnr/, 'pid'],
-  [/maxprice|pricelimit|maxusd|hochstpreis|maxpreis|preisgrenze|preislimit/, 'maxPriceUsd'],
+  // A cap in any language: `max`/`maks`/`batas`/`limit`… beside `price`/`harga`/`precio`/`prix`… in either order.
+  [
+    /maxprice|pricelimit|pricecap|maxusd|hochstpreis|maxpreis|preisgrenze|preislimit|(?:max|maks|batas|limit|cap|grenze|massim|maxim|azami)\w*(?:price|preis|harga|precio|preco|prix|prezzo|prijs|fiyat)|(?:price|preis|harga|precio|preco|prix|prezzo|prijs|fiyat)\w*(?:max|maks|batas|limit|cap|grenze|massim|maxim)/,
+    'maxPriceUsd',
+  ],
   [/player|userid|uid|riotid|roleid|gameid|spieler|benutzer|nutzerid/, 'userId'],
   [/zone|zona/, 'zoneId'],
   [/server|servidor|serveur/, 'serverId'],

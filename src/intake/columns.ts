@@ -87,7 +87,15 @@ export const SPELLINGS: Readonly<Record<OrderField, { api: readonly string[]; al
       'Kol-vo', 'Кол-во', 'Количество', 'Số lượng', 'จำนวน', '数量', '수량',
     ],
   },
-  maxPriceUsd: { api: ['maxPriceUsd'], also: ['Max price', 'Max price USD', 'Max price (USD)', 'Max USD', 'Price limit', 'Max unit price', 'Höchstpreis', 'Höchstpreis USD', 'Höchstpreis (USD)', 'Max. Preis', 'Preisgrenze', 'Preislimit'] },
+  maxPriceUsd: {
+    api: ['maxPriceUsd'],
+    also: [
+      'Max price', 'Max price USD', 'Max price (USD)', 'Max USD', 'Price limit', 'Max unit price', 'Höchstpreis', 'Höchstpreis USD', 'Höchstpreis (USD)', 'Max. Preis', 'Preisgrenze', 'Preislimit',
+      'Harga Maks', 'Harga Maksimal', 'Harga Maksimum', 'Harga Max', 'Maks Harga', 'Batas Harga',
+      'Precio máximo', 'Precio max', 'Preço máximo', 'Preço max', 'Prix max', 'Prix maximum', 'Prezzo massimo', 'Prezzo max',
+      'Max prijs', 'Maximale prijs', 'Maks fiyat', 'Azami fiyat',
+    ],
+  },
 });
 
 /** Read as the quantity only when the file's rows show they are one (column-report.ts settleColumns). */
@@ -183,7 +191,7 @@ export function mapHeader(columns: string[]): HeaderMap {
   }
 
   if (fields.pid === undefined && (fields.slug === undefined || fields.pack === undefined)) {
-    throw new InputFileError(missingPidText(columns));
+    throw new InputFileError(missingPidText(columns, fields));
   }
   const header: HeaderMap = { columns, fields, via, unread };
   if (maybeQuantity.length > 0) {
@@ -199,7 +207,7 @@ export function mapHeader(columns: string[]): HeaderMap {
  * and as what, which it did not, and what it needs. It used to list only the first eight cells,
  * so a reseller could not tell that "Spieler-ID" had been read and "Produkt" had not (issue 30).
  */
-function missingPidText(columns: readonly string[]): string {
+function missingPidText(columns: readonly string[], fields: Partial<Record<OrderField, number>>): string {
   const line = lineSpellings();
   const known: string[] = [];
   const unknown: string[] = [];
@@ -215,8 +223,30 @@ function missingPidText(columns: readonly string[]): string {
   return (
     `the first row must be a header with a "pid" column (or "slug" and "pack" columns), and this one has ${known.length === 0 ? 'none of the columns topup reads' : 'neither'}. ` +
     `Its columns recognised: ${list(known)}; not recognised: ${list(unknown)}. ` +
-    `Rename the column that holds the pack ids to "pid" (also read: ${pids} …), or name the game and pack columns "slug" and "pack"; docs/input-files.md lists every spelling topup reads`
+    `Rename the column that holds the pack ids to "pid" (also read: ${pids} …), or name the game and pack columns "slug" and "pack"; docs/input-files.md lists every spelling topup reads${pidHint(columns, fields)}`
   );
+}
+
+/** The rename hint for the one column whose name is close to a pid spelling (closePidColumn), or nothing. */
+function pidHint(columns: readonly string[], fields: Partial<Record<OrderField, number>>): string {
+  const close = closePidColumn(columns, fields);
+  // Only a hint: a `Produk` column may hold names, so the reseller decides (docs/input-files.md).
+  return close === undefined ? '' : `; if column "${columns[close]?.trim()}" holds the supplier's product codes (pids like ML-86), rename it to "pid"`;
+}
+
+/**
+ * The one column, not read as anything, whose name is close to a pid spelling (`Produk`,
+ * `Produkt`, `Kode`, `Product`): one contains the other. None when no column or several are.
+ */
+function closePidColumn(columns: readonly string[], fields: Partial<Record<OrderField, number>>): number | undefined {
+  const read = new Set(Object.values(fields));
+  const targets = [...SPELLINGS.pid.api, ...SPELLINGS.pid.also].map(headerKey);
+  const hits = columns.flatMap((c, i) => {
+    const n = headerKey(c);
+    if (n.length < 3 || read.has(i) || canonicalField(c) !== undefined) return [];
+    return targets.some((t) => t.includes(n) || (t.length >= 3 && n.includes(t))) ? [i] : [];
+  });
+  return hits.length === 1 ? hits[0] : undefined;
 }
 
 /** The user's own name for a field's column, or the field name when the file has no such column. */

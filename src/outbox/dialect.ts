@@ -43,11 +43,31 @@ export function inputDialect(rt: Pick<Runtime, 'config' | 'batches'>, batch: Bat
     return { delimiter: ',', bom: true, xlsx: true, ...(numberColumns.length > 0 ? { numberColumns } : {}) };
   }
   const delimiter = DELIMITERS.find((d) => d === parsed.delimiter) ?? DEFAULT_DIALECT.delimiter;
-  const crlf = lineEndingOf(join(rt.config.home, batch.jobFile)) === '\r\n';
-  return { delimiter, bom: parsed.bom === true, xlsx: false, ...(crlf ? { eol: '\r\n' as const } : {}) };
+  const path = join(rt.config.home, batch.jobFile);
+  const crlf = lineEndingOf(path) === '\r\n';
+  return { delimiter, bom: parsed.bom === true, xlsx: false, ...(crlf ? { eol: '\r\n' as const } : {}), ...(startsWithSepLine(path, delimiter) ? { sepLine: true as const } : {}) };
 }
 
 const SNIFF_BYTES = 64 * 1024;
+
+/** Whether the file (UTF-8, after a BOM) begins with Excel's `sep=X` line for the delimiter it was read with. */
+export function startsWithSepLine(path: string, delimiter: string): boolean {
+  let fd: number;
+  try {
+    fd = openSync(path, 'r');
+  } catch {
+    return false;
+  }
+  try {
+    const buf = Buffer.alloc(16);
+    const n = readSync(fd, buf, 0, buf.length, 0);
+    const head = buf.subarray(0, n).toString('utf8').replace(/^\uFEFF/, '');
+    const m = /^sep=(.)[ \t]*(?:\r\n|\n|\r)/i.exec(head);
+    return m !== null && m[1] === delimiter;
+  } finally {
+    closeSync(fd);
+  }
+}
 
 /**
  * How the file's first line ends: CR LF in UTF-8 (0D 0A) or UTF-16 of either byte order (0D 00 0A

@@ -16,7 +16,9 @@ import { csvMoney, resultCells, resultLayout, type ResultCell, type ResultLayout
 
 function* csvChunks(layout: ResultLayout, dialect: InputDialect, pages: Iterable<ResultCell[][]>): Generator<string> {
   const opts = { delimiter: dialect.delimiter, record_delimiter: dialect.eol ?? '\n' };
-  yield (dialect.bom ? '\uFEFF' : '') + csvText([layout.header.map(safeCell)], opts);
+  // Excel's `sep=;` line, when the input had one: the result opens split into columns where the input did.
+  const sep = dialect.sepLine ? `sep=${dialect.delimiter}${opts.record_delimiter}` : '';
+  yield (dialect.bom ? '\uFEFF' : '') + sep + csvText([layout.header.map(safeCell)], opts);
   for (const page of pages) {
     yield csvText(page.map((cells) => cells.map((c) => (typeof c === 'number' ? csvMoney(c, dialect) : safeCell(c)))), opts);
   }

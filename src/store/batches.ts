@@ -23,6 +23,8 @@ export interface InputDialect {
   xlsx: boolean;
   /** The input's lines ended with CR LF (Windows, Excel): so do the result's. Absent: LF. */
   eol?: '\r\n';
+  /** The input began with Excel's `sep=;` line: so does the result (a comma-locale Excel then still splits it). Absent: no such line. */
+  sepLine?: true;
   /** Workbook input: the columns (0-based) whose filled cells were all numbers; the workbook result keeps them numbers. */
   numberColumns?: number[];
 }

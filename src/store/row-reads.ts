@@ -302,11 +302,17 @@ export class RowReads {
     return n;
   }
 
-  /** How many of a batch's rows there are, were ever sent, and what they spent (cost.ts: the rule SPENT). */
+  /**
+   * How many of a batch's rows there are, were sent, and what they spent (cost.ts: the rule SPENT).
+   * `sent` leaves out rows whose every send was turned away with nothing created (maintenance, a
+   * rate limit, a pause, no balance: back to `pending`, and from there only `skipped` or `invalid`,
+   * row-states.ts), though their first_sent_at stays: a cancelled batch said "2 rows skipped (never
+   * sent)" while status said `sent 2` (trial s34).
+   */
   progress(batchId: string): { rows: number; sent: number; spentUsd: number } {
     return this.stmt(
       `SELECT count(*) AS rows,
-         coalesce(sum(first_sent_at IS NOT NULL), 0) AS sent,
+         coalesce(sum(first_sent_at IS NOT NULL AND state NOT IN (${rowStates(['pending', 'skipped', 'invalid'])})), 0) AS sent,
          coalesce(sum(${SPENT_USD_SQL}), 0) AS spentUsd
        FROM rows WHERE batch_id = ?`,
     ).get(batchId) as { rows: number; sent: number; spentUsd: number };
