@@ -4,13 +4,16 @@
  * Orders without a trxid cannot be this home's (it always sends one): they do not blind a history
  * whose orders do carry trxids. Only a history that shows no trxid at all (the real-world style) holds
  * the rows (docs/backup.md).
- * Two real sandboxes as two accounts, a real backup and restore, the daemon.
+ * Two real sandboxes as two accounts, a real backup and restore, the daemon; and the Review page
+ * (defect 5), which said "These rows were sent" of rows held here, never sent.
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { TEST_KEY, csv, runCli, startDaemon, waitFor, waitForResult } from '../e2e/harness.js';
 import { releaseAfterEach } from '../e2e/release.js';
+import { consoleUrl } from '../e2e/daemon.js';
+import { Client } from '../console/helpers.js';
 import { ledgerTrxids, storedRows, twoAccounts } from '../backup/world.js';
 import type { RunningSandbox } from '../../src/sandbox/index.js';
 
@@ -22,7 +25,7 @@ async function order(sb: RunningSandbox, trxid: string): Promise<void> {
 }
 
 /** `style`: how account `second` answers at the re-drop; its history holds X-1 (with a trxid) and the website order (none). */
-async function scenario(style: 'spec' | 'real-world'): Promise<{ states: string[]; mainTrxids: string[]; why: string }> {
+async function scenario(style: 'spec' | 'real-world'): Promise<{ states: string[]; mainTrxids: string[]; why: string; page: string }> {
   const { home, a, b, env } = await twoAccounts('routing = "priority"');
   await order(b, 'X-1');
   b.admin.setAnswers({ style: 'real-world' }); // places the website order (no trxid)
@@ -34,13 +37,18 @@ async function scenario(style: 'spec' | 'real-world'): Promise<{ states: string[
   await first.stop();
   const rs = await runCli(['restore', JSON.parse(bk.stdout).path], env);
   expect(rs.code, rs.stderr).toBe(0);
-  const d = startDaemon(env);
+  const d = startDaemon({ ...env, TOPUP_CONSOLE: '127.0.0.1:0' });
   await waitFor('up', () => /sending starts now/i.test(d.output()), 60_000);
   home.drop('new.csv', csv([['pid', 'userId', 'trxid'], ['PUBG-60', '5200000001', 'NEW-1'], ['PUBG-60', '5200000002', 'NEW-2']]));
   await waitForResult(home, 'new', 60_000);
+  // The Review page, as the operator sees these rows (defect 5: it said "These rows were sent").
+  const c = new Client(await consoleUrl(d));
+  await c.get('/login');
+  await c.post('/login', { name: 'bo', next: '/' });
+  const page = (await c.get('/review')).text;
   await d.stop();
   const review = await runCli(['review', '--json'], env);
-  return { states: storedRows(home).filter((x) => x.trxid?.startsWith('NEW-')).map((x) => x.state), mainTrxids: ledgerTrxids(a).sort(), why: review.stdout };
+  return { states: storedRows(home).filter((x) => x.trxid?.startsWith('NEW-')).map((x) => x.state), mainTrxids: ledgerTrxids(a).sort(), why: review.stdout, page };
 }
 
 describe('a history with an order without a trxid, after a restore', () => {
@@ -55,5 +63,8 @@ describe('a history with an order without a trxid, after a restore', () => {
     expect(r.mainTrxids).toEqual([]);
     expect(r.states).toEqual(['review', 'review']);
     expect(r.why).toMatch(/cannot be looked up at second \(none of the orders in its history shows a trxid\)/);
+    expect(r.page).toContain('Review (2)');
+    expect(r.page).not.toMatch(/These rows were sent/);
+    expect(r.page).toMatch(/was never sent from this store/);
   }, 240_000);
 });
