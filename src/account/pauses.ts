@@ -4,8 +4,9 @@
  *    Polling stops too, since every route would fail; a cheap authenticated read (GET /balance)
  *    probes every `probeMs` and sending resumes when it succeeds.
  *  - `maintenance`: MAINTENANCE / API_ORDER_DISABLED / a 503 without a code. Polling goes on;
- *    after a back-off growing from 1 s to 5 s one order of the account's own rows is let through
- *    to see whether it ended.
+ *    on a home with one account, after a back-off of 1 s, 2 s, then the read probe's interval
+ *    doubling up to MAX_PROBE_MS, one order of the account's own rows is let through to see
+ *    whether it ended.
  *
  * Every paused account is also probed on a schedule by a read (GET /balance, through the account's
  * rate gate, never an order): an account that no row goes to (routing skips a paused account, and
@@ -88,15 +89,17 @@ export interface ProbeRecord {
 // per-account key is named in store/account-keys.ts, which a rename of the account reads.
 export { pauseKey };
 
-// Nothing else can be ordered during the window, so frequent probes cost no useful budget
-// and shorten the time to resume once it ends.
-const MAINTENANCE_BACKOFF_MS = [1_000, 2_000, 3_000, 5_000];
+// The first order probes come soon (a short blip ends within seconds); after them the order probe
+// waits as long as the read probe would (probeIntervalMs, doubling up to MAX_PROBE_MS). Before, it
+// stayed at 5 s for ever: a home with one account resent its order every 5.1 s through a whole
+// maintenance (a new-user trial: 8 refused POST /orders in 30 s for one API order).
+const MAINTENANCE_BACKOFF_MS = [1_000, 2_000];
 /** The read probe's longest interval, however many trials failed: a recovered supplier is used again within it. */
 export const MAX_PROBE_MS = 5 * 60_000;
 /**
- * A maintenance pause's read probe interval is at least this: twice the longest back-off of the
- * order probe (MAINTENANCE_BACKOFF_MS), so an account whose own rows keep meeting maintenance is not
- * lifted by a read in between.
+ * A maintenance pause's read probe interval is at least this: longer than the first order probes'
+ * back-off (MAINTENANCE_BACKOFF_MS), so an account whose own rows keep meeting maintenance is not
+ * lifted by a read in between (later ones wait this interval themselves: lift()).
  */
 export const MIN_MAINTENANCE_PROBE_MS = 10_000;
 /** How long after a read lifted a maintenance pause an order meeting maintenance again continues that pause. */
@@ -144,6 +147,18 @@ export class Pauses {
       this.#read = { mono, value: p };
     }
     return this.#read.value === null ? null : { ...this.#read.value };
+  }
+
+  /**
+   * How long a maintenance pause waits before it lets one order through as a probe (only a home with
+   * one account takes order probes: engine/account-pauses.ts ordersProbe): 1 s, 2 s, then the read
+   * probe's interval for the probes that failed since, doubling up to MAX_PROBE_MS, so a long
+   * maintenance costs at most one refused order per interval (docs/accounts.md). A pause a trial
+   * brought back goes on from its trials, not from 1 s.
+   */
+  #orderProbeWaitMs(strikes: number, trials: number): number {
+    if (trials === 0 && strikes < MAINTENANCE_BACKOFF_MS.length) return MAINTENANCE_BACKOFF_MS[strikes]!;
+    return this.probeIntervalMs(trials + Math.max(0, strikes - MAINTENANCE_BACKOFF_MS.length));
   }
 
   /** Milliseconds until a probe may leave (0: now), or undefined without a pause. */
@@ -210,7 +225,7 @@ export class Pauses {
       if (t) {
         const trials = t.trials + 1;
         this.#meta.setJson(this.#key, {
-          kind, code, detail, since: t.since, retryAtMono: mono + MAINTENANCE_BACKOFF_MS[0]!, strikes: 0, probeAtMono: mono + this.probeIntervalMs(trials), trials, seenAtMono: mono,
+          kind, code, detail, since: t.since, retryAtMono: mono + this.#orderProbeWaitMs(0, trials), strikes: 0, probeAtMono: mono + this.probeIntervalMs(trials), trials, seenAtMono: mono,
         } satisfies PauseState);
         this.#meta.delete(trialKey(this.#account));
         this.#read = null;
@@ -232,8 +247,8 @@ export class Pauses {
       return false;
     }
     const strikes = isNew ? 0 : cur!.strikes + 1;
-    const wait = kind === 'account' ? this.#probeMs : MAINTENANCE_BACKOFF_MS[Math.min(strikes, MAINTENANCE_BACKOFF_MS.length - 1)]!;
     const trials = isNew ? 0 : (cur!.trials ?? 0);
+    const wait = kind === 'account' ? this.#probeMs : this.#orderProbeWaitMs(strikes, trials);
     const probeAtMono = isNew ? mono + this.probeIntervalMs(0) : (cur!.probeAtMono ?? mono);
     const next: PauseState = { kind, code, detail, since: isNew ? this.#clock.now() : cur!.since, retryAtMono: mono + wait, strikes, probeAtMono, trials, seenAtMono: mono };
     this.#meta.setJson(this.#key, next);
@@ -253,6 +268,15 @@ export class Pauses {
     if (!p || p.kind !== 'maintenance') return null;
     const mono = this.#clock.mono();
     const interval = this.probeIntervalMs(p.trials ?? 0);
+    // Nor before the next order probe is due, once the back-off has grown past the first ones (a
+    // home with one account, whose order probe decides): a lift there would send the order at once,
+    // between the order probes, and bring the pause back, a refused order more per read.
+    if (p.strikes >= MAINTENANCE_BACKOFF_MS.length && p.retryAtMono > mono && p.retryAtMono <= mono + MAX_PROBE_MS) {
+      this.#meta.setJson(this.#key, { ...p, probeAtMono: p.retryAtMono } satisfies PauseState);
+      this.#read = null;
+      this.#trialRead = null;
+      return { lifted: false, pause: p, reason: `the next order probe is due in ${Math.round((p.retryAtMono - mono) / 1000)} s` };
+    }
     if (p.seenAtMono !== undefined && p.seenAtMono <= mono && mono - p.seenAtMono < interval) {
       this.#meta.setJson(this.#key, { ...p, probeAtMono: p.seenAtMono + interval } satisfies PauseState);
       this.#read = null;

@@ -110,7 +110,7 @@ export const BatchOrderSchema = z
 export const BatchJsonSchema = z.array(BatchOrderSchema).min(1, 'must hold at least one order').max(100_000, 'at most 100000 orders: split the batch').openapi('BatchOrders', { example: EXAMPLE_BATCH as never });
 
 const ISO = z.string().openapi({ description: 'ISO 8601, UTC', example: '2025-11-26T09:15:02.123Z' });
-const Status = z.enum(PUBLIC_STATUSES).openapi('OrderStatus', { description: 'accepted: stored, not sent; sent: a request left, not known yet whether an order exists (never read it as "not charged"); processing: the supplier has the order; completed / cancelled: its end (cancelled: placed, then failed); rejected: nothing was bought; review: a person decides whether it was charged.' });
+const Status = z.enum(PUBLIC_STATUSES).openapi('OrderStatus', { description: 'accepted: stored, no request has left for it yet; sent: a request left and it is not placed yet: not known yet whether an order exists, or a plainly refused send (maintenance) waits to be sent again (never read it as "not charged"); processing: the supplier has the order; completed / cancelled: its end (cancelled: placed, then failed); rejected: nothing was bought; review: a person decides whether it was charged.' });
 const EVENT_TYPES = ['order.resolved', ...PUBLIC_STATUSES.map((s): OrderEventType => `order.${s}`)] as [OrderEventType, ...OrderEventType[]];
 const EventType = z.enum(EVENT_TYPES).openapi('OrderEventType');
 const NUM = z.number().nullable();

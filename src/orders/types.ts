@@ -10,8 +10,8 @@
 import type { RowState } from '../store/row-states.js';
 
 /**
- * A shop's view of a row's state. `accepted`: stored, not sent (or sent back to wait, e.g. for
- * balance); `sent`: a request left, whether an order exists is not known yet (never "not charged");
+ * A shop's view of a row's state. `accepted`: stored, no request for it has left yet (or waiting
+ * before its first send, e.g. for balance); `sent`: a request left, whether an order exists is not known yet (never "not charged");
  * `processing`: the supplier has the order; `completed` / `cancelled`: the order's end (cancelled:
  * placed then failed, refunded or not); `rejected`: nothing was bought (refused, price rose,
  * cancelled before sending); `review`: a person must decide whether it was charged.
@@ -19,11 +19,17 @@ import type { RowState } from '../store/row-states.js';
 export const PUBLIC_STATUSES = ['accepted', 'sent', 'processing', 'completed', 'cancelled', 'rejected', 'review'] as const;
 export type PublicStatus = (typeof PUBLIC_STATUSES)[number];
 
-/** The same mapping as the triggers of migration 12 (a test holds the two equal). */
-export function publicStatus(state: RowState): PublicStatus {
+/**
+ * The same mapping as the triggers of migrations 12 and 22 (a test holds the two equal). `sentBefore`:
+ * a request for the row has left (first_sent_at): a row back in `pending` after a plainly refused
+ * send (maintenance, a rate limit, no balance) stays `sent` until it is placed or ends, so a shop
+ * does not see `accepted` / `sent` flip with every resend, and never reads "not sent" of a row that
+ * is sent again at the next probe (docs/order-api.md).
+ */
+export function publicStatus(state: RowState, sentBefore = false): PublicStatus {
   switch (state) {
     case 'pending':
-      return 'accepted';
+      return sentBefore ? 'sent' : 'accepted';
     case 'sending':
     case 'resending':
     case 'verifying':

@@ -44,7 +44,7 @@ export function orderView(o: ApiRow, columns: readonly string[], opts: { codes: 
     const v = r.request?.[f] ?? cell(r.cells, columns, f);
     if (v !== undefined) player[f] = v;
   }
-  const status = publicStatus(r.state);
+  const status = publicStatus(r.state, r.firstSentAt !== null);
   const showError = status === 'rejected' || status === 'review' || status === 'cancelled';
   // The shop's trxid (its cell); a row that moved to another account is sent under a new one.
   const trxid = cell(r.cells, columns, 'trxid') ?? r.trxid ?? '';

@@ -794,6 +794,37 @@ export const MIGRATIONS: readonly string[] = [
   UPDATE player_check_calls SET charged = 'no', price_usd = 0 WHERE outcome = 'rate-limited';
   CREATE UNIQUE INDEX player_check_calls_flying ON player_check_calls (kind, player) WHERE outcome = 'sent';
   `,
+  // 25. An API order once sent stays `sent` while it waits to be sent again (orders/types.ts
+  //     publicStatus, docs/order-api.md): a plainly refused send (maintenance) took it back to
+  //     `accepted`, and every order probe to `sent` again, so a shop's webhook receiver got an
+  //     `order.accepted` / `order.sent` pair per probe (a new-user trial: 17 events in 30 s for one
+  //     order). `accepted` is left only for an order no request has left for (first_sent_at NULL:
+  //     a failover move clears it, the new account has not been sent it).
+  `
+  DROP TRIGGER rows_api_event_update;
+  CREATE TRIGGER rows_api_event_update AFTER UPDATE OF state ON rows
+    WHEN NEW.api_body_hash IS NOT NULL AND
+      (CASE WHEN OLD.state = 'pending' AND OLD.first_sent_at IS NULL THEN 'accepted'
+            WHEN OLD.state IN ('pending', 'sending', 'resending', 'verifying', 'searching') THEN 'sent'
+            WHEN OLD.state IN ('processing', 'unseen') THEN 'processing'
+            WHEN OLD.state IN ('invalid', 'rejected', 'skipped') THEN 'rejected'
+            ELSE OLD.state END)
+      IS NOT
+      (CASE WHEN NEW.state = 'pending' AND NEW.first_sent_at IS NULL THEN 'accepted'
+            WHEN NEW.state IN ('pending', 'sending', 'resending', 'verifying', 'searching') THEN 'sent'
+            WHEN NEW.state IN ('processing', 'unseen') THEN 'processing'
+            WHEN NEW.state IN ('invalid', 'rejected', 'skipped') THEN 'rejected'
+            ELSE NEW.state END) BEGIN
+    INSERT INTO order_events (batch_id, idx, trxid, type, status, row_state, at)
+      SELECT NEW.batch_id, NEW.idx, coalesce(NEW.trxid, OLD.trxid),
+        CASE WHEN OLD.state = 'review' THEN 'order.resolved' ELSE 'order.' || s END, s, NEW.state, NEW.updated_at
+      FROM (SELECT CASE WHEN NEW.state = 'pending' AND NEW.first_sent_at IS NULL THEN 'accepted'
+            WHEN NEW.state IN ('pending', 'sending', 'resending', 'verifying', 'searching') THEN 'sent'
+            WHEN NEW.state IN ('processing', 'unseen') THEN 'processing'
+            WHEN NEW.state IN ('invalid', 'rejected', 'skipped') THEN 'rejected'
+            ELSE NEW.state END AS s);
+  END;
+  `,
 ];
 
 /**

@@ -108,7 +108,7 @@ export function registerReview(app: Hono<ConsoleEnv>, svc: Services): void {
     const rows = svc.rt.rows.reviewRows({ limit: SHOWN });
     const bulk = !ctx.readOnly && rows.length >= 2;
     const body = html`${notice ? html`<div class="${notice.ok ? 'notice' : 'message'}" role="${notice.ok ? 'status' : 'alert'}"><p>${notice.text}</p>${notice.list && notice.list.length > 0 ? html`<ul>${notice.list.map((o) => html`<li>${o.key}: ${o.text}</li>`)}</ul>` : ''}</div>` : ''}
-<p>These rows were sent, but whether they were charged is not known. Check each with the supplier, then record what happened. A row resolved as charged is checked against the API; its batch's results are written again as a new version.</p>
+<p>Whether these rows were charged is not known. Most were sent and no answer settled them; a row whose reason starts "after a restore" was never sent from this store, but may have been bought before the restore at an account that could not be looked up. Check each with the supplier, then record what happened. A row resolved as charged is checked against the API; its batch's results are written again as a new version.</p>
 ${rows.length === 0 ? html`<p class="ok">No rows waiting for review.</p>` : html`${bulk ? bulkForm(ctx) : ''}<ol class="review">${rows.map((r) => item(ctx, r, bulk))}</ol>`}
 ${ctx.reviewRows > SHOWN ? html`<p class="muted">The newest ${SHOWN} of ${ctx.reviewRows} are shown.</p>` : ''}`;
     return page(ctx, `Review (${ctx.reviewRows})`, body);
