@@ -5,7 +5,7 @@
  * stop the daemon: orders matter more than the page that shows them. It is logged as an error
  * naming the setting, and the daemon runs on without a console.
  */
-import { CONSOLE_STATE_KEY, type ConsoleState } from './console-state.js';
+import { CONSOLE_STATE_KEY, type ConsoleState } from '../store/console-state.js';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { hostname } from 'node:os';

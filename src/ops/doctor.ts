@@ -23,7 +23,7 @@ import { pauseView, type PauseView } from '../account/pauses.js';
 import { TimeZone } from '../kernel/time-zone.js';
 import { rollupZoneOf } from '../store/rollup-zone.js';
 import { createServer } from 'node:net';
-import { CONSOLE_STATE_KEY, type ConsoleState } from '../console/console-state.js';
+import { CONSOLE_STATE_KEY, type ConsoleState } from '../store/console-state.js';
 import { runningDaemon } from '../store/presence.js';
 
 export interface Check {
