@@ -286,8 +286,12 @@ export type ResultRow = Record<string, string>;
 
 /** A result file's text as rows by column name, in whichever dialect it was written (outbox/dialect.ts). */
 export function parseResult(text: string): ResultRow[] {
-  const body = text.replace(/^\uFEFF/, '');
-  const { delimiter } = detectDelimiter(body);
+  // A result keeps Excel's `sep=` first line when its input had one (outbox/dialect.ts): read as
+  // Excel does, the line names the delimiter and is not the header.
+  const bom = text.replace(/^\uFEFF/, '');
+  const sep = /^sep=(.)\r?\n/.exec(bom);
+  const body = sep ? bom.slice(sep[0].length) : bom;
+  const delimiter = sep ? sep[1]! : detectDelimiter(body).delimiter;
   return parse(body, { columns: true, delimiter, skip_empty_lines: false, relax_column_count: true }) as ResultRow[];
 }
 
