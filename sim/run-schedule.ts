@@ -734,12 +734,13 @@ export async function runSchedule(s: Schedule, opts: RunOptions = {}): Promise<R
   let secondDayWhileLive = 0;
   const sampleApiOrders = (rt: Runtime): void => {
     if (!shop) return;
-    const rows = rt.db.prepare('SELECT batch_id, idx, state FROM rows WHERE api_body_hash IS NOT NULL').all() as { batch_id: string; idx: number; state: RowState }[];
+    const rows = rt.db.prepare('SELECT batch_id, idx, state, first_sent_at FROM rows WHERE api_body_hash IS NOT NULL').all() as { batch_id: string; idx: number; state: RowState; first_sent_at: number | null }[];
     const batchesBefore = new Set([...seenStatus.keys()].map((k) => k.split(':')[0]));
     for (const r of rows) {
       const k = `${r.batch_id}:${r.idx}`;
       const seq = seenStatus.get(k) ?? [];
-      const st = publicStatus(r.state);
+      // As the order API shows it: a pending order that was sent before stays `sent` (migration 25).
+      const st = publicStatus(r.state, r.first_sent_at !== null);
       if (seq.at(-1) !== st) seq.push(st);
       seenStatus.set(k, seq);
     }
