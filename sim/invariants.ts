@@ -449,10 +449,22 @@ export function judge(c: Ctx): Judgement {
     check(xs.length <= 1 || spellings.size <= 1, () => `trxid ${JSON.stringify(k)} was charged ${xs.length} times under ${spellings.size} spellings: ${xs.map((x) => `${x.o.orderId} for ${JSON.stringify(x.o.trxid)} at ${x.account}`).join(', ')}`);
   }
 
-  // 24. one trxid, one endpoint: a trxid (any letter case) is sent to one supplier host only (an
-  // account re-pointed in accounts.toml must not carry a row in doubt to another supplier).
+  // 24. one trxid, one endpoint: an account re-pointed in accounts.toml must not carry a row in
+  // doubt to another supplier. The engine's rule (store/rows.ts, the send's identity guard): a row
+  // sent before to another identity is sent only while `pending`, i.e. proven nothing created. So a
+  // trxid may reach a second host only after every send of it elsewhere was refused plainly, with
+  // nothing under it, its answer delivered (the posts invariant 37 reads); a send to another host
+  // after any other answer (lost, cut, something created) is the violation. Unlike 37, a process
+  // stopped after the answer reached it is not held against the send: a config edit stops the
+  // daemon that read the refusal (seed 301 of simulate-c: refused at the re-pointed host, stopped,
+  // sent at the host put back); had it died before recording the answer, the row would be in doubt
+  // and the store's identity guard would refuse the send, and either way nothing was made there.
   for (const [t, ms] of c.sentTo ?? []) {
-    check(ms.size <= 1, () => `trxid ${JSON.stringify(t)} was sent to ${ms.size} supplier hosts (${[...ms].map((m) => m.account.name).join(', ')}): ${[...ms].map((m) => { const o = m.byTrxid(t); return o ? `${m.account.name} made ${o.orderId} (${o.status})` : `${m.account.name} made nothing`; }).join('; ')}`);
+    if (ms.size <= 1) continue;
+    const posts = [...ms].flatMap((m) => m.posts.filter((p) => trxidKey(p.trxid) === t).map((p) => ({ m, p }))).sort((a, b) => a.p.at - b.p.at);
+    const unsure = (p: (typeof posts)[number]['p']): boolean => !(p.nothing && p.delivered);
+    const carried = posts.some((x, i) => unsure(x.p) && posts.slice(i + 1).some((y) => y.m !== x.m));
+    check(!carried, () => `trxid ${JSON.stringify(t)} was sent to ${ms.size} supplier hosts (${[...ms].map((m) => m.account.name).join(', ')}): ${[...ms].map((m) => { const o = m.byTrxid(t); return o ? `${m.account.name} made ${o.orderId} (${o.status})` : `${m.account.name} made nothing`; }).join('; ')}` + ` [posts: ${posts.map((x) => `${x.m.account.name}@${x.p.at} nothing=${x.p.nothing} delivered=${x.p.delivered} owner=${x.p.owner}`).join('; ')}]`);
   }
 
   // 5, 6: result files and summaries of every finished batch.
@@ -552,7 +564,7 @@ export function judge(c: Ctx): Judgement {
   }
   // 27. no row bought above its maxPriceUsd, on any account.
   checkPriceCaps({ rt, rows, batches, apiOf: c.apiOf, check, where });
-  checkBalanceRefusals({ rt, rows, batches, apiOf: c.apiOf, check, where });
+  checkBalanceRefusals({ rt, rows, batches, apiOf: c.apiOf, check, where, apis: c.apis });
   // 30, 31, 32: player checks (issue 31).
   checkPlayerChecks({ rt, rows, batches, apis: c.apis, world: c.checkWorld, check, where, ...(c.unrecordedChecks ? { unrecorded: c.unrecordedChecks } : {}) });
 

@@ -402,7 +402,7 @@ export class ModelApi {
    * final, docs/real-suppliers.md: nothing created), whether that answer reached its process
    * (sim/transport.ts sets `delivered`), and the process that sent it.
    */
-  readonly posts: { key: string; owner: string; at: number; nothing: boolean; delivered: boolean }[] = [];
+  readonly posts: { key: string; trxid: string; owner: string; at: number; nothing: boolean; delivered: boolean }[] = [];
   /** The last POST /orders' verdict (#submit sets it; the transport reads it with the answer). */
   lastPostNothing = false;
 

@@ -33,6 +33,7 @@ import { outboxPaths } from '../src/outbox/paths.js';
 import { chargedUsd } from '../src/store/cost.js';
 import { REPEAT_CODE } from '../src/store/row-reads.js';
 import type { ModelApi, ModelOrder } from './model.js';
+import { trxidKey } from '../src/kernel/identity.js';
 
 export interface MoneyCtx {
   rt: Runtime;
@@ -43,6 +44,8 @@ export interface MoneyCtx {
   where: (r: Row) => string;
   /** `late-lines`: how many lines the run wrote into each batch's claimed file after the claim (invariant 35). */
   lateWritten?: ReadonlyMap<string, number>;
+  /** Every supplier host of the schedule: a trxid's last answer is the last host's it was sent to. */
+  apis?: readonly ModelApi[];
 }
 
 const cents = (micros: number): number => Math.round(micros / 10_000);
@@ -69,6 +72,11 @@ export function checkBalanceRefusals(c: MoneyCtx): void {
     if (r.state !== 'rejected' || r.trxid === null) continue;
     const m = c.apiOf(r.account, r.trxid);
     if (!m.lastRefusedForBalance(r.trxid) || m.byTrxid(r.trxid)?.origin === 'engine') continue;
+    // An account re-pointed in accounts.toml (config-repoint) sends its rows to another host: the
+    // supplier's last answer is the one of the host the trxid was last sent to, not the account's first.
+    const key = trxidKey(r.trxid);
+    const last = (c.apis ?? []).map((a) => ({ a, at: Math.max(-1, ...a.posts.filter((p) => trxidKey(p.trxid) === key).map((p) => p.at)) })).sort((x, y) => y.at - x.at)[0];
+    if (last && last.at >= 0 && last.a !== m) continue;
     c.check(false, () => `${c.where(r)}: ended rejected (${r.error ?? 'no reason'}) while the supplier's last answer to it was a refusal for want of balance, nothing made: the row should wait for a top-up (28)`);
   }
 }

@@ -55,7 +55,7 @@ export function simTransport(sim: SimScheduler, apiAt: (url: URL) => ModelApi, o
           // Invariant 37: every POST /orders that arrived, whether its answer was a plain refusal and
           // whether it reaches the process (set when it does; a lost or cut answer never counts as one).
           const sentTrxid = req.method === 'POST' && url.pathname.endsWith('/orders') && req.body ? (JSON.parse(req.body) as { trxid?: unknown }).trxid : undefined;
-          const post = typeof sentTrxid === 'string' ? { key: api.foldKey(sentTrxid), owner, at: sim.mono, nothing: reply.kind === 'answer' && reply.cut !== true && api.lastPostNothing, delivered: false } : null;
+          const post = typeof sentTrxid === 'string' ? { key: api.foldKey(sentTrxid), trxid: sentTrxid, owner, at: sim.mono, nothing: reply.kind === 'answer' && reply.cut !== true && api.lastPostNothing, delivered: false } : null;
           if (post) api.posts.push(post);
           if (reply.kind === 'lost') {
             // No answer ever: the connection is reset at some point, or hangs until the client's timeout.
