@@ -47,10 +47,11 @@ describe.skipIf(!existsSync(CHROMIUM))('the Money section on a phone and live', 
       const section = phone.locator('section[aria-labelledby="money"]');
       await section.screenshot({ path: join(mkdtempSync(join(tmpdir(), 'money-phone-')), 'money-390.png') });
       const caption = await phone.locator('[aria-label="Money by account (table)"] caption').evaluate((el) => {
-        const range = document.createRange();
+        const doc = (el as unknown as { ownerDocument: { createRange: () => { selectNodeContents: (n: unknown) => void; getClientRects: () => ArrayLike<{ right: number }> } } }).ownerDocument;
+        const range = doc.createRange();
         range.selectNodeContents(el);
         const rights = Array.from(range.getClientRects()).map((r) => r.right);
-        return { right: Math.max(...rights), text: el.textContent ?? '' };
+        return { right: Math.max(...rights), text: (el as unknown as { textContent: string | null }).textContent ?? '' };
       });
       expect(caption.text.length).toBeGreaterThan(0);
       expect(caption.right, `caption "${caption.text}" at 390 px`).toBeLessThanOrEqual(390);
