@@ -477,9 +477,10 @@ export async function lookUpClaims(rt: ReconcileParts, signal?: AbortSignal): Pr
   // its line and the batch's wait so far); lookUpOrders then waits, settles, sends or reviews it.
   let heldRows = 0;
   if (waiting.length > 0) {
+    const aliases = formerNames(rt.db);
     for (const c of waiting) {
       const rows = rowsOf([c]);
-      const verdicts = rows.map((row) => ({ row, verdict: decide(rt, row, sweeps, unreadable, formerNames(rt.db)) }));
+      const verdicts = rows.map((row) => ({ row, verdict: decide(rt, row, sweeps, unreadable, aliases) }));
       const hold = verdicts.filter((v) => v.verdict.kind === 'person' && v.verdict.waitsFor !== undefined).map((v) => v.row);
       const held = new Set(hold.map((r) => r.idx));
       const decidable = rows.filter((r) => !held.has(r.idx));
