@@ -416,11 +416,12 @@ function settleRows(rt: ReconcileParts, rows: readonly Row[], sweeps: Map<string
  * Every account the mark names is looked up, not only those configured now: an account taken out
  * of accounts.toml after the restore may have bought the rows (a second review: `second` removed,
  * the file dropped again, both rows bought again on `main`). An account that cannot be read (no
- * longer configured, its key refused, unreachable) holds the batch: the mark stays, its cause is
- * written on it (status and doctor show it), and the runner tries again; once the batch has waited
- * TOPUP_RESTORE_LOOKUP_WAIT, its rows that could have been bought there go to review (edge
- * restored-unknown, the account and what to do in their why), the rest are settled or sent, and
- * the mark goes. Throws while any batch still waits (ClaimLookupWaiting), after settling the others.
+ * longer configured, its key refused, unreachable) holds the rows of the batch that could have
+ * been bought there, one by one (the batch's mark becomes per-row marks, the cause written on each;
+ * status and doctor show them), and lookUpOrders tries them again; once they have waited
+ * TOPUP_RESTORE_LOOKUP_WAIT they go to review (edge restored-unknown, the account and what to do in
+ * their why). The batch's other rows are settled or sent at once. Throws ClaimLookupWaiting when
+ * rows were held, after deciding the rest.
  */
 export async function lookUpClaims(rt: ReconcileParts, signal?: AbortSignal): Promise<RestoreReport | null> {
   // No mark (the usual case, asked every step): one seek, not a read of every batch this process holds.
