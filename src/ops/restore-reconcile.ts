@@ -420,8 +420,8 @@ function settleRows(rt: ReconcileParts, rows: readonly Row[], sweeps: Map<string
  * been bought there, one by one (the batch's mark becomes per-row marks, the cause written on each;
  * status and doctor show them), and lookUpOrders tries them again; once they have waited
  * TOPUP_RESTORE_LOOKUP_WAIT they go to review (edge restored-unknown, the account and what to do in
- * their why). The batch's other rows are settled or sent at once. Throws ClaimLookupWaiting when
- * rows were held, after deciding the rest.
+ * their why). The batch's other rows are settled or sent at once. Logs (does not throw) when rows
+ * were held.
  */
 export async function lookUpClaims(rt: ReconcileParts, signal?: AbortSignal): Promise<RestoreReport | null> {
   // No mark (the usual case, asked every step): one seek, not a read of every batch this process holds.
@@ -525,9 +525,14 @@ export async function lookUpClaims(rt: ReconcileParts, signal?: AbortSignal): Pr
     );
   }
   if (heldRows > 0) {
+    // Said, not thrown: the batches' marks are gone (their held rows are lookUpOrders' now), and a
+    // throw would put off the lookup of the next file claimed by the runner's retry delay.
     const first = waiting.reduce((a, b) => ((a.blocked?.since ?? now) <= (b.blocked?.since ?? now) ? a : b));
     const until = (first.blocked?.since ?? now) + waitMs;
-    throw new ClaimLookupWaiting(`${heldRows} row(s) of file(s) claimed after a restore (${waiting.map((c) => c.batchId).join(', ')}) wait for their lookup: ${[...unreadable.values()].join('; ')}; none of them is sent (the rest of the files are); they go to review at ${new Date(until).toISOString()} (TOPUP_RESTORE_LOOKUP_WAIT) unless it can be read before`);
+    rt.log.warn(
+      { batches: waiting.map((c) => c.batchId), held: heldRows, unreadable: Object.fromEntries(unreadable) },
+      `${heldRows} row(s) of file(s) claimed after a restore (${waiting.map((c) => c.batchId).join(', ')}) wait for their lookup: ${[...unreadable.values()].join('; ')}; none of them is sent (the rest of the files are); they go to review at ${new Date(until).toISOString()} (TOPUP_RESTORE_LOOKUP_WAIT) unless it can be read before`,
+    );
   }
   return report;
 }
@@ -700,14 +705,6 @@ export class OrderLookupWaiting extends TopupError {
   constructor(message: string) {
     super(ErrorCode.Backup, message);
     this.name = 'OrderLookupWaiting';
-  }
-}
-
-/** A claim lookup that waits for an account it cannot read (its message says which, why, and until when). */
-export class ClaimLookupWaiting extends TopupError {
-  constructor(message: string) {
-    super(ErrorCode.Backup, message);
-    this.name = 'ClaimLookupWaiting';
   }
 }
 
