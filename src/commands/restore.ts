@@ -8,7 +8,10 @@
 import type { Command } from 'commander';
 import { existsSync } from 'node:fs';
 import { systemClock } from '../kernel/clock.js';
-import { ErrorCode, TopupError } from '../kernel/errors.js';
+import { ErrorCode, TopupError, UsageError } from '../kernel/errors.js';
+import { userInfo } from 'node:os';
+import type { Config } from '../config/config.js';
+import { closeRestoreWindow, restoreWindowState, unansweredCount, unansweredText } from '../ops/restore-window.js';
 import { integrityCheck } from '../store/db.js';
 import { accountsOfNewerBackups, adoptAccounts, restoreBackup, verifyBackup } from '../store/backup.js';
 import { foldJournalMirrors } from '../orders/journal.js';
@@ -30,12 +33,22 @@ const UNPROTECTED =
 export function registerRestore(program: Command): void {
   program
     .command('restore')
-    .argument('<backup>', 'a backup folder written by topup backup (or its topup.db or manifest.json)')
+    .argument('[backup]', 'a backup folder written by topup backup (or its topup.db or manifest.json)')
     .description('Restore the store from a backup into a stopped home; the next start reconciles with the suppliers before it sends anything')
     .option('--json', 'print what was restored as JSON')
-    .addHelpText('after', '\nThe store it replaces is kept beside it (jobs/topup.db.replaced-<time>).\nExit code: 0 restored; 1 the backup does not verify; 5 a daemon or another process runs on this home.')
-    .action(async (given: string, opts: { json?: boolean }, cmd: Command) => {
+    .option('--close-window', 'close the 8-day window after a restore early (files and API orders are no longer looked up at every account first); says what it would do, --yes does it')
+    .option('--yes', 'with --close-window: do it')
+    .option('--force', 'with --close-window: close it although lookups are unanswered (they go on; nothing is sent blind)')
+    .addHelpText('after', '\nThe store it replaces is kept beside it (jobs/topup.db.replaced-<time>).\nExit code: 0 restored (or the window closed, or shown); 1 the backup does not verify, or the window not closed (say why); 5 a daemon or another process runs on this home.')
+    .action(async (given: string | undefined, opts: { json?: boolean; closeWindow?: boolean; yes?: boolean; force?: boolean }, cmd: Command) => {
       const config = commandConfig(cmd, { requireKey: false });
+      if (opts.closeWindow) {
+        if (given !== undefined) throw new UsageError('topup restore --close-window takes no backup');
+        closeWindowCommand(config, opts);
+        return;
+      }
+      if (given === undefined) throw new UsageError('topup restore needs a backup (a folder written by topup backup), or --close-window');
+      if (opts.yes || opts.force) throw new UsageError('--yes and --force go with --close-window');
       const backup = verifyBackup(given);
       const now = systemClock.now();
       if (existsSync(config.dbPath)) {
@@ -104,4 +117,45 @@ export function registerRestore(program: Command): void {
         );
       }
     });
+}
+
+function actor(): string {
+  try {
+    return `${userInfo().username} (topup restore --close-window)`;
+  } catch {
+    return 'unknown user (topup restore --close-window)';
+  }
+}
+
+const at = (ms: number): string => `${new Date(ms).toISOString().replace('T', ' ').slice(0, 16)} UTC`;
+
+/** `topup restore --close-window [--yes] [--force]` (ops/restore-window.ts, docs/backup.md). */
+function closeWindowCommand(config: Config, opts: { json?: boolean; yes?: boolean; force?: boolean }): void {
+  const configured = config.accounts.accounts.map((a) => a.name);
+  const store = openStoreOnly(config);
+  try {
+    const now = systemClock.now();
+    if (opts.yes !== true) {
+      const s = restoreWindowState(store.db, configured, now);
+      if (opts.json) {
+        process.stdout.write(`${JSON.stringify({ open: s.open, reconcileDue: s.reconcileDue, unanswered: s.unanswered, closed: false }, null, 2)}\n`);
+        return;
+      }
+      if (s.reconcileDue) { process.stdout.write('This store is a restored copy not yet reconciled: start the daemon first (it reconciles before it sends anything); the window opens after that.\n'); return; }
+      if (!s.open) { process.stdout.write('No restore window is open on this home: files and API orders are sent without a restore lookup.\n'); return; }
+      process.stdout.write(
+        `A restore window is open until ${at(s.open.until)} (after: ${s.open.detail}).\n` +
+          `  Until then every file claimed and every new API order is looked up at every account (${s.open.accounts.join(', ')}) before it is sent: a row that could have been bought at an account that cannot be read waits, then goes to review.\n` +
+          '  Close it only if no file was claimed and no API order accepted after the backup was taken, or all of them were dropped again and looked up since.\n' +
+          (unansweredCount(s) > 0 ? `  Unanswered lookups now: ${unansweredText(s)} (closing does not send them; it needs --force).\n` : '') +
+          `Nothing changed. To close it: topup restore --close-window --yes${unansweredCount(s) > 0 ? ' --force' : ''}\n`,
+      );
+      return;
+    }
+    const closed = closeRestoreWindow(store.db, configured, now, { force: opts.force === true, actor: actor() });
+    if (opts.json) process.stdout.write(`${JSON.stringify({ closed: true, ...closed }, null, 2)}\n`);
+    else process.stdout.write(`Closed the restore window (it would have stayed open until ${at(closed.window.until)}). Files and API orders from now on are sent without a restore lookup.${closed.unanswered > 0 ? ` ${closed.unanswered} lookup(s) still unanswered go on (topup status).` : ''} Recorded in the audit log.\n`);
+  } finally {
+    store.close();
+  }
 }

@@ -258,9 +258,23 @@ const JS = `
       var acc = qs[a];
       var rowsOf = document.querySelectorAll('tr[data-account]');
       for (var ra = 0; ra < rowsOf.length; ra++) if (rowsOf[ra].getAttribute('data-account') === acc.account) set(rowsOf[ra], 'waiting', String(acc.rowsWaiting));
-      var money = document.querySelectorAll('tr[data-money-account]');
+      var money = document.querySelectorAll('[data-money-account]');
       for (var ma = 0; ma < money.length; ma++) if (money[ma].getAttribute('data-money-account') === acc.account) { set(money[ma], 'reserved', usd(acc.reservedUsd)); set(money[ma], 'waiting-balance', acc.waitingForBalanceUsd > 0 ? 'waiting for balance: ' + usd(acc.waitingForBalanceUsd) : ''); }
     }
+    // Each account's balance and what is available for new files (live.ts money), and their sums
+    // once every account is read (as the server renders the total: a sum with a gap is not shown).
+    var ms = p.money || [];
+    var allRead = ms.length > 0;
+    var sumBalance = 0, sumAvailable = 0;
+    for (var mi = 0; mi < ms.length; mi++) {
+      var mo = ms[mi];
+      if (mo.balanceUsd === null || mo.availableUsd === null) { allRead = false; continue; }
+      sumBalance += mo.balanceUsd; sumAvailable += mo.availableUsd;
+      var mrows = document.querySelectorAll('[data-money-account]');
+      for (var mr = 0; mr < mrows.length; mr++) if (mrows[mr].getAttribute('data-money-account') === mo.account) { set(mrows[mr], 'balance-usd', usd(mo.balanceUsd)); set(mrows[mr], 'available', usd(mo.availableUsd)); }
+    }
+    var mtotal = document.querySelector('tr[data-money-total]');
+    if (mtotal && allRead) { set(mtotal, 'balance-usd', usd(sumBalance)); set(mtotal, 'available', usd(sumAvailable)); }
     var counts = document.querySelectorAll('[data-review-count]');
     for (var c = 0; c < counts.length; c++) counts[c].textContent = String(p.reviewRows);
   }

@@ -19,6 +19,8 @@ import { accountPauses, type Figures, type FiguresCache } from './figures.js';
 import type { AccountPause } from './layout.js';
 import { etaSeconds } from '../ops/batch-view.js';
 import { accountQueues, type AccountQueue } from '../ops/account-views.js';
+import type { BalanceWatch } from './balance-watch.js';
+import { roundCents } from '../kernel/money.js';
 
 export interface BatchLive extends Figures {
   /** Seconds left, as `topup status` shows them (ops/batch-view.ts etaSeconds); null when unknown. */
@@ -32,6 +34,13 @@ export interface LivePayload {
   batches: BatchLive[];
   /** Each account's rows waiting and USD reserved (ops/account-views.ts accountQueues, as `topup status`). */
   accounts: AccountQueue[];
+  /**
+   * Each account's balance as the Overview's Money shows it (balance-watch.ts: the freshest reading
+   * of this process) and what is available for new files (balance less reserved, as overview.ts
+   * moneyOf): before, only Reserved followed the feed, and Available stood still until a reload
+   * (trial s34). Null figures: not read yet.
+   */
+  money: { account: string; balanceUsd: number | null; availableUsd: number | null }[];
 }
 
 const MIN_INTERVAL_MS = 1_000;
@@ -55,10 +64,13 @@ export class LiveFeed {
   #timer: NodeJS.Timeout | null = null;
   #off: (() => void) | null = null;
 
-  constructor(rt: Pick<Runtime, 'accounts' | 'batches' | 'log' | 'meta' | 'rows'>, listing: Listing, figures: FiguresCache) {
+  readonly #balance: Pick<BalanceWatch, 'all'> | null;
+
+  constructor(rt: Pick<Runtime, 'accounts' | 'batches' | 'log' | 'meta' | 'rows'>, listing: Listing, figures: FiguresCache, balance: Pick<BalanceWatch, 'all'> | null = null) {
     this.#rt = rt;
     this.#listing = listing;
     this.#figures = figures;
+    this.#balance = balance;
   }
 
   follow(runner: RunnerEvents): void {
@@ -146,7 +158,13 @@ export class LiveFeed {
     const finished = this.#listing.finishedSince(now - KEEP_FINISHED_MS, 20).filter((b) => !unfinished.some((u) => u.id === b.id));
     const batches = [...unfinished, ...finished].map((b) => this.#batch(b, pauses, now));
     const accounts = accountQueues(this.#rt, this.#rt.accounts.map((a) => a.id));
-    return { at: now, pause: pauses[0]?.pause ?? null, reviewRows: this.#listing.countInState('review'), batches, accounts };
+    const reserved = new Map(accounts.map((q) => [q.account, q.reservedUsd]));
+    const money = (this.#balance?.all() ?? []).map((b) => ({
+      account: b.account,
+      balanceUsd: b.reading?.usd ?? null,
+      availableUsd: b.reading ? roundCents(b.reading.usd - (reserved.get(b.account) ?? 0)) : null,
+    }));
+    return { at: now, pause: pauses[0]?.pause ?? null, reviewRows: this.#listing.countInState('review'), batches, accounts, money };
   }
 
   #batch(b: Batch, pauses: readonly AccountPause[], now: number): BatchLive {

@@ -93,7 +93,7 @@ export async function startConsole(deps: ConsoleDeps): Promise<RunningConsole | 
   const secrets = secretsOf(rt.config);
   const recent = new RecentErrors((text) => scrub(text, secrets));
   const figures = new FiguresCache(rt);
-  const live = new LiveFeed(rt, listing, figures);
+  const live = new LiveFeed(rt, listing, figures, balance);
   const audit = new AuditStore(rt.db);
   // Lockouts of the console's token (auth.ts LoginThrottle): in the log and the audit table. Wrong
   // Bearer tokens too (the login form records its own, with the name given).

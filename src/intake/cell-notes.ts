@@ -8,11 +8,16 @@ import type { OrderField } from './columns.js';
 import { SPREADSHEET_HINT } from './field-rules.js';
 import type { CellNote } from './formats/types.js';
 
-const ID_FIELDS: ReadonlySet<OrderField> = new Set(['pid', 'trxid', 'userId', 'zoneId', 'serverId', 'moreId']);
+const ID_FIELDS: ReadonlySet<string> = new Set<OrderField>(['pid', 'trxid', 'userId', 'zoneId', 'serverId', 'moreId']);
 
-export function noteProblem(note: CellNote, field: OrderField, text: string): string | undefined {
+/** What a formula with no saved value needs, said the same in a refusal and in a warning. */
+export const UNSAVED_FORMULA_FIX = 'open and save the workbook in Excel or LibreOffice (they compute the formulas and save their values), or write values instead of formulas';
+
+export function noteProblem(note: CellNote, field: OrderField | 'account', text: string, cell?: string): string | undefined {
   const shown = `"${text}"`;
   switch (note) {
+    case 'formula-unsaved':
+      return `${cell ? `cell ${cell} is ` : 'the cell is '}a formula without a saved value (the workbook was written by a program that does not compute formulas, e.g. openpyxl or pandas), so its ${field} is unknown: ${UNSAVED_FORMULA_FIX}`;
     case 'inexact-number':
       if (!ID_FIELDS.has(field)) return undefined;
       return `${shown}: ${SPREADSHEET_HINT} (a number cell keeps at most 15 digits, and an id has no decimals or exponent)`;

@@ -26,7 +26,9 @@ import { BODY_ORDER, packFacts, type PackContext, type PackFacts, type RowProble
 import { foldTrxid, trxidProblem } from '../kernel/identity.js';
 import { idProblem, numberFormatDamage, parseUsd, parseWholeNumber, splitMlId } from './field-rules.js';
 import { checkQuantity, fieldProblem, ordered } from './field-checks.js';
-import { noteProblem } from './cell-notes.js';
+import { UNSAVED_FORMULA_FIX, noteProblem } from './cell-notes.js';
+import { columnLetter } from './formats/xlsx-cells.js';
+import { accountColumn } from '../account/routing.js';
 import { FileProblems, type FileProblem } from './file-problems.js';
 import { COMMON, headerNames, labelForms } from './line-columns.js';
 import { columnReport, lookalikeColumns, type ColumnReport } from './column-report.js';
@@ -81,6 +83,8 @@ const ALL_FIELDS: readonly OrderField[] = [
 interface FileShape extends PackContext {
   /** Field → column index (the header's own map). */
   at: Partial<Record<OrderField, number>>;
+  /** The column that pins rows to an account (account/routing.ts accountColumn), if any. */
+  pinAt: number | undefined;
 }
 
 type Problems = RowProblem[];
@@ -103,6 +107,7 @@ export function createRowValidator(header: HeaderMap, catalog: CatalogIndex): Ro
     fixedByCol,
     headerNames: headerNames(header),
     linePlans: new Map(),
+    pinAt: accountColumn(header.columns),
   };
   const fileProblems = new FileProblems(header);
   const facts = new Map<CatalogEntry, PackFacts>();
@@ -116,6 +121,8 @@ export function createRowValidator(header: HeaderMap, catalog: CatalogIndex): Ro
   const lineNamed = (key: string): OrderField | undefined => COMMON[key];
   const lookalikes = lookalikeColumns(header, (key) => lineNamed(key) ?? lineNamed(labelForms(key).at(-1) ?? key));
   // Columns that are surely a quantity but not read as one: a key/card row with a value in them is not bought as 1.
+  // Own columns' formula cells without a saved value, by column (their cells, in the file's order).
+  const unsavedOwn = new Map<number, string[]>();
   const unreadQuantity = at.quantity === undefined ? lookalikes.filter((l) => l.surelyQuantity).map((l) => l.index) : [];
 
   return {
@@ -129,7 +136,13 @@ export function createRowValidator(header: HeaderMap, catalog: CatalogIndex): Ro
         const key = headerKey(cell);
         return canonicalField(cell) ?? COMMON[key] ?? labelled.get(key) ?? labelForms(cell).map((k) => labelled.get(k) ?? COMMON[k]).find((f) => f !== undefined);
       };
-      return columnReport(header, plans.map((p) => ({ game: p.gameName, at: p.columns.at })), lookalikes, lineFieldOf);
+      const report = columnReport(header, plans.map((p) => ({ game: p.gameName, at: p.columns.at })), lookalikes, lineFieldOf);
+      for (const [col, cells] of unsavedOwn) {
+        report.warnings.push(
+          `column "${header.columns[col]?.trim() ?? ''}" (${columnLetter(col + 1)}): ${cells.length} formula cell(s) without a saved value (${cells.slice(0, 5).join(', ')}${cells.length > 5 ? ' …' : ''}) come out empty in the result; ${UNSAVED_FORMULA_FIX}`,
+        );
+      }
+      return report;
     },
     validate(row: RawRow): RowVerdict {
       if (row.parseError !== undefined) return { ok: false, problems: [{ column: 'row', reason: row.parseError }] };
@@ -189,7 +202,7 @@ export function createRowValidator(header: HeaderMap, catalog: CatalogIndex): Ro
       if (maxPriceUsd !== undefined && product.price > maxPriceUsd + 1e-9) {
         add(problems, shape, 'maxPriceUsd', `the pack now costs ${product.price} USD, above your maximum of ${maxPriceUsd} USD`);
       }
-      if (row.notes !== undefined) notedCells(row, shape, pack, problems);
+      if (row.notes !== undefined) notedCells(row, shape, pack, problems, unsavedOwn);
 
       if (problems.length > 0 || quantity === undefined) return { ok: false, problems };
       return {
@@ -229,11 +242,25 @@ function add(problems: Problems, shape: FileShape, field: OrderField, reason: st
 }
 
 /** Workbook cells that are not what they show, in the columns this row orders from. */
-function notedCells(row: RawRow, shape: FileShape, pack: PackFacts | undefined, problems: Problems): void {
+function notedCells(row: RawRow, shape: FileShape, pack: PackFacts | undefined, problems: Problems, unsavedOwn?: Map<number, string[]>): void {
   for (const [col, note] of row.notes ?? []) {
     const field = shape.fixedByCol.get(col) ?? pack?.columns.byCol.get(col);
-    if (field === undefined) continue;
-    const reason = noteProblem(note, field, row.cells[col] ?? '');
+    if (field === undefined) {
+      if (note !== 'formula-unsaved') continue;
+      const cell = `${columnLetter(col + 1)}${row.line}`;
+      // The `account` column pins a row (claim/placement.ts, read there, not here): read empty,
+      // the row would be routed anywhere instead. Refused like an order column's cell (in a home
+      // without an accounts file it is the reseller's own; an uncomputed one is refused there too).
+      if (col === shape.pinAt) {
+        problems.push({ column: shape.header.columns[col]?.trim() || 'account', reason: noteProblem(note, 'account', '', cell)! });
+        continue;
+      }
+      // A column of the reseller's own, carried through: its formula without a saved value comes
+      // out empty in the result; said once per column (columns(): a warning), not refused.
+      if (unsavedOwn !== undefined && pack !== undefined) unsavedOwn.set(col, [...(unsavedOwn.get(col) ?? []), cell]);
+      continue;
+    }
+    const reason = noteProblem(note, field, row.cells[col] ?? '', `${columnLetter(col + 1)}${row.line}`);
     if (reason !== undefined) problems.push({ column: shape.header.columns[col]?.trim() || field, reason });
   }
 }

@@ -24,6 +24,7 @@ import { findRepeats, isTopUp, purchaseFingerprint, repeatMessage, type RowInFil
 import { judgeRow } from '../claim/row-verdict.js';
 import { boughtBefore } from '../claim/repeats.js';
 import type { Runtime } from '../runtime.js';
+import { openRestoreWindow } from '../store/backup.js';
 import { roundCents as cents } from '../kernel/money.js';
 import { CheckPlanner, notFoundMessage, overrideColumn, runChecks, saysSendWithoutCheck } from '../claim/player-checks.js';
 
@@ -138,6 +139,28 @@ export const NO_ROWS = 'the file has no order rows (only its header): nothing wo
 /** `24 h`, `90 min`: the repeat window as people say it. */
 export function windowText(ms: number): string {
   return ms % 3_600_000 === 0 ? `${ms / 3_600_000} h` : `${Math.round(ms / 60_000)} min`;
+}
+
+/**
+ * A file claimed in the window after a restore is looked up at every account before it is sent
+ * (store/backup.ts markClaimInRestoreWindow), and its rows that could have been bought at an account
+ * that cannot be read wait, then go to review: validate says so before the drop (trial s34: a file
+ * shown as ready was held and sent to review). An account whose balance could not be read now is
+ * named: its history likely cannot be read either.
+ */
+function restoreWindowWarning(rt: QuoteParts, byAccount: readonly { account: string; balanceUsd: number | null }[], valid: number): string[] {
+  if (valid === 0) return [];
+  const w = openRestoreWindow(rt.db, rt.accounts.map((a) => a.id), rt.clock.now());
+  if (!w) return [];
+  const unreadable = [...byAccount.filter((a) => a.balanceUsd === null).map((a) => a.account), ...w.accounts.filter((a) => !rt.accounts.some((x) => x.id === a))];
+  const until = new Date(w.until).toISOString().replace('T', ' ').slice(0, 16);
+  return [
+    `a restore window is open until ${until} UTC: before they are sent, this file's rows are looked up at every account (${w.accounts.join(', ')}) under their trxid and <trxid>-<account>, in case they were bought after the backup was taken. ` +
+      (unreadable.length > 0
+        ? `${unreadable.join(', ')} cannot be read now: its rows found nowhere else and not pinned to another account (column account) would be held for it (TOPUP_RESTORE_LOOKUP_WAIT), then go to review. `
+        : 'A row that could have been bought at an account that cannot be read then is held for it, then goes to review. ') +
+      'If no file was claimed and no API order accepted after that backup was taken: topup restore --close-window (docs/backup.md).',
+  ];
 }
 
 type QuoteParts = Pick<Runtime, 'accounts' | 'batches' | 'clock' | 'config' | 'db' | 'entropy' | 'log' | 'meta' | 'routing' | 'rows'>;
@@ -315,7 +338,7 @@ export async function quoteFile(rt: QuoteParts, path: string, again: boolean, op
         `${g.rows === 1 ? 'it' : 'they'} will be skipped, not bought again; give ${g.rows === 1 ? 'the row its' : 'rows their'} own trxid to buy ${g.rows === 1 ? 'it' : 'them'}`,
     })),
     columns: report.columns,
-    warnings: rows === 0 ? [NO_ROWS, ...report.warnings] : report.warnings,
+    warnings: [...(rows === 0 ? [NO_ROWS] : []), ...report.warnings, ...restoreWindowWarning(rt, byAccount, refused ? 0 : valid)],
     hints: report.hints,
     byPack: byPack.sort((a, b) => a.game.localeCompare(b.game) || a.pack.localeCompare(b.pack) || accountOrder(rt, a.account) - accountOrder(rt, b.account) || a.pid.localeCompare(b.pid)),
     byAccount,

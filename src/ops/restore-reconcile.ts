@@ -44,7 +44,7 @@ import type { Runtime } from '../runtime.js';
 import type { Row, RowMove } from '../store/row-record.js';
 import type { RowState } from '../store/row-states.js';
 import { LEASE_MS } from '../store/owner.js';
-import { CLAIM_LOOKUP_PREFIX, ORDER_LOOKUP_PREFIX, RECONCILE_KEY, RESTORE_WINDOW_KEY, claimLookups, noteClaimBlocked, noteOrderBlocked, notReadableWhy, orderLookups, removedSince, type ClaimLookup, type OrderLookup, type ReconcileMarker, type RestoreWindow } from '../store/backup.js';
+import { CLAIM_LOOKUP_PREFIX, ORDER_LOOKUP_PREFIX, RECONCILE_KEY, RESTORE_WINDOW_KEY, claimLookups, holdRowsInRestoreWindow, noteOrderBlocked, notReadableWhy, orderLookups, removedSince, type ClaimLookup, type OrderLookup, type ReconcileMarker, type RestoreWindow } from '../store/backup.js';
 import { loadBatch } from '../claim/load.js';
 import { recoverClaims } from '../claim/claim.js';
 import type { Orphan } from '../claim/orphans.js';
@@ -416,11 +416,12 @@ function settleRows(rt: ReconcileParts, rows: readonly Row[], sweeps: Map<string
  * Every account the mark names is looked up, not only those configured now: an account taken out
  * of accounts.toml after the restore may have bought the rows (a second review: `second` removed,
  * the file dropped again, both rows bought again on `main`). An account that cannot be read (no
- * longer configured, its key refused, unreachable) holds the batch: the mark stays, its cause is
- * written on it (status and doctor show it), and the runner tries again; once the batch has waited
- * TOPUP_RESTORE_LOOKUP_WAIT, its rows that could have been bought there go to review (edge
- * restored-unknown, the account and what to do in their why), the rest are settled or sent, and
- * the mark goes. Throws while any batch still waits (ClaimLookupWaiting), after settling the others.
+ * longer configured, its key refused, unreachable) holds the rows of the batch that could have
+ * been bought there, one by one (the batch's mark becomes per-row marks, the cause written on each;
+ * status and doctor show them), and lookUpOrders tries them again; once they have waited
+ * TOPUP_RESTORE_LOOKUP_WAIT they go to review (edge restored-unknown, the account and what to do in
+ * their why). The batch's other rows are settled or sent at once. Logs (does not throw) when rows
+ * were held.
  */
 export async function lookUpClaims(rt: ReconcileParts, signal?: AbortSignal): Promise<RestoreReport | null> {
   // No mark (the usual case, asked every step): one seek, not a read of every batch this process holds.
@@ -465,10 +466,48 @@ export async function lookUpClaims(rt: ReconcileParts, signal?: AbortSignal): Pr
     if (relevant.size === 0 || now >= (c.blocked?.since ?? now) + waitMs) ready.push(c);
     else waiting.push(c);
   }
+  // A batch waiting for an account is held row by row, not whole (trial s34: with one account's
+  // key refused, every new file waited 30 min and then went to review, the rows pinned to the
+  // account that was read, and those found bought there, too). Only a row whose verdict rests on
+  // an account that cannot be read waits (decide: `waitsFor`): a row not found at the accounts
+  // read, not pinned, that routing or a move could have placed on that account before the loss
+  // (bought there as its trxid or `<trxid>-<account>`; nothing read elsewhere rules that out).
+  // Every other row is decided now from the histories read: found bought → settled, never sent;
+  // pinned to an account that was read and not found there → sent (a resend meets its purchase
+  // as a replay). Each held row gets the per-row mark API orders use (ORDER_LOOKUP_PREFIX, with
+  // its line and the batch's wait so far); lookUpOrders then waits, settles, sends or reviews it.
+  let heldRows = 0;
   if (waiting.length > 0) {
-    rt.db.transaction(() => {
-      for (const c of waiting) noteClaimBlocked(rt.db, c.batchId, { since: c.blocked?.since ?? now, at: now, accounts: Object.fromEntries(unreadable) });
-    })();
+    const aliases = formerNames(rt.db);
+    for (const c of waiting) {
+      const rows = rowsOf([c]);
+      const verdicts = rows.map((row) => ({ row, verdict: decide(rt, row, sweeps, unreadable, aliases) }));
+      const hold = verdicts.filter((v) => v.verdict.kind === 'person' && v.verdict.waitsFor !== undefined).map((v) => v.row);
+      const held = new Set(hold.map((r) => r.idx));
+      const decidable = rows.filter((r) => !held.has(r.idx));
+      const blocked = { since: c.blocked?.since ?? now, at: now, accounts: Object.fromEntries(unreadable) };
+      if (decidable.length > 0) {
+        // Settled one row per transaction under the batch's mark (nothing of it is sent until the
+        // mark goes, below); a kill in between decides the rest again at the next try.
+        const { settled, needsPerson, unchanged } = settleRows(rt, decidable, sweeps, unreadable);
+        if (settled.length > 0 || needsPerson.length > 0) {
+          const marker: ReconcileMarker = { kind: 'claim', copy: null, restoredAt: null, from: null, since: c.since, detail: c.detail };
+          const part: RestoreReport = { at: rt.clock.now(), marker, lookedUp: decidable.length, unchanged, placed: 0, settled, needsPerson, orphans: [], apiOrders: null, file: null };
+          part.file = writeReport(rt, part);
+        }
+        rt.log.warn(
+          { batch: c.batchId, decided: decidable.length, settled: settled.length, needsPerson: needsPerson.length, held: hold.length, unreadable: Object.fromEntries(unreadable) },
+          `batch ${c.batchId} claimed after a restore: ${settled.length} row(s) settled from the accounts read, ${unchanged} sent now, ${hold.length} wait for ${[...unreadable.keys()].join(', ')} (they could have been bought there)`,
+        );
+      }
+      // The row marks and the batch mark's removal in one transaction: no moment where a held row
+      // is unmarked. Nothing awaited since the histories were read.
+      rt.db.transaction(() => {
+        holdRowsInRestoreWindow(rt.db, hold.map((r) => ({ batchId: r.batchId, idx: r.idx, trxid: r.trxid!, line: r.line, at: now, since: c.since, accounts: c.accounts ?? [...configured], blocked })));
+        rt.meta.delete(CLAIM_LOOKUP_PREFIX + c.batchId);
+      })();
+      heldRows += hold.length;
+    }
   }
   let report: RestoreReport | null = null;
   if (ready.length > 0) {
@@ -485,10 +524,15 @@ export async function lookUpClaims(rt: ReconcileParts, signal?: AbortSignal): Pr
       `looked up ${rows.length} row(s) of file(s) claimed after a restore: ${settled.length} settled from the suppliers (bought before), ${needsPerson.length} need a person${unreadable.size > 0 ? ` (could not be looked up at ${[...unreadable.keys()].join(', ')}: see topup review)` : ''}, ${unchanged} are sent now`,
     );
   }
-  if (waiting.length > 0) {
+  if (heldRows > 0) {
+    // Said, not thrown: the batches' marks are gone (their held rows are lookUpOrders' now), and a
+    // throw would put off the lookup of the next file claimed by the runner's retry delay.
     const first = waiting.reduce((a, b) => ((a.blocked?.since ?? now) <= (b.blocked?.since ?? now) ? a : b));
     const until = (first.blocked?.since ?? now) + waitMs;
-    throw new ClaimLookupWaiting(`${waiting.length} file(s) claimed after a restore (${waiting.map((c) => c.batchId).join(', ')}) wait for their lookup: ${[...unreadable.values()].join('; ')}; nothing of them is sent; their rows that could have been bought there go to review at ${new Date(until).toISOString()} (TOPUP_RESTORE_LOOKUP_WAIT) unless it can be read before`);
+    rt.log.warn(
+      { batches: waiting.map((c) => c.batchId), held: heldRows, unreadable: Object.fromEntries(unreadable) },
+      `${heldRows} row(s) of file(s) claimed after a restore (${waiting.map((c) => c.batchId).join(', ')}) wait for their lookup: ${[...unreadable.values()].join('; ')}; none of them is sent (the rest of the files are); they go to review at ${new Date(until).toISOString()} (TOPUP_RESTORE_LOOKUP_WAIT) unless it can be read before`,
+    );
   }
   return report;
 }
@@ -627,15 +671,15 @@ export async function lookUpOrders(rt: ReconcileParts, cache: HistoryCache, sign
     rt.db.transaction(() => { for (const o of ready) rt.meta.delete(keyOf(o)); })();
     out = { lookedUp: rows.length, settled: settled.length, needsPerson: needsPerson.length, sent: unchanged };
     if (settled.length > 0 || needsPerson.length > 0) {
-      const marker: ReconcileMarker = { kind: 'claim', copy: null, restoredAt: null, from: null, since, detail: `API order(s) ${ready.map((o) => o.trxid).slice(0, 10).join(', ')}${ready.length > 10 ? ' …' : ''} accepted within the window after a restore` };
+      const marker: ReconcileMarker = { kind: 'claim', copy: null, restoredAt: null, from: null, since, detail: `${what(ready)} ${ready.map((o) => o.trxid).slice(0, 10).join(', ')}${ready.length > 10 ? ' …' : ''} within the window after a restore` };
       const report: RestoreReport = { at: rt.clock.now(), marker, lookedUp: rows.length, unchanged, placed: 0, settled, needsPerson, orphans: [], apiOrders: null, file: null };
       report.file = writeReport(rt, report);
       rt.log.warn(
         { lookedUp: rows.length, settled: settled.length, needsPerson: needsPerson.length, report: report.file, unreadable: Object.fromEntries(unreadable) },
-        `looked up ${rows.length} API order(s) accepted after a restore: ${settled.length} settled from the suppliers (bought before, never sent again), ${needsPerson.length} need a person, ${unchanged} are sent now`,
+        `looked up ${rows.length} ${what(ready)} after a restore: ${settled.length} settled from the suppliers (bought before, never sent again), ${needsPerson.length} need a person, ${unchanged} are sent now`,
       );
     } else {
-      rt.log.info({ lookedUp: rows.length }, `looked up ${rows.length} API order(s) accepted after a restore at every account: bought nowhere, sent now`);
+      rt.log.info({ lookedUp: rows.length }, `looked up ${rows.length} ${what(ready)} after a restore at every account: bought nowhere, sent now`);
     }
   }
   if (waiting.length > 0) {
@@ -643,9 +687,17 @@ export async function lookUpOrders(rt: ReconcileParts, cache: HistoryCache, sign
       for (const o of waiting) noteOrderBlocked(rt.db, o, { since: o.blocked?.since ?? now, at: now, accounts: Object.fromEntries(unreadable) });
     })();
     const first = Math.min(...waiting.map((o) => o.blocked?.since ?? now));
-    throw new OrderLookupWaiting(`${waiting.length} API order(s) accepted after a restore (${waiting.slice(0, 5).map((o) => o.trxid).join(', ')}${waiting.length > 5 ? ' …' : ''}) wait for their lookup: ${[...unreadable.values()].join('; ')}; nothing of them is sent; at ${new Date(first + waitMs).toISOString()} (TOPUP_RESTORE_LOOKUP_WAIT) they go to review unless it can be read before`);
+    throw new OrderLookupWaiting(`${waiting.length} ${what(waiting)} after a restore (${waiting.slice(0, 5).map((o) => o.trxid).join(', ')}${waiting.length > 5 ? ' …' : ''}) wait for their lookup: ${[...unreadable.values()].join('; ')}; nothing of them is sent; at ${new Date(first + waitMs).toISOString()} (TOPUP_RESTORE_LOOKUP_WAIT) they go to review unless it can be read before`);
   }
   return out;
+}
+
+/** What the per-row marks are, in a log line: API orders, rows of files held one by one, or both. */
+function what(marks: readonly OrderLookup[]): string {
+  const files = marks.filter((o) => o.line !== undefined).length;
+  if (files === 0) return 'API order(s) accepted';
+  if (files === marks.length) return 'row(s) of files claimed';
+  return 'API order(s) and file row(s) claimed';
 }
 
 /** An API orders' lookup that waits for an account it cannot read. */
@@ -653,14 +705,6 @@ export class OrderLookupWaiting extends TopupError {
   constructor(message: string) {
     super(ErrorCode.Backup, message);
     this.name = 'OrderLookupWaiting';
-  }
-}
-
-/** A claim lookup that waits for an account it cannot read (its message says which, why, and until when). */
-export class ClaimLookupWaiting extends TopupError {
-  constructor(message: string) {
-    super(ErrorCode.Backup, message);
-    this.name = 'ClaimLookupWaiting';
   }
 }
 
@@ -685,7 +729,19 @@ export function claimLookupStatus(db: ReconcileParts['db'], now: number, waitMs:
   });
   // API orders accepted in the window (store/backup.ts markOrderInRestoreWindow): one line for
   // those on their way through the lookup, one for those waiting for an account.
-  const orders = orderLookups(db);
+  const all = orderLookups(db);
+  // Rows of files held one by one (holdRowsInRestoreWindow): a line per batch.
+  const fileRows = all.filter((o) => o.line !== undefined);
+  const byBatch = new Map<string, OrderLookup[]>();
+  for (const o of fileRows) byBatch.set(o.batchId, [...(byBatch.get(o.batchId) ?? []), o]);
+  for (const [batch, held] of byBatch) {
+    const since = Math.min(...held.map((o) => o.blocked?.since ?? o.at));
+    const last = Math.max(...held.map((o) => o.blocked?.at ?? o.at));
+    const why = [...new Set(held.flatMap((o) => Object.values(o.blocked?.accounts ?? {})))].join('; ');
+    const at = since + waitMs;
+    lines.push(`restore lookup: ${held.length} row(s) of batch ${batch} (line ${held.slice(0, 5).map((o) => o.line).join(', ')}${held.length > 5 ? ' …' : ''}) are waiting for the restore lookup since ${iso(since)} (last try ${iso(last)}): ${why}; nothing of these rows is sent (they could have been bought there after the copy was taken; the batch's other rows go on); ${at > now ? `at ${iso(at)} (TOPUP_RESTORE_LOOKUP_WAIT)` : 'at the next try'} they go to review (topup review), unless the account can be read before (put it back in accounts.toml, or fix its key, and restart)`);
+  }
+  const orders = all.filter((o) => o.line === undefined);
   const stuck = orders.filter((o) => o.blocked !== undefined);
   const moving = orders.length - stuck.length;
   if (moving > 0) lines.push(`restore lookup: ${moving} API order(s) accepted within the window after a restore are looked up at every account before they are sent`);
@@ -696,7 +752,7 @@ export function claimLookupStatus(db: ReconcileParts['db'], now: number, waitMs:
     const at = since + waitMs;
     lines.push(`restore lookup: ${stuck.length} API order(s) accepted after a restore (${stuck.slice(0, 5).map((o) => o.trxid).join(', ')}${stuck.length > 5 ? ' …' : ''}) are waiting for the restore lookup since ${iso(since)} (last try ${iso(last)}): ${why}; none is sent; ${at > now ? `at ${iso(at)} (TOPUP_RESTORE_LOOKUP_WAIT)` : 'at the next try'} they go to review (topup review), unless the account can be read before (put it back in accounts.toml, or fix its key, and restart)`);
   }
-  return { lines, waiting: marks.filter((c) => c.blocked !== undefined).length + stuck.length };
+  return { lines, waiting: marks.filter((c) => c.blocked !== undefined).length + stuck.length + fileRows.length };
 }
 
 function iso(ms: number): string {
@@ -743,7 +799,12 @@ function currentNames(db: ReconcileParts['db'], configured: ReadonlySet<string>)
 
 type Verdict =
   | { kind: 'send as is' }
-  | { kind: 'person'; why: string }
+  /**
+   * `waitsFor`: the person verdict rests only on accounts that cannot be read now (a key refused,
+   * unreachable, out of accounts.toml): once they can, the row may be settled or sent with nothing
+   * to decide, so in the window's lookup it waits for them (TOPUP_RESTORE_LOOKUP_WAIT) row by row.
+   */
+  | { kind: 'person'; why: string; waitsFor?: string[] }
   | { kind: 'found'; order: Order & { orderId: string }; account: string; how: 'own trxid' | 'moved trxid' };
 
 /** What the suppliers say of one row. */
@@ -816,9 +877,17 @@ function decide(rt: ReconcileParts, row: Row, sweeps: Map<string, Sweep>, unread
     }
     return { kind: 'found', order, account, how: 'moved trxid' };
   }
-  for (const [acct, why] of unreadable) if (mayMove && acct !== row.account && !sweeps.has(acct)) blind.push(`${acct} (${why})`);
+  const waitsFor: string[] = [];
+  for (const [acct, why] of unreadable) {
+    if (!mayMove || acct === row.account || sweeps.has(acct)) continue;
+    blind.push(`${acct} (${why})`);
+    waitsFor.push(acct);
+  }
   if (blind.length > 0) {
-    return { kind: 'person', why: `it may have been bought after the copy was taken and cannot be looked up at ${blind.join(', ')}; check those accounts' orders for trxid ${row.trxid} and ${root}-<account> before ordering it (topup review resolve)` };
+    const why = `it may have been bought after the copy was taken and cannot be looked up at ${blind.join(', ')}; check those accounts' orders for trxid ${row.trxid} and ${root}-<account> before ordering it (topup review resolve)`;
+    // Waiting helps only when every account that cannot say is one that cannot be read now (a
+    // history read that does not reach back or shows no trxid says no more later).
+    return waitsFor.length === blind.length ? { kind: 'person', why, waitsFor } : { kind: 'person', why };
   }
   return { kind: 'send as is' };
 }
@@ -879,8 +948,14 @@ export function restoreStatus(meta: Pick<Runtime, 'meta'>['meta']): { line: stri
   const when = new Date(last.at).toISOString().replace('T', ' ').slice(0, 19);
   const people = last.people.length > 0 ? `: ${last.people.map((p) => (p.line > 0 ? `${p.batch}:${p.line}` : p.batch || p.trxid)).join(', ')}` : '';
   const api = last.apiOrders ? `, ${last.apiOrders.recovered.length} API order(s) recovered from the journal` : '';
+  // The window that follows (files and API orders looked up at every account first), or its early close.
+  const w = meta.getJson<RestoreWindow>(RESTORE_WINDOW_KEY);
+  const closed = meta.getJson<{ at: number; actor: string }>('restore.windowClosed');
+  const windowText = w && w.until > Date.now()
+    ? `; restore window open until ${iso(w.until)} (files claimed and API orders accepted until then are looked up at every account before they are sent; to close it early: topup restore --close-window)`
+    : closed ? `; restore window closed early ${iso(closed.at)} by ${closed.actor}` : '';
   return {
-    line: `restore: reconciled ${when} UTC (${last.marker.detail}): ${last.lookedUp} row(s) looked up, ${last.settled} settled from the suppliers${api}, ${last.needsPerson} need a person${people}${last.file ? `; report ${last.file}` : ''}`,
+    line: `restore: reconciled ${when} UTC (${last.marker.detail}): ${last.lookedUp} row(s) looked up, ${last.settled} settled from the suppliers${api}, ${last.needsPerson} need a person${people}${last.file ? `; report ${last.file}` : ''}${windowText}`,
     pending: false,
     needsPerson: last.needsPerson,
   };

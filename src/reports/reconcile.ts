@@ -2,7 +2,10 @@
  * Reconciliation: the local ledger (orders this home placed) against the API's history and
  * the balance movement. Writes outbox/reports/reconcile-YYYY-MM-DD.csv listing
  *  - status-differs / amount-differs: an order whose status or amount disagrees;
- *  - missing-in-history: a local order not found in the history pages read;
+ *  - missing-in-history: a local order not found in the history pages read (by its id, nor by
+ *    its trxid);
+ *  - id-differs: a local order the history lists under another id and the same trxid (a
+ *    supplier that changed how it spells ids): paired by trxid, then compared as any other;
  *  - not-in-ledger: an order in the history (among the pages that cover our window) that
  *    this home did not place — another tool, the web panel, or a lost record;
  *  - refund: a cancelled order the API refunded;
@@ -35,6 +38,7 @@ import { ApiError, coerceError } from '../kernel/errors.js';
 import type { History } from '../api/schemas.js';
 import type { Account } from '../account/account.js';
 import { reconcileLastKey } from '../store/account-keys.js';
+import { foldTrxid } from '../kernel/identity.js';
 
 export const RECONCILE_COLUMNS = ['kind', 'orderId', 'trxid', 'batchId', 'line', 'localStatus', 'apiStatus', 'localAmountUsd', 'apiAmountUsd', 'refunded', 'note'] as const;
 const DAY = 86_400_000;
@@ -101,7 +105,8 @@ export async function runReconcile(rt: ReconcileParts, opts: { now?: number; max
   const cells = (r: readonly ReportCell[]): string[] => r.map((c) => safeCell(c === null || c === undefined ? '' : String(c)));
   writeFileAtomic(file, csvText([several ? [...RECONCILE_COLUMNS, 'account'] : RECONCILE_COLUMNS, ...out].map(cells)));
   for (const [account, balanceUsd] of balances) rt.meta.setJson(lastKey(account), { at: now, balanceUsd });
-  result.differences = out.filter((r) => r[0] !== 'refund' && r[0] !== 'balance').length;
+  // A pairing by trxid is said, not counted: the same purchase under another spelling of its id.
+  result.differences = out.filter((r) => r[0] !== 'refund' && r[0] !== 'balance' && r[0] !== 'id-differs').length;
   return { file, ...result };
 }
 
@@ -152,12 +157,36 @@ async function reconcileAccount(
     if (h.orders.length === 0 || h.hasMore === false) break;
   }
 
+  // An order not found under its id is paired by its trxid (this account's history, the trxid
+  // folded as the store folds it), when the history's order under that trxid is not one the
+  // ledger knows by id: a supplier that changed how it spells ids (trial s34: its answers switched
+  // to real-world and back; the ledger held `1000073`, the history listed `ORD1000073`) had each
+  // such order listed twice, missing and unknown. Every trxid this home sends is its own, so one
+  // order carrying it on this account is the same purchase; two are not paired (a person looks).
+  const byTrxid = new Map<string, Order[]>();
+  for (const o of listed) {
+    const t = o.trxid?.trim();
+    if (!t || wanted.has(o.orderId!)) continue;
+    const k = foldTrxid(t);
+    byTrxid.set(k, [...(byTrxid.get(k) ?? []), o]);
+  }
+  const pairedIds = new Set<string>();
   const out: ReportCell[][] = [];
   let refunds = 0;
   for (const r of local) {
-    const o = api.get(r.orderId!);
+    let o = api.get(r.orderId!);
     const base = [r.orderId, r.trxid, r.batchId, r.line, r.state] as const;
     const localAmount = r.amountUsd ?? r.expectedUsd;
+    if (!o && r.trxid) {
+      const same = byTrxid.get(foldTrxid(r.trxid.trim())) ?? [];
+      const other = same.length === 1 ? same[0]! : undefined;
+      if (other && !rt.rows.isOrderIdKnown(other.orderId!, several ? account.id : undefined)) {
+        o = other;
+        pairedIds.add(other.orderId!);
+        deepest = Math.max(deepest, listed.indexOf(other));
+        out.push(['id-differs', ...base, o.status, localAmount, o.amountUsd, o.refunded, `the history lists this order as ${o.orderId}, the ledger as ${r.orderId}: paired by trxid (the supplier spells its order ids another way now)`]);
+      }
+    }
     if (!o) {
       const maybe = unread.length > 0 ? `; it may be on ${pagesText(unread)} of /history, which could not be read` : '';
       out.push(['missing-in-history', ...base, '', localAmount, '', r.refunded, `not among the ${listed.length} most recent orders of the account${maybe}`]);
@@ -176,7 +205,7 @@ async function reconcileAccount(
     }
   }
   for (const o of listed.slice(0, deepest + 1)) {
-    if (wanted.has(o.orderId!) || rt.rows.isOrderIdKnown(o.orderId!, several ? account.id : undefined)) continue;
+    if (wanted.has(o.orderId!) || pairedIds.has(o.orderId!) || rt.rows.isOrderIdKnown(o.orderId!, several ? account.id : undefined)) continue;
     out.push(['not-in-ledger', o.orderId, o.trxid, '', '', '', o.status, '', o.amountUsd, o.refunded, 'placed by something other than this topup home']);
   }
 

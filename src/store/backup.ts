@@ -108,6 +108,22 @@ export interface RestoreWindow {
   detail: string;
 }
 
+/**
+ * The window after a restore as a claim now would meet it (markClaimInRestoreWindow's rule): open,
+ * and with more than one account that may have bought rows since it reaches back; null otherwise.
+ * For `topup validate` (a warning: the file's rows are looked up before they are sent) and for
+ * `topup restore --close-window`.
+ */
+export function openRestoreWindow(db: Db, configured: readonly string[], now: number): (RestoreWindow & { accounts: string[] }) | null {
+  const w = db.prepare('SELECT value FROM meta WHERE key = ?').get(RESTORE_WINDOW_KEY) as { value: string } | undefined;
+  if (!w) return null;
+  const window = JSON.parse(w.value) as RestoreWindow;
+  if (now >= window.until) return null;
+  const known = (db.prepare('SELECT name FROM account_identities WHERE removed_at IS NULL OR removed_at >= ? ORDER BY name').all(window.since) as { name: string }[]).map((r) => r.name);
+  const accounts = [...new Set([...configured, ...known])];
+  return accounts.length < 2 ? null : { ...window, accounts };
+}
+
 /** meta: `<prefix><batch id>` = ClaimLookup: a batch claimed in the window after a restore, not yet looked up (markClaimInRestoreWindow). */
 export const CLAIM_LOOKUP_PREFIX = 'restore.claim:';
 
@@ -181,6 +197,23 @@ export interface OrderLookup {
   /** Every account that may have bought it after the copy was taken (as ClaimLookup.accounts). */
   accounts: string[];
   blocked?: { since: number; at: number; accounts: Record<string, string> };
+  /**
+   * The row's line in its file, for a row of a file claimed in the window that waits for an
+   * account the lookup cannot read (holdRowsInRestoreWindow); absent for an API order.
+   */
+  line?: number;
+}
+
+/**
+ * Rows of a file claimed in the window, held one by one (ops/restore-reconcile.ts lookUpClaims):
+ * the batch's other rows are decided from the accounts read, and each of these waits for an
+ * account that cannot be read now under the same per-row mark an API order has (the store refuses
+ * its intent while the mark is there, rows.ts), looked up by lookUpOrders. Called in the
+ * transaction that removes the batch's mark.
+ */
+export function holdRowsInRestoreWindow(db: Db, marks: readonly OrderLookup[]): void {
+  const put = db.prepare('INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value');
+  for (const m of marks) put.run(`${ORDER_LOOKUP_PREFIX}${m.batchId}:${m.idx}`, JSON.stringify(m));
 }
 
 /**

@@ -42,7 +42,7 @@ describe.skipIf(!existsSync(CHROMIUM))('the Money table of two accounts in a rea
         expect(size.table, `table width at ${width} px`).toBeLessThanOrEqual(size.box);
         expect(size.tallest, `tallest row at ${width} px`).toBeLessThan(80);
         for (const cell of await page.locator('[data-money-account] [data-f="runway"]').allTextContents()) expect(cell).toMatch(/^(about \d|no spending in 7 days)/);
-        expect(await page.locator('[aria-label="Money by account (table)"] caption').textContent()).toContain("last 7 days' pace");
+        expect(await page.locator('[data-money-how]').textContent()).toContain("last 7 days' pace");
         await page.close();
       }
     } finally {

@@ -93,10 +93,14 @@ function waitingText(usdWaiting: number): string {
 }
 
 function balanceCell(m: AccountMoney, now: number): Html {
-  return m.reading ? html`<strong>${usd(m.reading.usd)}</strong> <span class="muted note">read <time datetime="${new Date(m.reading.at).toISOString()}" title="${when(m.reading.at)}">${ago(m.reading.at, now)}</time></span>` : html`<span class="muted">not read yet${m.error ? ` (${m.error})` : ''}</span>`;
+  return m.reading ? html`<strong data-f="balance-usd">${usd(m.reading.usd)}</strong> <span class="muted note">read <time datetime="${new Date(m.reading.at).toISOString()}" title="${when(m.reading.at)}">${ago(m.reading.at, now)}</time></span>` : html`<span class="muted">not read yet${m.error ? ` (${m.error})` : ''}</span>`;
 }
 
 /**
+ * (The words that say what each column means stand above the table, not in its caption: a caption
+ * is as wide as its table, and at 390 px it was cut at the right edge of the box that scrolls
+ * sideways; trial s34, test/console/money-phone-live.test.ts.)
+ *
  * Money: each account's balance pays for its own rows, so each account has its own balance,
  * reserved, available and runway (one figure each, read once: the Accounts table below does not
  * repeat them). A home without accounts.toml shows its one account as before.
@@ -108,20 +112,21 @@ function money(svc: Services, now: number): Html {
   if (!namedAccounts(svc.rt.config)) {
     const m = list[0]!;
     return html`<section aria-labelledby="money"><h2 id="money">Money</h2>
-<dl class="facts">
-  <div><dt>Balance${sandbox}</dt><dd>${m.reading ? html`<strong>${usd(m.reading.usd)}</strong> read ${timeTag(m.reading.at, now)}` : html`not read yet${m.error ? ` (${m.error})` : ''}`}</dd></div>
-  <div><dt>Reserved</dt><dd>${usd(m.reserved)} <span class="muted">(unsent rows of unfinished batches the balance covers)</span></dd></div>
+<dl class="facts" data-money-account="${m.account}">
+  <div><dt>Balance${sandbox}</dt><dd>${m.reading ? html`<strong data-f="balance-usd">${usd(m.reading.usd)}</strong> read ${timeTag(m.reading.at, now)}` : html`not read yet${m.error ? ` (${m.error})` : ''}`}</dd></div>
+  <div><dt>Reserved</dt><dd><span data-f="reserved">${usd(m.reserved)}</span> <span class="muted">(unsent rows of unfinished batches the balance covers)</span></dd></div>
   <div><dt>Waiting for balance</dt><dd>${usd(m.waitingForBalance)} <span class="muted">(unsent rows of batches the balance does not cover: nothing is set aside for them until a top-up)</span></dd></div>
-  <div><dt>Available for new files</dt><dd>${m.available === null ? '—' : usd(m.available)}</dd></div>
+  <div><dt>Available for new files</dt><dd data-f="available">${m.available === null ? '—' : usd(m.available)}</dd></div>
   <div><dt>Runway</dt><dd>${m.runway}</dd></div>
 </dl>${checksMoney(svc, now)}</section>`;
   }
   const rows = list.map((m) => html`<tr data-money-account="${m.account}"><th scope="row">${m.account}</th><td class="num" data-f="balance">${balanceCell(m, now)}</td><td class="num">${reservedCell(m.reserved, m.waitingForBalance)}</td><td class="num" data-f="available">${m.available === null ? '—' : usd(m.available)}</td><td data-f="runway">${m.runwayShort}</td></tr>`);
   // The total only when every account has been read: a sum with a gap would pass for the whole.
   const all = list.every((m) => m.reading !== null);
-  const total = html`<tr data-money-total><th scope="row">All accounts</th><td class="num" data-f="balance">${all ? html`<strong>${usd(roundCents(list.reduce((n, m) => n + m.reading!.usd, 0)))}</strong>` : html`<span class="muted">— (not every account read yet)</span>`}</td><td class="num">${reservedCell(roundCents(list.reduce((n, m) => n + m.reserved, 0)), roundCents(list.reduce((n, m) => n + m.waitingForBalance, 0)))}</td><td class="num" data-f="available">${all ? usd(roundCents(list.reduce((n, m) => n + m.available!, 0))) : '—'}</td><td class="muted">each account pays for its own rows</td></tr>`;
+  const total = html`<tr data-money-total><th scope="row">All accounts</th><td class="num" data-f="balance">${all ? html`<strong data-f="balance-usd">${usd(roundCents(list.reduce((n, m) => n + m.reading!.usd, 0)))}</strong>` : html`<span class="muted">— (not every account read yet)</span>`}</td><td class="num">${reservedCell(roundCents(list.reduce((n, m) => n + m.reserved, 0)), roundCents(list.reduce((n, m) => n + m.waitingForBalance, 0)))}</td><td class="num" data-f="available">${all ? usd(roundCents(list.reduce((n, m) => n + m.available!, 0))) : '—'}</td><td class="muted">each account pays for its own rows</td></tr>`;
   return html`<section aria-labelledby="money"><h2 id="money">Money</h2>
-${tableWrap('Money by account', html`<table><caption>Balance${sandbox} per supplier account; reserved: unsent rows of unfinished batches the balance covers (rows of batches waiting for balance are shown under it, not in it: nothing is set aside for them); available: what is left for new files; runway: how long that lasts at the account's last ${RUNWAY_DAYS} days' pace</caption><thead><tr><th scope="col">Account</th><th scope="col">Balance</th><th scope="col">Reserved</th><th scope="col">Available</th><th scope="col">Runway</th></tr></thead><tbody>${rows}</tbody><tfoot>${total}</tfoot></table>`)}
+<p class="muted" id="money-how" data-money-how>Reserved: unsent rows of unfinished batches the balance covers (rows of batches waiting for balance are shown under it, not in it: nothing is set aside for them); available: what is left for new files; runway: how long that lasts at the account's last ${RUNWAY_DAYS} days' pace.</p>
+${tableWrap('Money by account', html`<table aria-describedby="money-how"><caption>Balance${sandbox} per supplier account</caption><thead><tr><th scope="col">Account</th><th scope="col">Balance</th><th scope="col">Reserved</th><th scope="col">Available</th><th scope="col">Runway</th></tr></thead><tbody>${rows}</tbody><tfoot>${total}</tfoot></table>`)}
 ${checksMoney(svc, now)}</section>`;
 }
 

@@ -13,9 +13,11 @@ export type FileFormat = 'csv' | 'xlsx';
  *  - `inexact-number`: a number that is not a whole number of at most 15 digits (a spreadsheet
  *    keeps 15 significant digits, so a longer one has already lost its last digits);
  *  - `date`, `boolean`, `error` (`#N/A`): never an id, a quantity or a price;
- *  - `formula`: the text is the result cached at the last save, not what anyone typed.
+ *  - `formula`: the text is the result cached at the last save, not what anyone typed;
+ *  - `formula-unsaved`: a formula with no saved result at all (openpyxl and pandas write formulas
+ *    so: only a spreadsheet program computes them), so its text is empty whatever it computes.
  */
-export type CellNote = 'inexact-number' | 'date' | 'boolean' | 'error' | 'formula';
+export type CellNote = 'inexact-number' | 'date' | 'boolean' | 'error' | 'formula' | 'formula-unsaved';
 
 export interface RawRow {
   /** 0-based data row (the header is not counted). */

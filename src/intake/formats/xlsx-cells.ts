@@ -28,7 +28,14 @@ export function cellText(value: unknown): CellText {
   if (value instanceof Date) return { text: dateText(value), note: 'date' };
   if (typeof value === 'object') {
     const v = value as Record<string, unknown>;
-    if ('formula' in v || 'sharedFormula' in v) return { text: formulaResult(v.result), note: 'formula' };
+    if ('formula' in v || 'sharedFormula' in v) {
+      // No saved result (openpyxl writes `<f>…</f><v></v>`; exceljs then gives no result, or NaN
+      // for an empty number): the cell reads empty, and must say so (trial s34: a note cell came
+      // out empty with no word).
+      const r = v.result;
+      const unsaved = r === undefined || r === null || r === '' || (typeof r === 'number' && Number.isNaN(r));
+      return { text: formulaResult(r), note: unsaved ? 'formula-unsaved' : 'formula' };
+    }
     if ('error' in v) return { text: String(v.error ?? '#ERROR'), note: 'error' };
     if (Array.isArray(v.richText)) return { text: (v.richText as { text?: unknown }[]).map((r) => (typeof r.text === 'string' ? r.text : '')).join('') };
     if (typeof v.text === 'string') return { text: v.text };
