@@ -44,7 +44,7 @@ import type { Runtime } from '../runtime.js';
 import type { Row, RowMove } from '../store/row-record.js';
 import type { RowState } from '../store/row-states.js';
 import { LEASE_MS } from '../store/owner.js';
-import { CLAIM_LOOKUP_PREFIX, ORDER_LOOKUP_PREFIX, RECONCILE_KEY, RESTORE_WINDOW_KEY, claimLookups, noteClaimBlocked, noteOrderBlocked, notReadableWhy, orderLookups, removedSince, type ClaimLookup, type OrderLookup, type ReconcileMarker, type RestoreWindow } from '../store/backup.js';
+import { CLAIM_LOOKUP_PREFIX, ORDER_LOOKUP_PREFIX, RECONCILE_KEY, RESTORE_WINDOW_KEY, claimLookups, dropSpentClaimMarks, spentClaim, noteClaimBlocked, noteOrderBlocked, notReadableWhy, orderLookups, removedSince, type ClaimLookup, type OrderLookup, type ReconcileMarker, type RestoreWindow } from '../store/backup.js';
 import { loadBatch } from '../claim/load.js';
 import { recoverClaims } from '../claim/claim.js';
 import type { Orphan } from '../claim/orphans.js';
@@ -482,7 +482,11 @@ export async function lookUpClaims(rt: ReconcileParts, signal?: AbortSignal): Pr
   if (marks.length === 0) return null;
   const owned = new Map(rt.batches.ownedBy(rt.owner).map((b) => [b.id, b]));
   const due = marks.filter((c) => owned.get(c.batchId)?.state === 'open');
-  if (due.length === 0) return null;
+  if (due.length === 0) {
+    // Marks of batches that ended without their lookup (cancelled, refused, duplicates) hold nothing.
+    if (dropSpentClaimMarks(rt.db) > 0) rt.log.info('restore lookup: marks of batches that ended without sending were removed');
+    return null;
+  }
   const now = rt.clock.now();
   const configured = new Set(rt.accounts.map((a) => a.id));
   // Marks of earlier versions name no accounts: the configured ones. An account renamed since the
@@ -733,7 +737,8 @@ function unreadableWhy(err: unknown): string {
 
 /** What `topup status` and `topup doctor` say of files claimed after a restore that wait for their lookup. */
 export function claimLookupStatus(db: ReconcileParts['db'], now: number, waitMs: number): { lines: string[]; waiting: number } {
-  const marks = claimLookups(db);
+  // A batch that ended without its lookup (cancelled, refused, a duplicate) waits for nothing.
+  const marks = claimLookups(db).filter((c) => !spentClaim(db, c.batchId));
   const lines = marks.map((c) => {
     const b = c.blocked;
     if (!b) return `restore lookup: batch ${c.batchId} is looked up at ${(c.accounts ?? []).join(', ') || 'every account'} before it sends (claimed within the window after a restore)`;
