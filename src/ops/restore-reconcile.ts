@@ -44,7 +44,7 @@ import type { Runtime } from '../runtime.js';
 import type { Row, RowMove } from '../store/row-record.js';
 import type { RowState } from '../store/row-states.js';
 import { LEASE_MS } from '../store/owner.js';
-import { CLAIM_LOOKUP_PREFIX, ORDER_LOOKUP_PREFIX, RECONCILE_KEY, RESTORE_WINDOW_KEY, claimLookups, holdRowsInRestoreWindow, noteOrderBlocked, notReadableWhy, orderLookups, removedSince, type ClaimLookup, type OrderLookup, type ReconcileMarker, type RestoreWindow } from '../store/backup.js';
+import { CLAIM_LOOKUP_PREFIX, ORDER_LOOKUP_PREFIX, RECONCILE_KEY, RESTORE_WINDOW_KEY, claimLookups, dropSpentClaimMarks, spentClaim, holdRowsInRestoreWindow, noteOrderBlocked, notReadableWhy, orderLookups, removedSince, type ClaimLookup, type OrderLookup, type ReconcileMarker, type RestoreWindow } from '../store/backup.js';
 import { loadBatch } from '../claim/load.js';
 import { recoverClaims } from '../claim/claim.js';
 import type { Orphan } from '../claim/orphans.js';
@@ -77,6 +77,13 @@ interface Sweep {
   reachedBack: boolean;
   /** Every order id listed (HistoryCache: a later read of the newest pages stops at one of them). */
   ids: Set<string>;
+  /**
+   * Orders listed without a trxid (a history that shows none: the real-world style). In such a
+   * history a row is ruled out by its player instead (playerRuledOut), when the echo is proven.
+   */
+  untagged: (Order & { orderId: string })[];
+  /** Whether this history echoes players as this home sent them (echoFaithful), once judged. */
+  faithful?: boolean;
 }
 
 export interface SettledRow {
@@ -152,6 +159,7 @@ async function sweep(rt: ReconcileParts, account: string, since: number, signal?
   const client = rt.accountOf(account).client;
   const byTrxid = new Map<string, Order & { orderId: string }>();
   const ids = new Set<string>();
+  const untagged: (Order & { orderId: string })[] = [];
   let echoes = true;
   let reachedBack = false;
   let listed = 0;
@@ -165,7 +173,7 @@ async function sweep(rt: ReconcileParts, account: string, since: number, signal?
     for (const o of h.orders) {
       if (o.orderId === undefined) continue;
       ids.add(o.orderId);
-      if (o.trxid === undefined || o.trxid.trim() === '') echoes = false;
+      if (o.trxid === undefined || o.trxid.trim() === '') { echoes = false; untagged.push(o as Order & { orderId: string }); }
       else if (!byTrxid.has(foldTrxid(o.trxid.trim()))) byTrxid.set(foldTrxid(o.trxid.trim()), o as Order & { orderId: string });
     }
     const oldest = h.orders[h.orders.length - 1];
@@ -191,7 +199,7 @@ async function sweep(rt: ReconcileParts, account: string, since: number, signal?
     }
     // Otherwise the next page: more was promised, or nothing was said (the end is an empty page).
   }
-  return { byTrxid, echoes, reachedBack, ids };
+  return { byTrxid, echoes, reachedBack, ids, untagged };
 }
 
 /**
@@ -205,6 +213,52 @@ function blindness(s: Sweep): string | null {
   if (!s.reachedBack) return 'its history does not reach back to the copy';
   if (s.echoes || s.byTrxid.size > 0) return null;
   return 'none of the orders in its history shows a trxid';
+}
+
+/**
+ * Whether a history that shows no trxid at all (read back to the copy) still proves the row was not
+ * bought there: no order listed is for its player (trial s35, defect 1: with the real-world style's
+ * history, every file of a two-account home went to review for the 8-day window, retries too).
+ *
+ * MONEY SAFETY. A purchase of this row at that account is an order for its player, and the history
+ * lists every order back to the copy; so the row is ruled out only when every order listed names a
+ * player, none of them is its player (the same comparison that tells a replay from another
+ * purchase: dispatch/order-match.ts mismatches), and the history is proven to echo players as this
+ * home sent them (echoFaithful: its own earlier orders there, found by order id, echo their
+ * players). A history that masks, reformats or leaves out players, or where no order of this home
+ * can be found to prove it, rules nothing out: the row stays held as before.
+ */
+function playerRuledOut(rt: ReconcileParts, row: Row, account: string, s: Sweep): boolean {
+  if (!s.reachedBack || s.echoes || s.byTrxid.size > 0) return false; // not the no-trxid blindness
+  if (row.request?.userId === undefined || row.request.userId.trim() === '') return false; // keys, cards: no player to tell by
+  if (!echoFaithful(rt, account, s)) return false;
+  const asPlayer = { ...row, trxid: null, productId: null, slug: null, packName: null };
+  return s.untagged.every((o) => o.userId !== undefined && o.userId.trim() !== '' && mismatches(asPlayer, o).some((m) => m.field === 'userId' || m.field === 'zoneId'));
+}
+
+/**
+ * Whether the account's history echoes players as this home sent them: some of the orders it lists
+ * are this home's own (the store holds their order ids at that account), and each of those echoes
+ * the player that was sent. Judged once per read (Sweep.faithful).
+ */
+function echoFaithful(rt: ReconcileParts, account: string, s: Sweep): boolean {
+  if (s.faithful !== undefined) return s.faithful;
+  const q = rt.db.prepare('SELECT request_json FROM rows WHERE order_id = ? AND account = ? AND request_json IS NOT NULL');
+  let proven = 0;
+  let faithful = true;
+  for (const o of s.untagged) {
+    const r = q.get(o.orderId, account) as { request_json: string } | undefined;
+    if (!r) continue;
+    const sent = (JSON.parse(r.request_json) as { userId?: string; zoneId?: string });
+    if (sent.userId === undefined) continue;
+    if (o.userId === undefined || mismatches({ request: sent, trxid: null, productId: null, slug: null, packName: null } as unknown as Row, o).some((m) => m.field === 'userId' || m.field === 'zoneId')) {
+      faithful = false;
+      break;
+    }
+    proven++;
+  }
+  s.faithful = faithful && proven > 0;
+  return s.faithful;
 }
 
 /**
@@ -429,7 +483,11 @@ export async function lookUpClaims(rt: ReconcileParts, signal?: AbortSignal): Pr
   if (marks.length === 0) return null;
   const owned = new Map(rt.batches.ownedBy(rt.owner).map((b) => [b.id, b]));
   const due = marks.filter((c) => owned.get(c.batchId)?.state === 'open');
-  if (due.length === 0) return null;
+  if (due.length === 0) {
+    // Marks of batches that ended without their lookup (cancelled, refused, duplicates) hold nothing.
+    if (dropSpentClaimMarks(rt.db) > 0) rt.log.info('restore lookup: marks of batches that ended without sending were removed');
+    return null;
+  }
   const now = rt.clock.now();
   const configured = new Set(rt.accounts.map((a) => a.id));
   // Marks of earlier versions name no accounts: the configured ones. An account renamed since the
@@ -559,8 +617,11 @@ export class HistoryCache {
       const head = await readHead(rt, account, kept.sweep.ids, signal);
       if (head !== null) {
         for (const [t, o] of head.byTrxid) if (!kept.sweep.byTrxid.has(t)) kept.sweep.byTrxid.set(t, o);
+        for (const o of head.untagged) if (!kept.sweep.ids.has(o.orderId)) kept.sweep.untagged.push(o);
         for (const id of head.ids) kept.sweep.ids.add(id);
         if (!head.echoes) kept.sweep.echoes = false;
+        // New orders listed: the echo is judged again with them.
+        if (head.untagged.length > 0) delete kept.sweep.faithful;
         return kept.sweep;
       }
       // The newest pages never met an order read before (more than MAX_PAGES new, or the
@@ -582,6 +643,7 @@ async function readHead(rt: ReconcileParts, account: string, known: ReadonlySet<
   const client = rt.accountOf(account).client;
   const byTrxid = new Map<string, Order & { orderId: string }>();
   const ids = new Set<string>();
+  const untagged: (Order & { orderId: string })[] = [];
   let echoes = true;
   for (let page = 1; page <= MAX_PAGES; page++) {
     const h = await client.history({ page, pageSize: PAGE_SIZE }, { priority: Priority.poll, ...(signal ? { signal } : {}) });
@@ -590,10 +652,10 @@ async function readHead(rt: ReconcileParts, account: string, known: ReadonlySet<
       if (o.orderId === undefined) continue;
       if (known.has(o.orderId)) met = true;
       ids.add(o.orderId);
-      if (o.trxid === undefined || o.trxid.trim() === '') echoes = false;
+      if (o.trxid === undefined || o.trxid.trim() === '') { echoes = false; untagged.push(o as Order & { orderId: string }); }
       else if (!byTrxid.has(foldTrxid(o.trxid.trim()))) byTrxid.set(foldTrxid(o.trxid.trim()), o as Order & { orderId: string });
     }
-    if (met) return { byTrxid, echoes, reachedBack: true, ids };
+    if (met) return { byTrxid, echoes, reachedBack: true, ids, untagged };
     // An empty first page while orders were read before: the history shrank; prove nothing from it.
     if (h.orders.length === 0) return null;
   }
@@ -719,7 +781,8 @@ function unreadableWhy(err: unknown): string {
 
 /** What `topup status` and `topup doctor` say of files claimed after a restore that wait for their lookup. */
 export function claimLookupStatus(db: ReconcileParts['db'], now: number, waitMs: number): { lines: string[]; waiting: number } {
-  const marks = claimLookups(db);
+  // A batch that ended without its lookup (cancelled, refused, a duplicate) waits for nothing.
+  const marks = claimLookups(db).filter((c) => !spentClaim(db, c.batchId));
   const lines = marks.map((c) => {
     const b = c.blocked;
     if (!b) return `restore lookup: batch ${c.batchId} is looked up at ${(c.accounts ?? []).join(', ') || 'every account'} before it sends (claimed within the window after a restore)`;
@@ -849,7 +912,7 @@ function decide(rt: ReconcileParts, row: Row, sweeps: Map<string, Sweep>, unread
     }
     if (acct.id === row.account) continue;
     const why = mayMove ? blindness(s) : null;
-    if (why !== null) blind.push(`${acct.id} (${why})`);
+    if (why !== null && !playerRuledOut(rt, row, acct.id, s)) blind.push(`${acct.id} (${why})`);
   }
   // Bought on this very account under a trxid a move gave it: never sent again; a person settles
   // which purchase the row is (money safe: nothing is sent blind).

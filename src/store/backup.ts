@@ -312,6 +312,34 @@ export function claimLookups(db: Db): ClaimLookup[] {
 }
 
 /**
+ * Removes the marks of batches that will never send a row (trial s35: a cancelled batch, a file
+ * refused for its header, a duplicate kept their marks for the window, and `topup status` and
+ * `topup doctor` said they were "waiting … nothing of it is sent"; each step also paid for them).
+ * A mark holds a batch's sends until its lookup; a batch that failed or was a duplicate stored no
+ * row to send, and one done with no row that may still be sent (pending, sending, resending,
+ * verifying, searching) or settled later (review) has nothing left the mark could hold. Read and
+ * deleted in one immediate transaction: a batch reopened meanwhile is seen as it is. Returns how
+ * many went.
+ */
+export function dropSpentClaimMarks(db: Db): number {
+  if (!hasClaimLookups(db)) return 0;
+  return db.transaction(() => {
+    let dropped = 0;
+    const del = db.prepare('DELETE FROM meta WHERE key = ?');
+    for (const c of claimLookups(db)) if (spentClaim(db, c.batchId)) dropped += del.run(CLAIM_LOOKUP_PREFIX + c.batchId).changes;
+    return dropped;
+  }).immediate();
+}
+
+/** Whether a marked batch can no longer send a row (dropSpentClaimMarks; status and doctor do not list it). */
+export function spentClaim(db: Db, batchId: string): boolean {
+  const b = db.prepare('SELECT state FROM batches WHERE id = ?').get(batchId) as { state: string } | undefined;
+  if (b === undefined) return false;
+  if (b.state === 'failed' || b.state === 'duplicate') return true;
+  return b.state === 'done' && db.prepare("SELECT 1 FROM rows WHERE batch_id = ? AND state IN ('pending', 'sending', 'resending', 'verifying', 'searching', 'review') LIMIT 1").get(batchId) === undefined;
+}
+
+/**
  * Whether any batch claimed in a restore window waits for its lookup: one seek on meta's key. The
  * runner asks every step, and the dispatch stage twice more (each asked once per answer at 400
  * orders/s: a statement prepared and every mark parsed each time was ~0.8 CPU-ms per order in a
