@@ -904,7 +904,12 @@ export class ModelApi {
       // A pack withdrawn while its catalog still lists it: every POST of the pid is refused first,
       // resends of an order already made included (the refusal then proves nothing about a charge).
       this.stats.pidRefused++;
-      return this.#refusal(trxid, withdrawn.asOk === true ? this.#json(200, { success: false, error: withdrawn.error }) : this.#json(400, { success: false, orderCreated: false, error: withdrawn.error }));
+      // The `failed-record` family: the first refusal of a trxid kept as a failed order and named
+      // beside `orderCreated: false` (one trxid in two; not in the HTTP 200 form, which says no
+      // `orderCreated`). A trxid already holding an order is refused plainly, as before.
+      const f = { userId: typeof body.userId === 'string' ? body.userId : undefined, zoneId: typeof body.zoneId === 'string' ? body.zoneId : undefined, quantity: typeof body.quantity === 'number' ? body.quantity : undefined };
+      const record = withdrawn.asOk === true || this.#byTrxid.has(this.#fold(trxid)) ? undefined : this.#failedRecord(pack, trxid, f, withdrawn.error);
+      return record ?? this.#refusal(trxid, withdrawn.asOk === true ? this.#json(200, { success: false, error: withdrawn.error }) : this.#json(400, { success: false, orderCreated: false, error: withdrawn.error }));
     }
     const userId = typeof body.userId === 'string' ? body.userId : undefined;
     const zoneId = typeof body.zoneId === 'string' ? body.zoneId : undefined;
@@ -981,10 +986,10 @@ export class ModelApi {
     if (this.balanceMicros < price) {
       this.#lastDecision.set(this.#fold(trxid), 'balance');
       const refused = this.#variant('insufficient-balance:false', () => this.#json(400, { orderCreated: false, status: 'cancelled', game: pack.slug, error: 'INSUFFICIENT BALANCE' }));
-      // The `failed-record` family (phrases.ts): for one trxid in four the supplier keeps the
+      // The `failed-record` family (phrases.ts): for one trxid in two the supplier keeps the
       // attempt as a failed order (cancelled at once, nothing charged: refunded in full and shown
       // so) and names it in the refusal, beside `orderCreated: false`.
-      const record = this.#failedRecord(pack, trxid, { userId, zoneId, quantity });
+      const record = this.#failedRecord(pack, trxid, { userId, zoneId, quantity }, 'INSUFFICIENT BALANCE');
       return record ?? this.#refusal(trxid, refused);
     }
     // The order is made and charged.
@@ -1009,15 +1014,15 @@ export class ModelApi {
     return this.#afterCreation(this.orderBody(o), o);
   }
 
-  /** A balance refusal kept as a failed order and named in the answer (phrases.ts `failedRecordBody`), or undefined (this trxid's refusals are plain). */
-  #failedRecord(pack: SimPack, trxid: string, f: { userId?: string | undefined; zoneId?: string | undefined; quantity?: number | undefined }): ModelReply | undefined {
+  /** A refusal (balance, a withdrawn pack) kept as a failed order and named in the answer (phrases.ts `failedRecordBody`), or undefined (this trxid's refusals are plain). */
+  #failedRecord(pack: SimPack, trxid: string, f: { userId?: string | undefined; zoneId?: string | undefined; quantity?: number | undefined }, error: string): ModelReply | undefined {
     const id = `${this.account.idPrefix}${100_000 + this.#nextId}`;
-    const body = failedRecordBody(trxid, id, 'INSUFFICIENT BALANCE');
+    const body = failedRecordBody(trxid, id, error);
     if (!body) return undefined;
     const o = this.#make(pack, trxid, f, 'engine');
     o.status = 'cancelled';
     o.fate = 'fail-refund';
-    o.error = 'INSUFFICIENT BALANCE';
+    o.error = error;
     o.refunded = true;
     o.refundForm = 'reported';
     o.refundMicros = o.amountMicros;

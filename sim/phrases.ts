@@ -69,13 +69,13 @@ export const ORDER_KEYS = ['orderId', 'order_id', 'orderID', 'id_order'] as cons
  * no status word (the `named-failure` family; #454): a gateway or the supplier's own code that
  * made the order, then failed on the way out (a provider timeout, a webhook error), and answered a
  * refusal status with the id it had. docs/real-suppliers.md: "a 400 that carries an order" is
- * never "not charged". For one trxid in three the model answers its post-creation failures so,
+ * never "not charged". For one trxid in two the model answers its post-creation failures so,
  * in one of these shapes: a refusal status (400, 422, 409) or HTTP 200 with `success: false`; the
  * id under each of the order keys, at the top or in a `data` envelope; the phrase in words that
  * say nothing about the order's state.
  */
 export function namedOrderFailure(trxid: string, orderId: string): { status: number; body: Record<string, unknown> } | undefined {
-  if (pick(`${trxid}#named`, 3) !== 0) return undefined;
+  if (pick(`${trxid}#named`, 2) !== 0) return undefined;
   const status = [400, 422, 200, 409][pick(`${trxid}#named-status`, 4)]!;
   const key = ORDER_KEYS[pick(`${trxid}#named-key`, ORDER_KEYS.length - 1)]!; // id_order: failover's reading only (below)
   const phrase = spelled(['provider timeout', 'transaction could not be confirmed', 'gagal memproses transaksi', 'upstream error'][pick(`${trxid}#named-words`, 4)]!, trxid);
@@ -87,15 +87,15 @@ export function namedOrderFailure(trxid: string, orderId: string): { status: num
 }
 
 /**
- * A balance refusal that records the attempt as a failed order (the `failed-record` family; #1868):
- * suppliers that keep every attempt as a transaction answer "not enough balance" with
- * `orderCreated: false` AND the id of the failed record (cancelled at once, nothing charged, listed
+ * A refusal that records the attempt as a failed order (the `failed-record` family; #1868):
+ * suppliers that keep every attempt as a transaction answer "not enough balance" or "product
+ * disabled" with `orderCreated: false` AND the id of the failed record (cancelled at once, nothing charged, listed
  * in history as failed). The engine must not move such a row to another account (dispatch/failover.ts
  * `namesAnOrder`: a refusal naming an order is never moved, a wrong "not created" would become a
- * purchase elsewhere). One trxid in four; the key any of the four spellings, at the top or in `data`.
+ * purchase elsewhere). One trxid in two; the key any of the four spellings, at the top or in `data`.
  */
 export function failedRecordBody(trxid: string, orderId: string, error: string): Record<string, unknown> | undefined {
-  if (pick(`${trxid}#failed-record`, 4) !== 0) return undefined;
+  if (pick(`${trxid}#failed-record`, 2) !== 0) return undefined;
   const key = ORDER_KEYS[pick(`${trxid}#failed-key`, ORDER_KEYS.length)]!;
   return pick(`${trxid}#failed-shape`, 3) === 0
     ? { success: false, orderCreated: false, error, data: { [key]: orderId, status: 'failed' } }
