@@ -295,7 +295,11 @@ export function judge(c: Ctx): Judgement {
     if (found.leftHere) continue;
     const held = r.orderId === o.orderId && ['processing', 'unseen', 'completed', 'cancelled'].includes(r.state);
     const inReview = r.state === 'review' && r.resolution === null;
-    check(held || inReview || (r.state === 'review' && r.orderId === o.orderId) || (r.resolution === 'charged' && r.orderId === o.orderId), () =>
+    // Issue 29, seventh turn (`failed-record`, sim/phrases.ts): a refusal the supplier kept as a
+    // failed order, cancelled at once with nothing charged, named beside `orderCreated: false`,
+    // is no charge: a row refused by it may end refused holding no order (never moved: 11).
+    const noCharge = o.failedRecord === true && r.orderId === null;
+    check(held || inReview || noCharge || (r.state === 'review' && r.orderId === o.orderId) || (r.resolution === 'charged' && r.orderId === o.orderId), () =>
       `order ${o.orderId} (${o.status}, ${usd(o.amountMicros)} USD${o.refunded ? ', refunded' : ''}) was made for ${where(r)}, which ${r.orderId ? `holds ${r.orderId}` : 'holds no order'}: a charge read as ${r.state}`);
   }
 

@@ -20,7 +20,7 @@
  *  - orders processing then completing or failing (refunded or not), late codes;
  *  - history that echoes trxids and creation times, or not.
  */
-import { duplicateTrxidBody, inFlightInWords, resendRefusedInWords, resendWordsBody } from './phrases.js';
+import { duplicateTrxidBody, failedRecordBody, inFlightInWords, namedOrderFailure, resendRefusedInWords, resendWordsBody, spacedBoolean } from './phrases.js';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { seededEntropy, type Entropy } from '../src/kernel/entropy.js';
@@ -155,6 +155,8 @@ export interface ModelOrder {
   ghost?: boolean;
   /** Monotonic sim time from which a late refund is shown. */
   refundShownFrom?: number;
+  /** A failed record of a refused attempt (phrases.ts `failedRecordBody`): cancelled at once, nothing charged; a resend replays it. */
+  failedRecord?: boolean;
 }
 
 /** What the run's API does, decided by the schedule (schedule.ts). Shares are per request, 0..1. */
@@ -423,7 +425,7 @@ export class ModelApi {
   /** Sim times it answered GET /history with 404 (`read-404`). */
   readonly history404s: number[] = [];
   /** Every request that reached it, for the run's figures. */
-  readonly stats = { requests: 0, created: 0, replays: 0, lostAfter: 0, errorAfter: 0, refused: 0, rateLimited: 0, pidRefused: 0, keyRevoked: 0, peerForbidden: 0, siblingForbidden: 0, resendWords: 0, forever: 0, checks: 0, checksCharged: 0, checksNotFound: 0, checksLost: 0, read404: 0, shapes: 0, shapesAfter: 0, unmarked: 0, refundForms: 0, variants: new Set<string>() };
+  readonly stats = { requests: 0, created: 0, replays: 0, lostAfter: 0, errorAfter: 0, refused: 0, rateLimited: 0, pidRefused: 0, keyRevoked: 0, peerForbidden: 0, siblingForbidden: 0, resendWords: 0, forever: 0, checks: 0, checksCharged: 0, checksNotFound: 0, checksLost: 0, read404: 0, shapes: 0, shapesAfter: 0, unmarked: 0, refundForms: 0, namedFailures: 0, failedRecords: 0, variants: new Set<string>() };
 
   constructor(sim: SimScheduler, profile: ApiProfile, seed: number, account: ModelAccount = ACCOUNT_A) {
     this.#sim = sim;
@@ -615,7 +617,7 @@ export class ModelApi {
     const rw = this.profile.style === 'real-world';
     const codes = this.#codesNow(o);
     const body: Record<string, unknown> = {};
-    if (!extra.forHistory) body.orderCreated = rw && this.#chance(0.3) ? '1' : true;
+    if (!extra.forHistory) body.orderCreated = rw && this.#chance(0.3) ? spacedBoolean(true, '1', o.orderId) : true;
     body[rw && this.#chance(0.5) ? 'id' : 'orderId'] = o.orderId;
     body.status = this.#statusWord(o.status);
     body.game = o.pack.slug;
@@ -629,10 +631,10 @@ export class ModelApi {
       const form = o.refundForm ?? 'reported';
       const shown = o.refunded && (form === 'reported' || form === 'after-completed' || (form === 'late' && this.#sim.mono >= (o.refundShownFrom ?? 0)));
       if (form === 'after-completed') body.status = this.profile.style === 'spec' ? 'cancelled' : 'refunded';
-      if (form !== 'omitted') body.refunded = rw ? (shown ? 1 : 0) : shown;
+      if (form !== 'omitted') body.refunded = rw ? spacedBoolean(shown, shown ? 1 : 0, o.orderId) : shown;
       if (form === 'partial') body.refundedAmountUsd = (o.refundMicros ?? 0) / 1e6;
     }
-    if (extra.replay && !this.#chance(this.profile.unmarkedReplay ?? 0)) body.idempotentReplay = rw && this.#chance(0.5) ? 'true' : true;
+    if (extra.replay && !this.#chance(this.profile.unmarkedReplay ?? 0)) body.idempotentReplay = rw && this.#chance(0.5) ? spacedBoolean(true, 'true', o.orderId) : true;
     else if (extra.replay) this.stats.unmarked++;
     if (extra.forHistory ? this.profile.historyTrxid && o.trxid !== null : false) body.trxid = o.trxid;
     if (extra.forHistory ? this.profile.historyCreatedAt : this.profile.answerCreatedAt) {
@@ -902,7 +904,12 @@ export class ModelApi {
       // A pack withdrawn while its catalog still lists it: every POST of the pid is refused first,
       // resends of an order already made included (the refusal then proves nothing about a charge).
       this.stats.pidRefused++;
-      return this.#refusal(trxid, withdrawn.asOk === true ? this.#json(200, { success: false, error: withdrawn.error }) : this.#json(400, { success: false, orderCreated: false, error: withdrawn.error }));
+      // The `failed-record` family: the first refusal of a trxid kept as a failed order and named
+      // beside `orderCreated: false` (one trxid in two; not in the HTTP 200 form, which says no
+      // `orderCreated`). A trxid already holding an order is refused plainly, as before.
+      const f = { userId: typeof body.userId === 'string' ? body.userId : undefined, zoneId: typeof body.zoneId === 'string' ? body.zoneId : undefined, quantity: typeof body.quantity === 'number' ? body.quantity : undefined };
+      const record = withdrawn.asOk === true || this.#byTrxid.has(this.#fold(trxid)) ? undefined : this.#failedRecord(pack, trxid, f, withdrawn.error);
+      return record ?? this.#refusal(trxid, withdrawn.asOk === true ? this.#json(200, { success: false, error: withdrawn.error }) : this.#json(400, { success: false, orderCreated: false, error: withdrawn.error }));
     }
     const userId = typeof body.userId === 'string' ? body.userId : undefined;
     const zoneId = typeof body.zoneId === 'string' ? body.zoneId : undefined;
@@ -939,6 +946,12 @@ export class ModelApi {
     const existing = this.#byTrxid.get(this.#fold(trxid));
     if (existing) {
       const same = existing.pid === pid && (existing.userId ?? '') === (userId ?? '') && (existing.quantity ?? 1) === (quantity ?? 1);
+      // A failed record (`failed-record`) is replayed as what it is, a cancelled order: the checks
+      // below refuse resends of orders that may have charged, and this one charged nothing.
+      if (existing.failedRecord === true && same) {
+        this.stats.replays++;
+        return this.#json(200, this.orderBody(existing, { replay: true }));
+      }
       if (this.profile.resendWords === true && same && !this.#foreverNow('history')) {
         // No idempotent replays: the resend is refused in words only ("trxid already used"), and
         // history, read from a lagging replica, does not list the order for a while: the words
@@ -959,7 +972,7 @@ export class ModelApi {
         return this.#variant('duplicate-trxid:true', () => this.#json(400, duplicateTrxidBody(trxid)));
       }
       this.stats.replays++;
-      return this.#afterCreation(this.orderBody(existing, { replay: true }));
+      return this.#afterCreation(this.orderBody(existing, { replay: true }), existing);
     }
     // Validation of a new purchase: nothing is created on these refusals.
     if (!pack.card && quantity !== undefined) return this.#refusal(trxid, this.#json(400, { success: false, error: 'QUANTITY ONLY FOR GAMEKEY OR GIFTCARD' }));
@@ -972,7 +985,12 @@ export class ModelApi {
     const price = chargeMicros(pack, qty, this.profile.dear === true);
     if (this.balanceMicros < price) {
       this.#lastDecision.set(this.#fold(trxid), 'balance');
-      return this.#refusal(trxid, this.#variant('insufficient-balance:false', () => this.#json(400, { orderCreated: false, status: 'cancelled', game: pack.slug, error: 'INSUFFICIENT BALANCE' })));
+      const refused = this.#variant('insufficient-balance:false', () => this.#json(400, { orderCreated: false, status: 'cancelled', game: pack.slug, error: 'INSUFFICIENT BALANCE' }));
+      // The `failed-record` family (phrases.ts): for one trxid in two the supplier keeps the
+      // attempt as a failed order (cancelled at once, nothing charged: refunded in full and shown
+      // so) and names it in the refusal, beside `orderCreated: false`.
+      const record = this.#failedRecord(pack, trxid, { userId, zoneId, quantity }, 'INSUFFICIENT BALANCE');
+      return record ?? this.#refusal(trxid, refused);
     }
     // The order is made and charged.
     const o = this.#make(pack, trxid, { userId, zoneId, quantity }, 'engine');
@@ -993,11 +1011,29 @@ export class ModelApi {
       o.fate = 'fail-refund';
       o.ghost = true;
     }
-    return this.#afterCreation(this.orderBody(o));
+    return this.#afterCreation(this.orderBody(o), o);
+  }
+
+  /** A refusal (balance, a withdrawn pack) kept as a failed order and named in the answer (phrases.ts `failedRecordBody`), or undefined (this trxid's refusals are plain). */
+  #failedRecord(pack: SimPack, trxid: string, f: { userId?: string | undefined; zoneId?: string | undefined; quantity?: number | undefined }, error: string): ModelReply | undefined {
+    const id = `${this.account.idPrefix}${100_000 + this.#nextId}`;
+    const body = failedRecordBody(trxid, id, error);
+    if (!body) return undefined;
+    const o = this.#make(pack, trxid, f, 'engine');
+    o.status = 'cancelled';
+    o.fate = 'fail-refund';
+    o.error = error;
+    o.refunded = true;
+    o.refundForm = 'reported';
+    o.refundMicros = o.amountMicros;
+    o.failedRecord = true;
+    this.stats.failedRecords++;
+    this.stats.variants.add('failed-record');
+    return this.#json(400, body);
   }
 
   /** The answer to a submit once an order exists: maybe lost, maybe a 5xx or a page instead. */
-  #afterCreation(order: Record<string, unknown>): ModelReply {
+  #afterCreation(order: Record<string, unknown>, o: ModelOrder): ModelReply {
     if (this.#loseNext) {
       this.#loseNext = false;
       this.stats.lostAfter++;
@@ -1019,7 +1055,17 @@ export class ModelApi {
         this.stats.shapesAfter++;
         return this.#shaped(true);
       }
-      return this.#variant('ambiguous:true', () => ({ kind: 'answer', status: 502, headers: { 'content-type': 'text/html' }, body: '<html><body>502 Bad Gateway</body></html>' }));
+      const page = this.#variant('ambiguous:true', () => ({ kind: 'answer', status: 502, headers: { 'content-type': 'text/html' }, body: '<html><body>502 Bad Gateway</body></html>' }));
+      // The `named-failure` family (phrases.ts): for one trxid in three, the failure names the
+      // order it made under an order's key, with a refusal status and no status word (drawn after
+      // the page, so the random stream is as it was).
+      const named = o.trxid !== null ? namedOrderFailure(o.trxid, o.orderId) : undefined;
+      if (named) {
+        this.stats.namedFailures++;
+        this.stats.variants.add(`named-failure:${named.status}`);
+        return this.#json(named.status, named.body);
+      }
+      return page;
     }
     const slowMs = this.#chance(this.profile.slow) ? 5_000 + Math.floor(this.#rand.random() * 12_000) : undefined;
     return { ...this.#json(200, order), ...(slowMs ? { slowMs } : {}) } as ModelReply;

@@ -55,3 +55,74 @@ export function resendWordsBody(trxid: string): Record<string, unknown> {
   if (pick(`${trxid}#words-bag`, 2) === 0) return { success: false, message: 'The given data was invalid.', errors: { trxid: ['The trxid has already been taken.'] } };
   return { success: false, error: spelled('trxid already used', trxid) };
 }
+
+// ───────────── issue 29, seventh turn: answer families a fresh mutant sample showed missing ─────────────
+// Each is chosen by a hash of the trxid or order id (as above), never drawn: every other draw of a
+// schedule stays as it was, and a class's coverage with it (the answer a family replaces meant the
+// same thing to the engine's rules: an error after the order was made; a balance refusal).
+
+/** The keys real suppliers name an order under (docs/real-suppliers.md: `orderId`, `order_id`, `orderID`; `id_order` in PHP panels). */
+export const ORDER_KEYS = ['orderId', 'order_id', 'orderID', 'id_order'] as const;
+
+/**
+ * A failure answered AFTER the order was made that names the order under an order's own key, with
+ * no status word (the `named-failure` family; #454): a gateway or the supplier's own code that
+ * made the order, then failed on the way out (a provider timeout, a webhook error), and answered a
+ * refusal status with the id it had. docs/real-suppliers.md: "a 400 that carries an order" is
+ * never "not charged". For one trxid in two the model answers its post-creation failures so,
+ * in one of these shapes: a refusal status (400, 422, 409) or HTTP 200 with `success: false`; the
+ * id under each of the order keys, at the top or in a `data` envelope; the phrase in words that
+ * say nothing about the order's state.
+ */
+export function namedOrderFailure(trxid: string, orderId: string): { status: number; body: Record<string, unknown> } | undefined {
+  if (pick(`${trxid}#named`, 2) !== 0) return undefined;
+  const status = [400, 422, 200, 409][pick(`${trxid}#named-status`, 4)]!;
+  const key = ORDER_KEYS[pick(`${trxid}#named-key`, ORDER_KEYS.length - 1)]!; // id_order: failover's reading only (below)
+  const phrase = spelled(['provider timeout', 'transaction could not be confirmed', 'gagal memproses transaksi', 'upstream error'][pick(`${trxid}#named-words`, 4)]!, trxid);
+  switch (pick(`${trxid}#named-shape`, 3)) {
+    case 0: return { status, body: { success: false, error: phrase, [key]: orderId } };
+    case 1: return { status, body: { success: false, message: phrase, data: { [key]: orderId } } };
+    default: return { status, body: { success: 'false', msg: phrase, [key]: orderId } };
+  }
+}
+
+/**
+ * A refusal that records the attempt as a failed order (the `failed-record` family; #1868):
+ * suppliers that keep every attempt as a transaction answer "not enough balance" or "product
+ * disabled" with `orderCreated: false` AND the id of the failed record (cancelled at once, nothing charged, listed
+ * in history as failed). The engine must not move such a row to another account (dispatch/failover.ts
+ * `namesAnOrder`: a refusal naming an order is never moved, a wrong "not created" would become a
+ * purchase elsewhere). One trxid in two; the key any of the four spellings, at the top or in `data`.
+ */
+export function failedRecordBody(trxid: string, orderId: string, error: string): Record<string, unknown> | undefined {
+  if (pick(`${trxid}#failed-record`, 2) !== 0) return undefined;
+  const key = ORDER_KEYS[pick(`${trxid}#failed-key`, ORDER_KEYS.length)]!;
+  return pick(`${trxid}#failed-shape`, 3) === 0
+    ? { success: false, orderCreated: false, error, data: { [key]: orderId, status: 'failed' } }
+    : { success: false, orderCreated: false, [key]: orderId, error };
+}
+
+/**
+ * A boolean as suppliers write it (the `spaced-words` family; #1059): PHP and spreadsheet-fed
+ * backends pad and capitalise words (`" 1"`, `"true "`, `"Yes"`, `" FALSE "`); docs/real-suppliers.md
+ * reads `"true"`, `"TRUE"`, `1`, `"1"`, `"yes"` and numbers with spaces (`" 3 "`). By `by` (an order
+ * id): the plain form half the time, so today's spellings stay as common.
+ */
+export function spacedBoolean(v: boolean, plain: unknown, by: string): unknown {
+  const forms = v ? [' 1', 'true ', ' Yes ', ' TRUE'] : ['0 ', ' false', ' No ', 'FALSE '];
+  const i = pick(`${by}#bool`, 2 * forms.length);
+  return i < forms.length ? plain : forms[i - forms.length];
+}
+
+/**
+ * A shop's trxid as its backend sends it (the `padded-trxid` family; #4633): copied from a
+ * spreadsheet or a form, with a space around it: a no-break space (U+00A0), a figure space
+ * (U+2007), a narrow no-break space (U+202F), an ideographic space (U+3000), a tab. One purchase
+ * in every spelling: the desk trims (kernel/identity.ts `trxidAsGiven`, JavaScript's `trim()`,
+ * which strips each of these). By the shop order's own number and resend flag (the same
+ * purchase is sent padded and bare).
+ */
+export function paddedTrxid(t: string, by: string): string {
+  const i = pick(`${by}#pad`, 8);
+  return ['\u00a0' + t, t + '\u00a0', '\u2007' + t, t + '\u202f', t + '\u3000', '\t' + t + ' ', t, t][i]!;
+}

@@ -1089,6 +1089,8 @@ export async function runSchedule(s: Schedule, opts: RunOptions = {}): Promise<R
       'world: ... of them after the order was made': sum((m) => m.stats.shapesAfter),
       'world: replays without the replay mark': sum((m) => m.stats.unmarked),
       'world: refunds left out, late, partial or after completed': sum((m) => m.stats.refundForms),
+      'world: failures after the order was made naming it, no status word (named-failure)': sum((m) => m.stats.namedFailures),
+      'world: refusals (balance, a withdrawn pack) naming a failed record (failed-record)': sum((m) => m.stats.failedRecords),
       'world: answers of a fault that never clears': sum((m) => m.stats.forever),
       [`world: never-clearing ${w.forever?.kind ?? 'none'}`]: has(w, 'forever') && w.forever ? 1 : 0,
       'world: FORBIDDEN for a purchase another key of ours placed': sum((m) => m.stats.siblingForbidden),

@@ -19,6 +19,8 @@
  */
 import fc from 'fast-check';
 import type { OrderInput } from '../src/orders/types.js';
+import { trxidAsGiven } from '../src/kernel/identity.js';
+import { paddedTrxid } from './phrases.js';
 
 export interface ShopOrder {
   /** The trxid: the shop's own order n (`API-<n>`), a file row's (`SHOP-<id>`; `lower`: in other letter case), or another shop's (`OLD-<k>`, in the supplier's ledger). */
@@ -82,7 +84,9 @@ export const shopArb: fc.Arbitrary<Shop> = fc
 /** A shop order's trxid as sent. `fileTrxid`: the trxid a file's row has (undefined: the file has none there). */
 export function shopTrxid(o: ShopOrder, fileTrxid: (file: number, row: number) => string | undefined): string {
   const t = o.trxid;
-  if ('own' in t) return `API-${t.own}`;
+  // The `padded-trxid` family (phrases.ts): the shop's own trxid with a Unicode space around it,
+  // chosen by the order's own draws (one purchase is sent padded and bare, as a resend may be).
+  if ('own' in t) return paddedTrxid(`API-${t.own}`, `${t.own}:${o.variant}:${o.reorder}:${o.queue}`);
   if ('old' in t) return `OLD-${t.old}`;
   const written = fileTrxid(t.file, t.row) ?? `SHOP-${1 + t.file * 100 + t.row}`;
   return t.lower ? written.toLowerCase() : written;
@@ -91,7 +95,7 @@ export function shopTrxid(o: ShopOrder, fileTrxid: (file: number, row: number) =
 /** A number standing for the purchase (its pack and player), the same for every spelling of its trxid. */
 function keyOf(trxid: string): number {
   let h = 7;
-  for (const ch of trxid.toUpperCase()) h = (h * 31 + ch.charCodeAt(0)) % 1_000_003;
+  for (const ch of trxidAsGiven(trxid).toUpperCase()) h = (h * 31 + ch.charCodeAt(0)) % 1_000_003;
   return h;
 }
 
@@ -132,5 +136,6 @@ export function canonicalBody(b: OrderInput): string {
       ? Object.fromEntries(Object.keys(x).filter((k) => (x as Record<string, unknown>)[k] !== undefined).sort().map((k) => [k, canon((x as Record<string, unknown>)[k])]))
       : x;
   const { queue: _queue, ...rest } = b;
-  return JSON.stringify(canon(rest));
+  // One trxid in every spelling the desk trims (kernel/identity.ts): a padded resend is the same body.
+  return JSON.stringify(canon(typeof rest.trxid === 'string' ? { ...rest, trxid: trxidAsGiven(rest.trxid) } : rest));
 }
