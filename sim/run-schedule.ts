@@ -1040,6 +1040,19 @@ export async function runSchedule(s: Schedule, opts: RunOptions = {}): Promise<R
       // What the shop saw before is judged against the store it was seen in: the restored store's
       // order_events stop where the copy was taken (17 judges what is seen from here on).
       seenStatus.clear();
+      // An account pause the copy carries was said by its supplier before the copy was taken: 33
+      // judges pauses that appear from here on, not the copy's own.
+      for (const x of pausedQuery.all() as { key: string; value: string }[]) {
+        try {
+          const v = JSON.parse(x.value) as { kind?: string; since?: number };
+          if (v.kind === 'account') pausesSeen.set(x.key === 'dispatch.pause' ? 'default' : x.key.slice('dispatch.pause:'.length), v.since ?? 0);
+        } catch {
+          // not a pause this run reads
+        }
+      }
+      // A cancel of the day's API batch requested after the copy was taken is lost with the store
+      // it was written to (the restored batch takes orders again): 36 judges the cancels the copy has.
+      for (const [id, c] of [...apiCancels]) if (restoreRec.backupAt === null || c.mono >= restoreRec.backupAt) apiCancels.delete(id);
       restored = true;
       restoring = false;
       sim.at(s.restartMs, null, 'start the daemons after the restore', () => {
