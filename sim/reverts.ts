@@ -196,4 +196,11 @@ export const REVERTS: readonly Revert[] = [
     faults: 'restore,maintenance',
     edits: [{ file: 'src/ops/restore-reconcile.ts', find: 'const { settled, needsPerson, unchanged } = settleRows(rt, rows, sweeps, removedSince(', replace: 'const { settled, needsPerson, unchanged } = settleRows(rt, [], sweeps, removedSince(' }],
   },
+  {
+    id: 'restore-journal-skipped',
+    defect: "issue 32 (planted): the first start after a restore does not accept the order API journal's orders again: an order answered 202 after the copy was taken is lost with the store it was written to (invariant 14: an answered order is stored, never lost)",
+    apiOrders: 'all',
+    faults: 'restore',
+    edits: [{ file: 'src/ops/restore-reconcile.ts', find: '  if (opts.recoverJournal) await opts.recoverJournal();', replace: '' }],
+  },
 ];
