@@ -227,6 +227,8 @@ export interface RestoreJudged {
   /** Restore reports written (outbox/reports/restore-*.json), and whether any names a batch folder for a person (an orphan it would not order blind). */
   reports: number;
   orphansForPerson: string[];
+  /** The text of outbox/'s result files: a batch the copy lacks that finished before the restore has its orders there (claim/orphans.ts 'finished'). */
+  inOutbox: string;
   /** Figures, filled by judge: orders made between the copy and the restore that no row holds, left to a person by the report. */
   leftToPerson?: number;
 }
@@ -313,10 +315,14 @@ export function judge(c: Ctx): Judgement {
    */
   const leftToPerson = (o: ModelOrder, m: ModelApi): boolean => {
     const rs = c.restore;
-    if (!rs || rs.orphansForPerson.length === 0) return false;
+    if (!rs) return false;
     const i = m.orders.indexOf(o);
     const k = c.apis.indexOf(m);
-    return i >= (rs.ordersAtBackup[k] ?? 0) && i < (rs.ordersAtRestore[k] ?? 0);
+    if (i < (rs.ordersAtBackup[k] ?? 0) || i >= (rs.ordersAtRestore[k] ?? 0)) return false;
+    // Or recorded outside the store: its batch finished before the restore and its result file
+    // (outbox/) names the order (claim/orphans.ts leaves such a folder as 'finished'). Not yet
+    // counted by 1 and 38 as a charge of its purchase (docs/simulator.md, Limits).
+    return rs.orphansForPerson.length > 0 || rs.inOutbox.includes(o.orderId);
   };
   for (const { o, m, account } of engineOrders) {
     const found = rowOf(o, m);

@@ -1176,7 +1176,7 @@ export async function runSchedule(s: Schedule, opts: RunOptions = {}): Promise<R
   const checkCtx = checkWorld ? { lines: checkWorld.lines, overrideOnly, priceMicros: Math.round(checkWorld.priceUsd * 1e6), killed: new Set([...killed].map((p) => p.id)) } : undefined;
   const interrupted = new Set(procs.filter((p) => killed.has(p) || p.stopping === true).map((p) => p.id));
   const restoreJudged: RestoreJudged | undefined = restoreRec && restoreRec.restoredAt !== null
-    ? { ordersAtBackup: restoreRec.ordersAtBackup, ordersAtRestore: restoreRec.ordersAtRestore, pending: reconcilePending(observer), reports: restoreReports(config).length, orphansForPerson: restoreReports(config).flatMap((x) => x.orphans.filter((o) => ['new trxids', 'submitted', 'changed'].includes(o.verdict)).map((o) => o.batch)) }
+    ? { ordersAtBackup: restoreRec.ordersAtBackup, ordersAtRestore: restoreRec.ordersAtRestore, pending: reconcilePending(observer), inOutbox: outboxText(config), reports: restoreReports(config).length, orphansForPerson: restoreReports(config).flatMap((x) => x.orphans.filter((o) => ['new trxids', 'submitted', 'changed'].includes(o.verdict)).map((o) => o.batch)) }
     : undefined;
   const verdict = judge({ ...(restoreJudged ? { restore: restoreJudged } : {}), interrupted, clockSteps: s.actions.some((a) => a.kind === 'clock-step'), lateWritten, latePlayers, checkWorld: checkCtx, unrecordedChecks, home, config, observer, apis, reviewWatch, apiOf, accountOf, sameAccount, writtenAs, unpinnedBatches, sentTo, siblings, liveness, drops, failures, stall, runCovered, ...(shop ? { shop: { attempts, seen: seenStatus, cancelled: apiCancels, wallSteps: s.actions.some((a) => a.kind === 'clock-step'), endWall, stepsBackMs: s.actions.reduce((n, a) => n + (a.kind === 'clock-step' && a.ms < 0 ? -a.ms : 0), 0) } } : {}) });
   // Batches whose result file kept a name a later rename changed in the store (invariant 13 read those names).
@@ -1353,6 +1353,12 @@ export function respell(t: string): string {
   // trxid; one that changes the string otherwise (ß → SS, İ → i̇) keeps its letters, spaces only.
   const same = [...flipped].length === [...t].length && flipped.toLowerCase() === t.toLowerCase() && flipped.toUpperCase() === t.toUpperCase() ? flipped : t;
   return ` ${same} `;
+}
+
+/** `restore`: the text of every result file in outbox/ (a batch the copy lacks that finished before the restore is recorded there: claim/orphans.ts 'finished'). */
+function outboxText(config: Config): string {
+  if (!existsSync(config.outboxDir)) return '';
+  return readdirSync(config.outboxDir).filter((f) => f.endsWith('.csv')).map((f) => readFileSync(join(config.outboxDir, f), 'utf8')).join('\n');
 }
 
 function inboxFiles(config: Config): string[] {
