@@ -31,8 +31,11 @@
  *    report; still nothing sent until the marker is gone.
  * A row whose accounts cannot all answer (history unreadable, too short, or not echoing trxids) at
  * an account it could have moved to is never sent blind: it goes to review (edge restored-unknown),
- * where `topup review` shows why. A row whose own account cannot answer stays as the copy has it:
- * resending its own trxid to its own account meets any purchase as a replay, never a second charge.
+ * where `topup review` shows why. A row whose own account cannot answer stays as the copy has it,
+ * pinned to that account in the store (rows.pinned, the trigger rows_account_moves) before anything
+ * of it is sent: resending its own trxid to its own account meets any purchase as a replay, never
+ * a second charge, but a failover off that account would read "nothing created" from a refusal of
+ * that resend and buy it again elsewhere.
  */
 import { foldTrxid } from '../kernel/identity.js';
 import { mkdirSync } from 'node:fs';
@@ -377,6 +380,11 @@ function settleRows(rt: ReconcileParts, rows: readonly Row[], sweeps: Map<string
     const verdict = decide(rt, row, sweeps, unreadable, aliases);
     if (verdict.kind === 'send as is') {
       unchanged++;
+      // Pinned before anything of it is sent (the gate, the claim mark or the order mark, is still
+      // there): a kill before this commit looks it up again, after it the store refuses its move.
+      if (verdict.hold !== undefined && !rt.rows.holdOnOwnAccount(row.batchId, row.idx, a(), `after a restore: kept on ${row.account}, which cannot say whether it bought trxid ${row.trxid} after the copy (${verdict.hold}); sent there, a purchase is met as a replay; never moved to another account`)) {
+        throw new Error(`row ${row.batchId}:${row.line} moved on while it was settled`);
+      }
       continue;
     }
     if (verdict.kind === 'person') {
@@ -742,7 +750,8 @@ function currentNames(db: ReconcileParts['db'], configured: ReadonlySet<string>)
 }
 
 type Verdict =
-  | { kind: 'send as is' }
+  /** `hold`: why its own account cannot say whether its own trxid was bought there; it is pinned to that account (RowStore.holdOnOwnAccount). */
+  | { kind: 'send as is'; hold?: string }
   | { kind: 'person'; why: string }
   | { kind: 'found'; order: Order & { orderId: string }; account: string; how: 'own trxid' | 'moved trxid' };
 
@@ -819,6 +828,16 @@ function decide(rt: ReconcileParts, row: Row, sweeps: Map<string, Sweep>, unread
   for (const [acct, why] of unreadable) if (mayMove && acct !== row.account && !sweeps.has(acct)) blind.push(`${acct} (${why})`);
   if (blind.length > 0) {
     return { kind: 'person', why: `it may have been bought after the copy was taken and cannot be looked up at ${blind.join(', ')}; check those accounts' orders for trxid ${row.trxid} and ${root}-<account> before ordering it (topup review resolve)` };
+  }
+  // Sent under its own trxid on its own account, a purchase made there after the copy is met as a
+  // replay, but only there: when that account cannot say whether it holds one, the row must never
+  // leave it (a failover reads "nothing created" from the refusal of the next send, MAINTENANCE or
+  // no stock, not from a purchase made before the restore: bought again elsewhere, the simulator's
+  // `restore`, seed 3 #44).
+  if (!row.pinned) {
+    const s = sweeps.get(row.account);
+    const why = s ? blindness(s) : (unreadable.get(row.account) ?? `account "${row.account}" was not read`);
+    if (why !== null) return { kind: 'send as is', hold: `${row.account}: ${why}` };
   }
   return { kind: 'send as is' };
 }
