@@ -38,7 +38,7 @@
  * that resend and buy it again elsewhere.
  */
 import { foldTrxid } from '../kernel/identity.js';
-import { mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { Priority } from '../api/client.js';
 import { auditCopy } from '../api/audit.js';
@@ -336,32 +336,50 @@ async function reconcileOnce(rt: ReconcileParts, marker: ReconcileMarker, opts: 
   // and cannot be read: the rows that could have moved there go to review (store/backup.ts removedSince).
   const { settled, needsPerson, unchanged } = settleRows(rt, rows, sweeps, removedSince(rt.db, rt.accounts.map((a) => a.id), since));
 
-  const orphans = rt.meta.getJson<RestoreReport['orphans']>(RESTORE_ORPHANS_KEY) ?? [];
-  for (const o of orphans) {
-    if (o.verdict === 'new trxids' || o.verdict === 'submitted' || o.verdict === 'changed') {
-      needsPerson.push({ batch: o.batch, line: 0, trxid: null, account: '', why: o.detail });
+  // Last, in one transaction that first takes the store's write lock: the marker goes, and with it
+  // the gate (a kill before the commit reconciles again). Two daemons of one home both reconcile a
+  // copy whose batches neither holds yet; only the first to commit ends it. The second finds the
+  // marker gone and writes nothing: before, it wrote its report (the orphans and journal failures
+  // the first had read and cleared missing) over the first's, same file name and `restore.last`,
+  // and the `submit --again` folder that needed a person was reported nowhere (the simulator's
+  // `restore`, seed 2 #58). What needs a person is read inside the same transaction, so the report
+  // that ends the reconcile holds every orphan any start noted before it.
+  const report = rt.db.transaction((): RestoreReport | null => {
+    if (restorePending(rt.meta) === null) return null;
+    const orphans = rt.meta.getJson<RestoreReport['orphans']>(RESTORE_ORPHANS_KEY) ?? [];
+    for (const o of orphans) {
+      if (o.verdict === 'new trxids' || o.verdict === 'submitted' || o.verdict === 'changed') {
+        needsPerson.push({ batch: o.batch, line: 0, trxid: null, account: '', why: o.detail });
+      }
     }
-  }
-  const apiOrders = rt.meta.getJson<JournalRecovery>(JOURNAL_RECOVERY_KEY) ?? null;
-  for (const f of (apiOrders?.failed ?? []).filter((x) => x.transient !== true)) needsPerson.push({ batch: '', line: 0, trxid: f.trxid, account: '', why: `API order accepted before the store was lost, not accepted again: ${f.why}` });
-  const report: RestoreReport = { at: rt.clock.now(), marker, lookedUp: rows.length, unchanged, placed, settled, needsPerson, orphans, apiOrders, file: null };
-  report.file = writeReport(rt, report);
-  // Last: the marker goes, and with it the gate. A kill before this line reconciles again.
-  // The window after a restore (store/backup.ts RestoreWindow): the operator re-drops the day's
-  // files, and a file claimed after the copy (or a lost store) was never known here, so this look
-  // never reached its rows; claimed in the window, its rows are looked up as these were (lookUpClaims).
-  const window: RestoreWindow | null = {
-    since: lost ? Math.min(since, sweptSince, now - JOURNAL_DAYS * 86_400_000) : Math.min(since, sweptSince),
-    until: now + JOURNAL_DAYS * 86_400_000,
-    detail: marker.detail,
-  };
-  rt.db.transaction(() => {
+    const apiOrders = rt.meta.getJson<JournalRecovery>(JOURNAL_RECOVERY_KEY) ?? null;
+    for (const f of (apiOrders?.failed ?? []).filter((x) => x.transient !== true)) needsPerson.push({ batch: '', line: 0, trxid: f.trxid, account: '', why: `API order accepted before the store was lost, not accepted again: ${f.why}` });
+    const r: RestoreReport = { at: rt.clock.now(), marker, lookedUp: rows.length, unchanged, placed, settled, needsPerson, orphans, apiOrders, file: null };
+    // Written before the commit: a kill between the two leaves the marker, and the next start
+    // writes a report again (under a name of its own).
+    r.file = writeReport(rt, r);
+    // The window after a restore (store/backup.ts RestoreWindow): the operator re-drops the day's
+    // files, and a file claimed after the copy (or a lost store) was never known here, so this look
+    // never reached its rows; claimed in the window, its rows are looked up as these were (lookUpClaims).
+    const window: RestoreWindow | null = {
+      since: lost ? Math.min(since, sweptSince, now - JOURNAL_DAYS * 86_400_000) : Math.min(since, sweptSince),
+      until: now + JOURNAL_DAYS * 86_400_000,
+      detail: marker.detail,
+    };
     rt.meta.setJson(RESTORE_WINDOW_KEY, window);
-    rt.meta.setJson(LAST_RESTORE_KEY, { ...report, settled: report.settled.length, needsPerson: report.needsPerson.length, people: report.needsPerson.slice(0, 20) });
+    rt.meta.setJson(LAST_RESTORE_KEY, { ...r, settled: r.settled.length, needsPerson: r.needsPerson.length, people: r.needsPerson.slice(0, 20) });
     rt.meta.delete(RESTORE_ORPHANS_KEY);
     rt.meta.delete(JOURNAL_RECOVERY_KEY);
     rt.meta.delete(RECONCILE_KEY);
-  })();
+    return r;
+  }).immediate();
+  if (report === null) {
+    // What this process settled itself (rows of batches it held) is reported in a file of its own.
+    const own: RestoreReport = { at: rt.clock.now(), marker, lookedUp: rows.length, unchanged, placed, settled, needsPerson, orphans: [], apiOrders: null, file: null };
+    if (settled.length > 0 || needsPerson.length > 0) own.file = writeReport(rt, own);
+    rt.log.info({ lookedUp: rows.length, settled: settled.length, needsPerson: needsPerson.length, unchanged, report: own.file }, 'reconciled after the restore: another process of this home ended the reconcile first (its report says what else needs a person); sending starts now');
+    return own;
+  }
   rt.log.warn(
     { lookedUp: rows.length, settled: settled.length, needsPerson: needsPerson.length, unchanged, placed, report: report.file },
     `reconciled after the restore: ${settled.length} row(s) settled from the suppliers, ${needsPerson.length} need a person, ${unchanged} go on as the copy has them; sending starts now`,
@@ -869,7 +887,11 @@ function moveTo(rt: ReconcileParts, row: Row, account: string, order: Order & { 
 function writeReport(rt: ReconcileParts, report: RestoreReport): string | null {
   try {
     mkdirSync(rt.config.reportsDir, { recursive: true, mode: 0o700 });
-    const file = join(rt.config.reportsDir, `restore-${new Date(report.at).toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z')}.json`);
+    // Never over another report: two in one second (a claim lookup and a reconcile, two processes)
+    // each keep theirs.
+    const stem = join(rt.config.reportsDir, `restore-${new Date(report.at).toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z')}`);
+    let file = `${stem}.json`;
+    for (let n = 2; existsSync(file); n++) file = `${stem}-${n}.json`;
     writeFileAtomic(file, `${JSON.stringify({ ...report, file }, null, 2)}\n`);
     return file;
   } catch (err) {

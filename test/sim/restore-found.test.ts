@@ -23,4 +23,17 @@ describe('restore an older copy: schedules the simulator found', () => {
     const out = await runSchedule(found('restore-own-account-blind-failover'));
     expect(out.violations).toEqual([]);
   }, 120_000);
+
+  it('two daemons reconciling one restored copy: the report that ends it keeps the --again folder for a person', async () => {
+    // Seed 2 #58: two daemons; a `submit --again` claimed after the copy is killed with the home
+    // (its rows bought on main and second); the copy restored, both daemons start at the same
+    // instant, each notes the --again folder (claim/orphans.ts "new trxids") and reconciles. The
+    // second, past the marker before the first removed it, wrote its report without the folder over
+    // the first's (the same name, the same second) and `restore.last` with it: six orders made by
+    // that batch were held by no row and named for a person nowhere (invariants 2 and 38). Passes
+    // once only the reconcile that removes the marker writes the report, reading the notes in the
+    // same transaction (ops/restore-reconcile.ts).
+    const out = await runSchedule(found('restore-two-daemons-report'));
+    expect(out.violations).toEqual([]);
+  }, 120_000);
 });
