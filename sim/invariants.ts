@@ -324,8 +324,29 @@ export function judge(c: Ctx): Judgement {
     // counted by 1 and 38 as a charge of its purchase (docs/simulator.md, Limits).
     return rs.orphansForPerson.length > 0 || rs.inOutbox.includes(o.orderId);
   };
+  /**
+   * 38 (`restore`): an API order accepted again from the journal after the restore is placed anew
+   * (the journal keeps its body, not the account it was on), so its row may sit on another account
+   * than the one that bought it before the restore. That row in review, naming the order's account
+   * as the one it could have been bought on (ops/restore-reconcile.ts: "cannot be looked up at
+   * main"), holds the charge for a person as 2 asks: never sent, the operator told where to look.
+   */
+  const reviewNaming = (o: ModelOrder, account: string): boolean => {
+    if (!c.restore || o.trxid === null) return false;
+    const k = trxidKey(o.trxid);
+    // Under its own trxid, or under one a move to that account gives (`<first trxid>-<account>`,
+    // a number after it): a file claimed again from jobs/ after the restore has its rows back on
+    // the account the file gave them, while their purchases were made after a failover.
+    const mine = (r: Row): boolean => {
+      const root = trxidKey(r.moves[0]?.trxid ?? r.trxid!);
+      const moved = trxidKey(`${root}-${account}`);
+      return k === trxidKey(r.trxid!) || (k.startsWith(moved) && /^\d*$/.test(k.slice(moved.length)));
+    };
+    return rows.some((r) => r.trxid !== null && r.state === 'review' && r.resolution === null && (r.error ?? '').includes(`at ${account} (`) && mine(r));
+  };
   for (const { o, m, account } of engineOrders) {
     const found = rowOf(o, m);
+    if (found === undefined && reviewNaming(o, account)) continue;
     if (found === undefined && leftToPerson(o, m)) {
       c.restore!.leftToPerson = (c.restore!.leftToPerson ?? 0) + 1;
       continue;
