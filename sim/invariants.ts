@@ -342,7 +342,9 @@ export function judge(c: Ctx): Judgement {
       const moved = trxidKey(`${root}-${account}`);
       return k === trxidKey(r.trxid!) || (k.startsWith(moved) && /^\d*$/.test(k.slice(moved.length)));
     };
-    return rows.some((r) => r.trxid !== null && r.state === 'review' && r.resolution === null && (r.error ?? '').includes(`at ${account} (`) && mine(r));
+    // Its error names the account (cannot be looked up there) or the order itself (bought there already).
+    const names = (r: Row): boolean => (r.error ?? '').includes(`at ${account} (`) || (r.error ?? '').includes(`${o.orderId} at ${account}`);
+    return rows.some((r) => r.trxid !== null && r.state === 'review' && r.resolution === null && names(r) && mine(r));
   };
   for (const { o, m, account } of engineOrders) {
     const found = rowOf(o, m);
