@@ -15,7 +15,8 @@
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { cliEnv, csv, inProcessSandbox, releaseAll, runCli, tempHome, TEST_KEY } from '../e2e/harness.js';
+import { cliEnv, csv, inProcessSandbox, releaseAll, runCli, startDaemon, tempHome, TEST_KEY, waitFor } from '../e2e/harness.js';
+import { batchStates } from '../backup/world.js';
 import { loadConfig } from '../../src/config/config.js';
 import { silentLogger } from '../../src/kernel/log.js';
 import { openRuntime, type Runtime } from '../../src/runtime.js';
@@ -65,4 +66,41 @@ describe('two daemons of one home start together on a restored copy', () => {
     expect(reports).toHaveLength(1);
     await sb.close();
   }, 120_000);
+
+  it('the daemon that waited for the other one\'s batches stops waiting once the other ended the reconcile', async () => {
+    // Seed 2 (#15) of the simulator: the copy holds an unfinished batch; daemon 0 takes it and
+    // reconciles; daemon 1 finds a live process holding the home's batches and tries again every
+    // 15 s with the marker it read at its start: for ever, after daemon 0 had removed it. It never
+    // sent anything (33 simulated minutes).
+    const home = tempHome('two-daemons-wait-');
+    const sb = await inProcessSandbox();
+    const env = cliEnv(home, sb);
+    sb.admin.setFaults({ maintenance: { code: 'MAINTENANCE' } });
+    const d = startDaemon(env);
+    home.drop('wait.csv', csv([['pid', 'userId'], ['PUBG-60', '5123458101']]));
+    await waitFor('the batch stored, its row waiting', () => batchStates(home).some((b) => b.state === 'open'), 60_000);
+    const bk = await runCli(['backup', '--to', join(home.dir, 'backups'), '--json'], env);
+    expect(bk.code, bk.stderr).toBe(0);
+    await d.stop();
+    sb.admin.setFaults({ maintenance: null });
+    const rs = await runCli(['restore', JSON.parse(bk.stdout).path], env);
+    expect(rs.code, rs.stderr).toBe(0);
+
+    const config = loadConfig({ TOPUP_HOME: home.dir, TOPUP_API_KEY: TEST_KEY, TOPUP_API_URL: sb.url });
+    const rts = [1, 2].map(() => openRuntime(config, silentLogger(), sb.url));
+    opened.push(...rts);
+    // Each keeps the leases it holds, as a daemon's runner does (the first to take the batch keeps it).
+    const keep = setInterval(() => { for (const rt of rts) rt.batches.renewAll(rt.owner, Date.now(), 15_000); }, 1_000);
+    const t0 = Date.now();
+    const ended = await Promise.race([
+      Promise.all(rts.map((rt) => reconcileIfRestored(rt))).then(() => 'both ended'),
+      new Promise<string>((r) => setTimeout(() => r('still waiting after 45 s'), 45_000)),
+    ]);
+    clearInterval(keep);
+    expect(ended).toBe('both ended');
+    // One reconcile (the first's retry interval, 15 s, at most one wait).
+    expect(Date.now() - t0).toBeLessThan(40_000);
+    expect(restoreStatus(rts[0]!.meta)!.pending).toBe(false);
+    await sb.close();
+  }, 180_000);
 });
