@@ -864,6 +864,13 @@ function decide(rt: ReconcileParts, row: Row, sweeps: Map<string, Sweep>, unread
   if (!row.pinned) {
     const s = sweeps.get(row.account);
     const why = s ? blindness(s) : (unreadable.get(row.account) ?? `account "${row.account}" was not read`);
+    // With another account it could also have been bought right here under the trxid a move to
+    // this account gives (a row placed on `second`, moved here as `<trxid>-main`; claimed again
+    // from jobs/ or recovered from the journal onto this account): sent under its own trxid, that
+    // is a second purchase, not a replay. Only this account's history could say: a person decides.
+    if (why !== null && mayMove) {
+      return { kind: 'person', why: `it may have been bought after the copy was taken on ${row.account} itself, under ${row.trxid} or ${root}-${row.account} (a move from another account gives that trxid), and ${row.account} cannot say (${why}); check ${row.account}'s orders for both before ordering it (topup review resolve)` };
+    }
     if (why !== null) return { kind: 'send as is', hold: `${row.account}: ${why}` };
   }
   return { kind: 'send as is' };
