@@ -18,8 +18,8 @@ describe('restore an older copy: schedules the simulator found', () => {
     // maintenance; the file dropped again. The claim lookup found nothing at second and sent the
     // row as it was on main ("a purchase there is met as a replay"); main answered MAINTENANCE, the
     // failover moved the row to second and bought it there (N100001): invariants 11, 38 and 1.
-    // Passes once the lookup pins such a row to its account (ops/restore-reconcile.ts decide, hold);
-    // the row then waits for main and meets M100002 as a replay.
+    // Passes once the lookup sends such a row to review with two accounts (ops/restore-reconcile.ts
+    // decide: main could also hold it as <trxid>-main) and pins it with one.
     const out = await runSchedule(found('restore-own-account-blind-failover'));
     expect(out.violations).toEqual([]);
   }, 120_000);
