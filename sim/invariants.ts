@@ -345,7 +345,7 @@ export function judge(c: Ctx): Judgement {
     // Its error names the account (cannot be looked up there) or the order itself (bought there
     // already, under its trxid or a moved one).
     const id = new RegExp(`(^|[^A-Za-z0-9])${o.orderId.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}($|[^A-Za-z0-9])`);
-    const names = (r: Row): boolean => (r.error ?? '').includes(`at ${account} (`) || id.test(r.error ?? '');
+    const names = (r: Row): boolean => (r.error ?? '').includes(`at ${account} (`) || (r.error ?? '').includes(`, ${account} (`) || id.test(r.error ?? '');
     return rows.some((r) => r.trxid !== null && r.state === 'review' && r.resolution === null && names(r) && mine(r));
   };
   for (const { o, m, account } of engineOrders) {

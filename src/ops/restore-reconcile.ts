@@ -853,6 +853,11 @@ function decide(rt: ReconcileParts, row: Row, sweeps: Map<string, Sweep>, unread
     return { kind: 'found', order, account, how: 'moved trxid' };
   }
   for (const [acct, why] of unreadable) if (mayMove && acct !== row.account && !sweeps.has(acct)) blind.push(`${acct} (${why})`);
+  // Its own account too, when it cannot say: the person is told every account to look at (a row
+  // claimed again or recovered onto the account it had moved to was bought there as `<root>-<own>`).
+  const ownSweep = sweeps.get(row.account);
+  const ownWhy = row.pinned ? null : ownSweep ? blindness(ownSweep) : (unreadable.get(row.account) ?? `account "${row.account}" was not read`);
+  if (blind.length > 0 && ownWhy !== null && mayMove) blind.push(`${row.account} (its own account, also under ${root}-${row.account}: ${ownWhy})`);
   if (blind.length > 0) {
     return { kind: 'person', why: `it may have been bought after the copy was taken and cannot be looked up at ${blind.join(', ')}; check those accounts' orders for trxid ${row.trxid} and ${root}-<account> before ordering it (topup review resolve)` };
   }
