@@ -970,7 +970,10 @@ export async function runSchedule(s: Schedule, opts: RunOptions = {}): Promise<R
   const restoreRec: RestoreRecord | null = restoreOn ? { backupAt: null, restoredAt: null, path: null, ordersAtBackup: [], ordersAtRestore: [], failed: null } : null;
   const restoreStats = { redrops: 0, resubmits: 0, killedSubmits: 0 };
   if (restoreRec) {
-    const r = s.world!.restore!;
+    const drawn = s.world!.restore!;
+    // `atPause` (world.ts): the copy taken 2 s into main's first maintenance window, when there is one.
+    const pauseAt = s.second && drawn.atPause === true ? s.api.maintenance[0]?.[0] : undefined;
+    const r = pauseAt !== undefined ? { ...drawn, backupAt: pauseAt + 2_000 } : drawn;
     actionsLeft.n += 2;
     sim.at(r.backupAt, null, 'topup backup', () => {
       const rt = runtime(`sim:${++counter}:backup`);
