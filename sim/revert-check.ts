@@ -1,5 +1,5 @@
 /**
- * `npx tsx sim/revert-check.ts [--schedules N] [--seed S] [--only ID]`
+ * `npx tsx sim/revert-check.ts [--schedules N] [--seed S] [--only ID] [--workers W] [--no-swarm]`
  *
  * For each revert of sim/reverts.ts: a scratch copy of this repository with that one fix undone,
  * the simulator run on it (2 workers) until it finds a violation or N schedules pass. Prints one
@@ -20,6 +20,9 @@ const arg = (name: string, dflt: string): string => {
 const schedules = Number(arg('schedules', '3000'));
 const seed = Number(arg('seed', '7'));
 const only = arg('only', '');
+/** Workers of each run (run.ts --workers; default: one per core), and `--no-swarm` passed on (every class of the revert's `faults` on in every schedule). */
+const workers = arg('workers', '');
+const noSwarm = process.argv.includes('--no-swarm');
 
 for (const r of REVERTS) {
   if (only && r.id !== only) continue;
@@ -35,7 +38,7 @@ for (const r of REVERTS) {
     }
     execFileSync(process.execPath, [join(ROOT, 'node_modules/typescript/bin/tsc'), '--noEmit', '-p', join(dir, 'tsconfig.json')], { cwd: dir, stdio: 'inherit' });
     const t0 = performance.now();
-    const out = spawnSync(process.execPath, ['--import', 'tsx', join(dir, 'sim/run.ts'), '--seed', String(seed), '--schedules', String(schedules), '--accounts', r.accounts ?? 'mixed', '--api-orders', r.apiOrders ?? 'mixed', ...(r.faults ? ['--faults', r.faults] : []), '--json'], { cwd: dir, encoding: 'utf8', maxBuffer: 64 << 20 });
+    const out = spawnSync(process.execPath, ['--import', 'tsx', join(dir, 'sim/run.ts'), '--seed', String(seed), '--schedules', String(schedules), '--accounts', r.accounts ?? 'mixed', '--api-orders', r.apiOrders ?? 'mixed', ...(r.faults ? ['--faults', r.faults] : []), ...(workers ? ['--workers', workers] : []), ...(noSwarm ? ['--no-swarm'] : []), '--json'], { cwd: dir, encoding: 'utf8', maxBuffer: 64 << 20 });
     const s = (performance.now() - t0) / 1000;
     const line = out.stdout.split('\n').find((l) => l.startsWith('{'));
     if (!line) throw new Error(`${r.id}: the simulator printed no report (exit ${out.status}): ${out.stderr.slice(-2000)}`);

@@ -38,8 +38,13 @@ import { rowIdOf } from './schedule.js';
 import { quiesce, SimScheduler } from './scheduler.js';
 import { simTransport } from './transport.js';
 import type { Action, Edit, Schedule, SimFile, SimRow } from './schedule.js';
-import { judge, type Drop, type Judgement, type ShopAttempt, type WrittenAs } from './invariants.js';
+import { judge, type Drop, type Judgement, type RestoreJudged, type ShopAttempt, type WrittenAs } from './invariants.js';
 import { canonicalBody, MAX_TRIES, SHOP_TIMEOUT_MS, shopBody, shopTrxid } from './shop.js';
+import { reconcilePending, restoreCopy, restoreReports, takeCopy, type RestoreRecord } from './restore.js';
+import { adoptOrphans } from '../src/claim/orphans.js';
+import { noteOrphansForRestore } from '../src/ops/restore-reconcile.js';
+import { hasClaimLookups } from '../src/store/backup.js';
+import { recoverFromJournal } from '../src/orders/journal.js';
 
 export interface RunOptions {
   /** Keep the home after the run (for a failing seed). */
@@ -410,13 +415,25 @@ export async function runSchedule(s: Schedule, opts: RunOptions = {}): Promise<R
 
   /** The run is over: processes are being stopped, none is started again. */
   let ending = false;
+  /**
+   * `restore` (sim/restore.ts): while the operator restores an older copy, no daemon starts (the
+   * restarts of earlier crashes and stops wait: every slot is started after the restore); once it
+   * is restored, every daemon start does what daemon.ts does before its runner: batch folders the
+   * store does not know are adopted (claim/orphans.ts), and the reconcile accepts the journal's API
+   * orders again. Other schedules start daemons as before.
+   */
+  let restoring = false;
+  let restored = false;
+  const restoreOn = has(s.world, 'restore') && s.world?.restore !== undefined;
   const startDaemon = (slot: number): void => {
-    if (ending) return;
+    if (ending || restoring) return;
     const owner = `sim:${++counter}:daemon${slot}`;
     const rt = runtime(owner);
-    const runner = new Runner(rt, {});
+    let deskForJournal: OrderDesk | undefined;
+    const runner = new Runner(rt, restoreOn ? { recoverJournal: async () => (deskForJournal ? recoverFromJournal(rt, deskForJournal) : null) } : {});
     const p: Proc = { id: owner, kind: 'daemon', slot, rt, runner, alive: true, done: Promise.resolve() };
     if (s.shop) p.desk = createOrderDesk(rt, () => runner.wake());
+    deskForJournal = p.desk;
     procs.push(p);
     // The daemon's start-up sweep of the inbox, and the periodic one (daemon.ts sweepInbox) that
     // offers again a file whose claim did not happen (a crash between its record and its move).
@@ -426,7 +443,12 @@ export async function runSchedule(s: Schedule, opts: RunOptions = {}): Promise<R
       sim.at(SWEEP_EVERY_MS, owner, `${owner} sweeps the inbox`, sweep);
     };
     sim.at(0, owner, `${owner} sweeps the inbox`, sweep);
-    p.done = runner.run().then(
+    const adopted = restored
+      ? adoptOrphans(rt)
+          .then((orphans) => noteOrphansForRestore(rt.meta, orphans))
+          .catch((err: unknown) => failures.push(`${owner}: batch folders the store does not know could not be looked at: ${(err as Error)?.message ?? String(err)}`))
+      : null;
+    p.done = (adopted ? adopted.then(() => runner.run()) : runner.run()).then(
       () => void (p.alive = false),
       (err: unknown) => {
         if (p.alive) failures.push(`${owner} stopped with an error: ${(err as Error)?.stack ?? String(err)}`);
@@ -486,7 +508,7 @@ export async function runSchedule(s: Schedule, opts: RunOptions = {}): Promise<R
     writeFileSync(tmp, (file.delimiter === ';' ? '\ufeff' : '') + stringify([header, ...cells], { delimiter: file.delimiter, record_delimiter: 'windows' }));
     const path = join(config.inboxDir, name);
     renameSync(tmp, path);
-    drops.push({ name, file: a.file % s.files.length, rows, keys, again: false });
+    drops.push({ name, file: a.file % s.files.length, rows, keys, again: false, edit: a.edit });
     // Each daemon's watcher sees the file on its own event: two claims never race on real I/O
     // inside one event (that would make the run depend on the disk, not the seed).
     for (const p of procs) if (p.alive && p.kind === 'daemon') sim.at(1 + procs.indexOf(p), p.id, `${p.id} sees ${name}`, () => p.runner!.offerFile(path));
@@ -498,7 +520,7 @@ export async function runSchedule(s: Schedule, opts: RunOptions = {}): Promise<R
     const name = `f${a.file % s.files.length}-${drops.length}.csv`;
     const path = join(home, name);
     writeFileSync(path, stringify([header, ...cells], { delimiter: file.delimiter }));
-    drops.push({ name, file: a.file % s.files.length, rows, keys, again: a.again });
+    drops.push({ name, file: a.file % s.files.length, rows, keys, again: a.again, submitted: true, edit: a.edit ?? 'none' });
     const owner = `sim:${++counter}:submit`;
     const rt = runtime(owner);
     pendingOps++;
@@ -868,16 +890,16 @@ export async function runSchedule(s: Schedule, opts: RunOptions = {}): Promise<R
   }
 
   // An observer of the store, as an operator's `topup status` would be.
-  const observer = runtime('sim:observer');
+  let observer = runtime('sim:observer');
   observerRt = observer;
 
   // Invariants 20 and 21 (issue 29), sampled every LIVE_SAMPLE_MS of simulated time: a row in
   // doubt reaches an end or review within LIVENESS_BOUND_MS while its batch waits for nothing it
   // names, and a live row is never left without a reason (its error, its batch's wait) for longer
   // than TOLD_AFTER_MS.
-  const liveQuery = observer.db.prepare(`SELECT r.batch_id AS batch, r.idx, r.line, r.state, r.error, r.account, r.trxid, b.wait_reason AS wait, b.source_name AS src FROM rows r JOIN batches b ON b.id = r.batch_id WHERE r.state IN (${LIVE_STATES.map((x) => `'${x}'`).join(', ')})`);
+  let liveQuery = observer.db.prepare(`SELECT r.batch_id AS batch, r.idx, r.line, r.state, r.error, r.account, r.trxid, b.wait_reason AS wait, b.source_name AS src FROM rows r JOIN batches b ON b.id = r.batch_id WHERE r.state IN (${LIVE_STATES.map((x) => `'${x}'`).join(', ')})`);
   // An account's pause (maintenance, account trouble) is stored in meta (account/pauses.ts) and shown by `topup status`, the console and the notifier: a stated reason too.
-  const pausedQuery = observer.db.prepare(`SELECT key, value FROM meta WHERE key = 'dispatch.pause' OR key LIKE 'dispatch.pause:%'`);
+  let pausedQuery = observer.db.prepare(`SELECT key, value FROM meta WHERE key = 'dispatch.pause' OR key LIKE 'dispatch.pause:%'`);
   /** Invariant 33: the account pauses present at the last sample (account name → its `since`): a pause is judged when it appears. */
   const pausesSeen = new Map<string, number>();
   /** Invariant 34: the rows judged for a history route gone (flagged once). */
@@ -893,6 +915,10 @@ export async function runSchedule(s: Schedule, opts: RunOptions = {}): Promise<R
     lastLive = sim.mono;
     const seen = new Set<string>();
     const pauseRows = pausedQuery.all() as { key: string; value: string }[];
+    // `restore`: while the home is stopped for a restore, and while the restored store reconciles
+    // (its marker, or a file claimed in the restore window waiting for its lookup), the operator is
+    // told (`topup status`, the log): nothing is sent until every account has been read.
+    const restoreWaits = restoreOn && (restoring || reconcilePending(observer) || hasClaimLookups(observer.db));
     const paused = new Set(pauseRows.map((x) => (x.key === 'dispatch.pause' ? 'default' : x.key.slice('dispatch.pause:'.length))));
     // 33. An account is paused for account trouble only when its supplier said so (401, 403, a
     // redirect, a missing POST route): a 404 to a read is about that order or route, never the account.
@@ -921,7 +947,7 @@ export async function runSchedule(s: Schedule, opts: RunOptions = {}): Promise<R
         liveTrack.set(k, t);
         continue;
       }
-      const stated = r.wait !== null || paused.has(r.account);
+      const stated = r.wait !== null || paused.has(r.account) || restoreWaits;
       if (DOUBT_STATES.includes(r.state) && !stated) t.doubtMs += dt;
       // 34. The history route gone (read-404, never clearing): a row searching cannot be settled by
       // history, so its next history check (a 404) sends it to review, not R later.
@@ -945,6 +971,140 @@ export async function runSchedule(s: Schedule, opts: RunOptions = {}): Promise<R
     }
     for (const k of liveTrack.keys()) if (!seen.has(k)) liveTrack.delete(k);
   };
+  // `restore` (issue 32, sim/restore.ts): a copy taken as `topup backup` takes it; later every
+  // process of the home stopped (or killed), the copy put back as `topup restore` does, the
+  // daemons started (their first start reconciles before sending), and the day's files given again.
+  /** Real work an event started that must end before the next event (the online backup steps on setImmediate). */
+  const holds: Promise<unknown>[] = [];
+  const restoreRec: RestoreRecord | null = restoreOn ? { backupAt: null, restoredAt: null, path: null, ordersAtBackup: [], ordersAtRestore: [], failed: null } : null;
+  const restoreStats = { redrops: 0, resubmits: 0, killedSubmits: 0 };
+  if (restoreRec) {
+    const drawn = s.world!.restore!;
+    // `atPause` (world.ts): the copy taken 2 s into main's first maintenance window, when there is one.
+    const pauseAt = s.second && drawn.atPause === true ? s.api.maintenance[0]?.[0] : undefined;
+    const r = pauseAt !== undefined ? { ...drawn, backupAt: pauseAt + 2_000 } : drawn;
+    actionsLeft.n += 2;
+    sim.at(r.backupAt, null, 'topup backup', () => {
+      const rt = runtime(`sim:${++counter}:backup`);
+      const atBackup = apis.map((m) => m.orders.length);
+      holds.push(
+        takeCopy(rt, config.backup.dir)
+          .then((path) => Object.assign(restoreRec, { path, backupAt: sim.mono, ordersAtBackup: atBackup }))
+          .catch((err: unknown) => failures.push(`topup backup failed: ${(err as Error)?.stack ?? String(err)}`))
+          .finally(async () => {
+            await rt.close().catch(() => {});
+            actionsLeft.n--;
+          }),
+      );
+    });
+    /** The files given before the restore, each once as it was given: dropped into the inbox or to `topup submit` (not `--again`: its trxids came from the lost record; the report names it for a person). */
+    let givenBefore: Drop[] = [];
+    const giveAgain = (): void => {
+      const seen = new Set<string>();
+      for (const d of givenBefore) {
+        if (d.again) continue;
+        const k = `${d.submitted ? 's' : 'd'}:${d.file}:${d.edit ?? 'none'}`;
+        if (seen.has(k)) continue;
+        seen.add(k);
+        const edit = (d.edit ?? 'none') as Edit;
+        if (d.submitted) {
+          restoreStats.resubmits++;
+          submit({ at: sim.mono, kind: 'submit', file: d.file, again: false, edit });
+        } else {
+          restoreStats.redrops++;
+          dropFile({ at: sim.mono, kind: 'drop', file: d.file, edit });
+        }
+      }
+    };
+    const swap = (): void => {
+      // A command (retry, cancel, resolve) is let finish; `topup submit` processes are ended (SIGKILL) like the daemons.
+      if (procs.some((p) => p.alive && p.kind === 'command')) {
+        sim.at(500, null, 'the restore waits for a command to end', swap);
+        return;
+      }
+      for (const p of procs.filter((x) => x.alive && x.kind === 'submit')) {
+        kill(p, true);
+        pendingOps--;
+        restoreStats.killedSubmits++;
+      }
+      restoreRec.ordersAtRestore = apis.map((m) => m.orders.length);
+      givenBefore = [...drops];
+      // No connection may stay open on the store being replaced (a closing connection removes its
+      // -wal by name: the restored store's). The observer closes now and opens on the restored store.
+      try {
+        observer.db.close();
+      } catch {
+        // closed already
+      }
+      void observer.close().catch(() => {});
+      observerRt = undefined;
+      try {
+        restoreCopy(restoreRec.path!, config, sim.now);
+        restoreRec.restoredAt = sim.mono;
+      } catch (err) {
+        restoreRec.failed = (err as Error)?.message ?? String(err);
+        failures.push(`topup restore failed: ${(err as Error)?.stack ?? String(err)}`);
+      }
+      observer = runtime('sim:observer');
+      observerRt = observer;
+      liveQuery = observer.db.prepare(`SELECT r.batch_id AS batch, r.idx, r.line, r.state, r.error, r.account, r.trxid, b.wait_reason AS wait, b.source_name AS src FROM rows r JOIN batches b ON b.id = r.batch_id WHERE r.state IN (${LIVE_STATES.map((x) => `'${x}'`).join(', ')})`);
+      pausedQuery = observer.db.prepare(`SELECT key, value FROM meta WHERE key = 'dispatch.pause' OR key LIKE 'dispatch.pause:%'`);
+      // What the shop saw before is judged against the store it was seen in: the restored store's
+      // order_events stop where the copy was taken (17 judges what is seen from here on).
+      seenStatus.clear();
+      // An account pause the copy carries was said by its supplier before the copy was taken: 33
+      // judges pauses that appear from here on, not the copy's own.
+      for (const x of pausedQuery.all() as { key: string; value: string }[]) {
+        try {
+          const v = JSON.parse(x.value) as { kind?: string; since?: number };
+          if (v.kind === 'account') pausesSeen.set(x.key === 'dispatch.pause' ? 'default' : x.key.slice('dispatch.pause:'.length), v.since ?? 0);
+        } catch {
+          // not a pause this run reads
+        }
+      }
+      // A cancel of the day's API batch requested after the copy was taken is lost with the store
+      // it was written to (the restored batch takes orders again): 36 judges the cancels the copy has.
+      for (const [id, c] of [...apiCancels]) if (restoreRec.backupAt === null || c.mono >= restoreRec.backupAt) apiCancels.delete(id);
+      restored = true;
+      restoring = false;
+      sim.at(s.restartMs, null, 'start the daemons after the restore', () => {
+        for (let slot = 0; slot < s.daemons; slot++) if (!procs.some((p) => p.alive && p.kind === 'daemon' && p.slot === slot)) startDaemon(slot);
+        // The operator gives the day's files again once `topup status` says the restored store is
+        // reconciled (docs/backup.md, "Files dropped again after a restore"), looking every 5 s
+        // (after 30 minutes, whatever it says).
+        let looks = 0;
+        const look = (): void => {
+          if (reconcilePending(observer) && ++looks < 360) {
+            sim.at(5_000, null, 'the operator looks whether the restored store is reconciled', look);
+            return;
+          }
+          giveAgain();
+          actionsLeft.n--;
+        };
+        sim.at(2_000, null, "the day's files given again after the restore", look);
+      });
+    };
+    sim.at(r.backupAt + r.afterMs, null, `the operator ${r.kill ? 'kills' : 'stops'} the home to restore the copy`, () => {
+      if (restoreRec.path === null) {
+        // The copy failed (already a failure of the run): nothing to restore.
+        actionsLeft.n--;
+        return;
+      }
+      restoring = true;
+      const live = procs.filter((p) => p.alive && p.kind === 'daemon');
+      for (const p of live) {
+        if (r.kill) kill(p, true);
+        else if (!p.stopping) {
+          p.stopping = true;
+          p.runner!.stop();
+        }
+      }
+      void Promise.all(live.map((p) => ended(p).then(async () => {
+        await Promise.allSettled([...(p.accepting ?? [])]);
+        if (!killed.has(p)) await p.rt.close().catch(() => {});
+      }))).then(() => void sim.at(1, null, 'topup restore', swap));
+    });
+  }
   const horizon = opts.horizonMs ?? 6 * 3_600_000;
   const maxEvents = opts.maxEvents ?? 200_000;
   let stall: string | null = null;
@@ -954,6 +1114,7 @@ export async function runSchedule(s: Schedule, opts: RunOptions = {}): Promise<R
   const dayTurn = shop && shop.beforeMidnightMs > 0 ? sim.epoch + shop.beforeMidnightMs + API_DAY_GRACE_MS + 1_000 : 0;
   const over = (): boolean => actionsLeft.n === 0 && pendingOps === 0 && shopLeft === 0 && sim.now >= dayTurn && settled(observer, config);
   for (;;) {
+    while (holds.length > 0) await holds.shift();
     if (!sim.lastQuiet && !(await quiesce())) {
       stall = `BUSY LOOP: a process kept working for 10 s of real time without waiting for simulated time or an answer (last events: ${sim.trace.slice(-3).join(' | ')})`;
       for (const p of procs) if (p.alive) kill(p, true);
@@ -1026,7 +1187,10 @@ export async function runSchedule(s: Schedule, opts: RunOptions = {}): Promise<R
   const unrecordedChecks = { n: 0 };
   const checkCtx = checkWorld ? { lines: checkWorld.lines, overrideOnly, priceMicros: Math.round(checkWorld.priceUsd * 1e6), killed: new Set([...killed].map((p) => p.id)) } : undefined;
   const interrupted = new Set(procs.filter((p) => killed.has(p) || p.stopping === true).map((p) => p.id));
-  const verdict = judge({ interrupted, clockSteps: s.actions.some((a) => a.kind === 'clock-step'), lateWritten, latePlayers, checkWorld: checkCtx, unrecordedChecks, home, config, observer, apis, reviewWatch, apiOf, accountOf, sameAccount, writtenAs, unpinnedBatches, sentTo, siblings, liveness, drops, failures, stall, runCovered, ...(shop ? { shop: { attempts, seen: seenStatus, cancelled: apiCancels, wallSteps: s.actions.some((a) => a.kind === 'clock-step'), endWall, stepsBackMs: s.actions.reduce((n, a) => n + (a.kind === 'clock-step' && a.ms < 0 ? -a.ms : 0), 0) } } : {}) });
+  const restoreJudged: RestoreJudged | undefined = restoreRec && restoreRec.restoredAt !== null
+    ? { ordersAtBackup: restoreRec.ordersAtBackup, ordersAtRestore: restoreRec.ordersAtRestore, pending: reconcilePending(observer), inOutbox: outboxText(config), reports: restoreReports(config).length, orphansForPerson: restoreReports(config).flatMap((x) => x.orphans.filter((o) => ['new trxids', 'submitted', 'changed'].includes(o.verdict)).map((o) => o.batch)) }
+    : undefined;
+  const verdict = judge({ ...(restoreJudged ? { restore: restoreJudged } : {}), interrupted, clockSteps: s.actions.some((a) => a.kind === 'clock-step'), lateWritten, latePlayers, checkWorld: checkCtx, unrecordedChecks, home, config, observer, apis, reviewWatch, apiOf, accountOf, sameAccount, writtenAs, unpinnedBatches, sentTo, siblings, liveness, drops, failures, stall, runCovered, ...(shop ? { shop: { attempts, seen: seenStatus, cancelled: apiCancels, wallSteps: s.actions.some((a) => a.kind === 'clock-step'), endWall, stepsBackMs: s.actions.reduce((n, a) => n + (a.kind === 'clock-step' && a.ms < 0 ? -a.ms : 0), 0) } } : {}) });
   // Batches whose result file kept a name a later rename changed in the store (invariant 13 read those names).
   const keptNames = [...writtenAs].filter(([id, w]) => {
     const now = new Map((observer.db.prepare('SELECT idx, account FROM rows WHERE batch_id = ?').all(id) as { idx: number; account: string }[]).map((r) => [r.idx, r.account]));
@@ -1113,6 +1277,11 @@ export async function runSchedule(s: Schedule, opts: RunOptions = {}): Promise<R
       'world: rows of players that do not exist': has(w, 'checks') ? s.files.reduce((n, f) => n + f.rows.filter((r) => r.ghost).length, 0) : 0,
       'world: lines written into a claimed file (late-lines)': [...lateWritten.values()].reduce((n, x) => n + x, 0),
       "world: days' API batches cancelled (api-cancel)": apiCancels.size,
+      'world: older copies restored (restore)': restoreRec?.restoredAt != null ? 1 : 0,
+      'world: ... orders made between the copy and the restore': restoreRec?.restoredAt != null ? restoreRec.ordersAtRestore.reduce((n, x) => n + x, 0) - restoreRec.ordersAtBackup.reduce((n, x) => n + x, 0) : 0,
+      'world: ... files dropped again after it': restoreStats.redrops,
+      'world: ... files submitted again after it': restoreStats.resubmits,
+      'world: ... orders no row holds, named for a person by the restore report': restoreJudged?.leftToPerson ?? 0,
       'world: reads answered 404 (read-404)': sum((m) => m.stats.read404),
       [`world: read route gone ${w.read404?.gone?.route ?? 'none'}`]: has(w, 'read-404') && w.read404?.gone ? 1 : 0,
       "world: yesterday's orders for a row's player and pack": has(w, 'old-foreign') ? api.orders.filter((o) => o.origin === 'foreign' && o.trxid === null && o.createdAt < api.serverNow - 15 * 3_600_000).length : 0,
@@ -1198,6 +1367,12 @@ export function respell(t: string): string {
   // trxid; one that changes the string otherwise (ß → SS, İ → i̇) keeps its letters, spaces only.
   const same = [...flipped].length === [...t].length && flipped.toLowerCase() === t.toLowerCase() && flipped.toUpperCase() === t.toUpperCase() ? flipped : t;
   return ` ${same} `;
+}
+
+/** `restore`: the text of every result file in outbox/ (a batch the copy lacks that finished before the restore is recorded there: claim/orphans.ts 'finished'). */
+function outboxText(config: Config): string {
+  if (!existsSync(config.outboxDir)) return '';
+  return readdirSync(config.outboxDir).filter((f) => f.endsWith('.csv')).map((f) => readFileSync(join(config.outboxDir, f), 'utf8')).join('\n');
 }
 
 function inboxFiles(config: Config): string[] {

@@ -77,8 +77,12 @@ function mlUserIdProblem(value: string, digits: string | null): string | undefin
   return `"${value}": write the zone in the zoneId column, or together with the id as ${m[1]} (${m[2]})`;
 }
 
-/** The quantity to order, or undefined when it is unusable (the reason is then added under `column`). */
-export function checkQuantity(entry: CatalogEntry, text: string, problems: { column: string; reason: string }[], column: string): number | undefined {
+/**
+ * The quantity to order, or undefined when it is unusable (the reason is then added under `column`).
+ * `availability: false`: the stock the catalog shows now is not judged (an order accepted before,
+ * recovered after the store was lost: validate.ts RowValidatorOptions).
+ */
+export function checkQuantity(entry: CatalogEntry, text: string, problems: { column: string; reason: string }[], column: string, availability = true): number | undefined {
   const { product } = entry;
   const refuse = (reason: string): undefined => void problems.push({ column, reason });
   if (entry.kind !== 'stock') {
@@ -94,15 +98,16 @@ export function checkQuantity(entry: CatalogEntry, text: string, problems: { col
     return refuse(`must be a whole number of at least 1 (got "${text}")`);
   }
   const stock = product.quantity;
-  if (product.inStock === false || stock === 0) {
+  if (availability && (product.inStock === false || stock === 0)) {
     return refuse(`"${product.serviceName}" is out of stock`);
   }
   const min = Math.max(1, product.quantityMin ?? 1);
-  const max = Math.min(product.quantityMax ?? MAX_PER_ORDER, MAX_PER_ORDER);
+  // quantityMax follows the stock (the spec's catalog: min(stock, 500)): availability too.
+  const max = availability ? Math.min(product.quantityMax ?? MAX_PER_ORDER, MAX_PER_ORDER) : MAX_PER_ORDER;
   if (n > MAX_PER_ORDER) {
     return refuse(`${n} is more than ${MAX_PER_ORDER}, the most one order may take`);
   }
-  if (stock !== undefined && n > stock) {
+  if (availability && stock !== undefined && n > stock) {
     return refuse(`only ${stock} in stock, ${n} requested`);
   }
   if (n < min || n > max) {

@@ -93,7 +93,21 @@ function cellOf(cells: readonly string[], i: number | undefined): string {
   return i === undefined ? '' : (cells[i] ?? '').trim();
 }
 
-export function createRowValidator(header: HeaderMap, catalog: CatalogIndex): RowValidator {
+/**
+ * `availability: false` leaves out what the catalog says of the pack *now* (its stock, its price
+ * against the row's maxPriceUsd): for an API order accepted (202) before the store was lost and
+ * accepted again from the journal (orders/journal.ts recoverFromJournal). It may have been bought
+ * already, taking the stock or before the price rose; refused now, it was held by no row and its
+ * purchase reported nowhere but as "needs a person" (the simulator's `restore`, seed 4 #27). Stored,
+ * it is looked up at the supplier before anything is sent; one not bought meets the price cap at
+ * its send (`price-rose`) and the supplier's stock as any row does.
+ */
+export interface RowValidatorOptions {
+  availability?: boolean;
+}
+
+export function createRowValidator(header: HeaderMap, catalog: CatalogIndex, opts: RowValidatorOptions = {}): RowValidator {
+  const availability = opts.availability !== false;
   const trxidLines = new Map<string, number>();
   const names = {} as Record<OrderField, string>;
   for (const f of ALL_FIELDS) names[f] = columnName(header, f);
@@ -195,11 +209,11 @@ export function createRowValidator(header: HeaderMap, catalog: CatalogIndex): Ro
         if (value !== undefined) request[req.field] = value;
       }
 
-      const quantity = checkQuantity(entry, cellOf(cells, at.quantity), problems, shape.names.quantity);
+      const quantity = checkQuantity(entry, cellOf(cells, at.quantity), problems, shape.names.quantity, availability);
       if (entry.kind === 'stock' && quantity !== undefined) request.quantity = quantity;
       if (entry.kind === 'stock' && unreadQuantity.length > 0) unreadQuantityProblems(cells, unreadQuantity, header, problems);
 
-      if (maxPriceUsd !== undefined && product.price > maxPriceUsd + 1e-9) {
+      if (availability && maxPriceUsd !== undefined && product.price > maxPriceUsd + 1e-9) {
         add(problems, shape, 'maxPriceUsd', `the pack now costs ${product.price} USD, above your maximum of ${maxPriceUsd} USD`);
       }
       if (row.notes !== undefined) notedCells(row, shape, pack, problems, unsavedOwn);

@@ -31,11 +31,14 @@
  *    report; still nothing sent until the marker is gone.
  * A row whose accounts cannot all answer (history unreadable, too short, or not echoing trxids) at
  * an account it could have moved to is never sent blind: it goes to review (edge restored-unknown),
- * where `topup review` shows why. A row whose own account cannot answer stays as the copy has it:
- * resending its own trxid to its own account meets any purchase as a replay, never a second charge.
+ * where `topup review` shows why. A row whose own account cannot answer stays as the copy has it,
+ * pinned to that account in the store (rows.pinned, the trigger rows_account_moves) before anything
+ * of it is sent: resending its own trxid to its own account meets any purchase as a replay, never
+ * a second charge, but a failover off that account would read "nothing created" from a refusal of
+ * that resend and buy it again elsewhere.
  */
 import { foldTrxid } from '../kernel/identity.js';
-import { mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { Priority } from '../api/client.js';
 import { auditCopy } from '../api/audit.js';
@@ -285,6 +288,15 @@ export async function reconcileIfRestored(rt: ReconcileParts, opts: ReconcileOpt
     'this store is a restored copy: every unsent, in-flight or in-doubt row is looked up at every account before anything is sent');
   for (;;) {
     if (opts.stopping?.()) return null;
+    // Another process of this home (a second daemon) may have ended the reconcile while this one
+    // waited (for the batches it held, for an account): its report says what it did, and the rows
+    // it held were settled under its lease. Before, this loop tried again with the marker it read
+    // at its start, for ever, and this daemon never sent anything (the simulator's `restore`, seed 2:
+    // "another live process holds batches of this home" every 15 s for 33 simulated minutes).
+    if (restorePending(rt.meta) === null) {
+      rt.log.info('reconciled after the restore by another process of this home; sending starts now');
+      return null;
+    }
     try {
       return await reconcileOnce(rt, marker, opts);
     } catch (err) {
@@ -387,32 +399,50 @@ async function reconcileOnce(rt: ReconcileParts, marker: ReconcileMarker, opts: 
   // and cannot be read: the rows that could have moved there go to review (store/backup.ts removedSince).
   const { settled, needsPerson, unchanged } = settleRows(rt, rows, sweeps, removedSince(rt.db, rt.accounts.map((a) => a.id), since));
 
-  const orphans = rt.meta.getJson<RestoreReport['orphans']>(RESTORE_ORPHANS_KEY) ?? [];
-  for (const o of orphans) {
-    if (o.verdict === 'new trxids' || o.verdict === 'submitted' || o.verdict === 'changed') {
-      needsPerson.push({ batch: o.batch, line: 0, trxid: null, account: '', why: o.detail });
+  // Last, in one transaction that first takes the store's write lock: the marker goes, and with it
+  // the gate (a kill before the commit reconciles again). Two daemons of one home both reconcile a
+  // copy whose batches neither holds yet; only the first to commit ends it. The second finds the
+  // marker gone and writes nothing: before, it wrote its report (the orphans and journal failures
+  // the first had read and cleared missing) over the first's, same file name and `restore.last`,
+  // and the `submit --again` folder that needed a person was reported nowhere (the simulator's
+  // `restore`, seed 2 #58). What needs a person is read inside the same transaction, so the report
+  // that ends the reconcile holds every orphan any start noted before it.
+  const report = rt.db.transaction((): RestoreReport | null => {
+    if (restorePending(rt.meta) === null) return null;
+    const orphans = rt.meta.getJson<RestoreReport['orphans']>(RESTORE_ORPHANS_KEY) ?? [];
+    for (const o of orphans) {
+      if (o.verdict === 'new trxids' || o.verdict === 'submitted' || o.verdict === 'changed') {
+        needsPerson.push({ batch: o.batch, line: 0, trxid: null, account: '', why: o.detail });
+      }
     }
-  }
-  const apiOrders = rt.meta.getJson<JournalRecovery>(JOURNAL_RECOVERY_KEY) ?? null;
-  for (const f of (apiOrders?.failed ?? []).filter((x) => x.transient !== true)) needsPerson.push({ batch: '', line: 0, trxid: f.trxid, account: '', why: `API order accepted before the store was lost, not accepted again: ${f.why}` });
-  const report: RestoreReport = { at: rt.clock.now(), marker, lookedUp: rows.length, unchanged, placed, settled, needsPerson, orphans, apiOrders, file: null };
-  report.file = writeReport(rt, report);
-  // Last: the marker goes, and with it the gate. A kill before this line reconciles again.
-  // The window after a restore (store/backup.ts RestoreWindow): the operator re-drops the day's
-  // files, and a file claimed after the copy (or a lost store) was never known here, so this look
-  // never reached its rows; claimed in the window, its rows are looked up as these were (lookUpClaims).
-  const window: RestoreWindow | null = {
-    since: lost ? Math.min(since, sweptSince, now - JOURNAL_DAYS * 86_400_000) : Math.min(since, sweptSince),
-    until: now + JOURNAL_DAYS * 86_400_000,
-    detail: marker.detail,
-  };
-  rt.db.transaction(() => {
+    const apiOrders = rt.meta.getJson<JournalRecovery>(JOURNAL_RECOVERY_KEY) ?? null;
+    for (const f of (apiOrders?.failed ?? []).filter((x) => x.transient !== true)) needsPerson.push({ batch: '', line: 0, trxid: f.trxid, account: '', why: `API order accepted before the store was lost, not accepted again: ${f.why}` });
+    const r: RestoreReport = { at: rt.clock.now(), marker, lookedUp: rows.length, unchanged, placed, settled, needsPerson, orphans, apiOrders, file: null };
+    // Written before the commit: a kill between the two leaves the marker, and the next start
+    // writes a report again (under a name of its own).
+    r.file = writeReport(rt, r);
+    // The window after a restore (store/backup.ts RestoreWindow): the operator re-drops the day's
+    // files, and a file claimed after the copy (or a lost store) was never known here, so this look
+    // never reached its rows; claimed in the window, its rows are looked up as these were (lookUpClaims).
+    const window: RestoreWindow | null = {
+      since: lost ? Math.min(since, sweptSince, now - JOURNAL_DAYS * 86_400_000) : Math.min(since, sweptSince),
+      until: now + JOURNAL_DAYS * 86_400_000,
+      detail: marker.detail,
+    };
     rt.meta.setJson(RESTORE_WINDOW_KEY, window);
-    rt.meta.setJson(LAST_RESTORE_KEY, { ...report, settled: report.settled.length, needsPerson: report.needsPerson.length, people: report.needsPerson.slice(0, 20) });
+    rt.meta.setJson(LAST_RESTORE_KEY, { ...r, settled: r.settled.length, needsPerson: r.needsPerson.length, people: r.needsPerson.slice(0, 20) });
     rt.meta.delete(RESTORE_ORPHANS_KEY);
     rt.meta.delete(JOURNAL_RECOVERY_KEY);
     rt.meta.delete(RECONCILE_KEY);
-  })();
+    return r;
+  }).immediate();
+  if (report === null) {
+    // What this process settled itself (rows of batches it held) is reported in a file of its own.
+    const own: RestoreReport = { at: rt.clock.now(), marker, lookedUp: rows.length, unchanged, placed, settled, needsPerson, orphans: [], apiOrders: null, file: null };
+    if (settled.length > 0 || needsPerson.length > 0) own.file = writeReport(rt, own);
+    rt.log.info({ lookedUp: rows.length, settled: settled.length, needsPerson: needsPerson.length, unchanged, report: own.file }, 'reconciled after the restore: another process of this home ended the reconcile first (its report says what else needs a person); sending starts now');
+    return own;
+  }
   rt.log.warn(
     { lookedUp: rows.length, settled: settled.length, needsPerson: needsPerson.length, unchanged, placed, report: report.file },
     `reconciled after the restore: ${settled.length} row(s) settled from the suppliers, ${needsPerson.length} need a person, ${unchanged} go on as the copy has them; sending starts now`,
@@ -431,6 +461,11 @@ function settleRows(rt: ReconcileParts, rows: readonly Row[], sweeps: Map<string
     const verdict = decide(rt, row, sweeps, unreadable, aliases);
     if (verdict.kind === 'send as is') {
       unchanged++;
+      // Pinned before anything of it is sent (the gate, the claim mark or the order mark, is still
+      // there): a kill before this commit looks it up again, after it the store refuses its move.
+      if (verdict.hold !== undefined && !rt.rows.holdOnOwnAccount(row.batchId, row.idx, a(), `after a restore: kept on ${row.account}, which cannot say whether it bought trxid ${row.trxid} after the copy (${verdict.hold}); sent there, a purchase is met as a replay; never moved to another account`)) {
+        throw new Error(`row ${row.batchId}:${row.line} moved on while it was settled`);
+      }
       continue;
     }
     if (verdict.kind === 'person') {
@@ -861,7 +896,8 @@ function currentNames(db: ReconcileParts['db'], configured: ReadonlySet<string>)
 }
 
 type Verdict =
-  | { kind: 'send as is' }
+  /** `hold`: why its own account cannot say whether its own trxid was bought there; it is pinned to that account (RowStore.holdOnOwnAccount). */
+  | { kind: 'send as is'; hold?: string }
   /**
    * `waitsFor`: the person verdict rests only on accounts that cannot be read now (a key refused,
    * unreachable, out of accounts.toml): once they can, the row may be settled or sent with nothing
@@ -946,11 +982,37 @@ function decide(rt: ReconcileParts, row: Row, sweeps: Map<string, Sweep>, unread
     blind.push(`${acct} (${why})`);
     waitsFor.push(acct);
   }
+  // Its own account too, when the row could have moved there before the loss: a failover to it gave
+  // `<root>-<account>`, and a send under its own trxid is a new purchase there, not a replay (the
+  // simulator's `restore`, and an adversarial review: routed now to the account it had failed over
+  // to, whose history shows no trxid or cannot be read, a re-dropped row was bought twice there).
+  // A history that cannot say clears it only by the row's player (playerRuledOut); one that cannot
+  // be read is waited for; the person is told every account to look at.
+  if (mayMove) {
+    const ownSweep = sweeps.get(row.account);
+    const ownWhy = ownSweep ? blindness(ownSweep) : (unreadable.get(row.account) ?? `account "${row.account}" was not read`);
+    if (ownWhy !== null && !(ownSweep !== undefined && playerRuledOut(rt, row, row.account, ownSweep))) {
+      blind.push(`${row.account} (its own account, also under ${root}-${row.account}: ${ownWhy})`);
+      if (ownSweep === undefined && unreadable.has(row.account)) waitsFor.push(row.account);
+    }
+  }
   if (blind.length > 0) {
     const why = `it may have been bought after the copy was taken and cannot be looked up at ${blind.join(', ')}; check those accounts' orders for trxid ${row.trxid} and ${root}-<account> before ordering it (topup review resolve)`;
     // Waiting helps only when every account that cannot say is one that cannot be read now (a
     // history read that does not reach back or shows no trxid says no more later).
     return waitsFor.length === blind.length ? { kind: 'person', why, waitsFor } : { kind: 'person', why };
+  }
+  // Sent under its own trxid on its own account, a purchase made there after the copy is met as a
+  // replay, but only there: when that account cannot say whether it holds one, the row must never
+  // leave it (a failover reads "nothing created" from the refusal of the next send, MAINTENANCE or
+  // no stock, not from a purchase made before the restore: bought again elsewhere, the simulator's
+  // `restore`, seed 3 #44).
+  if (!row.pinned) {
+    const s = sweeps.get(row.account);
+    const why = s ? blindness(s) : (unreadable.get(row.account) ?? `account "${row.account}" was not read`);
+    // Reached only when the row could not have moved here (one account), or its own account's
+    // history clears it by its player (above): pinned, a resend here meets a purchase as a replay.
+    if (why !== null) return { kind: 'send as is', hold: `${row.account}: ${why}` };
   }
   return { kind: 'send as is' };
 }
@@ -982,7 +1044,11 @@ function moveTo(rt: ReconcileParts, row: Row, account: string, order: Order & { 
 function writeReport(rt: ReconcileParts, report: RestoreReport): string | null {
   try {
     mkdirSync(rt.config.reportsDir, { recursive: true, mode: 0o700 });
-    const file = join(rt.config.reportsDir, `restore-${new Date(report.at).toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z')}.json`);
+    // Never over another report: two in one second (a claim lookup and a reconcile, two processes)
+    // each keep theirs.
+    const stem = join(rt.config.reportsDir, `restore-${new Date(report.at).toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z')}`);
+    let file = `${stem}.json`;
+    for (let n = 2; existsSync(file); n++) file = `${stem}-${n}.json`;
     writeFileAtomic(file, `${JSON.stringify({ ...report, file }, null, 2)}\n`);
     return file;
   } catch (err) {

@@ -107,7 +107,7 @@ export class Desk implements OrderDesk, PlayerCheckDesk {
     this.#readings.warm();
   }
 
-  async accept(given: OrderInput): Promise<AcceptOutcome> {
+  async accept(given: OrderInput, opts: { recovered?: boolean } = {}): Promise<AcceptOutcome> {
     // The trxid as given (kernel/identity.ts): the schema trims it over HTTP; a caller in-process
     // (the simulator's shop) may not. A body's identity and its look-up use the trimmed trxid, so
     // " X-3" and "X-3" are one order (found by the simulator: a shop's trxid with a leading no-break
@@ -120,7 +120,7 @@ export class Desk implements OrderDesk, PlayerCheckDesk {
     if (known) return known;
     const callback = this.#callback(input);
     if (typeof callback !== 'string' && callback !== null) return callback;
-    const prepared = await this.#prepare(input, hash, callback);
+    const prepared = await this.#prepare(input, hash, callback, opts.recovered === true);
     if ('kind' in prepared) return prepared;
     if (input.queue !== true) {
       const unavailable = await this.#readings.balance(prepared.row.account ?? this.#rt.account.id);
@@ -265,7 +265,7 @@ export class Desk implements OrderDesk, PlayerCheckDesk {
   }
 
   /** The order as a row of the day's batch, validated as a file row is; or why it cannot be. */
-  async #prepare(input: OrderInput, hash: string, callbackUrl: string | null): Promise<Prepared | AcceptOutcome> {
+  async #prepare(input: OrderInput, hash: string, callbackUrl: string | null, recovered = false): Promise<Prepared | AcceptOutcome> {
     const rt = this.#rt;
     const problems: FieldProblem[] = [];
     let metaText = '';
@@ -290,7 +290,7 @@ export class Desk implements OrderDesk, PlayerCheckDesk {
       account: input.account ?? '', meta: metaText,
     };
     const cells = this.#columns.map((c) => value[c] ?? '');
-    const validator = createRowValidator(mapHeader([...this.#columns]), placer.index);
+    const validator = createRowValidator(mapHeader([...this.#columns]), placer.index, recovered ? { availability: false } : {});
     const verdict = judgeRow({ index: 0, line: 2, cells }, { validator, trxidSeed: null, usedBy: (t) => rt.rows.byTrxid(t) });
     if (!verdict.ok) return invalid(verdict.problems.map((p) => ({ field: fieldOf(p.column), reason: p.reason })), verdict.error);
     const fileProblems = validator.fileProblems();

@@ -299,7 +299,9 @@ export async function recoverFromJournal(rt: Pick<Runtime, 'clock' | 'config' | 
     try {
       // checkPlayer: false: its player was checked (if it asked) when it was first accepted; a
       // check now could only refuse an order already promised to the shop (or cost another call).
-      const o = await desk.accept({ ...e.body, queue: true, checkPlayer: false });
+      // recovered: it was accepted (202) before; the catalog's stock and price now are not judged
+      // (it may be what took the stock), only whether it is an order at all.
+      const o = await desk.accept({ ...e.body, queue: true, checkPlayer: false }, { recovered: true });
       if (o.kind === 'accepted' || o.kind === 'same') {
         rec.recovered.push(e.trxid);
         rec.oldestAt = Math.min(rec.oldestAt ?? e.at, e.at);

@@ -362,6 +362,23 @@ export class RowStore extends RowWrites {
     );
   }
 
+  /**
+   * After a restore, the row's own account cannot say whether its own trxid was bought there after
+   * the copy (a history that shows no trxids, one that does not reach back, one that cannot be
+   * read): it is sent as the copy has it, where a purchase is met as a replay, and it must never
+   * leave that account. A failover reads "nothing created" from the refusal of this send
+   * (MAINTENANCE, no stock, no balance), not from the purchase made before the restore, and would
+   * buy it again elsewhere (the simulator's `restore`, seed 3 #44). Held by the store: the trigger
+   * rows_account_moves refuses every move of a pinned row (a rename still carries it). Lease-guarded,
+   * and only from a state looked up after a restore, never a placed or ended row.
+   */
+  holdOnOwnAccount(batchId: string, idx: number, a: Actor, note: string): boolean {
+    return this.stmt(
+      `UPDATE rows SET pinned = 1, note = CASE WHEN note IS NULL OR note = '' THEN @note ELSE note || '; ' || @note END, updated_at = @now
+       WHERE batch_id = @batchId AND idx = @idx AND state IN (${rowStates(['pending', 'sending', 'resending', 'verifying', 'searching'])}) AND ${LEASED}`,
+    ).run({ batchId, idx, owner: a.owner, now: a.now, note }).changes === 1;
+  }
+
   // ───────────────────────────── history checks ─────────────────────────────
 
   /**

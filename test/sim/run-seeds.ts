@@ -82,6 +82,9 @@ export const CI_HELD_BACK = {
   // Held back (issue 29's sixth turn) likewise: not measured against BUDGET.
   'api-cancel': "an operator's cancel of the day's API batch (36): cost not yet measured against BUDGET",
   'plain-refusals': 'plain refusals of a first send, in one-account schedules and in HTTP 200 (37): cost not yet measured against BUDGET',
+  // Held back (issue 32 item 5): an older copy of the store restored (sim/restore.ts, invariant 38).
+  // New, not yet run on fresh seeds at CI's budget; held back, CI's schedules are the ones it drew before.
+  restore: 'an older copy of the store restored (38): new, not yet run clean on fresh seeds at BUDGET',
 } as const;
 export const CI_FAULTS: FaultFilter = faultFilter(undefined, Object.keys(CI_HELD_BACK).join(','), true);
 
