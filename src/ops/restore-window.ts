@@ -90,17 +90,18 @@ export function closeRestoreWindow(db: Db, configured: readonly string[], now: n
     }
     const window: RestoreWindow = { since: s.open.since, until: s.open.until, detail: s.open.detail };
     const out: WindowClosed = { at: now, actor: opts.actor, window, unanswered };
-    db.prepare('DELETE FROM meta WHERE key = ?').run(RESTORE_WINDOW_KEY);
+    // Closed for files only: API orders are still looked up until the window's end (RestoreWindow.filesClosedAt).
+    db.prepare('UPDATE meta SET value = ? WHERE key = ?').run(JSON.stringify({ ...window, filesClosedAt: now }), RESTORE_WINDOW_KEY);
     db.prepare('INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value').run(WINDOW_CLOSED_KEY, JSON.stringify(out));
     audit.record({
       at: now,
       actor: opts.actor,
       action: 'restore window close',
-      detail: `closed the window after a restore (${window.detail}) early, ${Math.max(0, Math.round((window.until - now) / 3_600_000))} h before it would have; files claimed and API orders accepted from now on are sent without a lookup at every account${unanswered > 0 ? `; ${unanswered} lookup(s) still unanswered go on (forced)` : ''}`,
+      detail: `closed the window after a restore (${window.detail}) early, ${Math.max(0, Math.round((window.until - now) / 3_600_000))} h before it would have; files claimed from now on are sent without a lookup at every account (API orders are still looked up until the window's end)${unanswered > 0 ? `; ${unanswered} lookup(s) still unanswered go on (forced)` : ''}`,
       outcome: 'ok',
     });
     return out;
-  })();
+  }).immediate();
   if (closed === null) return refuse(refused.why);
   return closed;
 }

@@ -106,6 +106,13 @@ export interface RestoreWindow {
   until: number;
   /** The restore it follows (its marker's detail). */
   detail: string;
+  /**
+   * Wall ms the operator closed it early for files (`topup restore --close-window`): files claimed
+   * since are not looked up. API orders still are until `until`: a shop's resend of an order
+   * accepted after the copy is what nobody on this home can rule out (the journal went with the
+   * store), and its lookup is cheap (an adversarial review).
+   */
+  filesClosedAt?: number;
 }
 
 /**
@@ -118,7 +125,7 @@ export function openRestoreWindow(db: Db, configured: readonly string[], now: nu
   const w = db.prepare('SELECT value FROM meta WHERE key = ?').get(RESTORE_WINDOW_KEY) as { value: string } | undefined;
   if (!w) return null;
   const window = JSON.parse(w.value) as RestoreWindow;
-  if (now >= window.until) return null;
+  if (now >= window.until || window.filesClosedAt !== undefined) return null;
   const known = (db.prepare('SELECT name FROM account_identities WHERE removed_at IS NULL OR removed_at >= ? ORDER BY name').all(window.since) as { name: string }[]).map((r) => r.name);
   const accounts = [...new Set([...configured, ...known])];
   return accounts.length < 2 ? null : { ...window, accounts };
@@ -169,7 +176,7 @@ export function markClaimInRestoreWindow(db: Db, configured: readonly string[], 
   const w = db.prepare('SELECT value FROM meta WHERE key = ?').get(RESTORE_WINDOW_KEY) as { value: string } | undefined;
   if (!w) return false;
   const window = JSON.parse(w.value) as RestoreWindow;
-  if (c.now >= window.until) return false;
+  if (c.now >= window.until || window.filesClosedAt !== undefined) return false;
   const known = (db.prepare('SELECT name FROM account_identities WHERE removed_at IS NULL OR removed_at >= ? ORDER BY name').all(window.since) as { name: string }[]).map((r) => r.name);
   const accounts = [...new Set([...configured, ...known])];
   if (accounts.length < 2) return false;

@@ -8,7 +8,8 @@
 import { describe, expect, it } from 'vitest';
 import { pubgRow, supplierWorld } from '../unit/fake-supplier.js';
 import { reconcileAccounts } from '../../src/store/account-identity.js';
-import { ORDER_LOOKUP_PREFIX, RESTORE_WINDOW_KEY, markOrderInRestoreWindow, orderLookups } from '../../src/store/backup.js';
+import { ORDER_LOOKUP_PREFIX, RESTORE_WINDOW_KEY, markClaimInRestoreWindow, markOrderInRestoreWindow, orderLookups } from '../../src/store/backup.js';
+import { closeRestoreWindow } from '../../src/ops/restore-window.js';
 
 const SECOND = { name: 'second', origin: 'https://second.example', keyFp: '0123456789abcdef' };
 
@@ -43,5 +44,17 @@ describe('the mark of an API order accepted after a restore', () => {
     expect(markOrderInRestoreWindow(rt.db, ['default', 'second'], { batchId: 'b1', idx: 0, trxid: 'SHOP-X', now: t0 })).toBe(false);
     expect(orderLookups(rt.db)).toEqual([]);
     expect(rt.rows.markSending('b1', 0, { owner: rt.owner, now: t0 }, t0 + 1_000)).toBe(true);
+  });
+
+  it('closed early by the operator: files are no longer looked up, API orders still are until the window ends (an adversarial review)', async () => {
+    const rt = await supplierWorld(() => {}, [pubgRow(0)]);
+    const me = { name: 'default', ...rt.identityOf('default') };
+    const t0 = Date.now();
+    reconcileAccounts(rt.db, [me, SECOND], t0 - 60_000, 'test');
+    rt.meta.setJson(RESTORE_WINDOW_KEY, { since: t0 - 30_000, until: t0 + 86_400_000, detail: 'a test restore' });
+    closeRestoreWindow(rt.db, ['default', 'second'], t0, { force: false, actor: 'test' });
+    expect(rt.db.transaction(() => markClaimInRestoreWindow(rt.db, ['default', 'second'], { batchId: 'b2', sourceName: 'f.csv', now: t0 + 1 }))()).toBe(false);
+    expect(rt.db.transaction(() => markOrderInRestoreWindow(rt.db, ['default', 'second'], { batchId: 'b1', idx: 0, trxid: 'SHOP-Y', now: t0 + 1 }))()).toBe(true);
+    expect(rt.rows.markSending('b1', 0, { owner: rt.owner, now: t0 }, t0 + 1_000)).toBe(false);
   });
 });
