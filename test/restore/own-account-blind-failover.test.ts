@@ -67,7 +67,7 @@ describe('after a restore, a row whose own account cannot say whether it bought 
     const db = new Database(join(home.jobs, 'topup.db'), { readonly: true });
     try {
       const why = db.prepare(`SELECT error FROM rows WHERE trxid = 'OB-1' AND state = 'review'`).get() as { error: string };
-      expect(why.error).toMatch(/on main itself, under OB-1 or OB-1-main .*main cannot say \(none of the orders in its history shows a trxid\)/);
+      expect(why.error).toMatch(/cannot be looked up at main \(its own account, also under OB-1-main: none of the orders in its history shows a trxid\)/);
     } finally {
       db.close();
     }
