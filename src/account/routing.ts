@@ -170,7 +170,8 @@ export class Router {
       const under = found.filter((c) => c.entry.product.price <= cap + 1e-9);
       if (under.length === 0) {
         const cheapest = Math.min(...found.map((c) => c.entry.product.price));
-        return { ok: false, error: `maxPriceUsd: the cheapest account sells ${pack} at ${cheapest} USD, above the cap of ${cap} USD; not sent` };
+        const who = req.pinned !== undefined ? `${found[0]!.name} (the row's account)` : found.length === 1 ? `${found[0]!.name}, the only account that sells it,` : 'the cheapest account';
+        return { ok: false, error: `maxPriceUsd: ${who} sells ${pack} at ${cheapest} USD, above the cap of ${cap} USD; not sent` };
       }
       found = under;
     }

@@ -23,6 +23,11 @@ export type Placed =
 export interface Placer {
   /** The index rows are validated against (every account's catalog, looked up in order). */
   readonly index: CatalogIndex;
+  /**
+   * Whether place() judges a row's price cap (several accounts: against the accounts it may go to,
+   * the one it is pinned to alone), so the validator must not judge it against the merged index.
+   */
+  readonly judgesCap: boolean;
   /** `namedByPid`: the file gave this row's pid (not slug + pack): a pid several accounts use for different packs is refused. */
   place(order: ValidOrder, cells: readonly string[], namedByPid: boolean): Placed;
   /**
@@ -97,6 +102,7 @@ export async function openPlacer(rt: PlacementParts, catalogs: readonly AccountI
     const pinAt = readsAccountColumn(rt) ? accountColumn(columns) : undefined;
     return {
       index,
+      judgesCap: false,
       place: (order, cells) => {
         const pinned = pinAt === undefined ? '' : (cells[pinAt] ?? '').trim();
         if (pinned === '') return { ok: true, account: only, order };
@@ -130,6 +136,7 @@ export async function openPlacer(rt: PlacementParts, catalogs: readonly AccountI
   const sameProduct = (x: CatalogEntry, y: CatalogEntry): boolean => fold(x.product.slug) === fold(y.product.slug) && fold(x.product.serviceName) === fold(y.product.serviceName);
   return {
     index,
+    judgesCap: true,
     packKey(order) {
       const entry = index.byPid(order.request.pid);
       if (!entry) return order.request.pid;

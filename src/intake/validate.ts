@@ -89,7 +89,17 @@ function cellOf(cells: readonly string[], i: number | undefined): string {
   return i === undefined ? '' : (cells[i] ?? '').trim();
 }
 
-export function createRowValidator(header: HeaderMap, catalog: CatalogIndex): RowValidator {
+export interface ValidatorOptions {
+  /**
+   * The price cap is judged where the row is placed, not here: in a home with several accounts the
+   * catalog is merged (the first account that knows a pid answers), so its price is one account's
+   * only, and a row another account sells within its cap would be refused (trial s35 M1). The
+   * router (account/routing.ts) then refuses a row only when no account it may go to sells within it.
+   */
+  capAtPlacement?: boolean;
+}
+
+export function createRowValidator(header: HeaderMap, catalog: CatalogIndex, opts: ValidatorOptions = {}): RowValidator {
   const trxidLines = new Map<string, number>();
   const names = {} as Record<OrderField, string>;
   for (const f of ALL_FIELDS) names[f] = columnName(header, f);
@@ -186,7 +196,7 @@ export function createRowValidator(header: HeaderMap, catalog: CatalogIndex): Ro
       if (entry.kind === 'stock' && quantity !== undefined) request.quantity = quantity;
       if (entry.kind === 'stock' && unreadQuantity.length > 0) unreadQuantityProblems(cells, unreadQuantity, header, problems);
 
-      if (maxPriceUsd !== undefined && product.price > maxPriceUsd + 1e-9) {
+      if (maxPriceUsd !== undefined && opts.capAtPlacement !== true && product.price > maxPriceUsd + 1e-9) {
         add(problems, shape, 'maxPriceUsd', `the pack now costs ${product.price} USD, above your maximum of ${maxPriceUsd} USD`);
       }
       if (row.notes !== undefined) notedCells(row, shape, pack, problems);

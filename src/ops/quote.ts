@@ -164,7 +164,7 @@ export async function quoteFile(rt: QuoteParts, path: string, again: boolean, op
     file.close();
     throw err;
   });
-  const validator = createRowValidator(header, index);
+  const validator = createRowValidator(header, index, { capAtPlacement: placer.judgesCap });
   const problems: (Quote['problems'][number] & { fileProblem?: string })[] = [];
   // Rows repeating a purchase an earlier batch placed recently would be skipped (claim/repeats.ts).
   const checkRepeats = !again && rt.config.repeatWindowMs > 0;

@@ -290,7 +290,7 @@ export class Desk implements OrderDesk, PlayerCheckDesk {
       account: input.account ?? '', meta: metaText,
     };
     const cells = this.#columns.map((c) => value[c] ?? '');
-    const validator = createRowValidator(mapHeader([...this.#columns]), placer.index);
+    const validator = createRowValidator(mapHeader([...this.#columns]), placer.index, { capAtPlacement: placer.judgesCap });
     const verdict = judgeRow({ index: 0, line: 2, cells }, { validator, trxidSeed: null, usedBy: (t) => rt.rows.byTrxid(t) });
     if (!verdict.ok) return invalid(verdict.problems.map((p) => ({ field: fieldOf(p.column), reason: p.reason })), verdict.error);
     const fileProblems = validator.fileProblems();
