@@ -17,7 +17,8 @@ import { roundCents } from '../kernel/money.js';
 import { coerceError } from '../kernel/errors.js';
 
 export type Placed =
-  | { ok: true; account: string; order: ValidOrder; pinned?: boolean }
+  /** cheapestUsd: the row's amount at the cheapest account it may go to (what routing's spill is measured against). */
+  | { ok: true; account: string; order: ValidOrder; pinned?: boolean; cheapestUsd: number }
   | { ok: false; error: string };
 
 export interface Placer {
@@ -105,10 +106,10 @@ export async function openPlacer(rt: PlacementParts, catalogs: readonly AccountI
       judgesCap: false,
       place: (order, cells) => {
         const pinned = pinAt === undefined ? '' : (cells[pinAt] ?? '').trim();
-        if (pinned === '') return { ok: true, account: only, order };
+        if (pinned === '') return { ok: true, account: only, order, cheapestUsd: order.amountUsd };
         // The same words as a home with several accounts (account/routing.ts Router.place).
         if (pinned.toLowerCase() !== only) return { ok: false, error: `account: "${pinned}" is not one of this home's accounts (${only})` };
-        return { ok: true, account: only, order, pinned: true };
+        return { ok: true, account: only, order, pinned: true, cheapestUsd: order.amountUsd };
       },
       packKey: (order) => {
         const e = index.byPid(order.request.pid);
@@ -185,6 +186,7 @@ export async function openPlacer(rt: PlacementParts, catalogs: readonly AccountI
         ok: true,
         account: p.account,
         pinned: pinned !== '',
+        cheapestUsd: roundCents(p.cheapestPrice * order.quantity),
         order: { ...order, request: { ...order.request, pid: p.entry.product.id }, unitPriceUsd: price, amountUsd: roundCents(price * order.quantity) },
       };
     },
