@@ -138,6 +138,8 @@ export const SLOW_FILES: [file: string, seconds: number][] = [
   ['test/accounts/no-order-probe-account-problem.test.ts', 41],
   ['test/pauses/one-account-maintenance.test.ts', 39],
   ['test/price-cap/cap-across-accounts.test.ts', 74],
+  ['test/routing-cost/spill-cost.test.ts', 29],
+  ['test/daemon/start-line-accounts.test.ts', 16],
   ['test/players/check-charges.test.ts', 34],
   ['test/commands/price-cap-spellings.test.ts', 27],
   ['test/standby/fence-reset.test.ts', 26],
