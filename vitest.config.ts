@@ -137,6 +137,9 @@ export const SLOW_FILES: [file: string, seconds: number][] = [
   // Issue 34's turn of 2026-11-28: quick-tier files that took 15 s or more in the closing CI run (.ci/run's notes).
   ['test/accounts/no-order-probe-account-problem.test.ts', 41],
   ['test/pauses/one-account-maintenance.test.ts', 39],
+  ['test/price-cap/cap-across-accounts.test.ts', 74],
+  ['test/routing-cost/spill-cost.test.ts', 29],
+  ['test/daemon/start-line-accounts.test.ts', 16],
   ['test/players/check-charges.test.ts', 34],
   ['test/commands/price-cap-spellings.test.ts', 27],
   ['test/standby/fence-reset.test.ts', 26],

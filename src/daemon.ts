@@ -197,7 +197,9 @@ export async function runDaemon(config: Config, opts: DaemonOptions, log = rootL
         }
       }
     }
-    log.info({ home: config.home, api: config.sandbox ? 'SANDBOX' : config.apiUrl, once: opts.once, console: consoleUrl }, 'topup daemon started');
+    // Every account's API, not only the first's (trial s35: a two-account home named only one).
+    const apis = rt.accounts.length > 1 ? rt.accounts.map((a) => `${a.id} ${a.setting.url ?? 'SANDBOX'}`).join(', ') : config.sandbox ? 'SANDBOX' : config.apiUrl;
+    log.info({ home: config.home, api: apis, once: opts.once, console: consoleUrl }, 'topup daemon started');
     await runner.run();
     await parts.releaseAll(log);
     if (fenced) {

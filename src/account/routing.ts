@@ -112,7 +112,10 @@ export interface AccountLoad {
   paused: boolean;
 }
 
-export type Placement = { ok: true; account: string; entry: CatalogEntry } | { ok: false; error: string };
+export type Placement =
+  /** cheapestPrice: the lowest unit price among the accounts the row may go to (its cap and pin held), queues, pauses and balances aside: what routing's spill costs is measured against it. */
+  | { ok: true; account: string; entry: CatalogEntry; cheapestPrice: number }
+  | { ok: false; error: string };
 
 export interface PlaceRequest {
   quantity: number;
@@ -170,7 +173,8 @@ export class Router {
       const under = found.filter((c) => c.entry.product.price <= cap + 1e-9);
       if (under.length === 0) {
         const cheapest = Math.min(...found.map((c) => c.entry.product.price));
-        return { ok: false, error: `maxPriceUsd: the cheapest account sells ${pack} at ${cheapest} USD, above the cap of ${cap} USD; not sent` };
+        const who = req.pinned !== undefined ? `${found[0]!.name} (the row's account)` : found.length === 1 ? `${found[0]!.name}, the only account that sells it,` : 'the cheapest account';
+        return { ok: false, error: `maxPriceUsd: ${who} sells ${pack} at ${cheapest} USD, above the cap of ${cap} USD; not sent` };
       }
       found = under;
     }
@@ -187,7 +191,7 @@ export class Router {
       load.queued += 1;
       if (load.balanceUsd !== undefined) load.balanceUsd -= amount(chosen);
     }
-    return { ok: true, account: chosen.name, entry: chosen.entry };
+    return { ok: true, account: chosen.name, entry: chosen.entry, cheapestPrice: Math.min(...found.map((c) => c.entry.product.price)) };
   }
 
   #choose(pool: readonly { name: string; entry: CatalogEntry }[]): { name: string; entry: CatalogEntry } {

@@ -91,7 +91,7 @@ export async function loadBatch(rt: LoadParts, batch: Batch): Promise<LoadOutcom
       // a retry reads it as the batch it retries did.
       const earlier = retriedReport(rt, batch);
       const header = earlier ? keepEarlierReading(file.header.header, earlier) : await settleColumns(path, file.header.header, index);
-      validator = createRowValidator(header, index);
+      validator = createRowValidator(header, index, { capAtPlacement: placer.judgesCap });
       pidColumn = header.fields.pid;
     } catch (err) {
       file.close();

@@ -17,12 +17,18 @@ import { roundCents } from '../kernel/money.js';
 import { coerceError } from '../kernel/errors.js';
 
 export type Placed =
-  | { ok: true; account: string; order: ValidOrder; pinned?: boolean }
+  /** cheapestUsd: the row's amount at the cheapest account it may go to (what routing's spill is measured against). */
+  | { ok: true; account: string; order: ValidOrder; pinned?: boolean; cheapestUsd: number }
   | { ok: false; error: string };
 
 export interface Placer {
   /** The index rows are validated against (every account's catalog, looked up in order). */
   readonly index: CatalogIndex;
+  /**
+   * Whether place() judges a row's price cap (several accounts: against the accounts it may go to,
+   * the one it is pinned to alone), so the validator must not judge it against the merged index.
+   */
+  readonly judgesCap: boolean;
   /** `namedByPid`: the file gave this row's pid (not slug + pack): a pid several accounts use for different packs is refused. */
   place(order: ValidOrder, cells: readonly string[], namedByPid: boolean): Placed;
   /**
@@ -97,12 +103,13 @@ export async function openPlacer(rt: PlacementParts, catalogs: readonly AccountI
     const pinAt = readsAccountColumn(rt) ? accountColumn(columns) : undefined;
     return {
       index,
+      judgesCap: false,
       place: (order, cells) => {
         const pinned = pinAt === undefined ? '' : (cells[pinAt] ?? '').trim();
-        if (pinned === '') return { ok: true, account: only, order };
+        if (pinned === '') return { ok: true, account: only, order, cheapestUsd: order.amountUsd };
         // The same words as a home with several accounts (account/routing.ts Router.place).
         if (pinned.toLowerCase() !== only) return { ok: false, error: `account: "${pinned}" is not one of this home's accounts (${only})` };
-        return { ok: true, account: only, order, pinned: true };
+        return { ok: true, account: only, order, pinned: true, cheapestUsd: order.amountUsd };
       },
       packKey: (order) => {
         const e = index.byPid(order.request.pid);
@@ -130,6 +137,7 @@ export async function openPlacer(rt: PlacementParts, catalogs: readonly AccountI
   const sameProduct = (x: CatalogEntry, y: CatalogEntry): boolean => fold(x.product.slug) === fold(y.product.slug) && fold(x.product.serviceName) === fold(y.product.serviceName);
   return {
     index,
+    judgesCap: true,
     packKey(order) {
       const entry = index.byPid(order.request.pid);
       if (!entry) return order.request.pid;
@@ -178,6 +186,7 @@ export async function openPlacer(rt: PlacementParts, catalogs: readonly AccountI
         ok: true,
         account: p.account,
         pinned: pinned !== '',
+        cheapestUsd: roundCents(p.cheapestPrice * order.quantity),
         order: { ...order, request: { ...order.request, pid: p.entry.product.id }, unitPriceUsd: price, amountUsd: roundCents(price * order.quantity) },
       };
     },

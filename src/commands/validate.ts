@@ -8,7 +8,7 @@ import type { Command } from 'commander';
 import { InputFileError } from '../kernel/errors.js';
 import { ExitCode } from '../kernel/exit-codes.js';
 import type { ColumnReading } from '../intake/validate.js';
-import { quoteFile, type Quote } from '../ops/quote.js';
+import { quoteFile, routingCostText, type Quote } from '../ops/quote.js';
 import { openCommandContext } from './context.js';
 import { renderTable, usd } from './output.js';
 import { counted } from '../kernel/counts.js';
@@ -170,6 +170,7 @@ function print(q: Quote, sandbox: boolean): void {
       { title: 'pid', get: (p) => plain(p.pid) },
       { title: 'rows', get: (p) => p.rows, right: true },
       { title: 'quantity', get: (p) => p.quantity, right: true },
+      ...(q.namedAccounts ? [{ title: 'price', get: (p: Quote['byPack'][number]) => usd(p.unitPriceUsd), right: true }] : []),
       { title: 'USD', get: (p) => usd(p.usd), right: true },
     ]));
     if (q.byPack.length > SHOWN_PACKS) out.push(`  … and ${q.byPack.length - SHOWN_PACKS} more packs (all in --json)`, '');
@@ -186,6 +187,8 @@ function print(q: Quote, sandbox: boolean): void {
       { title: 'balance after', get: (a) => (a.balanceAfterUsd === null ? '?' : usd(a.balanceAfterUsd)), right: true },
       { title: 'note', get: (a) => (a.problem ?? (a.affordable ? '' : 'NOT AFFORDABLE')) },
     ]));
+    const cost = routingCostText(q.routingCost);
+    if (cost) out.push(cost, '');
   }
   out.push(`Quote${sandbox ? ' (SANDBOX balance)' : ''}:`);
   out.push(

@@ -66,6 +66,13 @@ const LOOKS_LIKE: readonly [RegExp, OrderField][] = [
   [/pack|paket/, 'pack'],
 ];
 
+/**
+ * `jumlah` (Indonesian/Malay: amount, number) beside a money word is an amount of money, not a count:
+ * `Jumlah Bayar` (amount paid), `Jumlah Harga`, `Jumlah Rp`, `Total Jumlah Tagihan` (trial s35: a
+ * false quantity warning). `Jumlah` alone, or `Jumlah Barang` (number of items), is still a lookalike.
+ */
+const MONEY_AMOUNT = /(?:jumlah|jml)\w*(?:bayar|dibayar|pembayaran|harga|uang|rp|rupiah|idr|usd|tagihan|biaya|nominal|dana|saldo|modal|untung)|(?:bayar|dibayar|pembayaran|harga|uang|tagihan|biaya|nominal)\w*(?:jumlah|jml)/;
+
 /** A quantity beyond doubt (not `Jumlah Bayar`, an amount paid): its key/card rows are refused rather than bought as 1. */
 const SURELY_QUANTITY = /qty|quantit|quantidade|menge|anzahl|cantidad|kolvo|колво|количеств|aantal|ilosc|adet|pcs/;
 
@@ -94,6 +101,7 @@ export function lookalikeColumns(header: HeaderMap, lineFieldNames: (key: string
     const hit = LOOKS_LIKE.find(([re]) => re.test(key));
     if (!hit) return;
     const field = hit[1];
+    if (field === 'quantity' && MONEY_AMOUNT.test(key)) return;
     // `Package` beside a pid is the shop's description of the pack, not a misspelt order field.
     if ((field === 'pack' || field === 'slug') && header.fields.pid !== undefined) return;
     out.push({ index: i, field, surelyQuantity: field === 'quantity' && SURELY_QUANTITY.test(key) });

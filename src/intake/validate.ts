@@ -104,6 +104,13 @@ function cellOf(cells: readonly string[], i: number | undefined): string {
  */
 export interface RowValidatorOptions {
   availability?: boolean;
+  /**
+   * The price cap is judged where the row is placed, not here: in a home with several accounts the
+   * catalog is merged (the first account that knows a pid answers), so its price is one account's
+   * only, and a row another account sells within its cap would be refused (trial s35 M1). The
+   * router (account/routing.ts) then refuses a row only when no account it may go to sells within it.
+   */
+  capAtPlacement?: boolean;
 }
 
 export function createRowValidator(header: HeaderMap, catalog: CatalogIndex, opts: RowValidatorOptions = {}): RowValidator {
@@ -213,7 +220,7 @@ export function createRowValidator(header: HeaderMap, catalog: CatalogIndex, opt
       if (entry.kind === 'stock' && quantity !== undefined) request.quantity = quantity;
       if (entry.kind === 'stock' && unreadQuantity.length > 0) unreadQuantityProblems(cells, unreadQuantity, header, problems);
 
-      if (availability && maxPriceUsd !== undefined && product.price > maxPriceUsd + 1e-9) {
+      if (availability && maxPriceUsd !== undefined && opts.capAtPlacement !== true && product.price > maxPriceUsd + 1e-9) {
         add(problems, shape, 'maxPriceUsd', `the pack now costs ${product.price} USD, above your maximum of ${maxPriceUsd} USD`);
       }
       if (row.notes !== undefined) notedCells(row, shape, pack, problems, unsavedOwn);

@@ -60,6 +60,8 @@ export interface Quote {
    * in a home without accounts.toml.
    */
   byAccount: AccountPlan[];
+  /** What the routing rule costs against every row at its cheapest account (several accounts only). */
+  routingCost: RoutingCost | null;
   /** Whether the home names its accounts (accounts.toml): the views then show the plan per account. */
   namedAccounts: boolean;
   totalUsd: number;
@@ -115,7 +117,42 @@ export interface PackLine {
   rows: number;
   /** Codes (keys/cards) or top-ups bought. */
   quantity: number;
+  /** The account's unit price of the pack. */
+  unitPriceUsd: number;
   usd: number;
+}
+
+/**
+ * What the routing rule costs against buying every row at the cheapest account that sells it
+ * (within its cap, its pin held): with `cheapest` routing, `max_queue_delay` spills rows to dearer
+ * accounts when the cheap one's queue is long (trades money for time). Null with one account.
+ */
+export interface RoutingCost {
+  routing: string;
+  /** accounts.toml's max_queue_delay, in ms. */
+  maxQueueDelayMs: number;
+  /** Every valid row at its cheapest account. */
+  cheapestUsd: number;
+  /** What the plan costs above that (0 when every row is on its cheapest account). */
+  extraUsd: number;
+  /** extraUsd over cheapestUsd, in percent (one decimal). */
+  extraPercent: number;
+  /** Rows placed on an account dearer than their cheapest. */
+  dearerRows: number;
+}
+
+/**
+ * What the routing costs against every row at its cheapest account, and the setting that trades
+ * it for time (trial s35: a 400-row file spent 8.7 % more through max_queue_delay, with no figure).
+ */
+export function routingCostText(c: RoutingCost | null): string | undefined {
+  const usd = (n: number): string => n.toFixed(2);
+  if (c === null || c.dearerRows === 0 || c.extraUsd <= 0) return undefined;
+  const delay = c.maxQueueDelayMs % 1000 === 0 ? `${c.maxQueueDelayMs / 1000}s` : `${c.maxQueueDelayMs}ms`;
+  const why = c.routing === 'cheapest'
+    ? `the cheapest account's queue would hold them longer than max_queue_delay = "${delay}" (accounts.toml), or it is paused or short of balance; a longer max_queue_delay sends more rows to the cheaper account (slower, cheaper), a shorter one spreads them (faster, dearer)`
+    : `routing = "${c.routing}" (accounts.toml) does not choose by price; routing = "cheapest" would`;
+  return `Routing cost: ${`${c.dearerRows} ${c.dearerRows === 1 ? 'row' : 'rows'}`} on a dearer account than ${c.dearerRows === 1 ? 'its' : 'their'} cheapest: ${usd(c.cheapestUsd + c.extraUsd)} USD against ${usd(c.cheapestUsd)} USD with every row on its cheapest account (+${usd(c.extraUsd)} USD, +${c.extraPercent} %), because ${why}.`;
 }
 
 export interface AccountPlan {
@@ -187,19 +224,22 @@ export async function quoteFile(rt: QuoteParts, path: string, again: boolean, op
     file.close();
     throw err;
   });
-  const validator = createRowValidator(header, index);
+  const validator = createRowValidator(header, index, { capAtPlacement: placer.judgesCap });
   const problems: (Quote['problems'][number] & { fileProblem?: string })[] = [];
   // Rows repeating a purchase an earlier batch placed recently would be skipped (claim/repeats.ts).
   const checkRepeats = !again && rt.config.repeatWindowMs > 0;
   const now = rt.clock.now();
   // Rows to check are decided together once read, as the load decides a file's rows at once.
-  type Valid = Extract<ReturnType<typeof judgeRow>, { ok: true }>['order'] & { account: string };
+  type Valid = Extract<ReturnType<typeof judgeRow>, { ok: true }>['order'] & { account: string; cheapestUsd: number };
   const toCheck: (RowInFile & { fingerprint: string; alts: string[]; order: Valid })[] = [];
   const repeats = new Map<string, Omit<RepeatGroup, 'message'>>();
   const packs = new Map<string, PackLine>();
   let rows = 0;
   let valid = 0;
   let total = 0;
+  /** What the same rows would cost each at the cheapest account it may go to, and how many are not there. */
+  let cheapestTotal = 0;
+  let dearerRows = 0;
   // Player checks: every valid row of a checked line, judged once the checks (if run) are answered.
   const checking = rt.config.playerChecks.lines !== 'off';
   const overrideAt = overrideColumn(header.columns);
@@ -229,7 +269,7 @@ export async function quoteFile(rt: QuoteParts, path: string, again: boolean, op
         problems.push({ line: raw.line, column: m ? m[1]! : 'account', problem: m ? m[2]! : placed.error });
         continue;
       }
-      const order = { ...placed.order, account: placed.account };
+      const order = { ...placed.order, account: placed.account, cheapestUsd: placed.cheapestUsd };
       if (checking) checkRows.push({ line: raw.line, slug: placed.order.slug, order, override: saysSendWithoutCheck(raw.cells, overrideAt) });
       if (checkRepeats && !v.order.givenTrxid) {
         toCheck.push({ header: header.columns, cells: raw.cells, line: raw.line, topUp: isTopUp(v.order.request), fingerprint, alts, order });
@@ -286,6 +326,8 @@ export async function quoteFile(rt: QuoteParts, path: string, again: boolean, op
     counted.delete(o);
     valid--;
     total -= o.amountUsd;
+    cheapestTotal -= o.cheapestUsd;
+    if (o.amountUsd > o.cheapestUsd + 1e-9) dearerRows--;
     const line = packs.get(`${o.account}\u0000${o.request.pid}`)!;
     line.rows--;
     line.quantity -= o.quantity;
@@ -296,6 +338,8 @@ export async function quoteFile(rt: QuoteParts, path: string, again: boolean, op
     counted.add(o);
     valid++;
     total += o.amountUsd;
+    cheapestTotal += o.cheapestUsd;
+    if (o.amountUsd > o.cheapestUsd + 1e-9) dearerRows++;
     // Two suppliers may use one pid for different packs: a line is a pid at an account.
     const key = `${o.account}\u0000${o.request.pid}`;
     const line = packs.get(key);
@@ -303,7 +347,7 @@ export async function quoteFile(rt: QuoteParts, path: string, again: boolean, op
       line.rows++;
       line.quantity += o.quantity;
       line.usd += o.amountUsd;
-    } else packs.set(key, { account: o.account, game: o.gameName, slug: o.slug, pid: o.request.pid, pack: o.packName, rows: 1, quantity: o.quantity, usd: o.amountUsd });
+    } else packs.set(key, { account: o.account, game: o.gameName, slug: o.slug, pid: o.request.pid, pack: o.packName, rows: 1, quantity: o.quantity, unitPriceUsd: o.unitPriceUsd, usd: o.amountUsd });
   }
   const fileProblems = validator.fileProblems();
   const report = withPinColumn(validator.columns(), rt, header.columns);
@@ -342,6 +386,14 @@ export async function quoteFile(rt: QuoteParts, path: string, again: boolean, op
     hints: report.hints,
     byPack: byPack.sort((a, b) => a.game.localeCompare(b.game) || a.pack.localeCompare(b.pack) || accountOrder(rt, a.account) - accountOrder(rt, b.account) || a.pid.localeCompare(b.pid)),
     byAccount,
+    routingCost: rt.accounts.length < 2 ? null : {
+      routing: rt.routing.routing,
+      maxQueueDelayMs: rt.routing.maxQueueDelayMs,
+      cheapestUsd: refused ? 0 : cents(cheapestTotal),
+      extraUsd: refused ? 0 : cents(total - cheapestTotal),
+      extraPercent: refused || cheapestTotal <= 0 ? 0 : Math.round(((total - cheapestTotal) / cheapestTotal) * 1000) / 10,
+      dearerRows: refused ? 0 : dearerRows,
+    },
     namedAccounts: namedAccounts(rt.config),
     totalUsd,
     balanceUsd,

@@ -37,6 +37,7 @@ import { Readings } from './readings.js';
 import type { Runtime } from '../runtime.js';
 import { mapHeader } from '../intake/columns.js';
 import { createRowValidator } from '../intake/validate.js';
+import { Pauses } from '../account/pauses.js';
 import { digitsIdProblem, zoneIdProblem } from '../intake/field-rules.js';
 import { judgeRow } from '../claim/row-verdict.js';
 import { placedRow, type Placer } from '../claim/placement.js';
@@ -75,6 +76,16 @@ export function bodyHash(order: OrderInput): string {
 
 export class Desk implements OrderDesk, PlayerCheckDesk {
   readonly #rt: Runtime;
+
+  /** Why an account holds its orders now (its pause, as stored: every process sees it), for a waiting order's `error`. */
+  readonly #waiting = (account: string): { code: string; message: string } | null => {
+    const p = Pauses.read(this.#rt.meta, account);
+    if (p === null) return null;
+    const since = new Date(p.since).toISOString();
+    return p.kind === 'maintenance'
+      ? { code: p.code, message: `waiting: the supplier answered ${p.code} (its maintenance) since ${since}; nothing was created, and the order is sent again when it ends` }
+      : { code: p.code, message: `waiting: the supplier account has a problem since ${since} (${p.code}: ${p.detail}); the order is sent again once it is resolved` };
+  };
   readonly #wake: () => void;
   /** The journal's mirror beside a folder replica, or null (orders/journal.ts journalMirror). */
   readonly #mirror: string | null;
@@ -210,7 +221,7 @@ export class Desk implements OrderDesk, PlayerCheckDesk {
 
   get(trxid: string, opts: { codes: boolean }): OrderView | undefined {
     const o = this.#reads.byTrxid(trxid);
-    return o ? orderView(o, this.#columns, { codes: opts.codes, history: this.#reads.history(o.row.batchId, o.row.idx) }) : undefined;
+    return o ? orderView(o, this.#columns, { codes: opts.codes, history: this.#reads.history(o.row.batchId, o.row.idx), waiting: this.#waiting }) : undefined;
   }
 
   feed(since: string | undefined, limit: number, opts: { codes: boolean }): FeedPage {
@@ -242,7 +253,7 @@ export class Desk implements OrderDesk, PlayerCheckDesk {
   }
 
   #answerKnown(api: ApiRow, hash: string): AcceptOutcome {
-    const order = orderView(api, this.#columns, { codes: false, history: this.#reads.history(api.row.batchId, api.row.idx) });
+    const order = orderView(api, this.#columns, { codes: false, history: this.#reads.history(api.row.batchId, api.row.idx), waiting: this.#waiting });
     if (api.apiBodyHash === hash) return { kind: 'same', order };
     // The order itself goes out only to a token that may read orders (the HTTP layer drops
     // `extra.order` otherwise): a conflict must not let a write-only token read other orders.
@@ -290,14 +301,17 @@ export class Desk implements OrderDesk, PlayerCheckDesk {
       account: input.account ?? '', meta: metaText,
     };
     const cells = this.#columns.map((c) => value[c] ?? '');
-    const validator = createRowValidator(mapHeader([...this.#columns]), placer.index, recovered ? { availability: false } : {});
+    const validator = createRowValidator(mapHeader([...this.#columns]), placer.index, recovered ? { availability: false, capAtPlacement: placer.judgesCap } : { capAtPlacement: placer.judgesCap });
     const verdict = judgeRow({ index: 0, line: 2, cells }, { validator, trxidSeed: null, usedBy: (t) => rt.rows.byTrxid(t) });
     if (!verdict.ok) return invalid(verdict.problems.map((p) => ({ field: fieldOf(p.column), reason: p.reason })), verdict.error);
     const fileProblems = validator.fileProblems();
     if (fileProblems.length > 0) return invalid(fileProblems.map((p) => ({ field: 'order', reason: p.message })));
-    const placed = placer.place(verdict.order, cells, input.pid !== undefined && input.pid.trim() !== '');
+    // A recovered order is placed without judging its cap against today's prices (as the validator,
+    // above: it may have been bought before they rose); its cap is kept on the row and met at its send.
+    const { maxPriceUsd: cap, ...uncapped } = verdict.order;
+    const placed = placer.place(recovered ? { ...uncapped, maxPriceUsd: undefined } : verdict.order, cells, input.pid !== undefined && input.pid.trim() !== '');
     if (!placed.ok) return invalid([{ field: input.account !== undefined ? 'account' : input.pid !== undefined ? 'pid' : 'pack', reason: placed.error }], placed.error);
-    return { input, hash, callbackUrl, row: { idx: 0, line: 0, cells, ...placedRow(placed, verdict.trxid!), saleUsd: saleFromMeta(input.meta) } };
+    return { input, hash, callbackUrl, row: { idx: 0, line: 0, cells, ...placedRow(placed, verdict.trxid!), ...(recovered ? { maxPriceUsd: cap ?? null } : {}), saleUsd: saleFromMeta(input.meta) } };
   }
 
   /** One transaction for every acceptance waiting: each judged in turn, then one commit. */

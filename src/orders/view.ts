@@ -27,7 +27,12 @@ export function changeOf(e: EventRecord): OrderChange {
   return { eventId: eventId(e.id), type: e.type as OrderEventType, status: e.status as PublicStatus, at: iso(e.at) };
 }
 
-export function orderView(o: ApiRow, columns: readonly string[], opts: { codes: boolean; history?: readonly EventRecord[] }): OrderView {
+/**
+ * `waiting`: why the order's account holds it now (its pause), shown as the `error` of an order
+ * that was sent, refused before any order was made, and waits to be sent again (docs/order-api.md:
+ * `error` says why a `sent` order waits; trial s35: it read `null` through a maintenance).
+ */
+export function orderView(o: ApiRow, columns: readonly string[], opts: { codes: boolean; history?: readonly EventRecord[]; waiting?: (account: string) => { code: string; message: string } | null }): OrderView {
   const r = o.row;
   const money = rowMoney(r);
   const metaText = cell(r.cells, columns, 'meta');
@@ -71,7 +76,11 @@ export function orderView(o: ApiRow, columns: readonly string[], opts: { codes: 
     netUsd: money.netCents === null ? null : money.netCents / 100,
     ...(opts.codes ? { codes: [...r.codes] } : {}),
     codeCount: r.codes.length,
-    error: showError && r.error !== null ? { code: r.rejectCode, message: r.error } : null,
+    error: showError && r.error !== null
+      ? { code: r.rejectCode, message: r.error }
+      : status === 'sent' && r.state === 'pending'
+        ? (r.error !== null ? { code: r.rejectCode, message: r.error } : (opts.waiting?.(r.account) ?? null))
+        : null,
     meta,
     createdAt: iso(o.createdAt),
     updatedAt: iso(r.updatedAt),

@@ -16,6 +16,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { parse } from 'csv-parse/sync';
 import { Priority } from '../api/client.js';
+import { ApiError } from '../kernel/errors.js';
 import type { Order } from '../api/schemas.js';
 import type { Runtime } from '../runtime.js';
 import type { Account } from '../account/account.js';
@@ -59,6 +60,28 @@ export async function runHistoryExport(
   return { file: accounts[0]!.file, exported: sum('exported'), pages: sum('pages'), waiting: sum('waiting'), accounts };
 }
 
+/** How many times one page is read before the run gives up (a rate refusal each time). */
+const PAGE_ATTEMPTS = 6;
+
+/**
+ * One page of the account's history. The call waits at the account's rate gate like every call
+ * (the spec's limits are per account, every route together); a 429 RATE_LIMIT holds that gate for
+ * its Retry-After, and the page is read again once it clears, with a growing pause when the answer
+ * named none (trial s35: one 429 failed the whole export until the next scheduled run).
+ */
+async function readPage(rt: Pick<Runtime, 'log'>, account: Account, page: number): Promise<Awaited<ReturnType<Account['client']['history']>>> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await account.client.history({ page, pageSize: PAGE_SIZE }, { priority: Priority.report });
+    } catch (err) {
+      if (!(err instanceof ApiError) || err.classification !== 'retry-later' || attempt >= PAGE_ATTEMPTS) throw err;
+      const waitMs = Math.min(60_000, Math.max(err.retryAfterMs ?? 0, 1000 * 2 ** (attempt - 1)));
+      rt.log.info({ account: account.id, page, attempt, waitMs }, 'history export: the API said to wait (429); reading the page again after it');
+      await new Promise((r) => setTimeout(r, waitMs));
+    }
+  }
+}
+
 function idsInFile(path: string): string[] {
   if (!existsSync(path)) return [];
   const rows = parse(readFileSync(path, 'utf8'), { columns: true, skip_empty_lines: true, relax_column_count: true }) as Record<string, string>[];
@@ -79,7 +102,7 @@ async function exportAccount(rt: Pick<Runtime, 'clock' | 'config' | 'db' | 'log'
   const stillProcessing: string[] = [];
   let pages = 0;
   for (let page = 1; page <= (opts.maxPages ?? 100); page++) {
-    const h = await account.client.history({ page, pageSize: PAGE_SIZE }, { priority: Priority.report });
+    const h = await readPage(rt, account, page);
     pages++;
     let unexported = 0;
     for (const o of h.orders) {

@@ -39,7 +39,7 @@ describe('every column read as meant (issue 21, reproduction 1)', () => {
       { column: 'Qty', position: 2, read: [{ field: 'quantity' }], note: 'read as quantity (a common spelling)' },
       { column: 'Kunde', position: 3, read: [], note: 'yours: carried through to the result' },
     ]);
-    expect(q.byPack).toEqual([{ account: 'default', game: 'PUBG Mobile', slug: 'gamekeypubg', pid: 'KEY-PUBG-60', pack: '60 UC code', rows: 1, quantity: 3, usd: 2.7 }]);
+    expect(q.byPack).toEqual([{ account: 'default', game: 'PUBG Mobile', slug: 'gamekeypubg', pid: 'KEY-PUBG-60', pack: '60 UC code', rows: 1, quantity: 3, unitPriceUsd: 0.9, usd: 2.7 }]);
     expect(sb.admin.ledger().orders).toHaveLength(0);
   });
 

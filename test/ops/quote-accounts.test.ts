@@ -94,7 +94,7 @@ describe('the dry run plans rows per account as the load places them', () => {
     expect(plan).toMatch(/second\s+2\s+1\.60\s+1000\.00\s+998\.40/);
     expect(r.stdout).toMatch(/NOT AFFORDABLE: top up main by at least 2\.02 USD before submitting/);
     // The packs say which account sells them at which pid.
-    expect(r.stdout).toMatch(/second\s+PUBG Mobile\s+60 UC\s+B-PUBG-60\s+2\s+2\s+1\.60/);
+    expect(r.stdout).toMatch(/second\s+PUBG Mobile\s+60 UC\s+B-PUBG-60\s+2\s+2\s+0\.80\s+1\.60/);
 
     const json = JSON.parse((await runCli(['validate', '--json', file], t.env)).stdout);
     expect(json.byAccount.map((a: any) => [a.account, a.rows, a.usd, a.balanceAfterUsd, a.affordable])).toEqual([['main', 3, 7.02, -2.02, false], ['second', 2, 1.6, 998.4, true]]);

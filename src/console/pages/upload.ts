@@ -6,7 +6,7 @@
  */
 import { systemClock } from '../../kernel/clock.js';
 import type { Hono } from 'hono';
-import { quoteFile, type Quote } from '../../ops/quote.js';
+import { quoteFile, routingCostText, type Quote } from '../../ops/quote.js';
 import { coerceError, InputFileError } from '../../kernel/errors.js';
 import type { ConsoleEnv } from '../auth.js';
 import { html, usd, type Html } from '../html.js';
@@ -64,9 +64,11 @@ ${tableWrap('By game and pack', html`<table data-by-pack><thead><tr>${named ? ht
 /** The plan per account (a home with accounts.toml): where the load would place the rows, and each account's balance after. */
 function planView(q: Quote): Html {
   if (!q.namedAccounts) return html``;
+  const cost = routingCostText(q.routingCost);
   const rows = q.byAccount.map((a) => html`<tr data-plan="${a.account}"><th scope="row">${a.account}</th><td class="num">${a.rows}</td><td class="num">${usd(a.usd)}</td><td class="num">${a.balanceUsd === null ? '?' : usd(a.balanceUsd)}</td><td class="num">${usd(a.reservedUsd)}</td><td class="num"><strong>${a.balanceAfterUsd === null ? '?' : usd(a.balanceAfterUsd)}</strong></td><td>${a.problem ?? (a.affordable ? '' : html`<span class="badge">not affordable</span>`)}</td></tr>`);
   return html`<h3 id="by-account">By account</h3>
-${tableWrap('By account', html`<table data-by-account><thead><tr><th scope="col">Account</th><th scope="col">Rows</th><th scope="col">USD</th><th scope="col">Balance</th><th scope="col">Reserved</th><th scope="col">Balance after</th><th scope="col">Note</th></tr></thead><tbody>${rows}</tbody></table>`)}`;
+${tableWrap('By account', html`<table data-by-account><thead><tr><th scope="col">Account</th><th scope="col">Rows</th><th scope="col">USD</th><th scope="col">Balance</th><th scope="col">Reserved</th><th scope="col">Balance after</th><th scope="col">Note</th></tr></thead><tbody>${rows}</tbody></table>`)}
+${cost === undefined ? '' : html`<p data-routing-cost>${cost}</p>`}`;
 }
 
 function quoteView(ctx: PageCtx, svc: Services, u: Upload, q: Quote): Html {
