@@ -758,10 +758,11 @@ export async function runSchedule(s: Schedule, opts: RunOptions = {}): Promise<R
   // Speed (docs/simulator.md): the statements are prepared once, and the rows are read again only
   // when another connection committed since the last sample (PRAGMA data_version; the observer
   // writes no row): an unchanged store gives the statuses already seen, so nothing is lost.
-  let apiOrderReads: { version: Statement; rows: Statement; seen: unknown } | undefined;
+  // Per connection: the observer's runtime is opened anew after a restore (the `restore` class).
+  let apiOrderReads: { db: Runtime['db']; version: Statement; rows: Statement; seen: unknown } | undefined;
   const sampleApiOrders = (rt: Runtime): void => {
     if (!shop) return;
-    apiOrderReads ??= { version: rt.db.prepare('PRAGMA data_version').pluck(), rows: rt.db.prepare('SELECT batch_id, idx, state, first_sent_at FROM rows WHERE api_body_hash IS NOT NULL'), seen: undefined };
+    if (apiOrderReads?.db !== rt.db) apiOrderReads = { db: rt.db, version: rt.db.prepare('PRAGMA data_version').pluck(), rows: rt.db.prepare('SELECT batch_id, idx, state, first_sent_at FROM rows WHERE api_body_hash IS NOT NULL'), seen: undefined };
     const version = apiOrderReads.version.get();
     if (version === apiOrderReads.seen) return;
     apiOrderReads.seen = version;

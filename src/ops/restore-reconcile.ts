@@ -48,6 +48,7 @@ import type { Row, RowMove } from '../store/row-record.js';
 import type { RowState } from '../store/row-states.js';
 import { LEASE_MS } from '../store/owner.js';
 import { CLAIM_LOOKUP_PREFIX, ORDER_LOOKUP_PREFIX, RECONCILE_KEY, RESTORE_WINDOW_KEY, claimLookups, dropSpentClaimMarks, spentClaim, holdRowsInRestoreWindow, noteOrderBlocked, notReadableWhy, orderLookups, removedSince, type ClaimLookup, type OrderLookup, type ReconcileMarker, type RestoreWindow } from '../store/backup.js';
+import { WINDOW_CLOSED_KEY } from './restore-window.js';
 import { loadBatch } from '../claim/load.js';
 import { recoverClaims } from '../claim/claim.js';
 import type { Orphan } from '../claim/orphans.js';
@@ -1069,7 +1070,7 @@ export function restoredFromBackup(meta: Pick<Runtime, 'meta'>['meta']): { from:
   return { from: m.from, takenAt: m.copy.takenAt, restoredAt: m.restoredAt };
 }
 
-export function restoreStatus(meta: Pick<Runtime, 'meta'>['meta']): { line: string; pending: boolean; needsPerson: number } | null {
+export function restoreStatus(meta: Pick<Runtime, 'meta'>['meta'], now = Date.now()): { line: string; pending: boolean; needsPerson: number } | null {
   const due = restorePending(meta);
   if (due) return { line: `restore: this store is a restored copy (${due.detail}); the next start reconciles it with the suppliers before sending anything`, pending: true, needsPerson: 0 };
   const last = meta.getJson<Omit<RestoreReport, 'settled' | 'needsPerson'> & { settled: number; needsPerson: number; people: PersonRow[] }>(LAST_RESTORE_KEY);
@@ -1079,9 +1080,11 @@ export function restoreStatus(meta: Pick<Runtime, 'meta'>['meta']): { line: stri
   const api = last.apiOrders ? `, ${last.apiOrders.recovered.length} API order(s) recovered from the journal` : '';
   // The window that follows (files and API orders looked up at every account first), or its early close.
   const w = meta.getJson<RestoreWindow>(RESTORE_WINDOW_KEY);
-  const closed = meta.getJson<{ at: number; actor: string }>('restore.windowClosed');
-  const windowText = w && w.until > Date.now()
-    ? `; restore window open until ${iso(w.until)} (files claimed and API orders accepted until then are looked up at every account before they are sent; to close it early: topup restore --close-window)`
+  const closed = meta.getJson<{ at: number; actor: string }>(WINDOW_CLOSED_KEY);
+  const open = w !== null && w !== undefined && w.until > now;
+  const windowText = open && w.filesClosedAt === undefined
+    ? `; restore window open until ${iso(w.until)} (files claimed and API orders accepted until then are looked up at every account before they are sent; to close it early for files: topup restore --close-window)`
+    : open && closed ? `; restore window closed early for files ${iso(closed.at)} by ${closed.actor} (API orders are still looked up until ${iso(w.until)})`
     : closed ? `; restore window closed early ${iso(closed.at)} by ${closed.actor}` : '';
   return {
     line: `restore: reconciled ${when} UTC (${last.marker.detail}): ${last.lookedUp} row(s) looked up, ${last.settled} settled from the suppliers${api}, ${last.needsPerson} need a person${people}${last.file ? `; report ${last.file}` : ''}${windowText}`,
