@@ -14,7 +14,6 @@
  * Nothing outside this module reads the wall clock or sets a timer of its own: a test holds
  * src/ to that (test/unit/world.test.ts).
  */
-import { setTimeout as sleepFor } from 'node:timers/promises';
 
 export interface Clock {
   now(): number;
@@ -39,7 +38,7 @@ export interface Clock {
 export const systemClock: Clock = Object.freeze({
   now: () => Date.now(),
   mono: () => Number(process.hrtime.bigint() / 1_000_000n),
-  sleep: (ms: number, signal?: AbortSignal) => sleepFor(Math.max(0, ms), undefined, signal ? { signal } : undefined),
+  sleep: (ms: number, signal?: AbortSignal) => sleepFor(Math.max(0, ms), signal),
   every: (ms: number, fn: () => void) => {
     const timer = setInterval(fn, ms);
     timer.unref();
@@ -47,6 +46,28 @@ export const systemClock: Clock = Object.freeze({
   },
   yield: () => new Promise<void>((resolve) => setImmediate(resolve)),
 });
+
+/**
+ * A timer that a signal cuts short, rejecting with the signal's reason. Not node:timers/promises'
+ * setTimeout: on an abort it builds a new AbortError (a stack trace captured) whatever the reason,
+ * and the engine cuts sleeps short all the time: each request's timeout timer when its answer
+ * comes, the runner's sleep at every wake. At 400 orders/s that was 2–4 % of the main thread
+ * (a profile of `npm run bench -- --parts scale`, docs/bench.md).
+ */
+function sleepFor(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    if (signal?.aborted) return reject(signal.reason);
+    const onAbort = (): void => {
+      clearTimeout(timer);
+      reject(signal!.reason);
+    };
+    const timer = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
+}
 
 /**
  * The clock file times are compared with: the operating system's, whatever clock the engine runs

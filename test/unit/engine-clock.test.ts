@@ -150,3 +150,22 @@ describe('a wall clock stepped back', () => {
     expect(rt.rows.get('b1', 0)!.nextTryAt).toBeLessThan(clock.now());
   });
 });
+
+describe('the system clock\'s sleep', () => {
+  it('ends after its time, or at once when its signal aborts, rejecting with the signal\'s reason (no AbortError built per cut sleep)', async () => {
+    const t = performance.now();
+    await systemClock.sleep(20);
+    expect(performance.now() - t).toBeGreaterThanOrEqual(15);
+    const reason = { why: 'woken' };
+    const cut = new AbortController();
+    const slept = systemClock.sleep(60_000, cut.signal);
+    cut.abort(reason);
+    await expect(slept).rejects.toBe(reason);
+    // Already aborted: rejects at once; and a sleep that ended leaves no listener behind.
+    await expect(systemClock.sleep(60_000, cut.signal)).rejects.toBe(reason);
+    const quiet = new AbortController();
+    await systemClock.sleep(1, quiet.signal);
+    quiet.abort('late');
+    await expect(systemClock.sleep(0, quiet.signal)).rejects.toBe('late');
+  });
+});
