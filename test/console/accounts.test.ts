@@ -76,10 +76,10 @@ describe('a daemon with two accounts', () => {
     // Why it is paused and when its read probe last ran (or that none has yet), and the next one.
     expect(overview).toMatch(/data-account="second">.*?<span class="muted" data-probe>(last probed <time |not probed yet)/s);
     expect(overview).toMatch(/data-account="second">.*?next probe in /s);
-    const moneyOf = (account: string): number => Number(new RegExp(`data-money-account="${account}"><th scope="row">${account}</th><td class="num" data-f="balance"><strong>([\\d.]+) USD`).exec(overview)?.[1]);
+    const moneyOf = (account: string): number => Number(new RegExp(`data-money-account="${account}"><th scope="row">${account}</th><td class="num" data-f="balance"><strong data-f="balance-usd">([\\d.]+) USD`).exec(overview)?.[1]);
     expect(moneyOf('main')).toBeCloseTo(t.main.admin.account().balanceUsd, 2);
     expect(moneyOf('second')).toBeCloseTo(t.second.admin.account().balanceUsd, 2);
-    const total = Number(/data-money-total><th scope="row">All accounts<\/th><td class="num" data-f="balance"><strong>([\d.]+) USD/.exec(overview)?.[1]);
+    const total = Number(/data-money-total><th scope="row">All accounts<\/th><td class="num" data-f="balance"><strong data-f="balance-usd">([\d.]+) USD/.exec(overview)?.[1]);
     expect(total).toBeCloseTo(moneyOf('main') + moneyOf('second'), 2);
     // /metrics: each account's balance under its name.
     m = await metrics();

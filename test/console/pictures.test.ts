@@ -33,7 +33,7 @@ describe('the Overview\'s pictures (issue 33)', () => {
       const t = (await c.get('/')).text;
       return {
         badge: /data-sandbox-balance>([^<]+)</.exec(t)?.[1],
-        money: /<dt>Balance \(sandbox\)<\/dt><dd>(?:<strong>)?([^<]+?)(?:<\/strong>| read)/.exec(t)?.[1],
+        money: /<dt>Balance \(sandbox\)<\/dt><dd>(?:<strong[^>]*>)?([^<]+?)(?:<\/strong>| read)/.exec(t)?.[1],
       };
     };
     await waitFor('the first balance read', async () => (await balances()).money?.endsWith('USD'), 30_000, 200);
