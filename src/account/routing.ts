@@ -204,9 +204,5 @@ export class Router {
   }
 }
 
-/** The header of the column that pins rows to an account (`account`, `supplier account`), if the file has one. */
-export function accountColumn(columns: readonly string[]): number | undefined {
-  const keys = new Set(['account', 'supplieraccount', 'topupaccount']);
-  const i = columns.findIndex((c) => keys.has(c.trim().toLowerCase().replace(/[\s_-]+/g, '')));
-  return i >= 0 ? i : undefined;
-}
+// accountColumn lives in intake/account-column.ts (the file's reading is the base layer's); re-exported here.
+export { accountColumn } from '../intake/account-column.js';

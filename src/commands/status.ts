@@ -97,7 +97,7 @@ export function registerStatus(program: Command): void {
           skipped: s.counts.skipped, review: s.counts.review, spentUsd: s.spentUsd, why: waitingWhy(b, pause, now, daemon),
           createdAt: when(b.createdAt), resultFile: b.finishedAt ? b.resultFile : null,
         }));
-      const restore = restoreStatus(store.meta);
+      const restore = restoreStatus(store.meta, systemClock.now());
       if (format === 'table' && restore) process.stdout.write(`${restore.line}\n\n`);
       // A rename in accounts.toml no process has applied yet: said, never written (status only reads).
       const renames = pendingRenames(store, config);

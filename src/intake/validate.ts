@@ -28,7 +28,7 @@ import { idProblem, numberFormatDamage, parseUsd, parseWholeNumber, splitMlId } 
 import { checkQuantity, fieldProblem, ordered } from './field-checks.js';
 import { UNSAVED_FORMULA_FIX, noteProblem } from './cell-notes.js';
 import { columnLetter } from './formats/xlsx-cells.js';
-import { accountColumn } from '../account/routing.js';
+import { accountColumn } from './account-column.js';
 import { FileProblems, type FileProblem } from './file-problems.js';
 import { COMMON, headerNames, labelForms } from './line-columns.js';
 import { columnReport, lookalikeColumns, type ColumnReport } from './column-report.js';

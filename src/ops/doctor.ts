@@ -136,7 +136,7 @@ export async function runDoctor(rt: Pick<Runtime, 'account' | 'accounts' | 'batc
   }
   try {
     add(backupCheck(rt));
-    const restore = restoreStatus(rt.meta);
+    const restore = restoreStatus(rt.meta, rt.clock.now());
     if (restore) add({ name: 'restore', ok: !restore.pending && restore.needsPerson === 0, fatal: false, detail: restore.line.replace(/^restore: /, '') });
     // A file claimed after a restore whose lookup waits for an account it cannot read.
     const lookups = claimLookupStatus(rt.db, rt.clock.now(), rt.config.backup.restoreLookupWaitMs);

@@ -1070,7 +1070,7 @@ export function restoredFromBackup(meta: Pick<Runtime, 'meta'>['meta']): { from:
   return { from: m.from, takenAt: m.copy.takenAt, restoredAt: m.restoredAt };
 }
 
-export function restoreStatus(meta: Pick<Runtime, 'meta'>['meta'], now = Date.now()): { line: string; pending: boolean; needsPerson: number } | null {
+export function restoreStatus(meta: Pick<Runtime, 'meta'>['meta'], now: number): { line: string; pending: boolean; needsPerson: number } | null {
   const due = restorePending(meta);
   if (due) return { line: `restore: this store is a restored copy (${due.detail}); the next start reconciles it with the suppliers before sending anything`, pending: true, needsPerson: 0 };
   const last = meta.getJson<Omit<RestoreReport, 'settled' | 'needsPerson'> & { settled: number; needsPerson: number; people: PersonRow[] }>(LAST_RESTORE_KEY);

@@ -69,7 +69,7 @@ const PAGE_ATTEMPTS = 6;
  * its Retry-After, and the page is read again once it clears, with a growing pause when the answer
  * named none (trial s35: one 429 failed the whole export until the next scheduled run).
  */
-async function readPage(rt: Pick<Runtime, 'log'>, account: Account, page: number): Promise<Awaited<ReturnType<Account['client']['history']>>> {
+async function readPage(rt: Pick<Runtime, 'clock' | 'log'>, account: Account, page: number): Promise<Awaited<ReturnType<Account['client']['history']>>> {
   for (let attempt = 1; ; attempt++) {
     try {
       return await account.client.history({ page, pageSize: PAGE_SIZE }, { priority: Priority.report });
@@ -77,7 +77,7 @@ async function readPage(rt: Pick<Runtime, 'log'>, account: Account, page: number
       if (!(err instanceof ApiError) || err.classification !== 'retry-later' || attempt >= PAGE_ATTEMPTS) throw err;
       const waitMs = Math.min(60_000, Math.max(err.retryAfterMs ?? 0, 1000 * 2 ** (attempt - 1)));
       rt.log.info({ account: account.id, page, attempt, waitMs }, 'history export: the API said to wait (429); reading the page again after it');
-      await new Promise((r) => setTimeout(r, waitMs));
+      await rt.clock.sleep(waitMs);
     }
   }
 }

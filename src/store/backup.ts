@@ -24,6 +24,7 @@
  * store and writes the same number beside it, outside jobs/ (`<home>/.topup-store-mark`). A store
  * older than the mark says is a copy brought back (storeIsBehindMark).
  */
+import { rowStates } from './state-sql.js';
 import Database from 'better-sqlite3';
 import { createHash, randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
@@ -343,7 +344,7 @@ export function spentClaim(db: Db, batchId: string): boolean {
   const b = db.prepare('SELECT state FROM batches WHERE id = ?').get(batchId) as { state: string } | undefined;
   if (b === undefined) return false;
   if (b.state === 'failed' || b.state === 'duplicate') return true;
-  return b.state === 'done' && db.prepare("SELECT 1 FROM rows WHERE batch_id = ? AND state IN ('pending', 'sending', 'resending', 'verifying', 'searching', 'review') LIMIT 1").get(batchId) === undefined;
+  return b.state === 'done' && db.prepare(`SELECT 1 FROM rows WHERE batch_id = ? AND state IN (${rowStates(['pending', 'sending', 'resending', 'verifying', 'searching', 'review'])}) LIMIT 1`).get(batchId) === undefined;
 }
 
 /**

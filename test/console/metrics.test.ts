@@ -120,10 +120,10 @@ describe('the console in the daemon', () => {
       const p = (await c.get('/')).text;
       return p.includes('Maintenance: <strong>MAINTENANCE</strong>') ? p : undefined;
     }, 30_000, 200);
-    expect(page).toMatch(/Balance<\/dt><dd><strong>\d+\.\d\d USD<\/strong> read <time/);
+    expect(page).toMatch(/Balance<\/dt><dd><strong data-f="balance-usd">\d+\.\d\d USD<\/strong> read <time/);
     // The pause says when its read probe last ran (issue 30), in a home of one account too.
     expect(page).toMatch(/Maintenance: <strong>MAINTENANCE<\/strong>.*?data-probe>· (last probed <time|not probed yet)/s);
-    expect(page).toMatch(/Reserved<\/dt><dd>4\.55 USD/);
+    expect(page).toMatch(/Reserved<\/dt><dd>(?:<span data-f="reserved">)?4\.55 USD/);
     expect(page).toMatch(/Runway<\/dt><dd>/);
     expect(page).toMatch(/last 1 s<\/th><td>\d+ \/ 40<\/td>/);
     expect(page).toMatch(/last 1 min<\/th><td>\d+ \/ 200<\/td>/);

@@ -56,7 +56,7 @@ describe('two daemons of one home start together on a restored copy', () => {
     await Promise.all(rts.map((rt) => reconcileIfRestored(rt)));
 
     // The operator's view: topup status, and the reports in outbox/reports/.
-    const status = restoreStatus(rts[0]!.meta)!;
+    const status = restoreStatus(rts[0]!.meta, Date.now())!;
     expect(status.pending).toBe(false);
     expect(status.needsPerson).toBe(1);
     expect(status.line).toContain(again);
@@ -100,7 +100,7 @@ describe('two daemons of one home start together on a restored copy', () => {
     expect(ended).toBe('both ended');
     // One reconcile (the first's retry interval, 15 s, at most one wait).
     expect(Date.now() - t0).toBeLessThan(40_000);
-    expect(restoreStatus(rts[0]!.meta)!.pending).toBe(false);
+    expect(restoreStatus(rts[0]!.meta, Date.now())!.pending).toBe(false);
     await sb.close();
   }, 180_000);
 });
