@@ -23,7 +23,7 @@
  * processes at a time with a turn of the event loop between slices: each asynchronous readlink
  * was a round trip through the thread pool and a promise, which cost ~5 times the syscall itself
  * (measured on a host of 140 processes and 950 open files: 65–120 CPU-ms a pass asynchronously,
- * 14–20 synchronously; issue 29, the simulator's profile). A slice of PARALLEL processes blocks
+ * 14–20 synchronously; issue 29, the simulator's profile). A slice of SLICE processes blocks
  * the loop for about a millisecond.
  */
 import { readdirSync, readlinkSync } from 'node:fs';
