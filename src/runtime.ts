@@ -135,7 +135,7 @@ export function openRuntime(config: Config, log: Logger, apiUrl: string, world: 
     // reconciles before it sends as the daemon does, and the accounts are then held to the copy's
     // (ops/backup-job.ts). Before anything raises the generation.
     try {
-      noteCopyBehindMark({ config, log, meta: store.meta });
+      noteCopyBehindMark({ config, log, meta: store.meta, db, now: clock.now() });
     } catch (err) {
       // The store cannot be written now (full, read-only): nothing can be sent either; the next opening marks it.
       log.warn({ err: (err as Error).message }, 'could not compare the store with the home\'s mark file');

@@ -35,6 +35,7 @@ import { basename, dirname, join, relative, resolve } from 'node:path';
 import { MIGRATIONS } from './migrations.js';
 import type { Db } from './db.js';
 import type { MetaStore } from './meta.js';
+import { raiseEventIds } from './event-ids.js';
 import { ErrorCode, TopupError } from '../kernel/errors.js';
 import { registerIdentity } from '../kernel/identity.js';
 import type { Logger } from '../kernel/log.js';
@@ -665,6 +666,10 @@ export function restoreBackup(backup: VerifiedBackup, target: { home: string; db
       from: backup.path,
     };
     copy.prepare('INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value').run(RECONCILE_KEY, JSON.stringify(marker));
+    // The copy numbers its order events on from its own last id: ids issued after it was taken
+    // would be issued again for other events (a new-user trial: 28 clashed). Raised above any id a
+    // store can have issued before now (store/event-ids.ts).
+    raiseEventIds(copy, now);
     // Result files are named by absolute path: restored into another home (a new machine, another
     // folder), a batch's result goes to this home's outbox, not to the lost one's.
     const from = resolve(backup.manifest.home);
@@ -852,12 +857,17 @@ export function markGeneration(meta: MetaStore, home: string, newId: () => strin
  * copy of the database put back by hand, or the database deleted) is marked "copy, not yet
  * reconciled", so the runner reconciles before it sends (ops/restore-reconcile.ts).
  */
-export function noteCopyBehindMark(rt: { config: { home: string }; log: Pick<Logger, 'warn'>; meta: MetaStore }): void {
+export function noteCopyBehindMark(rt: { config: { home: string }; log: Pick<Logger, 'warn'>; meta: MetaStore; db: Db; now: number }): void {
   if (rt.meta.get(RECONCILE_KEY) !== undefined) return;
   const why = storeIsBehindMark(rt.meta, rt.config.home);
   if (why === null) return;
   const lastRan = Number(rt.meta.get(GENERATION_AT_KEY) ?? 'NaN');
   const marker: ReconcileMarker = { kind: 'mark', copy: null, restoredAt: null, from: null, detail: why, ...(Number.isFinite(lastRan) ? { since: lastRan } : {}) };
-  rt.meta.setJson(RECONCILE_KEY, marker);
+  // The marker and the raised event ids together: a store behind the home may number its events
+  // below ids the shop was already sent (store/event-ids.ts).
+  rt.db.transaction(() => {
+    rt.meta.setJson(RECONCILE_KEY, marker);
+    raiseEventIds(rt.db, rt.now);
+  })();
   rt.log.warn({ why }, 'this store is not the one this home last ran: it is reconciled with the suppliers before anything is sent');
 }
