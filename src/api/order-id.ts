@@ -21,7 +21,9 @@
 import { absent, isObject, pick, readText } from './read.js';
 
 /** Every key an order's own id is found under, in the order a reader prefers them. */
-export const ORDER_ID_KEYS = ['orderId', 'order_id', 'orderID', 'id_order'] as const;
+// Not `as const`: a literal type would keep the mutation tools (StrykerJS, npm run mutate:sim) from
+// changing a spelling, and whether the simulator notices one missing is what they measure.
+export const ORDER_ID_KEYS: readonly string[] = ['orderId', 'order_id', 'orderID', 'id_order'];
 
 /** The envelopes an answer may hold its payload in (api/read.ts unwrap reads the same three). */
 const ENVELOPES = ['data', 'result', 'response'] as const;
