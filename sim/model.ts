@@ -377,7 +377,7 @@ export class ModelApi {
   readonly #byIdFolded = new Map<string, ModelOrder>();
   /** trxids that belong to another API user: 403 FORBIDDEN. */
   readonly forbidden = new Set<string>();
-  /** trxids whose first request is being worked on (a slow creation): DUPLICATE_IN_FLIGHT. */
+  /** trxids whose first request is being worked on (a slow creation): DUPLICATE_IN_FLIGHT. By the supplier's fold, as #byTrxid (one reading of "the same trxid" per supplier). */
   readonly #inFlight = new Set<string>();
   /** trxids stuck for ever (ForeverKind 'lock'). */
   readonly #locked = new Set<string>();
@@ -988,7 +988,7 @@ export class ModelApi {
         return this.#json(429, { success: false, code: 'DUPLICATE_IN_FLIGHT', error: 'DUPLICATE_IN_FLIGHT' });
       }
     }
-    if (this.#inFlight.has(trxid.toLowerCase())) {
+    if (this.#inFlight.has(this.#fold(trxid))) {
       // Drawn as before (the same random stream), then said in words for one trxid in three (sim/phrases.ts).
       const coded = this.#variant('retry-later:true', () => this.#json(429, { success: false, code: 'DUPLICATE_IN_FLIGHT', error: 'DUPLICATE_IN_FLIGHT' }));
       const words = inFlightInWords(trxid);
@@ -1155,8 +1155,8 @@ export class ModelApi {
 
   /** The order a request with this trxid would meet, for DUPLICATE_IN_FLIGHT (transport.ts marks the span). */
   markInFlight(trxid: string, on: boolean): void {
-    if (on) this.#inFlight.add(trxid.toLowerCase());
-    else this.#inFlight.delete(trxid.toLowerCase());
+    if (on) this.#inFlight.add(this.#fold(trxid));
+    else this.#inFlight.delete(this.#fold(trxid));
   }
 
   byTrxid(trxid: string): ModelOrder | undefined {
