@@ -20,7 +20,7 @@
  *  - orders processing then completing or failing (refunded or not), late codes;
  *  - history that echoes trxids and creation times, or not.
  */
-import { duplicateTrxidBody, failedRecordBody, inFlightInWords, namedOrderFailure, resendRefusedInWords, resendWordsBody, spacedBoolean } from './phrases.js';
+import { busyHistory, duplicateTrxidBody, failedRecordBody, inFlightInWords, namedOrderFailure, orderIdKey, resendRefusedInWords, resendWordsBody, spacedBoolean, spelled, statusMsgBody } from './phrases.js';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { seededEntropy, type Entropy } from '../src/kernel/entropy.js';
@@ -115,6 +115,14 @@ export interface ModelAccount {
   /** The key is revoked during [fromMs, toMs): 401/403 on every route (an account problem), then restored. */
   keyRevoked: [number, number] | null;
 }
+
+/** `busy-history` (phrases.ts busyHistory): other buyers' orders before the run, one more every BUSY_GAP_MS, at most BUSY_MAX, ids from BUSY_ID_BASE. */
+const BUSY_BEFORE = 240;
+const BUSY_GAP_MS = 500;
+const BUSY_MAX = 20_000;
+const BUSY_ID_BASE = 900_000_000;
+/** The largest page of `GET /history` in simple mode (spec: `limit` max 200), the one the engine asks for. */
+const HISTORY_PAGE = 200;
 
 export const ACCOUNT_A: ModelAccount = { name: 'default', key: SIM_KEY, packs: PACKS, lines: LINES, idPrefix: 'M', refusePid: null, keyRevoked: null };
 export const LINES_OF_B: readonly unknown[] = LINES_B;
@@ -369,7 +377,7 @@ export class ModelApi {
   readonly #byIdFolded = new Map<string, ModelOrder>();
   /** trxids that belong to another API user: 403 FORBIDDEN. */
   readonly forbidden = new Set<string>();
-  /** trxids whose first request is being worked on (a slow creation): DUPLICATE_IN_FLIGHT. */
+  /** trxids whose first request is being worked on (a slow creation): DUPLICATE_IN_FLIGHT. By the supplier's fold, as #byTrxid (one reading of "the same trxid" per supplier). */
   readonly #inFlight = new Set<string>();
   /** trxids stuck for ever (ForeverKind 'lock'). */
   readonly #locked = new Set<string>();
@@ -435,6 +443,40 @@ export class ModelApi {
     this.balanceMicros = Math.round(profile.balanceUsd * 1e6);
     for (const p of account.packs) if (p.card) this.#stock.set(p.id, profile.stock);
     corpus ??= loadCorpus();
+    if (busyHistory(`${seed}#${account.key}`)) this.#busyFrom = this.serverNow;
+  }
+
+  /** `busy-history` (phrases.ts busyHistory): the supplier time the run began, when this account's history is busy. */
+  readonly #busyFrom: number | undefined;
+
+  /** Other buyers' orders in a busy history at supplier time `t` (numbered 0 …, oldest first). */
+  #busyCount(t: number): number {
+    if (this.#busyFrom === undefined) return 0;
+    return Math.min(BUSY_MAX, BUSY_BEFORE + Math.max(0, Math.floor((t - this.#busyFrom) / BUSY_GAP_MS) + 1));
+  }
+
+  #busyAt(k: number): number {
+    return this.#busyFrom! + (k - BUSY_BEFORE) * BUSY_GAP_MS;
+  }
+
+  /** Another buyer's order, as history lists it: fixed fields (no draw), a pack and player no row of ours has. */
+  #busyBody(k: number): Record<string, unknown> {
+    const body: Record<string, unknown> = {
+      orderId: `${this.account.idPrefix}${BUSY_ID_BASE + k}`, status: 'completed', game: 'other-shop', packName: "Another buyer's pack",
+      amountUsd: this.profile.style === 'real-world' ? '1.25' : 1.25, userId: `busy-${k}`,
+    };
+    if (this.profile.historyTrxid) body.trxid = `BUSY-SHOP-${k}`;
+    if (this.profile.historyCreatedAt) body.createdAt = new Date(this.#busyAt(k)).toISOString();
+    return body;
+  }
+
+  /** How many orders of ours history lists newer than `o` (other buyers' included): its place on the newest-first list. */
+  #busyNewer(o: ModelOrder): number {
+    if (this.#busyFrom === undefined) return 0;
+    const n = this.#busyCount(this.serverNow);
+    // Filler k is newer than o when its time is after o's: k > (o.createdAt - from) / gap + BEFORE.
+    const firstNewer = Math.max(0, Math.floor((o.createdAt - this.#busyFrom) / BUSY_GAP_MS) + BUSY_BEFORE + 1);
+    return Math.max(0, n - firstNewer);
   }
 
   #fold(t: string): string {
@@ -618,7 +660,8 @@ export class ModelApi {
     const codes = this.#codesNow(o);
     const body: Record<string, unknown> = {};
     if (!extra.forHistory) body.orderCreated = rw && this.#chance(0.3) ? spacedBoolean(true, '1', o.orderId) : true;
-    body[rw && this.#chance(0.5) ? 'id' : 'orderId'] = o.orderId;
+    // Drawn as before; the order's own key then in one of the engine's spellings (api/order-id.ts), by the order id.
+    body[rw && this.#chance(0.5) ? 'id' : rw ? orderIdKey(o.orderId) : 'orderId'] = o.orderId;
     body.status = this.#statusWord(o.status);
     body.game = o.pack.slug;
     if (!rw || this.#chance(0.7)) body.packName = o.pack.serviceName;
@@ -744,7 +787,9 @@ export class ModelApi {
     if (this.#read404('orders') || this.#read404('history') || (r4 && r4.history.length > 0)) return out;
     for (const o of this.orders) {
       if (o.origin !== 'engine') continue;
-      const inHistory = this.profile.historyTrxid && o.trxid !== null && (!hiding || !this.#hidden.has(o)) && !((this.#lagUntil.get(o) ?? 0) > now);
+      // A busy history (`busy-history`) lists it only while it is on the first page a reader asks for (200).
+      const onFirstPage = this.#busyFrom === undefined || this.#busyNewer(o) + this.orders.filter((x) => x.createdAt > o.createdAt).length < HISTORY_PAGE;
+      const inHistory = this.profile.historyTrxid && o.trxid !== null && (!hiding || !this.#hidden.has(o)) && !((this.#lagUntil.get(o) ?? 0) > now) && onFirstPage;
       out.add(`${inHistory ? 'h' : 'i'}:${o.orderId}`);
     }
     return out;
@@ -864,15 +909,21 @@ export class ModelApi {
     const hiding = this.#hidden.size > 0 && this.#sim.mono < (this.profile.forever?.untilMs ?? 0);
     const now = this.#sim.mono;
     const all = this.orders.filter((o) => (!hiding || !this.#hidden.has(o)) && !((this.#lagUntil.get(o) ?? 0) > now)).sort((a, b) => b.createdAt - a.createdAt || Number(b.orderId.slice(1)) - Number(a.orderId.slice(1)));
-    if (q.has('page')) {
-      const size = Math.min(50, Math.max(1, Number(q.get('pageSize') ?? 20)));
-      const page = Math.max(1, Number(q.get('page')));
-      const slice = all.slice((page - 1) * size, page * size);
-      return this.#json(200, { success: true, count: slice.length, total: all.length, hasMore: page * size < all.length, orders: slice.map((o) => this.orderBody(o, { forHistory: true })) });
+    const paged = q.has('page');
+    const size = paged ? Math.min(50, Math.max(1, Number(q.get('pageSize') ?? 20))) : Math.min(HISTORY_PAGE, Math.max(1, Number(q.get('limit') ?? 30)));
+    const page = paged ? Math.max(1, Number(q.get('page'))) : 1;
+    // A busy history (`busy-history`): other buyers' orders among ours, newest first; only the newest
+    // the page needs are made (a fixed body each, no draw: the random stream stays as it was).
+    const busy = this.#busyCount(this.serverNow);
+    const entries: { at: number; o?: ModelOrder; k?: number }[] = all.map((o) => ({ at: o.createdAt, o }));
+    if (busy > 0) {
+      for (let k = busy - 1; k >= Math.max(0, busy - page * size); k--) entries.push({ at: this.#busyAt(k), k });
+      entries.sort((a, b) => b.at - a.at || (a.o ? 0 : 1) - (b.o ? 0 : 1));
     }
-    const limit = Math.min(200, Math.max(1, Number(q.get('limit') ?? 30)));
-    const slice = all.slice(0, limit);
-    return this.#json(200, { success: true, count: slice.length, orders: slice.map((o) => this.orderBody(o, { forHistory: true })) });
+    const total = all.length + busy;
+    const slice = entries.slice((page - 1) * size, page * size).map((e) => (e.o ? this.orderBody(e.o, { forHistory: true }) : this.#busyBody(e.k!)));
+    if (paged) return this.#json(200, { success: true, count: slice.length, total, hasMore: page * size < total, orders: slice });
+    return this.#json(200, { success: true, count: slice.length, orders: slice });
   }
 
   #submit(req: ModelRequest): ModelReply {
@@ -937,7 +988,7 @@ export class ModelApi {
         return this.#json(429, { success: false, code: 'DUPLICATE_IN_FLIGHT', error: 'DUPLICATE_IN_FLIGHT' });
       }
     }
-    if (this.#inFlight.has(trxid.toLowerCase())) {
+    if (this.#inFlight.has(this.#fold(trxid))) {
       // Drawn as before (the same random stream), then said in words for one trxid in three (sim/phrases.ts).
       const coded = this.#variant('retry-later:true', () => this.#json(429, { success: false, code: 'DUPLICATE_IN_FLIGHT', error: 'DUPLICATE_IN_FLIGHT' }));
       const words = inFlightInWords(trxid);
@@ -980,7 +1031,12 @@ export class ModelApi {
     if (pack.slug === 'mobilelegends' && !zoneId) return this.#refusal(trxid, this.#json(400, { success: false, error: 'INVALID REQUEST' }));
     const qty = pack.card ? (quantity ?? 1) : 1;
     if (pack.card && (this.#stock.get(pack.id) ?? 0) < qty) {
-      return this.#refusal(trxid, this.#json(400, { orderCreated: false, status: 'cancelled', game: pack.slug, error: 'INSUFFICIENT STOCK' }));
+      // The `failed-record` family (phrases.ts) for stock too: a supplier that keeps every attempt
+      // keeps a sold-out one as a failed order and names it (one trxid in two). A stock refusal
+      // moves a row to another account (dispatch/failover.ts), so two-account schedules with card
+      // rows meet a refusal naming a failed record often, not only when a pack is withdrawn (#1875).
+      const record = this.#failedRecord(pack, trxid, { userId, zoneId, quantity }, 'INSUFFICIENT STOCK');
+      return record ?? this.#refusal(trxid, this.#json(400, { orderCreated: false, status: 'cancelled', game: pack.slug, error: 'INSUFFICIENT STOCK' }));
     }
     const price = chargeMicros(pack, qty, this.profile.dear === true);
     if (this.balanceMicros < price) {
@@ -990,7 +1046,9 @@ export class ModelApi {
       // attempt as a failed order (cancelled at once, nothing charged: refunded in full and shown
       // so) and names it in the refusal, beside `orderCreated: false`.
       const record = this.#failedRecord(pack, trxid, { userId, zoneId, quantity }, 'INSUFFICIENT BALANCE');
-      return record ?? this.#refusal(trxid, refused);
+      // The `status-msg` family (phrases.ts): for one trxid in four the refusal is `{status: false, msg}` only.
+      const words = statusMsgBody(trxid, spelled('insufficient balance', trxid));
+      return record ?? this.#refusal(trxid, words ? this.#json(400, words) : refused);
     }
     // The order is made and charged.
     const o = this.#make(pack, trxid, { userId, zoneId, quantity }, 'engine');
@@ -1097,8 +1155,8 @@ export class ModelApi {
 
   /** The order a request with this trxid would meet, for DUPLICATE_IN_FLIGHT (transport.ts marks the span). */
   markInFlight(trxid: string, on: boolean): void {
-    if (on) this.#inFlight.add(trxid.toLowerCase());
-    else this.#inFlight.delete(trxid.toLowerCase());
+    if (on) this.#inFlight.add(this.#fold(trxid));
+    else this.#inFlight.delete(this.#fold(trxid));
   }
 
   byTrxid(trxid: string): ModelOrder | undefined {

@@ -10,6 +10,8 @@
  * The spelling is chosen by the trxid, not drawn: the model's random stream, and so every other
  * draw of a schedule, stays as it was.
  */
+import { ORDER_ID_KEYS } from '../src/api/order-id.js';
+
 const pick = (by: string, n: number): number => [...by].reduce((h, ch) => (h * 31 + ch.codePointAt(0)!) >>> 0, 7) % n;
 
 /** `phrase` as one of the ways suppliers write it, by `by` (a trxid). */
@@ -19,10 +21,23 @@ export function spelled(phrase: string, by: string): string {
   return forms[pick(by, forms.length)]!;
 }
 
+/**
+ * A failure body with only `status: false` and its text under `msg` (the `status-msg` family;
+ * #1244): PHP panels and CodeIgniter/Express backends answer `{"status": false, "msg": "…"}`, with
+ * none of the spec's fields (`success`, `error`, `code`) and no `data`. The words are the whole
+ * answer (api/read.ts unwrap must hand such a body over as it is, or a "trxid already used", a
+ * balance refusal or an order in flight reads as a plain refusal: "nothing charged"). One trxid in
+ * four, by its own hash (the form a family chose otherwise stays the same for the other three).
+ */
+export function statusMsgBody(trxid: string, text: string): { status: false; msg: string } | undefined {
+  return pick(`${trxid}#status-msg`, 4) === 0 ? { status: false, msg: text } : undefined;
+}
+
 /** An order still being processed, said in words with no code (one trxid in three), else undefined (the coded 429). */
-export function inFlightInWords(trxid: string): { status: number; body: { success: false; error: string } } | undefined {
+export function inFlightInWords(trxid: string): { status: number; body: Record<string, unknown> } | undefined {
   if (pick(`${trxid}#in-flight`, 3) !== 0) return undefined;
-  return { status: 409, body: { success: false, error: spelled('order is still being processed', trxid) } };
+  const text = spelled('order is still being processed', trxid);
+  return { status: 409, body: statusMsgBody(trxid, text) ?? { success: false, error: text } };
 }
 
 /**
@@ -32,7 +47,8 @@ export function inFlightInWords(trxid: string): { status: number; body: { succes
  */
 export function duplicateTrxidBody(trxid: string): Record<string, unknown> {
   if (pick(`${trxid}#bag`, 4) === 0) return { success: false, message: 'The given data was invalid.', errors: { trxid: ['The trxid has already been taken.'] } };
-  return { success: false, error: spelled('trxid already used', trxid) };
+  const text = spelled('trxid already used', trxid);
+  return statusMsgBody(trxid, text) ?? { success: false, error: text };
 }
 
 /**
@@ -53,7 +69,8 @@ export function resendRefusedInWords(trxid: string): Record<string, unknown> | u
  */
 export function resendWordsBody(trxid: string): Record<string, unknown> {
   if (pick(`${trxid}#words-bag`, 2) === 0) return { success: false, message: 'The given data was invalid.', errors: { trxid: ['The trxid has already been taken.'] } };
-  return { success: false, error: spelled('trxid already used', trxid) };
+  const text = spelled('trxid already used', trxid);
+  return statusMsgBody(trxid, text) ?? { success: false, error: text };
 }
 
 // ───────────── issue 29, seventh turn: answer families a fresh mutant sample showed missing ─────────────
@@ -61,8 +78,18 @@ export function resendWordsBody(trxid: string): Record<string, unknown> {
 // schedule stays as it was, and a class's coverage with it (the answer a family replaces meant the
 // same thing to the engine's rules: an error after the order was made; a balance refusal).
 
-/** The keys real suppliers name an order under (docs/real-suppliers.md: `orderId`, `order_id`, `orderID`; `id_order` in PHP panels). */
-export const ORDER_KEYS = ['orderId', 'order_id', 'orderID', 'id_order'] as const;
+/**
+ * The keys real suppliers name an order under: the engine's one list (src/api/order-id.ts
+ * ORDER_ID_KEYS), imported, so a spelling added there is drawn here too (issue 29, "every identity
+ * declared once": the model once kept its own list, and drew `id_order` only where failover.ts read it).
+ */
+export const ORDER_KEYS = ORDER_ID_KEYS;
+
+/** The key an order's id is under in an answer, by `by` (an order id): `orderId` (the spec's) half the time, else each other spelling. */
+export function orderIdKey(by: string): string {
+  const i = pick(`${by}#id-key`, 2 * (ORDER_KEYS.length - 1));
+  return i < ORDER_KEYS.length - 1 ? 'orderId' : ORDER_KEYS[1 + i - (ORDER_KEYS.length - 1)]!;
+}
 
 /**
  * A failure answered AFTER the order was made that names the order under an order's own key, with
@@ -77,7 +104,7 @@ export const ORDER_KEYS = ['orderId', 'order_id', 'orderID', 'id_order'] as cons
 export function namedOrderFailure(trxid: string, orderId: string): { status: number; body: Record<string, unknown> } | undefined {
   if (pick(`${trxid}#named`, 2) !== 0) return undefined;
   const status = [400, 422, 200, 409][pick(`${trxid}#named-status`, 4)]!;
-  const key = ORDER_KEYS[pick(`${trxid}#named-key`, ORDER_KEYS.length - 1)]!; // id_order: failover's reading only (below)
+  const key = ORDER_KEYS[pick(`${trxid}#named-key`, ORDER_KEYS.length)]!;
   const phrase = spelled(['provider timeout', 'transaction could not be confirmed', 'gagal memproses transaksi', 'upstream error'][pick(`${trxid}#named-words`, 4)]!, trxid);
   switch (pick(`${trxid}#named-shape`, 3)) {
     case 0: return { status, body: { success: false, error: phrase, [key]: orderId } };
@@ -125,4 +152,17 @@ export function spacedBoolean(v: boolean, plain: unknown, by: string): unknown {
 export function paddedTrxid(t: string, by: string): string {
   const i = pick(`${by}#pad`, 8);
   return ['\u00a0' + t, t + '\u00a0', '\u2007' + t, t + '\u202f', t + '\u3000', '\t' + t + ' ', t, t][i]!;
+}
+
+/**
+ * A busy account's history (the `busy-history` family; #2481): the key is shared with a web shop
+ * or other resellers' panels, whose orders come in all the time, so `GET /history` holds far more
+ * than one page (the spec's largest, `limit` 200) of other buyers' orders: 240 before the run and
+ * one every 500 ms of the supplier's time. An order of ours soon falls off the first page, and a
+ * history check must then see that the page does not reach back to the row's first send (not read
+ * it as "nothing placed": api paging, poll/verify.ts reachesBack). By `by` (the schedule's seed and
+ * the account's key): one account in five, so the random stream, and every other draw, stay as they were.
+ */
+export function busyHistory(by: string): boolean {
+  return pick(`${by}#busy`, 5) === 0;
 }

@@ -26,13 +26,15 @@ import { isActive } from '../intake/catalog-index.js';
 import type { PackAlias, Routing } from '../config/accounts.js';
 import type { RateWindow } from '../config/config.js';
 import { roundCents } from '../kernel/money.js';
+import { foldPackName } from '../api/pack-id.js';
 
 export interface AccountIndex {
   readonly name: string;
   readonly index: CatalogIndex;
 }
 
-const fold = (s: string): string => s.trim().toLowerCase().replace(/\s+/g, ' ');
+/** The one fold of a slug and a pack name (api/pack-id.ts). */
+const fold = foldPackName;
 
 /**
  * One index over several accounts' catalogs, for validating a row: a pid, a slug + pack and a game

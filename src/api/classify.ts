@@ -23,7 +23,7 @@
  *    the trxid was already used → duplicate-trxid: the order may exist, history decides.
  *  - A refusal for balance → insufficient-balance (the batch waits for a top-up).
  *  - A POST /orders failure body that itself says an order exists (orderCreated: true, a status
- *    of processing/completed, or an id under an order's own key, `orderId`) but is not taken as
+ *    of processing/completed, or an id under an order's own key, api/order-id.ts) but is not taken as
  *    an order (client.ts saysOrderExists) → ambiguous, mayExist: a refusal cannot say that, and
  *    only a resend of the same trxid can find the order.
  *  - A POST /orders refusal whose text says the order is still being processed (a supplier's own
@@ -38,6 +38,7 @@
  */
 import type { Classification } from '../kernel/errors.js';
 import { absent, isObject, pick, readBoolean, readStatus, readSuccess, readText, unwrap } from './read.js';
+import { namesOrder as bodyNamesOrder } from './order-id.js';
 
 /** `Too many requests` → TOO_MANY_REQUESTS: the one form codes and texts are compared in. */
 export function normaliseCode(text: string | undefined): string | undefined {
@@ -213,7 +214,7 @@ export interface FailureBody {
   error?: string;
   /** Texts from a validation bag (`errors: {trxid: ["The trxid has already been taken."]}`), joined. */
   details?: string;
-  /** An id under an order's own key (`orderId`, `order_id`): not a gateway's request id (`id`). */
+  /** An id under an order's own key (api/order-id.ts ORDER_ID_KEYS): not a gateway's request id (`id`). */
   namesOrder?: boolean;
   orderCreated?: boolean;
   status?: string;
@@ -247,7 +248,8 @@ export function readFailureBody(v: unknown): FailureBody | undefined {
   const inner = isObject(b.data) ? b.data : isObject(outer.data) ? outer.data : {};
   const orderCreated = readBoolean(b.orderCreated) ?? readBoolean(inner.orderCreated);
   const status = readText(b.status) ?? readText(inner.status);
-  const namesOrder = [b, inner].some((o) => readText(pick(o, 'orderId', 'order_id', 'orderID')) !== undefined);
+  // The one definition of "names an order" (api/order-id.ts), on the body as sent and as unwrapped.
+  const namesOrder = bodyNamesOrder(v) || bodyNamesOrder(b);
   if (success !== undefined) f.success = success;
   if (apiCode !== undefined) f.code = apiCode;
   if (error !== undefined) f.error = error;

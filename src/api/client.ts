@@ -15,6 +15,7 @@ import { systemClock, type Clock } from '../kernel/clock.js';
 import { httpTransport, type Transport } from './transport.js';
 import { ApiError, ApiResponseShapeError, ErrorCode, NotDispatchedError, TopupError, type ApiAnswer } from '../kernel/errors.js';
 import { classifyFailure, parseRetryAfter } from './classify.js';
+import { hasOrderIdKey } from './order-id.js';
 import { openGate, type CallGate, type CallOptions, type RouteName } from './gate.js';
 import { ok, readAnswer, readCapped, saysItFailed, type Exchange } from './wire.js';
 import { CHECK_PATHS, checkBody, readCheckAnswer, type PlayerCheckRequest, type PlayerCheckResult } from './player-check.js';
@@ -100,7 +101,7 @@ const BODY_CAP: Record<RouteName, number> = {
 export function saysOrderExists(x: Exchange, order: Order): boolean {
   if (order.orderCreated !== undefined) return order.orderCreated;
   const raw = order.raw;
-  const ownKey = ['orderId', 'order_id', 'orderID'].some((k) => raw[k] !== undefined && raw[k] !== null && raw[k] !== '');
+  const ownKey = hasOrderIdKey(raw);
   if (order.success === false || saysItFailed(x)) return ownKey && order.statusKnown && order.status !== 'cancelled';
   if (ok(x)) return true;
   return ownKey && order.statusKnown;

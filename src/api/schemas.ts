@@ -14,6 +14,7 @@
  *    missing optional field is absent, never a failure.
  */
 import { absent, isObject, pick, readBoolean, readCodes, readInteger, readNumber, readStatus, readSuccess, readText, unwrap, type OrderStatus } from './read.js';
+import { ORDER_ID_KEYS } from './order-id.js';
 
 export type { OrderStatus } from './read.js';
 
@@ -173,7 +174,7 @@ export interface Order {
 export type PlacedOrder = Order & { orderId: string };
 
 /** The fields that mark an object as an order (a body, or an element of history). */
-const ORDER_MARKS = ['orderId', 'order_id', 'id', 'status', 'orderCreated', 'orderStatus'] as const;
+const ORDER_MARKS = [...ORDER_ID_KEYS, 'id', 'status', 'orderCreated', 'orderStatus'] as const;
 
 function set<K extends keyof Order>(o: Order, key: K, value: Order[K] | undefined): void {
   if (value !== undefined) o[key] = value;
@@ -187,7 +188,8 @@ export function readOrder(v: unknown): Order | undefined {
   const st = readStatus(pick(body, 'orderStatus', 'order_status', 'status', 'state'));
   const o: Order = { status: st.status, statusKnown: st.known, raw: body };
   set(o, 'statusWord', st.word);
-  set(o, 'orderId', readText(pick(body, 'orderId', 'order_id', 'orderID', 'id')));
+  // An order's own key first (api/order-id.ts), a bare `id` only after them.
+  set(o, 'orderId', readText(pick(body, ...ORDER_ID_KEYS, 'id')));
   set(o, 'orderCreated', readBoolean(body.orderCreated));
   set(o, 'success', readSuccess(body));
   set(o, 'game', readText(pick(body, 'game', 'slug')));

@@ -23,6 +23,7 @@ import { CHECK_PATHS, oneLine } from '../api/player-check.js';
 import { countCheck, countedOutcome } from '../api/player-check-counts.js';
 import type { Runtime } from '../runtime.js';
 import { CheckInFlight, FLIGHT_MARGIN_MS, PlayerCheckStore, type CachedCheck } from '../store/player-checks.js';
+import { playerKey } from '../api/player-id.js';
 
 /** reject_code of a row held because the supplier's check said its player does not exist. */
 export const PLAYER_NOT_FOUND_CODE = 'TOPUP_PLAYER_NOT_FOUND';
@@ -56,8 +57,9 @@ export interface CheckNeed {
 export function checkOf(s: PlayerCheckSettings, slug: string, request: OrderRequest, account: string): CheckNeed | null {
   const kind = checkedLine(s, slug);
   if (kind === null || !request.userId) return null;
-  if (kind === 'ml') return request.zoneId ? { kind, player: `${request.userId}(${request.zoneId})`, account } : null;
-  return { kind, player: request.userId, account };
+  // The player's key is the order desk's too (api/player-id.ts): one cache of checks for both.
+  if (kind === 'ml') return request.zoneId ? { kind, player: playerKey({ kind, userId: request.userId, zoneId: request.zoneId }), account } : null;
+  return { kind, player: playerKey({ kind, userId: request.userId }), account };
 }
 
 const needKey = (n: { kind: string; player: string }): string => `${n.kind}\u0000${n.player}`;
@@ -98,7 +100,7 @@ export class CheckPlanner {
       for (const r of this.store.completedSince(this.#now - s.skipSeenMs)) {
         const kind = checkKindOfSlug(r.slug);
         if (kind === null || r.userId === null) continue;
-        this.#seen.add(needKey({ kind, player: kind === 'ml' ? `${r.userId}(${r.zoneId ?? ''})` : String(r.userId) }));
+        this.#seen.add(needKey({ kind, player: playerKey({ kind, userId: String(r.userId), zoneId: r.zoneId }) }));
       }
     }
   }

@@ -23,6 +23,7 @@ import { Router, ordersPerMinute, type AccountIndex, type AccountLoad } from '..
 import type { CatalogEntry } from '../intake/catalog-index.js';
 import { roundCents } from '../kernel/money.js';
 import { coerceError } from '../kernel/errors.js';
+import { namesOrder } from '../api/order-id.js';
 
 /**
  * API refusals of a first send that say this account cannot sell the pack now, with nothing
@@ -174,12 +175,10 @@ export async function moveRow(
 }
 
 /**
- * Does a failure body name an order (an `orderId` at its top or in a `data` envelope)? Such a
+ * Does a failure body name an order (an id under an order's own key, api/order-id.ts, at its top or in an envelope)? Such a
  * refusal is not moved even when it says `orderCreated: false`: with failover, a wrong "not
  * created" would become a purchase elsewhere instead of a visible rejection (an adversarial review).
  */
 export function namesAnOrder(body: unknown): boolean {
-  const has = (o: unknown): boolean =>
-    typeof o === 'object' && o !== null && ['orderId', 'order_id', 'orderID', 'id_order'].some((k) => (o as Record<string, unknown>)[k] !== undefined && (o as Record<string, unknown>)[k] !== null && (o as Record<string, unknown>)[k] !== '');
-  return has(body) || (typeof body === 'object' && body !== null && has((body as Record<string, unknown>).data));
+  return namesOrder(body);
 }

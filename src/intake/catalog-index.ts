@@ -13,6 +13,7 @@
  */
 import type { Product, ServiceLine } from '../api/schemas.js';
 import { canonicalField, type OrderField } from './columns.js';
+import { foldPackName } from '../api/pack-id.js';
 
 export type LineKind = 'player-id' | 'ml' | 'uid-server' | 'region-server' | 'riot-id' | 'stock';
 
@@ -63,7 +64,8 @@ const DEFAULT_LABELS: Readonly<Record<RequiredField['field'], string>> = {
 /** Fields the order body never takes from `required` (sent separately, or not at all). */
 const NOT_FROM_REQUIRED: ReadonlySet<OrderField> = new Set(['pid', 'trxid', 'quantity', 'slug', 'pack', 'maxPriceUsd']);
 
-const fold = (s: string): string => s.trim().toLowerCase().replace(/\s+/g, ' ');
+/** The one fold of a slug and a pack name (api/pack-id.ts). */
+const fold = foldPackName;
 const key = (slug: string, pack: string): string => `${fold(slug)}\u0000${fold(pack)}`;
 
 export function isActive(status: string): boolean {

@@ -27,6 +27,7 @@ import { countCheck, countedOutcome } from '../api/player-check-counts.js';
 import type { Runtime } from '../runtime.js';
 import { CheckInFlight, FLIGHT_MARGIN_MS, PlayerCheckStore } from '../store/player-checks.js';
 import type { FieldProblem, PlayerCheckOutcome } from './types.js';
+import { playerKey as playerIdKey } from '../api/player-id.js';
 
 /** A repeat of a check that settled nothing, within this time, is answered as it was (no new call). */
 export const REPEAT_WINDOW_MS = 60_000;
@@ -46,9 +47,9 @@ export interface CheckAsk {
   account: string;
 }
 
-/** The cache's key of a player (claim/player-checks.ts keys it so too): `5123456` or `777888999(2005)`. */
+/** The cache's key of a player: `5123456` or `777888999(2005)`, declared once in api/player-id.ts (claim/player-checks.ts keys by it too). */
 export function playerKey(a: Pick<CheckAsk, 'kind' | 'userId' | 'zoneId'>): string {
-  return a.kind === 'ml' ? `${a.userId}(${a.zoneId ?? ''})` : a.userId;
+  return playerIdKey(a);
 }
 
 const iso = (ms: number): string => new Date(ms).toISOString();

@@ -1,0 +1,49 @@
+/**
+ * The supplier's order id, as an identity read from answers: declared once (issue 29, "every
+ * identity declared once"). Every reader of "does this body name an order, and which" asks here:
+ * api/schemas.ts readOrder (the id of an order answer or a history entry), api/client.ts
+ * saysOrderExists (is a failure's id an order's), api/classify.ts readFailureBody (a refusal that
+ * names an order may have been charged), dispatch/failover.ts namesAnOrder (such a refusal is never
+ * moved to another account), and the simulator's supplier (sim/phrases.ts draws every spelling
+ * here, so a spelling added later is drawn too).
+ *
+ * Two lists used to say it: classify.ts read orderId / order_id / orderID, failover.ts also
+ * id_order. A charged first send refused with the id only under `id_order` was then kept from
+ * failover as "names an order" and classified `rejected` ("nothing charged") all the same
+ * (test/order-id/spellings.test.ts).
+ *
+ * The spellings are the keys real suppliers name an order under (docs/real-suppliers.md):
+ * `orderId` (the spec), `order_id` (snake case backends), `orderID`, `id_order` (PHP panels).
+ * A bare `id` is NOT among them: a gateway's failure body names its request with it
+ * (`{success:false, error:"INTERNAL ERROR", id:"req-…"}`); readOrder takes `id` only after these,
+ * and only where the answer says an order exists.
+ */
+import { absent, isObject, pick, readText } from './read.js';
+
+/** Every key an order's own id is found under, in the order a reader prefers them. */
+// Not `as const`: a literal type would keep the mutation tools (StrykerJS, npm run mutate:sim) from
+// changing a spelling, and whether the simulator notices one missing is what they measure.
+export const ORDER_ID_KEYS: readonly string[] = ['orderId', 'order_id', 'orderID', 'id_order'];
+
+/** The envelopes an answer may hold its payload in (api/read.ts unwrap reads the same three). */
+const ENVELOPES = ['data', 'result', 'response'] as const;
+
+/** The id under an order's own key at the top of `o`, as text; undefined when none is there. */
+export function orderIdUnder(o: Record<string, unknown>): string | undefined {
+  return readText(pick(o, ...ORDER_ID_KEYS));
+}
+
+/** Does `o` itself hold a value (anything but null, missing or blank) under an order's own key? */
+export function hasOrderIdKey(o: unknown): boolean {
+  return isObject(o) && ORDER_ID_KEYS.some((k) => !absent(o[k]));
+}
+
+/**
+ * Does a body name an order under an order's own key, at its top or in an envelope (`data`,
+ * `result`, `response`)? A value of any type counts: this answers "may an order exist", where
+ * reading too much costs a resend and reading too little may cost a charge read as none.
+ */
+export function namesOrder(body: unknown): boolean {
+  if (hasOrderIdKey(body)) return true;
+  return isObject(body) && ENVELOPES.some((e) => hasOrderIdKey(body[e]));
+}
