@@ -45,5 +45,21 @@ export function hasOrderIdKey(o: unknown): boolean {
  */
 export function namesOrder(body: unknown): boolean {
   if (hasOrderIdKey(body)) return true;
-  return isObject(body) && ENVELOPES.some((e) => hasOrderIdKey(body[e]));
+  if (!isObject(body)) return false;
+  return [...ENVELOPES, ORDER_OBJECT].some((e) => hasOrderIdKey(body[e]) || (isObject(body[e]) && hasOrderIdKey((body[e] as Record<string, unknown>)[ORDER_OBJECT])));
+}
+
+/**
+ * The key an answer may nest the order itself under (`{success:false, error, order:{orderId,
+ * status}}`, `{data:{order:{…}}}`): the real supplier's public clients read `order.orderId` and
+ * `order.status` (shared/real-supplier.md). A refusal carrying an order there was classified
+ * `rejected` while the supplier held the order (an adversarial review, test/order-id/nested-order).
+ */
+export const ORDER_OBJECT = 'order';
+
+/** The object an order answer or a history element holds its order in: `v.order` when `v` itself has no order key but that has. */
+export function orderObject(v: unknown): unknown {
+  if (!isObject(v) || hasOrderIdKey(v)) return v;
+  const inner = v[ORDER_OBJECT];
+  return isObject(inner) && hasOrderIdKey(inner) ? { ...inner, ...Object.fromEntries(Object.entries(v).filter(([k]) => k !== ORDER_OBJECT && !(k in inner))) } : v;
 }

@@ -14,7 +14,7 @@
  *    missing optional field is absent, never a failure.
  */
 import { absent, isObject, pick, readBoolean, readCodes, readInteger, readNumber, readStatus, readSuccess, readText, unwrap, type OrderStatus } from './read.js';
-import { ORDER_ID_KEYS } from './order-id.js';
+import { ORDER_ID_KEYS, orderObject } from './order-id.js';
 
 export type { OrderStatus } from './read.js';
 
@@ -182,7 +182,7 @@ function set<K extends keyof Order>(o: Order, key: K, value: Order[K] | undefine
 
 /** Reads one order. Undefined only when `v` is not an object with any mark of an order. */
 export function readOrder(v: unknown): Order | undefined {
-  const body = unwrap(v, ORDER_MARKS);
+  const body = orderObject(unwrap(orderObject(v), ORDER_MARKS));
   if (!isObject(body) || !ORDER_MARKS.some((k) => !absent(body[k]))) return undefined;
   // `orderStatus` first: beside it, `status` is an envelope's ("success"), not the order's.
   const st = readStatus(pick(body, 'orderStatus', 'order_status', 'status', 'state'));
@@ -233,6 +233,12 @@ export interface Balance {
 export interface History {
   count: number;
   orders: Order[];
+  /**
+   * Elements of the page that could not be read as an order with an id. Such an element may be the
+   * very order looked for (its id under a key no reader knows): a page with one proves no absence,
+   * so the client refuses it to every reader but the reports' (api/client.ts history).
+   */
+  skipped: number;
   total?: number;
   hasMore?: boolean;
 }
@@ -251,16 +257,18 @@ export function readList<T>(body: unknown, field: string, readOne: (v: unknown, 
 }
 
 export function readHistory(body: unknown, skip: Skip): History | undefined {
+  let skipped = 0;
   const orders = readList(body, 'orders', (v, s) => {
     const o = readOrder(v);
     if (!o) s('not an order');
     else if (o.orderId === undefined) s('order without an id');
     else return o;
+    skipped += 1;
     return undefined;
   }, skip);
   if (!orders) return undefined;
   const b = unwrap(body, ['orders']) as Record<string, unknown>;
-  const h: History = { count: readInteger(b.count) ?? orders.length, orders };
+  const h: History = { count: readInteger(b.count) ?? orders.length + skipped, orders, skipped };
   const total = readInteger(b.total);
   const hasMore = readBoolean(b.hasMore);
   if (total !== undefined) h.total = total;

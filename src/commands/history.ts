@@ -41,7 +41,7 @@ export function registerHistory(program: Command): void {
       const per: { account: string; count: number; total?: number; hasMore?: boolean }[] = [];
       let orders: Listed[] = [];
       for (const a of accounts) {
-        const h = await a.client.history(query, { priority: Priority.lookup });
+        const h = await a.client.history({ ...query, partial: true }, { priority: Priority.lookup });
         per.push({ account: a.id, count: h.count, ...(h.total !== undefined && { total: h.total }), ...(h.hasMore !== undefined && { hasMore: h.hasMore }) });
         orders.push(...h.orders.map((o) => ({ ...o, account: a.id })));
       }

@@ -72,7 +72,7 @@ const PAGE_ATTEMPTS = 6;
 async function readPage(rt: Pick<Runtime, 'clock' | 'log'>, account: Account, page: number): Promise<Awaited<ReturnType<Account['client']['history']>>> {
   for (let attempt = 1; ; attempt++) {
     try {
-      return await account.client.history({ page, pageSize: PAGE_SIZE }, { priority: Priority.report });
+      return await account.client.history({ page, pageSize: PAGE_SIZE, partial: true }, { priority: Priority.report });
     } catch (err) {
       if (!(err instanceof ApiError) || err.classification !== 'retry-later' || attempt >= PAGE_ATTEMPTS) throw err;
       const waitMs = Math.min(60_000, Math.max(err.retryAfterMs ?? 0, 1000 * 2 ** (attempt - 1)));

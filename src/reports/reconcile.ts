@@ -65,7 +65,7 @@ interface Unread {
 async function readPage(rt: Pick<Runtime, 'clock' | 'log'>, account: Account, page: number, delays: readonly number[]): Promise<History | Unread> {
   for (let attempt = 0; ; attempt++) {
     try {
-      return await account.client.history({ page, pageSize: 50 }, { priority: Priority.report });
+      return await account.client.history({ page, pageSize: 50, partial: true }, { priority: Priority.report });
     } catch (err) {
       // No page of an account the API refuses is readable: that fails the job, and says why.
       if (err instanceof ApiError && (err.classification === 'account' || err.classification === 'forbidden')) throw err;
