@@ -30,7 +30,17 @@ import type { MetaStore } from '../store/meta.js';
 import { systemClock, type Clock } from '../kernel/clock.js';
 import { lastPauseKey, pauseKey, probeKey, trialKey } from '../store/account-keys.js';
 
-export type PauseKind = 'account' | 'maintenance';
+/**
+ * `operator`: the operator's own word (`topup account pause NAME`): no order leaves for the account
+ * until `topup account resume NAME`. Nothing in flight is abandoned: polls and lookups go on, so
+ * rows already sent there are followed to their end. No probe lifts it, no order or read that goes
+ * through ends it, and a supplier's pause met meanwhile does not replace it (the account sends
+ * nothing anyway; after a resume the next order or read finds the supplier's state again).
+ */
+export type PauseKind = 'account' | 'maintenance' | 'operator';
+
+/** The code an operator pause carries (where views show a pause's code). */
+export const OPERATOR_PAUSE_CODE = 'OPERATOR';
 
 export interface PauseState {
   kind: PauseKind;
@@ -170,7 +180,8 @@ export class Pauses {
   /** Milliseconds until the read probe is due (0: now), or undefined without a pause. */
   untilReadProbe(): number | undefined {
     const p = this.current;
-    if (!p) return undefined;
+    // The operator's pause is not the supplier's to end: nothing to probe.
+    if (!p || p.kind === 'operator') return undefined;
     return Math.max(0, (p.kind === 'account' ? p.retryAtMono : p.probeAtMono ?? 0) - this.#clock.mono());
   }
 
@@ -193,6 +204,7 @@ export class Pauses {
 
   /** May an order leave now? (While paused, only as a probe after the back-off.) */
   canSend(): boolean {
+    if (this.current?.kind === 'operator') return false;
     const wait = this.untilProbe();
     return wait === undefined || wait === 0;
   }
@@ -214,8 +226,11 @@ export class Pauses {
   }
 
   /** Returns true when this starts a new pause (for a one-time log line or notification). */
-  pause(kind: PauseKind, code: string, detail: string): boolean {
+  pause(kind: Exclude<PauseKind, 'operator'>, code: string, detail: string): boolean {
     const cur = this.current;
+    // The operator's pause stands until the operator resumes: the account sends nothing meanwhile,
+    // and after the resume the next order (or read) meets the supplier's state again.
+    if (cur?.kind === 'operator') return false;
     const mono = this.#clock.mono();
     // Maintenance again on an account a read probe put on trial: the same pause comes back (its
     // `since`: the rows it held move on at once; no second notification), and the read probe waits
@@ -297,6 +312,9 @@ export class Pauses {
    */
   clear(): PauseState | null {
     const ended = this.current;
+    // An order or read that went through (a row sent before the operator's pause, followed to its
+    // end) says nothing about the operator's word: only resume() ends it.
+    if (ended?.kind === 'operator') return null;
     if (ended) this.#meta.delete(this.#key);
     const t = ended ? null : this.trial;
     if (t) this.#meta.delete(trialKey(this.#account));
@@ -307,6 +325,38 @@ export class Pauses {
     this.#read = null;
     this.#trialRead = null;
     return ended ?? (t ? { kind: t.kind, code: t.code, detail: t.detail, since: t.since, retryAtMono: 0, strikes: 0, trials: t.trials } : null);
+  }
+
+  /**
+   * The operator's pause (`topup account pause`): no order leaves for this account until resume().
+   * It takes the place of a supplier's pause in force (one state per account). Returns false when
+   * the account was already paused by the operator (nothing changed).
+   */
+  hold(detail: string): boolean {
+    const cur = this.current;
+    if (cur?.kind === 'operator') return false;
+    const mono = this.#clock.mono();
+    this.#meta.setJson(this.#key, { kind: 'operator', code: OPERATOR_PAUSE_CODE, detail, since: this.#clock.now(), retryAtMono: mono, strikes: 0 } satisfies PauseState);
+    // A trial a read probe began is over too: the operator decides now.
+    this.#meta.delete(trialKey(this.#account));
+    this.#read = null;
+    this.#trialRead = null;
+    return true;
+  }
+
+  /**
+   * Ends the operator's pause (`topup account resume`): the account's rows may be sent at once and
+   * routing returns to it. Null when the account was not paused by the operator (a supplier's pause
+   * is left alone: it ends by itself when the supplier answers).
+   */
+  resume(): PauseState | null {
+    const cur = this.current;
+    if (cur?.kind !== 'operator') return null;
+    this.#meta.delete(this.#key);
+    this.#meta.setJson(lastPauseKey(this.#account), { kind: cur.kind, code: cur.code, detail: cur.detail, since: cur.since, endedAt: this.#clock.now() } satisfies EndedPause);
+    this.#read = null;
+    this.#trialRead = null;
+    return cur;
   }
 
   /** Keeps what the last read probe showed (console, `topup doctor`). */
@@ -361,7 +411,7 @@ export function pauseView(meta: MetaStore, account: string, clock: Clock = syste
   const lastProbe = Pauses.lastProbe(meta, account);
   const lastEnded = Pauses.lastEnded(meta, account);
   let nextProbeInMs: number | null = null;
-  if (pause) {
+  if (pause && pause.kind !== 'operator') {
     const at = pause.kind === 'account' ? pause.retryAtMono : (pause.probeAtMono ?? mono);
     // A time far ahead was written before a reboot: the next runner probes at once.
     nextProbeInMs = at - mono > MAX_PROBE_MS + 60_000 ? 0 : Math.max(0, at - mono);
@@ -372,7 +422,9 @@ export function pauseView(meta: MetaStore, account: string, clock: Clock = syste
   const own = lastProbe !== null && (pause === null || lastProbe.at >= pause.since);
   const probe = lastProbe && own ? `; last probed ${iso(lastProbe.at)} (${lastProbe.route}): ${lastProbe.ok ? '' : 'failed: '}${lastProbe.outcome}` : '; not probed yet';
   let text: string;
-  if (pause) {
+  if (pause?.kind === 'operator') {
+    text = `paused by the operator since ${iso(pause.since)}${pause.detail ? ` (${pause.detail})` : ''}: no order is sent to it (rows already sent are still followed); topup account resume ${account} sends again`;
+  } else if (pause) {
     const why = pause.kind === 'account' ? `account problem ${pause.code}: sending and calls stopped` : `maintenance ${pause.code}: orders paused by the API`;
     text = `${why} since ${iso(pause.since)}${pause.detail && pause.detail !== pause.code ? ` (${pause.detail})` : ''}${probe}; next probe in ${Math.ceil((nextProbeInMs ?? 0) / 1000)} s`;
   } else if (trial) {
@@ -383,7 +435,7 @@ export function pauseView(meta: MetaStore, account: string, clock: Clock = syste
     // trial). What ended, and when, comes from the store: the ended pause, or a trial that lapsed
     // with no order meeting the maintenance again.
     const lapsed = t && !trial && (lastEnded === null || lastEnded.endedAt < t.liftedAt) ? t : null;
-    const why = (kind: PauseKind, code: string): string => (kind === 'account' ? `account problem ${code}` : `maintenance ${code}`);
+    const why = (kind: PauseKind, code: string): string => (kind === 'account' ? `account problem ${code}` : kind === 'operator' ? 'paused by the operator' : `maintenance ${code}`);
     if (lastEnded && !lapsed) text = `sending since ${iso(lastEnded.endedAt)}; the last pause (${why(lastEnded.kind, lastEnded.code)}, from ${iso(lastEnded.since)}) ended then`;
     else if (lapsed) text = `sending since ${iso(lapsed.liftedAt)}; the last pause (${why('maintenance', lapsed.code)}, from ${iso(lapsed.since)}) was lifted then by a read probe, and no order met it again`;
     else text = 'sending';

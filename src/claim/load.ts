@@ -152,7 +152,7 @@ export async function loadBatch(rt: LoadParts, batch: Batch): Promise<LoadOutcom
         // The same verdict as the dry run's (claim/row-verdict.ts): parse, catalog checks, the trxid not used.
         const verdict = judgeRow(raw, { validator: validator!, trxidSeed: batch.contentHash, usedBy: (t) => rt.rows.byTrxid(t), boughtBefore: (u, t) => boughtBefore(rt, u, t) });
         if (!verdict.ok) {
-          rows.push({ ...base, request: null, error: verdict.error, ...(verdict.boughtBefore ? { skipped: true, rejectCode: BOUGHT_BEFORE_CODE } : {}) });
+          rows.push({ ...base, request: null, error: verdict.error, ...(verdict.boughtBefore ? { skipped: true, rejectCode: BOUGHT_BEFORE_CODE, repeatOf: verdict.repeatOf ?? null } : {}) });
           continue;
         }
         // The purchase is fingerprinted by its pack (placement.ts packKey: the pid with one account,

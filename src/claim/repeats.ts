@@ -395,7 +395,7 @@ export function skipRepeats(rt: Pick<Runtime, 'rows'>, batch: Batch, header: rea
   let n = 0;
   candidates.forEach((c, i) => {
     const f = found[i];
-    if (f && rt.rows.skipAsRepeat(batch.id, c.idx, now, repeatMessage(f.e, { batchId: batch.id, card: !c.topUp, shared: f.shared }))) n++;
+    if (f && rt.rows.skipAsRepeat(batch.id, c.idx, now, repeatMessage(f.e, { batchId: batch.id, card: !c.topUp, shared: f.shared }), { batchId: f.e.batchId, idx: f.e.idx })) n++;
   });
   return n;
 }

@@ -42,6 +42,8 @@ export type RowJudgement =
        * `skipped` (not `invalid`: nothing is wrong with it) and never advised to be bought again.
        */
       boughtBefore?: true;
+      /** With boughtBefore: the row that holds the trxid (the purchase this row is). */
+      repeatOf?: { batchId: string; idx: number };
     };
 
 export interface JudgeContext {
@@ -76,7 +78,7 @@ export function judgeRow(raw: RawRow, ctx: JudgeContext): RowJudgement {
     // trxids they were bought with: they are those purchases, not new ones refused, and the advice
     // "a new purchase needs a new trxid" would buy them a second time.
     const bought = ctx.boughtBefore?.(usedBy, trxid!);
-    if (bought !== undefined) return { ok: false, problems: [{ column: 'trxid', reason: bought }], error: bought, boughtBefore: true };
+    if (bought !== undefined) return { ok: false, problems: [{ column: 'trxid', reason: bought }], error: bought, boughtBefore: true, repeatOf: { batchId: usedBy.batchId, idx: usedBy.idx } };
     const reason = `${o.givenTrxid ? 'trxid' : 'generated trxid'} ${trxid} was already used by batch ${usedBy.batchId}; a new purchase needs a new trxid`;
     return { ok: false, problems: [{ column: 'trxid', reason }], error: `trxid: ${reason}` };
   }

@@ -6,10 +6,19 @@
  * (store/account-identity.ts, docs/accounts.md). Audited (the audit table: who, when, both
  * identities, how many rows). The store only: no API call, no daemon needed; the daemon started
  * afterwards follows and resends those rows at the account as now configured.
+ *
+ * `topup account pause NAME` / `topup account resume NAME`: the operator's own pause of one account
+ * (account/pauses.ts, kind `operator`): stored, so every process on the home obeys it at once and it
+ * survives a restart; no order leaves for the account until it is resumed, while rows already sent
+ * there are still followed to their end. Audited. `topup accounts` lists every account and its state.
  */
 import type { Command } from 'commander';
 import { userInfo } from 'node:os';
 import { systemClock } from '../kernel/clock.js';
+import { Pauses, pauseView } from '../account/pauses.js';
+import { AuditStore } from '../store/audit.js';
+import { accountQueues } from '../ops/account-views.js';
+import type { Config } from '../config/config.js';
 import { UsageError } from '../kernel/errors.js';
 import { configuredIdentities } from '../runtime.js';
 import { confirmAccount } from '../store/account-identity.js';
@@ -17,7 +26,79 @@ import { commandConfig } from './context.js';
 import { openStoreOnly } from './store-only.js';
 
 export function registerAccounts(program: Command): void {
-  const accounts = program.command('accounts').description('Supplier accounts (accounts.toml): confirm that a re-pointed account is the same supplier account');
+  const accounts = program
+    .command('accounts')
+    .alias('account')
+    .description('Supplier accounts: list them with their state; pause or resume sending on one; confirm that a re-pointed account is the same supplier account')
+    .option('--json', 'print JSON (for scripts)')
+    .action((opts: { json?: boolean }, cmd: Command) => listAccounts(commandConfig(cmd), opts.json === true));
+  accounts
+    .command('list', { hidden: true })
+    .option('--json', 'print JSON (for scripts)')
+    .action((opts: { json?: boolean }, cmd: Command) => listAccounts(commandConfig(cmd), opts.json === true || cmd.parent?.opts<{ json?: boolean }>().json === true));
+  accounts
+    .command('pause <name>')
+    .description('Stop sending orders on account <name> until topup account resume: its unsent rows move to another account that sells them, or wait; rows already sent are still followed. Stored (every process obeys it, a restart keeps it); audited')
+    .option('--note <text>', 'why (shown beside the pause)')
+    .option('--json', 'print JSON (for scripts)')
+    .action((name: string, opts: { note?: string; json?: boolean }, cmd: Command) => {
+      const config = commandConfig(cmd);
+      const account = accountNamed(config, name);
+      const store = openStoreOnly(config);
+      try {
+        const pauses = new Pauses(store.meta, config.pollIntervalMs, systemClock, account);
+        const before = pauses.current;
+        const note = (opts.note ?? '').replace(/[\u0000-\u001f\u007f]+/g, ' ').trim().slice(0, 200);
+        const changed = pauses.hold(note);
+        const now = systemClock.now();
+        if (changed) {
+          new AuditStore(store.db).record({
+            at: now, actor: `topup account pause (${safeUser()})`, action: 'account paused',
+            detail: `account "${account}" paused by the operator${note ? `: ${note}` : ''}${before ? ` (it was paused by the supplier: ${before.kind} ${before.code})` : ''}`, outcome: 'ok',
+          });
+        }
+        const waiting = accountQueues(store, [account])[0]?.rowsWaiting ?? 0;
+        if (opts.json) {
+          process.stdout.write(`${JSON.stringify({ account, paused: true, changed, since: pauses.current?.since ?? now, rowsWaiting: waiting }, null, 2)}\n`);
+          return;
+        }
+        const several = config.accounts.accounts.length > 1;
+        process.stdout.write(
+          `${changed ? `Account "${account}" is paused` : `Account "${account}" was already paused by the operator`}: no order is sent to it until topup account resume ${account}. ` +
+            `Rows already sent there are still followed to their end. ${waiting} row${waiting === 1 ? '' : 's'} waiting on it ${several ? 'move to another account that sells their pack (a row pinned to it waits)' : 'wait'}; a running daemon sees this at its next step.\n`,
+        );
+      } finally {
+        store.close();
+      }
+    });
+  accounts
+    .command('resume <name>')
+    .description('End the operator pause of account <name>: its waiting rows are sent and routing returns to it; audited')
+    .option('--json', 'print JSON (for scripts)')
+    .action((name: string, opts: { json?: boolean }, cmd: Command) => {
+      const config = commandConfig(cmd);
+      const account = accountNamed(config, name);
+      const store = openStoreOnly(config);
+      try {
+        const pauses = new Pauses(store.meta, config.pollIntervalMs, systemClock, account);
+        const ended = pauses.resume();
+        const left = pauses.current;
+        const now = systemClock.now();
+        if (ended) {
+          new AuditStore(store.db).record({ at: now, actor: `topup account resume (${safeUser()})`, action: 'account resumed', detail: `account "${account}" resumed by the operator (paused since ${new Date(ended.since).toISOString()})`, outcome: 'ok' });
+        }
+        if (opts.json) {
+          process.stdout.write(`${JSON.stringify({ account, resumed: ended !== null, pausedSince: ended?.since ?? null, supplierPause: left ? { kind: left.kind, code: left.code } : null }, null, 2)}\n`);
+          return;
+        }
+        if (ended) process.stdout.write(`Account "${account}" is resumed: its waiting rows are sent at a running daemon's next step (within seconds), and routing places rows on it again.\n`);
+        else if (left) process.stdout.write(`Account "${account}" was not paused by the operator; it is paused by the supplier (${left.kind} ${left.code}), which ends by itself when the supplier answers again (see topup doctor).\n`);
+        else process.stdout.write(`Account "${account}" was not paused; nothing changed.\n`);
+      } finally {
+        store.close();
+      }
+    });
+  accounts
   accounts
     .command('confirm <name>')
     .description('Say that account <name>, as the accounts file names it now (URL and key), is the same supplier account its unsettled rows were sent to; audited')
@@ -43,6 +124,35 @@ export function registerAccounts(program: Command): void {
         store.close();
       }
     });
+}
+
+/** The account as the home names it (a home without accounts.toml has one, `default`). */
+function accountNamed(config: Config, name: string): string {
+  const names = config.accounts.accounts.map((a) => a.name);
+  const found = names.find((n) => n === name) ?? names.find((n) => n.toLowerCase() === name.toLowerCase());
+  if (!found) throw new UsageError(`account "${name}" is not in this home's accounts (${names.join(', ')})`);
+  return found;
+}
+
+/** `topup accounts`: each account, where it sends, and its state (the store only: no API call). */
+function listAccounts(config: Config, json: boolean): void {
+  const store = openStoreOnly(config);
+  try {
+    const names = config.accounts.accounts.map((a) => a.name);
+    const queues = new Map(accountQueues(store, names).map((q) => [q.account, q]));
+    const list = config.accounts.accounts.map((a) => {
+      const view = pauseView(store.meta, a.name);
+      const state = view.pause === null ? (view.trial ? 'on trial' : 'sending') : view.pause.kind === 'operator' ? 'paused by the operator' : view.pause.kind === 'account' ? 'account problem' : 'maintenance';
+      return { account: a.name, url: a.url ?? 'built-in sandbox', state, pause: view.pause, rowsWaiting: queues.get(a.name)?.rowsWaiting ?? 0, text: view.text };
+    });
+    if (json) {
+      process.stdout.write(`${JSON.stringify({ accounts: list.map(({ text: _t, ...x }) => ({ ...x, detail: _t })) }, null, 2)}\n`);
+      return;
+    }
+    for (const a of list) process.stdout.write(`${a.account}  ${a.url}  ${a.state}  (${a.rowsWaiting} row${a.rowsWaiting === 1 ? '' : 's'} waiting)\n  ${a.text}\n`);
+  } finally {
+    store.close();
+  }
 }
 
 function safeUser(): string {

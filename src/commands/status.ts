@@ -108,10 +108,10 @@ export function registerStatus(program: Command): void {
       if (format === 'table' && lookups.lines.length > 0) process.stdout.write(`${lookups.lines.join('\n')}\n\n`);
       if (format === 'table' && pause && !accounts) process.stdout.write(`${pauseLine(pause)}\n\n`);
       if (format === 'table' && accounts) {
-        for (const a of accounts) if (a.pause) process.stdout.write(`${a.account}: ${pauseLine(a.pause)}\n`);
+        for (const a of accounts) if (a.pause) process.stdout.write(`${a.account}: ${pauseLine(a.pause, a.account)}\n`);
         process.stdout.write(`Accounts:\n${renderTable(accounts, [
           { title: 'account', get: (a) => a.account },
-          { title: 'pause', get: (a) => (a.pause ? `${a.pause.kind} ${a.pause.code}` : '') },
+          { title: 'pause', get: (a) => (a.pause ? (a.pause.kind === 'operator' ? 'paused by the operator' : `${a.pause.kind} ${a.pause.code}`) : '') },
           { title: 'calls last min', get: (a) => a.callsLastMinute, right: true },
           { title: 'rows waiting', get: (a) => a.rowsWaiting, right: true },
           { title: 'reserved usd', get: (a) => usd(a.reservedUsd), right: true },
@@ -149,7 +149,8 @@ function pendingRenames(store: Store, config: Config): Renamed[] {
   return pendingAccountChanges(store.db, configuredIdentities(config)).pending;
 }
 
-function pauseLine(pause: PauseState): string {
+function pauseLine(pause: PauseState, account = 'default'): string {
+  if (pause.kind === 'operator') return `Sending paused by the operator since ${whenUtc(pause.since)}${pause.detail ? ` (${pause.detail})` : ''}: topup account resume ${account} sends again (rows already sent are still followed)`;
   return pause.kind === 'account'
     ? `SENDING STOPPED: account problem ${pause.code} (${pause.detail}) since ${whenUtc(pause.since)}`
     : `Orders paused by the API: ${pause.code} since ${whenUtc(pause.since)}`;

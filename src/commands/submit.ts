@@ -84,7 +84,7 @@ export function report(rt: Pick<Runtime, 'batches' | 'meta'>, batchId: string, s
   say(
     `batch ${batchId}: ${summary.rows} rows: ${c.completed} completed, ${c.cancelled} cancelled, ${c.rejected} rejected, ${c.invalid} invalid, ${c.skipped} skipped` +
       `${c.review ? `, ${c.review} to review` : ''}; spent ${summary.spentUsd.toFixed(2)} USD` +
-      `${summary.balanceAfterUsd === null ? '' : `; balance now ${summary.balanceAfterUsd.toFixed(2)} USD`}`,
+      `${summary.balanceAtEndUsd === null ? '' : `; balance now ${summary.balanceAtEndUsd.toFixed(2)} USD`}`,
   );
   for (const note of summary.notes ?? []) say(`note: ${note}`);
   say(`results: ${summary.resultFile}`);

@@ -111,7 +111,9 @@ export class FiguresCache {
     const onAccount = held && several
       ? held.pause.kind === 'account'
         ? `sending stopped on account ${held.account}: account problem ${held.pause.code} (${held.pause.detail})`
-        : `sending paused by the API on account ${held.account}: ${held.pause.code}`
+        : held.pause.kind === 'operator'
+          ? `sending paused by the operator on account ${held.account}`
+          : `sending paused by the API on account ${held.account}: ${held.pause.code}`
       : '';
     // The console is served by the daemon: a batch no process holds yet is queued for it.
     const why = waitingWhy(b, several ? null : pause, now, { pid: process.pid });

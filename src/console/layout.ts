@@ -110,6 +110,7 @@ function pauseSentence(a: AccountPause): Html {
   const p = a.pause;
   const since = new Date(p.since).toISOString().replace('T', ' ').slice(0, 19);
   const detail = p.detail && p.detail !== p.code ? ` (${p.detail})` : '';
+  if (p.kind === 'operator') return html`Sending paused by the operator on account <strong data-paused-account>${a.account}</strong> since ${since} UTC${detail}. Rows already sent are still followed; <code>topup account resume ${a.account}</code> sends again.`;
   return p.kind === 'account'
     ? html`Sending stopped on account <strong data-paused-account>${a.account}</strong>: account problem ${p.code}${detail}, since ${since} UTC. Retried by itself; check that account's key.`
     : html`Orders paused by the API on account <strong data-paused-account>${a.account}</strong>: ${p.code}${detail}, since ${since} UTC. Retried by itself.`;

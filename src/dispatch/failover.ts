@@ -115,7 +115,11 @@ export async function moveRow(
   if (rt.accounts.length < 2 || row.pinned || row.request === null || row.trxid === null || row.orderId !== null) return null;
   // Never back to its own account or one that refused it; with readyOnly, not to a paused one.
   const exclude = new Set([row.account, ...row.moves.map((m) => m.from)]);
-  if (opts.readyOnly) for (const acct of rt.accounts) if (acct.pauses().current !== null) exclude.add(acct.id);
+  // Never to an account the operator paused (`topup account pause`), whatever moves the row.
+  for (const acct of rt.accounts) {
+    const kind = acct.pauses().current?.kind;
+    if (kind === 'operator' || (opts.readyOnly && kind !== undefined)) exclude.add(acct.id);
+  }
   for (const acct of rt.accounts) if ((shortOf(rt).get(acct.id) ?? 0) > rt.clock.mono()) exclude.add(acct.id);
   if (rt.accounts.every((acct) => exclude.has(acct.id))) return null;
   // Every account's catalog that can be read, its own included: a [[pack]] entry is recognised

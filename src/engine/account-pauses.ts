@@ -66,7 +66,8 @@ export class AccountPauses {
    */
   ordersProbe(account: string): boolean {
     const kind = this.of(account).current?.kind;
-    if (kind === 'account') return false;
+    // The operator's pause (`topup account pause`): no order at all until `topup account resume`.
+    if (kind === 'account' || kind === 'operator') return false;
     return this.names.length < 2 || kind !== 'maintenance';
   }
 

@@ -135,11 +135,11 @@ export function storeGauges(registry: Registry, deps: GaugeDeps, slow: SlowReads
     },
   });
   new Gauge({
-    name: 'topup_paused', help: 'Sending paused for this reason (1) or not (0), per supplier account: account problem, maintenance', labelNames: ['kind', 'account'], registers: r,
+    name: 'topup_paused', help: 'Sending paused for this reason (1) or not (0), per supplier account: account problem, maintenance, operator (topup account pause)', labelNames: ['kind', 'account'], registers: r,
     collect() {
       for (const a of rt.accounts) {
         const p = Pauses.read(rt.meta, a.id);
-        for (const k of ['account', 'maintenance'] as const) this.set({ kind: k, account: a.id }, p?.kind === k ? 1 : 0);
+        for (const k of ['account', 'maintenance', 'operator'] as const) this.set({ kind: k, account: a.id }, p?.kind === k ? 1 : 0);
       }
     },
   });
@@ -148,7 +148,7 @@ export function storeGauges(registry: Registry, deps: GaugeDeps, slow: SlowReads
     collect() {
       for (const a of rt.accounts) {
         const p = Pauses.read(rt.meta, a.id);
-        for (const k of ['account', 'maintenance'] as const) this.set({ kind: k, account: a.id }, p?.kind === k ? seconds(rt.clock.now() - p.since) : 0);
+        for (const k of ['account', 'maintenance', 'operator'] as const) this.set({ kind: k, account: a.id }, p?.kind === k ? seconds(rt.clock.now() - p.since) : 0);
       }
     },
   });

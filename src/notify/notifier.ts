@@ -57,6 +57,7 @@ export class Notifier {
         spentUsd: s.spentUsd,
         refundedUsd: s.refundedUsd,
         balanceAfterUsd: s.balanceAfterUsd,
+        balanceAtEndUsd: s.balanceAtEndUsd,
         resultFile: basename(s.resultFile),
       }),
     );

@@ -122,6 +122,7 @@ export function waitingWhy(b: Batch, pause: PauseState | null, now = systemClock
   else if (b.waitReason) parts.push(`waiting: ${b.waitReason}${b.waitDetail ? ` (${b.waitDetail})` : ''}`);
   if (pause?.kind === 'account') parts.push(`sending stopped: account problem ${pause.code} (${pause.detail})`);
   else if (pause?.kind === 'maintenance') parts.push(`sending paused by the API: ${pause.code}`);
+  else if (pause?.kind === 'operator') parts.push('sending paused by the operator (topup account resume)');
   if (!heldByLiveProcess(b, now)) {
     parts.push(daemon ? `not started yet: the daemon running on this home (pid ${daemon.pid}) takes it up at its next look` : 'no process is running it: start the daemon, or topup daemon --once');
   }

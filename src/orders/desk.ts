@@ -82,6 +82,7 @@ export class Desk implements OrderDesk, PlayerCheckDesk {
     const p = Pauses.read(this.#rt.meta, account);
     if (p === null) return null;
     const since = new Date(p.since).toISOString();
+    if (p.kind === 'operator') return { code: p.code, message: `waiting: the operator paused sending on this account since ${since}; nothing was created, and the order is sent when it is resumed (or moved to another account that sells it)` };
     return p.kind === 'maintenance'
       ? { code: p.code, message: `waiting: the supplier answered ${p.code} (its maintenance) since ${since}; nothing was created, and the order is sent again when it ends` }
       : { code: p.code, message: `waiting: the supplier account has a problem since ${since} (${p.code}: ${p.detail}); the order is sent again once it is resolved` };

@@ -31,9 +31,11 @@ export async function finishBatch(rt: Pick<Runtime, 'account' | 'accounts' | 'ac
     return null;
   }
   if (late.note !== null) rt.log.error({ batch: batch.id, file: batch.sourceName, lines: late.lines.length }, late.note);
-  let balanceAfter: number | null = null;
-  // Several accounts: the balance of each account (the summary's figure is their sum); one
-  // account: its balance, as before.
+  // The accounts' balance read after the batch's last order: a fact about the accounts at that time,
+  // including whatever other batches spent and top-ups added meanwhile (summary.balanceAtEndUsd).
+  // The batch's own "balance after" is its balance before less its own spend (summary.ts).
+  let balanceAtEnd: number | null = null;
+  // Several accounts: the balance of each account (balanceAtEnd is their sum).
   let byAccount: Record<string, number | null> | null = null;
   if (batch.state !== 'duplicate') {
     // Every account of the home, as the balance before was read (account/funds.ts): rows may have
@@ -42,7 +44,7 @@ export async function finishBatch(rt: Pick<Runtime, 'account' | 'accounts' | 'ac
     for (const name of used) {
       try {
         const usd = (await rt.accountOf(name).client.balance({ priority: Priority.lookup })).balanceUsd;
-        balanceAfter = (balanceAfter ?? 0) + usd;
+        balanceAtEnd = (balanceAtEnd ?? 0) + usd;
         if (rt.accounts.length > 1) (byAccount ??= {})[name] = usd;
       } catch (err) {
         if (rt.accounts.length > 1) (byAccount ??= {})[name] = null;
@@ -55,11 +57,11 @@ export async function finishBatch(rt: Pick<Runtime, 'account' | 'accounts' | 'ac
   const xlsx = batch.dialect.xlsx ? paths.resultXlsx : null;
   await writeBatchResults(rt, batch, { csv: paths.resultFile, xlsx }, false, late.lines);
   removePartials(rt, batch);
-  const summary = summarize(batch, rt.rows.iterate(batch.id), { csv: paths.resultFile, xlsx }, balanceAfter, now, late, readColumnReport(rt, batch), byAccount, new PlayerCheckStore(rt.db).batchCalls(batch.id));
+  const summary = summarize(batch, rt.rows.iterate(batch.id), { csv: paths.resultFile, xlsx }, balanceAtEnd, now, late, readColumnReport(rt, batch), byAccount, new PlayerCheckStore(rt.db).batchCalls(batch.id));
   writeSummaryFile(paths.summaryFile, summary);
   // The files are written and the batch not yet done: a crash here writes them again (same names).
   await rt.clock.yield();
-  const marked = rt.db.transaction(() => JSON.stringify(rt.rows.counts(batch.id)) === before && rt.batches.finish(batch.id, balanceAfter, paths.resultFile, now)).immediate();
+  const marked = rt.db.transaction(() => JSON.stringify(rt.rows.counts(batch.id)) === before && rt.batches.finish(batch.id, summary.balanceAfterUsd, paths.resultFile, now)).immediate();
   if (!marked) {
     rt.log.info({ batch: batch.id }, 'rows changed while the results were written: they are written again');
     return null;

@@ -95,18 +95,24 @@ function isoSecond(ms: number): string {
   return new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
 }
 
-export function resultCells(row: Row, layout: ResultLayout, partial = false): ResultCell[] {
+/**
+ * `earlier`: for a row skipped as a repeat, the row whose purchase it is (rows.repeat_of): its trxid
+ * and order id fill the row's own empty cells, so the reseller finds the purchase the row repeats
+ * (a new-user trial: both cells were empty, only the error's words named the order).
+ */
+export function resultCells(row: Row, layout: ResultLayout, partial = false, earlier: Pick<Row, 'trxid' | 'orderId'> | null = null): ResultCell[] {
   const cells = row.cells.slice(0, layout.width);
   while (cells.length < layout.width) cells.push('');
   if (layout.trxidCol !== null && row.trxid !== null) cells[layout.trxidCol] = row.trxid;
+  else if (layout.trxidCol !== null && earlier?.trxid && (cells[layout.trxidCol] ?? '').trim() === '') cells[layout.trxidCol] = earlier.trxid;
   const final = FINAL.has(row.state);
   const money = rowMoney(row);
   const value = (col: ResultColumn): ResultCell => {
     switch (col) {
       case 'trxid':
-        return row.trxid ?? '';
+        return row.trxid ?? earlier?.trxid ?? '';
       case 'orderId':
-        return row.orderId ?? '';
+        return row.orderId ?? earlier?.orderId ?? '';
       case 'status':
         return resultStatus(row, partial);
       case 'packName':
@@ -159,7 +165,7 @@ export function* resultPages(rt: Pick<Runtime, 'rows'>, batchId: string, layout:
   for (;;) {
     const rows = rt.rows.page(batchId, from, pageSize);
     if (rows.length === 0) return;
-    yield rows.map((r) => resultCells(r, layout, partial));
+    yield rows.map((r) => resultCells(r, layout, partial, r.repeatOf ? repeatedPurchase(rt, r) : null));
     from = rows[rows.length - 1]!.idx + 1;
   }
 }
@@ -168,4 +174,21 @@ export function* resultPages(rt: Pick<Runtime, 'rows'>, batchId: string, layout:
 export function csvMoney(usd: number, dialect: InputDialect): string {
   const text = usd.toFixed(2);
   return dialect.delimiter === ';' ? text.replace('.', ',') : text;
+}
+
+/**
+ * The purchase a row skipped as a repeat stands for, as it is now (an order placed since the skip
+ * shows its id): the row its repeat_of names, followed through rows that were themselves skipped as
+ * repeats (a re-drop of a re-drop) to the one that holds a trxid. Null when none is found.
+ */
+function repeatedPurchase(rt: Pick<Runtime, 'rows'>, row: Row): Pick<Row, 'trxid' | 'orderId'> | null {
+  let ref = row.repeatOf ?? null;
+  // A chain is a few re-drops long; the bound only guards against a cycle no writer makes.
+  for (let hop = 0; ref && hop < 16; hop++) {
+    const earlier = rt.rows.get(ref.batchId, ref.idx);
+    if (!earlier) return null;
+    if (earlier.trxid !== null || earlier.orderId !== null) return { trxid: earlier.trxid, orderId: earlier.orderId };
+    ref = earlier.repeatOf ?? null;
+  }
+  return null;
 }

@@ -29,10 +29,24 @@ export interface BatchSummary {
   counts: Pick<StateCounts, 'completed' | 'cancelled' | 'rejected' | 'invalid' | 'skipped' | 'review'>;
   spentUsd: number;
   refundedUsd: number;
+  /** The accounts' balance when the batch was funded (the sum over the home's accounts). */
   balanceBeforeUsd: number | null;
+  /**
+   * balanceBeforeUsd less this batch's own spend (spentUsd): what this batch left, whatever other
+   * batches running beside it spent (a new-user trial: 2000.00 / 1968.55 for a batch that spent
+   * 6.65, since the balance read at its end included a concurrent batch's spend). Null when the
+   * balance before was never read. Orders only: player checks the supplier charged are in
+   * playerChecks.costUsd.
+   */
   balanceAfterUsd: number | null;
-  /** Several accounts: the balance after, per account of the home (balanceAfterUsd is their sum, as balanceBeforeUsd is; null: not readable). */
-  balanceAfterByAccount?: Record<string, number | null>;
+  /**
+   * The accounts' balance as read after the batch's last order ended (the sum over the home's
+   * accounts; null: not readable): the account at that time, including other batches' spend and any
+   * top-up meanwhile. What `topup submit` calls "balance now".
+   */
+  balanceAtEndUsd: number | null;
+  /** Several accounts: balanceAtEndUsd per account of the home (null: not readable). */
+  balanceAtEndByAccount?: Record<string, number | null>;
   resultFile: string;
   /** The workbook result, written for an .xlsx input; null otherwise. */
   resultXlsxFile: string | null;
@@ -94,7 +108,7 @@ export function summarize(
   batch: Batch,
   rows: Iterable<Row>,
   files: { csv: string; xlsx: string | null },
-  balanceAfter: number | null,
+  balanceAtEnd: number | null,
   now: number,
   late: { lines: readonly { line: number }[]; note: string | null } = { lines: [], note: null },
   columns: ColumnReport | null = null,
@@ -142,8 +156,10 @@ export function summarize(
     spentUsd: spentCents / 100,
     refundedUsd: refundedCents / 100,
     balanceBeforeUsd: batch.balanceBefore,
-    balanceAfterUsd: balanceAfter,
-    ...(byAccount ? { balanceAfterByAccount: byAccount } : {}),
+    // In cents, as spentUsd is summed: before less spent to the cent.
+    balanceAfterUsd: batch.balanceBefore === null ? null : (Math.round(batch.balanceBefore * 100) - spentCents) / 100,
+    balanceAtEndUsd: balanceAtEnd,
+    ...(byAccount ? { balanceAtEndByAccount: byAccount } : {}),
     resultFile: files.csv,
     resultXlsxFile: files.xlsx,
     version: batch.resultVersion,

@@ -825,6 +825,13 @@ export const MIGRATIONS: readonly string[] = [
             ELSE NEW.state END AS s);
   END;
   `,
+  // 26. rows.repeat_of: the purchase a row skipped as a repeat stands for (JSON {"batchId","idx"}),
+  //     set in the transaction that skips it (rows.skipAsRepeat, or the insert of a row whose trxid
+  //     an earlier row bought). The result file names that purchase's trxid and order id from it:
+  //     the reseller finds the purchase the row repeats (a new-user trial: both cells were empty).
+  `
+  ALTER TABLE rows ADD COLUMN repeat_of TEXT;
+  `,
 ];
 
 /**

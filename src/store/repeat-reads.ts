@@ -12,6 +12,8 @@ import type { RowState } from './row-states.js';
 /** A row of another batch with the same purchase fingerprint: a purchase a row may repeat (claim/repeats.ts decides). */
 export interface EarlierPurchase {
   batchId: string;
+  /** Its row's index in its batch (what a skipped row's repeat_of names). */
+  idx: number;
   file: string;
   line: number;
   orderId: string | null;
@@ -51,7 +53,7 @@ export class RepeatReads extends RowLookups {
   earlierRows(fingerprints: string | readonly string[], batchId: string, since: number, chain: readonly string[] = []): EarlierPurchase[] {
     const fps = JSON.stringify(typeof fingerprints === 'string' ? [fingerprints] : [...new Set(fingerprints)]);
     const rows = this.stmt(
-      `SELECT r.batch_id AS batchId, b.source_name AS file, r.line, r.order_id AS orderId, r.state, r.refunded, r.error,
+      `SELECT r.batch_id AS batchId, r.idx, b.source_name AS file, r.line, r.order_id AS orderId, r.state, r.refunded, r.error,
          coalesce(r.first_sent_at, b.created_at) AS at, b.header_json AS header, r.cells_json AS cells
        FROM rows r JOIN batches b ON b.id = r.batch_id
        WHERE ${EARLIER_TERMS}

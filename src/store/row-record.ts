@@ -40,6 +40,14 @@ export interface NewRow {
   playerName?: string | null;
   /** What the reseller charged for it (intake/sale-price.ts), for revenue and margin; never what is paid. */
   saleUsd?: number | null;
+  /** A row skipped as a repeat: the earlier row whose purchase it is (migration 26). */
+  repeatOf?: RowRef | null;
+}
+
+/** One row of one batch. */
+export interface RowRef {
+  batchId: string;
+  idx: number;
 }
 
 /** What the API told us about a placed order. */
@@ -126,6 +134,8 @@ export interface Row {
   updatedAt: number;
   /** The player's name a check gave before the row was stored; null when none was made (or it said not found). */
   playerName?: string | null;
+  /** Skipped as a repeat: the earlier row whose purchase it is (its trxid and order id go in the result), else null. */
+  repeatOf?: RowRef | null;
 }
 
 export interface RowRecord {
@@ -169,6 +179,7 @@ export interface RowRecord {
   resolved_at: number | null;
   updated_at: number;
   player_name?: string | null;
+  repeat_of?: string | null;
 }
 
 export function toRow(r: RowRecord): Row {
@@ -213,6 +224,7 @@ export function toRow(r: RowRecord): Row {
     resolvedAt: r.resolved_at,
     updatedAt: r.updated_at,
     playerName: r.player_name ?? null,
+    repeatOf: r.repeat_of ? (JSON.parse(r.repeat_of) as RowRef) : null,
   };
 }
 

@@ -14,9 +14,9 @@ export class RowWrites extends RepeatReads {
   insertAll(batchId: string, rows: Iterable<NewRow>, now: number): number {
     const stmt = this.stmt(
       `INSERT INTO rows (batch_id, idx, line, cells_json, state, account, pinned, trxid, request_json, product_id, slug, pack_name, quantity,
-         unit_price_usd, expected_usd, max_price_usd, error, reject_code, fingerprint, fingerprint_alts, repeat_check, player_name, sale_usd, updated_at)
+         unit_price_usd, expected_usd, max_price_usd, error, reject_code, fingerprint, fingerprint_alts, repeat_check, player_name, sale_usd, repeat_of, updated_at)
        VALUES (@batchId, @idx, @line, @cells, @state, @account, @pinned, @trxid, @request, @productId, @slug, @packName, @quantity,
-         @unitPriceUsd, @expectedUsd, @maxPriceUsd, @error, @rejectCode, @fingerprint, @fingerprintAlts, @repeatCheck, @playerName, @saleUsd, @now)`,
+         @unitPriceUsd, @expectedUsd, @maxPriceUsd, @error, @rejectCode, @fingerprint, @fingerprintAlts, @repeatCheck, @playerName, @saleUsd, @repeatOf, @now)`,
     );
     let n = 0;
     for (const r of rows) {
@@ -44,6 +44,7 @@ export class RowWrites extends RepeatReads {
         repeatCheck: r.repeatCheck && r.request && !r.skipped ? 1 : 0,
         playerName: r.playerName ?? null,
         saleUsd: r.saleUsd ?? null,
+        repeatOf: r.repeatOf ? JSON.stringify({ batchId: r.repeatOf.batchId, idx: r.repeatOf.idx }) : null,
         now,
       };
       try {

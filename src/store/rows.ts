@@ -14,7 +14,7 @@
  */
 import { RowWrites } from './row-writes.js';
 import { unsynced } from './db.js';
-import type { OrderFacts, Resolution } from './row-record.js';
+import type { OrderFacts, Resolution, RowRef } from './row-record.js';
 import { ROW_EDGES, type RowEvent, type RowState } from './row-states.js';
 import type { AccountIdentity } from '../kernel/identity.js';
 import { batchState, rowState, rowStates } from './state-sql.js';
@@ -487,13 +487,13 @@ export class RowStore extends RowWrites {
    * the first's rows. Only while the batch is `claimed` (nothing of it can have been sent), only a
    * row marked repeat_check; its derived trxid is given up with its request (a skipped row sends nothing).
    */
-  skipAsRepeat(batchId: string, idx: number, now: number, error: string): boolean {
+  skipAsRepeat(batchId: string, idx: number, now: number, error: string, of: RowRef): boolean {
     return this.#run(
       'repeat',
-      this.#sql('repeat', 'skipped', `reject_code = ${q(REPEAT_CODE)}, request_json = NULL, trxid = NULL, error = @error`, {
+      this.#sql('repeat', 'skipped', `reject_code = ${q(REPEAT_CODE)}, request_json = NULL, trxid = NULL, error = @error, repeat_of = @repeatOf`, {
         guard: `repeat_check = 1 AND EXISTS (SELECT 1 FROM batches b WHERE b.id = @batchId AND b.state = ${batchState('claimed')})`,
       }),
-      { batchId, idx, now, error },
+      { batchId, idx, now, error, repeatOf: JSON.stringify({ batchId: of.batchId, idx: of.idx }) },
     );
   }
 

@@ -29,7 +29,7 @@ import type { Logger } from '../kernel/log.js';
 import type { Db } from '../store/db.js';
 import type { OrderDesk } from '../orders/types.js';
 import type { Runtime } from '../runtime.js';
-import { LEASE_MARGIN_MS, WebhookOutbox, type DueEvent } from './outbox.js';
+import { LEASE_MARGIN_MS, RECEIVER_PROBE_MS, WebhookOutbox, type DueEvent } from './outbox.js';
 import { SIGNATURE_HEADER, sign } from './signer.js';
 import { originOf } from '../config/order-api-settings.js';
 
@@ -118,6 +118,12 @@ export class Deliverer {
   #closing = false;
   #loop: Promise<void> | null = null;
   #lastLogged = { text: '', at: -Infinity };
+  /**
+   * URLs whose last attempt here failed, with when one of their events was last tried (wall ms of
+   * rt.clock): each gets one event tried ahead of its back-off every RECEIVER_PROBE_MS, and its first
+   * 2xx makes its whole backlog due (outbox.ts receiverBack).
+   */
+  readonly #failing = new Map<string, number>();
   /** Posts made by this deliverer (tests and the log). */
   posts = 0;
 
@@ -138,6 +144,13 @@ export class Deliverer {
 
   /** Starts the loop: a look every interval, and at once on wake(). */
   start(): this {
+    // URLs an earlier process left failing (events waiting out a back-off there): probed from the
+    // start, not only after this process has seen one fail.
+    try {
+      for (const url of this.#outbox.failingUrls()) this.#failing.set(url, this.#d.clock.now());
+    } catch (err) {
+      this.#warn(`webhooks: could not read the outbox: ${errorText(err, this.#d.settings.secret)}`);
+    }
     this.#loop ??= this.#run();
     return this;
   }
@@ -235,6 +248,7 @@ export class Deliverer {
       const free = this.#concurrency - this.#inFlight.size;
       if (free <= 0) return;
       const now = this.#d.clock.now();
+      this.#probeFailing(now);
       // A few more than the free slots: some may be of orders already in flight.
       for (const ev of this.#outbox.due(now, free + this.#inFlight.size)) {
         if (this.#inFlight.size >= this.#concurrency) break;
@@ -250,16 +264,53 @@ export class Deliverer {
           continue;
         }
         if (target === null || secret === null) continue;
-        if (!this.#outbox.claim(ev.id, ev.nextAttemptAt, now + this.#timeoutMs + LEASE_MARGIN_MS, target)) continue;
-        const post = this.#post(ev, target, secret).finally(() => {
-          this.#inFlight.delete(key);
-          // A slot is free: the next due event (maybe this order's next one) goes now.
-          this.#fill();
-        });
-        this.#inFlight.set(key, post);
+        this.#start(ev, target, secret, now);
       }
     } catch (err) {
       this.#warn(`webhooks: could not read the outbox: ${errorText(err, this.#d.settings.secret)}`);
+    }
+  }
+
+  /** Claims one event (false: another deliverer took it, or it changed) and posts it in a slot. */
+  #start(ev: DueEvent, target: string, secret: string, now: number): boolean {
+    if (!this.#outbox.claim(ev.id, ev.nextAttemptAt, now + this.#claimSpanMs, target)) return false;
+    if (this.#failing.has(target)) this.#failing.set(target, now);
+    const key = `${ev.batchId}:${ev.idx}`;
+    const post = this.#post(ev, target, secret).finally(() => {
+      this.#inFlight.delete(key);
+      // A slot is free: the next due event (maybe this order's next one) goes now.
+      this.#fill();
+    });
+    this.#inFlight.set(key, post);
+    return true;
+  }
+
+  /** How long a claim holds an event: the request's timeout and a margin (outbox.ts). */
+  get #claimSpanMs(): number {
+    return this.#timeoutMs + LEASE_MARGIN_MS;
+  }
+
+  /**
+   * For each URL that failed and had no event tried for RECEIVER_PROBE_MS: its event whose back-off
+   * ends first is tried now, ahead of its slot (one post per URL per interval while it stays down).
+   * Only the URL that event was last tried at, and only while that is still where it goes.
+   */
+  #probeFailing(now: number): void {
+    const secret = this.#d.settings.secret;
+    if (secret === null) return;
+    for (const [url, lastTry] of this.#failing) {
+      if (now - lastTry < RECEIVER_PROBE_MS || this.#inFlight.size >= this.#concurrency) continue;
+      // Tried now or not, the next look at this URL is an interval on.
+      this.#failing.set(url, now);
+      const ev = this.#outbox.receiverProbe(url, now, this.#claimSpanMs);
+      if (!ev) {
+        this.#failing.delete(url); // nothing of it waits any more
+        continue;
+      }
+      if (this.#inFlight.has(`${ev.batchId}:${ev.idx}`)) continue;
+      const callback = ev.callbackUrl !== null && this.#allowed(ev.callbackUrl) ? ev.callbackUrl : null;
+      if ((callback ?? this.#d.settings.url) !== url) continue; // it would go elsewhere now: left to its schedule
+      this.#start(ev, url, secret, now);
     }
   }
 
@@ -297,8 +348,17 @@ export class Deliverer {
       const now = this.#d.clock.now();
       if (failure === null) {
         this.#outbox.delivered(ev.id, now, status!);
+        // The receiver answers: whatever waits out a back-off after failing there is due now, not
+        // at each event's own slot (up to 15 min, 30 min … later). Only after a failure seen here
+        // or an event that had failed before, so a healthy receiver costs no extra write per post.
+        if (this.#failing.delete(url) || ev.attempts > 0) {
+          const back = this.#outbox.receiverBack(url, now, this.#claimSpanMs);
+          if (back > 0) this.#d.log.info({ receiver: safeOrigin(url), events: back }, 'webhook receiver answers again: its waiting events are sent now');
+          this.#fill();
+        }
         return;
       }
+      if (!this.#failing.has(url)) this.#failing.set(url, now);
       const error = errorText(failure, secret);
       const r = this.#outbox.attemptFailed(ev.id, now, { error, status }, this.#d.entropy.random());
       if (r?.delivery === 'failed') {
@@ -318,5 +378,14 @@ export class Deliverer {
     if (text === this.#lastLogged.text && now - this.#lastLogged.at < 60_000) return;
     this.#lastLogged = { text, at: now };
     this.#d.log.warn(text);
+  }
+}
+
+/** A URL's origin for the log (a shop's path may carry a token); never throws. */
+function safeOrigin(url: string): string {
+  try {
+    return originOf(url, 'webhook URL');
+  } catch {
+    return 'the webhook URL';
   }
 }

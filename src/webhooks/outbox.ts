@@ -18,6 +18,12 @@
  *    (`failed`) at the first failed attempt once GIVE_UP_AFTER_MS has passed since the event and it
  *    has had MIN_ATTEMPTS attempts (the schedule's span is ≥ 24 h then; a replayed event gets the
  *    attempts again);
+ *  - a receiver back from an outage gets its backlog at once, not on each event's back-off: an
+ *    answer (2xx) from a URL brings every event waiting out a back-off after failing there due now
+ *    (receiverBack), and while a URL fails, one waiting event is tried every RECEIVER_PROBE_MS
+ *    ahead of its slot (receiverProbe) so that a return is noticed within that time. Neither
+ *    touches an event held by a claim (its wait is no longer than a claim's), so two deliverers
+ *    still never post one event at once; the order rule still holds (only an order's head goes);
  *  - `none`: no URL applies (no TOPUP_ORDER_WEBHOOK_URL and no callbackUrl on the order). Nothing
  *    is posted; the feed still lists it. `topup webhooks replay` sends it once a URL is set.
  */
@@ -37,6 +43,13 @@ export const GIVE_UP_AFTER_MS = 26 * H;
 export const MIN_ATTEMPTS = attemptsSpanning(24 * H);
 /** A claim holds an event for the request's timeout and this much more (a slow write, a GC pause). */
 export const LEASE_MARGIN_MS = 20 * S;
+/**
+ * While a receiver fails, one of its events waiting out a back-off is tried this often (ahead of its
+ * slot): the back-off per event grows to 15 min, 30 min, 2 h, and a receiver back from an outage
+ * was otherwise noticed only at the earliest of them (a new-user trial: 27 of 283 events delivered
+ * in the first 60 s after the receiver came back).
+ */
+export const RECEIVER_PROBE_MS = 10 * S;
 /** The jitter on each wait: ±10%. */
 const JITTER = 0.1;
 
@@ -117,6 +130,15 @@ export class WebhookOutbox {
         WHERE id = ? AND delivery = 'pending'`),
       failedAttempt: db.prepare<[string, number, string | null, number | null, number]>(`UPDATE order_events SET delivery = ?, next_attempt_at = ?, last_error = ?, last_status = ?
         WHERE id = ? AND delivery = 'pending'`),
+      // Back-offs longer than a claim (`> ?`: now + the claim's span), of events last tried at this URL.
+      back: db.prepare<[number, string, number]>(`UPDATE order_events SET next_attempt_at = ? WHERE delivery = 'pending' AND url = ? AND next_attempt_at > ?`),
+      // The event at this URL whose back-off ends first, among order heads not held by a claim.
+      probe: db.prepare<[string, number]>(`SELECT ${COLUMNS}, r.callback_url AS callbackUrl
+        FROM order_events e LEFT JOIN rows r ON r.batch_id = e.batch_id AND r.idx = e.idx
+        WHERE e.delivery = 'pending' AND e.url = ? AND e.next_attempt_at > ?
+          AND NOT EXISTS (SELECT 1 FROM order_events p WHERE p.batch_id = e.batch_id AND p.idx = e.idx AND p.id < e.id AND p.delivery = 'pending')
+        ORDER BY e.next_attempt_at, e.id LIMIT 1`),
+      failingUrls: db.prepare(`SELECT DISTINCT url FROM order_events WHERE delivery = 'pending' AND last_error IS NOT NULL AND url IS NOT NULL`).pluck(),
       one: db.prepare<[number]>(`SELECT ${COLUMNS} FROM order_events e WHERE e.id = ?`),
       counts: db.prepare(`SELECT delivery, count(*) AS n FROM order_events GROUP BY delivery`),
       oldestPending: db.prepare(`SELECT ${COLUMNS} FROM order_events e WHERE e.delivery = 'pending' AND e.next_attempt_at >= 0 ORDER BY e.id LIMIT 1`),
@@ -174,6 +196,31 @@ export class WebhookOutbox {
     if (now < deadline && next > deadline) next = deadline;
     this.#q.failedAttempt.run('pending', next, error, why.status, id);
     return { delivery: 'pending', nextAttemptAt: next };
+  }
+
+  /**
+   * `url` answered 2xx: every event waiting out a back-off after failing there is due now (a
+   * receiver back from an outage gets its backlog at once; the deliverer's concurrency paces it).
+   * `claimSpanMs` is how long a claim holds an event (the request's timeout and LEASE_MARGIN_MS):
+   * an event due later than that is waiting out a back-off, never held by a claim (a claim's hold is
+   * never longer), so no event another deliverer is posting is made due. Returns how many.
+   */
+  receiverBack(url: string, now: number, claimSpanMs: number): number {
+    return this.#q.back.run(now, url, now + claimSpanMs).changes;
+  }
+
+  /**
+   * While `url` fails: its order head whose back-off ends first, if that is later than a claim's
+   * span (so not held by one). The deliverer claims it with the next_attempt_at read here and
+   * posts it ahead of its slot: the receiver's return is noticed within RECEIVER_PROBE_MS.
+   */
+  receiverProbe(url: string, now: number, claimSpanMs: number): DueEvent | undefined {
+    return this.#q.probe.get(url, now + claimSpanMs) as DueEvent | undefined;
+  }
+
+  /** URLs with events waiting out a back-off after failing there (the deliverer probes them). */
+  failingUrls(): string[] {
+    return this.#q.failingUrls.all() as string[];
   }
 
   get(id: number): OutboxEvent | undefined {

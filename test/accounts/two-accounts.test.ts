@@ -62,8 +62,9 @@ describe('two accounts', () => {
     expect(new Set([...trxids(a), ...trxids(b)]).size).toBe(8);
     // The summary's balance after is each account's, and their sum (every account of the home).
     const summary = readSummary(home, 'mixed');
-    expect(summary.balanceAfterByAccount).toEqual({ main: a.admin.account().balanceUsd, second: b.admin.account().balanceUsd });
-    expect(summary.balanceAfterUsd).toBeCloseTo(a.admin.account().balanceUsd + b.admin.account().balanceUsd, 2);
+    expect(summary.balanceAtEndByAccount).toEqual({ main: a.admin.account().balanceUsd, second: b.admin.account().balanceUsd });
+    expect(summary.balanceAtEndUsd).toBeCloseTo(a.admin.account().balanceUsd + b.admin.account().balanceUsd, 2);
+    expect(summary.balanceAfterUsd).toBeCloseTo(summary.balanceBeforeUsd - summary.spentUsd, 2);
   });
 
   it('priority: the first account that sells the pack, even at a higher price; an `account` column pins a row', async () => {

@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { RepeatMatcher, type EarlierPurchase, type RowInFile } from '../../src/claim/repeats.js';
 
 const header = ['pid', 'quantity', 'Customer'];
-const purchase = (line: number, customer: string, state: EarlierPurchase['state'] = 'completed', refunded: boolean | null = null): EarlierPurchase => ({
+const purchase = (line: number, customer: string, state: EarlierPurchase['state'] = 'completed', refunded: boolean | null = null): EarlierPurchase => ({ idx: line - 2,
   batchId: 'b0', file: 'morning.csv', line, orderId: `O${line}`, state, refunded, error: null, at: 0, header, cells: ['KEY-PUBG-60', '2', customer],
 });
 const row = (line: number, customer: string, extra: string[] = []): RowInFile => ({

@@ -1,5 +1,5 @@
 /**
- * Adversarial review round 3 (issue 22), outbox/finish.ts balanceAfterByAccount. With several
+ * Adversarial review round 3 (issue 22), outbox/finish.ts.balanceAtEndByAccount. With several
  * accounts the batch's balance BEFORE is the sum of every account's balance (account/funds.ts
  * judgeFunds: setBalanceBefore(total)), but its balance AFTER is the sum over the accounts that
  * placed rows of the batch only. A batch placed on one of two accounts then reads, in summary.json
@@ -31,7 +31,7 @@ describe('summary balances with two accounts', () => {
     expect(readResult(home, 'one').map((x) => [x.status, x.account])).toEqual([['completed', 'main'], ['completed', 'main']]);
     expect(b.admin.ledger().orders).toHaveLength(0);
     const s = readSummary(home, 'one');
-    expect(s.balanceAfterByAccount).toEqual({ main: a.admin.account().balanceUsd, second: b.admin.account().balanceUsd });
+    expect(s.balanceAtEndByAccount).toEqual({ main: a.admin.account().balanceUsd, second: b.admin.account().balanceUsd });
     // Before and after must be read over the same accounts (on main: before 2000, after 998.16).
     expect(s.balanceBeforeUsd - s.balanceAfterUsd, JSON.stringify({ before: s.balanceBeforeUsd, after: s.balanceAfterUsd, spent: s.spentUsd })).toBeCloseTo(s.spentUsd, 2);
   }, 150_000);
@@ -53,6 +53,6 @@ describe('summary balances with two accounts', () => {
     expect(r.code, r.stderr.slice(-2000)).toBe(0);
     expect(readResult(home, 'moved').map((x) => [x.status, x.account])).toEqual([['completed', 'main'], ['completed', 'main']]);
     const s = readSummary(home, 'moved');
-    expect(s.balanceBeforeUsd - s.balanceAfterUsd, JSON.stringify({ before: s.balanceBeforeUsd, after: s.balanceAfterUsd, byAccount: s.balanceAfterByAccount, spent: s.spentUsd })).toBeCloseTo(s.spentUsd, 2);
+    expect(s.balanceBeforeUsd - s.balanceAfterUsd, JSON.stringify({ before: s.balanceBeforeUsd, after: s.balanceAfterUsd, byAccount: s.balanceAtEndByAccount, spent: s.spentUsd })).toBeCloseTo(s.spentUsd, 2);
   }, 150_000);
 });

@@ -53,7 +53,7 @@ function drive(rt: Runtime, event: RowEvent, to: RowState, owner = rt.owner): vo
       rt.db.prepare(`INSERT OR IGNORE INTO rows (batch_id, idx, line, cells_json, state, fingerprint, updated_at) VALUES ('b0', 0, 2, '[]', 'completed', 'fp-0', ?)`).run(now);
       rt.db.prepare(`UPDATE rows SET fingerprint = 'fp-0', repeat_check = 1 WHERE batch_id = 'b1' AND idx = 0`).run();
       rt.db.prepare(`UPDATE batches SET state = 'claimed' WHERE id = 'b1'`).run();
-      for (const c of rt.rows.repeatCandidates('b1')) rt.rows.skipAsRepeat('b1', c.idx, now, 'repeat');
+      for (const c of rt.rows.repeatCandidates('b1')) rt.rows.skipAsRepeat('b1', c.idx, now, 'repeat', { batchId: 'b0', idx: 0 });
       return void rt.db.prepare(`UPDATE batches SET state = 'open' WHERE id = 'b1'`).run();
     }
     case 'moved': {

@@ -179,7 +179,7 @@ ${tableWrap('Progress', html`<table><thead><tr>${FIGURE_HEADERS}</tr></thead><tb
   <div><dt>Created</dt><dd>${timeTag(b.createdAt, ctx.now)}</dd></div>
   ${b.startedAt ? html`<div><dt>Started</dt><dd>${timeTag(b.startedAt, ctx.now)}</dd></div>` : ''}
   ${b.finishedAt ? html`<div><dt>Finished</dt><dd>${timeTag(b.finishedAt, ctx.now)}</dd></div>` : ''}
-  ${b.balanceBefore !== null ? html`<div><dt>Balance before / after</dt><dd>${usd(b.balanceBefore)} / ${usd(b.balanceAfter)}</dd></div>` : ''}
+  ${b.balanceBefore !== null ? html`<div><dt>Balance before / after this batch</dt><dd data-f="balance-before-after">${usd(b.balanceBefore)} / ${usd(b.balanceAfter)} <span class="muted">(after: before less this batch's own spend; other batches not included)</span></dd></div>` : ''}
   ${b.fileError ? html`<div><dt>File error</dt><dd>${b.fileError}</dd></div>` : ''}
 </dl>
 <h3>By status</h3>

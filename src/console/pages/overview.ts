@@ -10,7 +10,7 @@ import { JOB_NAMES, lastRunKey, scheduleKey, type JobName } from '../../reports/
 import { roundCents } from '../../kernel/money.js';
 import { PlayerCheckStore } from '../../store/player-checks.js';
 import { systemClock } from '../../kernel/clock.js';
-import { pauseView } from '../../account/pauses.js';
+import { pauseView, type PauseKind } from '../../account/pauses.js';
 import { accountQueues, callsWithinByAccount, namedAccounts } from '../../ops/account-views.js';
 import { lastBackup, lastBackupAttempt } from '../../ops/backup-job.js';
 import type { ConsoleEnv } from '../auth.js';
@@ -155,7 +155,7 @@ function accounts(svc: Services, now: number): Html {
     const probe = v.lastProbe ? html`<br><span class="muted" data-probe>last probed ${timeTag(v.lastProbe.at, now)}: ${v.lastProbe.ok ? '' : 'failed: '}${v.lastProbe.outcome}</span>` : p ? html`<br><span class="muted" data-probe>not probed yet</span>` : '';
     const next = p && v.nextProbeInMs !== null ? html`<br><span class="muted">next probe in ${duration(v.nextProbeInMs)}</span>` : '';
     const state = p
-      ? html`<span class="badge">${p.kind === 'account' ? 'Account problem' : 'Maintenance'}</span> <strong>${p.code}</strong> since ${timeTag(p.since, now)}${p.detail && p.detail !== p.code ? html` <span class="muted">(${p.detail})</span>` : ''}`
+      ? html`<span class="badge">${pauseBadge(p.kind)}</span> <strong>${p.code}</strong> since ${timeTag(p.since, now)}${p.detail && p.detail !== p.code ? html` <span class="muted">(${p.detail})</span>` : ''}`
       : v.trial ? html`<span class="badge">On trial</span> sending again since ${timeTag(v.trial.liftedAt, now)} after ${v.trial.code}: the next order tells` : html`<span class="ok">sending</span>`;
     return html`<tr data-account="${a.id}"><th scope="row">${a.id}</th><td data-pause>${state}${p || v.trial ? html`${probe}${next}` : ''}</td><td class="num">${calls.get(a.id) ?? 0}</td><td class="num" data-f="waiting">${waiting.get(a.id) ?? 0}</td></tr>`;
   });
@@ -175,7 +175,7 @@ function sending(svc: Services, now: number): Html {
     const on = named ? `${a.id}: ` : '';
     // When its read probe last ran and what it showed (account/pauses.ts), for a home of one account too.
     const probe = v.lastProbe ? html` <span class="muted" data-probe>· last probed ${timeTag(v.lastProbe.at, now)}: ${v.lastProbe.ok ? '' : 'failed: '}${v.lastProbe.outcome}</span>` : html` <span class="muted" data-probe>· not probed yet</span>`;
-    if (pause) held.push(html`<li>${on}${pause.kind === 'account' ? 'Account problem' : 'Maintenance'}: <strong>${pause.code}</strong> ${pause.detail ? `(${pause.detail})` : ''} since ${timeTag(pause.since, now)}${probe}</li>`);
+    if (pause) held.push(html`<li>${on}${pauseBadge(pause.kind)}: <strong>${pause.code}</strong> ${pause.detail ? `(${pause.detail})` : ''} since ${timeTag(pause.since, now)}${probe}</li>`);
     const hold = a.scheduler.holdRemainingMs();
     if (hold > 0) held.push(html`<li>${on}Retry-After: the API asked to wait; calls held for ${duration(hold)} more</li>`);
   }
@@ -249,4 +249,9 @@ ${errors(svc, now)}
 </div>`;
     return c.html(page(ctx, 'Overview', body));
   });
+}
+
+/** A pause's kind in a word or two, for the Accounts table and the Sending list. */
+function pauseBadge(kind: PauseKind): string {
+  return kind === 'account' ? 'Account problem' : kind === 'operator' ? 'Paused by the operator' : 'Maintenance';
 }

@@ -14,6 +14,7 @@ import { claimLookups, orderLookups } from '../../store/backup.js';
 import type { SendScope } from '../../store/row-reads.js';
 import { moveRow } from '../../dispatch/failover.js';
 import { isAccountWait } from '../../account/funds.js';
+import type { PauseKind } from '../../account/pauses.js';
 import { sweepStalled } from '../../dispatch/stall.js';
 import { StoreHealth, StoreFile } from '../../dispatch/store-health.js';
 import { IntentGroup } from '../../dispatch/intent-group.js';
@@ -153,9 +154,9 @@ export class DispatchStage implements Stage {
         // max_queue_delay old; after that a round of moves at most every 5 s (a round may move
         // nothing: every account paused, rows pinned). Never "now" again and again: the simulator
         // caught a runner waking every 5 ms while every account was paused.
-        const since = pauses.of(account).current?.since;
-        if (since === undefined) continue;
-        const moveAt = since + rt.routing.maxQueueDelayMs;
+        const cur = pauses.of(account).current;
+        if (!cur) continue;
+        const moveAt = cur.since + moveGraceMs(cur.kind, rt.routing.maxQueueDelayMs);
         at = Math.max(rows, moveAt > clock.now() ? moveAt : clock.now() + Math.max(5_000, this.#nextMoveAt - clock.mono()));
       } else at = probe === undefined ? rows : Math.max(rows, clock.now() + probe);
       if (due === undefined || at < due) due = at;
@@ -173,7 +174,7 @@ export class DispatchStage implements Stage {
     const { rt, pauses, clock } = this.#e;
     if (this.#moving || pauses.names.length < 2 || clock.mono() < this.#nextMoveAt) return;
     const grace = rt.routing.maxQueueDelayMs;
-    const paused = pauses.all().filter((p) => now - p.pause.since >= grace);
+    const paused = pauses.all().filter((p) => now - p.pause.since >= moveGraceMs(p.pause.kind, grace));
     if (paused.length === 0 || paused.length === pauses.names.length) return;
     const busy = { has: (batchId: string, idx: number) => this.#inflight.get(batchId)?.has(idx) === true };
     // Funded batches, and batches waiting for the paused account itself (account/funds.ts: its
@@ -187,7 +188,9 @@ export class DispatchStage implements Stage {
     this.#moving = (async () => {
       for (const { r, p } of rows) {
         if (this.#e.stopping() || busy.has(r.batchId, r.idx)) continue;
-        const why = `${p.account} ${p.pause.kind === 'maintenance' ? 'was in maintenance' : 'had an account problem'} (${p.pause.code}) for over ${Math.round(grace / 1000)} s`;
+        const why = p.pause.kind === 'operator'
+          ? `${p.account} was paused by the operator`
+          : `${p.account} ${p.pause.kind === 'maintenance' ? 'was in maintenance' : 'had an account problem'} (${p.pause.code}) for over ${Math.round(grace / 1000)} s`;
         const to = await moveRow(rt, r, { owner: rt.owner, now: clock.now() }, { code: p.pause.code, why }, 'pending', { readyOnly: true });
         // A batch that waited for this account is judged again at once: its rows are now where money can be read.
         if (to !== null) this.#funding.recheckNow([r.batchId]);
@@ -309,4 +312,13 @@ export class DispatchStage implements Stage {
     this.#count++;
     this.#countBy.set(account, (this.#countBy.get(account) ?? 0) + 1);
   }
+}
+
+/**
+ * How long a paused account's unsent rows wait before they move to another account: a supplier's
+ * pause, max_queue_delay (it may end within it); the operator's pause (`topup account pause`), not
+ * at all: the operator said not to send there, and waiting would only delay the rows.
+ */
+function moveGraceMs(kind: PauseKind, maxQueueDelayMs: number): number {
+  return kind === 'operator' ? 0 : maxQueueDelayMs;
 }
