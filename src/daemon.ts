@@ -28,7 +28,7 @@ import { noteOrphansForRestore, restorePending } from './ops/restore-reconcile.j
 import { recoverFromJournal, journalFiles } from './orders/journal.js';
 import { announceDaemon } from './store/presence.js';
 import { logProgress } from './commands/progress-log.js';
-import { startUpkeep } from './store/upkeep.js';
+import { startBusyCheckpoints, startUpkeep } from './store/upkeep.js';
 import type { ScheduledJobs } from './reports/schedule.js';
 import { startConsole } from './console/server.js';
 import { createOrderDesk } from './orders/desk.js';
@@ -137,6 +137,11 @@ export async function runDaemon(config: Config, opts: DaemonOptions, log = rootL
     };
     const upkeep = startUpkeep(rt.db, log, idle, () => rt.account.scheduler.prune(), undefined, !replicated);
     parts.add('upkeep', () => upkeep.stop());
+    // The log folded into the database by a worker while the daemon works (store/upkeep.ts).
+    if (!replicated) {
+      const busy = startBusyCheckpoints(rt.db, config.dbPath, log);
+      parts.add('checkpoint worker', () => busy.stop());
+    }
     // The order API's webhooks (webhooks/deliverer.ts), beside the runner and never awaited by it;
     // woken when a row moves, so a change is posted at once. Stopped before the store closes.
     // One desk for the API and the deliverer: an accepted order wakes both (its first event at once).
