@@ -138,9 +138,17 @@ export async function runDaemon(config: Config, opts: DaemonOptions, log = rootL
     const upkeep = startUpkeep(rt.db, log, idle, () => rt.account.scheduler.prune(), undefined, !replicated);
     parts.add('upkeep', () => upkeep.stop());
     // The log folded into the database by a worker while the daemon works (store/upkeep.ts).
+    // Started while rows move (each move a write), ended when none has for a while.
     if (!replicated) {
-      const busy = startBusyCheckpoints(rt.db, config.dbPath, log);
-      parts.add('checkpoint worker', () => busy.stop());
+      let moves = 0;
+      let seen = 0;
+      const moved = (): void => void moves++;
+      runner.on('row-moved', moved);
+      const checkpoints = startBusyCheckpoints(rt.db, config.dbPath, log, () => seen !== (seen = moves));
+      parts.add('checkpoint worker', async () => {
+        runner.off('row-moved', moved);
+        await checkpoints.stop();
+      });
     }
     // The order API's webhooks (webhooks/deliverer.ts), beside the runner and never awaited by it;
     // woken when a row moves, so a change is posted at once. Stopped before the store closes.

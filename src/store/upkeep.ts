@@ -121,6 +121,8 @@ export function startUpkeep(db: Db, log: Logger, idle: () => boolean, pruneCalls
 
 /** How often the busy checkpointer folds the log in (ms). */
 export const BUSY_CHECKPOINT_MS = 100;
+/** The worker ends after this long without work (an idle daemon keeps no thread and connection for it). */
+export const BUSY_CHECKPOINT_LINGER_MS = 30_000;
 /**
  * The daemon's own connection checkpoints (on commit, on the event loop) only once the log holds
  * this many pages, while the worker folds it in: a backstop that also lets the log start again from
@@ -135,35 +137,70 @@ const DEFAULT_AUTOCHECKPOINT_PAGES = 1_000;
  * automatic checkpoint runs in the commit that fills the log past 1,000 pages, on the connection's
  * thread: at 400 orders/s (about 20 pages written per order) one every ~50 orders, each copying the
  * log's pages into the database and syncing the log and the database, with the event loop held.
- * Here a worker's PASSIVE checkpoint does that copy every BUSY_CHECKPOINT_MS, and the daemon's
- * connection checkpoints only past BUSY_AUTOCHECKPOINT_PAGES, finding most pages folded in already.
- * Safety is SQLite's: a checkpoint copies committed frames only, syncs the log before and the
- * database after, and a process killed mid-copy is recovered from the log. Without the worker's
- * file (tests run from the TypeScript sources) or once it fails, the connection checkpoints as
- * SQLite does by default. Never with litestream replicating the store: it owns the checkpoints.
+ * Here, while `busy()` says rows are moving, a worker's PASSIVE checkpoint does that copy every
+ * BUSY_CHECKPOINT_MS, and the daemon's connection checkpoints only past BUSY_AUTOCHECKPOINT_PAGES,
+ * finding most pages folded in already. The worker is started at the first busy look and ended
+ * after BUSY_CHECKPOINT_LINGER_MS without work: an idle daemon holds no thread for it (its isolate
+ * and connection are ~10 MB of RSS). Safety is SQLite's: a checkpoint copies committed frames
+ * only, syncs the log before and the database after, and a process killed mid-copy is recovered
+ * from the log. Without the worker's file (tests run from the TypeScript sources) or once it
+ * fails, the connection checkpoints as SQLite does by default. Never with litestream replicating
+ * the store: it owns the checkpoints.
  */
-export function startBusyCheckpoints(db: Db, dbPath: string, log: Logger | undefined): { stop(): Promise<void> } {
+export function startBusyCheckpoints(db: Db, dbPath: string, log: Logger | undefined, busy: () => boolean = () => true, lingerMs = BUSY_CHECKPOINT_LINGER_MS): { stop(): Promise<void> } {
   const file = new URL('./checkpoint-worker.js', import.meta.url);
   if (!existsSync(fileURLToPath(file))) return { stop: () => Promise.resolve() };
-  const worker = new Worker(file, { workerData: { path: dbPath } });
-  worker.unref();
+  let worker: Worker | null = null;
   let asked = false;
+  let broken = false;
   let stopped = false;
-  const fallBack = (why: string): void => {
-    if (stopped) return;
-    stopped = true;
-    clearInterval(timer);
+  let lastBusy = Number.NEGATIVE_INFINITY;
+  const ownCheckpoints = (): void => {
     if (db.open) db.pragma(`wal_autocheckpoint = ${DEFAULT_AUTOCHECKPOINT_PAGES}`);
-    log?.warn({ why }, 'the checkpoint worker stopped: the store checkpoints on its own connection');
   };
-  worker.on('message', (m: { error?: string }) => {
-    asked = false;
-    if (m.error !== undefined) log?.debug({ err: m.error }, 'busy checkpoint skipped');
-  });
-  worker.on('error', (err) => fallBack(err.message));
-  worker.on('exit', () => fallBack('exited'));
-  db.pragma(`wal_autocheckpoint = ${BUSY_AUTOCHECKPOINT_PAGES}`);
+  /** Ends the worker: its connection closed by itself (a checkpoint under way ends first), or cut after 2 s. */
+  const end = async (w: Worker): Promise<void> => {
+    const exited = new Promise<void>((resolve) => w.once('exit', () => resolve()));
+    w.postMessage('close');
+    const late = setTimeout(() => void w.terminate(), 2_000);
+    await exited;
+    clearTimeout(late);
+  };
+  const start = (): Worker => {
+    const w = new Worker(file, { workerData: { path: dbPath } });
+    w.unref();
+    w.on('message', (m: { error?: string }) => {
+      if (worker === w) asked = false;
+      if (m.error !== undefined) log?.debug({ err: m.error }, 'busy checkpoint skipped');
+    });
+    w.on('error', (err) => {
+      broken = true;
+      log?.warn({ err: err.message }, 'the checkpoint worker failed: the store checkpoints on its own connection');
+    });
+    w.on('exit', () => {
+      // An ended worker's exit (one ended when idle, a new one started since) changes nothing.
+      if (worker !== w) return;
+      worker = null;
+      asked = false;
+      ownCheckpoints();
+    });
+    db.pragma(`wal_autocheckpoint = ${BUSY_AUTOCHECKPOINT_PAGES}`);
+    return w;
+  };
   const timer = setInterval(() => {
+    if (stopped || broken) return;
+    const now = performance.now();
+    if (busy()) lastBusy = now;
+    if (worker && now - lastBusy > lingerMs) {
+      const w = worker;
+      worker = null;
+      asked = false;
+      ownCheckpoints();
+      void end(w);
+      return;
+    }
+    if (now - lastBusy > lingerMs) return;
+    worker ??= start();
     // One at a time: a checkpoint slower than the interval is not queued behind itself.
     if (asked) return;
     asked = true;
@@ -175,13 +212,10 @@ export function startBusyCheckpoints(db: Db, dbPath: string, log: Logger | undef
       if (stopped) return;
       stopped = true;
       clearInterval(timer);
-      if (db.open) db.pragma(`wal_autocheckpoint = ${DEFAULT_AUTOCHECKPOINT_PAGES}`);
-      // Its connection closed by the worker itself (a checkpoint under way ends first); ended after 2 s whatever.
-      const exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
-      worker.postMessage('close');
-      const late = setTimeout(() => void worker.terminate(), 2_000);
-      await exited;
-      clearTimeout(late);
+      const w = worker;
+      worker = null;
+      ownCheckpoints();
+      if (w) await end(w);
     },
   };
 }
