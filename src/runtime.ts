@@ -202,7 +202,7 @@ export function openRuntime(config: Config, log: Logger, apiUrl: string, world: 
       // Litestream replicates it: it owns the checkpoints (a TRUNCATE here would make it start a
       // new generation, and wait on its read lock).
       if (!opts.replicated) checkpoint(db, log, 'shutdown');
-      walSync?.close();
+      await walSync?.close();
       db.close();
     },
   };

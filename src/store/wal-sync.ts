@@ -17,8 +17,18 @@
  *  - the log file is one file for as long as a connection holds the database open (SQLite deletes
  *    it only when the last connection closes), and this process's connection is open until
  *    close(): the descriptor opened here always names the live log.
- * A sync that fails rejects: the send is not made (the row stays `sending`, owed a resend of the
- * same trxid, which is safe whether or not the intent reached the disk).
+ * A sync that fails rejects: the send is not made (the row becomes `resending`, owed a resend of
+ * the same trxid, which is safe whether or not the intent reached the disk).
+ *
+ * A failed sync is never forgotten (the first error is sticky: every later durable() rejects with
+ * it until the process restarts). Linux reports a write-back error to each open file once and marks
+ * the failed pages clean (fsync(2); PostgreSQL's "fsyncgate"): the next fdatasync returns 0 though
+ * those frames never reached the disk. SQLite's log checksums chain each frame onto the ones before
+ * it, so recovery after a power cut stops at the first frame the disk lacks and every later commit
+ * is lost with it, whatever its own sync returned: a later 0 proves nothing. The error carries the
+ * code SQLITE_IOERR_FSYNC (SQLite's own for a failed sync of the log), which the sender's store
+ * health reads as "down until a restart" (dispatch/store-health.ts); the next start checkpoints and
+ * checks the store before it sends (store/start-check.ts).
  *
  * Syncs are shared: a sync asked for while one runs waits for the next one, which starts after the
  * running one ends and so covers every commit made before it was asked for.
@@ -27,6 +37,9 @@ import { closeSync, fdatasync, openSync } from 'node:fs';
 
 export type SyncFile = (fd: number, done: (err: NodeJS.ErrnoException | null) => void) => void;
 
+/** SQLite's code for a failed sync of a file: what the store's health reads as "down until a restart". */
+export const WAL_SYNC_FAILED = 'SQLITE_IOERR_FSYNC';
+
 export class WalSync {
   readonly #path: string;
   readonly #sync: SyncFile;
@@ -34,6 +47,9 @@ export class WalSync {
   /** The sync running now, and the one that starts after it (shared by everyone who asks meanwhile). */
   #running: Promise<void> | null = null;
   #next: Promise<void> | null = null;
+  /** The first sync that failed (see above): every later durable() rejects with it. */
+  #failed: (Error & { code: string }) | null = null;
+  #closed = false;
   /** How many fdatasync calls were made (for the bench and tests). */
   syncs = 0;
 
@@ -43,9 +59,16 @@ export class WalSync {
     this.#sync = sync;
   }
 
+  /** The error every durable() rejects with since a sync failed (null: none failed). */
+  get failed(): (Error & { code: string }) | null {
+    return this.#failed;
+  }
+
   /** Resolves once every commit made before this call is on disk. */
   durable(): Promise<void> {
-    if (!this.#running) return (this.#running = this.#start());
+    if (this.#failed) return Promise.reject(this.#failed);
+    if (this.#closed) return Promise.reject(Object.assign(new Error('the log sync is closed (the store is closing): the request is not sent'), { code: 'SQLITE_MISUSE' }));
+    if (!this.#running) return this.#start();
     // One is running: it may have begun before the caller's commit. The next one covers it.
     if (!this.#next) {
       this.#next = this.#running.then(
@@ -53,35 +76,52 @@ export class WalSync {
         () => undefined,
       ).then(() => {
         this.#next = null;
-        return (this.#running = this.#start());
+        // A sync that failed meanwhile, or a close: this one never starts.
+        return this.durable();
       });
     }
     return this.#next;
   }
 
+  /** Starts a sync; `#running` is it while it runs, and only then. */
   #start(): Promise<void> {
-    return new Promise<void>((resolve, reject) => {
-      let fd: number;
-      try {
-        // Read-only is enough for fdatasync, and never creates the file: the log exists once the
-        // connection has committed anything in WAL mode (the intent was committed just before).
-        fd = this.#fd ??= openSync(this.#path, 'r');
-      } catch (err) {
-        this.#running = null;
-        reject(err);
-        return;
-      }
-      this.syncs++;
+    let fd: number;
+    try {
+      // Read-only is enough for fdatasync, and never creates the file: the log exists once the
+      // connection has committed anything in WAL mode (the intent was committed just before).
+      fd = this.#fd ??= openSync(this.#path, 'r');
+    } catch (err) {
+      // Nothing runs: the next caller starts its own try.
+      return Promise.reject(err);
+    }
+    this.syncs++;
+    const running = new Promise<void>((resolve, reject) => {
       this.#sync(fd, (err) => {
         // Whoever asks from now on needs a sync that starts after this one (the next, if one is queued).
         this.#running = null;
-        if (err) reject(err);
+        if (err) {
+          this.#failed ??= Object.assign(
+            new Error(`the store's write-ahead log could not be synced to disk (${err.code ?? err.message}): frames may be lost, and every later commit is chained onto them; sending stopped until a restart (check the disk first)`),
+            { code: WAL_SYNC_FAILED, cause: err },
+          );
+          reject(this.#failed);
+        } else if (this.#failed) reject(this.#failed);
         else resolve();
       });
     });
+    this.#running = running;
+    return running;
   }
 
-  close(): void {
+  /**
+   * No sync starts after this; the descriptor is closed once the running sync has returned (closed
+   * under it, fdatasync would fail with EBADF, or sync another file opened meanwhile on its number).
+   */
+  async close(): Promise<void> {
+    this.#closed = true;
+    while (this.#running || this.#next) {
+      await Promise.allSettled([this.#running, this.#next]);
+    }
     if (this.#fd !== null) {
       closeSync(this.#fd);
       this.#fd = null;
