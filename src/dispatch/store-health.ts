@@ -22,6 +22,28 @@ export function isStoreUnwritable(err: unknown, depth = 0): boolean {
   return depth < 3 && e?.cause !== undefined && isStoreUnwritable(e.cause, depth + 1);
 }
 
+/**
+ * A write the disk failed (SQLite's SQLITE_IOERR_WRITE, a failed sync SQLITE_IOERR_FSYNC, and
+ * store/wal-sync.ts's failed sync of the log, which carries that code): not a state that passes.
+ * Linux reports a write-back error once and forgets the pages that failed; SQLite's log chains
+ * every later commit onto them, so a later write or sync that succeeds proves nothing, and an
+ * intent committed after it may be lost at a power cut though its request left. Sending stops
+ * until a restart (the operator checks the disk; the start checkpoints and checks the store:
+ * store/start-check.ts), like a store file moved or deleted while open.
+ */
+const UNTIL_RESTART = /^SQLITE_IOERR_(FSYNC|WRITE)$/;
+
+export function storeDownUntilRestart(code: string): boolean {
+  return UNTIL_RESTART.test(code) || /DBMOVED/.test(code);
+}
+
+/** What to do about it, in the words every surface uses after storeDownSentence(). */
+export function storeDownAdvice(code: string): string {
+  if (UNTIL_RESTART.test(code)) return 'Sending stays stopped until the daemon is restarted: check the disk (dmesg, SMART), then restart; the start checks the store before it sends.';
+  if (/DBMOVED/.test(code)) return 'Sending stays stopped until the daemon is restarted.';
+  return 'Nothing is lost; sending resumes by itself once the store can be written.';
+}
+
 const FIRST_WAIT_MS = 1_000;
 const LONGEST_WAIT_MS = 30_000;
 const REMINDER_MS = 60_000;
@@ -70,13 +92,25 @@ export class StoreHealth {
   }
 
   blocked(mono: number): boolean {
-    return this.#down !== null && mono < this.#down.until;
+    return this.#down !== null && (this.#untilRestart || mono < this.#down.until);
   }
+
+  /** A failure that stops sending until the process restarts (storeDownUntilRestart). */
+  #untilRestart = false;
 
   /** A write failed: sending stops until the back-off ends. Logged once, then once a minute. */
   failed(err: unknown, now: number, mono: number): void {
     const code = String((err as { code?: unknown }).code ?? 'unknown');
     const message = err instanceof Error ? err.message : String(err);
+    if (UNTIL_RESTART.test(code) && !this.#untilRestart) {
+      // Whatever was down before, this outlasts it: said once, and never cleared by a later write.
+      this.#untilRestart = true;
+      this.#down = { since: this.#down?.since ?? now, code, message, until: mono + FIRST_WAIT_MS, wait: FIRST_WAIT_MS, remindAt: mono + REMINDER_MS };
+      // Stryker disable next-line StringLiteral: log message text; the facts are in the logged fields
+      this.#log.error({ code, err: message }, `${storeDownSentence(code)}: sending stopped until the daemon is restarted (a later write that succeeds proves nothing: the frames the disk lost are forgotten by the kernel, and every later commit is chained onto them); check the disk (dmesg, SMART), then restart: the start checks the store before it sends`);
+      this.#onChange?.(this.down);
+      return;
+    }
     if (this.#down === null) {
       this.#down = { since: now, code, message, until: mono + FIRST_WAIT_MS, wait: FIRST_WAIT_MS, remindAt: mono + REMINDER_MS };
       // Stryker disable next-line StringLiteral: log message text; the facts are in the logged fields
@@ -87,7 +121,8 @@ export class StoreHealth {
     // Sends started in one round fail together: the wait grows once per round, not once per row.
     if (mono < this.#down.until) return;
     const wait = Math.min(this.#down.wait * 2, LONGEST_WAIT_MS);
-    Object.assign(this.#down, { code, message, wait, until: mono + wait });
+    // Stopped until a restart: the first cause stays the one said (a later failure is its consequence).
+    Object.assign(this.#down, this.#untilRestart ? { wait, until: mono + wait } : { code, message, wait, until: mono + wait });
     if (mono >= this.#down.remindAt) {
       this.#down.remindAt = mono + REMINDER_MS;
       // Stryker disable next-line StringLiteral: log message text; the facts are in the logged fields
@@ -98,8 +133,8 @@ export class StoreHealth {
   /** A write succeeded: sending resumes (said once). */
   ok(now: number): void {
     if (this.#down === null) return;
-    // A write into a deleted file succeeds: it says nothing of the store.
-    if (this.#file?.isGone === true) return;
+    // A write into a deleted file succeeds: it says nothing of the store. Nor does one after the disk failed a write.
+    if (this.#file?.isGone === true || this.#untilRestart) return;
     // Stryker disable next-line StringLiteral: log message text; the facts are in the logged fields
     this.#log.info({ since: new Date(this.#down.since).toISOString(), downMs: now - this.#down.since }, 'the store can be written again: sending resumed');
     this.#down = null;
@@ -109,6 +144,7 @@ export class StoreHealth {
 
 /** What an error code says of the store, in the words every surface uses (log, status, console, notification). */
 export function storeDownSentence(code: string): string {
+  if (UNTIL_RESTART.test(code)) return 'the store\'s disk failed a write or a sync (its write-ahead log may have lost frames)';
   if (/DBMOVED/.test(code)) return 'the store cannot be written: its file was moved or deleted while open';
   if (/FULL|ENOSPC/.test(code)) return 'the store cannot be written: the disk is full';
   if (/READONLY|EROFS/.test(code)) return 'the store cannot be written: it is read-only';
