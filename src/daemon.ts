@@ -12,6 +12,7 @@
 import { secretsOf, type Config } from './config/config.js';
 import { createLogger, type Logger } from './kernel/log.js';
 import { openRuntime, type Runtime } from './runtime.js';
+import { checkStoreAtStart } from './store/start-check.js';
 import { resolveApi } from './account/endpoint.js';
 import { Runner } from './engine/runner.js';
 import { eventsAreExact, listSettledFiles, RENAMED_SETTLE_MS, watchInbox } from './intake/watch.js';
@@ -84,6 +85,8 @@ export async function runDaemon(config: Config, opts: DaemonOptions, log = rootL
     if (replicated) stopStrayReplicator(config.home, log);
     const rt = openRuntime(config, log, api.url, {}, { replicated });
     parts.add('store and account', () => rt.close());
+    // Checkpointed and checked before anything can send (store/start-check.ts): a store with damaged pages stops the start.
+    checkStoreAtStart(rt.db, log, { replicated });
     // Litestream beside the daemon (standby/litestream.ts). Registered right after the store, so it
     // is stopped after every other part's last write and before the store closes: its SIGTERM
     // ships what is left to the replica.
