@@ -116,7 +116,8 @@ describe('intents committed in groups', () => {
     const group = new IntentGroup(rt.rows, systemClock, INTENT_GROUP_MS, wal);
     const answers = await Promise.allSettled([group.write(intent(rt, 0)), group.write(intent(rt, 1))]);
     expect(answers.map((a) => a.status)).toEqual(['rejected', 'rejected']);
-    expect(answers[0]).toMatchObject({ reason: { code: 'EIO' } });
+    // The failed sync is the store's own error (sticky: store/wal-sync.ts), the disk's EIO its cause.
+    expect(answers[0]).toMatchObject({ reason: { code: 'SQLITE_IOERR_FSYNC', cause: { code: 'EIO' } } });
     // Owed a resend of the same trxid (the runner's stranded-send rescue), never read as unsent.
     expect([0, 1].map((i) => rt.rows.get('b1', i)!.state)).toEqual(['sending', 'sending']);
     wal.close();
