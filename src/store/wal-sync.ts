@@ -95,9 +95,13 @@ export class WalSync {
       return Promise.reject(err);
     }
     this.syncs++;
+    let ended = false;
     const running = new Promise<void>((resolve, reject) => {
-      this.#sync(fd, (err) => {
-        // Whoever asks from now on needs a sync that starts after this one (the next, if one is queued).
+      const end = (err: NodeJS.ErrnoException | null): void => {
+        if (ended) return;
+        ended = true;
+        // Whoever asks from now on needs a sync that starts after this one (the next, if one is
+        // queued). One sync runs at a time, so the running one is this one.
         this.#running = null;
         if (err) {
           this.#failed ??= Object.assign(
@@ -107,9 +111,18 @@ export class WalSync {
           reject(this.#failed);
         } else if (this.#failed) reject(this.#failed);
         else resolve();
-      });
+      };
+      try {
+        this.#sync(fd, end);
+      } catch (err) {
+        // A sync that throws instead of calling back: nothing is known to be on disk, as if it failed.
+        end(err as NodeJS.ErrnoException);
+      }
     });
-    this.#running = running;
+    // A sync that called back before returning (fs.fdatasync never does; a test's or a fault
+    // injector's may) has ended already: held as running, it would be waited on for ever by every
+    // later caller and by close().
+    if (!ended) this.#running = running;
     return running;
   }
 
@@ -119,9 +132,10 @@ export class WalSync {
    */
   async close(): Promise<void> {
     this.#closed = true;
-    while (this.#running || this.#next) {
-      await Promise.allSettled([this.#running, this.#next]);
-    }
+    // Once closed, the queued sync's turn starts nothing (durable() rejects), so these two are the
+    // last: one wait, not a loop (a loop over settled promises is a chain of microtasks that never
+    // lets the event loop turn, so not even a timer could end it).
+    await Promise.allSettled([this.#running, this.#next]);
     if (this.#fd !== null) {
       closeSync(this.#fd);
       this.#fd = null;

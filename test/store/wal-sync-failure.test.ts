@@ -44,7 +44,7 @@ describe('a failed sync of the write-ahead log', () => {
     // sync returning 0 says nothing of row 0's frames, without which recovery drops row 1's too.
     const [later] = await Promise.allSettled([group.write(intent(rt, 1))]);
     expect(later!.status).toBe('rejected');
-    wal.close();
+    await wal.close();
   });
 
   it('(SQLite, for the argument above) recovery drops every commit after a frame the disk does not hold', () => {

@@ -4,6 +4,7 @@
  * SQLite's own SQLITE_IOERR_FSYNC / SQLITE_IOERR_WRITE), the next start checks the store before it
  * sends, and WalSync.close() never closes the descriptor under a running sync.
  */
+import { spawnSync } from 'node:child_process';
 import { closeSync, fstatSync, mkdtempSync, openSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -13,6 +14,7 @@ import { StoreHealth, storeDownAdvice, storeDownSentence } from '../../src/dispa
 import type { Logger } from '../../src/kernel/log.js';
 import { checkStoreAtStart } from '../../src/store/start-check.js';
 import { WAL_SYNC_FAILED, WalSync, type SyncFile } from '../../src/store/wal-sync.js';
+import { ROOT } from '../e2e/harness.js';
 
 const eio = (): NodeJS.ErrnoException => Object.assign(new Error('EIO: i/o error, fdatasync'), { code: 'EIO' });
 
@@ -71,6 +73,36 @@ describe('WalSync after a failed sync', () => {
 });
 
 describe('WalSync.close()', () => {
+  // A sync that calls back before it returns (a test's, a fault injector's) once left WalSync holding
+  // it as the running sync for ever: close() then awaited that settled promise in a loop, a chain of
+  // microtasks that never lets the event loop turn, so no timer (not even the test runner's
+  // timeout) could end it. Run in a child process the parent kills after 20 s, so a hang fails
+  // here instead of holding the test worker; the built code (dist/, the global setup's build).
+  it('returns after a sync that called back at once, failed or not (a bounded child process)', () => {
+    const script = `
+      import Database from 'better-sqlite3';
+      import { mkdtempSync } from 'node:fs';
+      import { join } from 'node:path';
+      import { tmpdir } from 'node:os';
+      import { WalSync } from ${JSON.stringify(join(ROOT, 'dist', 'store', 'wal-sync.js'))};
+      for (const fails of [false, true]) {
+        const path = join(mkdtempSync(join(tmpdir(), 'walsticky-')), 'a.db');
+        const db = new Database(path);
+        db.pragma('journal_mode = WAL');
+        db.exec('CREATE TABLE t (x INTEGER)');
+        const wal = new WalSync(path, (_fd, done) => done(fails ? Object.assign(new Error('EIO'), { code: 'EIO' }) : null));
+        const first = await wal.durable().then(() => 'ok', (e) => e.code);
+        const second = await wal.durable().then(() => 'ok', (e) => e.code);
+        await wal.close();
+        db.close();
+        console.log(first + ' ' + second + ' closed');
+      }`;
+    const run = spawnSync(process.execPath, ['--input-type=module', '-e', script], { cwd: ROOT, timeout: 20_000, encoding: 'utf8' });
+    expect(run.signal, `the child hung and was killed; stderr: ${run.stderr}`).toBeNull();
+    expect(run.stdout.trim().split('\n')).toEqual(['ok ok closed', `${WAL_SYNC_FAILED} ${WAL_SYNC_FAILED} closed`]);
+    expect(run.status).toBe(0);
+  }, 30_000);
+
   it('waits for the running sync before closing its descriptor, and durable() rejects once closed', async () => {
     const { path, db } = walDb();
     let finish: ((err: NodeJS.ErrnoException | null) => void) | null = null;
