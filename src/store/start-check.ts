@@ -22,7 +22,16 @@ export function checkStoreAtStart(db: Db, log: Pick<Logger, 'info' | 'warn'>, op
     // Another process reading the log (a `topup status`) keeps a TRUNCATE from finishing: the check below still reads the store whole.
     if (r?.busy === 1) log.warn({ logFrames: r.log, checkpointed: r.checkpointed }, 'the start could not fold the whole write-ahead log into the database (another process reads it); checking the store as it is');
   }
-  const answer = (db.pragma('quick_check') as { quick_check: string }[]).map((row) => row.quick_check).join('; ');
+  let answer: string;
+  try {
+    answer = (db.pragma('quick_check') as { quick_check: string }[]).map((row) => row.quick_check).join('; ');
+  } catch (err) {
+    // A page damaged badly enough (a b-tree page's header overwritten) makes SQLite abandon the
+    // check itself with SQLITE_CORRUPT rather than list what it found: the same answer, not ok.
+    const code = (err as { code?: unknown }).code;
+    if (typeof code !== 'string' || !/^SQLITE_(CORRUPT|NOTADB)/.test(code)) throw err;
+    answer = `${code}: ${(err as Error).message}`;
+  }
   if (answer !== 'ok') {
     throw new TopupError(ErrorCode.Store, `the store failed its check at start (PRAGMA quick_check: ${answer.slice(0, 500)}): nothing is sent from it. Check the disk, then restore the last backup (topup restore BACKUP, docs/backup.md)`);
   }
