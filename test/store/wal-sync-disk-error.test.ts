@@ -30,6 +30,8 @@ describe.runIf(can)('a write-back error on the log, with a real disk (opt-in: TO
     const cut = join(root, 'cut');
     for (const d of [small, mnt, cut]) mkdirSync(d);
     const undo: (() => void)[] = [];
+    // Closed before the undo below: its descriptor on the log would keep the file system busy (umount EBUSY).
+    let wal: WalSync | undefined;
     try {
       sh('mount', '-t', 'tmpfs', '-o', 'size=40m', 'tmpfs', small);
       undo.unshift(() => sh('umount', small));
@@ -54,9 +56,10 @@ describe.runIf(can)('a write-back error on the log, with a real disk (opt-in: TO
       db.pragma('synchronous = NORMAL'); // as store/rows.ts markSendingAll(…, false)
       db.prepare(`UPDATE rows SET pad = 'y' WHERE idx = 299`).run(); // the log's header, written and synced by SQLite
       sh('sync');
-      const wal = new WalSync(path);
+      wal = new WalSync(path);
+      const walSync = wal;
       const set = db.prepare(`UPDATE rows SET state = 'sending' WHERE idx = ?`);
-      const sync = (): Promise<string> => wal.durable().then(() => 'ok', (e: NodeJS.ErrnoException) => e.code ?? 'error');
+      const sync = (): Promise<string> => walSync.durable().then(() => 'ok', (e: NodeJS.ErrnoException) => e.code ?? 'error');
 
       const filler = join(small, 'filler');
       const fd = openSync(filler, 'w');
@@ -85,7 +88,7 @@ describe.runIf(can)('a write-back error on the log, with a real disk (opt-in: TO
       const after = new Database(join(copy, 'a.db'));
       const recovered = { a: after.prepare('SELECT state FROM rows WHERE idx = 0').pluck().get(), b: after.prepare('SELECT state FROM rows WHERE idx = 250').pluck().get() };
       after.close();
-      wal.close();
+      await wal.close();
       expect(a).not.toBe('ok'); // the failure was seen (ENOSPC or EIO)
       expect(readFileSync(join(copy, 'a.db')).length).toBeGreaterThan(0);
       // What a power cut finds after B's send had left: B is not there.
@@ -93,6 +96,7 @@ describe.runIf(can)('a write-back error on the log, with a real disk (opt-in: TO
       // So WalSync must not have answered B ok.
       expect(b).not.toBe('ok');
     } finally {
+      await wal?.close();
       for (const u of undo) {
         try {
           u();
