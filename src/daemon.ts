@@ -13,6 +13,7 @@ import { secretsOf, type Config } from './config/config.js';
 import { createLogger, type Logger } from './kernel/log.js';
 import { openRuntime, type Runtime } from './runtime.js';
 import { checkStoreAtStart } from './store/start-check.js';
+import { storeDownUntilRestart, type StoreDown } from './dispatch/store-health.js';
 import { resolveApi } from './account/endpoint.js';
 import { Runner } from './engine/runner.js';
 import { eventsAreExact, listSettledFiles, RENAMED_SETTLE_MS, watchInbox } from './intake/watch.js';
@@ -132,7 +133,22 @@ export async function runDaemon(config: Config, opts: DaemonOptions, log = rootL
       (signal) => log.warn({ signal }, 'second signal: exiting now (state is safe on disk)'),
     );
     parts.add('signal handler', () => signals.off());
-    parts.add('presence', announceDaemon(rt.meta, rt.owner, { once: opts.once }));
+    // The heartbeat carries a stop until a restart (the disk failed a write or a sync): only this
+    // process knows it, and `topup status` / `topup doctor` read it there. Written at once when it
+    // happens (the runner's `store` event), and again at every beat should that write fail.
+    const storeStopped = (): StoreDown | null => {
+      const down = runner.snapshot({ batches: false }).storeDown;
+      return down && storeDownUntilRestart(down.code) ? down : null;
+    };
+    const presence = announceDaemon(rt.meta, rt.owner, { once: opts.once, storeStopped });
+    const beatOnStop = (down: StoreDown | null): void => {
+      if (down && storeDownUntilRestart(down.code)) presence.beat();
+    };
+    runner.on('store', beatOnStop);
+    parts.add('presence', () => {
+      runner.off('store', beatOnStop);
+      presence();
+    });
     parts.add('progress log', logProgress(runner, rt.rows, log, { text: process.stdout.isTTY === true }));
     const idle = (): boolean => {
       const s = runner.snapshot();
