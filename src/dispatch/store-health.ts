@@ -9,8 +9,12 @@
  * Money is not at stake: the intent is committed before a request leaves, so a failed intent sends
  * nothing, and a row whose answer could not be written stays `sending`, owed a resend of its trxid.
  */
-import { statSync } from 'node:fs';
+import { statfsSync, statSync } from 'node:fs';
+import { dirname } from 'node:path';
 import type { Logger } from '../kernel/log.js';
+
+/** Below this many bytes free on the store's file system a write of it (a page, a log frame, a checkpoint) fails: the disk is full. */
+export const STORE_MIN_FREE_BYTES = 1024 * 1024;
 
 /** SQLite result codes (and node's) meaning the database file cannot be written now. */
 const UNWRITABLE = /^(SQLITE_FULL|SQLITE_READONLY|SQLITE_IOERR|SQLITE_CANTOPEN|SQLITE_NOTADB|ENOSPC|EROFS|EIO|ENOENT)/;
@@ -92,7 +96,23 @@ export class StoreHealth {
   }
 
   blocked(mono: number): boolean {
-    return this.#down !== null && (this.#untilRestart || mono < this.#down.until);
+    if (this.#down === null) return false;
+    if (this.#untilRestart || mono < this.#down.until) return true;
+    // A full disk is over when it has room again (what `topup status` measures: ops/store-disk.ts),
+    // not when one write happens to fit: the write-ahead log restarts over its own file after each
+    // checkpoint, so an intent can fit in space the log already holds while the answer after it
+    // does not, and sending flapped down and up (store-down, store-up, store-down) on a full disk.
+    // Looked at once a back-off step (a statfs), no send tried meanwhile.
+    if (/FULL|ENOSPC/.test(this.#down.code) && this.#file?.hasRoom() === false) {
+      this.#down.until = mono + FIRST_WAIT_MS;
+      if (mono >= this.#down.remindAt) {
+        this.#down.remindAt = mono + REMINDER_MS;
+        // Stryker disable next-line StringLiteral: log message text; the facts are in the logged fields
+        this.#log.error({ code: this.#down.code, since: new Date(this.#down.since).toISOString() }, 'the store still cannot be written: sending stays stopped');
+      }
+      return true;
+    }
+    return false;
   }
 
   /** A failure that stops sending until the process restarts (storeDownUntilRestart). */
@@ -178,6 +198,17 @@ export class StoreFile {
   /** The error to stop on when the file is gone or replaced (code SQLITE_READONLY_DBMOVED, as SQLite names it), else null. */
   get isGone(): boolean {
     return this.#gone !== null;
+  }
+
+  /** Whether its file system has STORE_MIN_FREE_BYTES free (true when it cannot be asked: nothing to wait for then). */
+  hasRoom(): boolean {
+    if (this.#id === null) return true;
+    try {
+      const fs = statfsSync(dirname(this.#path));
+      return fs.bavail * fs.bsize >= STORE_MIN_FREE_BYTES;
+    } catch {
+      return true;
+    }
   }
 
   gone(mono: number, now = false): (Error & { code: string }) | null {

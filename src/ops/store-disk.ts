@@ -8,11 +8,11 @@
 import { accessSync, constants, existsSync, statfsSync } from 'node:fs';
 import { join } from 'node:path';
 import { MARK_FILE } from '../store/backup.js';
-import { storeDownAdvice, storeDownSentence } from '../dispatch/store-health.js';
+import { STORE_MIN_FREE_BYTES, storeDownAdvice, storeDownSentence } from '../dispatch/store-health.js';
 import type { DaemonPresence } from '../store/presence.js';
 
-/** Below this many bytes free a write of the store (a page, its WAL frame, a checkpoint) fails. */
-export const STORE_MIN_FREE_BYTES = 1024 * 1024;
+/** Below this many bytes free a write of the store fails: the daemon's measure too (dispatch/store-health.ts). */
+export { STORE_MIN_FREE_BYTES };
 
 export interface StoreDiskProblem {
   code: 'ENOENT' | 'EROFS' | 'EACCES' | 'ENOSPC';
