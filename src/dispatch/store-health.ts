@@ -155,6 +155,9 @@ export class StoreHealth {
     if (this.#down === null) return;
     // A write into a deleted file succeeds: it says nothing of the store. Nor does one after the disk failed a write.
     if (this.#file?.isGone === true || this.#untilRestart) return;
+    // Nor does one on a full disk that still has no room (see blocked()): an intent of a send
+    // admitted before the failure can still fit in the log's own space.
+    if (/FULL|ENOSPC/.test(this.#down.code) && this.#file?.hasRoom() === false) return;
     // Stryker disable next-line StringLiteral: log message text; the facts are in the logged fields
     this.#log.info({ since: new Date(this.#down.since).toISOString(), downMs: now - this.#down.since }, 'the store can be written again: sending resumed');
     this.#down = null;

@@ -29,7 +29,7 @@ afterEach(() => {
   mounted = false;
 });
 
-it.skipIf(cannot !== null)(`after SQLITE_FULL, no send is tried while the disk has no room, whatever the back-off; once it has, the next write that succeeds ends it${cannot ? ` (skipped: mount -t tmpfs failed: ${cannot})` : ''}`, () => {
+it.skipIf(cannot !== null)(`after SQLITE_FULL, no send is tried and no write that fits ends it while the disk has no room, whatever the back-off; once it has, the next write that succeeds ends it${cannot ? ` (skipped: mount -t tmpfs failed: ${cannot})` : ''}`, () => {
   execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=4m,mode=0700', 'tmpfs', dir], { stdio: 'pipe' });
   mounted = true;
   const db = join(dir, 'topup.db');
@@ -47,6 +47,9 @@ it.skipIf(cannot !== null)(`after SQLITE_FULL, no send is tried while the disk h
   }
   health.failed(Object.assign(new Error('database or disk is full'), { code: 'SQLITE_FULL' }), 1_000, 0);
   expect(health.blocked(500)).toBe(true);
+  // A write that fitted (an intent of a send admitted before the failure) does not end it either.
+  health.ok(1_500);
+  expect(health.down?.code).toBe('SQLITE_FULL');
   // Past any back-off: still no room, so still stopped (before: the next send was tried, and its intent fitted).
   expect(health.blocked(60_000)).toBe(true);
   expect(health.blocked(120_000)).toBe(true);
