@@ -33,7 +33,7 @@
  * Syncs are shared: a sync asked for while one runs waits for the next one, which starts after the
  * running one ends and so covers every commit made before it was asked for.
  */
-import { closeSync, fdatasync, openSync } from 'node:fs';
+import { closeSync, fdatasync, openSync, realpathSync } from 'node:fs';
 
 export type SyncFile = (fd: number, done: (err: NodeJS.ErrnoException | null) => void) => void;
 
@@ -55,7 +55,17 @@ export class WalSync {
 
   /** `dbPath`: the database file; its log is `${dbPath}-wal`. `sync`: fs.fdatasync unless a test gives another. */
   constructor(dbPath: string, sync: SyncFile = fdatasync) {
-    this.#path = `${dbPath}-wal`;
+    // SQLite follows a symlinked database file and keeps its log beside the target: the log synced
+    // must be that one (an adversarial review: with jobs/topup.db a symlink, every sync failed
+    // ENOENT and nothing was sent; with a stale jobs/topup.db-wal there it would have synced the
+    // wrong file and sent intents not on disk). The store is open, so the file exists.
+    let real = dbPath;
+    try {
+      real = realpathSync(dbPath);
+    } catch {
+      // Not there (a test's bare path): the log is beside the path as given.
+    }
+    this.#path = `${real}-wal`;
     this.#sync = sync;
   }
 
