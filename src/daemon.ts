@@ -12,6 +12,8 @@
 import { secretsOf, type Config } from './config/config.js';
 import { createLogger, type Logger } from './kernel/log.js';
 import { openRuntime, type Runtime } from './runtime.js';
+import { checkStoreAtStart } from './store/start-check.js';
+import { storeDownUntilRestart, type StoreDown } from './dispatch/store-health.js';
 import { resolveApi } from './account/endpoint.js';
 import { Runner } from './engine/runner.js';
 import { eventsAreExact, listSettledFiles, RENAMED_SETTLE_MS, watchInbox } from './intake/watch.js';
@@ -28,7 +30,7 @@ import { noteOrphansForRestore, restorePending } from './ops/restore-reconcile.j
 import { recoverFromJournal, journalFiles } from './orders/journal.js';
 import { announceDaemon } from './store/presence.js';
 import { logProgress } from './commands/progress-log.js';
-import { startUpkeep } from './store/upkeep.js';
+import { startBusyCheckpoints, startUpkeep } from './store/upkeep.js';
 import type { ScheduledJobs } from './reports/schedule.js';
 import { startConsole } from './console/server.js';
 import { createOrderDesk } from './orders/desk.js';
@@ -84,6 +86,8 @@ export async function runDaemon(config: Config, opts: DaemonOptions, log = rootL
     if (replicated) stopStrayReplicator(config.home, log);
     const rt = openRuntime(config, log, api.url, {}, { replicated });
     parts.add('store and account', () => rt.close());
+    // Checkpointed and checked before anything can send (store/start-check.ts): a store with damaged pages stops the start.
+    checkStoreAtStart(rt.db, log, { replicated });
     // Litestream beside the daemon (standby/litestream.ts). Registered right after the store, so it
     // is stopped after every other part's last write and before the store closes: its SIGTERM
     // ships what is left to the replica.
@@ -129,7 +133,22 @@ export async function runDaemon(config: Config, opts: DaemonOptions, log = rootL
       (signal) => log.warn({ signal }, 'second signal: exiting now (state is safe on disk)'),
     );
     parts.add('signal handler', () => signals.off());
-    parts.add('presence', announceDaemon(rt.meta, rt.owner, { once: opts.once }));
+    // The heartbeat carries a stop until a restart (the disk failed a write or a sync): only this
+    // process knows it, and `topup status` / `topup doctor` read it there. Written at once when it
+    // happens (the runner's `store` event), and again at every beat should that write fail.
+    const storeStopped = (): StoreDown | null => {
+      const down = runner.snapshot({ batches: false }).storeDown;
+      return down && storeDownUntilRestart(down.code) ? down : null;
+    };
+    const presence = announceDaemon(rt.meta, rt.owner, { once: opts.once, storeStopped });
+    const beatOnStop = (down: StoreDown | null): void => {
+      if (down && storeDownUntilRestart(down.code)) presence.beat();
+    };
+    runner.on('store', beatOnStop);
+    parts.add('presence', () => {
+      runner.off('store', beatOnStop);
+      presence();
+    });
     parts.add('progress log', logProgress(runner, rt.rows, log, { text: process.stdout.isTTY === true }));
     const idle = (): boolean => {
       const s = runner.snapshot();
@@ -137,6 +156,19 @@ export async function runDaemon(config: Config, opts: DaemonOptions, log = rootL
     };
     const upkeep = startUpkeep(rt.db, log, idle, () => rt.account.scheduler.prune(), undefined, !replicated);
     parts.add('upkeep', () => upkeep.stop());
+    // The log folded into the database by a worker while the daemon works (store/upkeep.ts).
+    // Started while rows move (each move a write), ended when none has for a while.
+    if (!replicated) {
+      let moves = 0;
+      let seen = 0;
+      const moved = (): void => void moves++;
+      runner.on('row-moved', moved);
+      const checkpoints = startBusyCheckpoints(rt.db, config.dbPath, log, () => seen !== (seen = moves));
+      parts.add('checkpoint worker', async () => {
+        runner.off('row-moved', moved);
+        await checkpoints.stop();
+      });
+    }
     // The order API's webhooks (webhooks/deliverer.ts), beside the runner and never awaited by it;
     // woken when a row moves, so a change is posted at once. Stopped before the store closes.
     // One desk for the API and the deliverer: an accepted order wakes both (its first event at once).

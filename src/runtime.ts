@@ -19,6 +19,7 @@ import { ConfigError, TopupError, ErrorCode } from './kernel/errors.js';
 import { accountIdentity, type AccountIdentity } from './kernel/identity.js';
 import { conflictMessage, pendingAccountChanges, reconcileAccounts, type ConfiguredIdentity, type IdentityConflict, type Renamed } from './store/account-identity.js';
 import { SendFence } from './standby/fence.js';
+import { WalSync } from './store/wal-sync.js';
 import { adoptRememberedAccounts, noteCopyBehindMark } from './store/backup.js';
 import { runningDaemon } from './store/presence.js';
 
@@ -54,6 +55,13 @@ export interface Runtime extends Store {
    * without TOPUP_FENCE_FILE / TOPUP_REPLICA and in processes that cannot send.
    */
   fence?: SendFence;
+  /**
+   * Syncs the write-ahead log off the event loop, for intents committed unsynced (store/wal-sync.ts,
+   * dispatch/intent-group.ts). Absent on a simulated clock (the sync is real I/O, whose end no
+   * virtual clock decides) and on a store litestream replicates (its checkpoints are its own):
+   * intents are then committed synchronous=FULL.
+   */
+  walSync?: WalSync;
   /** Whether the process that wrote this lease owner is gone (this host, pid not running). */
   ownerIsDead(owner: string): boolean;
   /** Releases the account (its client's connections), then checkpoints and closes the store. */
@@ -126,6 +134,7 @@ export function openRuntime(config: Config, log: Logger, apiUrl: string, world: 
   const store = openStore(config.dbPath, clock);
   const { db } = store;
   if (opts.replicated) db.pragma('wal_autocheckpoint = 0');
+  const walSync = world.clock === undefined && !opts.replicated ? new WalSync(config.dbPath) : undefined;
   const identities = configuredIdentities(config);
   const owner = world.owner ?? newOwnerId(entropy);
   try {
@@ -184,6 +193,7 @@ export function openRuntime(config: Config, log: Logger, apiUrl: string, world: 
     clock,
     entropy,
     ...(fence ? { fence } : {}),
+    ...(walSync ? { walSync } : {}),
     // An operator action's lease (ops/lease.ts) is dead when its process is.
     ownerIsDead: (owner) => (world.ownerIsDead ?? ownerIsDead)(processOwnerOf(owner)),
     async close() {
@@ -192,6 +202,7 @@ export function openRuntime(config: Config, log: Logger, apiUrl: string, world: 
       // Litestream replicates it: it owns the checkpoints (a TRUNCATE here would make it start a
       // new generation, and wait on its read lock).
       if (!opts.replicated) checkpoint(db, log, 'shutdown');
+      await walSync?.close();
       db.close();
     },
   };

@@ -16,7 +16,7 @@ import { openStoreOnly } from './store-only.js';
 import { durationText, etaSeconds, heldByLiveProcess, runState, snapshot, waitingWhy } from '../ops/batch-view.js';
 import { runningDaemon } from '../store/presence.js';
 import { claimLookupStatus, restoreStatus } from '../ops/restore-reconcile.js';
-import { storeDiskProblem } from '../ops/store-disk.js';
+import { storeDiskProblem, storeStopLine } from '../ops/store-disk.js';
 import { ExitCode } from '../kernel/exit-codes.js';
 import { addFormatOptions, formatOf, printList, renderTable, usd, when, whenUtc, wholeNumber } from './output.js';
 import { basename } from 'node:path';
@@ -52,6 +52,10 @@ export function registerStatus(program: Command): void {
       const now = systemClock.now();
       // Whether a daemon runs on this home: a batch nobody holds yet is then queued for it, not abandoned.
       const daemon = runningDaemon(store.meta, now);
+      // Its stop until a restart (the disk failed a write or a sync), said first as the disk's problems are.
+      const stop = storeStopLine(daemon);
+      if (stop) (format === 'table' ? process.stdout : process.stderr).write(`store: ${stop}\n\n`);
+      const storeStopped = stop && daemon?.storeStopped ? { ...daemon.storeStopped, pid: daemon.pid, line: stop } : null;
       if (batchId) {
         const b = store.batches.get(batchId);
         if (!b) throw new NotFoundError(`no batch ${batchId} (see topup status for the list)`);
@@ -64,7 +68,7 @@ export function registerStatus(program: Command): void {
           ...s, resultFile: b.finishedAt ? b.resultFile : null, createdAt: when(b.createdAt), finishedAt: when(b.finishedAt),
         };
         if (format === 'json') {
-          process.stdout.write(`${JSON.stringify({ batch: info, pause, ...(accounts ? { accounts } : {}), rows: rows.map((r) => rowJson(r, named)) }, null, 2)}\n`);
+          process.stdout.write(`${JSON.stringify({ batch: info, pause, ...(storeStopped ? { storeStopped } : {}), ...(accounts ? { accounts } : {}), rows: rows.map((r) => rowJson(r, named)) }, null, 2)}\n`);
           return;
         }
         if (format === 'table') {
@@ -136,7 +140,7 @@ export function registerStatus(program: Command): void {
         { title: 'eta', get: (r) => (r.etaSec === null ? '' : durationText(r.etaSec * 1000)), right: true },
         { title: 'created UTC', get: (r) => r.createdAt },
         { title: 'why', get: (r) => r.why },
-      ], { pause, ...(accounts ? { accounts } : {}), ...(restore ? { restore } : {}), ...(renames.length > 0 ? { pendingRenames: renames } : {}), batches: list });
+      ], { pause, ...(storeStopped ? { storeStopped } : {}), ...(accounts ? { accounts } : {}), ...(restore ? { restore } : {}), ...(renames.length > 0 ? { pendingRenames: renames } : {}), batches: list });
     } finally {
       store.close();
     }

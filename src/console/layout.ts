@@ -9,7 +9,7 @@ export interface AccountPause {
   account: string;
   pause: PauseState;
 }
-import { storeDownSentence, type StoreDown } from '../dispatch/store-health.js';
+import { storeDownAdvice, storeDownSentence, type StoreDown } from '../dispatch/store-health.js';
 import { html, usd, type Html } from './html.js';
 
 export interface PageCtx {
@@ -85,7 +85,7 @@ export function page(ctx: PageCtx, title: string, body: Html): string {
   </nav>
 </header>
 ${pauseBanner(ctx)}
-${ctx.storeDown ? html`<p class="banner warn" role="alert">Sending stopped: ${storeDownSentence(ctx.storeDown.code)} (${ctx.storeDown.code}, since ${new Date(ctx.storeDown.since).toISOString().replace('T', ' ').slice(0, 19)} UTC). Nothing is lost; it resumes by itself once the store can be written.</p>` : ''}
+${ctx.storeDown ? html`<p class="banner warn" role="alert">Sending stopped: ${storeDownSentence(ctx.storeDown.code)} (${ctx.storeDown.code}, since ${new Date(ctx.storeDown.since).toISOString().replace('T', ' ').slice(0, 19)} UTC). ${storeDownAdvice(ctx.storeDown.code)}</p>` : ''}
 ${ctx.readOnly ? html`<p class="banner info">Read-only console: nothing can be changed here (TOPUP_CONSOLE_READ_ONLY=1).</p>` : ''}
 <main id="main">
 <h1>${title}</h1>

@@ -8,6 +8,11 @@
  * others that arrived meanwhile. An intent asked for after a quiet spell is committed at the next
  * turn of the loop (with any others asked for in the same turn): a lone order waits for nothing.
  *
+ * With a log sync (store/wal-sync.ts, the daemon's and every command's runner on the system clock)
+ * the group's commit is made with synchronous=NORMAL and its fsync runs off the event loop: the
+ * intents' sends wait for the sync, not the loop. Without one (the simulator's virtual clock, a
+ * store litestream replicates) the commit is synchronous=FULL, as before.
+ *
  * Nothing about safety changes: each request still leaves only after its own row's intent is on
  * disk, each intent is still its own guarded UPDATE with its own answer (refused: the row is no
  * longer ours to send), and a commit that fails is retried intent by intent so each send gets its
@@ -16,7 +21,9 @@
  * so the simulator runs them on its virtual time.
  */
 import type { Clock } from '../kernel/clock.js';
+import { crashPoint } from '../kernel/crash-points.js';
 import type { RowStore, SendIntent } from '../store/rows.js';
+import type { WalSync } from '../store/wal-sync.js';
 
 /** Shortest time between two intent commits (ms). 400 orders/s then share about 100 fsyncs. */
 export const INTENT_GROUP_MS = 10;
@@ -34,11 +41,19 @@ export class IntentGroup {
   #waiting: Waiting[] = [];
   #scheduled = false;
   #lastCommit = Number.NEGATIVE_INFINITY;
+  readonly #wal: Pick<WalSync, 'durable'> | undefined;
 
-  constructor(rows: Pick<RowStore, 'markSending' | 'markSendingAll'>, clock: Pick<Clock, 'mono' | 'now' | 'sleep' | 'yield'>, everyMs = INTENT_GROUP_MS) {
+  /** `wal`: commit unsynced and wait for this sync of the log before answering (see above); without it, FULL commits. */
+  constructor(
+    rows: Pick<RowStore, 'markSending' | 'markSendingAll'>,
+    clock: Pick<Clock, 'mono' | 'now' | 'sleep' | 'yield'>,
+    everyMs = INTENT_GROUP_MS,
+    wal?: Pick<WalSync, 'durable'>,
+  ) {
     this.#rows = rows;
     this.#clock = clock;
     this.#everyMs = everyMs;
+    this.#wal = wal;
   }
 
   /**
@@ -81,14 +96,28 @@ export class IntentGroup {
       }
     };
     let results: boolean[] | undefined;
-    if (group.length > 1) {
+    if (group.length > 1 || this.#wal) {
       try {
-        results = this.#rows.markSendingAll(intents);
+        results = this.#rows.markSendingAll(intents, this.#wal === undefined);
       } catch {
         // The one transaction failed (nothing committed): each on its own, so each send gets its own answer or error.
       }
     }
-    group.forEach((w, i) => (results ? w.resolve({ ok: results[i]!, now }) : one(w, intents[i]!)));
+    if (results && this.#wal) {
+      const answers = results;
+      // Committed to the log, not yet on disk: a kill here leaves the rows `sending` (the commit is
+      // in the operating system's cache), owed a resend of their trxids; none of their requests left.
+      crashPoint('intent-written');
+      // Every intent refused (no row is ours to send): nothing leaves, so nothing waits for the disk.
+      const wait = answers.some(Boolean) ? this.#wal.durable() : Promise.resolve();
+      wait.then(
+        () => group.forEach((w, i) => w.resolve({ ok: answers[i]!, now })),
+        (err: unknown) => group.forEach((w) => w.reject(err)),
+      );
+    } else {
+      // Fully synced commits (one group, or each on its own after a failed group): on disk now.
+      group.forEach((w, i) => (results ? w.resolve({ ok: results[i]!, now }) : one(w, intents[i]!)));
+    }
     this.#lastCommit = this.#clock.mono();
   }
 }

@@ -9,8 +9,12 @@
  * Money is not at stake: the intent is committed before a request leaves, so a failed intent sends
  * nothing, and a row whose answer could not be written stays `sending`, owed a resend of its trxid.
  */
-import { statSync } from 'node:fs';
+import { statfsSync, statSync } from 'node:fs';
+import { dirname } from 'node:path';
 import type { Logger } from '../kernel/log.js';
+
+/** Below this many bytes free on the store's file system a write of it (a page, a log frame, a checkpoint) fails: the disk is full. */
+export const STORE_MIN_FREE_BYTES = 1024 * 1024;
 
 /** SQLite result codes (and node's) meaning the database file cannot be written now. */
 const UNWRITABLE = /^(SQLITE_FULL|SQLITE_READONLY|SQLITE_IOERR|SQLITE_CANTOPEN|SQLITE_NOTADB|ENOSPC|EROFS|EIO|ENOENT)/;
@@ -20,6 +24,28 @@ export function isStoreUnwritable(err: unknown, depth = 0): boolean {
   if (typeof e?.code === 'string' && UNWRITABLE.test(e.code)) return true;
   // A store error wrapped on its way (TopupError's cause).
   return depth < 3 && e?.cause !== undefined && isStoreUnwritable(e.cause, depth + 1);
+}
+
+/**
+ * A write the disk failed (SQLite's SQLITE_IOERR_WRITE, a failed sync SQLITE_IOERR_FSYNC, and
+ * store/wal-sync.ts's failed sync of the log, which carries that code): not a state that passes.
+ * Linux reports a write-back error once and forgets the pages that failed; SQLite's log chains
+ * every later commit onto them, so a later write or sync that succeeds proves nothing, and an
+ * intent committed after it may be lost at a power cut though its request left. Sending stops
+ * until a restart (the operator checks the disk; the start checkpoints and checks the store:
+ * store/start-check.ts), like a store file moved or deleted while open.
+ */
+const UNTIL_RESTART = /^SQLITE_IOERR_(FSYNC|WRITE)$/;
+
+export function storeDownUntilRestart(code: string): boolean {
+  return UNTIL_RESTART.test(code) || /DBMOVED/.test(code);
+}
+
+/** What to do about it, in the words every surface uses after storeDownSentence(). */
+export function storeDownAdvice(code: string): string {
+  if (UNTIL_RESTART.test(code)) return 'Sending stays stopped until the daemon is restarted: check the disk (dmesg, SMART), then restart; the start checks the store before it sends.';
+  if (/DBMOVED/.test(code)) return 'Sending stays stopped until the daemon is restarted.';
+  return 'Nothing is lost; sending resumes by itself once the store can be written.';
 }
 
 const FIRST_WAIT_MS = 1_000;
@@ -70,13 +96,41 @@ export class StoreHealth {
   }
 
   blocked(mono: number): boolean {
-    return this.#down !== null && mono < this.#down.until;
+    if (this.#down === null) return false;
+    if (this.#untilRestart || mono < this.#down.until) return true;
+    // A full disk is over when it has room again (what `topup status` measures: ops/store-disk.ts),
+    // not when one write happens to fit: the write-ahead log restarts over its own file after each
+    // checkpoint, so an intent can fit in space the log already holds while the answer after it
+    // does not, and sending flapped down and up (store-down, store-up, store-down) on a full disk.
+    // Looked at once a back-off step (a statfs), no send tried meanwhile.
+    if (/FULL|ENOSPC/.test(this.#down.code) && this.#file?.hasRoom() === false) {
+      this.#down.until = mono + FIRST_WAIT_MS;
+      if (mono >= this.#down.remindAt) {
+        this.#down.remindAt = mono + REMINDER_MS;
+        // Stryker disable next-line StringLiteral: log message text; the facts are in the logged fields
+        this.#log.error({ code: this.#down.code, since: new Date(this.#down.since).toISOString() }, 'the store still cannot be written: sending stays stopped');
+      }
+      return true;
+    }
+    return false;
   }
+
+  /** A failure that stops sending until the process restarts (storeDownUntilRestart). */
+  #untilRestart = false;
 
   /** A write failed: sending stops until the back-off ends. Logged once, then once a minute. */
   failed(err: unknown, now: number, mono: number): void {
     const code = String((err as { code?: unknown }).code ?? 'unknown');
     const message = err instanceof Error ? err.message : String(err);
+    if (UNTIL_RESTART.test(code) && !this.#untilRestart) {
+      // Whatever was down before, this outlasts it: said once, and never cleared by a later write.
+      this.#untilRestart = true;
+      this.#down = { since: this.#down?.since ?? now, code, message, until: mono + FIRST_WAIT_MS, wait: FIRST_WAIT_MS, remindAt: mono + REMINDER_MS };
+      // Stryker disable next-line StringLiteral: log message text; the facts are in the logged fields
+      this.#log.error({ code, err: message }, `${storeDownSentence(code)}: sending stopped until the daemon is restarted (a later write that succeeds proves nothing: the frames the disk lost are forgotten by the kernel, and every later commit is chained onto them); check the disk (dmesg, SMART), then restart: the start checks the store before it sends`);
+      this.#onChange?.(this.down);
+      return;
+    }
     if (this.#down === null) {
       this.#down = { since: now, code, message, until: mono + FIRST_WAIT_MS, wait: FIRST_WAIT_MS, remindAt: mono + REMINDER_MS };
       // Stryker disable next-line StringLiteral: log message text; the facts are in the logged fields
@@ -87,7 +141,8 @@ export class StoreHealth {
     // Sends started in one round fail together: the wait grows once per round, not once per row.
     if (mono < this.#down.until) return;
     const wait = Math.min(this.#down.wait * 2, LONGEST_WAIT_MS);
-    Object.assign(this.#down, { code, message, wait, until: mono + wait });
+    // Stopped until a restart: the first cause stays the one said (a later failure is its consequence).
+    Object.assign(this.#down, this.#untilRestart ? { wait, until: mono + wait } : { code, message, wait, until: mono + wait });
     if (mono >= this.#down.remindAt) {
       this.#down.remindAt = mono + REMINDER_MS;
       // Stryker disable next-line StringLiteral: log message text; the facts are in the logged fields
@@ -98,8 +153,11 @@ export class StoreHealth {
   /** A write succeeded: sending resumes (said once). */
   ok(now: number): void {
     if (this.#down === null) return;
-    // A write into a deleted file succeeds: it says nothing of the store.
-    if (this.#file?.isGone === true) return;
+    // A write into a deleted file succeeds: it says nothing of the store. Nor does one after the disk failed a write.
+    if (this.#file?.isGone === true || this.#untilRestart) return;
+    // Nor does one on a full disk that still has no room (see blocked()): an intent of a send
+    // admitted before the failure can still fit in the log's own space.
+    if (/FULL|ENOSPC/.test(this.#down.code) && this.#file?.hasRoom() === false) return;
     // Stryker disable next-line StringLiteral: log message text; the facts are in the logged fields
     this.#log.info({ since: new Date(this.#down.since).toISOString(), downMs: now - this.#down.since }, 'the store can be written again: sending resumed');
     this.#down = null;
@@ -109,6 +167,7 @@ export class StoreHealth {
 
 /** What an error code says of the store, in the words every surface uses (log, status, console, notification). */
 export function storeDownSentence(code: string): string {
+  if (UNTIL_RESTART.test(code)) return 'the store\'s disk failed a write or a sync (its write-ahead log may have lost frames)';
   if (/DBMOVED/.test(code)) return 'the store cannot be written: its file was moved or deleted while open';
   if (/FULL|ENOSPC/.test(code)) return 'the store cannot be written: the disk is full';
   if (/READONLY|EROFS/.test(code)) return 'the store cannot be written: it is read-only';
@@ -142,6 +201,17 @@ export class StoreFile {
   /** The error to stop on when the file is gone or replaced (code SQLITE_READONLY_DBMOVED, as SQLite names it), else null. */
   get isGone(): boolean {
     return this.#gone !== null;
+  }
+
+  /** Whether its file system has STORE_MIN_FREE_BYTES free (true when it cannot be asked: nothing to wait for then). */
+  hasRoom(): boolean {
+    if (this.#id === null) return true;
+    try {
+      const fs = statfsSync(dirname(this.#path));
+      return fs.bavail * fs.bsize >= STORE_MIN_FREE_BYTES;
+    } catch {
+      return true;
+    }
   }
 
   gone(mono: number, now = false): (Error & { code: string }) | null {

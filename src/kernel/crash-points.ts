@@ -13,7 +13,12 @@ export type CrashPoint =
   | 'rows-chunk-stored'
   /** An API order's acceptance is committed (orders/desk.ts); its 202 is not written yet. */
   | 'order-accepted'
-  /** The `sending` intent is committed; the request has not left. */
+  /**
+   * A group of `sending` intents is committed to the write-ahead log (in the operating system's
+   * cache) and its sync to disk not done yet (store/wal-sync.ts); no request of theirs has left.
+   */
+  | 'intent-written'
+  /** The `sending` intent is committed and on disk; the request has not left. */
   | 'intent-committed'
   /** The API answered (the order exists if it was created); nothing of the answer is stored yet. */
   | 'response-received'

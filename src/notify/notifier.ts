@@ -11,7 +11,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Config } from '../config/config.js';
 import type { Logger } from '../kernel/log.js';
 import type { RunnerEvents } from '../engine/events.js';
-import { storeDownSentence } from '../dispatch/store-health.js';
+import { storeDownAdvice, storeDownSentence, storeDownUntilRestart } from '../dispatch/store-health.js';
 
 export type NotificationEvent = 'batch-finished' | 'balance-wait' | 'low-balance' | 'low-balance-cleared' | 'account-problem' | 'maintenance' | 'store-down' | 'store-up';
 
@@ -72,7 +72,12 @@ export class Notifier {
     });
     // Delivered over the network, not written to the store: it goes out while the disk is full.
     runner.on('store', (down) => {
-      if (down) this.send('store-down', `Sending stopped: ${storeDownSentence(down.code)} (${down.code}). Nothing is lost; sending resumes by itself once it can be written. Free space on the disk of jobs/ or fix its mount.`, { code: down.code, since: new Date(down.since).toISOString() });
+      // A disk that failed a write or a sync, or a store file moved, stops sending until a restart:
+      // never told it resumes by itself (storeDownAdvice), nor to free space.
+      if (down) {
+        const hint = storeDownUntilRestart(down.code) ? '' : ' Free space on the disk of jobs/ or fix its mount.';
+        this.send('store-down', `Sending stopped: ${storeDownSentence(down.code)} (${down.code}). ${storeDownAdvice(down.code)}${hint}`, { code: down.code, since: new Date(down.since).toISOString(), untilRestart: storeDownUntilRestart(down.code) });
+      }
       else this.send('store-up', 'The store can be written again: sending resumed.', {});
     });
   }

@@ -25,6 +25,7 @@ import { rollupZoneOf } from '../store/rollup-zone.js';
 import { createServer } from 'node:net';
 import { CONSOLE_STATE_KEY, type ConsoleState } from '../store/console-state.js';
 import { runningDaemon } from '../store/presence.js';
+import { storeStopLine } from './store-disk.js';
 
 export interface Check {
   name: string;
@@ -97,6 +98,15 @@ export async function runDoctor(rt: Pick<Runtime, 'account' | 'accounts' | 'batc
     add({ name: 'database', ok: result === 'ok', fatal: result !== 'ok', detail: result === 'ok' ? `${config.dbPath}: integrity ok` : result });
   } catch (err) {
     add({ name: 'database', ok: false, fatal: true, detail: coerceError(err).message });
+  }
+  // The running daemon's stop until a restart (its disk failed a write or a sync): not visible on
+  // the disk now, said by the daemon's heartbeat (ops/store-disk.ts storeStopLine).
+  try {
+    const stop = storeStopLine(runningDaemon(rt.meta));
+    // A FAIL (not ready): nothing is sent from this home until the daemon is restarted.
+    if (stop) add({ name: 'sending', ok: false, fatal: true, detail: stop });
+  } catch (err) {
+    add({ name: 'sending', ok: false, fatal: false, detail: coerceError(err).message });
   }
   try {
     const size = describeSize(databaseSize(rt.db, config.dbPath));

@@ -8,10 +8,11 @@
 import { accessSync, constants, existsSync, statfsSync } from 'node:fs';
 import { join } from 'node:path';
 import { MARK_FILE } from '../store/backup.js';
-import { storeDownSentence } from '../dispatch/store-health.js';
+import { STORE_MIN_FREE_BYTES, storeDownAdvice, storeDownSentence } from '../dispatch/store-health.js';
+import type { DaemonPresence } from '../store/presence.js';
 
-/** Below this many bytes free a write of the store (a page, its WAL frame, a checkpoint) fails. */
-export const STORE_MIN_FREE_BYTES = 1024 * 1024;
+/** Below this many bytes free a write of the store fails: the daemon's measure too (dispatch/store-health.ts). */
+export { STORE_MIN_FREE_BYTES };
 
 export interface StoreDiskProblem {
   code: 'ENOENT' | 'EROFS' | 'EACCES' | 'ENOSPC';
@@ -42,4 +43,15 @@ export function storeDiskProblem(paths: { home: string; jobsDir: string; dbPath:
     // No statfs here: the write check above is all there is.
   }
   return null;
+}
+
+/**
+ * The running daemon's stop until a restart (its disk failed a write or a sync: store/presence.ts
+ * storeStopped), which no look at the disk from here can find: the disk may answer well now, and
+ * only that process knows its log lost frames. Null when no daemon runs or it has not stopped so.
+ */
+export function storeStopLine(daemon: DaemonPresence | null): string | null {
+  const s = daemon?.storeStopped;
+  if (!daemon || !s) return null;
+  return `${storeDownSentence(s.code)} (${s.code}, the daemon pid ${daemon.pid}, since ${new Date(s.since).toISOString().replace('T', ' ').slice(0, 19)} UTC): ${storeDownAdvice(s.code)}`;
 }

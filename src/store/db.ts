@@ -2,7 +2,9 @@
  * The durable store: one SQLite file (better-sqlite3, WAL) under jobs/.
  *
  * synchronous=FULL: a commit is on disk before `run()` returns, so "the intent to send is
- * committed before the request leaves" holds across a power cut, not just a process kill.
+ * committed before the request leaves" holds across a power cut, not just a process kill. (The
+ * runner's intents are committed NORMAL and the log synced off the event loop before their
+ * requests leave: the same guarantee, store/wal-sync.ts.)
  * The file is created mode 0600 (it holds delivered codes); SQLite gives its -wal and -shm
  * files the same mode as the database file.
  *
@@ -134,8 +136,9 @@ export function statementCache(db: Db): (sql: string) => Database.Statement {
  * gate's call log (its times are on the monotonic clock, which restarts at boot: after a power
  * cut they are dropped as stale anyway), and the answers of sends and polls (rows.ts
  * UNSYNCED_EVENTS: a lost answer leaves the row where its intent left it, so it is resent with
- * the same trxid or polled again, as after a kill before the answer's commit). Never for the
- * intent to send, which must be on disk before the request leaves; and nothing read from the
+ * the same trxid or polled again, as after a kill before the answer's commit). For the intent to
+ * send only with the log synced before the request leaves (store/wal-sync.ts, which the intent's
+ * request waits for): it must be on disk before the request leaves; and nothing read from the
  * store may leave it for a reseller's eyes before durable() has made such answers permanent.
  */
 export function unsynced<T>(db: Db, fn: () => T): T {

@@ -22,21 +22,41 @@ export interface DaemonPresence {
   /** Wall time of the last heartbeat. */
   at: number;
   once: boolean;
+  /**
+   * Sending stopped until this daemon restarts (dispatch/store-health.ts storeDownUntilRestart: its
+   * disk failed a write or a sync): only this process knows it, in memory, so its heartbeat carries
+   * it for `topup status` and `topup doctor`. A restart writes a presence without it.
+   */
+  storeStopped?: { code: string; since: number };
 }
 
-/** Starts the heartbeat; the returned function stops it and removes the record (a releaser). */
-export function announceDaemon(meta: MetaStore, owner: string, opts: { once: boolean }, everyMs = HEARTBEAT_MS): () => void {
-  const beat = (): void => meta.setJson(KEY, { owner, pid: process.pid, host: hostname(), at: systemClock.now(), once: opts.once } satisfies DaemonPresence);
+/**
+ * Starts the heartbeat; the returned function stops it and removes the record (a releaser). Its
+ * `beat()` writes the record at once (a change of `storeStopped` said now, not at the next beat);
+ * a beat that cannot be written is said again by the next.
+ */
+export function announceDaemon(
+  meta: MetaStore,
+  owner: string,
+  opts: { once: boolean; storeStopped?: () => DaemonPresence['storeStopped'] | null },
+  everyMs = HEARTBEAT_MS,
+): (() => void) & { beat: () => void } {
+  const record = (): DaemonPresence => {
+    const stopped = opts.storeStopped?.() ?? null;
+    return { owner, pid: process.pid, host: hostname(), at: systemClock.now(), once: opts.once, ...(stopped ? { storeStopped: { code: stopped.code, since: stopped.since } } : {}) };
+  };
+  const beat = (): void => meta.setJson(KEY, record());
   beat();
-  const timer = setInterval(() => {
+  const tryBeat = (): void => {
     try {
       beat();
     } catch {
       // The store is busy or closing: the next beat says it again.
     }
-  }, everyMs);
+  };
+  const timer = setInterval(tryBeat, everyMs);
   timer.unref();
-  return () => {
+  const release = (): void => {
     clearInterval(timer);
     try {
       if (meta.getJson<DaemonPresence>(KEY)?.owner === owner) meta.delete(KEY);
@@ -44,6 +64,7 @@ export function announceDaemon(meta: MetaStore, owner: string, opts: { once: boo
       // Closed already: the record ages out.
     }
   };
+  return Object.assign(release, { beat: tryBeat });
 }
 
 /** The daemon running on this home, or null. */

@@ -161,19 +161,23 @@ export class RowStore extends RowWrites {
 
   /**
    * Several intents in ONE synchronous=FULL commit (dispatch/intent-group.ts: the sends admitted
-   * within a few milliseconds share one fsync). Each is markSending's guarded UPDATE, with its own
+   * within a few milliseconds share one fsync); `synced` false: a NORMAL commit, for a caller that
+   * syncs the log off the event loop and sends only after (store/wal-sync.ts). Each is markSending's guarded UPDATE, with its own
    * result; the listeners are told after the commit. Throws (nothing committed) when the
    * transaction fails: the caller then writes them one by one.
    */
-  markSendingAll(intents: readonly SendIntent[]): boolean[] {
+  markSendingAll(intents: readonly SendIntent[], synced = true): boolean[] {
     const moved: { batchId: string; m: Moved }[] = [];
-    const results = this.db.transaction(() =>
+    const commit = (): boolean[] => this.db.transaction(() =>
       intents.map((i) => {
         const rows = this.stmt(this.#sendSql(i.sent !== undefined)).all(RowStore.#sendParams(i)) as Moved[];
         for (const m of rows) moved.push({ batchId: i.batchId, m });
         return rows.length === 1;
       }),
     ).immediate();
+    // Unsynced only for a caller that makes the log durable itself before any request leaves
+    // (dispatch/intent-group.ts with store/wal-sync.ts): the intent is never sent on less.
+    const results = synced ? commit() : unsynced(this.db, commit);
     if (this.#listeners.size > 0) for (const { batchId, m } of moved) this.#moved(batchId, m._idx, 'send', m);
     return results;
   }

@@ -71,6 +71,14 @@ export interface DelivererDeps {
   settings: WebhookSettings;
   /** Builds an event's body (the desk: src/orders/desk.ts). */
   events: Pick<OrderDesk, 'event'>;
+  /**
+   * Resolves once every commit made before the call is on disk (the runtime's log sync,
+   * store/wal-sync.ts). Intents are committed unsynced and their events are written by the same
+   * commit (trigger rows_api_event_update): an event read from the outbox may not be on disk yet,
+   * and posted before, a power cut would leave the order reading "accepted" after its client was
+   * told "sent". So each post waits for it; a sync that failed fails the post (tried again later).
+   */
+  durable?: () => Promise<void>;
 }
 
 export interface DelivererOptions {
@@ -97,9 +105,10 @@ export function errorText(err: unknown, secret: string | null): string {
  * The daemon's deliverer: the home's settings (TOPUP_ORDER_WEBHOOK_*), the runtime's clock,
  * entropy and store, and the desk's event() for the bodies. Started; woken on every row move.
  */
-export function startDeliverer(rt: Pick<Runtime, 'db' | 'clock' | 'entropy' | 'log' | 'config'>, events: Pick<OrderDesk, 'event'>, opts: DelivererOptions = {}): Deliverer {
+export function startDeliverer(rt: Pick<Runtime, 'db' | 'clock' | 'entropy' | 'log' | 'config' | 'walSync'>, events: Pick<OrderDesk, 'event'>, opts: DelivererOptions = {}): Deliverer {
   const w = rt.config.orderApi.webhook;
-  return new Deliverer({ db: rt.db, clock: rt.clock, entropy: rt.entropy, log: rt.log.child({ component: 'webhooks' }), settings: { url: w.url, secret: w.secret, codes: w.codes, allow: w.allow }, events }, opts).start();
+  const wal = rt.walSync;
+  return new Deliverer({ db: rt.db, clock: rt.clock, entropy: rt.entropy, log: rt.log.child({ component: 'webhooks' }), settings: { url: w.url, secret: w.secret, codes: w.codes, allow: w.allow }, events, ...(wal ? { durable: () => wal.durable() } : {}) }, opts).start();
 }
 
 export class Deliverer {
@@ -320,6 +329,7 @@ export class Deliverer {
     let status: number | null = null;
     let failure: unknown = null;
     try {
+      await this.#d.durable?.();
       const event = this.#d.events.event(ev.id, { codes: this.#d.settings.codes });
       if (!event) throw new Error(`event evt_${ev.id} cannot be read (its order is gone)`);
       const body = JSON.stringify(event);

@@ -8,6 +8,7 @@ import { IntentGroup, INTENT_GROUP_MS } from '../../src/dispatch/intent-group.js
 import { systemClock } from '../../src/kernel/clock.js';
 import type { Runtime } from '../../src/runtime.js';
 import type { SendIntent } from '../../src/store/rows.js';
+import { WalSync, type SyncFile } from '../../src/store/wal-sync.js';
 import { pubgRow, supplierWorld } from '../unit/fake-supplier.js';
 
 const world = (n: number): Promise<Runtime> => supplierWorld(() => {}, Array.from({ length: n }, (_, i) => pubgRow(i)));
@@ -86,5 +87,82 @@ describe('intents committed in groups', () => {
     expect(settled.sort()).toEqual(['0:true', '1:account "gone" is not in this home\'s accounts', '2:true']);
     await Promise.all(writes);
     expect([0, 1, 2].map((i) => rt.rows.get('b1', i)!.state)).toEqual(['sending', 'pending', 'sending']);
+  });
+
+  it('with a log sync: the group is committed unsynced and no send is answered until the log is synced, after the commit', async () => {
+    const rt = await world(3);
+    const calls: (() => void)[] = [];
+    const sync: SyncFile = (_fd, done) => void calls.push(() => done(null));
+    const wal = new WalSync(rt.config.dbPath, sync);
+    const group = new IntentGroup(rt.rows, systemClock, INTENT_GROUP_MS, wal);
+    const exec = vi.spyOn(rt.db, 'exec');
+    let answered = 0;
+    const writes = [group.write(intent(rt, 0)), group.write(intent(rt, 1, 'another-trxid')), group.write(intent(rt, 2))].map((p) => p.then((a) => (answered++, a)));
+    for (let i = 0; i < 5; i++) await new Promise((r) => setImmediate(r));
+    // Committed (another connection, as a restart after a kill, would read it) …
+    expect([0, 1, 2].map((i) => rt.rows.get('b1', i)!.state)).toEqual(['sending', 'pending', 'sending']);
+    expect(exec.mock.calls.map((c) => c[0])).toContain('PRAGMA synchronous = NORMAL');
+    // … but not answered: the requests wait for the sync, which was asked for after the commit.
+    expect(calls).toHaveLength(1);
+    expect(answered).toBe(0);
+    calls[0]!();
+    expect((await Promise.all(writes)).map((a) => a.ok)).toEqual([true, false, true]);
+    wal.close();
+  });
+
+  it('with a log sync that fails: every send of the group gets the error and none is answered ok; the rows stay `sending`', async () => {
+    const rt = await world(2);
+    const wal = new WalSync(rt.config.dbPath, (_fd, done) => done(Object.assign(new Error('EIO: i/o error, fdatasync'), { code: 'EIO' })));
+    const group = new IntentGroup(rt.rows, systemClock, INTENT_GROUP_MS, wal);
+    const answers = await Promise.allSettled([group.write(intent(rt, 0)), group.write(intent(rt, 1))]);
+    expect(answers.map((a) => a.status)).toEqual(['rejected', 'rejected']);
+    // The failed sync is the store's own error (sticky: store/wal-sync.ts), the disk's EIO its cause.
+    expect(answers[0]).toMatchObject({ reason: { code: 'SQLITE_IOERR_FSYNC', cause: { code: 'EIO' } } });
+    // Owed a resend of the same trxid (the runner's stranded-send rescue), never read as unsent.
+    expect([0, 1].map((i) => rt.rows.get('b1', i)!.state)).toEqual(['sending', 'sending']);
+    wal.close();
+  });
+
+  it('a group whose every intent is refused waits for no sync', async () => {
+    const rt = await world(1);
+    let syncs = 0;
+    const wal = new WalSync(rt.config.dbPath, (_fd, done) => (syncs++, done(null)));
+    const group = new IntentGroup(rt.rows, systemClock, INTENT_GROUP_MS, wal);
+    expect((await group.write(intent(rt, 0, 'another-trxid'))).ok).toBe(false);
+    expect(syncs).toBe(0);
+    wal.close();
+  });
+});
+
+describe('the log sync (store/wal-sync.ts)', () => {
+  it('a sync asked for while one runs is answered by the next one, which starts after it; those asked together share it', async () => {
+    const rt = await world(1);
+    const pending: (() => void)[] = [];
+    const wal = new WalSync(rt.config.dbPath, (_fd, done) => void pending.push(() => done(null)));
+    const order: string[] = [];
+    const a = wal.durable().then(() => order.push('a'));
+    const b = wal.durable().then(() => order.push('b'));
+    const c = wal.durable().then(() => order.push('c'));
+    expect(pending).toHaveLength(1); // b and c must not be answered by the sync that began before them
+    pending[0]!();
+    await a;
+    for (let i = 0; i < 3; i++) await new Promise((r) => setImmediate(r));
+    expect(order).toEqual(['a']);
+    expect(pending).toHaveLength(2); // one more, for b and c together
+    pending[1]!();
+    await Promise.all([b, c]);
+    expect(order).toEqual(['a', 'b', 'c']);
+    expect(wal.syncs).toBe(2);
+    wal.close();
+  });
+
+  it('syncs the live log file with fdatasync', async () => {
+    const rt = await world(1);
+    const wal = new WalSync(rt.config.dbPath);
+    rt.rows.markSendingAll([intent(rt, 0)(Date.now())], false);
+    await wal.durable();
+    await wal.durable();
+    expect(wal.syncs).toBe(2);
+    wal.close();
   });
 });

@@ -2,9 +2,10 @@
  * 8. Power cut: a kill at every commit point (intent, answer, final result, result file half
  * written) and 100 kills at random instants; after each, PRAGMA integrity_check on the
  * daemon's database, and after a kill at the intent commit the `sending` row with its exact
- * body must be on disk. (A SIGKILL of the process is what we can do here; with
- * synchronous=FULL commits it is the same test for SQLite's own journal as a power cut
- * short of disk-cache lies.)
+ * body must be on disk. (A SIGKILL of the process is what we can do here. It is not a power
+ * cut: intents are committed synchronous=NORMAL and the log is fdatasync'ed off the loop
+ * (store/wal-sync.ts), so a kill finds in the OS cache what a power cut finds only once that sync
+ * returned; the sync's ordering and its failures are tested in test/store/wal-sync*.test.ts.)
  */
 import { killLoop } from './sigkill-loop.js';
 import type { Scenario } from '../lib.js';

@@ -17,7 +17,7 @@ import { isAccountWait } from '../../account/funds.js';
 import type { PauseKind } from '../../account/pauses.js';
 import { sweepStalled } from '../../dispatch/stall.js';
 import { StoreHealth, StoreFile } from '../../dispatch/store-health.js';
-import { IntentGroup } from '../../dispatch/intent-group.js';
+import { IntentGroup, INTENT_GROUP_MS } from '../../dispatch/intent-group.js';
 
 export class DispatchStage implements Stage {
   readonly name = 'dispatch';
@@ -55,7 +55,8 @@ export class DispatchStage implements Stage {
     this.#funding = funding;
     // The store's file as it was opened: a file deleted or replaced under the daemon is a store gone.
     this.store = new StoreHealth(e.rt.log, (down) => e.emit('store', down), new StoreFile(e.rt.config.dbPath));
-    this.#intents = new IntentGroup(e.rt.rows, e.clock);
+    // With the runtime's log sync, the intents' fsync runs off the event loop (store/wal-sync.ts).
+    this.#intents = new IntentGroup(e.rt.rows, e.clock, INTENT_GROUP_MS, e.rt.walSync);
   }
 
   /** Sends in flight, all batches. */
