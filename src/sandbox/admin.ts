@@ -22,7 +22,8 @@ import { ACCOUNT_STATES, toMicros, toUsd } from './types.js';
 
 /**
  * An order in the admin ledger: the spec-shaped order (the truth, in every answer style) plus
- * `publicId`, the id the real-world style shows (digits; may exceed 2^53), and `source`
+ * `publicId`, the id the real-world style shows (digits, may exceed 2^53; an order created in the
+ * spec style keeps its `ORD…`), and `source`
  * ('manual': placed outside the API, no trxid; see real-world.ts).
  */
 export interface AdminOrder extends Record<string, unknown> {
@@ -101,7 +102,7 @@ export function createAdmin(d: AdminDeps): SandboxAdmin {
       return {
         orders: d.state.allOrders().map((o) => ({
           ...publicOrder(o, now), account: o.account, idemKey: o.idemKey, quantity: o.quantity, zoneId: o.zoneId,
-          settleAt: o.settleAt === null ? null : new Date(o.settleAt).toISOString(), publicId: publicIdOf(o.orderId), source: o.source,
+          settleAt: o.settleAt === null ? null : new Date(o.settleAt).toISOString(), publicId: o.idStyle === 'spec' ? o.orderId : publicIdOf(o.orderId), source: o.source,
         })),
         entries: d.state.ledger(),
         balances: Object.fromEntries(d.state.accounts().map((a) => [a.fp, toUsd(a.balanceMicros)])),

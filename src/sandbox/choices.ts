@@ -140,6 +140,9 @@
  *    snowflake above 2^53 written as raw digits; it is odd, so JSON.parse always rounds it to
  *    another number. GET /orders/:id accepts the spec id (ORD…) and the order's own public id in
  *    either style; a rounded snowflake is 404 ORDER NOT FOUND. The admin ledger lists `publicId`.
+ *    An order created while the spec style was on keeps its `ORD…` (orders.id_style): a real
+ *    supplier does not respell ids it handed out (trial s36, D2: a restored home could not find its
+ *    own orders in the switched history, so no history without trxids ever cleared a row).
  *  - userId that is a safe integer without a leading zero is echoed as a JSON number; any other
  *    (leading zero, Riot name#tag, 16+ digits) stays a string.
  *  - Orders carry no trxid, pid or createdAt (the spec's order shape has none; ours were extras).

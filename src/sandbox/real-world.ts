@@ -60,8 +60,14 @@ export function money(usd: unknown): unknown {
 /** A user id that is a plain safe integer is echoed as a JSON number, as deployments that store it as one do. */
 const userIdValue = (u: string | null): unknown => (u !== null && /^[1-9]\d{0,14}$/.test(u) ? Number(u) : u);
 
-const idValue = (orderId: string): unknown => {
-  const digits = publicIdOf(orderId);
+/**
+ * The id an order is shown by: its digits, unless it was created while the spec style was in
+ * force (then the `ORD…` it was handed out as: a supplier does not respell the ids of orders it
+ * already gave out, and a client pairs its own orders in the history by them; trial s36, D2).
+ */
+const idValue = (rec: Pick<OrderRecord, 'orderId' | 'idStyle'>): unknown => {
+  if (rec.idStyle === 'spec') return rec.orderId;
+  const digits = publicIdOf(rec.orderId);
   return digits.length > 15 ? new RawNumber(digits) : Number(digits);
 };
 
@@ -118,7 +124,7 @@ function order(spec: Rec, ctx: PresentCtx, inHistory: boolean): Rec {
   const rec = ctx.state.order(String(spec.orderId));
   if (!rec) return spec;
   const draw = (...k: (string | number)[]) => uniform(ctx.settings.seed, rec.orderId, ...k);
-  const id = idValue(rec.orderId);
+  const id = idValue(rec);
   const out: Rec = {
     orderCreated: bool(true, draw('orderCreated')),
     orderId: id,
@@ -204,7 +210,7 @@ export function placeManualOrders(state: SandboxState, catalog: LiveCatalog, now
     state.createManualOrder({
       account: a.fp, idemKey: manualKey(a.fp), trxid: '', pid: p.id, game: p.slug, packName: p.serviceName,
       amountMicros: toMicros(p.price), quantity: null, userId: '5120000001', serverId: null, moreId: null, zoneId: null,
-      codes: null, status: 'processing', error: null, refunded: false, refundOnCancel: true, source: 'manual',
+      codes: null, status: 'processing', error: null, refunded: false, refundOnCancel: true, source: 'manual', idStyle: 'real-world',
       createdAt: now, settleAt: null, settleTo: null, doneAt: null,
     });
   }

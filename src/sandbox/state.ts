@@ -21,7 +21,7 @@ CREATE TABLE IF NOT EXISTS orders (
   server_id TEXT, more_id TEXT, zone_id TEXT, codes TEXT, status TEXT NOT NULL, error TEXT,
   refunded INTEGER NOT NULL DEFAULT 0, created_at INTEGER NOT NULL, settle_at INTEGER,
   settle_to TEXT, done_at INTEGER, refund_on_cancel INTEGER NOT NULL DEFAULT 1,
-  source TEXT NOT NULL DEFAULT 'api');
+  source TEXT NOT NULL DEFAULT 'api', id_style TEXT);
 CREATE INDEX IF NOT EXISTS orders_account ON orders(account, created_at DESC, seq DESC);
 CREATE INDEX IF NOT EXISTS orders_due ON orders(status, settle_at);
 CREATE TABLE IF NOT EXISTS ledger (
@@ -36,6 +36,7 @@ CREATE TABLE IF NOT EXISTS starting_balances (fp TEXT PRIMARY KEY, micros INTEGE
 const ADDED_COLUMNS: [name: string, ddl: string][] = [
   ['refund_on_cancel', 'refund_on_cancel INTEGER NOT NULL DEFAULT 1'],
   ['source', "source TEXT NOT NULL DEFAULT 'api'"],
+  ['id_style', 'id_style TEXT'],
 ];
 
 export const keyHash = (apiKey: string): string => createHash('sha256').update(apiKey).digest('hex');
@@ -55,6 +56,7 @@ function toOrder(r: Row): OrderRecord {
     createdAt: r.created_at as number, settleAt: r.settle_at as number | null,
     settleTo: r.settle_to as OrderRecord['settleTo'], doneAt: r.done_at as number | null,
     refundOnCancel: r.refund_on_cancel !== 0, source: r.source === 'manual' ? 'manual' : 'api',
+    idStyle: r.id_style === 'spec' || r.id_style === 'real-world' ? r.id_style : null,
   };
 }
 
@@ -211,9 +213,9 @@ export class SandboxState {
       const refunded = o.status === 'cancelled' && o.refundOnCancel;
       const info = this.db.prepare(`INSERT INTO orders (order_id, account, idem_key, trxid, pid, game, pack_name,
         amount_micros, quantity, user_id, server_id, more_id, zone_id, codes, status, error, refunded, created_at,
-        settle_at, settle_to, done_at, refund_on_cancel, source) VALUES ('pending-' || hex(randomblob(8)), @account,
+        settle_at, settle_to, done_at, refund_on_cancel, source, id_style) VALUES ('pending-' || hex(randomblob(8)), @account,
         @idemKey, @trxid, @pid, @game, @packName, @amountMicros, @quantity, @userId, @serverId, @moreId, @zoneId, @codes,
-        @status, @error, @refunded, @createdAt, @settleAt, @settleTo, @doneAt, @refundOnCancel, @source)`)
+        @status, @error, @refunded, @createdAt, @settleAt, @settleTo, @doneAt, @refundOnCancel, @source, @idStyle)`)
         .run({ ...o, codes: o.codes ? JSON.stringify(o.codes) : null, refunded: refunded ? 1 : 0, refundOnCancel: o.refundOnCancel ? 1 : 0 });
       const orderId = `ORD${String(1_000_000 + Number(info.lastInsertRowid))}`;
       // A manual order was not placed through the API: it has no trxid, and neither has its charge.

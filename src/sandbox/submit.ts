@@ -104,6 +104,7 @@ function create(ctx: SubmitContext, account: AccountRow, plan: Plan, idemKey: st
     packName: product.serviceName, amountMicros: plan.amountMicros, quantity: keyOrCard ? quantity : null,
     userId: plan.userId, serverId: plan.serverId, moreId: plan.moreId, zoneId: plan.zoneId,
     codes: keyOrCard ? makeCodes(product.slug, f.seed, body.trxid, quantity) : null,
-    refunded: false, createdAt: now, source: 'api', ...fate,
+    // The real-world fates are on exactly while the real-world style is: the style the order's id keeps.
+    refunded: false, createdAt: now, source: 'api', idStyle: ctx.realWorldFates() ? 'real-world' : 'spec', ...fate,
   }, isStockBased(product) ? quantity : 0);
 }

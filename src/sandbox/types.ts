@@ -156,6 +156,12 @@ export interface OrderRecord {
   refundOnCancel: boolean;
   /** 'manual': placed outside the API (real-world.ts), never settles, has no trxid. */
   source: 'api' | 'manual';
+  /**
+   * The answer style in force when the order was created, which fixes the id it is shown by for
+   * good (order-ids.ts): a real supplier never respells an order id it has handed out. Null for
+   * orders of state files written before this was kept: they follow the style in force.
+   */
+  idStyle: 'spec' | 'real-world' | null;
   createdAt: number;
   settleAt: number | null;
   settleTo: 'completed' | 'cancelled' | null;

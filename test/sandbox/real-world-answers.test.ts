@@ -236,6 +236,24 @@ describe('answer style: real-world presentation', () => {
 });
 
 describe('answer style: switching', () => {
+  it('an order placed in the spec style keeps its ORD… id after the switch to real-world (answers and history); a new one gets digits', async () => {
+    const sb = await start();
+    const before = await order(sb, { pid: 'PUBG-60', trxid: trx('SW'), userId: '5123456' });
+    const ord = before.body.orderId as string;
+    expect(ord).toMatch(/^ORD\d+$/);
+    await admin(sb, 'POST', 'answers', { style: 'real-world', htmlShare: 0 });
+    const got = await raw(sb, 'GET', `/orders/${ord}`);
+    expect(got.json.orderId).toBe(ord);
+    const after = await raw(sb, 'POST', '/orders', { pid: 'PUBG-60', trxid: trx('SW'), userId: '5123457' });
+    const fresh = exactIds(after.text)[0] as string;
+    expect(fresh).toMatch(/^\d+$/);
+    const hist = await raw(sb, 'GET', '/history?page=1&pageSize=50');
+    const listed = (hist.json.orders as { orderId: unknown }[]).map((o) => String(o.orderId));
+    expect(listed).toContain(ord);
+    expect(exactIds(hist.text)).toContain(fresh);
+    expect(sb.admin.ledger().orders.find((o) => o.orderId === ord)?.publicId).toBe(ord);
+  });
+
   it('POST /__sandbox/answers (admin token) switches at run time and validates; GET shows the style and settings', async () => {
     const sb = await start();
     expect((await admin(sb, 'POST', 'answers', { style: 'real-world' }, 'wrong-token')).status).toBe(403);
