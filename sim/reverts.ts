@@ -226,7 +226,7 @@ export const REVERTS: readonly Revert[] = [
   {
     id: 'restore-second-daemon-gives-up',
     defect: "issue 32 (planted): a daemon whose reconcile after a restore waits for another live process's batches stops retrying (returns as if reconciled by the other), so when that other daemon is gone for good the home never sends (invariant 40)",
-    faults: 'restore,crash',
+    faults: 'restore,maintenance',
     edits: [
       {
         file: 'src/ops/restore-reconcile.ts',

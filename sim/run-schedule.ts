@@ -1214,7 +1214,8 @@ export async function runSchedule(s: Schedule, opts: RunOptions = {}): Promise<R
       sim.at(s.restartMs, null, 'start the daemons after the restore', () => {
         for (let slot = 0; slot < s.daemons; slot++) if (!procs.some((p) => p.alive && p.kind === 'daemon' && p.slot === slot)) startDaemon(slot);
         if (goneDraw) {
-          sim.at(1_000 + (hashOf(`gone-at:${s.seed}`) % 20_000), null, "one daemon's host is gone for good", () => {
+          // Within the first half second: while the one holding the batches reconciles and the other waits for it.
+          sim.at(1 + (hashOf(`gone-at:${s.seed}`) % 500), null, "one daemon's host is gone for good", () => {
             const live = procs.filter((p) => p.alive && p.kind === 'daemon' && !p.stopping);
             if (live.length < 2) return;
             const held = observer.db.prepare('SELECT owner FROM batches WHERE finished_at IS NULL AND owner IS NOT NULL GROUP BY owner ORDER BY count(*) DESC, owner').pluck().all() as string[];
