@@ -215,6 +215,22 @@ interface Ctx {
   unrecordedChecks?: { n: number };
   /** `restore` (issue 32, sim/restore.ts): an older copy of the store was restored during the run (invariant 38). */
   restore?: RestoreJudged;
+  /** Invariant 41: moves to review a process wrote while not holding the batch's lease (run-schedule.ts looks around each). */
+  staleReviews?: readonly string[];
+  /** Invariant 42: the operator's `topup review resolve` of each review row, and the row just after it. */
+  resolves?: readonly ResolveSeen[];
+}
+
+/** One `topup review resolve` of the simulated operator (run-schedule.ts) and what it left (invariant 42). */
+export interface ResolveSeen {
+  batchId: string;
+  line: number;
+  /** `--not-charged`; `--charged` with the order the panel shows under the row's trxid; `forced`: a slip, another row's order with `--force`. */
+  kind: 'not-charged' | 'charged' | 'forced';
+  /** The refusal's message, or null when the command took it. */
+  refused: string | null;
+  stateAfter: string;
+  resolvedAfter: boolean;
 }
 
 /** What invariant 38 reads of a restore (sim/restore.ts RestoreRecord, and what the home shows at the end). */
@@ -245,8 +261,20 @@ export function judge(c: Ctx): Judgement {
     if (!ok) v.push(message());
   };
   if (c.stall) v.push(`STALL: ${c.stall}`);
-  // 20, 21: liveness, sampled during the run.
+  // 20, 21 (and 39, 40): liveness, sampled during the run.
   for (const l of c.liveness ?? []) check(false, () => l);
+  // 41. Only the lease holder moves a row to review.
+  for (const l of c.staleReviews ?? []) check(false, () => l);
+  // 42. A valid resolve takes effect: `--not-charged` of a row waiting for review (it reads nothing,
+  // so nothing but another process settling the row first may refuse it) leaves the row resolved or
+  // out of review; a `--charged` the command took leaves it resolved. docs/review.md: the row is
+  // settled and its batch reopened in one transaction.
+  for (const r of c.resolves ?? []) {
+    if (r.kind === 'forced') continue;
+    const stuck = r.stateAfter === 'review' && !r.resolvedAfter;
+    check(!(stuck && (r.kind === 'not-charged' || r.refused === null)), () =>
+      `RESOLVE TAKES EFFECT (42): the operator's topup review resolve ${r.kind === 'not-charged' ? '--not-charged' : '--charged'} of line ${r.line} of batch ${r.batchId} ${r.refused === null ? 'was taken' : `was refused ("${r.refused.slice(0, 200)}")`}, and the row is still in review, unresolved`);
+  }
   const rt = c.observer;
   const two = c.apis.length > 1;
   const sameAccount = c.sameAccount ?? ((a: string, b: string) => a === b);

@@ -203,4 +203,36 @@ export const REVERTS: readonly Revert[] = [
     faults: 'restore',
     edits: [{ file: 'src/ops/restore-reconcile.ts', find: '  if (opts.recoverJournal) await opts.recoverJournal();', replace: '' }],
   },
+  // Issue 29's eighth turn: rules the docs state that no invariant checked (survivors of the fresh
+  // mutation sample, seed 69913), each planted as its mutant was, and "every daemon of a home eventually sends" (issue 32).
+  {
+    id: 'verifying-never-cleared',
+    defect: "issue 29 (planted, as mutant #2521): every history check settles a row only by its own trxid, so a `verifying` row (an answer lost, then a resend refused) that history clears goes to review instead of ending \"not placed\" (docs/how-it-works.md; invariant 39)",
+    faults: 'lost,error,plain-refusals,withdrawn,crash',
+    edits: [{ file: 'src/poll/verify.ts', find: "  const ownOnly = row.state === 'searching';", replace: '  const ownOnly = true;' }],
+  },
+  {
+    id: 'resolve-refused',
+    defect: "issue 29 (planted, as mutant #4463): `topup review resolve` refuses every well-formed decision (\"say what happened\"), so an operator's answer never takes effect (invariant 42)",
+    faults: 'lost,error,forever,crash',
+    edits: [{ file: 'src/ops/review.ts', find: '  if ((req.chargedOrderId === undefined) === (req.notCharged !== true)) {', replace: '  if ((req.chargedOrderId === undefined) !== (req.notCharged !== true)) {' }],
+  },
+  {
+    id: 'review-without-lease',
+    defect: 'issue 29 (planted, as mutant #3965): a move to review is not guarded by the batch lease, so a process that lost the batch (a lease lapsed across a clock step, another daemon took it) writes review over the new owner\'s outcome (invariant 41)',
+    faults: 'lost,clock,crash,forever',
+    edits: [{ file: 'src/store/rows.ts', find: "review_since = @now, next_poll_at = @recheckAt, last_answer = coalesce(@answer, last_answer)`, {\n        guard: LEASED,\n      }),", replace: "review_since = @now, next_poll_at = @recheckAt, last_answer = coalesce(@answer, last_answer)`, {}),"}],
+  },
+  {
+    id: 'restore-second-daemon-gives-up',
+    defect: "issue 32 (planted): a daemon whose reconcile after a restore waits for another live process's batches stops retrying (returns as if reconciled by the other), so when that other daemon is gone for good the home never sends (invariant 40)",
+    faults: 'restore,maintenance',
+    edits: [
+      {
+        file: 'src/ops/restore-reconcile.ts',
+        find: '      return await reconcileOnce(rt, marker, opts);\n    } catch (err) {\n',
+        replace: "      return await reconcileOnce(rt, marker, opts);\n    } catch (err) {\n      if (coerceError(err).message.startsWith('another live process')) return null;\n",
+      },
+    ],
+  },
 ];

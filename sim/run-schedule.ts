@@ -9,8 +9,8 @@
  */
 import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { LIVE_STATES } from '../src/store/row-states.js';
-import { trxidKey } from '../src/kernel/identity.js';
-import { editClass, has, LIVENESS_BOUND_MS, SIM_REVIEW_AFTER_MS, type ConfigEdit } from './world.js';
+import { foldTrxid, trxidKey } from '../src/kernel/identity.js';
+import { editClass, has, hashOf, LIVENESS_BOUND_MS, SIM_REVIEW_AFTER_MS, type ConfigEdit } from './world.js';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { stringify } from 'csv-stringify/sync';
@@ -36,9 +36,10 @@ import type { RowState } from '../src/store/row-states.js';
 import { ACCOUNT_A, checkKindOf, DEAR_PACK_A, ghostKey, LINES_OF_B, ModelApi, PACKS, PACKS_B, PID_AT_B, SIM_KEY, SIM_KEY_B, type ModelAccount } from './model.js';
 import { rowIdOf } from './schedule.js';
 import { quiesce, SimScheduler } from './scheduler.js';
-import { simTransport } from './transport.js';
+import { simTransport, type Exchange } from './transport.js';
 import type { Action, Edit, Schedule, SimFile, SimRow } from './schedule.js';
-import { judge, type Drop, type Judgement, type RestoreJudged, type ShopAttempt, type WrittenAs } from './invariants.js';
+import { judge, type Drop, type Judgement, type ResolveSeen, type RestoreJudged, type ShopAttempt, type WrittenAs } from './invariants.js';
+import type { Row } from '../src/store/rows.js';
 import { canonicalBody, MAX_TRIES, SHOP_TIMEOUT_MS, shopBody, shopTrxid } from './shop.js';
 import { reconcilePending, restoreCopy, restoreReports, takeCopy, type RestoreRecord } from './restore.js';
 import { adoptOrphans } from '../src/claim/orphans.js';
@@ -128,6 +129,15 @@ const TOLD_AFTER_MS = 5 * 60_000;
 const REVIEW_WATCH_MS = 32 * 60_000;
 /** A row whose order may exist and is not known: it must end or reach review within LIVENESS_BOUND_MS. */
 const DOUBT_STATES: readonly string[] = ['sending', 'resending', 'verifying', 'searching', 'unseen'];
+/** The stall bound's review (dispatch/stall.ts stallBound: 3 × R + 5 request timeouts): a row in doubt this long goes to review without a history check (39 judges rows short of it). */
+const REVIEW_BY_MS = 3 * SIM_REVIEW_AFTER_MS + 5 * 15_000;
+/**
+ * Invariant 40: once the only other daemon of the home is gone for good, the one left ends the
+ * restored store's reconcile (and so sends) within this much simulated time, unless a read it needs
+ * failed meanwhile: its retry (RETRY_MS, 15 s) takes the dead daemon's batches, then every account's
+ * history is read (paged) and the rows settled.
+ */
+const EVERY_DAEMON_SENDS_MS = 20 * 60_000;
 /** States that say nothing of why a row waits: a row in them for TOLD_AFTER_MS needs a stated reason (21). */
 const TOLD_STATES: readonly string[] = ['pending', 'sending'];
 
@@ -360,14 +370,39 @@ export async function runSchedule(s: Schedule, opts: RunOptions = {}): Promise<R
   const actionsLeft = { n: s.actions.length };
 
   const logger = (owner: string): Logger => (opts.verbose ? verboseLogger(owner, sim) : silentLogger());
-  const open = (owner: string): Runtime =>
-    openRuntime(config, logger(owner), API_URL, {
+  /** Every exchange with a model API (39 reads the history answers, 40 the failed reads), pruned by the sampler. */
+  let exchanges: Exchange[] = [];
+  /** Invariant 41: moves to review written by a process that did not hold its batch's lease. */
+  const staleReviews: string[] = [];
+  const open = (owner: string): Runtime => {
+    const rt = openRuntime(config, logger(owner), API_URL, {
       clock: sim.clockFor(owner),
       entropy: seededEntropy(s.seed + ++counter * 7919),
-      transport: simTransport(sim, apiAt, owner, seededEntropy(s.seed + counter * 104_729), onPost),
+      transport: simTransport(sim, apiAt, owner, seededEntropy(s.seed + counter * 104_729), onPost, (x) => void exchanges.push(x)),
       owner,
       ownerIsDead: (o) => dead.has(o),
     });
+    // 41. Only the lease holder moves a row to review (store/rows.ts: "Only by the lease holder"; a
+    // process that lost the batch must not write over the new owner's outcome). Looked at around
+    // each move the engine makes: which process holds the batch, and until when, just before it
+    // (one thread, a synchronous store: nothing else writes in between).
+    const leaseOf = rt.db.prepare('SELECT owner, lease_until AS until FROM batches WHERE id = ?');
+    const judged = (name: string, batchId: string, idx: number, actor: { now: number }, move: () => boolean): boolean => {
+      const lease = leaseOf.get(batchId) as { owner: string | null; until: number | null } | undefined;
+      const moved = move();
+      if (moved && !(lease && lease.owner === owner && (lease.until ?? 0) > actor.now)) {
+        staleReviews.push(`REVIEW BY THE LEASE HOLDER (41): ${owner} moved row ${idx} of batch ${batchId} to review (${name}) at ${(sim.mono / 1000).toFixed(1)} s while the batch was held by ${lease?.owner ?? 'nobody'}${lease?.until != null ? ` until ${new Date(lease.until).toISOString()} (its clock: ${new Date(actor.now).toISOString()})` : ''}`);
+      }
+      return moved;
+    };
+    const toReview = rt.rows.toReview.bind(rt.rows);
+    const restoredUnknown = rt.rows.restoredUnknown.bind(rt.rows);
+    Object.assign(rt.rows, {
+      toReview: (...a: Parameters<typeof toReview>): boolean => judged(a[0], a[1], a[2], a[3], () => toReview(...a)),
+      restoredUnknown: (...a: Parameters<typeof restoredUnknown>): boolean => judged('restored-unknown', a[0], a[1], a[2], () => restoredUnknown(...a)),
+    });
+    return rt;
+  };
   const editStats = { edits: 0, refused: 0, renames: 0 };
   /** accounts.toml as it was when a process last started on it (the one the store's unsettled rows agree with). */
   let lastStarted: AccountsFile = original;
@@ -425,8 +460,17 @@ export async function runSchedule(s: Schedule, opts: RunOptions = {}): Promise<R
   let restoring = false;
   let restored = false;
   const restoreOn = has(s.world, 'restore') && s.world?.restore !== undefined;
+  /**
+   * `restore` with two daemons (invariant 40; issue 32: a second daemon that stops retrying must not
+   * leave rows unsent when the first is gone): in one schedule in two, chosen by a hash of the seed
+   * (no draw taken: every other draw stays), the host of the daemon holding the restored home's
+   * batches is gone for good a few seconds after the restart: it is killed and never started again.
+   */
+  const goneDraw = restoreOn && s.daemons > 1 && hashOf(`gone:${s.seed}`) % 2 === 0;
+  const goneSlots = new Set<number>();
+  let goneAt: number | null = null;
   const startDaemon = (slot: number): void => {
-    if (ending || restoring) return;
+    if (ending || restoring || goneSlots.has(slot)) return;
     const owner = `sim:${++counter}:daemon${slot}`;
     const rt = runtime(owner);
     let deskForJournal: OrderDesk | undefined;
@@ -548,6 +592,26 @@ export async function runSchedule(s: Schedule, opts: RunOptions = {}): Promise<R
     return rt.batches.list().find((b) => names.has(b.sourceName) && (b.finishedAt !== null) === finished && (states === undefined || states.includes(b.state)))?.id;
   };
 
+  /** Every trxid a review row's reason names: its own, those it had on accounts it left, each written in its error, and `<trxid>-<account>` for every account name the run used. */
+  const namedTrxids = (r: Row): string[] => {
+    const roots = [r.trxid!, ...r.moves.map((m) => m.trxid)];
+    const out = new Set<string>(roots);
+    const folded = roots.map((t) => foldTrxid(t));
+    for (const [token] of (r.error ?? '').matchAll(/[^\s,;:()'"]+/g)) {
+      const t = token.replace(/[.)]+$/, '');
+      const ft = foldTrxid(t);
+      if (folded.some((f) => ft === f || ft.startsWith(`${f}-`))) out.add(t);
+    }
+    for (const root of roots) for (const name of nameModel.keys()) out.add(`${root}-${name}`);
+    return [...out];
+  };
+  /** Invariant 42: each `topup review resolve` the operator gave, and the row just after it. */
+  const resolves: ResolveSeen[] = [];
+  const resolveSeen = (rt: Runtime, r: Row, kind: ResolveSeen['kind'], refused: string | null): ResolveSeen => {
+    const after = rt.rows.get(r.batchId, r.idx);
+    return { batchId: r.batchId, line: r.line, kind, refused, stateAfter: after?.state ?? 'gone', resolvedAfter: after?.resolution != null };
+  };
+
   const act = (a: Action): void => {
     switch (a.kind) {
       case 'drop': return dropFile(a);
@@ -591,16 +655,31 @@ export async function runSchedule(s: Schedule, opts: RunOptions = {}): Promise<R
             const panel = apiOf(r.account);
             const o = panel.byTrxid(r.trxid);
             const ours = o !== undefined && o.origin === 'engine';
+            // A careful person also looks up every other trxid the review names, at every account
+            // (after a restore: `<trxid>-main`, "check … for trxid X and X-<account>"): an order of
+            // ours under one of them means the row may be charged, so it is never resolved "not
+            // charged" (that would let `topup retry` buy it again); the person leaves it for the
+            // one who can tell which purchase it is. Seed 3 #31 of the restore class: the operator
+            // had looked only at the row's own trxid.
+            const elsewhere = ours ? undefined : namedTrxids(r).flatMap((t) => apis.map((m) => m.byTrxid(t)).filter((x) => x !== undefined && x.origin === 'engine'))[0];
+            if (elsewhere) continue;
             // A slip of the eye: the panel's line above, an order another row holds (forced past the check).
             // (Held on this row's account: an id another account's row holds is another order there.)
             const other = a.slip === 'other' ? panel.orders.find((x) => x.origin === 'engine' && x !== o && rt.rows.placedBy(x.orderId, r.account) !== undefined) : undefined;
             const typed = other ? other.orderId.toLowerCase() : ours && a.slip === 'case' ? o.orderId.toLowerCase() : o?.orderId;
+            const kind = other ? 'forced' : ours ? 'charged' : 'not-charged';
+            let refused: string | null = null;
             try {
               await resolveReview(rt, { batchId: r.batchId, line: r.line, by: 'sim-operator', ...(other ? { chargedOrderId: typed!, force: true } : ours ? { chargedOrderId: typed! } : { notCharged: true }) });
             } catch (err) {
+              refused = (err as Error)?.message ?? String(err);
               // A refusal of a slip is the point; the operator goes on to the next row.
-              if ((err as { code?: string }).code !== ErrorCode.Usage || !other) throw err;
+              if ((err as { code?: string }).code !== ErrorCode.Usage || !other) {
+                resolves.push(resolveSeen(rt, r, kind, refused));
+                throw err;
+              }
             }
+            resolves.push(resolveSeen(rt, r, kind, refused));
           }
         });
       case 'crash': {
@@ -852,7 +931,9 @@ export async function runSchedule(s: Schedule, opts: RunOptions = {}): Promise<R
         const header = lines[0] ?? '';
         const delimiter = header.split(';').length > header.split(',').length ? ';' : ',';
         const width = header.split(delimiter).length;
-        const line = (player: string): string => ['PUBG-60', player, ...Array.from({ length: Math.max(0, width - 2) }, () => '')].join(delimiter);
+        // Written under the file's own header (a numbering column may come first: its cell is the line's number).
+        const names = header.replace(/^\ufeff/, '').split(delimiter);
+        const line = (player: string): string => names.map((n, i) => (n === 'pid' ? 'PUBG-60' : n === 'userId' ? player : i === 0 && numberings.has(n) ? String(lines.length) : '')).concat(Array.from({ length: Math.max(0, width - names.length) }, () => '')).join(delimiter);
         // The lines no stored row stands for as it was read, by line number: a line rewritten twice,
         // or an appended line rewritten, is one line (outbox/late-lines.ts gives each one result row).
         const lateLines = lateAt.get(b.id) ?? new Set<number>();
@@ -911,9 +992,54 @@ export async function runSchedule(s: Schedule, opts: RunOptions = {}): Promise<R
   const liveness: string[] = [];
   const flagged = new Set<string>();
   let lastLive = 0;
+  /** Invariant 39: the rows seen `verifying` at the last sample. */
+  let verifyingSeen = new Map<string, { batch: string; idx: number }>();
+  /** Invariant 40 found a daemon that never sends: the run ends there (the rest would wait for ever). */
+  let neverSends: string | null = null;
+  const clockSteps = s.actions.some((a) => a.kind === 'clock-step');
+  /** What history shows, read as a person reads the page: every order in it listed with a trxid or without, fewer than 200 of them, none under `key`. */
+  const clears = (x: Exchange, key: string): boolean => {
+    if (x.deliveredAt === null || x.status !== 200 || x.cut || !x.body) return false;
+    let orders: unknown;
+    try {
+      orders = (JSON.parse(x.body) as { orders?: unknown }).orders;
+    } catch {
+      return false;
+    }
+    if (!Array.isArray(orders) || orders.length >= 200) return false;
+    const trxids = orders.map((o) => (o !== null && typeof o === 'object' ? (o as { trxid?: unknown }).trxid : undefined)).filter((t): t is string => typeof t === 'string');
+    return trxids.length > 0 && trxids.every((t) => foldTrxid(t.trim()) !== key);
+  };
+  /**
+   * 39. A `verifying` row (an answer lost, then a resend refused) that history clears moves on:
+   * docs/how-it-works.md reads it "not placed" when every order in the history window is clearly
+   * someone else's (history lists trxids, reaches back — fewer than 200 orders — and none is the
+   * row's), so it never goes to review from that history. Judged for a row seen `verifying` at one
+   * sample and in review at the next, when every history its account gave in between was such a
+   * page (none failed, none cut, at least one read in the interval), its ledger holds no order
+   * under its trxid (any spelling), and its doubt is short of the stall bound (which sends a row to
+   * review without reading). Not judged with the wall clock stepping or after a restore (the
+   * reconcile has reasons of its own).
+   */
+  const judgeVerifying = (x: { batch: string; idx: number }, from: number): void => {
+    if (clockSteps || restoring || restored) return;
+    const row = observer.rows.get(x.batch, x.idx);
+    if (!row || row.state !== 'review' || row.trxid === null) return;
+    const began = row.doubtSince ?? row.firstSentAt;
+    if (began === null || sim.now >= began + REVIEW_BY_MS) return;
+    const m = apiOf(row.account, row.trxid);
+    const key = foldTrxid(row.trxid);
+    if (m.orders.some((o) => o.trxid !== null && foldTrxid(o.trxid.trim()) === key)) return;
+    const reads = exchanges.filter((e) => e.api === m && e.path.endsWith('/history') && e.sentAt > from - 30_000 && e.sentAt <= sim.mono);
+    const inFlight = (e: Exchange): boolean => e.deliveredAt === null && (e.arrivedAt === null || e.body !== null) && e.sentAt > sim.mono - 16_000;
+    if (!reads.some((e) => clears(e, key) && e.deliveredAt! > from) || !reads.every((e) => clears(e, key) || inFlight(e))) return;
+    liveness.push(`VERIFYING CLEARED (39): row ${row.line} of batch ${row.batchId} (account ${row.account}, trxid ${row.trxid}) went from verifying to review between ${(from / 1000).toFixed(0)} s and ${(sim.mono / 1000).toFixed(0)} s, though every order history its account gave meanwhile listed trxids, fewer than 200 orders and none under its trxid (and the supplier holds none): history clears it ("not placed", docs/how-it-works.md); told: ${(row.error ?? '').slice(0, 240)}`);
+  };
   const sampleLiveness = (): void => {
     const dt = sim.mono - lastLive;
+    const from = lastLive;
     lastLive = sim.mono;
+    const nowVerifying = new Map<string, { batch: string; idx: number }>();
     const seen = new Set<string>();
     const pauseRows = pausedQuery.all() as { key: string; value: string }[];
     // `restore`: while the home is stopped for a restore, and while the restored store reconciles
@@ -942,6 +1068,7 @@ export async function runSchedule(s: Schedule, opts: RunOptions = {}): Promise<R
     for (const r of liveQuery.all() as { batch: string; idx: number; line: number; state: string; error: string | null; account: string; trxid: string | null; wait: string | null; src: string }[]) {
       const k = `${r.batch}:${r.idx}`;
       seen.add(k);
+      if (r.state === 'verifying') nowVerifying.set(k, { batch: r.batch, idx: r.idx });
       let t = liveTrack.get(k);
       if (!t || t.state !== r.state) {
         t = { state: r.state, doubtMs: 0, silentMs: 0, since: sim.mono };
@@ -971,6 +1098,22 @@ export async function runSchedule(s: Schedule, opts: RunOptions = {}): Promise<R
       }
     }
     for (const k of liveTrack.keys()) if (!seen.has(k)) liveTrack.delete(k);
+    for (const [k, x] of verifyingSeen) if (!nowVerifying.has(k)) judgeVerifying(x, from);
+    verifyingSeen = nowVerifying;
+    // 40. Every daemon of a home eventually sends: the daemon left when the other's host is gone for
+    // good ends the restored store's reconcile (it waits for the other's batches only while that
+    // one lives), unless a read it needs failed in the bound (an account that cannot say: it waits).
+    if (goneAt !== null && neverSends === null && sim.mono - goneAt > EVERY_DAEMON_SENDS_MS && reconcilePending(observer) && procs.some((p) => p.alive && p.kind === 'daemon' && !p.stopping)) {
+      const since = sim.mono - EVERY_DAEMON_SENDS_MS;
+      const failed = exchanges.some((e) => e.method === 'GET' && e.sentAt >= since && (e.deliveredAt !== null ? e.status === null || e.status >= 400 || e.cut : e.sentAt < sim.mono - 16_000));
+      if (!failed) {
+        neverSends = `EVERY DAEMON SENDS (40): the daemon holding the restored home's batches was gone for good at ${(goneAt / 1000).toFixed(0)} s; ${Math.round((sim.mono - goneAt) / 60_000)} simulated minutes later the daemon left (${procs.filter((p) => p.alive && p.kind === 'daemon').map((p) => p.id).join(', ')}) has still not ended the reconcile ("copy, not yet reconciled"), so it sends nothing, while every read of the last ${EVERY_DAEMON_SENDS_MS / 60_000} minutes was answered`;
+        liveness.push(neverSends);
+      }
+    }
+    // Only the last minutes of exchanges are read (39: since the last sample; 40: its bound).
+    const keep = sim.mono - (goneAt !== null ? EVERY_DAEMON_SENDS_MS + 60_000 : 60_000);
+    if (exchanges.length > 0 && exchanges[0]!.sentAt < keep) exchanges = exchanges.filter((e) => e.sentAt >= keep);
   };
   // `restore` (issue 32, sim/restore.ts): a copy taken as `topup backup` takes it; later every
   // process of the home stopped (or killed), the copy put back as `topup restore` does, the
@@ -1070,6 +1213,18 @@ export async function runSchedule(s: Schedule, opts: RunOptions = {}): Promise<R
       restoring = false;
       sim.at(s.restartMs, null, 'start the daemons after the restore', () => {
         for (let slot = 0; slot < s.daemons; slot++) if (!procs.some((p) => p.alive && p.kind === 'daemon' && p.slot === slot)) startDaemon(slot);
+        if (goneDraw) {
+          // Within the first half second: while the one holding the batches reconciles and the other waits for it.
+          sim.at(1 + (hashOf(`gone-at:${s.seed}`) % 500), null, "one daemon's host is gone for good", () => {
+            const live = procs.filter((p) => p.alive && p.kind === 'daemon' && !p.stopping);
+            if (live.length < 2) return;
+            const held = observer.db.prepare('SELECT owner FROM batches WHERE finished_at IS NULL AND owner IS NOT NULL GROUP BY owner ORDER BY count(*) DESC, owner').pluck().all() as string[];
+            const p = live.find((x) => held.includes(x.id)) ?? live[0]!;
+            goneSlots.add(p.slot);
+            goneAt = sim.mono;
+            kill(p, true);
+          });
+        }
         // The operator gives the day's files again once `topup status` says the restored store is
         // reconciled (docs/backup.md, "Files dropped again after a restore"), looking every 5 s
         // (after 30 minutes, whatever it says).
@@ -1134,6 +1289,7 @@ export async function runSchedule(s: Schedule, opts: RunOptions = {}): Promise<R
       stall = `SPIN: ${sim.spin}`;
       break;
     }
+    if (neverSends !== null) break;
     if (sim.mono > horizon || sim.fired > maxEvents) {
       stall = `not finished after ${Math.round(sim.mono / 60_000)} simulated minutes and ${sim.fired} events: ${unfinished(observer)}`;
       break;
@@ -1191,7 +1347,7 @@ export async function runSchedule(s: Schedule, opts: RunOptions = {}): Promise<R
   const restoreJudged: RestoreJudged | undefined = restoreRec && restoreRec.restoredAt !== null
     ? { ordersAtBackup: restoreRec.ordersAtBackup, ordersAtRestore: restoreRec.ordersAtRestore, pending: reconcilePending(observer), inOutbox: outboxText(config), reports: restoreReports(config).length, orphansForPerson: restoreReports(config).flatMap((x) => x.orphans.filter((o) => ['new trxids', 'submitted', 'changed'].includes(o.verdict)).map((o) => o.batch)) }
     : undefined;
-  const verdict = judge({ ...(restoreJudged ? { restore: restoreJudged } : {}), interrupted, clockSteps: s.actions.some((a) => a.kind === 'clock-step'), lateWritten, latePlayers, checkWorld: checkCtx, unrecordedChecks, home, config, observer, apis, reviewWatch, apiOf, accountOf, sameAccount, writtenAs, unpinnedBatches, sentTo, siblings, liveness, drops, failures, stall, runCovered, ...(shop ? { shop: { attempts, seen: seenStatus, cancelled: apiCancels, wallSteps: s.actions.some((a) => a.kind === 'clock-step'), endWall, stepsBackMs: s.actions.reduce((n, a) => n + (a.kind === 'clock-step' && a.ms < 0 ? -a.ms : 0), 0) } } : {}) });
+  const verdict = judge({ ...(restoreJudged ? { restore: restoreJudged } : {}), staleReviews, resolves, interrupted, clockSteps: s.actions.some((a) => a.kind === 'clock-step'), lateWritten, latePlayers, checkWorld: checkCtx, unrecordedChecks, home, config, observer, apis, reviewWatch, apiOf, accountOf, sameAccount, writtenAs, unpinnedBatches, sentTo, siblings, liveness, drops, failures, stall, runCovered, ...(shop ? { shop: { attempts, seen: seenStatus, cancelled: apiCancels, wallSteps: s.actions.some((a) => a.kind === 'clock-step'), endWall, stepsBackMs: s.actions.reduce((n, a) => n + (a.kind === 'clock-step' && a.ms < 0 ? -a.ms : 0), 0) } } : {}) });
   // Batches whose result file kept a name a later rename changed in the store (invariant 13 read those names).
   const keptNames = [...writtenAs].filter(([id, w]) => {
     const now = new Map((observer.db.prepare('SELECT idx, account FROM rows WHERE batch_id = ?').all(id) as { idx: number; account: string }[]).map((r) => [r.idx, r.account]));
@@ -1337,6 +1493,13 @@ function edited(file: SimFile, fileIdx: number, edit: Edit, two?: Schedule['seco
   const noCheck = file.rows.some((r) => r.noCheck === true);
   if (noCheck) header.push('sendWithoutCheck');
   if (edit === 'add-column') header.push('checked');
+  // The reseller's own numbering of the rows (`sn`, `No`, `#`, `SN`), first, as resellers write it:
+  // its cell follows the line, so a reordered or grown copy renumbers every row below (#3288: a
+  // numbering read as part of a purchase makes a re-drop's repeats look new; read as a quantity or
+  // an id it buys the wrong thing). Chosen by a hash of the file's purchases: no draw is taken, so
+  // every other draw of a fixed seed stays.
+  const numbering = numberingColumn(file);
+  if (numbering !== null) header.unshift(numbering);
   const written = (r: SimRow): string[] => {
     // Two accounts: a file may name a pack by either account's pid.
     const pid = two && r.altPid ? (PID_AT_B[r.pid] ?? r.pid) : r.pid;
@@ -1348,7 +1511,7 @@ function edited(file: SimFile, fileIdx: number, edit: Edit, two?: Schedule['seco
     if (noCheck) c.push(r.noCheck === true ? 'yes' : '');
     return c;
   };
-  const cells = rows.map((r) => (edit === 'add-column' ? [...written(r), 'yes'] : written(r)));
+  const cells = rows.map((r, i) => [...(numbering !== null ? [String(i + 1)] : []), ...written(r), ...(edit === 'add-column' ? ['yes'] : [])]);
   // Rows written alike are one purchase bought as many times as they are written: which of two
   // equal rows a re-drop's row stands for cannot be told (nor needs to be). A pack named by either
   // account's pid is the same pack (docs/accounts.md: a pid of any account names its pack), so rows
@@ -1359,6 +1522,14 @@ function edited(file: SimFile, fileIdx: number, edit: Edit, two?: Schedule['seco
     return i >= 0 ? `${fileIdx}:${i}` : `${fileIdx}:added`;
   });
   return { rows, keys, header, cells };
+}
+
+const numberings = new Set(['sn', 'No', '#', 'SN']);
+
+/** The row-number column a file has (one file in three), by a hash of its purchases: `sn`, `No`, `#` or `SN`; or none. */
+export function numberingColumn(file: SimFile): string | null {
+  const h = hashOf(`sn:${JSON.stringify(file.rows.map((r) => [r.pid, r.userId ?? '', r.zoneId ?? '', r.trxid ?? '', r.quantity ?? '']))}`);
+  return h % 3 === 0 ? [...numberings][(h >>> 8) % 4]! : null;
 }
 
 /** A trxid as a person or a spreadsheet writes it again (issue 29): letter case flipped (every script), spaces around it. The same trxid. */

@@ -19,8 +19,27 @@ class NetworkError extends Error {
   }
 }
 
+/**
+ * One exchange as it went (invariants 39 and 40, run-schedule.ts): sent, arrived, and its answer
+ * delivered to the process that asked, or not. Filled in as the exchange goes.
+ */
+export interface Exchange {
+  api: ModelApi;
+  owner: string;
+  method: string;
+  path: string;
+  /** Sim time (mono) it left, arrived at the model, and its answer reached the process. */
+  sentAt: number;
+  arrivedAt: number | null;
+  deliveredAt: number | null;
+  status: number | null;
+  /** The answer's body as sent (null: lost); `cut`: cut short on the wire. */
+  body: string | null;
+  cut: boolean;
+}
+
 /** `apiAt`: the model API a URL's host reaches (two accounts: two hosts, two models). */
-export function simTransport(sim: SimScheduler, apiAt: (url: URL) => ModelApi, owner: string, rand: Entropy, onPost?: (api: ModelApi, trxid: string) => void): Transport {
+export function simTransport(sim: SimScheduler, apiAt: (url: URL) => ModelApi, owner: string, rand: Entropy, onPost?: (api: ModelApi, trxid: string) => void, onExchange?: (x: Exchange) => void): Transport {
   const latency = (api: ModelApi): number => {
     const [lo, hi] = api.profile.latencyMs;
     return lo + Math.floor(rand.random() * (hi - lo + 1));
@@ -47,6 +66,8 @@ export function simTransport(sim: SimScheduler, apiAt: (url: URL) => ModelApi, o
           const t = (JSON.parse(req.body) as { trxid?: unknown }).trxid;
           if (typeof t === 'string') onPost(api, t);
         }
+        const hx: Exchange | null = onExchange ? { api, owner, method: req.method, path: url.pathname, sentAt: sim.mono, arrivedAt: null, deliveredAt: null, status: null, body: null, cut: false } : null;
+        if (hx) onExchange!(hx);
         sim.at(latency(api), null, `${req.method} ${url.pathname} arrives from ${owner}`, () => {
           const checksBefore = api.checks.length;
           const reply = api.answer({ method: req.method, path: url.pathname, query: url.searchParams, headers: lower(req.headers), body: req.body });
@@ -57,6 +78,11 @@ export function simTransport(sim: SimScheduler, apiAt: (url: URL) => ModelApi, o
           const sentTrxid = req.method === 'POST' && url.pathname.endsWith('/orders') && req.body ? (JSON.parse(req.body) as { trxid?: unknown }).trxid : undefined;
           const post = typeof sentTrxid === 'string' ? { key: api.foldKey(sentTrxid), trxid: sentTrxid, owner, at: sim.mono, nothing: reply.kind === 'answer' && reply.cut !== true && api.lastPostNothing, delivered: false } : null;
           if (post) api.posts.push(post);
+          if (hx) {
+            hx.arrivedAt = sim.mono;
+            // The body is kept for history only (39 reads what it listed); others need their status.
+            if (reply.kind === 'answer') Object.assign(hx, { status: reply.status, body: hx.path.endsWith('/history') ? reply.body : '', cut: reply.cut === true });
+          }
           if (reply.kind === 'lost') {
             // No answer ever: the connection is reset at some point, or hangs until the client's timeout.
             if (rand.random() < 0.5) sim.at(latency(api), owner, `reset to ${owner}`, () => done(() => reject(new NetworkError('ECONNRESET', 'socket hang up'))));
@@ -69,6 +95,7 @@ export function simTransport(sim: SimScheduler, apiAt: (url: URL) => ModelApi, o
             if (slow > 0 && trxid) api.markInFlight(trxid, false);
             done(() => {
               if (post) post.delivered = true;
+              if (hx) hx.deliveredAt = sim.mono;
               resolve({ status: reply.status, headers: reply.headers, body: bodyOf(reply.body, reply.cut === true) });
             });
           });

@@ -362,3 +362,14 @@ export function spellPlayer(id: string, how: World['playerSpelling'][number]): s
     case 'leading-zero': return `00${id}`;
   }
 }
+
+/**
+ * A stable 32-bit hash (FNV-1a) of a text: a draw chosen by it takes nothing from a schedule's
+ * entropy, so every other draw of a fixed seed stays as it was (the `sn` column of a file, the
+ * daemon whose host is gone for good after a restore).
+ */
+export function hashOf(text: string): number {
+  let h = 2166136261;
+  for (const ch of text) h = Math.imul(h ^ ch.charCodeAt(0), 16777619) >>> 0;
+  return h;
+}

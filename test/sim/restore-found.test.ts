@@ -58,4 +58,16 @@ describe('restore an older copy: schedules the simulator found', () => {
     const out = await runSchedule(found('restore-recovered-order-other-account'));
     expect(out.violations).toEqual([]);
   }, 180_000);
+
+  it('a review row whose reason names a moved trxid is not resolved "not charged" while that trxid holds its purchase', async () => {
+    // Seed 3 #31 (shrunk): API-5 bought on main after the copy as API-5-main; after the restore the
+    // journal's order is placed anew on second, and the reconcile sends it to review: "cannot be
+    // looked up at main …, second …; check those accounts' orders for trxid API-5 and
+    // API-5-<account>". The simulated operator looked only at API-5 on second, found nothing and
+    // resolved it "not charged": the row rejected, M100001 held by no row (2 under 38). The engine
+    // had said where to look: the model's error. Passes once the operator looks up every trxid the
+    // reason names at every account (sim/run-schedule.ts namedTrxids) and leaves such a row in review.
+    const out = await runSchedule(found('restore-operator-moved-trxid'));
+    expect(out.violations).toEqual([]);
+  }, 180_000);
 });
