@@ -3,13 +3,14 @@
  * API order on a home with two accounts is looked up at every account before it is sent
  * (test/restore/api-resend-no-replica.test.ts). Read naively, each lookup would read every account's
  * history back to before the copy was taken: pages per order growing with the account's orders. The
- * runner keeps what it read (ops/restore-reconcile.ts HistoryCache): the first lookup reads back
- * to the window's start, each later one only the newest page(s), down to an order read before.
+ * window's readings are kept in the store (ops/restore-reconcile.ts HistoryCache): the first lookup
+ * reads back to the window's start, each later one reads no page (since issue 32's sixth turn;
+ * before it, one newest page per lookup).
  *
  * Measured on the real sandbox's call log: `second` holds 121 orders (3 pages of 50); eight orders
  * posted one after another after the restore, each sent once its lookup found it nowhere. At most
- * 3 + 8 history pages are read at `second` (one full reading, then one page per lookup), not 3 per
- * order; and every one of them is bought once, on `main`.
+ * 3 + 8 history pages are read at `second` (one full reading, then at most one page per lookup), not
+ * 3 per order; and every one of them is bought once, on `main`.
  */
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
