@@ -176,6 +176,7 @@ async function sweep(rt: ReconcileParts, account: string, since: number, signal?
   let listed = 0;
   let pages = 0;
   let previousFirst: string | undefined;
+  let listedAnchor = false;
   for (let page = 1; page <= MAX_PAGES; page++) {
     const h = await historyPage(rt, account, page, signal);
     pages = page;
@@ -188,6 +189,7 @@ async function sweep(rt: ReconcileParts, account: string, since: number, signal?
       if (o.orderId === undefined) continue;
       ids.add(o.orderId);
       if (anchors.ids.has(o.orderId) || (o.trxid !== undefined && anchors.trxids.has(foldTrxid(o.trxid.trim())))) anchored = true;
+      if (anchors.allIds.has(o.orderId) || (o.trxid !== undefined && anchors.allTrxids.has(foldTrxid(o.trxid.trim())))) listedAnchor = true;
       if (o.trxid === undefined || o.trxid.trim() === '') { echoes = false; untagged.push(o as Order & { orderId: string }); }
       else if (!byTrxid.has(foldTrxid(o.trxid.trim()))) byTrxid.set(foldTrxid(o.trxid.trim()), o as Order & { orderId: string });
     }
@@ -225,7 +227,7 @@ async function sweep(rt: ReconcileParts, account: string, since: number, signal?
   if (!reachedBack && pages >= MAX_PAGES) {
     short = `its history was read for ${MAX_PAGES} pages (${listed} orders) without reaching back to ${iso(since)}, the most the lookup reads`;
   } else if (ended) {
-    short = cutOff(anchors, since) ?? undefined;
+    short = listedAnchor ? undefined : cutOff(anchors, since) ?? undefined;
     if (short !== undefined) reachedBack = false;
   } else if (!reachedBack) {
     short = `its history could not be read back to ${iso(since)} (an empty page while more was promised, or the same page again)`;
@@ -258,13 +260,24 @@ async function historyPage(rt: ReconcileParts, account: string, page: number, si
 
 /** The orders this home placed at an account before `since`, newest first (at most ANCHORS_KEPT). */
 interface Anchors {
+  /** Orders recorded ANCHOR_MARGIN_MS before `since`: listed, the history reaches back past it. */
   ids: Set<string>;
   trxids: Set<string>;
+  /** Every order recorded before `since`: a history that ends listing none of them was cut off. */
+  allIds: Set<string>;
+  allTrxids: Set<string>;
   newest: { orderId: string; at: number } | null;
 }
 
 /** How many of this home's older orders at an account are looked for in its history. */
 const ANCHORS_KEPT = 1_000;
+
+/**
+ * How long before `since` an order of this home must have been recorded to mark the history as
+ * reaching back past `since` (anchorsOf): far more than a supplier's date resolution (a second)
+ * and the disorder of orders made in one second.
+ */
+const ANCHOR_MARGIN_MS = 5 * 60_000;
 
 /**
  * This home's own orders at the account whose answer was recorded before `since` (rows.updated_at
@@ -275,9 +288,17 @@ const ANCHORS_KEPT = 1_000;
 function anchorsOf(rt: ReconcileParts, account: string, since: number): Anchors {
   const rows = rt.db.prepare(`SELECT order_id AS orderId, trxid, updated_at AS at FROM rows
     WHERE account = ? AND order_id IS NOT NULL AND updated_at < ? ORDER BY updated_at DESC LIMIT ${ANCHORS_KEPT}`).all(account, since) as { orderId: string; trxid: string | null; at: number }[];
+  // The sweep stops only at an order recorded ANCHOR_MARGIN_MS before `since`: a supplier dates
+  // orders to the second and lists those of one second in no promised order, so an order answered
+  // just before the copy may be listed after one bought just after it (an adversarial review: the
+  // anchor ended page 1, the row's purchase began page 2, the sweep stopped at page 1 and the row
+  // was bought again). Every order before `since` still proves a cut-off history (cutOff).
+  const stops = rows.filter((r) => r.at < since - ANCHOR_MARGIN_MS);
   return {
-    ids: new Set(rows.map((r) => r.orderId)),
-    trxids: new Set(rows.filter((r) => r.trxid !== null).map((r) => foldTrxid(r.trxid!))),
+    ids: new Set(stops.map((r) => r.orderId)),
+    trxids: new Set(stops.filter((r) => r.trxid !== null).map((r) => foldTrxid(r.trxid!))),
+    allIds: new Set(rows.map((r) => r.orderId)),
+    allTrxids: new Set(rows.filter((r) => r.trxid !== null).map((r) => foldTrxid(r.trxid!))),
     newest: rows[0] ? { orderId: rows[0].orderId, at: rows[0].at } : null,
   };
 }
