@@ -13,7 +13,8 @@ import { userInfo } from 'node:os';
 import type { Config } from '../config/config.js';
 import { closeRestoreWindow, restoreWindowState, unansweredCount, unansweredText } from '../ops/restore-window.js';
 import { integrityCheck } from '../store/db.js';
-import { accountsOfNewerBackups, adoptAccounts, restoreBackup, verifyBackup } from '../store/backup.js';
+import { accountsOfNewerBackups, adoptAccounts, knownAccounts, readAccountsSeen, restoreBackup, verifyBackup, ACCOUNTS_SEEN_FILE, type RememberedAccount } from '../store/backup.js';
+import { dirname, resolve } from 'node:path';
 import { foldJournalMirrors } from '../orders/journal.js';
 import { ownerIsDead } from '../store/owner.js';
 import { runningDaemon } from '../store/presence.js';
@@ -82,14 +83,31 @@ export function registerRestore(program: Command): void {
       const newer = accountsOfNewerBackups(backup, [config.backup.dir]);
       // The restored store opens with this build (migrated if it is older) and checks whole.
       const store = openStoreOnly(config);
+      // And the accounts recorded beside the backups (accounts-seen.json, written by the daemon when
+      // its accounts change, store/backup.ts writeAccountsSeen): an account added after the LAST
+      // backup and taken out before the loss is in no backup, only there.
+      const seenDirs = [...new Set([dirname(backup.path), config.backup.dir].map((d) => resolve(d)))];
+      const seen: RememberedAccount[] = seenDirs.flatMap((d) => readAccountsSeen(d));
       let integrity: string;
       let adopted: string[];
+      let adoptedSeen: string[];
+      let copyAccounts: RememberedAccount[];
       try {
+        copyAccounts = knownAccounts(store.db);
         adopted = adoptAccounts(store.db, newer.accounts, now);
+        adoptedSeen = adoptAccounts(store.db, seen, now);
         integrity = integrityCheck(store.db);
       } finally {
         store.close();
       }
+      // What the copy knows against what accounts.toml configures now, both ways: an account of the
+      // copy (or of the records above) not configured holds the rows that could have been bought
+      // there (they wait, then go to review); an account configured now that the copy does not
+      // know was added after the backup, or is new.
+      const configuredNow = config.accounts.accounts.map((a) => a.name);
+      const knownNow = [...new Set([...copyAccounts.map((a) => a.name), ...adopted, ...adoptedSeen])];
+      const notConfigured = knownNow.filter((n) => !configuredNow.includes(n));
+      const notInCopy = configuredNow.filter((n) => !copyAccounts.some((a) => a.name === n));
       if (integrity !== 'ok') throw new TopupError(ErrorCode.Backup, `the restored store failed its integrity check: ${integrity}`);
       const summary = {
         restored: backup.path, takenAt: new Date(backup.manifest.takenAt).toISOString(), schema: backup.manifest.schema, integrity,
@@ -99,6 +117,10 @@ export function registerRestore(program: Command): void {
         /** Accounts newer backups knew that the copy did not, now recorded in it (and the newer backups that could not be read). */
         accountsFromNewerBackups: adopted,
         newerBackupsUnreadable: newer.unreadable,
+        /** Accounts recorded beside the backups (accounts-seen.json) that the copy did not know, now recorded in it. */
+        accountsFromAccountsSeen: adoptedSeen,
+        /** The accounts the copy knew, those known now and not in accounts.toml, and those in accounts.toml the copy did not know. */
+        accounts: { inCopy: copyAccounts.map((a) => a.name), notConfigured, notInCopy },
         warning: journalLines === null ? UNPROTECTED : null,
       };
       if (opts.json) process.stdout.write(`${JSON.stringify(summary, null, 2)}\n`);
@@ -109,6 +131,11 @@ export function registerRestore(program: Command): void {
             `  batch folders copied into jobs/: ${out.batches.length}\n` +
             (adopted.length > 0 ? `  accounts known to newer backups and not to this copy, recorded so the restore lookup covers them: ${adopted.join(', ')}\n` : '') +
             newer.unreadable.map((u) => `  WARNING: a newer backup could not be read for the accounts it knew: ${u.path}: ${u.why}\n`).join('') +
+            (adoptedSeen.length > 0 ? `  accounts recorded beside the backups (${ACCOUNTS_SEEN_FILE}) and not known to this copy, recorded so the restore lookup covers them: ${adoptedSeen.join(', ')}\n` : '') +
+            `  accounts this copy knows: ${copyAccounts.map((a) => a.name).join(', ') || '(none)'}; in accounts.toml now: ${configuredNow.join(', ')}\n` +
+            (notConfigured.length > 0 ? `  WARNING: not in accounts.toml: ${notConfigured.join(', ')}: rows and API orders that could have been bought there after the backup cannot be looked up there; they wait (TOPUP_RESTORE_LOOKUP_WAIT), then go to review. Put the account back in accounts.toml (its URL and key as they were) before starting the daemon to have them looked up and settled\n` : '') +
+            (notInCopy.length > 0 ? `  accounts in accounts.toml this copy does not know (added after the backup was taken, or new): ${notInCopy.join(', ')}\n` : '') +
+            `  any other account this home used after the backup must be put back in accounts.toml before the daemon starts: nothing here knows it, and what it bought would not be looked up (docs/backup.md)\n` +
             (journalLines !== null
               ? `  order API journal lines found beside the replica: ${journalLines} (orders the store lacks are accepted again at the start, looked up at every account before any send)\n`
               : `  ${UNPROTECTED}\n`) +

@@ -183,7 +183,7 @@ export class Runner extends EventEmitter<RunnerEventMap> implements RunnerView {
         // account that cannot be read: tried again in RETRY_CLAIMS_MS.
         if (this.#clock.now() >= this.#claimsRetryAt) {
           try {
-            await lookUpClaims(this.#rt, this.#abort.signal);
+            await lookUpClaims(this.#rt, this.#abort.signal, this.#histories);
           } catch (err) {
             this.#claimsRetryAt = this.#clock.now() + RETRY_CLAIMS_MS;
             this.#rt.log.warn({ err: coerceError(err).message, againInMs: RETRY_CLAIMS_MS }, 'files claimed after a restore could not be looked up at every account yet: nothing of them is sent until they are');

@@ -6,7 +6,7 @@
  */
 import cron from 'node-cron';
 import type { Runtime } from '../runtime.js';
-import { GENERATION_KEY, LAST_ATTEMPT_KEY, LAST_BACKUP_KEY, knownAccounts, markGeneration, pruneBackups, takeBackup, type BackupRecord } from '../store/backup.js';
+import { GENERATION_KEY, LAST_ATTEMPT_KEY, LAST_BACKUP_KEY, knownAccounts, markGeneration, pruneBackups, takeBackup, writeAccountsSeen, type BackupRecord } from '../store/backup.js';
 import { coerceError } from '../kernel/errors.js';
 import { relative } from 'node:path';
 
@@ -86,13 +86,26 @@ export function startBackupSchedule(rt: BackupParts, opts: { journalFiles?: () =
 /** Raises the store generation now, every `everyMs` and at the stop (the returned releaser). */
 export function startStoreMark(rt: Pick<Runtime, 'clock' | 'config' | 'db' | 'entropy' | 'log' | 'meta'>, everyMs = 10_000): () => void {
   const names = rt.config.accounts.accounts.map((a) => a.name);
+  let lastSeen = '';
   const bump = (): void => {
     try {
       // This daemon sends with its accounts while it runs: they are in use, whatever a process
       // started later with another accounts.toml recorded (store/account-identity.ts removed_at).
       const inUse = rt.db.prepare('UPDATE account_identities SET removed_at = NULL WHERE name = ? AND removed_at IS NOT NULL');
       rt.db.transaction(() => { for (const n of names) inUse.run(n); })();
-      markGeneration(rt.meta, rt.config.home, () => rt.entropy.hex(8), rt.clock.now(), knownAccounts(rt.db));
+      const accounts = knownAccounts(rt.db);
+      markGeneration(rt.meta, rt.config.home, () => rt.entropy.hex(8), rt.clock.now(), accounts);
+      // Beside the backups too (another disk, when TOPUP_BACKUP_DIR is one): the one record of an
+      // account added after the last backup that survives the disk (store/backup.ts writeAccountsSeen).
+      const seen = JSON.stringify(accounts);
+      if (seen !== lastSeen) {
+        try {
+          writeAccountsSeen(rt.config.backup.dir, accounts);
+          lastSeen = seen;
+        } catch (err) {
+          rt.log.warn({ err: coerceError(err).message, dir: rt.config.backup.dir }, 'the accounts this home runs with could not be recorded beside the backups (accounts-seen.json): a restore after this disk is lost may not know an account added since the last backup');
+        }
+      }
     } catch (err) {
       rt.log.debug({ err: coerceError(err).message }, 'store generation not raised this time');
     }

@@ -88,6 +88,12 @@ interface Sweep {
   untagged: (Order & { orderId: string })[];
   /** Whether this history echoes players as this home sent them (echoFaithful), once judged. */
   faithful?: boolean;
+  /**
+   * Why the pages read do not reach back (reachedBack false), in words that say what to check:
+   * MAX_PAGES read, or a history that ended without listing the orders this home placed there
+   * before `since` (a supplier that keeps only recent orders: cutOff).
+   */
+  short?: string;
 }
 
 export interface SettledRow {
@@ -160,28 +166,39 @@ function escapeRe(s: string): string {
  * caller holds what it cannot prove.
  */
 async function sweep(rt: ReconcileParts, account: string, since: number, signal?: AbortSignal): Promise<Sweep> {
-  const client = rt.accountOf(account).client;
   const byTrxid = new Map<string, Order & { orderId: string }>();
   const ids = new Set<string>();
   const untagged: (Order & { orderId: string })[] = [];
+  const anchors = anchorsOf(rt, account, since);
   let echoes = true;
   let reachedBack = false;
+  let ended = false;
   let listed = 0;
+  let pages = 0;
   let previousFirst: string | undefined;
+  let listedAnchor = false;
   for (let page = 1; page <= MAX_PAGES; page++) {
-    const h = await client.history({ page, pageSize: PAGE_SIZE }, { priority: Priority.poll, ...(signal ? { signal } : {}) });
+    const h = await historyPage(rt, account, page, signal);
+    pages = page;
     const first = h.orders[0]?.orderId;
     if (page > 1 && first !== undefined && first === previousFirst) break; // the same page again: paging ignored
     previousFirst = first;
     listed += h.orders.length;
+    let anchored = false;
     for (const o of h.orders) {
       if (o.orderId === undefined) continue;
       ids.add(o.orderId);
+      if (anchors.ids.has(o.orderId) || (o.trxid !== undefined && anchors.trxids.has(foldTrxid(o.trxid.trim())))) anchored = true;
+      if (anchors.allIds.has(o.orderId) || (o.trxid !== undefined && anchors.allTrxids.has(foldTrxid(o.trxid.trim())))) listedAnchor = true;
       if (o.trxid === undefined || o.trxid.trim() === '') { echoes = false; untagged.push(o as Order & { orderId: string }); }
       else if (!byTrxid.has(foldTrxid(o.trxid.trim()))) byTrxid.set(foldTrxid(o.trxid.trim()), o as Order & { orderId: string });
     }
     const oldest = h.orders[h.orders.length - 1];
-    if (oldest !== undefined && surelyBefore(oldest, since)) {
+    // Past `since`: an order dated surely before it, or an order this home placed there before it
+    // (its answer was recorded before `since`, so it was made before; everything older is listed
+    // after it, newest first). The second also ends a history that shows no dates (the real-world
+    // style) at the copy instead of at its end (trial s35, defect 2).
+    if ((oldest !== undefined && surelyBefore(oldest, since)) || anchored) {
       reachedBack = true;
       break;
     }
@@ -189,21 +206,116 @@ async function sweep(rt: ReconcileParts, account: string, since: number, signal?
     if (h.orders.length === 0) {
       // An empty page is the end only when nothing the supplier said promises more.
       reachedBack = !saysMore;
+      ended = reachedBack;
       break;
     }
     const totalSaysMore = h.total !== undefined && listed < h.total;
     if (h.hasMore === false) {
       // The end, unless its own total disagrees (then nothing is proven).
       reachedBack = !totalSaysMore;
+      ended = reachedBack;
       break;
     }
     if (h.hasMore === undefined && h.total !== undefined && !totalSaysMore) {
       reachedBack = true;
+      ended = true;
       break;
     }
     // Otherwise the next page: more was promised, or nothing was said (the end is an empty page).
   }
-  return { byTrxid, echoes, reachedBack, ids, untagged };
+  let short: string | undefined;
+  if (!reachedBack && pages >= MAX_PAGES) {
+    short = `its history was read for ${MAX_PAGES} pages (${listed} orders) without reaching back to ${iso(since)}, the most the lookup reads`;
+  } else if (ended) {
+    short = listedAnchor ? undefined : cutOff(anchors, since) ?? undefined;
+    if (short !== undefined) reachedBack = false;
+  } else if (!reachedBack) {
+    short = `its history could not be read back to ${iso(since)} (an empty page while more was promised, or the same page again)`;
+  }
+  return { byTrxid, echoes, reachedBack, ids, untagged, ...(short !== undefined ? { short } : {}) };
+}
+
+/** How many times the lookup reads one history page that was refused for the rate (429) before the account counts as not readable now. */
+const PAGE_ATTEMPTS = 4;
+
+/**
+ * One page of the account's history for the lookup. A 429 (retry-later) is waited out (its
+ * Retry-After, at least a growing pause, at most 30 s) and the page read again: before, one 429
+ * made the account "cannot be read" and the file's rows waited for the next try (trial s35,
+ * defect 2: a one-row file waited 21 s; measured here 60 s).
+ */
+async function historyPage(rt: ReconcileParts, account: string, page: number, signal?: AbortSignal): Promise<Awaited<ReturnType<ReconcileParts['accounts'][number]['client']['history']>>> {
+  const client = rt.accountOf(account).client;
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await client.history({ page, pageSize: PAGE_SIZE }, { priority: Priority.poll, ...(signal ? { signal } : {}) });
+    } catch (err) {
+      if (!(err instanceof ApiError) || err.classification !== 'retry-later' || attempt >= PAGE_ATTEMPTS || signal?.aborted) throw err;
+      const waitMs = Math.min(30_000, Math.max(err.retryAfterMs ?? 0, 1000 * 2 ** (attempt - 1)));
+      rt.log.info({ account, page, attempt, waitMs }, 'restore lookup: the API said to wait (429); reading the history page again after it');
+      await rt.clock.sleep(waitMs, signal);
+    }
+  }
+}
+
+/** The orders this home placed at an account before `since`, newest first (at most ANCHORS_KEPT). */
+interface Anchors {
+  /** Orders recorded ANCHOR_MARGIN_MS before `since`: listed, the history reaches back past it. */
+  ids: Set<string>;
+  trxids: Set<string>;
+  /** Every order recorded before `since`: a history that ends listing none of them was cut off. */
+  allIds: Set<string>;
+  allTrxids: Set<string>;
+  newest: { orderId: string; at: number } | null;
+}
+
+/** How many of this home's older orders at an account are looked for in its history. */
+const ANCHORS_KEPT = 1_000;
+
+/**
+ * How long before `since` an order of this home must have been recorded to mark the history as
+ * reaching back past `since` (anchorsOf): far more than a supplier's date resolution (a second)
+ * and the disorder of orders made in one second.
+ */
+const ANCHOR_MARGIN_MS = 5 * 60_000;
+
+/**
+ * This home's own orders at the account whose answer was recorded before `since` (rows.updated_at
+ * is at or after the answer that gave the order id: the order was made before `since`). A history
+ * that lists one of them reaches back past `since`; one that ends without listing any of them
+ * does not (cutOff).
+ */
+function anchorsOf(rt: ReconcileParts, account: string, since: number): Anchors {
+  const rows = rt.db.prepare(`SELECT order_id AS orderId, trxid, updated_at AS at FROM rows
+    WHERE account = ? AND order_id IS NOT NULL AND updated_at < ? ORDER BY updated_at DESC LIMIT ${ANCHORS_KEPT}`).all(account, since) as { orderId: string; trxid: string | null; at: number }[];
+  // The sweep stops only at an order recorded ANCHOR_MARGIN_MS before `since`: a supplier dates
+  // orders to the second and lists those of one second in no promised order, so an order answered
+  // just before the copy may be listed after one bought just after it (an adversarial review: the
+  // anchor ended page 1, the row's purchase began page 2, the sweep stopped at page 1 and the row
+  // was bought again). Every order before `since` still proves a cut-off history (cutOff).
+  const stops = rows.filter((r) => r.at < since - ANCHOR_MARGIN_MS);
+  return {
+    ids: new Set(stops.map((r) => r.orderId)),
+    trxids: new Set(stops.filter((r) => r.trxid !== null).map((r) => foldTrxid(r.trxid!))),
+    allIds: new Set(rows.map((r) => r.orderId)),
+    allTrxids: new Set(rows.filter((r) => r.trxid !== null).map((r) => foldTrxid(r.trxid!))),
+    newest: rows[0] ? { orderId: rows[0].orderId, at: rows[0].at } : null,
+  };
+}
+
+/**
+ * Why a history the supplier says has ended does not reach back to `since`, or null when nothing
+ * says so. The spec calls GET /history "recent orders" without saying how recent: a supplier that
+ * keeps N days (or N orders) says `hasMore: false` at its cut-off, and a history read to that end
+ * looks complete. A purchase made after the copy and before the cut-off is then absent, and
+ * "absent" would read as "not bought" (money). This home knows orders it placed there before
+ * `since` (anchorsOf): a history that ends without listing any of them was cut off after them;
+ * its end proves nothing. With no such order known (an account first used after the copy) the
+ * supplier's end is all there is (docs/backup.md, "Reading a history to its end").
+ */
+function cutOff(anchors: Anchors, since: number): string | null {
+  if (anchors.newest === null) return null;
+  return `its history ended without listing order ${anchors.newest.orderId}, which this home placed there before ${iso(since)} (the supplier keeps only recent orders: it does not reach back to the copy)`;
 }
 
 /**
@@ -214,7 +326,7 @@ async function sweep(rt: ReconcileParts, account: string, since: number, signal?
  * window). Only a history none of whose orders carries a trxid cannot be searched.
  */
 function blindness(s: Sweep): string | null {
-  if (!s.reachedBack) return 'its history does not reach back to the copy';
+  if (!s.reachedBack) return s.short ?? 'its history does not reach back to the copy';
   if (s.echoes || s.byTrxid.size > 0) return null;
   return 'none of the orders in its history shows a trxid';
 }
@@ -431,6 +543,10 @@ async function reconcileOnce(rt: ReconcileParts, marker: ReconcileMarker, opts: 
       detail: marker.detail,
     };
     rt.meta.setJson(RESTORE_WINDOW_KEY, window);
+    // The histories just read are the window's (HistoryCache): its lookups read an account again
+    // only to reach further back. Readings kept by an earlier window (a copy taken in one) go.
+    rt.db.prepare("DELETE FROM meta WHERE key >= ? AND key < ?").run(HISTORY_KEPT_PREFIX, `${HISTORY_KEPT_PREFIX}\uffff`);
+    if (sweptSince !== Infinity) for (const [acct, s] of sweeps) keep(rt, acct, sweptSince, window.until, s);
     rt.meta.setJson(LAST_RESTORE_KEY, { ...r, settled: r.settled.length, needsPerson: r.needsPerson.length, people: r.needsPerson.slice(0, 20) });
     rt.meta.delete(RESTORE_ORPHANS_KEY);
     rt.meta.delete(JOURNAL_RECOVERY_KEY);
@@ -513,7 +629,7 @@ function settleRows(rt: ReconcileParts, rows: readonly Row[], sweeps: Map<string
  * their why). The batch's other rows are settled or sent at once. Logs (does not throw) when rows
  * were held.
  */
-export async function lookUpClaims(rt: ReconcileParts, signal?: AbortSignal): Promise<RestoreReport | null> {
+export async function lookUpClaims(rt: ReconcileParts, signal?: AbortSignal, cache: HistoryCache = new HistoryCache()): Promise<RestoreReport | null> {
   // No mark (the usual case, asked every step): one seek, not a read of every batch this process holds.
   const marks = claimLookups(rt.db);
   if (marks.length === 0) return null;
@@ -543,7 +659,7 @@ export async function lookUpClaims(rt: ReconcileParts, signal?: AbortSignal): Pr
         continue;
       }
       try {
-        sweeps.set(account, await sweep(rt, account, since, signal));
+        sweeps.set(account, await cache.read(rt, account, since, signal));
       } catch (err) {
         if (signal?.aborted) throw err;
         unreadable.set(account, `account "${account}" cannot be read: ${unreadableWhy(err)}`);
@@ -631,71 +747,89 @@ export async function lookUpClaims(rt: ReconcileParts, signal?: AbortSignal): Pr
   return report;
 }
 
+/** meta prefix: an account's history as read in the window after a restore (HistoryCache), one key per account. */
+export const HISTORY_KEPT_PREFIX = 'restore.history:';
+
+/** What HistoryCache keeps in the store for an account. */
+interface KeptHistory {
+  /** RestoreWindow.until of the window it was read in: a history kept by another window (a copy taken during one) is never used. */
+  window: number;
+  /** The account's identity when it was read (its origin and key fingerprint): another endpoint is read again. */
+  identity: string;
+  /** How far back it was read (the `since` it was read for), and when. */
+  since: number;
+  readAt: number;
+  reachedBack: boolean;
+  echoes: boolean;
+  short?: string;
+  orders: (Order & { orderId: string })[];
+}
+
 /**
- * The histories read for API orders' lookups in the window after a restore, kept by the process
- * that runs them (the runner), so a lookup does not read every account back to the window's start
- * for every order: the first reads back to it (as lookUpClaims does), each later one only the
- * newest pages, down to the first page holding an order already read (history is newest first).
+ * Each account's history as read in the window after a restore, kept in the store (meta
+ * HISTORY_KEPT_PREFIX) and in memory, so that the lookups of the window (files claimed, API
+ * orders, rows held one by one) read each account once per window, not once per file (trial s35,
+ * defect 2: every file read every account's history back to the copy first; a one-row file waited
+ * 21 s on the rate limit, and the pages grew with the orders made since the copy, for 8 days).
  *
- * Cost, per lookup round (every order accepted since the last round is decided in one round): one
- * history page per account plus one per 50 orders made since the last round; the first round of
- * a process reads back to the window's start (bounded by the copy's age: before the copy was taken,
- * or the journal's 8 days for a store lost without a copy; MAX_PAGES at most, past which absence
- * proves nothing and such an order goes to review, never sent blind).
+ * MONEY SAFETY: why one reading is enough. What a row claimed (or an order accepted) in the window
+ * must not be bought again over is a purchase made after the copy was taken and before the store
+ * was lost: that is what the lost store knew and the copy does not. A reading taken after the
+ * restore holds every such purchase (back to `since`; sweep). What any account bought after that
+ * reading was bought by this home's restored store, which records its trxids before any send: a
+ * row with such a trxid is a repeat at its claim, never a lookup. So orders made after the reading
+ * cannot matter, and the reading is not repeated. The reconcile's own reading (before its marker
+ * goes, nothing sent yet) is kept the same way (keep). A reading is used only for the window it
+ * was read in (a copy taken during a window carries that window's readings: they are older than
+ * the copy, and a restore of it opens another window), for the account's endpoint and key it was
+ * read from, and when it reaches back as far as asked; otherwise the account is read again.
+ * A reading that does not reach back (MAX_PAGES, a history cut off: sweep) is kept too: reading it
+ * again shows no more, and the rows it cannot clear go to a person.
  */
 export class HistoryCache {
-  readonly #kept = new Map<string, { since: number; sweep: Sweep }>();
+  readonly #kept = new Map<string, KeptHistory & { sweep: Sweep }>();
 
-  /** The account's history back to `since`: from what was read before when it reaches back that far, plus the newest pages. */
+  /** The account's history back to `since`, from the store when this window read it already. */
   async read(rt: ReconcileParts, account: string, since: number, signal?: AbortSignal): Promise<Sweep> {
-    const kept = this.#kept.get(account);
-    if (kept && kept.since <= since && kept.sweep.reachedBack && kept.sweep.ids.size > 0) {
-      const head = await readHead(rt, account, kept.sweep.ids, signal);
-      if (head !== null) {
-        for (const [t, o] of head.byTrxid) if (!kept.sweep.byTrxid.has(t)) kept.sweep.byTrxid.set(t, o);
-        for (const o of head.untagged) if (!kept.sweep.ids.has(o.orderId)) kept.sweep.untagged.push(o);
-        for (const id of head.ids) kept.sweep.ids.add(id);
-        if (!head.echoes) kept.sweep.echoes = false;
-        // New orders listed: the echo is judged again with them.
-        if (head.untagged.length > 0) delete kept.sweep.faithful;
-        return kept.sweep;
-      }
-      // The newest pages never met an order read before (more than MAX_PAGES new, or the
-      // history changed under us): read it whole again.
+    const window = rt.meta.getJson<RestoreWindow>(RESTORE_WINDOW_KEY);
+    const identity = identityOf(rt, account);
+    const usable = (k: KeptHistory | undefined): k is KeptHistory => k !== undefined && window !== undefined && window !== null
+      && k.window === window.until && k.identity === identity && k.since <= since;
+    const mem = this.#kept.get(account);
+    if (usable(mem)) return mem.sweep;
+    const stored = rt.meta.getJson<KeptHistory>(HISTORY_KEPT_PREFIX + account);
+    if (usable(stored)) {
+      const s = sweepOf(stored);
+      this.#kept.set(account, { ...stored, sweep: s });
+      return s;
     }
     const fresh = await sweep(rt, account, since, signal);
-    if (fresh.reachedBack) this.#kept.set(account, { since, sweep: fresh });
-    else this.#kept.delete(account);
+    if (window) keep(rt, account, since, window.until, fresh);
     return fresh;
   }
 }
 
-/**
- * The newest pages of an account's history, down to the first page that lists an order in `known`
- * (everything older was read before) or the end the supplier states. Null when MAX_PAGES were
- * read without meeting one (the caller reads the whole history again).
- */
-async function readHead(rt: ReconcileParts, account: string, known: ReadonlySet<string>, signal?: AbortSignal): Promise<Sweep | null> {
-  const client = rt.accountOf(account).client;
+/** The account's endpoint and key as the store knows them (store/account-identity.ts), never the key itself. */
+function identityOf(rt: ReconcileParts, account: string): string {
+  const r = rt.db.prepare('SELECT origin, key_fp AS keyFp FROM account_identities WHERE name = ?').get(account) as { origin: string; keyFp: string } | undefined;
+  return r ? `${r.origin} ${r.keyFp}` : rt.accountOf(account).apiUrl;
+}
+
+function sweepOf(k: KeptHistory): Sweep {
   const byTrxid = new Map<string, Order & { orderId: string }>();
-  const ids = new Set<string>();
   const untagged: (Order & { orderId: string })[] = [];
-  let echoes = true;
-  for (let page = 1; page <= MAX_PAGES; page++) {
-    const h = await client.history({ page, pageSize: PAGE_SIZE }, { priority: Priority.poll, ...(signal ? { signal } : {}) });
-    let met = false;
-    for (const o of h.orders) {
-      if (o.orderId === undefined) continue;
-      if (known.has(o.orderId)) met = true;
-      ids.add(o.orderId);
-      if (o.trxid === undefined || o.trxid.trim() === '') { echoes = false; untagged.push(o as Order & { orderId: string }); }
-      else if (!byTrxid.has(foldTrxid(o.trxid.trim()))) byTrxid.set(foldTrxid(o.trxid.trim()), o as Order & { orderId: string });
-    }
-    if (met) return { byTrxid, echoes, reachedBack: true, ids, untagged };
-    // An empty first page while orders were read before: the history shrank; prove nothing from it.
-    if (h.orders.length === 0) return null;
+  for (const o of k.orders) {
+    if (o.trxid === undefined || o.trxid.trim() === '') untagged.push(o);
+    else if (!byTrxid.has(foldTrxid(o.trxid.trim()))) byTrxid.set(foldTrxid(o.trxid.trim()), o);
   }
-  return null;
+  return { byTrxid, echoes: k.echoes, reachedBack: k.reachedBack, ids: new Set(k.orders.map((o) => o.orderId)), untagged, ...(k.short !== undefined ? { short: k.short } : {}) };
+}
+
+/** Keeps a reading in the store for the window `until` (HistoryCache). Over any reading of the account kept before. */
+function keep(rt: ReconcileParts, account: string, since: number, until: number, s: Sweep): void {
+  const orders = [...s.byTrxid.values(), ...s.untagged];
+  const k: KeptHistory = { window: until, identity: identityOf(rt, account), since, readAt: rt.clock.now(), reachedBack: s.reachedBack, echoes: s.echoes, orders, ...(s.short !== undefined ? { short: s.short } : {}) };
+  rt.meta.setJson(HISTORY_KEPT_PREFIX + account, k);
 }
 
 /**

@@ -119,7 +119,11 @@ export class Desk implements OrderDesk, PlayerCheckDesk {
     this.#readings.warm();
   }
 
-  async accept(given: OrderInput, opts: { recovered?: boolean } = {}): Promise<AcceptOutcome> {
+  /**
+   * `recovered`: accepted again from the journal after a lost or restored store; `account`: the
+   * account the journal says it was routed to then (orders/journal.ts JournalEntry.account).
+   */
+  async accept(given: OrderInput, opts: { recovered?: boolean; account?: string } = {}): Promise<AcceptOutcome> {
     // The trxid as given (kernel/identity.ts): the schema trims it over HTTP; a caller in-process
     // (the simulator's shop) may not. A body's identity and its look-up use the trimmed trxid, so
     // " X-3" and "X-3" are one order (found by the simulator: a shop's trxid with a leading no-break
@@ -132,7 +136,7 @@ export class Desk implements OrderDesk, PlayerCheckDesk {
     if (known) return known;
     const callback = this.#callback(input);
     if (typeof callback !== 'string' && callback !== null) return callback;
-    const prepared = await this.#prepare(input, hash, callback, opts.recovered === true);
+    const prepared = await this.#prepare(input, hash, callback, opts.recovered === true, opts.recovered === true ? opts.account : undefined);
     if ('kind' in prepared) return prepared;
     if (input.queue !== true) {
       const unavailable = await this.#readings.balance(prepared.row.account ?? this.#rt.account.id);
@@ -277,7 +281,7 @@ export class Desk implements OrderDesk, PlayerCheckDesk {
   }
 
   /** The order as a row of the day's batch, validated as a file row is; or why it cannot be. */
-  async #prepare(input: OrderInput, hash: string, callbackUrl: string | null, recovered = false): Promise<Prepared | AcceptOutcome> {
+  async #prepare(input: OrderInput, hash: string, callbackUrl: string | null, recovered = false, routedTo?: string): Promise<Prepared | AcceptOutcome> {
     const rt = this.#rt;
     const problems: FieldProblem[] = [];
     let metaText = '';
@@ -310,7 +314,19 @@ export class Desk implements OrderDesk, PlayerCheckDesk {
     // A recovered order is placed without judging its cap against today's prices (as the validator,
     // above: it may have been bought before they rose); its cap is kept on the row and met at its send.
     const { maxPriceUsd: cap, ...uncapped } = verdict.order;
-    const placed = placer.place(recovered ? { ...uncapped, maxPriceUsd: undefined } : verdict.order, cells, input.pid !== undefined && input.pid.trim() !== '');
+    const order = recovered ? { ...uncapped, maxPriceUsd: undefined } : verdict.order;
+    const namedByPid = input.pid !== undefined && input.pid.trim() !== '';
+    let placed = placer.place(order, cells, namedByPid);
+    // A recovered order goes back to the account the journal says it was routed to, when it is
+    // still configured and sells the pack (routing today may pick another: prices, stock, pauses
+    // changed). That is where it was sent, so a purchase under its own trxid there is found as its
+    // own (settled) by the restore lookup, and a resend there meets it as a replay; placed on another
+    // account, the lookup finds its trxid "bought on another account" and it goes to a person.
+    // Not pinned: it may fail over as any order (the lookup reads every account before it is sent).
+    if (recovered && routedTo !== undefined && input.account === undefined && placed.ok && placed.account !== routedTo && rt.accounts.some((a) => a.id === routedTo)) {
+      const there = placer.place(order, this.#columns.map((c) => (c === 'account' ? routedTo : value[c] ?? '')), namedByPid);
+      if (there.ok) placed = { ...there, pinned: false };
+    }
     if (!placed.ok) return invalid([{ field: input.account !== undefined ? 'account' : input.pid !== undefined ? 'pid' : 'pack', reason: placed.error }], placed.error);
     return { input, hash, callbackUrl, row: { idx: 0, line: 0, cells, ...placedRow(placed, verdict.trxid!), ...(recovered ? { maxPriceUsd: cap ?? null } : {}), saleUsd: saleFromMeta(input.meta) } };
   }
@@ -355,7 +371,7 @@ export class Desk implements OrderDesk, PlayerCheckDesk {
     // any 202 leaves, one write for the whole group. It is what recovers them when the store is
     // lost or restored from an older copy. The store has them already: if the journal cannot be
     // written (a full disk) the orders stand and the log says so, loudly.
-    const accepted = batch.flatMap((w, i) => ('kind' in outcomes[i]! && (outcomes[i] as AcceptOutcome).kind === 'accepted' ? [{ at: rt.clock.now(), trxid: w.p.input.trxid, body: w.p.input }] : []));
+    const accepted = batch.flatMap((w, i) => ('kind' in outcomes[i]! && (outcomes[i] as AcceptOutcome).kind === 'accepted' ? [{ at: rt.clock.now(), trxid: w.p.input.trxid, body: w.p.input, ...(w.p.row.account ? { account: w.p.row.account } : {}) }] : []));
     try {
       appendJournal(rt.config.jobsDir, accepted);
     } catch (err) {

@@ -31,6 +31,12 @@ export interface JournalEntry {
   at: number;
   trxid: string;
   body: OrderInput;
+  /**
+   * The account the order was routed to when it was accepted (absent in lines of earlier versions).
+   * A recovered order is placed there again when it can be (orders/desk.ts): its purchase under its
+   * own trxid is then found where it was made, as its own.
+   */
+  account?: string;
 }
 
 export interface JournalRecovery {
@@ -301,7 +307,7 @@ export async function recoverFromJournal(rt: Pick<Runtime, 'clock' | 'config' | 
       // check now could only refuse an order already promised to the shop (or cost another call).
       // recovered: it was accepted (202) before; the catalog's stock and price now are not judged
       // (it may be what took the stock), only whether it is an order at all.
-      const o = await desk.accept({ ...e.body, queue: true, checkPlayer: false }, { recovered: true });
+      const o = await desk.accept({ ...e.body, queue: true, checkPlayer: false }, { recovered: true, ...(e.account !== undefined ? { account: e.account } : {}) });
       if (o.kind === 'accepted' || o.kind === 'same') {
         rec.recovered.push(e.trxid);
         rec.oldestAt = Math.min(rec.oldestAt ?? e.at, e.at);

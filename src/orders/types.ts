@@ -183,7 +183,7 @@ export type AcceptOutcome =
 /** What the HTTP layer and the deliverer need from the engine (src/orders/desk.ts implements it). */
 export interface OrderDesk {
   /** `recovered`: accepted again from the journal after the store was lost (orders/journal.ts): the catalog's stock and price now are not judged. */
-  accept(input: OrderInput, opts?: { recovered?: boolean }): Promise<AcceptOutcome>;
+  accept(input: OrderInput, opts?: { recovered?: boolean; account?: string }): Promise<AcceptOutcome>;
   get(trxid: string, opts: { codes: boolean }): OrderView | undefined;
   /** Events after the cursor (`evt_<n>`, or undefined for the start), oldest first, at most `limit`. */
   feed(since: string | undefined, limit: number, opts: { codes: boolean }): FeedPage;

@@ -70,5 +70,7 @@ function validateFaults(f: FaultSettings): FaultSettings {
     && r.retryAfterSec >= 0 && (r.format === 'seconds' || r.format === 'http-date'))) {
     throw new TypeError("forceRateLimit must be null or { remaining, retryAfterSec, format: 'seconds' | 'http-date' }");
   }
+  if (f.historyKeepMs !== null && !(Number.isFinite(f.historyKeepMs) && f.historyKeepMs >= 0)) throw new TypeError('historyKeepMs must be null or >= 0');
+  if (f.historyPageMax !== null && !(Number.isInteger(f.historyPageMax) && f.historyPageMax >= 1)) throw new TypeError('historyPageMax must be null or an integer >= 1');
   return { ...f, forceRateLimit: r, blackhole: Boolean(f.blackhole), validateBeforeIdempotency: Boolean(f.validateBeforeIdempotency) };
 }

@@ -18,7 +18,7 @@ import type { RateLimiter } from './rate-limit.js';
 import type { PlayerDirectory } from './players.js';
 import type { AccountRow, SandboxState } from './state.js';
 import { type SubmitContext, submitOrder } from './submit.js';
-import type { CallLogEntry, Clock } from './types.js';
+import type { CallLogEntry, Clock, FaultSettings } from './types.js';
 import { toUsd } from './types.js';
 
 export interface ServerDeps {
@@ -137,7 +137,7 @@ async function route_(d: ServerDeps, who: AccountRow, route: string, url: URL, b
     case 'GET /catalog': return answer(200, { success: true, products: d.catalog.products() });
     case 'GET /my-ip': return answer(200, { success: true, ip: clientIp(res.req) });
     case 'GET /balance': return answer(200, { success: true, balanceUsd: toUsd(who.balanceMicros), currency: 'USD' });
-    case 'GET /history': return answer(200, history(d.state, who.fp, url.searchParams, now));
+    case 'GET /history': return answer(200, history(d.state, who.fp, url.searchParams, now, d.faults.settings));
     case 'GET /orders/:orderId': {
       const id = resolveOrderId(decodeURIComponent(url.pathname.slice('/orders/'.length)));
       const o = id === undefined ? undefined : d.state.order(id);
@@ -186,15 +186,17 @@ function intParam(v: string | null, def: number, min: number, max: number): numb
   return Math.min(max, Math.max(min, n));
 }
 
-function history(state: SandboxState, fp: string, q: URLSearchParams, now: number): Record<string, unknown> {
+function history(state: SandboxState, fp: string, q: URLSearchParams, now: number, f: Pick<FaultSettings, 'historyKeepMs' | 'historyPageMax'>): Record<string, unknown> {
+  // A history kept for an age only (historyKeepMs) lists and counts the orders made within it.
+  const after = f.historyKeepMs === null ? undefined : now - f.historyKeepMs;
   if (q.has('page')) {
     const page = intParam(q.get('page'), 1, 1, Number.MAX_SAFE_INTEGER);
-    const pageSize = intParam(q.get('pageSize'), 20, 1, 50);
-    const orders = state.history(fp, pageSize, (page - 1) * pageSize).map((o) => publicOrder(o, now));
-    const total = state.countOrders(fp);
+    const pageSize = Math.min(intParam(q.get('pageSize'), 20, 1, 50), f.historyPageMax ?? 50);
+    const orders = state.history(fp, pageSize, (page - 1) * pageSize, after).map((o) => publicOrder(o, now));
+    const total = state.countOrders(fp, after);
     return { success: true, count: orders.length, orders, total, hasMore: page * pageSize < total, page, pageSize };
   }
-  const orders = state.history(fp, intParam(q.get('limit'), 30, 1, 200), 0).map((o) => publicOrder(o, now));
+  const orders = state.history(fp, Math.min(intParam(q.get('limit'), 30, 1, 200), f.historyPageMax ?? 200), 0, after).map((o) => publicOrder(o, now));
   return { success: true, count: orders.length, orders };
 }
 

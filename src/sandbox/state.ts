@@ -252,13 +252,14 @@ export class SandboxState {
     return r && toOrder(r);
   }
 
-  history(fp: string, limit: number, offset: number): OrderRecord[] {
-    return (this.db.prepare('SELECT * FROM orders WHERE account = ? ORDER BY created_at DESC, seq DESC LIMIT ? OFFSET ?')
-      .all(fp, limit, offset) as Row[]).map(toOrder);
+  /** `after`: only orders made after it (a history kept for an age only). */
+  history(fp: string, limit: number, offset: number, after = Number.MIN_SAFE_INTEGER): OrderRecord[] {
+    return (this.db.prepare('SELECT * FROM orders WHERE account = ? AND created_at > ? ORDER BY created_at DESC, seq DESC LIMIT ? OFFSET ?')
+      .all(fp, after, limit, offset) as Row[]).map(toOrder);
   }
 
-  countOrders(fp: string): number {
-    return (this.db.prepare('SELECT COUNT(*) AS n FROM orders WHERE account = ?').get(fp) as { n: number }).n;
+  countOrders(fp: string, after = Number.MIN_SAFE_INTEGER): number {
+    return (this.db.prepare('SELECT COUNT(*) AS n FROM orders WHERE account = ? AND created_at > ?').get(fp, after) as { n: number }).n;
   }
 
   allOrders(): OrderRecord[] {

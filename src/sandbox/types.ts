@@ -32,6 +32,14 @@ export interface FaultSettings {
   blackhole: boolean;
   forceRateLimit: null | { remaining: number; retryAfterSec: number; format: 'seconds' | 'http-date' };
   validateBeforeIdempotency: boolean;
+  /**
+   * GET /history keeps only orders made within this many ms (sandbox clock) and says it has ended
+   * there (`hasMore: false`, `total` of those kept): a supplier whose "recent orders" stop at an
+   * age. null: every order.
+   */
+  historyKeepMs: number | null;
+  /** GET /history pages hold at most this many orders whatever pageSize asks (a supplier serving short pages). null: as asked. */
+  historyPageMax: number | null;
   seed: number;
 }
 
@@ -55,6 +63,8 @@ export const DEFAULT_FAULTS: FaultSettings = Object.freeze({
   blackhole: false,
   forceRateLimit: null,
   validateBeforeIdempotency: false,
+  historyKeepMs: null,
+  historyPageMax: null,
   seed: 0,
 }) as FaultSettings;
 

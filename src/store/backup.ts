@@ -791,6 +791,50 @@ export function accountsOfNewerBackups(backup: VerifiedBackup, dirs: readonly st
   return { accounts: [...accounts.values()], from, unreadable };
 }
 
+/** The file beside the backups (TOPUP_BACKUP_DIR) that records every account the home has run with (writeAccountsSeen). */
+export const ACCOUNTS_SEEN_FILE = 'accounts-seen.json';
+
+/**
+ * Records the accounts the store knows in `<backup dir>/accounts-seen.json`, merged with those the
+ * file has (an account the store lacks, e.g. after a restore of an older copy, stays), each under
+ * its newest word. Written by the daemon beside its mark (ops/backup-job.ts startStoreMark) when
+ * it changes, not only at a backup: an account added after the last backup, used (a failover
+ * bought there as `<trxid>-<account>`) and taken out of accounts.toml before the disk was lost
+ * whole is in no backup and no file of the home; with the backups on another disk, it is in this
+ * one, and `topup restore` records it in the restored store (readAccountsSeen) so the window's
+ * lookups hold for it. Only into a folder that exists (a mount that is not there is not made on
+ * the local disk). Returns whether it wrote. Never the key: its fingerprint only.
+ */
+export function writeAccountsSeen(dir: string, accounts: readonly RememberedAccount[]): boolean {
+  if (!existsSync(dir)) return false;
+  const path = join(dir, ACCOUNTS_SEEN_FILE);
+  const had = readAccountsSeen(dir);
+  const merged = new Map(had.map((a) => [a.name, a]));
+  for (const a of accounts) merged.set(a.name, a);
+  const list = [...merged.values()].sort((x, y) => x.name.localeCompare(y.name));
+  const text = `${JSON.stringify({ accounts: list }, null, 2)}\n`;
+  try {
+    if (readFileSync(path, 'utf8') === text) return false;
+  } catch {
+    // not there yet
+  }
+  const tmp = `${path}.${process.pid}.tmp`;
+  rmSync(tmp, { force: true });
+  writeSynced(tmp, text);
+  renameSync(tmp, path);
+  return true;
+}
+
+/** The accounts `<dir>/accounts-seen.json` records (writeAccountsSeen); none when it is absent or unreadable. */
+export function readAccountsSeen(dir: string): RememberedAccount[] {
+  try {
+    const f = JSON.parse(readFileSync(join(dir, ACCOUNTS_SEEN_FILE), 'utf8')) as { accounts?: RememberedAccount[] };
+    return (f.accounts ?? []).filter((a) => typeof a.name === 'string' && typeof a.origin === 'string' && typeof a.keyFp === 'string');
+  } catch {
+    return [];
+  }
+}
+
 /** Records in a restored store the accounts it does not know (accountsOfNewerBackups); returns their names. */
 export function adoptAccounts(db: Db, accounts: readonly RememberedAccount[], now: number): string[] {
   const add = db.prepare('INSERT INTO account_identities (name, origin, key_fp, since, removed_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT (name) DO NOTHING');
