@@ -29,6 +29,7 @@ import { startBackupSchedule, startStoreMark } from './ops/backup-job.js';
 import { noteOrphansForRestore, restorePending } from './ops/restore-reconcile.js';
 import { recoverFromJournal, journalFiles } from './orders/journal.js';
 import { announceDaemon } from './store/presence.js';
+import { clearDaemonStarting } from './kernel/starting-mark.js';
 import { logProgress } from './commands/progress-log.js';
 import { startBusyCheckpoints, startUpkeep } from './store/upkeep.js';
 import type { ScheduledJobs } from './reports/schedule.js';
@@ -77,14 +78,26 @@ function keyRollupsInZone(rt: Pick<Runtime, 'clock' | 'config' | 'db'>, log: Log
 
 export async function runDaemon(config: Config, opts: DaemonOptions, log = rootLogger(config)): Promise<number> {
   const parts = new Releasers();
+  // How long each part of the start took, in the "topup daemon started" line (trial s36 D7: ~38 s
+  // after a kill -9 at load 15, with no line until the end). `process`: node's own start, loading
+  // the modules and reading the settings, until here.
+  const startMs: Record<string, number> = { process: Math.round(process.uptime() * 1000) };
+  let phaseAt = performance.now();
+  const phase = (name: string): void => {
+    const t = performance.now();
+    startMs[name] = Math.round(t - phaseAt);
+    phaseAt = t;
+  };
   try {
     const api = await resolveApi(config, log);
+    phase('api');
     parts.add('sandbox', () => api.sandbox?.close());
     // A replicated store (TOPUP_REPLICA, docs/standby.md): a litestream left by a daemon killed
     // before is stopped first; the fence is claimed below, before replication starts.
     const replicated = config.standby.replica !== null;
     if (replicated) stopStrayReplicator(config.home, log);
     const rt = openRuntime(config, log, api.url, {}, { replicated });
+    phase('store');
     parts.add('store and account', () => rt.close());
     // Checkpointed and checked before anything can send (store/start-check.ts): a store with damaged pages stops the start.
     checkStoreAtStart(rt.db, log, { replicated });
@@ -103,9 +116,11 @@ export async function runDaemon(config: Config, opts: DaemonOptions, log = rootL
     // (A store older than this home's mark was marked for the reconcile-first start by openRuntime.)
     const orphans = await adoptOrphans(rt).catch((err: unknown) => void log.error({ err: (err as Error).message }, 'could not look for batch folders the database does not know'));
     if (orphans) noteOrphansForRestore(rt.meta, orphans);
+    phase('orphans');
     parts.add('store generation', startStoreMark(rt));
     keyRollupsInZone(rt, log);
     await selfCheck(rt, log);
+    phase('checks');
 
     // The reconcile after a restore accepts the journal's API orders again at each of its tries
     // (the desk exists by the time the runner runs).
@@ -149,6 +164,7 @@ export async function runDaemon(config: Config, opts: DaemonOptions, log = rootL
       runner.off('store', beatOnStop);
       presence();
     });
+    clearDaemonStarting(config.jobsDir);
     parts.add('progress log', logProgress(runner, rt.rows, log, { text: process.stdout.isTTY === true }));
     const idle = (): boolean => {
       const s = runner.snapshot();
@@ -244,7 +260,8 @@ export async function runDaemon(config: Config, opts: DaemonOptions, log = rootL
     }
     // Every account's API, not only the first's (trial s35: a two-account home named only one).
     const apis = rt.accounts.length > 1 ? rt.accounts.map((a) => `${a.id} ${a.setting.url ?? 'SANDBOX'}`).join(', ') : config.sandbox ? 'SANDBOX' : config.apiUrl;
-    log.info({ home: config.home, api: apis, once: opts.once, console: consoleUrl }, 'topup daemon started');
+    phase('rest');
+    log.info({ home: config.home, api: apis, once: opts.once, console: consoleUrl, startMs }, 'topup daemon started');
     await runner.run();
     await parts.releaseAll(log);
     if (fenced) {

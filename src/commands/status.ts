@@ -15,6 +15,7 @@ import { commandConfig } from './context.js';
 import { openStoreOnly } from './store-only.js';
 import { durationText, etaSeconds, heldByLiveProcess, runState, snapshot, waitingWhy } from '../ops/batch-view.js';
 import { runningDaemon } from '../store/presence.js';
+import { startingDaemon } from '../kernel/starting-mark.js';
 import { claimLookupStatus, restoreStatus } from '../ops/restore-reconcile.js';
 import { storeDiskProblem, storeStopLine } from '../ops/store-disk.js';
 import { ExitCode } from '../kernel/exit-codes.js';
@@ -51,11 +52,13 @@ export function registerStatus(program: Command): void {
       const pause = named ? (config.accounts.accounts.map((a) => Pauses.read(store.meta, a.name)).find((p) => p !== null) ?? null) : Pauses.read(store.meta);
       const now = systemClock.now();
       // Whether a daemon runs on this home: a batch nobody holds yet is then queued for it, not abandoned.
-      const daemon = runningDaemon(store.meta, now);
+      const starting = startingDaemon(config.jobsDir);
+      const running = runningDaemon(store.meta, now);
       // Its stop until a restart (the disk failed a write or a sync), said first as the disk's problems are.
-      const stop = storeStopLine(daemon);
+      const stop = storeStopLine(running);
       if (stop) (format === 'table' ? process.stdout : process.stderr).write(`store: ${stop}\n\n`);
-      const storeStopped = stop && daemon?.storeStopped ? { ...daemon.storeStopped, pid: daemon.pid, line: stop } : null;
+      const storeStopped = stop && running?.storeStopped ? { ...running.storeStopped, pid: running.pid, line: stop } : null;
+      const daemon = running ?? (starting ? { pid: starting.pid, starting: true } : null);
       if (batchId) {
         const b = store.batches.get(batchId);
         if (!b) throw new NotFoundError(`no batch ${batchId} (see topup status for the list)`);

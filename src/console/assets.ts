@@ -62,6 +62,16 @@ td.num, th.num { text-align: right; white-space: nowrap; }
 /* A note under a figure ("read 3 s ago") may wrap, so a narrow box needs no sideways scroll. */
 td.num .note { white-space: normal; display: block; }
 td.cells { min-width: 14rem; font-size: .85rem; }
+/* A row's reason (pages/batch.ts): whole on a wide screen (the note on its own line); on a phone one
+   line cut with an ellipsis in a column of its own width, the whole text one tap away (trial s36 D4). */
+details.why > summary { display: block; list-style: none; cursor: default; }
+details.why > summary::-webkit-details-marker { display: none; }
+details.why .note { display: block; }
+@media (max-width: 36rem) {
+  details.why > summary { width: min(14rem, 60vw); cursor: pointer; color: var(--fg); }
+  details.why:not([open]) > summary { white-space: nowrap; overflow: hidden; text-overflow: ellipsis; text-decoration: underline dotted; }
+  details.why:not([open]) .note { display: inline; }
+}
 table.states td a { display: block; }
 form.bulk fieldset { border: 1px solid var(--line); border-radius: .5rem; display: flex; flex-direction: column; gap: .5rem; max-width: 40rem; }
 .pick { margin: .25rem 0; }

@@ -16,9 +16,16 @@
  *   sent in parallel are no faster than one after another (40 at once took 0.7 s before); an
  *   address with CALLER_LIMIT wrong tokens within the window is locked out for LOCKOUT_MS, and
  *   TOTAL_LIMIT wrong tokens from all addresses together lock every token check out for LOCKOUT_MS
- *   (a guesser with many addresses). While locked out a token is not even compared: 429 with
- *   Retry-After. Sessions already logged in go on working. Each lockout is logged and put in the
- *   audit table (console: Audit log).
+ *   (a guesser with many addresses). While locked out, a token is compared at once, outside the
+ *   line: the right one is admitted (on loopback or behind a proxy every caller has one address,
+ *   so a lockout that refused the right token let any local process lock the operator out with 5
+ *   guesses: trial s36 D8), a wrong one is refused 429 with Retry-After after WRONG_TOKEN_DELAY_MS,
+ *   uncounted and without holding the line. The guesser's reward is thus only a rate bounded by
+ *   the daemon's own speed (thousands a second at most): against a token of `openssl rand -hex 24`
+ *   (192 bits; 32 bytes, 256 bits, the same) that is over 10^50 years, so the lockout never was
+ *   what kept such a token safe; it slows guessing of a short, chosen token and makes it visible.
+ *   Each lockout, and the right token admitted during one (once per lockout and address), is
+ *   logged and put in the audit table (console: Audit log).
  * - CSRF: every POST must come from the console's origin (hono/csrf: Origin or Sec-Fetch-Site)
  *   AND carry the session's form token (`_csrf` field or `x-csrf-token` header). Requests with
  *   the Bearer token need no form token: a browser never adds that header by itself.
@@ -69,10 +76,11 @@ export interface Lockout {
 }
 
 export interface ThrottleEvent {
-  kind: 'wrong' | 'lockout';
+  /** `admitted`: the right token from an address during a lockout (once per lockout and address). */
+  kind: 'wrong' | 'lockout' | 'admitted';
   via: 'login' | 'bearer';
   address: string;
-  /** Set for a lockout that this wrong token started. */
+  /** Set for a lockout that this wrong token started, or the one in force for `admitted`. */
   lockout?: Lockout;
 }
 
@@ -90,6 +98,8 @@ export class LoginThrottle {
   #totalLockedUntil = 0;
   /** The line every token check waits in: a wrong one holds it for WRONG_TOKEN_DELAY_MS. */
   #line: Promise<unknown> = Promise.resolve();
+  /** `scope:until:address` of admissions during a lockout already reported (one audit entry each, not one per scrape). */
+  readonly #admittedNoted = new Set<string>();
 
   constructor(opts: { now?: () => number; onEvent?: (e: ThrottleEvent) => void } = {}) {
     this.#now = opts.now ?? (() => systemClock.now());
@@ -104,14 +114,14 @@ export class LoginThrottle {
     return c && c.lockedUntil > now ? { scope: 'caller', until: c.lockedUntil } : null;
   }
 
-  /** Compares a presented token (`matches`) in its turn; a locked-out caller is refused without comparing. */
+  /** Compares a presented token (`matches`) in its turn; during a lockout at once, outside the line (see the top). */
   async check(address: string, via: ThrottleEvent['via'], matches: () => boolean): Promise<TokenCheck> {
-    // A flood from a locked-out address is answered at once, without waiting in the line.
+    // A flood from a locked-out address does not wait in (or hold) the line.
     const early = this.lockedOut(address);
-    if (early) return { ok: false, lockout: early };
+    if (early) return this.#duringLockout(address, via, early, matches);
     const turn = this.#line.then(async (): Promise<TokenCheck> => {
       const locked = this.lockedOut(address);
-      if (locked) return { ok: false, lockout: locked };
+      if (locked) return this.#duringLockout(address, via, locked, matches);
       if (matches()) return { ok: true };
       const started = this.#fail(address);
       this.#onEvent({ kind: 'wrong', via, address, ...(started ? { lockout: started } : {}) });
@@ -121,6 +131,21 @@ export class LoginThrottle {
     });
     this.#line = turn.catch(() => undefined);
     return turn;
+  }
+
+  /** The right token is admitted; a wrong one is refused after the delay (per request: the line is not held). */
+  async #duringLockout(address: string, via: ThrottleEvent['via'], lockout: Lockout, matches: () => boolean): Promise<TokenCheck> {
+    if (matches()) {
+      const key = `${lockout.scope}:${lockout.until}:${address}`;
+      if (!this.#admittedNoted.has(key)) {
+        this.#admittedNoted.add(key);
+        while (this.#admittedNoted.size > MAX_CALLERS) this.#admittedNoted.delete(this.#admittedNoted.values().next().value!);
+        this.#onEvent({ kind: 'admitted', via, address, lockout });
+      }
+      return { ok: true };
+    }
+    await sleep(WRONG_TOKEN_DELAY_MS);
+    return { ok: false, lockout };
   }
 
   /** Counts a wrong token; the lockout it starts, if it starts one. */
@@ -148,12 +173,12 @@ export class LoginThrottle {
   }
 }
 
-/** What a locked-out caller is told: no token is compared until then. */
+/** What a locked-out caller with a wrong token is told. */
 export function lockoutMessage(l: Lockout, now: number): string {
   const minutes = Math.max(1, Math.ceil((l.until - now) / 60_000));
   return l.scope === 'caller'
-    ? `Too many wrong tokens from your address: try again in ${minutes} min.`
-    : `Too many wrong tokens from several addresses: logging in with the token is paused for everyone for ${minutes} min (sessions already logged in still work).`;
+    ? `Too many wrong tokens from your address: wrong tokens are refused for ${minutes} min (the right token still works).`
+    : `Too many wrong tokens from several addresses: wrong tokens are refused from every address for ${minutes} min (the right token still works).`;
 }
 
 export function retryAfter(l: Lockout, now: number): string {

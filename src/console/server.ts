@@ -105,6 +105,12 @@ export async function startConsole(deps: ConsoleDeps): Promise<RunningConsole | 
         const detail = e.lockout.scope === 'caller' ? `${CALLER_LIMIT} wrong tokens from ${e.address}: this address is locked out until ${until}` : `${TOTAL_LIMIT} wrong tokens from all addresses: token checks are locked out for everyone until ${until}`;
         log.warn({ address: e.address, scope: e.lockout.scope, until }, `console: ${detail}`);
         audit.record({ at, actor: '(anonymous)', address: e.address, action: 'login-lockout', outcome: 'refused', detail });
+      } else if (e.kind === 'admitted' && e.lockout) {
+        // The right token still gets in during a lockout (trial s36 D8); said once per lockout and address.
+        const until = new Date(e.lockout.until).toISOString();
+        const detail = `the right token was admitted from ${e.address} during its lockout (wrong tokens stay refused until ${until}${e.lockout.scope === 'total' ? ', from every address' : ''})`;
+        log.warn({ address: e.address, scope: e.lockout.scope, until, via: e.via }, `console: ${detail}`);
+        audit.record({ at, actor: '(anonymous)', address: e.address, action: 'login-lockout', outcome: 'ok', detail });
       } else if (e.kind === 'wrong' && e.via === 'bearer') {
         audit.record({ at, actor: '(anonymous)', address: e.address, action: 'bearer', outcome: 'refused', detail: 'wrong token' });
       }

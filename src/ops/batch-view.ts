@@ -112,9 +112,10 @@ export function runState(b: Batch, pause: PauseState | null, now = systemClock.n
  * One sentence: why an unfinished batch is not moving, or '' when it is. `daemon`: the daemon
  * running on this home (store/presence.ts), if the caller looked: a batch no process holds yet
  * (a retry just made, a file just claimed) is then one the daemon takes up at its next look, not
- * one nobody will run.
+ * one nobody will run; `starting`: a daemon process that has not announced itself yet
+ * (kernel/starting-mark.ts: a start after a kill -9 took ~38 s at load, trial s36 D7).
  */
-export function waitingWhy(b: Batch, pause: PauseState | null, now = systemClock.now(), daemon?: { pid: number } | null): string {
+export function waitingWhy(b: Batch, pause: PauseState | null, now = systemClock.now(), daemon?: { pid: number; starting?: boolean } | null): string {
   if (b.finishedAt !== null || b.state === 'failed') return b.fileError ?? '';
   const parts: string[] = [];
   if (b.cancelRequested) parts.push('cancel requested');
@@ -124,7 +125,13 @@ export function waitingWhy(b: Batch, pause: PauseState | null, now = systemClock
   else if (pause?.kind === 'maintenance') parts.push(`sending paused by the API: ${pause.code}`);
   else if (pause?.kind === 'operator') parts.push('sending paused by the operator (topup account resume)');
   if (!heldByLiveProcess(b, now)) {
-    parts.push(daemon ? `not started yet: the daemon running on this home (pid ${daemon.pid}) takes it up at its next look` : 'no process is running it: start the daemon, or topup daemon --once');
+    parts.push(
+      daemon?.starting
+        ? `not started yet: a daemon is starting on this home (pid ${daemon.pid}) and takes it up once started`
+        : daemon
+          ? `not started yet: the daemon running on this home (pid ${daemon.pid}) takes it up at its next look`
+          : 'no process is running it: start the daemon, or topup daemon --once',
+    );
   }
   return parts.join('; ');
 }

@@ -3,8 +3,8 @@
  * Each wrong token cost 0.5 s, but nothing serialised them: 40 guesses sent in parallel were all
  * answered in about 0.7 s. Now every token check waits its turn in one line, a wrong one holding
  * it for 0.5 s; 5 wrong tokens from one address lock that address out, 20 from all addresses
- * together lock every token check out (15 minutes), without comparing the token meanwhile (429,
- * Retry-After). Measured here with guesses sent in parallel, over real HTTP to a real daemon,
+ * together lock every token check out (15 minutes): wrong tokens are then refused at once (429,
+ * Retry-After) and, since trial s36 D8, the right one is still admitted. Measured here with guesses sent in parallel, over real HTTP to a real daemon,
  * from several loopback addresses (127.0.0.x: Linux answers the whole 127/8).
  */
 import { request } from 'node:http';
@@ -58,14 +58,12 @@ describe('console login throttle', () => {
     expect(elapsed).toBeGreaterThanOrEqual(CALLER_LIMIT * WRONG_TOKEN_DELAY_MS - 50);
     console.log(`40 parallel wrong logins from one address: ${Math.round(elapsed)} ms; ${CALLER_LIMIT} compared, ${40 - CALLER_LIMIT} locked out`);
     const locked = answers.find((a) => a.status === 429)!;
-    expect(locked.text).toContain('Too many wrong tokens from your address: try again in 15 min.');
+    expect(locked.text).toContain('Too many wrong tokens from your address: wrong tokens are refused for 15 min (the right token still works).');
     expect(Number(locked.headers.get('retry-after'))).toBeGreaterThan(800);
 
-    // Locked out: even the right token is not compared from this address …
-    await c.get('/login');
-    const right = await c.post('/login', { token: TOKEN, name: 'ana' });
-    expect(right.status).toBe(429);
-    expect((await bearerGet(t.url, '/metrics', TOKEN, '127.0.0.1')).status).toBe(429);
+    // Locked out: a wrong token from this address is refused at once (not compared in the line) …
+    const again = await bearerGet(t.url, '/metrics', 'another-guess-0123456789abcdef', '127.0.0.1');
+    expect(again.status).toBe(429);
     // … while another address logs in as usual.
     const other = await bearerGet(t.url, '/metrics', TOKEN, '127.0.0.2');
     expect(other.status).toBe(200);
@@ -98,13 +96,49 @@ describe('console login throttle', () => {
     // One line for everyone: 20 wrong tokens cost 20 × 0.5 s however many callers send them.
     expect(elapsed).toBeGreaterThanOrEqual(TOTAL_LIMIT * WRONG_TOKEN_DELAY_MS - 50);
 
-    // Now no address gets its token compared, not even a new one with the right token.
-    const fresh = await bearerGet(t.url, '/metrics', TOKEN, '127.0.0.40');
+    // Now every address's wrong token is refused at once (the right one is admitted: see below).
+    const fresh = await bearerGet(t.url, '/metrics', 'wrong-fresh-0123456789abcdef', '127.0.0.40');
     expect(fresh.status).toBe(429);
-    expect(fresh.text).toContain('logging in with the token is paused for everyone');
+    expect(fresh.text).toContain('wrong tokens are refused from every address for 15 min');
+    expect((await bearerGet(t.url, '/metrics', TOKEN, '127.0.0.41')).status).toBe(200);
     expect(Number(fresh.retryAfter)).toBeGreaterThan(800);
     const entries = audit(t.home);
     expect(entries.filter((e) => e.action === 'bearer' && e.outcome === 'refused')).toHaveLength(TOTAL_LIMIT);
-    expect(entries.filter((e) => e.action === 'login-lockout').map((e) => e.detail)).toEqual([expect.stringMatching(/^20 wrong tokens from all addresses: token checks are locked out for everyone until /)]);
+    expect(entries.filter((e) => e.action === 'login-lockout' && e.outcome === 'refused').map((e) => e.detail)).toEqual([expect.stringMatching(/^20 wrong tokens from all addresses: token checks are locked out for everyone until /)]);
+  }, 60_000);
+
+  it('trial s36 D8: 5 wrong tokens from the operator\'s own address (loopback: every local process) do not lock the right token out', async () => {
+    const t = await startConsoleDaemon({ TOPUP_CONSOLE_TOKEN: TOKEN });
+    // Any local process: 5 wrong Bearer tokens from 127.0.0.1, the address the operator's browser uses too.
+    const wrong = await Promise.all(Array.from({ length: CALLER_LIMIT + 3 }, (_, i) => bearerGet(t.url, '/metrics', `local-guess-${i}-0123456789abcdef`, '127.0.0.1')));
+    expect(wrong.map((a) => a.status).sort()).toEqual([...Array.from({ length: CALLER_LIMIT }, () => 401), ...Array.from({ length: 3 }, () => 429)]);
+
+    // The operator, same address, right token: the login form and Bearer both admitted, at once.
+    const c = new Client(t.url);
+    await c.get('/login');
+    const started = performance.now();
+    const login = await c.post('/login', { token: TOKEN, name: 'ana' });
+    expect(login.status).toBe(303);
+    expect((await c.get('/')).status).toBe(200);
+    const scrape = await bearerGet(t.url, '/metrics', TOKEN, '127.0.0.1');
+    expect(scrape.status).toBe(200);
+    expect(performance.now() - started).toBeLessThan(5_000);
+
+    // Wrong guesses from there stay refused while the lockout lasts, and are not compared in the line.
+    const guess = await bearerGet(t.url, '/metrics', 'still-guessing-0123456789abcdef', '127.0.0.1');
+    expect(guess.status).toBe(429);
+    expect(guess.text).toContain('Too many wrong tokens from your address');
+    const eve = new Client(t.url);
+    await eve.get('/login');
+    expect((await eve.post('/login', { token: 'form-guess-0123456789abcdef', name: 'eve' })).status).toBe(429);
+
+    // The lockout and the right token admitted during it: in the log and the audit (once per lockout and address).
+    const entries = audit(t.home);
+    expect(entries.filter((e) => e.action === 'login-lockout' && e.outcome === 'refused')).toHaveLength(1);
+    const admitted = entries.filter((e) => e.action === 'login-lockout' && e.outcome === 'ok');
+    expect(admitted).toHaveLength(1);
+    expect(admitted[0]!.detail).toMatch(/^the right token was admitted from .*127\.0\.0\.1 during its lockout \(wrong tokens stay refused until \d{4}-/);
+    expect(t.daemon.output()).toMatch(/console: the right token was admitted from .*127\.0\.0\.1 during its lockout/);
+    expect(entries.filter((e) => e.action === 'login' && e.outcome === 'ok')).toHaveLength(1);
   }, 60_000);
 });

@@ -82,13 +82,25 @@ function cellsOf(b: Batch, r: Row): Html {
 }
 
 /** named: the home has accounts.toml, so each row says which supplier account it is on. */
+/**
+ * A row's error and note. On a phone (assets.ts) a closed summary is one line cut with an
+ * ellipsis, and a tap opens it to the whole text: the long reason used to wrap word by word in a
+ * column squeezed narrow by the others, making each row ~600 px tall (trial s36 D4). On a wide
+ * screen it reads whole, as before; the summary holds the text itself, so a screen reader reads
+ * it all either way.
+ */
+function reason(r: Row): Html | string {
+  if (!r.error && !r.note) return '';
+  return html`<details class="why"><summary>${r.error ?? ''}${r.note ? html` <span class="muted note">${r.note}</span>` : ''}</summary></details>`;
+}
+
 function rowLine(ctx: PageCtx, b: Batch, r: Row, named: boolean): Html {
   const codes = r.codes.length > 0
     ? html`${r.codes.length} hidden ${actionButton(ctx, `/batches/${encodeURIComponent(b.id)}/rows/${r.idx}/reveal`, 'Reveal')}`
     : html`<span class="muted">—</span>`;
   return html`<tr><td class="num">${r.line}</td><td><span class="badge s-${r.state}">${r.state}</span></td>${named ? html`<td data-account>${r.account}</td>` : ''}<td class="mono id">${r.trxid ?? ''}</td>
 <td class="mono id">${r.orderId ?? ''}</td><td class="id">${player(r)}</td><td>${r.packName ?? ''}</td><td class="num">${usd(r.amountUsd ?? r.expectedUsd)}</td>
-<td>${codes}</td><td>${r.error ?? ''}${r.note ? html`<br><span class="muted">${r.note}</span>` : ''}</td><td class="cells">${cellsOf(b, r)}</td></tr>`;
+<td>${codes}</td><td class="why">${reason(r)}</td><td class="cells">${cellsOf(b, r)}</td></tr>`;
 }
 
 /**
