@@ -12,6 +12,8 @@
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join, resolve } from 'node:path';
+// kernel/clock.ts imports nothing: the mark is still written before the CLI's modules load.
+import { systemClock } from './clock.js';
 
 const FILE = 'daemon.starting';
 /** A start longer than this is not believed (a pid reused by another program). */
@@ -50,7 +52,7 @@ export function markDaemonStarting(args: readonly string[], env: NodeJS.ProcessE
   }
   if (command !== 'daemon' || args.includes('--help') || args.includes('-h')) return;
   try {
-    const mark: StartingDaemon = { pid: process.pid, host: hostname(), at: Date.now() };
+    const mark: StartingDaemon = { pid: process.pid, host: hostname(), at: systemClock.now() };
     writeFileSync(join(homeOf(args, env), 'jobs', FILE), `${JSON.stringify(mark)}\n`, { mode: 0o644 });
   } catch {
     // No jobs/ yet (a first start makes it) or not writable: status says what it said before.
@@ -69,7 +71,7 @@ export function clearDaemonStarting(jobsDir: string): void {
 }
 
 /** A daemon process on this machine that has started and not yet announced itself, or null. */
-export function startingDaemon(jobsDir: string, now = Date.now()): StartingDaemon | null {
+export function startingDaemon(jobsDir: string, now = systemClock.now()): StartingDaemon | null {
   let mark: StartingDaemon;
   try {
     mark = JSON.parse(readFileSync(join(jobsDir, FILE), 'utf8')) as StartingDaemon;

@@ -120,7 +120,9 @@ export class Poller {
     // Newest 200 first: most processing orders are recent. History is a saving, not a need: if
     // it cannot be read, the due orders are read one by one (a bounded number per round).
     try {
-      const newest = await this.#account.client.history({ limit: HISTORY_WINDOW }, opts);
+      // partial: the poller only looks for its orders by id (absence: read one by one), so an
+      // element it cannot read takes nothing from what it can (api/client.ts history).
+      const newest = await this.#account.client.history({ limit: HISTORY_WINDOW, partial: true }, opts);
       result.calls++;
       this.#absorb(newest.orders, byId, next, result);
       if (byId.size === 0) return result;
@@ -130,7 +132,7 @@ export class Poller {
       if (pages.size < byId.size) {
         for (const page of [...pages].sort((a, b) => a - b)) {
           if (byId.size === 0) break;
-          const h = await this.#account.client.history({ page, pageSize: PAGE_SIZE }, opts);
+          const h = await this.#account.client.history({ page, pageSize: PAGE_SIZE, partial: true }, opts);
           result.calls++;
           this.#absorb(h.orders, byId, next, result);
           if (h.hasMore === false) break;

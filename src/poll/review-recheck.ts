@@ -89,7 +89,7 @@ export class ReviewRecheck {
             // (A row whose trxid the API tied to an order its sends did not make is never looked up
             // by it: that lookup can only find the same foreign order again.)
             let history = histories.get(row.account);
-            if (!history) histories.set(row.account, (history = await account.client.history({ limit: 200 }, opts)));
+            if (!history) histories.set(row.account, (history = await account.client.history({ limit: 200, partial: true }, opts)));
             const trxid = foldTrxid(row.trxid);
             order = history.orders.find((o) => o.trxid !== undefined && foldTrxid(o.trxid.trim()) === trxid);
             if (order) copy = auditCopy({ route: 'GET /history', status: 200, at: rt.clock.now(), body: order.raw });

@@ -16,7 +16,7 @@ import type { Logger } from '../kernel/log.js';
 import type { Db } from './db.js';
 
 export function checkStoreAtStart(db: Db, log: Pick<Logger, 'info' | 'warn'>, opts: { replicated: boolean }): void {
-  const started = Date.now();
+  const started = performance.now();
   if (!opts.replicated) {
     const [r] = db.pragma('wal_checkpoint(TRUNCATE)') as { busy: number; log: number; checkpointed: number }[];
     // Another process reading the log (a `topup status`) keeps a TRUNCATE from finishing: the check below still reads the store whole.
@@ -35,5 +35,5 @@ export function checkStoreAtStart(db: Db, log: Pick<Logger, 'info' | 'warn'>, op
   if (answer !== 'ok') {
     throw new TopupError(ErrorCode.Store, `the store failed its check at start (PRAGMA quick_check: ${answer.slice(0, 500)}): nothing is sent from it. Check the disk, then restore the last backup (topup restore BACKUP, docs/backup.md)`);
   }
-  log.info({ ms: Date.now() - started }, 'store checked at start: ok');
+  log.info({ ms: Math.round(performance.now() - started) }, 'store checked at start: ok');
 }

@@ -45,6 +45,7 @@ const ALLOWED_TIMERS: Record<string, string> = {
   'standby/fence.ts': "a node's id (node:crypto) and how long a reading of the fence file holds: the fence is read from another machine's clock-free file, never from the simulator's world",
   'standby/litestream.ts': "restarting and stopping the litestream child process: a real program's supervision, never the money path",
   'standby/takeover.ts': "waiting for a live primary to see the fence move before the replica is restored: an operator's command, never the engine",
+  'intake/writers.ts': 'the late-lines /proc scan yields to the event loop between slices of processes (setImmediate, no time): the operating system\'s open files, never the money path',
   'orders/desk.ts': 'the group commit: acceptances arriving in the same turn of the event loop share one transaction (setImmediate, no time)',
 };
 
