@@ -52,12 +52,16 @@ function containsToken(echo: string, ours: string): boolean {
  * a userId mismatch.
  */
 function echoedZoneDiffers(echo: string, userId: string, zoneId: string): boolean {
-  const tokens = echo.toLowerCase().split(/[^\p{L}\p{N}]+/u).filter((t) => t !== '');
-  const ours = userId.trim().toLowerCase();
-  const at = tokens.indexOf(ours);
-  if (at < 0) return false;
-  const rest = tokens.filter((t, i) => i !== at && /^\p{N}+$/u.test(t));
+  const rest = echoedZones(echo, userId);
   return rest.length > 0 && !rest.includes(zoneId.trim().toLowerCase());
+}
+
+/** The numbers beside our player's token in a player echo (none when our player is not a token of it). */
+function echoedZones(echo: string, userId: string): string[] {
+  const tokens = echo.toLowerCase().split(/[^\p{L}\p{N}]+/u).filter((t) => t !== '');
+  const at = tokens.indexOf(userId.trim().toLowerCase());
+  if (at < 0) return [];
+  return tokens.filter((t, i) => i !== at && /^\p{N}+$/u.test(t));
 }
 
 /** Every way `order` differs from the purchase `row` asked for; empty when it may be the row's. */
@@ -239,6 +243,14 @@ export function foreignOrderProblem(row: Row, o: Order, gameNames: readonly stri
   if (wrong.length > 0) return `it is another purchase (${describeMismatches(wrong)})`;
   if (needsCodes(row)) return 'a key/card order names no buyer, so it cannot be told from an earlier purchase of the same pack for someone else, and its codes may already have been handed out';
   const missing = unnamedFields(row, o);
+  // The zone, too, here (not in unnamedFields, whose history lookup by player says what it assumed
+  // in a note): an order that must prove it is this purchase and names no zone (no zoneId field, no
+  // zone in the player echo) cannot be told from the same pack for the same player in another zone
+  // (the simulator, seed 20261127: a first send's replay of a foreign order for zone 2002 completed
+  // a row of zone 2001). Spec-shaped orders (2.3) have no zone: such a row goes to review.
+  if (row.request?.zoneId !== undefined && o.zoneId === undefined && !(o.userId !== undefined && row.request.userId !== undefined && echoedZones(o.userId, row.request.userId).length > 0)) {
+    missing.push('zoneId');
+  }
   if (missing.length > 0) return `it does not name this row's ${missing.join(', ')}, so it cannot be told from another purchase of the same pack`;
   return null;
 }

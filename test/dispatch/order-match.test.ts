@@ -69,6 +69,17 @@ describe('mismatches: only fields the answer names, compared as the rules say', 
     }
   });
 
+  it('an order that must prove it is the row\'s names the row\'s zone (a field, or the player echo), or it is not proven', () => {
+    // Simulator, seed 20261127 (twins, spec-style answers): a Mobile Legends row's FIRST send was
+    // answered by a replay of a foreign order made before the run under the row's trxid for zone
+    // 2002 (the row's 2001); the answer named the player and the pack but no zone, so nothing
+    // proved it was this purchase, and the row completed with the other buyer's order.
+    const ml = row({ pid: 'ML-86', trxid: 'SHOP-1', userId: '777888999', zoneId: '2001' });
+    expect(foreignOrderProblem(ml, order({ orderId: 'M1', status: 'completed', pid: 'ML-86', userId: '777888999' }))).toMatch(/does not name this row's zoneId/);
+    expect(foreignOrderProblem(ml, order({ orderId: 'M1', status: 'completed', pid: 'ML-86', userId: '777888999 (2001)' }))).toBeNull();
+    expect(foreignOrderProblem(ml, order({ orderId: 'M1', status: 'completed', pid: 'ML-86', userId: '777888999', zoneId: '2001' }))).toBeNull();
+  });
+
   it('game and pack name count only when the answer has no pid; the game against the slug or the catalog\'s names', () => {
     expect(mismatches(topUp, order({ orderId: 'O1', status: 'completed', game: 'PUBG Mobile', packName: '60 uc' }), ['PUBG Mobile'])).toEqual([]);
     expect(mismatches(topUp, order({ orderId: 'O1', status: 'completed', game: 'Free Fire', packName: '100 Diamonds' })).map((m) => m.field)).toEqual(['game', 'packName']);
