@@ -13,6 +13,7 @@
  *    order's codes: no more than the row's quantity;
  *  - the player: the echoed userId must contain ours as a whole token, case-insensitively
  *    (suppliers echo "777888999 (2005)" or "Name#TAG" in other cases); zoneId and moreId exactly;
+ *    without a zoneId field, a number the player echo carries beside our player is the zone;
  *  - game and pack name only when the answer has no pid (then they are the only sign of which
  *    pack it is); game against the slug or the catalog's game name, spaces and case aside.
  * serverId is not compared: suppliers echo a server's label as often as its value.
@@ -44,6 +45,25 @@ function containsToken(echo: string, ours: string): boolean {
   return false;
 }
 
+/**
+ * Does a player echo name a zone other than ours? The numbers left once our player's token is taken
+ * out are the echo's zone candidates; when there are some and none is our zone, it is another
+ * zone. Words beside the player (a nickname) prove nothing; an echo without our player is already
+ * a userId mismatch.
+ */
+function echoedZoneDiffers(echo: string, userId: string, zoneId: string): boolean {
+  const rest = echoedZones(echo, userId);
+  return rest.length > 0 && !rest.includes(zoneId.trim().toLowerCase());
+}
+
+/** The numbers beside our player's token in a player echo (none when our player is not a token of it). */
+function echoedZones(echo: string, userId: string): string[] {
+  const tokens = echo.toLowerCase().split(/[^\p{L}\p{N}]+/u).filter((t) => t !== '');
+  const at = tokens.indexOf(userId.trim().toLowerCase());
+  if (at < 0) return [];
+  return tokens.filter((t, i) => i !== at && /^\p{N}+$/u.test(t));
+}
+
 /** Every way `order` differs from the purchase `row` asked for; empty when it may be the row's. */
 export function mismatches(row: Row, order: Order, gameNames: readonly string[] = []): Mismatch[] {
   const out: Mismatch[] = [];
@@ -63,6 +83,12 @@ export function mismatches(row: Row, order: Order, gameNames: readonly string[] 
   }
   if (req?.userId !== undefined && order.userId !== undefined && !containsToken(order.userId, req.userId)) add('userId', req.userId, order.userId);
   if (req?.zoneId !== undefined && order.zoneId !== undefined && order.zoneId.trim() !== req.zoneId) add('zoneId', req.zoneId, order.zoneId);
+  // Without a zoneId field, the zone a player echo carries ("777888999 (2005)") is the order's zone:
+  // a number beside our player that is not our zone names another purchase (the simulator, seed
+  // 20261127: a Mobile Legends row completed with a foreign order for zone 2005, the row's 2004).
+  else if (req?.zoneId !== undefined && req.userId !== undefined && order.zoneId === undefined && order.userId !== undefined && echoedZoneDiffers(order.userId, req.userId, req.zoneId)) {
+    add('zoneId', req.zoneId, order.userId);
+  }
   if (req?.moreId !== undefined && order.moreId !== undefined && order.moreId.trim().toLowerCase() !== req.moreId.toLowerCase()) {
     add('moreId', req.moreId, order.moreId);
   }
@@ -217,6 +243,14 @@ export function foreignOrderProblem(row: Row, o: Order, gameNames: readonly stri
   if (wrong.length > 0) return `it is another purchase (${describeMismatches(wrong)})`;
   if (needsCodes(row)) return 'a key/card order names no buyer, so it cannot be told from an earlier purchase of the same pack for someone else, and its codes may already have been handed out';
   const missing = unnamedFields(row, o);
+  // The zone, too, here (not in unnamedFields, whose history lookup by player says what it assumed
+  // in a note): an order that must prove it is this purchase and names no zone (no zoneId field, no
+  // zone in the player echo) cannot be told from the same pack for the same player in another zone
+  // (the simulator, seed 20261127: a first send's replay of a foreign order for zone 2002 completed
+  // a row of zone 2001). Spec-shaped orders (2.3) have no zone: such a row goes to review.
+  if (row.request?.zoneId !== undefined && o.zoneId === undefined && !(o.userId !== undefined && row.request.userId !== undefined && echoedZones(o.userId, row.request.userId).length > 0)) {
+    missing.push('zoneId');
+  }
   if (missing.length > 0) return `it does not name this row's ${missing.join(', ')}, so it cannot be told from another purchase of the same pack`;
   return null;
 }

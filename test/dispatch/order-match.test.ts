@@ -55,6 +55,31 @@ describe('mismatches: only fields the answer names, compared as the rules say', 
     expect(mismatches(card, order({ orderId: 'O2', status: 'completed', quantity: 2 })).map((m) => m.field)).toEqual(['quantity']);
   });
 
+  it('a zone the player echo carries ("777888999 (2005)") is the order\'s zone: another one is another purchase', () => {
+    // Simulator, seed 20261127 (twins: a foreign order made before the run under a Mobile Legends
+    // row's own trxid for zone 2005, the row's 2004; real-world answers echo the player as
+    // "<userId> (<zoneId>)" and name no zoneId field): the echo contained the row's player as a
+    // token, the zone went uncompared, and the row completed with the other buyer's order.
+    const ml = row({ pid: 'ML-86', trxid: 'SHOP-1004', userId: '777888999', zoneId: '2004' });
+    expect(mismatches(ml, order({ orderId: 'M1', status: 'completed', pid: 'ML-86', userId: '777888999 (2005)' }))).toEqual([{ field: 'zoneId', sent: '2004', got: '777888999 (2005)' }]);
+    expect(foreignOrderProblem(ml, order({ orderId: 'M1', status: 'completed', pid: 'ML-86', userId: '777888999(2005)' }))).toMatch(/another purchase \(zoneId/);
+    // The row's own zone echoed, in any of those spellings, is the same purchase.
+    for (const echo of ['777888999 (2004)', '777888999(2004)', '777888999 2004', '777888999', 'Name 777888999 (2004)']) {
+      expect(mismatches(ml, order({ orderId: 'M1', status: 'completed', pid: 'ML-86', userId: echo }))).toEqual([]);
+    }
+  });
+
+  it('an order that must prove it is the row\'s names the row\'s zone (a field, or the player echo), or it is not proven', () => {
+    // Simulator, seed 20261127 (twins, spec-style answers): a Mobile Legends row's FIRST send was
+    // answered by a replay of a foreign order made before the run under the row's trxid for zone
+    // 2002 (the row's 2001); the answer named the player and the pack but no zone, so nothing
+    // proved it was this purchase, and the row completed with the other buyer's order.
+    const ml = row({ pid: 'ML-86', trxid: 'SHOP-1', userId: '777888999', zoneId: '2001' });
+    expect(foreignOrderProblem(ml, order({ orderId: 'M1', status: 'completed', pid: 'ML-86', userId: '777888999' }))).toMatch(/does not name this row's zoneId/);
+    expect(foreignOrderProblem(ml, order({ orderId: 'M1', status: 'completed', pid: 'ML-86', userId: '777888999 (2001)' }))).toBeNull();
+    expect(foreignOrderProblem(ml, order({ orderId: 'M1', status: 'completed', pid: 'ML-86', userId: '777888999', zoneId: '2001' }))).toBeNull();
+  });
+
   it('game and pack name count only when the answer has no pid; the game against the slug or the catalog\'s names', () => {
     expect(mismatches(topUp, order({ orderId: 'O1', status: 'completed', game: 'PUBG Mobile', packName: '60 uc' }), ['PUBG Mobile'])).toEqual([]);
     expect(mismatches(topUp, order({ orderId: 'O1', status: 'completed', game: 'Free Fire', packName: '100 Diamonds' })).map((m) => m.field)).toEqual(['game', 'packName']);
