@@ -58,7 +58,7 @@ export function registerAccounts(program: Command): void {
           });
         }
         const waiting = accountQueues(store, [account])[0]?.rowsWaiting ?? 0;
-        if (opts.json) {
+        if (opts.json === true || cmd.parent?.opts<{ json?: boolean }>().json === true) {
           process.stdout.write(`${JSON.stringify({ account, paused: true, changed, since: pauses.current?.since ?? now, rowsWaiting: waiting }, null, 2)}\n`);
           return;
         }
@@ -87,7 +87,7 @@ export function registerAccounts(program: Command): void {
         if (ended) {
           new AuditStore(store.db).record({ at: now, actor: `topup account resume (${safeUser()})`, action: 'account resumed', detail: `account "${account}" resumed by the operator (paused since ${new Date(ended.since).toISOString()})`, outcome: 'ok' });
         }
-        if (opts.json) {
+        if (opts.json === true || cmd.parent?.opts<{ json?: boolean }>().json === true) {
           process.stdout.write(`${JSON.stringify({ account, resumed: ended !== null, pausedSince: ended?.since ?? null, supplierPause: left ? { kind: left.kind, code: left.code } : null }, null, 2)}\n`);
           return;
         }
@@ -111,7 +111,8 @@ export function registerAccounts(program: Command): void {
       try {
         const actor = `topup accounts confirm (${safeUser()})`;
         const done = confirmAccount(store.db, identity, systemClock.now(), actor);
-        if (opts.json) {
+        // `--json` after the subcommand is taken by `accounts` itself (it has the option too): read both.
+        if (opts.json === true || cmd.parent?.opts<{ json?: boolean }>().json === true) {
           process.stdout.write(`${JSON.stringify({ account: name, origin: identity.origin, keyFp: identity.keyFp, rows: done.rows, from: done.from }, null, 2)}\n`);
           return;
         }
