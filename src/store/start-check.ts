@@ -35,5 +35,5 @@ export function checkStoreAtStart(db: Db, log: Pick<Logger, 'info' | 'warn'>, op
   if (answer !== 'ok') {
     throw new TopupError(ErrorCode.Store, `the store failed its check at start (PRAGMA quick_check: ${answer.slice(0, 500)}): nothing is sent from it. Check the disk, then restore the last backup (topup restore BACKUP, docs/backup.md)`);
   }
-  log.info({ ms: Math.round(performance.now() - started) }, 'store checked at start: ok');
+  log.debug({ ms: Math.round(performance.now() - started) }, 'store checked at start: ok');
 }
