@@ -15,7 +15,7 @@ import { TopupError, ErrorCode } from '../kernel/errors.js';
 import type { Logger } from '../kernel/log.js';
 import type { Db } from './db.js';
 
-export function checkStoreAtStart(db: Db, log: Pick<Logger, 'info' | 'warn'>, opts: { replicated: boolean }): void {
+export function checkStoreAtStart(db: Db, log: Pick<Logger, 'debug' | 'warn'>, opts: { replicated: boolean }): void {
   const started = performance.now();
   if (!opts.replicated) {
     const [r] = db.pragma('wal_checkpoint(TRUNCATE)') as { busy: number; log: number; checkpointed: number }[];

@@ -28,11 +28,11 @@ function walDb(): { path: string; db: Database.Database } {
   return { path, db };
 }
 
-type TestLog = Pick<Logger, 'error' | 'info' | 'warn'>;
+type TestLog = Pick<Logger, 'debug' | 'error' | 'info' | 'warn'>;
 const logs = (): { lines: { level: string; msg: string }[]; log: TestLog } => {
   const lines: { level: string; msg: string }[] = [];
   const at = (level: string) => (_fields: object, msg?: string): void => void lines.push({ level, msg: msg ?? '' });
-  return { lines, log: { error: at('error'), info: at('info'), warn: at('warn') } as unknown as TestLog };
+  return { lines, log: { debug: at('debug'), error: at('error'), info: at('info'), warn: at('warn') } as unknown as TestLog };
 };
 
 describe('WalSync after a failed sync', () => {
@@ -186,7 +186,7 @@ describe('the store checked at start', () => {
     const { path, db } = walDb();
     const { lines, log } = logs();
     checkStoreAtStart(db, log, { replicated: false });
-    expect(lines).toEqual([{ level: 'info', msg: 'store checked at start: ok' }]);
+    expect(lines).toEqual([{ level: 'debug', msg: 'store checked at start: ok' }]);
     // TRUNCATE: the log is empty.
     expect((db.pragma('wal_checkpoint(PASSIVE)') as { log: number }[])[0]!.log).toBe(0);
     db.close();
