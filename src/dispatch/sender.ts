@@ -107,6 +107,11 @@ export async function sendRow(deps: SenderDeps, row: Row, signal?: AbortSignal):
         // before the intent. A home taken over by another node (or one that cannot read the
         // fence) sends nothing; the row stays as it was, unsent or owed a resend of its trxid.
         if (rt.fence && !rt.fence.allows()) throw new NotSent();
+        // The operator's pause (`topup account pause`) holds what already waits at the rate gate too:
+        // the dispatch stage starts up to max-in-flight rows at once, and at 2 calls a second those
+        // went on for seconds after "no order is sent to it" (found by the console's legend test).
+        // Nothing is written: the row stays as it was, and goes when the account is resumed (or moves).
+        if (deps.pausesOf(row.account).current?.kind === 'operator') throw new NotSent();
         // The store's file deleted or replaced while this send waited: it is not sent (its intent would be written into a file nobody opens again).
         if (deps.store?.fileGone?.(rt.clock.now(), rt.clock.mono(), false) === true) throw new NotSent();
         // next_try_at = the timeout: an in-flight row is not due again while its request is open.
