@@ -102,8 +102,8 @@ const MOVES = {
 
 /** Folders that must end empty: named after a review round, or a twin of another folder. */
 const RETIRED = /^test\/(adv\d*|account)\//;
-/** A folder named like that in prose or a path (`test/adv3`, `test/account/`), to report in --check. */
-const RETIRED_WORD = /\btest\/(adv\d*|account)(?=\/|\b)/g;
+/** A folder named like that in prose or a path (`test/adv3`, `test/account/`), to report in --check; not `test/account-pause` (a "-" ends no folder name). */
+const RETIRED_WORD = /\btest\/(adv\d*|account)(?=\/|[^\w-]|$)/gm;
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 const SELF = 'scripts/arrange-tests.mjs';
