@@ -789,6 +789,11 @@ interface KeptHistory {
 export class HistoryCache {
   readonly #kept = new Map<string, KeptHistory & { sweep: Sweep }>();
 
+  /** Drops the readings held in memory (their window is over: ops/restore-history-prune.ts). */
+  forget(): void {
+    this.#kept.clear();
+  }
+
   /** The account's history back to `since`, from the store when this window read it already. */
   async read(rt: ReconcileParts, account: string, since: number, signal?: AbortSignal): Promise<Sweep> {
     const window = rt.meta.getJson<RestoreWindow>(RESTORE_WINDOW_KEY);
