@@ -82,6 +82,7 @@ export const SLOW_FILES: [file: string, seconds: number][] = [
   ['test/orders/cancel-api-batch.test.ts', 14],
   ['test/orders/crash.test.ts', 12],
   ['test/outbox/daemon.test.ts', 12],
+  ['test/outbox/trxid-alias.test.ts', 30], // measured at load 15 (stop 37)
   ['test/outbox/workbook-writers.test.ts', 14],
   ['test/players/api-check.test.ts', 13],
   ['test/players/check-metrics.test.ts', 62],
@@ -105,10 +106,13 @@ export const SLOW_FILES: [file: string, seconds: number][] = [
   ['test/restore/restore-repointed.test.ts', 10],
   ['test/restore/short-history-page.test.ts', 42],
   ['test/restore/submit-other-accounts-file.test.ts', 22],
+  ['test/restore/supplier-history-days.test.ts', 77], // measured at load 16 (stop 37)
   ['test/restore/three-accounts-failover.test.ts', 27],
+  ['test/restore/window-histories-pruned.test.ts', 70], // measured at load 16 (stop 37)
   ['test/retry/retry-api-batch-buys-rejected.test.ts', 25],
   ['test/retry/retry-moved-cancelled.test.ts', 10],
   ['test/review/resolve-charged-on-second.test.ts', 18],
+  ['test/review/resolve-twice-one-result.test.ts', 41], // measured at load 15 (stop 37)
   ['test/sandbox/home-sandbox.test.ts', 60],
   ['test/security/formula.test.ts', 13],
   ['test/security/two-keys-secret.test.ts', 18],

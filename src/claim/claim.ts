@@ -28,6 +28,7 @@ import { crashPoint } from '../kernel/crash-points.js';
 import { LEASE_MS } from '../store/owner.js';
 import { markClaimInRestoreWindow } from '../store/backup.js';
 import { failBatch } from './load.js';
+import { REVIEWED } from '../outbox/paths.js';
 
 /** `b261121-3fa9c1`: the day, then 6 hex digits that differ for every claim. */
 export function newBatchId(hash: string, now: number, entropy: Entropy = systemEntropy): string {
@@ -71,7 +72,9 @@ export function batchName(sourceName: string): string {
  */
 function chooseResultFile(rt: Pick<Runtime, 'batches' | 'config'>, name: string, batchId: string): string {
   const plain = join(rt.config.outboxDir, `${name}.result.csv`);
-  const taken = rt.batches.resultFileTaken(plain);
+  // `x.reviewed.result.csv` is where batch `x`'s results go after a review decision (outbox/paths.ts):
+  // a file named `x.reviewed.csv` never takes that name.
+  const taken = rt.batches.resultFileTaken(plain) || name.toLowerCase().endsWith(REVIEWED);
   return taken || existsSync(plain) ? join(rt.config.outboxDir, `${name}.${batchId}.result.csv`) : plain;
 }
 

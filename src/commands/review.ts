@@ -91,7 +91,7 @@ export function registerReview(program: Command): void {
     .option('--not-charged', 'nothing was bought for this row (topup retry may then buy it again)')
     .option('--by <name>', 'who decides (default: your user name)')
     .option('--force', 'record --charged even when the API cannot confirm the order')
-    .addHelpText('after', '\nThe result file is written again as a new version (<name>.v2.result.csv …); the old one is kept.')
+    .addHelpText('after', '\nThe results are written again to <name>.reviewed.result.csv, rewritten at each later decision; <name>.result.csv stays as it was.')
     .action(async (rowText: string, opts: { charged?: string; notCharged?: boolean; by?: string; force?: boolean }, cmd: Command) => {
       const { batchId, line } = target(rowText);
       const ctx = await openCommandContext(cmd);
@@ -107,8 +107,8 @@ export function registerReview(program: Command): void {
         process.stdout.write(`line ${line} of batch ${batchId}: now ${r.row.state}${r.row.orderId ? ` (order ${r.row.orderId})` : ''}\n`);
         process.stdout.write(
           r.summary
-            ? `results written again as version ${r.summary.version}: ${r.summary.resultFile}\n`
-            : `the daemon follows order ${r.row.orderId} to its end and then writes the results again as a new version\n`,
+            ? `results written again (version ${r.summary.version}): ${r.summary.resultFile}\n`
+            : `the daemon follows order ${r.row.orderId} to its end and then writes the results again (<name>.reviewed.result.csv)\n`,
         );
       } finally {
         await ctx.close();

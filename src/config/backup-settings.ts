@@ -1,5 +1,6 @@
 /**
- * The backup settings (TOPUP_BACKUP_SCHEDULE, TOPUP_BACKUP_DIR, TOPUP_BACKUP_KEEP), read by
+ * The backup settings (TOPUP_BACKUP_SCHEDULE, TOPUP_BACKUP_DIR, TOPUP_BACKUP_KEEP, and the restore
+ * lookup's TOPUP_RESTORE_LOOKUP_WAIT and TOPUP_SUPPLIER_HISTORY_DAYS), read by
  * config/config.ts with the others: a bad value is a ConfigError naming the setting.
  *
  * Off by default (no schedule): where a copy should go is the reseller's decision (a disk or a
@@ -24,6 +25,13 @@ export interface BackupSettings {
    * 0: at once.
    */
   restoreLookupWaitMs: number;
+  /**
+   * TOPUP_SUPPLIER_HISTORY_DAYS: how many days of orders the supplier's GET /history keeps, when
+   * the reseller knows it (the spec says only "recent orders"); null: not known. A history read
+   * after a restore whose copy is older than that is cut off however complete it looks, and the
+   * rows it would have to clear go to review, the reason saying so (ops/restore-reconcile.ts sweep).
+   */
+  supplierHistoryDays: number | null;
 }
 
 export const BACKUP_DEFAULTS = {
@@ -31,6 +39,7 @@ export const BACKUP_DEFAULTS = {
   TOPUP_BACKUP_DIR: '',
   TOPUP_BACKUP_KEEP: '24',
   TOPUP_RESTORE_LOOKUP_WAIT: '30m',
+  TOPUP_SUPPLIER_HISTORY_DAYS: '',
 } as const;
 
 export function backupSettings(env: Record<string, string>, home: string): BackupSettings {
@@ -51,5 +60,16 @@ export function backupSettings(env: Record<string, string>, home: string): Backu
   const rawWait = (env.TOPUP_RESTORE_LOOKUP_WAIT ?? BACKUP_DEFAULTS.TOPUP_RESTORE_LOOKUP_WAIT).trim();
   const restoreLookupWaitMs = /^0+(ms|s|m|h)?$/.test(rawWait) ? 0 : parseDuration(rawWait, 'TOPUP_RESTORE_LOOKUP_WAIT');
   if (restoreLookupWaitMs > 7 * 86_400_000) throw new ConfigError('TOPUP_RESTORE_LOOKUP_WAIT', `"${rawWait}" is longer than the 8-day window after a restore allows (at most 168h)`);
-  return { cron, dir, keep, restoreLookupWaitMs };
+  return { cron, dir, keep, restoreLookupWaitMs, supplierHistoryDays: historyDays(env.TOPUP_SUPPLIER_HISTORY_DAYS ?? '') };
+}
+
+/** Days as a number above 0 (`30`, `1.5` for 36 hours), at most ten years; empty or `off`: not known. */
+function historyDays(raw: string): number | null {
+  const text = raw.trim();
+  if (text === '' || /^(off|unknown|none)$/i.test(text)) return null;
+  const days = /^\d+(\.\d+)?$/.test(text) ? Number(text) : NaN;
+  if (!(days > 0) || days > 3650) {
+    throw new ConfigError('TOPUP_SUPPLIER_HISTORY_DAYS', `"${text}" is not a number of days above 0 and at most 3650 (how far back your supplier's order history goes, e.g. 30; leave it unset when you do not know)`);
+  }
+  return days;
 }

@@ -31,6 +31,7 @@ import { PollingStage } from './stages/polling.js';
 import { FinishingStage } from './stages/finishing.js';
 import { apiBatchOpenForOrders } from '../orders/api-batch.js';
 import { HistoryCache, lookUpClaims, lookUpOrders, reconcileIfRestored } from '../ops/restore-reconcile.js';
+import { pruneKeptHistories } from '../ops/restore-history-prune.js';
 import { coerceError } from '../kernel/errors.js';
 import { claimLookups, hasOrderLookups, orderLookups } from '../store/backup.js';
 
@@ -58,6 +59,8 @@ export const BUSY_SLEEP_MS = 5_000;
 const IDLE_SLEEP_MS = 30_000;
 /** A lookup of files claimed after a restore that could not read every account: tried again after this. */
 const RETRY_CLAIMS_MS = 15_000;
+/** How often the loop asks whether the histories kept for a restore window can go (ops/restore-history-prune.ts). */
+const PRUNE_HISTORIES_MS = 60_000;
 /**
  * While answers pour in, the background jobs (a send or a poll round ending, a file stored) wake
  * the runner at most once per this many ms, counted from the start of the last step: one step then
@@ -105,6 +108,7 @@ export class Runner extends EventEmitter<RunnerEventMap> implements RunnerView {
   #ordersLookup: Promise<void> | null = null;
   #ordersRetryAt = 0;
   readonly #histories = new HistoryCache();
+  #historiesPruneAt = 0;
 
   constructor(rt: Runtime, opts: RunnerOptions = {}) {
     super();
@@ -177,6 +181,7 @@ export class Runner extends EventEmitter<RunnerEventMap> implements RunnerView {
       // only once done, or when the runner stops (then the next start reconciles).
       await reconcileIfRestored(this.#rt, { signal: this.#abort.signal, stopping: () => this.#stopping, ...(this.#opts.recoverJournal ? { recoverJournal: this.#opts.recoverJournal } : {}) });
       while (!this.#stopping) {
+        this.#pruneHistories();
         // Files claimed in the window after a restore (store/backup.ts markClaimInRestoreWindow):
         // their rows are looked up at every account before any of them is sent (the store refuses
         // their intents until then; the dispatch stage leaves them out). Other batches go on. An
@@ -268,6 +273,26 @@ export class Runner extends EventEmitter<RunnerEventMap> implements RunnerView {
         this.#ordersLookup = null;
         this.#wakeUp(false);
       });
+  }
+
+  /**
+   * The account histories kept for the window after a restore, once it is over and no lookup is
+   * left (ops/restore-history-prune.ts): from the store, and from memory when no lookup of this
+   * process is running. Never a reason to stop: tried again at the next interval.
+   */
+  #pruneHistories(): void {
+    const now = this.#clock.now();
+    if (now < this.#historiesPruneAt) return;
+    this.#historiesPruneAt = now + PRUNE_HISTORIES_MS;
+    try {
+      const gone = pruneKeptHistories(this.#rt.db, now);
+      if (gone === 0) return;
+      if (this.#ordersLookup === null) this.#histories.forget();
+      this.#rt.log.info({ readings: gone }, 'restore window over: the account histories kept for its lookups were removed from the store');
+    } catch (err) {
+      if (isStoreUnwritable(err)) return;
+      this.#rt.log.warn({ err: coerceError(err).message }, 'the account histories kept for a restore window could not be removed now; tried again later');
+    }
   }
 
   /** Batches of this process claimed after a restore, loaded and waiting for their lookup (ops/restore-reconcile.ts lookUpClaims). */

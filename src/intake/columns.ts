@@ -249,6 +249,25 @@ function closePidColumn(columns: readonly string[], fields: Partial<Record<Order
   return hits.length === 1 ? hits[0] : undefined;
 }
 
+/**
+ * The column the intake reads each row's trxid from, by the same rule (mapHeader): the API's name,
+ * else the one column with a trxid spelling (`ID Transaksi`, `Transaction ID` …). The result fills
+ * that column in place (outbox/results.ts). Found by the API's name alone, a file headed
+ * `ID Transaksi` got a second `trxid` column, filled only for the rows stored for sending: its
+ * invalid rows showed an empty trxid beside the one the file gave them (trial D6). A header the
+ * intake refuses has no rows to report; the API's name is still honoured there.
+ */
+export function trxidColumn(columns: readonly string[]): number | null {
+  try {
+    const at = mapHeader([...columns]).fields.trxid;
+    if (at !== undefined) return at;
+  } catch (err) {
+    if (!(err instanceof InputFileError)) throw err;
+  }
+  const api = columns.findIndex((c) => canonicalField(c) === 'trxid');
+  return api < 0 ? null : api;
+}
+
 /** The user's own name for a field's column, or the field name when the file has no such column. */
 export function columnName(header: HeaderMap, field: OrderField): string {
   const i = header.fields[field];

@@ -227,7 +227,7 @@ async function sweep(rt: ReconcileParts, account: string, since: number, signal?
   if (!reachedBack && pages >= MAX_PAGES) {
     short = `its history was read for ${MAX_PAGES} pages (${listed} orders) without reaching back to ${iso(since)}, the most the lookup reads`;
   } else if (ended) {
-    short = listedAnchor ? undefined : cutOff(anchors, since) ?? undefined;
+    short = listedAnchor ? undefined : keptTooShort(rt, since, cutOff(anchors, since)) ?? undefined;
     if (short !== undefined) reachedBack = false;
   } else if (!reachedBack) {
     short = `its history could not be read back to ${iso(since)} (an empty page while more was promised, or the same page again)`;
@@ -316,6 +316,24 @@ function anchorsOf(rt: ReconcileParts, account: string, since: number): Anchors 
 function cutOff(anchors: Anchors, since: number): string | null {
   if (anchors.newest === null) return null;
   return `its history ended without listing order ${anchors.newest.orderId}, which this home placed there before ${iso(since)} (the supplier keeps only recent orders: it does not reach back to the copy)`;
+}
+
+/**
+ * cutOff's verdict, with what the reseller said of the supplier (TOPUP_SUPPLIER_HISTORY_DAYS): a
+ * copy older than the days the supplier keeps is before the start of any history it serves, so an
+ * end read there is its cut-off, also where this home knows no order placed there before the copy
+ * (an account first used after it, which cutOff must trust). The reason says so, for the person
+ * who decides the row. Not set, or a copy within those days: cutOff's verdict alone.
+ */
+function keptTooShort(rt: Pick<ReconcileParts, 'clock' | 'config'>, since: number, cut: string | null): string | null {
+  const days = rt.config.backup.supplierHistoryDays;
+  if (days === null) return cut;
+  // A margin on the safe side (an hour, less for under a day): a supplier's "30 days" is counted
+  // on its clock, and maybe from midnight.
+  const keptMs = days * 86_400_000;
+  if (since >= rt.clock.now() - keptMs + Math.min(3_600_000, keptMs / 24)) return cut;
+  const older = `the copy (${iso(since)}) is older than the ${days} day(s) of orders the supplier keeps (TOPUP_SUPPLIER_HISTORY_DAYS=${days}): its history cannot list a purchase made after the copy and more than ${days} day(s) ago`;
+  return cut === null ? older : `${older}; ${cut}`;
 }
 
 /**
@@ -788,6 +806,11 @@ interface KeptHistory {
  */
 export class HistoryCache {
   readonly #kept = new Map<string, KeptHistory & { sweep: Sweep }>();
+
+  /** Drops the readings held in memory (their window is over: ops/restore-history-prune.ts). */
+  forget(): void {
+    this.#kept.clear();
+  }
 
   /** The account's history back to `since`, from the store when this window read it already. */
   async read(rt: ReconcileParts, account: string, since: number, signal?: AbortSignal): Promise<Sweep> {

@@ -9,8 +9,9 @@
  *    one is followed by the daemon. An order the API does not know, one that is another purchase,
  *    or an API that cannot be reached, is refused unless `--force`: then the row is recorded as
  *    completed with that order id, saying the API did not confirm it.
- * The batch is reopened and its results written again as the next version (never over the old
- * files): here at once when nothing is left to follow, else by the daemon once the order ends.
+ * The batch is reopened and its results written again as the next version, to the one file
+ * <name>.reviewed.result.csv (never over the first result: outbox/paths.ts): here at once when
+ * nothing is left to follow, else by the daemon once the order ends.
  */
 import { Priority } from '../api/client.js';
 import { auditCopy } from '../api/audit.js';

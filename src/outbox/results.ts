@@ -35,7 +35,7 @@
  * - Partial results (partial.ts) show rows not finished yet as `pending` (not sent yet) or
  *   `in progress` (sent, outcome not known yet), with only trxid, orderId and packName filled.
  */
-import { canonicalField } from '../intake/columns.js';
+import { trxidColumn } from '../intake/columns.js';
 import type { Runtime } from '../runtime.js';
 import type { Batch, InputDialect } from '../store/batches.js';
 import type { Row } from '../store/rows.js';
@@ -62,7 +62,8 @@ export interface ResultLayout {
 const normalise = (name: string): string => name.trim().toLowerCase().replace(/[\s_-]+/g, '');
 
 export function resultLayout(inputHeader: readonly string[], sandbox: boolean, accounts = false, players = false): ResultLayout {
-  const trxidCol = inputHeader.findIndex((c) => canonicalField(c) === 'trxid');
+  // The column the intake read the trxid from, under any spelling it accepts (intake/columns.ts).
+  const trxidCol = trxidColumn(inputHeader) ?? -1;
   const ours: ResultColumn[] = [...RESULT_COLUMNS, ...(players ? (['playerName'] as const) : []), ...(accounts ? (['account', 'refusedBy'] as const) : []), ...(sandbox ? (['mode'] as const) : [])].filter((c) => c !== 'trxid' || trxidCol < 0);
   const taken = new Set(inputHeader.filter((c) => c.trim() !== '').map(normalise));
   const names = ours.map((col) => {

@@ -304,8 +304,9 @@ export class BatchStore {
 
   /**
    * A finished batch whose rows changed after it ended (a review row settled by the recheck or an
-   * operator): it is driven again, and its results are written as the next version, never over
-   * the files already handed out. Only a batch that ended normally (`done`) is reopened.
+   * operator): it is driven again, and its results are written as the next version (to
+   * <name>.reviewed.result.csv, outbox/paths.ts), never over the first result handed out. Only a
+   * batch that ended normally (`done`) is reopened.
    */
   reopen(id: string): boolean {
     return this.#move('reopened', 'finished_at = NULL, result_version = result_version + 1', { id });

@@ -48,7 +48,7 @@ describe('console: review queue, reports, live feed', () => {
     expect((await c.get(ok.headers.get('location')!)).text).toContain(`Resolved ${batchId}:2 as not-charged (now rejected).`);
     expect(rowOf(t, 2)).toMatchObject({ state: 'rejected', resolution: 'not-charged', resolvedBy: 'bo (console)' });
     expect(rowOf(t, 2).error).toMatch(/^NOT CHARGED \(resolved by bo \(console\) on /);
-    await waitFor('results version 2', () => existsSync(join(t.home.outbox, 'stuck.v2.result.csv')), 30_000, 100);
+    await waitFor('results written again', () => existsSync(join(t.home.outbox, 'stuck.reviewed.result.csv')), 30_000, 100);
     expect((await c.get('/review')).text).toContain('No rows waiting for review.');
     const d = new Database(join(t.home.jobs, 'topup.db'), { readonly: true });
     const audit = d.prepare(`SELECT action, outcome, line FROM audit WHERE action = 'resolve' ORDER BY id`).all();

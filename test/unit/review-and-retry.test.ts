@@ -85,7 +85,7 @@ describe('review rows are rechecked, and resolved by an operator', () => {
 
     await finish(rt);
     const second = rt.batches.get('b1')!.resultFile!;
-    expect(second).toMatch(/\.v2\.result\.csv$/);
+    expect(second).toMatch(/\.reviewed\.result\.csv$/); // the one current file after review (docs/results.md)
     expect(resultRows(second)[1]).toMatchObject({ status: 'completed', orderId: 'ORD-LATE' });
     expect(resultRows(first)[1]).toMatchObject({ status: 'review' }); // the first version is untouched
     const summary = JSON.parse(readFileSync(second.replace(/\.result\.csv$/, '.summary.json'), 'utf8')) as { version: number; resolved: unknown[]; review: unknown[] };
