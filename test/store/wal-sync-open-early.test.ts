@@ -9,7 +9,7 @@
  * Fails on main: no descriptor on the log is held before the first durable(); and a log file
  * replaced at its path before the first send is the one synced.
  */
-import { readdirSync, readlinkSync, renameSync, statSync, writeFileSync, fstatSync } from 'node:fs';
+import { fstatSync, readdirSync, readlinkSync, realpathSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Runtime } from '../../src/runtime.js';
 import { WalSync } from '../../src/store/wal-sync.js';
@@ -33,7 +33,8 @@ afterEach(async () => {
 describe.runIf(process.platform === 'linux')('the log sync\'s descriptor', () => {
   it('is opened when the log sync is made (with the store), not at the first send', async () => {
     const rt: Runtime = await supplierWorld(() => {}, [pubgRow(0)]);
-    const log = `${rt.config.dbPath}-wal`;
+    // As /proc names it (the temp folder may sit behind a symlink).
+    const log = realpathSync(`${rt.config.dbPath}-wal`);
     // The runtime's own log sync holds one already (openRuntime makes it with the store).
     expect(rt.walSync).toBeDefined();
     const before = descriptorsOn(log);
