@@ -202,7 +202,10 @@ export function startBusyCheckpoints(db: Db, dbPath: string, log: Logger | undef
     });
     w.on('error', (err) => {
       broken = true;
-      log?.warn({ err: err.message }, 'the checkpoint worker failed: the store checkpoints on its own connection');
+      // A SQLite error crosses the thread as a plain object (its code kept, its message not always).
+      const e = err as { code?: unknown; message?: unknown };
+      const code = typeof e.code === 'string' ? e.code : 'UNKNOWN';
+      log?.warn({ code, err: typeof e.message === 'string' ? e.message : String(err) }, `the checkpoint worker failed (${code}): the store checkpoints on its own connection`);
     });
     w.on('exit', () => {
       // An ended worker's exit (one ended when idle, a new one started since) changes nothing.
