@@ -165,6 +165,8 @@ export function openRuntime(config: Config, log: Logger, apiUrl: string, world: 
     if (mode === 'inspect') sayPendingAccountChanges(store.db, identities, config, log);
     else holdAccountsToSends(store.db, identities, config, log, clock.now(), owner);
   } catch (err) {
+    // The log's descriptor, opened with the store (store/wal-sync.ts): nothing was synced through it.
+    void walSync?.close();
     db.close();
     throw err;
   }

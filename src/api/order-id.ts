@@ -4,7 +4,8 @@
  * api/schemas.ts readOrder (the id of an order answer or a history entry), api/client.ts
  * saysOrderExists (is a failure's id an order's), api/classify.ts readFailureBody (a refusal that
  * names an order may have been charged), dispatch/failover.ts namesAnOrder (such a refusal is never
- * moved to another account), and the simulator's supplier (sim/phrases.ts draws every spelling
+ * moved to another account), commands/review.ts heldOrderId (the order a review row's last answer
+ * names, orderIdIn), and the simulator's supplier (sim/phrases.ts draws every spelling
  * here, so a spelling added later is drawn too).
  *
  * Two lists used to say it: classify.ts read orderId / order_id / orderID, failover.ts also
@@ -17,6 +18,9 @@
  * A bare `id` is NOT among them: a gateway's failure body names its request with it
  * (`{success:false, error:"INTERNAL ERROR", id:"req-…"}`); readOrder takes `id` only after these,
  * and only where the answer says an order exists.
+ *
+ * Which key holds it is said here; when two spellings of an id are the same order is said once in
+ * kernel/identity.ts (foldOrderId, and its SQL expression beside it).
  */
 import { absent, isObject, pick, readText } from './read.js';
 
@@ -39,14 +43,45 @@ export function hasOrderIdKey(o: unknown): boolean {
 }
 
 /**
+ * The objects of a body that may hold an order's own key, in the order a reader prefers them: the
+ * body itself, then each envelope (`data`, `result`, `response`) and the nested `order`, each also
+ * with an `order` inside it (`{data:{order:{…}}}`). One walk for namesOrder and orderIdIn, so "where
+ * an answer names its order" is said once.
+ */
+function* orderHolders(body: unknown): Generator<Record<string, unknown>> {
+  if (!isObject(body)) return;
+  yield body;
+  for (const e of [...ENVELOPES, ORDER_OBJECT]) {
+    const inner = body[e];
+    if (!isObject(inner)) continue;
+    yield inner;
+    if (isObject(inner[ORDER_OBJECT])) yield inner[ORDER_OBJECT] as Record<string, unknown>;
+  }
+}
+
+/**
  * Does a body name an order under an order's own key, at its top or in an envelope (`data`,
- * `result`, `response`)? A value of any type counts: this answers "may an order exist", where
- * reading too much costs a resend and reading too little may cost a charge read as none.
+ * `result`, `response`) or a nested `order`? A value of any type counts: this answers "may an order
+ * exist", where reading too much costs a resend and reading too little may cost a charge read as none.
  */
 export function namesOrder(body: unknown): boolean {
-  if (hasOrderIdKey(body)) return true;
-  if (!isObject(body)) return false;
-  return [...ENVELOPES, ORDER_OBJECT].some((e) => hasOrderIdKey(body[e]) || (isObject(body[e]) && hasOrderIdKey((body[e] as Record<string, unknown>)[ORDER_OBJECT])));
+  for (const o of orderHolders(body)) if (hasOrderIdKey(o)) return true;
+  return false;
+}
+
+/**
+ * The order id a stored answer names, as text, wherever namesOrder looks and under every key of
+ * ORDER_ID_KEYS (never a bare `id`: a gateway's request id is no order); undefined when none. For a
+ * person's view of a row in review (commands/review.ts heldOrderId): read only from `orderId` and
+ * `data.orderId`, an answer naming the order as `order_id`, `id_order` or `order.orderId` showed
+ * the row as holding no order, and a person deciding "not charged" from that buys it again.
+ */
+export function orderIdIn(body: unknown): string | undefined {
+  for (const o of orderHolders(body)) {
+    const id = orderIdUnder(o);
+    if (id !== undefined) return id;
+  }
+  return undefined;
 }
 
 /**

@@ -14,6 +14,7 @@
  *    missing optional field is absent, never a failure.
  */
 import { absent, isObject, pick, readBoolean, readCodes, readInteger, readNumber, readStatus, readSuccess, readText, unwrap, type OrderStatus } from './read.js';
+import { TRXID_ANSWER_KEYS } from '../kernel/identity.js';
 import { ORDER_ID_KEYS, orderObject } from './order-id.js';
 
 export type { OrderStatus } from './read.js';
@@ -205,7 +206,7 @@ export function readOrder(v: unknown): Order | undefined {
   set(o, 'error', readText(pick(body, 'error', 'errorMessage', 'reason')) ?? (st.status === 'cancelled' ? readText(body.message) : undefined));
   set(o, 'refunded', readBoolean(body.refunded) ?? (st.saysRefunded ? true : undefined));
   set(o, 'idempotentReplay', readBoolean(body.idempotentReplay));
-  set(o, 'trxid', readText(pick(body, 'trxid', 'trxId', 'idtrx', 'idTrx')));
+  set(o, 'trxid', readText(pick(body, ...TRXID_ANSWER_KEYS)));
   set(o, 'pid', readText(pick(body, 'pid', 'PID', 'productId')));
   set(o, 'createdAt', readTimestamp(pick(body, 'createdAt', 'created_at')));
   return o;

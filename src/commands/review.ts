@@ -6,6 +6,7 @@
 import { userInfo } from 'node:os';
 import type { Command } from 'commander';
 import { describeAudit } from '../api/audit.js';
+import { orderIdIn } from '../api/order-id.js';
 import { UsageError } from '../kernel/errors.js';
 import { resolveReview } from '../ops/review.js';
 import type { Row } from '../store/rows.js';
@@ -29,17 +30,17 @@ export function tableWhy(text: string | null): string {
 }
 
 /**
- * The order id a review row holds: its own, or else the one its last stored answer names (the
- * supplier's `orderId`, top level or under `data`), marked as such; never one read from the `why`
- * text or guessed. Empty when the row holds none.
+ * The order id a review row holds: its own, or else the one its last stored answer names, marked
+ * as such; never one read from the `why` text or guessed. Read as every answer is read for an
+ * order (api/order-id.ts orderIdIn: each key of ORDER_ID_KEYS, at the top, in an envelope, or in a
+ * nested `order`; never a bare `id`, a gateway's request id). Empty when the row holds none.
  */
 export function heldOrderId(r: Pick<Row, 'orderId' | 'lastAnswer'>): string {
   if (r.orderId) return r.orderId;
   if (!r.lastAnswer) return '';
   try {
-    const body = (JSON.parse(r.lastAnswer) as { body?: unknown }).body as { orderId?: unknown; data?: { orderId?: unknown } } | null;
-    const id = typeof body === 'object' && body !== null ? (body.orderId ?? body.data?.orderId) : undefined;
-    return typeof id === 'string' || typeof id === 'number' ? `${id} (in the last answer)` : '';
+    const id = orderIdIn((JSON.parse(r.lastAnswer) as { body?: unknown } | null)?.body);
+    return id === undefined ? '' : `${id} (in the last answer)`;
   } catch {
     return '';
   }

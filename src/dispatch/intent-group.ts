@@ -41,14 +41,14 @@ export class IntentGroup {
   #waiting: Waiting[] = [];
   #scheduled = false;
   #lastCommit = Number.NEGATIVE_INFINITY;
-  readonly #wal: Pick<WalSync, 'durable'> | undefined;
+  readonly #wal: Pick<WalSync, 'durable' | 'failed'> | undefined;
 
   /** `wal`: commit unsynced and wait for this sync of the log before answering (see above); without it, FULL commits. */
   constructor(
     rows: Pick<RowStore, 'markSending' | 'markSendingAll'>,
     clock: Pick<Clock, 'mono' | 'now' | 'sleep' | 'yield'>,
     everyMs = INTENT_GROUP_MS,
-    wal?: Pick<WalSync, 'durable'>,
+    wal?: Pick<WalSync, 'durable' | 'failed'>,
   ) {
     this.#rows = rows;
     this.#clock = clock;
@@ -88,11 +88,25 @@ export class IntentGroup {
       }
     }
     if (group.length === 0) return;
-    const one = (w: Waiting, x: SendIntent): void => {
+    // The log's sync failed before this group (store/wal-sync.ts: sticky until a restart). No
+    // intent of it counts as written: none is committed, each send gets that error (the sender
+    // stops sending until a restart: dispatch/store-health.ts), and each row stays as it was,
+    // unsent (or still owed the resend of its trxid). Before, a group whose one commit failed was
+    // committed intent by intent, FULL, without looking: SQLite's own fsync of the log answering 0
+    // proves nothing after a write-back error was reported once (each intent's frames are chained
+    // onto frames the disk may lack), and the request left on an intent a power cut loses. An
+    // unsynced group commit would at least not have sent, but left its rows `sending` for nothing.
+    const failed = this.#wal?.failed;
+    if (failed) {
+      group.forEach((w) => w.reject(failed));
+      return;
+    }
+    /** markSending's answer for one intent committed on its own, or the error it threw. */
+    const alone = (x: SendIntent): boolean | { err: unknown } => {
       try {
-        w.resolve({ ok: this.#rows.markSending(x.batchId, x.idx, x.a, x.busyUntil, x.sent), now });
+        return this.#rows.markSending(x.batchId, x.idx, x.a, x.busyUntil, x.sent);
       } catch (err) {
-        w.reject(err);
+        return { err };
       }
     };
     let results: boolean[] | undefined;
@@ -103,20 +117,25 @@ export class IntentGroup {
         // The one transaction failed (nothing committed): each on its own, so each send gets its own answer or error.
       }
     }
-    if (results && this.#wal) {
-      const answers = results;
-      // Committed to the log, not yet on disk: a kill here leaves the rows `sending` (the commit is
-      // in the operating system's cache), owed a resend of their trxids; none of their requests left.
+    const answers: (boolean | { err: unknown })[] = results ?? intents.map(alone);
+    const answer = (w: Waiting, a: boolean | { err: unknown }): void => (typeof a === 'boolean' ? w.resolve({ ok: a, now }) : w.reject(a.err));
+    if (this.#wal) {
+      // Committed to the log, not yet known to be on disk: a kill here leaves the rows `sending`
+      // (the commit is in the operating system's cache), owed a resend of their trxids; none of
+      // their requests left. Each on its own after a failed group too: their FULL commits were
+      // synced by SQLite's own descriptor, and a 0 there proves nothing when a sync of the log
+      // failed (or fails) on this one (store/wal-sync.ts): an intent counts as written only once
+      // the log sync, which starts after every commit above and knows every earlier failure, says so.
       crashPoint('intent-written');
       // Every intent refused (no row is ours to send): nothing leaves, so nothing waits for the disk.
-      const wait = answers.some(Boolean) ? this.#wal.durable() : Promise.resolve();
+      const wait = answers.some((a) => a === true) ? this.#wal.durable() : Promise.resolve();
       wait.then(
-        () => group.forEach((w, i) => w.resolve({ ok: answers[i]!, now })),
-        (err: unknown) => group.forEach((w) => w.reject(err)),
+        () => group.forEach((w, i) => answer(w, answers[i]!)),
+        (err: unknown) => group.forEach((w, i) => (answers[i] === true ? w.reject(err) : answer(w, answers[i]!))),
       );
     } else {
       // Fully synced commits (one group, or each on its own after a failed group): on disk now.
-      group.forEach((w, i) => (results ? w.resolve({ ok: results[i]!, now }) : one(w, intents[i]!)));
+      group.forEach((w, i) => answer(w, answers[i]!));
     }
     this.#lastCommit = this.#clock.mono();
   }

@@ -21,7 +21,7 @@
  */
 import type { Order } from '../api/schemas.js';
 import type { OrderFacts, Row } from '../store/rows.js';
-import { sameTrxid } from '../kernel/identity.js';
+import { sameTrxid, trxidAsGiven } from '../kernel/identity.js';
 
 export interface Mismatch {
   field: string;
@@ -69,7 +69,7 @@ export function mismatches(row: Row, order: Order, gameNames: readonly string[] 
   const out: Mismatch[] = [];
   const req = row.request;
   const add = (field: string, sent: string, got: string): void => void out.push({ field, sent, got });
-  if (order.trxid !== undefined && row.trxid !== null && !sameTrxid(order.trxid.trim(), row.trxid)) {
+  if (order.trxid !== undefined && row.trxid !== null && !sameTrxid(trxidAsGiven(order.trxid), row.trxid)) {
     add('trxid', row.trxid, order.trxid);
   }
   if (order.pid !== undefined && row.productId !== null && order.pid.trim() !== row.productId) add('pid', row.productId, order.pid);

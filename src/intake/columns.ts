@@ -25,6 +25,7 @@
  * order field (`QTY_ORDER`, `Quantity (pcs)`, `Player-Id2`) is named in a file-level warning
  * (column-report.ts).
  */
+import { TRXID_KEYS } from '../kernel/identity.js';
 import { InputFileError } from '../kernel/errors.js';
 
 export type OrderField =
@@ -67,7 +68,7 @@ export const SPELLINGS: Readonly<Record<OrderField, { api: readonly string[]; al
   pid: { api: ['pid', 'PID'], also: ['Product ID', 'Product code', 'SKU', 'ID Produk', 'Kode Produk', 'Produkt-ID', 'Produktnummer', 'Produktcode', 'Artikel-Nr', 'Artikelnummer', 'Art.-Nr.'] },
   slug: { api: ['slug'], also: ['Game slug'] },
   pack: { api: ['pack', 'packName'], also: ['serviceName', 'Package', 'Package name', 'Paket', 'Nama Paket', 'Denomination', 'Paketname'] },
-  trxid: { api: ['trxid', 'trxId', 'idtrx', 'idTrx'], also: ['trx', 'Trx ID', 'Trx No', 'No Trx', 'Transaction ID', 'ID Transaksi', 'Transaktions-ID', 'Transaktionsnummer'] },
+  trxid: { api: TRXID_KEYS, also: ['trx', 'Trx ID', 'Trx No', 'No Trx', 'Transaction ID', 'ID Transaksi', 'Transaktions-ID', 'Transaktionsnummer'] },
   userId: {
     api: ['userId', 'userID'],
     also: [

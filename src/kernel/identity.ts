@@ -80,8 +80,72 @@ export function sameTrxid(a: string, b: string): boolean {
   return a === b || foldTrxid(a) === foldTrxid(b);
 }
 
+/**
+ * The names a trxid goes by, declared once: the spec's (`trxid`, aliases `trxId`, `idtrx`, `idTrx`:
+ * shared/reseller-api-spec.md §4.5). The sandbox's supplier reads a request's trxid under them
+ * (sandbox/orders.ts), a file's column is the trxid under them (intake/columns.ts), and an answer's
+ * echo is read under them (api/schemas.ts readOrder). Three lists said it before, each its own copy.
+ */
+// Not `as const`: a literal type would keep the mutation tools from changing a spelling (api/order-id.ts says why).
+export const TRXID_KEYS: readonly string[] = ['trxid', 'trxId', 'idtrx', 'idTrx'];
+
+/**
+ * The names an answer's echo of the trxid is read under: TRXID_KEYS and the snake case of a backend
+ * that names the order `order_id` (api/order-id.ts ORDER_ID_KEYS reads it): `trx_id`. Reading an
+ * echo too little costs money: an answer naming ANOTHER trxid there (a replay of somebody else's
+ * order, a cache mixing answers) was read as naming none, so dispatch/order-match.ts could not see
+ * it was another purchase, and a row could be completed with an order it did not buy; a history
+ * check could not find the row's own order by its trxid. Only answers: a request is read under the
+ * spec's names alone (the sandbox is the spec's supplier), and a file's header `trx_id` is `trxid`
+ * already (intake/columns.ts headerKey drops the underscore).
+ */
+export const TRXID_ANSWER_KEYS: readonly string[] = [...TRXID_KEYS, 'trx_id'];
+
 /** The name of the SQL function: trxid_fold(x). NULL folds to NULL. */
 export const TRXID_FOLD_SQL = 'trxid_fold';
+
+/**
+ * The supplier's order id, as equality (which key of an answer holds it: api/order-id.ts). Two
+ * spellings name the same order when their folds are equal:
+ *
+ *     foldOrderId(s) = trim(foldTrxid(trim(s)))
+ *
+ * white space around it dropped (every Unicode space: an id copied from a web panel brings a
+ * no-break space, a spreadsheet cell a tab), then the trxid's case fold above (NFKC, Unicode case):
+ * suppliers look ids up in any letter case, so `ord-ä7` typed by a person is the order a row holds
+ * as `ORD-Ä7`. Nothing else: spaces inside an id and leading zeros are kept (`00123` and `123` are
+ * two orders, as the supplier numbers them).
+ *
+ * Where it is asked: an operator's look-up of an order another row may hold (store/row-lookups.ts
+ * placedBy, `topup review resolve --charged`, `topup order`), the console's search of a batch
+ * (store/listing.ts), and whether an answer to GET /orders/:id is about the order asked for
+ * (api/client.ts getOrder). In SQL it is orderIdFoldSql(x), the registered function
+ * order_id_fold() (the same JavaScript function, so the two cannot disagree; test/identities/
+ * order-id-fold.test.ts holds them equal on odd ids). Before it, placedBy compared
+ * lower(trim(order_id)) (ASCII letters, the ASCII space) and getOrder trim().toLowerCase() (every
+ * letter, every space): `ord-ä7` or `ORD-77\u3000` was another order to the first, the same to the
+ * second, and `review resolve --charged … --force` recorded an order another row held.
+ *
+ * The engine's own matching (the unique index rows_order_id, isOrderIdKnown, firstSentAtOf, the
+ * poller's look-up of a history page) compares the id exactly as the supplier wrote it: each answer
+ * of a supplier spells its ids one way, and an index on the fold would cost a page write per order.
+ */
+export function foldOrderId(s: string): string {
+  return foldTrxid(s.trim()).trim();
+}
+
+/** Whether two order ids name the same order (their folds are equal). */
+export function sameOrderId(a: string, b: string): boolean {
+  return a === b || foldOrderId(a) === foldOrderId(b);
+}
+
+/** The name of the SQL function: order_id_fold(x) is foldOrderId(x). NULL folds to NULL. */
+export const ORDER_ID_FOLD_SQL = 'order_id_fold';
+
+/** foldOrderId as an SQL expression of `expr` (a column or a parameter): the one way SQL folds an order id. */
+export function orderIdFoldSql(expr: string): string {
+  return `${ORDER_ID_FOLD_SQL}(${expr})`;
+}
 
 /** The part of a connection registerIdentity needs (better-sqlite3's Database has it). */
 export interface FunctionHost {
@@ -89,13 +153,14 @@ export interface FunctionHost {
 }
 
 /**
- * Registers trxid_fold() on a connection. Deterministic: SQLite may then use it in an index and
- * in a partial index's or trigger's condition. Not direct-only, for the same reason. A connection
+ * Registers trxid_fold() and order_id_fold() on a connection. Deterministic: SQLite may then use
+ * them in an index and in a partial index's or trigger's condition. Not direct-only, for the same reason. A connection
  * without it cannot write a row (the indexes need it): every connection the project opens on a
  * home's database registers it (store/db.ts openDb, metrics/read-worker.ts).
  */
 export function registerIdentity(db: FunctionHost): void {
   db.function(TRXID_FOLD_SQL, { deterministic: true }, (v: unknown) => (v === null || v === undefined ? null : foldTrxid(String(v))));
+  db.function(ORDER_ID_FOLD_SQL, { deterministic: true }, (v: unknown) => (v === null || v === undefined ? null : foldOrderId(String(v))));
 }
 
 /** Whether a string is well-formed UTF-16 (no lone surrogate): the only text SQLite, UTF-8 and JSON carry unchanged. */

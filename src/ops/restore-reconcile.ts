@@ -37,7 +37,7 @@
  * a second charge, but a failover off that account would read "nothing created" from a refusal of
  * that resend and buy it again elsewhere.
  */
-import { foldTrxid } from '../kernel/identity.js';
+import { foldTrxid, trxidKey } from '../kernel/identity.js';
 import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { Priority } from '../api/client.js';
@@ -188,10 +188,10 @@ async function sweep(rt: ReconcileParts, account: string, since: number, signal?
     for (const o of h.orders) {
       if (o.orderId === undefined) continue;
       ids.add(o.orderId);
-      if (anchors.ids.has(o.orderId) || (o.trxid !== undefined && anchors.trxids.has(foldTrxid(o.trxid.trim())))) anchored = true;
-      if (anchors.allIds.has(o.orderId) || (o.trxid !== undefined && anchors.allTrxids.has(foldTrxid(o.trxid.trim())))) listedAnchor = true;
+      if (anchors.ids.has(o.orderId) || (o.trxid !== undefined && anchors.trxids.has(trxidKey(o.trxid)))) anchored = true;
+      if (anchors.allIds.has(o.orderId) || (o.trxid !== undefined && anchors.allTrxids.has(trxidKey(o.trxid)))) listedAnchor = true;
       if (o.trxid === undefined || o.trxid.trim() === '') { echoes = false; untagged.push(o as Order & { orderId: string }); }
-      else if (!byTrxid.has(foldTrxid(o.trxid.trim()))) byTrxid.set(foldTrxid(o.trxid.trim()), o as Order & { orderId: string });
+      else if (!byTrxid.has(trxidKey(o.trxid))) byTrxid.set(trxidKey(o.trxid), o as Order & { orderId: string });
     }
     const oldest = h.orders[h.orders.length - 1];
     // Past `since`: an order dated surely before it, or an order this home placed there before it
@@ -296,9 +296,9 @@ function anchorsOf(rt: ReconcileParts, account: string, since: number): Anchors 
   const stops = rows.filter((r) => r.at < since - ANCHOR_MARGIN_MS);
   return {
     ids: new Set(stops.map((r) => r.orderId)),
-    trxids: new Set(stops.filter((r) => r.trxid !== null).map((r) => foldTrxid(r.trxid!))),
+    trxids: new Set(stops.filter((r) => r.trxid !== null).map((r) => trxidKey(r.trxid!))),
     allIds: new Set(rows.map((r) => r.orderId)),
-    allTrxids: new Set(rows.filter((r) => r.trxid !== null).map((r) => foldTrxid(r.trxid!))),
+    allTrxids: new Set(rows.filter((r) => r.trxid !== null).map((r) => trxidKey(r.trxid!))),
     newest: rows[0] ? { orderId: rows[0].orderId, at: rows[0].at } : null,
   };
 }
@@ -843,7 +843,7 @@ function sweepOf(k: KeptHistory): Sweep {
   const untagged: (Order & { orderId: string })[] = [];
   for (const o of k.orders) {
     if (o.trxid === undefined || o.trxid.trim() === '') untagged.push(o);
-    else if (!byTrxid.has(foldTrxid(o.trxid.trim()))) byTrxid.set(foldTrxid(o.trxid.trim()), o);
+    else if (!byTrxid.has(trxidKey(o.trxid))) byTrxid.set(trxidKey(o.trxid), o);
   }
   return { byTrxid, echoes: k.echoes, reachedBack: k.reachedBack, ids: new Set(k.orders.map((o) => o.orderId)), untagged, ...(k.short !== undefined ? { short: k.short } : {}) };
 }
@@ -1067,13 +1067,13 @@ type Verdict =
 /** What the suppliers say of one row. */
 function decide(rt: ReconcileParts, row: Row, sweeps: Map<string, Sweep>, unreadable: ReadonlyMap<string, string>, aliases: ReadonlyMap<string, string[]>): Verdict {
   if (row.trxid === null) return { kind: 'send as is' };
-  const own = sweeps.get(row.account)?.byTrxid.get(foldTrxid(row.trxid));
+  const own = sweeps.get(row.account)?.byTrxid.get(trxidKey(row.trxid));
   // Its own trxid bought on another account: a file claimed before under another routing (the
   // cheapest account then, another now) was bought there as it is; sent here it would be bought again.
   const ownElsewhere: { account: string; order: Order & { orderId: string } }[] = [];
   for (const [acct, s] of sweeps) {
     if (acct === row.account) continue;
-    const o = s.byTrxid.get(foldTrxid(row.trxid));
+    const o = s.byTrxid.get(trxidKey(row.trxid));
     if (o) ownElsewhere.push({ account: acct, order: o });
   }
   if (ownElsewhere.length > 0) {
@@ -1101,7 +1101,7 @@ function decide(rt: ReconcileParts, row: Row, sweeps: Map<string, Sweep>, unread
     for (const [t, o] of s.byTrxid) {
       if (!re.test(t)) continue;
       // Its own trxid (a row that moved here holds the moved trxid as its own) is `own`, above.
-      if (acct.id === row.account) { if (t !== foldTrxid(row.trxid)) movedHere.push(o); }
+      if (acct.id === row.account) { if (t !== trxidKey(row.trxid)) movedHere.push(o); }
       else elsewhere.push({ account: acct.id, order: o });
     }
     if (acct.id === row.account) continue;

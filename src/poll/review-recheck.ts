@@ -18,7 +18,7 @@ import type { Runtime } from '../runtime.js';
 import { FOREIGN_ORDER_CODE, type Row } from '../store/rows.js';
 import { settleAndReopen } from '../store/settle.js';
 import { factsFor, foreignOrderProblem, mismatches, mustProve, originOf, serverOffset } from '../dispatch/order-match.js';
-import { foldTrxid } from '../kernel/identity.js';
+import { trxidKey } from '../kernel/identity.js';
 
 const EARLY_MS = 15 * 60_000;
 const LATER_MS = 2 * 3_600_000;
@@ -90,8 +90,8 @@ export class ReviewRecheck {
             // by it: that lookup can only find the same foreign order again.)
             let history = histories.get(row.account);
             if (!history) histories.set(row.account, (history = await account.client.history({ limit: 200, partial: true }, opts)));
-            const trxid = foldTrxid(row.trxid);
-            order = history.orders.find((o) => o.trxid !== undefined && foldTrxid(o.trxid.trim()) === trxid);
+            const trxid = trxidKey(row.trxid);
+            order = history.orders.find((o) => o.trxid !== undefined && trxidKey(o.trxid) === trxid);
             if (order) copy = auditCopy({ route: 'GET /history', status: 200, at: rt.clock.now(), body: order.raw });
           }
           if (order && this.#settle(row, order, copy)) settled++;

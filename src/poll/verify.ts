@@ -33,7 +33,7 @@ import type { Runtime } from '../runtime.js';
 import { FOREIGN_ORDER_CODE, TRXID_USED_CODE, type Row } from '../store/rows.js';
 import { isAccountRefusal, moveRow } from '../dispatch/failover.js';
 import { createdAtMs, describeMismatches, factsFor, foreignOrderProblem, mismatches, mustProve, needsCodes, originOf, serverOffset, surelyBefore, unnamedFields } from '../dispatch/order-match.js';
-import { foldTrxid } from '../kernel/identity.js';
+import { trxidKey } from '../kernel/identity.js';
 
 export type VerifyOutcome = 'placed' | 'not-placed' | 'held-balance' | 'review' | 'moved';
 
@@ -74,8 +74,8 @@ export async function verifyRow(rt: Pick<Runtime, 'accounts' | 'accountOf' | 'cl
     return 'review';
   };
   const h = await account.client.history({ limit: LIMIT }, { priority: Priority.poll, ...(signal ? { signal } : {}) });
-  const trxid = row.trxid === null ? undefined : foldTrxid(row.trxid);
-  const own = h.orders.find((o) => o.trxid !== undefined && foldTrxid(o.trxid.trim()) === trxid);
+  const trxid = row.trxid === null ? undefined : trxidKey(row.trxid);
+  const own = h.orders.find((o) => o.trxid !== undefined && trxidKey(o.trxid) === trxid);
   const echoesTrxid = h.orders.some((o) => o.trxid !== undefined);
 
   const names = account.catalog.gameNamesOf(row);

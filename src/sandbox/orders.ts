@@ -3,6 +3,7 @@
  * The order of checks is written down in choices.ts; this file follows it top to bottom.
  */
 import { resolveRegion } from '../api/regions.js';
+import { TRXID_KEYS } from '../kernel/identity.js';
 import type { Failure } from './auth.js';
 import { isKeyOrCard, type LiveCatalog, MAX_QUANTITY } from './live-catalog.js';
 import type { CatalogProduct, OrderRecord, ServiceLine } from './types.js';
@@ -15,7 +16,7 @@ export interface OrderBody {
 
 const STRING_FIELDS: Record<Exclude<keyof OrderBody, 'quantity'>, string[]> = {
   pid: ['pid', 'PID'],
-  trxid: ['trxid', 'trxId', 'idtrx', 'idTrx'],
+  trxid: [...TRXID_KEYS], // the spec's names, declared once (kernel/identity.ts)
   userId: ['userId', 'userID'],
   zoneId: ['zoneId'],
   serverId: ['serverId'],

@@ -30,6 +30,8 @@ parentPort!.on('message', (m: 'checkpoint' | 'close') => {
     const [r] = db.pragma('wal_checkpoint(PASSIVE)') as { busy: number; log: number; checkpointed: number }[];
     parentPort!.postMessage({ log: r?.log ?? 0, checkpointed: r?.checkpointed ?? 0 });
   } catch (err) {
-    parentPort!.postMessage({ error: (err as Error).message });
+    // With its code (SQLITE_IOERR_FSYNC, SQLITE_BUSY…): what the daemon's warning names (upkeep.ts).
+    const code = (err as { code?: unknown }).code;
+    parentPort!.postMessage({ error: (err as Error).message, code: typeof code === 'string' ? code : 'UNKNOWN' });
   }
 });

@@ -6,6 +6,7 @@
  * scrape of a home with millions of rows does not hold the daemon's event loop.
  */
 import type { Statement } from 'better-sqlite3';
+import { orderIdFoldSql } from '../kernel/identity.js';
 import { placeholders, statementCache, type Db } from './db.js';
 import { toRow, type Row, type RowRecord } from './row-record.js';
 import { LIVE_STATES, type RowState } from './row-states.js';
@@ -78,8 +79,9 @@ export class Listing {
     const q = query.q?.trim();
     if (q) {
       // Codes (codes_json) are never searched: a search must not tell whether a code exists.
-      // A trxid under the one fold (kernel/identity.ts), as every trxid is compared; within one batch.
-      parts.push(`(trxid_fold(trxid) = trxid_fold(?) OR order_id = ? OR json_extract(request_json, '$.userId') = ? OR instr(lower(cells_json), lower(?)) > 0)`);
+      // A trxid and an order id each under its one fold (kernel/identity.ts), as a person's look-up
+      // of either is compared everywhere; within one batch.
+      parts.push(`(trxid_fold(trxid) = trxid_fold(?) OR ${orderIdFoldSql('order_id')} = ${orderIdFoldSql('?')} OR json_extract(request_json, '$.userId') = ? OR instr(lower(cells_json), lower(?)) > 0)`);
       params.push(q, q, q, q);
     }
     return { sql: parts.join(' AND '), params };

@@ -4,6 +4,7 @@
  * verification (poll/verify.ts), `review resolve`, reconciliation and reports; the engine's reads
  * (what is due to be sent or polled) are in row-reads.ts, which this extends. Read-only.
  */
+import { orderIdFoldSql } from '../kernel/identity.js';
 import { placeholders } from './db.js';
 import { toRow, type Row, type RowRecord } from './row-record.js';
 import { PLACED_STATES } from './row-states.js';
@@ -39,9 +40,10 @@ export class RowLookups extends RowReads {
   }
 
   /**
-   * Which of our rows holds this order, if any: the id as written, else in any letter case and
-   * spacing (suppliers look ids up case-insensitively, so `ord-77` typed by a person is the
-   * order a row holds as `ORD-77`). The second look scans: it serves operator actions only.
+   * Which of our rows holds this order, if any: the id as written, else under the order id's one
+   * fold (kernel/identity.ts foldOrderId: any letter case, any space around it; suppliers look ids
+   * up case-insensitively, so `ord-ä7` typed by a person is the order a row holds as `ORD-Ä7`).
+   * The second look scans: it serves operator actions only.
    */
   placedBy(orderId: string, account?: string): { batchId: string; idx: number; line: number } | undefined {
     type Holder = { batchId: string; idx: number; line: number };
@@ -50,7 +52,7 @@ export class RowLookups extends RowReads {
     const p = account === undefined ? { orderId } : { orderId, account };
     return (
       (this.stmt(`SELECT batch_id AS batchId, idx, line FROM rows WHERE order_id = @orderId${on}`).get(p) as Holder | undefined) ??
-      (this.stmt(`SELECT batch_id AS batchId, idx, line FROM rows WHERE order_id IS NOT NULL AND lower(trim(order_id)) = lower(trim(@orderId))${on} LIMIT 1`).get(p) as Holder | undefined)
+      (this.stmt(`SELECT batch_id AS batchId, idx, line FROM rows WHERE order_id IS NOT NULL AND ${orderIdFoldSql('order_id')} = ${orderIdFoldSql('@orderId')}${on} LIMIT 1`).get(p) as Holder | undefined)
     );
   }
 

@@ -119,6 +119,32 @@ export function startUpkeep(db: Db, log: Logger, idle: () => boolean, pruneCalls
   return { stop: () => clearInterval(timer) };
 }
 
+/** At most one warning about the worker's failed checkpoints this often (ms). */
+export const CHECKPOINT_WARN_EVERY_MS = 60_000;
+
+/**
+ * What a failed checkpoint of the worker says: a warning with the error's code (SQLITE_IOERR_FSYNC
+ * after a write-back error, SQLITE_FULL, SQLITE_BUSY…), at most one a minute, counting the failures
+ * since the one before. They were logged at debug only: a disk failing the checkpoint's syncs,
+ * or a log that can never be folded in and grows, went unsaid while the worker tried every 100 ms
+ * (a warning each time would be 600 lines a minute). `now`: monotonic ms (tests give their own).
+ */
+export function checkpointFailures(log: Pick<Logger, 'warn'> | undefined, now: () => number = () => performance.now()): (f: { error: string; code?: string | undefined }) => void {
+  let lastAt = Number.NEGATIVE_INFINITY;
+  let failed = 0;
+  return (f) => {
+    failed++;
+    const t = now();
+    if (t - lastAt < CHECKPOINT_WARN_EVERY_MS) return;
+    lastAt = t;
+    log?.warn(
+      { code: f.code ?? 'UNKNOWN', err: f.error, failed },
+      `a checkpoint of the store failed (${f.code ?? 'UNKNOWN'}; ${failed} since the last warning): the write-ahead log is not folded into the database and grows until one succeeds (the store's own connection checkpoints past ${BUSY_AUTOCHECKPOINT_PAGES} pages); said at most once a minute`,
+    );
+    failed = 0;
+  };
+}
+
 /** How often the busy checkpointer folds the log in (ms). */
 export const BUSY_CHECKPOINT_MS = 100;
 /** The worker ends after this long without work (an idle daemon keeps no thread and connection for it). */
@@ -155,6 +181,7 @@ export function startBusyCheckpoints(db: Db, dbPath: string, log: Logger | undef
   let broken = false;
   let stopped = false;
   let lastBusy = Number.NEGATIVE_INFINITY;
+  const failures = checkpointFailures(log);
   const ownCheckpoints = (): void => {
     if (db.open) db.pragma(`wal_autocheckpoint = ${DEFAULT_AUTOCHECKPOINT_PAGES}`);
   };
@@ -169,13 +196,16 @@ export function startBusyCheckpoints(db: Db, dbPath: string, log: Logger | undef
   const start = (): Worker => {
     const w = new Worker(file, { workerData: { path: dbPath } });
     w.unref();
-    w.on('message', (m: { error?: string }) => {
+    w.on('message', (m: { error?: string; code?: string }) => {
       if (worker === w) asked = false;
-      if (m.error !== undefined) log?.debug({ err: m.error }, 'busy checkpoint skipped');
+      if (m.error !== undefined) failures({ error: m.error, code: m.code });
     });
     w.on('error', (err) => {
       broken = true;
-      log?.warn({ err: err.message }, 'the checkpoint worker failed: the store checkpoints on its own connection');
+      // A SQLite error crosses the thread as a plain object (its code kept, its message not always).
+      const e = err as { code?: unknown; message?: unknown };
+      const code = typeof e.code === 'string' ? e.code : 'UNKNOWN';
+      log?.warn({ code, err: typeof e.message === 'string' ? e.message : String(err) }, `the checkpoint worker failed (${code}): the store checkpoints on its own connection`);
     });
     w.on('exit', () => {
       // An ended worker's exit (one ended when idle, a new one started since) changes nothing.

@@ -16,7 +16,7 @@
  *    later writer restart (or truncate) the log: the intent is then durable in the database file;
  *  - the log file is one file for as long as a connection holds the database open (SQLite deletes
  *    it only when the last connection closes), and this process's connection is open until
- *    close(): the descriptor opened here always names the live log.
+ *    close(): the descriptor opened here, when the store opens, always names the live log.
  * A sync that fails rejects: the send is not made (the row becomes `resending`, owed a resend of
  * the same trxid, which is safe whether or not the intent reached the disk).
  *
@@ -67,6 +67,18 @@ export class WalSync {
     }
     this.#path = `${real}-wal`;
     this.#sync = sync;
+    // Opened now, when the store opens (runtime.ts makes this right after openStore, so the log
+    // exists: SQLite creates it with the connection's first read in WAL mode), not at the first
+    // send. Linux reports a write-back error to the descriptors open when it happened (errseq): a
+    // descriptor opened later does not see an error another one (SQLite's own FULL commit, the
+    // checkpoint worker's sync) consumed before, and its first fdatasync answers 0 over frames the
+    // disk lacks. Held from the store's opening, it sees every error since. A log not there yet
+    // (a bare path in a test) is opened by the first durable(), as before.
+    try {
+      this.#fd = openSync(this.#path, 'r');
+    } catch {
+      this.#fd = null;
+    }
   }
 
   /** The error every durable() rejects with since a sync failed (null: none failed). */
@@ -97,8 +109,8 @@ export class WalSync {
   #start(): Promise<void> {
     let fd: number;
     try {
-      // Read-only is enough for fdatasync, and never creates the file: the log exists once the
-      // connection has committed anything in WAL mode (the intent was committed just before).
+      // Read-only is enough for fdatasync, and never creates the file. Normally opened by the
+      // constructor already; here only when the log was not there then.
       fd = this.#fd ??= openSync(this.#path, 'r');
     } catch (err) {
       // Nothing runs: the next caller starts its own try.
