@@ -15,8 +15,8 @@
 import type { Command } from 'commander';
 import { userInfo } from 'node:os';
 import { systemClock } from '../kernel/clock.js';
-import { Pauses, pauseView } from '../account/pauses.js';
-import { AuditStore } from '../store/audit.js';
+import { pauseView } from '../account/pauses.js';
+import { accountNamed, pauseAccount, resumeAccount, waitingRowsFate } from '../ops/account-pause.js';
 import { accountQueues } from '../ops/account-views.js';
 import type { Config } from '../config/config.js';
 import { UsageError } from '../kernel/errors.js';
@@ -43,29 +43,19 @@ export function registerAccounts(program: Command): void {
     .option('--json', 'print JSON (for scripts)')
     .action((name: string, opts: { note?: string; json?: boolean }, cmd: Command) => {
       const config = commandConfig(cmd);
-      const account = accountNamed(config, name);
+      const account = accountNamed(config.accounts.accounts.map((a) => a.name), name);
       const store = openStoreOnly(config);
       try {
-        const pauses = new Pauses(store.meta, config.pollIntervalMs, systemClock, account);
-        const before = pauses.current;
-        const note = (opts.note ?? '').replace(/[\u0000-\u001f\u007f]+/g, ' ').trim().slice(0, 200);
-        const changed = pauses.hold(note);
-        const now = systemClock.now();
-        if (changed) {
-          new AuditStore(store.db).record({
-            at: now, actor: `topup account pause (${safeUser()})`, action: 'account paused',
-            detail: `account "${account}" paused by the operator${note ? `: ${note}` : ''}${before ? ` (it was paused by the supplier: ${before.kind} ${before.code})` : ''}`, outcome: 'ok',
-          });
-        }
-        const waiting = accountQueues(store, [account])[0]?.rowsWaiting ?? 0;
+        // The one definition of the operator's pause, shared with the console (ops/account-pause.ts).
+        const out = pauseAccount(store, account, opts.note, { actor: `topup account pause (${safeUser()})`, probeMs: config.pollIntervalMs });
         if (opts.json === true || cmd.parent?.opts<{ json?: boolean }>().json === true) {
-          process.stdout.write(`${JSON.stringify({ account, paused: true, changed, since: pauses.current?.since ?? now, rowsWaiting: waiting }, null, 2)}\n`);
+          process.stdout.write(`${JSON.stringify({ account, paused: true, changed: out.changed, since: out.since, rowsWaiting: out.rowsWaiting }, null, 2)}\n`);
           return;
         }
         const several = config.accounts.accounts.length > 1;
         process.stdout.write(
-          `${changed ? `Account "${account}" is paused` : `Account "${account}" was already paused by the operator`}: no order is sent to it until topup account resume ${account}. ` +
-            `Rows already sent there are still followed to their end. ${waiting} row${waiting === 1 ? '' : 's'} waiting on it ${several ? 'move to another account that sells their pack (a row pinned to it waits)' : 'wait'}; a running daemon sees this at its next step.\n`,
+          `${out.changed ? `Account "${account}" is paused` : `Account "${account}" was already paused by the operator`}: no order is sent to it until topup account resume ${account}. ` +
+            `Rows already sent there are still followed to their end. ${waitingRowsFate(out.rowsWaiting, several)}; a running daemon sees this at its next step.\n`,
         );
       } finally {
         store.close();
@@ -77,16 +67,10 @@ export function registerAccounts(program: Command): void {
     .option('--json', 'print JSON (for scripts)')
     .action((name: string, opts: { json?: boolean }, cmd: Command) => {
       const config = commandConfig(cmd);
-      const account = accountNamed(config, name);
+      const account = accountNamed(config.accounts.accounts.map((a) => a.name), name);
       const store = openStoreOnly(config);
       try {
-        const pauses = new Pauses(store.meta, config.pollIntervalMs, systemClock, account);
-        const ended = pauses.resume();
-        const left = pauses.current;
-        const now = systemClock.now();
-        if (ended) {
-          new AuditStore(store.db).record({ at: now, actor: `topup account resume (${safeUser()})`, action: 'account resumed', detail: `account "${account}" resumed by the operator (paused since ${new Date(ended.since).toISOString()})`, outcome: 'ok' });
-        }
+        const { ended, supplier: left } = resumeAccount(store, account, { actor: `topup account resume (${safeUser()})`, probeMs: config.pollIntervalMs });
         if (opts.json === true || cmd.parent?.opts<{ json?: boolean }>().json === true) {
           process.stdout.write(`${JSON.stringify({ account, resumed: ended !== null, pausedSince: ended?.since ?? null, supplierPause: left ? { kind: left.kind, code: left.code } : null }, null, 2)}\n`);
           return;
@@ -98,7 +82,6 @@ export function registerAccounts(program: Command): void {
         store.close();
       }
     });
-  accounts
   accounts
     .command('confirm <name>')
     .description('Say that account <name>, as the accounts file names it now (URL and key), is the same supplier account its unsettled rows were sent to; audited')
@@ -125,14 +108,6 @@ export function registerAccounts(program: Command): void {
         store.close();
       }
     });
-}
-
-/** The account as the home names it (a home without accounts.toml has one, `default`). */
-function accountNamed(config: Config, name: string): string {
-  const names = config.accounts.accounts.map((a) => a.name);
-  const found = names.find((n) => n === name) ?? names.find((n) => n.toLowerCase() === name.toLowerCase());
-  if (!found) throw new UsageError(`account "${name}" is not in this home's accounts (${names.join(', ')})`);
-  return found;
 }
 
 /** `topup accounts`: each account, where it sends, and its state (the store only: no API call). */

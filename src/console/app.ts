@@ -37,6 +37,7 @@ import { registerReports } from './pages/reports.js';
 import { registerAudit } from './pages/audit.js';
 import { registerLogin } from './pages/login.js';
 import { registerWebhooks } from './pages/webhooks.js';
+import { registerAccounts } from './pages/accounts.js';
 import { registerPictures } from './pictures.js';
 
 const CSP = {
@@ -144,5 +145,6 @@ export function createConsoleApp(svc: Services, metrics: Metrics, orderApi?: Hon
   registerReports(app, svc);
   registerAudit(app, svc);
   registerWebhooks(app, svc);
+  registerAccounts(app, svc);
   return app;
 }

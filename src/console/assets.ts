@@ -89,7 +89,7 @@ form.inline { display: inline; }
 form.filters { display: flex; flex-wrap: wrap; gap: .5rem 1rem; align-items: end; margin: .5rem 0 1rem; }
 form.filters label { display: flex; flex-direction: column; font-size: .9rem; color: var(--muted); }
 input, select { font: inherit; padding: .4rem .5rem; border: 1px solid #767676; border-radius: .3rem; max-width: 100%; color: var(--fg); background: #fff; }
-form.login, form.upload, .resolve form { display: flex; flex-direction: column; gap: .5rem; max-width: 32rem; margin: .5rem 0 1rem; }
+form.login, form.upload, form.pause, .resolve form { display: flex; flex-direction: column; gap: .5rem; max-width: 32rem; margin: .5rem 0 1rem; }
 label.check { display: flex; gap: .5rem; align-items: center; }
 .drop { display: flex; flex-direction: column; gap: .4rem; padding: 1.5rem; border: 2px dashed #767676; border-radius: .6rem; background: var(--panel); cursor: pointer; }
 .drop.over { border-color: var(--link); background: #e8f0fe; }

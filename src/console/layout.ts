@@ -24,8 +24,6 @@ export interface PageCtx {
   reviewRows: number;
   /** Every account's pause in force, in the order of the accounts (one banner line each). */
   pauses: readonly AccountPause[];
-  /** The home has accounts.toml (the banner links to the Overview's Accounts table). */
-  namedAccounts?: boolean;
   /** This daemon cannot write its store (dispatch/store-health.ts): sending is stopped. */
   storeDown?: StoreDown | null;
   now: number;
@@ -35,6 +33,7 @@ const NAV: { href: string; label: string }[] = [
   { href: '/', label: 'Overview' },
   { href: '/upload', label: 'Upload' },
   { href: '/batches', label: 'Batches' },
+  { href: '/accounts', label: 'Accounts' },
   { href: '/review', label: 'Review' },
   { href: '/reports', label: 'Reports' },
   { href: '/webhooks', label: 'Webhooks' },
@@ -110,7 +109,7 @@ function pauseSentence(a: AccountPause): Html {
   const p = a.pause;
   const since = new Date(p.since).toISOString().replace('T', ' ').slice(0, 19);
   const detail = p.detail && p.detail !== p.code ? ` (${p.detail})` : '';
-  if (p.kind === 'operator') return html`Sending paused by the operator on account <strong data-paused-account>${a.account}</strong> since ${since} UTC${detail}. Rows already sent are still followed; <code>topup account resume ${a.account}</code> sends again.`;
+  if (p.kind === 'operator') return html`Sending paused by the operator on account <strong data-paused-account>${a.account}</strong> since ${since} UTC${detail}. Rows already sent are still followed; <a href="/accounts/${a.account}/resume">Resume sending</a> (or <code>topup account resume ${a.account}</code>) sends again.`;
   return p.kind === 'account'
     ? html`Sending stopped on account <strong data-paused-account>${a.account}</strong>: account problem ${p.code}${detail}, since ${since} UTC. Retried by itself; check that account's key.`
     : html`Orders paused by the API on account <strong data-paused-account>${a.account}</strong>: ${p.code}${detail}, since ${since} UTC. Retried by itself.`;
@@ -119,7 +118,7 @@ function pauseSentence(a: AccountPause): Html {
 function pauseBanner(ctx: PageCtx): Html {
   const list = ctx.pauses;
   if (list.length === 0) return html``;
-  const more = ctx.namedAccounts ? html` <a href="/#accounts-h">Accounts</a>` : '';
+  const more = html` <a href="/accounts">Accounts</a>`;
   if (list.length === 1) return html`<p class="banner warn" role="status" data-pause-banner>${pauseSentence(list[0]!)}${more}</p>`;
   return html`<div class="banner warn" role="status" data-pause-banner><p>${list.length} accounts paused:${more}</p><ul>${list.map((a) => html`<li>${pauseSentence(a)}</li>`)}</ul></div>`;
 }

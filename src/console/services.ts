@@ -11,7 +11,6 @@ import type { ScheduledJobs } from '../reports/schedule.js';
 import type { Notifier } from '../notify/notifier.js';
 import type { Listing } from '../store/listing.js';
 import type { AuditOutcome, AuditStore } from '../store/audit.js';
-import { namedAccounts } from '../ops/account-views.js';
 import { recordBalance } from '../store/pictures.js';
 import type { ConsoleSettings } from '../config/console-settings.js';
 import type { BalanceWatch } from './balance-watch.js';
@@ -74,7 +73,6 @@ export function pageCtx(c: Ctx, svc: Services): PageCtx {
     reviewRows: svc.listing.countInState('review'),
     // The banner: every account's pause in force, each named (not only the first account's).
     pauses: accountPauses(svc.rt),
-    namedAccounts: namedAccounts(svc.rt.config),
     storeDown: svc.runner.snapshot({ batches: false }).storeDown,
     now: systemClock.now(),
   };

@@ -102,6 +102,16 @@ describe('the operator pauses and resumes one account', () => {
       expect(ordersOf(a)).toHaveLength(3);
       const again = JSON.parse((await runCli(['accounts', '--json'], env, { timeoutMs: 60_000 })).stdout) as { accounts: { state: string }[] };
       expect(again.accounts.map((x) => x.state)).toEqual(['sending', 'sending']);
+      // Audited by the one pause/resume operation the console's buttons also call (ops/account-pause.ts):
+      // the same actions and words, the CLI's user as the actor.
+      const db = new Database(join(home.dir, 'jobs', 'topup.db'), { readonly: true });
+      const audit = db.prepare("SELECT actor, address, action, detail, outcome FROM audit WHERE action LIKE 'account %' ORDER BY id").all() as { actor: string; address: string | null; action: string; detail: string; outcome: string }[];
+      db.close();
+      expect(audit.map((e) => [e.action, e.outcome, e.address])).toEqual([['account paused', 'ok', null], ['account resumed', 'ok', null]]);
+      expect(audit[0]!.actor).toMatch(/^topup account pause \(.+\)$/);
+      expect(audit[0]!.detail).toBe('account "second" paused by the operator: supplier asked us to hold');
+      expect(audit[1]!.actor).toMatch(/^topup account resume \(.+\)$/);
+      expect(audit[1]!.detail).toMatch(/^account "second" resumed by the operator \(paused since \d{4}-\d\d-\d\dT/);
     } finally {
       await daemon.stop();
     }

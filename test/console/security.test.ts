@@ -90,7 +90,7 @@ describe('console security', () => {
     await c.get('/login');
     expect((await c.post('/login', { token, name: 'ana' })).status).toBe(303);
     await c.get('/upload');
-    const routes = ['/login', '/logout', '/upload', '/upload/nope/submit', '/batches/nope/cancel', '/batches/nope/retry', '/batches/nope/rows/1/reveal', '/review/resolve', '/reports/run/nope'];
+    const routes = ['/login', '/logout', '/upload', '/upload/nope/submit', '/batches/nope/cancel', '/batches/nope/retry', '/batches/nope/rows/1/reveal', '/review/resolve', '/reports/run/nope', '/accounts/nope/pause', '/accounts/default/resume'];
     const session = { cookie: c.cookie, 'x-csrf-token': c.csrf };
     const variants: Record<string, Record<string, string>> = {
       'nothing': {},

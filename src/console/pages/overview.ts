@@ -15,7 +15,8 @@ import { accountQueues, callsWithinByAccount, namedAccounts } from '../../ops/ac
 import { lastBackup, lastBackupAttempt } from '../../ops/backup-job.js';
 import type { ConsoleEnv } from '../auth.js';
 import { ago, duration, html, timeTag, usd, when, type Html } from '../html.js';
-import { page, tableWrap } from '../layout.js';
+import { page, tableWrap, type PageCtx } from '../layout.js';
+import { pauseControl } from './accounts.js';
 import { pageCtx, type Services } from '../services.js';
 import { DAYS, picturesHtmlFor, spendByOf } from '../pictures.js';
 import { RUNWAY_DAYS, runwayShort, runwayText, usdPerDay } from '../../reports/runway.js';
@@ -146,7 +147,7 @@ function checksMoney(svc: Services, now: number): Html | '' {
  * since when, and when its read probe last ran and what it showed (account/pauses.ts); its calls in
  * the last minute and rows waiting. Its money is in the Money section above.
  */
-function accounts(svc: Services, now: number): Html {
+function accounts(svc: Services, ctx: PageCtx, now: number): Html {
   const calls = callsWithinByAccount(svc.rt.db, systemClock.mono());
   const waiting = new Map(accountQueues(svc.rt, svc.rt.accounts.map((a) => a.id)).map((q) => [q.account, q.rowsWaiting]));
   const lines = svc.rt.accounts.map((a) => {
@@ -157,10 +158,11 @@ function accounts(svc: Services, now: number): Html {
     const state = p
       ? html`<span class="badge">${pauseBadge(p.kind)}</span> <strong>${p.code}</strong> since ${timeTag(p.since, now)}${p.detail && p.detail !== p.code ? html` <span class="muted">(${p.detail})</span>` : ''}`
       : v.trial ? html`<span class="badge">On trial</span> sending again since ${timeTag(v.trial.liftedAt, now)} after ${v.trial.code}: the next order tells` : html`<span class="ok">sending</span>`;
-    return html`<tr data-account="${a.id}"><th scope="row">${a.id}</th><td data-pause>${state}${p || v.trial ? html`${probe}${next}` : ''}</td><td class="num">${calls.get(a.id) ?? 0}</td><td class="num" data-f="waiting">${waiting.get(a.id) ?? 0}</td></tr>`;
+    return html`<tr data-account="${a.id}"><th scope="row">${a.id}</th><td data-pause>${state}${p || v.trial ? html`${probe}${next}` : ''}</td><td class="num">${calls.get(a.id) ?? 0}</td><td class="num" data-f="waiting">${waiting.get(a.id) ?? 0}</td><td>${pauseControl(ctx, a.id, p)}</td></tr>`;
   });
   return html`<section aria-labelledby="accounts-h"><h2 id="accounts-h">Accounts</h2>
-${tableWrap('Accounts', html`<table><caption>Supplier accounts (accounts.toml)</caption><thead><tr><th scope="col">Account</th><th scope="col">Sending</th><th scope="col">Calls last min</th><th scope="col">Rows waiting</th></tr></thead><tbody>${lines}</tbody></table>`)}
+${tableWrap('Accounts', html`<table><caption>Supplier accounts (accounts.toml)</caption><thead><tr><th scope="col">Account</th><th scope="col">Sending</th><th scope="col">Calls last min</th><th scope="col">Rows waiting</th><th scope="col">Action</th></tr></thead><tbody>${lines}</tbody></table>`)}
+<p><a href="/accounts">All accounts: pause or resume sending</a></p>
 </section>`;
 }
 
@@ -186,6 +188,7 @@ function sending(svc: Services, now: number): Html {
   }));
   return html`<section aria-labelledby="sending"><h2 id="sending">Sending</h2>
 ${held.length > 0 ? html`<ul class="alerts">${held}</ul>` : html`<p class="ok">Nothing holds sending back.</p>`}
+<p><a href="/accounts">Pause or resume sending on an account</a></p>
 ${tableWrap('Rate budget', html`<table><caption>Rate budget in use (calls of every process on this home${named ? ', per account' : ''})</caption><thead><tr><th scope="col">Window</th><th scope="col">Calls</th><th scope="col">Use</th></tr></thead><tbody>${windows}</tbody></table>`)}
 <p class="muted">${p.inFlight} orders on their way · ${p.rate.waitingCalls} calls waiting for the budget · ${p.queuedFiles} files queued for claiming</p>
 </section>`;
@@ -235,7 +238,7 @@ export function registerOverview(app: Hono<ConsoleEnv>, svc: Services): void {
     const by = spendByOf(c.req.query('spend'));
     const body = html`<div class="grid">
 ${money(svc, now)}
-${namedAccounts(svc.rt.config) ? accounts(svc, now) : ''}
+${namedAccounts(svc.rt.config) ? accounts(svc, ctx, now) : ''}
 <section aria-labelledby="review-h"><h2 id="review-h">Review</h2><p>${review === 0 ? html`<span class="ok">No rows waiting for review.</span>` : html`<a href="/review"><strong>${review}</strong> rows</a> need a decision: charged or not.`}</p></section>
 </div>
 <section aria-labelledby="pictures-h" class="pictures-wrap"><h2 id="pictures-h">The last ${DAYS} days</h2>
