@@ -45,6 +45,8 @@ export const SLOW_FILES: [file: string, seconds: number][] = [
   ['test/commands/lifecycle.test.ts', 45],
   ['test/commands/read-as-meant.test.ts', 25],
   ['test/commands/validate-report.test.ts', 11],
+  // console37: a real daemon, 60 rows at 2 calls/s held by a pause, and Chromium (82 s run on its own at load 14).
+  ['test/console/account-pause-browser.test.ts', 82],
   ['test/console/browser.test.ts', 80],
   ['test/console/login-throttle.test.ts', 18],
   ['test/console/metrics.test.ts', 15],
