@@ -107,9 +107,9 @@ describe('the store asks the one fold: an order another row holds, looked up in 
   for (const typed of ['ord-ä7', 'ORD-Ä7\u3000', 'ｏｒｄ-ä７']) {
     it(`review resolve --charged ${JSON.stringify(typed)} --force: refused, naming the row that holds ORD-Ä7`, async () => {
       const rt = await twoRows();
-      expect(rt.rows.placedBy(typed, 'default')).toMatchObject({ batchId: 'b1', idx: 0, line: 2 });
       await expect(resolveReview(rt, { batchId: 'b1', line: 3, chargedOrderId: typed, by: 'ana', force: true })).rejects.toThrow(/already belongs to batch b1, line 2/);
       expect(rt.rows.get('b1', 1)!.state).toBe('review');
+      expect(rt.rows.placedBy(typed, 'default')).toMatchObject({ batchId: 'b1', idx: 0, line: 2 });
     });
   }
 
