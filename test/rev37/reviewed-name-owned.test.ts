@@ -7,7 +7,7 @@
  * writes over that other batch's handed-out result. (The partial file has this guard:
  * outbox/partial.ts asks batches.resultFileTaken; test/outbox/partial.test.ts.)
  */
-import { readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, expect, it } from 'vitest';
 import { claimFile } from '../../src/claim/claim.js';
@@ -64,4 +64,22 @@ it("a review decision on batch x never writes over the result batch x.reviewed o
   await finishBatch(rt, rt.batches.get(b.id)!);
 
   expect(readFileSync(owned, 'utf8')).toBe(before);
+});
+
+// The same finding as test/rev37/reviewed-path-after-finish.test.ts, on a real store: after one
+// later version the console's Result link and the order API's GET result name a file that is not there.
+it('after one review decision, the done batch names the reviewed file it wrote (console link, order API result)', async () => {
+  const home = tempHome('topup-rev37-');
+  const sb = await inProcessSandbox();
+  rt = openRuntime(loadConfig({ TOPUP_HOME: home.dir, TOPUP_API_KEY: TEST_KEY, TOPUP_API_URL: sb.url }), silentLogger(), sb.url);
+  const b = await batchOf('pid,userId\nPUBG-60,5123456789\n', 'x.csv');
+  complete(rt, b.id, 0, Date.now());
+  await finishBatch(rt, rt.batches.get(b.id)!);
+  expect(rt.batches.reopen(b.id)).toBe(true);
+  const summary = await finishBatch(rt, rt.batches.get(b.id)!);
+  expect(summary?.resultFile).toBe(join(rt.config.outboxDir, 'x.reviewed.result.csv'));
+  expect(existsSync(summary!.resultFile)).toBe(true);
+  const done = rt.batches.get(b.id)!;
+  expect(done.finishedAt).not.toBeNull();
+  expect(outboxPaths(rt, done).resultFile).toBe(summary!.resultFile);
 });
