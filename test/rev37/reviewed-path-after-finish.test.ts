@@ -23,4 +23,10 @@ describe('rev37: the reviewed result path once the batch is done again', () => {
     expect(outboxPaths(rt, batch(written, 2)).resultFile).toBe(written);
     expect(outboxPaths(rt, batch(written, 2)).summaryFile).toBe('/home/o/outbox/stuck.reviewed.summary.json');
   });
+  // A home upgraded: an earlier release wrote the later versions as <name>.vN.result.csv and kept
+  // result_file on the newest. The batch is done, nothing is decided again: its link must still be that file.
+  it.each([2, 3])('an earlier release\'s done batch at version %i still names its .vN file', (v) => {
+    const written = `/home/o/outbox/stuck.v${v}.result.csv`;
+    expect(outboxPaths(rt, batch(written, v)).resultFile).toBe(written);
+  });
 });
