@@ -14,7 +14,7 @@
  *    missing optional field is absent, never a failure.
  */
 import { absent, isObject, pick, readBoolean, readCodes, readInteger, readNumber, readStatus, readSuccess, readText, unwrap, type OrderStatus } from './read.js';
-import { TRXID_ANSWER_KEYS } from '../kernel/identity.js';
+import { sameTrxid, TRXID_ANSWER_KEYS } from '../kernel/identity.js';
 import { ORDER_ID_KEYS, orderObject } from './order-id.js';
 
 export type { OrderStatus } from './read.js';
@@ -165,6 +165,13 @@ export interface Order {
   refunded?: boolean;
   idempotentReplay?: boolean;
   trxid?: string;
+  /**
+   * Every trxid echo the answer holds, when they name more than one trxid (under two of
+   * TRXID_ANSWER_KEYS: `trxid` ours beside `trx_id` another's). Then `trxid` is not set: which one
+   * is the order's own cannot be told, so a submit's answer is not this row's order
+   * (dispatch/order-match.ts) and a history element proves neither presence nor absence (readHistory).
+   */
+  trxidConflict?: string[];
   pid?: string;
   createdAt?: string | number;
   /** The object this was read from, unknown fields included (for the audit copy, never for decisions). */
@@ -206,10 +213,22 @@ export function readOrder(v: unknown): Order | undefined {
   set(o, 'error', readText(pick(body, 'error', 'errorMessage', 'reason')) ?? (st.status === 'cancelled' ? readText(body.message) : undefined));
   set(o, 'refunded', readBoolean(body.refunded) ?? (st.saysRefunded ? true : undefined));
   set(o, 'idempotentReplay', readBoolean(body.idempotentReplay));
-  set(o, 'trxid', readText(pick(body, ...TRXID_ANSWER_KEYS)));
+  const echoes = trxidEchoes(body);
+  if (echoes.length > 1) o.trxidConflict = echoes;
+  else set(o, 'trxid', echoes[0]);
   set(o, 'pid', readText(pick(body, 'pid', 'PID', 'productId')));
   set(o, 'createdAt', readTimestamp(pick(body, 'createdAt', 'created_at')));
   return o;
+}
+
+/** Each trxid the answer names, under any of TRXID_ANSWER_KEYS, as sent; one per trxid (compared by sameTrxid). */
+function trxidEchoes(body: Record<string, unknown>): string[] {
+  const out: string[] = [];
+  for (const k of TRXID_ANSWER_KEYS) {
+    const v = absent(body[k]) ? undefined : readText(body[k]);
+    if (v !== undefined && !out.some((x) => sameTrxid(x, v))) out.push(v);
+  }
+  return out;
 }
 
 /**
@@ -263,6 +282,8 @@ export function readHistory(body: unknown, skip: Skip): History | undefined {
     const o = readOrder(v);
     if (!o) s('not an order');
     else if (o.orderId === undefined) s('order without an id');
+    // Two trxids named by one element: which is its own cannot be told, so it may be the order looked for.
+    else if (o.trxidConflict) s(`order naming two trxids (${o.trxidConflict.join(', ')})`);
     else return o;
     skipped += 1;
     return undefined;

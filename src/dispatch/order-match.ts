@@ -72,6 +72,10 @@ export function mismatches(row: Row, order: Order, gameNames: readonly string[] 
   if (order.trxid !== undefined && row.trxid !== null && !sameTrxid(trxidAsGiven(order.trxid), row.trxid)) {
     add('trxid', row.trxid, order.trxid);
   }
+  // Two echoes naming two trxids: it cannot be shown to be this row's purchase (api/schemas.ts).
+  if (order.trxidConflict && row.trxid !== null) {
+    add('trxid', row.trxid, order.trxidConflict.join(' / '));
+  }
   if (order.pid !== undefined && row.productId !== null && order.pid.trim() !== row.productId) add('pid', row.productId, order.pid);
   if (order.quantity !== undefined && req && order.quantity !== (req.quantity ?? 1)) add('quantity', String(req.quantity ?? 1), String(order.quantity));
   // A key/card order delivers one code per unit (a card's PIN travels in its code's entry:

@@ -97,9 +97,12 @@ export const TRXID_KEYS: readonly string[] = ['trxid', 'trxId', 'idtrx', 'idTrx'
  * it was another purchase, and a row could be completed with an order it did not buy; a history
  * check could not find the row's own order by its trxid. Only answers: a request is read under the
  * spec's names alone (the sandbox is the spec's supplier), and a file's header `trx_id` is `trxid`
- * already (intake/columns.ts headerKey drops the underscore).
+ * already (intake/columns.ts headerKey drops the underscore). Every one of them is read, not the first
+ * that holds a value: two echoes that name two purchases are a contradiction (api/schemas.ts
+ * readOrder: `trxidConflict`), never quietly the first one.
  */
-export const TRXID_ANSWER_KEYS: readonly string[] = [...TRXID_KEYS, 'trx_id'];
+// `trxID`: the spelling of `orderID` (api/order-id.ts ORDER_ID_KEYS), found unread by stop 37's review.
+export const TRXID_ANSWER_KEYS: readonly string[] = [...TRXID_KEYS, 'trx_id', 'trxID'];
 
 /** The name of the SQL function: trxid_fold(x). NULL folds to NULL. */
 export const TRXID_FOLD_SQL = 'trxid_fold';

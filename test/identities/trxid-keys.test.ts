@@ -28,8 +28,8 @@ describe('every reader of a trxid reads it under the one list', () => {
     expect(canonicalField(key)).toBe('trxid');
   });
 
-  it('the answer keys are the request keys and the snake case only', () => {
-    expect(TRXID_ANSWER_KEYS).toEqual([...TRXID_KEYS, 'trx_id']);
+  it('the answer keys are the request keys, the snake case and the spelling of orderID only', () => {
+    expect(TRXID_ANSWER_KEYS).toEqual([...TRXID_KEYS, 'trx_id', 'trxID']);
     expect(canonicalField('trx_id')).toBe('trxid');
   });
 });
