@@ -184,13 +184,25 @@ export function createOrderApi(deps: OrderApiDeps): OpenAPIHono<ApiEnv> {
     if (!b) return problem(c, { status: 404, code: 'BATCH_NOT_FOUND', detail: `No batch ${id}.` }) as never;
     const view = batchView(rt, b);
     if (b.state === 'failed') return problem(c, { status: 409, code: 'BATCH_FAILED', detail: `Batch ${id}'s file could not be read, so nothing of it was ordered and it has no result: ${b.fileError ?? 'see its error file in outbox/'}.`, extra: { fileError: b.fileError } }) as never;
+    // The day's API batch stays open until its day ends: its partial result (every order so far,
+    // the ended ones with their result) is the file of its orders meanwhile (trial s37 D8), marked
+    // `topup-result: partial` so a shop never takes it for the final one. A file's batch answers
+    // 409 until done, as before: a shop may wait for its 200.
+    if (!view.done && b.apiDay !== null && b.state === 'open') {
+      const partial = outboxPaths(rt, b).partialFile;
+      if (existsSync(partial)) return csvFile(partial, 'partial') as never;
+    }
     if (!view.done) return problem(c, { status: 409, code: 'BATCH_NOT_DONE', detail: `Batch ${id} has not finished (${view.counts.pending} pending, ${view.rows} rows): its result is written once every row has ended.`, extra: { state: b.state, rows: view.rows, counts: view.counts } }) as never;
     const path = outboxPaths(rt, b).resultFile;
     if (!existsSync(path)) return problem(c, { status: 404, code: 'RESULT_NOT_FOUND', detail: `Batch ${id} is done, but its result file ${basename(path)} is no longer in outbox/.` }) as never;
-    log.info({ batch: id, token: c.get('token').id }, 'order API: result file read');
-    // Streamed: a 100,000-row result is tens of MB.
-    const body = Readable.toWeb(createReadStream(path)) as unknown as ReadableStream<Uint8Array>;
-    return new Response(body, { status: 200, headers: { 'content-type': 'text/csv; charset=utf-8', 'content-disposition': `attachment; filename="${basename(path).replace(/[^\w.()-]/g, '_')}"` } }) as never;
+    return csvFile(path, 'final') as never;
+
+    function csvFile(file: string, kind: 'final' | 'partial'): Response {
+      log.info({ batch: id, token: c.get('token').id, kind }, 'order API: result file read');
+      // Streamed: a 100,000-row result is tens of MB.
+      const body = Readable.toWeb(createReadStream(file)) as unknown as ReadableStream<Uint8Array>;
+      return new Response(body, { status: 200, headers: { 'content-type': 'text/csv; charset=utf-8', 'topup-result': kind, 'content-disposition': `attachment; filename="${basename(file).replace(/[^\w.()-]/g, '_')}"` } });
+    }
   });
 
   const document = () =>

@@ -66,5 +66,7 @@ describe('a history with an order without a trxid, after a restore', () => {
     expect(r.page).toContain('Review (2)');
     expect(r.page).not.toMatch(/These rows were sent/);
     expect(r.page).toMatch(/was never sent from this store/);
+    // Trial s37 D6: each row says what the lookup found, here that the account could not tell.
+    expect(r.page.match(/The lookup could not tell at the account\(s\) the reason names/g)).toHaveLength(2);
   }, 240_000);
 });

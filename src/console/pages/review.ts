@@ -23,6 +23,7 @@ import type { ConsoleEnv } from '../auth.js';
 import { html, timeTag, usd, type Html } from '../html.js';
 import { csrfField, page, type PageCtx } from '../layout.js';
 import { actorOf, pageCtx, record, type Ctx, type Services } from '../services.js';
+import { REVIEW_INTRO, restoreFinding } from './review-finding.js';
 
 const SHOWN = 100;
 
@@ -56,6 +57,7 @@ function item(ctx: PageCtx, r: Row, bulk: boolean): Html {
   const key = `${r.batchId}:${r.line}`;
   const idBase = `r-${r.batchId}-${r.line}`.replace(/[^\w-]/g, '_');
   const order = suggestedOrder(r);
+  const finding = restoreFinding(r.error);
   return html`<li class="review-row" data-row="${key}">
 ${!bulk ? '' : html`<label class="check pick"><input type="checkbox" name="row" value="${key}" form="bulk" data-pick> Select for resolving at once</label>
 ${order ? html`<input type="hidden" name="order:${key}" value="${order.id}" form="bulk">` : ''}`}
@@ -66,6 +68,7 @@ ${order ? html`<input type="hidden" name="order:${key}" value="${order.id}" form
   ${order ? html`<div><dt>Order named</dt><dd class="mono">${order.id}${order.from === 'answer' ? html` <span class="muted">(by the last answer: check it is this row's purchase)</span>` : ''}</dd></div>` : ''}
   <div><dt>In review since</dt><dd>${timeTag(r.reviewSince ?? r.updatedAt, ctx.now)}</dd></div>
   <div><dt>Why</dt><dd>${r.error ?? ''}</dd></div>
+  ${finding ? html`<div><dt>The lookup found</dt><dd data-finding>${finding}</dd></div>` : ''}
   <div><dt>Last answer seen</dt><dd class="answer">${describeAudit(r.lastAnswer, 600) || '—'}</dd></div>
 </dl>
 ${ctx.readOnly ? '' : html`<div class="resolve">
@@ -108,7 +111,7 @@ export function registerReview(app: Hono<ConsoleEnv>, svc: Services): void {
     const rows = svc.rt.rows.reviewRows({ limit: SHOWN });
     const bulk = !ctx.readOnly && rows.length >= 2;
     const body = html`${notice ? html`<div class="${notice.ok ? 'notice' : 'message'}" role="${notice.ok ? 'status' : 'alert'}"><p>${notice.text}</p>${notice.list && notice.list.length > 0 ? html`<ul>${notice.list.map((o) => html`<li>${o.key}: ${o.text}</li>`)}</ul>` : ''}</div>` : ''}
-<p>Whether these rows were charged is not known. Most were sent and no answer settled them; a row whose reason starts "after a restore" was never sent from this store, but may have been bought before the restore at an account that could not be looked up. Check each with the supplier, then record what happened. A row resolved as charged is checked against the API; its batch's results are written again as a new version.</p>
+<p>${REVIEW_INTRO}</p>
 ${rows.length === 0 ? html`<p class="ok">No rows waiting for review.</p>` : html`${bulk ? bulkForm(ctx) : ''}<ol class="review">${rows.map((r) => item(ctx, r, bulk))}</ol>`}
 ${ctx.reviewRows > SHOWN ? html`<p class="muted">The newest ${SHOWN} of ${ctx.reviewRows} are shown.</p>` : ''}`;
     return page(ctx, `Review (${ctx.reviewRows})`, body);
