@@ -214,7 +214,8 @@ export const REVERTS: readonly Revert[] = [
   {
     id: 'resolve-refused',
     defect: "issue 29 (planted, as mutant #4463): `topup review resolve` refuses every well-formed decision (\"say what happened\"), so an operator's answer never takes effect (invariant 42)",
-    faults: 'lost,error,forever,crash',
+    // `operator` (the ninth turn): a resolve in every schedule, watching until a row reaches review.
+    faults: 'lost,error,forever,crash,operator',
     edits: [{ file: 'src/ops/review.ts', find: '  if ((req.chargedOrderId === undefined) === (req.notCharged !== true)) {', replace: '  if ((req.chargedOrderId === undefined) !== (req.notCharged !== true)) {' }],
   },
   {

@@ -647,14 +647,14 @@ export async function runSchedule(s: Schedule, opts: RunOptions = {}): Promise<R
     const after = rt.rows.get(r.batchId, r.idx);
     return { batchId: r.batchId, line: r.line, kind, refused, stateAfter: after?.state ?? 'gone', resolvedAfter: after?.resolution != null, ...extra };
   };
-  /** Rows whose outcome is not known yet (DOUBT_STATES): they reach an end or review within the liveness bound. */
-  const inDoubt = (): number => (observerRt ? (observerRt.db.prepare(`SELECT count(*) FROM rows WHERE state IN (${DOUBT_STATES.map((x) => `'${x}'`).join(', ')})`).pluck().get() as number) : 0);
+  /** Rows not ended yet (LIVE_STATES): each ends or, in doubt, reaches review within the liveness bound. */
+  const liveRows = (): number => (observerRt ? (observerRt.db.prepare(`SELECT count(*) FROM rows WHERE state IN (${LIVE_STATES.map((x) => `'${x}'`).join(', ')})`).pluck().get() as number) : 0);
   /**
    * The operator's `topup review resolve` comes at a drawn 5-15 simulated minutes; rows in doubt
    * reach review 10-14 minutes in (LIVENESS_BOUND_MS), so an operator who came once, early, met
-   * none (the eighth turn: `resolve-refused` not found in 150 schedules). A person told rows are in
-   * doubt watches the console's review list: while no row waits for review and some row is in
-   * doubt, the operator looks again every 30 s (up to the liveness bound and 5 minutes more), and
+   * none (the eighth turn: `resolve-refused` not found in 150 schedules). A person whose files are
+   * not done watches the console's review list: while no row waits for review and some row is
+   * live, the operator looks again every 30 s (up to the liveness bound and 5 minutes more), and
    * settles the rows in review at the first look that finds any (one pass: the rows that reach
    * review later are left to the review recheck, which invariant 29 judges).
    */
@@ -664,7 +664,7 @@ export async function runSchedule(s: Schedule, opts: RunOptions = {}): Promise<R
     let waited = 0;
     const look = (): void => {
       const waiting = observerRt ? observerRt.rows.reviewRows({ limit: 1 }).length : 0;
-      if (!ending && waiting === 0 && waited < LIVENESS_BOUND_MS + 5 * 60_000 && inDoubt() > 0) {
+      if (!ending && waiting === 0 && waited < LIVENESS_BOUND_MS + 5 * 60_000 && liveRows() > 0) {
         if (waited === 0) {
           actionsLeft.n++;
           resolveWaits.n++;

@@ -359,6 +359,9 @@ export function applyWorld(s: Schedule): Schedule {
     out.daemons = 2;
   }
   if (has(w, 'renumber') && w.renumber) renumber(out, w.renumber);
+  if (has(w, 'operator') && w.operator && !out.actions.some((a) => a.kind === 'resolve')) {
+    out.actions = [...out.actions, { at: w.operator.at, kind: 'resolve' as const, slip: w.operator.slip }].sort((a, b) => a.at - b.at);
+  }
   return out;
 }
 

@@ -80,6 +80,9 @@
  *    one of its batches) it acts on the answer it was waiting for with what it had read before the stop;
  *    invariant 41 (only the lease holder moves a row to review), and 1, 2, 5 (a stale process's
  *    write over the new owner's outcome).
+ *  - an operator in every schedule (`operator`, the ninth turn): a schedule without a `resolve`
+ *    action gets one at 5-15 minutes; the operator watches the review list until a row reaches it
+ *    (run-schedule.ts); invariant 42.
  *  - a sheet numbered by the reseller and sorted again (`renumber`, the ninth turn): every file has
  *    a row-number column named `sn` or `SN` (repeats.ts ROW_NUMBER_NAMES; the other spellings
  *    stay the hash's), each later drop or submit of a file that was given as it is comes reordered
@@ -108,6 +111,9 @@ export const FAULT_CLASSES = [
   // its batches over (invariant 41); a reseller's sheet numbered `sn`/`SN`, sorted again and
   // dropped again (#3289). Held back from CI's fixed seeds (test/sim/run-seeds.ts).
   'stall', 'renumber',
+  // An operator in every schedule of the class (`operator`): the `resolve` action is one of ten
+  // kinds of action, so few schedules had one where rows reached review (resolve-refused, #4463).
+  'operator',
 ] as const;
 export type FaultClass = (typeof FAULT_CLASSES)[number];
 
@@ -219,6 +225,8 @@ export interface World {
    * schedules written before it.
    */
   stall?: { on: 'history' | 'order' | 'post'; nth: number; ms: number; resumeAfterTakeMs?: number | null };
+  /** `operator` (the ninth turn): a schedule without a `resolve` action gets one at `at`, typed as `slip` says. Absent in schedules written before it. */
+  operator?: { at: number; slip: 'none' | 'case' | 'other' };
   /** `renumber` (the ninth turn): the numbering column's name, and when a file given once is given again, reordered. Absent in schedules written before it. */
   renumber?: { column: 'sn' | 'SN'; afterMs: number };
 }
@@ -344,6 +352,7 @@ export function worldArb(filter: FaultFilter = ALL_FAULTS): fc.Arbitrary<World> 
       afterMs: fc.constantFrom(15_000, 60_000, 150_000),
     }),
     foreverDrawn: fc.record({ kind: fc.constantFrom<ForeverKind>('lock', 'maintenance', 'history', 'account', 'revoked'), fromMs: fc.integer({ min: 0, max: 3 * MIN }), account: fc.constantFrom<0 | 1>(0, 0, 1) }),
+    operator: fc.record({ at: fc.integer({ min: 5 * MIN, max: 15 * MIN }), slip: fc.constantFrom<'none' | 'case' | 'other'>('none', 'none', 'case', 'other') }),
   });
 }
 

@@ -121,4 +121,13 @@ describe('the worlds of the ninth turn', () => {
     expect(off.daemons).toBe(1);
     expect(applyWorld(base({ faults: ['stall'] }, actions)).daemons).toBe(2);
   });
+
+  it('operator: a schedule without a resolve gets one at the drawn time; one with a resolve keeps its own', () => {
+    const op = { operator: { at: 420_000, slip: 'case' as const } };
+    const without = applyWorld(base({ faults: ['operator'], ...op }, [{ at: 1_000, kind: 'drop', file: 0, edit: 'none' }]));
+    expect(without.actions.map((a) => a.kind)).toEqual(['drop', 'resolve']);
+    expect(without.actions[1]).toEqual({ at: 420_000, kind: 'resolve', slip: 'case' });
+    const own: Schedule['actions'] = [{ at: 1_000, kind: 'drop', file: 0, edit: 'none' }, { at: 600_000, kind: 'resolve', slip: 'none' }];
+    expect(applyWorld(base({ faults: ['operator'], ...op }, own)).actions).toEqual(own);
+  });
 });

@@ -89,6 +89,7 @@ export const CI_HELD_BACK = {
   // back, CI's swarm draws exactly the schedules it drew before them.
   stall: 'a daemon stopped past its lease while another takes its batches (41): new, not yet run clean on fresh seeds at BUDGET',
   renumber: 'numbered sheets sorted again and dropped again (#3289): new, not yet run clean on fresh seeds at BUDGET',
+  operator: 'an operator resolving review rows in every schedule of the class (42): new, not yet run clean on fresh seeds at BUDGET',
 } as const;
 export const CI_FAULTS: FaultFilter = faultFilter(undefined, Object.keys(CI_HELD_BACK).join(','), true);
 
