@@ -231,6 +231,9 @@ export interface ResolveSeen {
   refused: string | null;
   stateAfter: string;
   resolvedAfter: boolean;
+  /** A refused one: whether the command asked the API anything, and whether another row holds the order typed (absent: not looked at). */
+  askedApi?: boolean;
+  heldElsewhere?: boolean;
 }
 
 /** What invariant 38 reads of a restore (sim/restore.ts RestoreRecord, and what the home shows at the end). */
@@ -268,11 +271,16 @@ export function judge(c: Ctx): Judgement {
   // 42. A valid resolve takes effect: `--not-charged` of a row waiting for review (it reads nothing,
   // so nothing but another process settling the row first may refuse it) leaves the row resolved or
   // out of review; a `--charged` the command took leaves it resolved. docs/review.md: the row is
-  // settled and its batch reopened in one transaction.
+  // settled and its batch reopened in one transaction. A `--charged` naming the order the panel
+  // shows under the row's trxid may be refused for what the API says of that order (unknown,
+  // another purchase) or cannot say, or because another row holds it (docs/review.md); refused
+  // without asking the API, and held by no other row, it was refused as a request (the ninth turn:
+  // the operator now meets charged rows as often as the others).
   for (const r of c.resolves ?? []) {
     if (r.kind === 'forced') continue;
     const stuck = r.stateAfter === 'review' && !r.resolvedAfter;
-    check(!(stuck && (r.kind === 'not-charged' || r.refused === null)), () =>
+    const unasked = r.kind === 'charged' && r.refused !== null && r.askedApi === false && r.heldElsewhere === false;
+    check(!(stuck && (r.kind === 'not-charged' || r.refused === null || unasked)), () =>
       `RESOLVE TAKES EFFECT (42): the operator's topup review resolve ${r.kind === 'not-charged' ? '--not-charged' : '--charged'} of line ${r.line} of batch ${r.batchId} ${r.refused === null ? 'was taken' : `was refused ("${r.refused.slice(0, 200)}")`}, and the row is still in review, unresolved`);
   }
   const rt = c.observer;

@@ -214,13 +214,16 @@ export const REVERTS: readonly Revert[] = [
   {
     id: 'resolve-refused',
     defect: "issue 29 (planted, as mutant #4463): `topup review resolve` refuses every well-formed decision (\"say what happened\"), so an operator's answer never takes effect (invariant 42)",
-    faults: 'lost,error,forever,crash',
+    // `operator` (the ninth turn): a resolve in every schedule, watching until a row reaches review.
+    faults: 'lost,error,forever,crash,operator',
     edits: [{ file: 'src/ops/review.ts', find: '  if ((req.chargedOrderId === undefined) === (req.notCharged !== true)) {', replace: '  if ((req.chargedOrderId === undefined) !== (req.notCharged !== true)) {' }],
   },
   {
     id: 'review-without-lease',
     defect: 'issue 29 (planted, as mutant #3965): a move to review is not guarded by the batch lease, so a process that lost the batch (a lease lapsed across a clock step, another daemon took it) writes review over the new owner\'s outcome (invariant 41)',
-    faults: 'lost,clock,crash,forever',
+    // `stall` (the ninth turn): a daemon stopped past its lease while the other takes the batch; the
+    // clock steps and crashes alone did not meet it in the eighth turn's 40 schedules.
+    faults: 'lost,error,forever,stall',
     edits: [{ file: 'src/store/rows.ts', find: "review_since = @now, next_poll_at = @recheckAt, last_answer = coalesce(@answer, last_answer)`, {\n        guard: LEASED,\n      }),", replace: "review_since = @now, next_poll_at = @recheckAt, last_answer = coalesce(@answer, last_answer)`, {}),"}],
   },
   {
@@ -234,5 +237,13 @@ export const REVERTS: readonly Revert[] = [
         replace: "      return await reconcileOnce(rt, marker, opts);\n    } catch (err) {\n      if (coerceError(err).message.startsWith('another live process')) return null;\n",
       },
     ],
+  },
+  // Issue 29's ninth turn (reach): a survivor that needed a world to reach it, planted as it was.
+  {
+    id: 'sn-not-row-number',
+    defect: "issue 29 (planted, as mutant #3289): a column named `sn` is not read as a row number, so a re-drop of a numbered sheet sorted again makes a key/card row's repeat look new (its number changed): bought again (invariants 1, 8)",
+    accounts: 'one',
+    faults: 'renumber',
+    edits: [{ file: 'src/claim/repeats.ts', find: "  'sn', 's/n', 'sno',", replace: "  '', 's/n', 'sno'," }],
   },
 ];

@@ -10,7 +10,7 @@
 import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { LIVE_STATES } from '../src/store/row-states.js';
 import { foldTrxid, trxidKey } from '../src/kernel/identity.js';
-import { editClass, has, hashOf, LIVENESS_BOUND_MS, SIM_REVIEW_AFTER_MS, type ConfigEdit } from './world.js';
+import { editClass, has, hashOf, LIVENESS_BOUND_MS, neverClearing, SIM_REVIEW_AFTER_MS, type ConfigEdit } from './world.js';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { stringify } from 'csv-stringify/sync';
@@ -374,11 +374,31 @@ export async function runSchedule(s: Schedule, opts: RunOptions = {}): Promise<R
   let exchanges: Exchange[] = [];
   /** Invariant 41: moves to review written by a process that did not hold its batch's lease. */
   const staleReviews: string[] = [];
+  /** Requests each process sent (invariant 42: whether a refused resolve asked the API at all). */
+  const asked = new Map<string, number>();
+  /**
+   * `stall` (world.ts, the ninth turn): the daemon sending the drawn request is stopped for the
+   * drawn time right after it leaves (SimScheduler.pause), while another daemon lives to take its
+   * batches once its leases lapse.
+   */
+  const stallOn = has(w, 'stall') && w?.stall !== undefined ? w.stall : null;
+  const stallStats = { seen: 0, stops: 0, resumedAfterTake: 0 };
+  const kindOf = (x: Exchange): 'history' | 'order' | 'post' | null =>
+    x.method === 'POST' && x.path.endsWith('/orders') ? 'post' : x.method !== 'GET' ? null : x.path.endsWith('/history') ? 'history' : /\/orders\/[^/]+$/.test(x.path) ? 'order' : null;
+  const onExchange = (owner: string) => (x: Exchange): void => {
+    exchanges.push(x);
+    asked.set(owner, (asked.get(owner) ?? 0) + 1);
+    if (stallOn === null || !owner.includes(':daemon') || kindOf(x) !== stallOn.on) return;
+    if (!procs.some((p) => p.alive && p.kind === 'daemon' && p.id !== owner && !p.stopping && !sim.paused(p.id))) return;
+    if (stallStats.seen++ !== stallOn.nth) return;
+    stallStats.stops++;
+    sim.pause(owner, stallOn.ms);
+  };
   const open = (owner: string): Runtime => {
     const rt = openRuntime(config, logger(owner), API_URL, {
       clock: sim.clockFor(owner),
       entropy: seededEntropy(s.seed + ++counter * 7919),
-      transport: simTransport(sim, apiAt, owner, seededEntropy(s.seed + counter * 104_729), onPost, (x) => void exchanges.push(x)),
+      transport: simTransport(sim, apiAt, owner, seededEntropy(s.seed + counter * 104_729), onPost, onExchange(owner)),
       owner,
       ownerIsDead: (o) => dead.has(o),
     });
@@ -395,6 +415,22 @@ export async function runSchedule(s: Schedule, opts: RunOptions = {}): Promise<R
       }
       return moved;
     };
+    // `stall` (world.ts): a stopped daemon may resume just after another process took one of its batches.
+    const resumeAfterTakeMs = stallOn?.resumeAfterTakeMs;
+    if (resumeAfterTakeMs != null) {
+      const acquire = rt.batches.acquire.bind(rt.batches);
+      Object.assign(rt.batches, {
+        acquire: (...a: Parameters<typeof acquire>): boolean => {
+          const before = (leaseOf.get(a[0]) as { owner: string | null } | undefined)?.owner ?? null;
+          const took = acquire(...a);
+          if (took && before !== null && before !== owner && sim.paused(before)) {
+            stallStats.resumedAfterTake++;
+            sim.resume(before, resumeAfterTakeMs);
+          }
+          return took;
+        },
+      });
+    }
     const toReview = rt.rows.toReview.bind(rt.rows);
     const restoredUnknown = rt.rows.restoredUnknown.bind(rt.rows);
     Object.assign(rt.rows, {
@@ -607,10 +643,87 @@ export async function runSchedule(s: Schedule, opts: RunOptions = {}): Promise<R
   };
   /** Invariant 42: each `topup review resolve` the operator gave, and the row just after it. */
   const resolves: ResolveSeen[] = [];
-  const resolveSeen = (rt: Runtime, r: Row, kind: ResolveSeen['kind'], refused: string | null): ResolveSeen => {
+  const resolveSeen = (rt: Runtime, r: Row, kind: ResolveSeen['kind'], refused: string | null, extra: Pick<ResolveSeen, 'askedApi' | 'heldElsewhere'> = {}): ResolveSeen => {
     const after = rt.rows.get(r.batchId, r.idx);
-    return { batchId: r.batchId, line: r.line, kind, refused, stateAfter: after?.state ?? 'gone', resolvedAfter: after?.resolution != null };
+    return { batchId: r.batchId, line: r.line, kind, refused, stateAfter: after?.state ?? 'gone', resolvedAfter: after?.resolution != null, ...extra };
   };
+  /** Rows not ended yet (LIVE_STATES): each ends or, in doubt, reaches review within the liveness bound. */
+  const liveRows = (): number => (observerRt ? (observerRt.db.prepare(`SELECT count(*) FROM rows WHERE state IN (${LIVE_STATES.map((x) => `'${x}'`).join(', ')})`).pluck().get() as number) : 0);
+  /**
+   * The operator's `topup review resolve` comes at a drawn 5-15 simulated minutes; rows in doubt
+   * reach review 10-14 minutes in (LIVENESS_BOUND_MS), so an operator who came once, early, met
+   * none (the eighth turn: `resolve-refused` not found in 150 schedules). A person whose files are
+   * not done watches the console's review list: while no row waits for review and some row is
+   * live, the operator looks again every 30 s (up to the liveness bound and 5 minutes more), and
+   * settles the rows in review at the first look that finds any (one pass: the rows that reach
+   * review later are left to the review recheck, which invariant 29 judges).
+   */
+  const RESOLVE_LOOK_MS = 30_000;
+  const resolveWaits = { n: 0 };
+  const watchForReview = (a: Extract<Action, { kind: 'resolve' }>): void => {
+    let waited = 0;
+    const look = (): void => {
+      const waiting = observerRt ? observerRt.rows.reviewRows({ limit: 1 }).length : 0;
+      if (!ending && waiting === 0 && waited < LIVENESS_BOUND_MS + 5 * 60_000 && liveRows() > 0) {
+        if (waited === 0) {
+          actionsLeft.n++;
+          resolveWaits.n++;
+        }
+        waited += RESOLVE_LOOK_MS;
+        sim.at(RESOLVE_LOOK_MS, null, 'the operator looks at the review list again', look);
+        return;
+      }
+      if (waited > 0) actionsLeft.n--;
+      if (!ending) resolveNow(a);
+    };
+    look();
+  };
+
+  /** Whether another row than `r` holds this order id at its account (`topup review resolve --charged` refuses it, --force or not). */
+  const heldByOther = (rt: Runtime, id: string | undefined, r: Row): boolean => {
+    const h = id === undefined ? undefined : rt.rows.placedBy(id.trim(), r.account);
+    return h !== undefined && !(h.batchId === r.batchId && h.idx === r.idx);
+  };
+  /** The operator settles every review row by what the supplier's panel shows (the model's truth). */
+  const resolveNow = (a: Extract<Action, { kind: 'resolve' }>): void =>
+    command('resolve', async (rt) => {
+      for (const r of rt.rows.reviewRows()) {
+        if (r.trxid === null) continue;
+        // The operator looks the trxid up in the supplier's panel: an order this row's sends made.
+        const panel = apiOf(r.account);
+        const o = panel.byTrxid(r.trxid);
+        const ours = o !== undefined && o.origin === 'engine';
+        // A careful person also looks up every other trxid the review names, at every account
+        // (after a restore: `<trxid>-main`, "check … for trxid X and X-<account>"): an order of
+        // ours under one of them means the row may be charged, so it is never resolved "not
+        // charged" (that would let `topup retry` buy it again); the person leaves it for the
+        // one who can tell which purchase it is. Seed 3 #31 of the restore class: the operator
+        // had looked only at the row's own trxid.
+        const elsewhere = ours ? undefined : namedTrxids(r).flatMap((t) => apis.map((m) => m.byTrxid(t)).filter((x) => x !== undefined && x.origin === 'engine'))[0];
+        if (elsewhere) continue;
+        // A slip of the eye: the panel's line above, an order another row holds (forced past the check).
+        // (Held on this row's account: an id another account's row holds is another order there.)
+        const other = a.slip === 'other' ? panel.orders.find((x) => x.origin === 'engine' && x !== o && rt.rows.placedBy(x.orderId, r.account) !== undefined) : undefined;
+        const typed = other ? other.orderId.toLowerCase() : ours && a.slip === 'case' ? o.orderId.toLowerCase() : o?.orderId;
+        const kind = other ? 'forced' : ours ? 'charged' : 'not-charged';
+        let refused: string | null = null;
+        const askedBefore = asked.get(rt.owner) ?? 0;
+        try {
+          await resolveReview(rt, { batchId: r.batchId, line: r.line, by: 'sim-operator', ...(other ? { chargedOrderId: typed!, force: true } : ours ? { chargedOrderId: typed! } : { notCharged: true }) });
+        } catch (err) {
+          refused = (err as Error)?.message ?? String(err);
+          // Invariant 42: a --charged of the panel's own order may be refused for what the API says
+          // of it (or cannot say), or for another row holding it; never without asking the API.
+          const extra = { askedApi: (asked.get(rt.owner) ?? 0) > askedBefore, heldElsewhere: heldByOther(rt, typed, r) };
+          // A refusal of a slip is the point; the operator goes on to the next row.
+          if ((err as { code?: string }).code !== ErrorCode.Usage || !other) {
+            resolves.push(resolveSeen(rt, r, kind, refused, extra));
+            throw err;
+          }
+        }
+        resolves.push(resolveSeen(rt, r, kind, refused));
+      }
+    });
 
   const act = (a: Action): void => {
     switch (a.kind) {
@@ -648,40 +761,7 @@ export async function runSchedule(s: Schedule, opts: RunOptions = {}): Promise<R
           }
         });
       case 'resolve':
-        return command('resolve', async (rt) => {
-          for (const r of rt.rows.reviewRows()) {
-            if (r.trxid === null) continue;
-            // The operator looks the trxid up in the supplier's panel: an order this row's sends made.
-            const panel = apiOf(r.account);
-            const o = panel.byTrxid(r.trxid);
-            const ours = o !== undefined && o.origin === 'engine';
-            // A careful person also looks up every other trxid the review names, at every account
-            // (after a restore: `<trxid>-main`, "check … for trxid X and X-<account>"): an order of
-            // ours under one of them means the row may be charged, so it is never resolved "not
-            // charged" (that would let `topup retry` buy it again); the person leaves it for the
-            // one who can tell which purchase it is. Seed 3 #31 of the restore class: the operator
-            // had looked only at the row's own trxid.
-            const elsewhere = ours ? undefined : namedTrxids(r).flatMap((t) => apis.map((m) => m.byTrxid(t)).filter((x) => x !== undefined && x.origin === 'engine'))[0];
-            if (elsewhere) continue;
-            // A slip of the eye: the panel's line above, an order another row holds (forced past the check).
-            // (Held on this row's account: an id another account's row holds is another order there.)
-            const other = a.slip === 'other' ? panel.orders.find((x) => x.origin === 'engine' && x !== o && rt.rows.placedBy(x.orderId, r.account) !== undefined) : undefined;
-            const typed = other ? other.orderId.toLowerCase() : ours && a.slip === 'case' ? o.orderId.toLowerCase() : o?.orderId;
-            const kind = other ? 'forced' : ours ? 'charged' : 'not-charged';
-            let refused: string | null = null;
-            try {
-              await resolveReview(rt, { batchId: r.batchId, line: r.line, by: 'sim-operator', ...(other ? { chargedOrderId: typed!, force: true } : ours ? { chargedOrderId: typed! } : { notCharged: true }) });
-            } catch (err) {
-              refused = (err as Error)?.message ?? String(err);
-              // A refusal of a slip is the point; the operator goes on to the next row.
-              if ((err as { code?: string }).code !== ErrorCode.Usage || !other) {
-                resolves.push(resolveSeen(rt, r, kind, refused));
-                throw err;
-              }
-            }
-            resolves.push(resolveSeen(rt, r, kind, refused));
-          }
-        });
+        return watchForReview(a);
       case 'crash': {
         const live = procs.filter((p) => p.alive && p.kind !== 'command');
         const p = live[a.proc % Math.max(1, live.length)];
@@ -1413,7 +1493,7 @@ export async function runSchedule(s: Schedule, opts: RunOptions = {}): Promise<R
       'world: failures after the order was made naming it, no status word (named-failure)': sum((m) => m.stats.namedFailures),
       'world: refusals (balance, a withdrawn pack) naming a failed record (failed-record)': sum((m) => m.stats.failedRecords),
       'world: answers of a fault that never clears': sum((m) => m.stats.forever),
-      [`world: never-clearing ${w.forever?.kind ?? 'none'}`]: has(w, 'forever') && w.forever ? 1 : 0,
+      [`world: never-clearing ${neverClearing(w)?.kind ?? 'none'}`]: neverClearing(w) ? 1 : 0,
       'world: FORBIDDEN for a purchase another key of ours placed': sum((m) => m.stats.siblingForbidden),
       'world: config edits between restarts': editStats.edits,
       'world: accounts renamed in accounts.toml (config-rename)': editStats.renames,
@@ -1441,6 +1521,10 @@ export async function runSchedule(s: Schedule, opts: RunOptions = {}): Promise<R
       'world: ... orders no row holds, named for a person by the restore report': restoreJudged?.leftToPerson ?? 0,
       'world: reads answered 404 (read-404)': sum((m) => m.stats.read404),
       [`world: read route gone ${w.read404?.gone?.route ?? 'none'}`]: has(w, 'read-404') && w.read404?.gone ? 1 : 0,
+      'world: daemons stopped past their lease (stall)': stallStats.stops,
+      'world: ... resumed just after another took a batch of theirs': stallStats.resumedAfterTake,
+      'world: reordered drops of files numbered sn/SN (renumber)': has(w, 'renumber') ? s.actions.filter((x) => (x.kind === 'drop' || x.kind === 'submit') && x.edit === 'reorder').length : 0,
+      'world: operator resolves that waited for a review row': resolveWaits.n,
       "world: yesterday's orders for a row's player and pack": has(w, 'old-foreign') ? api.orders.filter((o) => o.origin === 'foreign' && o.trxid === null && o.createdAt < api.serverNow - 15 * 3_600_000).length : 0,
     });
   }
@@ -1528,6 +1612,7 @@ const numberings = new Set(['sn', 'No', '#', 'SN']);
 
 /** The row-number column a file has (one file in three), by a hash of its purchases: `sn`, `No`, `#` or `SN`; or none. */
 export function numberingColumn(file: SimFile): string | null {
+  if (file.numbering !== undefined) return file.numbering;
   const h = hashOf(`sn:${JSON.stringify(file.rows.map((r) => [r.pid, r.userId ?? '', r.zoneId ?? '', r.trxid ?? '', r.quantity ?? '']))}`);
   return h % 3 === 0 ? [...numberings][(h >>> 8) % 4]! : null;
 }

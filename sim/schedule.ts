@@ -38,6 +38,8 @@ export interface SimFile {
   trxidColumn: boolean;
   noteColumn: boolean;
   delimiter: ',' | ';';
+  /** The reseller's row-number column (`renumber`, world.ts); absent: chosen by a hash of the rows (run-schedule.ts numberingColumn). */
+  numbering?: string;
 }
 
 /**
@@ -352,5 +354,40 @@ export function applyWorld(s: Schedule): Schedule {
       return row;
     }),
   }));
+  if (has(w, 'stall')) {
+    // A daemon stopped past its lease is harmless alone: another must be there to take its batches.
+    out.daemons = 2;
+  }
+  if (has(w, 'renumber') && w.renumber) renumber(out, w.renumber);
+  if (has(w, 'operator') && w.operator && !out.actions.some((a) => a.kind === 'resolve')) {
+    out.actions = [...out.actions, { at: w.operator.at, kind: 'resolve' as const, slip: w.operator.slip }].sort((a, b) => a.at - b.at);
+  }
   return out;
+}
+
+/**
+ * `renumber` (world.ts): every file numbered `sn`/`SN`; each later drop or submit of a file given
+ * as it is comes reordered (its rows renumbered); a file given once is dropped again, reordered,
+ * `afterMs` after it. A key/card row without a trxid is a repeat only by its cells, and its number
+ * changed (#3289: `sn` not read as a row number makes it a new purchase).
+ */
+function renumber(out: Schedule, r: NonNullable<World['renumber']>): void {
+  out.files = out.files.map((f) => ({ ...f, numbering: r.column }));
+  const given = new Map<number, number>();
+  const firstAt = new Map<number, { at: number; file: number }>();
+  const actions: Action[] = out.actions.map((a) => {
+    if (a.kind !== 'drop' && a.kind !== 'submit') return a;
+    const f = a.file % out.files.length;
+    given.set(f, (given.get(f) ?? 0) + 1);
+    if (!firstAt.has(f)) {
+      firstAt.set(f, { at: a.at, file: a.file });
+      return a;
+    }
+    return (a.edit ?? 'none') === 'none' ? { ...a, edit: 'reorder' as const } : a;
+  });
+  for (const [f, n] of given) {
+    const first = firstAt.get(f)!;
+    if (n === 1) actions.push({ at: first.at + r.afterMs, kind: 'drop', file: first.file, edit: 'reorder' });
+  }
+  out.actions = actions.sort((a, b) => a.at - b.at);
 }

@@ -30,6 +30,8 @@ interface Pending {
   quiet: boolean;
   /** A sleep of at most SPIN_SLEEP_MS (the runner's shortest). */
   short?: boolean;
+  /** Held by a pause of its process (`pause`): when it fell due; those held run in that order when the process resumes. */
+  heldFrom?: number;
 }
 
 /** The runner's shortest sleep: a process that keeps waking after it has nothing to do is spinning. */
@@ -89,8 +91,49 @@ export class SimScheduler {
   /** Something happens `delayMs` from now. Returns a handle that cancels it. */
   at(delayMs: number, owner: Owner, what: string, fire: () => void, quiet = false, short = false): () => void {
     const p: Pending = { at: this.#mono + Math.max(0, delayMs), seq: this.#seq++, owner, what, fire, dead: owner !== null && this.#gone.has(owner), quiet, short };
+    const until = owner === null ? undefined : this.#pausedUntil.get(owner);
+    if (until !== undefined && p.at < until) Object.assign(p, { heldFrom: p.at, at: until });
     this.#queue.push(p);
     return () => void (p.dead = true);
+  }
+
+  /** Processes stopped (`pause`), and until when (monotonic). */
+  readonly #pausedUntil = new Map<string, number>();
+
+  /**
+   * A process stops for `ms` and then goes on (SIGSTOP and SIGCONT, a stop-the-world GC pause, a
+   * VM frozen by its host): nothing of its own happens meanwhile, not its timers (a lease renewal
+   * among them), not the answers that reach it; the world and the other processes go on (a lease
+   * lapses, another process takes the batch). When it resumes, what fell due meanwhile happens in
+   * the order it fell due, before anything else at that instant: an answer that arrived just before
+   * the stop is acted on first, with what the process had read before it (its `now` among it).
+   */
+  pause(owner: string, ms: number): void {
+    const until = Math.max(this.#mono + ms, this.#pausedUntil.get(owner) ?? 0);
+    this.#pausedUntil.set(owner, until);
+    for (const p of this.#queue) if (p.owner === owner && !p.dead && p.at < until) Object.assign(p, { heldFrom: p.heldFrom ?? p.at, at: until });
+  }
+
+  /** A stopped process goes on `delayMs` from now (sooner than its pause said; never later). */
+  resume(owner: string, delayMs: number): void {
+    const until = this.#pausedUntil.get(owner);
+    if (until === undefined || until <= this.#mono) return;
+    const at = Math.min(until, this.#mono + Math.max(0, delayMs));
+    this.#pausedUntil.set(owner, at);
+    for (const p of this.#queue) {
+      if (p.owner !== owner || p.heldFrom === undefined || p.at !== until) continue;
+      if (p.heldFrom < at) p.at = at;
+      else {
+        // Falls due after the resume: at its own time, as if never held.
+        p.at = p.heldFrom;
+        delete p.heldFrom;
+      }
+    }
+  }
+
+  /** Whether a process is stopped now (`pause`). */
+  paused(owner: string): boolean {
+    return (this.#pausedUntil.get(owner) ?? -1) > this.#mono;
   }
 
   /** A process died: nothing of its own will happen any more. */
@@ -132,7 +175,14 @@ export class SimScheduler {
     }
     if (this.#queue.length === 0) return false;
     const due = this.#queue.filter((p) => p.at === min);
-    const pick = due.length === 1 ? due[0]! : due[Math.floor(this.#rand.random() * due.length)]!;
+    // What a resumed process held runs first, in the order it fell due (no draw taken: schedules without a pause draw as before).
+    const held = due.filter((p) => p.heldFrom !== undefined);
+    const pick =
+      held.length > 0
+        ? held.reduce((a, b) => (b.heldFrom! < a.heldFrom! || (b.heldFrom === a.heldFrom && b.seq < a.seq) ? b : a))
+        : due.length === 1
+          ? due[0]!
+          : due[Math.floor(this.#rand.random() * due.length)]!;
     this.#queue.splice(this.#queue.indexOf(pick), 1);
     this.#mono = pick.at;
     this.fired++;

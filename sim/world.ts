@@ -72,6 +72,22 @@
  *    first start reconciles before it sends), the day's files dropped again; invariant 38 (what the
  *    ledgers bought before the restore is never bought again after it, the reconcile finishes and
  *    reports) and 1, 2, 5, 14 across it.
+ *  - a daemon that stops past its lease (`stall`, the ninth turn): two daemons on the home; one is
+ *    stopped (SIGSTOP, a stop-the-world GC pause, a frozen VM: SimScheduler.pause) just after it
+ *    sends its nth request of a kind (a history read, an order read, a POST), for 20–90 s, while
+ *    the other runs on: its leases lapse (LEASE_MS, 15 s), the other takes its batches, and when it
+ *    resumes (at the drawn time, or, in half the stops, 0-3 s after the other took
+ *    one of its batches) it acts on the answer it was waiting for with what it had read before the stop;
+ *    invariant 41 (only the lease holder moves a row to review), and 1, 2, 5 (a stale process's
+ *    write over the new owner's outcome).
+ *  - an operator in every schedule (`operator`, the ninth turn): a schedule without a `resolve`
+ *    action gets one at 5-15 minutes; the operator watches the review list until a row reaches it
+ *    (run-schedule.ts); invariant 42.
+ *  - a sheet numbered by the reseller and sorted again (`renumber`, the ninth turn): every file has
+ *    a row-number column named `sn` or `SN` (repeats.ts ROW_NUMBER_NAMES; the other spellings
+ *    stay the hash's), each later drop or submit of a file that was given as it is comes reordered
+ *    (its rows renumbered), and a file given once is given again, reordered, `afterMs` later: a
+ *    key/card row's repeat told by its line number would look new (#3289); invariants 1, 8.
  */
 import fc from 'fast-check';
 import type { ApiProfile, ForeverKind } from './model.js';
@@ -91,6 +107,13 @@ export const FAULT_CLASSES = [
   // Appended (issue 32 item 5, issue 29): the operator restores an older copy of the store
   // (sim/restore.ts; invariant 38). Held back from CI's fixed seeds (test/sim/run-seeds.ts).
   'restore',
+  // Appended (issue 29's ninth turn, reach): a daemon stopped past its lease while another takes
+  // its batches over (invariant 41); a reseller's sheet numbered `sn`/`SN`, sorted again and
+  // dropped again (#3289). Held back from CI's fixed seeds (test/sim/run-seeds.ts).
+  'stall', 'renumber',
+  // An operator in every schedule of the class (`operator`): the `resolve` action is one of ten
+  // kinds of action, so few schedules had one where rows reached review (resolve-refused, #4463).
+  'operator',
 ] as const;
 export type FaultClass = (typeof FAULT_CLASSES)[number];
 
@@ -159,8 +182,13 @@ export interface World {
   refundPartial: number;
   refundAfterCompleted: number;
   trxidFold: NonNullable<ApiProfile['trxidFold']>;
-  /** A fault that never clears for the engine, on the first account (or the second, `account: 1`). */
+  /**
+   * A fault that never clears for the engine, on the first account (or the second, `account: 1`).
+   * As drawn it is always null (see worldArb); found schedules may name one. `neverClearing` reads it.
+   */
   forever: { kind: ForeverKind; fromMs: number; account: 0 | 1 } | null;
+  /** The never-clearing fault as drawn (the ninth turn: `forever` never was); absent in schedules written before it. */
+  foreverDrawn?: { kind: ForeverKind; fromMs: number; account: 0 | 1 };
   /** Spellings of the files' own trxids (rows with `trxid: own`): a prefix from the whole of Unicode, per row id mod 4. */
   trxidPrefixes: string[];
   /** Player ids as spreadsheets write them (per row id mod 4): as typed, trailing space, full-width digits, scientific notation, leading zeros. */
@@ -191,6 +219,16 @@ export interface World {
    * copy restored (`topup restore`) and the daemons started again. Absent in schedules written before it.
    */
   restore?: { backupAt: number; afterMs: number; kill: boolean; atPause?: boolean };
+  /**
+   * `stall` (the ninth turn): the daemon that sends the `nth` request of this kind (counted over
+   * the daemons, while another daemon lives) is stopped for `ms` right after it leaves. Absent in
+   * schedules written before it.
+   */
+  stall?: { on: 'history' | 'order' | 'post'; nth: number; ms: number; resumeAfterTakeMs?: number | null };
+  /** `operator` (the ninth turn): a schedule without a `resolve` action gets one at `at`, typed as `slip` says. Absent in schedules written before it. */
+  operator?: { at: number; slip: 'none' | 'case' | 'other' };
+  /** `renumber` (the ninth turn): the numbering column's name, and when a file given once is given again, reordered. Absent in schedules written before it. */
+  renumber?: { column: 'sn' | 'SN'; afterMs: number };
 }
 
 /**
@@ -243,6 +281,9 @@ export function worldArb(filter: FaultFilter = ALL_FAULTS): fc.Arbitrary<World> 
     refundPartial: fc.constantFrom(0, 0.5),
     refundAfterCompleted: fc.constantFrom(0, 0.1),
     trxidFold: fc.constantFrom<World['trxidFold']>('unicode', 'ascii', 'exact'),
+    // Never anything but null: fast-check's option builds null with weight 1 and the value with
+    // weight freq - 1 (0 here). Kept as it was, so every field after it is drawn as before; the
+    // never-clearing fault is `foreverDrawn`, drawn last (the ninth turn).
     forever: fc.option(
       fc.record({ kind: fc.constantFrom<ForeverKind>('lock', 'maintenance', 'history', 'account', 'revoked'), fromMs: fc.integer({ min: 0, max: 3 * MIN }), account: fc.constantFrom<0 | 1>(0, 0, 1) }),
       { nil: null, freq: 1 },
@@ -294,6 +335,24 @@ export function worldArb(filter: FaultFilter = ALL_FAULTS): fc.Arbitrary<World> 
       // bought on second after it). Drawn last within the record: schedules saved before read false.
       atPause: fc.boolean(),
     }),
+    // Drawn last (the ninth turn), so every field above is drawn as before. A stop of 20-30 s ends
+    // just after the other daemon took the batch (it looks every 5 s once the 15 s lease lapsed):
+    // the new owner has not settled the row yet; 45-90 s, it may have.
+    stall: fc.record({
+      on: fc.constantFrom<'history' | 'order' | 'post'>('history', 'history', 'order', 'post'),
+      nth: fc.nat(3),
+      ms: fc.constantFrom(20_000, 25_000, 30_000, 45_000, 90_000),
+      // Half the stops end just after the other daemon took one of the stopped one's batches (0 ms:
+      // at that very instant, before the new owner's first read is answered): the interleaving a
+      // fixed stop meets only when the new owner is slow to settle the row.
+      resumeAfterTakeMs: fc.option(fc.constantFrom(0, 0, 5, 50, 500, 3_000), { nil: null, freq: 2 }),
+    }),
+    renumber: fc.record({
+      column: fc.constantFrom<'sn' | 'SN'>('sn', 'SN'),
+      afterMs: fc.constantFrom(15_000, 60_000, 150_000),
+    }),
+    foreverDrawn: fc.record({ kind: fc.constantFrom<ForeverKind>('lock', 'maintenance', 'history', 'account', 'revoked'), fromMs: fc.integer({ min: 0, max: 3 * MIN }), account: fc.constantFrom<0 | 1>(0, 0, 1) }),
+    operator: fc.record({ at: fc.integer({ min: 5 * MIN, max: 15 * MIN }), slip: fc.constantFrom<'none' | 'case' | 'other'>('none', 'none', 'case', 'other') }),
   });
 }
 
@@ -307,6 +366,17 @@ export function editClass(e: ConfigEdit): FaultClass {
   return e.op === 'rename' || e.op === 'remove' ? 'config-rename' : e.op === 'repoint' ? 'config-repoint' : 'config-edit';
 }
 
+/**
+ * The never-clearing fault of a schedule with `forever` on: the one it names, else the one drawn
+ * last (`foreverDrawn`). Until the ninth turn `forever` was always null as drawn (fast-check's
+ * `option` with `freq: 1` never builds the value), so the class turned nothing on outside found
+ * schedules written by hand.
+ */
+export function neverClearing(w: World): World['foreverDrawn'] | null {
+  if (!has(w, 'forever')) return null;
+  return w.forever ?? w.foreverDrawn ?? null;
+}
+
 /** The model knobs a world turns on (forever: `account` picks which account's profile gets it). */
 export function widen(p: ApiProfile, w: World, account: 0 | 1): ApiProfile {
   const out: ApiProfile = { ...p };
@@ -314,8 +384,9 @@ export function widen(p: ApiProfile, w: World, account: 0 | 1): ApiProfile {
   if (has(w, 'unmarked-replay')) out.unmarkedReplay = w.unmarkedReplay;
   if (has(w, 'refunds')) Object.assign(out, { refundOmitted: w.refundOmitted, refundLate: w.refundLate, refundPartial: w.refundPartial, refundAfterCompleted: w.refundAfterCompleted });
   if (has(w, 'fold')) out.trxidFold = w.trxidFold;
-  if (has(w, 'forever') && w.forever && w.forever.account === account) {
-    out.forever = { kind: w.forever.kind, fromMs: w.forever.fromMs, untilMs: w.forever.fromMs + LIVENESS_BOUND_MS + 5 * MIN };
+  const fv = neverClearing(w);
+  if (fv && fv.account === account) {
+    out.forever = { kind: fv.kind, fromMs: fv.fromMs, untilMs: fv.fromMs + LIVENESS_BOUND_MS + 5 * MIN };
   }
   // Classes off: their knobs zeroed for the whole schedule.
   if (!has(w, 'lost')) Object.assign(out, { lostAfter: 0, lostBefore: 0 });

@@ -85,6 +85,11 @@ export const CI_HELD_BACK = {
   // Held back (issue 32 item 5): an older copy of the store restored (sim/restore.ts, invariant 38).
   // New, not yet run on fresh seeds at CI's budget; held back, CI's schedules are the ones it drew before.
   restore: 'an older copy of the store restored (38): new, not yet run clean on fresh seeds at BUDGET',
+  // Held back (issue 29's ninth turn, reach): new, not yet run clean on fresh seeds at BUDGET; held
+  // back, CI's swarm draws exactly the schedules it drew before them.
+  stall: 'a daemon stopped past its lease while another takes its batches (41): new, not yet run clean on fresh seeds at BUDGET',
+  renumber: 'numbered sheets sorted again and dropped again (#3289): new, not yet run clean on fresh seeds at BUDGET',
+  operator: 'an operator resolving review rows in every schedule of the class (42): new, not yet run clean on fresh seeds at BUDGET',
 } as const;
 export const CI_FAULTS: FaultFilter = faultFilter(undefined, Object.keys(CI_HELD_BACK).join(','), true);
 
