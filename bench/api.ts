@@ -29,12 +29,15 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { Pool } from 'undici';
 import Database from 'better-sqlite3';
-import { cliEnv, inProcessSandbox, releaseAll, startDaemon, tempHome, waitFor } from '../test/e2e/harness.js';
+import { spawn } from 'node:child_process';
+import { CLI, cliEnv, inProcessSandbox, releaseAll, startDaemon, tempHome, waitFor, type DaemonProcess } from '../test/e2e/harness.js';
 import { round, startChild, stopChild } from './lib.js';
 
 const TOKEN = 'bench-order-api-token-0123456789abcdef';
 
 export interface ApiReport {
+  /** Which build answered (this build, or the baseline of --baseline-dist). */
+  label?: string;
   toWire: { orders: number; spacingMs: number; p50Ms: number; p99Ms: number; maxMs: number; fileRuns: number; fileMedianMs: number; fileMinMs: number };
   accept: { orders: number; ratePerSec: number; p50Ms: number; p99Ms: number; maxMs: number; concurrency: number; wallSec: number; perSecond: number; statuses: Record<string, number>; hog: boolean };
   /** The same open-loop load without the hog, just before (same daemon). */
@@ -53,7 +56,43 @@ const createdMs = (o: Record<string, unknown>): number => (typeof o.createdAt ==
 
 const order = (i: number, tag: string): Record<string, unknown> => ({ trxid: `${tag}-${i}`, pid: 'PUBG-60', userId: `5${String(100000000 + i)}` });
 
-async function startApiDaemon(balanceUsd: number) {
+/** Where the daemon comes from, and whether its CPU is profiled (node --cpu-prof into that folder). */
+export interface ApiBuild {
+  label: string;
+  /** dist/cli.js of the build measured; the harness's (this worktree's) when absent. */
+  cli?: string;
+  cpuProfDir?: string;
+}
+
+/** The harness's startDaemon, or the same for another build's CLI (a baseline). */
+function daemonOf(env: NodeJS.ProcessEnv, build: ApiBuild): DaemonProcess {
+  if (!build.cli && !build.cpuProfDir) return startDaemon(env);
+  // node refuses --cpu-prof in NODE_OPTIONS: it goes on the command line.
+  const prof = build.cpuProfDir ? ['--cpu-prof', '--cpu-prof-dir', build.cpuProfDir] : [];
+  const child = spawn(process.execPath, [...prof, build.cli ?? CLI, 'daemon'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+  child.stderr.on('data', (d: Buffer) => (out += d.toString()));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })));
+  return {
+    child: Object.assign(child, { output: () => out }),
+    output: () => out,
+    exited,
+    async stop(timeoutMs = 15_000) {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+      const { code } = await exited;
+      clearTimeout(timer);
+      return code;
+    },
+    async kill() {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+      await exited;
+    },
+  } as DaemonProcess;
+}
+
+async function startApiDaemon(balanceUsd: number, build: ApiBuild = { label: 'this build' }) {
   const home = tempHome('topup-bench-api-');
   const sb = await inProcessSandbox({ balanceUsd });
   const env = cliEnv(home, sb, { TOPUP_ORDER_API_TOKEN: TOKEN, TOPUP_CONSOLE: '127.0.0.1:0', TOPUP_LOG_LEVEL: 'warn' });
@@ -61,7 +100,7 @@ async function startApiDaemon(balanceUsd: number) {
   delete env.TOPUP_SETTLE_MS;
   delete env.TOPUP_POLL_INTERVAL_MS;
   env.TOPUP_LOG_LEVEL = 'info';
-  const daemon = startDaemon(env);
+  const daemon = daemonOf(env, build);
   const url = (await waitFor('the console address', () => /console: open (http:\/\/[^\s]+\/) in a browser/.exec(daemon.output())?.[1], 30_000, 20)).replace(/\/$/, '');
   const pool = new Pool(url, { connections: 64, pipelining: 1 });
   const post = async (body: unknown): Promise<{ status: number; json: any; ms: number; at: number }> => {
@@ -73,8 +112,9 @@ async function startApiDaemon(balanceUsd: number) {
   return { home, sb, daemon, url, pool, post };
 }
 
-export async function measureApi(opts: { orders: number; ratePerSec: number; concurrency: number; wireOrders: number; spacingMs: number; fileRuns: number; replays: number }): Promise<ApiReport> {
-  const d = await startApiDaemon(1_000_000);
+export async function measureApi(opts: { orders: number; ratePerSec: number; concurrency: number; wireOrders: number; spacingMs: number; fileRuns: number; replays: number; build?: ApiBuild }): Promise<ApiReport> {
+  const build = opts.build ?? { label: 'this build' };
+  const d = await startApiDaemon(1_000_000, build);
   try {
     // Warm: the catalog read, the first balance read, the day's batch made and funded.
     for (let i = 0; i < 5; i++) await d.post(order(i, 'warm'));
@@ -151,7 +191,7 @@ export async function measureApi(opts: { orders: number; ratePerSec: number; con
     // The file path beside it: a one-row file renamed into a running daemon's inbox.
     const fileMs: number[] = [];
     for (let i = 0; i < opts.fileRuns; i++) {
-      const f = await startApiDaemon(1_000);
+      const f = await startApiDaemon(1_000, { label: build.label, ...(build.cli && { cli: build.cli }) });
       await new Promise((r) => setTimeout(r, 1_500));
       const tmp = join(f.home.dir, `.one-${i}.csv.writing`);
       writeFileSync(tmp, `pid,userId\nPUBG-60,51234${String(10000 + i)}\n`);
@@ -164,6 +204,7 @@ export async function measureApi(opts: { orders: number; ratePerSec: number; con
     }
     fileMs.sort((a, b) => a - b);
     return {
+      label: build.label,
       toWire: {
         orders: wire.length, spacingMs: opts.spacingMs, p50Ms: round(pct(wire, 50), 1), p99Ms: round(pct(wire, 99), 1), maxMs: round(Math.max(...wire), 1),
         fileRuns: fileMs.length, fileMedianMs: round(fileMs[Math.floor(fileMs.length / 2)]!, 0), fileMinMs: round(fileMs[0]!, 0),

@@ -229,8 +229,19 @@ async function main(): Promise<void> {
   }
 
   let api: ApiReport | undefined;
+  /** With --baseline-dist: the older build measured alternately with this one (--repeat R rounds). */
+  const apiRuns: ApiReport[] = [];
   if (a.parts.has('api')) {
-    api = await measureApi({ orders: a.apiOrders, ratePerSec: 500, concurrency: 32, wireOrders: 100, spacingMs: 400, fileRuns: 5, replays: 200 });
+    const builds = [...(a.baselineDist ? [{ label: 'baseline', cli: join(a.baselineDist, 'cli.js') }] : []), { label: 'this build' }];
+    for (let r = 0; r < a.repeat; r++) {
+      for (const b of builds) {
+        const cpuProfDir = a.cpuProf ? join(a.cpuProf, `api-${b.label.replace(/\W+/g, '-')}-${r + 1}`) : undefined;
+        log(`api: ${b.label}, round ${r + 1}, load ${loadavg().map((x) => round(x, 2)).join(' ')}`);
+        const rep = await measureApi({ orders: a.apiOrders, ratePerSec: 500, concurrency: 32, wireOrders: 100, spacingMs: 400, fileRuns: a.baselineDist ? 1 : 5, replays: 200, build: { ...b, ...(cpuProfDir && { cpuProfDir }) } });
+        apiRuns.push({ ...rep, loadavg: loadavg().map((x) => round(x, 2)) } as ApiReport);
+        if (b.label === 'this build') api = rep;
+      }
+    }
   }
 
   let checks: ChecksReport | undefined;
@@ -327,6 +338,7 @@ async function main(): Promise<void> {
     scale,
     accounts,
     api,
+    ...(apiRuns.length > 1 && { apiRuns }),
     overview,
     checks,
     targets,
@@ -351,6 +363,7 @@ async function main(): Promise<void> {
     '',
     accounts ? accountsTable(accounts) : '',
     api ? apiTable(api) : '',
+    apiRuns.length > 1 ? apiRuns.map((r) => `${r.label}: POST at 500/s p50 / p99 / max ${r.acceptQuiet.p50Ms} / ${r.acceptQuiet.p99Ms} / ${r.acceptQuiet.maxMs} ms; beside a hog ${r.accept.p50Ms} / ${r.accept.p99Ms} / ${r.accept.maxMs} ms; closed loop ${r.accept.perSecond}/s; load after ${(r as ApiReport & { loadavg?: number[] }).loadavg?.join(' ')}`).join('\n') : '',
     checks ? `${checksTable(checks)}\nload average (1, 5, 15 min) before ${checks.loadavg.before.join(' ')}, after ${checks.loadavg.after.join(' ')}; 429s and call counts do not depend on the load, measured times do.\n` : '',
     overview ? table(['console Overview (issue 33)', 'value'], [
       ['rows in the store', overview.rows.toLocaleString('en')],

@@ -14,6 +14,7 @@
  */
 import { closeSync, existsSync, fdatasyncSync, openSync, readFileSync, renameSync, statSync, writeFileSync, writeSync } from 'node:fs';
 import { loadavg } from 'node:os';
+import Database from 'better-sqlite3';
 import { join } from 'node:path';
 import type { CallLogEntry } from '../src/sandbox/index.js';
 import { daemonHome, procSample, removeDir, round, sleep, startChild, stopChild, tempDir, waitForOutput, type ProcSample } from './lib.js';
@@ -68,6 +69,20 @@ export interface ScaleRun {
   loadavg: { before: number[]; after: number[] };
   /** A 4 KB write + fdatasync in the temp folder just before the run, median ms (see fsyncProbe). */
   fsyncMs: number;
+  /**
+   * The trace of the pace: the gaps between consecutive orders as the sandbox received them (ms,
+   * its Date.now()): how many gaps of 0, 1, 2, 3, 4 and 5+ ms, and the time spent in gaps longer
+   * than the ceiling's own (2.5 ms at 400/s) beyond that 2.5 ms: the time a paced sender lost.
+   */
+  gaps?: { histogram: Record<string, number>; lostSec: number; over20ms: number };
+  /**
+   * The same for the rate gate's admissions (its call log, api_calls.t: whole monotonic ms, every
+   * route), read from the store after the run: what the gate let through, before the intent's
+   * group commit and its sync bunch the requests up on their way to the wire.
+   */
+  admissions?: { histogram: Record<string, number>; lostSec: number; over20ms: number };
+  /** Per order sent once and answered at once: ms from its intent (first_sent_at) to its answer's commit (updated_at), p50 / p90. */
+  intentToAnswerMs?: { p50: number; p90: number; n: number };
 }
 
 export function scaleSandbox(seed: number): SandboxSpec {
@@ -196,8 +211,9 @@ export async function runScale(spec: ScaleSpec): Promise<ScaleRun> {
     const dbMb = fileMb(join(jobs, 'topup.db'));
     const walMb = fileMb(join(jobs, 'topup.db-wal'));
     const calls = (await sandbox.calls()).filter((c) => c.t >= landedAt - 1 && c.t <= endedAt + 1);
+    const trace = storeTrace(join(jobs, 'topup.db'));
     if (spec.keepLogs) writeFileSync(spec.keepLogs, readFileSync(logFile));
-    return figures(spec, { landedAt, endedAt, finished, calls, samples, cpuStart, atStart, atEnd, counts, dbMb, walMb, before, after, fsyncMs });
+    return { ...figures(spec, { landedAt, endedAt, finished, calls, samples, cpuStart, atStart, atEnd, counts, dbMb, walMb, before, after, fsyncMs }), ...trace };
   } catch (err) {
     const tail = existsSync(logFile) ? readFileSync(logFile, 'utf8').split('\n').slice(-30).join('\n') : '';
     throw new Error(`${spec.label}: ${(err as Error).message}\n--- daemon log tail ---\n${tail}`);
@@ -273,7 +289,39 @@ function figures(spec: ScaleSpec, r: Raw): ScaleRun {
     curve,
     loadavg: { before: r.before, after: r.after },
     fsyncMs: r.fsyncMs,
+    gaps: gapTrace(submits),
   };
+}
+
+/** ScaleRun.admissions and intentToAnswerMs, from the daemon's store after it stopped. */
+function storeTrace(path: string): Pick<ScaleRun, 'admissions' | 'intentToAnswerMs'> {
+  if (!existsSync(path)) return {};
+  const db = new Database(path, { readonly: true });
+  try {
+    const ts = (db.prepare('SELECT t FROM api_calls ORDER BY t').pluck().all() as number[]);
+    const lat = (db.prepare(`SELECT updated_at - first_sent_at FROM rows WHERE attempts = 1 AND polls = 0 AND order_id IS NOT NULL AND first_sent_at IS NOT NULL`).pluck().all() as number[]).sort((a, b) => a - b);
+    const at = (q: number): number => lat[Math.min(lat.length - 1, Math.floor(q * lat.length))] ?? NaN;
+    return { admissions: gapTrace(ts), intentToAnswerMs: { p50: at(0.5), p90: at(0.9), n: lat.length } };
+  } catch {
+    return {};
+  } finally {
+    db.close();
+  }
+}
+
+/** See ScaleRun.gaps. */
+function gapTrace(submits: number[]): ScaleRun['gaps'] {
+  const histogram: Record<string, number> = { '0': 0, '1': 0, '2': 0, '3': 0, '4': 0, '5+': 0 };
+  const ceilingGap = 1000 / SCALE_PER_SECOND;
+  let lost = 0;
+  let over20ms = 0;
+  for (let i = 1; i < submits.length; i++) {
+    const g = submits[i]! - submits[i - 1]!;
+    histogram[g >= 5 ? '5+' : String(g)]!++;
+    if (g > ceilingGap) lost += g - ceilingGap;
+    if (g > 20) over20ms++;
+  }
+  return { histogram, lostSec: round(lost / 1000, 1), over20ms };
 }
 
 export interface ScaleReport {
@@ -321,6 +369,14 @@ export function scaleTables(rep: ScaleReport): string {
       r.db ? r.db.totalMb : '—', r.wallSec, r.calls.r429, r.calls.poll + r.calls.history, `${r.loadavg.before[0]} → ${r.loadavg.after[0]}`, r.fsyncMs,
     ]),
   );
+  const gaps = table(
+    ['build', 'rows', 'gaps between orders at the API: 0 / 1 / 2 / 3 / 4 / 5+ ms', 'time lost in gaps > 2.5 ms (s)', 'gaps > 20 ms'],
+    rep.runs.flatMap((r) => [
+      [r.label, r.rows, r.gaps ? Object.values(r.gaps.histogram).join(' / ') : '—', r.gaps?.lostSec ?? '—', r.gaps?.over20ms ?? '—'],
+      [`${r.label}: admitted by the gate`, r.rows, r.admissions ? Object.values(r.admissions.histogram).join(' / ') : '—', r.admissions?.lostSec ?? '—', r.admissions?.over20ms ?? '—'],
+      [`${r.label}: intent → answer committed, p50 / p90 ms`, r.rows, r.intentToAnswerMs ? `${r.intentToAnswerMs.p50} / ${r.intentToAnswerMs.p90} (${r.intentToAnswerMs.n} orders)` : '—', '', ''],
+    ]),
+  );
   const curves = table(
     ['build', 'rows', 'CPU s per 1k orders, each tenth of the batch (first → last)', 'orders/s each tenth', 'RSS MB (max) each tenth'],
     rep.runs.map((r) => [r.label, r.rows, r.curve.map((c) => c.cpuSecPer1k).join(' '), r.curve.map((c) => c.ordersPerSec).join(' '), r.curve.map((c) => c.rssMaxMb).join(' ')]),
@@ -330,5 +386,5 @@ export function scaleTables(rep: ScaleReport): string {
     rep.ratios.map((x) => [x.label, `${x.large} ÷ ${x.small}: ${x.cpuPer1kRatio ?? '—'}`, x.ofCeilingAtLarge]),
   );
   const targets = table(['target', 'measured', 'met'], rep.targets.map((t) => [t.target, t.measured, t.met === undefined ? 'not run' : t.met ? 'yes' : 'NO']));
-  return [runs, '', curves, '', ratios, '', targets].join('\n');
+  return [runs, '', gaps, '', curves, '', ratios, '', targets].join('\n');
 }

@@ -9,8 +9,9 @@
  *  3. the balance must cover it, beside everything already promised (below), unless the request
  *     says `queue: true` (then it waits for a top-up like a file does);
  *  4. it is stored `pending` as the next row of the day's API batch (orders/api-batch.ts), with
- *     its trxid and exact request body, in a transaction that commits (synchronous=FULL) before
- *     the answer: the 202 means the order is on disk. Concurrent acceptances share one transaction
+ *     its trxid and exact request body, in a transaction that is on disk before the answer
+ *     (synchronous=FULL, or with the daemon's log sync committed and then fdatasync'ed off the
+ *     event loop, store/wal-sync.ts, before any answer leaves): the 202 means the order is on disk. Concurrent acceptances share one transaction
  *     (a group commit: one fsync for every order that arrived meanwhile); each is judged in turn
  *     inside it, so two requests with one trxid cannot both be stored (and the unique index would
  *     refuse the second anyway).
@@ -28,6 +29,7 @@
  * refuses for balance is not charged: it waits for a top-up like any row (status `accepted`).
  */
 import { createHash } from 'node:crypto';
+import { unsynced } from '../store/db.js';
 import { saleFromMeta } from '../intake/sale-price.js';
 import { coerceError } from '../kernel/errors.js';
 import { jsonDepth } from '../kernel/json-depth.js';
@@ -45,7 +47,7 @@ import { OrderReads, type ApiRow } from '../store/order-reads.js';
 import type { NewRow } from '../store/row-record.js';
 import { originOf } from '../config/order-api-settings.js';
 import { apiColumns, todaysApiBatch } from './api-batch.js';
-import { appendJournal, appendJournalMirror, journalMirror, MIRROR_TROUBLE_KEY, type MirrorTrouble } from './journal.js';
+import { appendJournal, appendJournalDurable, appendJournalMirror, journalMirror, MIRROR_TROUBLE_KEY, type MirrorTrouble } from './journal.js';
 import { orderEvent, orderView } from './view.js';
 import type { AcceptOutcome, FeedPage, FieldProblem, OrderDesk, OrderEvent, OrderInput, OrderView, PlayerCheckDesk, PlayerCheckInput, PlayerCheckOutcome } from './types.js';
 import { trxidAsGiven } from '../kernel/identity.js';
@@ -133,7 +135,9 @@ export class Desk implements OrderDesk, PlayerCheckDesk {
     if (input.meta !== undefined && jsonDepth(input.meta, META_MAX_DEPTH) > META_MAX_DEPTH) return invalid([{ field: 'meta', reason: `nested more than ${META_MAX_DEPTH} levels deep` }]);
     const hash = bodyHash(input);
     const known = this.#known(input.trxid, hash);
-    if (known) return known;
+    // The same order again: the group that stored it may still be syncing the log (#flush), and a
+    // 200 says the order is there as surely as its 202 does.
+    if (known) return known.kind === 'same' && this.#rt.walSync ? this.#rt.walSync.durable().then(() => known) : known;
     const callback = this.#callback(input);
     if (typeof callback !== 'string' && callback !== null) return callback;
     const prepared = await this.#prepare(input, hash, callback, opts.recovered === true, opts.recovered === true ? opts.account : undefined);
@@ -338,8 +342,16 @@ export class Desk implements OrderDesk, PlayerCheckDesk {
     const rt = this.#rt;
     // Per order: its answer, or the error that undid only its own savepoint (the others commit).
     const outcomes: (AcceptOutcome | { error: unknown })[] = [];
+    // With the runtime's log sync (store/wal-sync.ts) the group is committed unsynced and the log's
+    // fdatasync runs on libuv's thread pool, beside the journal's fsync: the answers wait for both,
+    // the event loop for neither (a profile of the order API at 500/s: the two fsyncs of each group,
+    // on the loop, were the largest single cost in front of every other request). What is on disk
+    // when a 202 leaves is what a FULL commit put there (wal-sync.ts says why). Without one (the
+    // simulator's clock, a replicated store): FULL, and the journal's fsync on the loop, as before.
+    const wal = rt.walSync;
+    const commit = (fn: () => void): void => (wal ? unsynced(rt.db, fn) : fn());
     try {
-      rt.db.transaction(() => {
+      commit(() => rt.db.transaction(() => {
         const now = rt.clock.now();
         const day = todaysApiBatch(rt, now);
         const promisable = this.#readings.promisable();
@@ -360,7 +372,7 @@ export class Desk implements OrderDesk, PlayerCheckDesk {
             }
           }
         }
-      }).immediate();
+      }).immediate());
     } catch (err) {
       for (const w of batch) w.reject(err);
       this.#next();
@@ -372,10 +384,14 @@ export class Desk implements OrderDesk, PlayerCheckDesk {
     // lost or restored from an older copy. The store has them already: if the journal cannot be
     // written (a full disk) the orders stand and the log says so, loudly.
     const accepted = batch.flatMap((w, i) => ('kind' in outcomes[i]! && (outcomes[i] as AcceptOutcome).kind === 'accepted' ? [{ at: rt.clock.now(), trxid: w.p.input.trxid, body: w.p.input, ...(w.p.row.account ? { account: w.p.row.account } : {}) }] : []));
-    try {
-      appendJournal(rt.config.jobsDir, accepted);
-    } catch (err) {
+    const journalFailed = (err: unknown): void =>
       rt.log.error({ err: coerceError(err).message, orders: accepted.length }, 'accepted API orders could not be written to the journal (jobs/api-journal/): they are in the store, but a lost store would lose them');
+    let journal: Promise<void> = Promise.resolve();
+    try {
+      if (wal) journal = appendJournalDurable(rt.config.jobsDir, accepted).catch(journalFailed);
+      else appendJournal(rt.config.jobsDir, accepted);
+    } catch (err) {
+      journalFailed(err);
     }
     // And beside the replica of a warm standby (journalMirror): what a takeover finds when this
     // machine dies before Litestream's next sync.
@@ -401,12 +417,27 @@ export class Desk implements OrderDesk, PlayerCheckDesk {
         }
       }
     }
-    for (let i = 0; i < batch.length; i++) {
-      const o = outcomes[i]!;
-      if ('error' in o) batch[i]!.reject(o.error);
-      else batch[i]!.resolve(o);
-    }
-    if (outcomes.some((o) => 'kind' in o && o.kind === 'accepted')) this.#wake();
+    const answer = (): void => {
+      for (let i = 0; i < batch.length; i++) {
+        const o = outcomes[i]!;
+        if ('error' in o) batch[i]!.reject(o.error);
+        else batch[i]!.resolve(o);
+      }
+    };
+    // An accepted order, or the same order again (it may be one a group just before committed,
+    // its sync still running), is answered once the log is on disk; refusals at once.
+    const stored = accepted.length > 0;
+    if (wal && outcomes.some((o) => 'kind' in o && (o.kind === 'accepted' || o.kind === 'same'))) {
+      // The 202s leave once the log is on disk (and the journal's lines, whose failure is only
+      // logged, as above). A failed sync of the log: the orders may not be on disk, so no 202
+      // says they are (a 500: the shop sends the same order again and is answered by the stored
+      // one). The next group is judged meanwhile: its commit comes after this one's, and its
+      // own sync covers both.
+      Promise.all([wal.durable(), journal]).then(answer, (err: unknown) => {
+        for (const w of batch) w.reject(err);
+      });
+    } else answer();
+    if (stored) this.#wake();
     this.#next();
   }
 

@@ -12,7 +12,7 @@
  * JOURNAL_DAYS days (a backup copies them: store/backup.ts journalFiles).
  */
 import { foldTrxid } from '../kernel/identity.js';
-import { accessSync, closeSync, constants, existsSync, fstatSync, fsyncSync, mkdirSync, openSync, readFileSync, readSync, readdirSync, rmSync, statSync, writeSync } from 'node:fs';
+import { accessSync, closeSync, constants, existsSync, fstatSync, fsync, fsyncSync, mkdirSync, openSync, readFileSync, readSync, readdirSync, rmSync, statSync, writeSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { OrderInput, OrderDesk } from './types.js';
 import type { Runtime } from '../runtime.js';
@@ -121,6 +121,19 @@ export function appendJournal(jobsDir: string, entries: readonly JournalEntry[])
   appendJournalIn(join(jobsDir, JOURNAL_DIR), entries);
 }
 
+/**
+ * appendJournal with its fsyncs on libuv's thread pool: the lines are written now (a kill from here
+ * on finds them, in the operating system's cache), and the promise resolves once they are on disk
+ * (rejects with what the file system says). For the order desk, whose 202s wait for it off the
+ * event loop (orders/desk.ts): an fsync on the loop held every other request behind it.
+ */
+export async function appendJournalDurable(jobsDir: string, entries: readonly JournalEntry[]): Promise<void> {
+  if (entries.length === 0) return;
+  await appendJournalIn(join(jobsDir, JOURNAL_DIR), entries, fsyncOffLoop);
+}
+
+const fsyncOffLoop = (fd: number): Promise<void> => new Promise((resolve, reject) => fsync(fd, (err) => (err ? reject(err) : resolve())));
+
 /** The same entries appended to the mirror (journalMirror), fsynced; days older than JOURNAL_DAYS removed as a new day begins. */
 export function appendJournalMirror(mirror: string, entries: readonly JournalEntry[], now: number): void {
   if (entries.length === 0) return;
@@ -144,7 +157,11 @@ function endsTorn(fd: number): boolean {
 }
 
 /** Appends to `<dir>/<day>.jsonl` with fsync; true when it began a new file. */
-function appendJournalIn(dir: string, entries: readonly JournalEntry[]): boolean {
+function appendJournalIn(dir: string, entries: readonly JournalEntry[]): boolean;
+/** The same with `sync` for each fsync (appendJournalDurable): resolves once every one has. */
+function appendJournalIn(dir: string, entries: readonly JournalEntry[], sync: (fd: number) => Promise<void>): Promise<boolean>;
+function appendJournalIn(dir: string, entries: readonly JournalEntry[], sync?: (fd: number) => Promise<void>): boolean | Promise<boolean> {
+  if (sync) return appendJournalAsync(dir, entries, sync);
   let begun = false;
   mkdirSync(dir, { recursive: true, mode: 0o700 });
   const byDay = new Map<string, JournalEntry[]>();
@@ -167,6 +184,37 @@ function appendJournalIn(dir: string, entries: readonly JournalEntry[]): boolean
       const dfd = openSync(dir, 'r');
       try {
         fsyncSync(dfd);
+      } finally {
+        closeSync(dfd);
+      }
+    }
+  }
+  return begun;
+}
+
+async function appendJournalAsync(dir: string, entries: readonly JournalEntry[], sync: (fd: number) => Promise<void>): Promise<boolean> {
+  let begun = false;
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  const byDay = new Map<string, JournalEntry[]>();
+  for (const e of entries) byDay.set(dayOf(e.at), [...(byDay.get(dayOf(e.at)) ?? []), e]);
+  for (const [day, list] of byDay) {
+    const path = join(dir, `${day}.jsonl`);
+    const created = !existsSync(path);
+    const fd = openSync(path, 'a+', 0o600);
+    try {
+      const lines = list.map((e) => `${JSON.stringify(e)}\n`).join('');
+      // Written at once, in call order: a group that starts while this one's fsync runs appends
+      // after these lines, never between them (the desk writes its groups one after another).
+      writeSync(fd, endsTorn(fd) ? `\n${lines}` : lines);
+      await sync(fd);
+    } finally {
+      closeSync(fd);
+    }
+    if (created) {
+      begun = true;
+      const dfd = openSync(dir, 'r');
+      try {
+        await sync(dfd);
       } finally {
         closeSync(dfd);
       }

@@ -138,7 +138,7 @@ export const INVARIANTS: readonly Invariant[] = Object.freeze([
   {
     id: 'api-order-stored-before-answer',
     rule: 'An API order is on disk, with its trxid, before the shop is told it was accepted; one trxid is one order whoever sends it how often: the same body is answered as that order, any other body (or a trxid a file row or a moved row holds, in any letter case) is refused, never stored twice.',
-    enforcedBy: 'orders/desk.ts stores it in a transaction committed (synchronous=FULL) before the 202, re-checking the trxid inside it; the unique index rows_trxid and the folded-trxid triggers (migration 11, the one fold since migration 13) refuse a second row whatever inserts it; rows.api_body_hash tells the same body from another',
+    enforcedBy: 'orders/desk.ts stores it in a transaction on disk before the 202 (synchronous=FULL, or committed and its log fdatasynced off the event loop, store/wal-sync.ts), re-checking the trxid inside it; the unique index rows_trxid and the folded-trxid triggers (migration 11, the one fold since migration 13) refuse a second row whatever inserts it; rows.api_body_hash tells the same body from another',
     tests: [
       { file: 'test/orders/desk.test.ts', title: 'accepts an order durably (202)' },
       { file: 'test/orders/desk.test.ts', title: 'concurrent acceptances of one trxid store one order' },
