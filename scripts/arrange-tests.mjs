@@ -98,6 +98,9 @@ const MOVES = {
   // test/account (src/account's modules) joins test/accounts
   'test/account/funds.test.ts': 'test/accounts/funds.test.ts',
   'test/account/learned-limits.test.ts': 'test/accounts/learned-limits.test.ts',
+  // test/rev37: the review of the one reviewed result (outbox/paths.ts)
+  'test/rev37/reviewed-path-after-finish.test.ts': 'test/outbox/reviewed-path-after-finish.test.ts',
+  'test/rev37/reviewed-name-owned.test.ts': 'test/outbox/reviewed-name-owned.test.ts',
 };
 
 /** Folders that must end empty: named after a review round, or a twin of another folder. */

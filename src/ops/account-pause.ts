@@ -48,6 +48,11 @@ export interface ResumeOutcome {
   ended: PauseState | null;
   /** A supplier's pause in force (not the operator's to end), if any. */
   supplier: PauseState | null;
+  /**
+   * The operator's pause in force when it is not the one the caller asked to end (`since` given and
+   * not its start): nothing ended. A console confirm page left open must not end a newer pause.
+   */
+  changed: PauseState | null;
   rowsWaiting: number;
 }
 
@@ -84,16 +89,30 @@ export function pauseAccount(store: PauseStore, account: string, rawNote: string
   return { account, changed, replaced: changed ? before : null, since: pauses.current?.since ?? now, rowsWaiting: waitingOn(store, account) };
 }
 
-/** The operator ends their pause of `account` (see the top). */
-export function resumeAccount(store: PauseStore, account: string, by: PauseBy): ResumeOutcome {
+/**
+ * The operator ends their pause of `account` (see the top). `since`: the start of the pause the
+ * caller was shown (the console's confirm form carries it); another operator pause in force (the
+ * one shown was resumed and a new one made meanwhile, say in another tab) is left standing and
+ * returned as `changed`. Checked and ended in one write transaction, so no other process's
+ * pause or resume comes between. Without `since` (the CLI): whatever operator pause is in force.
+ */
+export function resumeAccount(store: PauseStore, account: string, by: PauseBy, since?: number | null): ResumeOutcome {
   const clock = by.clock ?? systemClock;
-  const pauses = new Pauses(store.meta, by.probeMs, clock, account);
-  const ended = pauses.resume();
-  const left = pauses.current;
-  if (ended) {
-    new AuditStore(store.db).record({ at: clock.now(), actor: by.actor, address: by.address ?? null, action: 'account resumed', detail: `account "${account}" resumed by the operator (paused since ${new Date(ended.since).toISOString()})`, outcome: 'ok' });
-  }
-  return { account, ended, supplier: left && left.kind !== 'operator' ? left : null, rowsWaiting: waitingOn(store, account) };
+  return store.db
+    .transaction((): ResumeOutcome => {
+      const pauses = new Pauses(store.meta, by.probeMs, clock, account);
+      const cur = pauses.current;
+      if (since !== undefined && cur?.kind === 'operator' && cur.since !== since) {
+        return { account, ended: null, supplier: null, changed: cur, rowsWaiting: waitingOn(store, account) };
+      }
+      const ended = pauses.resume();
+      const left = pauses.current;
+      if (ended) {
+        new AuditStore(store.db).record({ at: clock.now(), actor: by.actor, address: by.address ?? null, action: 'account resumed', detail: `account "${account}" resumed by the operator (paused since ${new Date(ended.since).toISOString()})`, outcome: 'ok' });
+      }
+      return { account, ended, supplier: left && left.kind !== 'operator' ? left : null, changed: null, rowsWaiting: waitingOn(store, account) };
+    })
+    .immediate();
 }
 
 /**

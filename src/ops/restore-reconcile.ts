@@ -318,6 +318,16 @@ function cutOff(anchors: Anchors, since: number): string | null {
   return `its history ended without listing order ${anchors.newest.orderId}, which this home placed there before ${iso(since)} (the supplier keeps only recent orders: it does not reach back to the copy)`;
 }
 
+const DAY_MS = 86_400_000;
+/**
+ * The margin on the safe side, one whole day: a supplier's "30 days" may be 30 calendar days on
+ * its own clock, counted from a midnight in its time zone (UTC+7 for one real supplier), so it may
+ * keep up to almost a day less than 30×24 h. An hour was not enough: a copy 29.5 days old was
+ * trusted as within the history. A copy within the last day of what the supplier says it keeps
+ * goes to review (more review, never a purchase made twice); under a day kept, every copy does.
+ */
+const KEPT_MARGIN_MS = DAY_MS;
+
 /**
  * cutOff's verdict, with what the reseller said of the supplier (TOPUP_SUPPLIER_HISTORY_DAYS): a
  * copy older than the days the supplier keeps is before the start of any history it serves, so an
@@ -325,13 +335,10 @@ function cutOff(anchors: Anchors, since: number): string | null {
  * (an account first used after it, which cutOff must trust). The reason says so, for the person
  * who decides the row. Not set, or a copy within those days: cutOff's verdict alone.
  */
-function keptTooShort(rt: Pick<ReconcileParts, 'clock' | 'config'>, since: number, cut: string | null): string | null {
+export function keptTooShort(rt: Pick<ReconcileParts, 'clock' | 'config'>, since: number, cut: string | null): string | null {
   const days = rt.config.backup.supplierHistoryDays;
   if (days === null) return cut;
-  // A margin on the safe side (an hour, less for under a day): a supplier's "30 days" is counted
-  // on its clock, and maybe from midnight.
-  const keptMs = days * 86_400_000;
-  if (since >= rt.clock.now() - keptMs + Math.min(3_600_000, keptMs / 24)) return cut;
+  if (since >= rt.clock.now() - days * DAY_MS + KEPT_MARGIN_MS) return cut;
   const older = `the copy (${iso(since)}) is older than the ${days} day(s) of orders the supplier keeps (TOPUP_SUPPLIER_HISTORY_DAYS=${days}): its history cannot list a purchase made after the copy and more than ${days} day(s) ago`;
   return cut === null ? older : `${older}; ${cut}`;
 }

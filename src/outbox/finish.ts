@@ -12,7 +12,7 @@ import type { Batch } from '../store/batches.js';
 import { writeBatchResults } from './write-results.js';
 import { removePartials } from './partial.js';
 import { readColumnReport, summarize, writeSummaryFile, type BatchSummary } from './summary.js';
-import { outboxPaths } from './paths.js';
+import { writePaths } from './paths.js';
 import { lateLines } from './late-lines.js';
 
 /**
@@ -53,7 +53,7 @@ export async function finishBatch(rt: Pick<Runtime, 'account' | 'accounts' | 'ac
     }
   }
   const now = rt.clock.now();
-  const paths = outboxPaths(rt, batch);
+  const paths = writePaths(rt, batch);
   const xlsx = batch.dialect.xlsx ? paths.resultXlsx : null;
   await writeBatchResults(rt, batch, { csv: paths.resultFile, xlsx }, false, late.lines);
   removePartials(rt, batch);

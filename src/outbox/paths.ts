@@ -5,7 +5,7 @@
  * <name>.partial.result.csv / .partial.result.xlsx while the batch runs, and, for a file that
  * could not be read, <name>.error.txt.
  */
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import type { Runtime } from '../runtime.js';
 import type { Batch } from '../store/batches.js';
 
@@ -19,9 +19,27 @@ export interface OutboxPaths {
 }
 
 export function outboxPaths(rt: Pick<Runtime, 'config'>, batch: Batch): OutboxPaths {
-  const first = batch.resultFile ?? join(rt.config.outboxDir, `${batch.name}.result.csv`);
-  const base = firstStem(first, batch.resultVersion);
-  const stem = batch.resultVersion > 1 ? `${base}${REVIEWED}` : base;
+  const stored = batch.resultFile ?? join(rt.config.outboxDir, `${batch.name}.result.csv`);
+  const { base, stem } = stems(stored, batch);
+  return pathsOf(base, stem);
+}
+
+/**
+ * The paths finishBatch writes to: outboxPaths, except that the reviewed name is never taken from
+ * another batch. A home upgraded from an earlier release may hold a batch `x.reviewed` whose result
+ * is outbox/x.reviewed.result.csv (claim.ts keeps new files off that name, old ones have it): the
+ * first decision on batch `x` then writes <first>.reviewed.<batch>.result.csv instead, as claim.ts
+ * does for a taken first name, and partial.ts for a taken partial name. Only a batch's record
+ * counts, not a file on disk: a finish that crashed after writing writes the same names again.
+ */
+export function writePaths(rt: Pick<Runtime, 'batches' | 'config'>, batch: Batch): OutboxPaths {
+  const p = outboxPaths(rt, batch);
+  if (batch.resultVersion <= 1 || p.resultFile === batch.resultFile || !rt.batches.resultFileTaken(p.resultFile)) return p;
+  const { base } = stems(batch.resultFile ?? p.resultFile, batch);
+  return pathsOf(base, `${base}${REVIEWED}.${batch.id}`);
+}
+
+function pathsOf(base: string, stem: string): OutboxPaths {
   return {
     resultFile: `${stem}.result.csv`,
     resultXlsx: `${stem}.result.xlsx`,
@@ -43,15 +61,33 @@ export function outboxPaths(rt: Pick<Runtime, 'config'>, batch: Batch): OutboxPa
 export const REVIEWED = '.reviewed';
 
 /**
- * The first version's path without `.result.csv`. result_file holds the path of the version
- * written last: the first one's until a later version is written (so at version 2 it is still the
- * first's: taken as it is, a file named `x.reviewed.csv` keeps its own name), then the reviewed
- * file's, or, for a batch whose later versions an earlier release wrote, `.v(N-1)`'s.
+ * `base`: the first version's path without `.result.csv` (the partial files hang off it); `stem`:
+ * the current version's. result_file holds the path of the version written last, and a path
+ * already written is taken as stored, never derived again (a done batch's link must name the file
+ * that is there). What it names, by its name:
+ * - the first result (claim.ts names it <name> or <name>.<batch>): at version 2 and on, the
+ *   batch was reopened and writes <first>.reviewed. Checked first, so a batch an earlier release
+ *   let claim `x.reviewed.csv` as outbox/x.reviewed.result.csv keeps that file as its first;
+ * - an earlier release's <first>.v(N-1) at version N: reopened, and writes <first>.reviewed;
+ * - an earlier release's <first>.vN at version N: that release's done batch, the file as stored;
+ * - <first>.reviewed (or .reviewed.<batch>, writePaths): the reviewed file, as stored (done, or
+ *   reopened again: rewritten in place).
+ * Anything else is read as a first result: a reopened batch then writes beside it, never over it.
  */
-function firstStem(resultFile: string, version: number): string {
-  const stem = resultFile.replace(/\.result\.csv$/, '');
-  if (version <= 2) return stem;
-  if (stem.endsWith(REVIEWED)) return stem.slice(0, -REVIEWED.length);
-  const older = `.v${version - 1}`;
-  return stem.endsWith(older) ? stem.slice(0, -older.length) : stem;
+function stems(stored: string, batch: Batch): { base: string; stem: string } {
+  const stem = stored.replace(/\.result\.csv$/, '');
+  if (batch.resultVersion <= 1) return { base: stem, stem };
+  const name = basename(stem);
+  if (name === batch.name || name === `${batch.name}.${batch.id}`) return { base: stem, stem: `${stem}${REVIEWED}` };
+  const done = `.v${batch.resultVersion}`;
+  if (stem.endsWith(done)) return { base: stem.slice(0, -done.length), stem };
+  const reopened = `.v${batch.resultVersion - 1}`;
+  if (stem.endsWith(reopened)) {
+    const base = stem.slice(0, -reopened.length);
+    return { base, stem: `${base}${REVIEWED}` };
+  }
+  for (const own of [REVIEWED, `${REVIEWED}.${batch.id}`]) {
+    if (stem.endsWith(own)) return { base: stem.slice(0, -own.length), stem };
+  }
+  return { base: stem, stem: `${stem}${REVIEWED}` };
 }

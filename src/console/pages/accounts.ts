@@ -175,15 +175,26 @@ ${ctx.readOnly ? html`<p>Read-only console: pausing is switched off.</p>` : html
   <li>If the supplier is in maintenance or refuses the account meanwhile, the next order meets it and the account pauses by itself again (the supplier's pause, which ends by itself).</li>
   <li>Recorded in the audit log as ${ctx.actor}.</li>
 </ul>
-${ctx.readOnly ? html`<p>Read-only console: resuming is switched off.</p>` : html`<form method="post" action="${accountPath(account, 'resume')}" class="inline">${csrfField(ctx)}
+${ctx.readOnly ? html`<p>Read-only console: resuming is switched off.</p>` : html`<form method="post" action="${accountPath(account, 'resume')}" class="inline">${csrfField(ctx)}<input type="hidden" name="since" value="${String(p.since)}">
 <button type="submit" class="primary">Resume sending on ${account}</button> <a href="/accounts">Keep it paused</a></form>`}`;
     return c.html(page(ctx, `Resume sending on ${account}`, body));
   });
 
-  app.post('/accounts/:name/resume', (c) => {
+  app.post('/accounts/:name/resume', async (c) => {
     const n = named(c, svc);
     if ('page' in n) return n.page;
-    const out = resumeAccount(svc.rt, n.account, { actor: actorOf(c, svc), address: c.get('address'), probeMs: svc.rt.config.pollIntervalMs });
+    // The pause the confirm page showed (its start): a page left open in one tab must not end a
+    // newer pause made in another. A form without it (not this console's) ends nothing either.
+    const form = await c.req.parseBody();
+    const shown = typeof form.since === 'string' && /^\d+$/.test(form.since) ? Number(form.since) : null;
+    const out = resumeAccount(svc.rt, n.account, { actor: actorOf(c, svc), address: c.get('address'), probeMs: svc.rt.config.pollIntervalMs }, shown);
+    if (out.changed) {
+      const ctx = pageCtx(c, svc);
+      const p = out.changed;
+      const body = html`<p class="message" role="alert" data-pause-changed>Nothing was resumed: the pause changed since this page was opened. Account <strong>${n.account}</strong> is paused by the operator since ${timeTag(p.since, ctx.now)}${p.detail ? ` (${p.detail})` : ''}, a pause this page did not show.</p>
+<p><a class="button" href="${accountPath(n.account, 'resume')}">Resume sending…</a> <a href="/accounts">Back to the accounts</a></p>`;
+      return c.html(page(ctx, `Resume sending on ${n.account}`, body), 409);
+    }
     // The waiting rows go at once, not at the runner's next look.
     if (out.ended) svc.runner.wake();
     return c.redirect(back(n.account, out.ended ? 'resumed' : out.supplier ? 'supplier' : 'not-paused'), 303);

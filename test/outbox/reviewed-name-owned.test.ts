@@ -66,7 +66,7 @@ it("a review decision on batch x never writes over the result batch x.reviewed o
   expect(readFileSync(owned, 'utf8')).toBe(before);
 });
 
-// The same finding as test/rev37/reviewed-path-after-finish.test.ts, on a real store: after one
+// The same finding as test/outbox/reviewed-path-after-finish.test.ts, on a real store: after one
 // later version the console's Result link and the order API's GET result name a file that is not there.
 it('after one review decision, the done batch names the reviewed file it wrote (console link, order API result)', async () => {
   const home = tempHome('topup-rev37-');
