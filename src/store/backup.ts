@@ -24,6 +24,7 @@
  * store and writes the same number beside it, outside jobs/ (`<home>/.topup-store-mark`). A store
  * older than the mark says is a copy brought back (storeIsBehindMark).
  */
+import { carryOverChecks, type ChecksCarried } from './backup-checks.js';
 import { rowStates } from './state-sql.js';
 import Database from 'better-sqlite3';
 import { createHash, randomBytes } from 'node:crypto';
@@ -633,6 +634,8 @@ export interface RestoreOutcome {
   /** Batch folders copied into jobs/ (those the home did not have). */
   batches: string[];
   journal: string[];
+  /** Player checks of the replaced store the copy lacked, carried into it (store/backup-checks.ts). */
+  checks: ChecksCarried;
 }
 
 /**
@@ -658,6 +661,7 @@ export function restoreBackup(backup: VerifiedBackup, target: { home: string; db
   const copy = new Database(tmp);
   // Its indexes and triggers call trxid_fold(): integrity_check and every write need it.
   registerIdentity(copy);
+  let checks: ChecksCarried = { calls: 0, answers: 0, problem: null };
   try {
     const prev = copy.prepare('SELECT value FROM meta WHERE key = ?').get(RECONCILE_KEY) as { value: string } | undefined;
     const marker: ReconcileMarker = {
@@ -677,6 +681,9 @@ export function restoreBackup(backup: VerifiedBackup, target: { home: string; db
     if (from !== to) {
       copy.prepare(`UPDATE batches SET result_file = ? || substr(result_file, ?) WHERE substr(result_file, 1, ?) = ?`).run(to, from.length + 1, from.length + 1, `${from}/`);
     }
+    // The checks made after the copy was taken: no supplier lists them, so only the replaced store
+    // knows what they cost (store/backup-checks.ts).
+    if (keptAs !== null) checks = carryOverChecks(copy, keptAs);
   } finally {
     copy.close();
   }
@@ -700,7 +707,7 @@ export function restoreBackup(backup: VerifiedBackup, target: { home: string; db
     journal.push(rel);
   }
   fsyncPath(jobsDir);
-  return { backup, keptAs, batches, journal };
+  return { backup, keptAs, batches, journal, checks };
 }
 
 // ───────────────────────────── the store generation ─────────────────────────────
