@@ -152,6 +152,7 @@ export const SLOW_FILES: [file: string, seconds: number][] = [
   // Issue 29's ninth turn (branch simbase37): run on their own at load ~3.
   ['test/accounts/rename-under-submit.test.ts', 44],
   ['test/restore/checks-after-copy.test.ts', 27],
+  ['test/restore/bought-last-stock.test.ts', 80],
 ];
 
 const slow = SLOW_FILES.map(([file]) => file);

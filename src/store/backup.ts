@@ -193,6 +193,24 @@ export function markClaimInRestoreWindow(db: Db, configured: readonly string[], 
   return true;
 }
 
+/**
+ * Whether a file loaded now may hold rows bought before the store was lost: the store is a copy
+ * not yet reconciled (a batch folder claimed again from jobs/ is loaded by the reconcile), or the
+ * window after a restore is open for files (the day's files given again). Its rows are then
+ * validated without what the catalog says of a pack *now* (stock, price against a cap: intake/
+ * validate.ts `availability`), as an API order recovered from the journal is: the purchase made
+ * before may be what took the last stock, and a row refused for it is never looked up, so its
+ * order is held by no row and reported nowhere (the simulator: seed 20261127 #27, a card row
+ * bought after the copy, "out of stock" when its folder was claimed again after the restore).
+ */
+export function mayHoldBoughtRows(db: Db, now: number): boolean {
+  if (db.prepare('SELECT 1 FROM meta WHERE key = ?').get(RECONCILE_KEY) !== undefined) return true;
+  const w = db.prepare('SELECT value FROM meta WHERE key = ?').get(RESTORE_WINDOW_KEY) as { value: string } | undefined;
+  if (!w) return false;
+  const window = JSON.parse(w.value) as RestoreWindow;
+  return now < window.until && window.filesClosedAt === undefined;
+}
+
 /** meta: `<prefix><batch id>:<idx>` = OrderLookup: an API order accepted in the window after a restore, not yet looked up (markOrderInRestoreWindow). */
 export const ORDER_LOOKUP_PREFIX = 'restore.order:';
 
