@@ -153,6 +153,7 @@ export const SLOW_FILES: [file: string, seconds: number][] = [
   ['test/accounts/rename-under-submit.test.ts', 44],
   ['test/restore/checks-after-copy.test.ts', 27],
   ['test/restore/bought-last-stock.test.ts', 80],
+  ['test/sim/baseline-found.test.ts', 20],
 ];
 
 const slow = SLOW_FILES.map(([file]) => file);

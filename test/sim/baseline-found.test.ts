@@ -35,4 +35,13 @@ describe('the baseline failures the simulator found on the unmutated engine', ()
     const out = await runSchedule(found('restore-bought-last-stock'));
     expect(out.violations).toEqual([]);
   }, 120_000);
+
+  it('a re-dropped row held on its own for its restore lookup is a wait the operator is told (a model error, not the engine)', async () => {
+    // Seed 20261127 #125: every history answers 404 for ever; two rows of the day's file given
+    // again after the restore are held one by one (store/backup.ts holdRowsInRestoreWindow) and
+    // `topup status` names them, why, and when they go to review. The model counted only a
+    // batch's lookup mark as a stated wait: 21 (TOLD WHY) at 5 minutes. #107 (21 too) passes with the same change.
+    const out = await runSchedule(found('restore-held-row-told'));
+    expect(out.violations).toEqual([]);
+  }, 120_000);
 });
