@@ -44,7 +44,7 @@ import { canonicalBody, MAX_TRIES, SHOP_TIMEOUT_MS, shopBody, shopTrxid } from '
 import { reconcilePending, restoreCopy, restoreReports, takeCopy, type RestoreRecord } from './restore.js';
 import { adoptOrphans } from '../src/claim/orphans.js';
 import { noteOrphansForRestore } from '../src/ops/restore-reconcile.js';
-import { hasClaimLookups } from '../src/store/backup.js';
+import { hasClaimLookups, orderLookups } from '../src/store/backup.js';
 import { recoverFromJournal } from '../src/orders/journal.js';
 
 export interface RunOptions {
@@ -1126,6 +1126,11 @@ export async function runSchedule(s: Schedule, opts: RunOptions = {}): Promise<R
     // (its marker, or a file claimed in the restore window waiting for its lookup), the operator is
     // told (`topup status`, the log): nothing is sent until every account has been read.
     const restoreWaits = restoreOn && (restoring || reconcilePending(observer) || hasClaimLookups(observer.db));
+    // And a row held on its own for its lookup (store/backup.ts holdRowsInRestoreWindow: the batch's
+    // other rows go on) or an API order accepted in the window (markOrderInRestoreWindow): `topup
+    // status` names it, why and when it goes to review (ops/restore-reconcile.ts claimLookupStatus).
+    // The model read only the batch's mark: seed 20261127 #125 (21) was a row told this way.
+    const heldRows = restoreOn ? new Set(orderLookups(observer.db).map((o) => `${o.batchId}:${o.idx}`)) : new Set<string>();
     const paused = new Set(pauseRows.map((x) => (x.key === 'dispatch.pause' ? 'default' : x.key.slice('dispatch.pause:'.length))));
     // 33. An account is paused for account trouble only when its supplier said so (401, 403, a
     // redirect, a missing POST route): a 404 to a read is about that order or route, never the account.
@@ -1155,7 +1160,7 @@ export async function runSchedule(s: Schedule, opts: RunOptions = {}): Promise<R
         liveTrack.set(k, t);
         continue;
       }
-      const stated = r.wait !== null || paused.has(r.account) || restoreWaits;
+      const stated = r.wait !== null || paused.has(r.account) || restoreWaits || heldRows.has(k);
       if (DOUBT_STATES.includes(r.state) && !stated) t.doubtMs += dt;
       // 34. The history route gone (read-404, never clearing): a row searching cannot be settled by
       // history, so its next history check (a 404) sends it to review, not R later.

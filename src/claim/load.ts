@@ -23,6 +23,7 @@ import { join } from 'node:path';
 import { parseSale, saleColumn } from '../intake/sale-price.js';
 import { InputFileError, coerceError } from '../kernel/errors.js';
 import { contentHash, openOrderFile } from '../intake/formats/index.js';
+import { mayHoldBoughtRows } from '../store/backup.js';
 import { createRowValidator } from '../intake/validate.js';
 import { judgeRow } from './row-verdict.js';
 import { keepEarlierReading, settleColumns } from '../intake/column-report.js';
@@ -91,7 +92,8 @@ export async function loadBatch(rt: LoadParts, batch: Batch): Promise<LoadOutcom
       // a retry reads it as the batch it retries did.
       const earlier = retriedReport(rt, batch);
       const header = earlier ? keepEarlierReading(file.header.header, earlier) : await settleColumns(path, file.header.header, index);
-      validator = createRowValidator(header, index, { capAtPlacement: placer.judgesCap });
+      // After a restore, a row of this file may have been bought already, taking the stock (store/backup.ts mayHoldBoughtRows).
+      validator = createRowValidator(header, index, { capAtPlacement: placer.judgesCap, ...(mayHoldBoughtRows(rt.db, rt.clock.now()) ? { availability: false } : {}) });
       pidColumn = header.fields.pid;
     } catch (err) {
       file.close();

@@ -112,6 +112,8 @@ export function registerRestore(program: Command): void {
       const summary = {
         restored: backup.path, takenAt: new Date(backup.manifest.takenAt).toISOString(), schema: backup.manifest.schema, integrity,
         replacedStoreKeptAs: out.keptAs, batchFoldersCopied: out.batches, journalFilesCopied: out.journal,
+        /** Player checks the replaced store recorded and the copy lacked (made after the backup), carried into the restored store. */
+        playerChecksCarried: out.checks,
         /** Order API journal lines found beside the folder replica and carried over; null: no folder replica, no such copy. */
         journalLinesFromReplica: journalLines,
         /** Accounts newer backups knew that the copy did not, now recorded in it (and the newer backups that could not be read). */
@@ -129,6 +131,8 @@ export function registerRestore(program: Command): void {
           `restored the store from ${backup.path} (taken ${summary.takenAt}); integrity ok\n` +
             (out.keptAs ? `  the store it replaced is kept as ${out.keptAs}\n` : '') +
             `  batch folders copied into jobs/: ${out.batches.length}\n` +
+            (out.checks.calls + out.checks.answers > 0 ? `  player checks made after the backup, carried over from the replaced store (what they cost stays counted): ${out.checks.calls} check${out.checks.calls === 1 ? '' : 's'}, ${out.checks.answers} kept answer${out.checks.answers === 1 ? '' : 's'}\n` : '') +
+            (out.checks.problem !== null ? `  WARNING: the replaced store's player checks could not be read (${out.checks.problem}): checks made after the backup are not counted in the restored store\n` : '') +
             (adopted.length > 0 ? `  accounts known to newer backups and not to this copy, recorded so the restore lookup covers them: ${adopted.join(', ')}\n` : '') +
             newer.unreadable.map((u) => `  WARNING: a newer backup could not be read for the accounts it knew: ${u.path}: ${u.why}\n`).join('') +
             (adoptedSeen.length > 0 ? `  accounts recorded beside the backups (${ACCOUNTS_SEEN_FILE}) and not known to this copy, recorded so the restore lookup covers them: ${adoptedSeen.join(', ')}\n` : '') +

@@ -127,6 +127,7 @@ export class Runner extends EventEmitter<RunnerEventMap> implements RunnerView {
       wake: () => this.#wakeUp(false),
       onlyBatch: opts.onlyBatch,
       accountProblem: (err, account) => this.#accountProblem(err, account),
+      handBack: (why) => this.#handBack(why),
     };
     this.#leases = new LeaseStage(e);
     this.#intake = new IntakeStage(e);
@@ -342,6 +343,19 @@ export class Runner extends EventEmitter<RunnerEventMap> implements RunnerView {
     if (outcome === 'timeout') this.#abort.abort();
     await Promise.allSettled(pending);
     this.#rt.batches.releaseAll(this.#rt.owner);
+  }
+
+  /**
+   * Batches this process holds and cannot drive (EngineContext.handBack). A runner that stops when
+   * done stops: its lease is released (#drain), and the daemon started on the accounts file as it
+   * is now takes the batch within seconds (engine/stages/leases.ts); held, it would wait for ever,
+   * since no other process takes a batch a live process holds. A daemon is the process that
+   * carries batches on: it keeps them and says so (their wait reason, the log), until restarted.
+   */
+  #handBack(why: string): void {
+    if (this.#stopping) return;
+    this.#rt.log.error({ why }, this.#opts.once ? 'this process stops and hands its batch back: an account was renamed under it' : 'an account was renamed under this daemon by a process started since: restart it');
+    if (this.#opts.once) this.stop();
   }
 
   /**

@@ -26,6 +26,13 @@ export interface EngineContext {
   onlyBatch: string | undefined;
   /** A 401/403 on any route of this account: pause its sending and calls (every process on the home). */
   accountProblem(err: ApiError, account: string): void;
+  /**
+   * This process cannot drive batches it holds (an account renamed under it: DispatchStage
+   * #tellGoneAccounts), and says why: a runner that stops when done (submit, retry, cancel,
+   * daemon --once) stops now, so its lease goes and a process that can drive them takes them; a
+   * daemon keeps them, waiting with the reason on their batches, until it is restarted.
+   */
+  handBack(why: string): void;
 }
 
 /** The batches this process holds, read once per step. */

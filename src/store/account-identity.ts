@@ -232,6 +232,28 @@ function findRenames(db: Db, configured: readonly ConfiguredIdentity[]): { old: 
 }
 
 /**
+ * Accounts this process knows by a name the store has since given up: renamed (the same endpoint
+ * and key under another name) by a process that started after this one, on an accounts file that
+ * names it otherwise (the daemon restarted on an edited accounts.toml while a `topup submit` ran on
+ * the file as it was). This process cannot send or follow the rows that went with the new name (it
+ * has no account of that name), and no other process takes a batch it holds: they would wait for
+ * ever (the simulator, seed 101: a submit's rows waited `account` for six hours after the file was
+ * put back). `since`: when this process read its accounts (a rename recorded before that is one it
+ * started with). Reads only.
+ */
+export function renamedAway(db: Db, configured: readonly ConfiguredIdentity[], since: number): { mine: string; now: string }[] {
+  const names = new Set(configured.map((c) => c.name));
+  const renamed = db.prepare(`SELECT r.to_name AS now FROM account_renames r JOIN account_identities i ON i.name = r.to_name AND i.origin = r.origin AND i.key_fp = r.key_fp
+    WHERE r.from_name = ? AND r.origin = ? AND r.key_fp = ? AND r.at >= ? ORDER BY r.at DESC LIMIT 1`);
+  const out: { mine: string; now: string }[] = [];
+  for (const c of configured) {
+    const r = renamed.get(c.name, c.origin, c.keyFp, since) as { now: string } | undefined;
+    if (r && !names.has(r.now)) out.push({ mine: c.name, now: r.now });
+  }
+  return out;
+}
+
+/**
  * What reconcileAccounts would do, without doing it: for a command that only reads (doctor, status,
  * balance …). A rename is applied by a process that sends (runtime.ts), when it opens the home: a
  * read-only command applying it would move the rows, the pause and the call log of an account to a

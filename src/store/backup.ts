@@ -24,6 +24,7 @@
  * store and writes the same number beside it, outside jobs/ (`<home>/.topup-store-mark`). A store
  * older than the mark says is a copy brought back (storeIsBehindMark).
  */
+import { carryOverChecks, type ChecksCarried } from './backup-checks.js';
 import { rowStates } from './state-sql.js';
 import Database from 'better-sqlite3';
 import { createHash, randomBytes } from 'node:crypto';
@@ -190,6 +191,24 @@ export function markClaimInRestoreWindow(db: Db, configured: readonly string[], 
   };
   db.prepare('INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value').run(CLAIM_LOOKUP_PREFIX + c.batchId, JSON.stringify(mark));
   return true;
+}
+
+/**
+ * Whether a file loaded now may hold rows bought before the store was lost: the store is a copy
+ * not yet reconciled (a batch folder claimed again from jobs/ is loaded by the reconcile), or the
+ * window after a restore is open for files (the day's files given again). Its rows are then
+ * validated without what the catalog says of a pack *now* (stock, price against a cap: intake/
+ * validate.ts `availability`), as an API order recovered from the journal is: the purchase made
+ * before may be what took the last stock, and a row refused for it is never looked up, so its
+ * order is held by no row and reported nowhere (the simulator: seed 20261127 #27, a card row
+ * bought after the copy, "out of stock" when its folder was claimed again after the restore).
+ */
+export function mayHoldBoughtRows(db: Db, now: number): boolean {
+  if (db.prepare('SELECT 1 FROM meta WHERE key = ?').get(RECONCILE_KEY) !== undefined) return true;
+  const w = db.prepare('SELECT value FROM meta WHERE key = ?').get(RESTORE_WINDOW_KEY) as { value: string } | undefined;
+  if (!w) return false;
+  const window = JSON.parse(w.value) as RestoreWindow;
+  return now < window.until && window.filesClosedAt === undefined;
 }
 
 /** meta: `<prefix><batch id>:<idx>` = OrderLookup: an API order accepted in the window after a restore, not yet looked up (markOrderInRestoreWindow). */
@@ -633,6 +652,8 @@ export interface RestoreOutcome {
   /** Batch folders copied into jobs/ (those the home did not have). */
   batches: string[];
   journal: string[];
+  /** Player checks of the replaced store the copy lacked, carried into it (store/backup-checks.ts). */
+  checks: ChecksCarried;
 }
 
 /**
@@ -658,6 +679,7 @@ export function restoreBackup(backup: VerifiedBackup, target: { home: string; db
   const copy = new Database(tmp);
   // Its indexes and triggers call trxid_fold(): integrity_check and every write need it.
   registerIdentity(copy);
+  let checks: ChecksCarried = { calls: 0, answers: 0, problem: null };
   try {
     const prev = copy.prepare('SELECT value FROM meta WHERE key = ?').get(RECONCILE_KEY) as { value: string } | undefined;
     const marker: ReconcileMarker = {
@@ -677,6 +699,9 @@ export function restoreBackup(backup: VerifiedBackup, target: { home: string; db
     if (from !== to) {
       copy.prepare(`UPDATE batches SET result_file = ? || substr(result_file, ?) WHERE substr(result_file, 1, ?) = ?`).run(to, from.length + 1, from.length + 1, `${from}/`);
     }
+    // The checks made after the copy was taken: no supplier lists them, so only the replaced store
+    // knows what they cost (store/backup-checks.ts).
+    if (keptAs !== null) checks = carryOverChecks(copy, keptAs);
   } finally {
     copy.close();
   }
@@ -700,7 +725,7 @@ export function restoreBackup(backup: VerifiedBackup, target: { home: string; db
     journal.push(rel);
   }
   fsyncPath(jobsDir);
-  return { backup, keptAs, batches, journal };
+  return { backup, keptAs, batches, journal, checks };
 }
 
 // ───────────────────────────── the store generation ─────────────────────────────

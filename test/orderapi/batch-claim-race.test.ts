@@ -66,6 +66,7 @@ it('a runner step in any turn of the loop during the claim neither fails the bat
     wake: () => {},
     onlyBatch: undefined,
     accountProblem: () => {},
+    handBack: () => {},
   };
   const leases = new LeaseStage(e);
   const intake = new IntakeStage(e);

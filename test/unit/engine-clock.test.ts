@@ -82,7 +82,7 @@ describe('a wall clock stepped back', () => {
     const e = {
       rt, clock, pauses: new Pauses(rt.meta, 30_000, clock), signal: new AbortController().signal, onlyBatch: undefined,
       emit: (name: string, ...args: unknown[]) => { if (name === 'clock-step') steps.push(args[0] as number); },
-      stopping: () => false, wake: () => {}, accountProblem: () => {},
+      stopping: () => false, wake: () => {}, accountProblem: () => {}, handBack: () => {},
     } as unknown as EngineContext;
     return new LeaseStage(e);
   }

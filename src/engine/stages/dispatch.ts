@@ -18,6 +18,8 @@ import type { PauseKind } from '../../account/pauses.js';
 import { sweepStalled } from '../../dispatch/stall.js';
 import { StoreHealth, StoreFile } from '../../dispatch/store-health.js';
 import { IntentGroup, INTENT_GROUP_MS } from '../../dispatch/intent-group.js';
+import { renamedAway } from '../../store/account-identity.js';
+import { configuredIdentities } from '../../runtime.js';
 
 export class DispatchStage implements Stage {
   readonly name = 'dispatch';
@@ -53,6 +55,7 @@ export class DispatchStage implements Stage {
   constructor(e: EngineContext, funding: FundingStage) {
     this.#e = e;
     this.#funding = funding;
+    this.#readAccountsAt = e.rt.clock.now();
     // The store's file as it was opened: a file deleted or replaced under the daemon is a store gone.
     this.store = new StoreHealth(e.rt.log, (down) => e.emit('store', down), new StoreFile(e.rt.config.dbPath));
     // With the runtime's log sync, the intents' fsync runs off the event loop (store/wal-sync.ts).
@@ -211,6 +214,8 @@ export class DispatchStage implements Stage {
    */
   /** When the rows of accounts accounts.toml no longer names are looked for again (monotonic ms). */
   #goneLookAt = 0;
+  /** When this process had read its accounts (a rename recorded since is one made under it: renamedAway). */
+  readonly #readAccountsAt: number;
 
   /**
    * Rows on an account the accounts file no longer names (removed, or renamed to an endpoint or key
@@ -230,11 +235,24 @@ export class DispatchStage implements Stage {
     const gone = new Map<string, { account: string; n: number }[]>();
     for (const g of rt.rows.onOtherAccounts(batches.open.map((b) => b.id), pauses.names)) gone.set(g.batchId, [...(gone.get(g.batchId) ?? []), g]);
     const file = rt.config.accounts.file ? basename(rt.config.accounts.file) : 'the accounts file';
+    // An account renamed under this process (a process started since on an edited accounts file
+    // applied it): the rows went with the new name, which this process does not have. It is this
+    // process that is out of date, not the file: it says so, and hands its batches back.
+    const away = gone.size > 0 ? renamedAway(rt.db, configuredIdentities(rt.config), this.#readAccountsAt) : [];
+    const renamedTo = new Map(away.map((x) => [x.now, x.mine]));
+    const handBack: string[] = [];
     for (const b of batches.open) {
       const of = gone.get(b.id);
+      const stale = of?.filter((g) => renamedTo.has(g.account)) ?? [];
+      if (stale.length > 0) {
+        const n = stale.reduce((x, g) => x + g.n, 0);
+        handBack.push(`batch ${b.id}: ${n} row${n === 1 ? '' : 's'} on ${stale.map((g) => `"${g.account}" (this process's "${renamedTo.get(g.account)}": the same endpoint and key)`).join(', ')}`);
+      }
       if (of && (b.waitReason === null || b.waitReason === 'account')) {
         const rows = of.reduce((x, g) => x + g.n, 0);
-        const detail = `${rows} row${rows === 1 ? '' : 's'} on account${of.length === 1 ? '' : 's'} ${of.map((g) => `"${g.account}"`).join(', ')}, which ${file} no longer names: ${rows === 1 ? 'it waits' : 'they wait'} until the account is configured again (only it can buy them or tell whether it did); topup cancel ends the unsent ones`;
+        const detail = stale.length > 0
+          ? `${rows} row${rows === 1 ? '' : 's'} on account${of.length === 1 ? '' : 's'} ${of.map((g) => `"${g.account}"`).join(', ')}, renamed from ${stale.map((g) => `"${renamedTo.get(g.account)}"`).join(', ')} by a process started since on ${file} as it is now; this process (${rt.owner}) read ${file} before and cannot send them: it hands the batch back (a daemon started on ${file} as it is now carries it on)`
+          : `${rows} row${rows === 1 ? '' : 's'} on account${of.length === 1 ? '' : 's'} ${of.map((g) => `"${g.account}"`).join(', ')}, which ${file} no longer names: ${rows === 1 ? 'it waits' : 'they wait'} until the account is configured again (only it can buy them or tell whether it did); topup cancel ends the unsent ones`;
         if (b.waitDetail !== detail) {
           rt.batches.setWait(b.id, 'account', detail);
           rt.log.error({ batch: b.id, accounts: of.map((g) => g.account), rows }, 'rows wait for an account this home no longer has (accounts file)');
@@ -244,6 +262,7 @@ export class DispatchStage implements Stage {
         rt.batches.setWait(b.id, null, null);
       }
     }
+    if (handBack.length > 0) this.#e.handBack(`${handBack.join('; ')}: renamed in ${file} by a process started after this one, which read ${file} before the rename; a process that knows the new name must drive ${handBack.length === 1 ? 'it' : 'them'}`);
   }
 
   #sweepStalled(batches: StepBatches, now: number): void {
