@@ -183,9 +183,8 @@ export const SLOW_FILES: [file: string, seconds: number][] = [
   ['test/restore/checks-after-copy.test.ts', 27],
   ['test/restore/bought-last-stock.test.ts', 80],
   ['test/sim/baseline-found.test.ts', 20],
-  // Stop 37's review of f7ff557 (branch rev37b): failing reproductions, 70-80 s each at load ~9.
-  ['test/rev37b/restore-two-accounts-last-stock.test.ts', 70],
-  ['test/rev37b/restore-bought-pack-withdrawn.test.ts', 75],
+  // Stop 37's review of f7ff557 (branch rev37b): 70-80 s at load ~9.
+  ['test/restore/two-accounts-last-stock.test.ts', 76],
 ];
 
 const slow = SLOW_FILES.map(([file]) => file);

@@ -126,6 +126,13 @@ export interface PlaceRequest {
   pinned?: string | undefined;
   /** Accounts that must not place it (they refused it already). */
   exclude?: ReadonlySet<string>;
+  /**
+   * The row may have been bought already (a restored store: store/backup.ts mayHoldBoughtRows): its
+   * purchase may be what took the last stock or what a price rise came after, so neither is judged
+   * here. Every account that lists the pack carries it, and the cap is left to the send
+   * (dispatch/sender.ts priceStillOk), after the restore lookup has settled what was bought.
+   */
+  mayBeBought?: boolean;
 }
 
 export class Router {
@@ -150,19 +157,19 @@ export class Router {
   }
 
   /** The accounts that carry this pack (orderable), with their entry for it, in file order. */
-  carriers(entry: CatalogEntry, exclude: ReadonlySet<string> = new Set()): { name: string; entry: CatalogEntry }[] {
+  carriers(entry: CatalogEntry, exclude: ReadonlySet<string> = new Set(), listedOnly = false): { name: string; entry: CatalogEntry }[] {
     const out: { name: string; entry: CatalogEntry }[] = [];
     for (const at of this.#list) {
       if (exclude.has(at.name)) continue;
       const e = samePackAt(entry, at, this.#aliases, this.#list);
-      if (e && orderable(e)) out.push({ name: at.name, entry: e });
+      if (e && (listedOnly || orderable(e))) out.push({ name: at.name, entry: e });
     }
     return out;
   }
 
   place(entry: CatalogEntry, req: PlaceRequest): Placement {
     const pack = `${entry.product.slug} / ${entry.product.serviceName}`;
-    let found = this.carriers(entry, req.exclude);
+    let found = this.carriers(entry, req.exclude, req.mayBeBought === true);
     if (req.pinned !== undefined) {
       const pin = req.pinned.trim().toLowerCase();
       if (!this.#list.some((a) => a.name === pin)) return { ok: false, error: `account: "${req.pinned}" is not one of this home's accounts (${this.#list.map((a) => a.name).join(', ')})` };
@@ -170,7 +177,7 @@ export class Router {
       if (found.length === 0) return { ok: false, error: `account: ${pin} does not sell ${pack} now (not in its catalog, inactive or out of stock)` };
     }
     if (found.length === 0) return { ok: false, error: `pack: no account sells ${pack} now${req.exclude && req.exclude.size > 0 ? ` (besides ${[...req.exclude].join(', ')}, which refused it)` : ''}` };
-    if (req.maxPriceUsd !== undefined) {
+    if (req.maxPriceUsd !== undefined && req.mayBeBought !== true) {
       const cap = req.maxPriceUsd;
       const under = found.filter((c) => c.entry.product.price <= cap + 1e-9);
       if (under.length === 0) {

@@ -77,9 +77,14 @@ export async function loadBatch(rt: LoadParts, batch: Batch): Promise<LoadOutcom
   let pidColumn: number | undefined;
   if (!duplicate) {
     let index: CatalogIndex;
+    let mayBeBought = false;
     try {
       // Every account's catalog: a row is validated against them all and placed on one (placement.ts).
-      placer = await openPlacer(rt, await readCatalogs(rt), file.header.header.columns);
+      // After a restore a row of this file may have been bought already, taking the last stock or
+      // before a price rise (store/backup.ts mayHoldBoughtRows): neither the validator nor the router
+      // judges stock or the cap then (the send does, after the restore lookup).
+      mayBeBought = mayHoldBoughtRows(rt.db, rt.clock.now());
+      placer = await openPlacer(rt, await readCatalogs(rt), file.header.header.columns, { mayBeBought });
       index = placer.index;
     } catch (err) {
       file.close();
@@ -92,8 +97,7 @@ export async function loadBatch(rt: LoadParts, batch: Batch): Promise<LoadOutcom
       // a retry reads it as the batch it retries did.
       const earlier = retriedReport(rt, batch);
       const header = earlier ? keepEarlierReading(file.header.header, earlier) : await settleColumns(path, file.header.header, index);
-      // After a restore, a row of this file may have been bought already, taking the stock (store/backup.ts mayHoldBoughtRows).
-      validator = createRowValidator(header, index, { capAtPlacement: placer.judgesCap, ...(mayHoldBoughtRows(rt.db, rt.clock.now()) ? { availability: false } : {}) });
+      validator = createRowValidator(header, index, { capAtPlacement: placer.judgesCap, ...(mayBeBought ? { availability: false } : {}) });
       pidColumn = header.fields.pid;
     } catch (err) {
       file.close();

@@ -95,7 +95,8 @@ export async function readCatalogs(rt: Pick<Runtime, 'accounts' | 'log'>, priori
 
 const fold = (s: string): string => s.trim().toLowerCase().replace(/\s+/g, ' ');
 
-export async function openPlacer(rt: PlacementParts, catalogs: readonly AccountIndex[], columns: readonly string[]): Promise<Placer> {
+/** `mayBeBought`: the store is a restored copy whose rows may have been bought already (Router.place's PlaceRequest.mayBeBought). */
+export async function openPlacer(rt: PlacementParts, catalogs: readonly AccountIndex[], columns: readonly string[], opts: { mayBeBought?: boolean } = {}): Promise<Placer> {
   const index = mergedIndex(catalogs);
   const packOf = (e: CatalogEntry): string => `pack:${fold(e.product.slug)}\u0000${fold(e.product.serviceName)}`;
   if (rt.accounts.length === 1) {
@@ -179,7 +180,7 @@ export async function openPlacer(rt: PlacementParts, catalogs: readonly AccountI
         }
       }
       const pinned = pinColumn === undefined ? '' : (cells[pinColumn] ?? '').trim();
-      const p = router.place(entry, { quantity: order.quantity, maxPriceUsd: order.maxPriceUsd, ...(pinned !== '' ? { pinned } : {}) });
+      const p = router.place(entry, { quantity: order.quantity, maxPriceUsd: order.maxPriceUsd, ...(pinned !== '' ? { pinned } : {}), ...(opts.mayBeBought === true ? { mayBeBought: true } : {}) });
       if (!p.ok) return p;
       const price = p.entry.product.price;
       return {

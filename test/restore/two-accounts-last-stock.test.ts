@@ -1,5 +1,5 @@
 /**
- * Adversarial review of f7ff557 (stop 37, rev37b): "after a restore, a file's rows are validated
+ * Stop 37's adversarial review of f7ff557 (failed first; fixed by PlaceRequest.mayBeBought): "after a restore, a file's rows are validated
  * without the pack's stock and price now" holds for a home with ONE account only. With several,
  * claim/placement.ts hands every row to account/routing.ts Router.place, whose carriers() keeps
  * only packs `inStock !== false` and whose cap check ignores `availability` (mayHoldBoughtRows is
