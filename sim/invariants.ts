@@ -76,6 +76,7 @@ import { parse } from 'csv-parse/sync';
 import type { Config } from '../src/config/config.js';
 import type { Runtime } from '../src/runtime.js';
 import type { Row } from '../src/store/rows.js';
+import { ownTrxid } from '../src/store/row-record.js';
 import { CANCELLED_CODE } from '../src/store/rows.js';
 import { outboxPaths } from '../src/outbox/paths.js';
 import type { ModelApi, ModelOrder } from './model.js';
@@ -636,7 +637,7 @@ export function judge(c: Ctx): Judgement {
         // trxid the result names.
         const namedOrder = cells[col('orderId')] ?? '';
         const repeatNames = r.state === 'skipped' && r.orderId === null && namedOrder !== ''
-          && rows.some((o) => o.orderId === namedOrder && o.trxid !== null && trxidKey(o.trxid) === trxidKey(cells[col('trxid')] ?? ''));
+          && rows.some((o) => o.orderId === namedOrder && o.trxid !== null && trxidKey(ownTrxid(o) ?? '') === trxidKey(cells[col('trxid')] ?? ''));
         check(namedOrder === (r.orderId ?? '') || repeatNames, () => `${where(r)}: the result file says order ${cells[col('orderId')]}`);
         // 22. money to the cent against the ledger: never less than the ledger's net charge, and equal to it
         // when the supplier reported the refund (left out, late or partial: the engine may read it charged).

@@ -414,7 +414,9 @@ function judgeAll(inputs: { path: string | null; inputRows: number }[], ledger: 
       const status = r.status ?? '';
       if (FINAL.has(status)) finals++;
       statuses[status] = (statuses[status] ?? 0) + 1;
-      const trxid = unguard(r.trxid);
+      // The trxid the supplier has it under: `sentTrxid` where the result has it (several accounts:
+      // a moved row's `trxid` cell keeps its own, outbox/results.ts), else `trxid`.
+      const trxid = unguard(r.sentTrxid ?? '') || unguard(r.trxid);
       const orders = byTrx.get(trxid) ?? [];
       const orderId = unguard(r.orderId);
       // With merged ledgers the result's `account` must name the ledger that holds the order.

@@ -444,7 +444,11 @@ export function boughtBefore(rt: Pick<Runtime, 'batches' | 'rows'>, used: { batc
     const refund = row.state === 'cancelled' ? (row.refunded === true ? ', refunded' : row.refunded === false ? ', not refunded' : '') : '';
     // "bought" only of an order that completed: a cancelled (refunded or not) or unfinished one was sent.
     const verb = row.state === 'completed' ? 'bought' : 'sent';
-    return `already ${verb} under trxid ${trxid}: ${where} ${verb} it as order ${row.orderId} (${row.state}${refund}); ${see}`;
+    // Order ids are each account's own numbering: with accounts, the one that has it (and the trxid
+    // it was sent under, after a move) says which order this is (a new-user trial: ORD1000001 named
+    // two orders, one at each account).
+    const at = row.account !== 'default' ? ` at account ${row.account}${row.trxid !== null && row.trxid !== trxid ? ` under trxid ${row.trxid}` : ''}` : '';
+    return `already ${verb} under trxid ${trxid}: ${where} ${verb} it as order ${row.orderId} (${row.state}${refund})${at}; ${see}`;
   }
   if (row.state === 'pending') return `already in ${where} under trxid ${trxid}, not sent yet: it is bought there; ${see}`;
   return `already sent under trxid ${trxid} by ${where}, which is ${row.state === 'review' ? 'in review' : 'in doubt'} (${row.state}): it may have been bought, and whether it was is settled there; ${see}`;

@@ -10,6 +10,7 @@ import { orderIdIn } from '../api/order-id.js';
 import { UsageError } from '../kernel/errors.js';
 import { resolveReview } from '../ops/review.js';
 import type { Row } from '../store/rows.js';
+import { ownTrxid } from '../store/row-record.js';
 import { openCommandContext } from './context.js';
 import { addFormatOptions, formatOf, printList, when } from './output.js';
 
@@ -64,16 +65,21 @@ export function registerReview(program: Command): void {
     const ctx = await openCommandContext(cmd);
     try {
       const rows = ctx.rt.rows.reviewRows({ resolved: opts.all === true });
+      // `trxid` is the row's own (the reseller's key to their records); a row moved to another
+      // account was sent there under another, shown beside it: the one the supplier's portal lists.
+      const moved = rows.some((r) => r.trxid !== ownTrxid(r));
       printList<Row>(format, rows, [
         { title: 'row', get: (r) => `${r.batchId}:${r.line}` },
-        { title: 'trxid', get: (r) => r.trxid },
+        { title: 'trxid', get: (r) => ownTrxid(r) },
+        ...(moved || format === 'csv' ? [{ title: 'sent as', get: (r: Row) => r.trxid }] : []),
+        ...(rows.some((r) => r.account !== 'default') ? [{ title: 'account', get: (r: Row) => r.account }] : []),
         { title: 'orderId', get: (r) => (format === 'table' ? heldOrderId(r) : r.orderId) },
         { title: 'since UTC', get: (r) => when(r.reviewSince ?? r.updatedAt) },
         { title: 'state', get: (r) => (r.resolution ? `${r.state} (${r.resolution} by ${r.resolvedBy ?? '?'})` : r.state) },
         { title: 'why', get: (r) => (format === 'table' ? tableWhy(r.error) : r.error) },
         { title: 'last answer', get: (r) => describeAudit(r.lastAnswer, format === 'table' ? 160 : 4_000) },
       ], rows.map((r) => ({
-        batchId: r.batchId, line: r.line, trxid: r.trxid, orderId: r.orderId, state: r.state, since: r.reviewSince, why: r.error,
+        batchId: r.batchId, line: r.line, trxid: ownTrxid(r), sentTrxid: r.trxid, account: r.account, orderId: r.orderId, state: r.state, since: r.reviewSince, why: r.error,
         resolution: r.resolution, resolvedBy: r.resolvedBy, resolvedAt: r.resolvedAt, lastAnswer: r.lastAnswer ? JSON.parse(r.lastAnswer) as unknown : null,
       })));
       if (format === 'table' && rows.length > 0 && !opts.all) {

@@ -11,6 +11,7 @@ import { Pauses, type PauseState } from '../account/pauses.js';
 import { accountQueues, callsWithinByAccount, namedAccounts } from '../ops/account-views.js';
 import type { Store } from '../store/store.js';
 import type { Row } from '../store/rows.js';
+import { ownTrxid } from '../store/row-record.js';
 import { commandConfig } from './context.js';
 import { openStoreOnly } from './store-only.js';
 import { durationText, etaSeconds, heldByLiveProcess, runState, snapshot, waitingWhy } from '../ops/batch-view.js';
@@ -85,7 +86,9 @@ export function registerStatus(program: Command): void {
           { title: 'line', get: (r) => r.line, right: true },
           ...(named ? [{ title: 'account', get: (r: Row) => r.account }] : []),
           { title: 'state', get: (r) => r.state },
-          { title: 'trxid', get: (r) => r.trxid },
+          // The row's own trxid; one moved to another account was sent there under `<own>-<account>`.
+          { title: 'trxid', get: (r) => ownTrxid(r) },
+          ...(rows.some((r) => r.trxid !== ownTrxid(r)) ? [{ title: 'sent as', get: (r: Row) => r.trxid }] : []),
           { title: 'orderId', get: (r) => r.orderId },
           { title: 'pack', get: (r) => r.packName },
           { title: 'usd', get: (r) => usd(r.amountUsd ?? r.expectedUsd), right: true },
@@ -192,7 +195,7 @@ function accountLines(store: Store, names: readonly string[]): AccountLine[] {
 /** Never the delivered codes: status output ends up in terminals and logs. */
 function rowJson(r: Row, named: boolean): Record<string, unknown> {
   return {
-    line: r.line, ...(named ? { account: r.account } : {}), state: r.state, trxid: r.trxid, orderId: r.orderId, pid: r.productId, pack: r.packName, quantity: r.quantity,
+    line: r.line, ...(named ? { account: r.account } : {}), state: r.state, trxid: ownTrxid(r), sentTrxid: r.trxid, orderId: r.orderId, pid: r.productId, pack: r.packName, quantity: r.quantity,
     expectedUsd: r.expectedUsd, amountUsd: r.amountUsd, refunded: r.refunded, error: r.error, attempts: r.attempts, codesDelivered: r.codes.length,
   };
 }

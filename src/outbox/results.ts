@@ -6,9 +6,14 @@
  *
  * and `mode` = SANDBOX last in runs against the built-in sandbox, so a rehearsal's file is never
  * mistaken for a real one. A batch with rows on a named account (a home with accounts.toml) has
- * two more, after `error`: `account` (the account that placed the row, or holds it) and
- * `refusedBy` (the accounts that refused it with nothing created before it moved, each with the
- * trxid it had there and why, docs/accounts.md).
+ * three more, after `error`: `account` (the account that placed the row, or holds it),
+ * `sentTrxid` (the trxid the supplier has it under: the row's own, or `<own>-<account>` after a
+ * move) and `refusedBy` (the accounts that refused it with nothing created before it moved, each
+ * with the trxid it had there and why, docs/accounts.md).
+ *
+ * The `trxid` cell (ours, or the input's own trxid column filled in place) is always the row's own
+ * trxid (store/row-record.ts ownTrxid), never the moved one: it is the reseller's key to join the
+ * result to their records (a new-user trial: a move overwrote their trxid cell).
  *
  * A batch some of whose rows were player-checked (docs/player-checks.md) has `playerName` after
  * `error` (before the account columns): the name the check gave, `not found` for a row held
@@ -39,12 +44,13 @@ import { trxidColumn } from '../intake/columns.js';
 import type { Runtime } from '../runtime.js';
 import type { Batch, InputDialect } from '../store/batches.js';
 import type { Row } from '../store/rows.js';
+import { ownTrxid } from '../store/row-record.js';
 import { rowMoney } from '../store/cost.js';
 
 export { rowMoney } from '../store/cost.js';
 
 export const RESULT_COLUMNS = ['trxid', 'orderId', 'status', 'packName', 'amountUsd', 'refunded', 'netUsd', 'codes', 'finishedAt', 'error'] as const;
-export type ResultColumn = (typeof RESULT_COLUMNS)[number] | 'playerName' | 'account' | 'refusedBy' | 'mode';
+export type ResultColumn = (typeof RESULT_COLUMNS)[number] | 'playerName' | 'account' | 'sentTrxid' | 'refusedBy' | 'mode';
 export const CLASH_PREFIX = 'result_';
 
 /** The column set of one batch's result. */
@@ -64,7 +70,7 @@ const normalise = (name: string): string => name.trim().toLowerCase().replace(/[
 export function resultLayout(inputHeader: readonly string[], sandbox: boolean, accounts = false, players = false): ResultLayout {
   // The column the intake read the trxid from, under any spelling it accepts (intake/columns.ts).
   const trxidCol = trxidColumn(inputHeader) ?? -1;
-  const ours: ResultColumn[] = [...RESULT_COLUMNS, ...(players ? (['playerName'] as const) : []), ...(accounts ? (['account', 'refusedBy'] as const) : []), ...(sandbox ? (['mode'] as const) : [])].filter((c) => c !== 'trxid' || trxidCol < 0);
+  const ours: ResultColumn[] = [...RESULT_COLUMNS, ...(players ? (['playerName'] as const) : []), ...(accounts ? (['account', 'sentTrxid', 'refusedBy'] as const) : []), ...(sandbox ? (['mode'] as const) : [])].filter((c) => c !== 'trxid' || trxidCol < 0);
   const taken = new Set(inputHeader.filter((c) => c.trim() !== '').map(normalise));
   const names = ours.map((col) => {
     let name: string = col;
@@ -96,22 +102,36 @@ function isoSecond(ms: number): string {
   return new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
 }
 
+/** The purchase a row skipped as a repeat stands for, as its result names it. */
+export interface RepeatedPurchase {
+  /** Its own trxid (the one its file gave or derived: ownTrxid). */
+  trxid: string | null;
+  /** The trxid it was sent under (differs after a move to another account). */
+  sentTrxid: string | null;
+  orderId: string | null;
+  /** The account that bought it (or holds it); null for one never stored for sending. */
+  account: string | null;
+}
+
 /**
- * `earlier`: for a row skipped as a repeat, the row whose purchase it is (rows.repeat_of): its trxid
- * and order id fill the row's own empty cells, so the reseller finds the purchase the row repeats
- * (a new-user trial: both cells were empty, only the error's words named the order).
+ * `earlier`: for a row skipped as a repeat, the row whose purchase it is (rows.repeat_of): its trxid,
+ * order id, account and sent trxid fill the row's own empty cells, so the reseller finds the
+ * purchase the row repeats (a new-user trial: both cells were empty, only the error's words named
+ * the order; then, for a moved purchase, the account was blank, and its order id means a different
+ * order at each account).
  */
-export function resultCells(row: Row, layout: ResultLayout, partial = false, earlier: Pick<Row, 'trxid' | 'orderId'> | null = null): ResultCell[] {
+export function resultCells(row: Row, layout: ResultLayout, partial = false, earlier: RepeatedPurchase | null = null): ResultCell[] {
   const cells = row.cells.slice(0, layout.width);
   while (cells.length < layout.width) cells.push('');
-  if (layout.trxidCol !== null && row.trxid !== null) cells[layout.trxidCol] = row.trxid;
+  const own = ownTrxid(row);
+  if (layout.trxidCol !== null && own !== null) cells[layout.trxidCol] = own;
   else if (layout.trxidCol !== null && earlier?.trxid && (cells[layout.trxidCol] ?? '').trim() === '') cells[layout.trxidCol] = earlier.trxid;
   const final = FINAL.has(row.state);
   const money = rowMoney(row);
   const value = (col: ResultColumn): ResultCell => {
     switch (col) {
       case 'trxid':
-        return row.trxid ?? earlier?.trxid ?? '';
+        return own ?? earlier?.trxid ?? '';
       case 'orderId':
         return row.orderId ?? earlier?.orderId ?? '';
       case 'status':
@@ -136,7 +156,9 @@ export function resultCells(row: Row, layout: ResultLayout, partial = false, ear
         // The name the supplier's check gave; "not found" for a row held for it; blank: not checked.
         return row.rejectCode === 'TOPUP_PLAYER_NOT_FOUND' ? 'not found' : (row.playerName ?? '');
       case 'account':
-        return row.request === null ? '' : row.account;
+        return row.request === null ? (earlier?.account ?? '') : row.account;
+      case 'sentTrxid':
+        return row.request === null ? (earlier?.sentTrxid ?? '') : (row.trxid ?? '');
       case 'refusedBy':
         return row.moves.map((m) => `${m.from} (trxid ${m.trxid}): ${m.why}`).join('; ');
       case 'mode':
@@ -182,13 +204,15 @@ export function csvMoney(usd: number, dialect: InputDialect): string {
  * shows its id): the row its repeat_of names, followed through rows that were themselves skipped as
  * repeats (a re-drop of a re-drop) to the one that holds a trxid. Null when none is found.
  */
-function repeatedPurchase(rt: Pick<Runtime, 'rows'>, row: Row): Pick<Row, 'trxid' | 'orderId'> | null {
+function repeatedPurchase(rt: Pick<Runtime, 'rows'>, row: Row): RepeatedPurchase | null {
   let ref = row.repeatOf ?? null;
   // A chain is a few re-drops long; the bound only guards against a cycle no writer makes.
   for (let hop = 0; ref && hop < 16; hop++) {
     const earlier = rt.rows.get(ref.batchId, ref.idx);
     if (!earlier) return null;
-    if (earlier.trxid !== null || earlier.orderId !== null) return { trxid: earlier.trxid, orderId: earlier.orderId };
+    if (earlier.trxid !== null || earlier.orderId !== null) {
+      return { trxid: ownTrxid(earlier), sentTrxid: earlier.trxid, orderId: earlier.orderId, account: earlier.request === null ? null : earlier.account };
+    }
     ref = earlier.repeatOf ?? null;
   }
   return null;

@@ -81,8 +81,11 @@ export class Listing {
       // Codes (codes_json) are never searched: a search must not tell whether a code exists.
       // A trxid and an order id each under its one fold (kernel/identity.ts), as a person's look-up
       // of either is compared everywhere; within one batch.
-      parts.push(`(trxid_fold(trxid) = trxid_fold(?) OR ${orderIdFoldSql('order_id')} = ${orderIdFoldSql('?')} OR json_extract(request_json, '$.userId') = ? OR instr(lower(cells_json), lower(?)) > 0)`);
-      params.push(q, q, q, q);
+      parts.push(`(trxid_fold(trxid) = trxid_fold(?) OR ${orderIdFoldSql('order_id')} = ${orderIdFoldSql('?')} OR json_extract(request_json, '$.userId') = ? OR instr(lower(cells_json), lower(?)) > 0
+        OR (moves_json IS NOT NULL AND instr(lower(moves_json), lower('"trxid":' || json_quote(?))) > 0))`);
+      // moves_json: a moved row is found by its own trxid too (its first trxid is kept there), also
+      // when that trxid was derived and is in no cell.
+      params.push(q, q, q, q, q);
     }
     return { sql: parts.join(' AND '), params };
   }

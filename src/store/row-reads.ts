@@ -258,9 +258,21 @@ export class RowReads {
     return this.stmt(`SELECT idx FROM rows WHERE batch_id = ? AND state = ${rowState('sending')}`).pluck().all(batchId) as number[];
   }
 
-  /** Does the batch have a row on a named account, or one that moved (results then show the account columns)? */
+  /**
+   * Does the batch have a row on a named account, or one that moved, or a row skipped as a repeat
+   * of such a purchase (rows.repeat_of, followed through re-drops of re-drops as the result follows
+   * them)? Results then show the account columns: a re-drop of a file bought at a named account
+   * names that account (a new-user trial: every row of the re-drop skipped, no account column).
+   */
   hasNamedAccounts(batchId: string): boolean {
-    return this.stmt(`SELECT 1 FROM rows WHERE batch_id = ? AND (account <> 'default' OR moves_json IS NOT NULL) LIMIT 1`).get(batchId) !== undefined;
+    if (this.stmt(`SELECT 1 FROM rows WHERE batch_id = ? AND (account <> 'default' OR moves_json IS NOT NULL) LIMIT 1`).get(batchId) !== undefined) return true;
+    return this.stmt(`WITH RECURSIVE chain(b, i, hop) AS (
+        SELECT json_extract(repeat_of, '$.batchId'), json_extract(repeat_of, '$.idx'), 0 FROM rows WHERE batch_id = ? AND repeat_of IS NOT NULL
+        UNION
+        SELECT json_extract(r.repeat_of, '$.batchId'), json_extract(r.repeat_of, '$.idx'), chain.hop + 1
+          FROM chain JOIN rows r ON r.batch_id = chain.b AND r.idx = chain.i WHERE r.repeat_of IS NOT NULL AND chain.hop < 16)
+      SELECT 1 FROM chain JOIN rows e ON e.batch_id = chain.b AND e.idx = chain.i
+        WHERE e.request_json IS NOT NULL AND (e.account <> 'default' OR e.moves_json IS NOT NULL) LIMIT 1`).get(batchId) !== undefined;
   }
 
   /** Was a player check made for a row of the batch (its result then shows the playerName column)? */

@@ -182,6 +182,16 @@ export interface RowRecord {
   repeat_of?: string | null;
 }
 
+/**
+ * The row's own trxid: the one its file (or shop) gave it, or the one derived for it, before any
+ * move to another account. A move sends it under `<own>-<account>` (dispatch/failover.ts), but
+ * the reseller joins results to their records by their own (a new-user trial: the result
+ * overwrote their trxid cell with the moved one). Null for a row never stored for sending.
+ */
+export function ownTrxid(row: Pick<Row, 'trxid' | 'moves'>): string | null {
+  return row.moves[0]?.trxid ?? row.trxid;
+}
+
 export function toRow(r: RowRecord): Row {
   return {
     batchId: r.batch_id,

@@ -79,7 +79,8 @@ describe('an account whose API access is refused', () => {
       expect(b.admin.ledger().orders).toHaveLength(1);
       // The rows were placed on `second` first (the race this test is about) and moved off it.
       for (const row of readResult(home, 'aq2')) {
-        expect(row.trxid).toMatch(/^AQ-\d-main$/);
+        expect(row.trxid).toMatch(/^AQ-\d$/);
+        expect(row.sentTrxid).toBe(`${row.trxid}-main`);
         expect(row.refusedBy).toMatch(/^second \(trxid AQ-\d\): second had an account problem/);
       }
       // It waited for the account, named with its problem; never for balance, never "top up".

@@ -86,7 +86,9 @@ export const accounts: Scenario = {
 
     // Bought twice, by file row: the trxids a row had (its final one and each one it left) name
     // at most one order across all four ledgers.
-    const trxidsOf = (x: Record<string, string>): string[] => [unguard(x.trxid), ...[...unguard(x.refusedBy).matchAll(/\(trxid ([^)]+)\)/g)].map((m) => m[1]!)];
+    // The trxid it was sent under last: `sentTrxid` (the `trxid` cell keeps the row's own, outbox/results.ts).
+    const sentOf = (x: Record<string, string>): string => unguard(x.sentTrxid ?? '') || unguard(x.trxid);
+    const trxidsOf = (x: Record<string, string>): string[] => [sentOf(x), ...[...unguard(x.refusedBy).matchAll(/\(trxid ([^)]+)\)/g)].map((m) => m[1]!)];
     let twiceByRow = 0;
     for (const x of results) {
       const mine = new Set(trxidsOf(x));
@@ -102,14 +104,14 @@ export const accounts: Scenario = {
 
     // Moved rows: a refusedBy, or a trxid naming an account. Each must carry both, and its new trxid
     // must be `<first trxid>-<account that placed it>`.
-    const moved = results.filter((x) => unguard(x.refusedBy) !== '' || NAMES.some((n) => unguard(x.trxid).endsWith(`-${n}`)));
+    const moved = results.filter((x) => unguard(x.refusedBy) !== '' || NAMES.some((n) => sentOf(x).endsWith(`-${n}`)));
     const movedRight = (x: Record<string, string>): boolean => {
-      const trx = unguard(x.trxid);
+      const trx = sentOf(x);
       const left = trxidsOf(x).slice(1);
       return unguard(x.refusedBy) !== '' && left.length > 0 && !left.includes(trx) && trx === `${left[0]}-${unguard(x.account)}`;
     };
     const movedOk = moved.filter(movedRight).length;
-    for (const x of moved.filter((y) => !movedRight(y)).slice(0, 8)) ctx.log(`moved row ${x.note}: trxid ${x.trxid} account ${x.account} refusedBy ${x.refusedBy}`);
+    for (const x of moved.filter((y) => !movedRight(y)).slice(0, 8)) ctx.log(`moved row ${x.note}: trxid ${x.trxid} sent as ${x.sentTrxid} account ${x.account} refusedBy ${x.refusedBy}`);
     const movedFrom = (n: string): number => moved.filter((x) => unguard(x.refusedBy).split('; ').some((p) => p.startsWith(`${n} `))).length;
 
     const calls = await Promise.all(w.sbs.map((sb) => callsOf(sb)));

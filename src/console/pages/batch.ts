@@ -20,6 +20,7 @@ import { Readable } from 'node:stream';
 import { NotFoundError } from '../../kernel/errors.js';
 import { outboxPaths } from '../../outbox/paths.js';
 import { ROW_STATES, type RowState, type Row } from '../../store/rows.js';
+import { ownTrxid } from '../../store/row-record.js';
 import { FOLLOWED_STATES, IN_FLIGHT_STATES } from '../../store/row-states.js';
 import type { Batch } from '../../store/batches.js';
 import type { ConsoleEnv } from '../auth.js';
@@ -94,11 +95,21 @@ function reason(r: Row): Html | string {
   return html`<details class="why"><summary>${r.error ?? ''}${r.note ? html` <span class="muted note">${r.note}</span>` : ''}</summary></details>`;
 }
 
+/**
+ * The row's own trxid (the reseller's key to their records), and under it, for a row moved to
+ * another account, the trxid it was sent there under (the one the supplier's portal lists).
+ */
+function trxidCell(r: Row): Html | string {
+  const own = ownTrxid(r);
+  if (own === null) return '';
+  return r.trxid !== null && r.trxid !== own ? html`${own}<br><span class="muted" data-sent-trxid>sent as ${r.trxid}</span>` : own;
+}
+
 function rowLine(ctx: PageCtx, b: Batch, r: Row, named: boolean): Html {
   const codes = r.codes.length > 0
     ? html`${r.codes.length} hidden ${actionButton(ctx, `/batches/${encodeURIComponent(b.id)}/rows/${r.idx}/reveal`, 'Reveal')}`
     : html`<span class="muted">—</span>`;
-  return html`<tr><td class="num">${r.line}</td><td><span class="badge s-${r.state}">${r.state}</span></td>${named ? html`<td data-account>${r.account}</td>` : ''}<td class="mono id">${r.trxid ?? ''}</td>
+  return html`<tr><td class="num">${r.line}</td><td><span class="badge s-${r.state}">${r.state}</span></td>${named ? html`<td data-account>${r.account}</td>` : ''}<td class="mono id">${trxidCell(r)}</td>
 <td class="mono id">${r.orderId ?? ''}</td><td class="id">${player(r)}</td><td>${r.packName ?? ''}</td><td class="num">${usd(r.amountUsd ?? r.expectedUsd)}</td>
 <td>${codes}</td><td class="why">${reason(r)}</td><td class="cells">${cellsOf(b, r)}</td></tr>`;
 }

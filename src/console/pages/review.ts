@@ -19,6 +19,7 @@ import { readOrder } from '../../api/schemas.js';
 import { resolveReview } from '../../ops/review.js';
 import { coerceError } from '../../kernel/errors.js';
 import type { Row } from '../../store/rows.js';
+import { ownTrxid } from '../../store/row-record.js';
 import type { ConsoleEnv } from '../auth.js';
 import { html, timeTag, usd, type Html } from '../html.js';
 import { csrfField, page, type PageCtx } from '../layout.js';
@@ -63,7 +64,7 @@ ${!bulk ? '' : html`<label class="check pick"><input type="checkbox" name="row" 
 ${order ? html`<input type="hidden" name="order:${key}" value="${order.id}" form="bulk">` : ''}`}
 <h2 class="h3"><a class="nowrap" href="/batches/${encodeURIComponent(r.batchId)}?q=${encodeURIComponent(r.trxid ?? '')}">${key}</a> · ${r.packName ?? ''} · ${usd(r.expectedUsd)}</h2>
 <dl class="facts">
-  <div><dt>trxid</dt><dd class="mono">${r.trxid ?? ''}</dd></div>
+  <div><dt>trxid</dt><dd class="mono">${ownTrxid(r) ?? ''}${r.trxid !== null && r.trxid !== ownTrxid(r) ? html` <span class="muted">(sent to ${r.account} as ${r.trxid})</span>` : ''}</dd></div>
   <div><dt>Player</dt><dd>${r.request?.userId ?? ''}</dd></div>
   ${order ? html`<div><dt>Order named</dt><dd class="mono">${order.id}${order.from === 'answer' ? html` <span class="muted">(by the last answer: check it is this row's purchase)</span>` : ''}</dd></div>` : ''}
   <div><dt>In review since</dt><dd>${timeTag(r.reviewSince ?? r.updatedAt, ctx.now)}</dd></div>
