@@ -199,6 +199,7 @@ export const SLOW_FILES: [file: string, seconds: number][] = [
   ['test/retry/retry-says-what-it-does.test.ts', 11],
   // Stop 38 (branch ops38): five two-sandbox runs with the real CLI and daemons, 42 s of tests at load ~2.
   ['test/accounts/moved-row-trxid.test.ts', 45],
+  ['test/commands/sale-price-spellings.test.ts', 15],
 ];
 
 const slow = SLOW_FILES.map(([file]) => file);

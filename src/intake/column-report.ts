@@ -19,7 +19,7 @@ import type { CatalogEntry, CatalogIndex } from './catalog-index.js';
 import { headerKey, type HeaderMap, type OrderField } from './columns.js';
 import { parseWholeNumber } from './field-rules.js';
 import { openOrderFile } from './formats/index.js';
-import { saleColumn } from './sale-price.js';
+import { saleColumn, saleLookalikes } from './sale-price.js';
 
 /** How one column of the file was read. */
 export interface ColumnReading {
@@ -177,7 +177,7 @@ export function columnReport(
       const named = lineFieldOf(i);
       const other = named === undefined ? undefined : plans.map((p) => p.at[named]).find((j) => j !== undefined && j !== i);
       note =
-        named === undefined ? (i === saleAt ? 'yours: carried through to the result, and read as your sale price (the console\'s revenue and margin)' : 'yours: carried through to the result')
+        named === undefined ? (i === saleAt ? 'yours: carried through to the result, and read as your sale price in USD (the console\'s revenue and margin)' : 'yours: carried through to the result')
           : other !== undefined ? `named like ${named}, but column ${quoted(header, other)} is read as the ${named}: carried through`
             : `named like ${named}, but no pack in this file takes one: carried through`;
     }
@@ -193,6 +193,14 @@ export function columnReport(
         `column ${quoted(header, own)} looks like your own order numbers: rename it to "trxid" to use them as the trxids, so a re-drop, an edited copy or a retry of this file can never buy a row twice (without a trxid column each row's trxid comes from the file's bytes)`,
       );
     }
+  }
+  const sales = saleLookalikes(header.columns);
+  if (sales.length > 0) {
+    // Only the console's margin reads it: a hint, never a warning (nothing bought depends on it).
+    hints.push(
+      `${sales.map((i) => `column ${quoted(header, i)}`).join(' and ')} ${sales.length > 1 ? 'look' : 'looks'} like your sale price but ${sales.length > 1 ? 'are' : 'is'} not read as one` +
+        `${saleAt === undefined && sales.length > 1 ? ' (more than one sale-price column: none is read)' : ''}: the console's margin reads one sale price per row, in USD, from a column named "salePriceUsd" (or "Sale price", "Harga Jual", "Verkaufspreis", "Precio de venta" …, with or without "USD"); carried through to the result`,
+    );
   }
   return { columns, warnings, hints };
 }
