@@ -72,8 +72,9 @@ describe('a price cap is judged per account', () => {
         db.close();
       }
       t.second.admin.setFaults({ maintenance: null });
-      await expect.poll(() => { try { return readResult(t.home, 'fo').map((r) => [r.trxid, r.status, r.account]); } catch { return []; } }, { timeout: 90_000, interval: 300 })
-        .toEqual([['FO-1', 'completed', 'second'], ['FO-2-main', 'completed', 'main']]);
+      // The moved row keeps its own trxid; the one sent is sentTrxid (outbox/results.ts).
+      await expect.poll(() => { try { return readResult(t.home, 'fo').map((r) => [r.trxid, r.status, r.account, r.sentTrxid]); } catch { return []; } }, { timeout: 90_000, interval: 300 })
+        .toEqual([['FO-1', 'completed', 'second', 'FO-1'], ['FO-2', 'completed', 'main', 'FO-2-main']]);
       expect(t.second.admin.ledger().orders.map((o) => String(o.trxid))).toEqual(['FO-1']);
     } finally {
       await daemon.stop();
