@@ -146,7 +146,7 @@ describe('a row moved to another account keeps the reseller\'s trxid', () => {
     }
   }, 180_000);
 
-  it('topup review: a moved row in review shows its own trxid, the one sent and the account', async () => {
+  it('topup review and the console\'s Review page: a moved row in review shows its own trxid, the one sent and the account', async () => {
     // `second` in maintenance moves the row to `main`, whose sends all fail (500, nothing shared): review.
     const { home, a, b, env } = await twoAccounts({ extra: 'max_queue_delay = "1s"', env: { TOPUP_REVIEW_AFTER_MS: '1500', TOPUP_REQUEST_TIMEOUT_MS: '1000' } });
     b.admin.setFaults({ maintenance: { code: 'MAINTENANCE' } });
@@ -164,6 +164,17 @@ describe('a row moved to another account keeps the reseller\'s trxid', () => {
     expect(table.stdout).toMatch(/sent as/);
     expect(table.stdout).toMatch(/RV-1 +RV-1-main +main/);
     expect(ordersOf(b)).toHaveLength(0);
+
+    // The console's Review page: the own trxid, and where and under which trxid it was sent.
+    const { daemon, url } = await start({ ...env, TOPUP_CONSOLE: '127.0.0.1:0' });
+    try {
+      const c = new Client(url);
+      await c.get('/');
+      const page = (await c.get('/review')).text;
+      expect(page).toContain('<dt>trxid</dt><dd class="mono">RV-1 <span class="muted">(sent to main as RV-1-main)</span></dd>');
+    } finally {
+      await daemon.stop();
+    }
   }, 120_000);
   it('a running daemon: the order API answers the shop\'s trxid, with sentAs the one sent (GET and the feed, which webhooks post)', async () => {
     const { a, b, env } = await twoAccounts({ extra: 'max_queue_delay = "1s"', env: { TOPUP_ORDER_API_TOKEN: TOKEN, TOPUP_CONSOLE: '127.0.0.1:0' } });
