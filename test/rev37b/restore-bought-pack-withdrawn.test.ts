@@ -39,7 +39,7 @@ describe('a card row bought after the backup whose pack was withdrawn before the
       await waitForResult(home, 'keys', 150_000);
       const rows = readResult(home, 'keys');
       // On main: ['STEAM-5', 'invalid', ''] — the purchase held by no row.
-      expect(rows.map((r) => [r.pid, r.status, r.orderId])).toEqual([
+      expect(rows.map((r) => [r.pid, r.status, r.orderId]), JSON.stringify(rows)).toEqual([
         ['STEAM-5', 'completed', card.orderId],
         ['PUBG-60', 'completed', expect.any(String)],
       ]);

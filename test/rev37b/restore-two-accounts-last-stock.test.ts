@@ -51,7 +51,7 @@ describe('two accounts: a card row that took the last stock after the backup, it
       await waitForResult(home, 'keys', 150_000);
       const rows = readResult(home, 'keys');
       // On main: the card row comes back `invalid` "pack: no account sells Steam ... now", its order nowhere.
-      expect(rows.map((r) => [r.pid, r.status, r.orderId])).toEqual([
+      expect(rows.map((r) => [r.pid, r.status, r.orderId]), JSON.stringify(rows)).toEqual([
         ['STEAM-5', 'completed', card.orderId],
         ['PUBG-60', 'completed', expect.any(String)],
       ]);
