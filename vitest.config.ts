@@ -198,7 +198,7 @@ export const SLOW_FILES: [file: string, seconds: number][] = [
   ['test/console/money-browser.test.ts', 11],
   ['test/retry/retry-says-what-it-does.test.ts', 11],
   // Stop 37's review of f7ff557 (branch rev37b): a failing reproduction, 75 s at load ~9.
-  ['test/rev37b/restore-bought-pack-withdrawn.test.ts', 75],
+  ['test/restore/bought-pack-withdrawn.test.ts', 75],
 ];
 
 const slow = SLOW_FILES.map(([file]) => file);

@@ -930,15 +930,29 @@ export async function lookUpOrders(rt: ReconcileParts, cache: HistoryCache, sign
   if (ready.length > 0) {
     const rows = ready.map((o) => open(o)!);
     const { settled, needsPerson, unchanged } = settleRows(rt, rows, sweeps, unreadable);
-    rt.db.transaction(() => { for (const o of ready) rt.meta.delete(keyOf(o)); })();
-    out = { lookedUp: rows.length, settled: settled.length, needsPerson: needsPerson.length, sent: unchanged };
-    if (settled.length > 0 || needsPerson.length > 0) {
+    // A held refusal (claim/held-refusals.ts) found nowhere is refused in the transaction that
+    // removes its mark: its request, built from its cells, never becomes sendable.
+    let refused = 0;
+    let reviewed = 0;
+    rt.db.transaction(() => {
+      for (const o of ready) {
+        if (o.refusal !== undefined) {
+          const r = refuseHeld(rt, o);
+          if (r === 'refused') refused++;
+          else if (r === 'review' && ++reviewed > 0) needsPerson.push({ batch: o.batchId, line: o.line ?? 0, trxid: o.trxid, account: open(o)?.account ?? '', why: heldWhy(o) });
+        }
+        rt.meta.delete(keyOf(o));
+      }
+    })();
+    const sent = unchanged - refused - reviewed;
+    out = { lookedUp: rows.length, settled: settled.length, needsPerson: needsPerson.length, sent };
+    if (settled.length > 0 || needsPerson.length > 0 || refused > 0) {
       const marker: ReconcileMarker = { kind: 'claim', copy: null, restoredAt: null, from: null, since, detail: `${what(ready)} ${ready.map((o) => o.trxid).slice(0, 10).join(', ')}${ready.length > 10 ? ' …' : ''} within the window after a restore` };
-      const report: RestoreReport = { at: rt.clock.now(), marker, lookedUp: rows.length, unchanged, placed: 0, settled, needsPerson, orphans: [], apiOrders: null, file: null };
+      const report: RestoreReport = { at: rt.clock.now(), marker, lookedUp: rows.length, unchanged: sent, placed: 0, settled, needsPerson, orphans: [], apiOrders: null, file: null };
       report.file = writeReport(rt, report);
       rt.log.warn(
-        { lookedUp: rows.length, settled: settled.length, needsPerson: needsPerson.length, report: report.file, unreadable: Object.fromEntries(unreadable) },
-        `looked up ${rows.length} ${what(ready)} after a restore: ${settled.length} settled from the suppliers (bought before, never sent again), ${needsPerson.length} need a person, ${unchanged} are sent now`,
+        { lookedUp: rows.length, settled: settled.length, needsPerson: needsPerson.length, refused, report: report.file, unreadable: Object.fromEntries(unreadable) },
+        `looked up ${rows.length} ${what(ready)} after a restore: ${settled.length} settled from the suppliers (bought before, never sent again), ${needsPerson.length} need a person, ${refused} refused as the catalog says now (bought nowhere), ${sent} are sent now`,
       );
     } else {
       rt.log.info({ lookedUp: rows.length }, `looked up ${rows.length} ${what(ready)} after a restore at every account: bought nowhere, sent now`);
@@ -952,6 +966,30 @@ export async function lookUpOrders(rt: ReconcileParts, cache: HistoryCache, sign
     throw new OrderLookupWaiting(`${waiting.length} ${what(waiting)} after a restore (${waiting.slice(0, 5).map((o) => o.trxid).join(', ')}${waiting.length > 5 ? ' …' : ''}) wait for their lookup: ${[...unreadable.values()].join('; ')}; nothing of them is sent; at ${new Date(first + waitMs).toISOString()} (TOPUP_RESTORE_LOOKUP_WAIT) they go to review unless it can be read before`);
   }
   return out;
+}
+
+/**
+ * A held refusal after its lookup (claim/held-refusals.ts), in lookUpOrders' transaction: settled
+ * or reviewed already (settleRows) → nothing; held on its own account because that account could
+ * not say whether it bought it (pinned) → review, never refused (its purchase would be held by no
+ * row) nor sent (its request is its cells'); else → refused with the error it was held with.
+ */
+function refuseHeld(rt: ReconcileParts, o: OrderLookup): 'refused' | 'review' | 'settled' {
+  const row = rt.rows.get(o.batchId, o.idx);
+  if (!row || !LOOKED_UP.includes(row.state)) return 'settled';
+  const now = rt.clock.now();
+  if (row.pinned) {
+    if (!rt.rows.restoredUnknown(o.batchId, o.idx, { owner: rt.owner, now }, `REVIEW: after a restore: ${heldWhy(o)}`)) throw new Error(`row ${o.batchId}:${o.line ?? o.idx} moved on while it was settled`);
+    return 'review';
+  }
+  if (!rt.rows.priceRose(o.batchId, o.idx, now, `${o.refusal} (looked up after a restore at ${o.accounts.join(', ')}: bought nowhere under trxid ${o.trxid})`)) {
+    throw new Error(`row ${o.batchId}:${o.line ?? o.idx} moved on while it was refused`);
+  }
+  return 'refused';
+}
+
+function heldWhy(o: OrderLookup): string {
+  return `its account could not say whether it bought trxid ${o.trxid} after the copy was taken, and the catalog refuses the row now (${o.refusal}); check that account's orders for it before ordering it again (topup review resolve)`;
 }
 
 /** What the per-row marks are, in a log line: API orders, rows of files held one by one, or both. */

@@ -204,11 +204,24 @@ export function markClaimInRestoreWindow(db: Db, configured: readonly string[], 
  * bought after the copy, "out of stock" when its folder was claimed again after the restore).
  */
 export function mayHoldBoughtRows(db: Db, now: number): boolean {
-  if (db.prepare('SELECT 1 FROM meta WHERE key = ?').get(RECONCILE_KEY) !== undefined) return true;
+  return boughtRowsSince(db, now) !== null;
+}
+
+/**
+ * How far back a row that may have been bought already is looked up (mayHoldBoughtRows): the open
+ * window's start, or the reconcile's (the copy's generation); a copy that does not know (a deleted
+ * store) reaches back `fallbackMs`. Null when no row loaded now may have been bought before.
+ */
+export function boughtRowsSince(db: Db, now: number, fallbackMs = 8 * 86_400_000): number | null {
   const w = db.prepare('SELECT value FROM meta WHERE key = ?').get(RESTORE_WINDOW_KEY) as { value: string } | undefined;
-  if (!w) return false;
-  const window = JSON.parse(w.value) as RestoreWindow;
-  return now < window.until && window.filesClosedAt === undefined;
+  const window = w ? (JSON.parse(w.value) as RestoreWindow) : undefined;
+  const r = db.prepare('SELECT value FROM meta WHERE key = ?').get(RECONCILE_KEY) as { value: string } | undefined;
+  if (r !== undefined) {
+    const marker = JSON.parse(r.value) as ReconcileMarker;
+    return Math.min(marker.since ?? now - fallbackMs, window?.since ?? now);
+  }
+  if (!window) return null;
+  return now < window.until && window.filesClosedAt === undefined ? window.since : null;
 }
 
 /** meta: `<prefix><batch id>:<idx>` = OrderLookup: an API order accepted in the window after a restore, not yet looked up (markOrderInRestoreWindow). */
@@ -230,6 +243,14 @@ export interface OrderLookup {
    * account the lookup cannot read (holdRowsInRestoreWindow); absent for an API order.
    */
   line?: number;
+  /**
+   * A file row that would have been refused for what the catalog says now (a pack withdrawn or
+   * unlisted, out of stock, dearer than its cap, a field the line no longer takes) while it may
+   * have been bought already (claim/held-refusals.ts): stored `pending` with the request its cells
+   * give, held by this mark, never sent. Looked up and found, it is settled; found nowhere, it is
+   * refused with this error in the transaction that removes the mark (lookUpOrders).
+   */
+  refusal?: string;
 }
 
 /**
