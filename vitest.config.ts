@@ -199,6 +199,9 @@ export const SLOW_FILES: [file: string, seconds: number][] = [
   ['test/retry/retry-says-what-it-does.test.ts', 11],
   // Stop 37's review of f7ff557 (branch rev37b): a failing reproduction, 75 s at load ~9.
   ['test/restore/bought-pack-withdrawn.test.ts', 75],
+  // Stop 38 (rev38), measured at load 13-21: real daemon, backup, restore (and SIGKILLed restores).
+  ['test/restore/window-cap-bought.test.ts', 33],
+  ['test/restore/checks-restore-kill.test.ts', 47],
 ];
 
 const slow = SLOW_FILES.map(([file]) => file);

@@ -24,7 +24,8 @@
  * store and writes the same number beside it, outside jobs/ (`<home>/.topup-store-mark`). A store
  * older than the mark says is a copy brought back (storeIsBehindMark).
  */
-import { carryOverChecks, type ChecksCarried } from './backup-checks.js';
+import { addCarried, carryOverChecks, isCopyUnchanged, type ChecksCarried } from './backup-checks.js';
+import { crashPoint } from '../kernel/crash-points.js';
 import { rowStates } from './state-sql.js';
 import Database from 'better-sqlite3';
 import { createHash, randomBytes } from 'node:crypto';
@@ -686,10 +687,20 @@ export interface RestoreOutcome {
 export function restoreBackup(backup: VerifiedBackup, target: { home: string; dbPath: string; jobsDir: string; now: number }): RestoreOutcome {
   const { dbPath, jobsDir, now } = target;
   mkdirSync(jobsDir, { recursive: true, mode: 0o700 });
+  // A restore killed part-way (RESTORE_PENDING_SUFFIX): the stores it had moved aside are still
+  // the ones whose checks the copy must carry. Run again, it found no store (or the copy it had put
+  // in place) and carried none (stop 37's review).
+  const pendingPath = dbPath + RESTORE_PENDING_SUFFIX;
+  const replaced = readPendingRestore(pendingPath).filter((p) => existsSync(p));
   let keptAs: string | null = null;
   if (existsSync(dbPath)) {
     keptAs = `${dbPath}.replaced-${stamp(now)}`;
+    for (let n = 2; existsSync(keptAs) || replaced.includes(keptAs); n++) keptAs = `${dbPath}.replaced-${stamp(now)}-${n}`;
+    // Written (and synced) before the store moves: a kill after the move still knows where it went.
+    replaced.push(keptAs);
+    writePendingRestore(pendingPath, replaced);
     for (const suffix of ['', '-wal', '-shm']) if (existsSync(dbPath + suffix)) renameSync(dbPath + suffix, keptAs + suffix);
+    fsyncPath(dirname(dbPath));
   } else {
     for (const suffix of ['-wal', '-shm']) rmSync(dbPath + suffix, { force: true });
   }
@@ -722,13 +733,24 @@ export function restoreBackup(backup: VerifiedBackup, target: { home: string; db
     }
     // The checks made after the copy was taken: no supplier lists them, so only the replaced store
     // knows what they cost (store/backup-checks.ts).
-    if (keptAs !== null) checks = carryOverChecks(copy, keptAs);
+    // Every store moved aside by this restore and by runs of it a kill ended, the oldest first
+    // (the home's own store; then a copy a killed run had put in place, or a store a daemon wrote
+    // in between): each carry adds only what the copy lacks.
+    // A later one that is this very copy put in place by a killed run (its store id and generation,
+    // no daemon started on it since) holds nothing newer: carried, its `sent` calls would come back
+    // as `in-doubt` after the home's own store had shown them dropped.
+    replaced.forEach((r, i) => {
+      if (i > 0 && isCopyUnchanged(copy, r)) return;
+      checks = addCarried(checks, carryOverChecks(copy, r));
+    });
   } finally {
     copy.close();
   }
+  crashPoint('restore-store-kept');
   fsyncPath(tmp);
   renameSync(tmp, dbPath);
   fsyncPath(dirname(dbPath));
+  crashPoint('restore-copy-in-place');
   const batches: string[] = [];
   for (const j of backup.manifest.jobs) {
     const to = join(jobsDir, j.batch);
@@ -746,7 +768,35 @@ export function restoreBackup(backup: VerifiedBackup, target: { home: string; db
     journal.push(rel);
   }
   fsyncPath(jobsDir);
-  return { backup, keptAs, batches, journal, checks };
+  // Done: a run after this one replaces a store of its own, not these.
+  rmSync(pendingPath, { force: true });
+  fsyncPath(dirname(dbPath));
+  return { backup, keptAs: replaced[0] ?? keptAs, batches, journal, checks };
+}
+
+/**
+ * Beside the store while a restore runs: the stores it moved aside (JSON list of paths), written
+ * before each move, removed when the restore is done. Found by a run of `topup restore` after a
+ * kill, it names the home's own store (moved aside, not replaced yet, or replaced by the copy).
+ */
+export const RESTORE_PENDING_SUFFIX = '.restore-pending';
+
+function readPendingRestore(path: string): string[] {
+  if (!existsSync(path)) return [];
+  try {
+    const v = JSON.parse(readFileSync(path, 'utf8')) as { replaced?: unknown };
+    return Array.isArray(v.replaced) ? v.replaced.filter((p): p is string => typeof p === 'string') : [];
+  } catch {
+    // Torn by the kill (written atomically, so only an older format or a hand edit): nothing known.
+    return [];
+  }
+}
+
+function writePendingRestore(path: string, replaced: readonly string[]): void {
+  const tmp = `${path}.tmp`;
+  writeSynced(tmp, `${JSON.stringify({ replaced })}\n`);
+  renameSync(tmp, path);
+  fsyncPath(dirname(path));
 }
 
 // ───────────────────────────── the store generation ─────────────────────────────
