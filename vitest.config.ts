@@ -200,6 +200,11 @@ export const SLOW_FILES: [file: string, seconds: number][] = [
   // Stop 38 (branch ops38): five two-sandbox runs with the real CLI and three daemons, 42 s of tests at load ~2 (the review one alone 34 s at load ~20).
   ['test/accounts/moved-row-trxid.test.ts', 60],
   ['test/commands/sale-price-spellings.test.ts', 15],
+  // Stop 37's review of f7ff557 (branch rev37b): a failing reproduction, 75 s at load ~9.
+  ['test/restore/bought-pack-withdrawn.test.ts', 75],
+  // Stop 38 (rev38), measured at load 13-21: real daemon, backup, restore (and SIGKILLed restores).
+  ['test/restore/window-cap-bought.test.ts', 33],
+  ['test/restore/checks-restore-kill.test.ts', 47],
 ];
 
 const slow = SLOW_FILES.map(([file]) => file);

@@ -23,9 +23,11 @@ import { join } from 'node:path';
 import { parseSale, saleColumn } from '../intake/sale-price.js';
 import { InputFileError, coerceError } from '../kernel/errors.js';
 import { contentHash, openOrderFile } from '../intake/formats/index.js';
-import { mayHoldBoughtRows } from '../store/backup.js';
+import { holdRowsInRestoreWindow, mayHoldBoughtRows } from '../store/backup.js';
+import { HeldRefusals } from './held-refusals.js';
+import type { HeaderMap } from '../intake/columns.js';
 import { createRowValidator } from '../intake/validate.js';
-import { judgeRow } from './row-verdict.js';
+import { deriveTrxid, judgeRow } from './row-verdict.js';
 import { keepEarlierReading, settleColumns } from '../intake/column-report.js';
 import type { CatalogIndex } from '../intake/catalog-index.js';
 import { keepColumnReport, readColumnReport } from '../outbox/summary.js';
@@ -72,6 +74,14 @@ export async function loadBatch(rt: LoadParts, batch: Batch): Promise<LoadOutcom
   }
 
   let validator: ReturnType<typeof createRowValidator> | undefined;
+  /**
+   * After a restore (mayHoldBoughtRows): rows the catalog refuses now are held for their lookup
+   * instead of refused (claim/held-refusals.ts); `strict` says which valid rows the catalog's stock
+   * and cap would refuse now.
+   */
+  let held: HeldRefusals | null = null;
+  let strict: ReturnType<typeof createRowValidator> | undefined;
+  let headerMap: HeaderMap | undefined;
   let placer: Placer | undefined;
   /** The file's pid column, if any: a row naming its pack by a pid several accounts use differently is refused (placement.ts). */
   let pidColumn: number | undefined;
@@ -98,6 +108,11 @@ export async function loadBatch(rt: LoadParts, batch: Batch): Promise<LoadOutcom
       const earlier = retriedReport(rt, batch);
       const header = earlier ? keepEarlierReading(file.header.header, earlier) : await settleColumns(path, file.header.header, index);
       validator = createRowValidator(header, index, { capAtPlacement: placer.judgesCap, ...(mayBeBought ? { availability: false } : {}) });
+      headerMap = header;
+      if (mayBeBought) {
+        held = HeldRefusals.open(rt.db, rt.accounts.map((a) => a.id), batch.id, rt.clock.now());
+        if (held) strict = createRowValidator(header, index, { capAtPlacement: placer.judgesCap });
+      }
       pidColumn = header.fields.pid;
     } catch (err) {
       file.close();
@@ -157,6 +172,16 @@ export async function loadBatch(rt: LoadParts, batch: Batch): Promise<LoadOutcom
         }
         // The same verdict as the dry run's (claim/row-verdict.ts): parse, catalog checks, the trxid not used.
         const verdict = judgeRow(raw, { validator: validator!, trxidSeed: batch.contentHash, usedBy: (t) => rt.rows.byTrxid(t), boughtBefore: (u, t) => boughtBefore(rt, u, t) });
+        // The strict verdict first: it also keeps its own count of the file's trxids.
+        const strictOk = strict ? strict.validate(raw).ok : true;
+        if (!verdict.ok && held && !verdict.boughtBefore) {
+          // Refused now, maybe bought before the restore: held for its lookup (claim/held-refusals.ts).
+          const row = holdRow(rt, held, raw, headerMap!, batch, verdict.error, now);
+          if (row) {
+            rows.push(row);
+            continue;
+          }
+        }
         if (!verdict.ok) {
           rows.push({ ...base, request: null, error: verdict.error, ...(verdict.boughtBefore ? { skipped: true, rejectCode: BOUGHT_BEFORE_CODE, repeatOf: verdict.repeatOf ?? null } : {}) });
           continue;
@@ -166,6 +191,14 @@ export async function loadBatch(rt: LoadParts, batch: Batch): Promise<LoadOutcom
         const fingerprint = purchaseFingerprint({ ...verdict.order.request, pid: placer!.packKey(verdict.order) });
         const fingerprintAlts = placer!.pidKeys(verdict.order).map((pid) => purchaseFingerprint({ ...verdict.order.request, pid }));
         const placed = placer!.place(verdict.order, raw.cells, pidColumn !== undefined && (raw.cells[pidColumn] ?? '').trim() !== '');
+        if (!placed.ok && held) {
+          const row = holdRow(rt, held, raw, headerMap!, batch, placed.error, now);
+          if (row) {
+            rows.push(row);
+            continue;
+          }
+        }
+        if (held) held.seen(verdict.trxid!);
         if (!placed.ok) {
           rows.push({ ...base, request: null, error: placed.error });
           continue;
@@ -180,6 +213,8 @@ export async function loadBatch(rt: LoadParts, batch: Batch): Promise<LoadOutcom
           }
           if (j.kind === 'cached') playerName = j.answer.name ?? '';
         }
+        // Valid without what the catalog says now, refused with it: looked up before it is sent.
+        if (held && !strictOk) held.lookUpFirst(raw, verdict.trxid!, now);
         rows.push({
           ...base,
           ...placedRow(placed, verdict.trxid!),
@@ -240,6 +275,8 @@ export async function loadBatch(rt: LoadParts, batch: Batch): Promise<LoadOutcom
   const stored = rt.db.transaction(() => {
     if (!ours()) return false;
     rt.rows.insertAll(batch.id, last, now);
+    // The held rows' marks in the transaction that opens the batch: none of them is sendable unmarked.
+    if (held && held.marks.length > 0) holdRowsInRestoreWindow(rt.db, held.marks);
     rt.batches.setDialect(batch.id, inputDialect(rt, batch, file.header));
     // Repeats of earlier purchases: decided here, in the transaction that opens the batch, so two
     // processes opening edited copies of one file cannot both buy (claim/repeats.ts).
@@ -313,4 +350,20 @@ export function failBatch(rt: Pick<Runtime, 'batches' | 'clock' | 'config' | 'db
   }).immediate();
   const said = { refused: 'file refused: its columns do not fit its orders', unreadable: 'file is not a usable order file', changed: 'file refused: it changed after it was claimed', gone: 'claimed file is gone; nothing of it was ordered' }[why];
   rt.log.error({ batch: batch.id, file: batch.sourceName, problem: message }, said);
+}
+
+/**
+ * A row refused now while it may have been bought before the restore (claim/held-refusals.ts):
+ * pending under the trxid it was sent with, held by its lookup mark; undefined when it cannot be
+ * looked up (a blank or unreadable row, a trxid malformed, repeated, or held by another batch).
+ */
+function holdRow(rt: LoadParts, held: HeldRefusals, raw: Parameters<typeof judgeRow>[0], header: HeaderMap, batch: Batch, error: string, now: number): NewRow | undefined {
+  if (raw.parseError !== undefined || raw.cells.every((c) => c.trim() === '')) return undefined;
+  const at = header.fields.trxid;
+  const given = at === undefined ? '' : (raw.cells[at] ?? '').trim();
+  const trxid = given !== '' ? given : deriveTrxid(batch.contentHash, raw.index);
+  if (rt.rows.byTrxid(trxid) !== undefined) return undefined;
+  const account = rt.accounts[0]?.id;
+  if (account === undefined) return undefined;
+  return held.hold(raw, header, trxid, account, error, now);
 }

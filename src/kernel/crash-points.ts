@@ -25,7 +25,11 @@ export type CrashPoint =
   /** A poll answer says the order ended; the result is not stored yet. */
   | 'before-final-commit'
   /** Half of a result file is written to its temporary file. */
-  | 'result-file-half-written';
+  | 'result-file-half-written'
+  /** `topup restore`: the home's store is moved aside and the copy (checks carried) is ready; it is not in place yet. */
+  | 'restore-store-kept'
+  /** `topup restore`: the copy is in place; the batch folders and journal are not copied yet, the restore not done. */
+  | 'restore-copy-in-place';
 
 const plan = new Map<string, number>();
 for (const part of (process.env.TOPUP_CRASH_AT ?? '').split(',')) {

@@ -89,6 +89,12 @@ interface Sweep {
   /** Whether this history echoes players as this home sent them (echoFaithful), once judged. */
   faithful?: boolean;
   /**
+   * Elements of the pages read that could not be taken as orders (api/schemas.ts readHistory: two
+   * trxid echoes that disagree, Order.trxidConflict, or no order id): any of them may be the order
+   * looked for, so they prove nothing, and absence at this account is not proven (blindness).
+   */
+  skipped: number;
+  /**
    * Why the pages read do not reach back (reachedBack false), in words that say what to check:
    * MAX_PAGES read, or a history that ended without listing the orders this home placed there
    * before `since` (a supplier that keeps only recent orders: cutOff).
@@ -130,6 +136,40 @@ export interface RestoreReport {
   apiOrders: JournalRecovery | null;
   /** The report file written (outbox/reports/). */
   file: string | null;
+  /**
+   * Per account read, the history elements the lookup could not take as orders (Sweep.skipped:
+   * two trxid echoes that disagree, or no order id), with what they mean; absent when none.
+   */
+  skippedHistory?: SkippedHistory;
+}
+
+/** What a report says of the history elements skipped at each account (RestoreReport.skippedHistory). */
+export interface SkippedHistory {
+  byAccount: Record<string, number>;
+  meaning: string;
+}
+
+const SKIPPED_MEANING = 'history elements the lookup could not take as orders (two trxid echoes that disagree, or no order id): they prove nothing; any of them may be a row\'s purchase, so a row not found at that account is not proven unbought there (it was held on its own account or sent to review, never sent elsewhere)';
+
+function skippedWhy(n: number): string {
+  return `${n} element(s) of its history could not be taken as orders (two trxid echoes that disagree, or no order id): they prove nothing, and the order looked for may be one of them`;
+}
+
+/** RestoreReport.skippedHistory from the histories read; undefined when nothing was skipped. */
+function skippedOf(sweeps: ReadonlyMap<string, Sweep>): SkippedHistory | undefined {
+  const byAccount: Record<string, number> = {};
+  for (const [acct, s] of sweeps) if (s.skipped > 0) byAccount[acct] = s.skipped;
+  return Object.keys(byAccount).length > 0 ? { byAccount, meaning: SKIPPED_MEANING } : undefined;
+}
+
+function skippedField(sweeps: ReadonlyMap<string, Sweep>): { skippedHistory?: SkippedHistory } {
+  const k = skippedOf(sweeps);
+  return k ? { skippedHistory: k } : {};
+}
+
+/** "main 2, second 1", for a log line or topup status. */
+export function skippedText(k: SkippedHistory): string {
+  return `${Object.entries(k.byAccount).map(([a, n]) => `${a} ${n}`).join(', ')} ${SKIPPED_MEANING}`;
 }
 
 /** Is this store a copy not yet reconciled? */
@@ -177,13 +217,17 @@ async function sweep(rt: ReconcileParts, account: string, since: number, signal?
   let pages = 0;
   let previousFirst: string | undefined;
   let listedAnchor = false;
+  let skipped = 0;
   for (let page = 1; page <= MAX_PAGES; page++) {
     const h = await historyPage(rt, account, page, signal);
     pages = page;
+    skipped += h.skipped;
     const first = h.orders[0]?.orderId;
     if (page > 1 && first !== undefined && first === previousFirst) break; // the same page again: paging ignored
     previousFirst = first;
-    listed += h.orders.length;
+    // Skipped elements were listed too (readHistory counts them in the page's length): the page's
+    // total is met by them, and they are reported, not read (Sweep.skipped).
+    listed += h.orders.length + h.skipped;
     let anchored = false;
     for (const o of h.orders) {
       if (o.orderId === undefined) continue;
@@ -203,7 +247,7 @@ async function sweep(rt: ReconcileParts, account: string, since: number, signal?
       break;
     }
     const saysMore = h.hasMore === true || (h.total !== undefined && listed < h.total);
-    if (h.orders.length === 0) {
+    if (h.orders.length + h.skipped === 0) {
       // An empty page is the end only when nothing the supplier said promises more.
       reachedBack = !saysMore;
       ended = reachedBack;
@@ -232,7 +276,7 @@ async function sweep(rt: ReconcileParts, account: string, since: number, signal?
   } else if (!reachedBack) {
     short = `its history could not be read back to ${iso(since)} (an empty page while more was promised, or the same page again)`;
   }
-  return { byTrxid, echoes, reachedBack, ids, untagged, ...(short !== undefined ? { short } : {}) };
+  return { byTrxid, echoes, reachedBack, ids, untagged, skipped, ...(short !== undefined ? { short } : {}) };
 }
 
 /** How many times the lookup reads one history page that was refused for the rate (429) before the account counts as not readable now. */
@@ -248,7 +292,11 @@ async function historyPage(rt: ReconcileParts, account: string, page: number, si
   const client = rt.accountOf(account).client;
   for (let attempt = 1; ; attempt++) {
     try {
-      return await client.history({ page, pageSize: PAGE_SIZE }, { priority: Priority.poll, ...(signal ? { signal } : {}) });
+      // `partial`: a page with elements no reader can take as orders is read, and they are counted
+      // (Sweep.skipped, in the report and topup status) as proving nothing, never as absence:
+      // refused whole, the account was "unreadable" and a first start's reconcile retried it for
+      // ever, its report silent on why.
+      return await client.history({ page, pageSize: PAGE_SIZE, partial: true }, { priority: Priority.poll, ...(signal ? { signal } : {}) });
     } catch (err) {
       if (!(err instanceof ApiError) || err.classification !== 'retry-later' || attempt >= PAGE_ATTEMPTS || signal?.aborted) throw err;
       const waitMs = Math.min(30_000, Math.max(err.retryAfterMs ?? 0, 1000 * 2 ** (attempt - 1)));
@@ -352,6 +400,7 @@ export function keptTooShort(rt: Pick<ReconcileParts, 'clock' | 'config'>, since
  */
 function blindness(s: Sweep): string | null {
   if (!s.reachedBack) return s.short ?? 'its history does not reach back to the copy';
+  if (s.skipped > 0) return skippedWhy(s.skipped);
   if (s.echoes || s.byTrxid.size > 0) return null;
   return 'none of the orders in its history shows a trxid';
 }
@@ -555,7 +604,7 @@ async function reconcileOnce(rt: ReconcileParts, marker: ReconcileMarker, opts: 
     }
     const apiOrders = rt.meta.getJson<JournalRecovery>(JOURNAL_RECOVERY_KEY) ?? null;
     for (const f of (apiOrders?.failed ?? []).filter((x) => x.transient !== true)) needsPerson.push({ batch: '', line: 0, trxid: f.trxid, account: '', why: `API order accepted before the store was lost, not accepted again: ${f.why}` });
-    const r: RestoreReport = { at: rt.clock.now(), marker, lookedUp: rows.length, unchanged, placed, settled, needsPerson, orphans, apiOrders, file: null };
+    const r: RestoreReport = { at: rt.clock.now(), marker, lookedUp: rows.length, unchanged, placed, settled, needsPerson, orphans, apiOrders, file: null, ...skippedField(sweeps) };
     // Written before the commit: a kill between the two leaves the marker, and the next start
     // writes a report again (under a name of its own).
     r.file = writeReport(rt, r);
@@ -580,14 +629,14 @@ async function reconcileOnce(rt: ReconcileParts, marker: ReconcileMarker, opts: 
   }).immediate();
   if (report === null) {
     // What this process settled itself (rows of batches it held) is reported in a file of its own.
-    const own: RestoreReport = { at: rt.clock.now(), marker, lookedUp: rows.length, unchanged, placed, settled, needsPerson, orphans: [], apiOrders: null, file: null };
+    const own: RestoreReport = { at: rt.clock.now(), marker, lookedUp: rows.length, unchanged, placed, settled, needsPerson, orphans: [], apiOrders: null, file: null, ...skippedField(sweeps) };
     if (settled.length > 0 || needsPerson.length > 0) own.file = writeReport(rt, own);
     rt.log.info({ lookedUp: rows.length, settled: settled.length, needsPerson: needsPerson.length, unchanged, report: own.file }, 'reconciled after the restore: another process of this home ended the reconcile first (its report says what else needs a person); sending starts now');
     return own;
   }
   rt.log.warn(
-    { lookedUp: rows.length, settled: settled.length, needsPerson: needsPerson.length, unchanged, placed, report: report.file },
-    `reconciled after the restore: ${settled.length} row(s) settled from the suppliers, ${needsPerson.length} need a person, ${unchanged} go on as the copy has them; sending starts now`,
+    { lookedUp: rows.length, settled: settled.length, needsPerson: needsPerson.length, unchanged, placed, report: report.file, skippedHistory: report.skippedHistory?.byAccount },
+    `reconciled after the restore: ${settled.length} row(s) settled from the suppliers, ${needsPerson.length} need a person, ${unchanged} go on as the copy has them${report.skippedHistory ? `; skipped: ${skippedText(report.skippedHistory)}` : ''}; sending starts now`,
   );
   return report;
 }
@@ -727,7 +776,7 @@ export async function lookUpClaims(rt: ReconcileParts, signal?: AbortSignal, cac
         const { settled, needsPerson, unchanged } = settleRows(rt, decidable, sweeps, unreadable);
         if (settled.length > 0 || needsPerson.length > 0) {
           const marker: ReconcileMarker = { kind: 'claim', copy: null, restoredAt: null, from: null, since: c.since, detail: c.detail };
-          const part: RestoreReport = { at: rt.clock.now(), marker, lookedUp: decidable.length, unchanged, placed: 0, settled, needsPerson, orphans: [], apiOrders: null, file: null };
+          const part: RestoreReport = { at: rt.clock.now(), marker, lookedUp: decidable.length, unchanged, placed: 0, settled, needsPerson, orphans: [], apiOrders: null, file: null, ...skippedField(sweeps) };
           part.file = writeReport(rt, part);
         }
         rt.log.warn(
@@ -749,7 +798,7 @@ export async function lookUpClaims(rt: ReconcileParts, signal?: AbortSignal, cac
     const rows = rowsOf(ready);
     const { settled, needsPerson, unchanged } = settleRows(rt, rows, sweeps, unreadable);
     const marker: ReconcileMarker = { kind: 'claim', copy: null, restoredAt: null, from: null, since, detail: ready.map((c) => c.detail).join('; ') };
-    report = { at: rt.clock.now(), marker, lookedUp: rows.length, unchanged, placed: 0, settled, needsPerson, orphans: [], apiOrders: null, file: null };
+    report = { at: rt.clock.now(), marker, lookedUp: rows.length, unchanged, placed: 0, settled, needsPerson, orphans: [], apiOrders: null, file: null, ...skippedField(sweeps) };
     report.file = writeReport(rt, report);
     rt.db.transaction(() => {
       for (const c of ready) rt.meta.delete(CLAIM_LOOKUP_PREFIX + c.batchId);
@@ -787,6 +836,8 @@ interface KeptHistory {
   reachedBack: boolean;
   echoes: boolean;
   short?: string;
+  /** Sweep.skipped (absent in readings kept by earlier versions, which refused such pages: 0). */
+  skipped?: number;
   orders: (Order & { orderId: string })[];
 }
 
@@ -852,13 +903,13 @@ function sweepOf(k: KeptHistory): Sweep {
     if (o.trxid === undefined || o.trxid.trim() === '') untagged.push(o);
     else if (!byTrxid.has(trxidKey(o.trxid))) byTrxid.set(trxidKey(o.trxid), o);
   }
-  return { byTrxid, echoes: k.echoes, reachedBack: k.reachedBack, ids: new Set(k.orders.map((o) => o.orderId)), untagged, ...(k.short !== undefined ? { short: k.short } : {}) };
+  return { byTrxid, echoes: k.echoes, reachedBack: k.reachedBack, ids: new Set(k.orders.map((o) => o.orderId)), untagged, skipped: k.skipped ?? 0, ...(k.short !== undefined ? { short: k.short } : {}) };
 }
 
 /** Keeps a reading in the store for the window `until` (HistoryCache). Over any reading of the account kept before. */
 function keep(rt: ReconcileParts, account: string, since: number, until: number, s: Sweep): void {
   const orders = [...s.byTrxid.values(), ...s.untagged];
-  const k: KeptHistory = { window: until, identity: identityOf(rt, account), since, readAt: rt.clock.now(), reachedBack: s.reachedBack, echoes: s.echoes, orders, ...(s.short !== undefined ? { short: s.short } : {}) };
+  const k: KeptHistory = { window: until, identity: identityOf(rt, account), since, readAt: rt.clock.now(), reachedBack: s.reachedBack, echoes: s.echoes, orders, skipped: s.skipped, ...(s.short !== undefined ? { short: s.short } : {}) };
   rt.meta.setJson(HISTORY_KEPT_PREFIX + account, k);
 }
 
@@ -930,15 +981,29 @@ export async function lookUpOrders(rt: ReconcileParts, cache: HistoryCache, sign
   if (ready.length > 0) {
     const rows = ready.map((o) => open(o)!);
     const { settled, needsPerson, unchanged } = settleRows(rt, rows, sweeps, unreadable);
-    rt.db.transaction(() => { for (const o of ready) rt.meta.delete(keyOf(o)); })();
-    out = { lookedUp: rows.length, settled: settled.length, needsPerson: needsPerson.length, sent: unchanged };
-    if (settled.length > 0 || needsPerson.length > 0) {
+    // A held refusal (claim/held-refusals.ts) found nowhere is refused in the transaction that
+    // removes its mark: its request, built from its cells, never becomes sendable.
+    let refused = 0;
+    let reviewed = 0;
+    rt.db.transaction(() => {
+      for (const o of ready) {
+        if (o.refusal !== undefined) {
+          const r = refuseHeld(rt, o);
+          if (r === 'refused') refused++;
+          else if (r === 'review' && ++reviewed > 0) needsPerson.push({ batch: o.batchId, line: o.line ?? 0, trxid: o.trxid, account: open(o)?.account ?? '', why: heldWhy(o) });
+        }
+        rt.meta.delete(keyOf(o));
+      }
+    })();
+    const sent = unchanged - refused - reviewed;
+    out = { lookedUp: rows.length, settled: settled.length, needsPerson: needsPerson.length, sent };
+    if (settled.length > 0 || needsPerson.length > 0 || refused > 0) {
       const marker: ReconcileMarker = { kind: 'claim', copy: null, restoredAt: null, from: null, since, detail: `${what(ready)} ${ready.map((o) => o.trxid).slice(0, 10).join(', ')}${ready.length > 10 ? ' …' : ''} within the window after a restore` };
-      const report: RestoreReport = { at: rt.clock.now(), marker, lookedUp: rows.length, unchanged, placed: 0, settled, needsPerson, orphans: [], apiOrders: null, file: null };
+      const report: RestoreReport = { at: rt.clock.now(), marker, lookedUp: rows.length, unchanged: sent, placed: 0, settled, needsPerson, orphans: [], apiOrders: null, file: null, ...skippedField(sweeps) };
       report.file = writeReport(rt, report);
       rt.log.warn(
-        { lookedUp: rows.length, settled: settled.length, needsPerson: needsPerson.length, report: report.file, unreadable: Object.fromEntries(unreadable) },
-        `looked up ${rows.length} ${what(ready)} after a restore: ${settled.length} settled from the suppliers (bought before, never sent again), ${needsPerson.length} need a person, ${unchanged} are sent now`,
+        { lookedUp: rows.length, settled: settled.length, needsPerson: needsPerson.length, refused, report: report.file, unreadable: Object.fromEntries(unreadable) },
+        `looked up ${rows.length} ${what(ready)} after a restore: ${settled.length} settled from the suppliers (bought before, never sent again), ${needsPerson.length} need a person, ${refused} refused as the catalog says now (bought nowhere), ${sent} are sent now`,
       );
     } else {
       rt.log.info({ lookedUp: rows.length }, `looked up ${rows.length} ${what(ready)} after a restore at every account: bought nowhere, sent now`);
@@ -952,6 +1017,30 @@ export async function lookUpOrders(rt: ReconcileParts, cache: HistoryCache, sign
     throw new OrderLookupWaiting(`${waiting.length} ${what(waiting)} after a restore (${waiting.slice(0, 5).map((o) => o.trxid).join(', ')}${waiting.length > 5 ? ' …' : ''}) wait for their lookup: ${[...unreadable.values()].join('; ')}; nothing of them is sent; at ${new Date(first + waitMs).toISOString()} (TOPUP_RESTORE_LOOKUP_WAIT) they go to review unless it can be read before`);
   }
   return out;
+}
+
+/**
+ * A held refusal after its lookup (claim/held-refusals.ts), in lookUpOrders' transaction: settled
+ * or reviewed already (settleRows) → nothing; held on its own account because that account could
+ * not say whether it bought it (pinned) → review, never refused (its purchase would be held by no
+ * row) nor sent (its request is its cells'); else → refused with the error it was held with.
+ */
+function refuseHeld(rt: ReconcileParts, o: OrderLookup): 'refused' | 'review' | 'settled' {
+  const row = rt.rows.get(o.batchId, o.idx);
+  if (!row || !LOOKED_UP.includes(row.state)) return 'settled';
+  const now = rt.clock.now();
+  if (row.pinned) {
+    if (!rt.rows.restoredUnknown(o.batchId, o.idx, { owner: rt.owner, now }, `REVIEW: after a restore: ${heldWhy(o)}`)) throw new Error(`row ${o.batchId}:${o.line ?? o.idx} moved on while it was settled`);
+    return 'review';
+  }
+  if (!rt.rows.priceRose(o.batchId, o.idx, now, `${o.refusal} (looked up after a restore at ${o.accounts.join(', ')}: bought nowhere under trxid ${o.trxid})`)) {
+    throw new Error(`row ${o.batchId}:${o.line ?? o.idx} moved on while it was refused`);
+  }
+  return 'refused';
+}
+
+function heldWhy(o: OrderLookup): string {
+  return `its account could not say whether it bought trxid ${o.trxid} after the copy was taken, and the catalog refuses the row now (${o.refusal}); check that account's orders for it before ordering it again (topup review resolve)`;
 }
 
 /** What the per-row marks are, in a log line: API orders, rows of files held one by one, or both. */
@@ -1234,6 +1323,20 @@ export function restoredFromBackup(meta: Pick<Runtime, 'meta'>['meta']): { from:
   return { from: m.from, takenAt: m.copy.takenAt, restoredAt: m.restoredAt };
 }
 
+/**
+ * The elements skipped per account, by the reconcile (its report) and by the window's lookups since
+ * (the readings kept for the window, HistoryCache): the most any reading of an account skipped.
+ */
+function skippedSince(meta: Pick<Runtime, 'meta'>['meta'], reconcile: SkippedHistory | undefined): SkippedHistory | undefined {
+  const byAccount: Record<string, number> = { ...(reconcile?.byAccount ?? {}) };
+  for (const { key, value } of meta.listPrefix(HISTORY_KEPT_PREFIX)) {
+    const n = (JSON.parse(value) as KeptHistory).skipped ?? 0;
+    const acct = key.slice(HISTORY_KEPT_PREFIX.length);
+    if (n > (byAccount[acct] ?? 0)) byAccount[acct] = n;
+  }
+  return Object.keys(byAccount).length > 0 ? { byAccount, meaning: SKIPPED_MEANING } : undefined;
+}
+
 export function restoreStatus(meta: Pick<Runtime, 'meta'>['meta'], now: number): { line: string; pending: boolean; needsPerson: number } | null {
   const due = restorePending(meta);
   if (due) return { line: `restore: this store is a restored copy (${due.detail}); the next start reconciles it with the suppliers before sending anything`, pending: true, needsPerson: 0 };
@@ -1250,8 +1353,10 @@ export function restoreStatus(meta: Pick<Runtime, 'meta'>['meta'], now: number):
     ? `; restore window open until ${iso(w.until)} (files claimed and API orders accepted until then are looked up at every account before they are sent; to close it early for files: topup restore --close-window)`
     : open && closed ? `; restore window closed early for files ${iso(closed.at)} by ${closed.actor} (API orders are still looked up until ${iso(w.until)})`
     : closed ? `; restore window closed early ${iso(closed.at)} by ${closed.actor}` : '';
+  const skipped = skippedSince(meta, last.skippedHistory);
+  const skippedLine = skipped ? `; history elements skipped by the lookup: ${skippedText(skipped)}` : '';
   return {
-    line: `restore: reconciled ${when} UTC (${last.marker.detail}): ${last.lookedUp} row(s) looked up, ${last.settled} settled from the suppliers${api}, ${last.needsPerson} need a person${people}${last.file ? `; report ${last.file}` : ''}${windowText}`,
+    line: `restore: reconciled ${when} UTC (${last.marker.detail}): ${last.lookedUp} row(s) looked up, ${last.settled} settled from the suppliers${api}, ${last.needsPerson} need a person${people}${last.file ? `; report ${last.file}` : ''}${skippedLine}${windowText}`,
     pending: false,
     needsPerson: last.needsPerson,
   };

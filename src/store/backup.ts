@@ -24,7 +24,8 @@
  * store and writes the same number beside it, outside jobs/ (`<home>/.topup-store-mark`). A store
  * older than the mark says is a copy brought back (storeIsBehindMark).
  */
-import { carryOverChecks, type ChecksCarried } from './backup-checks.js';
+import { addCarried, carryOverChecks, isCopyUnchanged, type ChecksCarried } from './backup-checks.js';
+import { crashPoint } from '../kernel/crash-points.js';
 import { rowStates } from './state-sql.js';
 import Database from 'better-sqlite3';
 import { createHash, randomBytes } from 'node:crypto';
@@ -204,11 +205,24 @@ export function markClaimInRestoreWindow(db: Db, configured: readonly string[], 
  * bought after the copy, "out of stock" when its folder was claimed again after the restore).
  */
 export function mayHoldBoughtRows(db: Db, now: number): boolean {
-  if (db.prepare('SELECT 1 FROM meta WHERE key = ?').get(RECONCILE_KEY) !== undefined) return true;
+  return boughtRowsSince(db, now) !== null;
+}
+
+/**
+ * How far back a row that may have been bought already is looked up (mayHoldBoughtRows): the open
+ * window's start, or the reconcile's (the copy's generation); a copy that does not know (a deleted
+ * store) reaches back `fallbackMs`. Null when no row loaded now may have been bought before.
+ */
+export function boughtRowsSince(db: Db, now: number, fallbackMs = 8 * 86_400_000): number | null {
   const w = db.prepare('SELECT value FROM meta WHERE key = ?').get(RESTORE_WINDOW_KEY) as { value: string } | undefined;
-  if (!w) return false;
-  const window = JSON.parse(w.value) as RestoreWindow;
-  return now < window.until && window.filesClosedAt === undefined;
+  const window = w ? (JSON.parse(w.value) as RestoreWindow) : undefined;
+  const r = db.prepare('SELECT value FROM meta WHERE key = ?').get(RECONCILE_KEY) as { value: string } | undefined;
+  if (r !== undefined) {
+    const marker = JSON.parse(r.value) as ReconcileMarker;
+    return Math.min(marker.since ?? now - fallbackMs, window?.since ?? now);
+  }
+  if (!window) return null;
+  return now < window.until && window.filesClosedAt === undefined ? window.since : null;
 }
 
 /** meta: `<prefix><batch id>:<idx>` = OrderLookup: an API order accepted in the window after a restore, not yet looked up (markOrderInRestoreWindow). */
@@ -230,6 +244,14 @@ export interface OrderLookup {
    * account the lookup cannot read (holdRowsInRestoreWindow); absent for an API order.
    */
   line?: number;
+  /**
+   * A file row that would have been refused for what the catalog says now (a pack withdrawn or
+   * unlisted, out of stock, dearer than its cap, a field the line no longer takes) while it may
+   * have been bought already (claim/held-refusals.ts): stored `pending` with the request its cells
+   * give, held by this mark, never sent. Looked up and found, it is settled; found nowhere, it is
+   * refused with this error in the transaction that removes the mark (lookUpOrders).
+   */
+  refusal?: string;
 }
 
 /**
@@ -665,10 +687,20 @@ export interface RestoreOutcome {
 export function restoreBackup(backup: VerifiedBackup, target: { home: string; dbPath: string; jobsDir: string; now: number }): RestoreOutcome {
   const { dbPath, jobsDir, now } = target;
   mkdirSync(jobsDir, { recursive: true, mode: 0o700 });
+  // A restore killed part-way (RESTORE_PENDING_SUFFIX): the stores it had moved aside are still
+  // the ones whose checks the copy must carry. Run again, it found no store (or the copy it had put
+  // in place) and carried none (stop 37's review).
+  const pendingPath = dbPath + RESTORE_PENDING_SUFFIX;
+  const replaced = readPendingRestore(pendingPath).filter((p) => existsSync(p));
   let keptAs: string | null = null;
   if (existsSync(dbPath)) {
     keptAs = `${dbPath}.replaced-${stamp(now)}`;
+    for (let n = 2; existsSync(keptAs) || replaced.includes(keptAs); n++) keptAs = `${dbPath}.replaced-${stamp(now)}-${n}`;
+    // Written (and synced) before the store moves: a kill after the move still knows where it went.
+    replaced.push(keptAs);
+    writePendingRestore(pendingPath, replaced);
     for (const suffix of ['', '-wal', '-shm']) if (existsSync(dbPath + suffix)) renameSync(dbPath + suffix, keptAs + suffix);
+    fsyncPath(dirname(dbPath));
   } else {
     for (const suffix of ['-wal', '-shm']) rmSync(dbPath + suffix, { force: true });
   }
@@ -701,13 +733,24 @@ export function restoreBackup(backup: VerifiedBackup, target: { home: string; db
     }
     // The checks made after the copy was taken: no supplier lists them, so only the replaced store
     // knows what they cost (store/backup-checks.ts).
-    if (keptAs !== null) checks = carryOverChecks(copy, keptAs);
+    // Every store moved aside by this restore and by runs of it a kill ended, the oldest first
+    // (the home's own store; then a copy a killed run had put in place, or a store a daemon wrote
+    // in between): each carry adds only what the copy lacks.
+    // A later one that is this very copy put in place by a killed run (its store id and generation,
+    // no daemon started on it since) holds nothing newer: carried, its `sent` calls would come back
+    // as `in-doubt` after the home's own store had shown them dropped.
+    replaced.forEach((r, i) => {
+      if (i > 0 && isCopyUnchanged(copy, r)) return;
+      checks = addCarried(checks, carryOverChecks(copy, r));
+    });
   } finally {
     copy.close();
   }
+  crashPoint('restore-store-kept');
   fsyncPath(tmp);
   renameSync(tmp, dbPath);
   fsyncPath(dirname(dbPath));
+  crashPoint('restore-copy-in-place');
   const batches: string[] = [];
   for (const j of backup.manifest.jobs) {
     const to = join(jobsDir, j.batch);
@@ -725,7 +768,35 @@ export function restoreBackup(backup: VerifiedBackup, target: { home: string; db
     journal.push(rel);
   }
   fsyncPath(jobsDir);
-  return { backup, keptAs, batches, journal, checks };
+  // Done: a run after this one replaces a store of its own, not these.
+  rmSync(pendingPath, { force: true });
+  fsyncPath(dirname(dbPath));
+  return { backup, keptAs: replaced[0] ?? keptAs, batches, journal, checks };
+}
+
+/**
+ * Beside the store while a restore runs: the stores it moved aside (JSON list of paths), written
+ * before each move, removed when the restore is done. Found by a run of `topup restore` after a
+ * kill, it names the home's own store (moved aside, not replaced yet, or replaced by the copy).
+ */
+export const RESTORE_PENDING_SUFFIX = '.restore-pending';
+
+function readPendingRestore(path: string): string[] {
+  if (!existsSync(path)) return [];
+  try {
+    const v = JSON.parse(readFileSync(path, 'utf8')) as { replaced?: unknown };
+    return Array.isArray(v.replaced) ? v.replaced.filter((p): p is string => typeof p === 'string') : [];
+  } catch {
+    // Torn by the kill (written atomically, so only an older format or a hand edit): nothing known.
+    return [];
+  }
+}
+
+function writePendingRestore(path: string, replaced: readonly string[]): void {
+  const tmp = `${path}.tmp`;
+  writeSynced(tmp, `${JSON.stringify({ replaced })}\n`);
+  renameSync(tmp, path);
+  fsyncPath(dirname(path));
 }
 
 // ───────────────────────────── the store generation ─────────────────────────────

@@ -29,6 +29,11 @@ export class MetaStore {
     this.set(key, JSON.stringify(value));
   }
 
+  /** Every key starting with `prefix` and its value, in key order (a range of the primary key). */
+  listPrefix(prefix: string): { key: string; value: string }[] {
+    return this.#stmt('SELECT key, value FROM meta WHERE key >= ? AND key < ? ORDER BY key').all(prefix, `${prefix}\uffff`) as { key: string; value: string }[];
+  }
+
   delete(key: string): void {
     this.#stmt('DELETE FROM meta WHERE key = ?').run(key);
   }
