@@ -31,7 +31,7 @@ import { Pool } from 'undici';
 import Database from 'better-sqlite3';
 import { spawn } from 'node:child_process';
 import { CLI, cliEnv, inProcessSandbox, releaseAll, startDaemon, tempHome, waitFor, type DaemonProcess } from '../test/e2e/harness.js';
-import { round, startChild, stopChild } from './lib.js';
+import { procSample, round, startChild, stopChild } from './lib.js';
 
 const TOKEN = 'bench-order-api-token-0123456789abcdef';
 
@@ -42,7 +42,31 @@ export interface ApiReport {
   accept: { orders: number; ratePerSec: number; p50Ms: number; p99Ms: number; maxMs: number; concurrency: number; wallSec: number; perSecond: number; statuses: Record<string, number>; hog: boolean };
   /** The same open-loop load without the hog, just before (same daemon). */
   acceptQuiet: { p50Ms: number; p99Ms: number; maxMs: number };
+  /**
+   * The open loops by time: per second of each run (by when the request was sent), requests,
+   * p50, p99 and max (ms). Says whether the tail is the first seconds (warm-up) or spread
+   * through the run (GC, a checkpoint, an fsync).
+   */
+  trace: { quiet: SecondFigures[]; hog: SecondFigures[] };
+  /**
+   * The daemon's CPU (/proc utime + stime) per POST in each open loop, ms: what a request costs
+   * whatever the machine's load (the latency is queueing once that cost × 500/s nears the share
+   * of a core the daemon gets).
+   */
+  cpuMsPerPost: { quiet: number; hog: number };
   replays: { same: number; sameAnswered200: number; other: number; otherAnswered409: number; rowsStored: number; accepted: number; ledgerTwice: number };
+}
+
+export interface SecondFigures { second: number; n: number; p50Ms: number; p99Ms: number; maxMs: number }
+
+/** Latencies grouped by the second of the run their request was sent in. */
+function bySecond(samples: { sentMs: number; ms: number }[]): SecondFigures[] {
+  const groups = new Map<number, number[]>();
+  for (const s of samples) {
+    const k = Math.floor(s.sentMs / 1000);
+    groups.set(k, [...(groups.get(k) ?? []), s.ms]);
+  }
+  return [...groups.entries()].sort((a, b) => a[0] - b[0]).map(([second, xs]) => ({ second, n: xs.length, p50Ms: round(pct(xs, 50), 1), p99Ms: round(pct(xs, 99), 1), maxMs: round(Math.max(...xs), 1) }));
 }
 
 function pct(xs: number[], p: number): number {
@@ -135,28 +159,35 @@ export async function measureApi(opts: { orders: number; ratePerSec: number; con
     // 2a. Latency at a steady offered load (open loop): without, then beside a CPU hog.
     const statuses: Record<string, number> = {};
     const count = (status: number): void => void (statuses[status] = (statuses[status] ?? 0) + 1);
-    const openLoop = async (tag: string): Promise<number[]> => {
+    const cpuMs: number[] = [];
+    const openLoop = async (tag: string, trace: { sentMs: number; ms: number }[]): Promise<number[]> => {
       const lat: number[] = [];
+      const cpu0 = procSample(d.daemon.child.pid!)?.cpuSec ?? NaN;
       const t0 = performance.now();
       const pending: Promise<void>[] = [];
       for (let i = 0; i < opts.orders; i++) {
         const due = t0 + (i * 1000) / opts.ratePerSec;
         const wait = due - performance.now();
         if (wait > 1) await new Promise((r) => setTimeout(r, wait));
+        const sentMs = performance.now() - t0;
         pending.push(d.post(order(i, tag)).then((r) => {
           lat.push(r.ms);
+          trace.push({ sentMs, ms: r.ms });
           count(r.status);
         }));
       }
       await Promise.all(pending);
+      cpuMs.push(round((((procSample(d.daemon.child.pid!)?.cpuSec ?? NaN) - cpu0) * 1000) / opts.orders, 3));
       return lat;
     };
-    const quiet = await openLoop('quiet');
+    const traceQuiet: { sentMs: number; ms: number }[] = [];
+    const traceHog: { sentMs: number; ms: number }[] = [];
+    const quiet = await openLoop('quiet', traceQuiet);
     const hog = startChild(process.execPath, ['-e', 'for (;;) {}']);
     let lat: number[];
     try {
       await new Promise((r) => setTimeout(r, 500));
-      lat = await openLoop('load');
+      lat = await openLoop('load', traceHog);
     } finally {
       await stopChild(hog, 2_000);
     }
@@ -211,6 +242,8 @@ export async function measureApi(opts: { orders: number; ratePerSec: number; con
       },
       accept: { orders: opts.orders, ratePerSec: opts.ratePerSec, p50Ms: round(pct(lat, 50), 2), p99Ms: round(pct(lat, 99), 2), maxMs: round(Math.max(...lat), 1), concurrency: opts.concurrency, wallSec: round(wallSec, 2), perSecond: round(opts.orders / wallSec, 0), statuses, hog: true },
       acceptQuiet: { p50Ms: round(pct(quiet, 50), 2), p99Ms: round(pct(quiet, 99), 2), maxMs: round(Math.max(...quiet), 1) },
+      trace: { quiet: bySecond(traceQuiet), hog: bySecond(traceHog) },
+      cpuMsPerPost: { quiet: cpuMs[0]!, hog: cpuMs[1]! },
       replays: { same: opts.replays, sameAnswered200: same, other: opts.replays, otherAnswered409: other, rowsStored, accepted: statuses['202'] ?? 0, ledgerTwice },
     };
   } finally {
@@ -231,8 +264,22 @@ export function apiTable(r: ApiReport): string {
     `| a one-row file renamed into the inbox → at the API, median / min (${w.fileRuns} runs) | ${w.fileMedianMs} / ${w.fileMinMs} ms | (the file path) |`,
     `| POST /api/v1/orders at ${a.ratePerSec}/s, p50 / p99 / max (${a.orders} orders, each 202 committed), the machine as it is | ${r.acceptQuiet.p50Ms} / ${r.acceptQuiet.p99Ms} / ${r.acceptQuiet.maxMs} ms | (beside) |`,
     `| the same beside a CPU hog (another process keeping one core busy) | ${a.p50Ms} / ${a.p99Ms} / ${a.maxMs} ms | p99 ≤ 25 ms |`,
+    `| the daemon's CPU per POST in those two runs (utime + stime ÷ orders) | ${r.cpuMsPerPost.quiet} / ${r.cpuMsPerPost.hog} ms | (cost) |`,
     `| accepted orders per second, ${a.concurrency} connections as fast as answered (${a.orders} orders, ${a.wallSec} s) | ${a.perSecond} | ≥ 500 |`,
     `| same trxid, same body → 200 / another body → 409 | ${p.sameAnswered200}/${p.same} · ${p.otherAnswered409}/${p.other} | all |`,
     `| rows stored / orders accepted; trxids bought twice | ${p.rowsStored} / ${p.accepted}; ${p.ledgerTwice} | equal; 0 |`,
+    '',
+    apiTraceTable(r),
+  ].join('\n');
+}
+
+/** The open loops second by second (by when each request was sent): where the tail sits. */
+export function apiTraceTable(r: ApiReport): string {
+  const seconds = Math.max(r.trace.quiet.length, r.trace.hog.length);
+  const cell = (f: SecondFigures | undefined): string => (f ? `${f.n}: ${f.p50Ms} / ${f.p99Ms} / ${f.maxMs}` : '');
+  return [
+    `| second of the run${r.label ? ` (${r.label})` : ''} | machine as it is: n: p50 / p99 / max ms | beside the hog |`,
+    '|--:|--:|--:|',
+    ...Array.from({ length: seconds }, (_, i) => `| ${i} | ${cell(r.trace.quiet.find((f) => f.second === i))} | ${cell(r.trace.hog.find((f) => f.second === i))} |`),
   ].join('\n');
 }

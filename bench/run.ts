@@ -38,7 +38,7 @@ import { measureIntake } from './intake.js';
 import { measureIdle } from './idle.js';
 import { daemonFigures, naiveFigures, table, type ContenderFigures, type Setting } from './report.js';
 import { accountsTable, measureAccounts, type AccountsReport } from './accounts.js';
-import { apiTable, measureApi, type ApiReport } from './api.js';
+import { apiTable, apiTraceTable, measureApi, type ApiReport } from './api.js';
 import { runScale, scaleReport, scaleTables, SCALE_PER_SECOND, type ScaleReport, type ScaleRun } from './scale.js';
 import type { SandboxSpec } from './sandbox.js';
 import { measureOverview, type OverviewReport } from './overview.js';
@@ -363,7 +363,7 @@ async function main(): Promise<void> {
     '',
     accounts ? accountsTable(accounts) : '',
     api ? apiTable(api) : '',
-    apiRuns.length > 1 ? apiRuns.map((r) => `${r.label}: POST at 500/s p50 / p99 / max ${r.acceptQuiet.p50Ms} / ${r.acceptQuiet.p99Ms} / ${r.acceptQuiet.maxMs} ms; beside a hog ${r.accept.p50Ms} / ${r.accept.p99Ms} / ${r.accept.maxMs} ms; closed loop ${r.accept.perSecond}/s; load after ${(r as ApiReport & { loadavg?: number[] }).loadavg?.join(' ')}`).join('\n') : '',
+    apiRuns.length > 1 ? apiRuns.map((r) => `${r.label}: POST at 500/s p50 / p99 / max ${r.acceptQuiet.p50Ms} / ${r.acceptQuiet.p99Ms} / ${r.acceptQuiet.maxMs} ms; beside a hog ${r.accept.p50Ms} / ${r.accept.p99Ms} / ${r.accept.maxMs} ms; daemon CPU per POST ${r.cpuMsPerPost.quiet} / ${r.cpuMsPerPost.hog} ms; closed loop ${r.accept.perSecond}/s; load after ${(r as ApiReport & { loadavg?: number[] }).loadavg?.join(' ')}\n\n${apiTraceTable(r)}\n`).join('\n') : '',
     checks ? `${checksTable(checks)}\nload average (1, 5, 15 min) before ${checks.loadavg.before.join(' ')}, after ${checks.loadavg.after.join(' ')}; 429s and call counts do not depend on the load, measured times do.\n` : '',
     overview ? table(['console Overview (issue 33)', 'value'], [
       ['rows in the store', overview.rows.toLocaleString('en')],

@@ -12,6 +12,7 @@ import { Priority, type SubmitAnswer } from '../api/client.js';
 import { auditCopy } from '../api/audit.js';
 import type { Runtime } from '../runtime.js';
 import { FOREIGN_ORDER_CODE, type Actor, type Doubt, type Row, type SendIntent } from '../store/rows.js';
+import type { AnswerGroup } from './answer-group.js';
 import type { IntentGroup } from './intent-group.js';
 import { describeMismatches, factsFor, foreignOrderProblem, mismatches, mustProve, originOf, serverOffset, type Came } from './order-match.js';
 import type { Pauses } from '../account/pauses.js';
@@ -64,6 +65,8 @@ export interface SenderDeps {
   store?: { failed(err: unknown, now: number, mono: number): void; ok(now: number): void; fileGone?(now: number, mono: number, throttled?: boolean): boolean };
   /** Intents committed in groups (intent-group.ts); without it, each is committed at once on its own. */
   intents?: Pick<IntentGroup, 'write'>;
+  /** `placed` answers committed in groups (answer-group.ts); without it, each is committed at once on its own. */
+  answers?: Pick<AnswerGroup, 'placed'>;
 }
 
 /** Re-checks maxPriceUsd against a catalog at most catalogMaxAgeMs old. False: the row was invalidated. */
@@ -164,7 +167,7 @@ export async function sendRow(deps: SenderDeps, row: Row, signal?: AbortSignal):
  * dispatch/order-match.ts): an order made for another purchase under the same trxid goes to review with
  * both sides shown, and is never recorded as this row's.
  */
-function handlePlaced(deps: SenderDeps, row: Row, placed: SubmitAnswer, intentAt: number): SendResult {
+async function handlePlaced(deps: SenderDeps, row: Row, placed: SubmitAnswer, intentAt: number): Promise<SendResult> {
   const { rt } = deps;
   const account = rt.accountOf(row.account);
   const pauses = deps.pausesOf(row.account);
@@ -228,10 +231,11 @@ function handlePlaced(deps: SenderDeps, row: Row, placed: SubmitAnswer, intentAt
       : `the API answered with an existing order (${placed.orderId}, a replay) without saying when it was made; it names every field of this row's purchase, each the same. If the trxid ${row.trxid} was used before, this may be that earlier purchase: check it`;
   const { facts, awaitingCodes } = factsFor(row, placed);
   try {
-    rt.rows.placed(row.batchId, row.idx, facts, now, now + rt.config.pollIntervalMs, {
-      answer,
-      note: note ?? (awaitingCodes ? 'the API reported this key/card order completed without codes; reading it again for them' : null),
-    });
+    const extra = { answer, note: note ?? (awaitingCodes ? 'the API reported this key/card order completed without codes; reading it again for them' : null) };
+    // With the group (answer-group.ts): committed with the other answers of this turn; this send
+    // returns only once it is, so nothing that follows from the answer runs before it.
+    if (deps.answers) await deps.answers.placed({ batchId: row.batchId, idx: row.idx, o: facts, now, nextPollAt: now + rt.config.pollIntervalMs, extra });
+    else rt.rows.placed(row.batchId, row.idx, facts, now, now + rt.config.pollIntervalMs, extra);
   } catch (err) {
     if ((err as { code?: string }).code !== 'SQLITE_CONSTRAINT_UNIQUE') throw err;
     // The API answered with an order another row of ours already holds: resending cannot settle

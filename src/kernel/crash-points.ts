@@ -22,6 +22,11 @@ export type CrashPoint =
   | 'intent-committed'
   /** The API answered (the order exists if it was created); nothing of the answer is stored yet. */
   | 'response-received'
+  /**
+   * The `placed` answers of one turn are about to be committed together (dispatch/answer-group.ts):
+   * their orders exist at the API, none of the answers is stored; their rows are `sending`.
+   */
+  | 'answer-grouped'
   /** A poll answer says the order ended; the result is not stored yet. */
   | 'before-final-commit'
   /** Half of a result file is written to its temporary file. */

@@ -94,6 +94,16 @@ const MONEY_RETURNING = 'amount_usd AS _amountUsd, expected_usd AS _expectedUsd,
 type Moved = { _idx: number; _state: RowState; _amountUsd: number | null; _expectedUsd: number | null; _refunded: number | null };
 const movedMoney = (m: Moved): MovedMoney => ({ amountUsd: m._amountUsd, expectedUsd: m._expectedUsd, refunded: m._refunded === null ? null : m._refunded === 1 });
 
+/** One answer that carried the row's order (placed()'s arguments). */
+export interface PlacedAnswer {
+  batchId: string;
+  idx: number;
+  o: OrderFacts;
+  now: number;
+  nextPollAt: number;
+  extra?: { answer?: string | null; note?: string | null };
+}
+
 /** One intent to send (markSending's arguments). */
 export interface SendIntent {
   batchId: string;
@@ -212,17 +222,46 @@ export class RowStore extends RowWrites {
 
   /** An answer carried the row's order (already compared with the row): processing, or already ended. */
   placed(batchId: string, idx: number, o: OrderFacts, now: number, nextPollAt: number, extra: { answer?: string | null; note?: string | null } = {}): boolean {
-    return this.#run(
+    return this.#run('placed', RowStore.#placedSql(this, o), RowStore.#placedParams({ batchId, idx, o, now, nextPollAt, extra }));
+  }
+
+  /**
+   * Several `placed` answers in ONE unsynced commit (dispatch/answer-group.ts: the answers that
+   * came in one turn of the event loop share their pages and their commit instead of one commit
+   * each). Each is placed()'s guarded UPDATE in a savepoint of its own: one that fails (the
+   * unique order id another row holds) is undone alone and returned as its error, the others
+   * commit. The listeners are told after the commit. Throws (nothing committed) when the
+   * transaction fails.
+   */
+  placedAll(answers: readonly PlacedAnswer[]): (boolean | { err: unknown })[] {
+    const moved: { batchId: string; m: Moved }[] = [];
+    const results = unsynced(this.db, () => this.db.transaction(() =>
+      answers.map((a): boolean | { err: unknown } => {
+        try {
+          const rows = this.db.transaction(() => this.stmt(RowStore.#placedSql(this, a.o)).all(RowStore.#placedParams(a)) as Moved[])();
+          for (const m of rows) moved.push({ batchId: a.batchId, m });
+          return rows.length === 1;
+        } catch (err) {
+          return { err };
+        }
+      }),
+    ).immediate());
+    if (this.#listeners.size > 0) for (const { batchId, m } of moved) this.#moved(batchId, m._idx, 'placed', m);
+    return results;
+  }
+
+  static #placedSql(s: RowStore, o: OrderFacts): string {
+    return s.#sql(
       'placed',
-      this.#sql(
-        'placed',
-        o.status,
-        `order_id = @orderId, amount_usd = coalesce(@amountUsd, amount_usd), codes_json = coalesce(@codes, codes_json),
-         refunded = coalesce(@refunded, refunded), error = CASE WHEN @status = ${rowState('cancelled')} THEN coalesce(@error, error) ELSE NULL END,
-         last_answer = coalesce(@answer, last_answer), note = coalesce(@note, note), doubt_since = NULL, doubt_tries = 0, next_poll_at = @nextPollAt`,
-      ),
-      { batchId, idx, now, nextPollAt, ...orderParams(o), answer: extra.answer ?? null, note: extra.note ?? null },
+      o.status,
+      `order_id = @orderId, amount_usd = coalesce(@amountUsd, amount_usd), codes_json = coalesce(@codes, codes_json),
+       refunded = coalesce(@refunded, refunded), error = CASE WHEN @status = ${rowState('cancelled')} THEN coalesce(@error, error) ELSE NULL END,
+       last_answer = coalesce(@answer, last_answer), note = coalesce(@note, note), doubt_since = NULL, doubt_tries = 0, next_poll_at = @nextPollAt`,
     );
+  }
+
+  static #placedParams(a: PlacedAnswer): Record<string, unknown> {
+    return { batchId: a.batchId, idx: a.idx, now: a.now, nextPollAt: a.nextPollAt, ...orderParams(a.o), answer: a.extra?.answer ?? null, note: a.extra?.note ?? null };
   }
 
   /**

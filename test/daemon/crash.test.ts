@@ -73,7 +73,10 @@ describe('§9 crash safety (SIGKILL)', () => {
   // intent-written: the intents of a group are committed unsynced (in the operating system's cache)
   // and their log sync has not returned (store/wal-sync.ts); intent-committed: synced, no request
   // left yet. Either way the rows are `sending` after the kill and none of their trxids reached the API.
-  it.each(['intent-written:2', 'intent-committed:3', 'response-received:4', 'before-final-commit:2'])(
+  // answer-grouped: answers whose orders were made are about to share one commit
+  // (dispatch/answer-group.ts): their rows are still `sending` and are resent under their own trxids
+  // (the API answers with the same order: a replay), never charged twice.
+  it.each(['intent-written:2', 'intent-committed:3', 'response-received:4', 'answer-grouped:2', 'before-final-commit:2'])(
     'a kill at %s loses nothing and charges nothing twice',
     async (point) => {
       home = tempHome();
@@ -96,6 +99,14 @@ describe('§9 crash safety (SIGKILL)', () => {
         expect(group.length).toBeGreaterThanOrEqual(1);
         const made = new Set(sb.admin.ledger().orders.map((o) => o.trxid as string));
         expect(group.filter((t) => made.has(t))).toEqual([]);
+      }
+      if (point.startsWith('answer-grouped')) {
+        // The killed group's answers were not stored: rows still `sending` whose orders the API made.
+        const db = new Database(join(home.jobs, 'topup.db'), { readonly: true });
+        const sending = db.prepare(`SELECT trxid FROM rows WHERE state = 'sending'`).pluck().all() as string[];
+        db.close();
+        const made = new Set(sb.admin.ledger().orders.map((o) => o.trxid as string));
+        expect(sending.filter((t) => made.has(t)).length).toBeGreaterThanOrEqual(1);
       }
       const again = await runCli(['daemon', '--once'], env);
       expect(again.code, again.stderr).toBe(0);

@@ -18,6 +18,7 @@ import type { PauseKind } from '../../account/pauses.js';
 import { sweepStalled } from '../../dispatch/stall.js';
 import { StoreHealth, StoreFile } from '../../dispatch/store-health.js';
 import { IntentGroup, INTENT_GROUP_MS } from '../../dispatch/intent-group.js';
+import { AnswerGroup } from '../../dispatch/answer-group.js';
 import { renamedAway } from '../../store/account-identity.js';
 import { configuredIdentities } from '../../runtime.js';
 
@@ -51,6 +52,8 @@ export class DispatchStage implements Stage {
   readonly store: StoreHealth;
   /** This process's intents to send, committed in groups (dispatch/intent-group.ts). */
   readonly #intents: IntentGroup;
+  /** The `placed` answers of one turn of the loop share a commit (dispatch/answer-group.ts). */
+  readonly #answers: AnswerGroup;
 
   constructor(e: EngineContext, funding: FundingStage) {
     this.#e = e;
@@ -60,6 +63,7 @@ export class DispatchStage implements Stage {
     this.store = new StoreHealth(e.rt.log, (down) => e.emit('store', down), new StoreFile(e.rt.config.dbPath));
     // With the runtime's log sync, the intents' fsync runs off the event loop (store/wal-sync.ts).
     this.#intents = new IntentGroup(e.rt.rows, e.clock, INTENT_GROUP_MS, e.rt.walSync);
+    this.#answers = new AnswerGroup(e.rt.rows, e.clock);
   }
 
   /** Sends in flight, all batches. */
@@ -315,6 +319,7 @@ export class DispatchStage implements Stage {
         },
         store: this.store,
         intents: this.#intents,
+        answers: this.#answers,
       },
       row,
       this.#e.signal,
