@@ -1225,8 +1225,23 @@ function decide(rt: ReconcileParts, row: Row, sweeps: Map<string, Sweep>, unread
     // Compared as the moved row would be: its new trxid, and the other account's own pid.
     const wrong = mismatches({ ...row, trxid: order.trxid ?? row.trxid, productId: null }, order);
     if (wrong.length > 0) return { kind: 'person', why: `order ${order.orderId} at ${account} carries the trxid a move gives it (${order.trxid}) but is another purchase (${describeMismatches(wrong)})` };
-    if (!['pending', 'sending', 'verifying'].includes(row.state) || row.orderId !== null) {
+    if (!['pending', 'sending', 'verifying', 'resending', 'searching'].includes(row.state) || row.orderId !== null) {
       return { kind: 'person', why: `it was bought at ${account} as ${order.trxid} (order ${order.orderId}) after the copy, and the copy has it ${row.state} at ${row.account}` };
+    }
+    // In doubt on its own account (a send there whose answer was lost; a copy caught `sending` is
+    // `resending` here, batches_taken_over made it so when this process took the batch): it left
+    // that account, and was bought once, on the other, only if its own account shows it was not
+    // bought there under its own trxid. Its history, read back to before the copy and before that
+    // send, with every order's trxid, and nothing under it (`own`, above): settled as moved. A
+    // history that cannot say (no trxids, not reaching back, not read) proves nothing, and the row
+    // may have been bought twice: a person decides (stop 38: a hand copy taken during the paused
+    // account's probe sent a row bought once on `second` to review).
+    if (row.state === 'resending' || row.state === 'searching') {
+      const ownSweep = sweeps.get(row.account);
+      const ownWhy = ownSweep ? blindness(ownSweep) : (unreadable.get(row.account) ?? `account "${row.account}" was not read`);
+      if (ownWhy !== null) {
+        return { kind: 'person', why: `it was bought at ${account} as ${order.trxid} (order ${order.orderId}) after the copy, but the copy has it in doubt on ${row.account} (${row.state}: a send there under ${row.trxid} whose answer was lost), and ${row.account} cannot show it was not bought there too: ${ownWhy}` };
+      }
     }
     return { kind: 'found', order, account, how: 'moved trxid' };
   }
@@ -1280,8 +1295,7 @@ function moveTo(rt: ReconcileParts, row: Row, account: string, order: Order & { 
   const price = order.amountUsd !== undefined ? order.amountUsd / quantity : (entry?.product.price ?? row.unitPriceUsd ?? 0);
   const trxid = order.trxid!.trim();
   const move: RowMove = { from: row.account, trxid: row.trxid!, code: 'RESTORE', why: `found bought on ${account} as ${trxid} after a restore`, at: a.now };
-  return rt.rows.move(row.batchId, row.idx, a, {
-    fromState: row.state as 'pending' | 'sending' | 'verifying',
+  const m = {
     from: row.account,
     fromTrxid: row.trxid!,
     to: account,
@@ -1292,7 +1306,11 @@ function moveTo(rt: ReconcileParts, row: Row, account: string, order: Order & { 
     expectedUsd: roundCents(price * quantity),
     moves: JSON.stringify([...row.moves, move]),
     note: `moved to ${account} after a restore: bought there as ${trxid}`,
-  });
+  };
+  // A row in doubt on its own account leaves it by its own edge (decide proved its own account holds nothing under its trxid).
+  return row.state === 'resending' || row.state === 'searching'
+    ? rt.rows.restoredMove(row.batchId, row.idx, a, { ...m, fromState: row.state })
+    : rt.rows.move(row.batchId, row.idx, a, { ...m, fromState: row.state as 'pending' | 'sending' | 'verifying' });
 }
 
 function writeReport(rt: ReconcileParts, report: RestoreReport): string | null {

@@ -832,6 +832,30 @@ export const MIGRATIONS: readonly string[] = [
   `
   ALTER TABLE rows ADD COLUMN repeat_of TEXT;
   `,
+  // 27. A row in doubt on its account (`resending`, `searching`) may change account in one case:
+  //     the restore lookup (ops/restore-reconcile.ts decide) proved its own account's history,
+  //     read back to before the copy with every order's trxid, holds nothing under its trxid, and
+  //     found it bought once on another under the trxid a move gives it (edge restored-moved). Only
+  //     while that lookup holds the row, exactly as the intent's guard refuses to send it
+  //     (rows.markSending: the reconcile marker, its batch's claim mark, its order mark): the
+  //     sender, which would read a refusal as "nothing created", can never move a row in doubt
+  //     (stop 38: a hand copy caught the paused account's probe `sending`, the first start took
+  //     the batch over (`resending`), and a row bought once on `second` went to review).
+  `
+  DROP TRIGGER rows_account_moves;
+  CREATE TRIGGER rows_account_moves BEFORE UPDATE OF account ON rows
+    WHEN OLD.account IS NOT NEW.account AND NOT (
+      NEW.state = 'pending' AND OLD.order_id IS NULL
+      AND NEW.order_id IS NULL AND NEW.trxid IS NOT OLD.trxid AND NEW.trxid IS NOT NULL AND OLD.pinned = 0
+      AND (OLD.state IN ('pending', 'sending', 'verifying') OR (OLD.state IN ('resending', 'searching') AND EXISTS (
+        SELECT 1 FROM meta WHERE key IN ('restore.reconcile', 'restore.claim:' || OLD.batch_id, 'restore.order:' || OLD.batch_id || ':' || OLD.idx))))
+    ) AND NOT (
+      NEW.trxid IS OLD.trxid AND NEW.order_id IS OLD.order_id AND NEW.state IS OLD.state
+      AND EXISTS (SELECT 1 FROM account_renames WHERE from_name = OLD.account AND to_name = NEW.account)
+    ) BEGIN
+    SELECT RAISE(ABORT, 'a row changes account only when nothing was created on the account it leaves, and with a new trxid (and never a row pinned to its account; a row in doubt only by the restore lookup that proved it), or by a recorded rename of its account');
+  END;
+  `,
 ];
 
 /**

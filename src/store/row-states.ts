@@ -59,7 +59,7 @@ export const ROW_EVENTS = [
   'verified-none', 'verified-balance', 'undecidable', 'mismatch',
   'seen', 'finished', 'codes-awaited', 'not-seen', 'lost',
   'price-rose', 'cancel', 'repeat', 'found', 'resolved-charged', 'resolved-not-charged', 'moved',
-  'restored-found', 'restored-unknown', 'uncovered',
+  'restored-found', 'restored-unknown', 'restored-moved', 'uncovered',
 ] as const;
 export type RowEvent = (typeof ROW_EVENTS)[number];
 
@@ -123,6 +123,11 @@ export const ROW_EDGES: readonly RowEdge[] = Object.freeze(
     // is sent, every row the copy had unsent, in flight or in doubt is looked up by its trxids at its
     // account and at every account it could have moved to.
     ...edges(['pending', 'sending', 'resending', 'verifying', 'searching'], 'restored-found', ORDER_ENDS, 'after a restore: its order was found by its trxid (the copy predates the send, or the move to another account)'),
+    // A row the copy has in doubt on its own account may leave it only here, and only on proof both
+    // ways: its own account's history (read back to before the copy, every order with its trxid)
+    // holds nothing under its own trxid, and another account holds exactly one order under the trxid
+    // a move gives it. Committed with restored-found in one transaction: never left `pending` there.
+    ...edges(['resending', 'searching'], 'restored-moved', ['pending'], 'after a restore: in doubt on its own account, whose history proves nothing was bought there under its trxid; bought once on another under the trxid a move gives it: moved there (and settled, restored-found), never sent'),
     ...edges(['pending', 'sending', 'resending', 'verifying', 'searching'], 'restored-unknown', ['review'], 'after a restore: an account it could have been bought on cannot say whether it was: a person decides before it is sent'),
   ].map((e) => Object.freeze(e)),
 );

@@ -377,6 +377,28 @@ export class RowStore extends RowWrites {
   // ───────────────────────────── after a restore ─────────────────────────────
 
   /**
+   * The first start after a restore (ops/restore-reconcile.ts): a row the copy has in doubt on its
+   * own account (`resending`, `searching`; a copy caught `sending` is `resending` once its batch is
+   * taken over) whose own account's history proves it was not bought there under its trxid, found
+   * bought once on `to` under the trxid a move gives it. As move(), for that one case: the caller
+   * settles it from that order in the same transaction. Never the sender's: a row in doubt does not
+   * leave its account on a refusal.
+   */
+  restoredMove(batchId: string, idx: number, a: Actor, m: { fromState: 'resending' | 'searching'; from: string; fromTrxid: string; to: string; trxid: string; request: string; productId: string; unitPriceUsd: number; expectedUsd: number; moves: string; note: string }): boolean {
+    return this.#run(
+      'restored-moved',
+      this.#sql(
+        'restored-moved',
+        'pending',
+        `account = @to, trxid = @trxid, request_json = @request, product_id = @productId, unit_price_usd = @unitPriceUsd, expected_usd = @expectedUsd,
+         moves_json = @moves, note = @note, error = NULL, reject_code = NULL, first_sent_at = NULL, doubt_since = NULL, doubt_tries = 0, next_try_at = @now`,
+        { guard: `${LEASED} AND state = @fromState AND account = @from AND trxid = @fromTrxid AND order_id IS NULL` },
+      ),
+      { batchId, idx, owner: a.owner, now: a.now, ...m },
+    );
+  }
+
+  /**
    * The first start after a restore (ops/restore-reconcile.ts): a lookup by trxid found the row's
    * order, made after the copy was taken. Lease-guarded: the reconciling process holds the batch.
    */

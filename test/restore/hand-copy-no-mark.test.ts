@@ -27,12 +27,27 @@ describe('adv9: a hand copy put back into a home without its mark file', () => {
     await waitFor('the rows stored, waiting on main', () => {
       const rows = storedRows(home);
       return rows.length === 2 && rows.every((r) => r.state === 'pending' && r.account === 'main');
-    }, 30_000);
+    }, 90_000);
     const copyPath = join(home.dir, 'hand-copy.db');
-    const live = new Database(join(home.jobs, 'topup.db'), { readonly: true });
-    await live.backup(copyPath);
-    live.close();
-    await waitForResult(home, 'mv', 60_000);
+    // The daemon held still while the copy is taken (as test/backup/restore-after-failover.test.ts):
+    // at load 15+ the rows' 12 s could otherwise run out between the wait and the copy.
+    first.child.kill('SIGSTOP');
+    try {
+      const live = new Database(join(home.jobs, 'topup.db'), { readonly: true });
+      await live.backup(copyPath);
+      live.close();
+    } finally {
+      first.child.kill('SIGCONT');
+    }
+    // What the copy holds: both rows on main, not yet bought anywhere (pending, or `sending` when
+    // it fell during the paused account's probe).
+    const copied = new Database(copyPath, { readonly: true });
+    expect(copied.prepare('SELECT state, account FROM rows ORDER BY idx').all()).toEqual(
+      [0, 1].map(() => expect.objectContaining({ state: expect.stringMatching(/^(pending|sending)$/), account: 'main' })),
+    );
+    copied.close();
+    // Generous: the rows wait out their queue delay, then are bought on `second` (load 20+ on CI).
+    await waitForResult(home, 'mv', 180_000);
     await first.stop();
     expect(ledgerTrxids(b).sort()).toEqual(['MV-1-second', 'MV-2-second']);
     a.admin.setFaults({ maintenance: null });
@@ -44,8 +59,8 @@ describe('adv9: a hand copy put back into a home without its mark file', () => {
     rmSync(join(home.dir, '.topup-store-mark'));
 
     const second = startDaemon(env);
-    await waitFor('the restored batch done', () => batchStates(home).length === 1 && batchStates(home).every((x) => x.state === 'done'), 60_000);
+    await waitFor('the restored batch done', () => batchStates(home).length === 1 && batchStates(home).every((x) => x.state === 'done'), 120_000);
     await second.stop();
     expect(ledgerTrxids(a)).toEqual([]);
-  }, 180_000);
+  }, 480_000);
 });

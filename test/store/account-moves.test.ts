@@ -31,6 +31,40 @@ describe('a row is on one account at a time, and leaves one only on proof', () =
     expect(rt.rows.get('b1', 0)).toMatchObject({ account: 'default', trxid: 'tu-row-0' });
   });
 
+  it('a row in doubt (resending, searching) leaves its account only while a restore lookup holds it (nothing of it can be sent), and only by that lookup\'s move', async () => {
+    const rt = await supplierWorld(() => {}, [pubgRow(0)]);
+    const raw = () => rt.db.prepare(`UPDATE rows SET account = 'second', trxid = 'tu-row-0-second', state = 'pending' WHERE batch_id = 'b1'`).run();
+    const restoredMove = (fromState: 'resending' | 'searching') => rt.rows.restoredMove('b1', 0, { owner: rt.owner, now: Date.now() }, {
+      fromState, from: 'default', fromTrxid: 'tu-row-0', to: 'second', trxid: 'tu-row-0-second', request: '{}', productId: 'PUBG-60', unitPriceUsd: 1, expectedUsd: 1, moves: '[]', note: 'moved after a restore',
+    });
+    // Back on `default` in `state` (as pending first: the trigger holds the row in doubt itself).
+    const reset = (state: string) => {
+      rt.db.prepare('DELETE FROM left_trxids').run();
+      rt.db.prepare(`UPDATE rows SET account = 'default', trxid = 'tu-row-0' WHERE batch_id = 'b1' AND account <> 'default'`).run();
+      rt.db.prepare('DELETE FROM left_trxids').run();
+      rt.db.prepare(`UPDATE rows SET state = ? WHERE batch_id = 'b1'`).run(state);
+    };
+    for (const state of ['resending', 'searching'] as const) {
+      reset(state);
+      // No lookup holds it: the sender's world, where a refusal is not proof.
+      expect(raw, state).toThrow(/changes account only when nothing was created/);
+      expect(() => restoredMove(state), state).toThrow(/changes account only when nothing was created/);
+      // The restore marker, its batch's claim mark, its own order mark: each holds it.
+      for (const key of ['restore.reconcile', 'restore.claim:b1', 'restore.order:b1:0']) {
+        reset(state);
+        rt.meta.set(key, '{}');
+        expect(restoredMove(state), `${state} ${key}`).toBe(true);
+        expect(rt.rows.get('b1', 0), `${state} ${key}`).toMatchObject({ state: 'pending', account: 'second', trxid: 'tu-row-0-second' });
+        rt.meta.delete(key);
+      }
+      // Another row's order mark holds nothing of this one.
+      reset(state);
+      rt.meta.set('restore.order:b1:1', '{}');
+      expect(() => restoredMove(state), state).toThrow(/changes account only when nothing was created/);
+      rt.meta.delete('restore.order:b1:1');
+    }
+  });
+
   it('the store moves a pending row, or a sending one whose first send its sender saw refused, with a new trxid and the refusal recorded', async () => {
     const rt = await supplierWorld(() => {}, [pubgRow(0)]);
     expect(move(rt, 'pending')).toBe(true);

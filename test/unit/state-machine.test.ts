@@ -68,6 +68,22 @@ function drive(rt: Runtime, event: RowEvent, to: RowState, owner = rt.owner): vo
       });
       return void ok;
     }
+    case 'restored-moved': {
+      // Only while a restore lookup holds the row (its marker: nothing of it can be sent).
+      rt.db.prepare(`UPDATE rows SET trxid = 'tu-sm-' || abs(random()) WHERE batch_id = 'b1' AND idx = 0 AND trxid IS NULL`).run();
+      const row = rt.rows.get('b1', 0)!;
+      const to = row.account === 'second' ? 'default' : 'second';
+      rt.meta.set('restore.reconcile', '{}');
+      try {
+        return void rt.rows.restoredMove('b1', 0, a, {
+          fromState: row.state as 'resending',
+          from: row.account, fromTrxid: row.trxid!, to, trxid: `${row.trxid}-${to}-${now}`, request: JSON.stringify({ ...row.request, trxid: `${row.trxid}-${to}` }),
+          productId: row.productId!, unitPriceUsd: 1, expectedUsd: 1, moves: '[]', note: 'moved after a restore',
+        });
+      } finally {
+        rt.meta.delete('restore.reconcile');
+      }
+    }
     case 'restored-found': return void rt.rows.restoredFound('b1', 0, a, order, now, 'found after a restore', null);
     case 'restored-unknown': return void rt.rows.restoredUnknown('b1', 0, a, 'REVIEW: after a restore');
     case 'uncovered':
@@ -114,7 +130,7 @@ describe('the row state machine', () => {
     const rt = await supplierWorld(() => {}, [pubgRow(0)]);
     const leased: RowEvent[] = [
       'send', 'refused', 'trxid-used', 'no-answer', 'busy', 'not-created', 'balance-short', 'give-up',
-      'verified-none', 'verified-balance', 'undecidable', 'mismatch', 'lost', 'not-seen', 'moved', 'restored-found', 'restored-unknown',
+      'verified-none', 'verified-balance', 'undecidable', 'mismatch', 'lost', 'not-seen', 'moved', 'restored-found', 'restored-unknown', 'restored-moved',
     ];
     for (const event of leased) {
       const edge = ROW_EDGES.find((e) => e.event === event)!;
