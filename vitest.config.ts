@@ -32,7 +32,7 @@ export const SLOW_FILES: [file: string, seconds: number][] = [
   ['test/backup/api-orders-lost-store.test.ts', 12],
   ['test/backup/backup-under-load.test.ts', 29],
   ['test/backup/doctor-after-restore.test.ts', 11],
-  ['test/backup/restore-after-failover.test.ts', 47],
+  ['test/backup/restore-after-failover.test.ts', 95],
   ['test/claim/card-greedy-match-buys-twice.test.ts', 11],
   ['test/claim/card-shared-common-column.test.ts', 16],
   ['test/claim/redrop-bought-rows.test.ts', 32],
