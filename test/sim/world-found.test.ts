@@ -22,6 +22,17 @@ describe('the wider world: schedules the simulator found', () => {
     expect(out.violations).toEqual([]);
   }, 120_000);
 
+  it('a history that never answers and a wall clock stepped back an hour: rows in doubt still reach review within the liveness bound', async () => {
+    // Seed 20261127 #31 (drawn on 5bb72c6): GET /history never lists the orders and its answers
+    // never come (forever: history, from 17 ms), and the wall clock steps back an hour at 223 s.
+    // The give-up of a row in doubt counted from its wall-clock doubt_since, which the step did not
+    // move: five rows stayed `resending` for 14 simulated minutes, told nothing (invariant 20,
+    // LIVENESS). Fails on main at a014c04; passes since a step back moves the stored doubt clocks
+    // back by the step, once for the home (store/wall-mark.ts).
+    const out = await runSchedule(found('forever-history-clock-step-back'));
+    expect(out.violations).toEqual([]);
+  }, 300_000);
+
   it('a re-drop spelling a non-ASCII trxid in other letter case (ÄB-7, then äb-7) is not bought again', async () => {
     // The file's own trxid ÄB-7, dropped; the same file dropped again with the trxid respelled
     // " äb-7 " (world.ts respell). The docs promise a trxid is looked up in any letter case, but
