@@ -608,7 +608,12 @@ export async function runSchedule(s: Schedule, opts: RunOptions = {}): Promise<R
     procs.push(p);
     p.done = (async () => {
       const batch = await claimFile(rt, path, { origin: 'submit', own: true, move: false, again: a.again });
-      p.runner = new Runner(rt, { once: true, onlyBatch: batch.id });
+      // As `topup submit` (commands/foreground.ts runBatchInForeground): its reconcile after a
+      // restore, if it is the first process to start, accepts the order API's journal again. The
+      // model's submit ran without it (seed 20261127 #103 drawn on 60e2d0f: a submit reconciled the
+      // restored copy first, API-6 and API-7 were never taken back, their purchases held by no row).
+      let desk: OrderDesk | undefined;
+      p.runner = new Runner(rt, { once: true, onlyBatch: batch.id, ...(restoreOn ? { recoverJournal: () => recoverFromJournal(rt, (desk ??= createOrderDesk(rt, () => p.runner?.wake()))) } : {}) });
       await p.runner.run();
     })()
       .catch((err: unknown) => {
@@ -1430,7 +1435,7 @@ export async function runSchedule(s: Schedule, opts: RunOptions = {}): Promise<R
   const checkCtx = checkWorld ? { lines: checkWorld.lines, overrideOnly, priceMicros: Math.round(checkWorld.priceUsd * 1e6), killed: new Set([...killed].map((p) => p.id)) } : undefined;
   const interrupted = new Set(procs.filter((p) => killed.has(p) || p.stopping === true).map((p) => p.id));
   const restoreJudged: RestoreJudged | undefined = restoreRec && restoreRec.restoredAt !== null
-    ? { ordersAtBackup: restoreRec.ordersAtBackup, ordersAtRestore: restoreRec.ordersAtRestore, pending: reconcilePending(observer), inOutbox: outboxText(config), reports: restoreReports(config).length, orphansForPerson: restoreReports(config).flatMap((x) => x.orphans.filter((o) => ['new trxids', 'submitted', 'changed'].includes(o.verdict)).map((o) => o.batch)) }
+    ? { restoredAt: restoreRec.restoredAt, ordersAtBackup: restoreRec.ordersAtBackup, ordersAtRestore: restoreRec.ordersAtRestore, pending: reconcilePending(observer), inOutbox: outboxText(config), reports: restoreReports(config).length, orphansForPerson: restoreReports(config).flatMap((x) => x.orphans.filter((o) => ['new trxids', 'submitted', 'changed'].includes(o.verdict)).map((o) => o.batch)) }
     : undefined;
   const verdict = judge({ ...(restoreJudged ? { restore: restoreJudged } : {}), staleReviews, resolves, interrupted, clockSteps: s.actions.some((a) => a.kind === 'clock-step'), lateWritten, latePlayers, checkWorld: checkCtx, unrecordedChecks, home, config, observer, apis, reviewWatch, apiOf, accountOf, sameAccount, writtenAs, unpinnedBatches, sentTo, siblings, liveness, drops, failures, stall, runCovered, ...(shop ? { shop: { attempts, seen: seenStatus, cancelled: apiCancels, wallSteps: s.actions.some((a) => a.kind === 'clock-step'), endWall, stepsBackMs: s.actions.reduce((n, a) => n + (a.kind === 'clock-step' && a.ms < 0 ? -a.ms : 0), 0) } } : {}) });
   // Batches whose result file kept a name a later rename changed in the store (invariant 13 read those names).
