@@ -735,7 +735,7 @@ export function judge(c: Ctx): Judgement {
   // order, or an answer its process did not live to read). A row every send of which the supplier
   // refused plainly, with nothing under its trxid (docs/real-suppliers.md: refused, nothing
   // created: rejected; a balance refusal is held; maintenance waits), each answer read by a
-  // process that went on (never killed or stopped), cannot have been charged: a person asked to
+  // process that went on (never killed, stopped, or stopped past its lease by `stall`), cannot have been charged: a person asked to
   // decide is asked for nothing. Not judged in a schedule whose wall clock steps (a lease lost
   // to a step leaves an answer unapplied) or for a row that moved between accounts.
   if (c.interrupted) {

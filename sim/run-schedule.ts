@@ -383,6 +383,8 @@ export async function runSchedule(s: Schedule, opts: RunOptions = {}): Promise<R
    */
   const stallOn = has(w, 'stall') && w?.stall !== undefined ? w.stall : null;
   const stallStats = { seen: 0, stops: 0, resumedAfterTake: 0 };
+  /** Daemons stopped past their lease: the answer they waited for reaches a process that may no longer apply it (invariant 37 reads them as interrupted). */
+  const stalledOwners = new Set<string>();
   const kindOf = (x: Exchange): 'history' | 'order' | 'post' | null =>
     x.method === 'POST' && x.path.endsWith('/orders') ? 'post' : x.method !== 'GET' ? null : x.path.endsWith('/history') ? 'history' : /\/orders\/[^/]+$/.test(x.path) ? 'order' : null;
   const onExchange = (owner: string) => (x: Exchange): void => {
@@ -392,6 +394,7 @@ export async function runSchedule(s: Schedule, opts: RunOptions = {}): Promise<R
     if (!procs.some((p) => p.alive && p.kind === 'daemon' && p.id !== owner && !p.stopping && !sim.paused(p.id))) return;
     if (stallStats.seen++ !== stallOn.nth) return;
     stallStats.stops++;
+    stalledOwners.add(owner);
     sim.pause(owner, stallOn.ms);
   };
   const open = (owner: string): Runtime => {
@@ -1433,7 +1436,11 @@ export async function runSchedule(s: Schedule, opts: RunOptions = {}): Promise<R
   oneAccountEnds();
   const unrecordedChecks = { n: 0 };
   const checkCtx = checkWorld ? { lines: checkWorld.lines, overrideOnly, priceMicros: Math.round(checkWorld.priceUsd * 1e6), killed: new Set([...killed].map((p) => p.id)) } : undefined;
-  const interrupted = new Set(procs.filter((p) => killed.has(p) || p.stopping === true).map((p) => p.id));
+  // A daemon stopped past its lease (`stall`) reads the answer it waited for only after another
+  // process took its batch: like a lease lost to a clock step, the answer is left unapplied (seed
+  // 20261127 with faults lost,error,crash,stall, schedule 39: a plain INSUFFICIENT_STOCK read by the
+  // stopped daemon after the other had sent the row to review from what it knew).
+  const interrupted = new Set(procs.filter((p) => killed.has(p) || p.stopping === true || stalledOwners.has(p.id)).map((p) => p.id));
   const restoreJudged: RestoreJudged | undefined = restoreRec && restoreRec.restoredAt !== null
     ? { restoredAt: restoreRec.restoredAt, ordersAtBackup: restoreRec.ordersAtBackup, ordersAtRestore: restoreRec.ordersAtRestore, pending: reconcilePending(observer), inOutbox: outboxText(config), reports: restoreReports(config).length, orphansForPerson: restoreReports(config).flatMap((x) => x.orphans.filter((o) => ['new trxids', 'submitted', 'changed'].includes(o.verdict)).map((o) => o.batch)) }
     : undefined;
