@@ -36,8 +36,16 @@ describe('intents committed in groups', () => {
 
   it('a lone intent is committed at the next turn; one asked for right after a commit waits for the next, at most INTENT_GROUP_MS later', async () => {
     const rt = await world(3);
+    // The monotonic clock stands still and the wait is released by hand: on a loaded machine more
+    // than INTENT_GROUP_MS of real time can pass between two lines of this test (CI at load 15+),
+    // which would make the second intent's wait 0 or let a real 10 ms timer fire before we look.
     const sleeps: number[] = [];
-    const clock = { ...systemClock, sleep: (ms: number, signal?: AbortSignal) => (sleeps.push(ms), systemClock.sleep(ms, signal)) };
+    const releases: (() => void)[] = [];
+    const clock = {
+      ...systemClock,
+      mono: () => 1_000,
+      sleep: (ms: number) => (sleeps.push(ms), new Promise<void>((r) => releases.push(r))),
+    };
     const group = new IntentGroup(rt.rows, clock);
     await group.write(intent(rt, 0));
     expect(sleeps).toEqual([]); // no wait: committed at the next turn of the loop
@@ -46,6 +54,8 @@ describe('intents committed in groups', () => {
     await new Promise((r) => setImmediate(r));
     expect(done).toBe(false);
     expect(rt.rows.get('b1', 1)!.state).toBe('pending'); // not answered, and not committed either
+    expect(releases).toHaveLength(1);
+    releases[0]!();
     expect((await next).ok).toBe(true);
     expect(sleeps).toHaveLength(1);
     expect(sleeps[0]).toBeGreaterThan(0);
