@@ -16,13 +16,17 @@
  * current schema); the generations are what store/backup.ts markGeneration writes.
  */
 import Database from 'better-sqlite3';
-import { copyFileSync, mkdtempSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { carryOverChecks } from '../../src/store/backup-checks.js';
 import { MIGRATIONS } from '../../src/store/migrations.js';
 import { registerIdentity } from '../../src/kernel/identity.js';
+import { cliEnv, csv, inProcessSandbox, runCli, startDaemon, tempHome, waitFor } from '../e2e/harness.js';
+import { releaseAfterEach } from '../e2e/release.js';
+
+releaseAfterEach();
 
 function store(file: string, id: string, generation: number, flying: string[]): void {
   const db = new Database(file);
@@ -70,4 +74,44 @@ describe('review38: a restore over a store of the same id that forked before the
     expect(carried.dropped ?? 0).toBe(0);
     expect(calls(copy)).toEqual([{ trxid: '-CHK-1', outcome: 'sent' }]);
   });
+});
+
+/**
+ * review38, second gap of 9daac04 (store/backup.ts restoreBackup, backup-checks.ts isCopyUnchanged):
+ * a run of `topup restore` after a kill skips a store moved aside whose store id and generation are
+ * the copy's ("the copy a killed run put in place, nothing ran on it since"). But only the daemon
+ * raises the generation (ops/backup-job.ts startStoreMark): `topup validate --check-players` writes
+ * paid checks into that same store and leaves the generation as it was. Killed at
+ * restore-copy-in-place, then a validate that checks a player (charged 0.03 USD, recorded
+ * found/charged in jobs/topup.db), then the same restore run to its end: the check is in no store
+ * (main: calls [], the supplier's ledger holds the charge).
+ */
+describe('review38: a check made on the copy a killed restore put in place', () => {
+  it('is carried by the restore run again', async () => {
+    const home = tempHome('topup-restore-fork-');
+    const sb = await inProcessSandbox({ balanceUsd: 100, players: { checkPriceUsd: 0.03 } });
+    const env = cliEnv(home, sb, { TOPUP_PLAYER_CHECKS: 'all', TOPUP_PLAYER_CHECK_PRICE_USD: '0.03' });
+    const daemon = startDaemon(env);
+    await waitFor('the daemon started', () => daemon.output().includes('topup daemon started'), 60_000, 20);
+    const bk = await runCli(['backup', '--to', join(home.dir, 'backups'), '--json'], env);
+    expect(bk.code, bk.stderr).toBe(0);
+    expect(await daemon.stop()).toBe(0);
+    const path = JSON.parse(bk.stdout).path as string;
+    const db = join(home.jobs, 'topup.db');
+
+    const k = await runCli(['restore', path], { ...env, TOPUP_CRASH_AT: 'restore-copy-in-place:1' });
+    expect(k.signal, k.stdout + k.stderr).toBe('SIGKILL');
+    // On the copy in place: a paid check, from the CLI (no daemon: the generation stays).
+    const file = join(home.dir, 'check.csv');
+    writeFileSync(file, csv([['pid', 'userId'], ['PUBG-60', '5300000901']]));
+    const v = await runCli(['validate', '--check-players', '--json', file], env);
+    expect(v.code, v.stderr).toBeLessThanOrEqual(1);
+    expect(sb.admin.ledger().entries.filter((e) => e.kind === 'check')).toHaveLength(1);
+    expect(calls(db).map((c) => c.outcome)).toEqual(['found']);
+
+    const done = await runCli(['restore', path], env);
+    expect(done.code, done.stderr).toBe(0);
+    // The supplier charged it: the restored store must still count it.
+    expect(calls(db).map((c) => c.outcome), done.stdout).toEqual(['found']);
+  }, 300_000);
 });
