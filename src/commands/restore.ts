@@ -132,7 +132,6 @@ export function registerRestore(program: Command): void {
             (out.keptAs ? `  the store it replaced is kept as ${out.keptAs}\n` : '') +
             `  batch folders copied into jobs/: ${out.batches.length}\n` +
             (out.checks.calls + out.checks.answers > 0 ? `  player checks made after the backup, carried over from the replaced store (what they cost stays counted): ${out.checks.calls} check${out.checks.calls === 1 ? '' : 's'}, ${out.checks.answers} kept answer${out.checks.answers === 1 ? '' : 's'}\n` : '') +
-            ((out.checks.dropped ?? 0) > 0 ? `  player checks the backup had in flight that never left (the replaced store dropped them; they cost nothing): ${out.checks.dropped} removed from the restored store\n` : '') +
             (out.checks.problem !== null ? `  WARNING: the replaced store's player checks could not be read (${out.checks.problem}): checks made after the backup are not counted in the restored store\n` : '') +
             (adopted.length > 0 ? `  accounts known to newer backups and not to this copy, recorded so the restore lookup covers them: ${adopted.join(', ')}\n` : '') +
             newer.unreadable.map((u) => `  WARNING: a newer backup could not be read for the accounts it knew: ${u.path}: ${u.why}\n`).join('') +

@@ -10,6 +10,7 @@
  * in jobs/<batch>/.columns.json (a dot-file: the orphan scan ignores it), because the summary is
  * written when the batch ends, possibly by another process after a restart.
  */
+import { ownTrxid } from '../store/row-record.js';
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { Batch } from '../store/batches.js';
@@ -52,7 +53,8 @@ export interface BatchSummary {
   resultXlsxFile: string | null;
   /** 1 for the first result; a batch reopened after a review row was resolved writes version 2, 3 … */
   version: number;
-  review: { line: number; trxid: string | null; reason: string | null; lastAnswer: string | null }[];
+  /** trxid: the row's own (ownTrxid: the reseller's key, as in the result file); sentTrxid: the one sent, where a move changed it. */
+  review: { line: number; trxid: string | null; sentTrxid?: string; reason: string | null; lastAnswer: string | null }[];
   /** Completed key/card orders the API never gave codes for (after every re-read): ask the supplier. */
   codesMissing: { line: number; orderId: string | null }[];
   /**
@@ -62,7 +64,7 @@ export interface BatchSummary {
    */
   changedAfterRead?: { lines: number[]; note: string };
   /** Review rows settled later: by the recheck (`found`) or by an operator. */
-  resolved: { line: number; trxid: string | null; resolution: string; by: string | null; at: string | null; status: string; orderId: string | null }[];
+  resolved: { line: number; trxid: string | null; sentTrxid?: string; resolution: string; by: string | null; at: string | null; status: string; orderId: string | null }[];
   /**
    * Player-name checks sent while the batch was stored (docs/player-checks.md): how many, what
    * they may have cost at TOPUP_PLAYER_CHECK_PRICE_USD (those the supplier ran, and those that may
@@ -130,11 +132,14 @@ export function summarize(
     spentCents += money.netCents ?? 0;
     refundedCents += money.refundedCents;
     if (row.rejectCode === 'TOPUP_PLAYER_NOT_FOUND') notFoundRows++;
-    if (row.state === 'review') review.push({ line: row.line, trxid: row.trxid, reason: row.error, lastAnswer: describeAudit(row.lastAnswer) || null });
+    // The reseller's own trxid, as the result file beside it shows (a moved row's sent one beside it).
+    const own = ownTrxid(row);
+    const sent = row.trxid !== null && row.trxid !== own ? { sentTrxid: row.trxid } : {};
+    if (row.state === 'review') review.push({ line: row.line, trxid: own, ...sent, reason: row.error, lastAnswer: describeAudit(row.lastAnswer) || null });
     if (row.state === 'completed' && row.note?.startsWith('CODES MISSING')) codesMissing.push({ line: row.line, orderId: row.orderId });
     if (row.resolution !== null) {
       resolved.push({
-        line: row.line, trxid: row.trxid, resolution: row.resolution, by: row.resolvedBy,
+        line: row.line, trxid: own, ...sent, resolution: row.resolution, by: row.resolvedBy,
         at: row.resolvedAt === null ? null : new Date(row.resolvedAt).toISOString(), status: row.state, orderId: row.orderId,
       });
     }

@@ -18,15 +18,13 @@
  * than the copy's. Best effort: a replaced store that cannot be read (the usual reason to restore)
  * loses nothing more than before, and the restore says so.
  *
- * A call the copy has as `sent` and the replaced store no longer has was dropped there
- * (store/player-checks.ts unsent: recorded before it left, then held by the gate when the process
- * stopped; it never reached the supplier, so it cost nothing). Kept in the copy it became
- * `in-doubt`, "may have been charged": money counted that was never spent, and a player held
- * back from checks (mayAsk) for a call that never happened. It is dropped from the copy too, but
- * only when the replaced store is proven to be the copy's own continuation (the same store id, a
- * generation at least the copy's: store/backup.ts markGeneration); a store of another lineage (a
- * fresh store started on an emptied home) proves nothing about the copy's calls, and a call that
- * may have been charged is never read as not charged.
+ * A call the copy has as `sent` and the replaced store no longer has is kept (`sent`, later
+ * `in-doubt`: "may have been charged"). It may have been dropped there before it left (cost
+ * nothing), but nothing in a store proves that: a store id and a generation say when a store last
+ * started, not that it descends from the copy (an adversarial review, stop 38: an older copy
+ * restored and started raised the generation above a newer copy's, and the newer copy's in-flight
+ * check was read as never sent). Counting a check that cost nothing is the safe side; reading one
+ * that may have been charged as free is not.
  */
 import Database from 'better-sqlite3';
 
@@ -35,8 +33,6 @@ export interface ChecksCarried {
   calls: number;
   /** Cached answers (player_checks) newer than the copy's. */
   answers: number;
-  /** Calls the copy had `sent` that the replaced store dropped (never left, cost nothing): dropped from the copy too. */
-  dropped?: number;
   /** Why the replaced store's checks could not be read (null: read, or none to read). */
   problem: string | null;
 }
@@ -61,15 +57,7 @@ export function carryOverChecks(copy: Database.Database, replacedPath: string): 
     const answers = answerCols.includes('checked_at') ? (old.prepare(`SELECT ${answerCols.join(', ')} FROM player_checks`).all() as Record<string, unknown>[]) : [];
     let n = 0;
     let kept = 0;
-    let dropped = 0;
-    const continues = continuationOf(copy, old);
     copy.transaction(() => {
-      if (continues) {
-        const theirTrxids = new Set(theirs.map((c) => String(c.trxid)));
-        const flying = copy.prepare(`SELECT trxid FROM player_check_calls WHERE outcome = 'sent'`).all() as { trxid: string }[];
-        const drop = copy.prepare(`DELETE FROM player_check_calls WHERE trxid = ? AND outcome = 'sent'`);
-        for (const f of flying) if (!theirTrxids.has(f.trxid)) dropped += drop.run(f.trxid).changes;
-      }
       const have = copy.prepare('SELECT outcome FROM player_check_calls WHERE trxid = ?');
       const insert = copy.prepare(`INSERT INTO player_check_calls (${callCols.join(', ')}) VALUES (${callCols.map((c) => `@${c}`).join(', ')})`);
       const answer = copy.prepare(`UPDATE player_check_calls SET ${callCols.filter((c) => c !== 'trxid').map((c) => `${c} = @${c}`).join(', ')} WHERE trxid = @trxid AND outcome = 'sent'`);
@@ -94,7 +82,7 @@ export function carryOverChecks(copy: Database.Database, replacedPath: string): 
         for (const a of answers) kept += upsert.run(a).changes;
       }
     })();
-    return { calls: n, answers: kept, problem: null, ...(dropped > 0 ? { dropped } : {}) };
+    return { calls: n, answers: kept, problem: null };
   } catch (err) {
     return { calls: 0, answers: 0, problem: (err as Error).message };
   } finally {
@@ -102,44 +90,7 @@ export function carryOverChecks(copy: Database.Database, replacedPath: string): 
   }
 }
 
-/** meta keys of the store's lineage (store/backup.ts STORE_ID_KEY, GENERATION_KEY; not imported: backup.ts imports this module). */
-const STORE_ID = 'store.id';
-const GENERATION = 'store.generation';
-
-function readMeta(db: Database.Database, key: string): string | undefined {
-  try {
-    return (db.prepare('SELECT value FROM meta WHERE key = ?').get(key) as { value: string } | undefined)?.value;
-  } catch {
-    return undefined;
-  }
-}
-
-/** Whether `later` is `copy`'s own store carried on: the same store id, a generation not below the copy's. */
-function continuationOf(copy: Database.Database, later: Database.Database): boolean {
-  const read = readMeta;
-  const id = read(copy, STORE_ID);
-  if (id === undefined || read(later, STORE_ID) !== id) return false;
-  return Number(read(later, GENERATION) ?? '-1') >= Number(read(copy, GENERATION) ?? '0');
-}
-
 /** Adds what several replaced stores carried (a restore run again after a kill: store/backup.ts restoreBackup). */
 export function addCarried(a: ChecksCarried, b: ChecksCarried): ChecksCarried {
-  const dropped = (a.dropped ?? 0) + (b.dropped ?? 0);
-  return { calls: a.calls + b.calls, answers: a.answers + b.answers, problem: a.problem ?? b.problem, ...(dropped > 0 ? { dropped } : {}) };
-}
-
-/** Whether the store at `path` is `copy` as it was restored (same store id and generation): nothing ran on it since. */
-export function isCopyUnchanged(copy: Database.Database, path: string): boolean {
-  let db: Database.Database;
-  try {
-    db = new Database(path, { readonly: true, fileMustExist: true });
-  } catch {
-    return false;
-  }
-  try {
-    const id = readMeta(copy, STORE_ID);
-    return id !== undefined && readMeta(db, STORE_ID) === id && readMeta(db, GENERATION) === readMeta(copy, GENERATION);
-  } finally {
-    db.close();
-  }
+  return { calls: a.calls + b.calls, answers: a.answers + b.answers, problem: a.problem ?? b.problem };
 }

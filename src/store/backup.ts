@@ -24,7 +24,7 @@
  * store and writes the same number beside it, outside jobs/ (`<home>/.topup-store-mark`). A store
  * older than the mark says is a copy brought back (storeIsBehindMark).
  */
-import { addCarried, carryOverChecks, isCopyUnchanged, type ChecksCarried } from './backup-checks.js';
+import { addCarried, carryOverChecks, type ChecksCarried } from './backup-checks.js';
 import { crashPoint } from '../kernel/crash-points.js';
 import { rowStates } from './state-sql.js';
 import Database from 'better-sqlite3';
@@ -750,13 +750,10 @@ export function restoreBackup(backup: VerifiedBackup, target: { home: string; db
     // Every store moved aside by this restore and by runs of it a kill ended, the oldest first
     // (the home's own store; then a copy a killed run had put in place, or a store a daemon wrote
     // in between): each carry adds only what the copy lacks.
-    // A later one that is this very copy put in place by a killed run (its store id and generation,
-    // no daemon started on it since) holds nothing newer: carried, its `sent` calls would come back
-    // as `in-doubt` after the home's own store had shown them dropped.
-    replaced.forEach((r, i) => {
-      if (i > 0 && isCopyUnchanged(copy, r)) return;
-      checks = addCarried(checks, carryOverChecks(copy, r));
-    });
+    // Every store moved aside, a copy a killed run had put in place included: a command run on it
+    // before this run (`topup validate --check-players`) may have paid for checks recorded only
+    // there (an adversarial review, stop 38). Carrying a store into itself adds nothing.
+    for (const r of replaced) checks = addCarried(checks, carryOverChecks(copy, r));
   } finally {
     copy.close();
   }
