@@ -39,7 +39,8 @@ import { BOUGHT_BEFORE_CODE, boughtBefore, checksRepeat, orderedAgain, purchaseF
 import { outboxPaths } from '../outbox/paths.js';
 import { inputDialect } from '../outbox/dialect.js';
 import { crashPoint } from '../kernel/crash-points.js';
-import { openPlacer, placedRow, readCatalogs, withPinColumn, type Placer } from './placement.js';
+import { openPlacer, placedRow, readCatalogs, readsAccountColumn, withPinColumn, type Placer } from './placement.js';
+import { accountColumn } from '../intake/account-column.js';
 import { countCheck } from '../api/player-check-counts.js';
 import { CheckPlanner, notFoundMessage, overrideColumn, PLAYER_NOT_FOUND_CODE, runChecks, saysSendWithoutCheck } from './player-checks.js';
 
@@ -363,7 +364,13 @@ function holdRow(rt: LoadParts, held: HeldRefusals, raw: Parameters<typeof judge
   const given = at === undefined ? '' : (raw.cells[at] ?? '').trim();
   const trxid = given !== '' ? given : deriveTrxid(batch.contentHash, raw.index);
   if (rt.rows.byTrxid(trxid) !== undefined) return undefined;
-  const account = rt.accounts[0]?.id;
+  // On the account the file pins it to, when it names one of this home's (as placement reads the
+  // column: claim/placement.ts): held elsewhere, its result named an account the file forbids
+  // (the simulator, stop 38: "the file pins it to account second"). Else the first account: any
+  // account is looked up for it anyway, and it is never sent from here.
+  const pinAt = readsAccountColumn(rt) ? accountColumn(header.columns) : undefined;
+  const pin = pinAt === undefined ? '' : (raw.cells[pinAt] ?? '').trim().toLowerCase();
+  const account = rt.accounts.find((a) => a.id === pin)?.id ?? rt.accounts[0]?.id;
   if (account === undefined) return undefined;
   return held.hold(raw, header, trxid, account, error, now);
 }
