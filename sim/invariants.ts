@@ -239,6 +239,8 @@ export interface ResolveSeen {
 
 /** What invariant 38 reads of a restore (sim/restore.ts RestoreRecord, and what the home shows at the end). */
 export interface RestoreJudged {
+  /** Sim ms the copy was put back. */
+  restoredAt: number;
   /** Per model API (by index in `apis`): orders its ledger held when the copy was taken, and when the store was restored. */
   ordersAtBackup: number[];
   ordersAtRestore: number[];
@@ -734,7 +736,7 @@ export function judge(c: Ctx): Judgement {
   // order, or an answer its process did not live to read). A row every send of which the supplier
   // refused plainly, with nothing under its trxid (docs/real-suppliers.md: refused, nothing
   // created: rejected; a balance refusal is held; maintenance waits), each answer read by a
-  // process that went on (never killed or stopped), cannot have been charged: a person asked to
+  // process that went on (never killed, stopped, or stopped past its lease by `stall`), cannot have been charged: a person asked to
   // decide is asked for nothing. Not judged in a schedule whose wall clock steps (a lease lost
   // to a step leaves an answer unapplied) or for a row that moved between accounts.
   if (c.interrupted) {
@@ -749,7 +751,7 @@ export function judge(c: Ctx): Judgement {
       check(!plain, () => `${where(r)}: in review, though the supplier refused each of its ${posts.length} send(s) plainly with nothing under its trxid, every answer read by a process that went on: nothing can have been charged, and review asks a person for nothing (37)`);
     }
   }
-  if (c.shop) checkShop(c.shop, rows, batches, rt, check, where);
+  if (c.shop) checkShop(c.shop, rows, batches, rt, check, where, c.restore);
   const apiBatches = batches.filter((b) => b.apiDay !== null);
 
   return {
@@ -794,6 +796,7 @@ function checkShop(
   rt: Runtime,
   check: (ok: boolean, message: () => string) => void,
   where: (r: Row) => string,
+  restore?: RestoreJudged,
 ): void {
   const batchOf = new Map(batches.map((b) => [b.id, b]));
   const isApi = (r: Row): boolean => batchOf.get(r.batchId)?.apiDay != null;
@@ -903,7 +906,12 @@ function checkShop(
     const brows = rows.filter((r) => r.batchId === id);
     for (const r of brows) {
       const created = extra.get(`${r.batchId}:${r.idx}`)?.created_at ?? null;
-      check(created === null || created <= at.wall, () => `${where(r)}: stored into the API batch ${id} at ${new Date(created!).toISOString()}, after an operator cancelled it at ${new Date(at.wall).toISOString()} (36)`);
+      // Except an order the shop was promised (202) before the cancel and before a restore lost it:
+      // the journal's recovery takes it back into the cancelled batch (orders/desk.ts), or its
+      // purchase, if made, would be held by no row (seed 20261127 #184 drawn on 60e2d0f).
+      const recovered = restore !== undefined && r.trxid !== null && shop.attempts.some((a) =>
+        (a.answer?.kind === 'accepted' || a.answer?.kind === 'same') && trxidKey(a.trxid) === trxidKey(r.trxid!) && a.at < at.mono && a.at < restore.restoredAt);
+      check(created === null || created <= at.wall || recovered, () => `${where(r)}: stored into the API batch ${id} at ${new Date(created!).toISOString()}, after an operator cancelled it at ${new Date(at.wall).toISOString()} (36)`);
       // (A row sent once and turned away with nothing made, maintenance say, is unsent again: the
       // cancel skips it too. That nothing was bought under its trxid is invariant 1's and 12's.)
       if (r.state === 'skipped') {

@@ -383,6 +383,8 @@ export async function runSchedule(s: Schedule, opts: RunOptions = {}): Promise<R
    */
   const stallOn = has(w, 'stall') && w?.stall !== undefined ? w.stall : null;
   const stallStats = { seen: 0, stops: 0, resumedAfterTake: 0 };
+  /** Daemons stopped past their lease: the answer they waited for reaches a process that may no longer apply it (invariant 37 reads them as interrupted). */
+  const stalledOwners = new Set<string>();
   const kindOf = (x: Exchange): 'history' | 'order' | 'post' | null =>
     x.method === 'POST' && x.path.endsWith('/orders') ? 'post' : x.method !== 'GET' ? null : x.path.endsWith('/history') ? 'history' : /\/orders\/[^/]+$/.test(x.path) ? 'order' : null;
   const onExchange = (owner: string) => (x: Exchange): void => {
@@ -392,6 +394,7 @@ export async function runSchedule(s: Schedule, opts: RunOptions = {}): Promise<R
     if (!procs.some((p) => p.alive && p.kind === 'daemon' && p.id !== owner && !p.stopping && !sim.paused(p.id))) return;
     if (stallStats.seen++ !== stallOn.nth) return;
     stallStats.stops++;
+    stalledOwners.add(owner);
     sim.pause(owner, stallOn.ms);
   };
   const open = (owner: string): Runtime => {
@@ -608,7 +611,12 @@ export async function runSchedule(s: Schedule, opts: RunOptions = {}): Promise<R
     procs.push(p);
     p.done = (async () => {
       const batch = await claimFile(rt, path, { origin: 'submit', own: true, move: false, again: a.again });
-      p.runner = new Runner(rt, { once: true, onlyBatch: batch.id });
+      // As `topup submit` (commands/foreground.ts runBatchInForeground): its reconcile after a
+      // restore, if it is the first process to start, accepts the order API's journal again. The
+      // model's submit ran without it (seed 20261127 #103 drawn on 60e2d0f: a submit reconciled the
+      // restored copy first, API-6 and API-7 were never taken back, their purchases held by no row).
+      let desk: OrderDesk | undefined;
+      p.runner = new Runner(rt, { once: true, onlyBatch: batch.id, ...(restoreOn ? { recoverJournal: () => recoverFromJournal(rt, (desk ??= createOrderDesk(rt, () => p.runner?.wake()))) } : {}) });
       await p.runner.run();
     })()
       .catch((err: unknown) => {
@@ -1428,9 +1436,13 @@ export async function runSchedule(s: Schedule, opts: RunOptions = {}): Promise<R
   oneAccountEnds();
   const unrecordedChecks = { n: 0 };
   const checkCtx = checkWorld ? { lines: checkWorld.lines, overrideOnly, priceMicros: Math.round(checkWorld.priceUsd * 1e6), killed: new Set([...killed].map((p) => p.id)) } : undefined;
-  const interrupted = new Set(procs.filter((p) => killed.has(p) || p.stopping === true).map((p) => p.id));
+  // A daemon stopped past its lease (`stall`) reads the answer it waited for only after another
+  // process took its batch: like a lease lost to a clock step, the answer is left unapplied (seed
+  // 20261127 with faults lost,error,crash,stall, schedule 39: a plain INSUFFICIENT_STOCK read by the
+  // stopped daemon after the other had sent the row to review from what it knew).
+  const interrupted = new Set(procs.filter((p) => killed.has(p) || p.stopping === true || stalledOwners.has(p.id)).map((p) => p.id));
   const restoreJudged: RestoreJudged | undefined = restoreRec && restoreRec.restoredAt !== null
-    ? { ordersAtBackup: restoreRec.ordersAtBackup, ordersAtRestore: restoreRec.ordersAtRestore, pending: reconcilePending(observer), inOutbox: outboxText(config), reports: restoreReports(config).length, orphansForPerson: restoreReports(config).flatMap((x) => x.orphans.filter((o) => ['new trxids', 'submitted', 'changed'].includes(o.verdict)).map((o) => o.batch)) }
+    ? { restoredAt: restoreRec.restoredAt, ordersAtBackup: restoreRec.ordersAtBackup, ordersAtRestore: restoreRec.ordersAtRestore, pending: reconcilePending(observer), inOutbox: outboxText(config), reports: restoreReports(config).length, orphansForPerson: restoreReports(config).flatMap((x) => x.orphans.filter((o) => ['new trxids', 'submitted', 'changed'].includes(o.verdict)).map((o) => o.batch)) }
     : undefined;
   const verdict = judge({ ...(restoreJudged ? { restore: restoreJudged } : {}), staleReviews, resolves, interrupted, clockSteps: s.actions.some((a) => a.kind === 'clock-step'), lateWritten, latePlayers, checkWorld: checkCtx, unrecordedChecks, home, config, observer, apis, reviewWatch, apiOf, accountOf, sameAccount, writtenAs, unpinnedBatches, sentTo, siblings, liveness, drops, failures, stall, runCovered, ...(shop ? { shop: { attempts, seen: seenStatus, cancelled: apiCancels, wallSteps: s.actions.some((a) => a.kind === 'clock-step'), endWall, stepsBackMs: s.actions.reduce((n, a) => n + (a.kind === 'clock-step' && a.ms < 0 ? -a.ms : 0), 0) } } : {}) });
   // Batches whose result file kept a name a later rename changed in the store (invariant 13 read those names).

@@ -1,6 +1,9 @@
 /**
  * `npm run simulate -- --seed S --schedules N [--workers W] [--accounts mixed|one|two] [--api-orders mixed|none|all]
- *   [--faults a,b] [--no-faults c,d] [--no-swarm] [--replay FILE] [--verbose] [--json]`
+ *   [--faults a,b] [--no-faults c,d] [--no-swarm] [--replay FILE] [--schedule N] [--verbose] [--json]`
+ *
+ * `--schedule N` runs schedule N (from 0) of the seed alone, as a run of the seed draws it (with the
+ * same --accounts/--api-orders/--faults), writes it to sim-failures/<seed>-<N>.json and replays it.
  *
  * Fault classes (sim/world.ts FAULT_CLASSES): each schedule turns on a random subset (swarm
  * testing); `--faults` limits the subset to those named, `--no-faults` never turns those on,
@@ -31,6 +34,8 @@ interface Args {
   schedules: number;
   workers: number;
   replay: string | undefined;
+  /** `--schedule N`: run only schedule N (0-based) of the seed, as `fc.check` draws it, and write it out to replay. */
+  schedule: number | undefined;
   verbose: boolean;
   json: boolean;
   worker: boolean;
@@ -62,7 +67,9 @@ function parseArgs(argv: string[]): Args {
   const swarm = !argv.includes('--no-swarm');
   const faults = faultFilter(get('faults'), get('no-faults'), swarm);
   const faultArgs = [...(get('faults') !== undefined ? ['--faults', get('faults')!] : []), ...(get('no-faults') !== undefined ? ['--no-faults', get('no-faults')!] : []), ...(swarm ? [] : ['--no-swarm'])];
-  return { seed, schedules, workers, accounts, apiOrders, faults, faultArgs, replay: get('replay'), verbose: argv.includes('--verbose'), json: argv.includes('--json'), worker: argv.includes('--worker') };
+  const one = get('schedule') === undefined ? undefined : Number(get('schedule'));
+  if (one !== undefined && (!Number.isSafeInteger(one) || one < 0)) throw new Error('--schedule N: a schedule index from 0');
+  return { seed, schedules, workers, accounts, apiOrders, faults, faultArgs, schedule: one, replay: get('replay'), verbose: argv.includes('--verbose'), json: argv.includes('--json'), worker: argv.includes('--worker') };
 }
 
 /**
@@ -241,6 +248,17 @@ async function main(): Promise<void> {
   const args = parseArgs(process.argv.slice(2));
   if (args.replay) {
     process.exitCode = await replay(args.replay, args.verbose);
+    return;
+  }
+  if (args.schedule !== undefined) {
+    // One schedule of a seed by its index (a baseline's "seed S #N"): fc.sample draws what fc.check
+    // draws for the same seed (sim/determinism.ts). Written out first, so it replays with --replay.
+    const drawn = fc.sample(scheduleArb(args.accounts, args.apiOrders, args.faults), { seed: args.seed, numRuns: args.schedule + 1 })[args.schedule]!;
+    mkdirSync('sim-failures', { recursive: true });
+    const file = join('sim-failures', `${args.seed}-${args.schedule}.json`);
+    writeFileSync(file, `${JSON.stringify({ seed: args.seed, index: args.schedule, tree: codeTree(), faults: drawn.world?.faults ?? null, schedule: drawn }, null, 1)}\n`);
+    process.stdout.write(`schedule ${args.schedule} of seed ${args.seed} written to ${file}\n`);
+    process.exitCode = await replay(file, args.verbose);
     return;
   }
   if (args.worker) {

@@ -174,7 +174,11 @@ export class Runner extends EventEmitter<RunnerEventMap> implements RunnerView {
     removeStaleTemps(this.#rt.config.outboxDir);
     // Leases are renewed on their own clock, the one place they are: a step waiting on the API
     // (a long Retry-After, a full window) must not let another process take batches this one drives.
-    this.#releasers.push(keepLeases(this.#rt, LEASE_MS, RENEW_EVERY_MS));
+    // On the same timer, the home's wall-clock mark (store/wall-mark.ts): a step back found there
+    // moves the stored waits back by it, and the runner looks again at once.
+    this.#releasers.push(keepLeases(this.#rt, LEASE_MS, RENEW_EVERY_MS, (now) => {
+      if (this.#leases.markWallClock(now) !== null) this.#wakeUp(false);
+    }));
     try {
       // A store restored from a copy (its meta says so: ops/restore-reconcile.ts) is reconciled
       // with every supplier account before the loop below starts, so nothing is sent before every

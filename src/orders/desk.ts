@@ -59,7 +59,8 @@ const META_MAX_BYTES = 4_096;
 const META_MAX_DEPTH = 32;
 
 type Prepared = { input: OrderInput; hash: string; row: NewRow & { request: NonNullable<NewRow['request']> }; callbackUrl: string | null };
-type Waiter = { p: Prepared; resolve: (o: AcceptOutcome) => void; reject: (e: unknown) => void };
+/** `recovered`: accepted again from the journal (orders/journal.ts recoverFromJournal): it was promised before, and may have been bought. */
+type Waiter = { p: Prepared; recovered: boolean; resolve: (o: AcceptOutcome) => void; reject: (e: unknown) => void };
 
 /**
  * The body's identity: every field but `queue` (how to wait) and `checkPlayer` (whether to check
@@ -149,7 +150,7 @@ export class Desk implements OrderDesk, PlayerCheckDesk {
     const checked = await this.#checkFirst(input, prepared);
     if (checked !== undefined) return checked;
     return new Promise<AcceptOutcome>((resolve, reject) => {
-      this.#queue.push({ p: prepared, resolve, reject });
+      this.#queue.push({ p: prepared, recovered: opts.recovered === true, resolve, reject });
       if (!this.#flushing) {
         this.#flushing = true;
         setImmediate(() => this.#flush());
@@ -362,7 +363,14 @@ export class Desk implements OrderDesk, PlayerCheckDesk {
         };
         const took = (a: string, usd: number): void => void taken.set(a, (taken.get(a) ?? 0) + usd);
         for (const w of batch) {
-          if (day.cancelRequested) outcomes.push(notAccepting(`today's API batch ${day.id} was cancelled by an operator: no order is taken until tomorrow's batch (UTC); nothing was stored`));
+          // An order accepted again from the journal after a restore was promised (202) before the
+          // cancel, and may have been bought since (on another account, after a failover): refused
+          // here it would be held by no row, and the reconcile, which looks up rows, would never
+          // find its purchase (seed 20261127 #184: OLD-2 and API-0, bought on second as
+          // OLD-2-second and API-0-second, reported "nothing was stored"). Taken into the cancelled
+          // day's batch while it is open, it is looked up like every row of the copy: a purchase
+          // found settles it, and one never sent is skipped as the cancel skips unsent orders.
+          if (day.cancelRequested && !(w.recovered && day.state === 'open')) outcomes.push(notAccepting(`today's API batch ${day.id} was cancelled by an operator: no order is taken until tomorrow's batch (UTC); nothing was stored`));
           else if (day.state !== 'open') outcomes.push(notAccepting(`the API batch of ${day.apiDay} is finished and the wall clock reads that day again (it stepped back): no order is taken until the clock reaches a day with an open batch; nothing was stored`));
           else {
             try {

@@ -51,13 +51,22 @@ export function ownerIsDead(owner: string): boolean {
 }
 
 
-/** Renews every lease this process holds every `everyMs`, until the returned function is called. */
-export function keepLeases(rt: { batches: BatchStore; owner: string; log: Logger; clock: Clock }, leaseMs: number, everyMs: number): () => void {
+/**
+ * Renews every lease this process holds every `everyMs`, until the returned function is called.
+ * `alsoEvery`: what else runs on the same timer (the home's wall-clock mark, store/wall-mark.ts).
+ */
+export function keepLeases(rt: { batches: BatchStore; owner: string; log: Logger; clock: Clock }, leaseMs: number, everyMs: number, alsoEvery?: (now: number) => void): () => void {
   return rt.clock.every(everyMs, () => {
     try {
       rt.batches.renewAll(rt.owner, rt.clock.now(), leaseMs);
     } catch (err) {
       rt.log.warn({ err: (err as Error).message }, 'could not renew batch leases');
+    }
+    if (!alsoEvery) return;
+    try {
+      alsoEvery(rt.clock.now());
+    } catch (err) {
+      rt.log.warn({ err: (err as Error).message }, 'could not compare the wall clock with the home\'s mark');
     }
   });
 }

@@ -161,6 +161,16 @@ export class RowWrites extends RepeatReads {
     })();
   }
 
+  /**
+   * After the wall clock stepped back by `stepBackMs` (store/wall-mark.ts): every doubt clock
+   * (`doubt_since`, from which the give-up, the stall bound and an unreadable order's review count)
+   * was written on the old clock; it moves back by the step, so the time already in doubt still
+   * counts, and none stays ahead of now. Returns how many rows moved.
+   */
+  shiftDoubtClocks(now: number, stepBackMs: number): number {
+    return this.stmt('UPDATE rows SET doubt_since = min(?, doubt_since - ?) WHERE doubt_since IS NOT NULL').run(now, stepBackMs).changes;
+  }
+
   deferPending(batchId: string, until: number): void {
     this.stmt(`UPDATE rows SET next_try_at = max(next_try_at, ?) WHERE batch_id = ? AND state = ${rowState('pending')}`).run(until, batchId);
   }

@@ -12,6 +12,30 @@ import type { Schedule } from '../../sim/schedule.js';
 const found = (name: string): Schedule => (JSON.parse(readFileSync(join(import.meta.dirname, 'found', `${name}.json`), 'utf8')) as { schedule: Schedule }).schedule;
 
 describe('restore an older copy: schedules the simulator found', () => {
+  it("an API order bought after the copy is taken back from the journal into the day's batch an operator cancelled after the restore", async () => {
+    // Seed 20261127 #184 (drawn on 60e2d0f, the whole world but the ninth turn's classes): OLD-2 and
+    // API-0 answered 202 after the copy, moved off main (maintenance) and bought on second as
+    // OLD-2-second (N100001) and API-0-second (N100002); the copy restored at 259 s; the operator
+    // cancels the day's API batch at 279 s; the daemon's reconcile accepts the journal's orders
+    // again and the desk refused them (NOT_ACCEPTING: the batch was cancelled), so nothing looked
+    // their purchases up: held by no row (38), the report saying "nothing was stored". Fails on
+    // main at a014c04; passes since orders/desk.ts takes a recovered order into the cancelled,
+    // still open batch (invariant 36 allows an order promised before the cancel and the restore).
+    const out = await runSchedule(found('restore-journal-into-cancelled-day'));
+    expect(out.violations).toEqual([]);
+  }, 300_000);
+
+  it('a `topup submit` that reconciles a restored copy first accepts the journal again (the model)', async () => {
+    // Seed 20261127 #103 (drawn on 60e2d0f): API-6 and API-7 answered 202 after the copy and bought
+    // on main; the copy restored; a `topup submit` is the first process to start and reconciles.
+    // The real submit passes the journal's recovery to its runner (commands/foreground.ts); the
+    // model's submit did not, so the reconcile ended without them and their purchases were held
+    // by no row (38). The model's defect: fails with sim/run-schedule.ts before its submit got
+    // recoverJournal; the engine was right.
+    const out = await runSchedule(found('restore-submit-recovers-journal'));
+    expect(out.violations).toEqual([]);
+  }, 300_000);
+
   it('a row its own account cannot say it bought (history without trxids) is not failed over after the restore', async () => {
     // Seed 3 #44: a copy at 59 s; a file dropped at 116 s, its row bought on main (M100002), whose
     // history shows no trxids (real-world style); the copy restored at 184 s while main is in

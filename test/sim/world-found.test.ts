@@ -22,6 +22,30 @@ describe('the wider world: schedules the simulator found', () => {
     expect(out.violations).toEqual([]);
   }, 120_000);
 
+  it('a history that never answers and a wall clock stepped back an hour: rows in doubt still reach review within the liveness bound', async () => {
+    // Seed 20261127 #31 (drawn on 5bb72c6): GET /history never lists the orders and its answers
+    // never come (forever: history, from 17 ms), and the wall clock steps back an hour at 223 s.
+    // The give-up of a row in doubt counted from its wall-clock doubt_since, which the step did not
+    // move: five rows stayed `resending` for 14 simulated minutes, told nothing (invariant 20,
+    // LIVENESS). Fails on main at a014c04; passes since a step back moves the stored doubt clocks
+    // back by the step, once for the home (store/wall-mark.ts).
+    const out = await runSchedule(found('forever-history-clock-step-back'));
+    expect(out.violations).toEqual([]);
+  }, 300_000);
+
+  it('a daemon stopped past its lease reads a plain refusal after the other sent the row to review: review was right (the model)', async () => {
+    // Seed 20261127, faults lost,error,crash,stall (--no-swarm), schedule 39, shrunk: daemon0 is
+    // stopped for 90 s right after its first POST; daemon1 takes the batch when the lease lapses,
+    // resends the row (its first send's answer unknown: it waits in the stopped process) and is
+    // refused INSUFFICIENT_STOCK: a refusal after an uncertain attempt goes to the history check,
+    // which cannot tell (no trxids), so review. daemon0 resumes and reads its own answer, the same
+    // plain refusal, without the lease. Invariant 37 counted that answer as the engine's knowledge
+    // ("every answer read by a process that went on"); a process stopped past its lease is now
+    // interrupted for it, as a killed one is. The engine was right; fails on the model before.
+    const out = await runSchedule(found('stall-refusal-read-after-takeover'));
+    expect(out.violations).toEqual([]);
+  }, 300_000);
+
   it('a re-drop spelling a non-ASCII trxid in other letter case (ÄB-7, then äb-7) is not bought again', async () => {
     // The file's own trxid ÄB-7, dropped; the same file dropped again with the trxid respelled
     // " äb-7 " (world.ts respell). The docs promise a trxid is looked up in any letter case, but

@@ -4,7 +4,10 @@
  *  - pauses live in the store: what one process learns, another obeys; their back-off runs on the
  *    monotonic clock, so a wall-clock step neither ends nor freezes them;
  *  - a wall-clock step back is noticed, stored due times and leases ahead of any possible wait
- *    are brought back to now, and the step is an event.
+ *    are brought back to now, and the step is an event;
+ *  - the waits counted from a stored "since" (a row's doubt clock, an account pause's start) move
+ *    back with the step, once for the home, whether a process saw the step or started after it
+ *    (store/wall-mark.ts; seed 20261127 #31, test/sim/found/forever-history-clock-step-back.json).
  */
 import { describe, expect, it } from 'vitest';
 import { systemClock, type Clock } from '../../src/kernel/clock.js';
@@ -12,6 +15,7 @@ import { Pauses } from '../../src/account/pauses.js';
 import { LeaseStage } from '../../src/engine/stages/leases.js';
 import type { EngineContext } from '../../src/engine/stage.js';
 import { MetaStore } from '../../src/store/meta.js';
+import { sweepStalled } from '../../src/dispatch/stall.js';
 import { pubgRow, supplierWorld } from './fake-supplier.js';
 
 class FakeClock implements Clock {
@@ -148,6 +152,89 @@ describe('a wall clock stepped back', () => {
     leases.tick(clock.now());
     expect(steps).toEqual([3_600_000]);
     expect(rt.rows.get('b1', 0)!.nextTryAt).toBeLessThan(clock.now());
+  });
+});
+
+describe('waits counted from a stored "since", across a wall clock stepped back', () => {
+  function stage(rt: Awaited<ReturnType<typeof supplierWorld>>, clock: FakeClock, steps: number[] = []): LeaseStage {
+    const e = {
+      rt, clock, pauses: new Pauses(rt.meta, 30_000, clock), signal: new AbortController().signal, onlyBatch: undefined,
+      emit: (name: string, ...args: unknown[]) => { if (name === 'clock-step') steps.push(args[0] as number); },
+      stopping: () => false, wake: () => {}, accountProblem: () => {}, handBack: () => {},
+    } as unknown as EngineContext;
+    return new LeaseStage(e);
+  }
+  const R = 300_000;
+  /** Row 0 resending since `since`, six sends unanswered. */
+  function inDoubt(rt: Awaited<ReturnType<typeof supplierWorld>>, since: number): void {
+    rt.db.prepare(`UPDATE rows SET state = 'resending', attempts = 6, first_sent_at = ?, last_sent_at = ?, doubt_since = ?, doubt_tries = 6, next_try_at = ? WHERE idx = 0`).run(since, since, since, since + 5_000);
+  }
+  const doubtSince = (rt: Awaited<ReturnType<typeof supplierWorld>>): number | null => rt.rows.get('b1', 0)!.doubtSince;
+
+  it('a row in doubt 9 minutes when the clock steps back an hour is given up 1 minute later, not an hour and a minute (the stall bound, 2 × R)', async () => {
+    const rt = await supplierWorld(() => {}, [pubgRow(0)], { TOPUP_REVIEW_AFTER_MS: String(R) });
+    const clock = new FakeClock();
+    const steps: number[] = [];
+    const leases = stage(rt, clock, steps);
+    inDoubt(rt, clock.now());
+    leases.tick(clock.now());
+    clock.pass(9 * 60_000);
+    clock.step(-3_600_000);
+    leases.tick(clock.now());
+    expect(steps).toEqual([-3_600_000]);
+    // Its doubt clock moved back by the step: still 9 minutes in doubt.
+    expect(doubtSince(rt)).toBe(clock.now() - 9 * 60_000);
+    clock.pass(59_000);
+    expect(sweepStalled(rt, ['b1'], { has: () => false }, clock.now())).toBe(clock.now() + 1_000);
+    expect(rt.rows.get('b1', 0)!.state).toBe('resending');
+    clock.pass(1_000);
+    rt.batches.renewAll(rt.owner, clock.now(), 15_000); // the lease, as keepLeases renews it (the step clamped it)
+    sweepStalled(rt, ['b1'], { has: () => false }, clock.now());
+    expect(rt.rows.get('b1', 0)!.state).toBe('searching');
+  });
+
+  it('a step made while no process ran is applied by the next process to start, and only once however many processes see it', async () => {
+    const rt = await supplierWorld(() => {}, [pubgRow(0)], { TOPUP_REVIEW_AFTER_MS: String(R) });
+    const clock = new FakeClock();
+    inDoubt(rt, clock.now() - 60_000);
+    // A daemon ran (its first look marks the home's latest wall time), then stopped.
+    stage(rt, clock).tick(clock.now());
+    // The clock is stepped back an hour while nothing runs; two processes start after it.
+    clock.pass(2_000);
+    clock.step(-3_600_000);
+    const steps: number[] = [];
+    const daemon = stage(rt, clock, steps);
+    const submit = stage(rt, clock, steps);
+    daemon.tick(clock.now());
+    submit.tick(clock.now());
+    // Neither saw the step (their clocks began after it); the home's mark told the first. The
+    // mark's difference is short of the step by the 2 s between the last mark and the step.
+    expect(steps).toEqual([]);
+    expect(doubtSince(rt)).toBe(clock.now() - 62_000 + 2_000);
+    // Both see a second step: it is applied once.
+    clock.pass(1_000);
+    clock.step(-600_000);
+    daemon.tick(clock.now());
+    submit.tick(clock.now());
+    expect(steps).toEqual([-600_000, -600_000]);
+    expect(doubtSince(rt)).toBe(clock.now() - 63_000 + 2_000);
+    // The give-up (R after the doubt began, over five unanswered sends) is not held back by the hour either.
+    clock.pass(R - 61_000);
+    expect(sweepStalled(rt, ['b1'], { has: () => false }, clock.now())).toBe(clock.now() + R);
+  });
+
+  it("an account pause's start moves back with the step: its rows fail over after max_queue_delay, not an hour later", async () => {
+    const rt = await supplierWorld(() => {}, [pubgRow(0)]);
+    const clock = new FakeClock();
+    const leases = stage(rt, clock);
+    const pauses = new Pauses(rt.meta, 30_000, clock);
+    pauses.pause('maintenance', 'MAINTENANCE', 'window');
+    leases.tick(clock.now());
+    clock.pass(30_000);
+    clock.step(-3_600_000);
+    leases.tick(clock.now());
+    clock.pass(1);
+    expect(pauses.current!.since).toBe(clock.now() - 30_001);
   });
 });
 

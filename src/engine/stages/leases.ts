@@ -14,13 +14,16 @@
  * reported as an event. (A due time written in the moment between the step and this look moves
  * back too: it falls due early, which only makes a wait shorter — never a second purchase: resends
  * carry the row's trxid and the rate gate paces every call.)
+ *
+ * The waits counted from a stored "since" (a row's doubt clock, an account pause's start) move back
+ * by the step too, and the step is applied once for the home, by whichever process finds the wall
+ * clock behind the home's mark first — at a lease renewal, at this stage's first look (a step made
+ * while no process ran), or when its StepWatch sees the step (store/wall-mark.ts).
  */
 import type { EngineContext, Stage, StepBatches } from '../stage.js';
 import { StepWatch } from '../../kernel/clock.js';
 import { LEASE_MS } from '../../store/owner.js';
-
-/** Longest any stored wait can legitimately be ahead of now: the review recheck's 2 h. */
-const LONGEST_WAIT_MS = 2 * 3_600_000 + 60_000;
+import { noteWallClock, type WallStep } from '../../store/wall-mark.js';
 /** How often unfinished batches nobody holds are looked for while idle. */
 export const IDLE_LOOK_MS = 30_000;
 const BUSY_LOOK_MS = 5_000;
@@ -32,6 +35,8 @@ export class LeaseStage implements Stage {
   #lastLook = Number.NEGATIVE_INFINITY;
   /** Unfinished batches of the home at the last look (whoever runs them): whether to look often. */
   #unfinishedSeen = 0;
+  /** Whether the home's wall-clock mark was compared yet (the first look catches a step made while no process ran). */
+  #marked = false;
 
   constructor(e: EngineContext) {
     this.#e = e;
@@ -41,10 +46,15 @@ export class LeaseStage implements Stage {
   /** True when the batches this process holds may have changed (one taken, or the clock stepped). */
   tick(now: number): boolean {
     const step = this.#watch.look();
+    let marked = false;
+    if (!this.#marked) {
+      this.#marked = true;
+      marked = step === 0 && this.markWallClock(now) !== null;
+    }
     if (step !== 0) this.#clockStepped(step, now);
     const took = this.#adopt(now);
     this.#lastLook = now;
-    return took || step !== 0;
+    return took || step !== 0 || marked;
   }
 
   nextDueAt(now: number, b: StepBatches): number {
@@ -86,12 +96,29 @@ export class LeaseStage implements Stage {
     return took;
   }
 
+  /**
+   * Compares the wall clock with the home's mark (store/wall-mark.ts): a step back no process has
+   * applied yet moves the stored due times, doubt clocks and pause starts back by it, once. Called
+   * on every lease renewal (engine/runner.ts) and by tick. Returns what it moved, or null.
+   */
+  markWallClock(now: number, seenStepBackMs?: number): WallStep | null {
+    const { rt } = this.#e;
+    const applied = noteWallClock(rt, now, seenStepBackMs);
+    if (applied === null) return null;
+    const leases = rt.batches.clampLeases(now, LEASE_MS);
+    rt.log.warn(
+      { stepMs: -applied.stepBackMs, rowsMoved: applied.dueTimes, doubtClocksMoved: applied.doubtClocks, pausesMoved: applied.pauses, leasesMoved: leases },
+      'the wall clock is behind the latest time this home has seen (stepped back): stored due times, doubt clocks and pause starts moved back by the step',
+    );
+    return applied;
+  }
+
   #clockStepped(stepMs: number, now: number): void {
     const { rt } = this.#e;
     if (stepMs < 0) {
-      const moved = rt.rows.clampFutureTimes(now, now + LONGEST_WAIT_MS, -stepMs);
-      const leases = rt.batches.clampLeases(now, LEASE_MS);
-      rt.log.warn({ stepMs, rowsMoved: moved, leasesMoved: leases }, 'the wall clock stepped back: stored due times moved back by the step (those ahead of any wait to now)');
+      // Applied once for the home (another process may have applied this very step already); the
+      // leases are clamped in any case (idempotent).
+      if (this.markWallClock(now, -stepMs) === null) rt.batches.clampLeases(now, LEASE_MS);
     } else {
       rt.log.warn({ stepMs }, 'the wall clock stepped forward: waits end early, calls stay paced by the rate gate');
     }
