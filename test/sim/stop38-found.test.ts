@@ -1,0 +1,26 @@
+/**
+ * Stop 38's triage (issue 29): three failures found by engineers on other errands, each replayed
+ * exactly (`npm run simulate -- --replay test/sim/found/<name>.json --verbose`) and diagnosed from
+ * its event trace. All three were the engine's; each replay failed on main (a014c04, and with
+ * sim38's wall-clock fix merged) and passes with its fix.
+ */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { runSchedule } from '../../sim/run-schedule.js';
+import type { Schedule } from '../../sim/schedule.js';
+
+const found = (name: string): Schedule => (JSON.parse(readFileSync(join(import.meta.dirname, 'found', `${name}.json`), 'utf8')) as { schedule: Schedule }).schedule;
+
+describe("stop 38's found schedules", () => {
+  it('a send that left before a wall-clock step back and is answered after it: the row still reaches review within the liveness bound (seed 38)', async () => {
+    // One account, `forever` history (every POST of row 3 unanswered for 19 minutes) and the wall
+    // clock stepped back an hour at 10.2 s, while row 3's first send was on the way. The step was
+    // applied (sim38's store/wall-mark.ts) before the row had a doubt clock; its first "no answer"
+    // then seeded doubt_since from last_sent_at, written on the old clock: an hour ahead. The
+    // give-up and the stall bound were an hour late; the row was `resending` 14 minutes, told
+    // nothing (invariant 20). The engine's: a doubt never begins later than now (store/rows.ts).
+    const out = await runSchedule(found('forever-history-step-before-first-answer'));
+    expect(out.violations).toEqual([]);
+  }, 300_000);
+});
