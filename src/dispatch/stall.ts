@@ -75,7 +75,10 @@ export function sweepStalled(
   };
   for (const batchId of batchIds) {
     for (const row of rt.rows.inStates(batchId, DOUBT_STATES)) {
-      const began = doubtBegan(row);
+      // A first send stored before the wall clock stepped back would put the start ahead of now and
+      // hold the bound back by the step: a doubt never begins later than now.
+      const first = doubtBegan(row);
+      const began = first === null ? null : Math.min(first, now);
       if (began === null || busy.has(batchId, row.idx)) continue;
       const since = new Date(began).toISOString();
       const where = { batch: batchId, line: row.line, trxid: row.trxid, state: row.state, since };

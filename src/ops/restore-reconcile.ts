@@ -54,7 +54,7 @@ import { recoverClaims } from '../claim/claim.js';
 import type { Orphan } from '../claim/orphans.js';
 import { describeMismatches, factsFor, mismatches, surelyBefore } from '../dispatch/order-match.js';
 import { writeFileAtomic } from '../outbox/atomic-write.js';
-import { ApiError, ErrorCode, TopupError, coerceError } from '../kernel/errors.js';
+import { ApiError, ApiResponseShapeError, ErrorCode, TopupError, coerceError } from '../kernel/errors.js';
 import { JOURNAL_DAYS, JOURNAL_RECOVERY_KEY, journalOrdersWaiting, type JournalRecovery } from '../orders/journal.js';
 import { roundCents } from '../kernel/money.js';
 
@@ -279,8 +279,19 @@ async function sweep(rt: ReconcileParts, account: string, since: number, signal?
   return { byTrxid, echoes, reachedBack, ids, untagged, skipped, ...(short !== undefined ? { short } : {}) };
 }
 
-/** How many times the lookup reads one history page that was refused for the rate (429) before the account counts as not readable now. */
+/** How many times the lookup reads one history page that was refused for the rate (429), or failed on the way (5xx, no answer, unreadable), before the account counts as not readable now. */
 const PAGE_ATTEMPTS = 4;
+
+/**
+ * A page that failed on the way: a 5xx or no answer (ambiguous), or a body that cannot be read.
+ * Reading a page changes nothing, so it is read again. Before, one such page ended the whole try
+ * and the next one began again at page 1 of every account: with a busy history (other buyers'
+ * orders, two a second) and one read in five failing, the pages back to the copy outgrew what a
+ * try could read without a failure, the reconcile never finished and nothing was sent for hours
+ * (the simulator: seed 3838, test/sim/found/restore-history-page-errors.json).
+ */
+const failedOnTheWay = (err: unknown): boolean =>
+  err instanceof ApiResponseShapeError || (err instanceof ApiError && err.classification === 'ambiguous');
 
 /**
  * One page of the account's history for the lookup. A 429 (retry-later) is waited out (its
@@ -298,9 +309,12 @@ async function historyPage(rt: ReconcileParts, account: string, page: number, si
       // ever, its report silent on why.
       return await client.history({ page, pageSize: PAGE_SIZE, partial: true }, { priority: Priority.poll, ...(signal ? { signal } : {}) });
     } catch (err) {
-      if (!(err instanceof ApiError) || err.classification !== 'retry-later' || attempt >= PAGE_ATTEMPTS || signal?.aborted) throw err;
-      const waitMs = Math.min(30_000, Math.max(err.retryAfterMs ?? 0, 1000 * 2 ** (attempt - 1)));
-      rt.log.info({ account, page, attempt, waitMs }, 'restore lookup: the API said to wait (429); reading the history page again after it');
+      const rateLimited = err instanceof ApiError && err.classification === 'retry-later';
+      if ((!rateLimited && !failedOnTheWay(err)) || attempt >= PAGE_ATTEMPTS || signal?.aborted) throw err;
+      const waitMs = Math.min(30_000, Math.max((rateLimited ? (err as ApiError).retryAfterMs : undefined) ?? 0, 1000 * 2 ** (attempt - 1)));
+      rt.log.info({ account, page, attempt, waitMs, err: coerceError(err).message }, rateLimited
+        ? 'restore lookup: the API said to wait (429); reading the history page again after it'
+        : 'restore lookup: a history page failed on the way; reading it again');
       await rt.clock.sleep(waitMs, signal);
     }
   }

@@ -299,7 +299,7 @@ export class RowStore extends RowWrites {
       this.#sql(
         event,
         'resending',
-        `doubt_since = coalesce(doubt_since, last_sent_at, @now), doubt_tries = doubt_tries + @counted, next_try_at = @nextTryAt,
+        `doubt_since = coalesce(doubt_since, min(coalesce(last_sent_at, @now), @now)), doubt_tries = doubt_tries + @counted, next_try_at = @nextTryAt,
          error = NULL, last_answer = coalesce(@answer, last_answer)`,
         { guard: LEASED, returning: 'doubt_since AS doubtSince, doubt_tries AS doubtTries, state' },
       ),
@@ -337,7 +337,7 @@ export class RowStore extends RowWrites {
    * in doubt and owed a resend now, and its rows already in doubt are due now, not at its timeout.
    */
   takenOver(batchId: string, now: number): void {
-    this.#go('taken-over', this.#sql('taken-over', 'resending', `doubt_since = coalesce(doubt_since, last_sent_at, @now), next_try_at = 0`, { whole: true }), { batchId, now });
+    this.#go('taken-over', this.#sql('taken-over', 'resending', `doubt_since = coalesce(doubt_since, min(coalesce(last_sent_at, @now), @now)), next_try_at = 0`, { whole: true }), { batchId, now });
     this.stmt(`UPDATE rows SET next_try_at = 0 WHERE batch_id = ? AND state = ${rowState('resending')}`).run(batchId);
   }
 
@@ -347,7 +347,7 @@ export class RowStore extends RowWrites {
    * Lease-guarded: only the holder knows which of its rows have a send running.
    */
   strandedSending(batchId: string, idx: number, a: Actor): boolean {
-    return this.#run('taken-over', this.#sql('taken-over', 'resending', `doubt_since = coalesce(doubt_since, last_sent_at, @now), next_try_at = @now`, { guard: LEASED }), {
+    return this.#run('taken-over', this.#sql('taken-over', 'resending', `doubt_since = coalesce(doubt_since, min(coalesce(last_sent_at, @now), @now)), next_try_at = @now`, { guard: LEASED }), {
       batchId, idx, owner: a.owner, now: a.now,
     });
   }

@@ -12,7 +12,9 @@
  *    file is still being written;
  *  - written between settling and the claim: not claimed (claim.ts, settledHash).
  */
-import { closeSync, existsSync, openSync, readFileSync, writeSync } from 'node:fs';
+import { appendFileSync, closeSync, existsSync, openSync, readFileSync, utimesSync, writeSync } from 'node:fs';
+import { createServer, request, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -28,9 +30,12 @@ import { inProcessSandbox, parseResult, releaseAll, tempHome, TEST_KEY, type Tem
 
 let rt: Runtime | undefined;
 let fd: number | undefined;
+let proxy: Server | undefined;
 afterEach(async () => {
   if (fd !== undefined) closeSync(fd);
   fd = undefined;
+  if (proxy) await new Promise((r) => proxy!.close(r));
+  proxy = undefined;
   await rt?.close();
   rt = undefined;
   await releaseAll();
@@ -39,11 +44,32 @@ afterEach(async () => {
 const SETTLE_MS = 300;
 const LINES = ['pid,userId\n', ...Array.from({ length: 20 }, (_, i) => `PUBG-60,51234${String(56700 + i)}\n`)];
 
-async function runtime(): Promise<{ rt: Runtime; home: TempHome }> {
+async function runtime(url?: (sandbox: string) => Promise<string>): Promise<{ rt: Runtime; home: TempHome }> {
   const home = tempHome('topup-late-');
   const sb = await inProcessSandbox();
-  rt = openRuntime(loadConfig({ TOPUP_HOME: home.dir, TOPUP_API_KEY: TEST_KEY, TOPUP_API_URL: sb.url, TOPUP_SETTLE_MS: String(SETTLE_MS) }), silentLogger(), sb.url);
+  const api = url ? await url(sb.url) : sb.url;
+  rt = openRuntime(loadConfig({ TOPUP_HOME: home.dir, TOPUP_API_KEY: TEST_KEY, TOPUP_API_URL: api, TOPUP_SETTLE_MS: String(SETTLE_MS) }), silentLogger(), api);
   return { rt, home };
+}
+
+/**
+ * The supplier's side, as the simulator's world had it (seed 3801): a forwarding proxy in front of
+ * the sandbox that runs `onBalance` before it forwards a GET of the balance (the read finishBatch
+ * makes after a batch), so a writer writes exactly while that read is on the network.
+ */
+async function balanceProxy(target: string, onBalance: () => void): Promise<string> {
+  const to = new URL(target);
+  proxy = createServer((req, res) => {
+    if (req.method === 'GET' && /balance/.test(req.url ?? '')) onBalance();
+    const out = request({ host: to.hostname, port: to.port, method: req.method, path: req.url, headers: req.headers }, (up) => {
+      res.writeHead(up.statusCode ?? 502, up.headers);
+      up.pipe(res);
+    });
+    out.on('error', () => res.destroy());
+    req.pipe(out);
+  });
+  await new Promise<void>((r) => proxy!.listen(0, '127.0.0.1', r));
+  return `http://127.0.0.1:${(proxy.address() as AddressInfo).port}${to.pathname === '/' ? '' : to.pathname}`;
 }
 
 /** The writer: the header and rows 1–10 through a handle it keeps. */
@@ -110,6 +136,43 @@ describe('a writer that keeps its handle open across the claim', () => {
     expect(summary.changedAfterRead!.lines).toEqual([12, 13, 14, 15, 16, 17, 18, 19, 20, 21]);
     expect(summary.changedAfterRead!.note).toMatch(/stall\.csv changed after its rows were read .*10 lines of the file as it is now were never ordered/);
     expect(JSON.parse(readFileSync(outboxPaths(rt, batch).summaryFile, 'utf8')).counts.skipped).toBe(10);
+  });
+
+  it('lines written while the balance after the batch is read are in the result too (seed 3801)', async () => {
+    let armed: (() => void) | null = null;
+    const { rt, home } = await runtime((sb) => balanceProxy(sb, () => {
+      const write = armed;
+      armed = null;
+      write?.();
+    }));
+    const path = home.drop('two.csv', LINES.slice(0, 11).join(''));
+    const claimed = await claimFile(rt, path, { own: true });
+    expect(await loadBatch(rt, claimed)).toMatchObject({ loaded: true, rows: 10 });
+    const now = Date.now();
+    for (let idx = 0; idx < 10; idx++) {
+      expect(rt.rows.markSending(claimed.id, idx, { owner: rt.owner, now }, now + 60_000)).toBe(true);
+      expect(rt.rows.placed(claimed.id, idx, { orderId: `ORD-${idx}`, status: 'completed', amountUsd: 0.92 }, now, now + 60_000)).toBe(true);
+    }
+    const job = join(home.dir, claimed.jobFile);
+    // A writer that is done (its mtime an hour back: nothing to wait for): one line before the
+    // result's look at the file, two more while the balance after the batch is being read.
+    const written = (lines: string[]): void => {
+      appendFileSync(job, lines.join(''));
+      const past = new Date(Date.now() - 3_600_000);
+      utimesSync(job, past, past);
+    };
+    written(LINES.slice(11, 12));
+    armed = () => written(LINES.slice(12, 14));
+    const summary = (await finishBatch(rt, rt.batches.get(claimed.id)!))!;
+    expect(armed).toBeNull(); // the balance was read, and the writer wrote during it
+    expect(summary).not.toBeNull();
+    const rows = parseResult(readFileSync(outboxPaths(rt, claimed).resultFile, 'utf8'));
+    // Every line of the final file has its result row: 10 ordered, 3 never ordered.
+    expect(readFileSync(job, 'utf8')).toBe(LINES.slice(0, 14).join(''));
+    expect(rows.map((r) => r.userId)).toEqual(LINES.slice(1, 14).map((l) => l.trim().split(',')[1]));
+    expect(rows.slice(10).map((r) => r.status)).toEqual(['skipped', 'skipped', 'skipped']);
+    expect(summary.counts).toMatchObject({ completed: 10, skipped: 3 });
+    expect(summary.changedAfterRead!.lines).toEqual([12, 13, 14]);
   });
 
   it('a line changed after it was read is listed again, as never ordered in that version', async () => {

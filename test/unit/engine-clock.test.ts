@@ -223,6 +223,30 @@ describe('waits counted from a stored "since", across a wall clock stepped back'
     expect(sweepStalled(rt, ['b1'], { has: () => false }, clock.now())).toBe(clock.now() + R);
   });
 
+  it('a send that left before the step and is answered after it (no answer) does not start its doubt an hour ahead (seed 38)', async () => {
+    // The doubt clock is seeded from last_sent_at, written on the old clock; the step was applied
+    // (doubt clocks moved) while the row was still `sending`, so nothing moved it. Before, the row's
+    // doubt began an hour in the future and its give-up and stall bound came an hour late
+    // (test/sim/found/forever-history-step-before-first-answer.json: LIVENESS, invariant 20).
+    const rt = await supplierWorld(() => {}, [pubgRow(0)], { TOPUP_REVIEW_AFTER_MS: String(R) });
+    const clock = new FakeClock();
+    const leases = stage(rt, clock);
+    leases.tick(clock.now());
+    const a = (): { owner: string; now: number } => ({ owner: rt.owner, now: clock.now() });
+    rt.batches.renewAll(rt.owner, clock.now(), 15_000);
+    expect(rt.rows.markSending('b1', 0, a(), clock.now() + 15_000)).toBe(true);
+    clock.pass(100);
+    clock.step(-3_600_000);
+    leases.tick(clock.now());
+    clock.pass(15_000);
+    rt.batches.renewAll(rt.owner, clock.now(), 15_000); // the lease, as keepLeases renews it
+    const doubt = rt.rows.noAnswer('b1', 0, a(), { nextTryAt: clock.now() + 1_000, counted: true, answer: null });
+    expect(doubt?.state).toBe('resending');
+    expect(doubt!.doubtSince).toBeLessThanOrEqual(clock.now());
+    // The stall bound counts from then, not from an hour later.
+    expect(sweepStalled(rt, ['b1'], { has: () => false }, clock.now())).toBeLessThanOrEqual(clock.now() + 2 * R);
+  });
+
   it("an account pause's start moves back with the step: its rows fail over after max_queue_delay, not an hour later", async () => {
     const rt = await supplierWorld(() => {}, [pubgRow(0)]);
     const clock = new FakeClock();
