@@ -48,4 +48,12 @@ describe("stop 38's found schedules", () => {
     const out = await runSchedule(found('restore-history-page-errors'));
     expect(out.violations).toEqual([]);
   }, 600_000);
+
+  it('after a restore, a row its file pins to `second` that the catalog refuses now is held for its lookup on `second` (seed 3801, player-spelling + restore)', async () => {
+    // rev38's held refusals (claim/held-refusals.ts) stored such a row on the first account; after
+    // its lookup it ended in review on `main`, and its result named `main` for a row the file pins
+    // to `second` (invariant 13's pin check). Held on the pinned account now (claim/load.ts holdRow).
+    const out = await runSchedule(found('held-row-on-pinned-account'));
+    expect(out.violations).toEqual([]);
+  }, 300_000);
 });
